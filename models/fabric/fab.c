@@ -1,0 +1,480 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fab.c - builds a simulated IB fabric from a fabric graph and runs it.
+ *
+ * Every cable becomes two link directions, each owned by the transmitting
+ * port (ib_port.c); switches (sw.c) and HCAs (hca.c) sit on the ports. Link
+ * rates come from the topology file where it states them (ibnetdiscover
+ * prints the active width and speed), else from the preset; `--set
+ * link.width/link.speed` overrides both. Entities touch each other only
+ * through links, and every link has a latency of at least its propagation
+ * delay plus one FC packet, which keeps the door open for a parallel engine
+ * (DESIGN.md §2).
+ *
+ * The run ends when every message is delivered. If the event list empties
+ * first, what is left cannot move (a credit loop, or no route): the run is
+ * reported as stalled, never hangs.
+ */
+#include "models/fabric/fab_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim_log.h"
+
+
+struct sim_engine *fab_engine(struct fab *f)
+{
+	return &f->eng;
+}
+
+static void sample_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
+{
+	struct fab *f = ctx;
+
+	(void)arg;
+	if (f->sample_fn)
+		f->sample_fn(f, eng->now, f->sample_ctx);
+	/* Only while something else can still happen: a stalled fabric (credit
+	 * loop, no route) must end the run, not tick the sampler for ever. */
+	if (f->tot.msgs_done < f->tot.msgs_total && sim_pending(eng) > 0)
+		sim_schedule_in(eng, f->p.sample_ns * SIM_NS, f->sample_comp, 0);
+}
+
+void fab_set_sampler(struct fab *f, fab_sample_fn fn, void *ctx)
+{
+	f->sample_fn = fn;
+	f->sample_ctx = ctx;
+}
+
+static void stop_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
+{
+	(void)ctx;
+	(void)arg;
+	sim_stop(eng);
+}
+
+static void check_hook(struct sim_engine *eng, void *ctx)
+{
+	struct fab *f = ctx;
+
+	f->tot.credit_checks++;
+	if (!f->failed && fab_check_credits(f, &f->fail)) {
+		f->failed = true;
+		sim_stop(eng);
+	}
+}
+
+void fab_msg_done(struct fab *f, uint32_t mi)
+{
+	f->tot.msgs_done++;
+	f->last_done = f->eng.now;
+	for (uint32_t k = f->dep_off[mi]; k < f->dep_off[mi + 1]; k++) {
+		uint32_t d = f->dep[k];
+
+		hca_post(f, d, f->eng.now + f->msgs->v[d].after_delay);
+	}
+	if (f->tot.msgs_done == f->tot.msgs_total)
+		sim_stop(&f->eng);
+}
+
+static struct link_rate port_rate(const struct fab_params *p, const struct net_port *a,
+				  const struct net_port *b)
+{
+	struct link_rate r = { p->lanes, p->speed };
+
+	if (p->link_forced)
+		return r;
+	if (a->lanes || b->lanes)
+		r.lanes = a->lanes ? a->lanes : b->lanes;
+	if (a->speed || b->speed)
+		r.speed = a->speed ? a->speed : b->speed;
+	return r;
+}
+
+/* Check the messages against the graph before anything runs. */
+static int check_msgs(const struct net *net, const struct fab_msgs *msgs,
+		      struct sim_diag *d)
+{
+	uint32_t *stream_src = NULL;
+	int rc = -1;
+
+	stream_src = malloc((msgs->nstreams ? msgs->nstreams : 1) * sizeof(*stream_src));
+	if (!stream_src)
+		return sim_diag_set(d, NULL, 0, 0, "out of memory");
+	for (uint32_t s = 0; s < msgs->nstreams; s++)
+		stream_src[s] = UINT32_MAX;
+	for (size_t i = 0; i < msgs->n; i++) {
+		const struct fab_msg *m = &msgs->v[i];
+
+		if (m->src >= (uint32_t)net->nnodes || m->dst >= (uint32_t)net->nnodes ||
+		    net->nodes[m->src].type == NET_SWITCH || net->nodes[m->dst].type == NET_SWITCH) {
+			sim_diag_set(d, NULL, 0, 0, "message %zu: source and destination must be channel adapters", i);
+			goto out;
+		}
+		if (net_first_port(net, (int)m->src) < 0 || net_first_port(net, (int)m->dst) < 0) {
+			sim_diag_set(d, NULL, 0, 0, "message %zu: %s has no connected port", i,
+				     net->nodes[net_first_port(net, (int)m->src) < 0 ? m->src : m->dst].desc);
+			goto out;
+		}
+		if (m->src == m->dst) {
+			sim_diag_set(d, NULL, 0, 0, "message %zu: %s sends to itself (loopback does not cross the fabric)",
+				     i, net->nodes[m->src].desc);
+			goto out;
+		}
+		if (m->stream >= msgs->nstreams) {
+			sim_diag_set(d, NULL, 0, 0, "message %zu: stream %u out of range", i, m->stream);
+			goto out;
+		}
+		if (stream_src[m->stream] == UINT32_MAX)
+			stream_src[m->stream] = m->src;
+		else if (stream_src[m->stream] != m->src) {
+			sim_diag_set(d, NULL, 0, 0, "message %zu: stream %u mixes sources", i, m->stream);
+			goto out;
+		}
+		if (m->sl != 0xff && m->sl >= FAB_NSL) {
+			sim_diag_set(d, NULL, 0, 0, "message %zu: SL %u out of range 0..15", i, m->sl);
+			goto out;
+		}
+		if (m->sl == 0xff && m->bytes > IB_MAD_BYTES) {
+			sim_diag_set(d, NULL, 0, 0, "message %zu: a VL15 management message carries at most %d bytes",
+				     i, IB_MAD_BYTES);
+			goto out;
+		}
+		if (m->after >= 0) {
+			if ((size_t)m->after >= msgs->n) {
+				sim_diag_set(d, NULL, 0, 0, "message %zu: waits for message %d, which does not exist",
+					     i, m->after);
+				goto out;
+			}
+			if (msgs->v[m->after].dst != m->src) {
+				sim_diag_set(d, NULL, 0, 0,
+					     "message %zu: waits for message %d delivered at another host (a dependency must be local to the sender)",
+					     i, m->after);
+				goto out;
+			}
+		}
+	}
+	/* Each message waits for at most one other: a cycle is a loop in that chain. */
+	for (size_t i = 0; i < msgs->n; i++) {
+		size_t steps = 0;
+		int32_t j = msgs->v[i].after;
+
+		while (j >= 0 && steps <= msgs->n) {
+			j = msgs->v[j].after;
+			steps++;
+		}
+		if (steps > msgs->n) {
+			sim_diag_set(d, NULL, 0, 0, "message %zu: its dependencies form a cycle", i);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(stream_src);
+	return rc;
+}
+
+static int build_deps(struct fab *f)
+{
+	size_t n = f->msgs->n;
+
+	f->dep_off = calloc(n + 1, sizeof(*f->dep_off));
+	f->dep = malloc((n ? n : 1) * sizeof(*f->dep));
+	if (!f->dep_off || !f->dep)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (f->msgs->v[i].after >= 0)
+			f->dep_off[f->msgs->v[i].after + 1]++;
+	for (size_t i = 0; i < n; i++)
+		f->dep_off[i + 1] += f->dep_off[i];
+	uint32_t *fill = calloc(n + 1, sizeof(*fill));
+
+	if (!fill)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		int32_t a = f->msgs->v[i].after;
+
+		if (a >= 0)
+			f->dep[f->dep_off[a] + fill[a]++] = (uint32_t)i;
+	}
+	free(fill);
+	return 0;
+}
+
+struct fab *fab_create(const struct net *net, const struct fab_params *p,
+		       struct fab_msgs *msgs, uint64_t seed, struct sim_diag *d)
+{
+	struct fab *f;
+
+	if (fab_params_check(p, d))
+		return NULL;
+	if (check_msgs(net, msgs, d))
+		return NULL;
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		sim_diag_set(d, NULL, 0, 0, "out of memory");
+		return NULL;
+	}
+	f->net = net;
+	f->p = *p;
+	f->msgs = msgs;
+	f->seed = seed;
+	f->sw_lat = (sim_time_t)p->sw_latency_ns * SIM_NS;
+	f->hca_lat = (sim_time_t)p->hca_latency_ns * SIM_NS;
+	sim_init(&f->eng);
+	sim_pool_init(&f->pkts, sizeof(struct ib_pkt));
+	f->nnodes = net->nnodes;
+	f->nodes = calloc((size_t)net->nnodes, sizeof(*f->nodes));
+	if (!f->nodes)
+		goto oom;
+
+	/* Ports: one per connected port end. */
+	int nports = 0;
+
+	for (int i = 0; i < net->nnodes; i++)
+		for (int k = 1; k <= net->nodes[i].nports; k++)
+			if (net->nodes[i].ports[k].remote_node >= 0)
+				nports++;
+	f->ports = calloc((size_t)(nports ? nports : 1), sizeof(*f->ports));
+	if (!f->ports)
+		goto oom;
+	for (int i = 0; i < net->nnodes; i++) {
+		const struct net_node *nn = &net->nodes[i];
+		struct fab_node *n = &f->nodes[i];
+
+		n->idx = i;
+		n->type = nn->type;
+		n->nports = nn->nports;
+		n->ports = calloc((size_t)nn->nports + 1, sizeof(*n->ports));
+		if (!n->ports)
+			goto oom;
+		for (int k = 1; k <= nn->nports; k++) {
+			if (nn->ports[k].remote_node < 0)
+				continue;
+			struct fab_port *pt = calloc(1, sizeof(*pt));
+
+			if (!pt)
+				goto oom;
+			pt->fab = f;
+			pt->node = n;
+			pt->port_no = (uint8_t)k;
+			n->ports[k] = pt;
+			f->ports[f->nports++] = pt;
+		}
+	}
+	for (int pi = 0; pi < f->nports; pi++) {
+		struct fab_port *pt = f->ports[pi];
+		const struct net_port *np = &net->nodes[pt->node->idx].ports[pt->port_no];
+		const struct net_port *rp = &net->nodes[np->remote_node].ports[np->remote_port];
+		double metres = np->cable_m >= 0 ? np->cable_m : rp->cable_m >= 0 ? rp->cable_m : p->cable_m;
+
+		pt->peer = f->nodes[np->remote_node].ports[np->remote_port];
+		pt->rate = port_rate(p, np, rp);
+		if (!pt->rate.lanes || !pt->rate.speed) {
+			sim_diag_set(d, net->nodes[pt->node->idx].file, np->line, 0,
+				     "link from %s port %u has no rate", net->nodes[pt->node->idx].desc,
+				     pt->port_no);
+			goto fail;
+		}
+		pt->prop = link_prop_ps(metres, p->ps_per_m);
+		pt->info.node = pt->node->idx;
+		pt->info.port = pt->port_no;
+		pt->info.peer_node = np->remote_node;
+		pt->info.peer_port = np->remote_port;
+		pt->info.rate = pt->rate;
+		pt->info.prop_ps = pt->prop;
+		int c = sim_register(&f->eng, ib_port_handler, pt, "port");
+
+		if (c < 0 || ib_port_init(f, pt))
+			goto oom;
+		pt->comp = (uint32_t)c;
+	}
+	for (int pi = 0; pi < f->nports; pi++)
+		ib_port_link_up(f->ports[pi]);
+	for (int i = 0; i < f->nnodes; i++) {
+		struct fab_node *n = &f->nodes[i];
+
+		if (n->type == NET_SWITCH ? sw_init(f, n) : hca_init(f, n))
+			goto oom;
+	}
+	f->hca_shared = hca_shared_new(f);
+	if (!f->hca_shared || build_deps(f))
+		goto oom;
+	f->tot.msgs_total = msgs->n;
+	for (size_t i = 0; i < msgs->n; i++) {
+		struct fab_msg *m = &msgs->v[i];
+
+		m->start = m->first_tx = m->end = 0;
+		m->done = false;
+		if (m->after < 0)
+			hca_post(f, (uint32_t)i, m->post);
+	}
+	if (p->check) {
+		f->eng.after_event = check_hook;
+		f->eng.after_event_ctx = f;
+	}
+	return f;
+oom:
+	sim_diag_set(d, NULL, 0, 0, "out of memory building the fabric");
+fail:
+	fab_destroy(f);
+	return NULL;
+}
+
+void fab_destroy(struct fab *f)
+{
+	if (!f)
+		return;
+	for (int i = 0; i < f->nnodes && f->nodes; i++) {
+		struct fab_node *n = &f->nodes[i];
+
+		if (n->type == NET_SWITCH)
+			sw_fini(n);
+		else
+			hca_fini(n);
+		free(n->ports);
+	}
+	for (int pi = 0; pi < f->nports; pi++) {
+		ib_port_fini(f->ports[pi]);
+		free(f->ports[pi]);
+	}
+	hca_shared_free(f->hca_shared);
+	free(f->ports);
+	free(f->nodes);
+	free(f->dep_off);
+	free(f->dep);
+	sim_pool_fini(&f->pkts);
+	sim_fini(&f->eng);
+	free(f);
+}
+
+/* Close the PortXmitWait intervals still open when the run ends. */
+static void close_waits(struct fab *f)
+{
+	for (int pi = 0; pi < f->nports; pi++) {
+		struct fab_port *pt = f->ports[pi];
+
+		if (pt->waiting) {
+			sim_time_t dt = f->eng.now - pt->wait_since;
+
+			for (uint16_t m = pt->vl_waiting; m; m &= m - 1)
+				pt->info.vl[__builtin_ctz(m)].xmit_wait_ps += dt;
+			pt->waiting = false;
+		}
+	}
+}
+
+int fab_run(struct fab *f, struct sim_diag *d)
+{
+	if (f->sample_fn && f->p.sample_ns) {
+		int c = sim_register(&f->eng, sample_handler, f, "sampler");
+
+		if (c < 0)
+			return sim_diag_set(d, NULL, 0, 0, "out of memory");
+		f->sample_comp = (uint32_t)c;
+		sim_schedule_at(&f->eng, 0, f->sample_comp, 0);
+	}
+	if (f->p.max_time_ns) {
+		int c = sim_register(&f->eng, stop_handler, f, "limit");
+
+		if (c < 0)
+			return sim_diag_set(d, NULL, 0, 0, "out of memory");
+		sim_schedule_at(&f->eng, f->p.max_time_ns * SIM_NS, (uint32_t)c, 0);
+	}
+	if (f->tot.msgs_total)
+		sim_run(&f->eng);
+	close_waits(f);
+	f->tot.end_ps = f->tot.msgs_done == f->tot.msgs_total ? f->last_done : f->eng.now;
+	if (f->failed) {
+		*d = f->fail;
+		return -1;
+	}
+	if (f->tot.msgs_done < f->tot.msgs_total && !sim_pending(&f->eng) &&
+	    !(f->p.max_time_ns && f->eng.now >= f->p.max_time_ns * SIM_NS)) {
+		uint64_t queued = 0;
+
+		for (int pi = 0; pi < f->nports; pi++)
+			for (int v = 0; v < FAB_NVL; v++)
+				queued += f->ports[pi]->inq[v].len;
+		return sim_diag_set(d, NULL, 0, 0,
+				    "stalled at %.3f us: %llu of %llu messages delivered, %llu packets stuck in switch buffers "
+				    "(a credit loop or a missing route)",
+				    (double)f->eng.now / SIM_US,
+				    (unsigned long long)f->tot.msgs_done,
+				    (unsigned long long)f->tot.msgs_total,
+				    (unsigned long long)queued);
+	}
+	return 0;
+}
+
+int fab_nports(const struct fab *f)
+{
+	return f->nports;
+}
+
+const struct fab_port_info *fab_port(const struct fab *f, int i)
+{
+	return &f->ports[i]->info;
+}
+
+void fab_port_sample(const struct fab *f, int i, struct fab_sample *s)
+{
+	const struct fab_port *pt = f->ports[i];
+
+	memset(s, 0, sizeof(*s));
+	for (int v = 0; v < FAB_NVL; v++)
+		s->xmit_bytes += pt->info.vl[v].xmit_bytes;
+	for (int v = 0; v < FAB_MAX_VLS && v < f->p.vls; v++) {
+		s->buf_bytes[v] = pt->rx_used[v] * IB_BLOCK_BYTES;
+		s->credits[v] = (int32_t)ib_credit_avail(pt->fccl[v], pt->fctbs[v]);
+	}
+}
+
+void fab_totals(const struct fab *f, struct fab_totals *t)
+{
+	*t = f->tot;
+	t->xmit_wait_ps = 0;
+	for (int pi = 0; pi < f->nports; pi++)
+		for (int v = 0; v < FAB_NVL; v++)
+			t->xmit_wait_ps += f->ports[pi]->info.vl[v].xmit_wait_ps;
+}
+
+int fab_check_credits(const struct fab *f, struct sim_diag *d)
+{
+	for (int pi = 0; pi < f->nports; pi++) {
+		const struct fab_port *tx = f->ports[pi], *rx = tx->peer;
+
+		for (int v = 0; v < f->p.vls; v++) {
+			uint64_t cap = rx->rx_cap[v];
+			const char *bad = NULL;
+
+			if (rx->rx_blocks[v] > tx->tx_blocks[v])
+				bad = "receiver got more blocks than were sent";
+			else if (rx->rx_blocks[v] - rx->rx_freed[v] != rx->rx_used[v])
+				bad = "buffer occupancy does not match blocks received minus freed";
+			else if (rx->rx_used[v] > cap)
+				bad = "buffer occupancy exceeds the buffer";
+			else if (tx->tx_blocks[v] > tx->limit_abs[v])
+				bad = "sender went past its credit limit (negative credits)";
+			else if (tx->limit_abs[v] > rx->rx_freed[v] + cap)
+				bad = "advertised limit exceeds the free buffer";
+			else if (tx->fctbs[v] != (tx->tx_blocks[v] & IB_CREDIT_MASK))
+				bad = "FCTBS disagrees with blocks sent";
+			else if (tx->fccl[v] != (tx->limit_abs[v] & IB_CREDIT_MASK))
+				bad = "FCCL disagrees with the advertised limit";
+			if (bad)
+				return sim_diag_set(d, NULL, 0, 0,
+						    "credit invariant at %llu ps, node %d port %u -> node %d port %u VL %d: %s "
+						    "(sent %llu, received %llu, freed %llu, used %u, limit %llu, buffer %llu blocks)",
+						    (unsigned long long)f->eng.now, tx->node->idx, tx->port_no,
+						    rx->node->idx, rx->port_no, v, bad,
+						    (unsigned long long)tx->tx_blocks[v],
+						    (unsigned long long)rx->rx_blocks[v],
+						    (unsigned long long)rx->rx_freed[v], rx->rx_used[v],
+						    (unsigned long long)tx->limit_abs[v],
+						    (unsigned long long)cap);
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fab.h - a simulated InfiniBand fabric built from a fabric graph (net.h):
+ * parameters, the messages to carry, and what the run measured.
+ *
+ * fab_create() instantiates one HCA per channel adapter and one switch per
+ * switch node, wires every cable as two link directions with their own
+ * propagation delay, installs the LFTs the subnet manager computed, and
+ * queues the messages at their source HCAs. fab_run() runs the engine until
+ * every message is delivered (or a time limit). Results are read back from
+ * the message list (per-message start/end) and the per-port counters.
+ */
+#ifndef IBFAB_FAB_H
+#define IBFAB_FAB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "models/net/net.h"
+#include "sim/sim.h"
+#include "sim/sim_diag.h"
+
+#define FAB_MAX_VLS 15		/* data VLs 0..14; VL15 is management */
+#define FAB_VL15 15
+#define FAB_NSL 16
+#define FAB_VLARB_ENTRIES 64	/* IBA 7.6.9: up to 64 entries per table */
+
+struct fab_vlarb_entry {
+	uint8_t vl;
+	uint8_t weight;		/* units of 64 bytes; 0 = entry unused */
+};
+
+struct fab_params {
+	/* link */
+	uint8_t lanes;			/* link.width  (default for links the file leaves open) */
+	uint8_t speed;			/* link.speed  (enum link_speed) */
+	bool link_forced;		/* link.width/speed given with --set: override the file */
+	double cable_m;			/* link.cable_m */
+	uint32_t ps_per_m;		/* link.ps_per_m (propagation) */
+	/* IB link layer */
+	uint32_t mtu;			/* ib.mtu: 256, 512, 1024, 2048, 4096 */
+	uint8_t vls;			/* ib.vls: operational data VLs 1, 2, 4, 8 (or up to 15) */
+	uint32_t vl_buf_bytes;		/* ib.buffer: receive buffer per input port and VL */
+	uint32_t vl15_buf_bytes;	/* ib.vl15_buffer */
+	uint32_t fc_period_ns;		/* ib.fc_period_ns: periodic FC packets (0 = off) */
+	uint32_t fc_threshold;		/* ib.fc_threshold: blocks freed before an FC update (0 = never on free) */
+	uint8_t sl2vl[FAB_NSL];		/* ib.sl2vl: SL -> VL (same table on every port) */
+	struct fab_vlarb_entry vlarb_high[FAB_VLARB_ENTRIES];	/* vlarb.high "vl:weight,..." */
+	struct fab_vlarb_entry vlarb_low[FAB_VLARB_ENTRIES];	/* vlarb.low */
+	uint8_t vlarb_nhigh, vlarb_nlow;
+	uint8_t vlarb_limit;		/* vlarb.limit_high: LimitOfHighPriority, 4 KiB units, 255 = unbounded */
+	/* switch */
+	uint32_t sw_latency_ns;		/* switch.latency_ns: port-to-port, head in -> head out */
+	/* HCA */
+	uint32_t hca_latency_ns;	/* hca.latency_ns: post -> first bit on the wire */
+	uint32_t hca_buf_bytes;		/* hca.buffer: HCA receive buffer per VL */
+	/* run */
+	uint64_t sample_ns;		/* sim.sample_ns: CSV time-series interval */
+	uint64_t max_time_ns;		/* sim.max_time_ns: stop there (0 = none) */
+	bool check;			/* sim.check: walk every link's credits after each event */
+	char preset[16];
+	/* Tables given with fab_params_set() stop following ib.vls (fab_params.c). */
+	bool sl2vl_set, vlarb_high_set, vlarb_low_set;
+};
+
+/* Fill with the default preset ("hdr"). */
+void fab_params_default(struct fab_params *p);
+/* Apply a named preset (sdr ... xdr): returns -1 and fills d when unknown. */
+int fab_params_preset(struct fab_params *p, const char *name, struct sim_diag *d);
+/* Apply one "key=value" override; -1 with a message naming the key and what was expected. */
+int fab_params_set(struct fab_params *p, const char *kv, struct sim_diag *d);
+/* Cross-field checks (VLs in the tables exist, MTU fits the buffers, ...). */
+int fab_params_check(const struct fab_params *p, struct sim_diag *d);
+/* Print every key, its current value and meaning (for --help and docs). */
+void fab_params_print(const struct fab_params *p, FILE *out);
+/* Names of the presets, NULL-terminated. */
+extern const char *const fab_preset_names[];
+
+/*
+ * One message: `bytes` from HCA `src` to HCA `dst` (node indexes in the net).
+ * It is posted at `post`, or - when after >= 0 - `after_delay` after message
+ * `after` was delivered (a ping-pong reply; the dependency must be local:
+ * msgs[after].dst == src). Messages of the same `stream` leave the source in
+ * order; different streams share the port packet by packet.
+ */
+struct fab_msg {
+	uint32_t src, dst;
+	uint64_t bytes;
+	sim_time_t post;
+	int32_t after;
+	sim_time_t after_delay;
+	uint32_t stream;
+	uint8_t sl;
+	/* results */
+	sim_time_t start;	/* posted (after dependencies) */
+	sim_time_t first_tx;	/* first bit of the first packet on the wire */
+	sim_time_t end;		/* last bit of the last packet received */
+	bool done;
+};
+
+struct fab_msgs {
+	struct fab_msg *v;
+	size_t n, cap;
+	uint32_t nstreams;
+};
+
+int fab_msgs_add(struct fab_msgs *m, const struct fab_msg *msg);
+void fab_msgs_free(struct fab_msgs *m);
+
+/* Per port and VL, counted at the transmitter (xmit) or receiver (rcv). */
+struct fab_vl_stats {
+	uint64_t xmit_bytes;		/* PortXmitData (bytes here; PMA counts 4-byte words) */
+	uint64_t xmit_pkts;		/* PortXmitPkts */
+	uint64_t rcv_bytes;		/* PortRcvData */
+	uint64_t rcv_pkts;		/* PortRcvPkts */
+	uint64_t xmit_wait_ps;		/* PortXmitWait: data ready, no credits */
+	uint64_t xmit_discards;		/* PortXmitDiscards: stays 0 on IB data VLs */
+	uint32_t buf_high;		/* receive-buffer high-water mark, bytes */
+	uint64_t fc_pkts;		/* flow-control packets sent for this VL */
+};
+
+struct fab_port_info {
+	int node, port;			/* this end */
+	int peer_node, peer_port;	/* the other end */
+	struct link_rate rate;
+	sim_time_t prop_ps;
+	uint64_t busy_ps;		/* time the transmitter was serialising */
+	struct fab_vl_stats vl[FAB_MAX_VLS + 1];	/* index 15 = VL15 */
+};
+
+struct fab;
+
+struct fab *fab_create(const struct net *net, const struct fab_params *p,
+		       struct fab_msgs *msgs, uint64_t seed, struct sim_diag *d);
+void fab_destroy(struct fab *f);
+struct sim_engine *fab_engine(struct fab *f);
+
+/* Run until every message is delivered, the time limit, or stop. */
+int fab_run(struct fab *f, struct sim_diag *d);
+
+/*
+ * Time series: while running, every `sample_ns` the fabric calls `fn` with
+ * the current time; the callback reads ports with fab_port_sample(). Set
+ * before fab_run().
+ */
+struct fab_sample {
+	uint64_t xmit_bytes;		/* since the start, all VLs */
+	uint32_t buf_bytes[FAB_MAX_VLS];	/* receive-buffer occupancy per data VL */
+	int32_t credits[FAB_MAX_VLS];	/* transmitter's available credits (blocks) per data VL */
+};
+typedef void (*fab_sample_fn)(struct fab *f, sim_time_t now, void *ctx);
+void fab_set_sampler(struct fab *f, fab_sample_fn fn, void *ctx);
+
+int fab_nports(const struct fab *f);		/* connected port ends */
+const struct fab_port_info *fab_port(const struct fab *f, int i);
+void fab_port_sample(const struct fab *f, int i, struct fab_sample *s);
+
+/* Totals over the run. */
+struct fab_totals {
+	uint64_t packets_delivered, bytes_delivered, payload_delivered;
+	uint64_t packet_hops;
+	uint64_t drops;
+	uint64_t msgs_done, msgs_total;
+	uint64_t xmit_wait_ps;
+	uint64_t fc_pkts;
+	uint64_t credit_checks;	/* invariant walks done (sim.check) */
+	sim_time_t end_ps;
+};
+void fab_totals(const struct fab *f, struct fab_totals *t);
+
+/* The invariant walk used by tests: credits never negative, blocks conserved
+ * on every link and VL, occupancy <= buffer. Returns 0 or -1 with d filled. */
+int fab_check_credits(const struct fab *f, struct sim_diag *d);
+
+#endif

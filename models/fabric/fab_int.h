@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fab_int.h - the simulation's internal state, shared by the link layer
+ * (models/ib/ib_port.c), the switch (models/switch/sw.c), the HCA edge
+ * (models/hca/hca.c) and the builder (models/fabric/fab.c). Not a public API.
+ *
+ * Every connected port end is a `struct fab_port`: its transmitter (with the
+ * outgoing wire, a FIFO of packets in flight, and a FIFO of flow-control
+ * packets in flight), the credit state for the receiver at the other end,
+ * and its own receiver (per-VL buffer accounting and, at a switch, the
+ * per-VL input queues). A port is one engine component; its events are the
+ * transmitter finishing a packet, the head packet of its wire arriving at
+ * the peer, the head flow-control packet arriving at the peer, and its
+ * periodic flow-control timer.
+ */
+#ifndef IBFAB_FAB_INT_H
+#define IBFAB_FAB_INT_H
+
+#include "models/fabric/fab.h"
+#include "models/ib/ib_pkt.h"
+#include "models/ib/ib_vlarb.h"
+#include "sim/sim.h"
+#include "sim/sim_pool.h"
+
+#define FAB_NVL 16		/* VL 0..14 data, 15 management */
+
+enum fab_port_ev {
+	FAB_EV_TX_DONE,		/* transmitter finished serialising its packet */
+	FAB_EV_WIRE_HEAD,	/* head of the wire FIFO reaches the peer */
+	FAB_EV_FC_HEAD,		/* head flow-control packet reaches the peer */
+	FAB_EV_FC_TIMER,	/* periodic flow-control update (sim_timer tag) */
+};
+
+/* A FIFO of pool-indexed packets linked through ib_pkt.next. */
+struct fab_pq {
+	uint32_t head, tail, len;
+};
+
+/* A flow-control packet in flight: the advertised limit for one VL. */
+struct fab_fc {
+	sim_time_t depart, arrive;
+	uint16_t fccl;
+	uint8_t vl;
+	uint64_t limit_abs;	/* shadow: unwrapped limit, for the invariant checker */
+};
+
+struct fab_fc_ring {
+	struct fab_fc *v;
+	uint32_t head, n, cap;	/* power-of-two capacity */
+};
+
+struct fab_node;
+
+struct fab_port {
+	struct fab_port_info info;	/* public counters (fab.h) */
+	struct fab *fab;
+	struct fab_node *node;
+	struct fab_port *peer;
+	uint32_t comp;			/* engine component id */
+	uint8_t port_no;
+	struct link_rate rate;
+	sim_time_t prop;
+
+	/* transmitter */
+	bool tx_busy;
+	uint32_t tx_pkt;		/* packet being serialised */
+	sim_time_t tx_end;
+	/* where that packet came from, to free its input buffer at TX_DONE:
+	 * with cut-through the next hop may already hold (and relabel) it */
+	struct fab_port *tx_src;
+	uint8_t tx_src_vl;
+	uint8_t tx_src_blocks;
+	sim_time_t tx_busy_since;
+	struct ib_vlarb vlarb;
+	struct fab_pq wire;		/* packets in flight to the peer */
+	struct fab_fc_ring fcq;		/* FC packets in flight to the peer */
+	/* credit state for the peer's receive buffers (sender side) */
+	uint16_t fctbs[FAB_NVL];
+	uint16_t fccl[FAB_NVL];
+	uint64_t tx_blocks[FAB_NVL];	/* shadow of FCTBS, unwrapped */
+	uint64_t limit_abs[FAB_NVL];	/* shadow of FCCL, unwrapped */
+	/* PortXmitWait accounting */
+	sim_time_t wait_since;		/* port had data, sent nothing (0 = not waiting) */
+	bool waiting;
+	uint16_t vl_waiting;		/* VLs with data but no credits */
+	sim_time_t vl_wait_since[FAB_NVL];
+
+	/* receiver (packets arriving from the peer) */
+	uint32_t rx_cap[FAB_NVL];	/* buffer capacity in blocks */
+	uint32_t rx_used[FAB_NVL];	/* blocks occupied */
+	uint64_t rx_blocks[FAB_NVL];	/* shadow of ABR, unwrapped */
+	uint64_t rx_freed[FAB_NVL];	/* blocks freed since start */
+	uint32_t fc_pending[FAB_NVL];	/* blocks freed since the last FC update */
+	struct sim_timer fc_timer;
+	/* switch input: per-VL queues, and whether this input is feeding an output */
+	struct fab_pq inq[FAB_NVL];
+	bool in_busy;
+};
+
+struct fab_node {
+	int idx;			/* node index in the net */
+	enum net_node_type type;
+	struct fab_port **ports;	/* by port number; NULL if unconnected */
+	int nports;
+	/* switch */
+	const uint8_t *lft;
+	uint32_t lft_len;
+	/* requests: for output o and VL v, bitset of input ports whose head
+	 * packet wants o on v; rr pointer per (o, v) */
+	uint64_t *req;			/* [(o * FAB_NVL + v) * req_words + w] */
+	uint16_t *req_vls;		/* per output: VLs with any request */
+	uint8_t *rr;			/* [(o * FAB_NVL + v)] last input served */
+	int req_words;
+	/* HCA */
+	struct hca *hca;
+};
+
+struct fab {
+	struct sim_engine eng;
+	const struct net *net;
+	struct fab_params p;
+	struct fab_msgs *msgs;
+	struct sim_pool pkts;
+	struct fab_node *nodes;
+	int nnodes;
+	struct fab_port **ports;	/* every connected port end */
+	int nports;
+	uint64_t seed;
+	/* timing constants */
+	sim_time_t sw_lat, hca_lat;
+	/* results */
+	struct fab_totals tot;
+	sim_time_t last_done;
+	bool failed;
+	struct sim_diag fail;
+	/* sampling */
+	fab_sample_fn sample_fn;
+	void *sample_ctx;
+	uint32_t sample_comp;
+	struct hca_shared *hca_shared;	/* streams and per-message state */
+	/* messages: dependents of each message (CSR arrays) */
+	uint32_t *dep_off, *dep;
+};
+
+static inline struct ib_pkt *fab_pkt(const struct fab *f, uint32_t idx)
+{
+	return sim_pool_get(&f->pkts, idx);
+}
+
+void fab_pq_push(struct fab *f, struct fab_pq *q, uint32_t idx);
+uint32_t fab_pq_pop(struct fab *f, struct fab_pq *q);
+
+/* ib_port.c: the link layer */
+int ib_port_init(struct fab *f, struct fab_port *pt);
+/* Link initialisation: learn the peer's empty buffers as credits. */
+void ib_port_link_up(struct fab_port *pt);
+void ib_port_fini(struct fab_port *pt);
+void ib_port_handler(struct sim_engine *eng, void *ctx, uint32_t arg);
+/* Try to start a packet on this port's transmitter (idle, credits allowing). */
+void ib_port_kick(struct fab_port *pt);
+/* Release `blocks` of the receive buffer of VL vl at this port (packet left). */
+void ib_port_rx_free(struct fab_port *pt, uint8_t vl, uint32_t blocks);
+/* Can a packet of `blocks` go out on VL vl now? */
+static inline bool ib_port_fits(const struct fab_port *pt, uint8_t vl, uint32_t blocks);
+
+/* sw.c: switch input queues and output requests */
+int sw_init(struct fab *f, struct fab_node *n);
+void sw_fini(struct fab_node *n);
+/* A packet's head arrived at input `in` (after the pipeline latency). */
+void sw_receive(struct fab_port *in, uint32_t pkt);
+/* Output arbitration: the best packet for output `out` on each VL. Fills
+ * cand[vl] with a packet index or SIM_POOL_NIL and returns the VL mask. */
+uint16_t sw_candidates(struct fab_port *out, uint32_t cand[FAB_NVL], uint16_t *has_data);
+/* The output started sending cand packet: dequeue it at its input. */
+void sw_take(struct fab_port *out, uint32_t pkt);
+/* The output finished sending it: free the input buffer, re-request. */
+void sw_sent(struct fab_port *out);
+
+/* hca.c: the traffic edge */
+int hca_init(struct fab *f, struct fab_node *n);
+void hca_fini(struct fab_node *n);
+uint16_t hca_candidates(struct fab_port *pt, uint32_t blocks[FAB_NVL], uint16_t *has_data);
+/* Build the next packet on VL vl (the one hca_candidates sized). */
+uint32_t hca_take(struct fab_port *pt, uint8_t vl);
+void hca_sent(struct fab_port *pt);
+/* The tail of a packet reached this HCA. */
+void hca_receive(struct fab_port *pt, uint32_t pkt);
+/* Queue message mi to be posted at time t (first packet may leave at t + hca.latency). */
+void hca_post(struct fab *f, uint32_t mi, sim_time_t t);
+struct hca_shared;
+struct hca_shared *hca_shared_new(struct fab *f);
+void hca_shared_free(struct hca_shared *sh);
+
+/* fab.c */
+void fab_msg_done(struct fab *f, uint32_t msg);
+
+#include "models/ib/ib_credit.h"
+
+static inline bool ib_port_fits(const struct fab_port *pt, uint8_t vl, uint32_t blocks)
+{
+	if (vl == 15)
+		return true;	/* VL15 is not flow controlled */
+	return ib_credit_fits(pt->fccl[vl], pt->fctbs[vl], blocks);
+}
+
+#endif

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fab_msgs.c - the list of messages a run carries (struct fab_msgs).
+ *
+ * A growable array: traffic specs and trace readers append, the fabric
+ * reads it and writes each message's results in place. Capacity doubles
+ * from 64, so building N messages costs O(N) copies; the array is
+ * addressed by index (fab_msg.after), never by pointer, so growth is safe.
+ */
+#include "models/fabric/fab.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define FAB_MSGS_MIN_CAP 64
+
+int fab_msgs_add(struct fab_msgs *m, const struct fab_msg *msg)
+{
+	struct fab_msg *e;
+
+	if (msg->stream == UINT32_MAX)	/* nstreams = stream + 1 must fit */
+		return -1;
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : FAB_MSGS_MIN_CAP;
+		struct fab_msg *v;
+
+		if (cap < m->cap || cap > SIZE_MAX / sizeof(*v))
+			return -1;
+		v = realloc(m->v, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		m->v = v;
+		m->cap = cap;
+	}
+	e = &m->v[m->n++];
+	*e = *msg;
+	/* Results belong to the run, not to whoever built the message. */
+	e->start = 0;
+	e->first_tx = 0;
+	e->end = 0;
+	e->done = false;
+	if (msg->stream >= m->nstreams)
+		m->nstreams = msg->stream + 1;
+	return 0;
+}
+
+void fab_msgs_free(struct fab_msgs *m)
+{
+	free(m->v);
+	memset(m, 0, sizeof(*m));
+}

@@ -1,0 +1,927 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fab_params.c - fabric parameters: named presets, "key=value" overrides,
+ * cross-field checks, and the listing used by --help-params and reports.
+ *
+ * A preset describes one InfiniBand generation as a cluster of that era
+ * would typically run it: 4x links, 3 m copper cables, the MTU its HCAs
+ * used, 4 data VLs, and per-VL receive buffers sized by the rule below. Every
+ * key can then be overridden, in order: "preset=" resets the fabric keys
+ * (link.*, ib.*, vlarb.*, switch.*, hca.*) but keeps the run keys (sim.*),
+ * so it belongs first.
+ *
+ * Per-VL receive buffer. A VL keeps its link busy only if the sender never
+ * waits for credits: the buffer must cover the data sent during one credit
+ * round trip (the blocks of a packet are returned only once the packet has
+ * left the receiver: switch pipeline latency, then the flow-control packet
+ * crosses the cable back) plus one whole packet, since a packet is started
+ * only when all of its blocks fit (IBA 7.9.4.3). We size for a 30 m cable
+ * (optical leaf-spine uplinks; in-rack copper is 3 m) and 10 ns for the FC
+ * packet itself and its processing:
+ *   need = rate x (2 x 30 m x 5 ns/m + switch latency + 10 ns) + max packet
+ * then double it and round up to a power of two. The factor 2 covers an FC
+ * packet waiting behind a full data packet on the reverse link (one more
+ * max-packet time), fc_threshold batching, and an HCA that drains slower
+ * than the link. HDR: 25 B/ns x 440 ns + 4160 B = 15160 B, x2 = 30320 ->
+ * 32 KiB; NDR: 50 x 440 + 4160 = 26160, x2 -> 64 KiB; XDR -> 128 KiB, which
+ * is also the most a receiver can advertise: credits are 12-bit counters
+ * and a receiver reports at most 2048 free 64-byte blocks (IBA 7.9.4.3,
+ * models/ib/ib_credit.h). tests/unit/test_params.c recomputes the rule.
+ *
+ * Switch port-to-port latency. Vendor figures for the switch ASIC of each
+ * generation, as commonly quoted in Mellanox/NVIDIA product briefs. None of
+ * these could be checked against a datasheet in the sources available when
+ * this was written, except that a reseller's comparison page for the
+ * Quantum-2 QM9700 gives "under 150 nanoseconds" (consistent with 130):
+ *   SDR 200 ns, DDR 140 ns (InfiniScale III era; unverified),
+ *   QDR 100 ns (InfiniScale IV; unverified), FDR10/FDR 170 ns (SwitchX-2;
+ *   unverified), EDR 90 ns (Switch-IB 2; unverified), HDR 130 ns (Quantum;
+ *   unverified), NDR 130 ns (Quantum-2; "<150 ns" seen), XDR 130 ns (no
+ *   public figure found: NDR's value carried over).
+ * Treat them as the right order of magnitude, and override with
+ * switch.latency_ns when a measured number exists.
+ *
+ * HCA latency (post -> first bit on the wire: doorbell, WQE fetch, payload
+ * DMA read). Estimates, not datasheet values: a share of the commonly
+ * reported ib_write_lat half round trip of each adapter generation (about
+ * 2-3 us for InfiniHost-era SDR/DDR, 1.3 us ConnectX-2 QDR, 0.7-1 us for
+ * ConnectX-3 onwards), the rest of which is wire, switch and the receive
+ * side, which this parameter does not cover.
+ *
+ * Flow control. fc_threshold 1: a receiver sends an FC update as soon as
+ * any block frees. Blocks free a packet at a time, so this means one FC
+ * packet per packet forwarded: the prompt return hardware does. Larger
+ * values batch updates (fewer events, slower credit return). The periodic
+ * FC packet (ib.fc_period_ns; IBA 7.9.4 requires one at least every 65,536
+ * symbol times, from memory: ~262 us at SDR) only repairs FC packets lost
+ * to bit errors, which the simulator does not model, so it is off (0).
+ */
+#include "models/fabric/fab.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "models/ib/ib_credit.h"
+#include "models/ib/ib_pkt.h"
+#include "models/link/link.h"
+#include "sim/sim_parse.h"
+
+#define DEFAULT_PRESET	"hdr"
+#define DEFAULT_LANES	4
+#define DEFAULT_CABLE_M	3.0		/* in-rack copper (DAC) */
+#define DEFAULT_PS_PER_M 5000		/* ~5 ns/m in copper and fibre (numbers.md) */
+#define DEFAULT_VLS	4
+#define DEFAULT_WEIGHT	64		/* 64 x 64 B = 4 KiB: one MTU packet per turn */
+#define VL15_BUF_BYTES	512		/* one MAD packet (290 B) + margin */
+#define LIGHT_PS_PER_M	3336		/* speed of light in vacuum: nothing is faster */
+#define MAX_CABLE_M	100000.0	/* 100 km: long-haul range extenders */
+#define MAX_BUF_BYTES	(IB_CREDIT_WINDOW * IB_BLOCK_BYTES)	/* 128 KiB */
+
+/* One MAD on VL15: LRH + BTH + DETH + 256-byte MAD + ICRC + VCRC = 290 B. */
+#define VL15_PKT_BYTES	(IB_LRH_BYTES + IB_BTH_BYTES + IB_DETH_BYTES + IB_MAD_BYTES + \
+			 IB_ICRC_BYTES + IB_VCRC_BYTES)
+
+struct preset {
+	const char *name;
+	enum link_speed speed;
+	uint32_t mtu;
+	uint32_t vl_buf;	/* bytes, by the rule in the header comment */
+	uint32_t sw_ns;
+	uint32_t hca_ns;
+	const char *what;
+};
+
+static const struct preset presets[] = {
+	{ "sdr",   LINK_SDR,   2048,   8192, 200, 1000, "4x SDR, 8 Gb/s (InfiniScale III era)" },
+	{ "ddr",   LINK_DDR,   2048,   8192, 140,  800, "4x DDR, 16 Gb/s" },
+	{ "qdr",   LINK_QDR,   2048,   8192, 100,  500, "4x QDR, 32 Gb/s (InfiniScale IV, ConnectX-2)" },
+	{ "fdr10", LINK_FDR10, 4096,  16384, 170,  350, "4x FDR10, 40 Gb/s (SwitchX-2, ConnectX-3)" },
+	{ "fdr",   LINK_FDR,   4096,  16384, 170,  350, "4x FDR, 54.5 Gb/s (SwitchX-2, ConnectX-3)" },
+	{ "edr",   LINK_EDR,   4096,  32768,  90,  300, "4x EDR, 100 Gb/s (Switch-IB 2, ConnectX-4/5)" },
+	{ "hdr",   LINK_HDR,   4096,  32768, 130,  250, "4x HDR, 200 Gb/s (Quantum, ConnectX-6)" },
+	{ "ndr",   LINK_NDR,   4096,  65536, 130,  250, "4x NDR, 400 Gb/s (Quantum-2, ConnectX-7)" },
+	{ "xdr",   LINK_XDR,   4096, 131072, 130,  250, "4x XDR, 800 Gb/s (Quantum-X800, ConnectX-8)" },
+};
+
+const char *const fab_preset_names[] = {
+	"sdr", "ddr", "qdr", "fdr10", "fdr", "edr", "hdr", "ndr", "xdr", NULL
+};
+
+/* ---- small helpers ---------------------------------------------------- */
+
+/* snprintf at buf + *off, never past len (output is cut, not overrun). */
+static void append(char *buf, size_t len, size_t *off, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void append(char *buf, size_t len, size_t *off, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*off >= len)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *off, len - *off, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*off += (size_t)n;
+}
+
+static uint32_t max_pkt_bytes(uint32_t mtu)
+{
+	/* The largest data packet: first packet of an RDMA WRITE, full MTU. */
+	return ib_blocks(ib_wire_bytes(mtu, 1)) * IB_BLOCK_BYTES;
+}
+
+static void default_sl2vl(struct fab_params *p)
+{
+	for (int sl = 0; sl < FAB_NSL; sl++)
+		p->sl2vl[sl] = (uint8_t)(sl % p->vls);
+}
+
+static void default_vlarb_high(struct fab_params *p)
+{
+	memset(p->vlarb_high, 0, sizeof(p->vlarb_high));
+	p->vlarb_nhigh = 0;
+}
+
+/* Every data VL once at the same weight: equal shares, round robin. */
+static void default_vlarb_low(struct fab_params *p)
+{
+	memset(p->vlarb_low, 0, sizeof(p->vlarb_low));
+	for (int vl = 0; vl < p->vls; vl++) {
+		p->vlarb_low[vl].vl = (uint8_t)vl;
+		p->vlarb_low[vl].weight = DEFAULT_WEIGHT;
+	}
+	p->vlarb_nlow = p->vls;
+}
+
+static const struct preset *find_preset(const char *name)
+{
+	for (size_t i = 0; i < SIM_ARRAY_SIZE(presets); i++)
+		if (!strcasecmp(name, presets[i].name))
+			return &presets[i];
+	return NULL;
+}
+
+static void apply_preset(struct fab_params *p, const struct preset *pr)
+{
+	p->lanes = DEFAULT_LANES;
+	p->speed = (uint8_t)pr->speed;
+	p->link_forced = false;
+	p->cable_m = DEFAULT_CABLE_M;
+	p->ps_per_m = DEFAULT_PS_PER_M;
+	p->mtu = pr->mtu;
+	p->vls = DEFAULT_VLS;
+	p->vl_buf_bytes = pr->vl_buf;
+	p->vl15_buf_bytes = VL15_BUF_BYTES;
+	p->fc_period_ns = 0;
+	p->fc_threshold = 1;
+	default_sl2vl(p);
+	default_vlarb_high(p);
+	default_vlarb_low(p);
+	p->vlarb_limit = 0;
+	p->sw_latency_ns = pr->sw_ns;
+	p->hca_latency_ns = pr->hca_ns;
+	/* HCAs drain to host memory at PCIe speed, at least the link rate:
+	 * the same per-VL buffer keeps them from stalling the last hop. */
+	p->hca_buf_bytes = pr->vl_buf;
+	snprintf(p->preset, sizeof(p->preset), "%s", pr->name);
+	p->sl2vl_set = p->vlarb_high_set = p->vlarb_low_set = false;
+}
+
+void fab_params_default(struct fab_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	apply_preset(p, find_preset(DEFAULT_PRESET));
+}
+
+/* Levenshtein distance, for "did you mean"; names are short. */
+static unsigned edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned row[64], prev;
+
+	if (la >= SIM_ARRAY_SIZE(row) || lb >= SIM_ARRAY_SIZE(row))
+		return 99;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++) {
+		prev = row[0];
+		row[0] = (unsigned)i;
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned cur = row[j];
+			unsigned sub = prev + (tolower((unsigned char)a[i - 1]) !=
+					       tolower((unsigned char)b[j - 1]));
+			unsigned del = row[j] + 1, ins = row[j - 1] + 1;
+
+			row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+			prev = cur;
+		}
+	}
+	return row[lb];
+}
+
+static void preset_list(char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < SIM_ARRAY_SIZE(presets); i++)
+		append(buf, len, &off, "%s%s", i ? ", " : "", presets[i].name);
+}
+
+int fab_params_preset(struct fab_params *p, const char *name, struct sim_diag *d)
+{
+	const struct preset *pr = find_preset(name);
+	char list[128];
+
+	if (!pr) {
+		const char *best = NULL;
+		unsigned bd = 3;
+
+		for (size_t i = 0; i < SIM_ARRAY_SIZE(presets); i++) {
+			unsigned e = edit_distance(name, presets[i].name);
+
+			if (e < bd) {
+				bd = e;
+				best = presets[i].name;
+			}
+		}
+		preset_list(list, sizeof(list));
+		if (best)
+			return sim_diag_set(d, NULL, 0, 0,
+					    "unknown preset '%s' (presets: %s); did you mean '%s'?",
+					    name, list, best);
+		return sim_diag_set(d, NULL, 0, 0, "unknown preset '%s' (presets: %s)",
+				    name, list);
+	}
+	apply_preset(p, pr);
+	return 0;
+}
+
+/* ---- keys ------------------------------------------------------------- */
+
+enum key_kind {
+	K_UINT,		/* integer, stored in a field of `size` bytes */
+	K_NS,		/* nanoseconds: bare number, or a time with a unit */
+	K_SIZE,		/* bytes, with size units */
+	K_BUF,		/* a credit buffer: size units, multiple of 64, <= 128 KiB */
+	K_SPECIAL,	/* own setter and printer */
+};
+
+struct key;
+typedef int (*key_set_fn)(struct fab_params *p, const struct key *k, const char *v,
+			  char *err, size_t errlen);
+typedef void (*key_print_fn)(const struct fab_params *p, char *buf, size_t len);
+
+struct key {
+	const char *name;
+	enum key_kind kind;
+	size_t off, size;	/* field, for the generic kinds */
+	uint64_t min, max;
+	key_set_fn set;
+	key_print_fn print;
+	const char *meaning;
+};
+
+#define FIELD(f) offsetof(struct fab_params, f), sizeof(((struct fab_params *)0)->f)
+
+static uint64_t get_field(const struct fab_params *p, const struct key *k)
+{
+	const char *f = (const char *)p + k->off;
+
+	switch (k->size) {
+	case 1: return *(const uint8_t *)f;
+	case 4: return *(const uint32_t *)f;
+	default: return *(const uint64_t *)f;
+	}
+}
+
+static void put_field(struct fab_params *p, const struct key *k, uint64_t v)
+{
+	char *f = (char *)p + k->off;
+
+	switch (k->size) {
+	case 1: *(uint8_t *)f = (uint8_t)v; break;
+	case 4: *(uint32_t *)f = (uint32_t)v; break;
+	default: *(uint64_t *)f = v; break;
+	}
+}
+
+/* "250" (ns) or "1.5us": into whole nanoseconds. */
+static int parse_ns(const char *v, uint64_t *ns, char *err, size_t errlen)
+{
+	sim_time_t ps;
+	size_t i;
+
+	for (i = 0; v[i] && isdigit((unsigned char)v[i]); i++)
+		;
+	if (i && !v[i])
+		return sim_parse_u64(v, ns, err, errlen);
+	if (sim_parse_time_ps(v, &ps, err, errlen))
+		return -1;
+	if (ps % SIM_NS) {
+		snprintf(err, errlen, "'%s' is not a whole number of nanoseconds", v);
+		return -1;
+	}
+	*ns = ps / SIM_NS;
+	return 0;
+}
+
+static int set_generic(struct fab_params *p, const struct key *k, const char *v,
+		       char *err, size_t errlen)
+{
+	char a[32], b[32];
+	uint64_t x;
+	int rc;
+
+	switch (k->kind) {
+	case K_UINT:
+		rc = sim_parse_u64(v, &x, err, errlen);
+		break;
+	case K_NS:
+		rc = parse_ns(v, &x, err, errlen);
+		break;
+	case K_SIZE:
+		rc = sim_parse_size(v, &x, err, errlen);
+		break;
+	case K_BUF:
+		rc = sim_parse_size(v, &x, err, errlen);
+		if (!rc && x % IB_BLOCK_BYTES) {
+			snprintf(err, errlen,
+				 "'%s' is not a multiple of the 64-byte credit block (IBA 7.9.4)", v);
+			return -1;
+		}
+		if (!rc && x > k->max) {
+			snprintf(err, errlen,
+				 "'%s' is more than a receiver can advertise: %u credit blocks = %s (IBA 7.9.4.3)",
+				 v, IB_CREDIT_WINDOW, sim_fmt_size(k->max, a, sizeof(a)));
+			return -1;
+		}
+		break;
+	default:
+		return -1;
+	}
+	if (rc)
+		return -1;
+	if (x < k->min || x > k->max) {
+		if (k->kind == K_BUF || k->kind == K_SIZE)
+			snprintf(err, errlen, "'%s' is out of range (%s..%s)", v,
+				 sim_fmt_size(k->min, a, sizeof(a)), sim_fmt_size(k->max, b, sizeof(b)));
+		else
+			snprintf(err, errlen, "'%s' is out of range (%llu..%llu)", v,
+				 (unsigned long long)k->min, (unsigned long long)k->max);
+		return -1;
+	}
+	put_field(p, k, x);
+	return 0;
+}
+
+static void print_generic(const struct fab_params *p, const struct key *k, char *buf,
+			  size_t len)
+{
+	uint64_t x = get_field(p, k);
+
+	if (k->kind == K_BUF || k->kind == K_SIZE)
+		sim_fmt_size(x, buf, len);
+	else
+		snprintf(buf, len, "%llu", (unsigned long long)x);
+}
+
+/* -- link -- */
+
+static int set_width(struct fab_params *p, const struct key *k, const char *v,
+		     char *err, size_t errlen)
+{
+	int w = link_width_parse(v);
+
+	(void)k;
+	if (!w) {
+		snprintf(err, errlen, "expected 1x, 2x, 4x, 8x or 12x, got '%s'", v);
+		return -1;
+	}
+	p->lanes = (uint8_t)w;
+	p->link_forced = true;
+	return 0;
+}
+
+static void print_width(const struct fab_params *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%ux", p->lanes);
+}
+
+static int set_speed(struct fab_params *p, const struct key *k, const char *v,
+		     char *err, size_t errlen)
+{
+	enum link_speed s = link_speed_parse(v);
+
+	(void)k;
+	if (s == LINK_SPEED_NONE) {
+		snprintf(err, errlen,
+			 "expected SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR or XDR, got '%s'", v);
+		return -1;
+	}
+	p->speed = (uint8_t)s;
+	p->link_forced = true;
+	return 0;
+}
+
+static void print_speed(const struct fab_params *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", link_speed_info(p->speed)->name);
+}
+
+static int set_cable(struct fab_params *p, const struct key *k, const char *v,
+		     char *err, size_t errlen)
+{
+	double m;
+
+	(void)k;
+	if (sim_parse_double(v, &m, err, errlen))
+		return -1;
+	if (m < 0 || m > MAX_CABLE_M) {
+		snprintf(err, errlen, "'%s' is out of range (0..%g metres)", v, MAX_CABLE_M);
+		return -1;
+	}
+	p->cable_m = m;
+	return 0;
+}
+
+static void print_cable(const struct fab_params *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%g", p->cable_m);
+}
+
+/* -- ib -- */
+
+static int set_mtu(struct fab_params *p, const struct key *k, const char *v,
+		   char *err, size_t errlen)
+{
+	uint64_t x;
+
+	(void)k;
+	if (sim_parse_size(v, &x, err, errlen))
+		return -1;
+	if (x != 256 && x != 512 && x != 1024 && x != 2048 && x != 4096) {
+		snprintf(err, errlen, "expected 256, 512, 1024, 2048 or 4096 (IBA MTU), got '%s'", v);
+		return -1;
+	}
+	p->mtu = (uint32_t)x;
+	return 0;
+}
+
+static void print_mtu(const struct fab_params *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%u", p->mtu);
+}
+
+static int set_vls(struct fab_params *p, const struct key *k, const char *v,
+		   char *err, size_t errlen)
+{
+	uint64_t x;
+
+	(void)k;
+	if (sim_parse_u64(v, &x, err, errlen))
+		return -1;
+	if (x < 1 || x > FAB_MAX_VLS) {
+		snprintf(err, errlen, "'%s' is out of range (1..%d data VLs)", v, FAB_MAX_VLS);
+		return -1;
+	}
+	p->vls = (uint8_t)x;
+	/* Tables nobody set follow the new VL count. */
+	if (!p->sl2vl_set)
+		default_sl2vl(p);
+	if (!p->vlarb_low_set)
+		default_vlarb_low(p);
+	return 0;
+}
+
+static void print_vls(const struct fab_params *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%u", p->vls);
+}
+
+/* Split at commas into at most `max` items of at most 31 characters. */
+static int split_list(const char *v, char items[][32], int max, char *err, size_t errlen)
+{
+	int n = 0;
+	const char *s = v;
+
+	for (;;) {
+		const char *c = strchr(s, ',');
+		size_t l = c ? (size_t)(c - s) : strlen(s);
+
+		if (n == max) {
+			snprintf(err, errlen, "more than %d entries", max);
+			return -1;
+		}
+		if (!l || l >= 32) {
+			snprintf(err, errlen, "entry %d is %s", n + 1, l ? "too long" : "empty");
+			return -1;
+		}
+		memcpy(items[n], s, l);
+		items[n][l] = 0;
+		n++;
+		if (!c)
+			break;
+		s = c + 1;
+	}
+	return n;
+}
+
+static int parse_data_vl(const char *s, uint8_t *vl, char *err, size_t errlen)
+{
+	uint64_t x;
+
+	if (sim_parse_uint(s, FAB_MAX_VLS - 1, &x, NULL, 0)) {
+		snprintf(err, errlen, "VL '%.31s' is not a data VL (0..14; VL15 is management only)", s);
+		return -1;
+	}
+	*vl = (uint8_t)x;
+	return 0;
+}
+
+/*
+ * "0,1,2,3" -> SL i maps to entry i mod 4. Sixteen entries give the full
+ * table; fewer repeat, so "0" sends every SL to VL0 and "0,1" alternates.
+ */
+static int set_sl2vl(struct fab_params *p, const struct key *k, const char *v,
+		     char *err, size_t errlen)
+{
+	char items[FAB_NSL][32], e[160];
+	uint8_t vl[FAB_NSL];
+	int n;
+
+	(void)k;
+	n = split_list(v, items, FAB_NSL, err, errlen);
+	if (n < 0)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		if (parse_data_vl(items[i], &vl[i], e, sizeof(e))) {
+			snprintf(err, errlen, "entry %d (SL %d): %s", i + 1, i, e);
+			return -1;
+		}
+	}
+	for (int sl = 0; sl < FAB_NSL; sl++)
+		p->sl2vl[sl] = vl[sl % n];
+	p->sl2vl_set = true;
+	return 0;
+}
+
+static void print_sl2vl(const struct fab_params *p, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (int sl = 0; sl < FAB_NSL; sl++)
+		append(buf, len, &off, "%s%u", sl ? "," : "", p->sl2vl[sl]);
+}
+
+/* "vl:weight,vl:weight" (or "none" / empty for an empty table). */
+static int parse_vlarb(const char *v, struct fab_vlarb_entry *tab, uint8_t *n,
+		       char *err, size_t errlen)
+{
+	char items[FAB_VLARB_ENTRIES][32], e[160];
+	struct fab_vlarb_entry t[FAB_VLARB_ENTRIES];
+	int cnt;
+
+	if (!*v || !strcasecmp(v, "none")) {
+		memset(tab, 0, sizeof(t));
+		*n = 0;
+		return 0;
+	}
+	cnt = split_list(v, items, FAB_VLARB_ENTRIES, err, errlen);
+	if (cnt < 0)
+		return -1;
+	memset(t, 0, sizeof(t));
+	for (int i = 0; i < cnt; i++) {
+		char *colon = strchr(items[i], ':');
+		uint64_t w;
+
+		if (!colon) {
+			snprintf(err, errlen, "entry %d '%s': expected VL:WEIGHT such as 0:64", i + 1,
+				 items[i]);
+			return -1;
+		}
+		*colon = 0;
+		if (parse_data_vl(items[i], &t[i].vl, e, sizeof(e))) {
+			snprintf(err, errlen, "entry %d: %s", i + 1, e);
+			return -1;
+		}
+		if (sim_parse_uint(colon + 1, 255, &w, e, sizeof(e))) {
+			snprintf(err, errlen, "entry %d: weight %s (0..255, in 64-byte units)", i + 1, e);
+			return -1;
+		}
+		t[i].weight = (uint8_t)w;
+	}
+	memcpy(tab, t, sizeof(t));
+	*n = (uint8_t)cnt;
+	return 0;
+}
+
+static int set_vlarb_high(struct fab_params *p, const struct key *k, const char *v,
+			  char *err, size_t errlen)
+{
+	(void)k;
+	if (parse_vlarb(v, p->vlarb_high, &p->vlarb_nhigh, err, errlen))
+		return -1;
+	p->vlarb_high_set = true;
+	return 0;
+}
+
+static int set_vlarb_low(struct fab_params *p, const struct key *k, const char *v,
+			 char *err, size_t errlen)
+{
+	(void)k;
+	if (parse_vlarb(v, p->vlarb_low, &p->vlarb_nlow, err, errlen))
+		return -1;
+	p->vlarb_low_set = true;
+	return 0;
+}
+
+static void print_vlarb(const struct fab_vlarb_entry *t, int n, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	snprintf(buf, len, "none");
+	for (int i = 0; i < n; i++)
+		append(buf, len, &off, "%s%u:%u", i ? "," : "", t[i].vl, t[i].weight);
+}
+
+static void print_vlarb_high(const struct fab_params *p, char *buf, size_t len)
+{
+	print_vlarb(p->vlarb_high, p->vlarb_nhigh, buf, len);
+}
+
+static void print_vlarb_low(const struct fab_params *p, char *buf, size_t len)
+{
+	print_vlarb(p->vlarb_low, p->vlarb_nlow, buf, len);
+}
+
+static int set_check(struct fab_params *p, const struct key *k, const char *v,
+		     char *err, size_t errlen)
+{
+	(void)k;
+	return sim_parse_bool(v, &p->check, err, errlen);
+}
+
+static void print_check(const struct fab_params *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", p->check ? "on" : "off");
+}
+
+static int set_preset(struct fab_params *p, const struct key *k, const char *v,
+		      char *err, size_t errlen)
+{
+	struct sim_diag d;
+
+	(void)k;
+	if (fab_params_preset(p, v, &d)) {
+		snprintf(err, errlen, "%s", d.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void print_preset(const struct fab_params *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", p->preset[0] ? p->preset : "-");
+}
+
+#define GEN(n, kind, f, lo, hi, m) { n, kind, FIELD(f), lo, hi, NULL, NULL, m }
+#define SPECIAL(n, s, pr, m) { n, K_SPECIAL, 0, 0, 0, 0, s, pr, m }
+
+/* In print order: the order of --help-params and of run reports. */
+static const struct key keys[] = {
+	SPECIAL("preset", set_preset, print_preset,
+		"starting point: sdr ddr qdr fdr10 fdr edr hdr ndr xdr (resets all but sim.*)"),
+	SPECIAL("link.width", set_width, print_width,
+		"lanes per link: 1x 2x 4x 8x 12x (setting it overrides the topology file)"),
+	SPECIAL("link.speed", set_speed, print_speed,
+		"lane speed: SDR DDR QDR FDR10 FDR EDR HDR NDR XDR (overrides the file)"),
+	SPECIAL("link.cable_m", set_cable, print_cable,
+		"cable length in metres where the topology gives none"),
+	GEN("link.ps_per_m", K_UINT, ps_per_m, LIGHT_PS_PER_M, 100000,
+	    "propagation delay, ps per metre (~5000 in copper and fibre)"),
+	SPECIAL("ib.mtu", set_mtu, print_mtu,
+		"path MTU in bytes: 256 512 1024 2048 4096"),
+	SPECIAL("ib.vls", set_vls, print_vls,
+		"operational data VLs, 1..15 (tables not set follow it)"),
+	GEN("ib.buffer", K_BUF, vl_buf_bytes, IB_BLOCK_BYTES, MAX_BUF_BYTES,
+	    "switch receive buffer per input port and data VL (64-byte blocks)"),
+	GEN("ib.vl15_buffer", K_SIZE, vl15_buf_bytes, VL15_PKT_BYTES, 1 << 20,
+	    "VL15 (management) receive buffer; not flow controlled"),
+	GEN("ib.fc_period_ns", K_NS, fc_period_ns, 0, UINT32_MAX,
+	    "periodic flow-control packet interval, ns (0 = off)"),
+	GEN("ib.fc_threshold", K_UINT, fc_threshold, 0, IB_CREDIT_WINDOW,
+	    "blocks freed before a flow-control update (0 = periodic only)"),
+	SPECIAL("ib.sl2vl", set_sl2vl, print_sl2vl,
+		"VL of SL 0..15; fewer entries repeat (\"0,1\" = SL i -> VL i mod 2)"),
+	SPECIAL("vlarb.high", set_vlarb_high, print_vlarb_high,
+		"high-priority VLArb table VL:WEIGHT,... (weight x 64 bytes; none = empty)"),
+	SPECIAL("vlarb.low", set_vlarb_low, print_vlarb_low,
+		"low-priority VLArb table VL:WEIGHT,... (up to 64 entries)"),
+	GEN("vlarb.limit_high", K_UINT, vlarb_limit, 0, 255,
+	    "LimitOfHighPriority: x 4 KiB of high before one low packet (255 = no limit)"),
+	GEN("switch.latency_ns", K_NS, sw_latency_ns, 0, UINT32_MAX,
+	    "switch port-to-port latency, head in to head out, ns"),
+	GEN("hca.latency_ns", K_NS, hca_latency_ns, 0, UINT32_MAX,
+	    "HCA post to first bit on the wire, ns"),
+	GEN("hca.buffer", K_BUF, hca_buf_bytes, IB_BLOCK_BYTES, MAX_BUF_BYTES,
+	    "HCA receive buffer per data VL"),
+	GEN("sim.sample_ns", K_NS, sample_ns, 0, UINT64_MAX,
+	    "time-series sample interval, ns (0 = automatic)"),
+	GEN("sim.max_time_ns", K_NS, max_time_ns, 0, UINT64_MAX,
+	    "stop the run at this simulated time, ns (0 = run to completion)"),
+	SPECIAL("sim.check", set_check, print_check,
+		"check credit invariants after every event: on/off (slow)"),
+};
+
+static const struct key *find_key(const char *name, size_t len)
+{
+	for (size_t i = 0; i < SIM_ARRAY_SIZE(keys); i++)
+		if (strlen(keys[i].name) == len && !strncasecmp(keys[i].name, name, len))
+			return &keys[i];
+	return NULL;
+}
+
+/* The closest key (edit distance <= 2, or the same name after the dot). */
+static const char *suggest_key(const char *name)
+{
+	const char *best = NULL;
+	unsigned bd = 3;
+
+	for (size_t i = 0; i < SIM_ARRAY_SIZE(keys); i++) {
+		const char *dot = strchr(keys[i].name, '.');
+		unsigned e = edit_distance(name, keys[i].name);
+
+		if (dot && !strcasecmp(dot + 1, name) && bd > 1) {
+			e = 1;	/* "mtu" -> "ib.mtu" */
+		}
+		if (e < bd) {
+			bd = e;
+			best = keys[i].name;
+		}
+	}
+	return best;
+}
+
+int fab_params_set(struct fab_params *p, const char *kv, struct sim_diag *d)
+{
+	const char *eq = kv ? strchr(kv, '=') : NULL;
+	const struct key *k;
+	char name[64], err[512];
+
+	if (!kv || !*kv)
+		return sim_diag_set(d, NULL, 0, 0, "empty parameter (expected key=value)");
+	if (!eq) {
+		k = find_key(kv, strlen(kv));
+		if (k)
+			return sim_diag_set(d, NULL, 0, 0, "%s: expected %s=VALUE", k->name, k->name);
+		return sim_diag_set(d, NULL, 0, 0, "expected key=value, got '%s'", kv);
+	}
+	k = find_key(kv, (size_t)(eq - kv));
+	if (!k) {
+		const char *best;
+
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - kv), kv);
+		best = suggest_key(name);
+		if (best)
+			return sim_diag_set(d, NULL, 0, 0,
+					    "unknown parameter '%s' (see ibfab run --help-params); did you mean '%s'?",
+					    name, best);
+		return sim_diag_set(d, NULL, 0, 0,
+				    "unknown parameter '%s' (see ibfab run --help-params)", name);
+	}
+	err[0] = 0;
+	if ((k->set ? k->set : set_generic)(p, k, eq + 1, err, sizeof(err)))
+		return sim_diag_set(d, NULL, 0, 0, "%s: %s", k->name, err);
+	return 0;
+}
+
+/* ---- cross-field checks ----------------------------------------------- */
+
+static int check_vlarb(const struct fab_params *p, const char *key,
+		       const struct fab_vlarb_entry *t, int n, struct sim_diag *d)
+{
+	if (n > FAB_VLARB_ENTRIES)
+		return sim_diag_set(d, NULL, 0, 0, "%s: %d entries (at most %d)", key, n,
+				    FAB_VLARB_ENTRIES);
+	for (int i = 0; i < n; i++)
+		if (t[i].vl >= p->vls)
+			return sim_diag_set(d, NULL, 0, 0,
+					    "%s: entry %d names VL %u, but ib.vls is %u (VLs 0..%u)",
+					    key, i + 1, t[i].vl, p->vls, p->vls - 1);
+	return 0;
+}
+
+static int check_buffer(const char *key, uint32_t bytes, uint32_t mtu, struct sim_diag *d)
+{
+	uint32_t need = max_pkt_bytes(mtu);
+	char a[32], b[32];
+
+	if (bytes % IB_BLOCK_BYTES)
+		return sim_diag_set(d, NULL, 0, 0, "%s: %u bytes is not a multiple of 64-byte blocks",
+				    key, bytes);
+	if (bytes > MAX_BUF_BYTES)
+		return sim_diag_set(d, NULL, 0, 0,
+				    "%s: %s is more than a receiver can advertise (%s, IBA 7.9.4.3)",
+				    key, sim_fmt_size(bytes, a, sizeof(a)),
+				    sim_fmt_size(MAX_BUF_BYTES, b, sizeof(b)));
+	if (bytes < need)
+		return sim_diag_set(d, NULL, 0, 0,
+				    "%s: %s cannot hold one packet of ib.mtu=%u: it takes %u bytes "
+				    "(%u payload + %u bytes of LRH, BTH, RETH, ICRC, VCRC, in 64-byte blocks)",
+				    key, sim_fmt_size(bytes, a, sizeof(a)), mtu, need, mtu,
+				    ib_wire_bytes(mtu, 1) - mtu);
+	return 0;
+}
+
+int fab_params_check(const struct fab_params *p, struct sim_diag *d)
+{
+	uint16_t weighted = 0;
+	uint32_t min_blocks;
+
+	if (!link_width_valid(p->lanes))
+		return sim_diag_set(d, NULL, 0, 0, "link.width: %u lanes is not an IB width", p->lanes);
+	if (p->speed == LINK_SPEED_NONE || p->speed >= LINK_SPEED_COUNT)
+		return sim_diag_set(d, NULL, 0, 0, "link.speed: not set");
+	if (!(p->cable_m >= 0 && p->cable_m <= MAX_CABLE_M))
+		return sim_diag_set(d, NULL, 0, 0, "link.cable_m: %g is out of range (0..%g)",
+				    p->cable_m, MAX_CABLE_M);
+	if (p->ps_per_m < LIGHT_PS_PER_M)
+		return sim_diag_set(d, NULL, 0, 0,
+				    "link.ps_per_m: %u is faster than light (%u ps/m)",
+				    p->ps_per_m, LIGHT_PS_PER_M);
+	if (p->mtu != 256 && p->mtu != 512 && p->mtu != 1024 && p->mtu != 2048 && p->mtu != 4096)
+		return sim_diag_set(d, NULL, 0, 0, "ib.mtu: %u is not an IBA MTU", p->mtu);
+	if (p->vls < 1 || p->vls > FAB_MAX_VLS)
+		return sim_diag_set(d, NULL, 0, 0, "ib.vls: %u is out of range (1..%d)", p->vls,
+				    FAB_MAX_VLS);
+	for (int sl = 0; sl < FAB_NSL; sl++)
+		if (p->sl2vl[sl] >= p->vls)
+			return sim_diag_set(d, NULL, 0, 0,
+					    "ib.sl2vl: SL %d maps to VL %u, but ib.vls is %u (VLs 0..%u)",
+					    sl, p->sl2vl[sl], p->vls, p->vls - 1);
+	if (check_vlarb(p, "vlarb.high", p->vlarb_high, p->vlarb_nhigh, d) ||
+	    check_vlarb(p, "vlarb.low", p->vlarb_low, p->vlarb_nlow, d))
+		return -1;
+	/*
+	 * A VL that some SL uses but neither table serves with weight > 0 is
+	 * never picked by the arbiter (IBA 7.6.9): its packets would wait
+	 * forever and the run could not finish.
+	 */
+	for (int i = 0; i < p->vlarb_nhigh; i++)
+		if (p->vlarb_high[i].weight)
+			weighted |= (uint16_t)(1u << p->vlarb_high[i].vl);
+	for (int i = 0; i < p->vlarb_nlow; i++)
+		if (p->vlarb_low[i].weight)
+			weighted |= (uint16_t)(1u << p->vlarb_low[i].vl);
+	for (int sl = 0; sl < FAB_NSL; sl++)
+		if (!(weighted & (1u << p->sl2vl[sl])))
+			return sim_diag_set(d, NULL, 0, 0,
+					    "vlarb: VL %u (used by SL %d) has no entry with weight > 0 in "
+					    "vlarb.high or vlarb.low, so nothing would ever be sent on it",
+					    p->sl2vl[sl], sl);
+	if (check_buffer("ib.buffer", p->vl_buf_bytes, p->mtu, d) ||
+	    check_buffer("hca.buffer", p->hca_buf_bytes, p->mtu, d))
+		return -1;
+	if (p->vl15_buf_bytes < VL15_PKT_BYTES)
+		return sim_diag_set(d, NULL, 0, 0,
+				    "ib.vl15_buffer: %u bytes cannot hold one MAD packet (%d bytes)",
+				    p->vl15_buf_bytes, VL15_PKT_BYTES);
+	if (!p->fc_threshold && !p->fc_period_ns)
+		return sim_diag_set(d, NULL, 0, 0,
+				    "ib.fc_threshold=0 and ib.fc_period_ns=0: credits would never be returned");
+	min_blocks = (p->vl_buf_bytes < p->hca_buf_bytes ? p->vl_buf_bytes : p->hca_buf_bytes) /
+		     IB_BLOCK_BYTES;
+	if (p->fc_threshold > min_blocks)
+		return sim_diag_set(d, NULL, 0, 0,
+				    "ib.fc_threshold: %u blocks is more than a buffer holds (%u blocks): "
+				    "an update would never be due",
+				    p->fc_threshold, min_blocks);
+	return 0;
+}
+
+/* ---- listing ---------------------------------------------------------- */
+
+void fab_params_print(const struct fab_params *p, FILE *out)
+{
+	for (size_t i = 0; i < SIM_ARRAY_SIZE(keys); i++) {
+		const struct key *k = &keys[i];
+		char val[512];
+
+		if (k->print)
+			k->print(p, val, sizeof(val));
+		else
+			print_generic(p, k, val, sizeof(val));
+		fprintf(out, "%-17s = %-12s  # %s\n", k->name, val, k->meaning);
+	}
+}

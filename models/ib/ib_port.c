@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ib_port.c - one end of an IB link: transmitter, wire, credits, receiver.
+ *
+ * What it models (IBA vol. 1 ch. 7, link layer):
+ *  - the transmitter serialises one packet at a time at the link's exact
+ *    data rate; when idle it asks its node (switch or HCA) for the candidate
+ *    packet of each VL, keeps only those whose every block fits the credit
+ *    limit (7.9.4.3), and lets VL arbitration (7.6.9) choose;
+ *  - the wire is a FIFO of packets in flight with a constant propagation
+ *    delay; only the head's arrival is scheduled (DESIGN.md §2). A packet
+ *    bound for a switch "arrives" when its head has crossed the wire and the
+ *    switch pipeline (virtual cut-through: forwarding may start before the
+ *    tail is in); one bound for an HCA arrives when its tail is in;
+ *  - the receiver counts blocks per VL in its buffer; when a packet leaves
+ *    the buffer its blocks are freed and a flow-control packet carrying the
+ *    new FCCL goes back over the reverse direction (when the freed blocks
+ *    reach ib.fc_threshold, and/or every ib.fc_period_ns). An FC packet
+ *    waits for the reverse transmitter's current packet to end, then takes
+ *    6 bytes of wire time plus propagation. FC packets still waiting to
+ *    depart are coalesced (the later FCCL replaces the earlier), as a real
+ *    link sends the current value when it gets the chance.
+ * What it leaves out: the 6 bytes of bandwidth an FC packet takes from the
+ * reverse data stream (at most one per data packet: < 0.15% at MTU 4096);
+ * link errors and the FCTBS/ABR resynchronisation they need (no errors are
+ * modelled, so ABR always equals the blocks received).
+ *
+ * PortXmitWait (PMA, IBA 16.1.3.5) accumulates the time the port had a
+ * packet to send and sent nothing because no VL had the credits for it;
+ * the per-VL figure (PortVLXmitWait) splits it by the VLs that were blocked.
+ */
+#include "models/fabric/fab_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/link/link.h"
+#include "sim/sim_log.h"
+
+void fab_pq_push(struct fab *f, struct fab_pq *q, uint32_t idx)
+{
+	fab_pkt(f, idx)->next = SIM_POOL_NIL;
+	if (q->len)
+		fab_pkt(f, q->tail)->next = idx;
+	else
+		q->head = idx;
+	q->tail = idx;
+	q->len++;
+}
+
+uint32_t fab_pq_pop(struct fab *f, struct fab_pq *q)
+{
+	uint32_t idx = q->head;
+
+	if (!q->len)
+		return SIM_POOL_NIL;
+	q->head = fab_pkt(f, idx)->next;
+	if (!--q->len)
+		q->head = q->tail = SIM_POOL_NIL;
+	return idx;
+}
+
+static int fc_ring_push(struct fab_fc_ring *r, const struct fab_fc *fc)
+{
+	if (r->n == r->cap) {
+		uint32_t cap = r->cap ? r->cap * 2 : 16;
+		struct fab_fc *nv = malloc(cap * sizeof(*nv));
+
+		if (!nv)
+			return -1;
+		for (uint32_t i = 0; i < r->n; i++)
+			nv[i] = r->v[(r->head + i) & (r->cap - 1)];
+		free(r->v);
+		r->v = nv;
+		r->head = 0;
+		r->cap = cap;
+	}
+	r->v[(r->head + r->n++) & (r->cap - 1)] = *fc;
+	return 0;
+}
+
+static inline struct fab_fc *fc_ring_at(struct fab_fc_ring *r, uint32_t i)
+{
+	return &r->v[(r->head + i) & (r->cap - 1)];
+}
+
+int ib_port_init(struct fab *f, struct fab_port *pt)
+{
+	const struct fab_params *p = &f->p;
+	bool hca = pt->node->type != NET_SWITCH;
+
+	pt->wire.head = pt->wire.tail = SIM_POOL_NIL;
+	for (int v = 0; v < FAB_NVL; v++) {
+		pt->inq[v].head = pt->inq[v].tail = SIM_POOL_NIL;
+		if (v < p->vls)
+			pt->rx_cap[v] = (hca ? p->hca_buf_bytes : p->vl_buf_bytes) / IB_BLOCK_BYTES;
+	}
+	pt->rx_cap[15] = p->vl15_buf_bytes / IB_BLOCK_BYTES;
+	ib_vlarb_init(&pt->vlarb, p);
+	return 0;
+}
+
+/* Link initialisation: each sender learns the peer's empty buffer (7.9.4). */
+void ib_port_link_up(struct fab_port *pt)
+{
+	for (int v = 0; v < FAB_NVL - 1; v++) {
+		uint32_t cap = pt->peer->rx_cap[v];
+
+		pt->fccl[v] = ib_credit_fccl(0, cap);
+		pt->limit_abs[v] = cap < IB_CREDIT_WINDOW ? cap : IB_CREDIT_WINDOW;
+	}
+}
+
+void ib_port_fini(struct fab_port *pt)
+{
+	free(pt->fcq.v);
+	pt->fcq.v = NULL;
+}
+
+/*
+ * Close the current waiting interval (if any) and open a new one when the
+ * port has data blocked on credits (`blocked`) and is sending nothing.
+ */
+static void port_wait_update(struct fab_port *pt, uint16_t blocked)
+{
+	sim_time_t now = pt->fab->eng.now;
+
+	if (pt->waiting) {
+		sim_time_t dt = now - pt->wait_since;
+
+		for (uint16_t m = pt->vl_waiting; m; m &= m - 1)
+			pt->info.vl[__builtin_ctz(m)].xmit_wait_ps += dt;
+		pt->waiting = false;
+	}
+	if (blocked) {
+		pt->waiting = true;
+		pt->wait_since = now;
+		pt->vl_waiting = blocked;
+	}
+}
+
+static void port_start_tx(struct fab_port *pt, uint32_t idx, enum ib_vlarb_table table)
+{
+	struct fab *f = pt->fab;
+	struct ib_pkt *p = fab_pkt(f, idx);
+	sim_time_t now = f->eng.now;
+	sim_time_t end = now + link_ser_ps(pt->rate, p->wire);
+	uint8_t vl = p->vl;
+
+	/* Cut-through: the last bit cannot leave before it has arrived. */
+	if (pt->node->type == NET_SWITCH && end < p->t_tail)
+		end = p->t_tail;
+	if (vl != 15) {
+		pt->fctbs[vl] = (uint16_t)((pt->fctbs[vl] + p->blocks) & IB_CREDIT_MASK);
+		pt->tx_blocks[vl] += p->blocks;
+	}
+	ib_vlarb_sent(&pt->vlarb, table, p->wire, p->blocks);
+	pt->info.vl[vl].xmit_bytes += p->wire;
+	pt->info.vl[vl].xmit_pkts++;
+	pt->info.busy_ps += end - now;
+	pt->tx_busy = true;
+	pt->tx_pkt = idx;
+	pt->tx_end = end;
+	sim_schedule_at(&f->eng, end, pt->comp, FAB_EV_TX_DONE);
+
+	/* Onto the wire. */
+	p->hops++;
+	f->tot.packet_hops++;
+	if (pt->peer->node->type == NET_SWITCH)
+		p->t_event = now + pt->prop + f->sw_lat;
+	else
+		p->t_event = end + pt->prop;
+	p->t_tail = end + pt->prop;
+	bool was_empty = pt->wire.len == 0;
+
+	fab_pq_push(f, &pt->wire, idx);
+	if (was_empty)
+		sim_schedule_at(&f->eng, p->t_event, pt->comp, FAB_EV_WIRE_HEAD);
+	SIM_LOG(SIM_LOG_LINK, now, "node %d port %u tx vl %u dlid %u %u B until %llu",
+		pt->node->idx, pt->port_no, vl, p->dlid, p->wire,
+		(unsigned long long)end);
+}
+
+void ib_port_kick(struct fab_port *pt)
+{
+	uint32_t cand[FAB_NVL];
+	uint16_t ready, has_data = 0;
+	struct fab *f = pt->fab;
+
+	if (pt->tx_busy)
+		return;
+	if (pt->node->type == NET_SWITCH)
+		ready = sw_candidates(pt, cand, &has_data);
+	else
+		ready = hca_candidates(pt, cand, &has_data);
+	if (!has_data) {
+		port_wait_update(pt, 0);
+		return;
+	}
+	enum ib_vlarb_table table;
+	int vl = ready ? ib_vlarb_pick(&pt->vlarb, ready, &table) : -1;
+
+	if (vl < 0) {
+		/* Data, but nothing fits its credits: PortXmitWait runs. */
+		if (!pt->waiting || pt->vl_waiting != (has_data & ~ready))
+			port_wait_update(pt, has_data & ~ready ? has_data & ~ready : has_data);
+		SIM_LOG(SIM_LOG_CREDIT, f->eng.now, "node %d port %u blocked: data vls 0x%x ready 0x%x",
+			pt->node->idx, pt->port_no, has_data, ready);
+		return;
+	}
+	port_wait_update(pt, 0);
+	SIM_LOG(SIM_LOG_VLARB, f->eng.now, "node %d port %u ready 0x%x -> vl %d (%s)",
+		pt->node->idx, pt->port_no, ready, vl,
+		table == IB_VLARB_HIGH ? "high" : table == IB_VLARB_LOW ? "low" : "vl15");
+	uint32_t idx;
+
+	if (pt->node->type == NET_SWITCH) {
+		idx = cand[vl];
+		sw_take(pt, idx);
+	} else {
+		idx = hca_take(pt, (uint8_t)vl);
+	}
+	port_start_tx(pt, idx, table);
+}
+
+static void port_send_fc(struct fab_port *pt, uint8_t vl)
+{
+	struct fab *f = pt->fab;
+	sim_time_t now = f->eng.now;
+	uint32_t free_blocks = pt->rx_cap[vl] - pt->rx_used[vl];
+	struct fab_fc fc = {
+		.fccl = ib_credit_fccl((uint16_t)(pt->rx_blocks[vl] & IB_CREDIT_MASK), free_blocks),
+		.vl = vl,
+		.limit_abs = pt->rx_blocks[vl] +
+			     (free_blocks < IB_CREDIT_WINDOW ? free_blocks : IB_CREDIT_WINDOW),
+	};
+
+	pt->fc_pending[vl] = 0;
+	/* Still waiting behind the reverse data packet? Update it in place. */
+	for (uint32_t i = pt->fcq.n; i-- > 0;) {
+		struct fab_fc *q = fc_ring_at(&pt->fcq, i);
+
+		if (q->depart <= now)
+			break;
+		if (q->vl == vl) {
+			q->fccl = fc.fccl;
+			q->limit_abs = fc.limit_abs;
+			return;
+		}
+	}
+	fc.depart = pt->tx_busy && pt->tx_end > now ? pt->tx_end : now;
+	fc.arrive = fc.depart + link_ser_ps(pt->rate, IB_FC_PKT_BYTES) + pt->prop;
+	if (fc_ring_push(&pt->fcq, &fc)) {
+		f->failed = true;
+		sim_diag_set(&f->fail, NULL, 0, 0, "out of memory for flow-control packets");
+		sim_stop(&f->eng);
+		return;
+	}
+	pt->info.vl[vl].fc_pkts++;
+	f->tot.fc_pkts++;
+	if (pt->fcq.n == 1)
+		sim_schedule_at(&f->eng, fc.arrive, pt->comp, FAB_EV_FC_HEAD);
+	SIM_LOG(SIM_LOG_CREDIT, now, "node %d port %u FC vl %u fccl %u (free %u blocks)",
+		pt->node->idx, pt->port_no, vl, fc.fccl, free_blocks);
+}
+
+void ib_port_rx_free(struct fab_port *pt, uint8_t vl, uint32_t blocks)
+{
+	const struct fab_params *p = &pt->fab->p;
+
+	pt->rx_used[vl] -= blocks;
+	pt->rx_freed[vl] += blocks;
+	if (vl == 15)
+		return;
+	pt->fc_pending[vl] += blocks;
+	if (p->fc_threshold && pt->fc_pending[vl] >= p->fc_threshold)
+		port_send_fc(pt, vl);
+	else if (p->fc_period_ns && !pt->fc_timer.armed)
+		sim_timer_arm(&pt->fab->eng, &pt->fc_timer,
+			      pt->fab->eng.now + (sim_time_t)p->fc_period_ns * SIM_NS,
+			      pt->comp, FAB_EV_FC_TIMER);
+}
+
+/* The head of this port's wire reaches the peer's receiver. */
+static void port_wire_head(struct fab_port *pt)
+{
+	struct fab *f = pt->fab;
+	struct fab_port *rx = pt->peer;
+	uint32_t idx = fab_pq_pop(f, &pt->wire);
+	struct ib_pkt *p = fab_pkt(f, idx);
+	uint8_t vl = p->vl;
+
+	if (pt->wire.len)
+		sim_schedule_at(&f->eng, fab_pkt(f, pt->wire.head)->t_event, pt->comp,
+				FAB_EV_WIRE_HEAD);
+	if (vl == 15 && rx->rx_used[15] + p->blocks > rx->rx_cap[15]) {
+		/* VL15 is not flow controlled: a full buffer drops (IBA 7.9.4). */
+		rx->info.vl[15].xmit_discards++;
+		f->tot.drops++;
+		sim_pool_put(&f->pkts, idx);
+		return;
+	}
+	rx->rx_used[vl] += p->blocks;
+	rx->rx_blocks[vl] += p->blocks;
+	if (rx->rx_used[vl] > rx->rx_cap[vl] && !f->failed) {
+		f->failed = true;
+		sim_diag_set(&f->fail, NULL, 0, 0,
+			     "credit violation: node %d port %u VL %u holds %u blocks > buffer %u",
+			     rx->node->idx, rx->port_no, vl, rx->rx_used[vl], rx->rx_cap[vl]);
+		sim_stop(&f->eng);
+	}
+	uint32_t bytes = rx->rx_used[vl] * IB_BLOCK_BYTES;
+
+	if (bytes > rx->info.vl[vl].buf_high)
+		rx->info.vl[vl].buf_high = bytes;
+	rx->info.vl[vl].rcv_bytes += p->wire;
+	rx->info.vl[vl].rcv_pkts++;
+	if (rx->node->type == NET_SWITCH)
+		sw_receive(rx, idx);
+	else
+		hca_receive(rx, idx);
+}
+
+static void port_fc_head(struct fab_port *pt)
+{
+	struct fab *f = pt->fab;
+	struct fab_fc fc = *fc_ring_at(&pt->fcq, 0);
+	struct fab_port *tx = pt->peer;
+
+	pt->fcq.head = (pt->fcq.head + 1) & (pt->fcq.cap - 1);
+	pt->fcq.n--;
+	if (pt->fcq.n)
+		sim_schedule_at(&f->eng, fc_ring_at(&pt->fcq, 0)->arrive, pt->comp,
+				FAB_EV_FC_HEAD);
+	tx->fccl[fc.vl] = fc.fccl;
+	tx->limit_abs[fc.vl] = fc.limit_abs;
+	ib_port_kick(tx);
+}
+
+void ib_port_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
+{
+	struct fab_port *pt = ctx;
+
+	(void)eng;
+	switch (arg & 0xff) {
+	case FAB_EV_TX_DONE:
+		pt->tx_busy = false;
+		if (pt->node->type == NET_SWITCH)
+			sw_sent(pt);
+		else
+			hca_sent(pt);
+		ib_port_kick(pt);
+		break;
+	case FAB_EV_WIRE_HEAD:
+		port_wire_head(pt);
+		break;
+	case FAB_EV_FC_HEAD:
+		port_fc_head(pt);
+		break;
+	case FAB_EV_FC_TIMER:
+		if (!sim_timer_fire(&pt->fc_timer, arg))
+			break;
+		for (uint8_t v = 0; v < FAB_NVL - 1; v++)
+			if (pt->fc_pending[v])
+				port_send_fc(pt, v);
+		break;
+	}
+}
+

@@ -1,0 +1,644 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * net.c - the fabric graph: nodes, ports, cables, LIDs (see net.h).
+ *
+ * Node ids and descriptions are found through open-addressing hash tables
+ * (FNV-1a, linear probing, kept at most half full), so parsing a 10k-node
+ * ibnetdiscover dump stays linear. Cables named in a file are first recorded
+ * as references (struct net_ref) and resolved by net_validate(), because
+ * ibsim net files name nodes before declaring them.
+ *
+ * LIDs follow IBA 4.1.3 / 14.2.5.6: a switch has one LID on its management
+ * port 0, every CA or router port has its own. Left out: LMC > 0 (each port
+ * gets exactly one LID), multicast LIDs, GIDs.
+ */
+#include "models/net/net.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void net_init(struct net *n)
+{
+	memset(n, 0, sizeof(*n));
+}
+
+static void free_lids(struct net *n)
+{
+	free(n->lid_node);
+	free(n->lid_port);
+	n->lid_node = NULL;
+	n->lid_port = NULL;
+	n->max_lid = 0;
+}
+
+void net_free(struct net *n)
+{
+	for (int i = 0; i < n->nnodes; i++) {
+		free(n->nodes[i].id);
+		free(n->nodes[i].desc);
+		free(n->nodes[i].ports);
+		free(n->nodes[i].lft);
+	}
+	free(n->nodes);
+	for (int i = 0; i < n->nfiles; i++)
+		free(n->files[i]);
+	free(n->files);
+	for (int i = 0; i < n->nrefs; i++)
+		free(n->refs[i].remote_id);
+	free(n->refs);
+	free(n->idx);
+	free(n->didx);
+	free(n->host_list);
+	free_lids(n);
+	net_init(n);
+}
+
+/* ---- hash tables of strings -> node index ------------------------------ */
+
+static uint32_t hash_str(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+/* Which string of node i a table is keyed on. */
+static const char *key_id(const struct net_node *nd) { return nd->id; }
+static const char *key_desc(const struct net_node *nd) { return nd->desc; }
+
+static int hash_lookup(const struct net *n, const int *tab, uint32_t cap,
+		       const char *(*key)(const struct net_node *), const char *s)
+{
+	if (!cap)
+		return -1;
+	for (uint32_t i = hash_str(s) & (cap - 1);; i = (i + 1) & (cap - 1)) {
+		if (tab[i] < 0)
+			return -1;
+		if (!strcmp(key(&n->nodes[tab[i]]), s))
+			return tab[i];
+	}
+}
+
+static void hash_put(const struct net *n, int *tab, uint32_t cap,
+		     const char *(*key)(const struct net_node *), int node)
+{
+	uint32_t i = hash_str(key(&n->nodes[node])) & (cap - 1);
+
+	while (tab[i] >= 0)
+		i = (i + 1) & (cap - 1);
+	tab[i] = node;
+}
+
+/*
+ * Make room for one more entry (rehashing every node 0..upto-1 into a table
+ * twice as large when it would pass half full). For the description table
+ * only the first node with a given description is entered.
+ */
+static int hash_grow(struct net *n, int **tab, uint32_t *cap, int upto,
+		     const char *(*key)(const struct net_node *), bool first_only)
+{
+	uint32_t ncap;
+	int *t;
+
+	if ((uint64_t)(upto + 1) * 2 <= *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 64;
+	while ((uint64_t)(upto + 1) * 2 > ncap)
+		ncap *= 2;
+	t = malloc(sizeof(*t) * ncap);
+	if (!t)
+		return -1;
+	memset(t, 0xff, sizeof(*t) * ncap);
+	for (int i = 0; i < upto; i++) {
+		if (first_only && hash_lookup(n, t, ncap, key, key(&n->nodes[i])) >= 0)
+			continue;
+		hash_put(n, t, ncap, key, i);
+	}
+	free(*tab);
+	*tab = t;
+	*cap = ncap;
+	return 0;
+}
+
+/* ---- nodes ------------------------------------------------------------- */
+
+const char *net_add_file(struct net *n, const char *path)
+{
+	char **f;
+
+	for (int i = 0; i < n->nfiles; i++)
+		if (!strcmp(n->files[i], path))
+			return n->files[i];
+	f = realloc(n->files, sizeof(*f) * (n->nfiles + 1));
+	if (!f)
+		return NULL;
+	n->files = f;
+	f[n->nfiles] = strdup(path);
+	if (!f[n->nfiles])
+		return NULL;
+	return f[n->nfiles++];
+}
+
+int net_add_node(struct net *n, enum net_node_type type, int nports,
+		 const char *id, const char *desc, struct sim_diag *d)
+{
+	struct net_node *nd;
+	int old;
+
+	if (!id || !*id)
+		return sim_diag_set(d, NULL, 0, 0, "empty node id");
+	if (nports < 1 || nports > NET_MAX_PORTS)
+		return sim_diag_set(d, NULL, 0, 0,
+				    "port count %d out of range 1..%d", nports,
+				    NET_MAX_PORTS);
+	old = net_find(n, id);
+	if (old >= 0) {
+		const struct net_node *o = &n->nodes[old];
+
+		if (o->file && o->line)
+			return sim_diag_set(d, NULL, 0, 0,
+					    "duplicate node id \"%s\" (first declared at %s:%d)",
+					    id, o->file, o->line);
+		return sim_diag_set(d, NULL, 0, 0, "duplicate node id \"%s\"", id);
+	}
+	if (n->nnodes == n->cap) {
+		int ncap = n->cap ? n->cap * 2 : 64;
+		struct net_node *nn = realloc(n->nodes, sizeof(*nn) * ncap);
+
+		if (!nn)
+			goto nomem;
+		n->nodes = nn;
+		n->cap = ncap;
+	}
+	if (hash_grow(n, &n->idx, &n->idx_cap, n->nnodes, key_id, false) ||
+	    hash_grow(n, &n->didx, &n->didx_cap, n->nnodes, key_desc, true))
+		goto nomem;
+	nd = &n->nodes[n->nnodes];
+	memset(nd, 0, sizeof(*nd));
+	nd->type = type;
+	nd->nports = nports;
+	nd->id = strdup(id);
+	nd->desc = strdup(desc && *desc ? desc : id);
+	nd->ports = calloc(nports + 1, sizeof(*nd->ports));
+	if (!nd->id || !nd->desc || !nd->ports) {
+		free(nd->id);
+		free(nd->desc);
+		free(nd->ports);
+		goto nomem;
+	}
+	for (int p = 0; p <= nports; p++) {
+		nd->ports[p].remote_node = -1;
+		nd->ports[p].remote_port = -1;
+		nd->ports[p].cable_m = -1;
+	}
+	hash_put(n, n->idx, n->idx_cap, key_id, n->nnodes);
+	if (hash_lookup(n, n->didx, n->didx_cap, key_desc, nd->desc) < 0)
+		hash_put(n, n->didx, n->didx_cap, key_desc, n->nnodes);
+	n->hosts_valid = false;
+	return n->nnodes++;
+nomem:
+	return sim_diag_set(d, NULL, 0, 0, "out of memory");
+}
+
+int net_find(const struct net *n, const char *id)
+{
+	return hash_lookup(n, n->idx, n->idx_cap, key_id, id);
+}
+
+int net_first_port(const struct net *n, int node)
+{
+	const struct net_node *nd;
+
+	if (node < 0 || node >= n->nnodes)
+		return -1;
+	nd = &n->nodes[node];
+	for (int p = 1; p <= nd->nports; p++)
+		if (nd->ports[p].remote_node >= 0)
+			return p;
+	return -1;
+}
+
+/* Hosts depend on connectivity, so the list is rebuilt after any change. */
+static void hosts_rebuild(struct net *n)
+{
+	int *h = realloc(n->host_list, sizeof(*h) * (n->nnodes ? n->nnodes : 1));
+
+	if (!h)
+		return;		/* keep hosts_valid false: callers scan */
+	n->host_list = h;
+	n->host_count = 0;
+	for (int i = 0; i < n->nnodes; i++)
+		if (n->nodes[i].type == NET_CA && net_first_port(n, i) >= 0)
+			h[n->host_count++] = i;
+	n->hosts_valid = true;
+}
+
+int net_nhosts(const struct net *n)
+{
+	int k = 0;
+
+	if (n->hosts_valid)
+		return n->host_count;
+	for (int i = 0; i < n->nnodes; i++)
+		if (n->nodes[i].type == NET_CA && net_first_port(n, i) >= 0)
+			k++;
+	return k;
+}
+
+int net_host(const struct net *n, int k)
+{
+	if (k < 0)
+		return -1;
+	if (n->hosts_valid)
+		return k < n->host_count ? n->host_list[k] : -1;
+	for (int i = 0; i < n->nnodes; i++)
+		if (n->nodes[i].type == NET_CA && net_first_port(n, i) >= 0 && k-- == 0)
+			return i;
+	return -1;
+}
+
+int net_find_host(const struct net *n, const char *name)
+{
+	int i = hash_lookup(n, n->didx, n->didx_cap, key_desc, name);
+	char *end;
+	long k;
+
+	if (i >= 0)
+		return i;
+	i = net_find(n, name);
+	if (i >= 0)
+		return i;
+	if (name[0] != '#' || name[1] < '0' || name[1] > '9')
+		return -1;
+	errno = 0;
+	k = strtol(name + 1, &end, 10);
+	if (*end || errno || k > 0x7fffffff)
+		return -1;
+	return net_host(n, (int)k);
+}
+
+/* ---- cables ------------------------------------------------------------ */
+
+static const char *loc_file(const struct net_port *p, char *buf, unsigned len)
+{
+	if (p->file && p->line)
+		snprintf(buf, len, " (%s:%d)", p->file, p->line);
+	else if (p->line)
+		snprintf(buf, len, " (line %d)", p->line);
+	else
+		buf[0] = 0;
+	return buf;
+}
+
+int net_connect_at(struct net *n, int a, int pa, int b, int pb,
+		   const char *file, int line, int col, struct sim_diag *d)
+{
+	struct net_port *x, *y;
+	char where[300];
+
+	if (a < 0 || a >= n->nnodes || b < 0 || b >= n->nnodes)
+		return sim_diag_set(d, file, line, col, "no such node");
+	if (!file)
+		file = n->nodes[a].file;
+	if (pa < 1 || pa > n->nodes[a].nports)
+		return sim_diag_set(d, file, line, col,
+				    "port %d out of range 1..%d for \"%s\"", pa,
+				    n->nodes[a].nports, n->nodes[a].id);
+	if (pb < 1 || pb > n->nodes[b].nports)
+		return sim_diag_set(d, file, line, col,
+				    "remote port %d out of range 1..%d for \"%s\"",
+				    pb, n->nodes[b].nports, n->nodes[b].id);
+	if (a == b && pa == pb)
+		return sim_diag_set(d, file, line, col,
+				    "port %d of \"%s\" is cabled to itself", pa,
+				    n->nodes[a].id);
+	x = &n->nodes[a].ports[pa];
+	y = &n->nodes[b].ports[pb];
+	/* The same cable seen from its other end (ibnetdiscover lists both). */
+	if (x->remote_node == b && x->remote_port == pb &&
+	    y->remote_node == a && y->remote_port == pa)
+		return 0;
+	if (x->remote_node >= 0)
+		return sim_diag_set(d, file, line, col,
+				    "conflicting link: \"%s\"[%d] is already connected to \"%s\"[%d]%s, not \"%s\"[%d]",
+				    n->nodes[a].id, pa,
+				    n->nodes[x->remote_node].id, x->remote_port,
+				    loc_file(x, where, sizeof(where)),
+				    n->nodes[b].id, pb);
+	if (y->remote_node >= 0)
+		return sim_diag_set(d, file, line, col,
+				    "conflicting link: \"%s\"[%d] is already connected to \"%s\"[%d]%s, not \"%s\"[%d]",
+				    n->nodes[b].id, pb,
+				    n->nodes[y->remote_node].id, y->remote_port,
+				    loc_file(y, where, sizeof(where)),
+				    n->nodes[a].id, pa);
+	x->remote_node = b;
+	x->remote_port = pb;
+	x->line = line;
+	x->file = file;
+	y->remote_node = a;
+	y->remote_port = pa;
+	y->line = line;
+	y->file = file;
+	n->hosts_valid = false;
+	return 0;
+}
+
+int net_connect(struct net *n, int a, int pa, int b, int pb, int line,
+		struct sim_diag *d)
+{
+	return net_connect_at(n, a, pa, b, pb, NULL, line, 0, d);
+}
+
+void net_set_link_rate(struct net *n, int node, int port, uint8_t lanes,
+		       uint8_t speed)
+{
+	struct net_port *p;
+
+	if (node < 0 || node >= n->nnodes || port < 0 || port > n->nodes[node].nports)
+		return;
+	p = &n->nodes[node].ports[port];
+	p->lanes = lanes;
+	p->speed = speed;
+	if (p->remote_node >= 0) {
+		struct net_port *r = &n->nodes[p->remote_node].ports[p->remote_port];
+
+		r->lanes = lanes;
+		r->speed = speed;
+	}
+}
+
+int net_refer(struct net *n, int node, int port, const char *remote_id,
+	      int remote_port, uint8_t lanes, uint8_t speed,
+	      const char *file, int line, int col, struct sim_diag *d)
+{
+	struct net_ref *r;
+
+	if (n->nrefs == n->refs_cap) {
+		int ncap = n->refs_cap ? n->refs_cap * 2 : 128;
+		struct net_ref *nr = realloc(n->refs, sizeof(*nr) * ncap);
+
+		if (!nr)
+			return sim_diag_set(d, file, line, col, "out of memory");
+		n->refs = nr;
+		n->refs_cap = ncap;
+	}
+	r = &n->refs[n->nrefs];
+	r->remote_id = strdup(remote_id);
+	if (!r->remote_id)
+		return sim_diag_set(d, file, line, col, "out of memory");
+	r->node = node;
+	r->port = port;
+	r->remote_port = remote_port;
+	r->lanes = lanes;
+	r->speed = speed;
+	r->file = file;
+	r->line = line;
+	r->col = col;
+	n->nrefs++;
+	return 0;
+}
+
+/*
+ * A rate stated on one end's line applies to the cable. If the two ends both
+ * state one, they must agree: a 4x cable cannot be 12x from the other side.
+ */
+static int merge_rate(struct net *n, const struct net_ref *r, int b, int pb,
+		      struct sim_diag *d)
+{
+	struct net_port *x = &n->nodes[r->node].ports[r->port];
+	struct net_port *y = &n->nodes[b].ports[pb];
+	const char *prev_file = x->file;
+	int prev_line = x->line;
+
+	/* x->file/line name the line that first declared this cable; if that
+	 * is this very line, the other end's declaration is the one to blame. */
+	if (r->lanes && x->lanes && x->lanes != r->lanes)
+		return sim_diag_set(d, r->file, r->line, r->col,
+				    "link width %ux disagrees with %ux stated for the other end (%s:%d)",
+				    r->lanes, x->lanes, prev_file ? prev_file : "?",
+				    prev_line);
+	if (r->speed && x->speed && x->speed != r->speed)
+		return sim_diag_set(d, r->file, r->line, r->col,
+				    "link speed %s disagrees with %s stated for the other end (%s:%d)",
+				    link_speed_info(r->speed)->name,
+				    link_speed_info(x->speed)->name,
+				    prev_file ? prev_file : "?", prev_line);
+	if (r->lanes)
+		x->lanes = y->lanes = r->lanes;
+	if (r->speed)
+		x->speed = y->speed = r->speed;
+	return 0;
+}
+
+int net_validate(struct net *n, struct sim_diag *d)
+{
+	int rc = 0;
+
+	for (int i = 0; i < n->nrefs && !rc; i++) {
+		const struct net_ref *r = &n->refs[i];
+		int b = net_find(n, r->remote_id);
+
+		if (b < 0) {
+			rc = sim_diag_set(d, r->file, r->line, r->col,
+					  "link to undeclared node \"%s\"",
+					  r->remote_id);
+			break;
+		}
+		if (r->remote_port < 1 || r->remote_port > n->nodes[b].nports) {
+			rc = sim_diag_set(d, r->file, r->line, r->col,
+					  "remote port %d out of range 1..%d for \"%s\" (declared at %s:%d)",
+					  r->remote_port, n->nodes[b].nports,
+					  r->remote_id,
+					  n->nodes[b].file ? n->nodes[b].file : "?",
+					  n->nodes[b].line);
+			break;
+		}
+		rc = net_connect_at(n, r->node, r->port, b, r->remote_port,
+				    r->file, r->line, r->col, d);
+		if (!rc)
+			rc = merge_rate(n, r, b, r->remote_port, d);
+	}
+	for (int i = 0; i < n->nrefs; i++)
+		free(n->refs[i].remote_id);
+	n->nrefs = 0;
+	if (rc)
+		return rc;
+
+	/* Whoever built the graph without refs must still have kept it sane. */
+	for (int i = 0; i < n->nnodes; i++) {
+		const struct net_node *nd = &n->nodes[i];
+
+		for (int p = 1; p <= nd->nports; p++) {
+			const struct net_port *x = &nd->ports[p];
+			const struct net_port *y;
+
+			if (x->remote_node < 0)
+				continue;
+			if (x->remote_node >= n->nnodes || x->remote_port < 1 ||
+			    x->remote_port > n->nodes[x->remote_node].nports)
+				return sim_diag_set(d, nd->file, x->line, 0,
+						    "\"%s\"[%d]: remote port out of range",
+						    nd->id, p);
+			y = &n->nodes[x->remote_node].ports[x->remote_port];
+			if (y->remote_node != i || y->remote_port != p)
+				return sim_diag_set(d, nd->file, x->line, 0,
+						    "\"%s\"[%d]: link recorded on one end only",
+						    nd->id, p);
+		}
+	}
+	hosts_rebuild(n);
+	return 0;
+}
+
+/* ---- LIDs -------------------------------------------------------------- */
+
+static bool needs_lid(const struct net_node *nd, int p)
+{
+	return nd->type != NET_SWITCH && nd->ports[p].remote_node >= 0;
+}
+
+/* Are the LIDs the file gave complete, unicast and unique? */
+static bool file_lids_usable(const struct net *n, uint16_t *max)
+{
+	uint8_t *seen = calloc(NET_LID_UCAST_MAX + 1, 1);
+	bool ok = true;
+	int count = 0;
+
+	if (!seen)
+		return false;
+	*max = 0;
+	for (int i = 0; i < n->nnodes && ok; i++) {
+		const struct net_node *nd = &n->nodes[i];
+
+		for (int p = 0; p <= nd->nports && ok; p++) {
+			uint16_t lid;
+
+			if (nd->type == NET_SWITCH ? p != 0 : !needs_lid(nd, p))
+				continue;
+			lid = nd->type == NET_SWITCH ? nd->lid : nd->ports[p].lid;
+			if (lid == 0 || lid > NET_LID_UCAST_MAX || seen[lid]) {
+				ok = false;
+				break;
+			}
+			seen[lid] = 1;
+			count++;
+			if (lid > *max)
+				*max = lid;
+		}
+	}
+	free(seen);
+	return ok && count > 0;
+}
+
+int net_assign_lids(struct net *n, struct sim_diag *d)
+{
+	uint16_t max = 0;
+	bool keep = file_lids_usable(n, &max);
+
+	free_lids(n);
+	if (!keep) {
+		uint32_t next = 1;
+
+		for (int i = 0; i < n->nnodes; i++) {
+			struct net_node *nd = &n->nodes[i];
+
+			for (int p = 0; p <= nd->nports; p++) {
+				uint16_t *lid;
+
+				if (nd->type == NET_SWITCH) {
+					if (p)
+						continue;
+					lid = &nd->lid;
+				} else {
+					lid = &nd->ports[p].lid;
+					if (!needs_lid(nd, p)) {
+						*lid = 0;
+						continue;
+					}
+				}
+				if (next > NET_LID_UCAST_MAX)
+					return sim_diag_set(d, NULL, 0, 0,
+							    "too many endpoints: more than %d unicast LIDs needed",
+							    NET_LID_UCAST_MAX);
+				*lid = (uint16_t)next++;
+			}
+			nd->lmc = 0;
+		}
+		max = (uint16_t)(next - 1);
+	}
+	n->lid_node = malloc(sizeof(*n->lid_node) * ((size_t)max + 1));
+	n->lid_port = malloc((size_t)max + 1);
+	if (!n->lid_node || !n->lid_port) {
+		free_lids(n);
+		return sim_diag_set(d, NULL, 0, 0, "out of memory");
+	}
+	for (uint32_t l = 0; l <= max; l++) {
+		n->lid_node[l] = -1;
+		n->lid_port[l] = 0;
+	}
+	for (int i = 0; i < n->nnodes; i++) {
+		const struct net_node *nd = &n->nodes[i];
+
+		if (nd->type == NET_SWITCH) {
+			n->lid_node[nd->lid] = i;
+			n->lid_port[nd->lid] = 0;
+			continue;
+		}
+		for (int p = 1; p <= nd->nports; p++) {
+			if (!needs_lid(nd, p))
+				continue;
+			n->lid_node[nd->ports[p].lid] = i;
+			n->lid_port[nd->ports[p].lid] = (uint8_t)p;
+		}
+	}
+	n->max_lid = max;
+	return 0;
+}
+
+uint16_t net_lid_of(const struct net *n, int node, int port)
+{
+	const struct net_node *nd;
+
+	if (node < 0 || node >= n->nnodes)
+		return 0;
+	nd = &n->nodes[node];
+	if (nd->type == NET_SWITCH)
+		return nd->lid;
+	if (port < 1 || port > nd->nports)
+		return 0;
+	return nd->ports[port].lid;
+}
+
+/* ---- counts ------------------------------------------------------------ */
+
+int net_count(const struct net *n, enum net_node_type type)
+{
+	int k = 0;
+
+	for (int i = 0; i < n->nnodes; i++)
+		k += n->nodes[i].type == type;
+	return k;
+}
+
+int net_nlinks(const struct net *n)
+{
+	int k = 0;
+
+	/* Each cable is seen from both ends; count it at its smaller end. */
+	for (int i = 0; i < n->nnodes; i++) {
+		const struct net_node *nd = &n->nodes[i];
+
+		for (int p = 1; p <= nd->nports; p++) {
+			int r = nd->ports[p].remote_node;
+
+			if (r > i || (r == i && nd->ports[p].remote_port > p))
+				k++;
+		}
+	}
+	return k;
+}

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * net.h - the fabric graph: nodes (switches, channel adapters, routers), their
+ * physical ports, the cables between them, and what the subnet manager
+ * assigns (LIDs, linear forwarding tables).
+ *
+ * This is the neutral description that topology parsers and generators fill
+ * (topologies/) and the simulation builder instantiates (models/fabric/). It
+ * mirrors what ibnetdiscover reports: a switch has ports 1..N plus management
+ * port 0 and one LID (IBA 14.2.5.1, base port 0); a CA has ports 1..N, each
+ * with its own LID. Port indexes in `ports[]` are the IB port numbers, so
+ * ports[0] exists for every node and is only meaningful for switches.
+ */
+#ifndef IBFAB_NET_H
+#define IBFAB_NET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "models/link/link.h"
+#include "sim/sim_diag.h"
+
+enum net_node_type { NET_SWITCH, NET_CA, NET_ROUTER };
+
+#define NET_MAX_PORTS 254	/* IBA: NumPorts is 8 bits, port 255 reserved */
+#define NET_LID_UCAST_MAX 0xbfff	/* unicast LIDs 0x0001..0xbfff (IBA 4.1.3) */
+
+struct net_port {
+	int remote_node;	/* -1: not connected */
+	int remote_port;
+	uint8_t lanes;		/* 0: not given in the file */
+	uint8_t speed;		/* enum link_speed; LINK_SPEED_NONE: not given */
+	double cable_m;		/* < 0: not given (preset's cable length) */
+	uint64_t guid;		/* port GUID (CA ports); 0 if unknown */
+	uint16_t lid;		/* CA ports: own LID; switches: 0 (use node lid) */
+	int line;		/* line in the source file that declared it (0: none) */
+	const char *file;	/* ... and that file (points into net->files; NULL: none) */
+};
+
+struct net_node {
+	enum net_node_type type;
+	int nports;
+	char *id;		/* unique id: "S-0000000000200007" or "Switch1" */
+	char *desc;		/* node description ("Leaf3"); id when none given */
+	uint64_t guid;		/* node GUID; 0 if unknown */
+	uint16_t lid;		/* switches: the switch's LID (port 0) */
+	uint8_t lmc;
+	struct net_port *ports;	/* nports + 1 entries, index = port number */
+	uint8_t *lft;		/* switches: out port per LID, 0..lft_len-1; 255 = none */
+	uint32_t lft_len;
+	int line;		/* line of the node header in its file */
+	const char *file;	/* file that declared it (points into net->files) */
+};
+
+/*
+ * A cable named in a file, not yet resolved: ibsim net files may name a node
+ * that is declared further down, so parsers record references and
+ * net_validate() resolves them once the whole file (and its includes) is read.
+ */
+struct net_ref {
+	int node, port;		/* the end that declared it */
+	char *remote_id;
+	int remote_port;
+	uint8_t lanes, speed;	/* rate stated on that line (0 / NONE: none) */
+	const char *file;
+	int line, col;		/* col: where the remote id starts */
+};
+
+struct net {
+	struct net_node *nodes;
+	int nnodes, cap;
+	char **files;		/* every file read (includes), owned */
+	int nfiles;
+	uint16_t max_lid;	/* highest LID assigned */
+	/* LID -> (node, port); filled by net_assign_lids() */
+	int *lid_node;
+	uint8_t *lid_port;
+	/* hash of node ids for lookup while parsing */
+	int *idx;
+	uint32_t idx_cap;
+	/* hash of node descriptions (first node with a description wins) */
+	int *didx;
+	uint32_t didx_cap;
+	/* references waiting for net_validate() */
+	struct net_ref *refs;
+	int nrefs, refs_cap;
+	/* hosts (CAs with a connected port) in file order; rebuilt lazily */
+	int *host_list;
+	int host_count;
+	bool hosts_valid;
+};
+
+void net_init(struct net *n);
+void net_free(struct net *n);
+
+/* Add a node; id must be unique. Returns its index or -1 (diag filled). */
+int net_add_node(struct net *n, enum net_node_type type, int nports,
+		 const char *id, const char *desc, struct sim_diag *d);
+int net_find(const struct net *n, const char *id);
+/*
+ * Find an endpoint: by node description (exact), else by id, else "#k" for
+ * the k-th host (net_host(k)). Returns the node index or -1.
+ */
+int net_find_host(const struct net *n, const char *name);
+/* Number of CA nodes with at least one connected port ("hosts"), and the k-th. */
+int net_nhosts(const struct net *n);
+int net_host(const struct net *n, int k);
+/* First connected port of a node, or -1. */
+int net_first_port(const struct net *n, int node);
+
+/*
+ * Connect (a, pa) <-> (b, pb). Both sides are recorded. A link declared from
+ * both ends must agree; a port may not be connected twice to different peers
+ * (diag names the conflicting line).
+ */
+int net_connect(struct net *n, int a, int pa, int b, int pb, int line,
+		struct sim_diag *d);
+/* After parsing: every declared remote must exist, ports in range. */
+int net_validate(struct net *n, struct sim_diag *d);
+
+/* net_connect() with the location to blame (file NULL: node a's file; col 0: none). */
+int net_connect_at(struct net *n, int a, int pa, int b, int pb,
+		   const char *file, int line, int col, struct sim_diag *d);
+/*
+ * Record "(node, port) is cabled to remote_id[remote_port]" for
+ * net_validate() to resolve; lanes/speed: the rate that line states, if any.
+ */
+int net_refer(struct net *n, int node, int port, const char *remote_id,
+	      int remote_port, uint8_t lanes, uint8_t speed,
+	      const char *file, int line, int col, struct sim_diag *d);
+/* Set the rate of the cable at (node, port) on both of its ends. */
+void net_set_link_rate(struct net *n, int node, int port, uint8_t lanes,
+		       uint8_t speed);
+/* Remember a file name; returns the copy nodes and ports point to (NULL: no memory). */
+const char *net_add_file(struct net *n, const char *path);
+
+/*
+ * LID assignment in file order: switches get one LID, each connected CA (or
+ * router) port one, from 1. Exception: when the file gave every one of those
+ * a LID (ibnetdiscover prints them) and they are all unicast and unique, they
+ * are kept, so a user's real LIDs show up. LMC is treated as 0.
+ */
+int net_assign_lids(struct net *n, struct sim_diag *d);
+/* LID of (node, port): switch -> node lid, CA -> port lid. */
+uint16_t net_lid_of(const struct net *n, int node, int port);
+
+/* Counts for reports and tests. */
+int net_count(const struct net *n, enum net_node_type type);
+int net_nlinks(const struct net *n);
+
+#endif

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sm.h - the subnet manager: LID assignment and unicast routing.
+ *
+ * The SM's output is what a real SM writes into every switch: the
+ * LinearForwardingTable (IBA vol. 1 §14.2.5.10), one output port per
+ * destination LID, 255 meaning "no route" (the LFT's invalid port), and port
+ * 0 for the switch's own LID (its management port). The tables live in
+ * struct net_node (lft, lft_len = max_lid + 1).
+ *
+ * Engines: minhop (OpenSM's default): each switch sends every LID over a
+ * port on a shortest path, balancing among the equal-hop ports by the number
+ * of destination LIDs already routed through each. Later: updn, ftree, dor.
+ */
+#ifndef IBFAB_SM_H
+#define IBFAB_SM_H
+
+#include <stdint.h>
+
+#include "models/net/net.h"
+#include "sim/sim_diag.h"
+
+#define SM_NO_ROUTE 255		/* LFT entry: drop (IBA 14.2.5.10) */
+
+/*
+ * Assign LIDs (net_assign_lids) unless that was done, then fill every
+ * switch's LFT with min-hop routes. Deterministic: among the ports on a
+ * shortest path, the one with the fewest LIDs routed so far, ties to the
+ * lowest port number. Returns 0 or -1 (diag filled).
+ */
+int sm_route_minhop(struct net *n, struct sim_diag *d);
+
+/*
+ * Hop count (links) from switch sw_node to the port owning `lid` over any
+ * shortest path through switches, found by BFS (ignores the LFTs: use it to
+ * check them). 0 for the switch's own LID, -1 if unreachable or not a LID.
+ * O(nodes + links) per call.
+ */
+int sm_hops(const struct net *n, int sw_node, uint16_t lid);
+
+/*
+ * Follow the LFTs from CA src_ca (leaving by its first connected port) to
+ * dlid. Fills nodes[i] / ports[i] with every node visited and the port it
+ * was left by; the last entry is the destination with the port the packet
+ * arrived on (a CA) or 0 (a switch's own LID). Returns the number of
+ * entries (links crossed + 1), or -1 if there is no route, the route loops,
+ * or it needs more than `max` entries.
+ */
+int sm_path(const struct net *n, int src_ca, uint16_t dlid, int *nodes,
+	    int *ports, int max);
+
+#endif

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sw.c - an input-buffered IB switch with virtual cut-through.
+ *
+ * What it models (IBA vol. 1 ch. 18, switches):
+ *  - every input port keeps one FIFO per VL in its receive buffer; a packet
+ *    enters it once its head has crossed the switch pipeline
+ *    (switch.latency_ns, port to port) and its DLID has been looked up in the
+ *    linear forwarding table (IBA 18.2.4.3);
+ *  - only the head packet of each input VL competes for its output port, so
+ *    head-of-line blocking emerges: a head waiting for credits on a congested
+ *    output holds back everything behind it in that input VL, whatever their
+ *    destinations, while other VLs of the same input go on;
+ *  - an input sends one packet at a time through the crossbar (no input
+ *    speedup); its other heads compete again when that packet has gone;
+ *  - each output serves the VL that VL arbitration picks (ib_vlarb.c) and,
+ *    within a VL, the requesting inputs round-robin, skipping heads whose
+ *    blocks do not fit the output's credits;
+ *  - the SL-to-VL table is the same on every port (ib.sl2vl), so a packet
+ *    keeps its VL from hop to hop;
+ *  - a packet whose DLID has no route (LFT entry 255, or an unconnected
+ *    port) is discarded and counted, as IBA 18.2.4.3 requires.
+ * The input buffer space is released, and a credit update goes upstream,
+ * when the packet's last bit has left through the output.
+ */
+#include "models/fabric/fab_int.h"
+
+#include <stdlib.h>
+
+#include "sim/sim_log.h"
+
+static inline uint64_t *req_word(struct fab_node *n, int o, int v)
+{
+	return &n->req[((size_t)o * FAB_NVL + v) * n->req_words];
+}
+
+static void req_set(struct fab_node *n, int o, int v, int in)
+{
+	req_word(n, o, v)[in >> 6] |= 1ULL << (in & 63);
+	n->req_vls[o] |= (uint16_t)(1u << v);
+}
+
+static void req_clear(struct fab_node *n, int o, int v, int in)
+{
+	uint64_t *w = req_word(n, o, v);
+
+	w[in >> 6] &= ~(1ULL << (in & 63));
+	for (int i = 0; i < n->req_words; i++)
+		if (w[i])
+			return;
+	n->req_vls[o] &= (uint16_t)~(1u << v);
+}
+
+int sw_init(struct fab *f, struct fab_node *n)
+{
+	const struct net_node *nn = &f->net->nodes[n->idx];
+	size_t nout = (size_t)n->nports + 1;
+
+	n->lft = nn->lft;
+	n->lft_len = nn->lft ? nn->lft_len : 0;
+	n->req_words = (n->nports + 1 + 63) / 64;
+	n->req = calloc(nout * FAB_NVL * n->req_words, sizeof(*n->req));
+	n->req_vls = calloc(nout, sizeof(*n->req_vls));
+	n->rr = calloc(nout * FAB_NVL, sizeof(*n->rr));
+	return n->req && n->req_vls && n->rr ? 0 : -1;
+}
+
+void sw_fini(struct fab_node *n)
+{
+	free(n->req);
+	free(n->req_vls);
+	free(n->rr);
+}
+
+/* The input's head packets (one per VL) ask for their outputs. */
+static void input_request(struct fab_port *in, struct fab_port *except)
+{
+	struct fab *f = in->fab;
+	struct fab_node *n = in->node;
+
+	for (int v = 0; v < FAB_NVL; v++) {
+		if (!in->inq[v].len)
+			continue;
+		struct ib_pkt *p = fab_pkt(f, in->inq[v].head);
+		struct fab_port *out = n->ports[p->out_port];
+
+		req_set(n, p->out_port, v, in->port_no);
+		if (out != except)
+			ib_port_kick(out);
+	}
+}
+
+static void drop(struct fab_port *in, uint32_t idx, const char *why)
+{
+	struct fab *f = in->fab;
+	struct ib_pkt *p = fab_pkt(f, idx);
+
+	SIM_LOG(SIM_LOG_SWITCH, f->eng.now, "node %d port %u drops dlid %u: %s",
+		in->node->idx, in->port_no, p->dlid, why);
+	in->info.vl[p->vl].xmit_discards++;
+	f->tot.drops++;
+	ib_port_rx_free(in, p->vl, p->blocks);
+	sim_pool_put(&f->pkts, idx);
+}
+
+void sw_receive(struct fab_port *in, uint32_t idx)
+{
+	struct fab *f = in->fab;
+	struct fab_node *n = in->node;
+	struct ib_pkt *p = fab_pkt(f, idx);
+	uint8_t out;
+
+	if (p->dlid >= n->lft_len || (out = n->lft[p->dlid]) == 255 ||
+	    out > n->nports) {
+		drop(in, idx, "no route in the LFT");
+		return;
+	}
+	if (out == 0 || !n->ports[out] || out == in->port_no) {
+		/* Port 0 is the switch itself; there is no management agent in
+		 * this model. Sending back out of the input port is legal in IB
+		 * but only a broken LFT would do it for a CA's LID. */
+		drop(in, idx, out == 0 ? "addressed to the switch" :
+			      out == in->port_no ? "LFT points back to the input" :
+			      "LFT points to an unconnected port");
+		return;
+	}
+	p->in_port = in->port_no;
+	p->out_port = out;
+	fab_pq_push(f, &in->inq[p->vl], idx);
+	SIM_LOG(SIM_LOG_SWITCH, f->eng.now, "node %d in %u vl %u dlid %u -> out %u (queue %u)",
+		n->idx, in->port_no, p->vl, p->dlid, out, in->inq[p->vl].len);
+	if (in->inq[p->vl].len == 1 && !in->in_busy) {
+		req_set(n, out, p->vl, in->port_no);
+		ib_port_kick(n->ports[out]);
+	}
+}
+
+/*
+ * The first requesting input, in round-robin order after `after`, whose head
+ * packet fits the output's credits on VL v; -1 if none. Two passes over the
+ * bitset: inputs above `after`, then from 0 up to it.
+ */
+static int rr_pick(struct fab_port *out, const uint64_t *w, int words, int after,
+		   uint8_t v)
+{
+	struct fab *f = out->fab;
+	struct fab_node *n = out->node;
+	int nbits = words * 64, s = (after + 1) % nbits;
+
+	for (int pass = 0; pass < 2; pass++) {
+		int lo = pass ? 0 : s, hi = pass ? s : nbits;
+
+		for (int wi = lo >> 6; wi * 64 < hi; wi++) {
+			uint64_t word = w[wi];
+
+			if (wi == lo >> 6)
+				word &= ~0ULL << (lo & 63);
+			if (hi < wi * 64 + 64)
+				word &= (1ULL << (hi & 63)) - 1;
+			for (; word; word &= word - 1) {
+				int i = wi * 64 + __builtin_ctzll(word);
+				uint32_t idx = n->ports[i]->inq[v].head;
+
+				if (ib_port_fits(out, v, fab_pkt(f, idx)->blocks))
+					return i;
+			}
+		}
+	}
+	return -1;
+}
+
+uint16_t sw_candidates(struct fab_port *out, uint32_t cand[FAB_NVL], uint16_t *has_data)
+{
+	struct fab_node *n = out->node;
+	int o = out->port_no;
+	uint16_t ready = 0, vls = n->req_vls[o];
+
+	*has_data = vls;
+	for (uint16_t m = vls; m; m &= m - 1) {
+		int v = __builtin_ctz(m);
+		int i = rr_pick(out, req_word(n, o, v), n->req_words,
+				n->rr[o * FAB_NVL + v], (uint8_t)v);
+
+		if (i >= 0) {
+			cand[v] = n->ports[i]->inq[v].head;
+			ready |= (uint16_t)(1u << v);
+		}
+	}
+	return ready;
+}
+
+void sw_take(struct fab_port *out, uint32_t idx)
+{
+	struct fab *f = out->fab;
+	struct fab_node *n = out->node;
+	struct ib_pkt *p = fab_pkt(f, idx);
+	struct fab_port *in = n->ports[p->in_port];
+
+	/* The input is busy feeding this output: withdraw all its heads. */
+	for (int v = 0; v < FAB_NVL; v++) {
+		if (!in->inq[v].len)
+			continue;
+		struct ib_pkt *h = fab_pkt(f, in->inq[v].head);
+
+		req_clear(n, h->out_port, v, in->port_no);
+	}
+	fab_pq_pop(f, &in->inq[p->vl]);
+	in->in_busy = true;
+	n->rr[out->port_no * FAB_NVL + p->vl] = p->in_port;
+	out->tx_src = in;
+	out->tx_src_vl = p->vl;
+	out->tx_src_blocks = p->blocks;
+}
+
+void sw_sent(struct fab_port *out)
+{
+	struct fab_port *in = out->tx_src;
+
+	ib_port_rx_free(in, out->tx_src_vl, out->tx_src_blocks);
+	in->in_busy = false;
+	input_request(in, out);
+}

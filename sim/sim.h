@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sim.h - the discrete-event engine: time, the future-event list, components.
+ *
+ * Time is an integer count of picoseconds (DESIGN.md §2): no floating-point
+ * time anywhere, so two runs with the same inputs order every event the same
+ * way. The future-event list is a 4-ary min-heap keyed by (time, sequence);
+ * the sequence number makes events at equal times fire in the order they
+ * were scheduled. An event is a 24-byte record naming a component (an index
+ * into the engine's handler table) and a 32-bit argument; it carries no
+ * pointer, so the heap stays compact and cache friendly.
+ *
+ * Components schedule per component, not per packet (a link schedules only
+ * the arrival of its head packet; a transmitter only its next "done"), which
+ * keeps the heap at O(ports) entries. Cancellation is lazy: a component puts
+ * a generation number in the argument and ignores stale events (sim_timer).
+ *
+ * The engine knows nothing about InfiniBand.
+ */
+#ifndef IBFAB_SIM_H
+#define IBFAB_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef uint64_t sim_time_t;		/* picoseconds */
+
+#define SIM_PS	((sim_time_t)1)
+#define SIM_NS	((sim_time_t)1000)
+#define SIM_US	((sim_time_t)1000000)
+#define SIM_MS	((sim_time_t)1000000000)
+#define SIM_S	((sim_time_t)1000000000000ULL)
+#define SIM_TIME_MAX UINT64_MAX
+
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+#define SIM_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+struct sim_engine;
+
+/* A component's event handler: arg is whatever the scheduler passed. */
+typedef void (*sim_handler_fn)(struct sim_engine *eng, void *ctx, uint32_t arg);
+
+struct sim_event {
+	sim_time_t time;
+	uint64_t seq;
+	uint32_t comp;
+	uint32_t arg;
+};
+
+struct sim_heap {
+	struct sim_event *ev;
+	size_t n, cap;
+};
+
+void sim_heap_init(struct sim_heap *h);
+void sim_heap_free(struct sim_heap *h);
+int sim_heap_push(struct sim_heap *h, const struct sim_event *e);
+/* Remove the smallest (time, seq) into *out; false when empty. */
+bool sim_heap_pop(struct sim_heap *h, struct sim_event *out);
+static inline const struct sim_event *sim_heap_top(const struct sim_heap *h)
+{
+	return h->n ? &h->ev[0] : NULL;
+}
+
+struct sim_component {
+	sim_handler_fn fn;
+	void *ctx;
+	const char *name;
+};
+
+struct sim_engine {
+	struct sim_heap heap;
+	sim_time_t now;
+	uint64_t seq;
+	uint64_t events;		/* events dispatched so far */
+	size_t heap_high;		/* largest heap size seen */
+	struct sim_component *comps;
+	uint32_t ncomps, comps_cap;
+	bool stop;
+	/* Optional hook called after every event (invariant checkers in tests). */
+	void (*after_event)(struct sim_engine *eng, void *ctx);
+	void *after_event_ctx;
+};
+
+int sim_init(struct sim_engine *eng);
+void sim_fini(struct sim_engine *eng);
+
+/* Register a component; returns its id (>= 0) or -1 on allocation failure. */
+int sim_register(struct sim_engine *eng, sim_handler_fn fn, void *ctx,
+		 const char *name);
+
+/* Schedule comp's handler at absolute time t (t >= now). Returns 0 or -1. */
+int sim_schedule_at(struct sim_engine *eng, sim_time_t t, uint32_t comp,
+		    uint32_t arg);
+static inline int sim_schedule_in(struct sim_engine *eng, sim_time_t dt,
+				  uint32_t comp, uint32_t arg)
+{
+	/* Saturate: a huge dt means "never", not a wrap into the past. */
+	sim_time_t t = dt > SIM_TIME_MAX - eng->now ? SIM_TIME_MAX : eng->now + dt;
+
+	return sim_schedule_at(eng, t, comp, arg);
+}
+
+/* Dispatch one event; false when the list is empty. */
+bool sim_step(struct sim_engine *eng);
+/* Run until the list is empty or sim_stop() was called. */
+void sim_run(struct sim_engine *eng);
+/*
+ * Run every event with time <= t, then set now = t (if t is later). Used by
+ * drivers that feed external events (the verbs daemon): they advance the
+ * clock to a point, inject, and advance again.
+ */
+void sim_run_until(struct sim_engine *eng, sim_time_t t);
+static inline void sim_stop(struct sim_engine *eng) { eng->stop = true; }
+static inline sim_time_t sim_now(const struct sim_engine *eng) { return eng->now; }
+static inline size_t sim_pending(const struct sim_engine *eng) { return eng->heap.n; }
+
+/*
+ * A cancellable one-shot timer built on lazy cancellation: arming bumps the
+ * generation and schedules an event carrying (gen << 8 | tag); a stale event
+ * fires, sim_timer_fire() sees the old generation and tells the handler to
+ * ignore it. The low 8 bits of arg are the caller's tag.
+ */
+struct sim_timer {
+	uint32_t gen;		/* 24 bits used */
+	bool armed;
+	sim_time_t when;
+};
+
+int sim_timer_arm(struct sim_engine *eng, struct sim_timer *t, sim_time_t when,
+		  uint32_t comp, uint8_t tag);
+static inline void sim_timer_cancel(struct sim_timer *t)
+{
+	t->armed = false;
+	t->gen = (t->gen + 1) & 0xffffff;
+}
+/* True if the event with this arg is the live expiry of t (and disarms t). */
+bool sim_timer_fire(struct sim_timer *t, uint32_t arg);
+
+#endif

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sim_parse.h - strict parsers for the values users type: integers, reals,
+ * sizes with units, times with units, booleans.
+ *
+ * Every parser takes the whole string: no leading or trailing blanks, no
+ * trailing junk, no sign on unsigned values, no silent wrap on overflow.
+ * Each returns 0 and stores the value, or -1 with a one-line message in the
+ * caller's buffer (the caller prefixes the key or file position). The
+ * message quotes the offending text, e.g. "expected a size such as 4096,
+ * 64KiB or 1MB, got '12XB'".
+ */
+#ifndef IBFAB_SIM_PARSE_H
+#define IBFAB_SIM_PARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/sim.h"
+
+/* Decimal ("4096") or hex ("0x1000") unsigned integer, at most `max`. */
+int sim_parse_uint(const char *s, uint64_t max, uint64_t *out, char *err, size_t errlen);
+static inline int sim_parse_u64(const char *s, uint64_t *out, char *err, size_t errlen)
+{
+	return sim_parse_uint(s, UINT64_MAX, out, err, errlen);
+}
+
+/* A finite real ("2.5", "1e3", "-0.5"); NaN and infinities are refused. */
+int sim_parse_double(const char *s, double *out, char *err, size_t errlen);
+
+/*
+ * A size in bytes. A bare number is bytes. Units: B; KB MB GB TB (powers of
+ * 1000); KiB MiB GiB TiB (powers of 1024); K M G T alone mean KiB MiB GiB
+ * TiB, as perftest's -s and most HPC tools read them. The prefix letter and
+ * the 'i' may be either case, but the B must be upper case: "Kb" reads as
+ * kilobits and is refused rather than guessed. A decimal fraction is allowed
+ * when the result is a whole number of bytes ("1.5KiB" = 1536).
+ */
+int sim_parse_size(const char *s, uint64_t *bytes, char *err, size_t errlen);
+
+/*
+ * A time into picoseconds: a number followed by ps, ns, us, ms or s
+ * ("1.5us" = 1500000). A bare number is refused ("expected a unit"), except
+ * 0, which means the same in every unit. Fractions must come to whole ps.
+ */
+int sim_parse_time_ps(const char *s, sim_time_t *ps, char *err, size_t errlen);
+
+/* on/off, true/false, yes/no, 1/0 (case-insensitive). */
+int sim_parse_bool(const char *s, bool *out, char *err, size_t errlen);
+
+/*
+ * Format bytes in the largest binary unit that divides them exactly
+ * ("32KiB", "4096B" -> "4KiB", "1000B"), so the text parses back to the
+ * same number with sim_parse_size().
+ */
+const char *sim_fmt_size(uint64_t bytes, char *buf, size_t len);
+
+#endif

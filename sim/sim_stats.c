@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/* sim_stats.c - see sim_stats.h. */
+#include "sim/sim_stats.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void sim_hist_init(struct sim_hist *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->min = UINT64_MAX;
+}
+
+/*
+ * Nearest rank: the smallest r with r/n >= q. q*n in floating point can land
+ * just above an integer it equals in decimal (0.07 * 100 = 7.000000000000001),
+ * which ceil() would turn into the next rank; shave a few ulps off first.
+ */
+static uint64_t nearest_rank(double q, uint64_t n)
+{
+	double x = q * (double)n;
+	uint64_t rank;
+
+	if (!(x > 0))			/* q <= 0, or NaN */
+		return 1;
+	if (x >= (double)n)
+		return n;
+	rank = (uint64_t)ceil(x - x * 4 * DBL_EPSILON);
+	return rank < 1 ? 1 : rank > n ? n : rank;
+}
+
+static unsigned hist_index(uint64_t v)
+{
+	if (v < SIM_HIST_SUB)
+		return (unsigned)v;
+	unsigned msb = 63 - (unsigned)__builtin_clzll(v);	/* >= 4 */
+	unsigned sub = (unsigned)(v >> (msb - 4)) & (SIM_HIST_SUB - 1);
+
+	return (msb - 3) * SIM_HIST_SUB + sub;
+}
+
+static uint64_t hist_lower(unsigned idx)
+{
+	if (idx < SIM_HIST_SUB)
+		return idx;
+	unsigned msb = idx / SIM_HIST_SUB + 3, sub = idx % SIM_HIST_SUB;
+
+	return ((uint64_t)(SIM_HIST_SUB + sub)) << (msb - 4);
+}
+
+void sim_hist_add(struct sim_hist *h, uint64_t v)
+{
+	h->count++;
+	h->sum += v;
+	if (v < h->min)
+		h->min = v;
+	if (v > h->max)
+		h->max = v;
+	h->bucket[hist_index(v)]++;
+}
+
+uint64_t sim_hist_quantile(const struct sim_hist *h, double q)
+{
+	if (!h->count)
+		return 0;
+	uint64_t rank = nearest_rank(q, h->count), acc = 0;
+
+	for (unsigned i = 0; i < SIM_HIST_BUCKETS; i++) {
+		acc += h->bucket[i];
+		if (acc >= rank) {
+			uint64_t lo = hist_lower(i);
+
+			return lo < h->min ? h->min : lo > h->max ? h->max : lo;
+		}
+	}
+	return h->max;
+}
+
+void sim_samples_init(struct sim_samples *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void sim_samples_fini(struct sim_samples *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+int sim_samples_add(struct sim_samples *s, uint64_t v)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		uint64_t *nv = realloc(s->v, cap * sizeof(*nv));
+
+		if (!nv)
+			return -1;
+		s->v = nv;
+		s->cap = cap;
+	}
+	s->v[s->n++] = v;
+	s->sorted = 0;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+uint64_t sim_samples_quantile(struct sim_samples *s, double q)
+{
+	if (!s->n)
+		return 0;
+	if (!s->sorted) {
+		qsort(s->v, s->n, sizeof(*s->v), cmp_u64);
+		s->sorted = 1;
+	}
+	return s->v[nearest_rank(q, s->n) - 1];
+}

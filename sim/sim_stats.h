@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sim_stats.h - counters, histograms and sample sets.
+ *
+ * Counters are plain uint64_t fields in the models (named as IB's PMA names
+ * them where one exists). sim_hist is a log-linear histogram (16 linear
+ * sub-buckets per power of two, relative error <= 1/16) for values too many
+ * to keep, e.g. per-packet latencies; sim_samples keeps every value for exact
+ * percentiles where the count is modest (per-message completion times).
+ */
+#ifndef IBFAB_SIM_STATS_H
+#define IBFAB_SIM_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SIM_HIST_SUB 16
+#define SIM_HIST_BUCKETS (64 * SIM_HIST_SUB)
+
+struct sim_hist {
+	uint64_t count, sum, min, max;
+	uint64_t bucket[SIM_HIST_BUCKETS];
+};
+
+void sim_hist_init(struct sim_hist *h);
+void sim_hist_add(struct sim_hist *h, uint64_t v);
+/* Value at quantile q in [0,1]: the lower bound of the bucket holding it,
+ * clamped to [min, max]. 0 when empty. */
+uint64_t sim_hist_quantile(const struct sim_hist *h, double q);
+
+struct sim_samples {
+	uint64_t *v;
+	size_t n, cap;
+	int sorted;
+};
+
+void sim_samples_init(struct sim_samples *s);
+void sim_samples_fini(struct sim_samples *s);
+int sim_samples_add(struct sim_samples *s, uint64_t v);
+/* Nearest-rank quantile (q=0.5 median, 0.99 p99); sorts on first call. */
+uint64_t sim_samples_quantile(struct sim_samples *s, double q);
+
+#endif

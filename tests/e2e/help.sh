@@ -1,0 +1,54 @@
+#!/bin/bash
+# help.sh - every command answers --help on stdout with status 0, and the
+# help names every option, so a new option cannot go undocumented.
+set -u
+: "${IBFAB:?IBFAB must name the ibfab binary}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# check "DESCRIPTION" WORD... -- ARGS...: exit 0, stdout mentions every WORD
+check() {
+	local words=() args
+	while [ "$1" != "--" ]; do words+=("$1"); shift; done
+	shift
+	if ! "$IBFAB" "$@" > "$tmp/out" 2> "$tmp/err"; then
+		fail "ibfab $*: non-zero exit"; cat "$tmp/err"; return
+	fi
+	for w in "${words[@]}"; do
+		grep -qF -- "$w" "$tmp/out" || fail "ibfab $*: help does not mention '$w'"
+	done
+	echo "ok:   ibfab $*"
+}
+
+check "usage: ibfab" run topo help version -- --help
+check "usage: ibfab" run topo -- -h
+check "usage: ibfab" run topo -- help
+RUN_OPTS=(--topo --traffic --preset --set --seed --json --csv --reproducible --quiet
+	  --help-params "usage: ibfab run" "SPEC" permutation incast pingpong alltoall
+	  "Examples" "links.csv" "flows.csv" "sim_time_ps" "PortXmitWait_ps")
+check "${RUN_OPTS[@]}" -- run --help
+check "${RUN_OPTS[@]}" -- help run
+check "${RUN_OPTS[@]}" -- run -h
+check ib.mtu ib.vls ib.buffer link.speed switch.latency_ns sim.sample_ns \
+      Presets sdr hdr ndr xdr -- run --help-params
+check "ibfab" -- version
+check "ibfab" -- --version
+check topo -- topo --help
+check topo -- help topo
+
+# the option list in the parser and the help agree: every --option the
+# parser reports as known is in the help (probe each with a missing value)
+for o in --topo --traffic --preset --set --seed --json --csv; do
+	"$IBFAB" run "$o" > /dev/null 2> "$tmp/err"
+	grep -q "needs a value" "$tmp/err" || fail "'$o' is not an option taking a value"
+done
+
+# no command at all: usage on stderr, status 2
+"$IBFAB" > "$tmp/out" 2> "$tmp/err"
+[ $? -eq 2 ] || fail "ibfab with no command: status is not 2"
+grep -q "usage: ibfab" "$tmp/err" || fail "ibfab with no command: no usage on stderr"
+
+echo "$fails failure(s)"
+[ $fails -eq 0 ]

@@ -1,0 +1,608 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_fabric.c - the IB data path against closed forms and invariants.
+ *
+ * Every expected value here is computed independently of the model, from
+ * the rates of reference/numbers.md and the header sizes of IBA ch. 9, in
+ * floating point: if the model's integer arithmetic, its cut-through timing
+ * or its credit loop were wrong, these would disagree.
+ *  - unloaded message time over 1 and 3 switches, HDR (PAM4 FEC coding) and
+ *    QDR (8b/10b), within 0.5%;
+ *  - a long stream at link rate x payload efficiency within 1%;
+ *  - 8-to-1 and 64-to-1 incast: no drops, the credit checker run after every
+ *    event, buffers never above their size, PortXmitWait at the senders;
+ *  - VL arbitration weights and LimitOfHighPriority shares within 2%;
+ *  - head-of-line blocking appears on a shared input VL and goes away when
+ *    the victim moves to another VL.
+ */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "models/fabric/fab.h"
+#include "models/ib/ib_pkt.h"
+#include "models/net/net.h"
+#include "models/sm/sm.h"
+#include "tests/unit/test_main.h"
+
+/* ---- small fabrics built by hand --------------------------------------- */
+
+static int add_node(struct net *n, enum net_node_type t, int ports, const char *name)
+{
+	struct sim_diag d;
+	int i = net_add_node(n, t, ports, name, name, &d);
+
+	CU_ASSERT_FATAL(i >= 0);
+	return i;
+}
+
+static void link2(struct net *n, int a, int pa, int b, int pb)
+{
+	struct sim_diag d;
+
+	CU_ASSERT_FATAL(net_connect(n, a, pa, b, pb, 0, &d) == 0);
+}
+
+static void route(struct net *n)
+{
+	struct sim_diag d;
+	char buf[1024];
+
+	if (sm_route_minhop(n, &d)) {
+		sim_diag_format(&d, buf, sizeof(buf));
+		fprintf(stderr, "route: %s\n", buf);
+	}
+	CU_ASSERT_FATAL(net_validate(n, &d) == 0);
+}
+
+/* h0 - sw0 - sw1 - ... - sw(k-1) - h1 */
+static void build_chain(struct net *n, int nsw, int *h0, int *h1)
+{
+	int sw[8];
+	char name[16];
+
+	net_init(n);
+	*h0 = add_node(n, NET_CA, 1, "h0");
+	*h1 = add_node(n, NET_CA, 1, "h1");
+	for (int i = 0; i < nsw; i++) {
+		snprintf(name, sizeof(name), "sw%d", i);
+		sw[i] = add_node(n, NET_SWITCH, 8, name);
+	}
+	link2(n, *h0, 1, sw[0], 1);
+	for (int i = 0; i + 1 < nsw; i++)
+		link2(n, sw[i], 2, sw[i + 1], 1);
+	link2(n, sw[nsw - 1], 2, *h1, 1);
+	route(n);
+}
+
+/* One switch with `nh` hosts h0..h(nh-1) on ports 1..nh. */
+static void build_star(struct net *n, int nh, int *hosts)
+{
+	char name[16];
+	int sw;
+
+	net_init(n);
+	sw = add_node(n, NET_SWITCH, nh, "sw0");
+	for (int i = 0; i < nh; i++) {
+		snprintf(name, sizeof(name), "h%d", i);
+		hosts[i] = add_node(n, NET_CA, 1, name);
+		link2(n, sw, i + 1, hosts[i], 1);
+	}
+	route(n);
+}
+
+static void params(struct fab_params *p, const char *preset)
+{
+	struct sim_diag d;
+
+	fab_params_default(p);
+	CU_ASSERT_FATAL(fab_params_preset(p, preset, &d) == 0);
+}
+
+static void add_msg(struct fab_msgs *m, int src, int dst, uint64_t bytes, uint32_t stream,
+		    uint8_t sl)
+{
+	struct fab_msg msg = { .src = (uint32_t)src, .dst = (uint32_t)dst, .bytes = bytes,
+			       .after = -1, .stream = stream, .sl = sl };
+
+	CU_ASSERT_FATAL(fab_msgs_add(m, &msg) == 0);
+}
+
+static struct fab *run(const struct net *n, const struct fab_params *p, struct fab_msgs *m)
+{
+	struct sim_diag d;
+	char buf[1024];
+	struct fab *f = fab_create(n, p, m, 1, &d);
+
+	if (!f) {
+		sim_diag_format(&d, buf, sizeof(buf));
+		fprintf(stderr, "fab_create: %s\n", buf);
+	}
+	CU_ASSERT_FATAL(f != NULL);
+	if (fab_run(f, &d)) {
+		sim_diag_format(&d, buf, sizeof(buf));
+		fprintf(stderr, "fab_run: %s\n", buf);
+		CU_FAIL("fab_run failed");
+	}
+	return f;
+}
+
+/* ---- the closed form --------------------------------------------------- */
+
+/* Data rate of a 4x link, from numbers.md (not from the model's tables). */
+static double rate_4x(const char *preset)
+{
+	if (!strcmp(preset, "qdr"))
+		return 32e9;		/* 4 x 10 Gbaud x 8/10 */
+	if (!strcmp(preset, "hdr"))
+		return 200e9;		/* 4 x 50 Gb/s after FEC and 256b/257b */
+	if (!strcmp(preset, "ndr"))
+		return 400e9;
+	return 0;
+}
+
+/* Wire bytes of an RDMA WRITE of `bytes`, segmented at `mtu`. */
+static double write_wire_bytes(uint64_t bytes, uint32_t mtu)
+{
+	double total = 0;
+	uint64_t left = bytes;
+	int first = 1;
+
+	do {
+		uint64_t pl = left < mtu ? left : mtu;
+
+		/* LRH 8 + BTH 12 + RETH 16 (first) + payload padded to 4 + ICRC 4 + VCRC 2 */
+		total += 8 + 12 + (first ? 16 : 0) + (double)((pl + 3) / 4 * 4) + 4 + 2;
+		left -= pl;
+		first = 0;
+	} while (left);
+	return total;
+}
+
+static void check_unloaded(const char *preset, int nsw, uint64_t bytes)
+{
+	struct net n;
+	struct fab_params p;
+	struct fab_msgs m = { 0 };
+	int h0, h1;
+
+	build_chain(&n, nsw, &h0, &h1);
+	params(&p, preset);
+	p.check = true;
+	add_msg(&m, h0, h1, bytes, 0, 0);
+	struct fab *f = run(&n, &p, &m);
+
+	double prop = p.cable_m * p.ps_per_m * 1e-12;
+	double expect = p.hca_latency_ns * 1e-9 + (nsw + 1) * prop + nsw * p.sw_latency_ns * 1e-9 +
+			write_wire_bytes(bytes, p.mtu) * 8 / rate_4x(preset);
+	double got = (double)(m.v[0].end - m.v[0].start) * 1e-12;
+
+	if (fabs(got - expect) / expect > 0.005)
+		fprintf(stderr, "%s %d switches %llu B: got %.6g s, closed form %.6g s\n", preset,
+			nsw, (unsigned long long)bytes, got, expect);
+	CU_ASSERT(fabs(got - expect) / expect <= 0.005);
+	/* Integer ps rounding is the only difference the model may have. */
+	CU_ASSERT(fabs(got - expect) < 1e-12 * (double)(bytes / p.mtu + 2) + 1e-12);
+	fab_destroy(f);
+	fab_msgs_free(&m);
+	net_free(&n);
+}
+
+static void test_unloaded_hdr(void)
+{
+	uint64_t sizes[] = { 8, 4096, 65536, 1 << 20 };
+
+	for (unsigned i = 0; i < SIM_ARRAY_SIZE(sizes); i++) {
+		check_unloaded("hdr", 1, sizes[i]);
+		check_unloaded("hdr", 3, sizes[i]);
+	}
+}
+
+static void test_unloaded_qdr(void)
+{
+	uint64_t sizes[] = { 8, 2048, 65536, 1 << 20 };
+
+	for (unsigned i = 0; i < SIM_ARRAY_SIZE(sizes); i++) {
+		check_unloaded("qdr", 1, sizes[i]);
+		check_unloaded("qdr", 3, sizes[i]);
+	}
+}
+
+/* A long stream reaches link rate x payload efficiency. */
+static void check_stream(const char *preset)
+{
+	struct net n;
+	struct fab_params p;
+	struct fab_msgs m = { 0 };
+	int h0, h1;
+	const uint64_t msg = 1 << 20;
+	const int count = 64;
+
+	build_chain(&n, 3, &h0, &h1);
+	params(&p, preset);
+	for (int i = 0; i < count; i++)
+		add_msg(&m, h0, h1, msg, 0, 0);
+	struct fab *f = run(&n, &p, &m);
+
+	double wire = write_wire_bytes(msg, p.mtu) * count;
+	double eff = (double)msg * count / wire;
+	double expect_bps = rate_4x(preset) * eff;
+	double dur = (double)(m.v[count - 1].end - m.v[0].first_tx) * 1e-12;
+	double got_bps = (double)msg * count * 8 / dur;
+
+	fprintf(stderr, "%s stream: %.3f Gb/s payload, expected %.3f (efficiency %.4f)\n",
+		preset, got_bps / 1e9, expect_bps / 1e9, eff);
+	CU_ASSERT(fabs(got_bps - expect_bps) / expect_bps <= 0.01);
+	/* payload efficiency at MTU 4096 is about 99.4% (numbers.md) */
+	if (p.mtu == 4096)
+		CU_ASSERT(eff > 0.993 && eff < 0.995);
+	fab_destroy(f);
+	fab_msgs_free(&m);
+	net_free(&n);
+}
+
+static void test_stream(void)
+{
+	check_stream("hdr");
+	check_stream("qdr");
+	check_stream("ndr");
+}
+
+/* ---- lossless incast --------------------------------------------------- */
+
+static void check_incast(int senders, uint64_t bytes)
+{
+	struct net n;
+	struct fab_params p;
+	struct fab_msgs m = { 0 };
+	int hosts[80];
+	struct fab_totals t;
+
+	build_star(&n, senders + 1, hosts);
+	params(&p, "hdr");
+	p.check = true;		/* the credit walk after every event */
+	for (int i = 1; i <= senders; i++)
+		add_msg(&m, hosts[i], hosts[0], bytes, (uint32_t)(i - 1), 0);
+	struct fab *f = run(&n, &p, &m);
+
+	fab_totals(f, &t);
+	CU_ASSERT_EQUAL(t.msgs_done, (uint64_t)senders);
+	CU_ASSERT_EQUAL(t.drops, 0);
+	CU_ASSERT(t.credit_checks > 1000);
+	CU_ASSERT(fab_check_credits(f, NULL) == 0);
+
+	uint64_t wait_senders = 0, discards = 0;
+
+	for (int i = 0; i < fab_nports(f); i++) {
+		const struct fab_port_info *pi = fab_port(f, i);
+		uint32_t limit = n.nodes[pi->node].type == NET_SWITCH ? p.vl_buf_bytes : p.hca_buf_bytes;
+
+		for (int v = 0; v <= FAB_MAX_VLS; v++) {
+			discards += pi->vl[v].xmit_discards;
+			CU_ASSERT(pi->vl[v].buf_high <= (v == 15 ? p.vl15_buf_bytes : limit));
+		}
+		if (n.nodes[pi->node].type == NET_CA && pi->node != hosts[0])
+			wait_senders += pi->vl[0].xmit_wait_ps;
+	}
+	CU_ASSERT_EQUAL(discards, 0);
+	/* The senders' links are the congested ones: they wait for credits. */
+	CU_ASSERT(wait_senders > 0);
+	/* Ideal completion: N S / R (at the receiver's link) + one base latency. */
+	double wire = write_wire_bytes(bytes, p.mtu) * senders;
+	double ideal = wire * 8 / rate_4x("hdr");
+	double got = (double)t.end_ps * 1e-12;
+	double base = 2 * p.cable_m * p.ps_per_m * 1e-12 + p.sw_latency_ns * 1e-9 +
+		      p.hca_latency_ns * 1e-9 + write_wire_bytes(p.mtu, p.mtu) * 8 / rate_4x("hdr");
+
+	fprintf(stderr, "incast %d-to-1: %.3f us, ideal %.3f us + base %.3f us\n", senders,
+		got * 1e6, ideal * 1e6, base * 1e6);
+	CU_ASSERT(got >= ideal);
+	CU_ASSERT(got <= (ideal + base) * 1.01);
+	fab_destroy(f);
+	fab_msgs_free(&m);
+	net_free(&n);
+}
+
+static void test_incast_8(void)
+{
+	check_incast(8, 1 << 20);
+}
+
+static void test_incast_64(void)
+{
+	check_incast(64, 256 << 10);
+}
+
+/* ---- VL arbitration ---------------------------------------------------- */
+
+struct vl_probe {
+	int port;		/* the switch port facing the receiver */
+	uint64_t vl_bytes[2];	/* at the last sample while both flows ran */
+	const struct fab_msgs *m;
+};
+
+static void vl_sampler(struct fab *f, sim_time_t now, void *ctx)
+{
+	struct vl_probe *pr = ctx;
+	const struct fab_port_info *pi = fab_port(f, pr->port);
+
+	(void)now;
+	if (pr->m->v[0].done || pr->m->v[1].done)
+		return;
+	pr->vl_bytes[0] = pi->vl[0].xmit_bytes;
+	pr->vl_bytes[1] = pi->vl[1].xmit_bytes;
+}
+
+/* h1 (SL0 -> VL0) and h2 (SL1 -> VL1) both send to h0 through one switch. */
+static void vl_share(struct fab_params *p, double *ratio)
+{
+	struct net n;
+	struct fab_msgs m = { 0 };
+	int hosts[3];
+	struct vl_probe pr = { .port = -1, .m = &m };
+
+	build_star(&n, 3, hosts);
+	p->sample_ns = 2000;
+	p->check = true;
+	add_msg(&m, hosts[1], hosts[0], 8 << 20, 0, 0);
+	add_msg(&m, hosts[2], hosts[0], 8 << 20, 1, 1);
+	struct sim_diag d;
+	struct fab *f = fab_create(&n, p, &m, 1, &d);
+
+	CU_ASSERT_FATAL(f != NULL);
+	for (int i = 0; i < fab_nports(f); i++)
+		if (fab_port(f, i)->peer_node == hosts[0])
+			pr.port = i;
+	fab_set_sampler(f, vl_sampler, &pr);
+	CU_ASSERT(fab_run(f, &d) == 0);
+	CU_ASSERT(pr.vl_bytes[0] + pr.vl_bytes[1] > (4u << 20));
+	*ratio = pr.vl_bytes[0] ? (double)pr.vl_bytes[1] / (double)pr.vl_bytes[0] : INFINITY;
+	fab_destroy(f);
+	fab_msgs_free(&m);
+	net_free(&n);
+}
+
+static void set(struct fab_params *p, const char *kv)
+{
+	struct sim_diag d;
+	char buf[1024];
+
+	if (fab_params_set(p, kv, &d)) {
+		sim_diag_format(&d, buf, sizeof(buf));
+		fprintf(stderr, "set %s: %s\n", kv, buf);
+		CU_FAIL_FATAL("fab_params_set");
+	}
+}
+
+static void test_vlarb_weights(void)
+{
+	struct fab_params p;
+	double r;
+
+	/* MTU 4096: 65-block packets; weight 64 admits 1, 192 admits 3. */
+	params(&p, "hdr");
+	set(&p, "ib.vls=2");
+	set(&p, "vlarb.low=0:64,1:192");
+	vl_share(&p, &r);
+	fprintf(stderr, "VLArb 64:192 -> VL1/VL0 = %.4f (expect 3)\n", r);
+	CU_ASSERT(fabs(r - 3.0) / 3.0 <= 0.02);
+
+	params(&p, "hdr");
+	set(&p, "ib.vls=2");
+	set(&p, "vlarb.low=0:128,1:128");
+	vl_share(&p, &r);
+	fprintf(stderr, "VLArb 128:128 -> VL1/VL0 = %.4f (expect 1)\n", r);
+	CU_ASSERT(fabs(r - 1.0) <= 0.02);
+}
+
+static void test_vlarb_high_priority(void)
+{
+	struct fab_params p;
+	double r;
+
+	/* VL1 high, VL0 low, unbounded: VL0 gets (almost) nothing meanwhile. */
+	params(&p, "hdr");
+	set(&p, "ib.vls=2");
+	set(&p, "vlarb.high=1:255");
+	set(&p, "vlarb.low=0:64");
+	set(&p, "vlarb.limit_high=255");
+	vl_share(&p, &r);
+	fprintf(stderr, "high unbounded -> VL1/VL0 = %.1f\n", r);
+	CU_ASSERT(r > 100);
+
+	/* LimitOfHighPriority = 2 (8 KiB): two 4122-byte high packets reach it,
+	 * then one low packet: 2:1. */
+	params(&p, "hdr");
+	set(&p, "ib.vls=2");
+	set(&p, "vlarb.high=1:255");
+	set(&p, "vlarb.low=0:64");
+	set(&p, "vlarb.limit_high=2");
+	vl_share(&p, &r);
+	fprintf(stderr, "limit 2 -> VL1/VL0 = %.4f (expect 2)\n", r);
+	CU_ASSERT(fabs(r - 2.0) / 2.0 <= 0.02);
+}
+
+/* ---- head-of-line blocking -------------------------------------------- */
+
+/*
+ * h1..h4 all send to h0 (h0's link is the bottleneck: each gets a quarter);
+ * h1 also sends a victim message to h5. On the same VL the victim's packets
+ * queue in h1's switch input behind packets for h0 and crawl at h0's share;
+ * on its own VL it takes what h1's link has left (three quarters).
+ */
+static double victim_time(uint8_t victim_sl)
+{
+	struct net n;
+	struct fab_params p;
+	struct fab_msgs m = { 0 };
+	int hosts[6];
+
+	build_star(&n, 6, hosts);
+	params(&p, "hdr");
+	set(&p, "ib.vls=2");
+	p.check = true;
+	for (int i = 1; i <= 4; i++)
+		add_msg(&m, hosts[i], hosts[0], 8 << 20, (uint32_t)(i - 1), 0);
+	add_msg(&m, hosts[1], hosts[5], 1 << 20, 4, victim_sl);
+	struct fab *f = run(&n, &p, &m);
+	double t = (double)(m.v[4].end - m.v[4].start) * 1e-12;
+
+	fab_destroy(f);
+	fab_msgs_free(&m);
+	net_free(&n);
+	return t;
+}
+
+static void test_hol_blocking(void)
+{
+	double same = victim_time(0), other = victim_time(1);
+	double line = write_wire_bytes(1 << 20, 4096) * 8 / rate_4x("hdr");
+
+	fprintf(stderr, "victim 1 MiB: same VL %.2f us, own VL %.2f us, alone at line rate %.2f us\n",
+		same * 1e6, other * 1e6, line * 1e6);
+	/* Same VL: about 4x line time (h0's quarter); own VL: about 4/3. */
+	CU_ASSERT(same > 3.0 * line);
+	CU_ASSERT(other < 1.6 * line);
+	CU_ASSERT(same > 2.0 * other);
+}
+
+/* ---- flow-control packet policy and VL15 -------------------------------- */
+
+/*
+ * With updates on free switched off, credits come back only with the
+ * periodic FC packet: a stream can then move at most one buffer of data per
+ * period, so a period much longer than the buffer's drain time caps it at
+ * buffer / period, while the default (update on free) runs at line rate.
+ */
+static void test_fc_periodic(void)
+{
+	struct net n;
+	struct fab_params p;
+	int h0, h1;
+	double bps[2];
+
+	build_chain(&n, 1, &h0, &h1);
+	for (int k = 0; k < 2; k++) {
+		struct fab_msgs m = { 0 };
+
+		params(&p, "hdr");
+		p.check = true;
+		if (k) {
+			set(&p, "ib.fc_threshold=0");
+			set(&p, "ib.fc_period_ns=10000");	/* 10 us */
+		}
+		add_msg(&m, h0, h1, 4 << 20, 0, 0);
+		struct fab *f = run(&n, &p, &m);
+
+		bps[k] = (double)(4 << 20) * 8 / ((double)(m.v[0].end - m.v[0].start) * 1e-12);
+		fab_destroy(f);
+		fab_msgs_free(&m);
+	}
+	double cap = (double)p.vl_buf_bytes * 8 / 10e-6;
+
+	fprintf(stderr, "FC on free: %.1f Gb/s; FC every 10 us only: %.2f Gb/s (cap buffer/period %.2f)\n",
+		bps[0] / 1e9, bps[1] / 1e9, cap / 1e9);
+	CU_ASSERT(bps[0] > 0.98 * rate_4x("hdr"));
+	CU_ASSERT(bps[1] <= cap * 1.02);
+	CU_ASSERT(bps[1] >= cap * 0.5);
+	net_free(&n);
+}
+
+/*
+ * VL15 is not flow controlled (IBA 7.9.4): management packets go without
+ * credits and a full VL15 buffer drops them, while the data VLs beside them
+ * stay lossless.
+ */
+static void test_vl15_uncredited(void)
+{
+	struct net n;
+	struct fab_params p;
+	struct fab_msgs m = { 0 };
+	int hosts[5];
+	struct fab_totals t;
+	uint64_t vl15_drops = 0, data_drops = 0;
+
+	build_star(&n, 5, hosts);
+	params(&p, "hdr");
+	p.check = true;
+	for (int i = 1; i <= 4; i++) {
+		add_msg(&m, hosts[i], hosts[0], 1 << 20, (uint32_t)(i - 1), 0);
+		for (int k = 0; k < 200; k++)
+			add_msg(&m, hosts[i], hosts[0], 256, (uint32_t)(3 + i), 0xff);
+	}
+	struct sim_diag d;
+	struct fab *f = fab_create(&n, &p, &m, 1, &d);
+
+	CU_ASSERT_FATAL(f != NULL);
+	fab_run(f, &d);	/* dropped MADs are never delivered: the run stalls */
+	fab_totals(f, &t);
+	for (int i = 0; i < fab_nports(f); i++) {
+		const struct fab_port_info *pi = fab_port(f, i);
+
+		vl15_drops += pi->vl[15].xmit_discards;
+		for (int v = 0; v < FAB_MAX_VLS; v++)
+			data_drops += pi->vl[v].xmit_discards;
+		CU_ASSERT(pi->vl[15].buf_high <= p.vl15_buf_bytes);
+	}
+	fprintf(stderr, "VL15 flood: %llu management packets dropped, %llu data\n",
+		(unsigned long long)vl15_drops, (unsigned long long)data_drops);
+	CU_ASSERT(vl15_drops > 0);
+	CU_ASSERT_EQUAL(data_drops, 0);
+	CU_ASSERT_EQUAL(t.drops, vl15_drops);
+	/* every data message arrived */
+	for (size_t i = 0; i < m.n; i++)
+		if (m.v[i].sl != 0xff)
+			CU_ASSERT(m.v[i].done);
+	fab_destroy(f);
+	fab_msgs_free(&m);
+	net_free(&n);
+}
+
+/* ---- determinism ------------------------------------------------------- */
+
+static void test_repeatable(void)
+{
+	struct net n;
+	struct fab_params p;
+	int hosts[9];
+	sim_time_t ends[2][8];
+	uint64_t events[2];
+
+	build_star(&n, 9, hosts);
+	params(&p, "hdr");
+	for (int r = 0; r < 2; r++) {
+		struct fab_msgs m = { 0 };
+
+		for (int i = 1; i <= 8; i++)
+			add_msg(&m, hosts[i], hosts[i % 8 + 1], 100000 + 4000 * (uint64_t)i,
+				(uint32_t)(i - 1), (uint8_t)(i % 2));
+		struct fab *f = run(&n, &p, &m);
+
+		for (int i = 0; i < 8; i++)
+			ends[r][i] = m.v[i].end;
+		events[r] = fab_engine(f)->events;
+		fab_destroy(f);
+		fab_msgs_free(&m);
+	}
+	CU_ASSERT(memcmp(ends[0], ends[1], sizeof(ends[0])) == 0);
+	CU_ASSERT_EQUAL(events[0], events[1]);
+	net_free(&n);
+}
+
+static const struct test_case tests[] = {
+	{ "unloaded message, HDR, 1 and 3 switches", test_unloaded_hdr },
+	{ "unloaded message, QDR, 1 and 3 switches", test_unloaded_qdr },
+	{ "long stream reaches rate x efficiency", test_stream },
+	{ "incast 8-to-1 lossless", test_incast_8 },
+	{ "incast 64-to-1 lossless", test_incast_64 },
+	{ "VLArb weights share an output", test_vlarb_weights },
+	{ "high priority and LimitOfHighPriority", test_vlarb_high_priority },
+	{ "head-of-line blocking emerges and VLs remove it", test_hol_blocking },
+	{ "FC packets only periodically cap the rate", test_fc_periodic },
+	{ "VL15 is not flow controlled and drops", test_vl15_uncredited },
+	{ "same inputs, same results", test_repeatable },
+	{ NULL, NULL },
+};
+
+TEST_MAIN("fabric", tests)

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/* test_main.c - CUnit runner shared by the unit tests; see test_main.h. */
+#include "tests/unit/test_main.h"
+
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int test_run(const char *suite, const struct test_case *tests)
+{
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 2;
+	CU_pSuite s = CU_add_suite(suite, NULL, NULL);
+
+	if (!s)
+		return 2;
+	for (const struct test_case *t = tests; t->name; t++)
+		if (!CU_add_test(s, t->name, t->fn))
+			return 2;
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	unsigned fails = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+	unsigned run = CU_get_number_of_tests_run();
+
+	CU_cleanup_registry();
+	if (!run)
+		return 3;
+	return fails ? 1 : 0;
+}
+
+const char *test_src_path(const char *rel, char *buf, unsigned len)
+{
+	const char *src = getenv("IBFAB_SRC");
+
+	snprintf(buf, len, "%s/%s", src ? src : ".", rel);
+	return buf;
+}
+
+const char *test_tmpfile(const char *name, const char *text)
+{
+	static char paths[16][512];
+	static unsigned slot;
+	char *p = paths[slot++ % 16];
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(p, 512, "%s/ibfab-test-%d-%s", tmp ? tmp : "/tmp", (int)getpid(), name);
+	FILE *f = fopen(p, "w");
+
+	if (!f)
+		return NULL;
+	fputs(text, f);
+	fclose(f);
+	return p;
+}

@@ -1,0 +1,512 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_params.c - fabric parameters: presets (rates and the documented
+ * buffer-sizing rule), every key settable and printable, bad values refused
+ * with the key named, "did you mean", cross-field checks, and tables
+ * following ib.vls until they are set explicitly.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/fabric/fab.h"
+#include "models/ib/ib_pkt.h"
+#include "models/link/link.h"
+#include "tests/unit/test_main.h"
+
+static struct sim_diag d;
+
+#define SET_OK(p, kv) do {						\
+	int rc_ = fab_params_set((p), (kv), &d);			\
+	if (rc_)							\
+		fprintf(stderr, "\n  set '%s': %s\n", (kv), d.msg);	\
+	CU_ASSERT_EQUAL_FATAL(rc_, 0);					\
+} while (0)
+
+/* Refused, and the message contains every needle (NULL-terminated). */
+static void set_bad(const char *kv, const char *n1, const char *n2)
+{
+	struct fab_params p, before;
+
+	fab_params_default(&p);
+	memcpy(&before, &p, sizeof(p));
+	sim_diag_clear(&d);
+	CU_ASSERT_EQUAL(fab_params_set(&p, kv, &d), -1);
+	if ((n1 && !strstr(d.msg, n1)) || (n2 && !strstr(d.msg, n2)))
+		fprintf(stderr, "\n  set '%s': message '%s' lacks '%s' / '%s'\n", kv, d.msg,
+			n1, n2 ? n2 : "");
+	if (n1)
+		CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, n1));
+	if (n2)
+		CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, n2));
+	/* a refused value changes nothing */
+	CU_ASSERT_EQUAL(memcmp(&p, &before, sizeof(p)), 0);
+}
+
+static void check_fails(const struct fab_params *p, const char *n1, const char *n2)
+{
+	sim_diag_clear(&d);
+	CU_ASSERT_EQUAL(fab_params_check(p, &d), -1);
+	if ((n1 && !strstr(d.msg, n1)) || (n2 && !strstr(d.msg, n2)))
+		fprintf(stderr, "\n  check: message '%s' lacks '%s' / '%s'\n", d.msg, n1,
+			n2 ? n2 : "");
+	if (n1)
+		CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, n1));
+	if (n2)
+		CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, n2));
+}
+
+static void check_ok(const struct fab_params *p)
+{
+	int rc = fab_params_check(p, &d);
+
+	if (rc)
+		fprintf(stderr, "\n  check: %s\n", d.msg);
+	CU_ASSERT_EQUAL(rc, 0);
+}
+
+static const struct {
+	const char *name;
+	double gbps;		/* 4x data rate, numbers.md */
+	uint32_t mtu;
+} expect[] = {
+	{ "sdr", 8, 2048 }, { "ddr", 16, 2048 }, { "qdr", 32, 2048 },
+	{ "fdr10", 40, 4096 }, { "fdr", 54.5454545, 4096 }, { "edr", 100, 4096 },
+	{ "hdr", 200, 4096 }, { "ndr", 400, 4096 }, { "xdr", 800, 4096 },
+};
+
+static void test_presets(void)
+{
+	int n = 0;
+
+	for (const char *const *name = fab_preset_names; *name; name++, n++) {
+		struct fab_params p;
+
+		fab_params_default(&p);
+		CU_ASSERT_EQUAL_FATAL(fab_params_preset(&p, *name, &d), 0);
+		CU_ASSERT_STRING_EQUAL(p.preset, *name);
+		check_ok(&p);
+		CU_ASSERT_STRING_EQUAL(expect[n].name, *name);
+		CU_ASSERT_EQUAL(p.lanes, 4);
+		CU_ASSERT_FALSE(p.link_forced);
+		CU_ASSERT_EQUAL(p.mtu, expect[n].mtu);
+		CU_ASSERT_EQUAL(p.vls, 4);
+		CU_ASSERT_DOUBLE_EQUAL(link_data_rate_bps((struct link_rate){ p.lanes, p.speed }),
+				       expect[n].gbps * 1e9, 1e3);
+		CU_ASSERT(p.sw_latency_ns >= 50 && p.sw_latency_ns <= 300);
+		CU_ASSERT(p.hca_latency_ns > 0 && p.hca_latency_ns <= 2000);
+		CU_ASSERT_EQUAL(p.cable_m, 3.0);
+		CU_ASSERT_EQUAL(p.ps_per_m, 5000);
+
+		/*
+		 * The sizing rule of fab_params.c: need = rate x (2 x 30 m x
+		 * 5 ns/m + switch latency + 10 ns) + one max packet; the
+		 * buffer is the smallest power of two >= 2 x need, and never
+		 * more than 2048 credit blocks.
+		 */
+		double bytes_per_ns = expect[n].gbps / 8;
+		double loop_ns = 2 * 30 * 5 + p.sw_latency_ns + 10;
+		double pkt = ib_blocks(ib_wire_bytes(p.mtu, 1)) * 64.0;
+		double need = bytes_per_ns * loop_ns + pkt;
+		uint32_t b = p.vl_buf_bytes;
+
+		CU_ASSERT_EQUAL(b & (b - 1), 0);
+		CU_ASSERT(b >= 2 * need);
+		CU_ASSERT(b / 2 < 2 * need);
+		CU_ASSERT(b <= 2048 * 64);
+		CU_ASSERT(p.hca_buf_bytes >= b);
+		CU_ASSERT(p.vl15_buf_bytes >= 290 && p.vl15_buf_bytes <= 1024);
+	}
+	CU_ASSERT_EQUAL(n, (int)SIM_ARRAY_SIZE(expect));
+	{
+		struct fab_params p;
+
+		fab_params_default(&p);
+		CU_ASSERT_STRING_EQUAL(p.preset, "hdr");
+		CU_ASSERT_EQUAL(p.vl_buf_bytes, 32768);
+		CU_ASSERT_EQUAL(fab_params_preset(&p, "ndr", &d), 0);
+		CU_ASSERT_EQUAL(p.vl_buf_bytes, 65536);
+		CU_ASSERT_EQUAL(fab_params_preset(&p, "HDR", &d), 0);	/* any case */
+		CU_ASSERT_EQUAL(p.speed, LINK_HDR);
+		CU_ASSERT_EQUAL(fab_params_preset(&p, "hdrr", &d), -1);
+		CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "unknown preset 'hdrr'"));
+		CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "did you mean 'hdr'"));
+		CU_ASSERT_EQUAL(fab_params_preset(&p, "omnipath", &d), -1);
+		CU_ASSERT_PTR_NULL(strstr(d.msg, "did you mean"));
+		CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "sdr, ddr"));
+	}
+}
+
+static void test_defaults(void)
+{
+	struct fab_params a, b;
+
+	fab_params_default(&a);
+	memset(&b, 0, sizeof(b));
+	CU_ASSERT_EQUAL(fab_params_preset(&b, "hdr", &d), 0);
+	CU_ASSERT_EQUAL(memcmp(&a, &b, sizeof(a)), 0);
+	for (int sl = 0; sl < FAB_NSL; sl++)
+		CU_ASSERT_EQUAL(a.sl2vl[sl], sl % 4);
+	CU_ASSERT_EQUAL(a.vlarb_nhigh, 0);
+	CU_ASSERT_EQUAL(a.vlarb_nlow, 4);
+	for (int i = 0; i < 4; i++) {
+		CU_ASSERT_EQUAL(a.vlarb_low[i].vl, i);
+		CU_ASSERT_EQUAL(a.vlarb_low[i].weight, 64);
+	}
+	CU_ASSERT_EQUAL(a.vlarb_limit, 0);
+	CU_ASSERT_EQUAL(a.fc_threshold, 1);
+	CU_ASSERT_EQUAL(a.fc_period_ns, 0);
+	CU_ASSERT_EQUAL(a.sample_ns, 0);
+	CU_ASSERT_EQUAL(a.max_time_ns, 0);
+	CU_ASSERT_FALSE(a.check);
+}
+
+static void test_set_every_key(void)
+{
+	struct fab_params p;
+
+	fab_params_default(&p);
+	SET_OK(&p, "link.width=12x");
+	CU_ASSERT_EQUAL(p.lanes, 12);
+	CU_ASSERT_TRUE(p.link_forced);
+	fab_params_default(&p);
+	SET_OK(&p, "link.speed=edr");
+	CU_ASSERT_EQUAL(p.speed, LINK_EDR);
+	CU_ASSERT_TRUE(p.link_forced);
+	SET_OK(&p, "link.width=1");
+	CU_ASSERT_EQUAL(p.lanes, 1);
+	SET_OK(&p, "link.cable_m=12.5");
+	CU_ASSERT_EQUAL(p.cable_m, 12.5);
+	SET_OK(&p, "link.cable_m=0");
+	CU_ASSERT_EQUAL(p.cable_m, 0);
+	SET_OK(&p, "link.ps_per_m=4900");
+	CU_ASSERT_EQUAL(p.ps_per_m, 4900);
+	SET_OK(&p, "ib.mtu=2048");
+	CU_ASSERT_EQUAL(p.mtu, 2048);
+	SET_OK(&p, "ib.mtu=1KiB");
+	CU_ASSERT_EQUAL(p.mtu, 1024);
+	SET_OK(&p, "ib.vls=8");
+	CU_ASSERT_EQUAL(p.vls, 8);
+	SET_OK(&p, "ib.buffer=64KiB");
+	CU_ASSERT_EQUAL(p.vl_buf_bytes, 65536);
+	SET_OK(&p, "ib.buffer=8192");
+	CU_ASSERT_EQUAL(p.vl_buf_bytes, 8192);
+	SET_OK(&p, "ib.vl15_buffer=1KiB");
+	CU_ASSERT_EQUAL(p.vl15_buf_bytes, 1024);
+	SET_OK(&p, "ib.fc_period_ns=262us");
+	CU_ASSERT_EQUAL(p.fc_period_ns, 262000);
+	SET_OK(&p, "ib.fc_period_ns=1500");
+	CU_ASSERT_EQUAL(p.fc_period_ns, 1500);
+	SET_OK(&p, "ib.fc_threshold=16");
+	CU_ASSERT_EQUAL(p.fc_threshold, 16);
+	SET_OK(&p, "ib.sl2vl=0,1");
+	for (int sl = 0; sl < FAB_NSL; sl++)
+		CU_ASSERT_EQUAL(p.sl2vl[sl], sl % 2);
+	CU_ASSERT_TRUE(p.sl2vl_set);
+	SET_OK(&p, "ib.sl2vl=7,6,5,4,3,2,1,0,7,6,5,4,3,2,1,0");
+	CU_ASSERT_EQUAL(p.sl2vl[0], 7);
+	CU_ASSERT_EQUAL(p.sl2vl[15], 0);
+	SET_OK(&p, "vlarb.high=0:255,1:32");
+	CU_ASSERT_EQUAL(p.vlarb_nhigh, 2);
+	CU_ASSERT_EQUAL(p.vlarb_high[0].vl, 0);
+	CU_ASSERT_EQUAL(p.vlarb_high[0].weight, 255);
+	CU_ASSERT_EQUAL(p.vlarb_high[1].vl, 1);
+	CU_ASSERT_EQUAL(p.vlarb_high[1].weight, 32);
+	CU_ASSERT_TRUE(p.vlarb_high_set);
+	SET_OK(&p, "vlarb.low=2:0,3:1,14:64");
+	CU_ASSERT_EQUAL(p.vlarb_nlow, 3);
+	CU_ASSERT_EQUAL(p.vlarb_low[2].vl, 14);
+	CU_ASSERT_EQUAL(p.vlarb_low[0].weight, 0);
+	SET_OK(&p, "vlarb.high=none");
+	CU_ASSERT_EQUAL(p.vlarb_nhigh, 0);
+	SET_OK(&p, "vlarb.high=");
+	CU_ASSERT_EQUAL(p.vlarb_nhigh, 0);
+	SET_OK(&p, "vlarb.limit_high=255");
+	CU_ASSERT_EQUAL(p.vlarb_limit, 255);
+	SET_OK(&p, "switch.latency_ns=0.2us");
+	CU_ASSERT_EQUAL(p.sw_latency_ns, 200);
+	SET_OK(&p, "hca.latency_ns=700");
+	CU_ASSERT_EQUAL(p.hca_latency_ns, 700);
+	SET_OK(&p, "hca.buffer=128KiB");
+	CU_ASSERT_EQUAL(p.hca_buf_bytes, 131072);
+	SET_OK(&p, "sim.sample_ns=10us");
+	CU_ASSERT_EQUAL(p.sample_ns, 10000);
+	SET_OK(&p, "sim.max_time_ns=20000000000000");
+	CU_ASSERT_EQUAL(p.max_time_ns, 20000000000000ULL);
+	SET_OK(&p, "sim.check=yes");
+	CU_ASSERT_TRUE(p.check);
+	SET_OK(&p, "sim.check=off");
+	CU_ASSERT_FALSE(p.check);
+	SET_OK(&p, "IB.MTU=4096");	/* key names in any case */
+	CU_ASSERT_EQUAL(p.mtu, 4096);
+
+	/* preset= resets the fabric keys but keeps sim.* */
+	SET_OK(&p, "sim.check=on");
+	SET_OK(&p, "sim.max_time_ns=1ms");
+	SET_OK(&p, "preset=qdr");
+	CU_ASSERT_EQUAL(p.speed, LINK_QDR);
+	CU_ASSERT_EQUAL(p.lanes, 4);
+	CU_ASSERT_FALSE(p.link_forced);
+	CU_ASSERT_FALSE(p.sl2vl_set);
+	CU_ASSERT_EQUAL(p.vls, 4);
+	CU_ASSERT_EQUAL(p.mtu, 2048);
+	CU_ASSERT_TRUE(p.check);
+	CU_ASSERT_EQUAL(p.max_time_ns, 1000000);
+	check_ok(&p);
+}
+
+static void test_set_bad(void)
+{
+	set_bad("link.width=3x", "link.width", "1x, 2x, 4x, 8x or 12x");
+	set_bad("link.width=", "link.width", NULL);
+	set_bad("link.speed=FDR14", "link.speed", "'FDR14'");
+	set_bad("link.cable_m=-1", "link.cable_m", "out of range");
+	set_bad("link.cable_m=3m", "link.cable_m", "'3m'");
+	set_bad("link.ps_per_m=5", "link.ps_per_m", "out of range");
+	set_bad("link.ps_per_m=5.5", "link.ps_per_m", "unsigned integer");
+	set_bad("ib.mtu=3000", "ib.mtu", "256, 512, 1024, 2048 or 4096");
+	set_bad("ib.mtu=8192", "ib.mtu", "'8192'");
+	set_bad("ib.vls=0", "ib.vls", "1..15");
+	set_bad("ib.vls=16", "ib.vls", "1..15");
+	set_bad("ib.vls=-1", "ib.vls", "negative");
+	set_bad("ib.buffer=1000", "ib.buffer", "64-byte credit block");
+	set_bad("ib.buffer=256KiB", "ib.buffer", "2048 credit blocks");
+	set_bad("ib.buffer=0", "ib.buffer", "out of range");
+	set_bad("ib.buffer=32Kb", "ib.buffer", "bits");
+	set_bad("ib.vl15_buffer=100", "ib.vl15_buffer", "out of range");
+	set_bad("ib.fc_period_ns=1.5ns", "ib.fc_period_ns", "whole number of nanoseconds");
+	set_bad("ib.fc_period_ns=5s", "ib.fc_period_ns", "out of range");
+	set_bad("ib.fc_threshold=4097", "ib.fc_threshold", "out of range");
+	set_bad("ib.sl2vl=0,1,15", "ib.sl2vl", "entry 3 (SL 2)");
+	set_bad("ib.sl2vl=0,,1", "ib.sl2vl", "entry 2 is empty");
+	set_bad("ib.sl2vl=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,0,1", "ib.sl2vl", "more than 16");
+	set_bad("ib.sl2vl=a", "ib.sl2vl", "not a data VL");
+	set_bad("vlarb.low=0:64,1", "vlarb.low", "entry 2 '1': expected VL:WEIGHT");
+	set_bad("vlarb.low=0:256", "vlarb.low", "weight");
+	set_bad("vlarb.high=15:10", "vlarb.high", "VL15");
+	set_bad("vlarb.high=0:-1", "vlarb.high", "negative");
+	set_bad("vlarb.limit_high=256", "vlarb.limit_high", "out of range");
+	set_bad("switch.latency_ns=fast", "switch.latency_ns", "'fast'");
+	set_bad("hca.latency_ns=-3", "hca.latency_ns", "negative");
+	set_bad("hca.buffer=100B", "hca.buffer", "64-byte");
+	set_bad("sim.sample_ns=1ps", "sim.sample_ns", "nanoseconds");
+	set_bad("sim.max_time_ns=soon", "sim.max_time_ns", "'soon'");
+	set_bad("sim.check=maybe", "sim.check", "on/off");
+	set_bad("preset=hdrr", "preset", "did you mean 'hdr'");
+	set_bad("ib.mtu", "ib.mtu", "ib.mtu=VALUE");
+	set_bad("", "empty", NULL);
+	set_bad("=4", "unknown parameter ''", NULL);
+
+	/* 64 entries are allowed, 65 are not */
+	char big[1024];
+	size_t off = 0;
+
+	for (int i = 0; i < 65; i++)
+		off += (size_t)snprintf(big + off, sizeof(big) - off, "%s%d:1",
+					i ? "," : "vlarb.low=", i % 4);
+	set_bad(big, "vlarb.low", "more than 64");
+	big[strlen(big) - 4] = 0;	/* drop ",0:1" */
+	{
+		struct fab_params p;
+
+		fab_params_default(&p);
+		SET_OK(&p, big);
+		CU_ASSERT_EQUAL(p.vlarb_nlow, 64);
+		check_ok(&p);
+	}
+}
+
+static void test_did_you_mean(void)
+{
+	set_bad("ib.mtuu=4096", "unknown parameter 'ib.mtuu' (see ibfab run --help-params)",
+		"did you mean 'ib.mtu'?");
+	set_bad("mtu=4096", "unknown parameter 'mtu'", "did you mean 'ib.mtu'?");
+	set_bad("ib.bufer=32KiB", "unknown parameter", "did you mean 'ib.buffer'?");
+	set_bad("swich.latency_ns=100", "unknown parameter", "did you mean 'switch.latency_ns'?");
+	set_bad("link.sped=HDR", "unknown parameter", "did you mean 'link.speed'?");
+	set_bad("vls=8", "unknown parameter", "did you mean 'ib.vls'?");
+
+	struct fab_params p;
+
+	fab_params_default(&p);
+	CU_ASSERT_EQUAL(fab_params_set(&p, "frobnicate=1", &d), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "unknown parameter 'frobnicate'"));
+	CU_ASSERT_PTR_NULL(strstr(d.msg, "did you mean"));
+}
+
+static void test_check(void)
+{
+	struct fab_params p;
+
+	/* VL tables referring to VLs >= vls */
+	fab_params_default(&p);
+	SET_OK(&p, "vlarb.low=0:64,1:64,2:64,3:64");
+	SET_OK(&p, "ib.vls=2");
+	SET_OK(&p, "ib.sl2vl=0,1");
+	check_fails(&p, "vlarb.low: entry 3 names VL 2", "ib.vls is 2");
+
+	fab_params_default(&p);
+	SET_OK(&p, "vlarb.high=5:10");
+	check_fails(&p, "vlarb.high: entry 1 names VL 5", "VLs 0..3");
+
+	fab_params_default(&p);
+	SET_OK(&p, "ib.sl2vl=0,1,2,3");
+	SET_OK(&p, "ib.vls=2");
+	check_fails(&p, "ib.sl2vl: SL 2 maps to VL 2", "ib.vls is 2");
+	CU_ASSERT_EQUAL(p.sl2vl[2], 2);	/* explicit: did not follow */
+
+	/* a VL in use that no table serves */
+	fab_params_default(&p);
+	SET_OK(&p, "vlarb.low=0:64,1:64,2:64,3:0");
+	check_fails(&p, "VL 3 (used by SL 3)", "weight > 0");
+	SET_OK(&p, "vlarb.high=3:1");
+	check_ok(&p);
+	SET_OK(&p, "ib.sl2vl=0,1,2");	/* VL 3 no longer used */
+	SET_OK(&p, "vlarb.high=none");
+	check_ok(&p);
+
+	/* buffer smaller than one MTU packet */
+	fab_params_default(&p);
+	SET_OK(&p, "ib.buffer=4KiB");
+	check_fails(&p, "ib.buffer: 4KiB cannot hold one packet of ib.mtu=4096", "4160 bytes");
+	SET_OK(&p, "ib.buffer=4160");
+	check_ok(&p);
+	SET_OK(&p, "ib.buffer=4096");
+	SET_OK(&p, "ib.mtu=2048");
+	check_ok(&p);
+	fab_params_default(&p);
+	SET_OK(&p, "hca.buffer=2KiB");
+	check_fails(&p, "hca.buffer", "cannot hold one packet");
+
+	/* flow control that would never return credits */
+	fab_params_default(&p);
+	SET_OK(&p, "ib.fc_threshold=0");
+	check_fails(&p, "credits would never be returned", NULL);
+	SET_OK(&p, "ib.fc_period_ns=1us");
+	check_ok(&p);
+	SET_OK(&p, "ib.fc_threshold=513");	/* HDR buffer: 512 blocks */
+	check_fails(&p, "ib.fc_threshold: 513 blocks", "512 blocks");
+
+	/* fields set directly, bypassing fab_params_set */
+	fab_params_default(&p);
+	p.vl15_buf_bytes = 100;
+	check_fails(&p, "ib.vl15_buffer", "290");
+	fab_params_default(&p);
+	p.lanes = 3;
+	check_fails(&p, "link.width", NULL);
+	fab_params_default(&p);
+	p.ps_per_m = 1000;
+	check_fails(&p, "faster than light", NULL);
+	fab_params_default(&p);
+	p.mtu = 1500;
+	check_fails(&p, "ib.mtu", NULL);
+	fab_params_default(&p);
+	p.vl_buf_bytes = 1 << 20;
+	check_fails(&p, "ib.buffer", "IBA 7.9.4.3");
+}
+
+static void test_vls_follow(void)
+{
+	struct fab_params p;
+
+	fab_params_default(&p);
+	SET_OK(&p, "ib.vls=2");
+	for (int sl = 0; sl < FAB_NSL; sl++)
+		CU_ASSERT_EQUAL(p.sl2vl[sl], sl % 2);
+	CU_ASSERT_EQUAL(p.vlarb_nlow, 2);
+	CU_ASSERT_EQUAL(p.vlarb_nhigh, 0);
+	check_ok(&p);
+	SET_OK(&p, "ib.vls=8");
+	for (int sl = 0; sl < FAB_NSL; sl++)
+		CU_ASSERT_EQUAL(p.sl2vl[sl], sl % 8);
+	CU_ASSERT_EQUAL(p.vlarb_nlow, 8);
+	for (int i = 0; i < 8; i++)
+		CU_ASSERT_EQUAL(p.vlarb_low[i].vl, i);
+	check_ok(&p);
+	SET_OK(&p, "ib.vls=15");
+	CU_ASSERT_EQUAL(p.sl2vl[15], 0);
+	CU_ASSERT_EQUAL(p.sl2vl[14], 14);
+	check_ok(&p);
+
+	/* an explicit low table stays; sl2vl still follows */
+	SET_OK(&p, "vlarb.low=0:10,1:20");
+	SET_OK(&p, "ib.vls=2");
+	CU_ASSERT_EQUAL(p.vlarb_nlow, 2);
+	CU_ASSERT_EQUAL(p.vlarb_low[1].weight, 20);
+	CU_ASSERT_EQUAL(p.sl2vl[3], 1);
+	check_ok(&p);
+	/* and an explicit high table is not replaced either */
+	SET_OK(&p, "vlarb.high=1:5");
+	SET_OK(&p, "ib.vls=4");
+	CU_ASSERT_EQUAL(p.vlarb_nhigh, 1);
+	check_fails(&p, "VL 2", "weight > 0");	/* low table was explicit: VLs 2, 3 unserved */
+}
+
+/* fab_params_print: one "key = value  # meaning" line per key, re-readable. */
+static void test_print(void)
+{
+	struct fab_params p, q;
+	char *buf = NULL, *line, *save = NULL;
+	size_t len = 0;
+	int lines = 0;
+	FILE *f;
+
+	fab_params_default(&p);
+	SET_OK(&p, "link.speed=NDR");
+	SET_OK(&p, "link.cable_m=7.5");
+	SET_OK(&p, "ib.vls=8");
+	SET_OK(&p, "ib.sl2vl=1,0");
+	SET_OK(&p, "vlarb.high=0:255,1:3");
+	SET_OK(&p, "ib.buffer=20032B");	/* 313 blocks: printed in bytes */
+	SET_OK(&p, "sim.check=on");
+	SET_OK(&p, "sim.sample_ns=2us");
+	f = open_memstream(&buf, &len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fab_params_print(&p, f);
+	fclose(f);
+	CU_ASSERT_EQUAL(strncmp(buf, "preset ", 7), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nib.mtu            = 4096"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nib.buffer         = 20032B"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nib.sl2vl          = 1,0,1,0,1,0,1,0,1,0,1,0,1,0,1,0 "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nvlarb.high        = 0:255,1:3 "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nvlarb.low         = "
+				      "0:64,1:64,2:64,3:64,4:64,5:64,6:64,7:64 "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nsim.check         = on "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nlink.speed        = NDR "));
+
+	/* every line parses back through fab_params_set to the same values */
+	fab_params_default(&q);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char key[64], val[512], kv[600];
+
+		lines++;
+		CU_ASSERT_PTR_NOT_NULL(strstr(line, " = "));
+		CU_ASSERT_PTR_NOT_NULL(strstr(line, "  # "));
+		CU_ASSERT_EQUAL_FATAL(sscanf(line, "%63s = %511s", key, val), 2);
+		snprintf(kv, sizeof(kv), "%s=%s", key, val);
+		SET_OK(&q, kv);
+	}
+	free(buf);
+	CU_ASSERT_EQUAL(lines, 21);
+	/* The round trip marks tables and the link as explicitly set. */
+	CU_ASSERT_TRUE(q.link_forced);
+	q.link_forced = p.link_forced;
+	q.sl2vl_set = p.sl2vl_set;
+	q.vlarb_high_set = p.vlarb_high_set;
+	q.vlarb_low_set = p.vlarb_low_set;
+	CU_ASSERT_EQUAL(memcmp(&p, &q, sizeof(p)), 0);
+}
+
+static const struct test_case tests[] = {
+	{ "presets: rates, MTU, buffer rule, check", test_presets },
+	{ "default is the hdr preset", test_defaults },
+	{ "every key can be set", test_set_every_key },
+	{ "bad values name the key", test_set_bad },
+	{ "did you mean", test_did_you_mean },
+	{ "cross-field checks", test_check },
+	{ "tables follow ib.vls until set", test_vls_follow },
+	{ "print lists every key and reads back", test_print },
+	{ NULL, NULL },
+};
+
+TEST_MAIN("params", tests)

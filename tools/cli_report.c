@@ -1,0 +1,731 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_report.c - the results of `ibfab run`: the human summary, the --json
+ * document and the --csv files (formats in docs/cli.md and in
+ * `ibfab run --help`).
+ *
+ * Everything here reads the finished fabric through fab.h's public calls
+ * (per-port counters, totals, the message list); nothing reaches into the
+ * model. Output is deterministic: ports and messages are written in index
+ * order, ties are broken by index, numbers that must diff exactly are
+ * integers (picoseconds, bytes), and the few doubles go through one fixed
+ * format. Wall-clock figures are the only run-to-run difference, and
+ * `reproducible` removes them.
+ */
+#include "tools/cli_report.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/link/link.h"
+#include "sim/sim_stats.h"
+#include "tools/cli_json.h"
+#include "tools/cli_run.h"
+
+#define LABEL_W 15	/* summary: width of the label column */
+
+const char *cli_fmt_time(sim_time_t ps, char *buf, size_t len)
+{
+	if (ps < SIM_NS)
+		snprintf(buf, len, "%" PRIu64 " ps", ps);
+	else if (ps < SIM_US)
+		snprintf(buf, len, "%.3f ns", (double)ps / (double)SIM_NS);
+	else if (ps < SIM_MS)
+		snprintf(buf, len, "%.3f us", (double)ps / (double)SIM_US);
+	else if (ps < SIM_S)
+		snprintf(buf, len, "%.3f ms", (double)ps / (double)SIM_MS);
+	else
+		snprintf(buf, len, "%.3f s", (double)ps / (double)SIM_S);
+	return buf;
+}
+
+const char *cli_fmt_bytes(uint64_t b, char *buf, size_t len)
+{
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double v = (double)b;
+	int u = -1;
+
+	if (b < 1024) {
+		snprintf(buf, len, "%" PRIu64 " B", b);
+		return buf;
+	}
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	/* exact sizes (buffers, message sizes) without a fraction: "32 KiB" */
+	if (!(b & ((1ULL << (10 * (u + 1))) - 1)))
+		snprintf(buf, len, "%.0f %s", v, unit[u]);
+	else
+		snprintf(buf, len, "%.2f %s", v, unit[u]);
+	return buf;
+}
+
+const char *cli_fmt_count(double v, char *buf, size_t len)
+{
+	if (v < 1e4)
+		snprintf(buf, len, "%.0f", v);
+	else if (v < 1e6)
+		snprintf(buf, len, "%.1f k", v / 1e3);
+	else if (v < 1e9)
+		snprintf(buf, len, "%.2f M", v / 1e6);
+	else
+		snprintf(buf, len, "%.2f G", v / 1e9);
+	return buf;
+}
+
+static const char *node_desc(const struct net *net, int node)
+{
+	if (node < 0 || node >= net->nnodes)
+		return "?";
+	return net->nodes[node].desc ? net->nodes[node].desc : net->nodes[node].id;
+}
+
+static const char *node_type_name(enum net_node_type t)
+{
+	switch (t) {
+	case NET_SWITCH: return "switch";
+	case NET_CA: return "ca";
+	case NET_ROUTER: return "router";
+	}
+	return "?";
+}
+
+/*
+ * Figures derived from the counters, shared by the summary and the JSON so
+ * the two never disagree.
+ */
+struct run_stats {
+	struct fab_totals t;
+	uint64_t n_done;
+	uint64_t c_min, c_p50, c_p99, c_max;	/* completion (end - start), ps */
+	double gbps;				/* payload bits / simulated time */
+	int top[3];				/* ports with the most PortXmitWait */
+	uint64_t top_wait[3];
+	int ntop;
+	int hi_port, hi_vl;			/* buffer high-water mark */
+	uint32_t hi_bytes;
+};
+
+static uint64_t port_wait(const struct fab_port_info *pi)
+{
+	uint64_t w = 0;
+
+	for (int v = 0; v <= FAB_MAX_VLS; v++)
+		w += pi->vl[v].xmit_wait_ps;
+	return w;
+}
+
+static void run_stats(const struct cli_report *r, struct run_stats *s)
+{
+	struct sim_samples cs;
+	int np = fab_nports(r->fab);
+
+	memset(s, 0, sizeof(*s));
+	fab_totals(r->fab, &s->t);
+	sim_samples_init(&cs);
+	for (size_t i = 0; i < r->msgs->n; i++) {
+		const struct fab_msg *m = &r->msgs->v[i];
+
+		if (!m->done)
+			continue;
+		s->n_done++;
+		/* An allocation failure only loses percentiles, not the run. */
+		sim_samples_add(&cs, m->end - m->start);
+	}
+	if (cs.n) {
+		s->c_min = sim_samples_quantile(&cs, 0);
+		s->c_p50 = sim_samples_quantile(&cs, 0.5);
+		s->c_p99 = sim_samples_quantile(&cs, 0.99);
+		s->c_max = sim_samples_quantile(&cs, 1);
+	}
+	sim_samples_fini(&cs);
+	if (s->t.end_ps)	/* bytes * 8 / (ps * 1e-12) / 1e9 */
+		s->gbps = (double)s->t.payload_delivered * 8000.0 / (double)s->t.end_ps;
+
+	s->hi_port = -1;
+	for (int i = 0; i < np; i++) {
+		const struct fab_port_info *pi = fab_port(r->fab, i);
+		uint64_t w = port_wait(pi);
+
+		for (int v = 0; v <= FAB_MAX_VLS; v++)
+			if (pi->vl[v].buf_high > s->hi_bytes) {
+				s->hi_bytes = pi->vl[v].buf_high;
+				s->hi_port = i;
+				s->hi_vl = v;
+			}
+		if (!w)
+			continue;
+		/* insertion into the top 3; strict > keeps the lower index on ties */
+		int k = s->ntop < 3 ? s->ntop++ : 3;
+
+		while (k > 0 && w > s->top_wait[k - 1]) {
+			if (k < 3) {
+				s->top[k] = s->top[k - 1];
+				s->top_wait[k] = s->top_wait[k - 1];
+			}
+			k--;
+		}
+		if (k < 3) {
+			s->top[k] = i;
+			s->top_wait[k] = w;
+		}
+	}
+}
+
+static void label(FILE *out, const char *l)
+{
+	fprintf(out, "%-*s", LABEL_W, l);
+}
+
+/*
+ * "4xHDR (200 Gb/s) x 24 links, ...": the rates in use. Counted over port
+ * ends (both ends of a cable run at the same rate), so halved for cables.
+ */
+static void summary_rates(FILE *out, const struct cli_report *r)
+{
+	struct { struct link_rate rate; int n; } seen[8];
+	int nseen = 0, np = fab_nports(r->fab), more = 0;
+	char rb[32];
+
+	for (int i = 0; i < np; i++) {
+		struct link_rate rt = fab_port(r->fab, i)->rate;
+		int k;
+
+		for (k = 0; k < nseen; k++)
+			if (seen[k].rate.lanes == rt.lanes && seen[k].rate.speed == rt.speed)
+				break;
+		if (k < nseen) {
+			seen[k].n++;
+		} else if (nseen < (int)SIM_ARRAY_SIZE(seen)) {
+			seen[nseen].rate = rt;
+			seen[nseen++].n = 1;
+		} else {
+			more++;
+		}
+	}
+	for (int k = 0; k < nseen; k++)
+		fprintf(out, "%s%s (%.0f Gb/s) x %d", k ? ", " : "",
+			link_rate_str(seen[k].rate, rb, sizeof(rb)),
+			link_data_rate_bps(seen[k].rate) / 1e9, seen[k].n / 2);
+	if (more)
+		fprintf(out, ", %d more", more);
+	fputs(nseen ? " links\n" : "(no links)\n", out);
+}
+
+static void summary_setup(FILE *out, const struct cli_report *r)
+{
+	const struct fab_params *p = r->params;
+	char a[32];
+
+	label(out, "preset");
+	fprintf(out, "%s: MTU %u, %u data VLs, %s buffer per VL, switch %u ns, HCA %u ns; seed %" PRIu64 "\n",
+		p->preset, p->mtu, p->vls, cli_fmt_bytes(p->vl_buf_bytes, a, sizeof(a)),
+		p->sw_latency_ns, p->hca_latency_ns, r->seed);
+	label(out, "topology");
+	fprintf(out, "%s%s\n", r->topo_source,
+		r->topo_default ? " (default: no --topo given)" : "");
+	label(out, "");
+	fprintf(out, "%d nodes: %d switches, %d hosts", r->net->nnodes,
+		net_count(r->net, NET_SWITCH), net_nhosts(r->net));
+	if (net_count(r->net, NET_ROUTER))
+		fprintf(out, ", %d routers", net_count(r->net, NET_ROUTER));
+	fprintf(out, "; %d links\n", net_nlinks(r->net));
+	label(out, "link rate");
+	summary_rates(out, r);
+	if (p->link_forced) {
+		label(out, "");
+		fputs("(forced with --set link.width/link.speed)\n", out);
+	}
+	label(out, "traffic");
+	for (int i = 0; i < r->ntraffic; i++) {
+		if (i)
+			label(out, "");
+		fprintf(out, "%s%s\n", r->traffic[i],
+			r->traffic_default && i == 0 ? " (default: no --traffic given)" : "");
+	}
+	if (!r->ntraffic)
+		fprintf(out, "(none)\n");
+}
+
+static void summary_port(FILE *out, const struct cli_report *r, int i)
+{
+	const struct fab_port_info *pi = fab_port(r->fab, i);
+
+	fprintf(out, "%s port %d -> %s port %d", node_desc(r->net, pi->node), pi->port,
+		node_desc(r->net, pi->peer_node), pi->peer_port);
+}
+
+void cli_report_summary(FILE *out, const struct cli_report *r)
+{
+	struct run_stats s;
+	char a[32], b[32], c[32], d[32];
+
+	run_stats(r, &s);
+	summary_setup(out, r);
+
+	label(out, "simulated");
+	fprintf(out, "%s%s\n", cli_fmt_time(s.t.end_ps, a, sizeof(a)),
+		r->interrupted ? " (stopped early)" : "");
+	label(out, "messages");
+	fprintf(out, "%" PRIu64 " / %zu delivered%s\n", s.n_done, r->msgs->n,
+		s.n_done == r->msgs->n ? "" : "  ** INCOMPLETE **");
+	label(out, "delivered");
+	fprintf(out, "%s payload, %s on the wire, %" PRIu64 " packets\n",
+		cli_fmt_bytes(s.t.payload_delivered, a, sizeof(a)),
+		cli_fmt_bytes(s.t.bytes_delivered, b, sizeof(b)), s.t.packets_delivered);
+	label(out, "completion");
+	if (s.n_done)
+		fprintf(out, "min %s  median %s  p99 %s  max %s\n",
+			cli_fmt_time(s.c_min, a, sizeof(a)), cli_fmt_time(s.c_p50, b, sizeof(b)),
+			cli_fmt_time(s.c_p99, c, sizeof(c)), cli_fmt_time(s.c_max, d, sizeof(d)));
+	else
+		fprintf(out, "(no message completed)\n");
+	label(out, "throughput");
+	fprintf(out, "%.1f Gb/s aggregate payload over the simulated time\n", s.gbps);
+
+	label(out, "credit stalls");
+	fprintf(out, "%s total PortXmitWait\n", cli_fmt_time(s.t.xmit_wait_ps, a, sizeof(a)));
+	for (int k = 0; k < s.ntop; k++) {
+		label(out, k ? "" : "  worst ports");
+		fprintf(out, "%-12s ", cli_fmt_time(s.top_wait[k], a, sizeof(a)));
+		summary_port(out, r, s.top[k]);
+		fputc('\n', out);
+	}
+	label(out, "buffer high");
+	if (s.hi_port >= 0) {
+		fprintf(out, "%s at ", cli_fmt_bytes(s.hi_bytes, a, sizeof(a)));
+		const struct fab_port_info *pi = fab_port(r->fab, s.hi_port);
+
+		fprintf(out, "%s port %d VL %d (receive buffer)\n",
+			node_desc(r->net, pi->node), pi->port, s.hi_vl);
+	} else {
+		fprintf(out, "0 B\n");
+	}
+	label(out, "drops");
+	fprintf(out, "%" PRIu64 "%s\n", s.t.drops,
+		s.t.drops ? "  ** lossless fabric dropped packets: model bug **" : "");
+	label(out, "FC packets");
+	fprintf(out, "%" PRIu64 "\n", s.t.fc_pkts);
+	label(out, "events");
+	fprintf(out, "%" PRIu64 ", %" PRIu64 " packet-hops\n", r->events, s.t.packet_hops);
+	label(out, "wall");
+	if (r->reproducible) {
+		fprintf(out, "(not shown: --reproducible)\n");
+	} else if (r->wall_s > 0) {
+		fprintf(out, "%.3f s: %s events/s, %s packet-hops/s\n", r->wall_s,
+			cli_fmt_count((double)r->events / r->wall_s, a, sizeof(a)),
+			cli_fmt_count((double)s.t.packet_hops / r->wall_s, b, sizeof(b)));
+	} else {
+		fprintf(out, "%.3f s\n", r->wall_s);
+	}
+}
+
+/* ---- JSON ------------------------------------------------------------ */
+
+static void json_vlarb(struct cli_json *j, const char *key,
+		       const struct fab_vlarb_entry *e, int n)
+{
+	cli_json_key(j, key);
+	cli_json_arr_begin(j);
+	for (int i = 0; i < n; i++) {
+		cli_json_obj_begin(j);
+		cli_json_ku64(j, "vl", e[i].vl);
+		cli_json_ku64(j, "weight", e[i].weight);
+		cli_json_obj_end(j);
+	}
+	cli_json_arr_end(j);
+}
+
+/*
+ * Every field of struct fab_params, under the key --set takes. A field added
+ * to fab_params must be added here too (the tests compare against
+ * --help-params).
+ */
+static void json_params(struct cli_json *j, const struct fab_params *p)
+{
+	const struct link_speed_info *si = link_speed_info(p->speed);
+
+	cli_json_key(j, "params");
+	cli_json_obj_begin(j);
+	cli_json_kstr(j, "preset", p->preset);
+	cli_json_ku64(j, "link.width", p->lanes);
+	cli_json_kstr(j, "link.speed", si ? si->name : "?");
+	cli_json_kbool(j, "link.forced", p->link_forced);
+	cli_json_kdouble(j, "link.cable_m", p->cable_m);
+	cli_json_ku64(j, "link.ps_per_m", p->ps_per_m);
+	cli_json_ku64(j, "ib.mtu", p->mtu);
+	cli_json_ku64(j, "ib.vls", p->vls);
+	cli_json_ku64(j, "ib.buffer", p->vl_buf_bytes);
+	cli_json_ku64(j, "ib.vl15_buffer", p->vl15_buf_bytes);
+	cli_json_ku64(j, "ib.fc_period_ns", p->fc_period_ns);
+	cli_json_ku64(j, "ib.fc_threshold", p->fc_threshold);
+	cli_json_key(j, "ib.sl2vl");
+	cli_json_arr_begin(j);
+	for (int i = 0; i < FAB_NSL; i++)
+		cli_json_u64(j, p->sl2vl[i]);
+	cli_json_arr_end(j);
+	json_vlarb(j, "vlarb.high", p->vlarb_high, p->vlarb_nhigh);
+	json_vlarb(j, "vlarb.low", p->vlarb_low, p->vlarb_nlow);
+	cli_json_ku64(j, "vlarb.limit_high", p->vlarb_limit);
+	cli_json_ku64(j, "switch.latency_ns", p->sw_latency_ns);
+	cli_json_ku64(j, "hca.latency_ns", p->hca_latency_ns);
+	cli_json_ku64(j, "hca.buffer", p->hca_buf_bytes);
+	cli_json_ku64(j, "sim.sample_ns", p->sample_ns);
+	cli_json_ku64(j, "sim.max_time_ns", p->max_time_ns);
+	cli_json_kbool(j, "sim.check", p->check);
+	cli_json_obj_end(j);
+}
+
+static void json_topology(struct cli_json *j, const struct cli_report *r)
+{
+	cli_json_key(j, "topology");
+	cli_json_obj_begin(j);
+	cli_json_kstr(j, "source", r->topo_source);
+	cli_json_kbool(j, "default", r->topo_default);
+	cli_json_ki64(j, "nodes", r->net->nnodes);
+	cli_json_ki64(j, "switches", net_count(r->net, NET_SWITCH));
+	cli_json_ki64(j, "cas", net_count(r->net, NET_CA));
+	cli_json_ki64(j, "routers", net_count(r->net, NET_ROUTER));
+	cli_json_ki64(j, "hosts", net_nhosts(r->net));
+	cli_json_ki64(j, "links", net_nlinks(r->net));
+	cli_json_obj_end(j);
+}
+
+static void json_flows(struct cli_json *j, const struct cli_report *r)
+{
+	cli_json_key(j, "flows");
+	cli_json_arr_begin(j);
+	for (size_t i = 0; i < r->msgs->n; i++) {
+		const struct fab_msg *m = &r->msgs->v[i];
+
+		cli_json_obj_begin(j);
+		cli_json_ku64(j, "id", i);
+		cli_json_kstr(j, "src", node_desc(r->net, (int)m->src));
+		cli_json_kstr(j, "dst", node_desc(r->net, (int)m->dst));
+		cli_json_ku64(j, "bytes", m->bytes);
+		cli_json_ku64(j, "sl", m->sl);
+		cli_json_ku64(j, "stream", m->stream);
+		cli_json_ki64(j, "after", m->after);
+		cli_json_kbool(j, "done", m->done);
+		cli_json_ku64(j, "start_ps", m->start);
+		cli_json_key(j, "first_tx_ps");
+		if (m->done)
+			cli_json_u64(j, m->first_tx);
+		else
+			cli_json_null(j);
+		cli_json_key(j, "end_ps");
+		if (m->done)
+			cli_json_u64(j, m->end);
+		else
+			cli_json_null(j);
+		cli_json_obj_end(j);
+	}
+	cli_json_arr_end(j);
+}
+
+static bool vl_used(const struct fab_vl_stats *v)
+{
+	return v->xmit_pkts || v->rcv_pkts || v->xmit_wait_ps || v->xmit_discards ||
+	       v->buf_high;
+}
+
+static void json_port(struct cli_json *j, const struct cli_report *r, int i)
+{
+	const struct fab_port_info *pi = fab_port(r->fab, i);
+	const struct net *net = r->net;
+	char rb[32];
+
+	cli_json_obj_begin(j);
+	cli_json_kstr(j, "node", node_desc(net, pi->node));
+	cli_json_kstr(j, "node_id", net->nodes[pi->node].id);
+	cli_json_kstr(j, "node_type", node_type_name(net->nodes[pi->node].type));
+	cli_json_ki64(j, "port", pi->port);
+	cli_json_kstr(j, "peer", node_desc(net, pi->peer_node));
+	cli_json_kstr(j, "peer_id", pi->peer_node >= 0 && pi->peer_node < net->nnodes ?
+		      net->nodes[pi->peer_node].id : NULL);
+	cli_json_ki64(j, "peer_port", pi->peer_port);
+	cli_json_kstr(j, "rate", link_rate_str(pi->rate, rb, sizeof(rb)));
+	cli_json_kdouble(j, "rate_gbps", link_data_rate_bps(pi->rate) / 1e9);
+	cli_json_ku64(j, "prop_ps", pi->prop_ps);
+	cli_json_ku64(j, "busy_ps", pi->busy_ps);
+	cli_json_key(j, "vls");
+	cli_json_arr_begin(j);
+	for (int v = 0; v <= FAB_MAX_VLS; v++) {
+		const struct fab_vl_stats *vs = &pi->vl[v];
+
+		if (!vl_used(vs))
+			continue;
+		cli_json_obj_begin(j);
+		cli_json_ku64(j, "vl", (uint64_t)v);
+		cli_json_ku64(j, "PortXmitData", vs->xmit_bytes);
+		cli_json_ku64(j, "PortXmitPkts", vs->xmit_pkts);
+		cli_json_ku64(j, "PortRcvData", vs->rcv_bytes);
+		cli_json_ku64(j, "PortRcvPkts", vs->rcv_pkts);
+		cli_json_ku64(j, "PortXmitWait_ps", vs->xmit_wait_ps);
+		cli_json_ku64(j, "PortXmitDiscards", vs->xmit_discards);
+		cli_json_ku64(j, "buf_high_bytes", vs->buf_high);
+		cli_json_ku64(j, "fc_pkts", vs->fc_pkts);
+		cli_json_obj_end(j);
+	}
+	cli_json_arr_end(j);
+	cli_json_obj_end(j);
+}
+
+int cli_report_json(FILE *out, const struct cli_report *r)
+{
+	struct cli_json j;
+	struct run_stats s;
+	int np = fab_nports(r->fab);
+
+	run_stats(r, &s);
+	cli_json_init(&j, out, 1);
+	cli_json_obj_begin(&j);
+	cli_json_kstr(&j, "ibfab_version", IBFAB_VERSION);
+	cli_json_ku64(&j, "seed", r->seed);
+	cli_json_kbool(&j, "reproducible", r->reproducible);
+	cli_json_kbool(&j, "complete", s.n_done == r->msgs->n && !r->interrupted);
+	cli_json_ku64(&j, "sim_time_ps", s.t.end_ps);
+	cli_json_ku64(&j, "events", r->events);
+	cli_json_kdouble(&j, "wall_s", r->reproducible ? 0 : r->wall_s);
+	if (!r->reproducible && r->wall_s > 0) {
+		cli_json_kdouble(&j, "events_per_s", (double)r->events / r->wall_s);
+		cli_json_kdouble(&j, "packet_hops_per_s",
+				 (double)s.t.packet_hops / r->wall_s);
+	}
+	cli_json_ku64(&j, "messages_total", r->msgs->n);
+	cli_json_ku64(&j, "messages_delivered", s.n_done);
+	cli_json_ku64(&j, "packets_delivered", s.t.packets_delivered);
+	cli_json_ku64(&j, "bytes_delivered", s.t.bytes_delivered);
+	cli_json_ku64(&j, "payload_bytes_delivered", s.t.payload_delivered);
+	cli_json_ku64(&j, "packet_hops", s.t.packet_hops);
+	cli_json_ku64(&j, "drops", s.t.drops);
+	cli_json_ku64(&j, "fc_packets", s.t.fc_pkts);
+	cli_json_ku64(&j, "xmit_wait_ps", s.t.xmit_wait_ps);
+	cli_json_kdouble(&j, "throughput_gbps", s.gbps);
+	cli_json_key(&j, "completion_ps");
+	cli_json_obj_begin(&j);
+	cli_json_ku64(&j, "count", s.n_done);
+	cli_json_ku64(&j, "min", s.c_min);
+	cli_json_ku64(&j, "p50", s.c_p50);
+	cli_json_ku64(&j, "p99", s.c_p99);
+	cli_json_ku64(&j, "max", s.c_max);
+	cli_json_obj_end(&j);
+	cli_json_key(&j, "buf_high");
+	cli_json_obj_begin(&j);
+	cli_json_ku64(&j, "bytes", s.hi_bytes);
+	if (s.hi_port >= 0) {
+		const struct fab_port_info *pi = fab_port(r->fab, s.hi_port);
+
+		cli_json_kstr(&j, "node", node_desc(r->net, pi->node));
+		cli_json_ki64(&j, "port", pi->port);
+		cli_json_ki64(&j, "vl", s.hi_vl);
+	}
+	cli_json_obj_end(&j);
+	json_params(&j, r->params);
+	json_topology(&j, r);
+	cli_json_key(&j, "traffic");
+	cli_json_obj_begin(&j);
+	cli_json_kbool(&j, "default", r->traffic_default);
+	cli_json_key(&j, "specs");
+	cli_json_arr_begin(&j);
+	for (int i = 0; i < r->ntraffic; i++)
+		cli_json_str(&j, r->traffic[i]);
+	cli_json_arr_end(&j);
+	cli_json_obj_end(&j);
+	json_flows(&j, r);
+	cli_json_key(&j, "ports");
+	cli_json_arr_begin(&j);
+	for (int i = 0; i < np; i++)
+		json_port(&j, r, i);
+	cli_json_arr_end(&j);
+	cli_json_obj_end(&j);
+	return cli_json_finish(&j);
+}
+
+/* ---- CSV ------------------------------------------------------------- */
+
+void cli_csv_field(FILE *out, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+int cli_report_flows_csv(FILE *out, const struct cli_report *r)
+{
+	fputs("id,src,dst,bytes,sl,stream,after,done,start_ps,first_tx_ps,end_ps,completion_ps\n", out);
+	for (size_t i = 0; i < r->msgs->n; i++) {
+		const struct fab_msg *m = &r->msgs->v[i];
+
+		fprintf(out, "%zu,", i);
+		cli_csv_field(out, node_desc(r->net, (int)m->src));
+		fputc(',', out);
+		cli_csv_field(out, node_desc(r->net, (int)m->dst));
+		fprintf(out, ",%" PRIu64 ",%u,%u,%d,%d,%" PRIu64 ",", m->bytes,
+			(unsigned)m->sl, (unsigned)m->stream, (int)m->after,
+			m->done ? 1 : 0, m->start);
+		/* unfinished messages: empty fields, not made-up times */
+		if (m->done)
+			fprintf(out, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", m->first_tx,
+				m->end, m->end - m->start);
+		else
+			fputs(",,\n", out);
+	}
+	return ferror(out) ? -1 : 0;
+}
+
+int cli_links_csv_init(struct cli_links_csv *c, FILE *out, const struct net *net,
+		       const struct fab *f, uint16_t vl_mask)
+{
+	memset(c, 0, sizeof(*c));
+	c->out = out;
+	c->net = net;
+	c->vl_mask = vl_mask;
+	c->nports = fab_nports(f);
+	c->prev_bytes = calloc(c->nports ? (size_t)c->nports : 1, sizeof(*c->prev_bytes));
+	if (!c->prev_bytes)
+		return -1;
+	fputs("time_ps,node,port,peer,vl,util,buf_bytes,credits\n", out);
+	return 0;
+}
+
+void cli_links_csv_sample(struct fab *f, sim_time_t now, void *ctx)
+{
+	struct cli_links_csv *c = ctx;
+	sim_time_t dt = now - c->prev_t;
+
+	for (int i = 0; i < c->nports; i++) {
+		const struct fab_port_info *pi = fab_port(f, i);
+		struct fab_sample s;
+		double util = 0;
+
+		fab_port_sample(f, i, &s);
+		if (dt && s.xmit_bytes > c->prev_bytes[i]) {
+			/* serialisation time of the bytes sent in the interval */
+			util = (double)link_ser_ps(pi->rate, s.xmit_bytes - c->prev_bytes[i]) /
+			       (double)dt;
+			/* a packet counted when it starts can overshoot the interval */
+			if (util > 1)
+				util = 1;
+		}
+		c->prev_bytes[i] = s.xmit_bytes;
+		for (int v = 0; v < FAB_MAX_VLS; v++) {
+			if (!(c->vl_mask & (1u << v)))
+				continue;
+			fprintf(c->out, "%" PRIu64 ",", now);
+			cli_csv_field(c->out, node_desc(c->net, pi->node));
+			fprintf(c->out, ",%d,", pi->port);
+			cli_csv_field(c->out, node_desc(c->net, pi->peer_node));
+			fprintf(c->out, ",%d,%.4f,%" PRIu32 ",%" PRId32 "\n", v, util,
+				s.buf_bytes[v], s.credits[v]);
+			c->rows++;
+		}
+	}
+	c->prev_t = now;
+}
+
+void cli_links_csv_fini(struct cli_links_csv *c)
+{
+	free(c->prev_bytes);
+	c->prev_bytes = NULL;
+}
+
+uint16_t cli_used_vls(const struct fab_params *p, const struct fab_msgs *m)
+{
+	uint16_t mask = 0;
+
+	for (size_t i = 0; i < m->n; i++) {
+		uint8_t vl = p->sl2vl[m->v[i].sl & (FAB_NSL - 1)];
+
+		if (vl < FAB_MAX_VLS)
+			mask |= 1u << vl;
+	}
+	return mask;
+}
+
+/* The rate of a host's first port: the file's, unless --set forced it. */
+static struct link_rate host_rate(const struct net *net, const struct fab_params *p,
+				  uint32_t node)
+{
+	struct link_rate r = { .lanes = p->lanes, .speed = p->speed };
+	int port = node < (uint32_t)net->nnodes ? net_first_port(net, (int)node) : -1;
+
+	if (port >= 0 && !p->link_forced) {
+		const struct net_port *np = &net->nodes[node].ports[port];
+
+		if (np->lanes)
+			r.lanes = np->lanes;
+		if (np->speed != LINK_SPEED_NONE)
+			r.speed = np->speed;
+	}
+	return r;
+}
+
+/*
+ * The estimate behind sim.sample_ns = 0. A lower bound on the run's length
+ * from three things that cannot overlap: each message's own serialisation
+ * after its post time or its predecessor (ping-pong chains), everything a
+ * host sends through its one port, and everything a host receives (incast).
+ * A per-message allowance covers the HCA and about four switch hops.
+ * Congestion makes real runs longer, so ~1000 intervals over the estimate
+ * gives a few hundred to a few thousand samples, without running twice.
+ */
+uint64_t cli_auto_sample_ns(const struct net *net, const struct fab_params *p,
+			    const struct fab_msgs *m)
+{
+	sim_time_t lat = 2 * (sim_time_t)p->hca_latency_ns * SIM_NS +
+			 4 * ((sim_time_t)p->sw_latency_ns * SIM_NS +
+			      link_prop_ps(p->cable_m, p->ps_per_m));
+	size_t nn = net->nnodes > 0 ? (size_t)net->nnodes : 1;
+	sim_time_t *end = calloc(m->n ? m->n : 1, sizeof(*end));
+	sim_time_t *tx = calloc(nn, sizeof(*tx)), *rx = calloc(nn, sizeof(*rx));
+	sim_time_t est = 0;
+	uint64_t ns, step;
+
+	if (!end || !tx || !rx) {
+		free(end);
+		free(tx);
+		free(rx);
+		return 1000;	/* 1 us */
+	}
+	for (size_t i = 0; i < m->n; i++) {
+		const struct fab_msg *g = &m->v[i];
+		sim_time_t ser = link_ser_ps(host_rate(net, p, g->src), g->bytes);
+		sim_time_t base = g->post;
+
+		/* dependencies normally point backwards; a forward one is ignored */
+		if (g->after >= 0 && (size_t)g->after < i)
+			base = end[g->after] + g->after_delay;
+		end[i] = base + ser + lat;
+		if (end[i] > est)
+			est = end[i];
+		if (g->src < nn && (tx[g->src] += ser) > est)
+			est = tx[g->src];
+		if (g->dst < nn && (rx[g->dst] += ser) > est)
+			est = rx[g->dst];
+	}
+	free(end);
+	free(tx);
+	free(rx);
+	ns = est / SIM_NS / 1000;
+	if (!ns)
+		return 1;
+	/* round down to 1, 2 or 5 x 10^k for readable time stamps */
+	for (step = 1; step * 10 <= ns; step *= 10)
+		;
+	if (ns >= 5 * step)
+		return 5 * step;
+	if (ns >= 2 * step)
+		return 2 * step;
+	return step;
+}

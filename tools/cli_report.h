@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_report.h - what `ibfab run` reports once a fabric has run: the human
+ * summary, the --json document, and the --csv time series and flow table.
+ *
+ * Kept apart from option parsing (cli_run.c) so tests can build a fabric,
+ * run it and call these directly. Every writer is deterministic: the same
+ * inputs and seed give the same bytes, except the wall-clock figures, which
+ * `reproducible` removes (wall_s written as 0, rates left out).
+ */
+#ifndef IBFAB_CLI_REPORT_H
+#define IBFAB_CLI_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "models/fabric/fab.h"
+#include "models/net/net.h"
+
+/* Everything a report needs; filled by cli_run.c (or a test). */
+struct cli_report {
+	const struct net *net;
+	const struct fab_params *params;
+	const struct fab_msgs *msgs;
+	const struct fab *fab;
+	uint64_t events;		/* engine events dispatched */
+	uint64_t seed;
+	const char *topo_source;	/* file name, or a description of the default */
+	bool topo_default;		/* no --topo: the built-in fat tree */
+	const char *const *traffic;	/* the SPECs run, in order */
+	int ntraffic;
+	bool traffic_default;		/* no --traffic: the built-in load */
+	double wall_s;			/* wall time of fab_run() */
+	bool reproducible;		/* leave wall-clock figures out */
+	bool interrupted;		/* stopped early (signal or time limit) */
+};
+
+/* The human summary (DESIGN.md §6). */
+void cli_report_summary(FILE *out, const struct cli_report *r);
+
+/* The --json document; 0, or -1 on a write error. */
+int cli_report_json(FILE *out, const struct cli_report *r);
+
+/* flows.csv: one row per message; 0 or -1 on a write error. */
+int cli_report_flows_csv(FILE *out, const struct cli_report *r);
+
+/*
+ * links.csv: a fab sampler that writes one row per (sample time, port, VL)
+ * for the VLs in `vl_mask`:
+ *   time_ps,node,port,peer,vl,util,buf_bytes,credits
+ * util is the fraction of the interval since the previous sample that the
+ * port's transmitter spent serialising (all VLs together, so it repeats on
+ * every VL row of a port), from the growth of xmit_bytes and the link rate.
+ */
+struct cli_links_csv {
+	FILE *out;
+	const struct net *net;
+	uint16_t vl_mask;
+	int nports;
+	uint64_t *prev_bytes;		/* xmit_bytes at the previous sample, per port */
+	sim_time_t prev_t;
+	uint64_t rows;
+};
+
+int cli_links_csv_init(struct cli_links_csv *c, FILE *out, const struct net *net,
+		       const struct fab *f, uint16_t vl_mask);
+void cli_links_csv_sample(struct fab *f, sim_time_t now, void *ctx);
+void cli_links_csv_fini(struct cli_links_csv *c);
+
+/* The data VLs the messages can use: the SL-to-VL table applied to their SLs. */
+uint16_t cli_used_vls(const struct fab_params *p, const struct fab_msgs *m);
+
+/*
+ * A sampling interval for sim.sample_ns = 0: about 1000 samples over an
+ * estimate of the run's length (see cli_report.c), rounded to 1, 2 or 5
+ * times a power of ten nanoseconds.
+ */
+uint64_t cli_auto_sample_ns(const struct net *net, const struct fab_params *p,
+			    const struct fab_msgs *m);
+
+/* "12.345 us", "800 ps", "1.500 ms"; "1.50 MiB", "64 B". Return buf. */
+const char *cli_fmt_time(sim_time_t ps, char *buf, size_t len);
+const char *cli_fmt_bytes(uint64_t bytes, char *buf, size_t len);
+
+/* Large counts for people: "1234", "12.3 k", "4.56 M", "7.89 G". */
+const char *cli_fmt_count(double v, char *buf, size_t len);
+
+/* A CSV field: as is, or quoted (RFC 4180) when it holds , " CR or LF. */
+void cli_csv_field(FILE *out, const char *s);
+
+#endif

@@ -1,0 +1,763 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_run.c - `ibfab run`: options, the pipeline, output files, progress.
+ *
+ * The pipeline is fixed (DESIGN.md §6, §7): debug switches from IBFAB_DEBUG;
+ * parameters = defaults, then --preset, then every --set in command-line
+ * order, then the cross checks; the topology (a file, or the built-in fat
+ * tree generated into memory); minhop routes; every --traffic spec; the
+ * output files are opened; the fabric is built and run; reports written.
+ * Each step either succeeds or fills one diagnostic, which becomes the one
+ * line `ibfab run: file:line:col: message` on stderr and exit status 1.
+ *
+ * Output files are never half-written: each is written under a hidden
+ * temporary name in its own directory and renamed into place only after
+ * everything succeeded (rename is atomic within a file system). On an error
+ * the temporaries are removed, and so is a --csv directory we created; a
+ * SIGINT/SIGTERM handler does the same with async-signal-safe unlink/rmdir.
+ *
+ * Progress goes on stderr only when it is a terminal: the engine's
+ * after_event hook (if the fabric left it free) looks at the clock every
+ * 2^16 events, so the cost is one branch per event, and redraws one line
+ * at most every 0.5 s.
+ */
+#define _GNU_SOURCE	/* asprintf */
+#include "tools/cli_run.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "models/fabric/fab.h"
+#include "models/net/net.h"
+#include "models/sm/sm.h"
+#include "sim/sim_diag.h"
+#include "sim/sim_log.h"
+#include "sim/sim_parse.h"
+#include "tools/cli_report.h"
+#include "topologies/topo.h"
+#include "traces/trace_spec.h"
+
+#define DEFAULT_SEED 1
+
+/*
+ * The built-in load on the built-in fat tree, chosen to finish in well under
+ * a second of wall time yet show what the model is for: a random permutation
+ * of 1 MiB messages loads every link and the spine uplinks (with 2 links per
+ * spine per leaf the fabric is not blocking, but minhop's static routes make
+ * some uplinks carry two flows); a 4-to-1 incast of 256 KiB onto h0 backs
+ * up credits into the leaf and spines (PortXmitWait); and a 64-byte
+ * ping-pong between h5 and h10, across the spines, shows latency under load.
+ */
+static const char *const default_traffic[] = {
+	"permutation:size=1MiB",
+	"incast:dst=h0,n=4,size=256KiB",
+	"pingpong:a=h5,b=h10,size=64B,count=100",
+};
+/* On a user's topology without --traffic: host names are unknown, so only
+ * the permutation, which works on any fabric with two hosts or more. */
+static const char *const default_traffic_user[] = {
+	"permutation:size=1MiB",
+};
+
+struct run_opts {
+	const char *topo;
+	const char **traffic;
+	int ntraffic;
+	const char *preset;
+	const char **sets;
+	int nsets;
+	uint64_t seed;
+	bool seed_given;
+	const char *json;
+	const char *csv;
+	bool reproducible;
+	bool quiet;
+};
+
+/* An output file written under a temporary name, renamed at the end. */
+struct staged {
+	char *path;		/* final name */
+	char *tmp;		/* temporary name, same directory */
+	FILE *f;
+};
+
+/*
+ * What the signal handler must remove: plain char arrays, so the handler
+ * touches nothing that malloc or stdio might be changing under it.
+ */
+#define SIG_MAX_PATHS 3
+static char sig_paths[SIG_MAX_PATHS][PATH_MAX];
+static char sig_dir[PATH_MAX];
+
+struct run_ctx {
+	struct run_opts *o;
+	struct sim_diag d;
+	struct fab_params p;
+	struct net net;
+	struct fab_msgs msgs;
+	struct fab *fab;
+	char topo_desc[512];
+	const char *const *traffic;
+	int ntraffic;
+	bool traffic_default;
+	/* outputs */
+	struct staged json;
+	bool json_stdout;
+	struct staged links, flows;
+	bool csv_dir_created;
+	struct cli_links_csv lc;
+	bool lc_init;
+	/* run */
+	double wall_s;
+	bool progress;
+	struct timespec t0, last;
+	bool progress_shown;
+};
+
+/* ---- help --------------------------------------------------------------- */
+
+void cli_run_usage(FILE *out)
+{
+	fputs(
+"usage: ibfab run [options]\n"
+"\n"
+"Simulate traffic over an InfiniBand fabric and report what happened.\n"
+"\n"
+"Inputs:\n"
+"  --topo FILE        topology in ibnetdiscover or ibsim net format.\n"
+"                     Default: a built-in two-level fat tree, 16 hosts h0..h15\n"
+"                     at 4xHDR (4 leaves x 4 hosts, 2 spines, 2 links per spine\n"
+"                     per leaf), routed with minhop.\n"
+"  --traffic SPEC     traffic to run; repeat to combine (see SPEC below).\n"
+"                     Default on the built-in topology:\n"
+"                       permutation:size=1MiB\n"
+"                       incast:dst=h0,n=4,size=256KiB\n"
+"                       pingpong:a=h5,b=h10,size=64B,count=100\n"
+"                     and permutation:size=1MiB on a --topo file.\n"
+"  --preset NAME      fabric parameter preset (default hdr; see --help-params).\n"
+"  --set KEY=VALUE    override one parameter; repeatable, applied in order\n"
+"                     after the preset (see --help-params for every key).\n"
+"  --seed N           seed of every random choice (default 1).\n"
+"\n"
+"Outputs:\n"
+"  (stdout)           a human summary.\n"
+"  --json FILE|-      the results as JSON (format below). With '-', JSON goes\n"
+"                     to stdout and the summary to stderr (or nowhere, with\n"
+"                     --quiet).\n"
+"  --csv DIR          time series and a flow table: DIR/links.csv and\n"
+"                     DIR/flows.csv (DIR is created if missing). The interval\n"
+"                     is sim.sample_ns; 0 (the default) picks one that gives\n"
+"                     roughly 1000 samples from an estimate of the run length.\n"
+"  --reproducible     leave every wall-clock figure out of the outputs (wall_s\n"
+"                     is written as 0): two runs with the same inputs and seed\n"
+"                     then give byte-identical JSON and CSV, which is what the\n"
+"                     determinism tests compare.\n"
+"  --quiet            nothing on stderr but errors: no progress line (shown\n"
+"                     only when stderr is a terminal) and, with --json -, no\n"
+"                     summary.\n"
+"  --help             this text.   --help-params   parameters and presets.\n"
+"\n"
+"Output files are written under a temporary name and renamed when the run\n"
+"succeeded; on any error none is left behind.\n"
+"\n"
+"JSON (stable key order; times in ps, sizes in bytes):\n"
+"  ibfab_version, seed, reproducible, complete, sim_time_ps, events, wall_s,\n"
+"  [events_per_s, packet_hops_per_s: left out with --reproducible],\n"
+"  messages_total, messages_delivered, packets_delivered, bytes_delivered\n"
+"  (on the wire), payload_bytes_delivered, packet_hops, drops, fc_packets,\n"
+"  xmit_wait_ps, throughput_gbps, completion_ps {count,min,p50,p99,max},\n"
+"  buf_high {bytes,node,port,vl}, params {every --set key}, topology\n"
+"  {source,default,nodes,switches,cas,routers,hosts,links}, traffic\n"
+"  {default,specs}, flows [{id,src,dst,bytes,sl,stream,after,done,start_ps,\n"
+"  first_tx_ps,end_ps}], ports [{node,node_id,node_type,port,peer,peer_id,\n"
+"  peer_port,rate,rate_gbps,prop_ps,busy_ps,vls [{vl,PortXmitData,\n"
+"  PortXmitPkts,PortRcvData,PortRcvPkts,PortXmitWait_ps,PortXmitDiscards,\n"
+"  buf_high_bytes,fc_pkts}]}]. PortXmitData/PortRcvData count bytes (the PMA\n"
+"  counts 4-byte words); VLs that carried nothing are left out.\n"
+"\n"
+"CSV:\n"
+"  links.csv  time_ps,node,port,peer,vl,util,buf_bytes,credits\n"
+"             one row per sample, port and VL in use; util is the fraction\n"
+"             of the interval the port's transmitter was busy (all VLs),\n"
+"             buf_bytes the port's receive-buffer occupancy on that VL,\n"
+"             credits the transmitter's available credits (64-byte blocks).\n"
+"  flows.csv  id,src,dst,bytes,sl,stream,after,done,start_ps,first_tx_ps,\n"
+"             end_ps,completion_ps   (times empty for unfinished messages)\n"
+"\n"
+"Environment: IBFAB_DEBUG=credit,vlarb,... turns on debug logs (stderr).\n"
+"Exit status: 0 done, 1 bad input or failed run, 2 bad usage, 130 interrupted.\n"
+"\n", out);
+	fputs("SPEC:\n", out);
+	trace_spec_help(out);
+	fputs(
+"\n"
+"Examples:\n"
+"  ibfab run\n"
+"  ibfab run --topo fabric.topo --traffic alltoall:size=64KiB --json out.json\n"
+"  ibfab run --preset edr --set ib.vls=2 --traffic permutation:size=4MiB --csv ts\n"
+"  ibfab run --json - --quiet --reproducible | python3 -m json.tool\n", out);
+}
+
+void cli_run_help_params(FILE *out)
+{
+	struct fab_params p;
+
+	fab_params_default(&p);
+	fputs("Fabric parameters (ibfab run --set KEY=VALUE), with the default values:\n\n", out);
+	fab_params_print(&p, out);
+	fputs("\nPresets (ibfab run --preset NAME):", out);
+	for (int i = 0; fab_preset_names[i]; i++)
+		fprintf(out, " %s", fab_preset_names[i]);
+	fputs("\n", out);
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+enum opt_id {
+	OPT_HELP, OPT_HELP_PARAMS, OPT_TOPO, OPT_TRAFFIC, OPT_PRESET, OPT_SET,
+	OPT_SEED, OPT_JSON, OPT_CSV, OPT_REPRODUCIBLE, OPT_QUIET,
+};
+
+static const struct {
+	const char *name;
+	enum opt_id id;
+	bool arg;
+} run_options[] = {
+	{ "--help", OPT_HELP, false },
+	{ "-h", OPT_HELP, false },
+	{ "--help-params", OPT_HELP_PARAMS, false },
+	{ "--topo", OPT_TOPO, true },
+	{ "--traffic", OPT_TRAFFIC, true },
+	{ "--preset", OPT_PRESET, true },
+	{ "--set", OPT_SET, true },
+	{ "--seed", OPT_SEED, true },
+	{ "--json", OPT_JSON, true },
+	{ "--csv", OPT_CSV, true },
+	{ "--reproducible", OPT_REPRODUCIBLE, false },
+	{ "--quiet", OPT_QUIET, false },
+	{ "-q", OPT_QUIET, false },
+};
+
+static int usage_error(const char *fmt, const char *a, const char *b)
+{
+	fputs("ibfab run: ", stderr);
+	fprintf(stderr, fmt, a, b);
+	fputs(" (see 'ibfab run --help')\n", stderr);
+	return 2;
+}
+
+/* An option that may be given once: refuse a second one rather than guess. */
+static int set_once(const char **slot, const char *name, const char *val)
+{
+	if (*slot)
+		return usage_error("option '%s' given twice%s", name, "");
+	if (!*val)
+		return usage_error("option '%s' needs a non-empty value%s", name, "");
+	*slot = val;
+	return 0;
+}
+
+/*
+ * Returns 0 to run, -1 when help was printed (exit 0), or 2 (usage error,
+ * message printed). Accepts "--opt VALUE" and "--opt=VALUE".
+ */
+static int parse_args(int argc, char **argv, struct run_opts *o)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *val = NULL, *eq;
+		char name[64];
+		size_t k;
+
+		if (arg[0] != '-' || !arg[1])
+			return usage_error("unexpected argument '%s'%s", arg, "");
+		eq = strchr(arg, '=');
+		snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
+		for (k = 0; k < SIM_ARRAY_SIZE(run_options); k++)
+			if (!strcmp(name, run_options[k].name))
+				break;
+		if (k == SIM_ARRAY_SIZE(run_options))
+			return usage_error("unknown option '%s'%s", name, "");
+		if (run_options[k].arg) {
+			if (eq)
+				val = eq + 1;
+			else if (i + 1 < argc)
+				val = argv[++i];
+			else
+				return usage_error("option '%s' needs a value%s", name, "");
+		} else if (eq) {
+			return usage_error("option '%s' takes no value%s", name, "");
+		}
+
+		int rc = 0;
+		char err[256];
+
+		switch (run_options[k].id) {
+		case OPT_HELP:
+			cli_run_usage(stdout);
+			return -1;
+		case OPT_HELP_PARAMS:
+			cli_run_help_params(stdout);
+			return -1;
+		case OPT_TOPO:
+			rc = set_once(&o->topo, name, val);
+			break;
+		case OPT_PRESET:
+			rc = set_once(&o->preset, name, val);
+			break;
+		case OPT_JSON:
+			rc = set_once(&o->json, name, val);
+			break;
+		case OPT_CSV:
+			rc = set_once(&o->csv, name, val);
+			break;
+		case OPT_TRAFFIC:
+			o->traffic[o->ntraffic++] = val;
+			break;
+		case OPT_SET:
+			o->sets[o->nsets++] = val;
+			break;
+		case OPT_SEED:
+			if (o->seed_given)
+				return usage_error("option '%s' given twice%s", name, "");
+			if (sim_parse_u64(val, &o->seed, err, sizeof(err)))
+				return usage_error("%s: %s", name, err);
+			o->seed_given = true;
+			break;
+		case OPT_REPRODUCIBLE:
+			o->reproducible = true;
+			break;
+		case OPT_QUIET:
+			o->quiet = true;
+			break;
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- output files ------------------------------------------------------- */
+
+static void sig_track(const char *tmp)
+{
+	for (int i = 0; i < SIG_MAX_PATHS; i++)
+		if (!sig_paths[i][0]) {
+			snprintf(sig_paths[i], PATH_MAX, "%s", tmp);
+			return;
+		}
+}
+
+static void sig_untrack(const char *tmp)
+{
+	for (int i = 0; i < SIG_MAX_PATHS; i++)
+		if (!strcmp(sig_paths[i], tmp))
+			sig_paths[i][0] = 0;
+}
+
+static void on_signal(int sig)
+{
+	for (int i = 0; i < SIG_MAX_PATHS; i++)
+		if (sig_paths[i][0])
+			unlink(sig_paths[i]);
+	if (sig_dir[0])
+		rmdir(sig_dir);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static int staged_open(struct staged *s, const char *path, struct sim_diag *d)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	int dirlen = slash ? (int)(slash - path) : 0;
+	struct stat st;
+	mode_t mask;
+	int fd;
+
+	if (!*base)
+		return sim_diag_set(d, path, 0, 0, "expected a file name, not a directory");
+	if (!stat(path, &st) && S_ISDIR(st.st_mode))
+		return sim_diag_set(d, path, 0, 0, "is a directory");
+	s->path = strdup(path);
+	/* hidden, in the same directory, so the final rename stays atomic */
+	if (!s->path || asprintf(&s->tmp, "%.*s%s.%s.ibfab-tmp-XXXXXX", dirlen, path,
+				 slash ? "/" : "", base) < 0) {
+		s->tmp = NULL;
+		return sim_diag_set(d, path, 0, 0, "out of memory");
+	}
+	fd = mkstemp(s->tmp);
+	if (fd < 0) {
+		int e = errno;
+
+		free(s->tmp);
+		s->tmp = NULL;
+		return sim_diag_set(d, path, 0, 0, "cannot create: %s", strerror(e));
+	}
+	/* mkstemp makes 0600; give the file the mode fopen() would have */
+	mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask);
+	s->f = fdopen(fd, "w");
+	if (!s->f) {
+		close(fd);
+		unlink(s->tmp);
+		return sim_diag_set(d, path, 0, 0, "cannot open: %s", strerror(errno));
+	}
+	sig_track(s->tmp);
+	return 0;
+}
+
+/* Flush and close; the rename comes later, once every output is complete. */
+static int staged_close(struct staged *s, struct sim_diag *d)
+{
+	int bad;
+
+	if (!s->f)
+		return 0;
+	bad = ferror(s->f);
+	if (fclose(s->f))
+		bad = 1;
+	s->f = NULL;
+	if (bad)
+		return sim_diag_set(d, s->path, 0, 0, "write error: %s", strerror(errno));
+	return 0;
+}
+
+static int staged_commit(struct staged *s, struct sim_diag *d)
+{
+	if (!s->tmp)
+		return 0;
+	if (rename(s->tmp, s->path))
+		return sim_diag_set(d, s->path, 0, 0, "cannot rename %s into place: %s",
+				    s->tmp, strerror(errno));
+	sig_untrack(s->tmp);
+	free(s->tmp);
+	s->tmp = NULL;
+	return 0;
+}
+
+/* Remove whatever is left (nothing after a commit) and free. */
+static void staged_free(struct staged *s)
+{
+	if (s->f)
+		fclose(s->f);
+	if (s->tmp) {
+		unlink(s->tmp);
+		sig_untrack(s->tmp);
+	}
+	free(s->tmp);
+	free(s->path);
+	memset(s, 0, sizeof(*s));
+}
+
+static int csv_open(struct run_ctx *c, struct sim_diag *d)
+{
+	const char *dir = c->o->csv;
+	struct stat st;
+	char *p;
+	int rc;
+
+	if (mkdir(dir, 0777) == 0) {
+		c->csv_dir_created = true;
+		snprintf(sig_dir, sizeof(sig_dir), "%s", dir);
+	} else if (errno != EEXIST) {
+		return sim_diag_set(d, dir, 0, 0, "cannot create directory: %s", strerror(errno));
+	} else if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		return sim_diag_set(d, dir, 0, 0, "exists and is not a directory");
+	}
+	if (asprintf(&p, "%s/links.csv", dir) < 0)
+		return sim_diag_set(d, dir, 0, 0, "out of memory");
+	rc = staged_open(&c->links, p, d);
+	free(p);
+	if (rc)
+		return rc;
+	if (asprintf(&p, "%s/flows.csv", dir) < 0)
+		return sim_diag_set(d, dir, 0, 0, "out of memory");
+	rc = staged_open(&c->flows, p, d);
+	free(p);
+	return rc;
+}
+
+static int outputs_open(struct run_ctx *c)
+{
+	if (c->o->json && !strcmp(c->o->json, "-"))
+		c->json_stdout = true;
+	else if (c->o->json && staged_open(&c->json, c->o->json, &c->d))
+		return -1;
+	if (c->o->csv && csv_open(c, &c->d))
+		return -1;
+	return 0;
+}
+
+/* On failure: no temporary left, and no directory we made. */
+static void outputs_free(struct run_ctx *c, bool failed)
+{
+	staged_free(&c->json);
+	staged_free(&c->links);
+	staged_free(&c->flows);
+	if (failed && c->csv_dir_created)
+		rmdir(c->o->csv);
+	sig_dir[0] = 0;
+}
+
+/* ---- pipeline ----------------------------------------------------------- */
+
+static int setup_params(struct run_ctx *c)
+{
+	fab_params_default(&c->p);
+	if (c->o->preset && fab_params_preset(&c->p, c->o->preset, &c->d))
+		return -1;
+	for (int i = 0; i < c->o->nsets; i++)
+		if (fab_params_set(&c->p, c->o->sets[i], &c->d))
+			return -1;
+	return fab_params_check(&c->p, &c->d);
+}
+
+/* The built-in fat tree, generated as text and parsed like any file. */
+static int load_default_topology(struct run_ctx *c)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	int rc;
+
+	if (!mem)
+		return sim_diag_set(&c->d, "built-in topology", 0, 0, "out of memory");
+	rc = topo_gen_fattree2(mem, TOPO_DEFAULT_LEAVES, TOPO_DEFAULT_SPINES,
+			       TOPO_DEFAULT_HOSTS, TOPO_DEFAULT_LINKS,
+			       TOPO_DEFAULT_RATE);
+	if (fclose(mem) || rc < 0 || !text) {
+		free(text);
+		return sim_diag_set(&c->d, "built-in topology", 0, 0,
+				    "the fat-tree generator failed");
+	}
+	rc = topo_load_string(text, "built-in-fattree2", &c->net, &c->d);
+	free(text);
+	snprintf(c->topo_desc, sizeof(c->topo_desc),
+		 "built-in fat tree: %d leaves x %d hosts, %d spines, %d links per spine per leaf, %s",
+		 TOPO_DEFAULT_LEAVES, TOPO_DEFAULT_HOSTS, TOPO_DEFAULT_SPINES,
+		 TOPO_DEFAULT_LINKS, TOPO_DEFAULT_RATE);
+	return rc;
+}
+
+static int load_topology(struct run_ctx *c)
+{
+	int rc;
+
+	if (c->o->topo) {
+		snprintf(c->topo_desc, sizeof(c->topo_desc), "%s", c->o->topo);
+		rc = topo_load(c->o->topo, &c->net, &c->d);
+	} else {
+		rc = load_default_topology(c);
+	}
+	if (rc)
+		return -1;
+	return sm_route_minhop(&c->net, &c->d);
+}
+
+static int load_traffic(struct run_ctx *c)
+{
+	if (c->o->ntraffic) {
+		c->traffic = c->o->traffic;
+		c->ntraffic = c->o->ntraffic;
+	} else if (!c->o->topo) {
+		c->traffic = default_traffic;
+		c->ntraffic = (int)SIM_ARRAY_SIZE(default_traffic);
+		c->traffic_default = true;
+	} else {
+		c->traffic = default_traffic_user;
+		c->ntraffic = (int)SIM_ARRAY_SIZE(default_traffic_user);
+		c->traffic_default = true;
+	}
+	for (int i = 0; i < c->ntraffic; i++)
+		if (trace_spec_parse(c->traffic[i], &c->net, c->o->seed, &c->msgs, &c->d))
+			return -1;
+	if (!c->msgs.n)
+		return sim_diag_set(&c->d, "", 0, 0, "the traffic specs produced no messages");
+	return 0;
+}
+
+static double elapsed(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+/* Engine hook: one branch per event; the clock every 2^16 events. */
+static void progress_hook(struct sim_engine *eng, void *ctx)
+{
+	struct run_ctx *c = ctx;
+	struct timespec now;
+	char a[32], b[32], c2[32];
+	double t;
+
+	if (eng->events & 0xffff)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (elapsed(&c->last, &now) < 0.5)
+		return;
+	c->last = now;
+	t = elapsed(&c->t0, &now);
+	fprintf(stderr, "\r  simulated %s   %s events   %s events/s\033[K",
+		cli_fmt_time(sim_now(eng), a, sizeof(a)),
+		cli_fmt_count((double)eng->events, b, sizeof(b)),
+		cli_fmt_count(t > 0 ? (double)eng->events / t : 0, c2, sizeof(c2)));
+	c->progress_shown = true;
+}
+
+static int simulate(struct run_ctx *c)
+{
+	struct sim_engine *eng;
+	struct timespec t1;
+	int rc;
+
+	/* --csv with sim.sample_ns = 0: choose, and record the choice in params */
+	if (c->o->csv && !c->p.sample_ns)
+		c->p.sample_ns = cli_auto_sample_ns(&c->net, &c->p, &c->msgs);
+	c->fab = fab_create(&c->net, &c->p, &c->msgs, c->o->seed, &c->d);
+	if (!c->fab)
+		return -1;
+	if (c->o->csv) {
+		if (cli_links_csv_init(&c->lc, c->links.f, &c->net, c->fab,
+				       cli_used_vls(&c->p, &c->msgs)))
+			return sim_diag_set(&c->d, "", 0, 0, "out of memory");
+		c->lc_init = true;
+		fab_set_sampler(c->fab, cli_links_csv_sample, &c->lc);
+	}
+	eng = fab_engine(c->fab);
+	/* Progress only if the fabric does not use the hook itself (sim.check). */
+	if (c->progress && !eng->after_event) {
+		eng->after_event = progress_hook;
+		eng->after_event_ctx = c;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &c->t0);
+	c->last = c->t0;
+	rc = fab_run(c->fab, &c->d);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	c->wall_s = elapsed(&c->t0, &t1);
+	if (eng->after_event == progress_hook) {
+		eng->after_event = NULL;
+		eng->after_event_ctx = NULL;
+	}
+	if (c->progress_shown)
+		fputs("\r\033[K", stderr);
+	return rc;
+}
+
+static int write_outputs(struct run_ctx *c, const struct cli_report *r)
+{
+	FILE *sum = stdout;
+
+	if (c->json_stdout) {
+		if (cli_report_json(stdout, r))
+			return sim_diag_set(&c->d, "<stdout>", 0, 0, "write error");
+		sum = c->o->quiet ? NULL : stderr;
+	} else if (c->json.f && cli_report_json(c->json.f, r)) {
+		return sim_diag_set(&c->d, c->json.path, 0, 0, "write error");
+	}
+	if (c->flows.f && cli_report_flows_csv(c->flows.f, r))
+		return sim_diag_set(&c->d, c->flows.path, 0, 0, "write error");
+	if (staged_close(&c->json, &c->d) || staged_close(&c->links, &c->d) ||
+	    staged_close(&c->flows, &c->d))
+		return -1;
+	if (staged_commit(&c->json, &c->d) || staged_commit(&c->links, &c->d) ||
+	    staged_commit(&c->flows, &c->d))
+		return -1;
+	if (sum)
+		cli_report_summary(sum, r);
+	if (fflush(stdout) || ferror(stdout))
+		return sim_diag_set(&c->d, "<stdout>", 0, 0, "write error");
+	return 0;
+}
+
+static int run_pipeline(struct run_ctx *c)
+{
+	struct cli_report r;
+
+	if (sim_log_init_from_env())
+		return 1;	/* it printed why */
+	if (setup_params(c) || load_topology(c) || load_traffic(c) ||
+	    outputs_open(c) || simulate(c))
+		return -1;
+	memset(&r, 0, sizeof(r));
+	r.net = &c->net;
+	r.params = &c->p;
+	r.msgs = &c->msgs;
+	r.fab = c->fab;
+	r.events = fab_engine(c->fab)->events;
+	r.seed = c->o->seed;
+	r.topo_source = c->topo_desc;
+	r.topo_default = !c->o->topo;
+	r.traffic = c->traffic;
+	r.ntraffic = c->ntraffic;
+	r.traffic_default = c->traffic_default;
+	r.wall_s = c->wall_s;
+	r.reproducible = c->o->reproducible;
+	{
+		struct fab_totals t;
+
+		fab_totals(c->fab, &t);
+		r.interrupted = t.msgs_done < t.msgs_total && c->p.max_time_ns;
+	}
+	return write_outputs(c, &r);
+}
+
+int cli_run_main(int argc, char **argv)
+{
+	struct run_opts o = { .seed = DEFAULT_SEED };
+	struct run_ctx c;
+	struct sigaction sa, old_int, old_term;
+	char buf[1100];
+	int rc;
+
+	/* each repeatable option appears at most argc times */
+	o.traffic = calloc((size_t)argc + 1, sizeof(*o.traffic));
+	o.sets = calloc((size_t)argc + 1, sizeof(*o.sets));
+	if (!o.traffic || !o.sets) {
+		fputs("ibfab run: out of memory\n", stderr);
+		rc = 1;
+		goto out_opts;
+	}
+	rc = parse_args(argc, argv, &o);
+	if (rc) {
+		rc = rc < 0 ? 0 : rc;
+		goto out_opts;
+	}
+
+	memset(&c, 0, sizeof(c));
+	c.o = &o;
+	c.progress = !o.quiet && isatty(STDERR_FILENO);
+	net_init(&c.net);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+
+	rc = run_pipeline(&c);
+	if (rc < 0) {
+		sim_diag_format(&c.d, buf, sizeof(buf));
+		fprintf(stderr, "ibfab run: %s\n", buf);
+		rc = 1;
+	}
+	if (c.lc_init)
+		cli_links_csv_fini(&c.lc);
+	outputs_free(&c, rc != 0);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (c.fab)
+		fab_destroy(c.fab);
+	fab_msgs_free(&c.msgs);
+	net_free(&c.net);
+out_opts:
+	free(o.traffic);
+	free(o.sets);
+	return rc;
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# tools/test.sh - build ibfab and run the whole test suite the way CI does,
+# without installing anything (.ci/run installs the Debian packages, then
+# runs this). Two builds, each in its own directory:
+#
+#   1. release: RelWithDebInfo with -Werror; builds everything (benchmarks
+#      too, so they keep compiling) and runs every CTest test: unit, e2e,
+#      golden and interop.
+#   2. asan: AddressSanitizer + UndefinedBehaviorSanitizer; runs the unit
+#      tests, and the engine benchmark briefly as a smoke test (its figures
+#      are not checked).
+#
+# Usage: tools/test.sh [release|asan]...   (default: both, in that order)
+# Environment: IBFAB_BUILD_ROOT (default <src>/build-ci), JOBS (default 2).
+# Exits non-zero on the first failure.
+set -euo pipefail
+
+src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+root=${IBFAB_BUILD_ROOT:-$src/build-ci}
+jobs=${JOBS:-2}
+start=$SECONDS
+
+section() {
+	printf '\n==== %s (t=%ds) ====\n' "$*" $((SECONDS - start))
+}
+
+configure() {	# dir, extra cmake args...
+	local dir=$1
+	shift
+	cmake -S "$src" -B "$dir" -DIBFAB_WERROR=ON "$@"
+}
+
+run_release() {
+	local dir=$root/release
+
+	section "release: configure (RelWithDebInfo, -Werror)"
+	configure "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	section "release: build"
+	cmake --build "$dir" -j"$jobs"
+	section "release: ctest (whole suite)"
+	(cd "$dir" && ctest --output-on-failure --no-tests=error -j"$jobs")
+}
+
+run_asan() {
+	local dir=$root/asan
+
+	section "asan: configure (ASan + UBSan)"
+	configure "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DIBFAB_ASAN=ON -DIBFAB_UBSAN=ON
+	section "asan: build"
+	cmake --build "$dir" -j"$jobs"
+	section "asan: ctest -L unit"
+	(cd "$dir" &&
+	 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
+	 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+	 ctest -L unit --output-on-failure --no-tests=error -j"$jobs")
+	if [ -x "$dir/bench/bench_engine" ]; then
+		section "asan: benchmark smoke run (figures not checked)"
+		"$dir/bench/bench_engine" -n 100 -n 10000 -k 20000
+	fi
+}
+
+what=("$@")
+[ ${#what[@]} -gt 0 ] || what=(release asan)
+
+section "toolchain"
+printf '%s\n' "$(cc --version | head -n1)" "$(cmake --version | head -n1)"
+printf 'source %s, builds under %s, -j%s\n' "$src" "$root" "$jobs"
+
+for w in "${what[@]}"; do
+	case $w in
+	release) run_release ;;
+	asan) run_asan ;;
+	*) echo "tools/test.sh: unknown build '$w' (expected release or asan)" >&2
+	   exit 2 ;;
+	esac
+done
+section "all passed"

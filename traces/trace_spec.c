@@ -1,0 +1,583 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace_spec.c - the --traffic SPEC language: classic synthetic patterns
+ * (point-to-point, ping-pong, incast, all-to-all, random permutation,
+ * shift) turned into a list of messages for the fabric.
+ *
+ * These are the patterns network papers and vendor tests use to show one
+ * property each: p2p and pingpong give the unloaded bandwidth and latency
+ * (perftest's ib_write_bw / ib_write_lat), incast the N->1 congestion whose
+ * ideal completion is N x S / R (numbers.md), alltoall and permutation the
+ * bisection behaviour of the topology and routing, shift the neighbour
+ * exchange of a ring. Nothing here models the application: a message is
+ * posted at a fixed time or right after another one is delivered.
+ *
+ * A spec is validated completely before the first message is added, and a
+ * failed spec leaves the list as it was.
+ */
+#include "traces/trace_spec.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim_parse.h"
+#include "sim/sim_rng.h"
+
+#define IB_MAX_MSG_BYTES (1ULL << 31)	/* IBA: a message is at most 2^31 bytes */
+#define MAX_KEYS 16
+
+enum key_id {
+	KEY_SRC, KEY_DST, KEY_A, KEY_B, KEY_SIZE, KEY_COUNT, KEY_START, KEY_GAP,
+	KEY_SL, KEY_N, KEY_HOSTS, KEY_SEED, KEY_K, NKEYS
+};
+
+#define A_SRC	(1u << KEY_SRC)
+#define A_DST	(1u << KEY_DST)
+#define A_A	(1u << KEY_A)
+#define A_B	(1u << KEY_B)
+#define A_SIZE	(1u << KEY_SIZE)
+#define A_COUNT	(1u << KEY_COUNT)
+#define A_START	(1u << KEY_START)
+#define A_GAP	(1u << KEY_GAP)
+#define A_SL	(1u << KEY_SL)
+#define A_N	(1u << KEY_N)
+#define A_HOSTS	(1u << KEY_HOSTS)
+#define A_SEED	(1u << KEY_SEED)
+#define A_K	(1u << KEY_K)
+
+static const char *const key_names[NKEYS] = {
+	[KEY_SRC] = "src", [KEY_DST] = "dst", [KEY_A] = "a", [KEY_B] = "b",
+	[KEY_SIZE] = "size", [KEY_COUNT] = "count", [KEY_START] = "start",
+	[KEY_GAP] = "gap", [KEY_SL] = "sl", [KEY_N] = "n", [KEY_HOSTS] = "hosts",
+	[KEY_SEED] = "seed", [KEY_K] = "k",
+};
+
+struct args {
+	unsigned given;		/* A_* bits */
+	int src, dst, a, b;	/* node indexes */
+	uint64_t size, count, n, hosts, seed, k;
+	sim_time_t start, gap;
+	uint8_t sl;
+	int col[NKEYS];		/* where each value starts in the spec (1-based) */
+};
+
+struct ctx {
+	const char *spec;
+	const struct net *net;
+	struct sim_diag *d;
+	int nh;			/* hosts */
+	int *host;		/* k -> node */
+	int *host_of;		/* node -> k, or -1 */
+	struct fab_msgs *out;
+	uint32_t stream;	/* next stream id */
+};
+
+struct pattern {
+	const char *name;
+	unsigned keys;		/* allowed */
+	unsigned required;
+	uint64_t count_default;
+	int (*gen)(struct ctx *c, struct args *a);
+};
+
+static int spec_err(struct ctx *c, int col, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int spec_err(struct ctx *c, int col, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return sim_diag_set(c->d, NULL, 0, col, "--traffic '%.200s': %s", c->spec, msg);
+}
+
+/* snprintf at buf + *off, never past len (output is cut, not overrun). */
+static void append(char *buf, size_t len, size_t *off, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void append(char *buf, size_t len, size_t *off, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*off >= len)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *off, len - *off, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*off += (size_t)n;
+}
+
+static void key_list(unsigned keys, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < NKEYS; i++)
+		if (keys & (1u << i))
+			append(buf, len, &off, "%s%s", off ? ", " : "", key_names[i]);
+}
+
+/* "h0, h1, h2, ..., h15" - a few names to show what a host looks like. */
+static void host_examples(const struct ctx *c, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (int k = 0; k < c->nh; k++) {
+		if (c->nh > 5 && k == 3) {
+			append(buf, len, &off, ", ...");
+			k = c->nh - 1;
+		}
+		append(buf, len, &off, "%s%.40s", k ? ", " : "", c->net->nodes[c->host[k]].desc);
+	}
+}
+
+static int resolve_host(struct ctx *c, const char *name, int col, int *node)
+{
+	char ex[256];
+	int idx;
+
+	host_examples(c, ex, sizeof(ex));
+	if (name[0] == '#') {
+		uint64_t k;
+
+		if (sim_parse_uint(name + 1, UINT32_MAX, &k, NULL, 0) || k >= (uint64_t)c->nh)
+			return spec_err(c, col, "no host '%s' (hosts are #0..#%d, or %s)",
+					name, c->nh - 1, ex);
+		*node = c->host[k];
+		return 0;
+	}
+	idx = net_find_host(c->net, name);
+	if (idx < 0)
+		idx = net_find(c->net, name);
+	if (idx < 0 || idx >= c->net->nnodes)
+		return spec_err(c, col, "unknown host '%s' (hosts are %s, or #0..#%d)",
+				name, ex, c->nh - 1);
+	if (c->host_of[idx] < 0)
+		return spec_err(c, col, "'%s' is %s, not a host (hosts are %s, or #0..#%d)",
+				name, c->net->nodes[idx].type == NET_SWITCH ? "a switch" :
+				c->net->nodes[idx].type == NET_ROUTER ? "a router" :
+				"a channel adapter with no connected port",
+				ex, c->nh - 1);
+	*node = idx;
+	return 0;
+}
+
+static int parse_value(struct ctx *c, struct args *a, int key, const char *v, int col)
+{
+	char err[256];
+	uint64_t x;
+
+	a->col[key] = col;
+	switch ((enum key_id)key) {
+	case KEY_SRC: return resolve_host(c, v, col, &a->src);
+	case KEY_DST: return resolve_host(c, v, col, &a->dst);
+	case KEY_A: return resolve_host(c, v, col, &a->a);
+	case KEY_B: return resolve_host(c, v, col, &a->b);
+	case KEY_SIZE:
+		if (sim_parse_size(v, &a->size, err, sizeof(err)))
+			return spec_err(c, col, "size: %s", err);
+		if (!a->size)
+			return spec_err(c, col, "size: must be more than 0 bytes");
+		if (a->size > IB_MAX_MSG_BYTES)
+			return spec_err(c, col, "size: '%s' is more than 2GiB, the largest IB message (2^31 bytes)", v);
+		return 0;
+	case KEY_COUNT:
+		if (sim_parse_uint(v, TRACE_SPEC_MAX_MSGS, &a->count, err, sizeof(err)))
+			return spec_err(c, col, "count: %s", err);
+		if (!a->count)
+			return spec_err(c, col, "count: must be at least 1");
+		return 0;
+	case KEY_START:
+		if (sim_parse_time_ps(v, &a->start, err, sizeof(err)))
+			return spec_err(c, col, "start: %s", err);
+		return 0;
+	case KEY_GAP:
+		if (sim_parse_time_ps(v, &a->gap, err, sizeof(err)))
+			return spec_err(c, col, "gap: %s", err);
+		return 0;
+	case KEY_SL:
+		if (sim_parse_uint(v, FAB_NSL - 1, &x, err, sizeof(err)))
+			return spec_err(c, col, "sl: %s (service levels are 0..15)", err);
+		a->sl = (uint8_t)x;
+		return 0;
+	case KEY_N:
+		if (sim_parse_uint(v, UINT32_MAX, &a->n, err, sizeof(err)))
+			return spec_err(c, col, "n: %s", err);
+		return 0;
+	case KEY_HOSTS:
+		if (sim_parse_uint(v, UINT32_MAX, &a->hosts, err, sizeof(err)))
+			return spec_err(c, col, "hosts: %s", err);
+		return 0;
+	case KEY_SEED:
+		if (sim_parse_u64(v, &a->seed, err, sizeof(err)))
+			return spec_err(c, col, "seed: %s", err);
+		return 0;
+	case KEY_K:
+		if (sim_parse_uint(v, UINT32_MAX, &a->k, err, sizeof(err)))
+			return spec_err(c, col, "k: %s", err);
+		return 0;
+	case NKEYS:
+		break;
+	}
+	return -1;
+}
+
+/* ---- generating messages ---------------------------------------------- */
+
+/* start + i x gap for i < count must fit in sim_time_t. */
+static int check_times(struct ctx *c, const struct args *a)
+{
+	unsigned __int128 last = (unsigned __int128)a->gap * (a->count - 1) + a->start;
+
+	if (last > SIM_TIME_MAX)
+		return spec_err(c, a->col[KEY_GAP] ? a->col[KEY_GAP] : a->col[KEY_START],
+				"start + (count-1) x gap does not fit in 64-bit picoseconds");
+	return 0;
+}
+
+/* Bounded so a typo cannot ask for terabytes, and so fab_msg.after (int32) can index the list. */
+static int check_total(struct ctx *c, const struct args *a, unsigned __int128 msgs)
+{
+	if (msgs > TRACE_SPEC_MAX_MSGS)
+		return spec_err(c, a->col[KEY_COUNT] ? a->col[KEY_COUNT] : 1,
+				"this spec makes %llu messages (at most %u per spec)",
+				msgs > UINT64_MAX ? (unsigned long long)UINT64_MAX :
+				(unsigned long long)msgs, TRACE_SPEC_MAX_MSGS);
+	if (c->out->n + (size_t)msgs > INT32_MAX)
+		return spec_err(c, 1, "the message list would exceed %d messages", INT32_MAX);
+	return 0;
+}
+
+static int add(struct ctx *c, int src, int dst, const struct args *a, sim_time_t post,
+	       int32_t after, uint32_t stream)
+{
+	struct fab_msg m = {
+		.src = (uint32_t)src, .dst = (uint32_t)dst, .bytes = a->size,
+		.post = post, .after = after, .after_delay = 0,
+		.stream = stream, .sl = a->sl,
+	};
+
+	if (fab_msgs_add(c->out, &m))
+		return spec_err(c, 0, "out of memory after %zu messages", c->out->n);
+	return 0;
+}
+
+/* `count` messages src -> dst on one stream, posted every `gap`. */
+static int add_stream(struct ctx *c, int src, int dst, const struct args *a)
+{
+	uint32_t s = c->stream++;
+
+	for (uint64_t i = 0; i < a->count; i++)
+		if (add(c, src, dst, a, a->start + i * a->gap, -1, s))
+			return -1;
+	return 0;
+}
+
+static int gen_p2p(struct ctx *c, struct args *a)
+{
+	if (a->src == a->dst)
+		return spec_err(c, a->col[KEY_DST], "src and dst are the same host");
+	if (check_total(c, a, a->count) || check_times(c, a))
+		return -1;
+	return add_stream(c, a->src, a->dst, a);
+}
+
+/*
+ * A -> B, then B -> A as soon as A's message is delivered, and so on: each
+ * message depends on the one before it (after = its index, no delay), as
+ * ib_write_lat does. Two streams: A's messages and B's.
+ */
+static int gen_pingpong(struct ctx *c, struct args *a)
+{
+	uint32_t sa, sb;
+
+	if (a->a == a->b)
+		return spec_err(c, a->col[KEY_B], "a and b are the same host");
+	if (check_total(c, a, (unsigned __int128)2 * a->count))
+		return -1;
+	sa = c->stream++;
+	sb = c->stream++;
+	for (uint64_t r = 0; r < a->count; r++) {
+		int32_t prev = (int32_t)c->out->n - 1;
+
+		if (add(c, a->a, a->b, a, a->start, r ? prev : -1, sa) ||
+		    add(c, a->b, a->a, a, a->start, prev + 1, sb))
+			return -1;
+	}
+	return 0;
+}
+
+/* The first n hosts in host order, skipping dst, each on its own stream. */
+static int gen_incast(struct ctx *c, struct args *a)
+{
+	uint64_t n = a->given & A_N ? a->n : (uint64_t)c->nh - 1;
+
+	if (c->nh < 2)
+		return spec_err(c, 0, "incast needs at least 2 hosts, the topology has %d", c->nh);
+	if (n < 1 || n > (uint64_t)c->nh - 1)
+		return spec_err(c, a->col[KEY_N] ? a->col[KEY_N] : 1,
+				"n: %llu senders, but there are %d hosts besides dst (1..%d)",
+				(unsigned long long)n, c->nh - 1, c->nh - 1);
+	if (check_total(c, a, (unsigned __int128)n * a->count) || check_times(c, a))
+		return -1;
+	for (int k = 0, sent = 0; k < c->nh && (uint64_t)sent < n; k++) {
+		if (c->host[k] == a->dst)
+			continue;
+		if (add_stream(c, c->host[k], a->dst, a))
+			return -1;
+		sent++;
+	}
+	return 0;
+}
+
+/*
+ * Every ordered pair among the first N hosts, one stream per pair. Host i
+ * opens its streams in the order i+1, i+2, ... (mod N), as a linear-shift
+ * all-to-all does, so the first packets do not all converge on host 0.
+ */
+static int gen_alltoall(struct ctx *c, struct args *a)
+{
+	uint64_t n = a->given & A_HOSTS ? a->hosts : (uint64_t)c->nh;
+
+	if (n < 2 || n > (uint64_t)c->nh)
+		return spec_err(c, a->col[KEY_HOSTS] ? a->col[KEY_HOSTS] : 1,
+				"hosts: %llu, but alltoall needs 2..%d hosts",
+				(unsigned long long)n, c->nh);
+	if (check_total(c, a, (unsigned __int128)n * (n - 1) * a->count) || check_times(c, a))
+		return -1;
+	for (uint64_t i = 0; i < n; i++)
+		for (uint64_t dd = 1; dd < n; dd++)
+			if (add_stream(c, c->host[i], c->host[(i + dd) % n], a))
+				return -1;
+	return 0;
+}
+
+/*
+ * A uniformly random derangement: Fisher-Yates shuffles until no host maps
+ * to itself. The chance a shuffle is a derangement tends to 1/e, so about
+ * 2.7 shuffles on average, and a fixed seed gives a fixed result.
+ */
+static int gen_permutation(struct ctx *c, struct args *a)
+{
+	struct sim_rng rng;
+	int *perm;
+	bool fixed;
+
+	if (c->nh < 2)
+		return spec_err(c, 0, "permutation needs at least 2 hosts, the topology has %d", c->nh);
+	if (check_total(c, a, (unsigned __int128)c->nh * a->count) || check_times(c, a))
+		return -1;
+	perm = malloc(sizeof(*perm) * (size_t)c->nh);
+	if (!perm)
+		return spec_err(c, 0, "out of memory");
+	sim_rng_init(&rng, a->seed, sim_hash_str("traffic.permutation"));
+	do {
+		for (int i = 0; i < c->nh; i++)
+			perm[i] = i;
+		for (int i = c->nh - 1; i > 0; i--) {
+			int j = (int)sim_rng_below(&rng, (uint64_t)i + 1), t = perm[i];
+
+			perm[i] = perm[j];
+			perm[j] = t;
+		}
+		fixed = false;
+		for (int i = 0; i < c->nh; i++)
+			fixed |= perm[i] == i;
+	} while (fixed);
+	for (int i = 0; i < c->nh; i++) {
+		if (add_stream(c, c->host[i], c->host[perm[i]], a)) {
+			free(perm);
+			return -1;
+		}
+	}
+	free(perm);
+	return 0;
+}
+
+static int gen_shift(struct ctx *c, struct args *a)
+{
+	uint64_t k = a->given & A_K ? a->k : 1;
+
+	if (c->nh < 2)
+		return spec_err(c, 0, "shift needs at least 2 hosts, the topology has %d", c->nh);
+	if (k % (uint64_t)c->nh == 0)
+		return spec_err(c, a->col[KEY_K] ? a->col[KEY_K] : 1,
+				"k=%llu is a multiple of the %d hosts: every host would send to itself",
+				(unsigned long long)k, c->nh);
+	if (check_total(c, a, (unsigned __int128)c->nh * a->count) || check_times(c, a))
+		return -1;
+	for (uint64_t i = 0; i < (uint64_t)c->nh; i++)
+		if (add_stream(c, c->host[i], c->host[(i + k) % (uint64_t)c->nh], a))
+			return -1;
+	return 0;
+}
+
+#define COMMON (A_SIZE | A_COUNT | A_START | A_SL)
+
+static const struct pattern patterns[] = {
+	{ "p2p", A_SRC | A_DST | COMMON | A_GAP, A_SRC | A_DST | A_SIZE, 1, gen_p2p },
+	{ "pingpong", A_A | A_B | COMMON, A_A | A_B | A_SIZE, 1000, gen_pingpong },
+	{ "incast", A_DST | A_N | COMMON | A_GAP, A_DST | A_SIZE, 1, gen_incast },
+	{ "alltoall", A_HOSTS | COMMON | A_GAP, A_SIZE, 1, gen_alltoall },
+	{ "permutation", A_SEED | COMMON | A_GAP, A_SIZE, 1, gen_permutation },
+	{ "shift", A_K | COMMON | A_GAP, A_SIZE, 1, gen_shift },
+};
+
+void trace_spec_help(FILE *out)
+{
+	fputs(
+"Traffic: --traffic PATTERN[:key=value,...] (may be given several times)\n"
+"\n"
+"  p2p:src=A,dst=B,size=S[,count=1][,gap=0][,start=0][,sl=0]\n"
+"      count messages A->B on one stream, message i posted at start + i*gap.\n"
+"  pingpong:a=A,b=B,size=S[,count=1000][,start=0][,sl=0]\n"
+"      A->B, then B->A as soon as it is delivered, count round trips\n"
+"      (ib_write_lat style; the round-trip time is the pair's latency).\n"
+"  incast:dst=B,size=S[,n=all][,count=1][,gap=0][,start=0][,sl=0]\n"
+"      n senders to B, each its own stream; the senders are the first n\n"
+"      hosts in host order, skipping B (default: every other host).\n"
+"  alltoall:size=S[,hosts=all][,count=1][,gap=0][,start=0][,sl=0]\n"
+"      every ordered pair among the first N hosts, one stream per pair;\n"
+"      host i opens its streams to i+1, i+2, ... (mod N).\n"
+"  permutation:size=S[,seed=run seed][,count=1][,gap=0][,start=0][,sl=0]\n"
+"      a random derangement (no host sends to itself), drawn from seed=, or\n"
+"      from the run seed; the same seed gives the same permutation.\n"
+"  shift:size=S[,k=1][,count=1][,gap=0][,start=0][,sl=0]\n"
+"      host i -> host (i+k) mod N; k a multiple of N is refused. For a\n"
+"      shift to the left use k = N-1.\n"
+"\n"
+"  Hosts (A, B): node description (h3), node id, or #k for the k-th host\n"
+"  (0-based, topology order). Names cannot contain ',' or '='; use #k then.\n"
+"  size: bytes or B KB MB GB (x1000) KiB MiB GiB (x1024), K M G = KiB MiB\n"
+"  GiB; at most 2GiB (the largest IB message). start, gap: a time with a\n"
+"  unit (ps ns us ms s). sl: service level 0..15. count: per stream.\n"
+"  Stream ids continue across specs; messages on one stream leave their\n"
+"  source in order, different streams share the port packet by packet.\n"
+"  Example: --traffic incast:dst=h0,size=1MiB,n=8 --traffic p2p:src=h9,dst=h10,size=64KiB\n",
+	      out);
+}
+
+int trace_spec_parse(const char *spec, const struct net *net, uint64_t seed,
+		     struct fab_msgs *out, struct sim_diag *d)
+{
+	struct ctx c = { .spec = spec ? spec : "", .net = net, .d = d, .out = out };
+	struct args a;
+	const struct pattern *pat = NULL;
+	const char *colon, *p;
+	size_t plen, n0 = out->n;
+	uint32_t ns0 = out->nstreams;
+	char vbuf[256], list[128];
+	int rc = -1;
+
+	memset(&a, 0, sizeof(a));
+	a.src = a.dst = a.a = a.b = -1;
+	a.seed = seed;
+	if (!c.spec[0])
+		return spec_err(&c, 1, "empty spec (expected PATTERN[:key=value,...])");
+	colon = strchr(c.spec, ':');
+	plen = colon ? (size_t)(colon - c.spec) : strlen(c.spec);
+	for (size_t i = 0; i < SIM_ARRAY_SIZE(patterns); i++)
+		if (strlen(patterns[i].name) == plen && !strncmp(patterns[i].name, c.spec, plen))
+			pat = &patterns[i];
+	if (!pat) {
+		const char *guess = NULL;
+
+		/* "perm" -> "permutation": a unique prefix is a likely abbreviation */
+		for (size_t i = 0; plen && i < SIM_ARRAY_SIZE(patterns); i++)
+			if (!strncmp(patterns[i].name, c.spec, plen))
+				guess = guess ? "" : patterns[i].name;
+		return spec_err(&c, 1, "unknown pattern '%.*s' (patterns: p2p, pingpong, incast, "
+				"alltoall, permutation, shift)%s%s%s", (int)(plen > 64 ? 64 : plen),
+				c.spec, guess && *guess ? "; did you mean '" : "",
+				guess && *guess ? guess : "", guess && *guess ? "'?" : "");
+	}
+
+	c.nh = net_nhosts(net);
+	if (c.nh < 1)
+		return spec_err(&c, 1, "the topology has no hosts (channel adapters with a connected port)");
+	c.host = malloc(sizeof(int) * (size_t)c.nh);
+	c.host_of = malloc(sizeof(int) * (size_t)(net->nnodes > 0 ? net->nnodes : 1));
+	if (!c.host || !c.host_of) {
+		spec_err(&c, 0, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < net->nnodes; i++)
+		c.host_of[i] = -1;
+	for (int k = 0; k < c.nh; k++) {
+		c.host[k] = net_host(net, k);
+		if (c.host[k] >= 0 && c.host[k] < net->nnodes)
+			c.host_of[c.host[k]] = k;
+	}
+
+	/* key=value items, each validated as it is read */
+	for (p = colon ? colon + 1 : NULL; p; ) {
+		const char *comma = strchr(p, ','), *eq;
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		int col = (int)(p - c.spec) + 1, key = -1;
+
+		eq = memchr(p, '=', len);
+		if (!len) {
+			spec_err(&c, col, "empty item (expected key=value)");
+			goto out;
+		}
+		if (!eq) {
+			spec_err(&c, col, "'%.*s': expected key=value", (int)(len > 64 ? 64 : len), p);
+			goto out;
+		}
+		for (int i = 0; i < NKEYS; i++)
+			if (strlen(key_names[i]) == (size_t)(eq - p) &&
+			    !strncmp(key_names[i], p, (size_t)(eq - p)))
+				key = i;
+		if (key < 0 || !(pat->keys & (1u << key))) {
+			key_list(pat->keys, list, sizeof(list));
+			spec_err(&c, col, "unknown key '%.*s' for %s (valid: %s)",
+				 (int)(eq - p > 64 ? 64 : eq - p), p, pat->name, list);
+			goto out;
+		}
+		if (a.given & (1u << key)) {
+			spec_err(&c, col, "%s given twice", key_names[key]);
+			goto out;
+		}
+		if ((size_t)(p + len - eq - 1) >= sizeof(vbuf)) {
+			spec_err(&c, col, "%s: value too long", key_names[key]);
+			goto out;
+		}
+		snprintf(vbuf, sizeof(vbuf), "%.*s", (int)(p + len - eq - 1), eq + 1);
+		if (!vbuf[0]) {
+			spec_err(&c, (int)(eq - c.spec) + 2, "%s: empty value", key_names[key]);
+			goto out;
+		}
+		if (parse_value(&c, &a, key, vbuf, (int)(eq - c.spec) + 2))
+			goto out;
+		a.given |= 1u << key;
+		p = comma ? comma + 1 : NULL;
+	}
+	if (pat->required & ~a.given) {
+		unsigned miss = pat->required & ~a.given;
+
+		key_list(miss, list, sizeof(list));
+		spec_err(&c, (int)strlen(c.spec) + 1, "%s needs %s= (missing: %s)", pat->name,
+			 key_names[__builtin_ctz(miss)], list);
+		goto out;
+	}
+	if (!(a.given & A_COUNT))
+		a.count = pat->count_default;
+	c.stream = out->nstreams;
+	rc = pat->gen(&c, &a);
+	if (rc) {
+		out->n = n0;	/* nothing half-written */
+		out->nstreams = ns0;
+	}
+out:
+	free(c.host);
+	free(c.host_of);
+	return rc;
+}
