@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli_report.c - the results of `ibfab run`: the human summary, the --json
- * document and the --csv files (formats in docs/cli.md and in
- * `ibfab run --help`).
+ * document and the --csv files (formats documented in `ibfab run --help`,
+ * cli_run.c, which must change with them).
  *
  * Everything here reads the finished fabric through fab.h's public calls
  * (per-port counters, totals, the message list); nothing reaches into the
@@ -107,6 +107,15 @@ struct run_stats {
 	int hi_port, hi_vl;			/* buffer high-water mark */
 	uint32_t hi_bytes;
 };
+
+/*
+ * fab_run() returns 0 short of the end only at sim.max_time_ns; a lost
+ * message (a dropped VL15 packet) has ended, it is not pending.
+ */
+static bool stopped_early(const struct fab_totals *t)
+{
+	return t->msgs_done + t->msgs_lost < t->msgs_total;
+}
 
 static uint64_t port_wait(const struct fab_port_info *pi)
 {
@@ -267,10 +276,12 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 
 	label(out, "simulated");
 	fprintf(out, "%s%s\n", cli_fmt_time(s.t.end_ps, a, sizeof(a)),
-		r->interrupted ? " (stopped early)" : "");
+		stopped_early(&s.t) ? " (stopped early)" : "");
 	label(out, "messages");
-	fprintf(out, "%" PRIu64 " / %zu delivered%s\n", s.n_done, r->msgs->n,
-		s.n_done == r->msgs->n ? "" : "  ** INCOMPLETE **");
+	fprintf(out, "%" PRIu64 " / %zu delivered", s.n_done, r->msgs->n);
+	if (s.t.msgs_lost)
+		fprintf(out, ", %" PRIu64 " lost (a packet was dropped)", s.t.msgs_lost);
+	fprintf(out, "%s\n", stopped_early(&s.t) ? "  ** INCOMPLETE **" : "");
 	label(out, "delivered");
 	fprintf(out, "%s payload, %s on the wire, %" PRIu64 " packets\n",
 		cli_fmt_bytes(s.t.payload_delivered, a, sizeof(a)),
@@ -304,8 +315,13 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 		fprintf(out, "0 B\n");
 	}
 	label(out, "drops");
-	fprintf(out, "%" PRIu64 "%s\n", s.t.drops,
-		s.t.drops ? "  ** lossless fabric dropped packets: model bug **" : "");
+	fprintf(out, "%" PRIu64, s.t.drops);
+	if (s.t.drops)
+		fprintf(out, " (%" PRIu64 " VL15 management, not flow controlled; %" PRIu64
+			" with no route)", s.t.drops_vl15, s.t.drops_route);
+	else
+		fprintf(out, " (lossless: data VLs never drop)");
+	fputc('\n', out);
 	label(out, "FC packets");
 	fprintf(out, "%" PRIu64 "\n", s.t.fc_pkts);
 	label(out, "events");
@@ -393,6 +409,31 @@ static void json_topology(struct cli_json *j, const struct cli_report *r)
 	cli_json_obj_end(j);
 }
 
+/*
+ * What is known of a message that did not finish (sim.max_time_ns): a
+ * dependent message (after >= 0) is posted only once its predecessor is
+ * delivered, and that is never at time 0; a first packet never leaves
+ * before the HCA latency, and with 0 latency a delivered one has end > 0.
+ */
+static bool msg_posted(const struct fab_msg *m)
+{
+	return m->done || m->after < 0 || m->start;
+}
+
+static bool msg_sent(const struct fab_msg *m)
+{
+	return m->done || m->first_tx;
+}
+
+static void json_time_or_null(struct cli_json *j, const char *key, sim_time_t t, bool known)
+{
+	cli_json_key(j, key);
+	if (known)
+		cli_json_u64(j, t);
+	else
+		cli_json_null(j);
+}
+
 static void json_flows(struct cli_json *j, const struct cli_report *r)
 {
 	cli_json_key(j, "flows");
@@ -409,17 +450,9 @@ static void json_flows(struct cli_json *j, const struct cli_report *r)
 		cli_json_ku64(j, "stream", m->stream);
 		cli_json_ki64(j, "after", m->after);
 		cli_json_kbool(j, "done", m->done);
-		cli_json_ku64(j, "start_ps", m->start);
-		cli_json_key(j, "first_tx_ps");
-		if (m->done)
-			cli_json_u64(j, m->first_tx);
-		else
-			cli_json_null(j);
-		cli_json_key(j, "end_ps");
-		if (m->done)
-			cli_json_u64(j, m->end);
-		else
-			cli_json_null(j);
+		json_time_or_null(j, "start_ps", m->start, msg_posted(m));
+		json_time_or_null(j, "first_tx_ps", m->first_tx, msg_sent(m));
+		json_time_or_null(j, "end_ps", m->end, m->done);
 		cli_json_obj_end(j);
 	}
 	cli_json_arr_end(j);
@@ -485,7 +518,7 @@ int cli_report_json(FILE *out, const struct cli_report *r)
 	cli_json_kstr(&j, "ibfab_version", IBFAB_VERSION);
 	cli_json_ku64(&j, "seed", r->seed);
 	cli_json_kbool(&j, "reproducible", r->reproducible);
-	cli_json_kbool(&j, "complete", s.n_done == r->msgs->n && !r->interrupted);
+	cli_json_kbool(&j, "complete", !stopped_early(&s.t));
 	cli_json_ku64(&j, "sim_time_ps", s.t.end_ps);
 	cli_json_ku64(&j, "events", r->events);
 	cli_json_kdouble(&j, "wall_s", r->reproducible ? 0 : r->wall_s);
@@ -496,11 +529,14 @@ int cli_report_json(FILE *out, const struct cli_report *r)
 	}
 	cli_json_ku64(&j, "messages_total", r->msgs->n);
 	cli_json_ku64(&j, "messages_delivered", s.n_done);
+	cli_json_ku64(&j, "messages_lost", s.t.msgs_lost);
 	cli_json_ku64(&j, "packets_delivered", s.t.packets_delivered);
 	cli_json_ku64(&j, "bytes_delivered", s.t.bytes_delivered);
 	cli_json_ku64(&j, "payload_bytes_delivered", s.t.payload_delivered);
 	cli_json_ku64(&j, "packet_hops", s.t.packet_hops);
 	cli_json_ku64(&j, "drops", s.t.drops);
+	cli_json_ku64(&j, "drops_vl15", s.t.drops_vl15);
+	cli_json_ku64(&j, "drops_route", s.t.drops_route);
 	cli_json_ku64(&j, "fc_packets", s.t.fc_pkts);
 	cli_json_ku64(&j, "xmit_wait_ps", s.t.xmit_wait_ps);
 	cli_json_kdouble(&j, "throughput_gbps", s.gbps);
@@ -571,15 +607,20 @@ int cli_report_flows_csv(FILE *out, const struct cli_report *r)
 		cli_csv_field(out, node_desc(r->net, (int)m->src));
 		fputc(',', out);
 		cli_csv_field(out, node_desc(r->net, (int)m->dst));
-		fprintf(out, ",%" PRIu64 ",%u,%u,%d,%d,%" PRIu64 ",", m->bytes,
-			(unsigned)m->sl, (unsigned)m->stream, (int)m->after,
-			m->done ? 1 : 0, m->start);
-		/* unfinished messages: empty fields, not made-up times */
+		fprintf(out, ",%" PRIu64 ",%u,%u,%d,%d,", m->bytes, (unsigned)m->sl,
+			(unsigned)m->stream, (int)m->after, m->done ? 1 : 0);
+		/* unknown times (unfinished messages) stay empty, not made up */
+		if (msg_posted(m))
+			fprintf(out, "%" PRIu64, m->start);
+		fputc(',', out);
+		if (msg_sent(m))
+			fprintf(out, "%" PRIu64, m->first_tx);
+		fputc(',', out);
 		if (m->done)
-			fprintf(out, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", m->first_tx,
-				m->end, m->end - m->start);
+			fprintf(out, "%" PRIu64 ",%" PRIu64, m->end, m->end - m->start);
 		else
-			fputs(",,\n", out);
+			fputc(',', out);
+		fputc('\n', out);
 	}
 	return ferror(out) ? -1 : 0;
 }
@@ -678,7 +719,8 @@ static struct link_rate host_rate(const struct net *net, const struct fab_params
  * host sends through its one port, and everything a host receives (incast).
  * A per-message allowance covers the HCA and about four switch hops.
  * Congestion makes real runs longer, so ~1000 intervals over the estimate
- * gives a few hundred to a few thousand samples, without running twice.
+ * gives from several hundred to a few thousand samples, without running
+ * twice.
  */
 uint64_t cli_auto_sample_ns(const struct net *net, const struct fab_params *p,
 			    const struct fab_msgs *m)
@@ -689,8 +731,9 @@ uint64_t cli_auto_sample_ns(const struct net *net, const struct fab_params *p,
 	size_t nn = net->nnodes > 0 ? (size_t)net->nnodes : 1;
 	sim_time_t *end = calloc(m->n ? m->n : 1, sizeof(*end));
 	sim_time_t *tx = calloc(nn, sizeof(*tx)), *rx = calloc(nn, sizeof(*rx));
+	static const uint64_t mult[] = { 2, 5, 10 };
 	sim_time_t est = 0;
-	uint64_t ns, step;
+	uint64_t ns, step, best;
 
 	if (!end || !tx || !rx) {
 		free(end);
@@ -720,12 +763,19 @@ uint64_t cli_auto_sample_ns(const struct net *net, const struct fab_params *p,
 	ns = est / SIM_NS / 1000;
 	if (!ns)
 		return 1;
-	/* round down to 1, 2 or 5 x 10^k for readable time stamps */
+	/*
+	 * The nearest (by ratio) of 1, 2, 5 x 10^k, for readable time stamps:
+	 * 630 to 1580 samples over the estimate.
+	 */
 	for (step = 1; step * 10 <= ns; step *= 10)
 		;
-	if (ns >= 5 * step)
-		return 5 * step;
-	if (ns >= 2 * step)
-		return 2 * step;
-	return step;
+	best = step;
+	for (size_t i = 0; i < SIM_ARRAY_SIZE(mult); i++) {
+		uint64_t c = step * mult[i];
+
+		/* c/ns < ns/best  <=>  c * best < ns * ns (in floating point: no overflow) */
+		if ((double)c * (double)best < (double)ns * (double)ns)
+			best = c;
+	}
+	return best;
 }

@@ -33,7 +33,6 @@ struct cli_report {
 	bool traffic_default;		/* no --traffic: the built-in load */
 	double wall_s;			/* wall time of fab_run() */
 	bool reproducible;		/* leave wall-clock figures out */
-	bool interrupted;		/* stopped early (signal or time limit) */
 };
 
 /* The human summary (DESIGN.md §6). */
@@ -73,8 +72,8 @@ uint16_t cli_used_vls(const struct fab_params *p, const struct fab_msgs *m);
 
 /*
  * A sampling interval for sim.sample_ns = 0: about 1000 samples over an
- * estimate of the run's length (see cli_report.c), rounded to 1, 2 or 5
- * times a power of ten nanoseconds.
+ * estimate of the run's length (see cli_report.c), rounded to the nearest
+ * 1, 2 or 5 times a power of ten nanoseconds.
  */
 uint64_t cli_auto_sample_ns(const struct net *net, const struct fab_params *p,
 			    const struct fab_msgs *m);

@@ -136,7 +136,7 @@ void cli_run_usage(FILE *out)
 "                     Default: a built-in two-level fat tree, 16 hosts h0..h15\n"
 "                     at 4xHDR (4 leaves x 4 hosts, 2 spines, 2 links per spine\n"
 "                     per leaf), routed with minhop.\n"
-"  --traffic SPEC     traffic to run; repeat to combine (see SPEC below).\n"
+"  --traffic SPEC     traffic to run; repeat to combine (see Traffic below).\n"
 "                     Default on the built-in topology:\n"
 "                       permutation:size=1MiB\n"
 "                       incast:dst=h0,n=4,size=256KiB\n"
@@ -168,20 +168,24 @@ void cli_run_usage(FILE *out)
 "Output files are written under a temporary name and renamed when the run\n"
 "succeeded; on any error none is left behind.\n"
 "\n"
-"JSON (stable key order; times in ps, sizes in bytes):\n"
-"  ibfab_version, seed, reproducible, complete, sim_time_ps, events, wall_s,\n"
-"  [events_per_s, packet_hops_per_s: left out with --reproducible],\n"
-"  messages_total, messages_delivered, packets_delivered, bytes_delivered\n"
-"  (on the wire), payload_bytes_delivered, packet_hops, drops, fc_packets,\n"
-"  xmit_wait_ps, throughput_gbps, completion_ps {count,min,p50,p99,max},\n"
-"  buf_high {bytes,node,port,vl}, params {every --set key}, topology\n"
-"  {source,default,nodes,switches,cas,routers,hosts,links}, traffic\n"
-"  {default,specs}, flows [{id,src,dst,bytes,sl,stream,after,done,start_ps,\n"
-"  first_tx_ps,end_ps}], ports [{node,node_id,node_type,port,peer,peer_id,\n"
-"  peer_port,rate,rate_gbps,prop_ps,busy_ps,vls [{vl,PortXmitData,\n"
-"  PortXmitPkts,PortRcvData,PortRcvPkts,PortXmitWait_ps,PortXmitDiscards,\n"
-"  buf_high_bytes,fc_pkts}]}]. PortXmitData/PortRcvData count bytes (the PMA\n"
-"  counts 4-byte words); VLs that carried nothing are left out.\n"
+"JSON (keys in this order; times in ps, sizes in bytes):\n"
+"  ibfab_version seed reproducible complete sim_time_ps events wall_s\n"
+"  events_per_s packet_hops_per_s            (left out with --reproducible)\n"
+"  messages_total messages_delivered messages_lost packets_delivered\n"
+"  bytes_delivered (on the wire) payload_bytes_delivered packet_hops drops\n"
+"  drops_vl15 drops_route fc_packets xmit_wait_ps throughput_gbps\n"
+"  completion_ps {count min p50 p99 max}      end - start of each message\n"
+"  buf_high {bytes node port vl}              the fullest receive buffer\n"
+"  params {every --set key}                   sizes in bytes\n"
+"  topology {source default nodes switches cas routers hosts links}\n"
+"  traffic {default specs[]}\n"
+"  flows [{id src dst bytes sl stream after done start_ps first_tx_ps end_ps}]\n"
+"                                             times null when not known\n"
+"  ports [{node node_id node_type port peer peer_id peer_port rate rate_gbps\n"
+"          prop_ps busy_ps vls [{vl PortXmitData PortXmitPkts PortRcvData\n"
+"          PortRcvPkts PortXmitWait_ps PortXmitDiscards buf_high_bytes\n"
+"          fc_pkts}]}]                        VLs that carried nothing left out\n"
+"  PortXmitData and PortRcvData count bytes (the PMA counts 4-byte words).\n"
 "\n"
 "CSV:\n"
 "  links.csv  time_ps,node,port,peer,vl,util,buf_bytes,credits\n"
@@ -193,9 +197,10 @@ void cli_run_usage(FILE *out)
 "             end_ps,completion_ps   (times empty for unfinished messages)\n"
 "\n"
 "Environment: IBFAB_DEBUG=credit,vlarb,... turns on debug logs (stderr).\n"
-"Exit status: 0 done, 1 bad input or failed run, 2 bad usage, 130 interrupted.\n"
+"Exit status: 0 done (also when sim.max_time_ns cut the run short: see\n"
+"'complete' in the JSON), 1 bad input or a failed run (one line on stderr),\n"
+"2 bad usage (unknown option, missing or malformed value).\n"
 "\n", out);
-	fputs("SPEC:\n", out);
 	trace_spec_help(out);
 	fputs(
 "\n"
@@ -346,20 +351,35 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 
 /* ---- output files ------------------------------------------------------- */
 
+/* The handler must never see a half-copied name: hold the signals meanwhile. */
+static void sig_hold(bool hold)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(hold ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+}
+
 static void sig_track(const char *tmp)
 {
+	sig_hold(true);
 	for (int i = 0; i < SIG_MAX_PATHS; i++)
 		if (!sig_paths[i][0]) {
 			snprintf(sig_paths[i], PATH_MAX, "%s", tmp);
-			return;
+			break;
 		}
+	sig_hold(false);
 }
 
 static void sig_untrack(const char *tmp)
 {
+	sig_hold(true);
 	for (int i = 0; i < SIG_MAX_PATHS; i++)
 		if (!strcmp(sig_paths[i], tmp))
 			sig_paths[i][0] = 0;
+	sig_hold(false);
 }
 
 static void on_signal(int sig)
@@ -677,35 +697,35 @@ static int write_outputs(struct run_ctx *c, const struct cli_report *r)
 	return 0;
 }
 
+static void fill_report(struct run_ctx *c, struct cli_report *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->net = &c->net;
+	r->params = &c->p;
+	r->msgs = &c->msgs;
+	r->fab = c->fab;
+	r->events = fab_engine(c->fab)->events;
+	r->seed = c->o->seed;
+	r->topo_source = c->topo_desc;
+	r->topo_default = !c->o->topo;
+	r->traffic = c->traffic;
+	r->ntraffic = c->ntraffic;
+	r->traffic_default = c->traffic_default;
+	r->wall_s = c->wall_s;
+	r->reproducible = c->o->reproducible;
+}
+
+/* 0 done, -1 failed with c->d filled, 1 failed and already said why. */
 static int run_pipeline(struct run_ctx *c)
 {
 	struct cli_report r;
 
 	if (sim_log_init_from_env())
-		return 1;	/* it printed why */
+		return 1;
 	if (setup_params(c) || load_topology(c) || load_traffic(c) ||
 	    outputs_open(c) || simulate(c))
 		return -1;
-	memset(&r, 0, sizeof(r));
-	r.net = &c->net;
-	r.params = &c->p;
-	r.msgs = &c->msgs;
-	r.fab = c->fab;
-	r.events = fab_engine(c->fab)->events;
-	r.seed = c->o->seed;
-	r.topo_source = c->topo_desc;
-	r.topo_default = !c->o->topo;
-	r.traffic = c->traffic;
-	r.ntraffic = c->ntraffic;
-	r.traffic_default = c->traffic_default;
-	r.wall_s = c->wall_s;
-	r.reproducible = c->o->reproducible;
-	{
-		struct fab_totals t;
-
-		fab_totals(c->fab, &t);
-		r.interrupted = t.msgs_done < t.msgs_total && c->p.max_time_ns;
-	}
+	fill_report(c, &r);
 	return write_outputs(c, &r);
 }
 

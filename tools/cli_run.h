@@ -2,8 +2,9 @@
 /*
  * cli_run.h - `ibfab run`: build a fabric from a topology, parameters and
  * traffic specs, run it, and report (cli_report.h). Exit codes: 0 done,
- * 1 an input or run error (one line on stderr), 2 a usage error, 130
- * interrupted.
+ * 1 an input or run error (one line on stderr), 2 a usage error. SIGINT
+ * and SIGTERM remove partial outputs, then end the process as the signal
+ * would have.
  */
 #ifndef IBFAB_CLI_RUN_H
 #define IBFAB_CLI_RUN_H

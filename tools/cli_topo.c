@@ -80,7 +80,7 @@ static bool is_help(const char *a)
 static int load_any(const char *path, struct net *n, struct sim_diag *d)
 {
 	size_t cap = 65536, len = 0;
-	char *buf;
+	char *buf, *nb;
 	int rc;
 
 	if (strcmp(path, "-"))
@@ -90,8 +90,7 @@ static int load_any(const char *path, struct net *n, struct sim_diag *d)
 		len += fread(buf + len, 1, cap - len, stdin);
 		if (len < cap)
 			break;
-		char *nb = realloc(buf, cap * 2);
-
+		nb = realloc(buf, cap * 2);
 		if (!nb) {
 			free(buf);
 			buf = NULL;

@@ -49,15 +49,14 @@ run_asan() {
 		-DIBFAB_ASAN=ON -DIBFAB_UBSAN=ON
 	section "asan: build"
 	cmake --build "$dir" -j"$jobs"
-	section "asan: ctest -L unit"
-	(cd "$dir" &&
-	 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
-	 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
-	 ctest -L unit --output-on-failure --no-tests=error -j"$jobs")
+	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+	export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 	if [ -x "$dir/bench/bench_engine" ]; then
 		section "asan: benchmark smoke run (figures not checked)"
 		"$dir/bench/bench_engine" -n 100 -n 10000 -k 20000
 	fi
+	section "asan: ctest -L unit"
+	(cd "$dir" && ctest -L unit --output-on-failure --no-tests=error -j"$jobs")
 }
 
 what=("$@")

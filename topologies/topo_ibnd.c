@@ -64,7 +64,6 @@ struct ps {
 /* Codes and rates gathered from one port line. */
 struct rate_bits {
 	uint8_t t_lanes, t_speed;	/* from the "4xHDR" text */
-	bool t_seen;
 	uint8_t w_lanes, s_speed, e_speed;	/* from w= s= e= */
 };
 
@@ -173,10 +172,12 @@ static bool read_hex(struct ps *s, uint64_t *v, bool *overflow)
 /* 0x-prefixed hex or decimal, as strtoul(.., 0) takes in ibsim. */
 static bool read_num(struct ps *s, uint64_t *v, bool *overflow)
 {
-	if (s->le - s->p > 2 && s->p[0] == '0' && (s->p[1] == 'x' || s->p[1] == 'X') &&
-	    isxdigit((unsigned char)s->p[2])) {
+	if (s->le - s->p >= 2 && s->p[0] == '0' && (s->p[1] == 'x' || s->p[1] == 'X')) {
 		s->p += 2;
-		return read_hex(s, v, overflow);
+		if (read_hex(s, v, overflow))
+			return true;
+		s->p -= 2;	/* "0x" alone: point at it */
+		return false;
 	}
 	if (!read_dec(s, v))
 		return false;
@@ -266,19 +267,20 @@ int topo_rate_parse(const char *str, struct link_rate *r)
  */
 static int rate_token(const char *t, size_t tl, struct rate_bits *rb)
 {
+	bool no_width = tl >= 2 && t[0] == '?' && t[1] == '?', qmarks = true;
+	enum link_speed speed = LINK_SPEED_NONE;
 	char buf[32];
-	size_t wl = 0;
+	size_t wl = 0, sl;
 	const char *sp;
 	int lanes = 0;
 
-	if (tl >= 2 && t[0] == '?' && t[1] == '?') {
+	if (no_width) {
 		sp = t + 2;
 	} else {
 		while (wl < tl && isdigit((unsigned char)t[wl]))
 			wl++;
-		if (!wl || wl >= tl || (t[wl] != 'x' && t[wl] != 'X') ||
-		    wl + 1 >= tl)
-			return 0;
+		if (!wl || wl + 1 >= tl || (t[wl] != 'x' && t[wl] != 'X'))
+			return 0;	/* "4x" alone, "12", prose */
 		if (wl >= sizeof(buf))
 			return -1;
 		memcpy(buf, t, wl);
@@ -288,22 +290,24 @@ static int rate_token(const char *t, size_t tl, struct rate_bits *rb)
 			return -1;
 		sp = t + wl + 1;
 	}
-	size_t sl = tl - (size_t)(sp - t);
-	bool unknown = sl > 0;
-
+	sl = tl - (size_t)(sp - t);
 	for (size_t i = 0; i < sl; i++)
-		unknown &= sp[i] == '?';
-	rb->t_seen = true;
+		qmarks &= sp[i] == '?';
+	if (!qmarks) {
+		/* "??" + something that is not a speed is someone's prose */
+		if (sl >= sizeof(buf))
+			return no_width ? 0 : -1;
+		memcpy(buf, sp, sl);
+		buf[sl] = 0;
+		speed = link_speed_parse(buf);
+		if (speed == LINK_SPEED_NONE)
+			return no_width ? 0 : -1;
+	} else if (no_width) {
+		return 0;	/* "??" or "?????": nothing known */
+	}
 	rb->t_lanes = (uint8_t)lanes;
-	rb->t_speed = LINK_SPEED_NONE;
-	if (unknown || !sl)
-		return sl ? 1 : -1;
-	if (sl >= sizeof(buf))
-		return -1;
-	memcpy(buf, sp, sl);
-	buf[sl] = 0;
-	rb->t_speed = (uint8_t)link_speed_parse(buf);
-	return rb->t_speed == LINK_SPEED_NONE ? -1 : 1;
+	rb->t_speed = (uint8_t)speed;
+	return 1;
 }
 
 /*
@@ -397,6 +401,7 @@ static int header_comment(struct ps *s, char *desc, unsigned *lid, unsigned *lmc
 {
 	static const char *const stops[] = { " enhanced port", " base port",
 					     " lid ", " lmc " };
+	const char *q;
 
 	s->p++;			/* '#' */
 	skip_ws(s);
@@ -411,15 +416,21 @@ static int header_comment(struct ps *s, char *desc, unsigned *lid, unsigned *lmc
 		for (unsigned i = 0; i < SIM_ARRAY_SIZE(stops); i++) {
 			size_t sl = strlen(stops[i]);
 
-			for (const char *q = s->p; q + sl <= e; q++)
-				if (!memcmp(q, stops[i], sl)) {
-					e = q;
+			/* from the blank before the text: "# lid 3" has no desc */
+			for (const char *x = s->p - 1; x + sl <= e; x++)
+				if (!memcmp(x, stops[i], sl)) {
+					e = x;
 					break;
 				}
 		}
+		if (e < s->p)
+			e = s->p;
 		l = (size_t)(e - s->p);
 		while (l && isspace((unsigned char)s->p[l - 1]))
 			l--;
+		q = memchr(s->p, '"', l);
+		if (q)
+			return perr(s, q, "unexpected '\"' in an unquoted node description (quote all of it)");
 		if (l >= ID_MAX)
 			l = ID_MAX - 1;
 		memcpy(desc, s->p, l);
@@ -437,6 +448,8 @@ static int header_comment(struct ps *s, char *desc, unsigned *lid, unsigned *lmc
 		else if (word_is(t, tl, "lmc"))
 			*lmc = comment_num(s);
 	}
+	if (*lmc > 7)		/* LMC is 3 bits (IBA 14.2.5.6) */
+		*lmc = 0;
 	return 0;
 }
 
@@ -480,7 +493,7 @@ static int port_comment(struct ps *s, bool own_lid_first, struct rate_bits *rb,
 		} else if (word_is(t, tl, "lmc")) {
 			unsigned v = comment_num(s);
 
-			if (own_lid_first && !seen_desc)
+			if (own_lid_first && !seen_desc && v <= 7)
 				*lmc = v;
 		} else if ((r = rate_token(t, tl, rb)) < 0) {
 			return perr(s, t, "bad link rate %s (expected width x speed, e.g. 4xHDR)",
@@ -496,6 +509,7 @@ static int node_header(struct ps *s, enum net_node_type type, const char *kw)
 	struct net *n = s->c->n;
 	char id[ID_MAX], desc[ID_MAX] = "", tmp[64];
 	const char *np, *idp;
+	struct net_node *nd;
 	unsigned lid = 0, lmc = 0;
 	uint64_t nports;
 	int idx;
@@ -532,8 +546,7 @@ static int node_header(struct ps *s, enum net_node_type type, const char *kw)
 		snprintf(s->c->d->file, sizeof(s->c->d->file), "%s", s->file);
 		return -1;
 	}
-	struct net_node *nd = &n->nodes[idx];
-
+	nd = &n->nodes[idx];
 	nd->file = s->file;
 	nd->line = s->line;
 	nd->guid = s->guid;
@@ -684,7 +697,7 @@ static int read_whole(const char *path, char **buf, size_t *len, int *err)
 {
 	FILE *f = fopen(path, "rb");
 	size_t cap = 65536, n = 0;
-	char *b;
+	char *b, *nb;
 
 	*err = 0;
 	if (!f) {
@@ -710,8 +723,7 @@ static int read_whole(const char *path, char **buf, size_t *len, int *err)
 			*err = EFBIG;
 			break;
 		}
-		char *nb = realloc(b, cap * 2);
-
+		nb = realloc(b, cap * 2);
 		if (!nb)
 			break;
 		b = nb;

@@ -204,6 +204,11 @@ static int parse_value(struct ctx *c, struct args *a, int key, const char *v, in
 			return spec_err(c, col, "gap: %s", err);
 		return 0;
 	case KEY_SL:
+		if (!strcmp(v, "mgmt")) {
+			/* VL15 management datagrams (fab.h: sl 0xff), <= 256 B each */
+			a->sl = 0xff;
+			return 0;
+		}
 		if (sim_parse_uint(v, FAB_NSL - 1, &x, err, sizeof(err)))
 			return spec_err(c, col, "sl: %s (service levels are 0..15)", err);
 		a->sl = (uint8_t)x;
@@ -458,7 +463,9 @@ void trace_spec_help(FILE *out)
 "  (0-based, topology order). Names cannot contain ',' or '='; use #k then.\n"
 "  size: bytes or B KB MB GB (x1000) KiB MiB GiB (x1024), K M G = KiB MiB\n"
 "  GiB; at most 2GiB (the largest IB message). start, gap: a time with a\n"
-"  unit (ps ns us ms s). sl: service level 0..15. count: per stream.\n"
+"  unit (ps ns us ms s). count: per stream. sl: service level 0..15 (the\n"
+"  SL-to-VL table picks the VL), or sl=mgmt for VL15 management datagrams\n"
+"  (at most 256 B each; not flow controlled, dropped when VL15 is full).\n"
 "  Stream ids continue across specs; messages on one stream leave their\n"
 "  source in order, different streams share the port packet by packet.\n"
 "  Example: --traffic incast:dst=h0,size=1MiB,n=8 --traffic p2p:src=h9,dst=h10,size=64KiB\n",

@@ -37,7 +37,7 @@ static void sample_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 		f->sample_fn(f, eng->now, f->sample_ctx);
 	/* Only while something else can still happen: a stalled fabric (credit
 	 * loop, no route) must end the run, not tick the sampler for ever. */
-	if (f->tot.msgs_done < f->tot.msgs_total && sim_pending(eng) > 0)
+	if (f->tot.msgs_done + f->tot.msgs_lost < f->tot.msgs_total && sim_pending(eng) > 0)
 		sim_schedule_in(eng, f->p.sample_ns * SIM_NS, f->sample_comp, 0);
 }
 
@@ -74,8 +74,26 @@ void fab_msg_done(struct fab *f, uint32_t mi)
 
 		hca_post(f, d, f->eng.now + f->msgs->v[d].after_delay);
 	}
-	if (f->tot.msgs_done == f->tot.msgs_total)
+	if (f->tot.msgs_done + f->tot.msgs_lost == f->tot.msgs_total)
 		sim_stop(&f->eng);
+}
+
+void fab_pkt_drop(struct fab *f, uint32_t idx, enum fab_drop why)
+{
+	struct fab_msg *m = &f->msgs->v[fab_pkt(f, idx)->msg];
+
+	f->tot.drops++;
+	if (why == FAB_DROP_VL15)
+		f->tot.drops_vl15++;
+	else
+		f->tot.drops_route++;
+	if (!m->lost && !m->done) {
+		m->lost = true;
+		f->tot.msgs_lost++;
+		if (f->tot.msgs_done + f->tot.msgs_lost == f->tot.msgs_total)
+			sim_stop(&f->eng);
+	}
+	sim_pool_put(&f->pkts, idx);
 }
 
 static struct link_rate port_rate(const struct fab_params *p, const struct net_port *a,
@@ -306,7 +324,7 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 		struct fab_msg *m = &msgs->v[i];
 
 		m->start = m->first_tx = m->end = 0;
-		m->done = false;
+		m->done = m->lost = false;
 		if (m->after < 0)
 			hca_post(f, (uint32_t)i, m->post);
 	}
@@ -385,12 +403,14 @@ int fab_run(struct fab *f, struct sim_diag *d)
 	if (f->tot.msgs_total)
 		sim_run(&f->eng);
 	close_waits(f);
-	f->tot.end_ps = f->tot.msgs_done == f->tot.msgs_total ? f->last_done : f->eng.now;
+	bool all = f->tot.msgs_done + f->tot.msgs_lost == f->tot.msgs_total;
+
+	f->tot.end_ps = all ? f->last_done : f->eng.now;
 	if (f->failed) {
 		*d = f->fail;
 		return -1;
 	}
-	if (f->tot.msgs_done < f->tot.msgs_total && !sim_pending(&f->eng) &&
+	if (!all && !sim_pending(&f->eng) &&
 	    !(f->p.max_time_ns && f->eng.now >= f->p.max_time_ns * SIM_NS)) {
 		uint64_t queued = 0;
 
@@ -398,11 +418,12 @@ int fab_run(struct fab *f, struct sim_diag *d)
 			for (int v = 0; v < FAB_NVL; v++)
 				queued += f->ports[pi]->inq[v].len;
 		return sim_diag_set(d, NULL, 0, 0,
-				    "stalled at %.3f us: %llu of %llu messages delivered, %llu packets stuck in switch buffers "
-				    "(a credit loop or a missing route)",
+				    "stalled at %.3f us: %llu of %llu messages delivered (%llu lost), %llu packets stuck in switch buffers "
+				    "(a credit loop?)",
 				    (double)f->eng.now / SIM_US,
 				    (unsigned long long)f->tot.msgs_done,
 				    (unsigned long long)f->tot.msgs_total,
+				    (unsigned long long)f->tot.msgs_lost,
 				    (unsigned long long)queued);
 	}
 	return 0;

@@ -97,6 +97,7 @@ struct fab_msg {
 	sim_time_t first_tx;	/* first bit of the first packet on the wire */
 	sim_time_t end;		/* last bit of the last packet received */
 	bool done;
+	bool lost;		/* a packet of it was dropped: it will never complete */
 };
 
 struct fab_msgs {
@@ -160,8 +161,11 @@ void fab_port_sample(const struct fab *f, int i, struct fab_sample *s);
 struct fab_totals {
 	uint64_t packets_delivered, bytes_delivered, payload_delivered;
 	uint64_t packet_hops;
-	uint64_t drops;
+	uint64_t drops;			/* = drops_vl15 + drops_route */
+	uint64_t drops_vl15;		/* VL15 buffer full (not flow controlled) */
+	uint64_t drops_route;		/* no route in an LFT, or delivered to the wrong CA */
 	uint64_t msgs_done, msgs_total;
+	uint64_t msgs_lost;		/* lost a packet (VL15 overflow, no route) */
 	uint64_t xmit_wait_ps;
 	uint64_t fc_pkts;
 	uint64_t credit_checks;	/* invariant walks done (sim.check) */

@@ -193,6 +193,10 @@ void hca_shared_free(struct hca_shared *sh);
 
 /* fab.c */
 void fab_msg_done(struct fab *f, uint32_t msg);
+/* Drop packet idx (counted), marking its message lost. Data VLs never drop
+ * for lack of buffer: the credit checker fails the run before that. */
+enum fab_drop { FAB_DROP_VL15, FAB_DROP_ROUTE };
+void fab_pkt_drop(struct fab *f, uint32_t idx, enum fab_drop why);
 
 #include "models/ib/ib_credit.h"
 

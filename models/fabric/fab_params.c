@@ -78,7 +78,8 @@
 #define DEFAULT_PS_PER_M 5000		/* ~5 ns/m in copper and fibre (numbers.md) */
 #define DEFAULT_VLS	4
 #define DEFAULT_WEIGHT	64		/* 64 x 64 B = 4 KiB: one MTU packet per turn */
-#define VL15_BUF_BYTES	512		/* one MAD packet (290 B) + margin */
+#define VL15_BUF_BYTES	1024		/* three MAD packets (290 B, 5 blocks each) + margin:
+					 * back-to-back MADs at line rate must not drop */
 #define LIGHT_PS_PER_M	3336		/* speed of light in vacuum: nothing is faster */
 #define MAX_CABLE_M	100000.0	/* 100 km: long-haul range extenders */
 #define MAX_BUF_BYTES	(IB_CREDIT_WINDOW * IB_BLOCK_BYTES)	/* 128 KiB */

@@ -195,8 +195,7 @@ void hca_receive(struct fab_port *pt, uint32_t idx)
 		SIM_LOG(SIM_LOG_HCA, f->eng.now, "node %d: misrouted packet for dlid %u",
 			pt->node->idx, p->dlid);
 		pt->info.vl[vl].xmit_discards++;
-		f->tot.drops++;
-		sim_pool_put(&f->pkts, idx);
+		fab_pkt_drop(f, idx, FAB_DROP_ROUTE);
 		return;
 	}
 	f->tot.packets_delivered++;

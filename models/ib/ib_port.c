@@ -296,8 +296,7 @@ static void port_wire_head(struct fab_port *pt)
 	if (vl == 15 && rx->rx_used[15] + p->blocks > rx->rx_cap[15]) {
 		/* VL15 is not flow controlled: a full buffer drops (IBA 7.9.4). */
 		rx->info.vl[15].xmit_discards++;
-		f->tot.drops++;
-		sim_pool_put(&f->pkts, idx);
+		fab_pkt_drop(f, idx, FAB_DROP_VL15);
 		return;
 	}
 	rx->rx_used[vl] += p->blocks;

@@ -143,6 +143,14 @@ const char *net_add_file(struct net *n, const char *path)
 	return f[n->nfiles++];
 }
 
+static bool printable(const char *s)
+{
+	for (; *s; s++)
+		if (*s == '"' || (unsigned char)*s < 0x20 || *s == 0x7f)
+			return false;
+	return true;
+}
+
 int net_add_node(struct net *n, enum net_node_type type, int nports,
 		 const char *id, const char *desc, struct sim_diag *d)
 {
@@ -151,6 +159,10 @@ int net_add_node(struct net *n, enum net_node_type type, int nports,
 
 	if (!id || !*id)
 		return sim_diag_set(d, NULL, 0, 0, "empty node id");
+	/* Ids and descriptions are written back quoted, one per line. */
+	if (!printable(id) || (desc && !printable(desc)))
+		return sim_diag_set(d, NULL, 0, 0,
+				    "node id or description with a '\"' or a control character");
 	if (nports < 1 || nports > NET_MAX_PORTS)
 		return sim_diag_set(d, NULL, 0, 0,
 				    "port count %d out of range 1..%d", nports,

@@ -157,7 +157,7 @@ static int collect_ca_lids(struct mh *m)
 	memcpy(m->ca_first, count, sizeof(*count) * (m->nsw + 1));
 	/* Walking LIDs upwards keeps each switch's list ascending. */
 	for (uint32_t l = 1; l <= n->max_lid; l++) {
-		int node = n->lid_node[l];
+		int node = n->lid_node[l], slot;
 		const struct net_port *pp;
 
 		if (node < 0 || n->nodes[node].type == NET_SWITCH)
@@ -165,8 +165,7 @@ static int collect_ca_lids(struct mh *m)
 		pp = &n->nodes[node].ports[n->lid_port[l]];
 		if (pp->remote_node < 0 || m->swi[pp->remote_node] < 0)
 			continue;
-		int slot = count[m->swi[pp->remote_node]]++;
-
+		slot = count[m->swi[pp->remote_node]]++;
 		m->ca_lids[slot] = (int)l;
 		m->ca_port[slot] = (uint8_t)pp->remote_port;
 	}
@@ -314,6 +313,7 @@ int sm_path(const struct net *n, int src_ca, uint16_t dlid, int *nodes,
 	/* A loop-free route visits each node at most once. */
 	for (int steps = 0; steps <= n->nnodes; steps++) {
 		const struct net_port *pp;
+		const struct net_node *sw;
 		int next, arrive;
 
 		if (k >= max)
@@ -334,8 +334,7 @@ int sm_path(const struct net *n, int src_ca, uint16_t dlid, int *nodes,
 			ports[k++] = arrive;
 			return k;
 		}
-		const struct net_node *sw = &n->nodes[next];
-
+		sw = &n->nodes[next];
 		if (!sw->lft || dlid >= sw->lft_len || sw->lft[dlid] == SM_NO_ROUTE)
 			return -1;
 		if (sw->lft[dlid] == 0) {

@@ -98,9 +98,8 @@ static void drop(struct fab_port *in, uint32_t idx, const char *why)
 	SIM_LOG(SIM_LOG_SWITCH, f->eng.now, "node %d port %u drops dlid %u: %s",
 		in->node->idx, in->port_no, p->dlid, why);
 	in->info.vl[p->vl].xmit_discards++;
-	f->tot.drops++;
 	ib_port_rx_free(in, p->vl, p->blocks);
-	sim_pool_put(&f->pkts, idx);
+	fab_pkt_drop(f, idx, FAB_DROP_ROUTE);
 }
 
 void sw_receive(struct fab_port *in, uint32_t idx)

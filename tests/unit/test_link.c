@@ -42,6 +42,11 @@ static const struct {
 
 static const int widths[] = { 1, 2, 4, 8, 12 };
 
+static double rate_bps(int lanes, enum link_speed speed)
+{
+	return link_data_rate_bps((struct link_rate){ (uint8_t)lanes, (uint8_t)speed });
+}
+
 static bool close_rel(double got, double want, double rel)
 {
 	return fabs(got - want) <= rel * fabs(want);
@@ -62,19 +67,19 @@ static void test_rates_4x(void)
 				       lane_rate[i].name);
 	}
 	/* FDR is not 8b/10b: 4xFDR at 8b/10b would be 45 Gb/s. */
-	CU_ASSERT(link_data_rate_bps((struct link_rate){ 4, LINK_FDR }) > 54.5e9);
-	CU_ASSERT(link_data_rate_bps((struct link_rate){ 4, LINK_EDR }) == 100e9);
+	CU_ASSERT(rate_bps(4, LINK_FDR) > 54.5e9);
+	CU_ASSERT(rate_bps(4, LINK_EDR) == 100e9);
 }
 
 static void test_rates_widths(void)
 {
 	/* A few spelled out, then every width x speed as lanes x lane rate. */
-	CU_ASSERT(close_rel(link_data_rate_bps((struct link_rate){ 1, LINK_QDR }), 8e9, 1e-12));
-	CU_ASSERT(close_rel(link_data_rate_bps((struct link_rate){ 2, LINK_HDR }), 100e9, 1e-12));
-	CU_ASSERT(close_rel(link_data_rate_bps((struct link_rate){ 8, LINK_NDR }), 800e9, 1e-12));
-	CU_ASSERT(close_rel(link_data_rate_bps((struct link_rate){ 12, LINK_EDR }), 300e9, 1e-12));
-	CU_ASSERT(close_rel(link_data_rate_bps((struct link_rate){ 12, LINK_XDR }), 2400e9, 1e-12));
-	CU_ASSERT(close_rel(link_data_rate_bps((struct link_rate){ 1, LINK_FDR }), 150e9 / 11, 1e-12));
+	CU_ASSERT(close_rel(rate_bps(1, LINK_QDR), 8e9, 1e-12));
+	CU_ASSERT(close_rel(rate_bps(2, LINK_HDR), 100e9, 1e-12));
+	CU_ASSERT(close_rel(rate_bps(8, LINK_NDR), 800e9, 1e-12));
+	CU_ASSERT(close_rel(rate_bps(12, LINK_EDR), 300e9, 1e-12));
+	CU_ASSERT(close_rel(rate_bps(12, LINK_XDR), 2400e9, 1e-12));
+	CU_ASSERT(close_rel(rate_bps(1, LINK_FDR), 150e9 / 11, 1e-12));
 	for (size_t i = 0; i < SIM_ARRAY_SIZE(lane_rate); i++)
 		for (size_t w = 0; w < SIM_ARRAY_SIZE(widths); w++) {
 			struct link_rate r = { (uint8_t)widths[w], (uint8_t)lane_rate[i].speed };
@@ -84,7 +89,7 @@ static void test_rates_widths(void)
 			CU_ASSERT(close_rel(link_data_rate_bps(r), want, 1e-12));
 		}
 	/* No speed: no rate, and no division by zero in the timing code. */
-	CU_ASSERT(link_data_rate_bps((struct link_rate){ 4, LINK_SPEED_NONE }) == 0);
+	CU_ASSERT(rate_bps(4, LINK_SPEED_NONE) == 0);
 	CU_ASSERT(link_ser_ps((struct link_rate){ 4, LINK_SPEED_NONE }, 100) == 0);
 	CU_ASSERT(link_ser_ps((struct link_rate){ 0, LINK_QDR }, 100) == 0);
 }
@@ -301,14 +306,14 @@ static void test_rate_str(void)
 {
 	char buf[32];
 
-	CU_ASSERT_STRING_EQUAL(link_rate_str((struct link_rate){ 4, LINK_HDR }, buf, sizeof(buf)),
-			       "4xHDR");
-	CU_ASSERT_STRING_EQUAL(link_rate_str((struct link_rate){ 12, LINK_FDR10 }, buf, sizeof(buf)),
-			       "12xFDR10");
+	struct link_rate hdr = { 4, LINK_HDR }, fdr10 = { 12, LINK_FDR10 };
+
+	CU_ASSERT_STRING_EQUAL(link_rate_str(hdr, buf, sizeof(buf)), "4xHDR");
+	CU_ASSERT_STRING_EQUAL(link_rate_str(fdr10, buf, sizeof(buf)), "12xFDR10");
 	/* Truncated, still terminated. */
 	char small[4];
 
-	link_rate_str((struct link_rate){ 12, LINK_FDR10 }, small, sizeof(small));
+	link_rate_str(fdr10, small, sizeof(small));
 	CU_ASSERT_STRING_EQUAL(small, "12x");
 }
 

@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_cli_report.c - the reports of `ibfab run` (tools/cli_report.c) on a
+ * small fabric built and run here: node names that need escaping reach the
+ * JSON and the CSV intact, the JSON is the same twice, the time series has
+ * one row per sample, port and VL in use, utilisation is right on a link
+ * that is busy all the time, and the automatic sample interval lands near
+ * 1000 samples.
+ */
+#include <CUnit/CUnit.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/fabric/fab.h"
+#include "models/net/net.h"
+#include "models/sm/sm.h"
+#include "tests/unit/test_main.h"
+#include "tools/cli_report.h"
+
+/* Names a topology file may contain (net.h refuses '"'): a comma, a
+ * backslash, non-ASCII. */
+#define H0 "h,0 C:\\hca"
+#define H1 "h1 caf\xc3\xa9"
+
+struct world {
+	struct net net;
+	struct fab_params p;
+	struct fab_msgs msgs;
+	struct fab *fab;
+};
+
+/* H0 - sw - H1, one message of `bytes` from H0 to H1, plus a ping-pong. */
+static void build(struct world *w, uint64_t bytes)
+{
+	struct sim_diag d;
+	int h0, h1, sw;
+
+	memset(w, 0, sizeof(*w));
+	net_init(&w->net);
+	h0 = net_add_node(&w->net, NET_CA, 1, "H-0", H0, &d);
+	h1 = net_add_node(&w->net, NET_CA, 1, "H-1", H1, &d);
+	sw = net_add_node(&w->net, NET_SWITCH, 4, "S-0", "sw", &d);
+	CU_ASSERT_FATAL(h0 >= 0 && h1 >= 0 && sw >= 0);
+	CU_ASSERT_FATAL(net_connect(&w->net, h0, 1, sw, 1, 0, &d) == 0);
+	CU_ASSERT_FATAL(net_connect(&w->net, h1, 1, sw, 2, 0, &d) == 0);
+	CU_ASSERT_FATAL(sm_route_minhop(&w->net, &d) == 0);
+	fab_params_default(&w->p);
+
+	struct fab_msg m = { .src = (uint32_t)h0, .dst = (uint32_t)h1, .bytes = bytes,
+			     .after = -1, .stream = 0 };
+	struct fab_msg ping = { .src = (uint32_t)h1, .dst = (uint32_t)h0, .bytes = 64,
+				.after = -1, .stream = 1, .sl = 1 };
+	struct fab_msg pong = { .src = (uint32_t)h0, .dst = (uint32_t)h1, .bytes = 64,
+				.after = 1, .stream = 2, .sl = 1 };
+
+	CU_ASSERT_FATAL(fab_msgs_add(&w->msgs, &m) == 0);
+	CU_ASSERT_FATAL(fab_msgs_add(&w->msgs, &ping) == 0);
+	CU_ASSERT_FATAL(fab_msgs_add(&w->msgs, &pong) == 0);
+	w->msgs.nstreams = 3;
+}
+
+static void create(struct world *w)
+{
+	struct sim_diag d;
+
+	w->fab = fab_create(&w->net, &w->p, &w->msgs, 1, &d);
+	CU_ASSERT_FATAL(w->fab != NULL);
+}
+
+static void run(struct world *w)
+{
+	struct sim_diag d;
+
+	CU_ASSERT_FATAL(fab_run(w->fab, &d) == 0);
+}
+
+static void destroy(struct world *w)
+{
+	fab_destroy(w->fab);
+	fab_msgs_free(&w->msgs);
+	net_free(&w->net);
+}
+
+static void fill_report(struct world *w, struct cli_report *r)
+{
+	static const char *const specs[] = { "by hand" };
+
+	memset(r, 0, sizeof(*r));
+	r->net = &w->net;
+	r->params = &w->p;
+	r->msgs = &w->msgs;
+	r->fab = w->fab;
+	r->events = fab_engine(w->fab)->events;
+	r->seed = 1;
+	r->topo_source = "test";
+	r->traffic = specs;
+	r->ntraffic = 1;
+	r->wall_s = 0.25;
+	r->reproducible = true;
+}
+
+static char *json_of(uint64_t bytes)
+{
+	struct world w;
+	struct cli_report r;
+	char *text = NULL;
+	size_t len;
+	FILE *f;
+
+	build(&w, bytes);
+	create(&w);
+	run(&w);
+	fill_report(&w, &r);
+	f = open_memstream(&text, &len);
+	CU_ASSERT_FATAL(f != NULL);
+	CU_ASSERT_EQUAL(cli_report_json(f, &r), 0);
+	fclose(f);
+	destroy(&w);
+	return text;
+}
+
+static void test_json(void)
+{
+	char *a = json_of(65536), *b = json_of(65536);
+
+	CU_ASSERT_STRING_EQUAL(a, b);		/* deterministic */
+	/* escaped names, and pure ASCII out */
+	CU_ASSERT_PTR_NOT_NULL(strstr(a, "\"src\": \"h,0 C:\\\\hca\""));
+	CU_ASSERT_PTR_NOT_NULL(strstr(a, "\"dst\": \"h1 caf\\u00e9\""));
+	for (const char *p = a; *p; p++)
+		CU_ASSERT_FATAL((unsigned char)*p < 0x80);
+	/* --reproducible: wall_s 0 and no rates */
+	CU_ASSERT_PTR_NOT_NULL(strstr(a, "\"wall_s\": 0,"));
+	CU_ASSERT_PTR_NULL(strstr(a, "events_per_s"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(a, "\"messages_delivered\": 3,"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(a, "\"drops\": 0,"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(a, "\"complete\": true,"));
+	/* the 64 KiB message went on VL0, the ping-pong (SL1) on VL1 */
+	CU_ASSERT_PTR_NOT_NULL(strstr(a, "\"vl\": 1,"));
+	/* VLs 2 and 3 exist (ib.vls=4) but carried nothing: left out */
+	const char *ports = strstr(a, "\"ports\": [");
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ports);
+	CU_ASSERT_PTR_NOT_NULL(strstr(ports, "\"vl\": 0,"));
+	CU_ASSERT_PTR_NULL(strstr(ports, "\"vl\": 2,"));
+	CU_ASSERT_PTR_NULL(strstr(ports, "\"vl\": 3,"));
+	free(a);
+	free(b);
+}
+
+static void test_summary(void)
+{
+	struct world w;
+	struct cli_report r;
+	char *text = NULL;
+	size_t len;
+	FILE *f;
+
+	build(&w, 65536);
+	create(&w);
+	run(&w);
+	fill_report(&w, &r);
+	r.reproducible = false;
+	f = open_memstream(&text, &len);
+	cli_report_summary(f, &r);
+	fclose(f);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "3 / 3 delivered"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "64.12 KiB payload"));	/* 65536 + 2 x 64 */
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "0.250 s"));
+	CU_ASSERT_PTR_NULL(strstr(text, "INCOMPLETE"));
+	free(text);
+	destroy(&w);
+}
+
+/* Count lines of `text` starting with `prefix`. */
+static int count_lines(const char *text, const char *prefix)
+{
+	int n = 0;
+	size_t pl = strlen(prefix);
+
+	for (const char *p = text; p && *p; ) {
+		if (!strncmp(p, prefix, pl))
+			n++;
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return n;
+}
+
+static void test_links_csv(void)
+{
+	struct world w;
+	struct cli_report r;
+	struct cli_links_csv c;
+	char *text = NULL, *flows = NULL;
+	size_t len;
+	FILE *f;
+	uint16_t vls;
+	int samples, nports;
+
+	build(&w, 4 << 20);		/* 4 MiB: about 168 us at HDR */
+	vls = cli_used_vls(&w.p, &w.msgs);
+	CU_ASSERT_EQUAL(vls, 0x3);	/* SL0 -> VL0, SL1 -> VL1 */
+	w.p.sample_ns = cli_auto_sample_ns(&w.net, &w.p, &w.msgs);
+	/* 4 MiB / 25 B/ns = 168 us, / 1000 = 168 ns, nearest 1-2-5: 200 ns */
+	CU_ASSERT_EQUAL(w.p.sample_ns, 200);
+	create(&w);
+	f = open_memstream(&text, &len);
+	CU_ASSERT_FATAL(cli_links_csv_init(&c, f, &w.net, w.fab, vls) == 0);
+	fab_set_sampler(w.fab, cli_links_csv_sample, &c);
+	run(&w);
+	fclose(f);
+	nports = fab_nports(w.fab);
+	CU_ASSERT_EQUAL(nports, 4);
+	/* one row per sample, port end and VL in use */
+	samples = count_lines(text, "0,") / (nports * 2);	/* rows at time 0 */
+	CU_ASSERT_EQUAL(samples, 1);
+	CU_ASSERT_EQUAL(c.rows % (uint64_t)(nports * 2), 0);
+	samples = (int)(c.rows / (uint64_t)(nports * 2));
+	CU_ASSERT(samples >= 300 && samples <= 3000);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "time_ps,node,port,peer,vl,util,buf_bytes,credits\n"));
+	/* the sender's link is saturated in mid-run: util 1 (to 4 digits, less
+	 * the packet headers' share, which counts as busy too) */
+	CU_ASSERT(count_lines(strstr(text, "\n") + 1, "") > 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, ",\"h,0 C:\\hca\",1,sw,0,1.0000,"));
+	cli_links_csv_fini(&c);
+
+	fill_report(&w, &r);
+	f = open_memstream(&flows, &len);
+	CU_ASSERT_EQUAL(cli_report_flows_csv(f, &r), 0);
+	fclose(f);
+	CU_ASSERT_EQUAL(count_lines(flows, ""), 4);
+	CU_ASSERT_PTR_NOT_NULL(strstr(flows, "\n0,\"h,0 C:\\hca\",h1 caf\xc3\xa9,4194304,0,0,-1,1,0,"));
+	free(text);
+	free(flows);
+	destroy(&w);
+}
+
+/* A run cut short: unknown times are null / empty, not zero. */
+static void test_unfinished(void)
+{
+	struct world w;
+	struct cli_report r;
+	char *text = NULL, *csv = NULL;
+	size_t len;
+	FILE *f;
+
+	build(&w, 4 << 20);
+	w.p.max_time_ns = 2000;		/* 2 us: the big message is not done */
+	create(&w);
+	run(&w);
+	fill_report(&w, &r);
+	f = open_memstream(&text, &len);
+	CU_ASSERT_EQUAL(cli_report_json(f, &r), 0);
+	fclose(f);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"complete\": false,"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"end_ps\": null"));
+	f = open_memstream(&csv, &len);
+	CU_ASSERT_EQUAL(cli_report_flows_csv(f, &r), 0);
+	fclose(f);
+	CU_ASSERT_PTR_NOT_NULL(strstr(csv, ",4194304,0,0,-1,0,0,250000,,\n"));
+	free(text);
+	free(csv);
+	destroy(&w);
+}
+
+static void test_auto_sample(void)
+{
+	struct world w;
+
+	build(&w, 1 << 30);		/* 1 GiB at 200 Gb/s: 43 ms -> 43 us -> 50 us */
+	CU_ASSERT_EQUAL(cli_auto_sample_ns(&w.net, &w.p, &w.msgs), 50000);
+	w.msgs.v[0].bytes = 3 << 20;	/* 126 us -> 126 ns -> 100 ns */
+	CU_ASSERT_EQUAL(cli_auto_sample_ns(&w.net, &w.p, &w.msgs), 100);
+	w.msgs.v[0].bytes = 1;		/* tiny: never below 1 ns */
+	CU_ASSERT(cli_auto_sample_ns(&w.net, &w.p, &w.msgs) >= 1);
+	fab_msgs_free(&w.msgs);
+	net_free(&w.net);
+}
+
+static const struct test_case tests[] = {
+	{ "JSON: escaping, determinism, VLs", test_json },
+	{ "summary", test_summary },
+	{ "links.csv and flows.csv", test_links_csv },
+	{ "unfinished messages", test_unfinished },
+	{ "automatic sample interval", test_auto_sample },
+	{ NULL, NULL },
+};
+
+TEST_MAIN("cli_report", tests)
