@@ -126,9 +126,12 @@ static int one_file(int argc, char **argv, void (*usage)(FILE *),
 		return 0;
 	}
 	if (argc != 2 || (argv[1][0] == '-' && argv[1][1])) {
-		fprintf(stderr, "ibfab topo %s: %s\n", argv[0],
-			argc < 2 ? "missing FILE" :
-			argc > 2 ? "too many arguments" : "unknown option");
+		if (argc == 2)
+			fprintf(stderr, "ibfab topo %s: unknown option '%s'\n",
+				argv[0], argv[1]);
+		else
+			fprintf(stderr, "ibfab topo %s: %s\n", argv[0],
+				argc < 2 ? "missing FILE" : "too many arguments");
 		usage(stderr);
 		return 2;
 	}

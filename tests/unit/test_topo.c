@@ -298,6 +298,27 @@ static void test_ibsim_options(void)
 	net_free(&n);
 }
 
+/* Header comments without quotes, as ibsim reads them. */
+static void test_unquoted_desc(void)
+{
+	static const char text[] =
+		"Switch 4 \"a\" # lid 5 lmc 0\n"		/* no description */
+		"[1] \"b\"[1]\n"
+		"Switch 4 \"b\" #  my  spine  base port 0 lid 6\n"
+		"[1] \"a\"[1]\n"
+		"Switch 4 \"c\" #\n";
+	struct sim_diag d;
+	struct net n;
+
+	CU_ASSERT_EQUAL_FATAL(topo_load_string(text, "u.net", &n, &d), 0);
+	CU_ASSERT_STRING_EQUAL(n.nodes[0].desc, "a");
+	CU_ASSERT_EQUAL(n.nodes[0].lid, 5);
+	CU_ASSERT_STRING_EQUAL(n.nodes[1].desc, "my  spine");
+	CU_ASSERT_EQUAL(n.nodes[1].lid, 6);
+	CU_ASSERT_STRING_EQUAL(n.nodes[2].desc, "c");
+	net_free(&n);
+}
+
 /* ---- round trip -------------------------------------------------------- */
 
 static void roundtrip(struct net *n, const char *what)
@@ -626,6 +647,30 @@ static void test_binary(void)
 	memcpy(huge + sizeof(huge) - 3, "\"\n", 3);
 	CU_ASSERT_EQUAL(topo_load_string(huge, "long.topo", &n, &d), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "too long"));
+
+	/* A 1 MiB line: of brackets, of digits as a port count, of comment. */
+	{
+		size_t len = 1 << 20;
+		char *big = malloc(len + 64);
+
+		CU_ASSERT_FATAL(big != NULL);
+		memset(big, '[', len);
+		big[len] = 0;
+		CU_ASSERT_EQUAL(topo_load_string(big, "big.topo", &n, &d), -1);
+		CU_ASSERT_EQUAL(d.line, 1);
+		memcpy(big, "Switch ", 7);
+		memset(big + 7, '9', len - 7);
+		CU_ASSERT_EQUAL(topo_load_string(big, "big.topo", &n, &d), -1);
+		CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "out of range"));
+		CU_ASSERT(strlen(d.msg) < 200);		/* the excerpt is cut */
+		memcpy(big, "Switch 4 \"a\" #", 14);
+		memset(big + 14, 'x', len - 14);
+		strcpy(big + len - 8, "\n[1] \"a");
+		CU_ASSERT_EQUAL(topo_load_string(big, "big.topo", &n, &d), -1);
+		CU_ASSERT_EQUAL(d.line, 2);
+		CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "unterminated quote"));
+		free(big);
+	}
 }
 
 /* ---- fuzz -------------------------------------------------------------- */
@@ -795,6 +840,7 @@ static const struct test_case tests[] = {
 	{ "real ibnetdiscover dump: rates, GUIDs, LIDs", test_ibnd_dump },
 	{ "ibnetdiscover -f: text rate wins over codes", test_ibnd_full_codes },
 	{ "ibsim w=/s=/e= options and globals", test_ibsim_options },
+	{ "ibsim unquoted descriptions", test_unquoted_desc },
 	{ "write -> read round trip", test_roundtrip },
 	{ "shipped examples = generator output", test_shipped_examples },
 	{ "net_find_host and LID keeping", test_find_host_and_lids },
