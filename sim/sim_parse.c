@@ -333,3 +333,17 @@ const char *sim_fmt_size(uint64_t bytes, char *buf, size_t len)
 	snprintf(buf, len, "%llu%s", (unsigned long long)bytes, names[i]);
 	return buf;
 }
+
+void sim_append(char *buf, size_t len, size_t *off, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*off >= len)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *off, len - *off, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*off += (size_t)n;
+}

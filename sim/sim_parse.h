@@ -56,4 +56,9 @@ int sim_parse_bool(const char *s, bool *out, char *err, size_t errlen);
  */
 const char *sim_fmt_size(uint64_t bytes, char *buf, size_t len);
 
+/* snprintf at buf + *off, advancing *off, never past len: output that does
+ * not fit is cut, never overrun (for building messages piece by piece). */
+void sim_append(char *buf, size_t len, size_t *off, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 #endif

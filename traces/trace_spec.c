@@ -96,23 +96,6 @@ static int spec_err(struct ctx *c, int col, const char *fmt, ...)
 	return sim_diag_set(c->d, NULL, 0, col, "--traffic '%.200s': %s", c->spec, msg);
 }
 
-/* snprintf at buf + *off, never past len (output is cut, not overrun). */
-static void append(char *buf, size_t len, size_t *off, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void append(char *buf, size_t len, size_t *off, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (*off >= len)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(buf + *off, len - *off, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		*off += (size_t)n;
-}
 
 static void key_list(unsigned keys, char *buf, size_t len)
 {
@@ -121,7 +104,7 @@ static void key_list(unsigned keys, char *buf, size_t len)
 	buf[0] = 0;
 	for (size_t i = 0; i < NKEYS; i++)
 		if (keys & (1u << i))
-			append(buf, len, &off, "%s%s", off ? ", " : "", key_names[i]);
+			sim_append(buf, len, &off, "%s%s", off ? ", " : "", key_names[i]);
 }
 
 /* "h0, h1, h2, ..., h15" - a few names to show what a host looks like. */
@@ -132,10 +115,10 @@ static void host_examples(const struct ctx *c, char *buf, size_t len)
 	buf[0] = 0;
 	for (int k = 0; k < c->nh; k++) {
 		if (c->nh > 5 && k == 3) {
-			append(buf, len, &off, ", ...");
+			sim_append(buf, len, &off, ", ...");
 			k = c->nh - 1;
 		}
-		append(buf, len, &off, "%s%.40s", k ? ", " : "", c->net->nodes[c->host[k]].desc);
+		sim_append(buf, len, &off, "%s%.40s", k ? ", " : "", c->net->nodes[c->host[k]].desc);
 	}
 }
 

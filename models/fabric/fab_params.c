@@ -116,23 +116,6 @@ const char *const fab_preset_names[] = {
 
 /* ---- small helpers ---------------------------------------------------- */
 
-/* snprintf at buf + *off, never past len (output is cut, not overrun). */
-static void append(char *buf, size_t len, size_t *off, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void append(char *buf, size_t len, size_t *off, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (*off >= len)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(buf + *off, len - *off, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		*off += (size_t)n;
-}
 
 static uint32_t max_pkt_bytes(uint32_t mtu)
 {
@@ -235,7 +218,7 @@ static void preset_list(char *buf, size_t len)
 
 	buf[0] = 0;
 	for (size_t i = 0; i < SIM_ARRAY_SIZE(presets); i++)
-		append(buf, len, &off, "%s%s", i ? ", " : "", presets[i].name);
+		sim_append(buf, len, &off, "%s%s", i ? ", " : "", presets[i].name);
 }
 
 int fab_params_preset(struct fab_params *p, const char *name, struct sim_diag *d)
@@ -582,7 +565,7 @@ static void print_sl2vl(const struct fab_params *p, char *buf, size_t len)
 
 	buf[0] = 0;
 	for (int sl = 0; sl < FAB_NSL; sl++)
-		append(buf, len, &off, "%s%u", sl ? "," : "", p->sl2vl[sl]);
+		sim_append(buf, len, &off, "%s%u", sl ? "," : "", p->sl2vl[sl]);
 }
 
 /* "vl:weight,vl:weight" (or "none" / empty for an empty table). */
@@ -653,7 +636,7 @@ static void print_vlarb(const struct fab_vlarb_entry *t, int n, char *buf, size_
 
 	snprintf(buf, len, "none");
 	for (int i = 0; i < n; i++)
-		append(buf, len, &off, "%s%u:%u", i ? "," : "", t[i].vl, t[i].weight);
+		sim_append(buf, len, &off, "%s%u:%u", i ? "," : "", t[i].vl, t[i].weight);
 }
 
 static void print_vlarb_high(const struct fab_params *p, char *buf, size_t len)

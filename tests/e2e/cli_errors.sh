@@ -2,11 +2,7 @@
 # cli_errors.sh - `ibfab run` refuses bad invocations cleanly: the right exit
 # status (2 usage, 1 bad input), the expected message on stderr, one line
 # only for input errors, and no output file or temporary left behind.
-set -u
-: "${IBFAB:?IBFAB must name the ibfab binary}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 n=0
 
 # A malformed topology: line 2 has a port number that is not a number.
@@ -107,5 +103,4 @@ else
 	echo "ok:   interrupted run (exit $rc) left nothing behind"
 fi
 
-echo "$fails failure(s)"
-[ $fails -eq 0 ]
+finish

@@ -3,12 +3,7 @@
 # (DESIGN.md §2) once --reproducible takes out the wall clock: the default
 # run and a permutation run, JSON and CSV, each twice. A different seed must
 # change the permutation, or the seed is not reaching the workload.
-set -u
-: "${IBFAB:?IBFAB must name the ibfab binary}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 run() { "$IBFAB" run --quiet --reproducible "$@" > /dev/null || fail "ibfab run $* exited non-zero"; }
 
 run --json "$tmp/d1.json" --csv "$tmp/c1"
@@ -54,5 +49,4 @@ for b in bad: print("  ", b)
 sys.exit(1 if bad else 0)
 PY
 
-echo "$fails failure(s)"
-[ $fails -eq 0 ]
+finish

@@ -1,12 +1,7 @@
 #!/bin/bash
 # help.sh - every command answers --help on stdout with status 0, and the
 # help names every option, so a new option cannot go undocumented.
-set -u
-: "${IBFAB:?IBFAB must name the ibfab binary}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 
 # check "DESCRIPTION" WORD... -- ARGS...: exit 0, stdout mentions every WORD
 check() {
@@ -50,5 +45,4 @@ done
 [ $? -eq 2 ] || fail "ibfab with no command: status is not 2"
 grep -q "usage: ibfab" "$tmp/err" || fail "ibfab with no command: no usage on stderr"
 
-echo "$fails failure(s)"
-[ $fails -eq 0 ]
+finish

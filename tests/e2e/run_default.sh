@@ -2,12 +2,7 @@
 # run_default.sh - `ibfab run` with no arguments simulates the built-in fat
 # tree under the built-in load, says so, and prints every summary field;
 # `--json -` gives a document with the documented keys and sane values.
-set -u
-: "${IBFAB:?IBFAB must name the ibfab binary}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 
 if ! "$IBFAB" run > "$tmp/out" 2> "$tmp/err"; then
 	fail "ibfab run exited non-zero"; cat "$tmp/err"
@@ -81,5 +76,4 @@ for b in bad: print("  ", b)
 sys.exit(1 if bad else 0)
 PY
 
-echo "$fails failure(s)"
-[ $fails -eq 0 ]
+finish
