@@ -57,27 +57,12 @@ static void usage_show(FILE *out)
 	      "gives are kept when complete and unique, else assigned in file order).\n", out);
 }
 
-static void usage_gen(FILE *out)
-{
-	fputs("usage: ibfab topo gen fattree2 --leaves N --spines N --hosts N\n"
-	      "                               [--links-per-spine N] [--rate RATE]\n"
-	      "\n"
-	      "A two-level fat tree (leaf-spine) in ibnetdiscover format on stdout:\n"
-	      "N leaves with --hosts hosts each, every spine cabled to every leaf with\n"
-	      "--links-per-spine parallel links (default: hosts / spines, at least 1,\n"
-	      "which gives full bisection when it divides evenly). RATE is width x\n"
-	      "speed, default 4xHDR. Descriptions are leaf0.., spine0.., h0.. (hosts\n"
-	      "numbered leaf by leaf).\n"
-	      "\n"
-	      "Example: ibfab topo gen fattree2 --leaves 4 --spines 2 --hosts 4\n", out);
-}
-
-static bool is_help(const char *a)
+bool cli_is_help(const char *a)
 {
 	return !strcmp(a, "--help") || !strcmp(a, "-h");
 }
 
-static int load_any(const char *path, struct net *n, struct sim_diag *d)
+int cli_topo_load(const char *path, struct net *n, struct sim_diag *d)
 {
 	size_t cap = 65536, len = 0;
 	char *buf, *nb;
@@ -108,7 +93,7 @@ static int load_any(const char *path, struct net *n, struct sim_diag *d)
 	return rc;
 }
 
-static int report(const struct sim_diag *d)
+int cli_topo_report(const struct sim_diag *d)
 {
 	char buf[1200];
 
@@ -121,7 +106,7 @@ static int report(const struct sim_diag *d)
 static int one_file(int argc, char **argv, void (*usage)(FILE *),
 		    const char **file)
 {
-	if (argc == 2 && is_help(argv[1])) {
+	if (argc == 2 && cli_is_help(argv[1])) {
 		usage(stdout);
 		return 0;
 	}
@@ -148,8 +133,8 @@ static int cmd_links(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	if (load_any(file, &n, &d))
-		return report(&d);
+	if (cli_topo_load(file, &n, &d))
+		return cli_topo_report(&d);
 	topo_print_links(&n, stdout);
 	net_free(&n);
 	return fflush(stdout) ? 1 : 0;
@@ -169,11 +154,11 @@ static int cmd_show(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	if (load_any(file, &n, &d))
-		return report(&d);
+	if (cli_topo_load(file, &n, &d))
+		return cli_topo_report(&d);
 	if (sm_route_minhop(&n, &d)) {
 		net_free(&n);
-		return report(&d);
+		return cli_topo_report(&d);
 	}
 	printf("%s: %d nodes (%d switches, %d CAs, %d routers), %d hosts, %d links\n",
 	       file, n.nnodes, net_count(&n, NET_SWITCH), net_count(&n, NET_CA),
@@ -199,99 +184,22 @@ static int cmd_show(int argc, char **argv)
 	return fflush(stdout) ? 1 : 0;
 }
 
-/* A count for --leaves and friends: a whole number in 0..100000. */
-static int parse_count(const char *opt, const char *s, int *v)
-{
-	char *end;
-	long x;
-
-	errno = 0;
-	x = strtol(s, &end, 10);
-	if (end == s || *end || errno || x < 0 || x > 100000) {
-		fprintf(stderr, "ibfab topo gen: %s wants a whole number, got '%s'\n",
-			opt, s);
-		return -1;
-	}
-	*v = (int)x;
-	return 0;
-}
-
-static int cmd_gen(int argc, char **argv)
-{
-	int leaves = -1, spines = -1, hosts = -1, links = -1;
-	const char *rate = TOPO_DEFAULT_RATE;
-	struct sim_diag d;
-	char *text;
-
-	if (argc >= 2 && is_help(argv[1])) {
-		usage_gen(stdout);
-		return 0;
-	}
-	if (argc < 2) {
-		fprintf(stderr, "ibfab topo gen: missing the kind of topology (fattree2)\n");
-		usage_gen(stderr);
-		return 2;
-	}
-	if (strcmp(argv[1], "fattree2")) {
-		fprintf(stderr, "ibfab topo gen: unknown topology '%s' (known: fattree2)\n",
-			argv[1]);
-		return 2;
-	}
-	for (int i = 2; i < argc; i++) {
-		static const char *const opts[] = { "--leaves", "--spines", "--hosts",
-						    "--links-per-spine", "--rate" };
-		int *dst[] = { &leaves, &spines, &hosts, &links, NULL };
-		const char *a = argv[i], *val = NULL;
-		unsigned k;
-
-		if (is_help(a)) {
-			usage_gen(stdout);
-			return 0;
-		}
-		for (k = 0; k < SIM_ARRAY_SIZE(opts); k++) {
-			size_t ol = strlen(opts[k]);
-
-			if (!strncmp(a, opts[k], ol) && (a[ol] == '=' || !a[ol])) {
-				val = a[ol] == '=' ? a + ol + 1 : NULL;
-				break;
-			}
-		}
-		if (k == SIM_ARRAY_SIZE(opts)) {
-			fprintf(stderr, "ibfab topo gen: unknown option '%s'\n", a);
-			usage_gen(stderr);
-			return 2;
-		}
-		if (!val) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "ibfab topo gen: %s needs a value\n", opts[k]);
-				return 2;
-			}
-			val = argv[++i];
-		}
-		if (!dst[k])
-			rate = val;
-		else if (parse_count(opts[k], val, dst[k]))
-			return 2;
-	}
-	if (leaves < 0 || spines < 0 || hosts < 0) {
-		fprintf(stderr, "ibfab topo gen fattree2: --leaves, --spines and --hosts are required\n");
-		usage_gen(stderr);
-		return 2;
-	}
-	if (links < 0)
-		links = spines > 0 && hosts / spines > 0 ? hosts / spines : 1;
-	text = topo_gen_fattree2_str(leaves, spines, hosts, links, rate, &d);
-	if (!text) {
-		char buf[1200];
-
-		sim_diag_format(&d, buf, sizeof(buf));
-		fprintf(stderr, "ibfab topo gen: %s\n", buf);
-		return 2;
-	}
-	fputs(text, stdout);
-	free(text);
-	return fflush(stdout) ? 1 : 0;
-}
+/*
+ * The subcommands. Each family lives in its own file (gen: cli_topo_gen.c;
+ * route and path: cli_topo_route.c; check and dot: cli_topo_check.c).
+ */
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} cmds[] = {
+	{ "links", cmd_links },
+	{ "show", cmd_show },
+	{ "gen", cli_topo_gen },
+	{ "route", cli_topo_route },
+	{ "path", cli_topo_path },
+	{ "check", cli_topo_check },
+	{ "dot", cli_topo_dot },
+};
 
 int cli_topo_main(int argc, char **argv)
 {
@@ -299,17 +207,14 @@ int cli_topo_main(int argc, char **argv)
 		cli_topo_usage(stderr);
 		return 2;
 	}
-	if (is_help(argv[1]) || !strcmp(argv[1], "help")) {
+	if (cli_is_help(argv[1]) || !strcmp(argv[1], "help")) {
 		cli_topo_usage(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "links"))
-		return cmd_links(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "show"))
-		return cmd_show(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "gen"))
-		return cmd_gen(argc - 1, argv + 1);
-	fprintf(stderr, "ibfab topo: unknown command '%s' (links, show, gen)\n",
+	for (unsigned i = 0; i < SIM_ARRAY_SIZE(cmds); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "ibfab topo: unknown command '%s' (links, show, gen, route, path, check, dot)\n",
 		argv[1]);
 	return 2;
 }

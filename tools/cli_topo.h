@@ -13,10 +13,28 @@
 #ifndef IBFAB_CLI_TOPO_H
 #define IBFAB_CLI_TOPO_H
 
+#include <stdbool.h>
 #include <stdio.h>
+
+struct net;
+struct sim_diag;
 
 /* argv[0] is "topo". Returns the process exit code. */
 int cli_topo_main(int argc, char **argv);
 void cli_topo_usage(FILE *out);
+
+/* Subcommands: argv[0] is the subcommand's name; each returns the exit code. */
+int cli_topo_gen(int argc, char **argv);	/* cli_topo_gen.c */
+int cli_topo_route(int argc, char **argv);	/* cli_topo_route.c */
+int cli_topo_path(int argc, char **argv);	/* cli_topo_route.c */
+int cli_topo_check(int argc, char **argv);	/* cli_topo_check.c */
+int cli_topo_dot(int argc, char **argv);	/* cli_topo_check.c */
+
+/* Shared by the subcommands. */
+bool cli_is_help(const char *arg);		/* --help or -h */
+/* topo_load(), or the whole of stdin when path is "-". */
+int cli_topo_load(const char *path, struct net *n, struct sim_diag *d);
+/* Print "ibfab topo: file:line:col: msg" on stderr; returns 1. */
+int cli_topo_report(const struct sim_diag *d);
 
 #endif

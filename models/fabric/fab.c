@@ -413,18 +413,19 @@ int fab_run(struct fab *f, struct sim_diag *d)
 	if (!all && !sim_pending(&f->eng) &&
 	    !(f->p.max_time_ns && f->eng.now >= f->p.max_time_ns * SIM_NS)) {
 		uint64_t queued = 0;
+		char why[512];
 
 		for (int pi = 0; pi < f->nports; pi++)
 			for (int v = 0; v < FAB_NVL; v++)
 				queued += f->ports[pi]->inq[v].len;
+		fab_deadlock_explain(f, why, sizeof(why));
 		return sim_diag_set(d, NULL, 0, 0,
-				    "stalled at %.3f us: %llu of %llu messages delivered (%llu lost), %llu packets stuck in switch buffers "
-				    "(a credit loop?)",
+				    "stalled at %.3f us: %llu of %llu messages delivered (%llu lost), %llu packets stuck in switch buffers%s%s",
 				    (double)f->eng.now / SIM_US,
 				    (unsigned long long)f->tot.msgs_done,
 				    (unsigned long long)f->tot.msgs_total,
 				    (unsigned long long)f->tot.msgs_lost,
-				    (unsigned long long)queued);
+				    (unsigned long long)queued, why[0] ? ": " : " (a credit loop?)", why);
 	}
 	return 0;
 }

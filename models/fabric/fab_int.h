@@ -191,6 +191,11 @@ struct hca_shared;
 struct hca_shared *hca_shared_new(struct fab *f);
 void hca_shared_free(struct hca_shared *sh);
 
+/* fab_deadlock.c: when the fabric stalls with packets still buffered,
+ * explain why (e.g. the cycle of ports waiting for each other's credits)
+ * into buf; an empty string when there is nothing to add. */
+void fab_deadlock_explain(const struct fab *f, char *buf, size_t len);
+
 /* fab.c */
 void fab_msg_done(struct fab *f, uint32_t msg);
 /* Drop packet idx (counted), marking its message lost. Data VLs never drop
