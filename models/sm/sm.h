@@ -49,4 +49,28 @@ int sm_hops(const struct net *n, int sw_node, uint16_t lid);
 int sm_path(const struct net *n, int src_ca, uint16_t dlid, int *nodes,
 	    int *ports, int max);
 
+/* Options of the routing engines (OpenSM's names and meanings). */
+struct sm_opts {
+	const char *roots;	/* updn/ftree: comma list of root node names or GUIDs; NULL = automatic */
+	uint8_t lmc;		/* LIDs per CA port = 2^lmc (IBA 7.11.1); 0..7 */
+};
+
+/* A routing engine: fills every switch's LFT (LIDs assigned first). */
+struct sm_engine {
+	const char *name;
+	const char *help;	/* one line for --help */
+	int (*route)(struct net *n, const struct sm_opts *o, struct sim_diag *d);
+};
+
+/* The engines, NULL-terminated (sm_route.c). */
+extern const struct sm_engine *const sm_engines[];
+const struct sm_engine *sm_engine_find(const char *name);
+
+/*
+ * Route with the named engine (NULL or "" = minhop). An unknown name is an
+ * error listing the known ones. Returns 0 or -1 (diag filled).
+ */
+int sm_route(struct net *n, const char *engine, const struct sm_opts *o,
+	     struct sim_diag *d);
+
 #endif
