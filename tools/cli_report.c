@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/hca/hca.h"
 #include "models/link/link.h"
 #include "sim/sim_stats.h"
 #include "tools/cli_json.h"
@@ -318,10 +319,15 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 	fprintf(out, "%" PRIu64, s.t.drops);
 	if (s.t.drops)
 		fprintf(out, " (%" PRIu64 " VL15 management, not flow controlled; %" PRIu64
-			" with no route)", s.t.drops_vl15, s.t.drops_route);
+			" with no route; %" PRIu64 " failed their CRC: link.drop_prob/ber)",
+			s.t.drops_vl15, s.t.drops_route, s.t.drops_corrupt);
 	else
 		fprintf(out, " (lossless: data VLs never drop)");
 	fputc('\n', out);
+	label(out, "transport");
+	fprintf(out, "%" PRIu64 " ACKs, %" PRIu64 " packets retransmitted (%" PRIu64
+		" sequence NAKs, %" PRIu64 " ACK timeouts, %" PRIu64 " RNR NAKs)\n",
+		s.t.acks, s.t.retransmitted, s.t.seq_naks, s.t.ack_timeouts, s.t.rnr_naks);
 	label(out, "FC packets");
 	fprintf(out, "%" PRIu64 "\n", s.t.fc_pkts);
 	label(out, "events");
@@ -434,6 +440,11 @@ static void json_time_or_null(struct cli_json *j, const char *key, sim_time_t t,
 		cli_json_null(j);
 }
 
+static const char *op_name(uint8_t op)
+{
+	return op == FAB_OP_READ ? "read" : op == FAB_OP_SEND ? "send" : "write";
+}
+
 static void json_flows(struct cli_json *j, const struct cli_report *r)
 {
 	cli_json_key(j, "flows");
@@ -449,10 +460,13 @@ static void json_flows(struct cli_json *j, const struct cli_report *r)
 		cli_json_ku64(j, "sl", m->sl);
 		cli_json_ku64(j, "stream", m->stream);
 		cli_json_ki64(j, "after", m->after);
+		cli_json_kstr(j, "op", op_name(m->op));
 		cli_json_kbool(j, "done", m->done);
 		json_time_or_null(j, "start_ps", m->start, msg_posted(m));
 		json_time_or_null(j, "first_tx_ps", m->first_tx, msg_sent(m));
 		json_time_or_null(j, "end_ps", m->end, m->done);
+		json_time_or_null(j, "completed_ps", m->completed, m->cqe);
+		cli_json_kstr(j, "status", m->cqe ? hca_wc_status_str(m->status) : "pending");
 		cli_json_obj_end(j);
 	}
 	cli_json_arr_end(j);
@@ -537,6 +551,12 @@ int cli_report_json(FILE *out, const struct cli_report *r)
 	cli_json_ku64(&j, "drops", s.t.drops);
 	cli_json_ku64(&j, "drops_vl15", s.t.drops_vl15);
 	cli_json_ku64(&j, "drops_route", s.t.drops_route);
+	cli_json_ku64(&j, "drops_corrupt", s.t.drops_corrupt);
+	cli_json_ku64(&j, "acks", s.t.acks);
+	cli_json_ku64(&j, "retransmitted_packets", s.t.retransmitted);
+	cli_json_ku64(&j, "seq_naks", s.t.seq_naks);
+	cli_json_ku64(&j, "rnr_naks", s.t.rnr_naks);
+	cli_json_ku64(&j, "ack_timeouts", s.t.ack_timeouts);
 	cli_json_ku64(&j, "fc_packets", s.t.fc_pkts);
 	cli_json_ku64(&j, "xmit_wait_ps", s.t.xmit_wait_ps);
 	cli_json_kdouble(&j, "throughput_gbps", s.gbps);
@@ -599,7 +619,8 @@ void cli_csv_field(FILE *out, const char *s)
 
 int cli_report_flows_csv(FILE *out, const struct cli_report *r)
 {
-	fputs("id,src,dst,bytes,sl,stream,after,done,start_ps,first_tx_ps,end_ps,completion_ps\n", out);
+	fputs("id,src,dst,bytes,sl,stream,after,done,start_ps,first_tx_ps,end_ps,completion_ps,"
+	      "op,completed_ps,status\n", out);
 	for (size_t i = 0; i < r->msgs->n; i++) {
 		const struct fab_msg *m = &r->msgs->v[i];
 
@@ -620,6 +641,11 @@ int cli_report_flows_csv(FILE *out, const struct cli_report *r)
 			fprintf(out, "%" PRIu64 ",%" PRIu64, m->end, m->end - m->start);
 		else
 			fputc(',', out);
+		fprintf(out, ",%s,", op_name(m->op));
+		if (m->cqe)
+			fprintf(out, "%" PRIu64, m->completed);
+		fputc(',', out);
+		cli_csv_field(out, m->cqe ? hca_wc_status_str(m->status) : "pending");
 		fputc('\n', out);
 	}
 	return ferror(out) ? -1 : 0;

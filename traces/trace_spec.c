@@ -30,7 +30,7 @@
 
 enum key_id {
 	KEY_SRC, KEY_DST, KEY_A, KEY_B, KEY_SIZE, KEY_COUNT, KEY_START, KEY_GAP,
-	KEY_SL, KEY_N, KEY_HOSTS, KEY_SEED, KEY_K, NKEYS
+	KEY_SL, KEY_N, KEY_HOSTS, KEY_SEED, KEY_K, KEY_OP, NKEYS
 };
 
 #define A_SRC	(1u << KEY_SRC)
@@ -46,12 +46,13 @@ enum key_id {
 #define A_HOSTS	(1u << KEY_HOSTS)
 #define A_SEED	(1u << KEY_SEED)
 #define A_K	(1u << KEY_K)
+#define A_OP	(1u << KEY_OP)
 
 static const char *const key_names[NKEYS] = {
 	[KEY_SRC] = "src", [KEY_DST] = "dst", [KEY_A] = "a", [KEY_B] = "b",
 	[KEY_SIZE] = "size", [KEY_COUNT] = "count", [KEY_START] = "start",
 	[KEY_GAP] = "gap", [KEY_SL] = "sl", [KEY_N] = "n", [KEY_HOSTS] = "hosts",
-	[KEY_SEED] = "seed", [KEY_K] = "k",
+	[KEY_SEED] = "seed", [KEY_K] = "k", [KEY_OP] = "op",
 };
 
 struct args {
@@ -60,6 +61,7 @@ struct args {
 	uint64_t size, count, n, hosts, seed, k;
 	sim_time_t start, gap;
 	uint8_t sl;
+	uint8_t op;		/* enum fab_op */
 	int col[NKEYS];		/* where each value starts in the spec (1-based) */
 };
 
@@ -186,6 +188,17 @@ static int parse_value(struct ctx *c, struct args *a, int key, const char *v, in
 		if (sim_parse_time_ps(v, &a->gap, err, sizeof(err)))
 			return spec_err(c, col, "gap: %s", err);
 		return 0;
+	case KEY_OP:
+		/* the work request each message is (ib_write_bw, ib_read_bw, ib_send_bw) */
+		if (!strcmp(v, "write"))
+			a->op = FAB_OP_WRITE;
+		else if (!strcmp(v, "read"))
+			a->op = FAB_OP_READ;
+		else if (!strcmp(v, "send"))
+			a->op = FAB_OP_SEND;
+		else
+			return spec_err(c, col, "op: expected write, read or send, got '%s'", v);
+		return 0;
 	case KEY_SL:
 		if (!strcmp(v, "mgmt")) {
 			/* VL15 management datagrams (fab.h: sl 0xff), <= 256 B each */
@@ -250,7 +263,7 @@ static int add(struct ctx *c, int src, int dst, const struct args *a, sim_time_t
 	struct fab_msg m = {
 		.src = (uint32_t)src, .dst = (uint32_t)dst, .bytes = a->size,
 		.post = post, .after = after, .after_delay = 0,
-		.stream = stream, .sl = a->sl,
+		.stream = stream, .sl = a->sl, .op = a->op,
 	};
 
 	if (fab_msgs_add(c->out, &m))
@@ -408,7 +421,7 @@ static int gen_shift(struct ctx *c, struct args *a)
 	return 0;
 }
 
-#define COMMON (A_SIZE | A_COUNT | A_START | A_SL)
+#define COMMON (A_SIZE | A_COUNT | A_START | A_SL | A_OP)
 
 static const struct pattern patterns[] = {
 	{ "p2p", A_SRC | A_DST | COMMON | A_GAP, A_SRC | A_DST | A_SIZE, 1, gen_p2p },
@@ -446,7 +459,10 @@ void trace_spec_help(FILE *out)
 "  (0-based, topology order). Names cannot contain ',' or '='; use #k then.\n"
 "  size: bytes or B KB MB GB (x1000) KiB MiB GiB (x1024), K M G = KiB MiB\n"
 "  GiB; at most 2GiB (the largest IB message). start, gap: a time with a\n"
-"  unit (ps ns us ms s). count: per stream. sl: service level 0..15 (the\n"
+"  unit (ps ns us ms s). count: per stream. op: write (default), read or\n"
+"  send: the work request each message is, on one RC queue pair per stream\n"
+"  (read: the source reads size bytes from the destination; send: a receive\n"
+"  is posted for each message). sl: service level 0..15 (the\n"
 "  SL-to-VL table picks the VL), or sl=mgmt for VL15 management datagrams\n"
 "  (at most 256 B each; not flow controlled, dropped when VL15 is full).\n"
 "  Stream ids continue across specs; messages on one stream leave their\n"

@@ -15,8 +15,10 @@
  * first, what is left cannot move (a credit loop, or no route): the run is
  * reported as stalled, never hangs.
  */
-#include "models/fabric/fab_int.h"
+#include "models/hca/hca_int.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,7 +39,7 @@ static void sample_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 		f->sample_fn(f, eng->now, f->sample_ctx);
 	/* Only while something else can still happen: a stalled fabric (credit
 	 * loop, no route) must end the run, not tick the sampler for ever. */
-	if (f->tot.msgs_done + f->tot.msgs_lost < f->tot.msgs_total && sim_pending(eng) > 0)
+	if (f->tot.msgs_finished < f->tot.msgs_total && sim_pending(eng) > 0)
 		sim_schedule_in(eng, f->p.sample_ns * SIM_NS, f->sample_comp, 0);
 }
 
@@ -65,33 +67,94 @@ static void check_hook(struct sim_engine *eng, void *ctx)
 	}
 }
 
-void fab_msg_done(struct fab *f, uint32_t mi)
+void fab_fail(struct fab *f, const char *fmt, ...)
 {
+	va_list ap;
+
+	if (f->failed)
+		return;
+	f->failed = true;
+	sim_diag_clear(&f->fail);
+	va_start(ap, fmt);
+	vsnprintf(f->fail.msg, sizeof(f->fail.msg), fmt, ap);
+	va_end(ap);
+	sim_stop(&f->eng);
+}
+
+/* A message is finished once delivered (or lost) and completed: the run
+ * ends when every message is. */
+static void msg_check_finished(struct fab *f, struct fab_msg *m)
+{
+	if (m->finished || !m->cqe || !(m->done || m->lost))
+		return;
+	m->finished = true;
+	f->tot.msgs_finished++;
+	if (f->tot.msgs_finished == f->tot.msgs_total)
+		sim_stop(&f->eng);
+}
+
+static void msg_activity(struct fab *f)
+{
+	if (f->eng.now > f->last_done)
+		f->last_done = f->eng.now;
+}
+
+void fab_traffic_delivered(struct fab *f, int32_t mi, sim_time_t t)
+{
+	struct fab_msg *m = &f->msgs->v[mi];
+
+	if (m->done || m->lost)
+		return;
+	m->end = t;
+	m->done = true;
 	f->tot.msgs_done++;
-	f->last_done = f->eng.now;
+	msg_activity(f);
 	for (uint32_t k = f->dep_off[mi]; k < f->dep_off[mi + 1]; k++) {
 		uint32_t d = f->dep[k];
 
-		hca_post(f, d, f->eng.now + f->msgs->v[d].after_delay);
+		fab_traffic_schedule(f, d, t + f->msgs->v[d].after_delay);
 	}
-	if (f->tot.msgs_done + f->tot.msgs_lost == f->tot.msgs_total)
-		sim_stop(&f->eng);
+	msg_check_finished(f, m);
+}
+
+void fab_traffic_completed(struct fab *f, int32_t mi, sim_time_t t, enum hca_wc_status st)
+{
+	struct fab_msg *m = &f->msgs->v[mi];
+
+	if (m->cqe)
+		return;
+	m->cqe = true;
+	m->completed = t;
+	m->status = (uint8_t)st;
+	if (st != HCA_WC_SUCCESS && !m->done && !m->lost) {
+		m->lost = true;
+		f->tot.msgs_lost++;
+	}
+	msg_activity(f);
+	msg_check_finished(f, m);
 }
 
 void fab_pkt_drop(struct fab *f, uint32_t idx, enum fab_drop why)
 {
-	struct fab_msg *m = &f->msgs->v[fab_pkt(f, idx)->msg];
+	struct ib_pkt *p = fab_pkt(f, idx);
 
 	f->tot.drops++;
 	if (why == FAB_DROP_VL15)
 		f->tot.drops_vl15++;
+	else if (why == FAB_DROP_CORRUPT)
+		f->tot.drops_corrupt++;
 	else
 		f->tot.drops_route++;
-	if (!m->lost && !m->done) {
-		m->lost = true;
-		f->tot.msgs_lost++;
-		if (f->tot.msgs_done + f->tot.msgs_lost == f->tot.msgs_total)
-			sim_stop(&f->eng);
+	/* A reliable connection resends what it loses; a datagram or an
+	 * unreliable connection's message is gone with its packet. */
+	if (p->qpt != HCA_QPT_RC && p->msg < f->msgs->n) {
+		struct fab_msg *m = &f->msgs->v[p->msg];
+
+		if (!m->lost && !m->done) {
+			m->lost = true;
+			f->tot.msgs_lost++;
+			msg_check_finished(f, m);
+		}
 	}
 	sim_pool_put(&f->pkts, idx);
 }
@@ -150,6 +213,15 @@ static int check_msgs(const struct net *net, const struct fab_msgs *msgs,
 			sim_diag_set(d, NULL, 0, 0, "message %zu: stream %u mixes sources", i, m->stream);
 			goto out;
 		}
+		if (m->op > FAB_OP_SEND) {
+			sim_diag_set(d, NULL, 0, 0, "message %zu: unknown operation %u", i, m->op);
+			goto out;
+		}
+		if (m->bytes > (1ULL << 31)) {
+			sim_diag_set(d, NULL, 0, 0, "message %zu: %llu bytes is more than 2 GiB, the largest IB message",
+				     i, (unsigned long long)m->bytes);
+			goto out;
+		}
 		if (m->sl != 0xff && m->sl >= FAB_NSL) {
 			sim_diag_set(d, NULL, 0, 0, "message %zu: SL %u out of range 0..15", i, m->sl);
 			goto out;
@@ -165,7 +237,10 @@ static int check_msgs(const struct net *net, const struct fab_msgs *msgs,
 					     i, m->after);
 				goto out;
 			}
-			if (msgs->v[m->after].dst != m->src) {
+			const struct fab_msg *a = &msgs->v[m->after];
+
+			/* delivered where the data goes: dst, or src for a READ */
+			if ((a->op == FAB_OP_READ ? a->src : a->dst) != m->src) {
 				sim_diag_set(d, NULL, 0, 0,
 					     "message %zu: waits for message %d delivered at another host (a dependency must be local to the sender)",
 					     i, m->after);
@@ -316,18 +391,19 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 		if (n->type == NET_SWITCH ? sw_init(f, n) : hca_init(f, n))
 			goto oom;
 	}
-	f->hca_shared = hca_shared_new(f);
-	if (!f->hca_shared || build_deps(f))
-		goto oom;
 	f->tot.msgs_total = msgs->n;
 	for (size_t i = 0; i < msgs->n; i++) {
 		struct fab_msg *m = &msgs->v[i];
 
-		m->start = m->first_tx = m->end = 0;
-		m->done = m->lost = false;
-		if (m->after < 0)
-			hca_post(f, (uint32_t)i, m->post);
+		m->start = m->first_tx = m->end = m->completed = 0;
+		m->status = 0;
+		m->done = m->cqe = m->lost = m->finished = false;
 	}
+	if (build_deps(f) || fab_traffic_setup(f))
+		goto oom;
+	for (size_t i = 0; i < msgs->n; i++)
+		if (msgs->v[i].after < 0)
+			fab_traffic_schedule(f, (uint32_t)i, msgs->v[i].post);
 	if (p->check) {
 		f->eng.after_event = check_hook;
 		f->eng.after_event_ctx = f;
@@ -357,7 +433,7 @@ void fab_destroy(struct fab *f)
 		ib_port_fini(f->ports[pi]);
 		free(f->ports[pi]);
 	}
-	hca_shared_free(f->hca_shared);
+	fab_traffic_free(f);
 	free(f->ports);
 	free(f->nodes);
 	free(f->dep_off);
@@ -400,10 +476,12 @@ int fab_run(struct fab *f, struct sim_diag *d)
 			return sim_diag_set(d, NULL, 0, 0, "out of memory");
 		sim_schedule_at(&f->eng, f->p.max_time_ns * SIM_NS, (uint32_t)c, 0);
 	}
-	if (f->tot.msgs_total)
-		sim_run(&f->eng);
+	/* With messages the run stops when the last one is finished; driven
+	 * through the verbs API alone (no messages), when nothing is left to
+	 * happen. */
+	sim_run(&f->eng);
 	close_waits(f);
-	bool all = f->tot.msgs_done + f->tot.msgs_lost == f->tot.msgs_total;
+	bool all = f->tot.msgs_finished == f->tot.msgs_total;
 
 	f->tot.end_ps = all ? f->last_done : f->eng.now;
 	if (f->failed) {
@@ -457,6 +535,22 @@ void fab_totals(const struct fab *f, struct fab_totals *t)
 {
 	*t = f->tot;
 	t->xmit_wait_ps = 0;
+	t->acks = t->retransmitted = t->seq_naks = t->rnr_naks = t->ack_timeouts = 0;
+	for (int i = 0; i < f->nnodes; i++) {
+		struct hca *h = f->nodes[i].hca;
+
+		for (uint32_t q = 0; h && q < h->nqps; q++) {
+			const struct hca_qp *qp = h->qps[q];
+
+			if (!qp)
+				continue;
+			t->acks += qp->st.acks_sent;
+			t->retransmitted += qp->st.pkts_retransmitted;
+			t->seq_naks += qp->st.seq_naks_rcvd;
+			t->rnr_naks += qp->st.rnr_naks_rcvd;
+			t->ack_timeouts += qp->st.timeouts;
+		}
+	}
 	for (int pi = 0; pi < f->nports; pi++)
 		for (int v = 0; v < FAB_NVL; v++)
 			t->xmit_wait_ps += f->ports[pi]->info.vl[v].xmit_wait_ps;

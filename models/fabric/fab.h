@@ -62,6 +62,15 @@ struct fab_params {
 	char preset[16];
 	/* Tables given with fab_params_set() stop following ib.vls (fab_params.c). */
 	bool sl2vl_set, vlarb_high_set, vlarb_low_set;
+	/* transport (the traffic's QPs; IBA 9.7.6 and Table 45) */
+	uint8_t hca_timeout;		/* hca.timeout: local ACK timeout 4.096 us x 2^n (0 = none) */
+	uint8_t hca_retry_cnt;		/* hca.retry_cnt */
+	uint8_t hca_rnr_retry;		/* hca.rnr_retry (7 = for ever) */
+	uint8_t hca_min_rnr_timer;	/* hca.min_rnr_timer (Table 45 code) */
+	uint8_t hca_max_rd_atomic;	/* hca.max_rd_atomic: READs/atomics in flight per QP */
+	/* fault injection */
+	double drop_prob;		/* link.drop_prob: a packet fails its CRC at the receiver */
+	double ber;			/* link.ber: bit error rate, per bit on the wire */
 };
 
 /* Fill with the default preset ("hdr"). */
@@ -77,16 +86,22 @@ void fab_params_print(const struct fab_params *p, FILE *out);
 /* Names of the presets, NULL-terminated. */
 extern const char *const fab_preset_names[];
 
+/* What a message is on the wire (the work request its source posts). */
+enum fab_op { FAB_OP_WRITE, FAB_OP_READ, FAB_OP_SEND };
+
 /*
- * One message: `bytes` from HCA `src` to HCA `dst` (node indexes in the net).
- * It is posted at `post`, or - when after >= 0 - `after_delay` after message
- * `after` was delivered (a ping-pong reply; the dependency must be local:
- * msgs[after].dst == src). Messages of the same `stream` leave the source in
- * order; different streams share the port packet by packet.
+ * One message between HCA `src` and HCA `dst` (node indexes in the net):
+ * `bytes` written to dst, sent to dst, or - FAB_OP_READ - read by src from
+ * dst. Each stream is one RC queue pair (UD on VL15 when sl is 0xff: a
+ * management datagram); messages of a stream are work requests posted in
+ * order, different streams share the port packet by packet. A message is
+ * posted at `post`, or - when after >= 0 - `after_delay` after message
+ * `after` was delivered at this message's source (a ping-pong reply).
  */
 struct fab_msg {
 	uint32_t src, dst;
 	uint64_t bytes;
+	uint8_t op;		/* enum fab_op */
 	sim_time_t post;
 	int32_t after;
 	sim_time_t after_delay;
@@ -95,9 +110,13 @@ struct fab_msg {
 	/* results */
 	sim_time_t start;	/* posted (after dependencies) */
 	sim_time_t first_tx;	/* first bit of the first packet on the wire */
-	sim_time_t end;		/* last bit of the last packet received */
-	bool done;
-	bool lost;		/* a packet of it was dropped: it will never complete */
+	sim_time_t end;		/* delivered: its data complete where it goes */
+	sim_time_t completed;	/* the requester's work completion (after the ACK, for RC) */
+	uint8_t status;		/* of that completion (enum hca_wc_status; 0 = success) */
+	bool done;		/* delivered */
+	bool cqe;		/* completed at the requester */
+	bool lost;		/* will never be delivered (dropped datagram, failed WR) */
+	bool finished;		/* delivered or lost, and completed */
 };
 
 struct fab_msgs {
@@ -119,6 +138,7 @@ struct fab_vl_stats {
 	uint64_t xmit_discards;		/* PortXmitDiscards: stays 0 on IB data VLs */
 	uint32_t buf_high;		/* receive-buffer high-water mark, bytes */
 	uint64_t fc_pkts;		/* flow-control packets sent for this VL */
+	uint64_t rcv_errors;		/* PortRcvErrors: packets received with a bad CRC */
 };
 
 struct fab_port_info {
@@ -131,6 +151,10 @@ struct fab_port_info {
 };
 
 struct fab;
+struct hca;
+
+/* The HCA of a CA node (its verbs API is models/hca/hca.h), or NULL. */
+struct hca *fab_hca(struct fab *f, int node);
 
 struct fab *fab_create(const struct net *net, const struct fab_params *p,
 		       struct fab_msgs *msgs, uint64_t seed, struct sim_diag *d);
@@ -161,13 +185,17 @@ void fab_port_sample(const struct fab *f, int i, struct fab_sample *s);
 struct fab_totals {
 	uint64_t packets_delivered, bytes_delivered, payload_delivered;
 	uint64_t packet_hops;
-	uint64_t drops;			/* = drops_vl15 + drops_route */
+	uint64_t drops;			/* = drops_vl15 + drops_route + drops_corrupt */
 	uint64_t drops_vl15;		/* VL15 buffer full (not flow controlled) */
 	uint64_t drops_route;		/* no route in an LFT, or delivered to the wrong CA */
-	uint64_t msgs_done, msgs_total;
+	uint64_t drops_corrupt;		/* failed CRC (link.drop_prob, link.ber): PortRcvErrors */
+	uint64_t msgs_done, msgs_total;	/* delivered, all */
+	uint64_t msgs_finished;
 	uint64_t msgs_lost;		/* lost a packet (VL15 overflow, no route) */
 	uint64_t xmit_wait_ps;
 	uint64_t fc_pkts;
+	/* transport, summed over every QP (models/hca) */
+	uint64_t acks, retransmitted, seq_naks, rnr_naks, ack_timeouts;
 	uint64_t credit_checks;	/* invariant walks done (sim.check) */
 	sim_time_t end_ps;
 };

@@ -21,6 +21,7 @@
 #include "models/ib/ib_vlarb.h"
 #include "sim/sim.h"
 #include "sim/sim_pool.h"
+#include "sim/sim_rng.h"
 
 #define FAB_NVL 16		/* VL 0..14 data, 15 management */
 
@@ -95,6 +96,7 @@ struct fab_port {
 	/* switch input: per-VL queues, and whether this input is feeding an output */
 	struct fab_pq inq[FAB_NVL];
 	bool in_busy;
+	struct sim_rng rng;		/* fault injection at this receiver */
 };
 
 struct fab_node {
@@ -137,7 +139,10 @@ struct fab {
 	fab_sample_fn sample_fn;
 	void *sample_ctx;
 	uint32_t sample_comp;
-	struct hca_shared *hca_shared;	/* streams and per-message state */
+	/* traffic (fab_traffic.c): a QP pair per stream, per-node region and CQ */
+	struct fab_stream *streams;
+	struct hca_mr **node_mr;
+	struct hca_cq **node_cq;
 	/* messages: dependents of each message (CSR arrays) */
 	uint32_t *dep_off, *dep;
 };
@@ -185,11 +190,11 @@ uint32_t hca_take(struct fab_port *pt, uint8_t vl);
 void hca_sent(struct fab_port *pt);
 /* The tail of a packet reached this HCA. */
 void hca_receive(struct fab_port *pt, uint32_t pkt);
-/* Queue message mi to be posted at time t (first packet may leave at t + hca.latency). */
-void hca_post(struct fab *f, uint32_t mi, sim_time_t t);
-struct hca_shared;
-struct hca_shared *hca_shared_new(struct fab *f);
-void hca_shared_free(struct hca_shared *sh);
+
+/* fab_traffic.c */
+int fab_traffic_setup(struct fab *f);
+void fab_traffic_free(struct fab *f);
+void fab_traffic_schedule(struct fab *f, uint32_t mi, sim_time_t t);
 
 /* fab_deadlock.c: when the fabric stalls with packets still buffered,
  * explain why (e.g. the cycle of ports waiting for each other's credits)
@@ -197,10 +202,11 @@ void hca_shared_free(struct hca_shared *sh);
 void fab_deadlock_explain(const struct fab *f, char *buf, size_t len);
 
 /* fab.c */
-void fab_msg_done(struct fab *f, uint32_t msg);
+/* Stop the run with an error (out of memory, a broken invariant). */
+void fab_fail(struct fab *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Drop packet idx (counted), marking its message lost. Data VLs never drop
  * for lack of buffer: the credit checker fails the run before that. */
-enum fab_drop { FAB_DROP_VL15, FAB_DROP_ROUTE };
+enum fab_drop { FAB_DROP_VL15, FAB_DROP_ROUTE, FAB_DROP_CORRUPT };
 void fab_pkt_drop(struct fab *f, uint32_t idx, enum fab_drop why);
 
 #include "models/ib/ib_credit.h"

@@ -178,6 +178,14 @@ static void apply_preset(struct fab_params *p, const struct preset *pr)
 	p->hca_buf_bytes = pr->vl_buf;
 	snprintf(p->preset, sizeof(p->preset), "%s", pr->name);
 	p->sl2vl_set = p->vlarb_high_set = p->vlarb_low_set = false;
+	/* perftest's defaults: timeout 14 (67 ms), 7 retries, RNR for ever */
+	p->hca_timeout = 14;
+	p->hca_retry_cnt = 7;
+	p->hca_rnr_retry = 7;
+	p->hca_min_rnr_timer = 12;	/* 0.64 ms (IBA Table 45) */
+	p->hca_max_rd_atomic = 16;	/* ConnectX's max_qp_rd_atom */
+	p->drop_prob = 0;
+	p->ber = 0;
 }
 
 void fab_params_default(struct fab_params *p)
@@ -661,6 +669,45 @@ static void print_check(const struct fab_params *p, char *buf, size_t len)
 	snprintf(buf, len, "%s", p->check ? "on" : "off");
 }
 
+/* A probability or rate in [0, 1). */
+static int set_unit(double *out, const char *v, char *err, size_t errlen)
+{
+	double x;
+
+	if (sim_parse_double(v, &x, err, errlen))
+		return -1;
+	if (!(x >= 0 && x < 1)) {
+		snprintf(err, errlen, "expected a number in [0, 1), got '%s'", v);
+		return -1;
+	}
+	*out = x;
+	return 0;
+}
+
+static int set_drop(struct fab_params *p, const struct key *k, const char *v,
+		    char *err, size_t errlen)
+{
+	(void)k;
+	return set_unit(&p->drop_prob, v, err, errlen);
+}
+
+static void print_drop(const struct fab_params *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%g", p->drop_prob);
+}
+
+static int set_ber(struct fab_params *p, const struct key *k, const char *v,
+		   char *err, size_t errlen)
+{
+	(void)k;
+	return set_unit(&p->ber, v, err, errlen);
+}
+
+static void print_ber(const struct fab_params *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%g", p->ber);
+}
+
 static int set_preset(struct fab_params *p, const struct key *k, const char *v,
 		      char *err, size_t errlen)
 {
@@ -720,6 +767,20 @@ static const struct key keys[] = {
 	    "HCA post to first bit on the wire, ns"),
 	GEN("hca.buffer", K_BUF, hca_buf_bytes, IB_BLOCK_BYTES, MAX_BUF_BYTES,
 	    "HCA receive buffer per data VL"),
+	GEN("hca.timeout", K_UINT, hca_timeout, 0, 31,
+	    "local ACK timeout: 4.096 us x 2^N (14 = 67 ms; 0 = none)"),
+	GEN("hca.retry_cnt", K_UINT, hca_retry_cnt, 0, 7,
+	    "retries after a timeout or sequence NAK before the QP fails"),
+	GEN("hca.rnr_retry", K_UINT, hca_rnr_retry, 0, 7,
+	    "retries after an RNR NAK (7 = for ever)"),
+	GEN("hca.min_rnr_timer", K_UINT, hca_min_rnr_timer, 0, 31,
+	    "RNR NAK timer code (IBA Table 45: 12 = 0.64 ms, 1 = 10 us)"),
+	GEN("hca.max_rd_atomic", K_UINT, hca_max_rd_atomic, 1, 255,
+	    "READs/atomics in flight per QP (requester and responder)"),
+	SPECIAL("link.drop_prob", set_drop, print_drop,
+		"fault injection: probability a packet fails its CRC at a receiver"),
+	SPECIAL("link.ber", set_ber, print_ber,
+		"fault injection: bit error rate on every link (per bit on the wire)"),
 	GEN("sim.sample_ns", K_NS, sample_ns, 0, UINT64_MAX,
 	    "time-series sample interval, ns (0 = automatic)"),
 	GEN("sim.max_time_ns", K_NS, max_time_ns, 0, UINT64_MAX,

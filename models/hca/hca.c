@@ -1,112 +1,672 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hca.c - the traffic edge of a channel adapter: messages in, packets out,
- * packets in, messages delivered.
+ * hca.c - a channel adapter: verbs objects (IBA ch. 10-11), the port's
+ * scheduling across queue pairs, timers, and the dispatch of arriving
+ * packets to the requester/completer (qp_req.c) or responder (qp_resp.c).
  *
- * What it models: a message is segmented into path-MTU packets as an RDMA
- * WRITE is (IBA 9.7.3: FIRST/MIDDLE/LAST or ONLY; the first carries the
- * RETH), each packet built only when the transmitter takes it, so nothing is
- * allocated per message and at most the packets on the wire exist. Messages
- * of one stream leave in order; the streams of a VL share the port packet by
- * packet, round-robin, as an HCA's send queues do; VLs are arbitrated by the
- * port's VLArb like any IB port. A message is posted at its time (or when
- * the message it waits for is delivered here) and its first packet may go
- * hca.latency_ns later. The receiver is an infinitely fast sink: a packet's
- * blocks are freed, and credits returned, when its tail arrives.
- * What it leaves out (the HCA issue adds them): queue pairs, ACKs, PSNs,
- * retransmission, PCIe and host memory.
+ * Scheduling: a QP with something to send (a response it owes, or a
+ * request packet it may start) sits in the ring of its VL; the port takes
+ * packets round-robin across the ring, one packet per turn, responses
+ * before requests within a QP, and VL arbitration chooses among VLs as on
+ * any IB port. Packets are built only when the transmitter takes them, so
+ * per-QP state, not per-packet allocation, holds the work.
+ *
+ * Timers (local ACK timeout, RNR wait, a work request becoming ready) sit
+ * in a small per-HCA heap with one engine event for its top; cancellation
+ * is lazy (a per-QP generation). Receiving is an infinitely fast sink, as
+ * in the foundation: blocks are freed when a packet's tail arrives.
+ * Left out: memory windows, reliable datagram, XRC, multicast, APM.
  */
-#include "models/fabric/fab_int.h"
+#include "models/hca/hca_int.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/sim_log.h"
 
-/* A stream's posted messages, linked through fab's msg_next. */
-struct hca_stream {
-	uint32_t head, tail;		/* posted, not fully segmented */
-	uint64_t off;			/* bytes of head already segmented */
-	uint32_t prev, next;		/* ring of active streams of its VL */
-	bool active;
-	uint8_t vl;
+const char *const hca_qp_state_names[] = {
+	[HCA_QPS_RESET] = "RESET", [HCA_QPS_INIT] = "INIT", [HCA_QPS_RTR] = "RTR",
+	[HCA_QPS_RTS] = "RTS", [HCA_QPS_SQD] = "SQD", [HCA_QPS_SQE] = "SQE",
+	[HCA_QPS_ERR] = "ERR",
 };
 
-struct hca {
-	struct fab *f;
-	struct fab_node *n;
-	struct fab_port *port;		/* the port traffic leaves by */
-	uint16_t lid;
-	uint32_t comp;
-	struct sim_heap posts;		/* (ready time, seq, msg) */
-	uint64_t post_seq;
-	struct sim_timer post_timer;
-	uint32_t cur[FAB_NVL];		/* current stream of each VL's ring */
-	uint16_t active_vls;
-};
-
-/* Shared per run: streams and the per-message link, owned by fab. */
-struct hca_shared {
-	struct hca_stream *streams;
-	uint32_t *msg_next;
-	uint64_t *rcvd;
-};
-
-static struct hca_shared *shared_of(struct fab *f);
-
-static void ring_insert(struct hca *h, uint32_t s)
+const char *hca_wc_status_str(enum hca_wc_status s)
 {
-	struct hca_stream *st = shared_of(h->f)->streams;
-	uint8_t vl = st[s].vl;
+	switch (s) {
+	case HCA_WC_SUCCESS: return "success";
+	case HCA_WC_LOC_LEN_ERR: return "local length error";
+	case HCA_WC_LOC_QP_OP_ERR: return "local QP operation error";
+	case HCA_WC_LOC_PROT_ERR: return "local protection error";
+	case HCA_WC_WR_FLUSH_ERR: return "work request flushed";
+	case HCA_WC_BAD_RESP_ERR: return "bad response";
+	case HCA_WC_LOC_ACCESS_ERR: return "local access error";
+	case HCA_WC_REM_INV_REQ_ERR: return "remote invalid request";
+	case HCA_WC_REM_ACCESS_ERR: return "remote access error";
+	case HCA_WC_REM_OP_ERR: return "remote operation error";
+	case HCA_WC_RETRY_EXC_ERR: return "transport retry counter exceeded";
+	case HCA_WC_RNR_RETRY_EXC_ERR: return "RNR retry counter exceeded";
+	case HCA_WC_GENERAL_ERR: return "general error";
+	}
+	return "unknown status";
+}
 
-	st[s].active = true;
+uint32_t hca_wire_bytes(enum hca_qp_type t, uint8_t op, uint32_t payload)
+{
+	uint32_t b = IB_LRH_BYTES + IB_BTH_BYTES + IB_ICRC_BYTES + IB_VCRC_BYTES;
+
+	if (t == HCA_QPT_UD)
+		b += IB_DETH_BYTES;
+	switch (op) {
+	case IB_OP_WRITE_FIRST: case IB_OP_WRITE_ONLY: case IB_OP_READ_REQUEST:
+		b += IB_RETH_BYTES;
+		break;
+	case IB_OP_WRITE_ONLY_IMM:
+		b += IB_RETH_BYTES + IB_IMM_BYTES;
+		break;
+	case IB_OP_SEND_LAST_IMM: case IB_OP_SEND_ONLY_IMM: case IB_OP_WRITE_LAST_IMM:
+		b += IB_IMM_BYTES;
+		break;
+	case IB_OP_READ_RESP_FIRST: case IB_OP_READ_RESP_LAST:
+	case IB_OP_READ_RESP_ONLY: case IB_OP_ACK:
+		b += IB_AETH_BYTES;
+		break;
+	case IB_OP_ATOMIC_ACK:
+		b += IB_AETH_BYTES + 8;	/* AtomicAckETH */
+		break;
+	case IB_OP_CMP_SWAP: case IB_OP_FETCH_ADD:
+		b += 28;		/* AtomicETH */
+		break;
+	default:
+		break;
+	}
+	return b + ((payload + 3) & ~3u);
+}
+
+/* ---- memory regions ----------------------------------------------------- */
+
+/* Keys: index in the table times 256 plus a tag, so a made-up key rarely hits. */
+#define MR_KEY_TAG 0x5a
+
+struct hca_mr *hca_reg_mr(struct hca *h, void *buf, uint64_t addr, uint64_t length,
+			  uint32_t access, enum hca_mem mem)
+{
+	if (!h || (access & ~0xfu))
+		return NULL;
+	/* IBA 10.6.3.1: remote write/atomic need local write. */
+	if ((access & (HCA_ACCESS_REMOTE_WRITE | HCA_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & HCA_ACCESS_LOCAL_WRITE))
+		return NULL;
+	if (h->nmrs == h->mrs_cap) {
+		uint32_t cap = h->mrs_cap ? h->mrs_cap * 2 : 16;
+		struct hca_mr **n = realloc(h->mrs, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		h->mrs = n;
+		h->mrs_cap = cap;
+	}
+	struct hca_mr *mr = calloc(1, sizeof(*mr));
+
+	if (!mr)
+		return NULL;
+	mr->hca = h;
+	mr->lkey = mr->rkey = h->nmrs * 256u + MR_KEY_TAG;
+	mr->addr = addr;
+	mr->length = length;
+	mr->access = access;
+	mr->mem = mem;
+	mr->buf = buf;
+	mr->valid = true;
+	h->mrs[h->nmrs++] = mr;
+	return mr;
+}
+
+int hca_dereg_mr(struct hca_mr *mr)
+{
+	if (!mr || !mr->valid)
+		return -EINVAL;
+	mr->valid = false;	/* the slot stays: later keys must not alias it */
+	return 0;
+}
+
+struct hca_mr *hca_mr_find(struct hca *h, uint32_t key)
+{
+	uint32_t i = key / 256u;
+
+	if ((key & 0xff) != MR_KEY_TAG || i >= h->nmrs || !h->mrs[i]->valid)
+		return NULL;
+	return h->mrs[i];
+}
+
+int hca_mr_check(const struct hca_mr *mr, uint64_t va, uint64_t len, uint32_t access)
+{
+	if (!mr || (mr->access & access) != access)
+		return -1;
+	if (va < mr->addr || len > mr->length || va - mr->addr > mr->length - len)
+		return -1;
+	return 0;
+}
+
+void *hca_mr_ptr(const struct hca_mr *mr, uint64_t va)
+{
+	return mr && mr->buf ? (char *)mr->buf + (va - mr->addr) : NULL;
+}
+
+/* ---- completion queues and shared receive queues --------------------------- */
+
+struct hca_cq *hca_create_cq(struct hca *h, uint32_t cqe, hca_cq_notify_fn fn, void *ctx)
+{
+	struct hca_cq *cq;
+
+	if (!h || !cqe || cqe > (1u << 22))
+		return NULL;
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+	cq->ring = calloc(cqe, sizeof(*cq->ring));
+	if (!cq->ring) {
+		free(cq);
+		return NULL;
+	}
+	cq->hca = h;
+	cq->cap = cqe;
+	cq->fn = fn;
+	cq->ctx = ctx;
+	return cq;
+}
+
+void hca_destroy_cq(struct hca_cq *cq)
+{
+	if (!cq)
+		return;
+	free(cq->ring);
+	free(cq);
+}
+
+void hca_cq_push(struct hca_cq *cq, const struct hca_wc *wc)
+{
+	if (!cq)
+		return;
+	if (cq->n == cq->cap) {
+		/* IBA 11.4.2.1: a CQ overrun is an error; the CQE is lost. */
+		cq->overflow = true;
+		return;
+	}
+	cq->ring[(cq->head + cq->n++) % cq->cap] = *wc;
+	if (cq->fn)
+		cq->fn(cq, cq->ctx);
+}
+
+int hca_poll_cq(struct hca_cq *cq, int n, struct hca_wc *wc)
+{
+	int k = 0;
+
+	if (!cq || n < 0 || (n && !wc))
+		return -EINVAL;
+	while (k < n && cq->n) {
+		wc[k++] = cq->ring[cq->head];
+		cq->head = (cq->head + 1) % cq->cap;
+		cq->n--;
+	}
+	if (!k && cq->overflow) {
+		cq->overflow = false;
+		return -EOVERFLOW;
+	}
+	return k;
+}
+
+struct hca_srq *hca_create_srq(struct hca *h, uint32_t max_wr)
+{
+	struct hca_srq *s;
+
+	if (!h || !max_wr || max_wr > (1u << 20))
+		return NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->ring = calloc(max_wr, sizeof(*s->ring));
+	if (!s->ring) {
+		free(s);
+		return NULL;
+	}
+	s->hca = h;
+	s->cap = max_wr;
+	return s;
+}
+
+int hca_post_srq_recv(struct hca_srq *srq, const struct hca_recv_wr *wr)
+{
+	if (!srq || !wr)
+		return -EINVAL;
+	if (srq->n == srq->cap)
+		return -ENOMEM;
+	srq->ring[(srq->head + srq->n++) % srq->cap] = *wr;
+	return 0;
+}
+
+/* ---- queue pairs ---------------------------------------------------------- */
+
+static struct hca_swqe *swqe(struct hca_qp *qp, uint32_t i)
+{
+	return &qp->sq[i % qp->sq_cap];
+}
+
+struct hca_qp *hca_create_qp(struct hca *h, const struct hca_qp_init_attr *a)
+{
+	struct hca_qp *qp;
+
+	if (!h || !a || !a->send_cq || !a->recv_cq)
+		return NULL;
+	if (a->qp_type != HCA_QPT_RC && a->qp_type != HCA_QPT_UC && a->qp_type != HCA_QPT_UD)
+		return NULL;
+	if (!a->cap.max_send_wr || a->cap.max_send_wr > (1u << 20) ||
+	    a->cap.max_recv_wr > (1u << 20) || (!a->srq && !a->cap.max_recv_wr))
+		return NULL;
+	if (h->nqps == h->qps_cap) {
+		uint32_t cap = h->qps_cap ? h->qps_cap * 2 : 16;
+		struct hca_qp **n = realloc(h->qps, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		h->qps = n;
+		h->qps_cap = cap;
+		if (!h->nqps)	/* QP0 and QP1 are the SMI and GSI (IBA 3.9.8) */
+			h->qps[h->nqps++] = NULL, h->qps[h->nqps++] = NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+	qp->sq_cap = a->cap.max_send_wr;
+	qp->sq = calloc(qp->sq_cap, sizeof(*qp->sq));
+	qp->rq_cap = a->srq ? 0 : a->cap.max_recv_wr;
+	qp->rq = qp->rq_cap ? calloc(qp->rq_cap, sizeof(*qp->rq)) : NULL;
+	qp->rsp_cap = 16;
+	qp->rsp = calloc(qp->rsp_cap, sizeof(*qp->rsp));
+	if (!qp->sq || (qp->rq_cap && !qp->rq) || !qp->rsp) {
+		free(qp->sq);
+		free(qp->rq);
+		free(qp->rsp);
+		free(qp);
+		return NULL;
+	}
+	qp->hca = h;
+	qp->qpn = h->nqps;
+	qp->type = a->qp_type;
+	qp->state = HCA_QPS_RESET;
+	qp->scq = a->send_cq;
+	qp->rcq = a->recv_cq;
+	qp->srq = a->srq;
+	qp->sq_sig_all = a->sq_sig_all;
+	qp->cap = a->cap;
+	qp->mtu = h->f->p.mtu;
+	qp->max_rd_atomic = qp->max_dest_rd_atomic = 1;
+	h->qps[h->nqps++] = qp;
+	return qp;
+}
+
+uint32_t hca_qp_num(const struct hca_qp *qp)
+{
+	return qp ? qp->qpn : 0;
+}
+
+enum hca_qp_state hca_qp_state(const struct hca_qp *qp)
+{
+	return qp->state;
+}
+
+const struct hca_qp_stats *hca_qp_stats(const struct hca_qp *qp)
+{
+	return &qp->st;
+}
+
+static void ring_remove(struct hca_qp *qp);
+
+int hca_destroy_qp(struct hca_qp *qp)
+{
+	struct hca *h;
+
+	if (!qp)
+		return -EINVAL;
+	h = qp->hca;
+	if (qp->active)
+		ring_remove(qp);
+	h->qps[qp->qpn] = NULL;
+	free(qp->sq);
+	free(qp->rq);
+	free(qp->rsp);
+	free(qp);
+	return 0;
+}
+
+/* IBA 10.3.1 (Figure 124): the transitions modify_qp accepts. */
+static bool transition_ok(enum hca_qp_state from, enum hca_qp_state to)
+{
+	if (to == HCA_QPS_RESET || to == HCA_QPS_ERR)
+		return true;
+	switch (from) {
+	case HCA_QPS_RESET: return to == HCA_QPS_INIT;
+	case HCA_QPS_INIT: return to == HCA_QPS_INIT || to == HCA_QPS_RTR;
+	case HCA_QPS_RTR: return to == HCA_QPS_RTS;
+	case HCA_QPS_RTS: return to == HCA_QPS_RTS || to == HCA_QPS_SQD;
+	case HCA_QPS_SQD: return to == HCA_QPS_RTS || to == HCA_QPS_SQD;
+	case HCA_QPS_SQE: return to == HCA_QPS_RTS;
+	default: return false;
+	}
+}
+
+static void qp_reset(struct hca_qp *qp)
+{
+	if (qp->active)
+		ring_remove(qp);
+	qp->sq_head = qp->sq_next = qp->sq_tail = 0;
+	qp->seg_off = 0;
+	qp->rq_head = qp->rq_n = 0;
+	qp->rsp_head = qp->rsp_n = 0;
+	qp->rd_outstanding = qp->rd_responding = 0;
+	qp->recv_active = qp->rnr_wait = qp->uc_drop = false;
+	qp->timer_gen++;
+	qp->timer_at = 0;
+}
+
+int hca_modify_qp(struct hca_qp *qp, const struct hca_qp_attr *at, uint32_t mask)
+{
+	if (!qp || !at)
+		return -EINVAL;
+	if (mask & HCA_QP_STATE) {
+		if (!transition_ok(qp->state, at->qp_state))
+			return -EINVAL;
+		/* RTR needs the path (RC/UC) and RTS the requester's timers */
+		if (at->qp_state == HCA_QPS_RTR && qp->type != HCA_QPT_UD &&
+		    (mask & (HCA_QP_AV | HCA_QP_DEST_QPN | HCA_QP_RQ_PSN)) !=
+		    (HCA_QP_AV | HCA_QP_DEST_QPN | HCA_QP_RQ_PSN))
+			return -EINVAL;
+		if (at->qp_state == HCA_QPS_RTS && qp->state == HCA_QPS_RTR &&
+		    !(mask & HCA_QP_SQ_PSN))
+			return -EINVAL;
+	}
+	if (mask & HCA_QP_PATH_MTU) {
+		uint32_t m = at->path_mtu;
+
+		if (m != 256 && m != 512 && m != 1024 && m != 2048 && m != 4096)
+			return -EINVAL;
+		qp->mtu = m < qp->hca->f->p.mtu ? m : qp->hca->f->p.mtu;
+	}
+	if (mask & HCA_QP_AV) {
+		if (at->sl >= FAB_NSL)
+			return -EINVAL;
+		qp->dlid = at->dlid;
+		qp->sl = at->sl;
+	}
+	if ((mask & HCA_QP_TIMEOUT) && at->timeout > 31)
+		return -EINVAL;
+	if (((mask & HCA_QP_RETRY_CNT) && at->retry_cnt > 7) ||
+	    ((mask & HCA_QP_RNR_RETRY) && at->rnr_retry > 7) ||
+	    ((mask & HCA_QP_MIN_RNR_TIMER) && at->min_rnr_timer > 31))
+		return -EINVAL;
+	if (mask & HCA_QP_DEST_QPN)
+		qp->dest_qpn = at->dest_qp_num & HCA_PSN_MASK;
+	if (mask & HCA_QP_RQ_PSN)
+		qp->epsn = at->rq_psn & HCA_PSN_MASK;
+	if (mask & HCA_QP_SQ_PSN)
+		qp->snd_psn = qp->una_psn = qp->psn_hi = at->sq_psn & HCA_PSN_MASK;
+	if (mask & HCA_QP_TIMEOUT)
+		qp->timeout = at->timeout;
+	if (mask & HCA_QP_RETRY_CNT)
+		qp->retry_cnt = qp->retry_left = at->retry_cnt;
+	if (mask & HCA_QP_RNR_RETRY)
+		qp->rnr_retry = qp->rnr_left = at->rnr_retry;
+	if (mask & HCA_QP_MIN_RNR_TIMER)
+		qp->min_rnr_timer = at->min_rnr_timer;
+	if (mask & HCA_QP_MAX_QP_RD_ATOMIC)
+		qp->max_rd_atomic = at->max_rd_atomic ? at->max_rd_atomic : 1;
+	if (mask & HCA_QP_MAX_DEST_RD_ATOMIC)
+		qp->max_dest_rd_atomic = at->max_dest_rd_atomic;
+	if (mask & HCA_QP_QKEY)
+		qp->qkey = at->qkey;
+	qp->vl = qp->hca->f->p.sl2vl[qp->sl];
+	if (mask & HCA_QP_STATE) {
+		enum hca_qp_state to = at->qp_state;
+
+		if (to == HCA_QPS_RESET)
+			qp_reset(qp);
+		if (to == HCA_QPS_ERR && qp->state != HCA_QPS_ERR) {
+			hca_qp_to_error(qp);
+			return 0;
+		}
+		qp->state = to;
+		if (to == HCA_QPS_RTS)
+			hca_qp_update_active(qp);
+	}
+	return 0;
+}
+
+static int send_opcode_ok(enum hca_qp_type t, enum hca_wr_opcode op)
+{
+	switch (op) {
+	case HCA_WR_SEND: case HCA_WR_SEND_WITH_IMM:
+		return 1;
+	case HCA_WR_RDMA_WRITE: case HCA_WR_RDMA_WRITE_WITH_IMM:
+		return t != HCA_QPT_UD;
+	case HCA_WR_RDMA_READ: case HCA_WR_ATOMIC_CMP_AND_SWP:
+	case HCA_WR_ATOMIC_FETCH_AND_ADD:
+		return t == HCA_QPT_RC;
+	}
+	return 0;
+}
+
+static void complete_now(struct hca_qp *qp, const struct hca_send_wr *wr,
+			 enum hca_wc_status st)
+{
+	struct hca_wc wc = {
+		.wr_id = wr->wr_id, .status = st, .qp_num = qp->qpn,
+		.time = qp->hca->f->eng.now,
+	};
+
+	hca_cq_push(qp->scq, &wc);
+}
+
+int hca_post_send(struct hca_qp *qp, const struct hca_send_wr *wr)
+{
+	return hca_post_send_msg(qp, wr, -1);
+}
+
+int hca_post_send_msg(struct hca_qp *qp, const struct hca_send_wr *wr, int32_t msg)
+{
+	struct hca *h;
+	uint32_t mtu;
+
+	if (!qp || !wr)
+		return -EINVAL;
+	h = qp->hca;
+	/* IBA 11.4.1.1: posting is refused before RTS (an immediate error). */
+	if (qp->state == HCA_QPS_RESET || qp->state == HCA_QPS_INIT ||
+	    qp->state == HCA_QPS_RTR)
+		return -EINVAL;
+	if (!send_opcode_ok(qp->type, wr->opcode))
+		return -EINVAL;
+	mtu = qp->type == HCA_QPT_UD ? h->f->p.mtu : qp->mtu;
+	if (qp->type == HCA_QPT_UD && wr->sg.length > mtu)
+		return -EINVAL;		/* UD: one packet per message */
+	if (wr->sg.length > (1u << 31))
+		return -EINVAL;		/* 2^31 bytes: the largest IB message */
+	if ((wr->send_flags & HCA_SEND_INLINE) && wr->sg.length > qp->cap.max_inline_data)
+		return -EINVAL;
+	if (qp->sq_tail - qp->sq_head == qp->sq_cap)
+		return -ENOMEM;
+	if (qp->state == HCA_QPS_ERR) {
+		complete_now(qp, wr, HCA_WC_WR_FLUSH_ERR);
+		return 0;
+	}
+	bool atomic = wr->opcode == HCA_WR_ATOMIC_CMP_AND_SWP ||
+		      wr->opcode == HCA_WR_ATOMIC_FETCH_AND_ADD;
+
+	if (atomic && wr->sg.length != 8)
+		return -EINVAL;
+	/* The local buffer must be registered (inline data needs no key). */
+	if (wr->sg.length && !(wr->send_flags & HCA_SEND_INLINE)) {
+		struct hca_mr *mr = hca_mr_find(h, wr->sg.lkey);
+		uint32_t need = wr->opcode == HCA_WR_RDMA_READ || atomic ?
+				HCA_ACCESS_LOCAL_WRITE : 0;
+
+		if (hca_mr_check(mr, wr->sg.addr, wr->sg.length, need)) {
+			complete_now(qp, wr, HCA_WC_LOC_PROT_ERR);
+			return 0;
+		}
+	}
+	struct hca_swqe *w = swqe(qp, qp->sq_tail++);
+
+	memset(w, 0, sizeof(*w));
+	w->wr = *wr;
+	w->msg = msg;
+	w->state = SWQE_QUEUED;
+	if (wr->opcode == HCA_WR_RDMA_READ) {
+		w->npkts = 1;
+		w->npsn = wr->sg.length ? (wr->sg.length + mtu - 1) / mtu : 1;
+	} else if (atomic) {
+		w->npkts = w->npsn = 1;
+	} else {
+		w->npkts = w->npsn = wr->sg.length ? (wr->sg.length + mtu - 1) / mtu : 1;
+	}
+	w->ready = h->f->eng.now + h->f->hca_lat;
+	hca_qp_arm_ready(qp, w->ready);
+	return 0;
+}
+
+bool hca_qp_take_recv(struct hca_qp *qp, struct hca_recv_wr *out)
+{
+	if (qp->srq) {
+		struct hca_srq *s = qp->srq;
+
+		if (!s->n)
+			return false;
+		*out = s->ring[s->head];
+		s->head = (s->head + 1) % s->cap;
+		s->n--;
+		return true;
+	}
+	if (!qp->rq_n)
+		return false;
+	*out = qp->rq[qp->rq_head];
+	qp->rq_head = (qp->rq_head + 1) % qp->rq_cap;
+	qp->rq_n--;
+	return true;
+}
+
+int hca_post_recv(struct hca_qp *qp, const struct hca_recv_wr *wr)
+{
+	if (!qp || !wr || qp->srq)
+		return -EINVAL;
+	if (qp->state == HCA_QPS_RESET)
+		return -EINVAL;
+	if (qp->rq_n == qp->rq_cap)
+		return -ENOMEM;
+	if (qp->state == HCA_QPS_ERR) {
+		struct hca_wc wc = { .wr_id = wr->wr_id, .status = HCA_WC_WR_FLUSH_ERR,
+				     .opcode = HCA_WC_RECV, .qp_num = qp->qpn,
+				     .time = qp->hca->f->eng.now };
+
+		hca_cq_push(qp->rcq, &wc);
+		return 0;
+	}
+	if (wr->sg.length) {
+		struct hca_mr *mr = hca_mr_find(qp->hca, wr->sg.lkey);
+
+		if (hca_mr_check(mr, wr->sg.addr, wr->sg.length, HCA_ACCESS_LOCAL_WRITE))
+			return -EINVAL;
+	}
+	qp->rq[(qp->rq_head + qp->rq_n++) % qp->rq_cap] = *wr;
+	return 0;
+}
+
+/* IBA 10.3.1: entering Error flushes every outstanding work request. */
+void hca_qp_to_error(struct hca_qp *qp)
+{
+	struct hca_recv_wr r;
+
+	qp->state = HCA_QPS_ERR;
+	qp->timer_gen++;
+	qp->timer_at = 0;
+	qp->rsp_n = 0;
+	for (uint32_t i = qp->sq_head; i != qp->sq_tail; i++) {
+		struct hca_swqe *w = swqe(qp, i);
+
+		if (w->state != SWQE_DONE)
+			qp_req_complete(qp, w, HCA_WC_WR_FLUSH_ERR);
+	}
+	qp->sq_head = qp->sq_next = qp->sq_tail;
+	while (!qp->srq && hca_qp_take_recv(qp, &r)) {
+		struct hca_wc wc = { .wr_id = r.wr_id, .status = HCA_WC_WR_FLUSH_ERR,
+				     .opcode = HCA_WC_RECV, .qp_num = qp->qpn,
+				     .time = qp->hca->f->eng.now };
+
+		hca_cq_push(qp->rcq, &wc);
+	}
+	if (qp->active)
+		ring_remove(qp);
+}
+
+/* ---- scheduling ------------------------------------------------------------ */
+
+static void ring_insert(struct hca_qp *qp)
+{
+	struct hca *h = qp->hca;
+	uint8_t vl = qp->vl;
+
+	qp->active = true;
 	if (!(h->active_vls & (1u << vl))) {
-		st[s].prev = st[s].next = s;
-		h->cur[vl] = s;
+		qp->ring_prev = qp->ring_next = qp->qpn;
+		h->cur[vl] = qp->qpn;
 		h->active_vls |= (uint16_t)(1u << vl);
 		return;
 	}
-	/* Join at the end of the round: just before the current stream. */
-	uint32_t c = h->cur[vl], p = st[c].prev;
+	/* Join at the end of the round: just before the current QP. */
+	struct hca_qp *c = h->qps[h->cur[vl]], *p = h->qps[c->ring_prev];
 
-	st[s].next = c;
-	st[s].prev = p;
-	st[p].next = s;
-	st[c].prev = s;
+	qp->ring_next = c->qpn;
+	qp->ring_prev = p->qpn;
+	p->ring_next = qp->qpn;
+	c->ring_prev = qp->qpn;
 }
 
-static void ring_remove(struct hca *h, uint32_t s)
+static void ring_remove(struct hca_qp *qp)
 {
-	struct hca_stream *st = shared_of(h->f)->streams;
-	uint8_t vl = st[s].vl;
+	struct hca *h = qp->hca;
+	uint8_t vl = qp->vl;
 
-	st[s].active = false;
-	if (st[s].next == s) {
+	qp->active = false;
+	if (qp->ring_next == qp->qpn) {
 		h->active_vls &= (uint16_t)~(1u << vl);
 		return;
 	}
-	st[st[s].prev].next = st[s].next;
-	st[st[s].next].prev = st[s].prev;
-	if (h->cur[vl] == s)
-		h->cur[vl] = st[s].next;
+	h->qps[qp->ring_prev]->ring_next = qp->ring_next;
+	h->qps[qp->ring_next]->ring_prev = qp->ring_prev;
+	if (h->cur[vl] == qp->qpn)
+		h->cur[vl] = qp->ring_next;
 }
 
-/* Size of the next packet of stream s. */
-static void next_pkt(struct fab *f, const struct hca_stream *st, uint32_t *payload,
-		     uint32_t *wire)
+static bool qp_has_packet(struct hca_qp *qp)
 {
-	const struct fab_msg *m = &f->msgs->v[st->head];
-	uint64_t left = m->bytes - st->off;
-	uint32_t mtu = m->sl == 0xff ? IB_MAD_BYTES : f->p.mtu;
+	return qp_resp_has_packet(qp) || qp_req_has_packet(qp);
+}
 
-	*payload = left < mtu ? (uint32_t)left : mtu;
-	*wire = ib_wire_bytes(*payload, st->off == 0 && m->sl != 0xff);
+void hca_qp_update_active(struct hca_qp *qp)
+{
+	struct hca *h = qp->hca;
+	bool has = qp->state != HCA_QPS_RESET && qp->state != HCA_QPS_ERR && qp_has_packet(qp);
+
+	if (has && !qp->active) {
+		ring_insert(qp);
+		if (!h->in_take && h->port)
+			ib_port_kick(h->port);
+	} else if (!has && qp->active) {
+		ring_remove(qp);
+	}
 }
 
 uint16_t hca_candidates(struct fab_port *pt, uint32_t blocks[FAB_NVL], uint16_t *has_data)
 {
 	struct hca *h = pt->node->hca;
-	struct hca_stream *st = shared_of(pt->fab)->streams;
 	uint16_t ready = 0;
 
 	*has_data = 0;
@@ -115,9 +675,10 @@ uint16_t hca_candidates(struct fab_port *pt, uint32_t blocks[FAB_NVL], uint16_t 
 	*has_data = h->active_vls;
 	for (uint16_t m = h->active_vls; m; m &= m - 1) {
 		int v = __builtin_ctz(m);
-		uint32_t payload, wire;
+		struct hca_qp *qp = h->qps[h->cur[v]];
+		uint32_t wire = qp_resp_has_packet(qp) ? qp_resp_next_size(qp) :
+							 qp_req_next_size(qp);
 
-		next_pkt(pt->fab, &st[h->cur[v]], &payload, &wire);
 		blocks[v] = ib_blocks(wire);
 		if (ib_port_fits(pt, (uint8_t)v, blocks[v]))
 			ready |= (uint16_t)(1u << v);
@@ -125,53 +686,46 @@ uint16_t hca_candidates(struct fab_port *pt, uint32_t blocks[FAB_NVL], uint16_t 
 	return ready;
 }
 
-uint32_t hca_take(struct fab_port *pt, uint8_t vl)
+uint32_t hca_alloc_pkt(struct hca *h)
 {
-	struct fab *f = pt->fab;
-	struct hca *h = pt->node->hca;
-	struct hca_shared *sh = shared_of(f);
-	uint32_t s = h->cur[vl];
-	struct hca_stream *st = &sh->streams[s];
-	struct fab_msg *m = &f->msgs->v[st->head];
-	uint32_t payload, wire;
-	uint32_t idx = sim_pool_alloc(&f->pkts);
+	uint32_t idx = sim_pool_alloc(&h->f->pkts);
 
 	if (idx == SIM_POOL_NIL) {
-		/* Out of memory: fail the run cleanly rather than crash. */
-		f->failed = true;
-		sim_diag_set(&f->fail, NULL, 0, 0, "out of memory for packets");
-		sim_stop(&f->eng);
-		idx = 0;
+		fab_fail(h->f, "out of memory for packets");
+		return SIM_POOL_NIL;
 	}
-	struct ib_pkt *p = fab_pkt(f, idx);
+	memset(fab_pkt(h->f, idx), 0, sizeof(struct ib_pkt));
+	return idx;
+}
 
-	next_pkt(f, st, &payload, &wire);
-	memset(p, 0, sizeof(*p));
-	p->msg = st->head;
+uint32_t hca_take(struct fab_port *pt, uint8_t vl)
+{
+	struct hca *h = pt->node->hca;
+	struct hca_qp *qp = h->qps[h->cur[vl]];
+	uint32_t idx = hca_alloc_pkt(h);
+	struct ib_pkt *p;
+
+	if (idx == SIM_POOL_NIL)
+		return SIM_POOL_NIL;
+	p = fab_pkt(h->f, idx);
 	p->slid = h->lid;
-	p->dlid = net_lid_of(f->net, (int)m->dst, net_first_port(f->net, (int)m->dst));
-	p->sl = m->sl == 0xff ? 0 : m->sl;
+	p->dlid = qp->dlid;
+	p->sl = qp->sl;
 	p->vl = vl;
-	p->wire = (uint16_t)wire;
-	p->payload = (uint16_t)payload;
-	p->blocks = (uint8_t)ib_blocks(wire);
-	if (st->off == 0) {
-		p->flags |= IB_PKT_FIRST;
-		m->first_tx = f->eng.now;
-	}
-	st->off += payload;
-	if (st->off >= m->bytes) {
-		p->flags |= IB_PKT_LAST;
-		st->off = 0;
-		st->head = sh->msg_next[st->head];
-		if (st->head == UINT32_MAX) {
-			st->tail = UINT32_MAX;
-			ring_remove(h, s);
-			return idx;
-		}
-	}
-	/* Round-robin among the VL's streams, packet by packet. */
-	h->cur[vl] = st->next;
+	p->qpt = (uint8_t)qp->type;
+	p->sqpn = qp->qpn;
+	p->dqpn = qp->dest_qpn;
+	h->in_take = true;
+	if (qp_resp_has_packet(qp))
+		qp_resp_build(qp, p);
+	else
+		qp_req_build(qp, p);
+	p->blocks = (uint8_t)ib_blocks(p->wire);
+	/* Round-robin: the next QP of this VL gets the next turn. */
+	if (qp->active)
+		h->cur[vl] = qp->ring_next;
+	hca_qp_update_active(qp);
+	h->in_take = false;
 	return idx;
 }
 
@@ -180,111 +734,133 @@ void hca_sent(struct fab_port *pt)
 	(void)pt;
 }
 
+static bool is_response(uint8_t op)
+{
+	return (op >= IB_OP_READ_RESP_FIRST && op <= IB_OP_ATOMIC_ACK);
+}
+
 void hca_receive(struct fab_port *pt, uint32_t idx)
 {
 	struct fab *f = pt->fab;
+	struct hca *h = pt->node->hca;
 	struct ib_pkt *p = fab_pkt(f, idx);
-	struct hca_shared *sh = shared_of(f);
-	uint32_t mi = p->msg;
-	struct fab_msg *m = &f->msgs->v[mi];
-	uint8_t vl = p->vl;
-	uint32_t blocks = p->blocks;
+	struct hca_qp *qp;
 
-	ib_port_rx_free(pt, vl, blocks);
-	if ((uint32_t)pt->node->idx != m->dst) {
+	ib_port_rx_free(pt, p->vl, p->blocks);
+	if (p->dlid != net_lid_of(f->net, pt->node->idx, pt->port_no)) {
 		SIM_LOG(SIM_LOG_HCA, f->eng.now, "node %d: misrouted packet for dlid %u",
 			pt->node->idx, p->dlid);
-		pt->info.vl[vl].xmit_discards++;
+		pt->info.vl[p->vl].xmit_discards++;
 		fab_pkt_drop(f, idx, FAB_DROP_ROUTE);
 		return;
 	}
 	f->tot.packets_delivered++;
 	f->tot.bytes_delivered += p->wire;
 	f->tot.payload_delivered += p->payload;
-	sh->rcvd[mi] += p->payload;
-	bool last = (p->flags & IB_PKT_LAST) && sh->rcvd[mi] >= m->bytes;
-
+	qp = p->dqpn < h->nqps ? h->qps[p->dqpn] : NULL;
+	if (!qp || qp->state == HCA_QPS_RESET || qp->state == HCA_QPS_INIT ||
+	    qp->state == HCA_QPS_ERR || qp->type != p->qpt) {
+		/* IBA 9.6.1.1: a packet for no QP (or a QP not receiving) is
+		 * silently dropped. */
+		SIM_LOG(SIM_LOG_HCA, f->eng.now, "node %d: no receiving QP %u",
+			pt->node->idx, p->dqpn);
+		sim_pool_put(&f->pkts, idx);
+		return;
+	}
+	if (is_response(p->opcode))
+		qp_comp_receive(qp, p);
+	else
+		qp_resp_receive(qp, p);
 	sim_pool_put(&f->pkts, idx);
-	if (last) {
-		m->end = f->eng.now;
-		m->done = true;
-		SIM_LOG(SIM_LOG_HCA, f->eng.now, "msg %u delivered (%llu B, %llu ps)", mi,
-			(unsigned long long)m->bytes,
-			(unsigned long long)(m->end - m->start));
-		fab_msg_done(f, mi);
-	}
 }
 
-static void post_arm(struct hca *h)
-{
-	const struct sim_event *top = sim_heap_top(&h->posts);
+/* ---- timers ------------------------------------------------------------------ */
 
-	if (!top)
-		return;
-	if (h->post_timer.armed && h->post_timer.when <= top->time)
-		return;
-	sim_timer_arm(&h->f->eng, &h->post_timer, top->time, h->comp, 0);
+static void wake_arm(struct hca *h)
+{
+	const struct sim_event *t = sim_heap_top(&h->timers);
+
+	if (t && (!h->wake.armed || t->time < h->wake.when))
+		sim_timer_arm(&h->f->eng, &h->wake, t->time, h->comp, 0);
 }
 
-static void post_now(struct hca *h, uint32_t mi)
+static void timer_push(struct hca *h, sim_time_t at, uint32_t qpn, uint32_t arg)
 {
-	struct fab *f = h->f;
-	struct hca_shared *sh = shared_of(f);
-	struct fab_msg *m = &f->msgs->v[mi];
-	struct hca_stream *st = &sh->streams[m->stream];
+	struct sim_event e = { .time = at, .seq = h->timer_seq++, .comp = qpn, .arg = arg };
 
-	sh->msg_next[mi] = UINT32_MAX;
-	if (st->head == UINT32_MAX) {
-		st->head = st->tail = mi;
-		st->off = 0;
-	} else {
-		sh->msg_next[st->tail] = mi;
-		st->tail = mi;
+	if (sim_heap_push(&h->timers, &e)) {
+		fab_fail(h->f, "out of memory for HCA timers");
+		return;
 	}
-	if (!st->active)
-		ring_insert(h, m->stream);
-	SIM_LOG(SIM_LOG_HCA, f->eng.now, "node %d posts msg %u (%llu B to node %u)",
-		h->n->idx, mi, (unsigned long long)m->bytes, m->dst);
+	wake_arm(h);
+}
+
+#define TIMER_READY UINT32_MAX		/* arg of a "work request ready" event */
+
+void hca_qp_arm_ready(struct hca_qp *qp, sim_time_t at)
+{
+	if (at <= qp->hca->f->eng.now) {
+		hca_qp_update_active(qp);
+		return;
+	}
+	timer_push(qp->hca, at, qp->qpn, TIMER_READY);
+}
+
+void hca_qp_arm_timer(struct hca_qp *qp, sim_time_t at, bool rnr)
+{
+	qp->timer_gen++;
+	qp->timer_at = at;
+	qp->timer_rnr = rnr;
+	timer_push(qp->hca, at, qp->qpn, qp->timer_gen & 0x7fffffff);
+}
+
+void hca_qp_disarm_timer(struct hca_qp *qp)
+{
+	qp->timer_gen++;
+	qp->timer_at = 0;
 }
 
 static void hca_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 {
 	struct hca *h = ctx;
 	struct sim_event e;
-	bool posted = false;
 
-	if (!sim_timer_fire(&h->post_timer, arg))
+	if (!sim_timer_fire(&h->wake, arg))
 		return;
-	while (sim_heap_top(&h->posts) && sim_heap_top(&h->posts)->time <= eng->now) {
-		sim_heap_pop(&h->posts, &e);
-		post_now(h, e.comp);
-		posted = true;
+	while (sim_heap_top(&h->timers) && sim_heap_top(&h->timers)->time <= eng->now) {
+		sim_heap_pop(&h->timers, &e);
+		if (e.arg == TIMER_POST) {
+			fab_traffic_post(h->f, e.comp);
+			continue;
+		}
+		struct hca_qp *qp = e.comp < h->nqps ? h->qps[e.comp] : NULL;
+
+		if (!qp)
+			continue;
+		if (e.arg == TIMER_READY) {
+			hca_qp_update_active(qp);
+			continue;
+		}
+		if (qp->timer_at != e.time || (qp->timer_gen & 0x7fffffff) != e.arg)
+			continue;	/* cancelled or re-armed since */
+		qp->timer_at = 0;
+		qp_req_timer(qp);
 	}
-	post_arm(h);
-	if (posted)
-		ib_port_kick(h->port);
+	wake_arm(h);
 }
 
-void hca_post(struct fab *f, uint32_t mi, sim_time_t t)
+void hca_post_at(struct hca *h, sim_time_t at, uint32_t msg)
 {
-	struct fab_msg *m = &f->msgs->v[mi];
-	struct hca *h = f->nodes[m->src].hca;
-	struct sim_event e = { .time = t + f->hca_lat, .seq = h->post_seq++, .comp = mi };
-
-	m->start = t;
-	if (sim_heap_push(&h->posts, &e)) {
-		f->failed = true;
-		sim_diag_set(&f->fail, NULL, 0, 0, "out of memory posting messages");
-		sim_stop(&f->eng);
-		return;
-	}
-	post_arm(h);
+	timer_push(h, at, msg, TIMER_POST);
 }
+
+/* ---- life cycle --------------------------------------------------------------- */
 
 int hca_init(struct fab *f, struct fab_node *n)
 {
 	struct hca *h = calloc(1, sizeof(*h));
 	int port = net_first_port(f->net, n->idx);
+	int c;
 
 	if (!h)
 		return -1;
@@ -293,9 +869,9 @@ int hca_init(struct fab *f, struct fab_node *n)
 	h->n = n;
 	h->port = port > 0 ? n->ports[port] : NULL;
 	h->lid = port > 0 ? net_lid_of(f->net, n->idx, port) : 0;
-	sim_heap_init(&h->posts);
-	int c = sim_register(&f->eng, hca_handler, h, "hca");
-
+	sim_heap_init(&h->timers);
+	sim_rng_init(&h->rng, f->seed, 0x4843410000000000ULL | (uint64_t)n->idx);
+	c = sim_register(&f->eng, hca_handler, h, "hca");
 	if (c < 0)
 		return -1;
 	h->comp = (uint32_t)c;
@@ -304,51 +880,39 @@ int hca_init(struct fab *f, struct fab_node *n)
 
 void hca_fini(struct fab_node *n)
 {
-	if (!n->hca)
+	struct hca *h = n->hca;
+
+	if (!h)
 		return;
-	sim_heap_free(&n->hca->posts);
-	free(n->hca);
+	for (uint32_t i = 0; i < h->nqps; i++)
+		if (h->qps[i]) {
+			free(h->qps[i]->sq);
+			free(h->qps[i]->rq);
+			free(h->qps[i]->rsp);
+			free(h->qps[i]);
+		}
+	for (uint32_t i = 0; i < h->nmrs; i++)
+		free(h->mrs[i]);
+	free(h->qps);
+	free(h->mrs);
+	sim_heap_free(&h->timers);
+	free(h);
 	n->hca = NULL;
 }
 
-/* ---- per-run shared state ------------------------------------------------ */
-
-struct hca_shared *hca_shared_new(struct fab *f)
+uint16_t hca_lid(const struct hca *h)
 {
-	struct hca_shared *sh = calloc(1, sizeof(*sh));
-	size_t nm = f->msgs->n ? f->msgs->n : 1, ns = f->msgs->nstreams ? f->msgs->nstreams : 1;
-
-	if (!sh)
-		return NULL;
-	sh->streams = calloc(ns, sizeof(*sh->streams));
-	sh->msg_next = calloc(nm, sizeof(*sh->msg_next));
-	sh->rcvd = calloc(nm, sizeof(*sh->rcvd));
-	if (!sh->streams || !sh->msg_next || !sh->rcvd) {
-		hca_shared_free(sh);
-		return NULL;
-	}
-	for (size_t s = 0; s < ns; s++) {
-		sh->streams[s].head = sh->streams[s].tail = UINT32_MAX;
-	}
-	for (size_t i = 0; i < f->msgs->n; i++) {
-		const struct fab_msg *m = &f->msgs->v[i];
-
-		sh->streams[m->stream].vl = m->sl == 0xff ? 15 : f->p.sl2vl[m->sl];
-	}
-	return sh;
+	return h->lid;
 }
 
-void hca_shared_free(struct hca_shared *sh)
+sim_time_t hca_now(const struct hca *h)
 {
-	if (!sh)
-		return;
-	free(sh->streams);
-	free(sh->msg_next);
-	free(sh->rcvd);
-	free(sh);
+	return h->f->eng.now;
 }
 
-static struct hca_shared *shared_of(struct fab *f)
+struct hca *fab_hca(struct fab *f, int node)
 {
-	return f->hca_shared;
+	if (node < 0 || node >= f->nnodes)
+		return NULL;
+	return f->nodes[node].hca;
 }

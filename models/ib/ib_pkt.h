@@ -30,8 +30,37 @@
 #define IB_MAD_BYTES	256	/* a management datagram on VL15 */
 
 enum ib_pkt_flags {
-	IB_PKT_FIRST = 1 << 0,
-	IB_PKT_LAST = 1 << 1,
+	IB_PKT_FIRST = 1 << 0,		/* first packet of its message */
+	IB_PKT_LAST = 1 << 1,		/* last packet of its message */
+	IB_PKT_ACKREQ = 1 << 2,		/* BTH AckReq */
+	IB_PKT_SOLICITED = 1 << 3,	/* BTH SE */
+	IB_PKT_CORRUPT = 1 << 4,	/* fault injection: fails its CRC at the next receiver */
+	IB_PKT_RETRANS = 1 << 5,	/* sent again by go-back-N (statistics) */
+};
+
+/* BTH opcodes (IBA 9.2.1, Table 38): RC 0x00-0x14, UC 0x20 + the same
+ * SEND/WRITE codes, UD 0x64/0x65. The transport keeps the RC numbering
+ * and the QP type; ib_opcode_wire() gives the byte the wire would carry. */
+enum ib_opcode {
+	IB_OP_SEND_FIRST = 0x00, IB_OP_SEND_MIDDLE = 0x01, IB_OP_SEND_LAST = 0x02,
+	IB_OP_SEND_LAST_IMM = 0x03, IB_OP_SEND_ONLY = 0x04, IB_OP_SEND_ONLY_IMM = 0x05,
+	IB_OP_WRITE_FIRST = 0x06, IB_OP_WRITE_MIDDLE = 0x07, IB_OP_WRITE_LAST = 0x08,
+	IB_OP_WRITE_LAST_IMM = 0x09, IB_OP_WRITE_ONLY = 0x0a, IB_OP_WRITE_ONLY_IMM = 0x0b,
+	IB_OP_READ_REQUEST = 0x0c, IB_OP_READ_RESP_FIRST = 0x0d,
+	IB_OP_READ_RESP_MIDDLE = 0x0e, IB_OP_READ_RESP_LAST = 0x0f,
+	IB_OP_READ_RESP_ONLY = 0x10, IB_OP_ACK = 0x11, IB_OP_ATOMIC_ACK = 0x12,
+	IB_OP_CMP_SWAP = 0x13, IB_OP_FETCH_ADD = 0x14,
+	IB_OP_NONE = 0xff,		/* a raw packet of the foundation's traffic edge */
+};
+
+/* AETH syndrome classes (IBA 9.7.5.1.3, Table 41). */
+enum ib_aeth {
+	IB_AETH_ACK = 0x00,		/* + credit count in the low 5 bits */
+	IB_AETH_RNR_NAK = 0x20,		/* + RNR timer code */
+	IB_AETH_NAK_SEQ = 0x60,
+	IB_AETH_NAK_INV_REQ = 0x61,
+	IB_AETH_NAK_REM_ACCESS = 0x62,
+	IB_AETH_NAK_REM_OP = 0x63,
 };
 
 struct ib_pkt {
@@ -48,6 +77,19 @@ struct ib_pkt {
 	uint8_t hops;
 	sim_time_t t_event;	/* on a link: when its arrival event fires */
 	sim_time_t t_tail;	/* at a hop: when its last bit is received */
+	/* transport headers (BTH, DETH, RETH, AETH, AtomicETH, ImmDt) */
+	uint8_t opcode;		/* enum ib_opcode */
+	uint8_t qpt;		/* enum hca_qp_type of the sender */
+	uint8_t aeth;		/* AETH syndrome (ACKs, NAKs, read responses) */
+	uint32_t dqpn, sqpn;	/* BTH DestQP; DETH SrcQP (UD) */
+	uint32_t psn;		/* 24 bits */
+	uint32_t msn;		/* AETH MSN */
+	uint64_t va;		/* RETH / AtomicETH virtual address */
+	uint32_t rkey;
+	uint32_t dma_len;	/* RETH DMA length */
+	uint32_t imm;
+	uint64_t atomic[2];	/* AtomicETH compare/add, swap; AtomicAckETH original value */
+	const uint8_t *data;	/* the payload's bytes at the sender (NULL: timing only) */
 };
 
 /* Wire size of an RDMA WRITE packet carrying `payload` bytes. */

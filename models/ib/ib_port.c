@@ -31,6 +31,7 @@
  */
 #include "models/fabric/fab_int.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,6 +98,8 @@ int ib_port_init(struct fab *f, struct fab_port *pt)
 	}
 	pt->rx_cap[15] = p->vl15_buf_bytes / IB_BLOCK_BYTES;
 	ib_vlarb_init(&pt->vlarb, p);
+	sim_rng_init(&pt->rng, f->seed, 0x504f525400000000ULL |
+		     ((uint64_t)pt->node->idx << 8) | pt->port_no);
 	return 0;
 }
 
@@ -219,6 +222,8 @@ void ib_port_kick(struct fab_port *pt)
 		sw_take(pt, idx);
 	} else {
 		idx = hca_take(pt, (uint8_t)vl);
+		if (idx == SIM_POOL_NIL)
+			return;		/* out of memory: the run is failing */
 	}
 	port_start_tx(pt, idx, table);
 }
@@ -281,6 +286,20 @@ void ib_port_rx_free(struct fab_port *pt, uint8_t vl, uint32_t blocks)
 			      pt->comp, FAB_EV_FC_TIMER);
 }
 
+/*
+ * Fault injection: does this packet arrive with a bad CRC? With a drop
+ * probability d and a bit error rate b, P = 1 - (1 - d)(1 - b)^bits.
+ */
+static bool port_corrupt(struct fab_port *rx, const struct ib_pkt *p)
+{
+	const struct fab_params *fp = &rx->fab->p;
+	double ok = 1.0 - fp->drop_prob;
+
+	if (fp->ber > 0)
+		ok *= exp((double)p->wire * 8 * log1p(-fp->ber));
+	return sim_rng_double(&rx->rng) >= ok;
+}
+
 /* The head of this port's wire reaches the peer's receiver. */
 static void port_wire_head(struct fab_port *pt)
 {
@@ -301,6 +320,14 @@ static void port_wire_head(struct fab_port *pt)
 	}
 	rx->rx_used[vl] += p->blocks;
 	rx->rx_blocks[vl] += p->blocks;
+	if ((f->p.drop_prob > 0 || f->p.ber > 0) && port_corrupt(rx, p)) {
+		/* A bad CRC: the receiver takes the blocks, finds the error at
+		 * the tail, discards the packet and frees them (IBA 7.8). */
+		rx->info.vl[vl].rcv_errors++;
+		ib_port_rx_free(rx, vl, p->blocks);
+		fab_pkt_drop(f, idx, FAB_DROP_CORRUPT);
+		return;
+	}
 	if (rx->rx_used[vl] > rx->rx_cap[vl] && !f->failed) {
 		f->failed = true;
 		sim_diag_set(&f->fail, NULL, 0, 0,

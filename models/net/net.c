@@ -9,8 +9,9 @@
  * ibsim net files name nodes before declaring them.
  *
  * LIDs follow IBA 4.1.3 / 14.2.5.6: a switch has one LID on its management
- * port 0, every CA or router port has its own. Left out: LMC > 0 (each port
- * gets exactly one LID), multicast LIDs, GIDs.
+ * port 0, every CA or router port has its own 2^LMC of them from an aligned
+ * base (IBA 7.11.1), all mapped back in lid_node/lid_port. Left out: LMC on
+ * an enhanced switch port 0, multicast LIDs, GIDs.
  */
 #include "models/net/net.h"
 
@@ -514,75 +515,94 @@ static bool needs_lid(const struct net_node *nd, int p)
 	return nd->type != NET_SWITCH && nd->ports[p].remote_node >= 0;
 }
 
-/* Are the LIDs the file gave complete, unicast and unique? */
-static bool file_lids_usable(const struct net *n, uint16_t *max)
+/* LMC of a node's ports: `lmc` when one is asked for, else the node's own. */
+static unsigned node_lmc(const struct net_node *nd, int lmc)
 {
-	uint8_t *seen = calloc(NET_LID_UCAST_MAX + 1, 1);
-	bool ok = true;
-	int count = 0;
+	if (nd->type == NET_SWITCH)
+		return 0;	/* base switch port 0: LMC 0 (IBA 14.2.5.6) */
+	if (lmc >= 0)
+		return (unsigned)lmc;
+	return nd->lmc <= NET_LMC_MAX ? nd->lmc : 0;
+}
 
-	if (!seen)
-		return false;
+/*
+ * Check the LIDs written in the nodes: every switch and connected CA/router
+ * port has one, each port's 2^lmc LIDs are unicast, aligned (IBA 7.11.1)
+ * and owned by nobody else. `lmc` as node_lmc(). Returns 0 with *max set,
+ * or -1 with d filled (d may be NULL when only the verdict matters).
+ */
+static int check_lids(const struct net *n, int lmc, uint16_t *max,
+		      struct sim_diag *d)
+{
+	/* owner of each LID: node index + 1 and port, so the message can
+	 * name both claimants */
+	int *owner = calloc(NET_LID_UCAST_MAX + 1, sizeof(*owner));
+	uint8_t *oport = calloc(NET_LID_UCAST_MAX + 1, 1);
+	struct sim_diag scratch;
+	int rc = 0, count = 0;
+
+	if (!d)
+		d = &scratch;
 	*max = 0;
-	for (int i = 0; i < n->nnodes && ok; i++) {
+	if (!owner || !oport) {
+		rc = sim_diag_set(d, NULL, 0, 0, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < n->nnodes && !rc; i++) {
 		const struct net_node *nd = &n->nodes[i];
+		unsigned c = 1u << node_lmc(nd, lmc);
 
-		for (int p = 0; p <= nd->nports && ok; p++) {
-			uint16_t lid;
+		for (int p = 0; p <= nd->nports && !rc; p++) {
+			uint32_t lid;
 
 			if (nd->type == NET_SWITCH ? p != 0 : !needs_lid(nd, p))
 				continue;
 			lid = nd->type == NET_SWITCH ? nd->lid : nd->ports[p].lid;
-			if (lid == 0 || lid > NET_LID_UCAST_MAX || seen[lid]) {
-				ok = false;
+			if (lid == 0) {
+				rc = sim_diag_set(d, nd->file, nd->line, 0,
+						  "\"%s\" port %d has no LID", nd->desc, p);
 				break;
 			}
-			seen[lid] = 1;
+			if (lid & (c - 1)) {
+				rc = sim_diag_set(d, nd->file, nd->line, 0,
+						  "base LID %u of \"%s\" port %d is not a multiple of 2^LMC = %u (IBA 7.11.1)",
+						  lid, nd->desc, p, c);
+				break;
+			}
+			if (lid + c - 1 > NET_LID_UCAST_MAX) {
+				rc = sim_diag_set(d, nd->file, nd->line, 0,
+						  "LIDs %u..%u of \"%s\" port %d pass the last unicast LID 0x%x",
+						  lid, lid + c - 1, nd->desc, p, NET_LID_UCAST_MAX);
+				break;
+			}
+			for (uint32_t l = lid; l < lid + c; l++) {
+				if (owner[l]) {
+					rc = sim_diag_set(d, nd->file, nd->line, 0,
+							  "LID %u of \"%s\" port %d is also LID of \"%s\" port %u",
+							  l, nd->desc, p,
+							  n->nodes[owner[l] - 1].desc, oport[l]);
+					break;
+				}
+				owner[l] = i + 1;
+				oport[l] = (uint8_t)p;
+			}
 			count++;
-			if (lid > *max)
-				*max = lid;
+			if (lid + c - 1 > *max)
+				*max = (uint16_t)(lid + c - 1);
 		}
 	}
-	free(seen);
-	return ok && count > 0;
+	if (!rc && !count)
+		rc = sim_diag_set(d, NULL, 0, 0, "no switch or connected port to give a LID");
+out:
+	free(owner);
+	free(oport);
+	return rc;
 }
 
-int net_assign_lids(struct net *n, struct sim_diag *d)
+/* Build lid_node/lid_port from the LIDs in the nodes (checked already). */
+static int fill_lid_tables(struct net *n, uint16_t max, struct sim_diag *d)
 {
-	uint16_t max = 0;
-	bool keep = file_lids_usable(n, &max);
-
 	free_lids(n);
-	if (!keep) {
-		uint32_t next = 1;
-
-		for (int i = 0; i < n->nnodes; i++) {
-			struct net_node *nd = &n->nodes[i];
-
-			for (int p = 0; p <= nd->nports; p++) {
-				uint16_t *lid;
-
-				if (nd->type == NET_SWITCH) {
-					if (p)
-						continue;
-					lid = &nd->lid;
-				} else {
-					lid = &nd->ports[p].lid;
-					if (!needs_lid(nd, p)) {
-						*lid = 0;
-						continue;
-					}
-				}
-				if (next > NET_LID_UCAST_MAX)
-					return sim_diag_set(d, NULL, 0, 0,
-							    "too many endpoints: more than %d unicast LIDs needed",
-							    NET_LID_UCAST_MAX);
-				*lid = (uint16_t)next++;
-			}
-			nd->lmc = 0;
-		}
-		max = (uint16_t)(next - 1);
-	}
 	n->lid_node = malloc(sizeof(*n->lid_node) * ((size_t)max + 1));
 	n->lid_port = malloc((size_t)max + 1);
 	if (!n->lid_node || !n->lid_port) {
@@ -593,6 +613,7 @@ int net_assign_lids(struct net *n, struct sim_diag *d)
 		n->lid_node[l] = -1;
 		n->lid_port[l] = 0;
 	}
+	n->lmc = 0;
 	for (int i = 0; i < n->nnodes; i++) {
 		const struct net_node *nd = &n->nodes[i];
 
@@ -602,14 +623,98 @@ int net_assign_lids(struct net *n, struct sim_diag *d)
 			continue;
 		}
 		for (int p = 1; p <= nd->nports; p++) {
+			unsigned c = 1u << nd->lmc;
+
 			if (!needs_lid(nd, p))
 				continue;
-			n->lid_node[nd->ports[p].lid] = i;
-			n->lid_port[nd->ports[p].lid] = (uint8_t)p;
+			for (unsigned k = 0; k < c; k++) {
+				n->lid_node[nd->ports[p].lid + k] = i;
+				n->lid_port[nd->ports[p].lid + k] = (uint8_t)p;
+			}
+			if (nd->lmc > n->lmc)
+				n->lmc = nd->lmc;
 		}
 	}
 	n->max_lid = max;
 	return 0;
+}
+
+int net_install_lids(struct net *n, struct sim_diag *d)
+{
+	uint16_t max;
+
+	if (check_lids(n, NET_LMC_FILE, &max, d))
+		return -1;
+	return fill_lid_tables(n, max, d);
+}
+
+int net_assign_lids_lmc(struct net *n, int lmc, struct sim_diag *d)
+{
+	uint16_t max = 0;
+	bool keep;
+
+	if (lmc > NET_LMC_MAX || lmc < NET_LMC_FILE)
+		return sim_diag_set(d, NULL, 0, 0, "LMC %d out of range 0..%d",
+				    lmc, NET_LMC_MAX);
+	keep = check_lids(n, lmc, &max, NULL) == 0;
+	if (keep) {
+		for (int i = 0; i < n->nnodes; i++)
+			n->nodes[i].lmc = (uint8_t)node_lmc(&n->nodes[i], lmc);
+	} else {
+		unsigned c = 1u << (lmc > 0 ? lmc : 0);
+		uint32_t next = 1;
+
+		for (int i = 0; i < n->nnodes; i++) {
+			struct net_node *nd = &n->nodes[i];
+
+			nd->lmc = nd->type == NET_SWITCH ? 0 : (uint8_t)(c > 1 ? lmc : 0);
+			for (int p = 0; p <= nd->nports; p++) {
+				if (nd->type == NET_SWITCH) {
+					if (p)
+						continue;
+					if (next > NET_LID_UCAST_MAX)
+						goto full;
+					nd->lid = (uint16_t)next++;
+					continue;
+				}
+				if (!needs_lid(nd, p)) {
+					nd->ports[p].lid = 0;
+					continue;
+				}
+				/* IBA 7.11.1: the base's LMC low bits are 0 */
+				next = (next + c - 1) & ~(c - 1);
+				if (next + c - 1 > NET_LID_UCAST_MAX)
+					goto full;
+				nd->ports[p].lid = (uint16_t)next;
+				next += c;
+			}
+		}
+		max = (uint16_t)(next - 1);
+	}
+	return fill_lid_tables(n, max, d);
+full:
+	return sim_diag_set(d, NULL, 0, 0,
+			    "too many endpoints: more than %d unicast LIDs needed",
+			    NET_LID_UCAST_MAX);
+}
+
+int net_assign_lids(struct net *n, struct sim_diag *d)
+{
+	return net_assign_lids_lmc(n, NET_LMC_FILE, d);
+}
+
+unsigned net_lid_count(const struct net *n, int node, int port)
+{
+	const struct net_node *nd;
+
+	if (node < 0 || node >= n->nnodes)
+		return 0;
+	nd = &n->nodes[node];
+	if (nd->type == NET_SWITCH)
+		return nd->lid ? 1 : 0;
+	if (port < 1 || port > nd->nports || !nd->ports[port].lid)
+		return 0;
+	return 1u << nd->lmc;
 }
 
 uint16_t net_lid_of(const struct net *n, int node, int port)

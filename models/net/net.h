@@ -72,6 +72,7 @@ struct net {
 	char **files;		/* every file read (includes), owned */
 	int nfiles;
 	uint16_t max_lid;	/* highest LID assigned */
+	uint8_t lmc;		/* highest LMC of any port after LID assignment */
 	/* LID -> (node, port); filled by net_assign_lids() */
 	int *lid_node;
 	uint8_t *lid_port;
@@ -138,9 +139,43 @@ const char *net_add_file(struct net *n, const char *path);
  * LID assignment in file order: switches get one LID, each connected CA (or
  * router) port one, from 1. Exception: when the file gave every one of those
  * a LID (ibnetdiscover prints them) and they are all unicast and unique, they
- * are kept, so a user's real LIDs show up. LMC is treated as 0.
+ * are kept, so a user's real LIDs show up; a CA's `lmc M` from the file is
+ * then kept too (its 2^M LIDs from the base). Same as
+ * net_assign_lids_lmc(n, NET_LMC_FILE, d).
  */
 int net_assign_lids(struct net *n, struct sim_diag *d);
+
+/*
+ * LMC (IBA 7.11.1, PortInfo:LMC in 14.2.5.6): a CA or router port answers
+ * to 2^LMC consecutive LIDs from a base LID whose LMC low bits are 0, so a
+ * subnet manager can give each of them its own path. A switch's base port 0
+ * has one LID (LMC 0), as in OpenSM's default (lmc_esp0 off).
+ */
+#define NET_LMC_MAX 7
+#define NET_LMC_FILE (-1)	/* keep the LMC the file states, else 0 */
+
+/*
+ * net_assign_lids() with every CA/router port given 2^lmc LIDs (lmc 0..7),
+ * or NET_LMC_FILE. The file's LIDs are kept when they are complete, unique
+ * and aligned for that LMC (IBA 7.11.1); otherwise every LID is assigned in
+ * file order, each port's base rounded up to a multiple of 2^lmc (the gaps
+ * stay unused). Fills lid_node/lid_port for every LID of every port, and
+ * n->lmc. Returns 0 or -1 (diag filled: too many LIDs, out of memory).
+ */
+int net_assign_lids_lmc(struct net *n, int lmc, struct sim_diag *d);
+
+/*
+ * Install the LIDs already written in the nodes (switch lid, CA ports' lid,
+ * CA node lmc) without changing any: the LFT loader uses it for LIDs read
+ * from a dump. Refuses a connected port without a LID, a base not aligned
+ * to its 2^lmc, a LID out of the unicast range or two ports sharing a LID,
+ * naming the nodes. Returns 0 or -1 (diag filled).
+ */
+int net_install_lids(struct net *n, struct sim_diag *d);
+
+/* Number of LIDs of (node, port): 1 for a switch, 2^lmc for a CA/router port
+ * with a LID, 0 without one. */
+unsigned net_lid_count(const struct net *n, int node, int port);
 /* LID of (node, port): switch -> node lid, CA -> port lid. */
 uint16_t net_lid_of(const struct net *n, int node, int port);
 

@@ -259,7 +259,7 @@ static void test_unfinished(void)
 	f = open_memstream(&csv, &len);
 	CU_ASSERT_EQUAL(cli_report_flows_csv(f, &r), 0);
 	fclose(f);
-	CU_ASSERT_PTR_NOT_NULL(strstr(csv, ",4194304,0,0,-1,0,0,250000,,\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(csv, ",4194304,0,0,-1,0,0,250000,,,write,,pending\n"));
 	free(text);
 	free(csv);
 	destroy(&w);

@@ -25,108 +25,7 @@
 #include "models/net/net.h"
 #include "models/sm/sm.h"
 #include "tests/unit/test_main.h"
-
-/* ---- small fabrics built by hand --------------------------------------- */
-
-static int add_node(struct net *n, enum net_node_type t, int ports, const char *name)
-{
-	struct sim_diag d;
-	int i = net_add_node(n, t, ports, name, name, &d);
-
-	CU_ASSERT_FATAL(i >= 0);
-	return i;
-}
-
-static void link2(struct net *n, int a, int pa, int b, int pb)
-{
-	struct sim_diag d;
-
-	CU_ASSERT_FATAL(net_connect(n, a, pa, b, pb, 0, &d) == 0);
-}
-
-static void route(struct net *n)
-{
-	struct sim_diag d;
-	char buf[1024];
-
-	if (sm_route_minhop(n, &d)) {
-		sim_diag_format(&d, buf, sizeof(buf));
-		fprintf(stderr, "route: %s\n", buf);
-	}
-	CU_ASSERT_FATAL(net_validate(n, &d) == 0);
-}
-
-/* h0 - sw0 - sw1 - ... - sw(k-1) - h1 */
-static void build_chain(struct net *n, int nsw, int *h0, int *h1)
-{
-	int sw[8];
-	char name[16];
-
-	net_init(n);
-	*h0 = add_node(n, NET_CA, 1, "h0");
-	*h1 = add_node(n, NET_CA, 1, "h1");
-	for (int i = 0; i < nsw; i++) {
-		snprintf(name, sizeof(name), "sw%d", i);
-		sw[i] = add_node(n, NET_SWITCH, 8, name);
-	}
-	link2(n, *h0, 1, sw[0], 1);
-	for (int i = 0; i + 1 < nsw; i++)
-		link2(n, sw[i], 2, sw[i + 1], 1);
-	link2(n, sw[nsw - 1], 2, *h1, 1);
-	route(n);
-}
-
-/* One switch with `nh` hosts h0..h(nh-1) on ports 1..nh. */
-static void build_star(struct net *n, int nh, int *hosts)
-{
-	char name[16];
-	int sw;
-
-	net_init(n);
-	sw = add_node(n, NET_SWITCH, nh, "sw0");
-	for (int i = 0; i < nh; i++) {
-		snprintf(name, sizeof(name), "h%d", i);
-		hosts[i] = add_node(n, NET_CA, 1, name);
-		link2(n, sw, i + 1, hosts[i], 1);
-	}
-	route(n);
-}
-
-static void params(struct fab_params *p, const char *preset)
-{
-	struct sim_diag d;
-
-	fab_params_default(p);
-	CU_ASSERT_FATAL(fab_params_preset(p, preset, &d) == 0);
-}
-
-static void add_msg(struct fab_msgs *m, int src, int dst, uint64_t bytes, uint32_t stream,
-		    uint8_t sl)
-{
-	struct fab_msg msg = { .src = (uint32_t)src, .dst = (uint32_t)dst, .bytes = bytes,
-			       .after = -1, .stream = stream, .sl = sl };
-
-	CU_ASSERT_FATAL(fab_msgs_add(m, &msg) == 0);
-}
-
-static struct fab *run(const struct net *n, const struct fab_params *p, struct fab_msgs *m)
-{
-	struct sim_diag d;
-	char buf[1024];
-	struct fab *f = fab_create(n, p, m, 1, &d);
-
-	if (!f) {
-		sim_diag_format(&d, buf, sizeof(buf));
-		fprintf(stderr, "fab_create: %s\n", buf);
-	}
-	CU_ASSERT_FATAL(f != NULL);
-	if (fab_run(f, &d)) {
-		sim_diag_format(&d, buf, sizeof(buf));
-		fprintf(stderr, "fab_run: %s\n", buf);
-		CU_FAIL("fab_run failed");
-	}
-	return f;
-}
+#include "tests/unit/util_fabric.h"
 
 /* ---- the closed form --------------------------------------------------- */
 
@@ -167,11 +66,11 @@ static void check_unloaded(const char *preset, int nsw, uint64_t bytes)
 	struct fab_msgs m = { 0 };
 	int h0, h1;
 
-	build_chain(&n, nsw, &h0, &h1);
-	params(&p, preset);
+	tf_chain(&n, nsw, &h0, &h1);
+	tf_params(&p, preset);
 	p.check = true;
-	add_msg(&m, h0, h1, bytes, 0, 0);
-	struct fab *f = run(&n, &p, &m);
+	tf_add_msg(&m, h0, h1, bytes, 0, 0);
+	struct fab *f = tf_run(&n, &p, &m);
 
 	double prop = p.cable_m * p.ps_per_m * 1e-12;
 	double expect = p.hca_latency_ns * 1e-9 + (nsw + 1) * prop + nsw * p.sw_latency_ns * 1e-9 +
@@ -219,11 +118,11 @@ static void check_stream(const char *preset)
 	const uint64_t msg = 1 << 20;
 	const int count = 64;
 
-	build_chain(&n, 3, &h0, &h1);
-	params(&p, preset);
+	tf_chain(&n, 3, &h0, &h1);
+	tf_params(&p, preset);
 	for (int i = 0; i < count; i++)
-		add_msg(&m, h0, h1, msg, 0, 0);
-	struct fab *f = run(&n, &p, &m);
+		tf_add_msg(&m, h0, h1, msg, 0, 0);
+	struct fab *f = tf_run(&n, &p, &m);
 
 	double wire = write_wire_bytes(msg, p.mtu) * count;
 	double eff = (double)msg * count / wire;
@@ -259,12 +158,12 @@ static void check_incast(int senders, uint64_t bytes)
 	int hosts[80];
 	struct fab_totals t;
 
-	build_star(&n, senders + 1, hosts);
-	params(&p, "hdr");
+	tf_star(&n, senders + 1, hosts);
+	tf_params(&p, "hdr");
 	p.check = true;		/* the credit walk after every event */
 	for (int i = 1; i <= senders; i++)
-		add_msg(&m, hosts[i], hosts[0], bytes, (uint32_t)(i - 1), 0);
-	struct fab *f = run(&n, &p, &m);
+		tf_add_msg(&m, hosts[i], hosts[0], bytes, (uint32_t)(i - 1), 0);
+	struct fab *f = tf_run(&n, &p, &m);
 
 	fab_totals(f, &t);
 	CU_ASSERT_EQUAL(t.msgs_done, (uint64_t)senders);
@@ -342,11 +241,11 @@ static void vl_share(struct fab_params *p, double *ratio)
 	int hosts[3];
 	struct vl_probe pr = { .port = -1, .m = &m };
 
-	build_star(&n, 3, hosts);
+	tf_star(&n, 3, hosts);
 	p->sample_ns = 2000;
 	p->check = true;
-	add_msg(&m, hosts[1], hosts[0], 8 << 20, 0, 0);
-	add_msg(&m, hosts[2], hosts[0], 8 << 20, 1, 1);
+	tf_add_msg(&m, hosts[1], hosts[0], 8 << 20, 0, 0);
+	tf_add_msg(&m, hosts[2], hosts[0], 8 << 20, 1, 1);
 	struct sim_diag d;
 	struct fab *f = fab_create(&n, p, &m, 1, &d);
 
@@ -363,17 +262,6 @@ static void vl_share(struct fab_params *p, double *ratio)
 	net_free(&n);
 }
 
-static void set(struct fab_params *p, const char *kv)
-{
-	struct sim_diag d;
-	char buf[1024];
-
-	if (fab_params_set(p, kv, &d)) {
-		sim_diag_format(&d, buf, sizeof(buf));
-		fprintf(stderr, "set %s: %s\n", kv, buf);
-		CU_FAIL_FATAL("fab_params_set");
-	}
-}
 
 static void test_vlarb_weights(void)
 {
@@ -381,16 +269,16 @@ static void test_vlarb_weights(void)
 	double r;
 
 	/* MTU 4096: 65-block packets; weight 64 admits 1, 192 admits 3. */
-	params(&p, "hdr");
-	set(&p, "ib.vls=2");
-	set(&p, "vlarb.low=0:64,1:192");
+	tf_params(&p, "hdr");
+	tf_set(&p, "ib.vls=2");
+	tf_set(&p, "vlarb.low=0:64,1:192");
 	vl_share(&p, &r);
 	fprintf(stderr, "VLArb 64:192 -> VL1/VL0 = %.4f (expect 3)\n", r);
 	CU_ASSERT(fabs(r - 3.0) / 3.0 <= 0.02);
 
-	params(&p, "hdr");
-	set(&p, "ib.vls=2");
-	set(&p, "vlarb.low=0:128,1:128");
+	tf_params(&p, "hdr");
+	tf_set(&p, "ib.vls=2");
+	tf_set(&p, "vlarb.low=0:128,1:128");
 	vl_share(&p, &r);
 	fprintf(stderr, "VLArb 128:128 -> VL1/VL0 = %.4f (expect 1)\n", r);
 	CU_ASSERT(fabs(r - 1.0) <= 0.02);
@@ -402,22 +290,22 @@ static void test_vlarb_high_priority(void)
 	double r;
 
 	/* VL1 high, VL0 low, unbounded: VL0 gets (almost) nothing meanwhile. */
-	params(&p, "hdr");
-	set(&p, "ib.vls=2");
-	set(&p, "vlarb.high=1:255");
-	set(&p, "vlarb.low=0:64");
-	set(&p, "vlarb.limit_high=255");
+	tf_params(&p, "hdr");
+	tf_set(&p, "ib.vls=2");
+	tf_set(&p, "vlarb.high=1:255");
+	tf_set(&p, "vlarb.low=0:64");
+	tf_set(&p, "vlarb.limit_high=255");
 	vl_share(&p, &r);
 	fprintf(stderr, "high unbounded -> VL1/VL0 = %.1f\n", r);
 	CU_ASSERT(r > 100);
 
 	/* LimitOfHighPriority = 2 (8 KiB): two 4122-byte high packets reach it,
 	 * then one low packet: 2:1. */
-	params(&p, "hdr");
-	set(&p, "ib.vls=2");
-	set(&p, "vlarb.high=1:255");
-	set(&p, "vlarb.low=0:64");
-	set(&p, "vlarb.limit_high=2");
+	tf_params(&p, "hdr");
+	tf_set(&p, "ib.vls=2");
+	tf_set(&p, "vlarb.high=1:255");
+	tf_set(&p, "vlarb.low=0:64");
+	tf_set(&p, "vlarb.limit_high=2");
 	vl_share(&p, &r);
 	fprintf(stderr, "limit 2 -> VL1/VL0 = %.4f (expect 2)\n", r);
 	CU_ASSERT(fabs(r - 2.0) / 2.0 <= 0.02);
@@ -438,14 +326,14 @@ static double victim_time(uint8_t victim_sl)
 	struct fab_msgs m = { 0 };
 	int hosts[6];
 
-	build_star(&n, 6, hosts);
-	params(&p, "hdr");
-	set(&p, "ib.vls=2");
+	tf_star(&n, 6, hosts);
+	tf_params(&p, "hdr");
+	tf_set(&p, "ib.vls=2");
 	p.check = true;
 	for (int i = 1; i <= 4; i++)
-		add_msg(&m, hosts[i], hosts[0], 8 << 20, (uint32_t)(i - 1), 0);
-	add_msg(&m, hosts[1], hosts[5], 1 << 20, 4, victim_sl);
-	struct fab *f = run(&n, &p, &m);
+		tf_add_msg(&m, hosts[i], hosts[0], 8 << 20, (uint32_t)(i - 1), 0);
+	tf_add_msg(&m, hosts[1], hosts[5], 1 << 20, 4, victim_sl);
+	struct fab *f = tf_run(&n, &p, &m);
 	double t = (double)(m.v[4].end - m.v[4].start) * 1e-12;
 
 	fab_destroy(f);
@@ -482,18 +370,18 @@ static void test_fc_periodic(void)
 	int h0, h1;
 	double bps[2];
 
-	build_chain(&n, 1, &h0, &h1);
+	tf_chain(&n, 1, &h0, &h1);
 	for (int k = 0; k < 2; k++) {
 		struct fab_msgs m = { 0 };
 
-		params(&p, "hdr");
+		tf_params(&p, "hdr");
 		p.check = true;
 		if (k) {
-			set(&p, "ib.fc_threshold=0");
-			set(&p, "ib.fc_period_ns=10000");	/* 10 us */
+			tf_set(&p, "ib.fc_threshold=0");
+			tf_set(&p, "ib.fc_period_ns=10000");	/* 10 us */
 		}
-		add_msg(&m, h0, h1, 4 << 20, 0, 0);
-		struct fab *f = run(&n, &p, &m);
+		tf_add_msg(&m, h0, h1, 4 << 20, 0, 0);
+		struct fab *f = tf_run(&n, &p, &m);
 
 		bps[k] = (double)(4 << 20) * 8 / ((double)(m.v[0].end - m.v[0].start) * 1e-12);
 		fab_destroy(f);
@@ -523,13 +411,13 @@ static void test_vl15_uncredited(void)
 	struct fab_totals t;
 	uint64_t vl15_drops = 0, data_drops = 0;
 
-	build_star(&n, 5, hosts);
-	params(&p, "hdr");
+	tf_star(&n, 5, hosts);
+	tf_params(&p, "hdr");
 	p.check = true;
 	for (int i = 1; i <= 4; i++) {
-		add_msg(&m, hosts[i], hosts[0], 1 << 20, (uint32_t)(i - 1), 0);
+		tf_add_msg(&m, hosts[i], hosts[0], 1 << 20, (uint32_t)(i - 1), 0);
 		for (int k = 0; k < 200; k++)
-			add_msg(&m, hosts[i], hosts[0], 256, (uint32_t)(3 + i), 0xff);
+			tf_add_msg(&m, hosts[i], hosts[0], 256, (uint32_t)(3 + i), 0xff);
 	}
 	struct sim_diag d;
 	struct fab *f = fab_create(&n, &p, &m, 1, &d);
@@ -573,15 +461,15 @@ static void test_repeatable(void)
 	sim_time_t ends[2][8];
 	uint64_t events[2];
 
-	build_star(&n, 9, hosts);
-	params(&p, "hdr");
+	tf_star(&n, 9, hosts);
+	tf_params(&p, "hdr");
 	for (int r = 0; r < 2; r++) {
 		struct fab_msgs m = { 0 };
 
 		for (int i = 1; i <= 8; i++)
-			add_msg(&m, hosts[i], hosts[i % 8 + 1], 100000 + 4000 * (uint64_t)i,
+			tf_add_msg(&m, hosts[i], hosts[i % 8 + 1], 100000 + 4000 * (uint64_t)i,
 				(uint32_t)(i - 1), (uint8_t)(i % 2));
-		struct fab *f = run(&n, &p, &m);
+		struct fab *f = tf_run(&n, &p, &m);
 
 		for (int i = 0; i < 8; i++)
 			ends[r][i] = m.v[i].end;

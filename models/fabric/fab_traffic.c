@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fab_traffic.c - the synthetic traffic of `ibfab run` carried over queue
+ * pairs: each stream of messages (fab.h) becomes one connected QP pair,
+ * RC unless the stream is VL15 management traffic (then UD on VL15, as
+ * MADs are), and each message a work request: an RDMA WRITE, an RDMA READ
+ * (the source reads `bytes` from the destination) or a SEND (a receive is
+ * posted for it when the pair is set up). Every HCA registers one region
+ * covering its whole address space with no bytes behind it: the traffic
+ * measures time, not data.
+ *
+ * A message is *delivered* when its data is complete where it goes (the
+ * responder's last WRITE packet or RECV completion, the requester's last
+ * READ response) and *completed* when the requester's work completion
+ * appears (after the ACK, for RC). Dependent messages (ping-pong) are
+ * posted when what they wait for is delivered at their source.
+ */
+#include "models/hca/hca_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct fab_stream {
+	struct hca_qp *sqp, *dqp;
+	struct hca_mr *dmr;		/* the destination's region (its rkey) */
+};
+
+static struct hca_mr *whole_mr(struct fab *f, struct hca *h)
+{
+	struct fab_node *n = h->n;
+
+	if (!f->node_mr[n->idx])
+		f->node_mr[n->idx] = hca_reg_mr(h, NULL, 0, 1ULL << 62,
+						HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE |
+						HCA_ACCESS_REMOTE_READ | HCA_ACCESS_REMOTE_ATOMIC,
+						HCA_MEM_HOST);
+	return f->node_mr[n->idx];
+}
+
+static int connect_pair(struct fab *f, struct hca_qp *a, struct hca_qp *b, uint8_t sl)
+{
+	const struct fab_params *p = &f->p;
+	struct hca_qp_attr at = {
+		.qp_state = HCA_QPS_INIT,
+	};
+	uint32_t all = HCA_QP_STATE | HCA_QP_PATH_MTU | HCA_QP_AV | HCA_QP_DEST_QPN |
+		       HCA_QP_RQ_PSN | HCA_QP_MAX_DEST_RD_ATOMIC | HCA_QP_MIN_RNR_TIMER;
+	struct hca_qp *qp[2] = { a, b };
+
+	for (int i = 0; i < 2; i++) {
+		struct hca_qp *me = qp[i], *peer = qp[1 - i];
+
+		if (hca_modify_qp(me, &at, HCA_QP_STATE))
+			return -1;
+		struct hca_qp_attr rtr = {
+			.qp_state = HCA_QPS_RTR, .path_mtu = p->mtu,
+			.dlid = hca_lid(peer->hca), .sl = sl, .dest_qp_num = peer->qpn,
+			.rq_psn = 0, .max_dest_rd_atomic = p->hca_max_rd_atomic,
+			.min_rnr_timer = p->hca_min_rnr_timer,
+		};
+
+		if (hca_modify_qp(me, &rtr, all & ~0u))
+			return -1;
+		struct hca_qp_attr rts = {
+			.qp_state = HCA_QPS_RTS, .sq_psn = 0, .timeout = p->hca_timeout,
+			.retry_cnt = p->hca_retry_cnt, .rnr_retry = p->hca_rnr_retry,
+			.max_rd_atomic = p->hca_max_rd_atomic,
+		};
+
+		if (hca_modify_qp(me, &rts, HCA_QP_STATE | HCA_QP_SQ_PSN | HCA_QP_TIMEOUT |
+				  HCA_QP_RETRY_CNT | HCA_QP_RNR_RETRY | HCA_QP_MAX_QP_RD_ATOMIC))
+			return -1;
+	}
+	return 0;
+}
+
+static int ud_pair(struct fab *f, struct hca_qp *a, struct hca_qp *b)
+{
+	struct hca_qp *qp[2] = { a, b };
+
+	(void)f;
+	for (int i = 0; i < 2; i++) {
+		struct hca_qp_attr at = { .qp_state = HCA_QPS_INIT, .qkey = 0x80010000u };
+
+		if (hca_modify_qp(qp[i], &at, HCA_QP_STATE | HCA_QP_QKEY))
+			return -1;
+		at.qp_state = HCA_QPS_RTR;
+		if (hca_modify_qp(qp[i], &at, HCA_QP_STATE))
+			return -1;
+		at.qp_state = HCA_QPS_RTS;
+		at.sq_psn = 0;
+		if (hca_modify_qp(qp[i], &at, HCA_QP_STATE | HCA_QP_SQ_PSN))
+			return -1;
+		qp[i]->vl = 15;		/* management datagrams travel on VL15 */
+	}
+	return 0;
+}
+
+int fab_traffic_setup(struct fab *f)
+{
+	struct fab_msgs *ms = f->msgs;
+	uint32_t *count;
+	int rc = -1;
+
+	f->streams = calloc(ms->nstreams ? ms->nstreams : 1, sizeof(*f->streams));
+	f->node_mr = calloc((size_t)f->nnodes, sizeof(*f->node_mr));
+	f->node_cq = calloc((size_t)f->nnodes, sizeof(*f->node_cq));
+	count = calloc(ms->nstreams ? ms->nstreams : 1, sizeof(*count));
+	if (!f->streams || !f->node_mr || !f->node_cq || !count)
+		goto out;
+	for (size_t i = 0; i < ms->n; i++)
+		count[ms->v[i].stream]++;
+	for (size_t i = 0; i < ms->n; i++) {
+		struct fab_msg *m = &ms->v[i];
+		struct fab_stream *s = &f->streams[m->stream];
+		struct hca *hs = f->nodes[m->src].hca, *hd = f->nodes[m->dst].hca;
+
+		if (s->sqp)
+			continue;
+		for (int k = 0; k < 2; k++) {
+			struct hca *h = k ? hd : hs;
+
+			if (!f->node_cq[h->n->idx])
+				f->node_cq[h->n->idx] = hca_create_cq(h, 1u << 20, NULL, NULL);
+			if (!f->node_cq[h->n->idx] || !whole_mr(f, h))
+				goto out;
+		}
+		uint32_t depth = count[m->stream] + 1;
+		struct hca_qp_init_attr ia = {
+			.qp_type = m->sl == 0xff ? HCA_QPT_UD : HCA_QPT_RC,
+			.send_cq = f->node_cq[m->src], .recv_cq = f->node_cq[m->src],
+			.cap = { .max_send_wr = depth, .max_recv_wr = depth },
+		};
+
+		s->sqp = hca_create_qp(hs, &ia);
+		ia.send_cq = ia.recv_cq = f->node_cq[m->dst];
+		s->dqp = hca_create_qp(hd, &ia);
+		s->dmr = whole_mr(f, hd);
+		if (!s->sqp || !s->dqp)
+			goto out;
+		if (m->sl == 0xff ? ud_pair(f, s->sqp, s->dqp) :
+				    connect_pair(f, s->sqp, s->dqp, m->sl))
+			goto out;
+	}
+	/* SENDs need a receive each, posted before anything runs. */
+	for (size_t i = 0; i < ms->n; i++) {
+		struct fab_msg *m = &ms->v[i];
+		struct fab_stream *s = &f->streams[m->stream];
+
+		if (m->op != FAB_OP_SEND && m->sl != 0xff)
+			continue;
+		struct hca_recv_wr r = {
+			.wr_id = i, .sg = { .addr = 0, .length = (uint32_t)m->bytes,
+					    .lkey = f->node_mr[m->dst]->lkey },
+		};
+
+		if (hca_post_recv(s->dqp, &r))
+			goto out;
+	}
+	rc = 0;
+out:
+	free(count);
+	return rc;
+}
+
+void fab_traffic_free(struct fab *f)
+{
+	for (int i = 0; i < f->nnodes && f->node_cq; i++)
+		hca_destroy_cq(f->node_cq[i]);
+	free(f->node_cq);
+	free(f->node_mr);
+	free(f->streams);
+}
+
+/* Post message mi now, on its stream's requester QP. */
+void fab_traffic_post(struct fab *f, uint32_t mi)
+{
+	struct fab_msg *m = &f->msgs->v[mi];
+	struct fab_stream *s = &f->streams[m->stream];
+	struct hca_send_wr wr = {
+		.wr_id = mi, .send_flags = HCA_SEND_SIGNALED,
+		.sg = { .addr = 0, .length = (uint32_t)m->bytes,
+			.lkey = f->node_mr[m->src]->lkey },
+		.remote_addr = 0, .rkey = s->dmr->rkey,
+	};
+
+	switch (m->op) {
+	case FAB_OP_READ: wr.opcode = HCA_WR_RDMA_READ; break;
+	case FAB_OP_SEND: wr.opcode = HCA_WR_SEND; break;
+	default: wr.opcode = HCA_WR_RDMA_WRITE; break;
+	}
+	if (m->sl == 0xff) {
+		wr.opcode = HCA_WR_SEND;
+		wr.ah.dlid = hca_lid(s->dqp->hca);
+		wr.remote_qpn = s->dqp->qpn;
+		wr.remote_qkey = 0x80010000u;
+	}
+	m->start = f->eng.now;
+	if (hca_post_send_msg(s->sqp, &wr, (int32_t)mi))
+		fab_fail(f, "message %u: the HCA refused the work request", mi);
+}
+
+/* Queue message mi to be posted at t (the traffic's own post time). */
+void fab_traffic_schedule(struct fab *f, uint32_t mi, sim_time_t t)
+{
+	struct fab_msg *m = &f->msgs->v[mi];
+
+	if (t <= f->eng.now && f->eng.events)
+		fab_traffic_post(f, mi);
+	else
+		hca_post_at(f->nodes[m->src].hca, t, mi);
+}

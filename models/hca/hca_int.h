@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hca_int.h - the HCA's internal state, shared by hca.c (objects, port
+ * scheduling, timers), qp_req.c (requester and completer) and qp_resp.c
+ * (responder). Not a public API: see hca.h.
+ *
+ * The split mirrors rxe's: the requester turns send work requests into
+ * packets, the responder executes incoming requests and answers them, the
+ * completer consumes acknowledgements and retires work requests.
+ */
+#ifndef IBFAB_HCA_INT_H
+#define IBFAB_HCA_INT_H
+
+#include "models/fabric/fab_int.h"
+#include "models/hca/hca.h"
+
+#define HCA_PSN_MASK 0xffffffu
+
+/* Signed distance a - b between 24-bit PSNs (IBA 9.7.1: the window is half). */
+static inline int32_t psn_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)((a - b) << 8) >> 8;
+}
+
+static inline uint32_t psn_add(uint32_t a, uint32_t n)
+{
+	return (a + n) & HCA_PSN_MASK;
+}
+
+struct hca_cq {
+	struct hca *hca;
+	uint32_t cap;
+	struct hca_wc *ring;
+	uint32_t head, n;
+	bool overflow;
+	hca_cq_notify_fn fn;
+	void *ctx;
+};
+
+struct hca_srq {
+	struct hca *hca;
+	uint32_t cap, head, n;
+	struct hca_recv_wr *ring;
+};
+
+enum swqe_state { SWQE_QUEUED, SWQE_SENT, SWQE_DONE };
+
+/* A send work request inside the QP, with its transport state. */
+struct hca_swqe {
+	struct hca_send_wr wr;
+	uint32_t first_psn;	/* PSN of its first packet (set when first sent) */
+	uint32_t npsn;		/* PSNs it takes: packets, or a READ's response packets */
+	uint32_t npkts;		/* request packets it sends */
+	sim_time_t ready;	/* doorbell + WQE fetch done: may start */
+	enum swqe_state state;
+	bool started;		/* PSNs assigned */
+	uint32_t rd_rcvd;	/* READ: response bytes received */
+	int32_t msg;		/* fab message it carries (traffic), or -1 */
+};
+
+/* A response the responder owes the requester, sent in order. */
+enum resp_kind { RESP_ACK, RESP_READ, RESP_ATOMIC };
+
+struct hca_resp {
+	enum resp_kind kind;
+	uint8_t aeth;		/* ACK or NAK syndrome */
+	uint32_t psn;		/* ACK: the PSN acknowledged; READ: next response PSN */
+	uint32_t msn;
+	/* READ */
+	struct hca_mr *mr;
+	uint64_t va;
+	uint32_t len, off;	/* bytes in all, bytes already sent */
+	bool first_sent;
+	/* ATOMIC */
+	uint64_t orig;
+	uint32_t msg;		/* fab message it answers (traffic), or UINT32_MAX */
+};
+
+struct hca_qp {
+	struct hca *hca;
+	uint32_t qpn;
+	enum hca_qp_type type;
+	enum hca_qp_state state;
+	struct hca_cq *scq, *rcq;
+	struct hca_srq *srq;
+	bool sq_sig_all;
+	struct hca_qp_cap cap;
+	/* attributes */
+	uint32_t mtu;
+	uint16_t dlid;
+	uint8_t sl, vl;
+	uint32_t dest_qpn, qkey;
+	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
+	uint8_t max_rd_atomic, max_dest_rd_atomic;
+
+	/* send queue: ring of WQEs; [head, next) sent or in flight, [next, tail) queued */
+	struct hca_swqe *sq;
+	uint32_t sq_cap, sq_head, sq_next, sq_tail;	/* free-running indexes */
+	uint64_t seg_off;	/* bytes of sq[sq_next] already packetised */
+	uint32_t snd_psn;	/* next PSN to send */
+	uint32_t psn_hi;	/* first PSN never sent: below it is a retransmission */
+	uint32_t una_psn;	/* oldest PSN not yet acknowledged */
+	uint32_t rd_outstanding;	/* READ/atomic requests in flight */
+	uint8_t retry_left, rnr_left;
+	bool rnr_wait;		/* after an RNR NAK: wait for the timer */
+	uint32_t timer_gen;	/* lazy cancellation of the ACK / RNR timer */
+	sim_time_t timer_at;	/* 0: not armed */
+	bool timer_rnr;		/* the armed timer is the RNR wait */
+	uint32_t rd_resp_psn;	/* requester: next READ response PSN expected */
+
+	/* responder */
+	uint32_t epsn;		/* expected PSN */
+	uint32_t msn;
+	bool nak_seq_sent;	/* one sequence NAK per expected PSN */
+	bool rnr_nak_sent;
+	bool recv_active;	/* a SEND is being received into cur_recv */
+	struct hca_recv_wr cur_recv;
+	uint32_t recv_off;
+	struct hca_mr *wr_mr;	/* WRITE being received */
+	uint64_t wr_va;
+	uint32_t wr_left;
+	bool uc_drop;		/* UC: discarding until the next FIRST/ONLY */
+	uint32_t rd_responding;	/* READ/atomic responses queued */
+	uint32_t last_atomic_psn;	/* replay a duplicate atomic with its result */
+	uint64_t last_atomic_orig;
+	bool last_atomic_valid;
+	/* receive queue */
+	struct hca_recv_wr *rq;
+	uint32_t rq_cap, rq_head, rq_n;
+	/* responses owed */
+	struct hca_resp *rsp;
+	uint32_t rsp_cap, rsp_head, rsp_n;
+
+	/* scheduling: ring of QPs with something to send on their VL */
+	uint32_t ring_prev, ring_next;
+	bool active;
+	struct hca_qp_stats st;
+};
+
+struct hca_timer_ev {
+	sim_time_t t;
+	uint32_t qpn, gen;
+};
+
+struct hca {
+	struct fab *f;
+	struct fab_node *n;
+	struct fab_port *port;		/* the port traffic leaves by */
+	uint16_t lid;
+	uint32_t comp;			/* engine component: timers */
+	struct sim_rng rng;
+	struct hca_qp **qps;		/* by QP number (0 and 1 reserved: QP0/QP1) */
+	uint32_t nqps, qps_cap;
+	struct hca_mr **mrs;		/* by key */
+	uint32_t nmrs, mrs_cap;
+	uint32_t cur[FAB_NVL];		/* current QP of each VL's ring */
+	uint16_t active_vls;
+	/* a small heap of timers: QP ACK/RNR timers (comp = qpn, arg = gen),
+	 * WQE ready times (arg TIMER_READY), traffic posts (comp = message,
+	 * arg TIMER_POST) */
+	struct sim_heap timers;
+	uint64_t timer_seq;
+	struct sim_timer wake;		/* the engine event for the heap top */
+	bool in_take;			/* building a packet: do not kick the port */
+};
+
+#define TIMER_POST (UINT32_MAX - 1)
+
+/* hca.c */
+void hca_qp_update_active(struct hca_qp *qp);
+/* hca_post_send() for the traffic adapter: the WQE carries fab message msg. */
+int hca_post_send_msg(struct hca_qp *qp, const struct hca_send_wr *wr, int32_t msg);
+/* Re-evaluate the QP at `at` (a work request becomes ready). */
+void hca_qp_arm_ready(struct hca_qp *qp, sim_time_t at);
+/* Call fab_traffic_post(f, msg) at `at`. */
+void hca_post_at(struct hca *h, sim_time_t at, uint32_t msg);
+void hca_qp_arm_timer(struct hca_qp *qp, sim_time_t at, bool rnr);
+void hca_qp_disarm_timer(struct hca_qp *qp);
+void hca_cq_push(struct hca_cq *cq, const struct hca_wc *wc);
+struct hca_mr *hca_mr_find(struct hca *h, uint32_t key);
+/* Check that [va, va+len) lies in mr with `access`; 0 or -1. */
+int hca_mr_check(const struct hca_mr *mr, uint64_t va, uint64_t len, uint32_t access);
+void *hca_mr_ptr(const struct hca_mr *mr, uint64_t va);
+uint32_t hca_alloc_pkt(struct hca *h);
+/* Move the QP to the error state: flush every WQE and receive. */
+void hca_qp_to_error(struct hca_qp *qp);
+bool hca_qp_take_recv(struct hca_qp *qp, struct hca_recv_wr *out);
+
+/* qp_req.c: requester and completer */
+bool qp_req_has_packet(struct hca_qp *qp);
+uint32_t qp_req_next_size(struct hca_qp *qp);
+void qp_req_build(struct hca_qp *qp, struct ib_pkt *p);
+void qp_comp_receive(struct hca_qp *qp, struct ib_pkt *p);
+void qp_req_timer(struct hca_qp *qp);
+void qp_req_complete(struct hca_qp *qp, struct hca_swqe *w, enum hca_wc_status st);
+
+/* qp_resp.c: responder */
+void qp_resp_receive(struct hca_qp *qp, struct ib_pkt *p);
+bool qp_resp_has_packet(const struct hca_qp *qp);
+uint32_t qp_resp_next_size(const struct hca_qp *qp);
+void qp_resp_build(struct hca_qp *qp, struct ib_pkt *p);
+
+/* Wire size of a packet with these headers around `payload` bytes. */
+uint32_t hca_wire_bytes(enum hca_qp_type t, uint8_t opcode, uint32_t payload);
+
+/* The traffic adapter (models/fabric/fab_traffic.c): fab messages become
+ * work requests on per-stream QPs. */
+void fab_traffic_post(struct fab *f, uint32_t msg);
+void fab_traffic_delivered(struct fab *f, int32_t msg, sim_time_t t);
+void fab_traffic_completed(struct fab *f, int32_t msg, sim_time_t t, enum hca_wc_status st);
+
+#endif

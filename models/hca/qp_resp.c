@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qp_resp.c - the responder of a queue pair (IBA 9.7.5 reliable, 9.8 UC,
+ * 9.8.5 UD; rxe's resp.c does the same).
+ *
+ * RC: a request with the expected PSN is executed: a SEND fills the next
+ * receive work request (none posted: an RNR NAK carrying min_rnr_timer,
+ * and the PSN is not consumed), a WRITE lands in the region its R_Key names
+ * (checked for range and access: a remote access NAK otherwise), a READ is
+ * queued as response packets within max_dest_rd_atomic, an atomic reads,
+ * modifies and returns the original 8 bytes. A packet asking for an ACK
+ * gets one (a pending, unsent ACK is updated rather than doubled: ACK
+ * coalescing). A PSN beyond the expected one is a sequence error: one NAK
+ * per expected PSN, then silence until the requester rewinds. A duplicate
+ * (PSN behind) is acknowledged again, a duplicate READ answered again,
+ * a duplicate atomic replayed from its saved result, never re-executed.
+ *
+ * UC: no ACKs; a missing packet drops the rest of its message, and the
+ * next FIRST or ONLY starts afresh. UD: one packet per message into the
+ * next receive, or silently dropped when none is posted.
+ */
+#include "models/hca/hca_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim_log.h"
+
+static struct hca_resp *resp_push(struct hca_qp *qp)
+{
+	if (qp->rsp_n == qp->rsp_cap) {
+		uint32_t cap = qp->rsp_cap * 2;
+		struct hca_resp *n = malloc(cap * sizeof(*n));
+
+		if (!n) {
+			fab_fail(qp->hca->f, "out of memory for responses");
+			return NULL;
+		}
+		for (uint32_t i = 0; i < qp->rsp_n; i++)
+			n[i] = qp->rsp[(qp->rsp_head + i) % qp->rsp_cap];
+		free(qp->rsp);
+		qp->rsp = n;
+		qp->rsp_head = 0;
+		qp->rsp_cap = cap;
+	}
+	struct hca_resp *r = &qp->rsp[(qp->rsp_head + qp->rsp_n++) % qp->rsp_cap];
+
+	memset(r, 0, sizeof(*r));
+	return r;
+}
+
+static struct hca_resp *resp_head(const struct hca_qp *qp)
+{
+	return &qp->rsp[qp->rsp_head];
+}
+
+static void resp_pop(struct hca_qp *qp)
+{
+	qp->rsp_head = (qp->rsp_head + 1) % qp->rsp_cap;
+	qp->rsp_n--;
+}
+
+/* Queue an ACK or NAK; an ACK still waiting at the tail is updated instead. */
+static void queue_ack(struct hca_qp *qp, uint8_t aeth, uint32_t psn)
+{
+	if (aeth == IB_AETH_ACK && qp->rsp_n) {
+		struct hca_resp *t = &qp->rsp[(qp->rsp_head + qp->rsp_n - 1) % qp->rsp_cap];
+
+		if (t->kind == RESP_ACK && t->aeth == IB_AETH_ACK) {
+			t->psn = psn;
+			t->msn = qp->msn;
+			return;
+		}
+	}
+	struct hca_resp *r = resp_push(qp);
+
+	if (!r)
+		return;
+	r->kind = RESP_ACK;
+	r->aeth = aeth;
+	r->psn = psn;
+	r->msn = qp->msn;
+	if (aeth == IB_AETH_ACK)
+		qp->st.acks_sent++;
+	else if ((aeth & 0xe0) == IB_AETH_RNR_NAK)
+		qp->st.rnr_naks_sent++;
+	else
+		qp->st.naks_sent++;
+	hca_qp_update_active(qp);
+}
+
+bool qp_resp_has_packet(const struct hca_qp *qp)
+{
+	return qp->rsp_n > 0;
+}
+
+static uint8_t read_opcode(const struct hca_resp *r, uint32_t mtu, uint32_t *payload)
+{
+	uint32_t left = r->len - r->off;
+	bool first = !r->first_sent, last;
+
+	*payload = left < mtu ? left : mtu;
+	last = r->off + *payload >= r->len;
+	return first && last ? IB_OP_READ_RESP_ONLY : first ? IB_OP_READ_RESP_FIRST :
+	       last ? IB_OP_READ_RESP_LAST : IB_OP_READ_RESP_MIDDLE;
+}
+
+uint32_t qp_resp_next_size(const struct hca_qp *qp)
+{
+	const struct hca_resp *r = resp_head(qp);
+	uint32_t payload = 0;
+
+	switch (r->kind) {
+	case RESP_ACK:
+		return hca_wire_bytes(qp->type, IB_OP_ACK, 0);
+	case RESP_ATOMIC:
+		return hca_wire_bytes(qp->type, IB_OP_ATOMIC_ACK, 0);
+	case RESP_READ:
+		return hca_wire_bytes(qp->type, read_opcode(r, qp->mtu, &payload), payload);
+	}
+	return 0;
+}
+
+void qp_resp_build(struct hca_qp *qp, struct ib_pkt *p)
+{
+	struct hca_resp *r = resp_head(qp);
+	uint32_t payload = 0;
+
+	p->msg = r->msg;
+	p->aeth = r->aeth;
+	p->msn = r->msn;
+	p->psn = r->psn;
+	switch (r->kind) {
+	case RESP_ACK:
+		p->opcode = IB_OP_ACK;
+		resp_pop(qp);
+		break;
+	case RESP_ATOMIC:
+		p->opcode = IB_OP_ATOMIC_ACK;
+		p->aeth = IB_AETH_ACK;
+		p->atomic[0] = r->orig;
+		resp_pop(qp);
+		qp->rd_responding--;
+		break;
+	case RESP_READ:
+		p->opcode = read_opcode(r, qp->mtu, &payload);
+		p->aeth = IB_AETH_ACK;
+		p->payload = (uint16_t)payload;
+		{
+			const uint8_t *b = hca_mr_ptr(r->mr, r->va);
+
+			p->data = b ? b + r->off : NULL;
+		}
+		r->first_sent = true;
+		r->off += payload;
+		r->psn = psn_add(r->psn, 1);
+		if (r->off >= r->len) {
+			resp_pop(qp);
+			qp->rd_responding--;
+		}
+		break;
+	}
+	p->wire = (uint16_t)hca_wire_bytes(qp->type, p->opcode, payload);
+}
+
+static bool is_send(uint8_t op)
+{
+	return op <= IB_OP_SEND_ONLY_IMM;
+}
+
+static bool is_write(uint8_t op)
+{
+	return op >= IB_OP_WRITE_FIRST && op <= IB_OP_WRITE_ONLY_IMM;
+}
+
+static bool op_first(uint8_t op)
+{
+	return op == IB_OP_SEND_FIRST || op == IB_OP_SEND_ONLY || op == IB_OP_SEND_ONLY_IMM ||
+	       op == IB_OP_WRITE_FIRST || op == IB_OP_WRITE_ONLY || op == IB_OP_WRITE_ONLY_IMM;
+}
+
+static bool op_last(uint8_t op)
+{
+	return op == IB_OP_SEND_LAST || op == IB_OP_SEND_LAST_IMM || op == IB_OP_SEND_ONLY ||
+	       op == IB_OP_SEND_ONLY_IMM || op == IB_OP_WRITE_LAST ||
+	       op == IB_OP_WRITE_LAST_IMM || op == IB_OP_WRITE_ONLY || op == IB_OP_WRITE_ONLY_IMM;
+}
+
+static bool op_imm(uint8_t op)
+{
+	return op == IB_OP_SEND_LAST_IMM || op == IB_OP_SEND_ONLY_IMM ||
+	       op == IB_OP_WRITE_LAST_IMM || op == IB_OP_WRITE_ONLY_IMM;
+}
+
+static void recv_complete(struct hca_qp *qp, const struct hca_recv_wr *r, enum hca_wc_status st,
+			  enum hca_wc_opcode op, uint32_t len, const struct ib_pkt *p)
+{
+	struct hca_wc wc = {
+		.wr_id = r->wr_id, .status = st, .opcode = op, .byte_len = len,
+		.qp_num = qp->qpn, .src_qp = p->sqpn, .slid = p->slid,
+		.imm_data = p->imm, .with_imm = op_imm(p->opcode),
+		.time = qp->hca->f->eng.now,
+	};
+
+	hca_cq_push(qp->rcq, &wc);
+}
+
+static void copy_in(struct hca_mr *mr, uint64_t va, const struct ib_pkt *p)
+{
+	uint8_t *dst = hca_mr_ptr(mr, va);
+
+	if (dst && p->data && p->payload)
+		memcpy(dst, p->data, p->payload);
+}
+
+/* UD (IBA 9.8.5): one packet, one receive, or a silent drop. */
+static void ud_receive(struct hca_qp *qp, struct ib_pkt *p)
+{
+	struct hca_recv_wr r;
+	struct fab *f = qp->hca->f;
+
+	if ((uint32_t)p->va != qp->qkey || !hca_qp_take_recv(qp, &r)) {
+		qp->st.pkts_dropped_uc++;
+		return;
+	}
+	if (p->payload > r.sg.length) {
+		recv_complete(qp, &r, HCA_WC_LOC_LEN_ERR, HCA_WC_RECV, 0, p);
+		return;
+	}
+	copy_in(hca_mr_find(qp->hca, r.sg.lkey), r.sg.addr, p);
+	recv_complete(qp, &r, HCA_WC_SUCCESS, HCA_WC_RECV, p->payload, p);
+	if ((int32_t)p->msg >= 0)
+		fab_traffic_delivered(f, (int32_t)p->msg, f->eng.now);
+}
+
+/* Execute a request with the expected PSN. Returns false if it was refused
+ * (a NAK or RNR NAK went back, or UC dropped it) and the PSN not consumed. */
+static bool execute(struct hca_qp *qp, struct ib_pkt *p)
+{
+	struct hca *h = qp->hca;
+	struct fab *f = h->f;
+	bool rc = qp->type == HCA_QPT_RC;
+	uint8_t op = p->opcode;
+
+	if (is_send(op)) {
+		if (op_first(op) && !qp->recv_active) {
+			if (!hca_qp_take_recv(qp, &qp->cur_recv)) {
+				if (rc)
+					queue_ack(qp, (uint8_t)(IB_AETH_RNR_NAK | qp->min_rnr_timer), p->psn);
+				return false;
+			}
+			qp->recv_active = true;
+			qp->recv_off = 0;
+		}
+		if (!qp->recv_active || (op_first(op) && qp->recv_off)) {
+			if (rc)
+				queue_ack(qp, IB_AETH_NAK_INV_REQ, p->psn);
+			return false;
+		}
+		if (qp->recv_off + p->payload > qp->cur_recv.sg.length) {
+			/* IBA 9.7.5.2.5: too long for the receive buffer */
+			recv_complete(qp, &qp->cur_recv, HCA_WC_LOC_LEN_ERR, HCA_WC_RECV, 0, p);
+			qp->recv_active = false;
+			if (rc)
+				queue_ack(qp, IB_AETH_NAK_INV_REQ, p->psn);
+			return false;
+		}
+		copy_in(hca_mr_find(h, qp->cur_recv.sg.lkey), qp->cur_recv.sg.addr + qp->recv_off, p);
+		qp->recv_off += p->payload;
+		if (op_last(op)) {
+			qp->recv_active = false;
+			qp->msn++;
+			recv_complete(qp, &qp->cur_recv, HCA_WC_SUCCESS, HCA_WC_RECV, qp->recv_off, p);
+			if ((int32_t)p->msg >= 0)
+				fab_traffic_delivered(f, (int32_t)p->msg, f->eng.now);
+		}
+		return true;
+	}
+	if (is_write(op)) {
+		struct hca_recv_wr r;
+
+		if (op_first(op)) {
+			struct hca_mr *mr = hca_mr_find(h, p->rkey);
+
+			if (hca_mr_check(mr, p->va, p->dma_len, HCA_ACCESS_REMOTE_WRITE)) {
+				if (rc)
+					queue_ack(qp, IB_AETH_NAK_REM_ACCESS, p->psn);
+				return false;
+			}
+			qp->wr_mr = mr;
+			qp->wr_va = p->va;
+			qp->wr_left = p->dma_len;
+		}
+		/* WRITE with immediate consumes a receive: RNR before touching memory. */
+		if (op_imm(op) && !hca_qp_take_recv(qp, &r)) {
+			if (rc)
+				queue_ack(qp, (uint8_t)(IB_AETH_RNR_NAK | qp->min_rnr_timer), p->psn);
+			return false;
+		}
+		if (p->payload > qp->wr_left) {
+			if (rc)
+				queue_ack(qp, IB_AETH_NAK_INV_REQ, p->psn);
+			return false;
+		}
+		copy_in(qp->wr_mr, qp->wr_va, p);
+		qp->wr_va += p->payload;
+		qp->wr_left -= p->payload;
+		if (op_last(op)) {
+			qp->msn++;
+			if (op_imm(op))
+				recv_complete(qp, &r, HCA_WC_SUCCESS, HCA_WC_RECV_RDMA_WITH_IMM, 0, p);
+			if ((int32_t)p->msg >= 0)
+				fab_traffic_delivered(f, (int32_t)p->msg, f->eng.now);
+		}
+		return true;
+	}
+	/* READ and atomics: RC only, limited by the responder's resources. */
+	if (qp->rd_responding >= qp->max_dest_rd_atomic) {
+		queue_ack(qp, IB_AETH_NAK_INV_REQ, p->psn);
+		return false;
+	}
+	if (op == IB_OP_READ_REQUEST) {
+		struct hca_mr *mr = hca_mr_find(h, p->rkey);
+		struct hca_resp *r;
+
+		if (p->dma_len && hca_mr_check(mr, p->va, p->dma_len, HCA_ACCESS_REMOTE_READ)) {
+			queue_ack(qp, IB_AETH_NAK_REM_ACCESS, p->psn);
+			return false;
+		}
+		r = resp_push(qp);
+		if (!r)
+			return false;
+		r->kind = RESP_READ;
+		r->mr = mr;
+		r->va = p->va;
+		r->len = p->dma_len;
+		r->psn = p->psn;
+		r->msg = p->msg;
+		qp->msn++;
+		r->msn = qp->msn;
+	} else {
+		struct hca_mr *mr = hca_mr_find(h, p->rkey);
+		struct hca_resp *r;
+		uint64_t orig = 0;
+		uint8_t *mem;
+
+		if ((p->va & 7) || hca_mr_check(mr, p->va, 8, HCA_ACCESS_REMOTE_ATOMIC)) {
+			queue_ack(qp, (p->va & 7) ? IB_AETH_NAK_INV_REQ : IB_AETH_NAK_REM_ACCESS,
+				  p->psn);
+			return false;
+		}
+		mem = hca_mr_ptr(mr, p->va);
+		if (mem) {
+			memcpy(&orig, mem, 8);
+			uint64_t v = op == IB_OP_CMP_SWAP ? (orig == p->atomic[0] ? p->atomic[1] : orig) :
+				     orig + p->atomic[0];
+
+			memcpy(mem, &v, 8);
+		}
+		qp->last_atomic_psn = p->psn;
+		qp->last_atomic_orig = orig;
+		qp->last_atomic_valid = true;
+		r = resp_push(qp);
+		if (!r)
+			return false;
+		r->kind = RESP_ATOMIC;
+		r->orig = orig;
+		r->psn = p->psn;
+		r->msg = p->msg;
+		qp->msn++;
+		r->msn = qp->msn;
+	}
+	qp->rd_responding++;
+	if (qp->rd_responding > qp->st.max_rd_responding)
+		qp->st.max_rd_responding = qp->rd_responding;
+	hca_qp_update_active(qp);
+	return true;
+}
+
+static uint32_t psns_of(const struct hca_qp *qp, const struct ib_pkt *p)
+{
+	if (p->opcode == IB_OP_READ_REQUEST)
+		return p->dma_len ? (p->dma_len + qp->mtu - 1) / qp->mtu : 1;
+	return 1;
+}
+
+/* A duplicate (PSN behind): answer again, never execute again. */
+static void duplicate(struct hca_qp *qp, struct ib_pkt *p)
+{
+	qp->st.dup_pkts_rcvd++;
+	if (p->opcode == IB_OP_READ_REQUEST) {
+		struct hca_mr *mr = hca_mr_find(qp->hca, p->rkey);
+		struct hca_resp *r;
+
+		if (p->dma_len && hca_mr_check(mr, p->va, p->dma_len, HCA_ACCESS_REMOTE_READ))
+			return;
+		r = resp_push(qp);
+		if (!r)
+			return;
+		r->kind = RESP_READ;
+		r->mr = mr;
+		r->va = p->va;
+		r->len = p->dma_len;
+		r->psn = p->psn;
+		r->msg = p->msg;
+		r->msn = qp->msn;
+		qp->rd_responding++;
+		hca_qp_update_active(qp);
+		return;
+	}
+	if (p->opcode == IB_OP_CMP_SWAP || p->opcode == IB_OP_FETCH_ADD) {
+		struct hca_resp *r;
+
+		if (!qp->last_atomic_valid || qp->last_atomic_psn != p->psn)
+			return;
+		r = resp_push(qp);
+		if (!r)
+			return;
+		r->kind = RESP_ATOMIC;
+		r->orig = qp->last_atomic_orig;
+		r->psn = p->psn;
+		r->msg = p->msg;
+		r->msn = qp->msn;
+		qp->rd_responding++;
+		hca_qp_update_active(qp);
+		return;
+	}
+	queue_ack(qp, IB_AETH_ACK, psn_add(qp->epsn, HCA_PSN_MASK));	/* epsn - 1 */
+}
+
+void qp_resp_receive(struct hca_qp *qp, struct ib_pkt *p)
+{
+	int32_t d;
+
+	if (qp->state != HCA_QPS_RTR && qp->state != HCA_QPS_RTS && qp->state != HCA_QPS_SQD)
+		return;
+	if (qp->type == HCA_QPT_UD) {
+		ud_receive(qp, p);
+		return;
+	}
+	d = psn_diff(p->psn, qp->epsn);
+	if (qp->type == HCA_QPT_UC) {
+		/* UC (IBA 9.8.3): a gap loses the message; resynchronise on a FIRST/ONLY. */
+		if (d != 0 || qp->uc_drop) {
+			if (!op_first(p->opcode)) {
+				qp->uc_drop = true;
+				qp->epsn = psn_add(p->psn, 1);
+				qp->st.pkts_dropped_uc++;
+				return;
+			}
+			qp->recv_active = false;	/* the broken message's receive is reused */
+			qp->uc_drop = false;
+		}
+		if (!execute(qp, p))
+			qp->uc_drop = !op_last(p->opcode);
+		qp->epsn = psn_add(p->psn, 1);
+		return;
+	}
+	if (d < 0) {
+		duplicate(qp, p);
+		return;
+	}
+	if (d > 0) {
+		if (!qp->nak_seq_sent) {
+			queue_ack(qp, IB_AETH_NAK_SEQ, qp->epsn);
+			qp->nak_seq_sent = true;
+		}
+		return;
+	}
+	qp->nak_seq_sent = false;
+	if (!execute(qp, p))
+		return;
+	qp->epsn = psn_add(qp->epsn, psns_of(qp, p));
+	if ((p->flags & IB_PKT_ACKREQ) && p->opcode != IB_OP_READ_REQUEST &&
+	    p->opcode != IB_OP_CMP_SWAP && p->opcode != IB_OP_FETCH_ADD)
+		queue_ack(qp, IB_AETH_ACK, p->psn);
+}

@@ -1,0 +1,724 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * host.c - the host behind an HCA: PCIe link, host memory, GPU memory,
+ * GPUDirect RDMA, CPU accounting. host.h gives the formulas; this file
+ * gives the numbers and where they come from.
+ *
+ * Modelled: each direction of the HCA's PCIe link as a pipe (latency plus
+ * occupancy), TLP overhead per max-payload chunk, host memory bandwidth as
+ * a cap, the GPU's link, GPUDirect peer-to-peer under one PCIe switch or
+ * through the root complex, staging copies without GPUDirect, and the CPU
+ * time of posting, polling and launching copies. Left out: read requests
+ * (a 24-byte MRd per max read request, 512 B, about 5% of the reverse
+ * direction), read completions split at the read-completion boundary,
+ * PCIe tags and credits, the IOMMU, NUMA, BlueFlame (WQE by MMIO),
+ * contention for host memory between concurrent transfers (it is a cap per
+ * transfer: by default 150 GB/s against 28.6 GB/s of PCIe, so it only
+ * matters when set low), and the CPU as a queue (it is charged, not
+ * contended). docs/host-model.md says the same at more length.
+ *
+ * Link rate (PCI Express Base Specification, per-lane transfer rates, as
+ * tabulated in pcie-bench's model, github.com/pcie-bench/pcie-model,
+ * model/pcie.py): gen 3, 4, 5 run 8, 16, 32 GT/s with 128b/130b coding, so
+ * Gen4 x16 = 16 GT/s x 16 x 128/130 / 8 = 31.51 GB/s per direction. Gen 6
+ * runs 64 GT/s PAM4 in FLIT mode: a 256-byte flit carries 236 bytes of
+ * TLPs, 6 DLP bytes (what DLLPs carried before: Acks, credits), 8 CRC and
+ * 6 FEC bytes, so the TLP rate is 64 x 236/256. (pcie-model and some
+ * write-ups use 242/256, counting the DLP bytes as data; they never carry
+ * TLP bytes, so 236/256 is the rate payload sees.)
+ *
+ * TLP overhead, 26 bytes per TLP by default:
+ *   - 24 bytes of a memory write TLP with a 64-bit address: 8 bytes of
+ *     physical and data-link layer (framing, 2-byte sequence number, 4-byte
+ *     LCRC), a 4-byte common header and 12 bytes of MWr header (pcie-model:
+ *     DLLP_Hdr + TLP_Hdr + TLP_MWr_64_Hdr; Intel AN 708 gives 5-7 dwords
+ *     per TLP without ECRC). A read completion's header is 4 bytes shorter
+ *     (CplD, 20 bytes); one figure serves both directions (1.4% apart).
+ *   - 2 bytes per TLP for Ack and UpdateFC DLLPs and SKP ordered sets
+ *     (estimate). DLLPs are 8 bytes. The spec's Ack latency limit at x16
+ *     and MPS 256 is 168 symbol times (the table in pcie-model), which at
+ *     x16 is 2688 bytes of link time: one Ack and one UpdateFC per interval
+ *     is 0.6%, SKP ordered sets (4 per 1538 symbols) 0.26%, so about 2.4
+ *     bytes per 282-byte TLP. pcie-model divides by 168 as if it were bytes
+ *     and deducts 9.8% at x16; we read the limit in symbol times.
+ * Gen4 x16 payload: 31.51 x 256 / 282 = 28.60 GB/s; Gen3 x16: 14.30 GB/s,
+ * below HDR's 25 GB/s and above EDR's 12.5. This is the ceiling the
+ * protocol allows. Measured DMA rates are lower (completions split at
+ * 64-128 bytes, tags, the root complex); to calibrate to a measured rate
+ * R, set tlp_overhead = mps x (raw / R - 1), e.g. 54 for 26 GB/s at Gen4
+ * x16. In FLIT mode (gen 6) framing, LCRC and DLLPs live in the flit: set
+ * tlp_overhead=16 (the 4-DW header alone); the default 26 understates a
+ * Gen6 link's payload rate by 3.5%.
+ *
+ * Latencies (ns). Estimates unless a measurement is named:
+ *   dma_read_ns 500   pcie-bench measurements (github.com/pcie-bench/data,
+ *                     NFP-6000 on a Broadwell Xeon E5-2630v4, IOMMU on):
+ *                     64-byte DMA read median 560 ns, 4-byte 546 ns. That
+ *                     includes the NFP's own DMA engine; 500 for a current
+ *                     HCA and host is an estimate.
+ *   dma_write_ns 250  estimate. Same data set: a 64-byte write followed by
+ *                     a read takes 773 ns median, ~210 ns more than the read
+ *                     alone; a posted write is one trip plus the write into
+ *                     the last-level cache (DDIO).
+ *   doorbell_ns 200   estimate: a posted MMIO write crosses the root complex
+ *                     and the link once, about half a read round trip.
+ *   wqe_fetch_ns 500  = dma_read_ns: fetching a WQE is a 64-byte DMA read.
+ *                     BlueFlame (the CPU writes small WQEs through MMIO with
+ *                     the doorbell) skips it: set 0 to model that.
+ *   cqe_ns 250        = dma_write_ns: a CQE is a 64-byte posted write.
+ *   p2p_switch_ns 100 estimate: a read of GPU memory through its BAR under a
+ *                     switch; NCCL's documentation notes that reading GPU
+ *                     memory is slightly slower than host memory on PCIe
+ *                     platforms (hence NCCL_NET_GDR_READ off there).
+ *   p2p_rc_penalty_ns 300  estimate: the root complex's peer-to-peer path.
+ * Bandwidths (GB/s):
+ *   mem_gbps 150      estimate: one socket of 8 DDR4-3200 channels is
+ *                     8 x 25.6 = 204.8 GB/s peak, about 75% sustained.
+ *   p2p_rc_gbps 8     estimate, and the most platform-dependent number here:
+ *                     NVIDIA's GPUDirect RDMA documentation (Supported
+ *                     Systems) says P2P with only PCIe switches on the path
+ *                     performs best, through a single CPU "works, but yields
+ *                     worse performance (especially peer-to-peer read
+ *                     bandwidth has been shown to be severely limited on
+ *                     some processor architectures)", and across sockets
+ *                     may not work. 8 is below HDR's 25 on purpose: the
+ *                     model then shows why GPU servers put each GPU and its
+ *                     HCA under one switch (as DGX-class systems do).
+ * CPU (ns), estimates:
+ *   post_cpu_ns 50    ibv_post_send builds a 64-byte WQE and rings the
+ *                     doorbell from user space: no system call.
+ *   poll_cpu_ns 50    ibv_poll_cq reads one 64-byte CQE from the cache.
+ *   memcpy_launch_ns 5000  the fixed cost of a small cudaMemcpy (driver,
+ *                     copy-engine start, synchronisation): several us.
+ * GPUDirect on and GPU under the HCA's switch: the layout GPU servers built
+ * for GPUDirect RDMA use. Turn either off to see what it buys.
+ */
+#include "models/host/host.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sim/sim_parse.h"
+
+/* ---- the PCIe link ---------------------------------------------------- */
+
+struct pcie_gen {
+	uint8_t gen;
+	uint32_t gts;		/* GT/s per lane (Gb/s per lane for gen 6 PAM4) */
+	uint32_t num, den;	/* fraction of the line rate that carries TLP bytes */
+};
+
+static const struct pcie_gen pcie_gens[] = {
+	{ 3,  8, 128, 130 },	/* 128b/130b */
+	{ 4, 16, 128, 130 },
+	{ 5, 32, 128, 130 },
+	{ 6, 64, 236, 256 },	/* FLIT: 236 TLP bytes per 256-byte flit */
+};
+
+static const struct pcie_gen *find_gen(unsigned gen)
+{
+	for (size_t i = 0; i < SIM_ARRAY_SIZE(pcie_gens); i++)
+		if (pcie_gens[i].gen == gen)
+			return &pcie_gens[i];
+	return NULL;
+}
+
+static bool lanes_valid(unsigned lanes)
+{
+	return lanes == 1 || lanes == 2 || lanes == 4 || lanes == 8 || lanes == 16;
+}
+
+static bool mps_valid(uint64_t mps)
+{
+	return mps >= 128 && mps <= 4096 && !(mps & (mps - 1));
+}
+
+static bool gbps_valid(double g, bool zero_ok)
+{
+	return isfinite(g) && (g > 0 || (zero_ok && g == 0)) && g <= 1e5;
+}
+
+uint64_t host_pcie_wire_bytes(const struct host_params *p, uint64_t bytes)
+{
+	uint64_t mps = p->pcie_mps ? p->pcie_mps : 256;
+	uint64_t tlps = bytes / mps + (bytes % mps != 0);
+
+	return bytes + tlps * p->tlp_overhead;
+}
+
+/*
+ * ps = wire * 8 bits / (lanes * GT/s * num/den) = wire * 8000 * den /
+ * (lanes * gts * num), in 128-bit integers, rounded up: exact, like
+ * link_ser_ps(). Gen4 x16: 282 wire bytes -> 8950.2 -> 8951 ps.
+ */
+sim_time_t host_pcie_ser_ps(const struct host_params *p, uint64_t wire_bytes)
+{
+	const struct pcie_gen *g = find_gen(p->pcie_gen);
+	unsigned __int128 n, d;
+
+	if (!g || !p->pcie_lanes)
+		return 0;	/* host_params_check() refuses these */
+	n = (unsigned __int128)wire_bytes * 8000u * g->den;
+	d = (unsigned __int128)p->pcie_lanes * g->gts * g->num;
+	return (sim_time_t)((n + d - 1) / d);
+}
+
+double host_pcie_raw_Bps(const struct host_params *p)
+{
+	const struct pcie_gen *g = find_gen(p->pcie_gen);
+
+	if (!g)
+		return 0;
+	return (double)g->gts * 1e9 * p->pcie_lanes * g->num / g->den / 8;
+}
+
+double host_pcie_payload_Bps(const struct host_params *p)
+{
+	return host_pcie_raw_Bps(p) * p->pcie_mps / (p->pcie_mps + p->tlp_overhead);
+}
+
+/* bytes at gbps GB/s, in whole ps rounded up: bytes / (gbps * 1e9) s. */
+static sim_time_t rate_ps(uint64_t bytes, double gbps)
+{
+	if (!(gbps > 0))
+		return 0;	/* host_params_check() refuses these */
+	return (sim_time_t)ceil((double)bytes * 1000.0 / gbps);
+}
+
+static sim_time_t max_t(sim_time_t a, sim_time_t b)
+{
+	return a > b ? a : b;
+}
+
+/* Time on the GPU's link: the HCA's link formula, or its own payload rate. */
+static sim_time_t gpu_link_ps(const struct host_params *p, uint64_t bytes)
+{
+	if (p->gpu_pcie_gbps > 0)
+		return rate_ps(bytes, p->gpu_pcie_gbps);
+	return host_pcie_ser_ps(p, host_pcie_wire_bytes(p, bytes));
+}
+
+/*
+ * One transfer over up to two pipes: it starts when all are free (and not
+ * before t), holds them for occ, and is done lat after it leaves them.
+ */
+static sim_time_t run(sim_time_t t, sim_time_t *a, sim_time_t *b, sim_time_t occ,
+		      sim_time_t lat)
+{
+	sim_time_t start = max_t(t, *a);
+
+	if (b)
+		start = max_t(start, *b);
+	*a = start + occ;
+	if (b)
+		*b = start + occ;
+	return start + occ + lat;
+}
+
+/* ---- the model --------------------------------------------------------- */
+
+void host_init(struct host *h, const struct host_params *p)
+{
+	memset(h, 0, sizeof(*h));
+	h->p = *p;
+}
+
+bool host_needs_staging(const struct host_params *p, enum hca_mem mem)
+{
+	return mem == HCA_MEM_GPU && !p->gpudirect;
+}
+
+sim_time_t host_post(struct host *h, sim_time_t t, uint32_t inline_bytes)
+{
+	const struct host_params *p = &h->p;
+	/* Inline data follows the WQE's segments; WQEs grow in 64-byte blocks. */
+	uint64_t wqe = ((uint64_t)HOST_WQE_BYTES + inline_bytes + HOST_WQE_BYTES - 1) /
+		       HOST_WQE_BYTES * HOST_WQE_BYTES;
+	uint64_t db_wire = host_pcie_wire_bytes(p, HOST_DOORBELL_BYTES);
+	uint64_t wqe_wire = host_pcie_wire_bytes(p, wqe);
+	sim_time_t occ = max_t(host_pcie_ser_ps(p, wqe_wire), rate_ps(wqe, p->mem_gbps));
+
+	h->st.posts++;
+	h->st.cpu_ps += (uint64_t)p->post_cpu_ns * SIM_NS;
+	h->st.pcie_rd_bytes += db_wire + wqe_wire;
+	h->st.rc_bytes += db_wire + wqe_wire;
+	h->st.hostmem_bytes += wqe;	/* the send queue lives in host memory */
+	/*
+	 * The doorbell is latency only: its 34 wire bytes are 1 ns at Gen4 x16.
+	 * The WQE fetch then queues on the rd pipe behind payload reads.
+	 */
+	t += (sim_time_t)(p->post_cpu_ns + (uint64_t)p->doorbell_ns) * SIM_NS;
+	return run(t, &h->rd_free, NULL, occ, (sim_time_t)p->wqe_fetch_ns * SIM_NS);
+}
+
+/*
+ * One payload DMA, reads and writes alike: `hca` is the HCA's pipe in that
+ * direction, `gpu` the GPU link's pipe a P2P transfer also holds.
+ */
+static sim_time_t dma(struct host *h, sim_time_t t, enum hca_mem mem, uint32_t bytes,
+		      sim_time_t *hca, sim_time_t *gpu, uint32_t lat_ns, uint64_t *dir_bytes)
+{
+	const struct host_params *p = &h->p;
+	uint64_t wire = host_pcie_wire_bytes(p, bytes);
+	sim_time_t occ = host_pcie_ser_ps(p, wire);
+	sim_time_t lat = (sim_time_t)lat_ns * SIM_NS;
+
+	*dir_bytes += wire;
+	if (mem == HCA_MEM_GPU && p->gpudirect) {
+		/* Peer to peer: GPU link -> (switch | root complex) -> HCA link. */
+		h->st.gpu_pcie_bytes += wire;
+		if (p->gpu_pcie_gbps > 0)
+			occ = max_t(occ, rate_ps(bytes, p->gpu_pcie_gbps));
+		if (p->gpu_same_switch) {
+			lat += (sim_time_t)p->p2p_switch_ns * SIM_NS;
+		} else {
+			occ = max_t(occ, rate_ps(bytes, p->p2p_rc_gbps));
+			lat += (sim_time_t)p->p2p_rc_penalty_ns * SIM_NS;
+			h->st.rc_bytes += wire;
+		}
+		return run(t, hca, gpu, occ, lat);
+	}
+	/* Host memory (or, without GPUDirect, the staged bounce buffer). */
+	occ = max_t(occ, rate_ps(bytes, p->mem_gbps));
+	h->st.rc_bytes += wire;
+	h->st.hostmem_bytes += bytes;
+	return run(t, hca, NULL, occ, lat);
+}
+
+sim_time_t host_dma_read(struct host *h, sim_time_t t, enum hca_mem mem, uint32_t bytes)
+{
+	if (!bytes)
+		return t;
+	h->st.dma_reads++;
+	return dma(h, t, mem, bytes, &h->rd_free, &h->gpu_free, h->p.dma_read_ns,
+		   &h->st.pcie_rd_bytes);
+}
+
+sim_time_t host_dma_write(struct host *h, sim_time_t t, enum hca_mem mem, uint32_t bytes)
+{
+	if (!bytes)
+		return t;
+	h->st.dma_writes++;
+	return dma(h, t, mem, bytes, &h->wr_free, &h->gpu_in_free, h->p.dma_write_ns,
+		   &h->st.pcie_wr_bytes);
+}
+
+/*
+ * A staging copy over the GPU's link by its copy engine, after the CPU has
+ * launched it. Under the HCA's switch it also crosses the switch uplink in
+ * the same direction as the HCA's `hca` pipe (GPU -> memory shares the
+ * uplink with the HCA's writes, memory -> GPU with its reads).
+ */
+static sim_time_t stage(struct host *h, sim_time_t t, uint64_t bytes, sim_time_t *gpu,
+			sim_time_t *hca, uint32_t lat_ns)
+{
+	const struct host_params *p = &h->p;
+	uint64_t wire = host_pcie_wire_bytes(p, bytes);
+	sim_time_t occ = max_t(gpu_link_ps(p, bytes), rate_ps(bytes, p->mem_gbps));
+
+	h->st.staging_copies++;
+	h->st.cpu_ps += (uint64_t)p->memcpy_launch_ns * SIM_NS;
+	h->st.gpu_pcie_bytes += wire;
+	h->st.rc_bytes += wire;
+	h->st.hostmem_bytes += bytes;
+	t += (sim_time_t)p->memcpy_launch_ns * SIM_NS;
+	return run(t, gpu, p->gpu_same_switch ? hca : NULL, occ, (sim_time_t)lat_ns * SIM_NS);
+}
+
+sim_time_t host_stage_gpu_to_host(struct host *h, sim_time_t t, uint64_t bytes)
+{
+	if (!bytes)
+		return t;
+	/* The copy engine's posted writes into host memory. */
+	return stage(h, t, bytes, &h->gpu_free, &h->wr_free, h->p.dma_write_ns);
+}
+
+sim_time_t host_stage_host_to_gpu(struct host *h, sim_time_t t, uint64_t bytes)
+{
+	if (!bytes)
+		return t;
+	/* The copy engine reads host memory: a read round trip. */
+	return stage(h, t, bytes, &h->gpu_in_free, &h->rd_free, h->p.dma_read_ns);
+}
+
+sim_time_t host_cqe(struct host *h, sim_time_t t)
+{
+	const struct host_params *p = &h->p;
+	uint64_t wire = host_pcie_wire_bytes(p, HOST_CQE_BYTES);
+	sim_time_t occ = max_t(host_pcie_ser_ps(p, wire), rate_ps(HOST_CQE_BYTES, p->mem_gbps));
+	sim_time_t seen;
+
+	h->st.cqes++;
+	h->st.cpu_ps += (uint64_t)p->poll_cpu_ns * SIM_NS;
+	h->st.pcie_wr_bytes += wire;
+	h->st.rc_bytes += wire;
+	h->st.hostmem_bytes += HOST_CQE_BYTES;
+	seen = run(t, &h->wr_free, NULL, occ, (sim_time_t)p->cqe_ns * SIM_NS);
+	return seen + (sim_time_t)p->poll_cpu_ns * SIM_NS;
+}
+
+/* ---- parameters --------------------------------------------------------- */
+
+void host_params_default(struct host_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->pcie_gen = 4;		/* ConnectX-6 class: PCIe Gen4 x16 */
+	p->pcie_lanes = 16;
+	p->pcie_mps = 256;		/* the common server setting */
+	p->tlp_overhead = 26;		/* 24 TLP + 2 DLLP share: see the top of this file */
+	p->dma_read_ns = 500;
+	p->dma_write_ns = 250;
+	p->doorbell_ns = 200;
+	p->wqe_fetch_ns = 500;
+	p->cqe_ns = 250;
+	p->mem_gbps = 150;
+	p->gpu_pcie_gbps = 0;
+	p->gpudirect = true;
+	p->gpu_same_switch = true;
+	p->p2p_switch_ns = 100;
+	p->p2p_rc_penalty_ns = 300;
+	p->p2p_rc_gbps = 8;
+	p->memcpy_launch_ns = 5000;
+	p->post_cpu_ns = 50;
+	p->poll_cpu_ns = 50;
+}
+
+enum key_kind {
+	K_GEN,		/* 3..6, "gen4" accepted */
+	K_LANES,	/* 1 2 4 8 16, "x16" accepted */
+	K_MPS,		/* 128..4096, a power of two, size units accepted */
+	K_UINT,		/* integer in [min, max] */
+	K_NS,		/* nanoseconds: bare number or a time with a unit */
+	K_GBPS,		/* GB/s, > 0 */
+	K_GBPS0,	/* GB/s, >= 0 (0 = same as the HCA's link) */
+	K_BOOL,
+};
+
+struct key {
+	const char *name;
+	enum key_kind kind;
+	size_t off, size;
+	uint64_t min, max;	/* K_UINT */
+	const char *meaning;
+};
+
+#define FIELD(f) offsetof(struct host_params, f), sizeof(((struct host_params *)0)->f)
+
+/* In print order. */
+static const struct key keys[] = {
+	{ "pcie_gen", K_GEN, FIELD(pcie_gen), 0, 0,
+	  "PCIe generation of the HCA's link: 3 4 5 6 (8 16 32 64 GT/s per lane)" },
+	{ "pcie_lanes", K_LANES, FIELD(pcie_lanes), 0, 0,
+	  "PCIe lanes of the HCA's link: 1 2 4 8 16" },
+	{ "pcie_mps", K_MPS, FIELD(pcie_mps), 0, 0,
+	  "PCIe max payload size, bytes (128..4096): TLP overhead per chunk" },
+	{ "tlp_overhead", K_UINT, FIELD(tlp_overhead), 0, 1024,
+	  "bytes per TLP beside payload: framing, header, LCRC, DLLP share" },
+	{ "dma_read_ns", K_NS, FIELD(dma_read_ns), 0, UINT32_MAX,
+	  "DMA read round trip: request to first data back, ns" },
+	{ "dma_write_ns", K_NS, FIELD(dma_write_ns), 0, UINT32_MAX,
+	  "DMA write: posted write to visible in memory, ns" },
+	{ "doorbell_ns", K_NS, FIELD(doorbell_ns), 0, UINT32_MAX,
+	  "MMIO doorbell write reaching the HCA, ns" },
+	{ "wqe_fetch_ns", K_NS, FIELD(wqe_fetch_ns), 0, UINT32_MAX,
+	  "WQE fetch, a 64-byte DMA read, ns (0 = BlueFlame: WQE sent by MMIO)" },
+	{ "cqe_ns", K_NS, FIELD(cqe_ns), 0, UINT32_MAX,
+	  "CQE write to visible to a polling CPU, ns" },
+	{ "mem_gbps", K_GBPS, FIELD(mem_gbps), 0, 0,
+	  "host memory bandwidth, GB/s (a cap on each host-memory transfer)" },
+	{ "gpu_pcie_gbps", K_GBPS0, FIELD(gpu_pcie_gbps), 0, 0,
+	  "GPU's PCIe link, GB/s of payload (0 = same as the HCA's link)" },
+	{ "gpudirect", K_BOOL, FIELD(gpudirect), 0, 0,
+	  "GPUDirect RDMA: the HCA reads and writes GPU memory directly: on/off" },
+	{ "gpu_same_switch", K_BOOL, FIELD(gpu_same_switch), 0, 0,
+	  "GPU and HCA under one PCIe switch (P2P stays below the root complex): on/off" },
+	{ "p2p_switch_ns", K_NS, FIELD(p2p_switch_ns), 0, UINT32_MAX,
+	  "extra latency of P2P under one switch, ns" },
+	{ "p2p_rc_penalty_ns", K_NS, FIELD(p2p_rc_penalty_ns), 0, UINT32_MAX,
+	  "extra latency of P2P through the root complex, ns" },
+	{ "p2p_rc_gbps", K_GBPS, FIELD(p2p_rc_gbps), 0, 0,
+	  "P2P bandwidth through the root complex, GB/s" },
+	{ "memcpy_launch_ns", K_NS, FIELD(memcpy_launch_ns), 0, UINT32_MAX,
+	  "CPU time to launch one staging copy (cudaMemcpy), ns" },
+	{ "post_cpu_ns", K_NS, FIELD(post_cpu_ns), 0, UINT32_MAX,
+	  "CPU time to post one WR from user space, ns" },
+	{ "poll_cpu_ns", K_NS, FIELD(poll_cpu_ns), 0, UINT32_MAX,
+	  "CPU time per polled completion, ns" },
+};
+
+static const void *cfield(const struct host_params *p, const struct key *k)
+{
+	return (const char *)p + k->off;
+}
+
+static uint64_t get_uint(const struct host_params *p, const struct key *k)
+{
+	const char *f = cfield(p, k);
+
+	switch (k->size) {
+	case 1: return *(const uint8_t *)f;
+	default: return *(const uint32_t *)f;
+	}
+}
+
+static void put_uint(struct host_params *p, const struct key *k, uint64_t v)
+{
+	char *f = (char *)p + k->off;
+
+	switch (k->size) {
+	case 1: *(uint8_t *)f = (uint8_t)v; break;
+	default: *(uint32_t *)f = (uint32_t)v; break;
+	}
+}
+
+static double *dbl_field(struct host_params *p, const struct key *k)
+{
+	return (double *)((char *)p + k->off);
+}
+
+static bool *bool_field(struct host_params *p, const struct key *k)
+{
+	return (bool *)((char *)p + k->off);
+}
+
+/* "500" (ns) or "0.5us": into whole nanoseconds. */
+static int parse_ns(const char *v, uint64_t *ns, char *err, size_t errlen)
+{
+	sim_time_t ps;
+	size_t i;
+
+	for (i = 0; v[i] && isdigit((unsigned char)v[i]); i++)
+		;
+	if (i && !v[i])
+		return sim_parse_u64(v, ns, err, errlen);
+	if (sim_parse_time_ps(v, &ps, err, errlen))
+		return -1;
+	if (ps % SIM_NS) {
+		snprintf(err, errlen, "'%s' is not a whole number of nanoseconds", v);
+		return -1;
+	}
+	*ns = ps / SIM_NS;
+	return 0;
+}
+
+/* Skip an optional case-insensitive prefix ("gen4", "x16"). */
+static const char *skip_prefix(const char *v, const char *pre)
+{
+	size_t n = strlen(pre);
+
+	return strncasecmp(v, pre, n) ? v : v + n;
+}
+
+static int set_value(struct host_params *p, const struct key *k, const char *v,
+		     char *err, size_t errlen)
+{
+	uint64_t x = 0;
+	double g;
+	bool b;
+
+	switch (k->kind) {
+	case K_GEN:
+		if (sim_parse_uint(skip_prefix(v, "gen"), 255, &x, NULL, 0) || !find_gen((unsigned)x)) {
+			snprintf(err, errlen, "expected 3, 4, 5 or 6 (PCIe generation), got '%s'", v);
+			return -1;
+		}
+		break;
+	case K_LANES:
+		if (sim_parse_uint(skip_prefix(v, "x"), 255, &x, NULL, 0) || !lanes_valid((unsigned)x)) {
+			snprintf(err, errlen, "expected 1, 2, 4, 8 or 16 (PCIe lanes), got '%s'", v);
+			return -1;
+		}
+		break;
+	case K_MPS:
+		if (sim_parse_size(v, &x, err, errlen))
+			return -1;
+		if (!mps_valid(x)) {
+			snprintf(err, errlen,
+				 "expected 128, 256, 512, 1024, 2048 or 4096 (PCIe max payload size), got '%s'",
+				 v);
+			return -1;
+		}
+		break;
+	case K_UINT:
+	case K_NS:
+		if ((k->kind == K_NS ? parse_ns(v, &x, err, errlen) :
+				       sim_parse_u64(v, &x, err, errlen)))
+			return -1;
+		if (x < k->min || x > k->max) {
+			snprintf(err, errlen, "'%s' is out of range (%llu..%llu)", v,
+				 (unsigned long long)k->min, (unsigned long long)k->max);
+			return -1;
+		}
+		break;
+	case K_GBPS:
+	case K_GBPS0:
+		if (sim_parse_double(v, &g, err, errlen))
+			return -1;
+		if (!gbps_valid(g, k->kind == K_GBPS0)) {
+			snprintf(err, errlen, "'%s' is out of range (%s up to 100000 GB/s)", v,
+				 k->kind == K_GBPS0 ? "0, or above 0" : "above 0");
+			return -1;
+		}
+		*dbl_field(p, k) = g;
+		return 0;
+	case K_BOOL:
+		if (sim_parse_bool(v, &b, err, errlen))
+			return -1;
+		*bool_field(p, k) = b;
+		return 0;
+	}
+	put_uint(p, k, x);
+	return 0;
+}
+
+static void print_value(const struct host_params *p, const struct key *k, char *buf,
+			size_t len)
+{
+	switch (k->kind) {
+	case K_GBPS:
+	case K_GBPS0:
+		snprintf(buf, len, "%.12g", *(const double *)cfield(p, k));
+		break;
+	case K_BOOL:
+		snprintf(buf, len, "%s", *(const bool *)cfield(p, k) ? "on" : "off");
+		break;
+	default:
+		snprintf(buf, len, "%llu", (unsigned long long)get_uint(p, k));
+		break;
+	}
+}
+
+/* Levenshtein distance, case-insensitive, for "did you mean"; names are short. */
+static unsigned edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned row[64], prev;
+
+	if (la >= SIM_ARRAY_SIZE(row) || lb >= SIM_ARRAY_SIZE(row))
+		return 99;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++) {
+		prev = row[0];
+		row[0] = (unsigned)i;
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned cur = row[j];
+			unsigned sub = prev + (tolower((unsigned char)a[i - 1]) !=
+					       tolower((unsigned char)b[j - 1]));
+			unsigned del = row[j] + 1, ins = row[j - 1] + 1;
+
+			row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+			prev = cur;
+		}
+	}
+	return row[lb];
+}
+
+/* Case-insensitive substring test (strcasestr() is a GNU extension). */
+static bool contains_ci(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (; *hay; hay++)
+		if (!strncasecmp(hay, needle, n))
+			return true;
+	return false;
+}
+
+/*
+ * The closest key: edit distance <= 2 ("pcie_gne"), else the first key
+ * that contains what was typed ("lanes" -> pcie_lanes, "dma_read" ->
+ * dma_read_ns); NULL when nothing is close.
+ */
+static const char *suggest_key(const char *name)
+{
+	const char *best = NULL;
+	unsigned bd = 3;
+
+	for (size_t i = 0; i < SIM_ARRAY_SIZE(keys); i++) {
+		unsigned e = edit_distance(name, keys[i].name);
+
+		if (e < bd) {
+			bd = e;
+			best = keys[i].name;
+		}
+	}
+	if (best || strlen(name) < 3)
+		return best;
+	for (size_t i = 0; i < SIM_ARRAY_SIZE(keys); i++)
+		if (contains_ci(keys[i].name, name))
+			return keys[i].name;
+	return NULL;
+}
+
+int host_params_set(struct host_params *p, const char *key, const char *value,
+		    struct sim_diag *d)
+{
+	const struct key *k = NULL;
+	char err[512];
+	const char *best;
+
+	if (!key || !*key)
+		return sim_diag_set(d, NULL, 0, 0, "empty parameter name (expected host.KEY=VALUE)");
+	if (!strncasecmp(key, "host.", 5))
+		key += 5;
+	for (size_t i = 0; i < SIM_ARRAY_SIZE(keys); i++)
+		if (!strcasecmp(key, keys[i].name))
+			k = &keys[i];
+	if (!k) {
+		best = suggest_key(key);
+		if (best)
+			return sim_diag_set(d, NULL, 0, 0,
+					    "unknown parameter 'host.%s' (see ibfab run --help-params); did you mean 'host.%s'?",
+					    key, best);
+		return sim_diag_set(d, NULL, 0, 0,
+				    "unknown parameter 'host.%s' (see ibfab run --help-params)", key);
+	}
+	err[0] = 0;
+	if (set_value(p, k, value ? value : "", err, sizeof(err)))
+		return sim_diag_set(d, NULL, 0, 0, "host.%s: %s", k->name, err);
+	return 0;
+}
+
+void host_params_print(const struct host_params *p, FILE *out)
+{
+	for (size_t i = 0; i < SIM_ARRAY_SIZE(keys); i++) {
+		char name[64], val[64];
+
+		snprintf(name, sizeof(name), "host.%s", keys[i].name);
+		print_value(p, &keys[i], val, sizeof(val));
+		fprintf(out, "%-22s = %-8s  # %s\n", name, val, keys[i].meaning);
+	}
+}
+
+int host_params_check(const struct host_params *p, struct sim_diag *d)
+{
+	if (!find_gen(p->pcie_gen))
+		return sim_diag_set(d, NULL, 0, 0, "host.pcie_gen: %u is not supported (3, 4, 5 or 6)",
+				    p->pcie_gen);
+	if (!lanes_valid(p->pcie_lanes))
+		return sim_diag_set(d, NULL, 0, 0, "host.pcie_lanes: %u is not a PCIe width (1, 2, 4, 8 or 16)",
+				    p->pcie_lanes);
+	if (!mps_valid(p->pcie_mps))
+		return sim_diag_set(d, NULL, 0, 0,
+				    "host.pcie_mps: %u is not a PCIe max payload size (128..4096, a power of 2)",
+				    p->pcie_mps);
+	if (p->tlp_overhead > 1024)
+		return sim_diag_set(d, NULL, 0, 0, "host.tlp_overhead: %u is out of range (0..1024)",
+				    p->tlp_overhead);
+	if (!gbps_valid(p->mem_gbps, false))
+		return sim_diag_set(d, NULL, 0, 0, "host.mem_gbps: %g is out of range (above 0, up to 100000)",
+				    p->mem_gbps);
+	if (!gbps_valid(p->gpu_pcie_gbps, true))
+		return sim_diag_set(d, NULL, 0, 0,
+				    "host.gpu_pcie_gbps: %g is out of range (0, or above 0 up to 100000)",
+				    p->gpu_pcie_gbps);
+	if (!gbps_valid(p->p2p_rc_gbps, false))
+		return sim_diag_set(d, NULL, 0, 0,
+				    "host.p2p_rc_gbps: %g is out of range (above 0, up to 100000)",
+				    p->p2p_rc_gbps);
+	return 0;
+}

@@ -1,0 +1,155 @@
+#!/bin/bash
+# topo_check.sh - `ibfab topo check` and `ibfab topo dot` end to end:
+#  - check on the 16-host fat tree: exit 0, the hop histogram (48 pairs at
+#    2 hops, 192 at 4), perfect balance and the verdict "acyclic";
+#  - check on ring-4.net: exit 1, a cycle of switch ports that closes on
+#    itself, and one line on stderr; the simulator agrees: the same ring
+#    under all-to-all load with one VL stops with a credit-loop report;
+#  - dot on the 128-host fat tree renders with Graphviz without a warning,
+#    and with --run the links of an incast are coloured: h0's link red, an
+#    idle host link blue; the output is the same twice;
+#  - usage errors exit 2, bad inputs 1 with a message and nothing written.
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
+: "${IBFAB_SRC:?IBFAB_SRC must name the source tree}"
+EX="$IBFAB_SRC/topologies/examples"
+
+# ---- check, acyclic ----------------------------------------------------
+"$IBFAB" topo check "$EX/fattree-16.topo" > "$tmp/ft.out" 2> "$tmp/ft.err"
+rc=$?
+[ "$rc" -eq 0 ] || fail "check fattree-16: exit $rc, expected 0"
+[ -s "$tmp/ft.err" ] && fail "check fattree-16: wrote to stderr: $(cat "$tmp/ft.err")"
+grep -qE '^ +2 hops +48 ' "$tmp/ft.out" || fail "check fattree-16: no '2 hops 48' line in the histogram"
+grep -qE '^ +4 hops +192 ' "$tmp/ft.out" || fail "check fattree-16: no '4 hops 192' line in the histogram"
+grep -q 'over 240 ordered pairs' "$tmp/ft.out" || fail "check fattree-16: pair count"
+grep -q '32 x 4xHDR' "$tmp/ft.out" || fail "check fattree-16: cables by rate"
+grep -q 'min 12, mean 12.0, max 12' "$tmp/ft.out" || fail "check fattree-16: minhop balance on a full fat tree"
+grep -q '^  acyclic' "$tmp/ft.out" || fail "check fattree-16: no 'acyclic' verdict"
+grep -q 'CYCLE' "$tmp/ft.out" && fail "check fattree-16: reports a cycle"
+
+# ---- check, cyclic -------------------------------------------------------
+"$IBFAB" topo check "$EX/ring-4.net" > "$tmp/ring.out" 2> "$tmp/ring.err"
+rc=$?
+[ "$rc" -eq 1 ] || fail "check ring-4: exit $rc, expected 1"
+grep -q 'CYCLE on VL 0' "$tmp/ring.out" || fail "check ring-4: no CYCLE line"
+cyc=$(grep -A1 'CYCLE on VL 0' "$tmp/ring.out" | tail -1 | sed 's/^ *//')
+first=${cyc%% *}
+last=${cyc##* }
+[[ "$first" =~ ^sw[0-3]\[[34]\]$ ]] || fail "check ring-4: cycle '$cyc' does not start at a ring port"
+[ "$first" = "$last" ] || fail "check ring-4: cycle '$cyc' does not close"
+[ "$(grep -o -- '->' <<< "$cyc" | wc -l)" -eq 4 ] || fail "check ring-4: cycle '$cyc' is not 4 hops"
+[ "$(wc -l < "$tmp/ring.err")" -eq 1 ] || fail "check ring-4: expected one line on stderr"
+grep -q 'can deadlock' "$tmp/ring.err" || fail "check ring-4: stderr lacks 'can deadlock'"
+
+# The simulator agrees: a credit loop at run time, reported, not a hang.
+timeout 60 "$IBFAB" run --topo "$EX/ring-4.net" --set ib.vls=1 \
+	--traffic alltoall:size=1MiB --quiet > /dev/null 2> "$tmp/run.err"
+rc=$?
+[ "$rc" -eq 1 ] || fail "run ring-4: exit $rc, expected 1 (stalled)"
+grep -q 'credit loop on VL 0 through 4 switches' "$tmp/run.err" ||
+	fail "run ring-4: no credit-loop report: $(cat "$tmp/run.err")"
+grep -qE 'sw[0-3]\[[34]\] -> sw[0-3]\[[34]\] \(full, head for h[0-7]\)' "$tmp/run.err" ||
+	fail "run ring-4: the report names no ring port"
+
+# Up/down routing on the same ring breaks the loop, and the load completes.
+"$IBFAB" topo check "$EX/ring-4.net" --routing updn > "$tmp/updn.out" 2>&1 ||
+	fail "check ring-4 --routing updn: exit $?: $(tail -3 "$tmp/updn.out")"
+grep -q '^  acyclic' "$tmp/updn.out" || fail "check ring-4 --routing updn: not acyclic"
+if "$IBFAB" run --help | grep -q -- '--routing'; then
+	timeout 60 "$IBFAB" run --topo "$EX/ring-4.net" --routing updn --set ib.vls=1 \
+		--traffic alltoall:size=1MiB --quiet > "$tmp/updn.run" 2>&1 ||
+		fail "run ring-4 --routing updn: $(tail -2 "$tmp/updn.run")"
+fi
+
+# Tori and meshes: minhop loops on both; updn never; dor only on the mesh.
+"$IBFAB" topo gen torus --dims 4x4 --hosts 1 > "$tmp/torus.topo" || fail "gen torus"
+"$IBFAB" topo gen mesh --dims 4x4 --hosts 1 > "$tmp/mesh.topo" || fail "gen mesh"
+for t in "torus minhop 1" "torus updn 0" "torus dor 1" "mesh minhop 1" "mesh updn 0" "mesh dor 0"; do
+	set -- $t
+	"$IBFAB" topo check "$tmp/$1.topo" --routing "$2" > "$tmp/tc.out" 2>&1
+	rc=$?
+	[ "$rc" -eq "$3" ] || fail "check $1 --routing $2: exit $rc, expected $3"
+	if [ "$3" -eq 1 ]; then
+		grep -q 'CYCLE on VL 0' "$tmp/tc.out" || fail "check $1 --routing $2: no cycle shown"
+	fi
+done
+
+# ---- dot ------------------------------------------------------------------
+"$IBFAB" topo dot "$EX/fattree-128.topo" -o "$tmp/ft128.dot" 2> "$tmp/dot.err"
+rc=$?
+[ "$rc" -eq 0 ] || fail "dot fattree-128: exit $rc: $(cat "$tmp/dot.err")"
+grep -q '^graph fabric {' "$tmp/ft128.dot" || fail "dot fattree-128: not a DOT graph"
+[ "$(grep -c 'rank=same' "$tmp/ft128.dot")" -eq 3 ] || fail "dot fattree-128: expected 3 tiers (hosts, leaves, spines)"
+[ "$(grep -c ' -- ' "$tmp/ft128.dot")" -eq 256 ] || fail "dot fattree-128: expected 256 cables"
+"$IBFAB" topo dot "$EX/fattree-128.topo" | cmp -s - "$tmp/ft128.dot" || fail "dot fattree-128: stdout and -o differ, or output not deterministic"
+
+"$IBFAB" run --topo "$EX/fattree-128.topo" --traffic incast:dst=h0,n=8,size=256KiB \
+	--json "$tmp/run.json" --quiet > /dev/null || fail "run incast on fattree-128"
+"$IBFAB" topo dot "$EX/fattree-128.topo" --run "$tmp/run.json" -o "$tmp/hot.dot" 2> "$tmp/dot.err" ||
+	fail "dot --run: $(cat "$tmp/dot.err")"
+# h0's cable is saturated, h100 sends nothing
+h0=$(grep -E '\[label="h0",' "$tmp/hot.dot" | awk '{print $1}')
+grep -E "^	$h0 -- " "$tmp/hot.dot" | grep -q 'color="#d73027"' || fail "dot --run: h0's link is not red"
+grep -E "^	$h0 -- " "$tmp/hot.dot" | grep -q 'penwidth=[78]\.' || fail "dot --run: h0's link is not thick"
+h100=$(grep -E '\[label="h100",' "$tmp/hot.dot" | awk '{print $1}')
+grep -E "^	$h100 -- " "$tmp/hot.dot" | grep -q 'color="#4575b4", penwidth=1.00' || fail "dot --run: idle h100's link is not thin blue"
+grep -q 'link utilisation' "$tmp/hot.dot" || fail "dot --run: no legend"
+
+if command -v dot > /dev/null; then
+	for f in ft128 hot; do
+		dot -Tsvg "$tmp/$f.dot" -o "$tmp/$f.svg" 2> "$tmp/gv.err" || fail "graphviz failed on $f.dot"
+		[ -s "$tmp/gv.err" ] && fail "graphviz warned on $f.dot: $(head -3 "$tmp/gv.err")"
+		grep -q '<svg' "$tmp/$f.svg" || fail "graphviz wrote no SVG for $f.dot"
+	done
+	"$IBFAB" topo dot "$EX/fattree-16.topo" -o "$tmp/r.dot" --render png || fail "dot --render png"
+	[ "$(head -c 4 "$tmp/r.png" | od -An -c | tr -d ' ')" = '211PNG' ] || fail "--render png wrote no PNG"
+	[ -n "$(ls "$tmp" | grep tmp)" ] && fail "temporary files left behind: $(ls "$tmp" | grep tmp)"
+else
+	echo "graphviz 'dot' not installed: rendering not checked"
+	[ "${CI:-}" = "true" ] && fail "graphviz must be installed under CI"
+	no_graphviz=1
+fi
+
+# ---- errors ---------------------------------------------------------------
+# expect STATUS FRAGMENT ARGS... : exit code, message on stderr, no output file
+expect() {
+	local want=$1 frag=$2
+	shift 2
+	rm -f "$tmp/out.dot"
+	"$IBFAB" "$@" > "$tmp/e.out" 2> "$tmp/e.err"
+	local rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		fail "ibfab $*: exit $rc, expected $want"
+	elif ! grep -qF -- "$frag" "$tmp/e.err"; then
+		fail "ibfab $*: stderr lacks '$frag': $(head -2 "$tmp/e.err")"
+	elif [ -e "$tmp/out.dot" ]; then
+		fail "ibfab $*: wrote out.dot"
+	else
+		echo "ok:   ibfab $* -> $rc"
+	fi
+}
+printf '{"sim_time_ps": 5, "ports": [' > "$tmp/trunc.json"
+printf '{"sim_time_ps": 5, "ports": [{"node_id": "nope", "port": 1, "peer_id": "x", "peer_port": 1, "busy_ps": 1}]}' > "$tmp/other.json"
+printf '[1, 2]' > "$tmp/arr.json"
+expect 2 "missing FILE"            topo check
+expect 2 "unknown option '--bogus'" topo check "$EX/ring-4.net" --bogus
+expect 2 "unknown option '--run'"  topo check "$EX/ring-4.net" --run x.json
+expect 2 "unknown routing engine 'nope'" topo check "$EX/ring-4.net" --routing nope
+expect 2 "'--routing' needs a value" topo check "$EX/ring-4.net" --routing
+expect 2 "one FILE only"           topo dot a.topo b.topo
+expect 2 "--render needs -o"       topo dot "$EX/ring-4.net" --render svg
+expect 2 "--render wants svg or png" topo dot "$EX/ring-4.net" -o "$tmp/out.dot" --render gif
+expect 1 "No such file"            topo check "$tmp/missing.topo"
+expect 1 "No such file"            topo dot "$EX/ring-4.net" --run "$tmp/missing.json" -o "$tmp/out.dot"
+expect 1 "unexpected end of file"  topo dot "$EX/ring-4.net" --run "$tmp/trunc.json" -o "$tmp/out.dot"
+expect 1 "not in the topology"     topo dot "$EX/ring-4.net" --run "$tmp/other.json" -o "$tmp/out.dot"
+expect 1 "sim_time_ps"             topo dot "$EX/ring-4.net" --run "$tmp/arr.json" -o "$tmp/out.dot"
+# a run on another topology is refused
+expect 1 "not in the topology"     topo dot "$EX/ring-4.net" --run "$tmp/run.json" -o "$tmp/out.dot"
+"$IBFAB" topo check --help | grep -q 'Exit status' || fail "check --help"
+"$IBFAB" topo dot --help | grep -q -- '--render' || fail "dot --help"
+
+if [ "$fails" -eq 0 ] && [ -n "${no_graphviz:-}" ]; then
+	echo "everything else passed; skipped for want of graphviz"
+	exit 77
+fi
+finish

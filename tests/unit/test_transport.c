@@ -1,0 +1,697 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_transport.c - the RC/UC/UD transports through the verbs model
+ * (models/hca/hca.h), on two hosts behind one switch, with real buffers:
+ *  - WRITE, SEND and READ completion times against the closed form built
+ *    from IBA header sizes (9.2-9.4) and the link rate, within 1%;
+ *  - under injected loss every RC message arrives exactly once, in order,
+ *    byte for byte, with retransmissions counted;
+ *  - retry_cnt and rnr_retry exhausted give their statuses, the QP goes to
+ *    Error and later work requests are flushed; an RNR'd SEND succeeds
+ *    once a receive is posted;
+ *  - READs and atomics in flight never exceed max_rd_atomic, and atomics
+ *    return what the responder's memory held;
+ *  - UD refuses messages above the MTU and sends no ACKs; UC loses whole
+ *    messages, never parts of them;
+ *  - verbs misuse gets the IBA's immediate error or error completion.
+ */
+#include <CUnit/CUnit.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/fabric/fab.h"
+#include "models/hca/hca.h"
+#include "tests/unit/test_main.h"
+#include "tests/unit/util_fabric.h"
+
+#define ALL_ACCESS (HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE | \
+		    HCA_ACCESS_REMOTE_READ | HCA_ACCESS_REMOTE_ATOMIC)
+
+struct tp {
+	struct net n;
+	struct fab_params p;
+	struct fab_msgs m;
+	struct fab *f;
+	int na, nb;
+	struct hca *a, *b;
+	struct hca_cq *ca, *cb;
+	struct hca_qp *qa, *qb;
+	struct hca_mr *ma, *mb;
+	uint8_t *bufa, *bufb;
+	size_t len;
+};
+
+static void tp_init(struct tp *t, const char *const *sets, size_t len)
+{
+	struct sim_diag d;
+
+	memset(t, 0, sizeof(*t));
+	tf_chain(&t->n, 1, &t->na, &t->nb);
+	tf_params(&t->p, "hdr");
+	for (; sets && *sets; sets++)
+		tf_set(&t->p, *sets);
+	t->p.check = true;
+	t->f = fab_create(&t->n, &t->p, &t->m, 1, &d);
+	CU_ASSERT_FATAL(t->f != NULL);
+	t->a = fab_hca(t->f, t->na);
+	t->b = fab_hca(t->f, t->nb);
+	t->len = len;
+	t->bufa = calloc(1, len);
+	t->bufb = calloc(1, len);
+	CU_ASSERT_FATAL(t->bufa && t->bufb);
+	t->ma = hca_reg_mr(t->a, t->bufa, (uintptr_t)t->bufa, len, ALL_ACCESS, HCA_MEM_HOST);
+	t->mb = hca_reg_mr(t->b, t->bufb, (uintptr_t)t->bufb, len, ALL_ACCESS, HCA_MEM_HOST);
+	t->ca = hca_create_cq(t->a, 4096, NULL, NULL);
+	t->cb = hca_create_cq(t->b, 4096, NULL, NULL);
+	CU_ASSERT_FATAL(t->ma && t->mb && t->ca && t->cb);
+}
+
+static struct hca_qp *make_qp(struct hca *h, struct hca_cq *cq, enum hca_qp_type type)
+{
+	struct hca_qp_init_attr ia = {
+		.qp_type = type, .send_cq = cq, .recv_cq = cq,
+		.cap = { .max_send_wr = 512, .max_recv_wr = 512, .max_inline_data = 64 },
+	};
+	struct hca_qp *qp = hca_create_qp(h, &ia);
+
+	CU_ASSERT_FATAL(qp != NULL);
+	return qp;
+}
+
+/* RESET -> INIT -> RTR -> RTS towards peer (dest_qpn may be wrong on purpose). */
+static void to_rts(struct hca_qp *qp, struct hca *peer, uint32_t dest_qpn, const struct tp *t,
+		   uint8_t timeout, uint8_t retry, uint8_t rnr_retry, uint8_t rnr_timer,
+		   uint8_t rd_atomic)
+{
+	struct hca_qp_attr at = { .qp_state = HCA_QPS_INIT };
+
+	CU_ASSERT_FATAL(hca_modify_qp(qp, &at, HCA_QP_STATE) == 0);
+	at = (struct hca_qp_attr){
+		.qp_state = HCA_QPS_RTR, .path_mtu = t->p.mtu, .dlid = hca_lid(peer),
+		.dest_qp_num = dest_qpn, .rq_psn = 0, .min_rnr_timer = rnr_timer,
+		.max_dest_rd_atomic = rd_atomic,
+	};
+	CU_ASSERT_FATAL(hca_modify_qp(qp, &at, HCA_QP_STATE | HCA_QP_PATH_MTU | HCA_QP_AV |
+				      HCA_QP_DEST_QPN | HCA_QP_RQ_PSN | HCA_QP_MIN_RNR_TIMER |
+				      HCA_QP_MAX_DEST_RD_ATOMIC) == 0);
+	at = (struct hca_qp_attr){
+		.qp_state = HCA_QPS_RTS, .sq_psn = 0, .timeout = timeout, .retry_cnt = retry,
+		.rnr_retry = rnr_retry, .max_rd_atomic = rd_atomic,
+	};
+	CU_ASSERT_FATAL(hca_modify_qp(qp, &at, HCA_QP_STATE | HCA_QP_SQ_PSN | HCA_QP_TIMEOUT |
+				      HCA_QP_RETRY_CNT | HCA_QP_RNR_RETRY |
+				      HCA_QP_MAX_QP_RD_ATOMIC) == 0);
+}
+
+static void tp_connect(struct tp *t, enum hca_qp_type type, uint8_t timeout, uint8_t retry,
+		       uint8_t rnr_retry, uint8_t rnr_timer, uint8_t rd_atomic)
+{
+	t->qa = make_qp(t->a, t->ca, type);
+	t->qb = make_qp(t->b, t->cb, type);
+	to_rts(t->qa, t->b, hca_qp_num(t->qb), t, timeout, retry, rnr_retry, rnr_timer, rd_atomic);
+	to_rts(t->qb, t->a, hca_qp_num(t->qa), t, timeout, retry, rnr_retry, rnr_timer, rd_atomic);
+}
+
+static void tp_run(struct tp *t)
+{
+	struct sim_diag d;
+	char buf[1024];
+
+	if (fab_run(t->f, &d)) {
+		sim_diag_format(&d, buf, sizeof(buf));
+		fprintf(stderr, "fab_run: %s\n", buf);
+		CU_FAIL("fab_run");
+	}
+}
+
+static void tp_fini(struct tp *t)
+{
+	fab_destroy(t->f);
+	fab_msgs_free(&t->m);
+	net_free(&t->n);
+	free(t->bufa);
+	free(t->bufb);
+}
+
+static int poll_all(struct hca_cq *cq, struct hca_wc *wc, int max)
+{
+	int n = 0, k;
+
+	while (n < max && (k = hca_poll_cq(cq, max - n, wc + n)) > 0)
+		n += k;
+	return n;
+}
+
+static struct hca_send_wr wr_of(struct tp *t, enum hca_wr_opcode op, uint64_t id,
+				uint32_t off, uint32_t len)
+{
+	return (struct hca_send_wr){
+		.wr_id = id, .opcode = op, .send_flags = HCA_SEND_SIGNALED,
+		.sg = { .addr = (uintptr_t)t->bufa + off, .length = len, .lkey = t->ma->lkey },
+		.remote_addr = (uintptr_t)t->bufb + off, .rkey = t->mb->rkey,
+	};
+}
+
+/* ---- closed forms ------------------------------------------------------ */
+
+/* Independent of the model: IBA header sizes and the 4xHDR rate. */
+static double wire_time(double bytes)
+{
+	return bytes * 8 / 200e9;
+}
+
+static double pkt_bytes(uint32_t payload, uint32_t extra)
+{
+	/* LRH 8 + BTH 12 + extension headers + payload padded + ICRC 4 + VCRC 2 */
+	return 8 + 12 + extra + (double)((payload + 3) / 4 * 4) + 4 + 2;
+}
+
+/* All the packets of a message at `mtu`: extra on the first, last and middle ones. */
+static double msg_bytes(uint64_t len, uint32_t mtu, uint32_t x_first, uint32_t x_mid,
+			uint32_t x_last, uint32_t x_only)
+{
+	uint64_t n = len ? (len + mtu - 1) / mtu : 1;
+	double b = 0;
+
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t pl = (uint32_t)(i + 1 < n ? mtu : len - i * mtu);
+		uint32_t x = n == 1 ? x_only : i == 0 ? x_first : i + 1 == n ? x_last : x_mid;
+
+		b += pkt_bytes(pl, x);
+	}
+	return b;
+}
+
+static void test_latency_closed_form(void)
+{
+	uint32_t sizes[] = { 2, 4096, 65536, 1 << 20, 8 << 20 };
+
+	for (unsigned si = 0; si < SIM_ARRAY_SIZE(sizes); si++) {
+		for (int op = 0; op < 3; op++) {
+			struct tp t;
+			struct hca_wc wc[4];
+			uint32_t len = sizes[si];
+			static const enum hca_wr_opcode ops[] = {
+				HCA_WR_RDMA_WRITE, HCA_WR_SEND, HCA_WR_RDMA_READ };
+
+			tp_init(&t, NULL, len);
+			tp_connect(&t, HCA_QPT_RC, 14, 7, 7, 12, 16);
+			if (op == 1) {
+				struct hca_recv_wr r = { .wr_id = 7, .sg = { (uintptr_t)t.bufb, len,
+									    t.mb->lkey } };
+
+				CU_ASSERT(hca_post_recv(t.qb, &r) == 0);
+			}
+			struct hca_send_wr w = wr_of(&t, ops[op], 1, 0, len);
+
+			CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+			tp_run(&t);
+			CU_ASSERT_FATAL(poll_all(t.ca, wc, 4) == 1);
+			CU_ASSERT_EQUAL(wc[0].status, HCA_WC_SUCCESS);
+
+			/* one hop each way: 2 cables + 1 switch, plus the HCA latency once */
+			double hop = 2 * t.p.cable_m * t.p.ps_per_m * 1e-12 + t.p.sw_latency_ns * 1e-9;
+			double hca = t.p.hca_latency_ns * 1e-9;
+			double ack = hop + wire_time(pkt_bytes(0, 4));	/* AETH */
+			double expect;
+
+			if (op == 0)		/* RETH on the first packet, then the ACK */
+				expect = hca + hop + wire_time(msg_bytes(len, t.p.mtu, 16, 0, 0, 16)) + ack;
+			else if (op == 1)	/* no extension header, then the ACK */
+				expect = hca + hop + wire_time(msg_bytes(len, t.p.mtu, 0, 0, 0, 0)) + ack;
+			else			/* request with RETH; responses with AETH but the middles */
+				expect = hca + hop + wire_time(pkt_bytes(0, 16)) + hop +
+					 wire_time(msg_bytes(len, t.p.mtu, 4, 0, 4, 4));
+			double got = (double)wc[0].time * 1e-12;
+
+			if (fabs(got - expect) / expect > 0.01)
+				fprintf(stderr, "op %d %u B: %.6g s, closed form %.6g s\n", op, len,
+					got, expect);
+			CU_ASSERT(fabs(got - expect) / expect <= 0.01);
+			if (op == 1) {	/* the responder's RECV completes one ACK earlier */
+				CU_ASSERT_FATAL(poll_all(t.cb, wc, 4) == 1);
+				CU_ASSERT_EQUAL(wc[0].opcode, HCA_WC_RECV);
+				CU_ASSERT_EQUAL(wc[0].byte_len, len);
+				CU_ASSERT(fabs((double)wc[0].time * 1e-12 - (expect - ack)) /
+					  expect <= 0.01);
+			}
+			tp_fini(&t);
+		}
+	}
+}
+
+/* ---- loss, retransmission, in-order exactly-once delivery -------------------- */
+
+static void test_rc_loss_exactly_once(void)
+{
+	static const char *const sets[] = { "link.drop_prob=0.02", NULL };
+	enum { N = 64, LEN = 16384 };
+	struct tp t;
+	struct hca_wc wc[2 * N];
+
+	tp_init(&t, sets, 2 * N * LEN);
+	tp_connect(&t, HCA_QPT_RC, 4, 7, 7, 1, 16);	/* 65 us ACK timeout */
+	/* message k carries k in every byte; receive k lands at offset k*LEN of B */
+	for (int k = 0; k < N; k++) {
+		struct hca_recv_wr r = { .wr_id = 1000 + k,
+					 .sg = { (uintptr_t)t.bufb + (size_t)k * LEN, LEN, t.mb->lkey } };
+
+		memset(t.bufa + (size_t)k * LEN, k + 1, LEN);
+		CU_ASSERT(hca_post_recv(t.qb, &r) == 0);
+	}
+	for (int k = 0; k < N; k++) {
+		struct hca_send_wr w = wr_of(&t, HCA_WR_SEND, (uint64_t)k, (uint32_t)k * LEN, LEN);
+
+		CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+	}
+	tp_run(&t);
+	/* requester: N successes, in posting order */
+	CU_ASSERT_EQUAL_FATAL(poll_all(t.ca, wc, 2 * N), N);
+	for (int k = 0; k < N; k++) {
+		CU_ASSERT_EQUAL(wc[k].status, HCA_WC_SUCCESS);
+		CU_ASSERT_EQUAL(wc[k].wr_id, (uint64_t)k);
+		if (k)
+			CU_ASSERT(wc[k].time >= wc[k - 1].time);
+	}
+	/* responder: exactly N receives, in order, each with exactly its message */
+	CU_ASSERT_EQUAL_FATAL(poll_all(t.cb, wc, 2 * N), N);
+	for (int k = 0; k < N; k++) {
+		CU_ASSERT_EQUAL(wc[k].wr_id, 1000u + (uint64_t)k);
+		CU_ASSERT_EQUAL(wc[k].byte_len, LEN);
+		for (size_t i = 0; i < LEN; i++)
+			if (t.bufb[(size_t)k * LEN + i] != (uint8_t)(k + 1)) {
+				CU_FAIL("payload byte differs");
+				break;
+			}
+	}
+	const struct hca_qp_stats *sa = hca_qp_stats(t.qa), *sb = hca_qp_stats(t.qb);
+	struct fab_totals tot;
+
+	fab_totals(t.f, &tot);
+	fprintf(stderr, "2%% loss: %llu corrupted, %llu retransmitted, %llu seq NAKs, %llu timeouts, %llu duplicates\n",
+		(unsigned long long)tot.drops_corrupt, (unsigned long long)sa->pkts_retransmitted,
+		(unsigned long long)sa->seq_naks_rcvd, (unsigned long long)sa->timeouts,
+		(unsigned long long)sb->dup_pkts_rcvd);
+	CU_ASSERT(tot.drops_corrupt > 0);
+	CU_ASSERT(sa->pkts_retransmitted > 0);
+	CU_ASSERT(sa->seq_naks_rcvd + sa->timeouts > 0);
+	/* PSNs never skip: the requester sent exactly N x 4 PSNs (16 KiB at MTU 4096) */
+	CU_ASSERT_EQUAL(sa->pkts_sent - sa->pkts_retransmitted, (uint64_t)N * 4);
+	tp_fini(&t);
+}
+
+static void test_retry_exceeded(void)
+{
+	struct tp t;
+	struct hca_wc wc[8];
+
+	tp_init(&t, NULL, 65536);
+	tp_connect(&t, HCA_QPT_RC, 1, 2, 7, 1, 4);
+	/* Point the requester at a QP that does not exist: nothing answers. */
+	t.qa = make_qp(t.a, t.ca, HCA_QPT_RC);
+	to_rts(t.qa, t.b, 0x777, &t, 1, 2, 7, 1, 4);
+	for (int k = 0; k < 3; k++) {
+		struct hca_send_wr w = wr_of(&t, HCA_WR_RDMA_WRITE, (uint64_t)k, 0, 1024);
+
+		CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+	}
+	tp_run(&t);
+	CU_ASSERT_EQUAL_FATAL(poll_all(t.ca, wc, 8), 3);
+	CU_ASSERT_EQUAL(wc[0].status, HCA_WC_RETRY_EXC_ERR);
+	CU_ASSERT_EQUAL(wc[1].status, HCA_WC_WR_FLUSH_ERR);
+	CU_ASSERT_EQUAL(wc[2].status, HCA_WC_WR_FLUSH_ERR);
+	CU_ASSERT_EQUAL(hca_qp_state(t.qa), HCA_QPS_ERR);
+	/* 1 + retry_cnt (2) tries, each an ACK timeout of 4.096 us x 2^1 */
+	CU_ASSERT_EQUAL(hca_qp_stats(t.qa)->timeouts, 3);
+	CU_ASSERT(wc[0].time >= 3 * 8192 * SIM_NS);
+	/* later work requests complete flushed */
+	struct hca_send_wr w = wr_of(&t, HCA_WR_RDMA_WRITE, 9, 0, 8);
+
+	CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+	CU_ASSERT_EQUAL_FATAL(poll_all(t.ca, wc, 8), 1);
+	CU_ASSERT_EQUAL(wc[0].status, HCA_WC_WR_FLUSH_ERR);
+	CU_ASSERT_EQUAL(wc[0].wr_id, 9);
+	tp_fini(&t);
+}
+
+static void test_rnr(void)
+{
+	struct tp t;
+	struct hca_wc wc[4];
+	struct hca_recv_wr r;
+
+	/* A SEND before any receive: RNR NAKs every 10 us until one is posted. */
+	tp_init(&t, NULL, 65536);
+	tp_connect(&t, HCA_QPT_RC, 14, 7, 7, 1, 4);
+	struct hca_send_wr w = wr_of(&t, HCA_WR_SEND, 1, 0, 512);
+
+	CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+	sim_run_until(fab_engine(t.f), 35 * SIM_US);
+	CU_ASSERT_EQUAL(poll_all(t.ca, wc, 4), 0);
+	r = (struct hca_recv_wr){ .wr_id = 5, .sg = { (uintptr_t)t.bufb, 512, t.mb->lkey } };
+	CU_ASSERT(hca_post_recv(t.qb, &r) == 0);
+	tp_run(&t);
+	CU_ASSERT_EQUAL_FATAL(poll_all(t.ca, wc, 4), 1);
+	CU_ASSERT_EQUAL(wc[0].status, HCA_WC_SUCCESS);
+	CU_ASSERT(wc[0].time > 35 * SIM_US);
+	CU_ASSERT(hca_qp_stats(t.qa)->rnr_naks_rcvd >= 3);
+	CU_ASSERT_EQUAL(hca_qp_stats(t.qb)->rnr_naks_sent, hca_qp_stats(t.qa)->rnr_naks_rcvd);
+	tp_fini(&t);
+
+	/* rnr_retry = 2 and no receive ever: three RNR NAKs, then the error. */
+	tp_init(&t, NULL, 65536);
+	tp_connect(&t, HCA_QPT_RC, 14, 7, 2, 1, 4);
+	w = wr_of(&t, HCA_WR_SEND, 1, 0, 512);
+	CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+	tp_run(&t);
+	CU_ASSERT_EQUAL_FATAL(poll_all(t.ca, wc, 4), 1);
+	CU_ASSERT_EQUAL(wc[0].status, HCA_WC_RNR_RETRY_EXC_ERR);
+	CU_ASSERT_EQUAL(hca_qp_stats(t.qa)->rnr_naks_rcvd, 3);
+	CU_ASSERT_EQUAL(hca_qp_state(t.qa), HCA_QPS_ERR);
+	tp_fini(&t);
+}
+
+static void test_read_outstanding_limit(void)
+{
+	struct tp t;
+	struct hca_wc wc[64];
+	enum { N = 32, LEN = 65536 };
+
+	tp_init(&t, NULL, (size_t)N * LEN);
+	tp_connect(&t, HCA_QPT_RC, 14, 7, 7, 1, 4);
+	for (int k = 0; k < N; k++) {
+		memset(t.bufb + (size_t)k * LEN, 0x40 + k, LEN);
+		struct hca_send_wr w = wr_of(&t, HCA_WR_RDMA_READ, (uint64_t)k, (uint32_t)k * LEN, LEN);
+
+		CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+	}
+	tp_run(&t);
+	CU_ASSERT_EQUAL_FATAL(poll_all(t.ca, wc, 64), N);
+	for (int k = 0; k < N; k++) {
+		CU_ASSERT_EQUAL(wc[k].status, HCA_WC_SUCCESS);
+		CU_ASSERT_EQUAL(wc[k].opcode, HCA_WC_RDMA_READ);
+	}
+	CU_ASSERT(memcmp(t.bufa, t.bufb, (size_t)N * LEN) == 0);
+	fprintf(stderr, "READs in flight: at most %u (requester), %u (responder), limit 4\n",
+		hca_qp_stats(t.qa)->max_rd_outstanding, hca_qp_stats(t.qb)->max_rd_responding);
+	CU_ASSERT_EQUAL(hca_qp_stats(t.qa)->max_rd_outstanding, 4);
+	CU_ASSERT(hca_qp_stats(t.qb)->max_rd_responding <= 4);
+	tp_fini(&t);
+
+	/* A requester asking more than the responder accepts gets its NAK. */
+	tp_init(&t, NULL, (size_t)N * LEN);
+	t.qa = make_qp(t.a, t.ca, HCA_QPT_RC);
+	t.qb = make_qp(t.b, t.cb, HCA_QPT_RC);
+	to_rts(t.qa, t.b, hca_qp_num(t.qb), &t, 14, 7, 7, 1, 8);
+	to_rts(t.qb, t.a, hca_qp_num(t.qa), &t, 14, 7, 7, 1, 2);
+	for (int k = 0; k < 8; k++) {
+		struct hca_send_wr w = wr_of(&t, HCA_WR_RDMA_READ, (uint64_t)k, (uint32_t)k * LEN, LEN);
+
+		CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+	}
+	tp_run(&t);
+	int n = poll_all(t.ca, wc, 64), errs = 0;
+
+	for (int k = 0; k < n; k++)
+		errs += wc[k].status == HCA_WC_REM_INV_REQ_ERR;
+	CU_ASSERT_EQUAL(n, 8);
+	CU_ASSERT_EQUAL(errs, 1);
+	CU_ASSERT(hca_qp_stats(t.qb)->max_rd_responding <= 2);
+	tp_fini(&t);
+}
+
+static void test_atomics(void)
+{
+	struct tp t;
+	struct hca_wc wc[32];
+	uint64_t v = 100, got[10];
+
+	tp_init(&t, NULL, 4096);
+	tp_connect(&t, HCA_QPT_RC, 14, 7, 7, 1, 4);
+	memcpy(t.bufb + 64, &v, 8);
+	for (int k = 0; k < 10; k++) {
+		struct hca_send_wr w = wr_of(&t, HCA_WR_ATOMIC_FETCH_AND_ADD, (uint64_t)k,
+					     (uint32_t)(k * 8), 8);
+
+		w.remote_addr = (uintptr_t)t.bufb + 64;
+		w.compare_add = 3;
+		CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+	}
+	tp_run(&t);
+	CU_ASSERT_EQUAL_FATAL(poll_all(t.ca, wc, 32), 10);
+	memcpy(got, t.bufa, sizeof(got));
+	for (int k = 0; k < 10; k++) {
+		CU_ASSERT_EQUAL(wc[k].status, HCA_WC_SUCCESS);
+		CU_ASSERT_EQUAL(wc[k].opcode, HCA_WC_FETCH_ADD);
+		CU_ASSERT_EQUAL(got[k], 100 + 3 * (uint64_t)k);
+	}
+	memcpy(&v, t.bufb + 64, 8);
+	CU_ASSERT_EQUAL(v, 130);
+	tp_fini(&t);
+
+	/* compare-and-swap: succeeds when equal, returns the old value either way */
+	tp_init(&t, NULL, 4096);
+	tp_connect(&t, HCA_QPT_RC, 14, 7, 7, 1, 4);
+	v = 5;
+	memcpy(t.bufb + 128, &v, 8);
+	uint64_t cmp[3] = { 5, 5, 9 }, swp[3] = { 9, 11, 13 };
+
+	for (int k = 0; k < 3; k++) {
+		struct hca_send_wr w = wr_of(&t, HCA_WR_ATOMIC_CMP_AND_SWP, (uint64_t)k,
+					     (uint32_t)(k * 8), 8);
+
+		w.remote_addr = (uintptr_t)t.bufb + 128;
+		w.compare_add = cmp[k];
+		w.swap = swp[k];
+		CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+	}
+	tp_run(&t);
+	CU_ASSERT_EQUAL_FATAL(poll_all(t.ca, wc, 32), 3);
+	memcpy(got, t.bufa, 24);
+	CU_ASSERT_EQUAL(got[0], 5);	/* 5 == 5: swapped to 9 */
+	CU_ASSERT_EQUAL(got[1], 9);	/* 9 != 5: unchanged */
+	CU_ASSERT_EQUAL(got[2], 9);	/* 9 == 9: swapped to 13 */
+	memcpy(&v, t.bufb + 128, 8);
+	CU_ASSERT_EQUAL(v, 13);
+	tp_fini(&t);
+}
+
+static void test_ud(void)
+{
+	struct tp t;
+	struct hca_wc wc[8];
+	struct hca_qp_attr at;
+
+	tp_init(&t, NULL, 8192);
+	t.qa = make_qp(t.a, t.ca, HCA_QPT_UD);
+	t.qb = make_qp(t.b, t.cb, HCA_QPT_UD);
+	struct hca_qp *q[2] = { t.qa, t.qb };
+
+	for (int i = 0; i < 2; i++) {
+		at = (struct hca_qp_attr){ .qp_state = HCA_QPS_INIT, .qkey = 0x11 };
+		CU_ASSERT_FATAL(hca_modify_qp(q[i], &at, HCA_QP_STATE | HCA_QP_QKEY) == 0);
+		at.qp_state = HCA_QPS_RTR;
+		CU_ASSERT_FATAL(hca_modify_qp(q[i], &at, HCA_QP_STATE) == 0);
+		at.qp_state = HCA_QPS_RTS;
+		CU_ASSERT_FATAL(hca_modify_qp(q[i], &at, HCA_QP_STATE | HCA_QP_SQ_PSN) == 0);
+	}
+	struct hca_send_wr w = wr_of(&t, HCA_WR_SEND, 1, 0, 4097);
+
+	w.ah.dlid = hca_lid(t.b);
+	w.remote_qpn = hca_qp_num(t.qb);
+	w.remote_qkey = 0x11;
+	CU_ASSERT_EQUAL(hca_post_send(t.qa, &w), -EINVAL);	/* above the MTU */
+	w.opcode = HCA_WR_RDMA_WRITE;
+	w.sg.length = 64;
+	CU_ASSERT_EQUAL(hca_post_send(t.qa, &w), -EINVAL);	/* no RDMA on UD */
+	w.opcode = HCA_WR_SEND;
+	for (int k = 0; k < 4; k++) {
+		struct hca_recv_wr r = { .wr_id = 50 + k, .sg = { (uintptr_t)t.bufb + 1024 * k,
+								  1024, t.mb->lkey } };
+
+		CU_ASSERT(hca_post_recv(t.qb, &r) == 0);
+	}
+	memset(t.bufa, 0xab, 64);
+	for (int k = 0; k < 3; k++) {
+		w.wr_id = (uint64_t)k;
+		CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+	}
+	tp_run(&t);
+	CU_ASSERT_EQUAL(poll_all(t.ca, wc, 8), 3);
+	CU_ASSERT_EQUAL_FATAL(poll_all(t.cb, wc, 8), 3);
+	CU_ASSERT_EQUAL(wc[0].src_qp, hca_qp_num(t.qa));
+	CU_ASSERT_EQUAL(wc[0].slid, hca_lid(t.a));
+	CU_ASSERT_EQUAL(wc[0].byte_len, 64);
+	CU_ASSERT_EQUAL(t.bufb[1024 * 2 + 63], 0xab);
+	/* No ACK traffic: B's port never transmitted. */
+	CU_ASSERT_EQUAL(hca_qp_stats(t.qb)->acks_sent, 0);
+	for (int i = 0; i < fab_nports(t.f); i++) {
+		const struct fab_port_info *pi = fab_port(t.f, i);
+
+		if (pi->node == t.nb)
+			for (int v = 0; v <= FAB_MAX_VLS; v++)
+				CU_ASSERT_EQUAL(pi->vl[v].xmit_pkts, 0);
+	}
+	tp_fini(&t);
+}
+
+static void test_uc_loses_whole_messages(void)
+{
+	static const char *const sets[] = { "link.drop_prob=0.05", NULL };
+	enum { N = 100, LEN = 8192 };
+	struct tp t;
+	struct hca_wc wc[2 * N];
+
+	tp_init(&t, sets, 2 * N * LEN);
+	tp_connect(&t, HCA_QPT_UC, 14, 7, 7, 1, 1);
+	for (int k = 0; k < N; k++) {
+		struct hca_recv_wr r = { .wr_id = (uint64_t)k,
+					 .sg = { (uintptr_t)t.bufb + (size_t)k * LEN, LEN, t.mb->lkey } };
+
+		memset(t.bufa + (size_t)k * LEN, k + 1, LEN);
+		CU_ASSERT(hca_post_recv(t.qb, &r) == 0);
+	}
+	for (int k = 0; k < N; k++) {
+		struct hca_send_wr w = wr_of(&t, HCA_WR_SEND, (uint64_t)k, (uint32_t)k * LEN, LEN);
+
+		CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+	}
+	tp_run(&t);
+	CU_ASSERT_EQUAL(poll_all(t.ca, wc, 2 * N), N);	/* UC completes when sent */
+	int got = poll_all(t.cb, wc, 2 * N);
+
+	fprintf(stderr, "UC at 5%% packet loss: %d of %d messages delivered\n", got, N);
+	CU_ASSERT(got > N / 2 && got < N);
+	/* whatever arrived arrived whole: receive k holds some one message */
+	for (int i = 0; i < got; i++) {
+		const uint8_t *b = t.bufb + wc[i].wr_id * LEN;
+
+		CU_ASSERT_EQUAL(wc[i].byte_len, LEN);
+		for (size_t j = 1; j < LEN; j++)
+			if (b[j] != b[0]) {
+				CU_FAIL("a UC message arrived in parts");
+				break;
+			}
+	}
+	CU_ASSERT_EQUAL(hca_qp_stats(t.qb)->acks_sent, 0);
+	tp_fini(&t);
+}
+
+static void test_bad_verbs(void)
+{
+	struct tp t;
+	struct hca_wc wc[8];
+	struct hca_qp_attr at = { .qp_state = HCA_QPS_RTS };
+
+	tp_init(&t, NULL, 4096);
+	struct hca_qp *q = make_qp(t.a, t.ca, HCA_QPT_RC);
+	struct hca_send_wr w = wr_of(&t, HCA_WR_RDMA_WRITE, 1, 0, 64);
+
+	/* posting to a QP in RESET: an immediate error */
+	CU_ASSERT_EQUAL(hca_post_send(q, &w), -EINVAL);
+	/* RESET -> RTS is not a legal transition */
+	CU_ASSERT_EQUAL(hca_modify_qp(q, &at, HCA_QP_STATE), -EINVAL);
+	CU_ASSERT_EQUAL(hca_qp_state(q), HCA_QPS_RESET);
+	/* no such QP type, no CQ, NULL arguments: refused, not crashed */
+	struct hca_qp_init_attr bad = { .qp_type = 7, .send_cq = t.ca, .recv_cq = t.ca,
+					.cap = { 4, 4, 0 } };
+
+	CU_ASSERT_PTR_NULL(hca_create_qp(t.a, &bad));
+	CU_ASSERT_PTR_NULL(hca_create_qp(t.a, NULL));
+	CU_ASSERT_EQUAL(hca_post_send(NULL, &w), -EINVAL);
+	CU_ASSERT_EQUAL(hca_poll_cq(NULL, 1, wc), -EINVAL);
+	CU_ASSERT_PTR_NULL(hca_reg_mr(t.a, NULL, 0, 64, HCA_ACCESS_REMOTE_WRITE, HCA_MEM_HOST));
+
+	tp_connect(&t, HCA_QPT_RC, 4, 1, 7, 1, 4);
+	/* a WR larger than its MR: a local protection error completion */
+	w = wr_of(&t, HCA_WR_RDMA_WRITE, 2, 0, 8192);
+	CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+	CU_ASSERT_EQUAL_FATAL(poll_all(t.ca, wc, 8), 1);
+	CU_ASSERT_EQUAL(wc[0].status, HCA_WC_LOC_PROT_ERR);
+	/* READ on a UC QP: refused at post */
+	struct hca_qp *uc = make_qp(t.a, t.ca, HCA_QPT_UC);
+
+	to_rts(uc, t.b, 0x999, &t, 0, 0, 0, 0, 1);
+	w = wr_of(&t, HCA_WR_RDMA_READ, 3, 0, 64);
+	CU_ASSERT_EQUAL(hca_post_send(uc, &w), -EINVAL);
+	/* a wrong rkey: remote access error, the QP in Error, the next WR flushed */
+	w = wr_of(&t, HCA_WR_RDMA_WRITE, 4, 0, 64);
+	w.rkey ^= 0x100;
+	CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+	w = wr_of(&t, HCA_WR_RDMA_WRITE, 5, 0, 64);
+	CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+	tp_run(&t);
+	CU_ASSERT_EQUAL_FATAL(poll_all(t.ca, wc, 8), 2);
+	CU_ASSERT_EQUAL(wc[0].status, HCA_WC_REM_ACCESS_ERR);
+	CU_ASSERT_EQUAL(wc[1].status, HCA_WC_WR_FLUSH_ERR);
+	CU_ASSERT_EQUAL(hca_qp_state(t.qa), HCA_QPS_ERR);
+	/* a full CQ overflows: the lost completion is reported once */
+	struct hca_cq *small = hca_create_cq(t.a, 1, NULL, NULL);
+	struct hca_qp_init_attr ia = { .qp_type = HCA_QPT_RC, .send_cq = small, .recv_cq = small,
+				       .cap = { 8, 8, 0 } };
+	struct hca_qp *q2 = hca_create_qp(t.a, &ia);
+
+	CU_ASSERT_FATAL(q2 != NULL);
+	at.qp_state = HCA_QPS_ERR;
+	CU_ASSERT(hca_modify_qp(q2, &at, HCA_QP_STATE) == 0);
+	w = wr_of(&t, HCA_WR_RDMA_WRITE, 6, 0, 64);
+	CU_ASSERT(hca_post_send(q2, &w) == 0);
+	CU_ASSERT(hca_post_send(q2, &w) == 0);
+	CU_ASSERT_EQUAL(hca_poll_cq(small, 8, wc), 1);
+	CU_ASSERT_EQUAL(hca_poll_cq(small, 8, wc), -EOVERFLOW);
+	hca_destroy_cq(small);
+	tp_fini(&t);
+}
+
+/* ---- the synthetic traffic over QPs ------------------------------------------ */
+
+static void test_traffic_ops(void)
+{
+	struct net n;
+	struct fab_params p;
+	int h0, h1;
+
+	tf_chain(&n, 1, &h0, &h1);
+	for (int op = FAB_OP_WRITE; op <= FAB_OP_SEND; op++) {
+		struct fab_msgs m = { 0 };
+
+		tf_params(&p, "hdr");
+		p.check = true;
+		for (int k = 0; k < 8; k++) {
+			struct fab_msg msg = { .src = (uint32_t)h0, .dst = (uint32_t)h1,
+					       .bytes = 100000, .after = -1, .op = (uint8_t)op };
+
+			CU_ASSERT(fab_msgs_add(&m, &msg) == 0);
+		}
+		struct fab *f = tf_run(&n, &p, &m);
+
+		for (size_t i = 0; i < m.n; i++) {
+			CU_ASSERT(m.v[i].done && m.v[i].cqe && m.v[i].finished);
+			CU_ASSERT_EQUAL(m.v[i].status, 0);
+			/* delivery never after the requester's completion */
+			CU_ASSERT(m.v[i].end <= m.v[i].completed);
+		}
+		fab_destroy(f);
+		fab_msgs_free(&m);
+	}
+	net_free(&n);
+}
+
+static const struct test_case tests[] = {
+	{ "WRITE/SEND/READ latency closed form", test_latency_closed_form },
+	{ "RC under loss: exactly once, in order", test_rc_loss_exactly_once },
+	{ "retry_cnt exhausted", test_retry_exceeded },
+	{ "RNR NAK and rnr_retry", test_rnr },
+	{ "READs in flight bounded", test_read_outstanding_limit },
+	{ "atomics return the old value", test_atomics },
+	{ "UD: MTU limit, no ACKs", test_ud },
+	{ "UC loses whole messages only", test_uc_loses_whole_messages },
+	{ "verbs misuse", test_bad_verbs },
+	{ "traffic ops over QPs", test_traffic_ops },
+	{ NULL, NULL },
+};
+
+TEST_MAIN("transport", tests)

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/* util_fabric.h - test helpers; see util_fabric.c. Failures are CUnit fatal. */
+#ifndef IBFAB_TEST_UTIL_FABRIC_H
+#define IBFAB_TEST_UTIL_FABRIC_H
+
+#include <stdint.h>
+
+#include "models/fabric/fab.h"
+#include "models/net/net.h"
+
+int tf_add_node(struct net *n, enum net_node_type t, int ports, const char *name);
+void tf_link(struct net *n, int a, int pa, int b, int pb);
+/* Min-hop routes and validation. */
+void tf_route(struct net *n);
+/* h0 - sw0 - ... - sw(nsw-1) - h1 */
+void tf_chain(struct net *n, int nsw, int *h0, int *h1);
+/* One switch, hosts h0..h(nh-1) on ports 1..nh. */
+void tf_star(struct net *n, int nh, int *hosts);
+/* Defaults, then a preset. */
+void tf_params(struct fab_params *p, const char *preset);
+/* One "key=value" (fatal if refused). */
+void tf_set(struct fab_params *p, const char *kv);
+void tf_add_msg(struct fab_msgs *m, int src, int dst, uint64_t bytes, uint32_t stream,
+		uint8_t sl);
+/* fab_create + fab_run; fatal if creation fails, a failure if the run does. */
+struct fab *tf_run(const struct net *n, const struct fab_params *p, struct fab_msgs *m);
+
+#endif
