@@ -328,6 +328,30 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 	fprintf(out, "%" PRIu64 " ACKs, %" PRIu64 " packets retransmitted (%" PRIu64
 		" sequence NAKs, %" PRIu64 " ACK timeouts, %" PRIu64 " RNR NAKs)\n",
 		s.t.acks, s.t.retransmitted, s.t.seq_naks, s.t.ack_timeouts, s.t.rnr_naks);
+	if (r->params->host_model) {
+		struct host_stats sum = { 0 };
+
+		for (int i = 0; i < r->net->nnodes; i++) {
+			const struct host_stats *h = fab_host_stats(r->fab, i);
+
+			if (!h)
+				continue;
+			sum.pcie_rd_bytes += h->pcie_rd_bytes;
+			sum.pcie_wr_bytes += h->pcie_wr_bytes;
+			sum.hostmem_bytes += h->hostmem_bytes;
+			sum.cpu_ps += h->cpu_ps;
+			sum.staging_copies += h->staging_copies;
+		}
+		label(out, "hosts");
+		fprintf(out, "PCIe %s read + %s written, host memory %s, %" PRIu64
+			" staging copies\n", cli_fmt_bytes(sum.pcie_rd_bytes, a, sizeof(a)),
+			cli_fmt_bytes(sum.pcie_wr_bytes, b, sizeof(b)),
+			cli_fmt_bytes(sum.hostmem_bytes, c, sizeof(c)), sum.staging_copies);
+		label(out, "");
+		fprintf(out, "CPU %s in all, %s per message (posts, polls, copies)\n",
+			cli_fmt_time(sum.cpu_ps, a, sizeof(a)),
+			cli_fmt_time(r->msgs->n ? sum.cpu_ps / r->msgs->n : 0, b, sizeof(b)));
+	}
 	label(out, "FC packets");
 	fprintf(out, "%" PRIu64 "\n", s.t.fc_pkts);
 	label(out, "events");
@@ -475,7 +499,33 @@ static void json_flows(struct cli_json *j, const struct cli_report *r)
 static bool vl_used(const struct fab_vl_stats *v)
 {
 	return v->xmit_pkts || v->rcv_pkts || v->xmit_wait_ps || v->xmit_discards ||
-	       v->buf_high;
+	       v->buf_high || v->rcv_errors;
+}
+
+/* What each host's PCIe, memory and CPU did (models/host), hosts that did something. */
+static void json_hosts(struct cli_json *j, const struct cli_report *r)
+{
+	cli_json_key(j, "hosts");
+	cli_json_arr_begin(j);
+	for (int i = 0; i < r->net->nnodes; i++) {
+		const struct host_stats *h = fab_host_stats(r->fab, i);
+
+		if (!h || !(h->posts || h->dma_writes || h->cqes))
+			continue;
+		cli_json_obj_begin(j);
+		cli_json_kstr(j, "node", node_desc(r->net, i));
+		cli_json_ku64(j, "pcie_rd_bytes", h->pcie_rd_bytes);
+		cli_json_ku64(j, "pcie_wr_bytes", h->pcie_wr_bytes);
+		cli_json_ku64(j, "gpu_pcie_bytes", h->gpu_pcie_bytes);
+		cli_json_ku64(j, "root_complex_bytes", h->rc_bytes);
+		cli_json_ku64(j, "hostmem_bytes", h->hostmem_bytes);
+		cli_json_ku64(j, "cpu_ps", h->cpu_ps);
+		cli_json_ku64(j, "staging_copies", h->staging_copies);
+		cli_json_ku64(j, "posts", h->posts);
+		cli_json_ku64(j, "cqes", h->cqes);
+		cli_json_obj_end(j);
+	}
+	cli_json_arr_end(j);
 }
 
 static void json_port(struct cli_json *j, const struct cli_report *r, int i)
@@ -514,6 +564,7 @@ static void json_port(struct cli_json *j, const struct cli_report *r, int i)
 		cli_json_ku64(j, "PortXmitDiscards", vs->xmit_discards);
 		cli_json_ku64(j, "buf_high_bytes", vs->buf_high);
 		cli_json_ku64(j, "fc_pkts", vs->fc_pkts);
+		cli_json_ku64(j, "PortRcvErrors", vs->rcv_errors);
 		cli_json_obj_end(j);
 	}
 	cli_json_arr_end(j);
@@ -591,6 +642,7 @@ int cli_report_json(FILE *out, const struct cli_report *r)
 	cli_json_arr_end(&j);
 	cli_json_obj_end(&j);
 	json_flows(&j, r);
+	json_hosts(&j, r);
 	cli_json_key(&j, "ports");
 	cli_json_arr_begin(&j);
 	for (int i = 0; i < np; i++)

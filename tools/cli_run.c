@@ -5,7 +5,8 @@
  * The pipeline is fixed (DESIGN.md §6, §7): debug switches from IBFAB_DEBUG;
  * parameters = defaults, then --preset, then every --set in command-line
  * order, then the cross checks; the topology (a file, or the built-in fat
- * tree generated into memory); minhop routes; every --traffic spec; the
+ * tree generated into memory); routes (--routing, default minhop, or the
+ * tables of --lft); every --traffic spec; the
  * output files are opened; the fabric is built and run; reports written.
  * Each step either succeeds or fills one diagnostic, which becomes the one
  * line `ibfab run: file:line:col: message` on stderr and exit status 1.
@@ -42,6 +43,7 @@
 #include "sim/sim_log.h"
 #include "sim/sim_parse.h"
 #include "tools/cli_report.h"
+#include "topologies/lft.h"
 #include "topologies/topo.h"
 #include "traces/trace_spec.h"
 
@@ -80,6 +82,11 @@ struct run_opts {
 	const char *csv;
 	bool reproducible;
 	bool quiet;
+	/* routing (docs/routing.md) */
+	const char *routing;
+	const char *roots;
+	const char *lmc;
+	const char *lft;
 };
 
 /* An output file written under a temporary name, renamed at the end. */
@@ -135,7 +142,7 @@ void cli_run_usage(FILE *out)
 "  --topo FILE        topology in ibnetdiscover or ibsim net format.\n"
 "                     Default: a built-in two-level fat tree, 16 hosts h0..h15\n"
 "                     at 4xHDR (4 leaves x 4 hosts, 2 spines, 2 links per spine\n"
-"                     per leaf), routed with minhop.\n"
+"                     per leaf), routed with minhop (see Routing).\n"
 "  --traffic SPEC     traffic to run; repeat to combine (see Traffic below).\n"
 "                     Default on the built-in topology:\n"
 "                       permutation:size=1MiB\n"
@@ -146,6 +153,22 @@ void cli_run_usage(FILE *out)
 "  --set KEY=VALUE    override one parameter; repeatable, applied in order\n"
 "                     after the preset (see --help-params for every key).\n"
 "  --seed N           seed of every random choice (default 1).\n"
+"\n"
+"Routing (docs/routing.md):\n"
+"  --routing NAME     the subnet manager's routing engine, by OpenSM's names:\n"
+"                       minhop  shortest paths, balanced (default)\n"
+"                       updn    up-then-down paths from roots; deadlock free\n"
+"                       ftree   fat trees: shift patterns without contention\n"
+"                       dor     meshes and tori, x then y then z\n"
+"  --roots LIST       updn roots: switch descriptions, ids or GUIDs, comma\n"
+"                     separated (default: chosen as OpenSM does).\n"
+"  --lmc N            give each CA port 2^N LIDs (0..7, IBA 7.11.1), each\n"
+"                     routed on its own; traffic uses the base LID. 0 keeps\n"
+"                     the LMC of LIDs the topology file gives.\n"
+"  --lft FILE         do not route: use the forwarding tables (and LIDs) of\n"
+"                     OpenSM's opensm-lfts.dump or of concatenated 'ibroute'\n"
+"                     output taken on the fabric; switches and ports are\n"
+"                     matched by GUID. Excludes --routing, --roots, --lmc.\n"
 "\n"
 "Outputs:\n"
 "  (stdout)           a human summary.\n"
@@ -173,18 +196,23 @@ void cli_run_usage(FILE *out)
 "  events_per_s packet_hops_per_s            (left out with --reproducible)\n"
 "  messages_total messages_delivered messages_lost packets_delivered\n"
 "  bytes_delivered (on the wire) payload_bytes_delivered packet_hops drops\n"
-"  drops_vl15 drops_route fc_packets xmit_wait_ps throughput_gbps\n"
+"  drops_vl15 drops_route drops_corrupt acks retransmitted_packets seq_naks\n"
+"  rnr_naks ack_timeouts fc_packets xmit_wait_ps throughput_gbps\n"
 "  completion_ps {count min p50 p99 max}      end - start of each message\n"
 "  buf_high {bytes node port vl}              the fullest receive buffer\n"
 "  params {every --set key}                   sizes in bytes\n"
 "  topology {source default nodes switches cas routers hosts links}\n"
 "  traffic {default specs[]}\n"
-"  flows [{id src dst bytes sl stream after done start_ps first_tx_ps end_ps}]\n"
+"  flows [{id src dst bytes sl stream after op done start_ps first_tx_ps\n"
+"          end_ps completed_ps status}]      end: data delivered; completed:\n"
+"                                             the sender's work completion;\n"
 "                                             times null when not known\n"
+"  hosts [{node pcie_rd_bytes pcie_wr_bytes gpu_pcie_bytes root_complex_bytes\n"
+"          hostmem_bytes cpu_ps staging_copies posts cqes}]  (host.model=on)\n"
 "  ports [{node node_id node_type port peer peer_id peer_port rate rate_gbps\n"
 "          prop_ps busy_ps vls [{vl PortXmitData PortXmitPkts PortRcvData\n"
 "          PortRcvPkts PortXmitWait_ps PortXmitDiscards buf_high_bytes\n"
-"          fc_pkts}]}]                        VLs that carried nothing left out\n"
+"          fc_pkts PortRcvErrors}]}]          VLs that carried nothing left out\n"
 "  PortXmitData and PortRcvData count bytes (the PMA counts 4-byte words).\n"
 "\n"
 "CSV:\n"
@@ -208,6 +236,7 @@ void cli_run_usage(FILE *out)
 "  ibfab run\n"
 "  ibfab run --topo fabric.topo --traffic alltoall:size=64KiB --json out.json\n"
 "  ibfab run --preset edr --set ib.vls=2 --traffic permutation:size=4MiB --csv ts\n"
+"  ibfab run --routing ftree --traffic shift:k=5,size=1MiB\n"
 "  ibfab run --json - --quiet --reproducible | python3 -m json.tool\n", out);
 }
 
@@ -229,6 +258,7 @@ void cli_run_help_params(FILE *out)
 enum opt_id {
 	OPT_HELP, OPT_HELP_PARAMS, OPT_TOPO, OPT_TRAFFIC, OPT_PRESET, OPT_SET,
 	OPT_SEED, OPT_JSON, OPT_CSV, OPT_REPRODUCIBLE, OPT_QUIET,
+	OPT_ROUTING, OPT_ROOTS, OPT_LMC, OPT_LFT,
 };
 
 static const struct {
@@ -249,6 +279,10 @@ static const struct {
 	{ "--reproducible", OPT_REPRODUCIBLE, false },
 	{ "--quiet", OPT_QUIET, false },
 	{ "-q", OPT_QUIET, false },
+	{ "--routing", OPT_ROUTING, true },
+	{ "--roots", OPT_ROOTS, true },
+	{ "--lmc", OPT_LMC, true },
+	{ "--lft", OPT_LFT, true },
 };
 
 static int usage_error(const char *fmt, const char *a, const char *b)
@@ -342,10 +376,27 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		case OPT_QUIET:
 			o->quiet = true;
 			break;
+		case OPT_ROUTING:
+			rc = set_once(&o->routing, name, val);
+			break;
+		case OPT_ROOTS:
+			rc = set_once(&o->roots, name, val);
+			break;
+		case OPT_LMC:
+			rc = set_once(&o->lmc, name, val);
+			if (!rc && (strlen(val) != 1 || val[0] < '0' || val[0] > '7'))
+				return usage_error("%s: expected 0..7, not '%s'", name, val);
+			break;
+		case OPT_LFT:
+			rc = set_once(&o->lft, name, val);
+			break;
 		}
 		if (rc)
 			return rc;
 	}
+	if (o->lft && (o->routing || o->roots || o->lmc))
+		return usage_error("--lft loads the routes: it excludes --routing, --roots and --lmc%s%s",
+				   "", "");
 	return 0;
 }
 
@@ -580,7 +631,14 @@ static int load_topology(struct run_ctx *c)
 	}
 	if (rc)
 		return -1;
-	return sm_route_minhop(&c->net, &c->d);
+	if (c->o->lft)
+		return lft_load(&c->net, c->o->lft, &c->d);
+	struct sm_opts so = {
+		.roots = c->o->roots,
+		.lmc = (uint8_t)(c->o->lmc ? c->o->lmc[0] - '0' : 0),
+	};
+
+	return sm_route(&c->net, c->o->routing, &so, &c->d);
 }
 
 static int load_traffic(struct run_ctx *c)

@@ -129,7 +129,6 @@ static int parse_opts(int argc, char **argv, bool dot, struct topo_opts *o)
 		{ "--roots", false, offsetof(struct topo_opts, roots) },
 		{ "--run", true, offsetof(struct topo_opts, run) },
 		{ "-o", true, offsetof(struct topo_opts, out) },
-		{ "--output", true, offsetof(struct topo_opts, out) },
 		{ "--render", true, offsetof(struct topo_opts, render) },
 	};
 

@@ -295,7 +295,7 @@ static void print_report(const struct route_args *a, const struct net *n,
 	fputs("path lengths   ", out);
 	for (int h = 0; h <= b->max_hops; h++)
 		if (b->hops[h]) {
-			fprintf(out, " %d links: %" PRIu64, h, b->hops[h]);
+			fprintf(out, "%s %d links: %" PRIu64, cnt ? "," : "", h, b->hops[h]);
 			sum += b->hops[h] * (uint64_t)h;
 			cnt += b->hops[h];
 		}

@@ -44,9 +44,62 @@ static int up_links(const struct topo_gen_params *p)
 	return p->hosts * p->over_up / p->over_hosts;
 }
 
+static int resolve2(struct topo_gen_params *p, int u, struct sim_diag *d)
+{
+	int k = p->radix, K, max_leaves;
+
+	if (p->pods != TOPO_GEN_UNSET)
+		return sim_diag_set(d, NULL, 0, 0, "fattree: --pods is for --levels 3");
+	if (p->spines == TOPO_GEN_UNSET)
+		p->spines = u;
+	if (u % p->spines)
+		return sim_diag_set(d, NULL, 0, 0,
+				    "fattree: --spines %d must divide the %d up-links of each leaf (the same number of links to every spine)",
+				    p->spines, u);
+	K = u / p->spines;
+	max_leaves = k / K;
+	if (p->leaves == TOPO_GEN_UNSET)
+		p->leaves = max_leaves;
+	if (p->leaves > max_leaves)
+		return sim_diag_set(d, NULL, 0, 0,
+				    "fattree: %d leaves x %d links need spines with %" PRId64 " ports, more than --radix %d (at most %d leaves)",
+				    p->leaves, K, (int64_t)p->leaves * K, k, max_leaves);
+	return topo_gen_check_size("fattree", (int64_t)p->leaves + p->spines,
+				   (int64_t)p->leaves * p->hosts, d);
+}
+
+static int resolve3(struct topo_gen_params *p, int u, struct sim_diag *d)
+{
+	int k = p->radix, C = k / 2, D_max = k - k / 2;
+
+	if (p->spines != TOPO_GEN_UNSET)
+		return sim_diag_set(d, NULL, 0, 0,
+				    "fattree: --spines is for --levels 2 (with 3 levels a pod has one spine per leaf up-link)");
+	if (p->leaves == TOPO_GEN_UNSET)
+		p->leaves = D_max;
+	if (p->leaves > D_max)
+		return sim_diag_set(d, NULL, 0, 0,
+				    "fattree: %d leaves per pod need pod spines with %d ports (%d leaves + %d core up-links), more than --radix %d (at most %d leaves per pod)",
+				    p->leaves, p->leaves + C, p->leaves, C, k, D_max);
+	if (p->pods == TOPO_GEN_UNSET)
+		p->pods = k;
+	if (p->pods < 2)
+		return sim_diag_set(d, NULL, 0, 0,
+				    "fattree: one pod has no use for cores; a pod alone is --levels 2");
+	if (p->pods > k)
+		return sim_diag_set(d, NULL, 0, 0,
+				    "fattree: %d pods need cores with %d ports (one per pod), more than --radix %d",
+				    p->pods, p->pods, k);
+	return topo_gen_check_size("fattree",
+				   (int64_t)p->pods * p->leaves + (int64_t)p->pods * u +
+				   (int64_t)u * C,
+				   (int64_t)p->pods * p->leaves * p->hosts, d);
+}
+
 static int ft_resolve(struct topo_gen_params *p, struct sim_diag *d)
 {
 	int k = p->radix, a, b, u;
+	int64_t u64;
 	char detail[96];
 
 	if (p->levels == TOPO_GEN_UNSET)
@@ -74,60 +127,14 @@ static int ft_resolve(struct topo_gen_params *p, struct sim_diag *d)
 				    "fattree: --hosts %d cannot be split %d:%d into whole up-links; pick a multiple of %d",
 				    p->hosts, a, b, a);
 	}
-	u = up_links(p);
-	snprintf(detail, sizeof(detail), "%d hosts + %d up-links at %d:%d",
-		 p->hosts, u, a, b);
-	if (topo_gen_check_ports("fattree", "a leaf", (int64_t)p->hosts + u, k,
-				 detail, d))
+	/* 64 bits: --hosts and --oversub may each be up to 100000 here. */
+	u64 = (int64_t)p->hosts * b / a;
+	snprintf(detail, sizeof(detail), "%d hosts + %" PRId64 " up-links at %d:%d",
+		 p->hosts, u64, a, b);
+	if (topo_gen_check_ports("fattree", "a leaf", p->hosts + u64, k, detail, d))
 		return -1;
-
-	if (p->levels == 2) {
-		int K, max_leaves;
-
-		if (p->pods != TOPO_GEN_UNSET)
-			return sim_diag_set(d, NULL, 0, 0,
-					    "fattree: --pods is for --levels 3");
-		if (p->spines == TOPO_GEN_UNSET)
-			p->spines = u;
-		if (u % p->spines)
-			return sim_diag_set(d, NULL, 0, 0,
-					    "fattree: --spines %d must divide the %d up-links of each leaf (the same number of links to every spine)",
-					    p->spines, u);
-		K = u / p->spines;
-		max_leaves = k / K;
-		if (p->leaves == TOPO_GEN_UNSET)
-			p->leaves = max_leaves;
-		if (p->leaves > max_leaves)
-			return sim_diag_set(d, NULL, 0, 0,
-					    "fattree: %d leaves x %d links need spines with %" PRId64 " ports, more than --radix %d (at most %d leaves)",
-					    p->leaves, K, (int64_t)p->leaves * K, k,
-					    max_leaves);
-		return topo_gen_check_size("fattree", (int64_t)p->leaves + p->spines,
-					   (int64_t)p->leaves * p->hosts, d);
-	}
-
-	/* Three levels. */
-	int C = k / 2, D_max = k - k / 2;
-
-	if (p->spines != TOPO_GEN_UNSET)
-		return sim_diag_set(d, NULL, 0, 0,
-				    "fattree: --spines is for --levels 2 (with 3 levels a pod has one spine per leaf up-link)");
-	if (p->leaves == TOPO_GEN_UNSET)
-		p->leaves = D_max;
-	if (p->leaves > D_max)
-		return sim_diag_set(d, NULL, 0, 0,
-				    "fattree: %d leaves per pod need pod spines with %d ports (%d leaves + %d core up-links), more than --radix %d (at most %d leaves per pod)",
-				    p->leaves, p->leaves + C, p->leaves, C, k, D_max);
-	if (p->pods == TOPO_GEN_UNSET)
-		p->pods = k;
-	if (p->pods > k)
-		return sim_diag_set(d, NULL, 0, 0,
-				    "fattree: %d pods need cores with %d ports (one per pod), more than --radix %d",
-				    p->pods, p->pods, k);
-	return topo_gen_check_size("fattree",
-				   (int64_t)p->pods * p->leaves + (int64_t)p->pods * u +
-				   (int64_t)u * C,
-				   (int64_t)p->pods * p->leaves * p->hosts, d);
+	u = (int)u64;	/* now below NET_MAX_PORTS */
+	return p->levels == 2 ? resolve2(p, u, d) : resolve3(p, u, d);
 }
 
 static int build3(struct topo_gen_build *b, const struct topo_gen_params *p)

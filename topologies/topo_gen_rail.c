@@ -61,6 +61,7 @@ static int rail_resolve(struct topo_gen_params *p, struct sim_diag *d)
 {
 	struct rail_shape s;
 	char detail[128];
+	int64_t spines;
 
 	if (p->nodes == TOPO_GEN_UNSET || p->gpus == TOPO_GEN_UNSET)
 		return sim_diag_set(d, NULL, 0, 0,
@@ -73,14 +74,15 @@ static int rail_resolve(struct topo_gen_params *p, struct sim_diag *d)
 				    "rail: --radix %d is too small for %d:%d (a leaf needs at least %d ports)",
 				    p->radix, p->over_hosts, p->over_up,
 				    p->over_hosts + p->over_up);
-	if (p->spines == TOPO_GEN_UNSET)
-		p->spines = (int)(((int64_t)s.d * p->over_up + p->over_hosts - 1) /
-				  p->over_hosts);
-	snprintf(detail, sizeof(detail), "%d nodes + %d spines", s.d, p->spines);
-	if (topo_gen_check_ports("rail", "a rail leaf", (int64_t)s.d + p->spines,
-				 p->radix, detail, d))
+	/* 64 bits: --nodes and --oversub may each be up to 100000 here. */
+	spines = p->spines != TOPO_GEN_UNSET ? p->spines :
+		((int64_t)s.d * p->over_up + p->over_hosts - 1) / p->over_hosts;
+	snprintf(detail, sizeof(detail), "%d nodes + %" PRId64 " spines", s.d, spines);
+	if (topo_gen_check_ports("rail", "a rail leaf", s.d + spines, p->radix,
+				 detail, d))
 		return p->radix == TOPO_GEN_UNSET ?
 			hint(d, "give --radix to split each rail over several leaves") : -1;
+	p->spines = (int)spines;	/* now below NET_MAX_PORTS */
 	snprintf(detail, sizeof(detail), "%d rails x %d leaves", p->gpus, s.leaves);
 	if (topo_gen_check_ports("rail", "a spine",
 				 (int64_t)p->gpus * s.leaves, p->radix, detail, d))

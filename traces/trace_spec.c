@@ -30,7 +30,7 @@
 
 enum key_id {
 	KEY_SRC, KEY_DST, KEY_A, KEY_B, KEY_SIZE, KEY_COUNT, KEY_START, KEY_GAP,
-	KEY_SL, KEY_N, KEY_HOSTS, KEY_SEED, KEY_K, KEY_OP, NKEYS
+	KEY_SL, KEY_N, KEY_HOSTS, KEY_SEED, KEY_K, KEY_OP, KEY_MEM, NKEYS
 };
 
 #define A_SRC	(1u << KEY_SRC)
@@ -47,12 +47,13 @@ enum key_id {
 #define A_SEED	(1u << KEY_SEED)
 #define A_K	(1u << KEY_K)
 #define A_OP	(1u << KEY_OP)
+#define A_MEM	(1u << KEY_MEM)
 
 static const char *const key_names[NKEYS] = {
 	[KEY_SRC] = "src", [KEY_DST] = "dst", [KEY_A] = "a", [KEY_B] = "b",
 	[KEY_SIZE] = "size", [KEY_COUNT] = "count", [KEY_START] = "start",
 	[KEY_GAP] = "gap", [KEY_SL] = "sl", [KEY_N] = "n", [KEY_HOSTS] = "hosts",
-	[KEY_SEED] = "seed", [KEY_K] = "k", [KEY_OP] = "op",
+	[KEY_SEED] = "seed", [KEY_K] = "k", [KEY_OP] = "op", [KEY_MEM] = "mem",
 };
 
 struct args {
@@ -62,6 +63,7 @@ struct args {
 	sim_time_t start, gap;
 	uint8_t sl;
 	uint8_t op;		/* enum fab_op */
+	uint8_t mem;		/* enum hca_mem */
 	int col[NKEYS];		/* where each value starts in the spec (1-based) */
 };
 
@@ -199,6 +201,16 @@ static int parse_value(struct ctx *c, struct args *a, int key, const char *v, in
 		else
 			return spec_err(c, col, "op: expected write, read or send, got '%s'", v);
 		return 0;
+	case KEY_MEM:
+		/* where both ends' buffers live: GPU data crosses PCIe peer to
+		 * peer with GPUDirect RDMA, through host memory without it */
+		if (!strcmp(v, "host"))
+			a->mem = HCA_MEM_HOST;
+		else if (!strcmp(v, "gpu"))
+			a->mem = HCA_MEM_GPU;
+		else
+			return spec_err(c, col, "mem: expected host or gpu, got '%s'", v);
+		return 0;
 	case KEY_SL:
 		if (!strcmp(v, "mgmt")) {
 			/* VL15 management datagrams (fab.h: sl 0xff), <= 256 B each */
@@ -263,7 +275,7 @@ static int add(struct ctx *c, int src, int dst, const struct args *a, sim_time_t
 	struct fab_msg m = {
 		.src = (uint32_t)src, .dst = (uint32_t)dst, .bytes = a->size,
 		.post = post, .after = after, .after_delay = 0,
-		.stream = stream, .sl = a->sl, .op = a->op,
+		.stream = stream, .sl = a->sl, .op = a->op, .mem = a->mem,
 	};
 
 	if (fab_msgs_add(c->out, &m))
@@ -421,7 +433,7 @@ static int gen_shift(struct ctx *c, struct args *a)
 	return 0;
 }
 
-#define COMMON (A_SIZE | A_COUNT | A_START | A_SL | A_OP)
+#define COMMON (A_SIZE | A_COUNT | A_START | A_SL | A_OP | A_MEM)
 
 static const struct pattern patterns[] = {
 	{ "p2p", A_SRC | A_DST | COMMON | A_GAP, A_SRC | A_DST | A_SIZE, 1, gen_p2p },
@@ -462,7 +474,10 @@ void trace_spec_help(FILE *out)
 "  unit (ps ns us ms s). count: per stream. op: write (default), read or\n"
 "  send: the work request each message is, on one RC queue pair per stream\n"
 "  (read: the source reads size bytes from the destination; send: a receive\n"
-"  is posted for each message). sl: service level 0..15 (the\n"
+"  is posted for each message). mem: host (default) or gpu: where both\n"
+"  ends' buffers live (GPU data goes peer to peer with host.gpudirect=on,\n"
+"  through host memory with staging copies when off). sl: service level\n"
+"  0..15 (the\n"
 "  SL-to-VL table picks the VL), or sl=mgmt for VL15 management datagrams\n"
 "  (at most 256 B each; not flow controlled, dropped when VL15 is full).\n"
 "  Stream ids continue across specs; messages on one stream leave their\n"

@@ -93,10 +93,10 @@ static void msg_check_finished(struct fab *f, struct fab_msg *m)
 		sim_stop(&f->eng);
 }
 
-static void msg_activity(struct fab *f)
+static void msg_activity(struct fab *f, sim_time_t t)
 {
-	if (f->eng.now > f->last_done)
-		f->last_done = f->eng.now;
+	if (t > f->last_done)
+		f->last_done = t;
 }
 
 void fab_traffic_delivered(struct fab *f, int32_t mi, sim_time_t t)
@@ -105,10 +105,18 @@ void fab_traffic_delivered(struct fab *f, int32_t mi, sim_time_t t)
 
 	if (m->done || m->lost)
 		return;
+	/* Without GPUDirect, GPU data lands in a host bounce buffer and the
+	 * program copies it to the GPU (models/host: host_needs_staging). */
+	if (f->p.host_model && m->mem == HCA_MEM_GPU &&
+	    host_needs_staging(&f->p.host, HCA_MEM_GPU)) {
+		struct hca *h = f->nodes[m->op == FAB_OP_READ ? m->src : m->dst].hca;
+
+		t = host_stage_host_to_gpu(&h->host, t, m->bytes);
+	}
 	m->end = t;
 	m->done = true;
 	f->tot.msgs_done++;
-	msg_activity(f);
+	msg_activity(f, t);
 	for (uint32_t k = f->dep_off[mi]; k < f->dep_off[mi + 1]; k++) {
 		uint32_t d = f->dep[k];
 
@@ -130,7 +138,7 @@ void fab_traffic_completed(struct fab *f, int32_t mi, sim_time_t t, enum hca_wc_
 		m->lost = true;
 		f->tot.msgs_lost++;
 	}
-	msg_activity(f);
+	msg_activity(f, t);
 	msg_check_finished(f, m);
 }
 
@@ -397,7 +405,7 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 
 		m->start = m->first_tx = m->end = m->completed = 0;
 		m->status = 0;
-		m->done = m->cqe = m->lost = m->finished = false;
+		m->done = m->cqe = m->lost = m->finished = m->staged = false;
 	}
 	if (build_deps(f) || fab_traffic_setup(f))
 		goto oom;
@@ -506,6 +514,13 @@ int fab_run(struct fab *f, struct sim_diag *d)
 				    (unsigned long long)queued, why[0] ? ": " : " (a credit loop?)", why);
 	}
 	return 0;
+}
+
+const struct host_stats *fab_host_stats(const struct fab *f, int node)
+{
+	if (node < 0 || node >= f->nnodes || !f->nodes[node].hca)
+		return NULL;
+	return &f->nodes[node].hca->host.st;
 }
 
 int fab_nports(const struct fab *f)

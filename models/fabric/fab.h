@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "models/host/host.h"
 #include "models/net/net.h"
 #include "sim/sim.h"
 #include "sim/sim_diag.h"
@@ -71,6 +72,11 @@ struct fab_params {
 	/* fault injection */
 	double drop_prob;		/* link.drop_prob: a packet fails its CRC at the receiver */
 	double ber;			/* link.ber: bit error rate, per bit on the wire */
+	uint32_t hca_max_inline;	/* hca.max_inline: traffic messages up to this size go inline */
+	uint32_t hca_dma_window;	/* hca.dma_window: payload DMA reads in flight per QP (packets) */
+	/* the host behind every HCA (models/host): host.KEY=VALUE */
+	bool host_model;		/* host.model: off = an ideal host (no PCIe, no DMA latency) */
+	struct host_params host;
 };
 
 /* Fill with the default preset ("hdr"). */
@@ -102,6 +108,7 @@ struct fab_msg {
 	uint32_t src, dst;
 	uint64_t bytes;
 	uint8_t op;		/* enum fab_op */
+	uint8_t mem;		/* enum hca_mem: both ends' buffers in host or GPU memory */
 	sim_time_t post;
 	int32_t after;
 	sim_time_t after_delay;
@@ -117,6 +124,7 @@ struct fab_msg {
 	bool cqe;		/* completed at the requester */
 	bool lost;		/* will never be delivered (dropped datagram, failed WR) */
 	bool finished;		/* delivered or lost, and completed */
+	bool staged;		/* GPU data copied to host memory before the post (no GPUDirect) */
 };
 
 struct fab_msgs {
@@ -180,6 +188,9 @@ void fab_set_sampler(struct fab *f, fab_sample_fn fn, void *ctx);
 int fab_nports(const struct fab *f);		/* connected port ends */
 const struct fab_port_info *fab_port(const struct fab *f, int i);
 void fab_port_sample(const struct fab *f, int i, struct fab_sample *s);
+
+/* What the host behind a CA node did (models/host), or NULL for a switch. */
+const struct host_stats *fab_host_stats(const struct fab *f, int node);
 
 /* Totals over the run. */
 struct fab_totals {

@@ -208,7 +208,7 @@ static void report_cycle(struct dl *g, int start, int ncycles, struct out *o)
 	uint64_t stuck = 0, total = 0;
 	const struct ib_pkt *h;
 	const struct fab_port *out;
-	char (*hop)[160];
+	char (*hop)[320];	/* NodeDescription is at most 64 bytes (IBA 14.2.5.2) */
 	size_t sum = 0, head_room;
 
 	do {

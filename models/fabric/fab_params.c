@@ -95,19 +95,20 @@ struct preset {
 	uint32_t vl_buf;	/* bytes, by the rule in the header comment */
 	uint32_t sw_ns;
 	uint32_t hca_ns;
+	uint8_t pcie_gen;	/* the HCA generation's PCIe (x16) */
 	const char *what;
 };
 
 static const struct preset presets[] = {
-	{ "sdr",   LINK_SDR,   2048,   8192, 200, 1000, "4x SDR, 8 Gb/s (InfiniScale III era)" },
-	{ "ddr",   LINK_DDR,   2048,   8192, 140,  800, "4x DDR, 16 Gb/s" },
-	{ "qdr",   LINK_QDR,   2048,   8192, 100,  500, "4x QDR, 32 Gb/s (InfiniScale IV, ConnectX-2)" },
-	{ "fdr10", LINK_FDR10, 4096,  16384, 170,  350, "4x FDR10, 40 Gb/s (SwitchX-2, ConnectX-3)" },
-	{ "fdr",   LINK_FDR,   4096,  16384, 170,  350, "4x FDR, 54.5 Gb/s (SwitchX-2, ConnectX-3)" },
-	{ "edr",   LINK_EDR,   4096,  32768,  90,  300, "4x EDR, 100 Gb/s (Switch-IB 2, ConnectX-4/5)" },
-	{ "hdr",   LINK_HDR,   4096,  32768, 130,  250, "4x HDR, 200 Gb/s (Quantum, ConnectX-6)" },
-	{ "ndr",   LINK_NDR,   4096,  65536, 130,  250, "4x NDR, 400 Gb/s (Quantum-2, ConnectX-7)" },
-	{ "xdr",   LINK_XDR,   4096, 131072, 130,  250, "4x XDR, 800 Gb/s (Quantum-X800, ConnectX-8)" },
+	{ "sdr",   LINK_SDR,   2048,   8192, 200, 1000, 3, "4x SDR, 8 Gb/s (InfiniScale III era)" },
+	{ "ddr",   LINK_DDR,   2048,   8192, 140,  800, 3, "4x DDR, 16 Gb/s" },
+	{ "qdr",   LINK_QDR,   2048,   8192, 100,  500, 3, "4x QDR, 32 Gb/s (InfiniScale IV, ConnectX-2)" },
+	{ "fdr10", LINK_FDR10, 4096,  16384, 170,  350, 3, "4x FDR10, 40 Gb/s (SwitchX-2, ConnectX-3)" },
+	{ "fdr",   LINK_FDR,   4096,  16384, 170,  350, 3, "4x FDR, 54.5 Gb/s (SwitchX-2, ConnectX-3)" },
+	{ "edr",   LINK_EDR,   4096,  32768,  90,  300, 3, "4x EDR, 100 Gb/s (Switch-IB 2, ConnectX-4/5)" },
+	{ "hdr",   LINK_HDR,   4096,  32768, 130,  250, 4, "4x HDR, 200 Gb/s (Quantum, ConnectX-6)" },
+	{ "ndr",   LINK_NDR,   4096,  65536, 130,  250, 5, "4x NDR, 400 Gb/s (Quantum-2, ConnectX-7)" },
+	{ "xdr",   LINK_XDR,   4096, 131072, 130,  250, 6, "4x XDR, 800 Gb/s (Quantum-X800, ConnectX-8)" },
 };
 
 const char *const fab_preset_names[] = {
@@ -186,6 +187,14 @@ static void apply_preset(struct fab_params *p, const struct preset *pr)
 	p->hca_max_rd_atomic = 16;	/* ConnectX's max_qp_rd_atom */
 	p->drop_prob = 0;
 	p->ber = 0;
+	/* perftest's default inline size on mlx5: small writes skip the payload DMA */
+	p->hca_max_inline = 220;
+	/* outstanding payload reads per QP: 16 MTU packets cover a 500 ns read
+	 * round trip at 800 Gb/s (64 KiB > 50 GB/s x 0.5 us + margin) */
+	p->hca_dma_window = 16;
+	p->host_model = true;
+	host_params_default(&p->host);
+	p->host.pcie_gen = pr->pcie_gen;	/* the PCIe of that generation's HCAs */
 }
 
 void fab_params_default(struct fab_params *p)
@@ -777,6 +786,10 @@ static const struct key keys[] = {
 	    "RNR NAK timer code (IBA Table 45: 12 = 0.64 ms, 1 = 10 us)"),
 	GEN("hca.max_rd_atomic", K_UINT, hca_max_rd_atomic, 1, 255,
 	    "READs/atomics in flight per QP (requester and responder)"),
+	GEN("hca.max_inline", K_SIZE, hca_max_inline, 0, 1024,
+	    "traffic messages up to this size are sent inline (no payload DMA read)"),
+	GEN("hca.dma_window", K_UINT, hca_dma_window, 1, 256,
+	    "payload DMA reads in flight per QP, in packets (the HCA's prefetch)"),
 	SPECIAL("link.drop_prob", set_drop, print_drop,
 		"fault injection: probability a packet fails its CRC at a receiver"),
 	SPECIAL("link.ber", set_ber, print_ber,
@@ -826,6 +839,16 @@ int fab_params_set(struct fab_params *p, const char *kv, struct sim_diag *d)
 
 	if (!kv || !*kv)
 		return sim_diag_set(d, NULL, 0, 0, "empty parameter (expected key=value)");
+	/* host.* belongs to the host model (models/host), but host.model here */
+	if (eq && !strncasecmp(kv, "host.", 5)) {
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - kv - 5), kv + 5);
+		if (!strcasecmp(name, "model")) {
+			if (sim_parse_bool(eq + 1, &p->host_model, err, sizeof(err)))
+				return sim_diag_set(d, NULL, 0, 0, "host.model: %s", err);
+			return 0;
+		}
+		return host_params_set(&p->host, name, eq + 1, d);
+	}
 	if (!eq) {
 		k = find_key(kv, strlen(kv));
 		if (k)
@@ -894,6 +917,8 @@ int fab_params_check(const struct fab_params *p, struct sim_diag *d)
 	uint16_t weighted = 0;
 	uint32_t min_blocks;
 
+	if (host_params_check(&p->host, d))
+		return -1;
 	if (!link_width_valid(p->lanes))
 		return sim_diag_set(d, NULL, 0, 0, "link.width: %u lanes is not an IB width", p->lanes);
 	if (p->speed == LINK_SPEED_NONE || p->speed >= LINK_SPEED_COUNT)
@@ -969,4 +994,7 @@ void fab_params_print(const struct fab_params *p, FILE *out)
 			print_generic(p, k, val, sizeof(val));
 		fprintf(out, "%-17s = %-12s  # %s\n", k->name, val, k->meaning);
 	}
+	fprintf(out, "%-22s = %-8s  # %s\n", "host.model", p->host_model ? "on" : "off",
+		"model the host: PCIe, DMA, memory, CPU (off = an ideal host)");
+	host_params_print(&p->host, out);
 }

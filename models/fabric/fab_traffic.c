@@ -25,16 +25,27 @@ struct fab_stream {
 	struct hca_mr *dmr;		/* the destination's region (its rkey) */
 };
 
-static struct hca_mr *whole_mr(struct fab *f, struct hca *h)
+/* The region covering a node's whole address space in host (k = 0) or GPU
+ * (k = 1) memory: node_mr[2 * node + k]. */
+static struct hca_mr *whole_mr(struct fab *f, struct hca *h, enum hca_mem mem)
 {
-	struct fab_node *n = h->n;
+	struct hca_mr **mr = &f->node_mr[2 * h->n->idx + (mem == HCA_MEM_GPU)];
 
-	if (!f->node_mr[n->idx])
-		f->node_mr[n->idx] = hca_reg_mr(h, NULL, 0, 1ULL << 62,
-						HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE |
-						HCA_ACCESS_REMOTE_READ | HCA_ACCESS_REMOTE_ATOMIC,
-						HCA_MEM_HOST);
-	return f->node_mr[n->idx];
+	if (!*mr)
+		*mr = hca_reg_mr(h, NULL, 0, 1ULL << 62,
+				 HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE |
+				 HCA_ACCESS_REMOTE_READ | HCA_ACCESS_REMOTE_ATOMIC, mem);
+	return *mr;
+}
+
+/* The region the HCA touches for message m at node h: a GPU buffer is used
+ * in place with GPUDirect, through a host bounce buffer without it. */
+static struct hca_mr *msg_mr(struct fab *f, struct hca *h, const struct fab_msg *m)
+{
+	enum hca_mem mem = m->mem == HCA_MEM_GPU && f->p.host_model &&
+			   !host_needs_staging(&f->p.host, HCA_MEM_GPU) ? HCA_MEM_GPU : HCA_MEM_HOST;
+
+	return whole_mr(f, h, mem);
 }
 
 static int connect_pair(struct fab *f, struct hca_qp *a, struct hca_qp *b, uint8_t sl)
@@ -103,7 +114,7 @@ int fab_traffic_setup(struct fab *f)
 	int rc = -1;
 
 	f->streams = calloc(ms->nstreams ? ms->nstreams : 1, sizeof(*f->streams));
-	f->node_mr = calloc((size_t)f->nnodes, sizeof(*f->node_mr));
+	f->node_mr = calloc((size_t)f->nnodes * 2, sizeof(*f->node_mr));
 	f->node_cq = calloc((size_t)f->nnodes, sizeof(*f->node_cq));
 	count = calloc(ms->nstreams ? ms->nstreams : 1, sizeof(*count));
 	if (!f->streams || !f->node_mr || !f->node_cq || !count)
@@ -122,20 +133,21 @@ int fab_traffic_setup(struct fab *f)
 
 			if (!f->node_cq[h->n->idx])
 				f->node_cq[h->n->idx] = hca_create_cq(h, 1u << 20, NULL, NULL);
-			if (!f->node_cq[h->n->idx] || !whole_mr(f, h))
+			if (!f->node_cq[h->n->idx] || !msg_mr(f, h, m))
 				goto out;
 		}
 		uint32_t depth = count[m->stream] + 1;
 		struct hca_qp_init_attr ia = {
 			.qp_type = m->sl == 0xff ? HCA_QPT_UD : HCA_QPT_RC,
 			.send_cq = f->node_cq[m->src], .recv_cq = f->node_cq[m->src],
-			.cap = { .max_send_wr = depth, .max_recv_wr = depth },
+			.cap = { .max_send_wr = depth, .max_recv_wr = depth,
+				 .max_inline_data = f->p.hca_max_inline },
 		};
 
 		s->sqp = hca_create_qp(hs, &ia);
 		ia.send_cq = ia.recv_cq = f->node_cq[m->dst];
 		s->dqp = hca_create_qp(hd, &ia);
-		s->dmr = whole_mr(f, hd);
+		s->dmr = msg_mr(f, hd, m);
 		if (!s->sqp || !s->dqp)
 			goto out;
 		if (m->sl == 0xff ? ud_pair(f, s->sqp, s->dqp) :
@@ -151,7 +163,7 @@ int fab_traffic_setup(struct fab *f)
 			continue;
 		struct hca_recv_wr r = {
 			.wr_id = i, .sg = { .addr = 0, .length = (uint32_t)m->bytes,
-					    .lkey = f->node_mr[m->dst]->lkey },
+					    .lkey = msg_mr(f, f->nodes[m->dst].hca, m)->lkey },
 		};
 
 		if (hca_post_recv(s->dqp, &r))
@@ -177,12 +189,27 @@ void fab_traffic_post(struct fab *f, uint32_t mi)
 {
 	struct fab_msg *m = &f->msgs->v[mi];
 	struct fab_stream *s = &f->streams[m->stream];
+	struct hca *src = f->nodes[m->src].hca;
 	struct hca_send_wr wr = {
 		.wr_id = mi, .send_flags = HCA_SEND_SIGNALED,
 		.sg = { .addr = 0, .length = (uint32_t)m->bytes,
-			.lkey = f->node_mr[m->src]->lkey },
+			.lkey = msg_mr(f, src, m)->lkey },
 		.remote_addr = 0, .rkey = s->dmr->rkey,
 	};
+
+	/* GPU data without GPUDirect: the program first copies it to host
+	 * memory (cudaMemcpy), then posts (models/host). A READ stages after. */
+	if (!m->staged && m->op != FAB_OP_READ && f->p.host_model &&
+	    m->mem == HCA_MEM_GPU && host_needs_staging(&f->p.host, HCA_MEM_GPU)) {
+		sim_time_t t = host_stage_gpu_to_host(&src->host, f->eng.now, m->bytes);
+
+		m->staged = true;
+		m->start = f->eng.now;
+		hca_post_at(src, t, mi);
+		return;
+	}
+	if (m->bytes <= f->p.hca_max_inline && m->op != FAB_OP_READ)
+		wr.send_flags |= HCA_SEND_INLINE;
 
 	switch (m->op) {
 	case FAB_OP_READ: wr.opcode = HCA_WR_RDMA_READ; break;
@@ -195,7 +222,8 @@ void fab_traffic_post(struct fab *f, uint32_t mi)
 		wr.remote_qpn = s->dqp->qpn;
 		wr.remote_qkey = 0x80010000u;
 	}
-	m->start = f->eng.now;
+	if (!m->staged)
+		m->start = f->eng.now;
 	if (hca_post_send_msg(s->sqp, &wr, (int32_t)mi))
 		fab_fail(f, "message %u: the HCA refused the work request", mi);
 }

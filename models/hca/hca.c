@@ -83,6 +83,65 @@ uint32_t hca_wire_bytes(enum hca_qp_type t, uint8_t op, uint32_t payload)
 	return b + ((payload + 3) & ~3u);
 }
 
+/* ---- the host behind the HCA (models/host) ----------------------------- */
+
+/* PCIe serialisation of `bytes` of payload on the HCA's link, TLPs included. */
+static sim_time_t pcie_ser(const struct host *hs, uint64_t bytes)
+{
+	return host_pcie_ser_ps(&hs->p, host_pcie_wire_bytes(&hs->p, bytes));
+}
+
+/*
+ * Payload bytes [start, end) of a `len`-byte message: when are they in the
+ * HCA? The HCA reads ahead of the wire, as its many outstanding reads let
+ * it: a chunk of hca.dma_window packets is booked on the PCIe pipe at once
+ * (host_dma_read), and the next one while half of it is still to be sent,
+ * so the read latency hides behind the wire when PCIe keeps up. Within a
+ * chunk the bytes stream in at the pipe's rate: the packet ending at `end`
+ * is in `ser(hi - lo) - ser(end - lo)` before the chunk's last byte.
+ * Retransmission (go-back-N) rewinds below `lo` and reads again.
+ */
+sim_time_t hca_dma_ready(struct hca *h, struct hca_dma *d, enum hca_mem mem, uint64_t len,
+			 uint64_t start, uint64_t end, uint32_t mtu)
+{
+	const struct fab_params *fp = &h->f->p;
+	sim_time_t now = h->f->eng.now;
+	uint64_t chunk = (uint64_t)fp->hca_dma_window * mtu;
+
+	if (!fp->host_model || end <= start)
+		return 0;
+	if (end > d->hi && d->nhi > d->nlo && start >= d->nlo && end <= d->nhi) {
+		d->lo = d->nlo;
+		d->hi = d->nhi;
+		d->done = d->ndone;
+		d->nlo = d->nhi = 0;
+	}
+	if (start < d->lo || end > d->hi) {
+		d->lo = start;
+		d->hi = start + chunk < len ? start + chunk : len;
+		d->done = host_dma_read(&h->host, now, mem, (uint32_t)(d->hi - d->lo));
+		d->nlo = d->nhi = 0;
+	}
+	if (d->nhi <= d->nlo && d->hi < len && d->hi - end < chunk / 2) {
+		d->nlo = d->hi;
+		d->nhi = d->hi + chunk < len ? d->hi + chunk : len;
+		d->ndone = host_dma_read(&h->host, now, mem, (uint32_t)(d->nhi - d->nlo));
+	}
+	return d->done - (pcie_ser(&h->host, d->hi - d->lo) - pcie_ser(&h->host, end - d->lo));
+}
+
+sim_time_t hca_dma_write(struct hca *h, sim_time_t t, enum hca_mem mem, uint32_t bytes)
+{
+	if (!h->f->p.host_model || !bytes)
+		return t;
+	return host_dma_write(&h->host, t, mem, bytes);
+}
+
+sim_time_t hca_cqe_time(struct hca *h, sim_time_t t)
+{
+	return h->f->p.host_model ? host_cqe(&h->host, t) : t;
+}
+
 /* ---- memory regions ----------------------------------------------------- */
 
 /* Keys: index in the table times 256 plus a tag, so a made-up key rarely hits. */
@@ -528,7 +587,16 @@ int hca_post_send_msg(struct hca_qp *qp, const struct hca_send_wr *wr, int32_t m
 	} else {
 		w->npkts = w->npsn = wr->sg.length ? (wr->sg.length + mtu - 1) / mtu : 1;
 	}
-	w->ready = h->f->eng.now + h->f->hca_lat;
+	w->mem = HCA_MEM_HOST;
+	if (wr->sg.length && !(wr->send_flags & HCA_SEND_INLINE))
+		w->mem = hca_mr_find(h, wr->sg.lkey)->mem;
+	/* The doorbell and the WQE fetch (inline data rides in the WQE), then
+	 * the HCA's own processing. */
+	w->ready = h->f->eng.now;
+	if (h->f->p.host_model)
+		w->ready = host_post(&h->host, w->ready,
+				     (wr->send_flags & HCA_SEND_INLINE) ? wr->sg.length : 0);
+	w->ready += h->f->hca_lat;
 	hca_qp_arm_ready(qp, w->ready);
 	return 0;
 }
@@ -803,6 +871,10 @@ void hca_qp_arm_ready(struct hca_qp *qp, sim_time_t at)
 		hca_qp_update_active(qp);
 		return;
 	}
+	/* One wake-up per time: the QP is looked at often while it waits. */
+	if (qp->wait_at == at)
+		return;
+	qp->wait_at = at;
 	timer_push(qp->hca, at, qp->qpn, TIMER_READY);
 }
 
@@ -838,6 +910,8 @@ static void hca_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 		if (!qp)
 			continue;
 		if (e.arg == TIMER_READY) {
+			if (qp->wait_at == e.time)
+				qp->wait_at = 0;
 			hca_qp_update_active(qp);
 			continue;
 		}
@@ -871,6 +945,7 @@ int hca_init(struct fab *f, struct fab_node *n)
 	h->lid = port > 0 ? net_lid_of(f->net, n->idx, port) : 0;
 	sim_heap_init(&h->timers);
 	sim_rng_init(&h->rng, f->seed, 0x4843410000000000ULL | (uint64_t)n->idx);
+	host_init(&h->host, &f->p.host);
 	c = sim_register(&f->eng, hca_handler, h, "hca");
 	if (c < 0)
 		return -1;

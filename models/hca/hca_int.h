@@ -13,6 +13,7 @@
 
 #include "models/fabric/fab_int.h"
 #include "models/hca/hca.h"
+#include "models/host/host.h"
 
 #define HCA_PSN_MASK 0xffffffu
 
@@ -45,6 +46,18 @@ struct hca_srq {
 
 enum swqe_state { SWQE_QUEUED, SWQE_SENT, SWQE_DONE };
 
+/*
+ * The payload DMA of a message being sent (a WQE's data, or a READ
+ * response's): booked over the host's PCIe pipe a chunk of hca.dma_window
+ * packets at a time, bytes [lo, hi) arriving in the HCA by `done`.
+ */
+struct hca_dma {
+	uint64_t lo, hi;	/* the chunk being sent */
+	sim_time_t done;
+	uint64_t nlo, nhi;	/* the next chunk, booked while half of this one is left */
+	sim_time_t ndone;
+};
+
 /* A send work request inside the QP, with its transport state. */
 struct hca_swqe {
 	struct hca_send_wr wr;
@@ -55,7 +68,10 @@ struct hca_swqe {
 	enum swqe_state state;
 	bool started;		/* PSNs assigned */
 	uint32_t rd_rcvd;	/* READ: response bytes received */
+	sim_time_t rd_visible;	/* READ/atomic: the last byte received lands in memory */
 	int32_t msg;		/* fab message it carries (traffic), or -1 */
+	struct hca_dma dma;	/* its payload on the way from memory */
+	enum hca_mem mem;	/* where the local buffer lives */
 };
 
 /* A response the responder owes the requester, sent in order. */
@@ -71,6 +87,7 @@ struct hca_resp {
 	uint64_t va;
 	uint32_t len, off;	/* bytes in all, bytes already sent */
 	bool first_sent;
+	struct hca_dma dma;
 	/* ATOMIC */
 	uint64_t orig;
 	uint32_t msg;		/* fab message it answers (traffic), or UINT32_MAX */
@@ -119,6 +136,8 @@ struct hca_qp {
 	struct hca_mr *wr_mr;	/* WRITE being received */
 	uint64_t wr_va;
 	uint32_t wr_left;
+	sim_time_t rx_visible;	/* the last payload byte received lands in memory */
+	sim_time_t wait_at;	/* a "ready" wake-up is armed for this time (0: none) */
 	bool uc_drop;		/* UC: discarding until the next FIRST/ONLY */
 	uint32_t rd_responding;	/* READ/atomic responses queued */
 	uint32_t last_atomic_psn;	/* replay a duplicate atomic with its result */
@@ -162,6 +181,7 @@ struct hca {
 	uint64_t timer_seq;
 	struct sim_timer wake;		/* the engine event for the heap top */
 	bool in_take;			/* building a packet: do not kick the port */
+	struct host host;		/* PCIe, memory, CPU behind this HCA (models/host) */
 };
 
 #define TIMER_POST (UINT32_MAX - 1)
@@ -196,9 +216,19 @@ void qp_req_complete(struct hca_qp *qp, struct hca_swqe *w, enum hca_wc_status s
 
 /* qp_resp.c: responder */
 void qp_resp_receive(struct hca_qp *qp, struct ib_pkt *p);
-bool qp_resp_has_packet(const struct hca_qp *qp);
+bool qp_resp_has_packet(struct hca_qp *qp);
 uint32_t qp_resp_next_size(const struct hca_qp *qp);
 void qp_resp_build(struct hca_qp *qp, struct ib_pkt *p);
+
+/*
+ * The host model (ideal when host.model is off): when bytes [.., end) of a
+ * message of `len` bytes in `mem` are in the HCA; when `bytes` written at
+ * t are visible in memory; when a CQE written at t is seen by the CPU.
+ */
+sim_time_t hca_dma_ready(struct hca *h, struct hca_dma *d, enum hca_mem mem, uint64_t len,
+			 uint64_t start, uint64_t end, uint32_t mtu);
+sim_time_t hca_dma_write(struct hca *h, sim_time_t t, enum hca_mem mem, uint32_t bytes);
+sim_time_t hca_cqe_time(struct hca *h, sim_time_t t);
 
 /* Wire size of a packet with these headers around `payload` bytes. */
 uint32_t hca_wire_bytes(enum hca_qp_type t, uint8_t opcode, uint32_t payload);

@@ -101,6 +101,29 @@ static void next_req(struct hca_qp *qp, uint8_t *op, uint32_t *payload, bool *fi
 		      *last ? (imm ? IB_OP_WRITE_LAST_IMM : IB_OP_WRITE_LAST) : IB_OP_WRITE_MIDDLE;
 }
 
+/*
+ * The HCA's read-ahead does not stop at a work request's end: once the
+ * current one's payload is all booked and less than half a DMA window is
+ * left to send, the next ready work request's first chunk is booked too,
+ * so back-to-back messages leave back to back.
+ */
+static void prefetch_next(struct hca_qp *qp, const struct hca_swqe *w, uint64_t end)
+{
+	struct hca *h = qp->hca;
+	uint64_t chunk = (uint64_t)h->f->p.hca_dma_window * qp->mtu;
+	struct hca_swqe *nx;
+
+	if (w->dma.hi < swqe_len(w) || swqe_len(w) - end >= chunk / 2 ||
+	    qp->sq_next + 1 == qp->sq_tail)
+		return;
+	nx = swqe_at(qp, qp->sq_next + 1);
+	if (nx->ready > h->f->eng.now || nx->dma.hi || !swqe_len(nx) ||
+	    is_rd_atomic(nx->wr.opcode) || (nx->wr.send_flags & HCA_SEND_INLINE))
+		return;
+	hca_dma_ready(h, &nx->dma, nx->mem, swqe_len(nx), 0,
+		      swqe_len(nx) < qp->mtu ? swqe_len(nx) : qp->mtu, qp->mtu);
+}
+
 bool qp_req_has_packet(struct hca_qp *qp)
 {
 	struct hca_swqe *w;
@@ -115,6 +138,23 @@ bool qp_req_has_packet(struct hca_qp *qp)
 	/* Fence: wait until every earlier READ/atomic has completed. */
 	if ((w->wr.send_flags & HCA_SEND_FENCE) && qp->rd_outstanding)
 		return false;
+	/* The payload must be in the HCA (read from memory over PCIe). */
+	if (!is_rd_atomic(w->wr.opcode) && !(w->wr.send_flags & HCA_SEND_INLINE)) {
+		uint8_t op;
+		uint32_t payload;
+		bool first, last;
+		sim_time_t ready;
+
+		next_req(qp, &op, &payload, &first, &last);
+		ready = hca_dma_ready(qp->hca, &w->dma, w->mem, swqe_len(w), qp->seg_off,
+				      qp->seg_off + payload, qp->mtu);
+		if (qp->hca->f->p.host_model)
+			prefetch_next(qp, w, qp->seg_off + payload);
+		if (ready > qp->hca->f->eng.now) {
+			hca_qp_arm_ready(qp, ready);
+			return false;
+		}
+	}
 	return true;
 }
 
@@ -152,21 +192,27 @@ void qp_req_complete(struct hca_qp *qp, struct hca_swqe *w, enum hca_wc_status s
 		[HCA_WR_ATOMIC_FETCH_AND_ADD] = HCA_WC_FETCH_ADD,
 	};
 
+	sim_time_t t = f->eng.now;
+
 	if (w->state == SWQE_DONE)
 		return;
 	w->state = SWQE_DONE;
+	/* READ/atomic data lands in memory first; then the CQE is written. */
+	if (st == HCA_WC_SUCCESS && is_rd_atomic(w->wr.opcode) && w->rd_visible > t)
+		t = w->rd_visible;
+	t = hca_cqe_time(qp->hca, t);
 	if (st != HCA_WC_SUCCESS || qp->sq_sig_all || (w->wr.send_flags & HCA_SEND_SIGNALED)) {
 		struct hca_wc wc = {
 			.wr_id = w->wr.wr_id, .status = st, .opcode = wc_op[w->wr.opcode],
 			.byte_len = w->wr.opcode == HCA_WR_RDMA_READ ? w->wr.sg.length :
 				    is_rd_atomic(w->wr.opcode) ? 8 : 0,
-			.qp_num = qp->qpn, .time = f->eng.now,
+			.qp_num = qp->qpn, .time = t,
 		};
 
 		hca_cq_push(qp->scq, &wc);
 	}
 	if (w->msg >= 0)
-		fab_traffic_completed(f, w->msg, f->eng.now, st);
+		fab_traffic_completed(f, w->msg, t, st);
 }
 
 void qp_req_build(struct hca_qp *qp, struct ib_pkt *p)
@@ -299,6 +345,7 @@ static void go_back(struct hca_qp *qp, uint32_t psn)
 			qp->rd_outstanding--;
 		if (w->state != SWQE_DONE)
 			w->state = SWQE_QUEUED;
+		memset(&w->dma, 0, sizeof(w->dma));	/* resent bytes are read again */
 	}
 	struct hca_swqe *w = swqe_at(qp, i);
 
@@ -390,13 +437,15 @@ static void read_response(struct hca_qp *qp, struct ib_pkt *p)
 
 		if (dst && p->data)
 			memcpy(dst + w->rd_rcvd, p->data, p->payload);
+		w->rd_visible = hca_dma_write(qp->hca, f->eng.now, w->mem, p->payload);
 	}
 	w->rd_rcvd += p->payload;
 	qp->una_psn = psn_add(p->psn, 1);
 	if (p->opcode == IB_OP_READ_RESP_LAST || p->opcode == IB_OP_READ_RESP_ONLY) {
 		qp->rd_outstanding--;
 		if (w->msg >= 0)
-			fab_traffic_delivered(f, w->msg, f->eng.now);
+			fab_traffic_delivered(f, w->msg, w->rd_visible > f->eng.now ?
+					      w->rd_visible : f->eng.now);
 		qp_req_complete(qp, w, HCA_WC_SUCCESS);
 	}
 }
@@ -415,10 +464,11 @@ static void atomic_ack(struct hca_qp *qp, struct ib_pkt *p)
 
 	if (dst)
 		memcpy(dst, &p->atomic[0], 8);
+	w->rd_visible = hca_dma_write(qp->hca, f->eng.now, w->mem, 8);
 	qp->una_psn = psn_add(p->psn, 1);
 	qp->rd_outstanding--;
 	if (w->msg >= 0)
-		fab_traffic_delivered(f, w->msg, f->eng.now);
+		fab_traffic_delivered(f, w->msg, w->rd_visible);
 	qp_req_complete(qp, w, HCA_WC_SUCCESS);
 }
 

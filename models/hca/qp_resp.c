@@ -89,11 +89,6 @@ static void queue_ack(struct hca_qp *qp, uint8_t aeth, uint32_t psn)
 	hca_qp_update_active(qp);
 }
 
-bool qp_resp_has_packet(const struct hca_qp *qp)
-{
-	return qp->rsp_n > 0;
-}
-
 static uint8_t read_opcode(const struct hca_resp *r, uint32_t mtu, uint32_t *payload)
 {
 	uint32_t left = r->len - r->off;
@@ -104,6 +99,40 @@ static uint8_t read_opcode(const struct hca_resp *r, uint32_t mtu, uint32_t *pay
 	return first && last ? IB_OP_READ_RESP_ONLY : first ? IB_OP_READ_RESP_FIRST :
 	       last ? IB_OP_READ_RESP_LAST : IB_OP_READ_RESP_MIDDLE;
 }
+
+/* When the head response can go: READ data and atomics need memory first. */
+static sim_time_t resp_ready(struct hca_qp *qp, struct hca_resp *r)
+{
+	uint32_t payload;
+
+	switch (r->kind) {
+	case RESP_READ:
+		if (!r->len)
+			return 0;
+		read_opcode(r, qp->mtu, &payload);
+		return hca_dma_ready(qp->hca, &r->dma, r->mr ? r->mr->mem : HCA_MEM_HOST, r->len,
+				     r->off, r->off + payload, qp->mtu);
+	case RESP_ATOMIC:
+		return r->dma.done;	/* the read of the 8 bytes (set when executed) */
+	default:
+		return 0;
+	}
+}
+
+bool qp_resp_has_packet(struct hca_qp *qp)
+{
+	sim_time_t t;
+
+	if (!qp->rsp_n)
+		return false;
+	t = resp_ready(qp, &qp->rsp[qp->rsp_head]);
+	if (t > qp->hca->f->eng.now) {
+		hca_qp_arm_ready(qp, t);
+		return false;
+	}
+	return true;
+}
+
 
 uint32_t qp_resp_next_size(const struct hca_qp *qp)
 {
@@ -192,6 +221,27 @@ static bool op_imm(uint8_t op)
 	       op == IB_OP_WRITE_LAST_IMM || op == IB_OP_WRITE_ONLY_IMM;
 }
 
+/* The payload goes to memory over PCIe: note when it is visible there. */
+static void copy_in(struct hca_qp *qp, struct hca_mr *mr, uint64_t va, const struct ib_pkt *p)
+{
+	uint8_t *dst = hca_mr_ptr(mr, va);
+	sim_time_t now = qp->hca->f->eng.now, vis;
+
+	if (dst && p->data && p->payload)
+		memcpy(dst, p->data, p->payload);
+	vis = hca_dma_write(qp->hca, now, mr ? mr->mem : HCA_MEM_HOST, p->payload);
+	if (vis > qp->rx_visible)
+		qp->rx_visible = vis;
+}
+
+/* When the message just received is complete in memory. */
+static sim_time_t visible(const struct hca_qp *qp)
+{
+	sim_time_t now = qp->hca->f->eng.now;
+
+	return qp->rx_visible > now ? qp->rx_visible : now;
+}
+
 static void recv_complete(struct hca_qp *qp, const struct hca_recv_wr *r, enum hca_wc_status st,
 			  enum hca_wc_opcode op, uint32_t len, const struct ib_pkt *p)
 {
@@ -199,19 +249,12 @@ static void recv_complete(struct hca_qp *qp, const struct hca_recv_wr *r, enum h
 		.wr_id = r->wr_id, .status = st, .opcode = op, .byte_len = len,
 		.qp_num = qp->qpn, .src_qp = p->sqpn, .slid = p->slid,
 		.imm_data = p->imm, .with_imm = op_imm(p->opcode),
-		.time = qp->hca->f->eng.now,
+		.time = hca_cqe_time(qp->hca, visible(qp)),
 	};
 
 	hca_cq_push(qp->rcq, &wc);
 }
 
-static void copy_in(struct hca_mr *mr, uint64_t va, const struct ib_pkt *p)
-{
-	uint8_t *dst = hca_mr_ptr(mr, va);
-
-	if (dst && p->data && p->payload)
-		memcpy(dst, p->data, p->payload);
-}
 
 /* UD (IBA 9.8.5): one packet, one receive, or a silent drop. */
 static void ud_receive(struct hca_qp *qp, struct ib_pkt *p)
@@ -227,10 +270,10 @@ static void ud_receive(struct hca_qp *qp, struct ib_pkt *p)
 		recv_complete(qp, &r, HCA_WC_LOC_LEN_ERR, HCA_WC_RECV, 0, p);
 		return;
 	}
-	copy_in(hca_mr_find(qp->hca, r.sg.lkey), r.sg.addr, p);
+	copy_in(qp, hca_mr_find(qp->hca, r.sg.lkey), r.sg.addr, p);
 	recv_complete(qp, &r, HCA_WC_SUCCESS, HCA_WC_RECV, p->payload, p);
 	if ((int32_t)p->msg >= 0)
-		fab_traffic_delivered(f, (int32_t)p->msg, f->eng.now);
+		fab_traffic_delivered(f, (int32_t)p->msg, visible(qp));
 }
 
 /* Execute a request with the expected PSN. Returns false if it was refused
@@ -265,14 +308,14 @@ static bool execute(struct hca_qp *qp, struct ib_pkt *p)
 				queue_ack(qp, IB_AETH_NAK_INV_REQ, p->psn);
 			return false;
 		}
-		copy_in(hca_mr_find(h, qp->cur_recv.sg.lkey), qp->cur_recv.sg.addr + qp->recv_off, p);
+		copy_in(qp, hca_mr_find(h, qp->cur_recv.sg.lkey), qp->cur_recv.sg.addr + qp->recv_off, p);
 		qp->recv_off += p->payload;
 		if (op_last(op)) {
 			qp->recv_active = false;
 			qp->msn++;
 			recv_complete(qp, &qp->cur_recv, HCA_WC_SUCCESS, HCA_WC_RECV, qp->recv_off, p);
 			if ((int32_t)p->msg >= 0)
-				fab_traffic_delivered(f, (int32_t)p->msg, f->eng.now);
+				fab_traffic_delivered(f, (int32_t)p->msg, visible(qp));
 		}
 		return true;
 	}
@@ -302,7 +345,7 @@ static bool execute(struct hca_qp *qp, struct ib_pkt *p)
 				queue_ack(qp, IB_AETH_NAK_INV_REQ, p->psn);
 			return false;
 		}
-		copy_in(qp->wr_mr, qp->wr_va, p);
+		copy_in(qp, qp->wr_mr, qp->wr_va, p);
 		qp->wr_va += p->payload;
 		qp->wr_left -= p->payload;
 		if (op_last(op)) {
@@ -310,7 +353,7 @@ static bool execute(struct hca_qp *qp, struct ib_pkt *p)
 			if (op_imm(op))
 				recv_complete(qp, &r, HCA_WC_SUCCESS, HCA_WC_RECV_RDMA_WITH_IMM, 0, p);
 			if ((int32_t)p->msg >= 0)
-				fab_traffic_delivered(f, (int32_t)p->msg, f->eng.now);
+				fab_traffic_delivered(f, (int32_t)p->msg, visible(qp));
 		}
 		return true;
 	}
@@ -363,6 +406,12 @@ static bool execute(struct hca_qp *qp, struct ib_pkt *p)
 		r = resp_push(qp);
 		if (!r)
 			return false;
+		/* The HCA reads the 8 bytes over PCIe before it can answer; the
+		 * write of the new value is posted behind it. */
+		if (f->p.host_model) {
+			r->dma.done = host_dma_read(&h->host, f->eng.now, mr->mem, 8);
+			hca_dma_write(h, r->dma.done, mr->mem, 8);
+		}
 		r->kind = RESP_ATOMIC;
 		r->orig = orig;
 		r->psn = p->psn;

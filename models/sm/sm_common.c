@@ -37,7 +37,46 @@ void sm_topo_free(struct sm_topo *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* The CA/router LIDs grouped by switch, ascending within each group. */
+/* LMC offset of an endpoint LID from its port's base LID. */
+static unsigned lid_offset(const struct sm_topo *t, int i)
+{
+	return t->ep_lid[i] - t->n->nodes[t->ep_node[i]].ports[t->ep_nport[i]].lid;
+}
+
+/*
+ * Within each switch's group: base LIDs first, then every port's second
+ * LID, and so on (ascending LIDs within a rank). Balancing then spreads the
+ * base LIDs - the ones traffic uses - as evenly as with LMC 0, and each
+ * further LID of a port can take a path its earlier LIDs do not
+ * (sm_route_lid), which is what LMC is for. Insertion sort: the groups are
+ * small and nearly sorted.
+ */
+static void sort_groups(struct sm_topo *t)
+{
+	for (int s = 0; s < t->nsw; s++)
+		for (int i = t->ep_first[s] + 1; i < t->ep_first[s + 1]; i++) {
+			uint16_t lid = t->ep_lid[i];
+			uint8_t port = t->ep_port[i], nport = t->ep_nport[i];
+			int node = t->ep_node[i], j = i;
+			unsigned off = lid_offset(t, i);
+
+			while (j > t->ep_first[s] &&
+			       (lid_offset(t, j - 1) > off ||
+				(lid_offset(t, j - 1) == off && t->ep_lid[j - 1] > lid))) {
+				t->ep_lid[j] = t->ep_lid[j - 1];
+				t->ep_port[j] = t->ep_port[j - 1];
+				t->ep_node[j] = t->ep_node[j - 1];
+				t->ep_nport[j] = t->ep_nport[j - 1];
+				j--;
+			}
+			t->ep_lid[j] = lid;
+			t->ep_port[j] = port;
+			t->ep_node[j] = node;
+			t->ep_nport[j] = nport;
+		}
+}
+
+/* The CA/router LIDs grouped by switch (ordered by sort_groups()). */
 static int collect_endpoints(struct sm_topo *t)
 {
 	struct net *n = t->n;
@@ -83,6 +122,7 @@ static int collect_endpoints(struct sm_topo *t)
 		t->ep_nport[slot] = n->lid_port[l];
 	}
 	free(count);
+	sort_groups(t);
 	return 0;
 }
 
@@ -152,15 +192,42 @@ nomem:
 	return sim_diag_set(d, NULL, 0, 0, "out of memory");
 }
 
+/* Is port p already taken at switch s by a lower LID of lid's own port? */
+static bool used_by_sibling(const struct sm_topo *t, int s, uint16_t lid, int p)
+{
+	const struct net *n = t->n;
+	const uint8_t *lft = n->nodes[t->sw[s]].lft;
+	int node = n->lid_node[lid];
+	uint16_t base;
+
+	if (node < 0 || n->nodes[node].type == NET_SWITCH)
+		return false;
+	base = n->nodes[node].ports[n->lid_port[lid]].lid;
+	for (uint16_t l = base; l < lid; l++)
+		if (lft[l] == p)
+			return true;
+	return false;
+}
+
 void sm_route_lid(struct sm_topo *t, int s, uint16_t lid, const int *cand, int k)
 {
 	uint32_t *load = t->load[s];
-	int best = cand[0];
+	int best = -1;
+	bool best_fresh = false;
 
-	for (int i = 1; i < k; i++)
-		if (load[cand[i]] < load[best] ||
-		    (load[cand[i]] == load[best] && cand[i] < best))
+	/* a port the LID's siblings (same CA port, LMC) do not use yet first,
+	 * then the least loaded, then the lowest numbered */
+	for (int i = 0; i < k; i++) {
+		bool fresh = t->n->lmc == 0 || !used_by_sibling(t, s, lid, cand[i]);
+
+		if (best < 0 || (fresh && !best_fresh) ||
+		    (fresh == best_fresh &&
+		     (load[cand[i]] < load[best] ||
+		      (load[cand[i]] == load[best] && cand[i] < best)))) {
 			best = cand[i];
+			best_fresh = fresh;
+		}
+	}
 	t->n->nodes[t->sw[s]].lft[lid] = (uint8_t)best;
 	load[best]++;
 }
@@ -208,7 +275,7 @@ int sm_parse_switch_list(const struct sm_topo *t, const char *list,
 			if (!strcmp(n->nodes[t->sw[s]].desc, item))
 				node = t->sw[s];
 		if (node < 0)
-			node = net_find(n, item);
+			node = net_find_host(n, item);	/* any node: to say what it is */
 		if (node < 0 && parse_guid(item, &g))
 			for (int i = 0; i < n->nnodes && node < 0; i++)
 				if (n->nodes[i].guid == g || n->nodes[i].ports[0].guid == g)

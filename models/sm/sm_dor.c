@@ -4,9 +4,9 @@
  * engine (the minhop engine with its choice among shortest paths fixed by
  * dimension, osm_ucast_mgr.c) and the e-cube routing of Dally and Seitz.
  *
- * With coordinates: when every switch's node description ends in 2 or 3
- * numbers, as the generator writes them ("sw_3_1", "sw_0_2_1"; '_', '-' or
- * ',' between), those are its (x, y[, z]). A dimension whose first and last
+ * With coordinates: when every switch's node description ends in 1 to 3
+ * numbers, each after a '_', '-' or ',', as the generator writes them
+ * ("sw_5", "sw_3_1", "sw_0_2_1"), those are its (x[, y[, z]]). A dimension whose first and last
  * switches are cabled together wraps (a torus ring), the others are mesh
  * lines; every switch-to-switch cable must join two grid neighbours. A
  * packet then corrects x first, then y, then z: each dimension along the
@@ -59,7 +59,7 @@ static void dor_free(struct dor *r)
 	free(r->cand);
 }
 
-/* Trailing numbers of a description, in order; returns how many (0..3). */
+/* Trailing "_N" numbers of a description, in order; returns how many (0..3). */
 static int parse_coords(const char *desc, int *c)
 {
 	const char *p = desc + strlen(desc);
@@ -132,7 +132,7 @@ static int find_coords(struct dor *r, struct sim_diag *d)
 	for (int s = 0; s < t->nsw; s++) {
 		int k = parse_coords(n->nodes[t->sw[s]].desc, r->coord + s * 3);
 
-		if (k < 2 || (r->ndim && k != r->ndim))
+		if (k < 1 || (r->ndim && k != r->ndim))
 			return 1;
 		r->ndim = k;
 	}

@@ -45,6 +45,7 @@ static void build(struct world *w, uint64_t bytes)
 	CU_ASSERT_FATAL(net_connect(&w->net, h1, 1, sw, 2, 0, &d) == 0);
 	CU_ASSERT_FATAL(sm_route_minhop(&w->net, &d) == 0);
 	fab_params_default(&w->p);
+	w->p.host_model = false;	/* times below are the fabric's: hca.latency only */
 
 	struct fab_msg m = { .src = (uint32_t)h0, .dst = (uint32_t)h1, .bytes = bytes,
 			     .after = -1, .stream = 0 };

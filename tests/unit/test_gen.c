@@ -15,6 +15,7 @@
  */
 #include <CUnit/CUnit.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -984,6 +985,7 @@ static const struct { const char *cmd, *msg, *msg2; } bad[] = {
 	{ "fattree --levels 3 --radix 8 --spines 2", "--spines is for --levels 2", NULL },
 	{ "fattree --levels 3 --radix 8 --pods 9", "9 pods need cores with 9 ports", NULL },
 	{ "fattree --levels 3 --radix 8 --leaves 5", "at most 4 leaves per pod", NULL },
+	{ "fattree --levels 3 --radix 8 --pods 1", "one pod has no use for cores", NULL },
 	{ "fattree --levels 3 --radix 64", "LIDs", NULL },
 	{ "fattree --radix 8 --rate 4xFOO", "--rate wants width x speed", "4xFOO" },
 	{ "leafspine --leaves 300 --spines 1 --hosts 1", "a spine needs 300 ports", "254" },
@@ -1038,6 +1040,84 @@ static void test_bad_options(void)
 			CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, bad[i].msg2));
 		free(text);
 	}
+}
+
+/*
+ * Random option sets (a fixed xorshift seed, so a failure replays): each is
+ * either refused with a message or makes a file that loads back. Values are
+ * small or invalid so the accepted fabrics stay small.
+ */
+static void test_random_options(void)
+{
+	static const char *const kinds_[] = {
+		"fattree", "leafspine", "torus", "mesh", "dragonfly", "rail", "fattree2", "ring",
+	};
+	static const char *const names[] = {
+		"--levels", "--radix", "--dims", "--groups", "--routers", "--global",
+		"--nodes", "--gpus", "--pods", "--leaves", "--spines", "--hosts",
+		"--links-per-spine", "--oversub", "--rate", "--bogus", "-h2",
+	};
+	static const char *const vals[] = {
+		"0", "1", "2", "3", "4", "6", "8", "12", "-1", "", "255", "100001",
+		"4x4", "2x3x2", "2:1", "0:1", "3:", "4xHDR", "none", "x", "07", "1e3",
+	};
+	/* the options each kind needs, in kinds_ order */
+	static const char *const bases[] = {
+		"--radix 8", "--leaves 3 --spines 2 --hosts 2", "--dims 3x2",
+		"--dims 2x2x3", "--groups 3 --routers 2", "--nodes 3 --gpus 2",
+		"--leaves 2 --spines 1 --hosts 3", "--dims 4",
+	};
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	int accepted = 0, refused = 0;
+
+	for (int it = 0; it < 3000; it++) {
+		char *argv[MAX_ARGS], *text;
+		struct topo_gen_params p;
+		struct sim_diag d;
+		int argc = 0, nopt, kind, nowned = 0;
+		char *owned[1];
+
+#define RND(n) (x ^= x << 13, x ^= x >> 7, x ^= x << 17, (int)(x % (n)))
+		kind = RND(SIM_ARRAY_SIZE(kinds_));
+		argv[argc++] = (char *)kinds_[kind];
+		/* mostly with what the kind needs, so that many get through */
+		if (RND(4)) {
+			char *base = strdup(bases[kind]), *save = NULL;
+
+			CU_ASSERT_FATAL(base != NULL);
+			owned[nowned++] = base;
+			for (char *t = strtok_r(base, " ", &save); t;
+			     t = strtok_r(NULL, " ", &save))
+				argv[argc++] = t;
+		}
+		nopt = RND(4);
+		for (int k = 0; k < nopt; k++) {
+			argv[argc++] = (char *)names[RND(SIM_ARRAY_SIZE(names))];
+			if (RND(8))
+				argv[argc++] = (char *)vals[RND(SIM_ARRAY_SIZE(vals))];
+		}
+#undef RND
+		text = NULL;
+		if (topo_gen_parse(&p, argc, argv, &d) || !(text = topo_gen_str(&p, &d))) {
+			CU_ASSERT(d.msg[0] != 0);
+			refused++;
+		} else {
+			struct net n;
+
+			CU_ASSERT_EQUAL(topo_load_string(text, "random", &n, &d), 0);
+			CU_ASSERT(net_nhosts(&n) >= 1);
+			net_free(&n);
+			accepted++;
+		}
+		free(text);
+		while (nowned)
+			free(owned[--nowned]);
+	}
+	/* the pool makes both kinds of outcome */
+	if (accepted < 300 || refused < 300)
+		fprintf(stderr, "\n  %d accepted, %d refused\n", accepted, refused);
+	CU_ASSERT(accepted >= 300);
+	CU_ASSERT(refused >= 300);
 }
 
 /* Library callers who fill the struct themselves get the same checks. */
@@ -1132,6 +1212,27 @@ static void test_cli(void)
 			fprintf(stderr, "\n  help does not mention '%s'\n", words[i]);
 		CU_ASSERT_PTR_NOT_NULL(strstr(out, words[i]));
 	}
+	/* every example in the help works */
+	{
+		int examples = 0;
+
+		for (char *e = strstr(out, "ibfab topo gen "); e;
+		     e = strstr(e + 1, "ibfab topo gen ")) {
+			char cmd[256], *gt, *t;
+			size_t len = strcspn(e, "\n");
+
+			if (!strncmp(e + 15, "KIND", 4))
+				continue;	/* the usage line */
+			snprintf(cmd, sizeof(cmd), "%.*s", (int)len - 15, e + 15);
+			gt = strstr(cmd, " >");
+			if (gt)
+				*gt = 0;
+			t = gen_text(cmd);
+			free(t);
+			examples++;
+		}
+		CU_ASSERT(examples >= 7);
+	}
 	free(out);
 	free(err);
 	CU_ASSERT_EQUAL(run_ibfab("topo gen torus --help", &out, &err), 0);
@@ -1188,6 +1289,7 @@ static const struct test_case tests[] = {
 	{ "shipped examples = README commands", test_shipped_examples },
 	{ "bad options refused", test_bad_options },
 	{ "bad params refused", test_bad_params },
+	{ "random option sets", test_random_options },
 	{ "ibfab topo gen", test_cli },
 	{ NULL, NULL },
 };

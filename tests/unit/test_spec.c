@@ -341,7 +341,7 @@ static void test_malformed(void)
 	bad("p2p:src=h0,dst=h1,size=4GiB", 24, "largest IB message");
 	bad("p2p:src=h0,dst=h0,size=1", 16, "src and dst are the same host");
 	bad("p2p:src=h0,dst=h1,size=1,colour=red", 26,
-	    "unknown key 'colour' for p2p (valid: src, dst, size, count, start, gap, sl, op)");
+	    "unknown key 'colour' for p2p (valid: src, dst, size, count, start, gap, sl, op, mem)");
 	bad("p2p:src=h0,dst=h1,size=1,op=copy", 29, "op: expected write, read or send, got 'copy'");
 	bad("pingpong:a=h0,b=h1,size=1,gap=1us", 27, "unknown key 'gap' for pingpong");
 	bad("p2p:src=h0,dst=h1,size=1,size=2", 26, "size given twice");

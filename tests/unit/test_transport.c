@@ -24,6 +24,7 @@
 
 #include "models/fabric/fab.h"
 #include "models/hca/hca.h"
+#include "models/host/host.h"
 #include "tests/unit/test_main.h"
 #include "tests/unit/util_fabric.h"
 
@@ -680,6 +681,175 @@ static void test_traffic_ops(void)
 	net_free(&n);
 }
 
+/* ---- the host behind the HCA: PCIe, DMA, GPUDirect -------------------------- */
+
+/* Wire bytes of an RDMA WRITE (RETH on its first packet) and of its last packet. */
+static double write_bytes(uint64_t len, uint32_t mtu, double *last)
+{
+	uint64_t n = (len + mtu - 1) / mtu;
+
+	*last = pkt_bytes((uint32_t)(len - (n - 1) * mtu), n == 1 ? 16 : 0);
+	return msg_bytes(len, mtu, 16, 0, 0, 16);
+}
+
+/*
+ * One WRITE with the host model on, against a closed form assembled from
+ * the host model's own calls on fresh hosts (test_host checks those
+ * against the PCIe formulas): post (doorbell, WQE fetch), the payload read
+ * in hca.dma_window chunks, the wire (whichever of PCIe and the link is
+ * narrower sets the pace), the DMA write of the last packet at the
+ * responder, and the ACK and the CQE write at the requester.
+ */
+static void check_host_write(const char *gen, uint32_t len)
+{
+	char set_gen[64];
+	const char *sets[] = { "host.model=on", set_gen, NULL };
+	struct tp t;
+	struct hca_wc wc[2];
+	struct host hs, hr;
+
+	snprintf(set_gen, sizeof(set_gen), "host.pcie_gen=%s", gen);
+	tp_init(&t, sets, len);
+	tp_connect(&t, HCA_QPT_RC, 14, 7, 7, 12, 16);
+	struct hca_send_wr w = wr_of(&t, HCA_WR_RDMA_WRITE, 1, 0, len);
+
+	CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+	tp_run(&t);
+	CU_ASSERT_FATAL(poll_all(t.ca, wc, 2) == 1);
+	CU_ASSERT_EQUAL(wc[0].status, HCA_WC_SUCCESS);
+
+	host_init(&hs, &t.p.host);
+	host_init(&hr, &t.p.host);
+	uint32_t mtu = t.p.mtu, chunk = t.p.hca_dma_window * mtu;
+	double ps = 1e-12, last;
+	double ready = (double)(host_post(&hs, 0, 0) + (sim_time_t)t.p.hca_latency_ns * SIM_NS);
+	struct host one = hs;	/* the first packet: the first chunk's head */
+	uint64_t c0 = len < chunk ? len : chunk, p0 = len < mtu ? len : mtu;
+	double first = (double)host_dma_read(&one, (sim_time_t)ready, HCA_MEM_HOST, (uint32_t)c0) -
+		       (double)(host_pcie_ser_ps(&t.p.host, host_pcie_wire_bytes(&t.p.host, c0)) -
+				host_pcie_ser_ps(&t.p.host, host_pcie_wire_bytes(&t.p.host, p0)));
+	double all = (double)host_dma_read(&hs, (sim_time_t)ready, HCA_MEM_HOST, len);
+	double wire = write_bytes(len, mtu, &last) * 8 / 200e9 / ps;
+	double hop = (2 * t.p.cable_m * t.p.ps_per_m + t.p.sw_latency_ns * 1e3);
+	/* the last bit leaves when the link or the PCIe pipe, whichever is slower, is done */
+	double tail = fmax(first + wire, all + last * 8 / 200e9 / ps) + hop;
+	double lastpl = (double)(len - (len - 1) / mtu * mtu);
+	double seen = (double)host_dma_write(&hr, (sim_time_t)tail, HCA_MEM_HOST, (uint32_t)lastpl);
+	double ack = tail + hop + pkt_bytes(0, 4) * 8 / 200e9 / ps;
+	double cqe = (double)host_cqe(&hs, (sim_time_t)ack);
+
+	fprintf(stderr, "host write %s %u B: CQE %.3f us, closed form %.3f us (data in memory %.3f us)\n",
+		gen, len, (double)wc[0].time * 1e-6, cqe * 1e-6, seen * 1e-6);
+	CU_ASSERT(fabs((double)wc[0].time - cqe) / cqe <= 0.01);
+	tp_fini(&t);
+}
+
+static void test_host_closed_form(void)
+{
+	check_host_write("4", 2);
+	check_host_write("4", 65536);
+	check_host_write("4", 1 << 20);
+	check_host_write("4", 8 << 20);
+	check_host_write("3", 1 << 20);	/* PCIe Gen3 x16 is narrower than HDR */
+	check_host_write("3", 8 << 20);
+}
+
+/* A stream runs at the narrower of the link and the HCA's PCIe. */
+static void test_pcie_bottleneck(void)
+{
+	const char *gens[] = { "4", "3", "5" };
+
+	for (unsigned g = 0; g < SIM_ARRAY_SIZE(gens); g++) {
+		struct net n;
+		struct fab_params p;
+		struct fab_msgs m = { 0 };
+		int h0, h1;
+		char kv[64];
+
+		tf_chain(&n, 1, &h0, &h1);
+		tf_params(&p, "hdr");
+		tf_set(&p, "host.model=on");
+		snprintf(kv, sizeof(kv), "host.pcie_gen=%s", gens[g]);
+		tf_set(&p, kv);
+		for (int k = 0; k < 32; k++)
+			tf_add_msg(&m, h0, h1, 1 << 20, 0, 0);
+		struct fab *f = tf_run(&n, &p, &m);
+		double last, eff = (double)(1 << 20) / write_bytes(1 << 20, p.mtu, &last);
+		double link = 200e9 / 8 * eff, pcie = host_pcie_payload_Bps(&p.host);
+		double want = fmin(link, pcie);
+		double got = 32.0 * (1 << 20) / ((double)(m.v[31].end - m.v[0].first_tx) * 1e-12);
+
+		fprintf(stderr, "PCIe gen %s: stream %.2f GB/s; link %.2f, PCIe payload %.2f GB/s\n",
+			gens[g], got / 1e9, link / 1e9, pcie / 1e9);
+		CU_ASSERT(fabs(got - want) / want <= 0.01);
+		fab_destroy(f);
+		fab_msgs_free(&m);
+		net_free(&n);
+	}
+}
+
+/*
+ * The same GPU-to-GPU WRITE with GPUDirect RDMA on and off: off, the data
+ * is copied GPU -> host memory before the post and host -> GPU after it
+ * lands, so the message takes the two staging copies longer (less the
+ * peer-to-peer latencies GPUDirect pays), host memory is touched twice per
+ * side, and the CPU launches two copies.
+ */
+static void test_gpudirect(void)
+{
+	const uint32_t S = 1 << 20;
+	sim_time_t t[2];
+	struct host_stats st[2][2];
+
+	for (int off = 0; off < 2; off++) {
+		struct net n;
+		struct fab_params p;
+		struct fab_msgs m = { 0 };
+		int h0, h1;
+
+		tf_chain(&n, 1, &h0, &h1);
+		tf_params(&p, "hdr");
+		tf_set(&p, "host.model=on");
+		tf_set(&p, off ? "host.gpudirect=off" : "host.gpudirect=on");
+		struct fab_msg msg = { .src = (uint32_t)h0, .dst = (uint32_t)h1, .bytes = S,
+				       .after = -1, .mem = HCA_MEM_GPU };
+
+		CU_ASSERT(fab_msgs_add(&m, &msg) == 0);
+		struct fab *f = tf_run(&n, &p, &m);
+
+		t[off] = m.v[0].end - m.v[0].start;
+		st[off][0] = *fab_host_stats(f, h0);
+		st[off][1] = *fab_host_stats(f, h1);
+		fab_destroy(f);
+		fab_msgs_free(&m);
+		net_free(&n);
+	}
+	/* the predicted difference, from the host model's own calls */
+	struct fab_params p;
+	struct host a, b;
+
+	tf_params(&p, "hdr");
+	tf_set(&p, "host.gpudirect=off");
+	host_init(&a, &p.host);
+	host_init(&b, &p.host);
+	double stage = (double)host_stage_gpu_to_host(&a, 0, S) + (double)host_stage_host_to_gpu(&b, 0, S);
+	double p2p = 2.0 * p.host.p2p_switch_ns * 1e3;	/* read and write peer to peer */
+	double extra = (double)t[1] - (double)t[0];
+
+	fprintf(stderr, "1 MiB GPU->GPU: GPUDirect %.2f us, staged %.2f us (+%.2f us; copies %.2f us)\n",
+		(double)t[0] * 1e-6, (double)t[1] * 1e-6, extra * 1e-6, stage * 1e-6);
+	CU_ASSERT(fabs(extra - (stage - p2p)) / (stage - p2p) <= 0.05);
+	for (int side = 0; side < 2; side++) {
+		CU_ASSERT_EQUAL(st[0][side].staging_copies, 0);
+		CU_ASSERT_EQUAL(st[1][side].staging_copies, 1);
+		/* GPUDirect: host memory sees only WQEs and CQEs; staged: the data twice */
+		CU_ASSERT(st[0][side].hostmem_bytes < 1024);
+		CU_ASSERT(st[1][side].hostmem_bytes >= 2 * (uint64_t)S);
+		CU_ASSERT(st[1][side].cpu_ps >= st[0][side].cpu_ps + p.host.memcpy_launch_ns * 1000ull);
+		CU_ASSERT(st[0][side].gpu_pcie_bytes >= S);
+	}
+}
+
 static const struct test_case tests[] = {
 	{ "WRITE/SEND/READ latency closed form", test_latency_closed_form },
 	{ "RC under loss: exactly once, in order", test_rc_loss_exactly_once },
@@ -691,6 +861,9 @@ static const struct test_case tests[] = {
 	{ "UC loses whole messages only", test_uc_loses_whole_messages },
 	{ "verbs misuse", test_bad_verbs },
 	{ "traffic ops over QPs", test_traffic_ops },
+	{ "host model: WRITE closed form with PCIe and DMA", test_host_closed_form },
+	{ "host model: the narrower of PCIe and the link", test_pcie_bottleneck },
+	{ "GPUDirect on and off", test_gpudirect },
 	{ NULL, NULL },
 };
 

@@ -81,6 +81,9 @@ void tf_params(struct fab_params *p, const char *preset)
 
 	fab_params_default(p);
 	CU_ASSERT_FATAL(fab_params_preset(p, preset, &d) == 0);
+	/* The fabric's closed forms are the network's: an ideal host (no PCIe,
+	 * no DMA). test_transport turns the host model on and checks its terms. */
+	p->host_model = false;
 }
 
 void tf_add_msg(struct fab_msgs *m, int src, int dst, uint64_t bytes, uint32_t stream,

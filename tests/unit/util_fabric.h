@@ -16,7 +16,7 @@ void tf_route(struct net *n);
 void tf_chain(struct net *n, int nsw, int *h0, int *h1);
 /* One switch, hosts h0..h(nh-1) on ports 1..nh. */
 void tf_star(struct net *n, int nh, int *hosts);
-/* Defaults, then a preset. */
+/* Defaults, then a preset, with an ideal host (host.model=off). */
 void tf_params(struct fab_params *p, const char *preset);
 /* One "key=value" (fatal if refused). */
 void tf_set(struct fab_params *p, const char *kv);
