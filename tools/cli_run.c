@@ -378,6 +378,16 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			break;
 		case OPT_ROUTING:
 			rc = set_once(&o->routing, name, val);
+			if (!rc && !sm_engine_find(val)) {
+				char known[128] = "";
+
+				for (int e = 0; sm_engines[e]; e++)
+					snprintf(known + strlen(known), sizeof(known) - strlen(known),
+						 "%s%s", e ? ", " : "", sm_engines[e]->name);
+				fprintf(stderr, "ibfab run: unknown routing engine '%s' (known: %s)"
+					" (see 'ibfab run --help')\n", val, known);
+				return 2;
+			}
 			break;
 		case OPT_ROOTS:
 			rc = set_once(&o->roots, name, val);

@@ -22,18 +22,23 @@
 
 void cli_topo_usage(FILE *out)
 {
-	fputs("usage: ibfab topo links FILE\n"
-	      "       ibfab topo show FILE\n"
-	      "       ibfab topo gen fattree2 --leaves N --spines N --hosts N\n"
-	      "                               [--links-per-spine N] [--rate 4xHDR]\n"
+	fputs("usage: ibfab topo COMMAND [options]\n"
 	      "\n"
-	      "Read topologies in ibnetdiscover or ibsim net format (FILE '-' is stdin).\n"
+	      "Read, check, route, draw and generate topologies in ibnetdiscover or\n"
+	      "ibsim net format (FILE '-' is stdin).\n"
 	      "\n"
-	      "  links  one line per cable, \"descA\"[pA] <-> \"descB\"[pB] rate, sorted;\n"
-	      "         files describing the same cabling print the same list\n"
-	      "  show   node, switch, CA and link counts, the cables with their rates,\n"
-	      "         and the LIDs the min-hop subnet manager assigns\n"
-	      "  gen    write a generated topology in ibnetdiscover format to stdout\n"
+	      "  links FILE          one line per cable, \"descA\"[pA] <-> \"descB\"[pB] rate,\n"
+	      "                      sorted: files describing the same cabling print the same list\n"
+	      "  show FILE           node, switch, CA and link counts, the cables with their\n"
+	      "                      rates, and the LIDs the subnet manager assigns\n"
+	      "  gen KIND [options]  write a generated topology to stdout: fattree2, fattree,\n"
+	      "                      leafspine, torus, mesh, dragonfly, rail\n"
+	      "  route FILE          route with a routing engine and write OpenSM's LFT dump\n"
+	      "  path FILE SRC DST   the hop-by-hop route between two hosts (like ibtracert)\n"
+	      "  check FILE          hop counts, routing balance and the deadlock verdict\n"
+	      "                      (channel dependency graph); exit 1 on a cycle\n"
+	      "  dot FILE            Graphviz DOT, switch tiers ranked; --run colours links by\n"
+	      "                      the utilisation an `ibfab run --json` measured\n"
 	      "\n"
 	      "'ibfab topo COMMAND --help' shows the help of one command.\n", out);
 }

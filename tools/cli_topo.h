@@ -3,9 +3,10 @@
  * cli_topo.h - `ibfab topo`: look at, compare and generate topology files.
  *
  *   ibfab topo links FILE    the canonical cable list (topo_print_links)
- *   ibfab topo show FILE     counts, cables with rates, LIDs after minhop
- *   ibfab topo gen fattree2 --leaves N --spines N --hosts N
- *                           [--links-per-spine N] [--rate 4xHDR]
+ *   ibfab topo show FILE     counts, cables with rates, LIDs after routing
+ *   ibfab topo gen KIND ...  generators (cli_topo_gen.c)
+ *   ibfab topo route|path    routing engines, LFT dumps (cli_topo_route.c)
+ *   ibfab topo check|dot     deadlock analysis, Graphviz (cli_topo_check.c)
  *
  * FILE may be "-" for standard input. Exit codes: 0 done, 1 an input error
  * (one "file:line:col: message" line on stderr), 2 a usage error.

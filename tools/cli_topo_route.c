@@ -160,6 +160,16 @@ static int parse(int argc, char **argv, struct route_args *a, bool path)
 		return usage_err(cmd, "missing FILE", NULL);
 	if (path && a->npos < 2)
 		return usage_err(cmd, "missing SRC and DST", NULL);
+	if (a->routing && !sm_engine_find(a->routing)) {
+		char known[128] = "";
+
+		for (int e = 0; sm_engines[e]; e++)
+			snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s",
+				 e ? ", " : "", sm_engines[e]->name);
+		fprintf(stderr, "ibfab topo %s: unknown routing engine '%s' (known: %s)\n",
+			cmd, a->routing, known);
+		return 2;
+	}
 	if (a->lft && (a->routing || a->roots || a->lmc))
 		return usage_err(cmd, "--lft loads the tables; it cannot be combined with --routing, --roots or --lmc", NULL);
 	if (a->lmc) {

@@ -1021,8 +1021,13 @@ static void rate_text(const struct net_port *pp, char *buf, unsigned len)
 	case LINK_FDR: s_code = 4; e_code = 1; break;
 	case LINK_EDR: s_code = 4; e_code = 2; break;
 	case LINK_HDR: s_code = 4; e_code = 4; break;
-	case LINK_NDR: s_code = 4; e_code = 8; break;
+	case LINK_NDR: s_code = 4; break;	/* no e=: see below */
 	default: break;	/* none, or XDR (LinkSpeedExt2: no code) */
+	/* NDR's LinkSpeedExt bit (8) is refused by Debian's ibsim 0.10 ("bad
+	 * extended speed 8"), which would not load the file; the text rate
+	 * (4xNDR) carries the speed for ibfab and for readers. ibsim warns
+	 * about that text ("invalid speed") and runs the link at the s= rate,
+	 * which only matters to ibsim. */
 	}
 	if (pp->lanes && pp->speed)
 		k += snprintf(buf + k, len - k, " %ux%s", pp->lanes,

@@ -1,0 +1,111 @@
+#!/bin/bash
+# routing.sh - the routing options from the command line: `ibfab run
+# --routing minhop|updn|ftree|dor` simulates to completion with each
+# engine (dor on a generated torus and mesh), an unknown engine is refused
+# with the list of known ones, the options are checked and documented;
+# `ibfab topo route` writes a dump that reads back byte for byte, and
+# `ibfab run --lft` on it simulates exactly as the engine that wrote it;
+# `ibfab topo path` prints an ibtracert-style route; a malformed dump is
+# refused with file:line.
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
+: "${IBFAB_SRC:?IBFAB_SRC must name the source tree}"
+FT16=$IBFAB_SRC/topologies/examples/fattree-16.topo
+
+# delivered JSON: print "delivered/total" from a run's JSON
+delivered() {
+	sed -n 's/^ "messages_\(total\|delivered\)": \([0-9]*\),$/\2/p' "$1" | tr '\n' ' '
+}
+
+run_ok() {
+	local name=$1
+	shift
+	if ! "$IBFAB" run "$@" --json "$tmp/$name.json" --quiet --reproducible \
+		> "$tmp/$name.out" 2> "$tmp/$name.err"; then
+		fail "ibfab run $*: exit $?: $(cat "$tmp/$name.err")"
+		return
+	fi
+	read -r total done <<< "$(delivered "$tmp/$name.json")"
+	if [ -z "$total" ] || [ "$total" != "$done" ] || [ "$total" -eq 0 ]; then
+		fail "ibfab run $*: delivered '$done' of '$total'"
+	else
+		echo "ok:   run $* -> $done/$total delivered"
+	fi
+}
+
+# 1. every engine on the built-in fat tree, with LMC too
+for r in minhop updn ftree dor; do
+	run_ok "ft-$r" --routing "$r" --traffic shift:k=5,size=64KiB
+	run_ok "ft-$r-lmc" --routing "$r" --lmc 2 --traffic alltoall:size=4KiB
+done
+run_ok ft-roots --routing updn --roots spine1 --traffic permutation:size=64KiB
+
+# 2. dor (and updn, minhop) on a torus and a mesh from the generator
+"$IBFAB" topo gen torus --dims 4x4 > "$tmp/torus.topo" || fail "topo gen torus"
+"$IBFAB" topo gen mesh --dims 3x3 --hosts 2 > "$tmp/mesh.topo" || fail "topo gen mesh"
+for t in torus mesh; do
+	for r in dor updn; do
+		run_ok "$t-$r" --topo "$tmp/$t.topo" --routing "$r" --traffic alltoall:size=8KiB
+	done
+done
+
+# 3. refusals: exit status, message, nothing written
+expect() {
+	local want=$1 frag=$2
+	shift 2
+	"$IBFAB" "$@" > "$tmp/x.out" 2> "$tmp/x.err"
+	local rc=$?
+	if [ "$rc" -ne "$want" ] || ! grep -qF -- "$frag" "$tmp/x.err"; then
+		fail "ibfab $*: exit $rc (want $want), stderr: $(cat "$tmp/x.err")"
+	elif [ "$want" -eq 1 ] && [ "$(wc -l < "$tmp/x.err")" -ne 1 ]; then
+		fail "ibfab $*: more than one line on stderr"
+	else
+		echo "ok:   ibfab $* -> $rc: $(head -1 "$tmp/x.err")"
+	fi
+}
+expect 2 "unknown routing engine 'lash' (known: minhop, updn, ftree, dor)" run --routing lash
+expect 2 "'--routing' given twice" run --routing ftree --routing updn
+expect 2 "--lmc: expected 0..7" run --lmc 8
+expect 2 "excludes --routing" run --lft x.dump --routing ftree
+expect 1 "not a fat tree" run --topo "$tmp/torus.topo" --routing ftree
+expect 1 "no switch named 'nosuch'" run --routing updn --roots nosuch
+expect 1 "x.dump: cannot open" run --lft "$tmp/x.dump"
+expect 2 "unknown routing engine 'lash'" topo route "$FT16" --routing lash
+[ ! -e "$tmp/out.json" ] || fail "a refused run left out.json"
+
+# 4. help documents the options
+"$IBFAB" run --help > "$tmp/help" || fail "run --help"
+for o in --routing --roots --lmc --lft minhop updn ftree dor; do
+	grep -q -- "$o" "$tmp/help" || fail "ibfab run --help does not mention $o"
+done
+"$IBFAB" topo route --help | grep -q -- "--lft-out" || fail "topo route --help lacks --lft-out"
+"$IBFAB" topo path --help | grep -q "ibtracert" || fail "topo path --help lacks ibtracert"
+
+# 5. a dump written, read back and written again is the same file; a run
+#    with --lft on it is the run with the engine that wrote it
+"$IBFAB" topo route "$FT16" --routing ftree --lmc 1 --lft-out "$tmp/ft.dump" \
+	> "$tmp/route.out" || fail "topo route --lft-out"
+grep -q '^paths per link  max 12 ' "$tmp/route.out" || fail "ftree balance on fattree-16: $(cat "$tmp/route.out")"
+"$IBFAB" topo route "$FT16" --lft "$tmp/ft.dump" --lft-out "$tmp/again.dump" > /dev/null ||
+	fail "topo route --lft"
+cmp -s "$tmp/ft.dump" "$tmp/again.dump" || fail "dump -> read -> dump changed the file"
+ls "$tmp" | grep -q ibfab-tmp && fail "a temporary dump was left behind"
+run_ok engine --topo "$FT16" --routing ftree --lmc 1 --traffic shift:k=3,size=64KiB
+run_ok fromdump --topo "$FT16" --lft "$tmp/ft.dump" --traffic shift:k=3,size=64KiB
+cmp -s "$tmp/engine.json" "$tmp/fromdump.json" || fail "--lft run differs from the engine's run"
+
+# 6. topo path: ibtracert's shape, and it follows the dump
+"$IBFAB" topo path "$FT16" h0 h5 --lft "$tmp/ft.dump" > "$tmp/path" || fail "topo path"
+head -1 "$tmp/path" | grep -q '^From ca {0x0000000000100000} portnum 1 lid .* "h0"$' ||
+	fail "topo path first line: $(head -1 "$tmp/path")"
+tail -1 "$tmp/path" | grep -q '^To ca {0x000000000010000a} portnum 1 lid .* "h5"$' ||
+	fail "topo path last line: $(tail -1 "$tmp/path")"
+[ "$(grep -c -- '->' "$tmp/path")" -eq 4 ] || fail "h0 -> h5 should cross 4 cables"
+"$IBFAB" topo path "$FT16" h0 h5 --routing ftree --lmc 1 | cmp -s - "$tmp/path" ||
+	fail "topo path with the engine and with its dump differ"
+
+# 7. a malformed dump: file:line, exit 1
+sed '3s/^\(0x[0-9a-f]*\) [0-9]*/\1 three/' "$tmp/ft.dump" > "$tmp/bad.dump"
+expect 1 "bad.dump:3:" topo route "$FT16" --lft "$tmp/bad.dump"
+expect 1 "bad.dump:3:" run --topo "$FT16" --lft "$tmp/bad.dump"
+
+finish

@@ -1,0 +1,264 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# opensm.sh - interop: ibfab's routing against the real OpenSM (Debian
+# opensm), on fabrics ibsim (ibsim-utils) builds from generated files, with
+# infiniband-diags' ibroute and ibtracert reading back what was programmed.
+#
+# For each fabric OpenSM runs once per engine (-R minhop|updn|ftree, -o,
+# its own log, cache and dump directories) and writes opensm-lfts.dump;
+# ibfab then checks, switches and ports matched by GUID:
+#   1. minhop: the hop count of every (switch, destination LID) pair, from
+#      our tables and from OpenSM's, is the same (`topo route --hops`);
+#   2. updn and ftree: our routes reach every host from every host, and our
+#      busiest switch-to-switch link carries no more paths than OpenSM's
+#      (`topo route`'s "paths per link max"); on trees the hop counts of
+#      every (switch, host LID) pair agree as well;
+#   3. OpenSM's dump loads with --lft, `ibfab topo path` prints for sampled
+#      LID pairs exactly what the real ibtracert prints on the programmed
+#      fabric, the same tables read back with `ibroute` (every switch,
+#      concatenated) give the same hop counts, and `ibfab run --lft` carries
+#      an all-to-all over them without a drop;
+#   4. our dump loads in OpenSM's `file` engine (-R file -U): its log says
+#      the tables were configured and has no parse error, and the tables
+#      `ibroute` then reads from the switches are ours, entry for entry.
+# Plus OpenSM with LMC 1: its dump (two LIDs per host, new LIDs) loads, and
+# paths to the second LIDs match ibtracert too.
+#
+# Fabrics: the shipped 16- and 128-host two-level fat trees, a 3-level
+# radix-4 fat tree and a 4x4 torus (minhop and updn only: OpenSM's ftree
+# refuses it, and its updn finds no roots there and falls back to minhop).
+# About 30 s.
+#
+# Exit 77 (skipped) when a tool is missing, unless CI=true: then it fails.
+# Parallel-safe: private socket (IBSIM_SOCKNAME), working directory
+# (libumad2sim's ./sys-<pid>) and OpenSM directories (-f, --dump_files_dir,
+# OSM_TMP_DIR, OSM_CACHE_DIR); only the ibsim started here is killed, by pid.
+set -u
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+missing() {
+	if [ "${CI:-}" = true ]; then
+		echo "FAIL: $1 is missing (CI=true: interop tests must run)" >&2
+		exit 1
+	fi
+	echo "SKIP: $1 is missing" >&2
+	exit 77
+}
+
+IBFAB=${IBFAB:-}
+[ -n "$IBFAB" ] && [ -x "$IBFAB" ] || fail "set IBFAB to the ibfab binary (ctest does)"
+SRC=${IBFAB_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+EX=$SRC/topologies/examples
+
+PATH=$PATH:/usr/sbin:/sbin
+for t in ibsim opensm ibroute ibtracert timeout; do
+	command -v $t >/dev/null || missing "$t (Debian ibsim-utils, opensm, infiniband-diags)"
+done
+UMAD2SIM=$(dpkg -L libumad2sim0 2>/dev/null | grep 'libumad2sim\.so$' | head -n1)
+[ -n "$UMAD2SIM" ] || UMAD2SIM=/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so
+[ -r "$UMAD2SIM" ] || missing "libumad2sim.so (Debian libumad2sim0)"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/ibfab-opensm.XXXXXX") || fail "mktemp"
+sim_pid=
+cleanup() {
+	if [ -n "$sim_pid" ]; then
+		kill "$sim_pid" 2>/dev/null
+		wait "$sim_pid" 2>/dev/null
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+export IBSIM_SOCKNAME="ibfab-opensm-$$-$RANDOM"
+
+start_sim() {
+	(cd "$work" && exec ibsim -s -n "$1" >"$work/ibsim.log" 2>&1 </dev/null) &
+	sim_pid=$!
+	for _ in 1 2 3; do
+		sleep 0.2
+		kill -0 "$sim_pid" 2>/dev/null || {
+			wait "$sim_pid" 2>/dev/null
+			sim_pid=
+			cat "$work/ibsim.log" >&2
+			fail "ibsim refused $1"
+		}
+	done
+}
+
+stop_sim() {
+	kill "$sim_pid" 2>/dev/null
+	wait "$sim_pid" 2>/dev/null
+	sim_pid=
+}
+
+# A tool against the running ibsim.
+diag() { (cd "$work" && LD_PRELOAD=$UMAD2SIM timeout 60 "$@"); }
+
+# opensm DIR ARGS...: one sweep, dumps in DIR (-D 0x43 writes them).
+opensm_run() {
+	local dir=$1
+	shift
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	(cd "$work" && OSM_TMP_DIR=$dir OSM_CACHE_DIR=$dir LD_PRELOAD=$UMAD2SIM \
+		timeout 90 opensm -o -D 0x43 -f "$dir/opensm.log" --dump_files_dir "$dir" "$@" \
+		>"$dir/stdout" 2>&1 </dev/null) || {
+		tail -20 "$dir/opensm.log" >&2
+		fail "opensm $* failed"
+	}
+	[ -s "$dir/opensm-lfts.dump" ] || fail "opensm $* wrote no opensm-lfts.dump"
+}
+
+route() { "$IBFAB" topo route "$@" || fail "ibfab topo route $*"; }
+maxpaths() { sed -n 's/^paths per link  max \([0-9]*\) .*/\1/p'; }
+unrouted() { sed -n 's/^host pairs .* \([0-9]*\) unrouted$/\1/p'; }
+
+# Every switch's table as ibroute prints it, concatenated.
+ibroute_all() {
+	local dump=$1 out=$2
+	: >"$out"
+	for lid in $(sed -n 's/^Unicast lids .* of switch Lid \([0-9]*\) .*/\1/p' "$dump"); do
+		diag ibroute "$lid" >>"$out" 2>/dev/null || fail "ibroute $lid"
+	done
+}
+
+# LIDs (decimal) of the hosts in a dump, "name lid" per line, base LIDs.
+host_lids() {
+	sed -n "s/^0x\([0-9a-f]*\) [0-9]* # Channel Adapter portguid [^:]*: '\(.*\)'$/\2 \1/p" "$1" |
+		sort -u -k1,1 | while read -r name hex; do
+			echo "$name $((16#$hex))"
+		done
+}
+
+pairs_compared=0
+
+# check_fabric NAME FILE ENGINES...
+check_fabric() {
+	local name=$1 topo=$2
+	shift 2
+	local d=$work/$name
+	mkdir -p "$d"
+	start_sim "$topo"
+	for eng in "$@"; do
+		local o=$d/osm-$eng
+		opensm_run "$o" -R "$eng"
+		grep -q "$eng tables configured on all switches" "$o/opensm.log" ||
+			fail "$name: OpenSM $eng did not configure the switches (fell back?)"
+		cp "$o/opensm-lfts.dump" "$d/$eng.dump"
+
+		# the dump loads; report and hops from it and from our engine
+		route "$topo" --lft "$d/$eng.dump" >"$d/osm-$eng.report"
+		route "$topo" --routing "$eng" >"$d/ours-$eng.report"
+		[ "$(unrouted <"$d/ours-$eng.report")" = 0 ] ||
+			fail "$name $eng: our routes leave host pairs unrouted"
+		route "$topo" --lft "$d/$eng.dump" --hops | sort >"$d/osm-$eng.hops"
+		route "$topo" --routing "$eng" --hops | sort >"$d/ours-$eng.hops"
+		local theirs ours
+		theirs=$(maxpaths <"$d/osm-$eng.report")
+		ours=$(maxpaths <"$d/ours-$eng.report")
+		case $eng in
+		minhop)
+			# every (switch, destination LID) pair, switches' LIDs too
+			diff "$d/osm-$eng.hops" "$d/ours-$eng.hops" >"$d/diff" || {
+				head "$d/diff" >&2
+				fail "$name minhop: hop counts differ from OpenSM's"
+			}
+			;;
+		*)
+			# host destinations (the ones with a /k after a port GUID of a CA)
+			[ "$ours" -le "$theirs" ] ||
+				fail "$name $eng: our busiest link carries $ours paths, OpenSM's $theirs"
+			if [ "$eng" != updn ] || [ "$name" != torus ]; then
+				grep ' 0x00000000001' "$d/osm-$eng.hops" >"$d/a"
+				grep ' 0x00000000001' "$d/ours-$eng.hops" >"$d/b"
+				diff -q "$d/a" "$d/b" >/dev/null ||
+					fail "$name $eng: hop counts to hosts differ from OpenSM's"
+			fi
+			;;
+		esac
+		pairs_compared=$((pairs_compared + $(wc -l <"$d/ours-$eng.hops")))
+		echo "ok: $name $eng: $(wc -l <"$d/ours-$eng.hops") (switch, LID) pairs; max paths per link ours $ours, OpenSM $theirs"
+
+		# OpenSM's tables as ibroute reads them from the switches
+		ibroute_all "$d/$eng.dump" "$d/$eng.ibroute"
+		route "$topo" --lft "$d/$eng.ibroute" --hops | sort | cmp -s - "$d/osm-$eng.hops" ||
+			fail "$name $eng: ibroute's tables differ from OpenSM's dump"
+
+		# ibtracert on the programmed fabric == ibfab topo path on the dump
+		host_lids "$d/$eng.dump" >"$d/lids"
+		local n
+		n=$(wc -l <"$d/lids")
+		local first last
+		first=$(sed -n 1p "$d/lids" | cut -d' ' -f2)
+		for i in 2 $((n / 3)) $((n / 2 + 1)) $n; do
+			last=$(sed -n "${i}p" "$d/lids" | cut -d' ' -f2)
+			for pair in "$first $last" "$last $first"; do
+				set -- $pair
+				diag ibtracert "$1" "$2" >"$d/real" 2>/dev/null ||
+					fail "$name $eng: ibtracert $1 $2"
+				"$IBFAB" topo path "$topo" "$1" "$2" --lft "$d/$eng.dump" >"$d/ours" ||
+					fail "$name $eng: ibfab topo path $1 $2"
+				diff "$d/real" "$d/ours" >&2 ||
+					fail "$name $eng: ibtracert $1 $2 and ibfab topo path differ"
+			done
+		done
+
+		# and traffic runs over them
+		"$IBFAB" run --topo "$topo" --lft "$d/$eng.dump" --traffic alltoall:size=4KiB \
+			--json "$d/run.json" --quiet >/dev/null || fail "$name $eng: ibfab run --lft"
+		grep -q '"drops": 0,' "$d/run.json" || fail "$name $eng: drops over OpenSM's tables"
+	done
+
+	# our dump in OpenSM's file engine: programmed entry for entry
+	for eng in "$@"; do
+		route "$topo" --routing "$eng" --lft-out "$d/ours-$eng.dump" >/dev/null
+		opensm_run "$d/file-$eng" -R file -U "$d/ours-$eng.dump"
+		grep -q "file tables configured on all switches" "$d/file-$eng/opensm.log" ||
+			fail "$name: OpenSM did not configure our $eng tables"
+		grep -E "PARSE ERROR|ERR 630" "$d/file-$eng/opensm.log" >&2 &&
+			fail "$name: OpenSM's file engine complained about our $eng dump"
+		ibroute_all "$d/ours-$eng.dump" "$d/file-$eng.ibroute"
+		route "$topo" --lft "$d/file-$eng.ibroute" --lft-out "$d/file-$eng.readback" >/dev/null
+		route "$topo" --lft "$d/ours-$eng.dump" --lft-out "$d/ours-$eng.normal" >/dev/null
+		cmp -s "$d/file-$eng.readback" "$d/ours-$eng.normal" ||
+			fail "$name: the switches do not hold our $eng tables after OpenSM's file engine"
+		echo "ok: $name: OpenSM's file engine programmed our $eng tables exactly"
+	done
+	stop_sim
+}
+
+"$IBFAB" topo gen fattree --levels 3 --radix 4 >"$work/ft3.topo" || fail "topo gen fattree"
+"$IBFAB" topo gen torus --dims 4x4 >"$work/torus.topo" || fail "topo gen torus"
+
+check_fabric ft16 "$EX/fattree-16.topo" minhop updn ftree
+check_fabric ft3 "$work/ft3.topo" minhop updn ftree
+check_fabric torus "$work/torus.topo" minhop
+check_fabric ft128 "$EX/fattree-128.topo" minhop updn ftree
+
+# LMC 1: OpenSM gives every host two LIDs (and new ones); its dump loads
+# and the second LIDs route as ibtracert says.
+d=$work/lmc
+mkdir -p "$d"
+start_sim "$EX/fattree-16.topo"
+opensm_run "$d/osm" -l 1 -R ftree
+route "$EX/fattree-16.topo" --lft "$d/osm/opensm-lfts.dump" >"$d/report"
+grep -q 'LMC 1$' "$d/report" || fail "LMC 1 dump: $(cat "$d/report")"
+ibroute_all "$d/osm/opensm-lfts.dump" "$d/ibroute"
+grep -q 'path #2 out of 2' "$d/ibroute" || fail "ibroute shows no LMC paths"
+route "$EX/fattree-16.topo" --lft "$d/ibroute" --hops | sort >"$d/a"
+route "$EX/fattree-16.topo" --lft "$d/osm/opensm-lfts.dump" --hops | sort >"$d/b"
+cmp -s "$d/a" "$d/b" || fail "LMC 1: ibroute's tables and OpenSM's dump differ"
+host_lids "$d/osm/opensm-lfts.dump" >"$d/lids"
+src=$(sed -n 1p "$d/lids" | cut -d' ' -f2)
+for dst in $(cut -d' ' -f2 "$d/lids" | tail -n +2); do
+	diag ibtracert "$src" $((dst + 1)) >"$d/real" 2>/dev/null || fail "ibtracert $src $((dst + 1))"
+	"$IBFAB" topo path "$EX/fattree-16.topo" "$src" $((dst + 1)) \
+		--lft "$d/osm/opensm-lfts.dump" >"$d/ours" || fail "topo path to LID $((dst + 1))"
+	diff "$d/real" "$d/ours" >&2 || fail "LMC 1: ibtracert $src $((dst + 1)) differs"
+done
+stop_sim
+echo "ok: LMC 1: OpenSM's two LIDs per host load, 15 second-LID paths match ibtracert"
+echo "ok: $pairs_compared (switch, destination LID) hop counts compared with OpenSM"
+exit 0
