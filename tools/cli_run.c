@@ -42,6 +42,7 @@
 #include "sim/sim_diag.h"
 #include "sim/sim_log.h"
 #include "sim/sim_parse.h"
+#include "tools/cli_perftest.h"
 #include "tools/cli_report.h"
 #include "topologies/lft.h"
 #include "topologies/topo.h"
@@ -213,6 +214,7 @@ void cli_run_usage(FILE *out)
 "          prop_ps busy_ps vls [{vl PortXmitData PortXmitPkts PortRcvData\n"
 "          PortRcvPkts PortXmitWait_ps PortXmitDiscards buf_high_bytes\n"
 "          fc_pkts PortRcvErrors}]}]          VLs that carried nothing left out\n"
+"  perftest [{spec test op mode ... rows}]   perftest specs only (docs/perftest.md)\n"
 "  PortXmitData and PortRcvData count bytes (the PMA counts 4-byte words).\n"
 "\n"
 "CSV:\n"
@@ -631,6 +633,11 @@ static int load_default_topology(struct run_ctx *c)
 
 static int load_topology(struct run_ctx *c)
 {
+	/* --lmc was checked to be one digit 0..7 */
+	struct sm_opts so = {
+		.roots = c->o->roots,
+		.lmc = (uint8_t)(c->o->lmc ? c->o->lmc[0] - '0' : 0),
+	};
 	int rc;
 
 	if (c->o->topo) {
@@ -641,13 +648,9 @@ static int load_topology(struct run_ctx *c)
 	}
 	if (rc)
 		return -1;
+	/* the tables the user's SM wrote, or our engine's */
 	if (c->o->lft)
 		return lft_load(&c->net, c->o->lft, &c->d);
-	struct sm_opts so = {
-		.roots = c->o->roots,
-		.lmc = (uint8_t)(c->o->lmc ? c->o->lmc[0] - '0' : 0),
-	};
-
 	return sm_route(&c->net, c->o->routing, &so, &c->d);
 }
 
@@ -760,6 +763,8 @@ static int write_outputs(struct run_ctx *c, const struct cli_report *r)
 		return -1;
 	if (sum)
 		cli_report_summary(sum, r);
+	if (sum && cli_perftest_report(sum, r))
+		return sim_diag_set(&c->d, "", 0, 0, "perftest table: out of memory, or messages unlike the specs");
 	if (fflush(stdout) || ferror(stdout))
 		return sim_diag_set(&c->d, "<stdout>", 0, 0, "write error");
 	return 0;

@@ -161,15 +161,16 @@ static void copy_desc(char *dst, const char *s, size_t len)
 	dst[len] = 0;
 }
 
-/* A number in decimal or 0x hex; *end after it. */
+/* A number in decimal or 0x hex (never octal); *end after it. */
 static bool num(const char *s, const char **end, uint64_t max, uint64_t *v)
 {
+	bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
 	char *e;
 
-	if (!isdigit((unsigned char)*s))
+	if (!isdigit((unsigned char)*s) || (hex && !isxdigit((unsigned char)s[2])))
 		return false;
 	errno = 0;
-	*v = strtoull(s, &e, 0);
+	*v = strtoull(s, &e, hex ? 16 : 10);
 	*end = e;
 	return !errno && *v <= max;
 }
@@ -396,7 +397,7 @@ static int parse_entry(struct lp *p, const char *s, const char *line, int ln)
 }
 
 /* "N lids dumped" (OpenSM: N = the top LID) or "N valid lids dumped" (ibroute). */
-static int parse_trailer(struct lp *p, const char *s, const char *line, int ln)
+static int parse_trailer(struct lp *p, const char *s, int ln)
 {
 	uint64_t v;
 	const char *end;
@@ -408,7 +409,6 @@ static int parse_trailer(struct lp *p, const char *s, const char *line, int ln)
 		return perr(p, ln, 1, "'lids dumped' without a table header before it");
 	b = &p->blk[p->cur];
 	b->ended = true;
-	(void)line;
 	/* a truncated or edited table shows here: the count must fit it */
 	if (strstr(end, "valid")) {
 		int valid = 0;
@@ -454,7 +454,11 @@ static int parse_line(struct lp *p, char *line, int ln)
 	if (!strncmp(s, "0x", 2))
 		return parse_entry(p, s, line, ln);
 	if (isdigit((unsigned char)*s) && ends_with(s, "lids dumped"))
-		return parse_trailer(p, s, line, ln);
+		return parse_trailer(p, s, ln);
+	if (!strncmp(s, "ibroute:", 8) || !strncmp(s, "ibwarn:", 7))
+		return perr(p, ln, (int)(s - line) + 1,
+			    "an error message of ibroute in the file (%.60s): that switch's table is missing; rerun ibroute for it",
+			    s);
 	/* ibroute's column titles */
 	if (p->cur >= 0 && ((!strncmp(s, "Lid", 3) && strstr(s, "Out")) ||
 			    (!strncmp(s, "Port", 4) && strstr(s, "Info"))))
@@ -694,6 +698,27 @@ static int learn_owners(struct lp *p)
 			port = p->own[x->lid - (x->path_k - 1)].port;
 		}
 		if (node >= 0 && set_owner(p, x->lid, node, port, x->line))
+			return -1;
+	}
+	/*
+	 * Port 0 is the switch itself (IBA 14.2.5.10): the LID is that
+	 * switch's. This is how a table read by direct route (ibroute -D,
+	 * "DR path" header, no LID) still gives its switch's LID, even when
+	 * ibroute could not name it ("unknown node and type").
+	 */
+	for (int e = 0; e < p->nent; e++) {
+		const struct lft_ent *x = &p->ent[e];
+		const struct owner *o = &p->own[x->lid];
+		int sw = p->blk[x->block].node;
+
+		if (x->port != 0)
+			continue;
+		if (o->node >= 0 && (o->node != sw || o->port != 0))
+			return perr(p, x->line, 1,
+				    "LID 0x%04x is \"%s\" port %d's (line %d), but this entry sends it to port 0, the switch \"%s\" itself",
+				    x->lid, n->nodes[o->node].desc, o->port, o->line,
+				    n->nodes[sw].desc);
+		if (set_owner(p, x->lid, sw, 0, x->line))
 			return -1;
 	}
 	return 0;

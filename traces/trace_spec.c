@@ -12,6 +12,14 @@
  * exchange of a ring. Nothing here models the application: a message is
  * posted at a fixed time or right after another one is delivered.
  *
+ * The perftest pattern is a sweep in the shape of perftest's ib_*_bw and
+ * ib_*_lat (linux-rdma/perftest): per message size, `iters` WRs on one QP
+ * with at most tx_depth in flight, refilled cq_mod at a time as completions
+ * are polled (bw), or `iters` round trips (lat). The window is built from
+ * completion dependencies (fab_msg.after_cqe), so the posting times are
+ * the ones perftest's loop would see; tools/cli_perftest.c turns the
+ * results into perftest's table. docs/perftest.md has the correspondence.
+ *
  * A spec is validated completely before the first message is added, and a
  * failed spec leaves the list as it was.
  */
@@ -30,7 +38,8 @@
 
 enum key_id {
 	KEY_SRC, KEY_DST, KEY_A, KEY_B, KEY_SIZE, KEY_COUNT, KEY_START, KEY_GAP,
-	KEY_SL, KEY_N, KEY_HOSTS, KEY_SEED, KEY_K, KEY_OP, KEY_MEM, NKEYS
+	KEY_SL, KEY_N, KEY_HOSTS, KEY_SEED, KEY_K, KEY_OP, KEY_MEM,
+	KEY_SIZES, KEY_ITERS, KEY_MODE, KEY_TX_DEPTH, KEY_CQ_MOD, NKEYS
 };
 
 #define A_SRC	(1u << KEY_SRC)
@@ -48,12 +57,36 @@ enum key_id {
 #define A_K	(1u << KEY_K)
 #define A_OP	(1u << KEY_OP)
 #define A_MEM	(1u << KEY_MEM)
+#define A_SIZES	(1u << KEY_SIZES)
+#define A_ITERS	(1u << KEY_ITERS)
+#define A_MODE	(1u << KEY_MODE)
+#define A_TX_DEPTH (1u << KEY_TX_DEPTH)
+#define A_CQ_MOD (1u << KEY_CQ_MOD)
+
+/*
+ * perftest's own defaults and limits (src/perftest_parameters.h):
+ * DEF_ITERS 1000 for latency tests, DEF_ITERS_WB 5000 for bandwidth,
+ * DEF_TX_BW 128, DEF_CQ_MOD 100, MIN_ITER 5, MAX_ITER 100000000, MAX_TX
+ * 15000, MAX_CQ_MOD 1024. Without -a, a single size above
+ * MSG_SIZE_CQ_MOD_LIMIT (8192 B) runs with CQ moderation off (cq_mod 1).
+ */
+#define PT_ITERS_LAT	1000
+#define PT_ITERS_BW	5000
+#define PT_MIN_ITERS	5
+#define PT_MAX_ITERS	100000000
+#define PT_TX_DEPTH	128
+#define PT_MAX_TX_DEPTH	15000
+#define PT_CQ_MOD	100
+#define PT_MAX_CQ_MOD	1024
+#define PT_CQ_MOD_SIZE	8192
 
 static const char *const key_names[NKEYS] = {
 	[KEY_SRC] = "src", [KEY_DST] = "dst", [KEY_A] = "a", [KEY_B] = "b",
 	[KEY_SIZE] = "size", [KEY_COUNT] = "count", [KEY_START] = "start",
 	[KEY_GAP] = "gap", [KEY_SL] = "sl", [KEY_N] = "n", [KEY_HOSTS] = "hosts",
 	[KEY_SEED] = "seed", [KEY_K] = "k", [KEY_OP] = "op", [KEY_MEM] = "mem",
+	[KEY_SIZES] = "sizes", [KEY_ITERS] = "iters", [KEY_MODE] = "mode",
+	[KEY_TX_DEPTH] = "tx_depth", [KEY_CQ_MOD] = "cq_mod",
 };
 
 struct args {
@@ -64,6 +97,12 @@ struct args {
 	uint8_t sl;
 	uint8_t op;		/* enum fab_op */
 	uint8_t mem;		/* enum hca_mem */
+	/* perftest */
+	uint64_t sizes[TRACE_PERFTEST_MAX_SIZES];
+	uint32_t nsizes;
+	bool range;		/* sizes=MIN..MAX */
+	uint64_t iters, tx_depth, cq_mod;
+	uint8_t mode;		/* enum trace_perftest_mode */
 	int col[NKEYS];		/* where each value starts in the spec (1-based) */
 };
 
@@ -76,6 +115,7 @@ struct ctx {
 	int *host_of;		/* node -> k, or -1 */
 	struct fab_msgs *out;
 	uint32_t stream;	/* next stream id */
+	struct trace_perftest *pt;	/* where a perftest sweep is described, or NULL */
 };
 
 struct pattern {
@@ -157,6 +197,73 @@ static int resolve_host(struct ctx *c, const char *name, int col, int *node)
 	return 0;
 }
 
+/* One message size: at least a byte, at most the largest IB message. */
+static int parse_msg_size(struct ctx *c, const char *key, const char *v, int col, uint64_t *out)
+{
+	char err[256];
+
+	if (sim_parse_size(v, out, err, sizeof(err)))
+		return spec_err(c, col, "%s: %s", key, err);
+	if (!*out)
+		return spec_err(c, col, "%s: must be more than 0 bytes", key);
+	if (*out > IB_MAX_MSG_BYTES)
+		return spec_err(c, col, "%s: '%s' is more than 2GiB, the largest IB message (2^31 bytes)",
+				key, v);
+	return 0;
+}
+
+/*
+ * sizes=MIN..MAX doubles from MIN while it stays <= MAX, as perftest's -a
+ * does from 2 to 8M (MAX is a size only when MIN x 2^k reaches it);
+ * sizes=S1:S2:... lists them (':' because ',' separates the spec's keys).
+ */
+static int parse_sizes(struct ctx *c, struct args *a, const char *v, int col)
+{
+	const char *dots = strstr(v, "..");
+	char part[256];
+	uint64_t lo, hi;
+
+	a->nsizes = 0;
+	if (dots) {
+		int hcol = col + (int)(dots + 2 - v);
+
+		if (dots == v || !dots[2] || strstr(dots + 2, ".."))
+			return spec_err(c, dots == v ? col : hcol,
+					"sizes: '%s': expected MIN..MAX, such as 2..8M", v);
+		snprintf(part, sizeof(part), "%.*s", (int)(dots - v), v);
+		if (parse_msg_size(c, "sizes", part, col, &lo) ||
+		    parse_msg_size(c, "sizes", dots + 2, hcol, &hi))
+			return -1;
+		if (lo > hi)
+			return spec_err(c, col, "sizes: '%s': MIN is larger than MAX", v);
+		/* hi <= 2^31, so at most 32 sizes and s * 2 cannot wrap */
+		for (uint64_t s = lo; s <= hi; s *= 2)
+			a->sizes[a->nsizes++] = s;
+		a->range = true;
+		return 0;
+	}
+	for (const char *p = v;;) {
+		const char *colon = strchr(p, ':');
+		size_t len = colon ? (size_t)(colon - p) : strlen(p);
+		int pcol = col + (int)(p - v);
+
+		if (!len)
+			return spec_err(c, pcol, "sizes: empty size in '%s' (expected MIN..MAX such as 2..8M, "
+					"or a list such as 64:4096:1M)", v);
+		if (a->nsizes == TRACE_PERFTEST_MAX_SIZES)
+			return spec_err(c, pcol, "sizes: more than %d sizes", TRACE_PERFTEST_MAX_SIZES);
+		snprintf(part, sizeof(part), "%.*s", (int)len, p);
+		if (parse_msg_size(c, "sizes", part, pcol, &a->sizes[a->nsizes]))
+			return -1;
+		a->nsizes++;
+		if (!colon)
+			break;
+		p = colon + 1;
+	}
+	a->range = false;
+	return 0;
+}
+
 static int parse_value(struct ctx *c, struct args *a, int key, const char *v, int col)
 {
 	char err[256];
@@ -169,13 +276,7 @@ static int parse_value(struct ctx *c, struct args *a, int key, const char *v, in
 	case KEY_A: return resolve_host(c, v, col, &a->a);
 	case KEY_B: return resolve_host(c, v, col, &a->b);
 	case KEY_SIZE:
-		if (sim_parse_size(v, &a->size, err, sizeof(err)))
-			return spec_err(c, col, "size: %s", err);
-		if (!a->size)
-			return spec_err(c, col, "size: must be more than 0 bytes");
-		if (a->size > IB_MAX_MSG_BYTES)
-			return spec_err(c, col, "size: '%s' is more than 2GiB, the largest IB message (2^31 bytes)", v);
-		return 0;
+		return parse_msg_size(c, "size", v, col, &a->size);
 	case KEY_COUNT:
 		if (sim_parse_uint(v, TRACE_SPEC_MAX_MSGS, &a->count, err, sizeof(err)))
 			return spec_err(c, col, "count: %s", err);
@@ -236,6 +337,36 @@ static int parse_value(struct ctx *c, struct args *a, int key, const char *v, in
 	case KEY_K:
 		if (sim_parse_uint(v, UINT32_MAX, &a->k, err, sizeof(err)))
 			return spec_err(c, col, "k: %s", err);
+		return 0;
+	case KEY_SIZES:
+		return parse_sizes(c, a, v, col);
+	case KEY_ITERS:
+		/* perftest's bounds: its latency statistics drop the 2 largest of
+		 * iters - 1 samples, so fewer than 5 leave too few */
+		if (sim_parse_uint(v, PT_MAX_ITERS, &a->iters, err, sizeof(err)))
+			return spec_err(c, col, "iters: %s", err);
+		if (a->iters < PT_MIN_ITERS)
+			return spec_err(c, col, "iters: at least %d, as perftest requires", PT_MIN_ITERS);
+		return 0;
+	case KEY_MODE:
+		if (!strcmp(v, "bw"))
+			a->mode = TRACE_PERFTEST_BW;
+		else if (!strcmp(v, "lat"))
+			a->mode = TRACE_PERFTEST_LAT;
+		else
+			return spec_err(c, col, "mode: expected bw or lat, got '%s'", v);
+		return 0;
+	case KEY_TX_DEPTH:
+		if (sim_parse_uint(v, PT_MAX_TX_DEPTH, &a->tx_depth, err, sizeof(err)))
+			return spec_err(c, col, "tx_depth: %s", err);
+		if (!a->tx_depth)
+			return spec_err(c, col, "tx_depth: must be at least 1");
+		return 0;
+	case KEY_CQ_MOD:
+		if (sim_parse_uint(v, PT_MAX_CQ_MOD, &a->cq_mod, err, sizeof(err)))
+			return spec_err(c, col, "cq_mod: %s", err);
+		if (!a->cq_mod)
+			return spec_err(c, col, "cq_mod: must be at least 1");
 		return 0;
 	case NKEYS:
 		break;
@@ -433,7 +564,142 @@ static int gen_shift(struct ctx *c, struct args *a)
 	return 0;
 }
 
+/* One WR of a perftest sweep: posted at start, or when `after` is delivered
+ * (a ping-pong) or completed at this source (after_cqe: the send window). */
+static int add_pt(struct ctx *c, const struct args *a, int src, int dst, uint64_t bytes,
+		  uint32_t stream, int32_t after, bool after_cqe)
+{
+	struct fab_msg m = {
+		.src = (uint32_t)src, .dst = (uint32_t)dst, .bytes = bytes,
+		.post = a->start, .after = after, .after_cqe = after >= 0 && after_cqe,
+		.stream = stream, .sl = a->sl, .op = a->op, .mem = a->mem,
+	};
+
+	if (fab_msgs_add(c->out, &m))
+		return spec_err(c, 0, "out of memory after %zu messages", c->out->n);
+	return 0;
+}
+
+/*
+ * perftest's bandwidth loop (run_iter_bw): WR i may be posted once
+ * ccnt >= i - tx_depth + 1, where ccnt grows by cq_mod per polled CQE
+ * (only every cq_mod-th WR is signalled). So WR i >= tx_depth waits for the
+ * completion of WR ceil((i - tx_depth + 1) / cq_mod) x cq_mod - 1, which is
+ * earlier than i because cq_mod <= tx_depth. The first tx_depth WRs of a
+ * size wait for the last WR of the size before (perftest runs the sizes one
+ * after the other). All on one stream: one QP, as perftest uses.
+ */
+static int gen_perftest_bw(struct ctx *c, const struct args *a, uint64_t iters,
+			   uint64_t depth, uint64_t cqm)
+{
+	uint32_t s = c->stream++;
+	int32_t last = -1;
+
+	for (uint32_t k = 0; k < a->nsizes; k++) {
+		int32_t base = (int32_t)c->out->n;
+
+		for (uint64_t i = 0; i < iters; i++) {
+			int32_t after = last;
+
+			if (i >= depth)
+				after = base + (int32_t)((i - depth + cqm) / cqm * cqm - 1);
+			if (add_pt(c, a, a->src, a->dst, a->sizes[k], s, after, true))
+				return -1;
+		}
+		last = base + (int32_t)iters - 1;
+	}
+	return 0;
+}
+
+/*
+ * perftest's latency loops. WRITE (ib_write_lat) and SEND (ib_send_lat):
+ * the client writes, the server answers as soon as the data is in its
+ * memory, the client's next write follows the answer's arrival: a
+ * ping-pong on two streams. READ (ib_read_lat): one READ at a time, each
+ * posted when the one before has completed. Sizes follow one another.
+ */
+static int gen_perftest_lat(struct ctx *c, const struct args *a, uint64_t iters)
+{
+	bool read = a->op == FAB_OP_READ;
+	uint32_t sa = c->stream++, sb = read ? 0 : c->stream++;
+	int32_t last = -1;
+
+	for (uint32_t k = 0; k < a->nsizes; k++) {
+		for (uint64_t r = 0; r < iters; r++) {
+			int32_t ping = (int32_t)c->out->n;
+
+			if (add_pt(c, a, a->src, a->dst, a->sizes[k], sa, last, read))
+				return -1;
+			last = ping;
+			if (read)
+				continue;
+			if (add_pt(c, a, a->dst, a->src, a->sizes[k], sb, ping, false))
+				return -1;
+			last = ping + 1;
+		}
+	}
+	return 0;
+}
+
+static int gen_perftest(struct ctx *c, struct args *a)
+{
+	bool lat = a->mode == TRACE_PERFTEST_LAT;
+	uint32_t per = lat && a->op != FAB_OP_READ ? 2 : 1;
+	uint64_t iters, depth = 1, cqm = 1;
+	size_t first = c->out->n;
+	int rc;
+
+	if (c->nh < 2)
+		return spec_err(c, 0, "perftest needs 2 hosts, the topology has %d", c->nh);
+	/* the client defaults to the first host, the server to the next one */
+	if (!(a->given & A_SRC))
+		a->src = c->host[0];
+	if (!(a->given & A_DST))
+		a->dst = c->host[a->src == c->host[0] ? 1 : 0];
+	if (a->src == a->dst)
+		return spec_err(c, a->col[KEY_DST] ? a->col[KEY_DST] : a->col[KEY_SRC],
+				"src and dst are the same host");
+	if (a->sl == 0xff)
+		return spec_err(c, a->col[KEY_SL],
+				"sl=mgmt: perftest runs over RC queue pairs, and VL15 carries only datagrams");
+	if (lat && (a->given & (A_TX_DEPTH | A_CQ_MOD))) {
+		int key = a->given & A_TX_DEPTH ? KEY_TX_DEPTH : KEY_CQ_MOD;
+
+		return spec_err(c, a->col[key],
+				"%s: only for mode=bw (perftest's latency tests keep one message in flight)",
+				key_names[key]);
+	}
+	iters = a->given & A_ITERS ? a->iters : lat ? PT_ITERS_LAT : PT_ITERS_BW;
+	if (!lat) {
+		/* perftest's force_dependecies(): tx_depth <= iters, cq_mod <= tx_depth */
+		depth = a->given & A_TX_DEPTH ? a->tx_depth : PT_TX_DEPTH;
+		if (depth > iters)
+			depth = iters;
+		if (a->given & A_CQ_MOD)
+			cqm = a->cq_mod;
+		else
+			cqm = a->nsizes == 1 && !a->range && a->sizes[0] > PT_CQ_MOD_SIZE ? 1 : PT_CQ_MOD;
+		if (cqm > depth)
+			cqm = depth;
+	}
+	if (check_total(c, a, (unsigned __int128)a->nsizes * iters * per))
+		return -1;
+	rc = lat ? gen_perftest_lat(c, a, iters) : gen_perftest_bw(c, a, iters, depth, cqm);
+	if (rc || !c->pt)
+		return rc;
+	*c->pt = (struct trace_perftest){
+		.valid = true, .op = a->op, .mode = a->mode, .mem = a->mem, .range = a->range,
+		.src = a->src, .dst = a->dst, .iters = (uint32_t)iters,
+		.tx_depth = (uint32_t)depth, .cq_mod = (uint32_t)cqm, .per_iter = per,
+		.nsizes = a->nsizes, .first = first, .count = c->out->n - first,
+	};
+	memcpy(c->pt->sizes, a->sizes, sizeof(a->sizes));
+	return 0;
+}
+
 #define COMMON (A_SIZE | A_COUNT | A_START | A_SL | A_OP | A_MEM)
+#define PERFTEST (A_SRC | A_DST | A_SIZES | A_ITERS | A_MODE | A_TX_DEPTH | A_CQ_MOD | \
+		  A_OP | A_MEM | A_SL | A_START)
 
 static const struct pattern patterns[] = {
 	{ "p2p", A_SRC | A_DST | COMMON | A_GAP, A_SRC | A_DST | A_SIZE, 1, gen_p2p },
@@ -442,6 +708,7 @@ static const struct pattern patterns[] = {
 	{ "alltoall", A_HOSTS | COMMON | A_GAP, A_SIZE, 1, gen_alltoall },
 	{ "permutation", A_SEED | COMMON | A_GAP, A_SIZE, 1, gen_permutation },
 	{ "shift", A_K | COMMON | A_GAP, A_SIZE, 1, gen_shift },
+	{ "perftest", PERFTEST, A_SIZES, 1, gen_perftest },
 };
 
 void trace_spec_help(FILE *out)
@@ -466,6 +733,17 @@ void trace_spec_help(FILE *out)
 "  shift:size=S[,k=1][,count=1][,gap=0][,start=0][,sl=0]\n"
 "      host i -> host (i+k) mod N; k a multiple of N is refused. For a\n"
 "      shift to the left use k = N-1.\n"
+"  perftest:sizes=SIZES[,op=write][,mode=bw][,iters=N][,tx_depth=128]\n"
+"           [,cq_mod=100][,src=#0][,dst=#1][,mem=host][,sl=0][,start=0]\n"
+"      a sweep shaped like perftest's ib_{write,read,send}_{bw,lat}: per\n"
+"      size, in turn, iters WRs from src (the client) to dst on one QP.\n"
+"      SIZES: MIN..MAX, doubling from MIN (2..8M is perftest's -a), or a\n"
+"      list S1:S2:... mode=bw: at most tx_depth WRs in flight, refilled\n"
+"      cq_mod at a time as completions are polled; iters default 5000.\n"
+"      mode=lat: iters round trips (write, send: dst answers as soon as\n"
+"      the data has landed; read: each READ after the last completes);\n"
+"      iters default 1000. The run then prints perftest's result table\n"
+"      (docs/perftest.md).\n"
 "\n"
 "  Hosts (A, B): node description (h3), node id, or #k for the k-th host\n"
 "  (0-based, topology order). Names cannot contain ',' or '='; use #k then.\n"
@@ -477,9 +755,9 @@ void trace_spec_help(FILE *out)
 "  is posted for each message). mem: host (default) or gpu: where both\n"
 "  ends' buffers live (GPU data goes peer to peer with host.gpudirect=on,\n"
 "  through host memory with staging copies when off). sl: service level\n"
-"  0..15 (the\n"
-"  SL-to-VL table picks the VL), or sl=mgmt for VL15 management datagrams\n"
-"  (at most 256 B each; not flow controlled, dropped when VL15 is full).\n"
+"  0..15 (the SL-to-VL table picks the VL), or sl=mgmt for VL15\n"
+"  management datagrams (at most 256 B each; not flow controlled, dropped\n"
+"  when VL15 is full).\n"
 "  Stream ids continue across specs; messages on one stream leave their\n"
 "  source in order, different streams share the port packet by packet.\n"
 "  Example: --traffic incast:dst=h0,size=1MiB,n=8 --traffic p2p:src=h9,dst=h10,size=64KiB\n",
@@ -489,7 +767,14 @@ void trace_spec_help(FILE *out)
 int trace_spec_parse(const char *spec, const struct net *net, uint64_t seed,
 		     struct fab_msgs *out, struct sim_diag *d)
 {
-	struct ctx c = { .spec = spec ? spec : "", .net = net, .d = d, .out = out };
+	return trace_spec_parse_sweep(spec, net, seed, out, NULL, d);
+}
+
+int trace_spec_parse_sweep(const char *spec, const struct net *net, uint64_t seed,
+			   struct fab_msgs *out, struct trace_perftest *pt,
+			   struct sim_diag *d)
+{
+	struct ctx c = { .spec = spec ? spec : "", .net = net, .d = d, .out = out, .pt = pt };
 	struct args a;
 	const struct pattern *pat = NULL;
 	const char *colon, *p;
@@ -498,6 +783,8 @@ int trace_spec_parse(const char *spec, const struct net *net, uint64_t seed,
 	char vbuf[256], list[128];
 	int rc = -1;
 
+	if (pt)
+		pt->valid = false;
 	memset(&a, 0, sizeof(a));
 	a.src = a.dst = a.a = a.b = -1;
 	a.seed = seed;
@@ -517,7 +804,7 @@ int trace_spec_parse(const char *spec, const struct net *net, uint64_t seed,
 				guess = guess ? "" : patterns[i].name;
 		return spec_err(&c, 1, "unknown pattern '%.*s' (patterns: p2p, pingpong, incast, "
 				"alltoall, permutation, shift)%s%s%s", (int)(plen > 64 ? 64 : plen),
-				c.spec, guess && *guess ? "; did you mean '" : "",
+				c.spec, guess && *guess ? "; did you mean '" : ", or perftest for a sweep",
 				guess && *guess ? guess : "", guess && *guess ? "'?" : "");
 	}
 
@@ -596,6 +883,8 @@ int trace_spec_parse(const char *spec, const struct net *net, uint64_t seed,
 	if (rc) {
 		out->n = n0;	/* nothing half-written */
 		out->nstreams = ns0;
+		if (pt)
+			pt->valid = false;
 	}
 out:
 	free(c.host);

@@ -4,14 +4,16 @@
  *
  *   PATTERN[:key=value,...]     e.g.  incast:dst=h0,size=1MiB,n=8
  *
- * Patterns: p2p, pingpong, incast, alltoall, permutation, shift (see
- * trace_spec_help() for each one's keys). Hosts are channel adapters with a
- * connected port, named by node description ("h3"), node id, or "#k" for
- * the k-th host (0-based, in the order net_host() gives).
+ * Patterns: p2p, pingpong, incast, alltoall, permutation, shift, and the
+ * perftest sweep (see trace_spec_help() for each one's keys). Hosts are
+ * channel adapters with a connected port, named by node description ("h3"),
+ * node id, or "#k" for the k-th host (0-based, in the order net_host()
+ * gives).
  */
 #ifndef IBFAB_TRACE_SPEC_H
 #define IBFAB_TRACE_SPEC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -33,6 +35,43 @@
  */
 int trace_spec_parse(const char *spec, const struct net *net, uint64_t seed,
 		     struct fab_msgs *out, struct sim_diag *d);
+
+/*
+ * A perftest sweep (perftest:op=write,sizes=2..8M,...) as laid out in the
+ * message list, so a report can find each size's messages again
+ * (tools/cli_perftest.c). From message `first`, size k (k < nsizes) owns
+ * a block of `iters` x per_iter messages, in order:
+ *   bw:                 the iters WRs src -> dst, one stream;
+ *   lat, write or send: ping r (src -> dst) then pong r (dst -> src);
+ *   lat, read:          the iters READs, each posted at the last one's CQE.
+ */
+#define TRACE_PERFTEST_MAX_SIZES 64
+
+enum trace_perftest_mode { TRACE_PERFTEST_BW, TRACE_PERFTEST_LAT };
+
+struct trace_perftest {
+	bool valid;			/* the spec was a perftest sweep */
+	uint8_t op;			/* enum fab_op */
+	uint8_t mode;			/* enum trace_perftest_mode */
+	uint8_t mem;			/* enum hca_mem */
+	bool range;			/* sizes given as MIN..MAX (perftest -a) */
+	int src, dst;			/* nodes: the client (requester) and the server */
+	uint32_t iters;			/* per size */
+	uint32_t tx_depth, cq_mod;	/* bw: WRs in flight, WRs per polled CQE */
+	uint32_t per_iter;		/* messages per iteration: 2 for a ping-pong, else 1 */
+	uint32_t nsizes;
+	uint64_t sizes[TRACE_PERFTEST_MAX_SIZES];
+	size_t first;			/* index of its first message in the list */
+	size_t count;			/* messages it added: nsizes x iters x per_iter */
+};
+
+/*
+ * trace_spec_parse(), and when `pt` is not NULL, *pt describes the sweep
+ * (pt->valid false when the spec is another pattern or was refused).
+ */
+int trace_spec_parse_sweep(const char *spec, const struct net *net, uint64_t seed,
+			   struct fab_msgs *out, struct trace_perftest *pt,
+			   struct sim_diag *d);
 
 /* The SPEC language, for ibfab run --help. */
 void trace_spec_help(FILE *out);

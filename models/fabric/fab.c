@@ -120,7 +120,8 @@ void fab_traffic_delivered(struct fab *f, int32_t mi, sim_time_t t)
 	for (uint32_t k = f->dep_off[mi]; k < f->dep_off[mi + 1]; k++) {
 		uint32_t d = f->dep[k];
 
-		fab_traffic_schedule(f, d, t + f->msgs->v[d].after_delay);
+		if (!f->msgs->v[d].after_cqe)
+			fab_traffic_schedule(f, d, t + f->msgs->v[d].after_delay);
 	}
 	msg_check_finished(f, m);
 }
@@ -139,6 +140,15 @@ void fab_traffic_completed(struct fab *f, int32_t mi, sim_time_t t, enum hca_wc_
 		f->tot.msgs_lost++;
 	}
 	msg_activity(f, t);
+	/* A send window (perftest's tx_depth) refills when the program polls
+	 * a completion, whatever its status: an error completion frees the
+	 * slot too, and the next WR then meets the QP's error state. */
+	for (uint32_t k = f->dep_off[mi]; k < f->dep_off[mi + 1]; k++) {
+		uint32_t d = f->dep[k];
+
+		if (f->msgs->v[d].after_cqe)
+			fab_traffic_schedule(f, d, t + f->msgs->v[d].after_delay);
+	}
 	msg_check_finished(f, m);
 }
 
@@ -247,11 +257,13 @@ static int check_msgs(const struct net *net, const struct fab_msgs *msgs,
 			}
 			const struct fab_msg *a = &msgs->v[m->after];
 
-			/* delivered where the data goes: dst, or src for a READ */
-			if ((a->op == FAB_OP_READ ? a->src : a->dst) != m->src) {
+			/* completed at its requester (after_cqe), or delivered
+			 * where the data goes: dst, or src for a READ */
+			if (m->after_cqe ? a->src != m->src :
+			    (a->op == FAB_OP_READ ? a->src : a->dst) != m->src) {
 				sim_diag_set(d, NULL, 0, 0,
-					     "message %zu: waits for message %d delivered at another host (a dependency must be local to the sender)",
-					     i, m->after);
+					     "message %zu: waits for message %d %s at another host (a dependency must be local to the sender)",
+					     i, m->after, m->after_cqe ? "completed" : "delivered");
 				goto out;
 			}
 		}
@@ -428,6 +440,7 @@ void fab_destroy(struct fab *f)
 {
 	if (!f)
 		return;
+	fab_traffic_free(f);	/* its CQs first: the HCAs free what is left */
 	for (int i = 0; i < f->nnodes && f->nodes; i++) {
 		struct fab_node *n = &f->nodes[i];
 
@@ -441,7 +454,6 @@ void fab_destroy(struct fab *f)
 		ib_port_fini(f->ports[pi]);
 		free(f->ports[pi]);
 	}
-	fab_traffic_free(f);
 	free(f->ports);
 	free(f->nodes);
 	free(f->dep_off);
@@ -516,6 +528,16 @@ int fab_run(struct fab *f, struct sim_diag *d)
 	return 0;
 }
 
+const struct fab_params *fab_get_params(const struct fab *f)
+{
+	return &f->p;
+}
+
+int fab_nodes(const struct fab *f)
+{
+	return f->nnodes;
+}
+
 const struct host_stats *fab_host_stats(const struct fab *f, int node)
 {
 	if (node < 0 || node >= f->nnodes || !f->nodes[node].hca)
@@ -541,8 +563,20 @@ void fab_port_sample(const struct fab *f, int i, struct fab_sample *s)
 	for (int v = 0; v < FAB_NVL; v++)
 		s->xmit_bytes += pt->info.vl[v].xmit_bytes;
 	for (int v = 0; v < FAB_MAX_VLS && v < f->p.vls; v++) {
+		const struct fab_fc_ring *q = &pt->peer->fcq;
+		uint16_t fccl = pt->fccl[v];
+
+		/* credits are applied lazily (ib_port.c): count those landed by now */
+		for (uint32_t k = 0; k < q->n; k++) {
+			const struct fab_fc *fc = &q->v[(q->head + k) & (q->cap - 1)];
+
+			if (fc->arrive > f->eng.now)
+				break;
+			if (fc->vl == v)
+				fccl = fc->fccl;
+		}
 		s->buf_bytes[v] = pt->rx_used[v] * IB_BLOCK_BYTES;
-		s->credits[v] = (int32_t)ib_credit_avail(pt->fccl[v], pt->fctbs[v]);
+		s->credits[v] = (int32_t)ib_credit_avail(fccl, pt->fctbs[v]);
 	}
 }
 

@@ -102,7 +102,9 @@ enum fab_op { FAB_OP_WRITE, FAB_OP_READ, FAB_OP_SEND };
  * management datagram); messages of a stream are work requests posted in
  * order, different streams share the port packet by packet. A message is
  * posted at `post`, or - when after >= 0 - `after_delay` after message
- * `after` was delivered at this message's source (a ping-pong reply).
+ * `after` was delivered at this message's source (a ping-pong reply), or,
+ * with `after_cqe`, after message `after`'s work completion at the
+ * requester, which must be this message's source (a send window).
  */
 struct fab_msg {
 	uint32_t src, dst;
@@ -125,6 +127,9 @@ struct fab_msg {
 	bool lost;		/* will never be delivered (dropped datagram, failed WR) */
 	bool finished;		/* delivered or lost, and completed */
 	bool staged;		/* GPU data copied to host memory before the post (no GPUDirect) */
+	/* input: `after` waits for that message's requester completion (its
+	 * CQE, polled) rather than its delivery; both messages share a source */
+	bool after_cqe;
 };
 
 struct fab_msgs {
@@ -163,6 +168,9 @@ struct hca;
 
 /* The HCA of a CA node (its verbs API is models/hca/hca.h), or NULL. */
 struct hca *fab_hca(struct fab *f, int node);
+/* The run's parameters, and the number of nodes (as in the net). */
+const struct fab_params *fab_get_params(const struct fab *f);
+int fab_nodes(const struct fab *f);
 
 struct fab *fab_create(const struct net *net, const struct fab_params *p,
 		       struct fab_msgs *msgs, uint64_t seed, struct sim_diag *d);

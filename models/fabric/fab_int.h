@@ -10,8 +10,8 @@
  * and its own receiver (per-VL buffer accounting and, at a switch, the
  * per-VL input queues). A port is one engine component; its events are the
  * transmitter finishing a packet, the head packet of its wire arriving at
- * the peer, the head flow-control packet arriving at the peer, and its
- * periodic flow-control timer.
+ * the peer, credits arriving while it is blocked, and its periodic
+ * flow-control timer.
  */
 #ifndef IBFAB_FAB_INT_H
 #define IBFAB_FAB_INT_H
@@ -28,7 +28,7 @@
 enum fab_port_ev {
 	FAB_EV_TX_DONE,		/* transmitter finished serialising its packet */
 	FAB_EV_WIRE_HEAD,	/* head of the wire FIFO reaches the peer */
-	FAB_EV_FC_HEAD,		/* head flow-control packet reaches the peer */
+	FAB_EV_FC_WAKE,		/* a blocked transmitter's credits arrive (sim_timer tag) */
 	FAB_EV_FC_TIMER,	/* periodic flow-control update (sim_timer tag) */
 };
 
@@ -74,7 +74,8 @@ struct fab_port {
 	sim_time_t tx_busy_since;
 	struct ib_vlarb vlarb;
 	struct fab_pq wire;		/* packets in flight to the peer */
-	struct fab_fc_ring fcq;		/* FC packets in flight to the peer */
+	struct fab_fc_ring fcq;		/* FC packets in flight to the peer (read by the peer) */
+	struct sim_timer fc_wake;	/* blocked on credits: when the next FC packet lands */
 	/* credit state for the peer's receive buffers (sender side) */
 	uint16_t fctbs[FAB_NVL];
 	uint16_t fccl[FAB_NVL];

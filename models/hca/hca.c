@@ -214,6 +214,23 @@ void *hca_mr_ptr(const struct hca_mr *mr, uint64_t va)
 
 /* ---- completion queues and shared receive queues --------------------------- */
 
+/* The HCA owns its CQs and SRQs (as a device context does): what is left
+ * when it goes away is freed with it. Returns the slot or UINT32_MAX. */
+static uint32_t own(struct hca *h, void *obj, bool cq)
+{
+	if (h->nobjs == h->objs_cap) {
+		uint32_t cap = h->objs_cap ? h->objs_cap * 2 : 16;
+		struct hca_obj *n = realloc(h->objs, cap * sizeof(*n));
+
+		if (!n)
+			return UINT32_MAX;
+		h->objs = n;
+		h->objs_cap = cap;
+	}
+	h->objs[h->nobjs] = (struct hca_obj){ obj, cq };
+	return h->nobjs++;
+}
+
 struct hca_cq *hca_create_cq(struct hca *h, uint32_t cqe, hca_cq_notify_fn fn, void *ctx)
 {
 	struct hca_cq *cq;
@@ -232,6 +249,12 @@ struct hca_cq *hca_create_cq(struct hca *h, uint32_t cqe, hca_cq_notify_fn fn, v
 	cq->cap = cqe;
 	cq->fn = fn;
 	cq->ctx = ctx;
+	cq->slot = own(h, cq, true);
+	if (cq->slot == UINT32_MAX) {
+		free(cq->ring);
+		free(cq);
+		return NULL;
+	}
 	return cq;
 }
 
@@ -239,8 +262,17 @@ void hca_destroy_cq(struct hca_cq *cq)
 {
 	if (!cq)
 		return;
+	cq->hca->objs[cq->slot].p = NULL;
 	free(cq->ring);
 	free(cq);
+}
+
+void hca_cq_set_notify(struct hca_cq *cq, hca_cq_notify_fn fn, void *ctx)
+{
+	if (!cq)
+		return;
+	cq->fn = fn;
+	cq->ctx = ctx;
 }
 
 void hca_cq_push(struct hca_cq *cq, const struct hca_wc *wc)
@@ -291,6 +323,12 @@ struct hca_srq *hca_create_srq(struct hca *h, uint32_t max_wr)
 	}
 	s->hca = h;
 	s->cap = max_wr;
+	s->slot = own(h, s, false);
+	if (s->slot == UINT32_MAX) {
+		free(s->ring);
+		free(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -968,6 +1006,19 @@ void hca_fini(struct fab_node *n)
 		}
 	for (uint32_t i = 0; i < h->nmrs; i++)
 		free(h->mrs[i]);
+	/* the CQs and SRQs nobody destroyed */
+	for (uint32_t i = 0; i < h->nobjs; i++) {
+		void *o = h->objs[i].p;
+
+		if (!o)
+			continue;
+		if (h->objs[i].cq)
+			free(((struct hca_cq *)o)->ring);
+		else
+			free(((struct hca_srq *)o)->ring);
+		free(o);
+	}
+	free(h->objs);
 	free(h->qps);
 	free(h->mrs);
 	sim_heap_free(&h->timers);

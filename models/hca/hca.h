@@ -181,6 +181,8 @@ struct hca_mr *hca_reg_mr(struct hca *h, void *buf, uint64_t addr, uint64_t leng
 int hca_dereg_mr(struct hca_mr *mr);
 struct hca_cq *hca_create_cq(struct hca *h, uint32_t cqe, hca_cq_notify_fn fn, void *ctx);
 void hca_destroy_cq(struct hca_cq *cq);
+/* Change (or clear, fn = NULL) a CQ's notification callback. */
+void hca_cq_set_notify(struct hca_cq *cq, hca_cq_notify_fn fn, void *ctx);
 /* Up to n completions, oldest first; returns how many (0 if none), or
  * -EOVERFLOW once if completions were lost to a full CQ. */
 int hca_poll_cq(struct hca_cq *cq, int n, struct hca_wc *wc);

@@ -30,6 +30,7 @@ static inline uint32_t psn_add(uint32_t a, uint32_t n)
 
 struct hca_cq {
 	struct hca *hca;
+	uint32_t slot;		/* in hca->objs */
 	uint32_t cap;
 	struct hca_wc *ring;
 	uint32_t head, n;
@@ -40,6 +41,7 @@ struct hca_cq {
 
 struct hca_srq {
 	struct hca *hca;
+	uint32_t slot;		/* in hca->objs */
 	uint32_t cap, head, n;
 	struct hca_recv_wr *ring;
 };
@@ -172,6 +174,12 @@ struct hca {
 	uint32_t nqps, qps_cap;
 	struct hca_mr **mrs;		/* by key */
 	uint32_t nmrs, mrs_cap;
+	/* CQs and SRQs it owns: freed with the HCA unless destroyed before */
+	struct hca_obj {
+		void *p;	/* NULL once destroyed */
+		bool cq;	/* else an SRQ */
+	} *objs;
+	uint32_t nobjs, objs_cap;
 	uint32_t cur[FAB_NVL];		/* current QP of each VL's ring */
 	uint16_t active_vls;
 	/* a small heap of timers: QP ACK/RNR timers (comp = qpn, arg = gen),

@@ -104,24 +104,34 @@ static void next_req(struct hca_qp *qp, uint8_t *op, uint32_t *payload, bool *fi
 /*
  * The HCA's read-ahead does not stop at a work request's end: once the
  * current one's payload is all booked and less than half a DMA window is
- * left to send, the next ready work request's first chunk is booked too,
- * so back-to-back messages leave back to back.
+ * left to send, the first chunks of the following ready work requests are
+ * booked too, up to a window of packets, so back-to-back messages - small
+ * ones above all - leave back to back (an HCA keeps many WQEs and reads in
+ * flight).
  */
 static void prefetch_next(struct hca_qp *qp, const struct hca_swqe *w, uint64_t end)
 {
 	struct hca *h = qp->hca;
-	uint64_t chunk = (uint64_t)h->f->p.hca_dma_window * qp->mtu;
-	struct hca_swqe *nx;
+	uint32_t window = h->f->p.hca_dma_window;
+	uint64_t chunk = (uint64_t)window * qp->mtu;
+	uint64_t ahead;
 
-	if (w->dma.hi < swqe_len(w) || swqe_len(w) - end >= chunk / 2 ||
-	    qp->sq_next + 1 == qp->sq_tail)
+	if (w->dma.hi < swqe_len(w) || swqe_len(w) - end >= chunk / 2)
 		return;
-	nx = swqe_at(qp, qp->sq_next + 1);
-	if (nx->ready > h->f->eng.now || nx->dma.hi || !swqe_len(nx) ||
-	    is_rd_atomic(nx->wr.opcode) || (nx->wr.send_flags & HCA_SEND_INLINE))
-		return;
-	hca_dma_ready(h, &nx->dma, nx->mem, swqe_len(nx), 0,
-		      swqe_len(nx) < qp->mtu ? swqe_len(nx) : qp->mtu, qp->mtu);
+	ahead = (swqe_len(w) - end + qp->mtu - 1) / qp->mtu;
+	for (uint32_t i = qp->sq_next + 1; i != qp->sq_tail && ahead < window; i++) {
+		struct hca_swqe *nx = swqe_at(qp, i);
+		uint64_t len = swqe_len(nx);
+
+		if (nx->ready > h->f->eng.now)
+			break;	/* not fetched yet: it is booked when it becomes ready */
+		if (is_rd_atomic(nx->wr.opcode) || (nx->wr.send_flags & HCA_SEND_INLINE) || !len)
+			continue;
+		if (!nx->dma.hi)
+			hca_dma_ready(h, &nx->dma, nx->mem, len, 0, len < qp->mtu ? len : qp->mtu,
+				      qp->mtu);
+		ahead += (nx->dma.hi - nx->dma.lo + qp->mtu - 1) / qp->mtu;
+	}
 }
 
 bool qp_req_has_packet(struct hca_qp *qp)

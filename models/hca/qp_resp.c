@@ -242,8 +242,10 @@ static sim_time_t visible(const struct hca_qp *qp)
 	return qp->rx_visible > now ? qp->rx_visible : now;
 }
 
-static void recv_complete(struct hca_qp *qp, const struct hca_recv_wr *r, enum hca_wc_status st,
-			  enum hca_wc_opcode op, uint32_t len, const struct ib_pkt *p)
+/* A receive completes once its data is in memory; returns when the CPU sees the CQE. */
+static sim_time_t recv_complete(struct hca_qp *qp, const struct hca_recv_wr *r,
+				enum hca_wc_status st, enum hca_wc_opcode op, uint32_t len,
+				const struct ib_pkt *p)
 {
 	struct hca_wc wc = {
 		.wr_id = r->wr_id, .status = st, .opcode = op, .byte_len = len,
@@ -253,8 +255,8 @@ static void recv_complete(struct hca_qp *qp, const struct hca_recv_wr *r, enum h
 	};
 
 	hca_cq_push(qp->rcq, &wc);
+	return wc.time;
 }
-
 
 /* UD (IBA 9.8.5): one packet, one receive, or a silent drop. */
 static void ud_receive(struct hca_qp *qp, struct ib_pkt *p)
@@ -271,9 +273,11 @@ static void ud_receive(struct hca_qp *qp, struct ib_pkt *p)
 		return;
 	}
 	copy_in(qp, hca_mr_find(qp->hca, r.sg.lkey), r.sg.addr, p);
-	recv_complete(qp, &r, HCA_WC_SUCCESS, HCA_WC_RECV, p->payload, p);
+	/* a datagram is "there" when the program sees its receive completion */
+	sim_time_t seen = recv_complete(qp, &r, HCA_WC_SUCCESS, HCA_WC_RECV, p->payload, p);
+
 	if ((int32_t)p->msg >= 0)
-		fab_traffic_delivered(f, (int32_t)p->msg, visible(qp));
+		fab_traffic_delivered(f, (int32_t)p->msg, seen);
 }
 
 /* Execute a request with the expected PSN. Returns false if it was refused
@@ -313,9 +317,13 @@ static bool execute(struct hca_qp *qp, struct ib_pkt *p)
 		if (op_last(op)) {
 			qp->recv_active = false;
 			qp->msn++;
-			recv_complete(qp, &qp->cur_recv, HCA_WC_SUCCESS, HCA_WC_RECV, qp->recv_off, p);
+			/* a SEND is "there" when the receive completion is seen
+			 * (what ib_send_lat's responder waits for) */
+			sim_time_t seen = recv_complete(qp, &qp->cur_recv, HCA_WC_SUCCESS,
+							HCA_WC_RECV, qp->recv_off, p);
+
 			if ((int32_t)p->msg >= 0)
-				fab_traffic_delivered(f, (int32_t)p->msg, visible(qp));
+				fab_traffic_delivered(f, (int32_t)p->msg, seen);
 		}
 		return true;
 	}
@@ -350,10 +358,14 @@ static bool execute(struct hca_qp *qp, struct ib_pkt *p)
 		qp->wr_left -= p->payload;
 		if (op_last(op)) {
 			qp->msn++;
-			if (op_imm(op))
-				recv_complete(qp, &r, HCA_WC_SUCCESS, HCA_WC_RECV_RDMA_WITH_IMM, 0, p);
+			/* a plain WRITE is there when its last byte is (a program
+			 * polling memory sees it); with immediate, at the CQE */
+			sim_time_t seen = op_imm(op) ?
+				recv_complete(qp, &r, HCA_WC_SUCCESS, HCA_WC_RECV_RDMA_WITH_IMM, 0, p) :
+				visible(qp);
+
 			if ((int32_t)p->msg >= 0)
-				fab_traffic_delivered(f, (int32_t)p->msg, visible(qp));
+				fab_traffic_delivered(f, (int32_t)p->msg, seen);
 		}
 		return true;
 	}

@@ -19,7 +19,13 @@
  *    waits for the reverse transmitter's current packet to end, then takes
  *    6 bytes of wire time plus propagation. FC packets still waiting to
  *    depart are coalesced (the later FCCL replaces the earlier), as a real
- *    link sends the current value when it gets the chance.
+ *    link sends the current value when it gets the chance;
+ *  - credits are applied lazily: FC packets in flight sit on the link
+ *    (the receiver's fcq) and the sender takes in every one that has landed
+ *    whenever it looks at its credits. Only a sender blocked on credits
+ *    needs an event, at the landing time of the next FC packet: a third
+ *    fewer events than one per FC packet, and the same decisions (every
+ *    decision sees exactly the FC packets that have arrived by then).
  * What it leaves out: the 6 bytes of bandwidth an FC packet takes from the
  * reverse data stream (at most one per data packet: < 0.15% at MTU 4096);
  * link errors and the FCTBS/ABR resynchronisation they need (no errors are
@@ -142,6 +148,37 @@ static void port_wait_update(struct fab_port *pt, uint16_t blocked)
 	}
 }
 
+/* Take in every FC packet from the peer that has landed by now. */
+static void port_apply_fc(struct fab_port *pt)
+{
+	struct fab_fc_ring *q = &pt->peer->fcq;
+	sim_time_t now = pt->fab->eng.now;
+
+	while (q->n) {
+		const struct fab_fc *fc = fc_ring_at(q, 0);
+
+		if (fc->arrive > now)
+			break;
+		pt->fccl[fc->vl] = fc->fccl;
+		pt->limit_abs[fc->vl] = fc->limit_abs;
+		q->head = (q->head + 1) & (q->cap - 1);
+		q->n--;
+	}
+}
+
+/* Blocked on credits: wake at the next FC packet's landing, if one is coming. */
+static void port_fc_wait(struct fab_port *pt)
+{
+	const struct fab_fc_ring *q = &pt->peer->fcq;
+	sim_time_t at;
+
+	if (!q->n)
+		return;		/* the next FC packet will arm it (port_send_fc) */
+	at = q->v[q->head & (q->cap - 1)].arrive;
+	if (!pt->fc_wake.armed || at < pt->fc_wake.when)
+		sim_timer_arm(&pt->fab->eng, &pt->fc_wake, at, pt->comp, FAB_EV_FC_WAKE);
+}
+
 static void port_start_tx(struct fab_port *pt, uint32_t idx, enum ib_vlarb_table table)
 {
 	struct fab *f = pt->fab;
@@ -192,6 +229,7 @@ void ib_port_kick(struct fab_port *pt)
 
 	if (pt->tx_busy)
 		return;
+	port_apply_fc(pt);
 	if (pt->node->type == NET_SWITCH)
 		ready = sw_candidates(pt, cand, &has_data);
 	else
@@ -207,6 +245,7 @@ void ib_port_kick(struct fab_port *pt)
 		/* Data, but nothing fits its credits: PortXmitWait runs. */
 		if (!pt->waiting || pt->vl_waiting != (has_data & ~ready))
 			port_wait_update(pt, has_data & ~ready ? has_data & ~ready : has_data);
+		port_fc_wait(pt);
 		SIM_LOG(SIM_LOG_CREDIT, f->eng.now, "node %d port %u blocked: data vls 0x%x ready 0x%x",
 			pt->node->idx, pt->port_no, has_data, ready);
 		return;
@@ -263,8 +302,11 @@ static void port_send_fc(struct fab_port *pt, uint8_t vl)
 	}
 	pt->info.vl[vl].fc_pkts++;
 	f->tot.fc_pkts++;
-	if (pt->fcq.n == 1)
-		sim_schedule_at(&f->eng, fc.arrive, pt->comp, FAB_EV_FC_HEAD);
+	/* The sender needs telling only if it is waiting for credits. */
+	if (pt->peer->waiting && !pt->peer->tx_busy &&
+	    (!pt->peer->fc_wake.armed || fc.arrive < pt->peer->fc_wake.when))
+		sim_timer_arm(&f->eng, &pt->peer->fc_wake, fc.arrive, pt->peer->comp,
+			      FAB_EV_FC_WAKE);
 	SIM_LOG(SIM_LOG_CREDIT, now, "node %d port %u FC vl %u fccl %u (free %u blocks)",
 		pt->node->idx, pt->port_no, vl, fc.fccl, free_blocks);
 }
@@ -347,21 +389,6 @@ static void port_wire_head(struct fab_port *pt)
 		hca_receive(rx, idx);
 }
 
-static void port_fc_head(struct fab_port *pt)
-{
-	struct fab *f = pt->fab;
-	struct fab_fc fc = *fc_ring_at(&pt->fcq, 0);
-	struct fab_port *tx = pt->peer;
-
-	pt->fcq.head = (pt->fcq.head + 1) & (pt->fcq.cap - 1);
-	pt->fcq.n--;
-	if (pt->fcq.n)
-		sim_schedule_at(&f->eng, fc_ring_at(&pt->fcq, 0)->arrive, pt->comp,
-				FAB_EV_FC_HEAD);
-	tx->fccl[fc.vl] = fc.fccl;
-	tx->limit_abs[fc.vl] = fc.limit_abs;
-	ib_port_kick(tx);
-}
 
 void ib_port_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 {
@@ -380,8 +407,9 @@ void ib_port_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 	case FAB_EV_WIRE_HEAD:
 		port_wire_head(pt);
 		break;
-	case FAB_EV_FC_HEAD:
-		port_fc_head(pt);
+	case FAB_EV_FC_WAKE:
+		if (sim_timer_fire(&pt->fc_wake, arg))
+			ib_port_kick(pt);
 		break;
 	case FAB_EV_FC_TIMER:
 		if (!sim_timer_fire(&pt->fc_timer, arg))

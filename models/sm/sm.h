@@ -73,8 +73,13 @@ extern const struct sm_engine *const sm_engines[];
 const struct sm_engine *sm_engine_find(const char *name);
 
 /*
- * Route with the named engine (NULL or "" = minhop). An unknown name is an
- * error listing the known ones. Returns 0 or -1 (diag filled).
+ * Route with the named engine (NULL or "" = minhop; o may be NULL). LIDs
+ * are assigned first when there are none, or when o->lmc is nonzero and
+ * differs from theirs (net_assign_lids_lmc). An unknown name is an error
+ * listing the known ones; so is a topology the engine cannot route (ftree
+ * on a non-tree, dor on a grid with a cable missing, updn roots that leave
+ * a pair without an up/down path), with the switch or cable named. Returns
+ * 0 or -1 (diag filled). Every engine routes every LID of every CA port.
  */
 int sm_route(struct net *n, const char *engine, const struct sm_opts *o,
 	     struct sim_diag *d);

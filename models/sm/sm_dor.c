@@ -19,9 +19,10 @@
  * dimension order when port pairs are cabled per dimension (ports 1-2 for
  * x, 3-4 for y, ...), as OpenSM's documentation asks.
  *
- * Deadlock: on a mesh, dimension order never turns from a higher dimension
- * back to a lower one, and within a line it never reverses, so the channel
- * dependency graph is acyclic with one VL. On a torus each ring's
+ * Deadlock: IBA's credit-based flow control (7.9.4) never drops a packet,
+ * so a cycle of full buffers never drains. On a mesh, dimension order never
+ * turns from a higher dimension back to a lower one, and within a line it
+ * never reverses, so the channel dependency graph is acyclic with one VL. On a torus each ring's
  * wrap-around cable closes a cycle of dependencies: dor alone is NOT
  * deadlock free on a torus with one VL. OpenSM solves that with torus-2QoS
  * (a dateline and two VLs), which is left out here, as are LMC path

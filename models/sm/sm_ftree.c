@@ -33,8 +33,10 @@
  * whose parent cannot reach the LID is skipped for the least-loaded good one.
  *
  * Switch LIDs (management only) go up*, down* by least load; between two
- * top switches there is no such path and the entry stays "no route", as in
- * OpenSM's ftree. Left out: OpenSM's root/CN guid files, IO nodes and
+ * top switches there is no such path and the entry stays "no route" (255
+ * in the LFT, IBA 14.2.5.10), as in OpenSM's ftree. Deadlock freedom
+ * matters because IBA's credit-based flow control (7.9.4) never drops a
+ * packet: a cycle of full buffers would never drain. Left out: OpenSM's root/CN guid files, IO nodes and
  * --ftree_ca_order; tree shapes are inferred from the cabling.
  */
 #define _GNU_SOURCE	/* qsort_r */
@@ -326,7 +328,7 @@ static int up_port(struct ftree *f, int s, int x, int o)
 {
 	struct sm_topo *t = &f->t;
 	const int *up = f->upp + (size_t)s * t->maxports;
-	int k = 0;
+	int k = 0, best;
 
 	if (f->upok[s])
 		return up[((uint64_t)x / f->period[f->level[s]] + (uint64_t)o) % (uint64_t)f->nup[s]];
@@ -336,8 +338,7 @@ static int up_port(struct ftree *f, int s, int x, int o)
 	if (!k)
 		return -1;
 	/* least loaded, as sm_route_lid() would pick, without charging it */
-	int best = f->cand[0];
-
+	best = f->cand[0];
 	for (int i = 1; i < k; i++)
 		if (t->load[s][f->cand[i]] < t->load[s][best])
 			best = f->cand[i];
@@ -481,8 +482,9 @@ int sm_route_ftree(struct net *n, const struct sm_opts *o, struct sim_diag *d)
 	route_switch_lids(&f);
 	for (int s = 0; s < f.t.nsw; s++)
 		ntop += f.level[s] == f.top;
-	sm_note(o, "ftree %d levels, %d leaves, %d top switches", f.top + 1,
-		f.nleaves, ntop);
+	sm_note(o, "ftree %d level%s, %d lea%s, %d top switch%s", f.top + 1,
+		f.top ? "s" : "", f.nleaves, f.nleaves == 1 ? "f" : "ves", ntop,
+		ntop == 1 ? "" : "es");
 	rc = 0;
 out:
 	ftree_free(&f);

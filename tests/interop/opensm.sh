@@ -8,17 +8,20 @@
 # For each fabric OpenSM runs once per engine (-R minhop|updn|ftree, -o,
 # its own log, cache and dump directories) and writes opensm-lfts.dump;
 # ibfab then checks, switches and ports matched by GUID:
-#   1. minhop: the hop count of every (switch, destination LID) pair, from
-#      our tables and from OpenSM's, is the same (`topo route --hops`);
+#   1. minhop (and dor on a torus): the hop count of every (switch,
+#      destination LID) pair, from our tables and from OpenSM's, is the
+#      same (`topo route --hops`);
 #   2. updn and ftree: our routes reach every host from every host, and our
 #      busiest switch-to-switch link carries no more paths than OpenSM's
-#      (`topo route`'s "paths per link max"); on trees the hop counts of
-#      every (switch, host LID) pair agree as well;
+#      (`topo route`'s "paths per link max"); the hop counts of every
+#      (switch, LID) pair agree as well, down to which top-switch LIDs stay
+#      unrouted;
 #   3. OpenSM's dump loads with --lft, `ibfab topo path` prints for sampled
 #      LID pairs exactly what the real ibtracert prints on the programmed
 #      fabric, the same tables read back with `ibroute` (every switch,
-#      concatenated) give the same hop counts, and `ibfab run --lft` carries
-#      an all-to-all over them without a drop;
+#      concatenated; once also with -a and a switch by direct route) give
+#      the same hop counts, and `ibfab run --lft` carries an all-to-all over
+#      them without a drop;
 #   4. our dump loads in OpenSM's `file` engine (-R file -U): its log says
 #      the tables were configured and has no parse error, and the tables
 #      `ibroute` then reads from the switches are ours, entry for entry.
@@ -26,9 +29,9 @@
 # paths to the second LIDs match ibtracert too.
 #
 # Fabrics: the shipped 16- and 128-host two-level fat trees, a 3-level
-# radix-4 fat tree and a 4x4 torus (minhop and updn only: OpenSM's ftree
+# radix-4 fat tree and a 4x4 torus (minhop and dor only: OpenSM's ftree
 # refuses it, and its updn finds no roots there and falls back to minhop).
-# About 30 s.
+# About 40 s.
 #
 # Exit 77 (skipped) when a tool is missing, unless CI=true: then it fails.
 # Parallel-safe: private socket (IBSIM_SOCKNAME), working directory
@@ -93,6 +96,18 @@ stop_sim() {
 	sim_pid=
 }
 
+# The same fabric with its first CA moved to the front: ibsim attaches the
+# SM (and every diag tool) at the first port of the file, and from a host
+# every switch LID is reachable under updn and ftree, which (like OpenSM)
+# leave top-switch-to-top-switch LIDs unrouted; ibroute and ibtracert send
+# their queries by LID.
+sm_on_host() {
+	awk 'BEGIN { RS = ""; ORS = "\n\n" }
+	     !done && /(^|\n)Ca[ \t]/ { ca = $0; done = 1; next }
+	     { rest[n++] = $0 }
+	     END { print ca; for (i = 0; i < n; i++) print rest[i] }' "$1"
+}
+
 # A tool against the running ibsim.
 diag() { (cd "$work" && LD_PRELOAD=$UMAD2SIM timeout 60 "$@"); }
 
@@ -133,12 +148,14 @@ host_lids() {
 }
 
 pairs_compared=0
+traced=0
 
 # check_fabric NAME FILE ENGINES...
 check_fabric() {
-	local name=$1 topo=$2
-	shift 2
+	local name=$1 topo=$work/$1.topo
 	local d=$work/$name
+	sm_on_host "$2" >"$topo" || fail "$name: cannot rewrite $2"
+	shift 2
 	mkdir -p "$d"
 	start_sim "$topo"
 	for eng in "$@"; do
@@ -159,32 +176,50 @@ check_fabric() {
 		theirs=$(maxpaths <"$d/osm-$eng.report")
 		ours=$(maxpaths <"$d/ours-$eng.report")
 		case $eng in
-		minhop)
-			# every (switch, destination LID) pair, switches' LIDs too
+		minhop | dor)
+			# shortest paths both: every (switch, destination LID) pair,
+			# switches' LIDs too, has the same hop count
 			diff "$d/osm-$eng.hops" "$d/ours-$eng.hops" >"$d/diff" || {
 				head "$d/diff" >&2
-				fail "$name minhop: hop counts differ from OpenSM's"
+				fail "$name $eng: hop counts differ from OpenSM's"
 			}
 			;;
 		*)
-			# host destinations (the ones with a /k after a port GUID of a CA)
+			# host destinations: CA port GUIDs start 0x00000000001 in these files
 			[ "$ours" -le "$theirs" ] ||
 				fail "$name $eng: our busiest link carries $ours paths, OpenSM's $theirs"
-			if [ "$eng" != updn ] || [ "$name" != torus ]; then
-				grep ' 0x00000000001' "$d/osm-$eng.hops" >"$d/a"
-				grep ' 0x00000000001' "$d/ours-$eng.hops" >"$d/b"
-				diff -q "$d/a" "$d/b" >/dev/null ||
-					fail "$name $eng: hop counts to hosts differ from OpenSM's"
-			fi
+			# on trees both are shortest up/down paths: the same hop
+			# counts, and the same LIDs left unrouted (top to top)
+			diff "$d/osm-$eng.hops" "$d/ours-$eng.hops" >"$d/diff" || {
+				head "$d/diff" >&2
+				fail "$name $eng: hop counts differ from OpenSM's"
+			}
 			;;
 		esac
 		pairs_compared=$((pairs_compared + $(wc -l <"$d/ours-$eng.hops")))
 		echo "ok: $name $eng: $(wc -l <"$d/ours-$eng.hops") (switch, LID) pairs; max paths per link ours $ours, OpenSM $theirs"
 
-		# OpenSM's tables as ibroute reads them from the switches
+		# OpenSM's tables as ibroute reads them from the switches; and
+		# once with -a (every entry, "illegal port" ones too) and the
+		# first leaf by direct route (a "DR path" header, no LID)
 		ibroute_all "$d/$eng.dump" "$d/$eng.ibroute"
 		route "$topo" --lft "$d/$eng.ibroute" --hops | sort | cmp -s - "$d/osm-$eng.hops" ||
 			fail "$name $eng: ibroute's tables differ from OpenSM's dump"
+		if [ "$name" = ft16 ] && [ "$eng" = ftree ]; then
+			: >"$d/all.ibroute"
+			sed -n 's/^Unicast lids .* of switch Lid \([0-9]*\) .*(.\(.*\).):$/\1 \2/p' \
+				"$d/$eng.dump" | while read -r lid sw; do
+				if [ "$sw" = leaf0 ]; then
+					diag ibroute -a -D 0,1 || fail "ibroute -a -D 0,1"
+				else
+					diag ibroute -a "$lid" || fail "ibroute -a $lid"
+				fi
+			done >>"$d/all.ibroute" 2>/dev/null
+			grep -q '^Unicast lids .* DR path .*(leaf0):$' "$d/all.ibroute" &&
+				grep -q 'illegal port' "$d/all.ibroute" || fail "ibroute -a / -D output unexpected"
+			route "$topo" --lft "$d/all.ibroute" --hops | sort | cmp -s - "$d/osm-$eng.hops" ||
+				fail "$name $eng: ibroute -a / -D tables differ from OpenSM's dump"
+		fi
 
 		# ibtracert on the programmed fabric == ibfab topo path on the dump
 		host_lids "$d/$eng.dump" >"$d/lids"
@@ -195,13 +230,15 @@ check_fabric() {
 		for i in 2 $((n / 3)) $((n / 2 + 1)) $n; do
 			last=$(sed -n "${i}p" "$d/lids" | cut -d' ' -f2)
 			for pair in "$first $last" "$last $first"; do
-				set -- $pair
-				diag ibtracert "$1" "$2" >"$d/real" 2>/dev/null ||
-					fail "$name $eng: ibtracert $1 $2"
-				"$IBFAB" topo path "$topo" "$1" "$2" --lft "$d/$eng.dump" >"$d/ours" ||
-					fail "$name $eng: ibfab topo path $1 $2"
+				local a b
+				read -r a b <<<"$pair"
+				diag ibtracert "$a" "$b" >"$d/real" 2>/dev/null ||
+					fail "$name $eng: ibtracert $a $b"
+				"$IBFAB" topo path "$topo" "$a" "$b" --lft "$d/$eng.dump" >"$d/ours" ||
+					fail "$name $eng: ibfab topo path $a $b"
 				diff "$d/real" "$d/ours" >&2 ||
-					fail "$name $eng: ibtracert $1 $2 and ibfab topo path differ"
+					fail "$name $eng: ibtracert $a $b and ibfab topo path differ"
+				traced=$((traced + 1))
 			done
 		done
 
@@ -229,36 +266,37 @@ check_fabric() {
 	stop_sim
 }
 
-"$IBFAB" topo gen fattree --levels 3 --radix 4 >"$work/ft3.topo" || fail "topo gen fattree"
-"$IBFAB" topo gen torus --dims 4x4 >"$work/torus.topo" || fail "topo gen torus"
+"$IBFAB" topo gen fattree --levels 3 --radix 4 >"$work/ft3.gen" || fail "topo gen fattree"
+"$IBFAB" topo gen torus --dims 4x4 >"$work/torus.gen" || fail "topo gen torus"
 
 check_fabric ft16 "$EX/fattree-16.topo" minhop updn ftree
-check_fabric ft3 "$work/ft3.topo" minhop updn ftree
-check_fabric torus "$work/torus.topo" minhop
+check_fabric ft3 "$work/ft3.gen" minhop updn ftree
+check_fabric torus "$work/torus.gen" minhop dor
 check_fabric ft128 "$EX/fattree-128.topo" minhop updn ftree
 
 # LMC 1: OpenSM gives every host two LIDs (and new ones); its dump loads
 # and the second LIDs route as ibtracert says.
 d=$work/lmc
 mkdir -p "$d"
-start_sim "$EX/fattree-16.topo"
+ft16=$work/ft16.topo
+start_sim "$ft16"
 opensm_run "$d/osm" -l 1 -R ftree
-route "$EX/fattree-16.topo" --lft "$d/osm/opensm-lfts.dump" >"$d/report"
+route "$ft16" --lft "$d/osm/opensm-lfts.dump" >"$d/report"
 grep -q 'LMC 1$' "$d/report" || fail "LMC 1 dump: $(cat "$d/report")"
 ibroute_all "$d/osm/opensm-lfts.dump" "$d/ibroute"
 grep -q 'path #2 out of 2' "$d/ibroute" || fail "ibroute shows no LMC paths"
-route "$EX/fattree-16.topo" --lft "$d/ibroute" --hops | sort >"$d/a"
-route "$EX/fattree-16.topo" --lft "$d/osm/opensm-lfts.dump" --hops | sort >"$d/b"
+route "$ft16" --lft "$d/ibroute" --hops | sort >"$d/a"
+route "$ft16" --lft "$d/osm/opensm-lfts.dump" --hops | sort >"$d/b"
 cmp -s "$d/a" "$d/b" || fail "LMC 1: ibroute's tables and OpenSM's dump differ"
 host_lids "$d/osm/opensm-lfts.dump" >"$d/lids"
 src=$(sed -n 1p "$d/lids" | cut -d' ' -f2)
 for dst in $(cut -d' ' -f2 "$d/lids" | tail -n +2); do
 	diag ibtracert "$src" $((dst + 1)) >"$d/real" 2>/dev/null || fail "ibtracert $src $((dst + 1))"
-	"$IBFAB" topo path "$EX/fattree-16.topo" "$src" $((dst + 1)) \
+	"$IBFAB" topo path "$ft16" "$src" $((dst + 1)) \
 		--lft "$d/osm/opensm-lfts.dump" >"$d/ours" || fail "topo path to LID $((dst + 1))"
 	diff "$d/real" "$d/ours" >&2 || fail "LMC 1: ibtracert $src $((dst + 1)) differs"
 done
 stop_sim
 echo "ok: LMC 1: OpenSM's two LIDs per host load, 15 second-LID paths match ibtracert"
-echo "ok: $pairs_compared (switch, destination LID) hop counts compared with OpenSM"
+echo "ok: $pairs_compared (switch, destination LID) hop counts compared with OpenSM; $traced routes matched ibtracert"
 exit 0

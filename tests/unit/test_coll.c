@@ -1,0 +1,992 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_coll.c - collective algorithms and lowering: every algorithm passes
+ * the reduction check for every member count tried (powers of two or not,
+ * 1 and 2 ranks, with chunks and channels); broken programs (a step
+ * dropped, duplicated, a dependency or a byte count wrong) fail it, so the
+ * check can fail; step counts and sizes match the closed forms of
+ * docs/collectives.md; --explain prints what a student expects; trace_lower
+ * turns sends, recvs, computes and collectives into steps that wait for
+ * the right things; a 128-rank ring allreduce with 8 channels x 4 chunks
+ * lowers quickly.
+ */
+#include <CUnit/CUnit.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tests/unit/test_main.h"
+#include "traces/coll.h"
+#include "traces/trace.h"
+
+static const uint32_t sizes_n[] = { 1, 2, 3, 4, 5, 7, 8, 13, 16, 64, 128 };
+
+struct variant {
+	enum trace_coll coll;
+	enum trace_algo algo;
+};
+
+/* Every supported (collective, algorithm) pair, auto included. */
+static const struct variant variants[] = {
+	{ TRACE_ALLREDUCE, TRACE_ALGO_AUTO },
+	{ TRACE_ALLREDUCE, TRACE_ALGO_RING },
+	{ TRACE_ALLREDUCE, TRACE_ALGO_TREE },
+	{ TRACE_ALLREDUCE, TRACE_ALGO_HD },
+	{ TRACE_ALLGATHER, TRACE_ALGO_RING },
+	{ TRACE_ALLGATHER, TRACE_ALGO_BRUCK },
+	{ TRACE_REDUCESCATTER, TRACE_ALGO_RING },
+	{ TRACE_ALLTOALL, TRACE_ALGO_DIRECT },
+	{ TRACE_ALLTOALL, TRACE_ALGO_PAIRWISE },
+	{ TRACE_BROADCAST, TRACE_ALGO_TREE },
+	{ TRACE_BROADCAST, TRACE_ALGO_RING },
+	{ TRACE_REDUCE, TRACE_ALGO_TREE },
+	{ TRACE_REDUCE, TRACE_ALGO_RING },
+	{ TRACE_BARRIER, TRACE_ALGO_AUTO },
+};
+
+/* A trace of nranks ranks holding one collective (op 0) over all of them. */
+static void one_coll(struct trace *t, uint32_t nranks, enum trace_coll coll,
+		     enum trace_algo algo, uint64_t bytes, uint32_t chunks, uint32_t channels,
+		     int32_t root)
+{
+	struct trace_op o = {
+		.kind = TRACE_COLL, .rank = -1, .coll = coll, .algo = algo, .comm = 0,
+		.bytes = coll == TRACE_BARRIER ? 0 : bytes, .root = root, .chunks = chunks,
+		.channels = channels, .file = "test", .line = 1,
+	};
+	struct sim_diag d;
+
+	trace_init(t);
+	CU_ASSERT_FATAL(trace_set_ranks(t, (int32_t)nranks, &d) == 0);
+	CU_ASSERT_FATAL(trace_add_op(t, &o, NULL, 0, &d) == 0);
+}
+
+static int lower_ok(const struct trace *t, struct trace_program *p)
+{
+	struct sim_diag d;
+	int rc;
+
+	sim_diag_clear(&d);
+	trace_program_init(p, t);
+	rc = trace_lower(t, p, &d);
+	if (rc)
+		fprintf(stderr, "\ntrace_lower: %s\n", d.msg);
+	return rc;
+}
+
+static int check_ok(const struct trace_program *p, uint32_t op)
+{
+	struct sim_diag d;
+	int rc;
+
+	sim_diag_clear(&d);
+	rc = coll_check(p, op, &d);
+	if (rc)
+		fprintf(stderr, "\ncoll_check: %s\n", d.msg);
+	return rc;
+}
+
+/* ---- every algorithm is correct ---------------------------------------------- */
+
+struct opts {
+	uint32_t chunks, channels;
+	uint64_t bytes;
+};
+
+static void check_variant(const struct variant *v, uint32_t n, const struct opts *o)
+{
+	const struct coll_algo *a = coll_algo_find(v->coll, v->algo);
+	struct trace t;
+	struct trace_program p;
+	uint32_t chunks = a->pipelines ? o->chunks : 1, channels = a->multichannel ? o->channels : 1;
+	int32_t root = (int32_t)(n / 2);	/* not rank 0: the rotation is exercised */
+
+	one_coll(&t, n, v->coll, v->algo, o->bytes, chunks, channels, root);
+	if (lower_ok(&t, &p) || check_ok(&p, 0)) {
+		fprintf(stderr, "  %s %s N=%" PRIu32 " chunks=%" PRIu32 " channels=%" PRIu32
+			" S=%" PRIu64 "\n", trace_coll_names[v->coll], trace_algo_names[v->algo], n,
+			chunks, channels, o->bytes);
+		CU_FAIL("lowering or reduction check failed");
+	}
+	trace_program_free(&p);
+	trace_free(&t);
+}
+
+static void test_all_correct(void)
+{
+	static const struct opts opts[] = {
+		{ 1, 1, 64u << 20 },
+		{ 1, 1, 1000003 },	/* a prime: chunks of unequal sizes */
+		{ 1, 1, 1 },		/* most chunks empty */
+		{ 3, 1, 1000003 },
+		{ 1, 2, 1000003 },
+		{ 2, 3, 64u << 20 },
+	};
+
+	for (size_t i = 0; i < SIM_ARRAY_SIZE(variants); i++)
+		for (size_t j = 0; j < SIM_ARRAY_SIZE(sizes_n); j++)
+			for (size_t k = 0; k < SIM_ARRAY_SIZE(opts); k++) {
+				uint32_t n = sizes_n[j];
+
+				/* the largest N only with the plain options: the
+				 * variants are covered at smaller N */
+				if (n >= 64 && k > 1)
+					continue;
+				check_variant(&variants[i], n, &opts[k]);
+			}
+}
+
+/* A sub-communicator in an unusual order: members are what the ring or
+ * tree follows, and ranks outside take no part. */
+static void test_sub_communicator(void)
+{
+	static const int32_t members[] = { 6, 2, 9, 4, 0 };
+	struct trace t;
+	struct trace_program p;
+	struct sim_diag d;
+
+	for (size_t i = 0; i < SIM_ARRAY_SIZE(variants); i++) {
+		struct trace_op o = {
+			.kind = TRACE_COLL, .rank = -1, .coll = variants[i].coll,
+			.algo = variants[i].algo, .bytes = 777777, .root = 9, .chunks = 1,
+			.channels = 1, .file = "test", .line = 1,
+		};
+		int comm;
+
+		trace_init(&t);
+		CU_ASSERT_FATAL(trace_set_ranks(&t, 12, &d) == 0);
+		comm = trace_add_comm(&t, members, SIM_ARRAY_SIZE(members), &d);
+		CU_ASSERT_FATAL(comm == 1);
+		o.comm = (uint32_t)comm;
+		CU_ASSERT_FATAL(trace_add_op(&t, &o, NULL, 0, &d) == 0);
+		CU_ASSERT_EQUAL(lower_ok(&t, &p), 0);
+		CU_ASSERT_EQUAL(check_ok(&p, 0), 0);
+		for (uint32_t s = 0; s < p.nsteps; s++) {
+			bool in = false, in2 = false;
+
+			for (size_t m = 0; m < SIM_ARRAY_SIZE(members); m++) {
+				in |= p.steps[s].rank == members[m];
+				in2 |= p.steps[s].peer == members[m];
+			}
+			CU_ASSERT(in && in2);
+		}
+		trace_program_free(&p);
+		trace_free(&t);
+	}
+}
+
+/* ---- the check can fail --------------------------------------------------------- */
+
+/* A copy of p with step k dropped (ops waiting for it wait for what it
+ * waited for) or duplicated (the copy right after it, same deps). */
+static void mutate(const struct trace_program *p, struct trace_program *q, uint32_t k, bool dup)
+{
+	uint32_t *deps = malloc((p->ndeps + 64) * sizeof(*deps));
+	uint32_t map_shift = dup ? 1 : 0;
+
+	trace_program_init(q, p->trace);
+	CU_ASSERT_FATAL(trace_program_ops_alloc(q) == 0);
+	for (uint32_t s = 0; s < p->nsteps; s++) {
+		const struct trace_step *st = &p->steps[s];
+		uint32_t nd = 0;
+
+		if (!dup && s == k)
+			continue;
+		for (uint32_t j = 0; j < st->ndeps; j++) {
+			uint32_t x = p->deps[st->dep_off + j];
+
+			if (!dup && x == k) {
+				const struct trace_step *sk = &p->steps[k];
+
+				for (uint32_t i = 0; i < sk->ndeps; i++) {
+					uint32_t y = p->deps[sk->dep_off + i];
+
+					deps[nd++] = y > k ? y - 1 : y;
+				}
+			} else if (dup) {
+				deps[nd++] = x > k ? x + map_shift : x;
+			} else {
+				deps[nd++] = x > k ? x - 1 : x;
+			}
+		}
+		CU_ASSERT_FATAL(trace_program_add(q, st, deps, nd) >= 0);
+		if (dup && s == k)
+			CU_ASSERT_FATAL(trace_program_add(q, st, deps, nd) >= 0);
+	}
+	for (size_t i = 0; i < p->trace->nops; i++) {
+		q->op_first[i] = p->op_first[i];
+		q->op_nsteps[i] = p->op_nsteps[i];
+		q->op_nchunks[i] = p->op_nchunks[i];
+	}
+	q->op_nsteps[0] += dup ? 1 : -1;	/* the tests hold one op, at step 0 */
+	free(deps);
+}
+
+static void test_broken_fail(void)
+{
+	const uint32_t ns[] = { 2, 5, 8 };
+	struct sim_diag d;
+
+	for (size_t i = 0; i < SIM_ARRAY_SIZE(variants); i++)
+		for (size_t j = 0; j < SIM_ARRAY_SIZE(ns); j++) {
+			const struct coll_algo *a = coll_algo_find(variants[i].coll, variants[i].algo);
+			struct trace t;
+			struct trace_program p, q;
+			uint32_t missed = 0;
+
+			one_coll(&t, ns[j], variants[i].coll, variants[i].algo, 1u << 20,
+				 a->pipelines ? 2 : 1, a->multichannel ? 2 : 1, 1);
+			CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+			CU_ASSERT_FATAL(check_ok(&p, 0) == 0);
+			/* every single step is needed, and none may come twice */
+			for (uint32_t k = 0; k < p.nsteps; k++)
+				for (int dup = 0; dup < 2; dup++) {
+					mutate(&p, &q, k, dup);
+					if (coll_check(&q, 0, &d) == 0) {
+						fprintf(stderr, "\n%s %s N=%" PRIu32 ": %s step %" PRIu32
+							" passes\n", trace_coll_names[variants[i].coll],
+							a->name, ns[j], dup ? "duplicating" : "dropping", k);
+						missed++;
+					}
+					trace_program_free(&q);
+				}
+			CU_ASSERT_EQUAL(missed, 0);
+			trace_program_free(&p);
+			trace_free(&t);
+		}
+}
+
+/* Other ways to break a program: the check names what is wrong. */
+static void test_broken_messages(void)
+{
+	struct trace t;
+	struct trace_program p;
+	struct sim_diag d;
+	uint32_t s;
+
+	one_coll(&t, 4, TRACE_ALLREDUCE, TRACE_ALGO_RING, 4u << 20, 1, 1, 0);
+	CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+	CU_ASSERT_FATAL(p.nsteps == 24);
+
+	/* a step that forwards data without waiting for it: step 4 (round 1,
+	 * rank 0) loses its dependency on step 3 (round 0, rank 3 -> 0) */
+	s = 4;
+	CU_ASSERT_EQUAL(p.steps[s].ndeps, 2);
+	CU_ASSERT_EQUAL(p.deps[p.steps[s].dep_off], 0);		/* its own last step */
+	CU_ASSERT_EQUAL(p.deps[p.steps[s].dep_off + 1], 3);	/* its data */
+	p.deps[p.steps[s].dep_off + 1] = 0;
+	CU_ASSERT_NOT_EQUAL(coll_check(&p, 0, &d), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "step 4 (rank 0 -> rank 1, chunk 2) does not wait for step 3, which brought that chunk to rank 0"));
+	p.deps[p.steps[s].dep_off + 1] = 3;
+	CU_ASSERT_EQUAL(check_ok(&p, 0), 0);
+
+	/* a byte count that is not its chunk's */
+	p.steps[5].bytes++;
+	CU_ASSERT_NOT_EQUAL(coll_check(&p, 0, &d), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "carries 1048577 bytes"));
+	p.steps[5].bytes--;
+
+	/* a copy where a reduction belongs: rank 1 then misses contributions */
+	p.steps[1].data = TD_COPY;
+	CU_ASSERT_NOT_EQUAL(coll_check(&p, 0, &d), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "lacks the contribution of rank"));
+	p.steps[1].data = TD_REDUCE;
+
+	/* step 0 carries the chunk step 1 forwards at the same time */
+	p.steps[0].chunk = p.steps[1].chunk;
+	CU_ASSERT_NOT_EQUAL(coll_check(&p, 0, &d), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "step 1 (rank 1 -> rank 2, chunk 0) does not wait for step 0"));
+	p.steps[0].chunk = 3;
+
+	/* a transfer to itself, and to a rank that does not exist */
+	p.steps[2].peer = 2;
+	CU_ASSERT_NOT_EQUAL(coll_check(&p, 0, &d), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "is not between two members"));
+	p.steps[2].peer = 7;
+	CU_ASSERT_NOT_EQUAL(coll_check(&p, 0, &d), 0);
+	/* sent elsewhere, rank 2's share still reaches everyone (through
+	 * rank 0, which forwards it in the next round): not an error */
+	p.steps[2].peer = 0;
+	CU_ASSERT_EQUAL(check_ok(&p, 0), 0);
+	p.steps[2].peer = 3;
+	CU_ASSERT_EQUAL(check_ok(&p, 0), 0);
+	trace_program_free(&p);
+	trace_free(&t);
+}
+
+/* ---- closed forms ---------------------------------------------------------------- */
+
+/* Transfers sent by each rank, and the bytes of each, for op 0. */
+static void per_rank(const struct trace_program *p, uint32_t n, uint32_t *cnt)
+{
+	memset(cnt, 0, n * sizeof(*cnt));
+	for (uint32_t s = 0; s < p->nsteps; s++)
+		cnt[p->steps[s].rank]++;
+}
+
+static void test_ring_closed_form(void)
+{
+	const uint32_t ns[] = { 2, 3, 8, 13 };
+	uint32_t cnt[16];
+
+	for (size_t j = 0; j < SIM_ARRAY_SIZE(ns); j++) {
+		uint32_t n = ns[j];
+		uint64_t S = (uint64_t)n * 3 * (1u << 20);	/* divisible by N */
+		struct trace t;
+		struct trace_program p;
+
+		one_coll(&t, n, TRACE_ALLREDUCE, TRACE_ALGO_RING, S, 1, 1, 0);
+		CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+		/* 2(N-1) steps of S/N per rank, one per phase */
+		CU_ASSERT_EQUAL(p.nsteps, 2 * (n - 1) * n);
+		per_rank(&p, n, cnt);
+		for (uint32_t r = 0; r < n; r++)
+			CU_ASSERT_EQUAL(cnt[r], 2 * (n - 1));
+		for (uint32_t s = 0; s < p.nsteps; s++) {
+			CU_ASSERT_EQUAL(p.steps[s].bytes, S / n);
+			CU_ASSERT_EQUAL(p.steps[s].peer, (p.steps[s].rank + 1) % (int32_t)n);
+			CU_ASSERT_EQUAL(p.steps[s].phase, s / n + 1);
+			CU_ASSERT_EQUAL(p.steps[s].data, p.steps[s].phase < n ? TD_REDUCE : TD_COPY);
+		}
+		trace_program_free(&p);
+		trace_free(&t);
+
+		/* channels x chunks: the same rounds in Ch P flows of S/(N Ch P) */
+		one_coll(&t, n, TRACE_ALLREDUCE, TRACE_ALGO_RING, S * 8, 4, 2, 0);
+		CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+		CU_ASSERT_EQUAL(p.nsteps, 2 * (n - 1) * n * 8);
+		CU_ASSERT_EQUAL(p.op_nchunks[0], n * 8);
+		for (uint32_t s = 0; s < p.nsteps; s++)
+			CU_ASSERT_EQUAL(p.steps[s].bytes, S / n);
+		trace_program_free(&p);
+		trace_free(&t);
+
+		/* reducescatter and allgather: N-1 steps of S/N each */
+		one_coll(&t, n, TRACE_REDUCESCATTER, TRACE_ALGO_AUTO, S, 1, 1, 0);
+		CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+		CU_ASSERT_EQUAL(p.nsteps, (n - 1) * n);
+		trace_program_free(&p);
+		trace_free(&t);
+		one_coll(&t, n, TRACE_ALLGATHER, TRACE_ALGO_AUTO, S, 1, 1, 0);
+		CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+		CU_ASSERT_EQUAL(p.nsteps, (n - 1) * n);
+		CU_ASSERT_EQUAL(p.steps[0].bytes, S / n);
+		trace_program_free(&p);
+		trace_free(&t);
+	}
+}
+
+static void test_hd_closed_form(void)
+{
+	const uint64_t S = 64u << 20;
+	uint32_t cnt[16];
+	struct trace t;
+	struct trace_program p;
+
+	/* a power of two: 2 log2 N steps per rank, S/2, S/4, S/8, S/8, S/4, S/2 */
+	one_coll(&t, 8, TRACE_ALLREDUCE, TRACE_ALGO_HD, S, 1, 1, 0);
+	CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+	CU_ASSERT_EQUAL(p.nsteps, 6 * 8);
+	per_rank(&p, 8, cnt);
+	for (uint32_t r = 0; r < 8; r++)
+		CU_ASSERT_EQUAL(cnt[r], 6);
+	for (uint32_t s = 0; s < p.nsteps; s++) {
+		static const uint32_t div[] = { 2, 4, 8, 8, 4, 2 };
+		uint32_t ph = p.steps[s].phase;
+
+		CU_ASSERT_FATAL(ph >= 1 && ph <= 6);
+		CU_ASSERT_EQUAL(p.steps[s].bytes, S / div[ph - 1]);
+		/* partners at distance 1, 2, 4, then 4, 2, 1 */
+		CU_ASSERT_EQUAL(p.steps[s].rank ^ p.steps[s].peer,
+				ph <= 3 ? 1 << (ph - 1) : 1 << (6 - ph));
+	}
+	trace_program_free(&p);
+	trace_free(&t);
+
+	/* 13 = 8 + 5: ranks 0, 2, 4, 6, 8 fold into 1, 3, 5, 7, 9 (S each way) */
+	one_coll(&t, 13, TRACE_ALLREDUCE, TRACE_ALGO_HD, S, 1, 1, 0);
+	CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+	CU_ASSERT_EQUAL(p.nsteps, 2 * 5 + 6 * 8);
+	per_rank(&p, 13, cnt);
+	for (uint32_t r = 0; r < 13; r++)
+		CU_ASSERT_EQUAL(cnt[r], r < 10 && r % 2 == 0 ? 1 : 6 + (r < 10));
+	for (uint32_t s = 0; s < p.nsteps; s++)
+		if (p.steps[s].phase == 1 || p.steps[s].phase == 8)
+			CU_ASSERT_EQUAL(p.steps[s].bytes, S);
+	trace_program_free(&p);
+	trace_free(&t);
+}
+
+static void test_alltoall_closed_form(void)
+{
+	const uint32_t n = 7;
+	const uint64_t S = 7 * 1000;
+	uint32_t seen[7][7];
+	struct trace t;
+	struct trace_program p;
+
+	/* pairwise: N-1 rounds, round k: r -> r + k, S/N each */
+	one_coll(&t, n, TRACE_ALLTOALL, TRACE_ALGO_PAIRWISE, S, 1, 1, 0);
+	CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+	CU_ASSERT_EQUAL(p.nsteps, (n - 1) * n);
+	memset(seen, 0, sizeof(seen));
+	for (uint32_t s = 0; s < p.nsteps; s++) {
+		const struct trace_step *st = &p.steps[s];
+
+		CU_ASSERT_EQUAL((uint32_t)(st->peer - st->rank + (int32_t)n) % n, st->phase);
+		CU_ASSERT_EQUAL(st->bytes, S / n);
+		seen[st->rank][st->peer]++;
+	}
+	for (uint32_t a = 0; a < n; a++)
+		for (uint32_t b = 0; b < n; b++)
+			CU_ASSERT_EQUAL(seen[a][b], a != b);
+	trace_program_free(&p);
+	trace_free(&t);
+
+	/* direct: the same messages, all in one phase */
+	one_coll(&t, n, TRACE_ALLTOALL, TRACE_ALGO_DIRECT, S, 1, 1, 0);
+	CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+	CU_ASSERT_EQUAL(p.nsteps, (n - 1) * n);
+	for (uint32_t s = 0; s < p.nsteps; s++)
+		CU_ASSERT_EQUAL(p.steps[s].phase, 1);
+	trace_program_free(&p);
+	trace_free(&t);
+}
+
+static void test_log_rounds(void)
+{
+	const uint32_t ns[] = { 2, 3, 5, 8, 13, 64, 100 };
+
+	for (size_t j = 0; j < SIM_ARRAY_SIZE(ns); j++) {
+		uint32_t n = ns[j], rounds = coll_clog2(n), maxph = 0;
+		uint64_t S = (uint64_t)n * 64, per[128] = { 0 };
+		struct trace t;
+		struct trace_program p;
+
+		/* Bruck: ceil(log2 N) rounds, each rank sends N-1 blocks in all */
+		one_coll(&t, n, TRACE_ALLGATHER, TRACE_ALGO_BRUCK, S, 1, 1, 0);
+		CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+		CU_ASSERT_EQUAL(p.nsteps, (uint64_t)n * rounds);
+		for (uint32_t s = 0; s < p.nsteps; s++) {
+			uint32_t k = p.steps[s].phase - 1, d = 1u << k;
+
+			CU_ASSERT_EQUAL(p.steps[s].bytes, 64ull * (d < n - d ? d : n - d));
+			per[p.steps[s].rank] += p.steps[s].bytes;
+			if (p.steps[s].phase > maxph)
+				maxph = p.steps[s].phase;
+		}
+		CU_ASSERT_EQUAL(maxph, rounds);
+		for (uint32_t r = 0; r < n; r++)
+			CU_ASSERT_EQUAL(per[r], S - S / n);
+		trace_program_free(&p);
+		trace_free(&t);
+
+		/* dissemination barrier: ceil(log2 N) rounds of 0-byte messages */
+		one_coll(&t, n, TRACE_BARRIER, TRACE_ALGO_AUTO, 0, 1, 1, 0);
+		CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+		CU_ASSERT_EQUAL(p.nsteps, (uint64_t)n * rounds);
+		for (uint32_t s = 0; s < p.nsteps; s++) {
+			CU_ASSERT_EQUAL(p.steps[s].bytes, 0);
+			CU_ASSERT_EQUAL(p.steps[s].kind, TS_XFER);
+		}
+		trace_program_free(&p);
+		trace_free(&t);
+	}
+}
+
+/* The double binary tree: each tree spans the ranks (N-1 edges up and
+ * down), and - its point - a rank receives from children in at most one
+ * of the two trees when N is even (for odd N NCCL shifts instead of
+ * mirroring, which leaves at most one rank interior in both). */
+static void test_double_tree(void)
+{
+	const uint32_t ns[] = { 2, 4, 8, 13, 16, 64, 128 };
+
+	for (size_t j = 0; j < SIM_ARRAY_SIZE(ns); j++) {
+		uint32_t n = ns[j], both = 0;
+		uint8_t interior[128][2];
+		struct trace t;
+		struct trace_program p;
+
+		memset(interior, 0, sizeof(interior));
+		one_coll(&t, n, TRACE_ALLREDUCE, TRACE_ALGO_TREE, 1u << 20, 1, 1, 0);
+		CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+		CU_ASSERT_EQUAL(p.nsteps, 4 * (n - 1));
+		for (uint32_t s = 0; s < p.nsteps; s++) {
+			const struct trace_step *st = &p.steps[s];
+
+			CU_ASSERT_EQUAL(st->bytes, (1u << 19));
+			if (st->data == TD_REDUCE)
+				interior[st->peer][st->chunk] = 1;
+		}
+		for (uint32_t r = 0; r < n; r++)
+			both += interior[r][0] && interior[r][1];
+		CU_ASSERT(n % 2 == 0 ? both == 0 : both <= 1);
+		trace_program_free(&p);
+		trace_free(&t);
+	}
+}
+
+/* ---- explain ---------------------------------------------------------------------- */
+
+static char *explain(const struct trace_program *p, uint32_t op)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	trace_explain(p, op, f);
+	fclose(f);
+	return buf;
+}
+
+static void test_explain(void)
+{
+	struct trace t;
+	struct trace_program p;
+	char *s;
+
+	one_coll(&t, 4, TRACE_ALLREDUCE, TRACE_ALGO_RING, 8u << 20, 1, 1, 0);
+	CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+	s = explain(&p, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(s, "allreduce (test:1): ring, 4 ranks, S = 8 MiB\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(s, "K = 4 chunks of 2 MiB\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(s, "2(N-1) = 6 steps per rank"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(s, "lowered: 24 transfers in 6 phases (closed form: 24)"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(s, "phase 1 (reduce-scatter):\n"
+					 "  step 0: rank 0 -> rank 1: 2 MiB (chunk 3, reduce)\n"));
+	/* round 1, rank 3: it forwards chunk 1 (from rank 2, step 2) after its own step 3 */
+	CU_ASSERT_PTR_NOT_NULL(strstr(s, "  step 7: rank 3 -> rank 0: 2 MiB (chunk 1, reduce) after 2, 3\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(s, "phase 4 (all-gather):\n"
+					 "  step 12: rank 0 -> rank 1: 2 MiB (chunk 0, copy) after 8, 11\n"));
+	free(s);
+	trace_program_free(&p);
+	trace_free(&t);
+
+	/* halving-doubling with a fold, and chunk runs */
+	one_coll(&t, 3, TRACE_ALLREDUCE, TRACE_ALGO_HD, 4096, 1, 1, 0);
+	CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+	s = explain(&p, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(s, "recursive halving-doubling, 3 ranks, S = 4 KiB"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(s, "phase 1 (pairing: the extra ranks hand in their buffer):\n"
+					 "  step 0: rank 0 -> rank 1: 4 KiB (chunks 0-1, reduce)\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(s, "rank 1 -> rank 2: 2 KiB (chunk 1, reduce)"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(s, "phase 4 (the extra ranks get the result):\n"
+					 "  step 5: rank 1 -> rank 0: 4 KiB (chunks 0-1, copy)"));
+	free(s);
+	trace_program_free(&p);
+	trace_free(&t);
+
+	/* a barrier: 0-byte sync messages */
+	one_coll(&t, 3, TRACE_BARRIER, TRACE_ALGO_AUTO, 0, 1, 1, 0);
+	CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+	s = explain(&p, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(s, "barrier (test:1): dissemination, 3 ranks"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(s, "  step 3: rank 0 -> rank 2: 0 B (chunk 0, sync) after 2\n"));
+	free(s);
+	trace_program_free(&p);
+	trace_free(&t);
+
+	/* one rank: nothing to move, and the explanation says so */
+	one_coll(&t, 1, TRACE_ALLREDUCE, TRACE_ALGO_AUTO, 1024, 1, 1, 0);
+	CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+	CU_ASSERT_EQUAL(p.nsteps, 0);
+	CU_ASSERT_EQUAL(check_ok(&p, 0), 0);
+	s = explain(&p, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(s, "(no transfers: one rank)"));
+	free(s);
+	trace_program_free(&p);
+	trace_free(&t);
+}
+
+/* ---- refusals ------------------------------------------------------------------------ */
+
+static void test_refused(void)
+{
+	struct trace t;
+	struct trace_program p;
+	struct sim_diag d;
+
+	one_coll(&t, 4, TRACE_ALLGATHER, TRACE_ALGO_TREE, 1024, 1, 1, 0);
+	trace_program_init(&p, &t);
+	CU_ASSERT_NOT_EQUAL(trace_lower(&t, &p, &d), 0);
+	CU_ASSERT_STRING_EQUAL(d.file, "test");
+	CU_ASSERT_EQUAL(d.line, 1);
+	CU_ASSERT_STRING_EQUAL(d.msg, "allgather has no 'tree' algorithm (it has ring or bruck)");
+	CU_ASSERT_EQUAL(p.nsteps, 0);
+	trace_program_free(&p);
+	trace_free(&t);
+
+	one_coll(&t, 4, TRACE_BARRIER, TRACE_ALGO_RING, 0, 1, 1, 0);
+	trace_program_init(&p, &t);
+	CU_ASSERT_NOT_EQUAL(trace_lower(&t, &p, &d), 0);
+	CU_ASSERT_STRING_EQUAL(d.msg, "barrier has no 'ring' algorithm (it has auto (dissemination))");
+	trace_program_free(&p);
+	trace_free(&t);
+
+	one_coll(&t, 4, TRACE_ALLREDUCE, TRACE_ALGO_HD, 1024, 4, 1, 0);
+	trace_program_init(&p, &t);
+	CU_ASSERT_NOT_EQUAL(trace_lower(&t, &p, &d), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "does not pipeline: chunks must be 1, not 4"));
+	trace_program_free(&p);
+	trace_free(&t);
+
+	one_coll(&t, 4, TRACE_ALLGATHER, TRACE_ALGO_BRUCK, 1024, 1, 2, 0);
+	trace_program_init(&p, &t);
+	CU_ASSERT_NOT_EQUAL(trace_lower(&t, &p, &d), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "runs on one channel"));
+	trace_program_free(&p);
+	trace_free(&t);
+
+	/* coll_lower on a lone op with one entry step per member */
+	one_coll(&t, 3, TRACE_ALLREDUCE, TRACE_ALGO_RING, 3000, 1, 1, 0);
+	trace_program_init(&p, &t);
+	{
+		const uint32_t entry[3] = { COLL_NONE, COLL_NONE, COLL_NONE };
+
+		CU_ASSERT_EQUAL(coll_lower(&t, 0, &p, entry, &d), 0);
+		CU_ASSERT_EQUAL(p.nsteps, 12);
+		CU_ASSERT_EQUAL(check_ok(&p, 0), 0);
+	}
+	trace_program_free(&p);
+	trace_free(&t);
+}
+
+/* ---- lowering a whole trace ---------------------------------------------------------- */
+
+static int add(struct trace *t, struct trace_op o, const uint32_t *deps, uint32_t nd)
+{
+	struct sim_diag d;
+	int ix;
+
+	o.id = (uint32_t)t->nops;
+	if (!o.file)
+		o.file = "w";
+	o.line = (int)t->nops + 1;
+	if (o.kind == TRACE_COLL) {
+		o.rank = -1;
+		if (!o.chunks)
+			o.chunks = 1;
+		if (!o.channels)
+			o.channels = 1;
+	}
+	ix = trace_add_op(t, &o, deps, nd, &d);
+	CU_ASSERT_FATAL(ix >= 0);
+	return ix;
+}
+
+static bool has_dep(const struct trace_program *p, uint32_t s, uint32_t dep)
+{
+	for (uint32_t j = 0; j < p->steps[s].ndeps; j++)
+		if (p->deps[p->steps[s].dep_off + j] == dep)
+			return true;
+	return false;
+}
+
+static void test_lower_p2p(void)
+{
+	struct trace t;
+	struct trace_program p;
+	struct sim_diag d;
+	int c0, c1, snd, rcv, after, c2;
+
+	trace_init(&t);
+	CU_ASSERT_FATAL(trace_set_ranks(&t, 2, &d) == 0);
+	/* rank 1 computes, then receives what rank 0 sent at once, then sends */
+	c0 = add(&t, (struct trace_op){ .kind = TRACE_COMPUTE, .rank = 1, .duration = SIM_MS }, NULL, 0);
+	rcv = add(&t, (struct trace_op){ .kind = TRACE_RECV, .rank = 1, .peer = 0, .bytes = 100 },
+		  (uint32_t[]){ (uint32_t)c0 }, 1);
+	snd = add(&t, (struct trace_op){ .kind = TRACE_SEND, .rank = 0, .peer = 1, .bytes = 100 }, NULL, 0);
+	after = add(&t, (struct trace_op){ .kind = TRACE_SEND, .rank = 1, .peer = 0, .bytes = 0 },
+		    (uint32_t[]){ (uint32_t)rcv }, 1);
+	c1 = add(&t, (struct trace_op){ .kind = TRACE_COMPUTE, .rank = 0, .duration = SIM_US },
+		 (uint32_t[]){ (uint32_t)snd }, 1);
+	/* an after= across ranks: rank 0 waits for rank 1's recv */
+	c2 = add(&t, (struct trace_op){ .kind = TRACE_COMPUTE, .rank = 0, .duration = SIM_US },
+		 (uint32_t[]){ (uint32_t)rcv, (uint32_t)c1 }, 2);
+	CU_ASSERT_FATAL(trace_validate(&t, &d) == 0);
+	CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+	CU_ASSERT_EQUAL(p.nsteps, 5);	/* the recv has no step of its own */
+	/* the recv's range is its send's step */
+	CU_ASSERT_EQUAL(p.op_nsteps[rcv], 1);
+	CU_ASSERT_EQUAL(p.op_first[rcv], p.op_first[snd]);
+	CU_ASSERT_EQUAL(p.steps[p.op_first[rcv]].op, (uint32_t)snd);
+	CU_ASSERT_EQUAL(p.steps[p.op_first[snd]].kind, TS_XFER);
+	CU_ASSERT_EQUAL(p.steps[p.op_first[snd]].ndeps, 0);	/* a send does not wait for its recv */
+	/* the op after the recv waits for the data and for what the recv waited for */
+	CU_ASSERT_EQUAL(p.steps[p.op_first[after]].ndeps, 2);
+	CU_ASSERT(has_dep(&p, p.op_first[after], p.op_first[snd]));
+	CU_ASSERT(has_dep(&p, p.op_first[after], p.op_first[c0]));
+	CU_ASSERT(has_dep(&p, p.op_first[c1], p.op_first[snd]));
+	CU_ASSERT(has_dep(&p, p.op_first[c2], p.op_first[snd]));
+	CU_ASSERT(has_dep(&p, p.op_first[c2], p.op_first[c0]));
+	CU_ASSERT(has_dep(&p, p.op_first[c2], p.op_first[c1]));
+	CU_ASSERT_EQUAL(p.steps[p.op_first[c0]].duration, SIM_MS);
+	/* --explain on point-to-point ops: one line each */
+	{
+		char *x = explain(&p, (uint32_t)rcv);
+
+		CU_ASSERT_PTR_NOT_NULL(strstr(x, "recv (w:2): rank 1 <- rank 0: done when program step 1 (its send) has landed"));
+		free(x);
+		x = explain(&p, (uint32_t)snd);
+		CU_ASSERT_PTR_NOT_NULL(strstr(x, "send (w:3): rank 0 -> rank 1: 100 B, program step 1\n"));
+		free(x);
+	}
+	/* every step waits only for earlier ones */
+	for (uint32_t s = 0; s < p.nsteps; s++)
+		for (uint32_t j = 0; j < p.steps[s].ndeps; j++)
+			CU_ASSERT(p.deps[p.steps[s].dep_off + j] < s);
+	trace_program_free(&p);
+	trace_free(&t);
+}
+
+static void test_lower_coll_entries(void)
+{
+	struct trace t;
+	struct trace_program p;
+	struct sim_diag d;
+	uint32_t comp[4], ar, ar2, nxt;
+
+	/* compute on each rank, allreduce (each member waits for its own
+	 * compute), another allreduce, then a compute on rank 2 */
+	trace_init(&t);
+	CU_ASSERT_FATAL(trace_set_ranks(&t, 4, &d) == 0);
+	for (uint32_t r = 0; r < 4; r++)
+		comp[r] = (uint32_t)add(&t, (struct trace_op){ .kind = TRACE_COMPUTE,
+							       .rank = (int32_t)r,
+							       .duration = (r + 1) * SIM_US },
+					 NULL, 0);
+	ar = (uint32_t)add(&t, (struct trace_op){ .kind = TRACE_COLL, .coll = TRACE_ALLREDUCE,
+						   .bytes = 4096, .chunks = 2 }, comp, 4);
+	ar2 = (uint32_t)add(&t, (struct trace_op){ .kind = TRACE_COLL, .coll = TRACE_BROADCAST,
+						    .bytes = 4096, .root = 1 }, &ar, 1);
+	nxt = (uint32_t)add(&t, (struct trace_op){ .kind = TRACE_COMPUTE, .rank = 2,
+						    .duration = SIM_US }, &ar2, 1);
+	CU_ASSERT_FATAL(trace_validate(&t, &d) == 0);
+	CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+	CU_ASSERT_EQUAL(check_ok(&p, ar), 0);
+	CU_ASSERT_EQUAL(check_ok(&p, ar2), 0);
+	CU_ASSERT_EQUAL(p.op_nchunks[ar], 8);
+	/* round 0 of the ring: rank r's steps wait for rank r's compute only */
+	for (uint32_t s = p.op_first[ar]; s < p.op_first[ar] + p.op_nsteps[ar]; s++) {
+		const struct trace_step *st = &p.steps[s];
+
+		if (st->phase != 1)
+			continue;
+		CU_ASSERT_EQUAL(st->ndeps, 1);
+		CU_ASSERT(has_dep(&p, s, p.op_first[comp[st->rank]]));
+	}
+	/* the broadcast's first steps wait for their sender's part of the
+	 * allreduce: its last send and last receive in each of the 2 flows */
+	for (uint32_t s = p.op_first[ar2]; s < p.op_first[ar2] + p.op_nsteps[ar2]; s++) {
+		const struct trace_step *st = &p.steps[s];
+
+		CU_ASSERT_EQUAL(st->data, TD_COPY);
+		for (uint32_t j = 0; j < st->ndeps; j++) {
+			uint32_t x = p.deps[st->dep_off + j];
+
+			if (x >= p.op_first[ar2])
+				continue;
+			CU_ASSERT(x >= p.op_first[ar] && x < p.op_first[ar] + p.op_nsteps[ar]);
+			CU_ASSERT(p.steps[x].rank == st->rank || p.steps[x].peer == st->rank);
+			CU_ASSERT_EQUAL(p.steps[x].phase, 6);	/* the last round */
+		}
+	}
+	/* rank 2's next compute waits for what rank 2 sends and receives last
+	 * in the broadcast, and for its entry into it */
+	{
+		uint32_t s = p.op_first[nxt], n_in = 0;
+
+		CU_ASSERT(p.steps[s].ndeps >= 1);
+		for (uint32_t j = 0; j < p.steps[s].ndeps; j++) {
+			const struct trace_step *x = &p.steps[p.deps[p.steps[s].dep_off + j]];
+
+			CU_ASSERT(x->rank == 2 || x->peer == 2);
+			n_in += x->op == ar2 && x->peer == 2;
+		}
+		CU_ASSERT(n_in >= 1);
+	}
+	trace_program_free(&p);
+	trace_free(&t);
+}
+
+static void test_lower_cycle(void)
+{
+	struct trace t;
+	struct trace_program p;
+	struct sim_diag d;
+	int r0, s0, r1;
+
+	/* each rank receives before it sends: a deadlock */
+	trace_init(&t);
+	CU_ASSERT_FATAL(trace_set_ranks(&t, 2, &d) == 0);
+	r0 = add(&t, (struct trace_op){ .kind = TRACE_RECV, .rank = 0, .peer = 1, .bytes = 8 }, NULL, 0);
+	s0 = add(&t, (struct trace_op){ .kind = TRACE_SEND, .rank = 0, .peer = 1, .bytes = 8 },
+		 (uint32_t[]){ (uint32_t)r0 }, 1);
+	r1 = add(&t, (struct trace_op){ .kind = TRACE_RECV, .rank = 1, .peer = 0, .bytes = 8 }, NULL, 0);
+	add(&t, (struct trace_op){ .kind = TRACE_SEND, .rank = 1, .peer = 0, .bytes = 8 },
+	    (uint32_t[]){ (uint32_t)r1 }, 1);
+	(void)s0;
+	trace_program_init(&p, &t);
+	CU_ASSERT_NOT_EQUAL(trace_lower(&t, &p, &d), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "dependency cycle"));
+	CU_ASSERT_EQUAL(p.nsteps, 0);
+	trace_program_free(&p);
+	trace_free(&t);
+}
+
+/* The native format end to end: the parser's rank order and the lowering
+ * agree (each member enters after its own previous op). */
+static void test_lower_native(void)
+{
+	static const char text[] =
+		"ranks 4\n"
+		"fwd: compute all 1ms\n"
+		"ar: allreduce 1MiB algo=tree chunks=2\n"
+		"bc: broadcast 64KiB root=2 algo=ring\n"
+		"a2a: alltoall 4KiB\n"
+		"barrier\n";
+	struct trace t;
+	struct trace_program p;
+	struct sim_diag d;
+
+	if (trace_load_string(text, "native", &t, &d)) {
+		fprintf(stderr, "\n%s:%d: %s\n", d.file, d.line, d.msg);
+		CU_FAIL_FATAL("the native trace does not load");
+	}
+	CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+	for (uint32_t i = 0; i < t.nops; i++)
+		if (t.ops[i].kind == TRACE_COLL)
+			CU_ASSERT_EQUAL(check_ok(&p, i), 0);
+	for (uint32_t s = 0; s < p.nsteps; s++)
+		for (uint32_t j = 0; j < p.steps[s].ndeps; j++)
+			CU_ASSERT(p.deps[p.steps[s].dep_off + j] < s);
+	trace_program_free(&p);
+	trace_free(&t);
+}
+
+/* ---- determinism and speed ------------------------------------------------------------ */
+
+static void test_deterministic(void)
+{
+	struct trace t;
+	struct trace_program p, q;
+
+	one_coll(&t, 13, TRACE_ALLREDUCE, TRACE_ALGO_TREE, 12345678, 3, 2, 0);
+	CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+	CU_ASSERT_FATAL(lower_ok(&t, &q) == 0);
+	CU_ASSERT_FATAL(p.nsteps == q.nsteps);
+	CU_ASSERT_FATAL(p.ndeps == q.ndeps);
+	/* field by field: the padding inside a step is not part of it */
+	for (uint32_t s = 0; s < p.nsteps; s++) {
+		const struct trace_step *a = &p.steps[s], *b = &q.steps[s];
+
+		CU_ASSERT(a->kind == b->kind && a->rank == b->rank && a->peer == b->peer &&
+			  a->bytes == b->bytes && a->duration == b->duration && a->op == b->op &&
+			  a->phase == b->phase && a->chunk == b->chunk && a->data == b->data &&
+			  a->dep_off == b->dep_off && a->ndeps == b->ndeps);
+	}
+	CU_ASSERT(!memcmp(p.deps, q.deps, p.ndeps * sizeof(*p.deps)));
+	trace_program_free(&p);
+	trace_program_free(&q);
+	trace_free(&t);
+}
+
+/* CPU time, not wall time: the test machines are shared, and the bound is
+ * about the work lowering does. */
+static double cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* The bound is for an optimised build: not under valgrind, a sanitizer or -O0. */
+#if defined(__SANITIZE_ADDRESS__) || !defined(__OPTIMIZE__)
+#define TIMED_BUILD false
+#else
+#define TIMED_BUILD true
+#endif
+
+static void test_big_ring_fast(void)
+{
+	const char *pre = getenv("LD_PRELOAD");
+	bool slow = (pre && strstr(pre, "vgpreload")) || !TIMED_BUILD;
+	struct trace t;
+	struct trace_program p;
+	struct sim_diag d;
+	uint32_t ar = 0;
+	double t0, ms = 0;
+
+	/* the allreduce, and a compute after it on every rank (so that its
+	 * per-rank ends are worked out too) */
+	one_coll(&t, 128, TRACE_ALLREDUCE, TRACE_ALGO_RING, 256u << 20, 4, 8, 0);
+	for (int32_t r = 0; r < 128; r++) {
+		struct trace_op o = { .id = (uint32_t)r + 1, .kind = TRACE_COMPUTE, .rank = r,
+				      .duration = SIM_US, .file = "test", .line = 2 };
+
+		CU_ASSERT_FATAL(trace_add_op(&t, &o, &ar, 1, &d) > 0);
+	}
+	/* the best of three: noise on a shared machine only ever adds */
+	for (int k = 0; k < (slow ? 1 : 3); k++) {
+		if (k)
+			trace_program_free(&p);
+		t0 = cpu_ms();
+		CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+		if (!k || cpu_ms() - t0 < ms)
+			ms = cpu_ms() - t0;
+	}
+	CU_ASSERT_EQUAL(p.op_nsteps[0], 2 * 127 * 128 * 32);
+	CU_ASSERT_EQUAL(p.nsteps, 2 * 127 * 128 * 32 + 128);
+	CU_ASSERT_EQUAL(p.steps[0].bytes, (256u << 20) / 128 / 32);
+	/* each rank's compute waits for its last send and receive in each of
+	 * the 32 chunk flows */
+	CU_ASSERT_EQUAL(p.steps[p.op_first[1]].ndeps, 64);
+	fprintf(stderr, " [lowered %zu steps in %.1f ms of CPU] ", p.nsteps, ms);
+	if (!slow) {
+		CU_ASSERT(ms < 100);
+		CU_ASSERT_EQUAL(check_ok(&p, 0), 0);
+	}
+	trace_program_free(&p);
+	trace_free(&t);
+}
+
+static void test_busbw(void)
+{
+	CU_ASSERT_DOUBLE_EQUAL(coll_busbw_factor(TRACE_ALLREDUCE, 8), 2.0 * 7 / 8, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(coll_busbw_factor(TRACE_ALLREDUCE, 128), 2.0 * 127 / 128, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(coll_busbw_factor(TRACE_ALLGATHER, 8), 7.0 / 8, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(coll_busbw_factor(TRACE_REDUCESCATTER, 4), 3.0 / 4, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(coll_busbw_factor(TRACE_ALLTOALL, 16), 15.0 / 16, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(coll_busbw_factor(TRACE_BROADCAST, 16), 1, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(coll_busbw_factor(TRACE_REDUCE, 16), 1, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(coll_busbw_factor(TRACE_BARRIER, 16), 0, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(coll_busbw_factor(TRACE_ALLREDUCE, 1), 0, 1e-12);
+}
+
+static const struct test_case tests[] = {
+	{ "every algorithm passes the reduction check", test_all_correct },
+	{ "sub-communicators", test_sub_communicator },
+	{ "a dropped or duplicated step fails the check", test_broken_fail },
+	{ "other broken programs fail with a clear message", test_broken_messages },
+	{ "ring: 2(N-1) steps of S/N", test_ring_closed_form },
+	{ "halving-doubling: 2 log2 N steps, halving sizes", test_hd_closed_form },
+	{ "all-to-all: N-1 rounds", test_alltoall_closed_form },
+	{ "bruck and barrier: ceil(log2 N) rounds", test_log_rounds },
+	{ "double binary tree", test_double_tree },
+	{ "explain", test_explain },
+	{ "unsupported pairs and options are refused", test_refused },
+	{ "send, recv and compute", test_lower_p2p },
+	{ "collectives wait per member", test_lower_coll_entries },
+	{ "a deadlock is refused", test_lower_cycle },
+	{ "the native format end to end", test_lower_native },
+	{ "lowering is deterministic", test_deterministic },
+	{ "128 ranks x 8 channels x 4 chunks lowers fast", test_big_ring_fast },
+	{ "busbw factors", test_busbw },
+	{ NULL, NULL },
+};
+
+TEST_MAIN("coll", tests)

@@ -1,0 +1,436 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * coll.c - the table of collective algorithms and what they share: picking
+ * the algorithm for a (collective, algorithm) pair, the buffer model
+ * (chunks and their sizes, coll.h), building a step's dependency list, and
+ * appending steps. coll_lower() is the entry point trace_lower() calls.
+ *
+ * The defaults (algo=auto) are what NCCL and MPICH use for large buffers,
+ * which is what a fabric simulator is mostly asked about: ring for
+ * allreduce, allgather and reducescatter (NCCL's default on one NIC per
+ * rank), pairwise exchange for all-to-all (MPICH's for long messages,
+ * Thakur, Rabenseifner & Gropp 2005), a pipelined binary tree for
+ * broadcast and reduce, and the dissemination barrier (Hensgen, Finkel &
+ * Manber 1988; MPICH's barrier).
+ *
+ * coll_busbw_factor() is nccl-tests' (doc/PERFORMANCE.md): the factor that
+ * turns algorithm bandwidth into the bus bandwidth a link must sustain, so
+ * busbw can be compared with the link rate whatever N is.
+ */
+#include "traces/coll.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim_parse.h"
+
+static const struct coll_algo *const algos[TRACE_NCOLL][TRACE_NALGO] = {
+	[TRACE_ALLREDUCE] = {
+		[TRACE_ALGO_AUTO] = &coll_ring_allreduce,
+		[TRACE_ALGO_RING] = &coll_ring_allreduce,
+		[TRACE_ALGO_TREE] = &coll_tree_allreduce,
+		[TRACE_ALGO_HD] = &coll_hd_allreduce,
+	},
+	[TRACE_ALLGATHER] = {
+		[TRACE_ALGO_AUTO] = &coll_ring_allgather,
+		[TRACE_ALGO_RING] = &coll_ring_allgather,
+		[TRACE_ALGO_BRUCK] = &coll_bruck_allgather,
+	},
+	[TRACE_REDUCESCATTER] = {
+		[TRACE_ALGO_AUTO] = &coll_ring_reducescatter,
+		[TRACE_ALGO_RING] = &coll_ring_reducescatter,
+	},
+	[TRACE_ALLTOALL] = {
+		[TRACE_ALGO_AUTO] = &coll_pairwise_alltoall,
+		[TRACE_ALGO_DIRECT] = &coll_direct_alltoall,
+		[TRACE_ALGO_PAIRWISE] = &coll_pairwise_alltoall,
+	},
+	[TRACE_BROADCAST] = {
+		[TRACE_ALGO_AUTO] = &coll_tree_broadcast,
+		[TRACE_ALGO_RING] = &coll_ring_broadcast,
+		[TRACE_ALGO_TREE] = &coll_tree_broadcast,
+	},
+	[TRACE_REDUCE] = {
+		[TRACE_ALGO_AUTO] = &coll_tree_reduce,
+		[TRACE_ALGO_RING] = &coll_ring_reduce,
+		[TRACE_ALGO_TREE] = &coll_tree_reduce,
+	},
+	[TRACE_BARRIER] = {
+		[TRACE_ALGO_AUTO] = &coll_dissemination_barrier,
+	},
+};
+
+const struct coll_algo *coll_algo_find(enum trace_coll coll, enum trace_algo algo)
+{
+	if ((unsigned)coll >= TRACE_NCOLL || (unsigned)algo >= TRACE_NALGO)
+		return NULL;
+	return algos[coll][algo];
+}
+
+const char *coll_algo_label(enum trace_coll coll, enum trace_algo algo)
+{
+	const struct coll_algo *a = coll_algo_find(coll, algo);
+
+	return a ? a->name : "?";
+}
+
+double coll_busbw_factor(enum trace_coll c, uint32_t nranks)
+{
+	double n = nranks;
+
+	if (nranks < 1)
+		return 0;
+	switch (c) {
+	case TRACE_ALLREDUCE:
+		return 2 * (n - 1) / n;
+	case TRACE_ALLGATHER:
+	case TRACE_REDUCESCATTER:
+	case TRACE_ALLTOALL:
+		return (n - 1) / n;
+	case TRACE_BROADCAST:
+	case TRACE_REDUCE:
+		return 1;
+	case TRACE_BARRIER:
+	case TRACE_NCOLL:
+		break;
+	}
+	return 0;
+}
+
+/* ---- the buffer model -------------------------------------------------------- */
+
+/* Bytes before chunk x: the first S % K chunks are one byte longer. */
+static uint64_t bytes_before(uint64_t S, uint32_t K, uint64_t x)
+{
+	uint64_t rem = S % K;
+
+	return x * (S / K) + (x < rem ? x : rem);
+}
+
+uint64_t coll_run_bytes(uint64_t S, uint32_t K, uint32_t first, uint32_t count)
+{
+	uint64_t end = (uint64_t)first + count;
+
+	if (!K)
+		return 0;
+	if (end <= K)
+		return bytes_before(S, K, end) - bytes_before(S, K, first);
+	/* a run that wraps: [first, K) then [0, end - K) */
+	return S - bytes_before(S, K, first) + bytes_before(S, K, end - K);
+}
+
+void coll_step_chunks(const struct trace_program *p, uint32_t s, uint32_t *first,
+		      uint32_t *count)
+{
+	const struct trace_step *st = &p->steps[s];
+	uint32_t K = p->op_nchunks ? p->op_nchunks[st->op] : 0;
+
+	if (!K) {
+		*first = st->chunk;
+		*count = 1;
+		return;
+	}
+	*first = st->chunk % K;
+	*count = st->chunk / K + 1;
+}
+
+const char *coll_fmt_bytes(uint64_t b, char *buf, size_t len)
+{
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB" };
+	int u = -1;
+
+	while (u < 3 && b >= 1024 && !(b % 1024)) {
+		b /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%" PRIu64 " %s", b, u < 0 ? "B" : unit[u]);
+	return buf;
+}
+
+/* ---- context ---------------------------------------------------------------- */
+
+static int op_err(struct sim_diag *d, const struct trace_op *o, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int op_err(struct sim_diag *d, const struct trace_op *o, const char *fmt, ...)
+{
+	char msg[sizeof(d->msg)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return sim_diag_set(d, o->file, o->line, 0, "%s", msg);
+}
+
+/* "ring, tree or hd": the algorithms coll supports, for messages. */
+static void supported(enum trace_coll coll, char *buf, size_t len)
+{
+	size_t off = 0;
+	int n = 0, total = 0;
+
+	for (int a = TRACE_ALGO_AUTO + 1; a < TRACE_NALGO; a++)
+		total += algos[coll][a] != NULL;
+	buf[0] = 0;
+	for (int a = TRACE_ALGO_AUTO + 1; a < TRACE_NALGO; a++) {
+		if (!algos[coll][a])
+			continue;
+		n++;
+		sim_append(buf, len, &off, "%s%s", n == 1 ? "" : n == total ? " or " : ", ",
+			   trace_algo_names[a]);
+	}
+	if (!total)
+		sim_append(buf, len, &off, "auto (%s)", algos[coll][TRACE_ALGO_AUTO]->name);
+}
+
+int coll_ctx_init(struct coll_ctx *c, const struct trace *t, uint32_t op_index,
+		  struct trace_program *p, struct sim_diag *d)
+{
+	const struct trace_op *o;
+	const struct trace_comm *cm;
+	char list[128];
+
+	memset(c, 0, sizeof(*c));
+	c->t = t;
+	c->p = p;
+	c->d = d;
+	c->op_index = op_index;
+	if (op_index >= t->nops)
+		return sim_diag_set(d, NULL, 0, 0, "op %" PRIu32 " does not exist (%zu ops)",
+				    op_index, t->nops);
+	o = c->op = &t->ops[op_index];
+	if (o->kind != TRACE_COLL)
+		return op_err(d, o, "op %" PRIu32 " is not a collective", op_index);
+	if ((unsigned)o->coll >= TRACE_NCOLL || (unsigned)o->algo >= TRACE_NALGO)
+		return op_err(d, o, "unknown collective or algorithm");
+	if (o->comm >= t->ncomms || !t->comms[o->comm].n)
+		return op_err(d, o, "communicator %" PRIu32 " does not exist", o->comm);
+	cm = &t->comms[o->comm];
+	c->ranks = cm->ranks;
+	c->n = cm->n;
+	c->algo = coll_algo_find(o->coll, o->algo);
+	if (!c->algo) {
+		supported(o->coll, list, sizeof(list));
+		return op_err(d, o, "%s has no '%s' algorithm (it has %s)",
+			      trace_coll_names[o->coll], trace_algo_names[o->algo], list);
+	}
+	c->channels = o->channels ? o->channels : 1;
+	c->pieces = o->chunks ? o->chunks : 1;
+	if (c->pieces > 1 && !c->algo->pipelines)
+		return op_err(d, o,
+			      "%s %s does not pipeline: chunks must be 1, not %" PRIu32 " (ring and tree pipeline)",
+			      trace_coll_names[o->coll], c->algo->name, c->pieces);
+	if (c->channels > 1 && !c->algo->multichannel)
+		return op_err(d, o, "%s %s runs on one channel: channels must be 1, not %" PRIu32,
+			      trace_coll_names[o->coll], c->algo->name, c->channels);
+	if (o->coll == TRACE_BROADCAST || o->coll == TRACE_REDUCE) {
+		uint32_t i;
+
+		for (i = 0; i < c->n && c->ranks[i] != o->root; i++)
+			;
+		if (i == c->n)
+			return op_err(d, o, "root %" PRId32 " is not a member of the communicator",
+				      o->root);
+		c->root = i;
+	}
+	c->bytes = o->coll == TRACE_BARRIER ? 0 : o->bytes;
+	c->nchunks = c->algo->nchunks(c);
+	if (!c->nchunks)
+		return op_err(d, o, "%s %s: too many chunks", trace_coll_names[o->coll],
+			      c->algo->name);
+	c->chunk_bytes = c->bytes / c->nchunks;
+	c->chunk_rem = c->bytes % c->nchunks;
+	if (c->algo->runs && c->nchunks > COLL_MAX_RANGE_CHUNKS)
+		return op_err(d, o, "%s %s over %" PRIu32 " ranks and %" PRIu32
+			      " channels cuts the buffer into %" PRIu32 " chunks; at most %u",
+			      trace_coll_names[o->coll], c->algo->name, c->n, c->channels,
+			      c->nchunks, COLL_MAX_RANGE_CHUNKS);
+	if (c->algo->nsteps(c) > COLL_MAX_STEPS)
+		return op_err(d, o, "%s %s over %" PRIu32 " ranks, %" PRIu32 " channels x %" PRIu32
+			      " chunks would take %" PRIu64 " transfers (at most %llu): use fewer chunks or channels",
+			      trace_coll_names[o->coll], c->algo->name, c->n, c->channels,
+			      c->pieces, c->algo->nsteps(c), COLL_MAX_STEPS);
+	return 0;
+}
+
+void coll_ctx_fini(struct coll_ctx *c)
+{
+	free(c->dv);
+	c->dv = NULL;
+	c->dn = c->dcap = 0;
+}
+
+void coll_dep_grow(struct coll_ctx *c, uint32_t step)
+{
+	if (c->dn == c->dcap) {
+		uint32_t ncap = c->dcap ? 2 * c->dcap : 16;
+		uint32_t *nv = realloc(c->dv, ncap * sizeof(*nv));
+
+		if (!nv) {
+			c->oom = true;
+			return;
+		}
+		c->dv = nv;
+		c->dcap = ncap;
+	}
+	c->dv[c->dn++] = step;
+}
+
+void coll_dep_entry(struct coll_ctx *c, uint32_t member)
+{
+	if (!c->eoff)
+		return;
+	for (uint32_t k = c->eoff[member]; k < c->eoff[member + 1]; k++)
+		coll_dep(c, c->esteps[k]);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Sort the dependency list and drop repeats: an entry step may also be
+ * the data dependency, and the replay counts each listed dependency. */
+static void dep_unique(struct coll_ctx *c)
+{
+	uint32_t *v = c->dv, n = 0;
+
+	if (c->dn <= 8) {	/* the common case: two or three */
+		for (uint32_t i = 1; i < c->dn; i++) {
+			uint32_t x = v[i], j = i;
+
+			for (; j > 0 && v[j - 1] > x; j--)
+				v[j] = v[j - 1];
+			v[j] = x;
+		}
+	} else {
+		qsort(v, c->dn, sizeof(*v), cmp_u32);
+	}
+	for (uint32_t i = 0; i < c->dn; i++)
+		if (!n || v[n - 1] != v[i])
+			v[n++] = v[i];
+	c->dn = n;
+}
+
+uint32_t coll_emit(struct coll_ctx *c, uint32_t from, uint32_t to, uint32_t phase,
+		   uint32_t first, uint32_t count, enum trace_data data)
+{
+	struct trace_step s = {
+		.kind = TS_XFER,
+		.op = c->op_index,
+		.phase = phase,
+		.data = data,
+	};
+	int ix;
+
+	if (c->oom) {
+		op_err(c->d, c->op, "out of memory lowering %s", trace_coll_names[c->op->coll]);
+		return COLL_NONE;
+	}
+	/* The algorithms compute members and chunks; a slip here is a bug in
+	 * one of them, caught before it becomes a strange replay. */
+	if (from >= c->n || to >= c->n || from == to || !count || count > c->nchunks ||
+	    first >= c->nchunks) {
+		op_err(c->d, c->op, "internal error: %s %s emitted a transfer %" PRIu32 " -> %" PRIu32
+		       " of chunks %" PRIu32 "+%" PRIu32 " (N %" PRIu32 ", K %" PRIu32 ")",
+		       trace_coll_names[c->op->coll], c->algo->name, from, to, first, count, c->n,
+		       c->nchunks);
+		return COLL_NONE;
+	}
+	s.rank = c->ranks[from];
+	s.peer = c->ranks[to];
+	if (count == 1)		/* the common case, without a division */
+		s.bytes = c->chunk_bytes + (first < c->chunk_rem);
+	else
+		s.bytes = coll_run_bytes(c->bytes, c->nchunks, first, count);
+	s.chunk = first + (count - 1) * c->nchunks;
+	dep_unique(c);
+	ix = trace_program_append(c->p, &s, c->dv, c->dn);
+	c->dn = 0;
+	if (ix < 0) {
+		op_err(c->d, c->op, "out of memory lowering %s (%zu steps)",
+		       trace_coll_names[c->op->coll], c->p->nsteps);
+		return COLL_NONE;
+	}
+	return (uint32_t)ix;
+}
+
+/* ---- lowering ---------------------------------------------------------------- */
+
+int coll_lower_entries(const struct trace *t, uint32_t op_index, struct trace_program *p,
+		       const uint32_t *eoff, const uint32_t *esteps, struct sim_diag *d)
+{
+	struct coll_ctx c;
+	size_t first_step = p->nsteps, first_dep = p->ndeps;
+	uint64_t nsteps;
+	size_t nentry;
+	int rc;
+
+	if (coll_ctx_init(&c, t, op_index, p, d))
+		return -1;
+	if (p->trace != t)
+		return sim_diag_set(d, NULL, 0, 0, "the program was made for another trace");
+	if (trace_program_ops_alloc(p))
+		return sim_diag_set(d, NULL, 0, 0, "out of memory");
+	c.eoff = eoff;
+	c.esteps = esteps;
+	nentry = eoff ? eoff[c.n] : 0;
+	nsteps = c.algo->nsteps(&c);
+	/* Every step waits for two or three others (its data, its own previous
+	 * step), plus the entries: reserving once keeps a million-step ring
+	 * from being copied by realloc on the way. */
+	if (trace_program_reserve(p, nsteps, 3 * nsteps + nentry * c.channels * c.pieces)) {
+		coll_ctx_fini(&c);
+		return op_err(d, c.op, "out of memory lowering %s (%" PRIu64 " steps)",
+			      trace_coll_names[c.op->coll], nsteps);
+	}
+	rc = c.algo->lower(&c);
+	if (!rc && p->nsteps - first_step != nsteps)
+		rc = op_err(d, c.op, "internal error: %s %s emitted %zu transfers, its closed form says %" PRIu64,
+			    trace_coll_names[c.op->coll], c.algo->name, p->nsteps - first_step, nsteps);
+	coll_ctx_fini(&c);
+	if (rc) {
+		/* nothing half-written: the program is as it was */
+		p->nsteps = first_step;
+		p->ndeps = first_dep;
+		return -1;
+	}
+	p->op_first[op_index] = (uint32_t)first_step;
+	p->op_nsteps[op_index] = (uint32_t)(p->nsteps - first_step);
+	p->op_nchunks[op_index] = c.nchunks;
+	return 0;
+}
+
+int coll_lower(const struct trace *t, uint32_t op_index, struct trace_program *p,
+	       const uint32_t *entry, struct sim_diag *d)
+{
+	uint32_t *eoff = NULL, *es = NULL, n, k = 0;
+	int rc;
+
+	if (!entry || op_index >= t->nops || t->ops[op_index].kind != TRACE_COLL ||
+	    t->ops[op_index].comm >= t->ncomms)
+		return coll_lower_entries(t, op_index, p, NULL, NULL, d);
+	/* one entry step per member, or none: a list of 0 or 1 each */
+	n = t->comms[t->ops[op_index].comm].n;
+	eoff = malloc(((size_t)n + 1) * sizeof(*eoff));
+	es = malloc(((size_t)n + 1) * sizeof(*es));
+	if (!eoff || !es) {
+		free(eoff);
+		free(es);
+		return sim_diag_set(d, NULL, 0, 0, "out of memory");
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		eoff[i] = k;
+		if (entry[i] != COLL_NONE)
+			es[k++] = entry[i];
+	}
+	eoff[n] = k;
+	rc = coll_lower_entries(t, op_index, p, eoff, es, d);
+	free(eoff);
+	free(es);
+	return rc;
+}

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * coll.h - collective algorithms, inside traces/: what every coll_*.c file
+ * shares, and the few helpers the rest of ibfab may want beyond trace.h
+ * (the algorithm a collective resolves to, the chunks a step carries).
+ *
+ * A collective op is lowered into TS_XFER steps by one entry of a table of
+ * algorithms (struct coll_algo, one per (collective, algorithm) pair, an
+ * ops table with designated initialisers as DESIGN.md asks). The table is
+ * in coll.c; the algorithms are in coll_ring.c, coll_tree.c, coll_hd.c,
+ * coll_alltoall.c, coll_bruck.c and coll_barrier.c; the reduction check in
+ * coll_check.c; --explain in coll_explain.c. docs/collectives.md explains
+ * each algorithm with its closed-form time.
+ *
+ * The buffer model, which the reduction check relies on
+ * -----------------------------------------------------
+ * A collective of S bytes (nccl-tests' "size") has its buffer cut into K
+ * chunks (program.op_nchunks[op]); chunk c holds S/K bytes, the first S % K
+ * chunks one byte more. Every algorithm numbers its chunks so that
+ *
+ *	c = (h * B + j) * P + q
+ *
+ * with h the channel (0..Ch-1), j the block (0..B-1: a ring segment, a
+ * tree half, a rank's part of an all-gather...), q the pipeline piece
+ * (0..P-1, P = op.chunks). For allgather, reducescatter and alltoall, B is
+ * the member count N and block j belongs to member j (its contribution, its
+ * result, or the data it sends), so the check knows who owns what.
+ *
+ * A step carries one chunk, or a run of consecutive chunks (the halves of
+ * recursive halving, the blocks a Bruck round forwards): trace_step.chunk
+ * then encodes (first, count) as first + (count - 1) * K, so a one-chunk
+ * step reads as a plain chunk number; a run wraps modulo K. Use
+ * coll_step_chunks() to decode. K is at most COLL_MAX_RANGE_CHUNKS for the
+ * algorithms that send runs, so the encoding fits 32 bits.
+ *
+ * Entries. Every member of a collective starts after its own entry steps
+ * (a list per member: trace_lower passes what that member waits for); an
+ * algorithm makes each step a member *sends* wait for that member's entry,
+ * directly or through an earlier step the member sent. A transfer into a
+ * member that has not entered yet may land (NCCL's FIFO buffers take it
+ * ahead); trace_lower counts the member's part done only after its entry
+ * too, so the reduction into a late root still waits for the root.
+ */
+#ifndef IBFAB_COLL_H
+#define IBFAB_COLL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "traces/trace.h"
+
+#define COLL_NONE UINT32_MAX
+
+/* Chunk runs are encoded in 32 bits as first + (count - 1) * K: K <= 2^16. */
+#define COLL_MAX_RANGE_CHUNKS 65536u
+/* A collective lowered into more transfers than this is refused: each step
+ * costs ~64 bytes here and more in the replay, so 2^26 steps is already
+ * 4 GiB. 128 ranks x 8 channels x 4 chunks of ring allreduce is 2^20. */
+#define COLL_MAX_STEPS (1ull << 26)
+/* The reduction check keeps one bit per (rank, chunk, contribution): it
+ * refuses to run past this much memory rather than thrash. */
+#define COLL_CHECK_MAX_BYTES (1ull << 30)
+
+struct coll_algo;
+
+/* One collective being lowered, checked or explained. */
+struct coll_ctx {
+	const struct trace *t;
+	const struct trace_op *op;
+	uint32_t op_index;
+	struct trace_program *p;
+	const struct coll_algo *algo;
+	const int32_t *ranks;	/* members, in the communicator's order */
+	uint32_t n;		/* N, the member count */
+	uint32_t root;		/* broadcast/reduce: the root's member index */
+	uint32_t channels;	/* Ch >= 1 */
+	uint32_t pieces;	/* P >= 1 (op.chunks) */
+	uint32_t nchunks;	/* K */
+	uint64_t bytes;		/* S (0 for a barrier) */
+	uint64_t chunk_bytes, chunk_rem;	/* S / K, S % K */
+	/* entry steps of member i: esteps[eoff[i] .. eoff[i + 1]) */
+	const uint32_t *eoff, *esteps;
+	struct sim_diag *d;
+	/* the dependency list being built for the next step (coll_dep*) */
+	uint32_t *dv;
+	uint32_t dn, dcap;
+	bool oom;
+};
+
+struct coll_algo {
+	const char *name;	/* as --explain names it: "ring", "double binary tree" */
+	enum trace_coll coll;
+	enum trace_algo algo;
+	bool pipelines;		/* honours chunks > 1 */
+	bool multichannel;	/* honours channels > 1 */
+	bool runs;		/* steps carry runs of chunks (K <= COLL_MAX_RANGE_CHUNKS) */
+	uint32_t (*nchunks)(const struct coll_ctx *c);	/* K */
+	uint64_t (*nsteps)(const struct coll_ctx *c);	/* transfers it emits, exactly */
+	int (*lower)(struct coll_ctx *c);
+	/* a name for phase (the algorithm's step number) in --explain */
+	const char *(*phase_name)(const struct coll_ctx *c, uint32_t phase);
+	/* the closed form, for --explain's header (docs/collectives.md) */
+	void (*describe)(const struct coll_ctx *c, FILE *out);
+};
+
+/* ---- for the rest of ibfab ------------------------------------------------- */
+
+/* The algorithm `algo` means for collective `coll` (AUTO resolved), or NULL
+ * when the pair is not supported. */
+const struct coll_algo *coll_algo_find(enum trace_coll coll, enum trace_algo algo);
+/* Its name for reports ("ring", "double binary tree", "dissemination"),
+ * "?" when unsupported. */
+const char *coll_algo_label(enum trace_coll coll, enum trace_algo algo);
+/* The chunks step s carries: first, and how many (a run may wrap modulo
+ * program.op_nchunks[op]). A step of no collective: *first = chunk, 1. */
+void coll_step_chunks(const struct trace_program *p, uint32_t s, uint32_t *first,
+		      uint32_t *count);
+/* Bytes of chunks [first, first + count) (modulo K) of an S-byte buffer. */
+uint64_t coll_run_bytes(uint64_t S, uint32_t K, uint32_t first, uint32_t count);
+
+/*
+ * coll_lower() with a list of entry steps per member: member i (the i-th
+ * of the communicator) waits for esteps[eoff[i] .. eoff[i + 1]). eoff may
+ * be NULL (no entries). trace_lower() uses this: a member's previous op may
+ * end in several steps (a collective ends on each rank with one per chunk
+ * flow).
+ */
+int coll_lower_entries(const struct trace *t, uint32_t op_index, struct trace_program *p,
+		       const uint32_t *eoff, const uint32_t *esteps, struct sim_diag *d);
+
+/* Make room for `steps` more steps and `deps` more dependencies. 0 or -1. */
+int trace_program_reserve(struct trace_program *p, size_t steps, size_t deps);
+/* trace_program_add(), inline for the algorithms' inner loops (a ring
+ * appends a million steps): only earlier steps as deps, indexes that fit
+ * uint32_t with UINT32_MAX for "none", and an int return. */
+static inline int trace_program_append(struct trace_program *p, const struct trace_step *s,
+				       const uint32_t *deps, uint32_t ndeps)
+{
+	struct trace_step *st;
+
+	if (p->nsteps >= INT32_MAX || p->ndeps + ndeps >= UINT32_MAX)
+		return -1;
+	for (uint32_t k = 0; k < ndeps; k++)
+		if (deps[k] >= p->nsteps)
+			return -1;
+	if ((p->nsteps >= p->steps_cap || p->ndeps + ndeps > p->deps_cap) &&
+	    trace_program_reserve(p, 1, ndeps))
+		return -1;
+	st = &p->steps[p->nsteps];
+	*st = *s;
+	st->dep_off = (uint32_t)p->ndeps;
+	st->ndeps = ndeps;
+	for (uint32_t k = 0; k < ndeps; k++)
+		p->deps[p->ndeps + k] = deps[k];
+	p->ndeps += ndeps;
+	return (int)p->nsteps++;
+}
+
+/* Allocate the per-op arrays (op_first, op_nsteps, op_nchunks) for
+ * p->trace's ops if not yet done; every op starts with no steps. 0 or -1. */
+int trace_program_ops_alloc(struct trace_program *p);
+
+/* ---- for the algorithms ----------------------------------------------------- */
+
+/* Fill c for op_index (n, K, S, the algorithm...); 0, or -1 with c->d set
+ * (not a collective, unsupported pair, bad option). Lowering, the check and
+ * --explain all start here, so they agree on the buffer model. */
+int coll_ctx_init(struct coll_ctx *c, const struct trace *t, uint32_t op_index,
+		  struct trace_program *p, struct sim_diag *d);
+void coll_ctx_fini(struct coll_ctx *c);
+
+/* Start a new dependency list; add one step (COLL_NONE is skipped); add
+ * member i's entry steps. */
+static inline void coll_dep_reset(struct coll_ctx *c)
+{
+	c->dn = 0;
+}
+void coll_dep_grow(struct coll_ctx *c, uint32_t step);
+static inline void coll_dep(struct coll_ctx *c, uint32_t step)
+{
+	if (step == COLL_NONE)
+		return;
+	if (c->dn < c->dcap)	/* inline: a ring step adds two, a million times */
+		c->dv[c->dn++] = step;
+	else
+		coll_dep_grow(c, step);
+}
+void coll_dep_entry(struct coll_ctx *c, uint32_t member);
+
+/*
+ * Append a transfer from member `from` to member `to` carrying chunks
+ * [first, first + count) (bytes from the buffer model), doing `data` to the
+ * receiver's copy, at the algorithm's step number `phase`, waiting for the
+ * dependency list built since coll_dep_reset(). Returns the step index,
+ * or COLL_NONE with c->d set.
+ */
+uint32_t coll_emit(struct coll_ctx *c, uint32_t from, uint32_t to, uint32_t phase,
+		   uint32_t first, uint32_t count, enum trace_data data);
+
+/* floor(log2 x) and ceil(log2 x), x >= 1 */
+static inline uint32_t coll_flog2(uint32_t x)
+{
+	return 31 - (uint32_t)__builtin_clz(x);
+}
+
+static inline uint32_t coll_clog2(uint32_t x)
+{
+	return x <= 1 ? 0 : coll_flog2(x - 1) + 1;
+}
+
+/* Print a byte count for a student: "2 MiB" when a binary unit divides it,
+ * else "1398101 B". */
+const char *coll_fmt_bytes(uint64_t b, char *buf, size_t len);
+
+/* The algorithms (coll_*.c), collected into coll.c's table. */
+extern const struct coll_algo coll_ring_allreduce, coll_ring_allgather,
+	coll_ring_reducescatter, coll_ring_broadcast, coll_ring_reduce;
+extern const struct coll_algo coll_tree_allreduce, coll_tree_broadcast, coll_tree_reduce;
+extern const struct coll_algo coll_hd_allreduce;
+extern const struct coll_algo coll_direct_alltoall, coll_pairwise_alltoall;
+extern const struct coll_algo coll_bruck_allgather;
+extern const struct coll_algo coll_dissemination_barrier;
+
+#endif

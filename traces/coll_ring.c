@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * coll_ring.c - ring algorithms, as NCCL runs them (src/device/all_reduce.h
+ * and friends): allreduce as a reduce-scatter then an all-gather around a
+ * ring, the two halves alone as reducescatter and allgather, and pipelined
+ * chains for broadcast and reduce.
+ *
+ * Ring allreduce over N ranks cuts the buffer into N segments. In round k
+ * (k = 0 .. N-2, the reduce-scatter) the rank at ring position i sends
+ * segment (i - 1 - k) mod N to position i + 1, which adds its own
+ * contribution: after N-1 rounds position i holds segment i complete. In
+ * rounds N-1 .. 2N-3 (the all-gather) each position forwards the complete
+ * segment it got last (first its own), and the receiver overwrites its
+ * copy. That is 2(N-1) steps of S/N bytes per rank, every link of the ring
+ * busy in every round: T = 2(N-1)(a + S/(N B)) (numbers.md), the
+ * bandwidth-optimal allreduce (Patarasuk & Yuan 2009). Rank i ends the
+ * reduce-scatter with segment i, which is what ncclReduceScatter returns.
+ *
+ * Chunks and channels. `channels` splits the buffer into Ch parts, each
+ * reduced by its own ring (NCCL's channels); `chunks` cuts each segment
+ * into P pieces that go round the ring independently, so a rank forwards
+ * piece q while piece q+1 is still arriving (NCCL's loop over chunkSize).
+ * Each (channel, piece) is a chunk flow of its own: 2(N-1) steps of
+ * S/(N Ch P) bytes. The flows share the ring's links, so the bandwidth term
+ * stays 2(N-1) S/(N B); what pipelining buys is hiding the per-step
+ * latency a behind the other flows' data (docs/collectives.md). Every
+ * channel follows the communicator's rank order: on one NIC per rank,
+ * NCCL's search also gives every channel the same ring (a rotated ring has
+ * the same edges); channels then mean more, smaller transfers in flight.
+ *
+ * A step waits for the step that brought its data (the previous round's
+ * transfer into the sender) and for the sender's own previous step in the
+ * flow, which keeps each connection in order as NCCL's FIFO does and ties
+ * every step of a rank to its entry.
+ *
+ * The chains (broadcast from the root along the ring, reduce toward it)
+ * are the same idea with one segment: N-1 hops, and with P pieces the
+ * pipeline T = (N - 2 + P)(a + S/(P B)).
+ */
+#include "traces/coll.h"
+
+#include <inttypes.h>
+
+/* ---- allreduce, reducescatter, allgather ---------------------------------- */
+
+static uint32_t ring_nchunks(const struct coll_ctx *c)
+{
+	uint64_t k = (uint64_t)c->channels * c->n * c->pieces;
+
+	return k > UINT32_MAX / 2 ? 0 : (uint32_t)k;
+}
+
+/* Reduce-scatter and all-gather rounds of the collective. */
+static void ring_rounds(const struct coll_ctx *c, uint32_t *nrs, uint32_t *nag)
+{
+	uint32_t n1 = c->n - 1;
+
+	*nrs = c->op->coll == TRACE_ALLGATHER ? 0 : n1;
+	*nag = c->op->coll == TRACE_REDUCESCATTER ? 0 : n1;
+}
+
+static uint64_t ring_nsteps(const struct coll_ctx *c)
+{
+	uint32_t nrs, nag;
+
+	ring_rounds(c, &nrs, &nag);
+	return (uint64_t)(nrs + nag) * c->channels * c->pieces * c->n;
+}
+
+static int ring_lower(struct coll_ctx *c)
+{
+	const uint32_t N = c->n, P = c->pieces, F = c->channels * c->pieces;
+	const uint64_t base = c->p->nsteps;
+	uint32_t nrs, nag;
+
+	ring_rounds(c, &nrs, &nag);
+	/* Round-major, so a step's dependencies (the previous round) are
+	 * already in the program, and --explain reads in time order. */
+	for (uint32_t k = 0; k < nrs + nag; k++) {
+		for (uint32_t f = 0; f < F; f++) {
+			uint32_t h = f / P, q = f % P;
+
+			for (uint32_t i = 0; i < N; i++) {
+				uint32_t seg, chunk;
+				enum trace_data data;
+
+				if (k < nrs) {
+					seg = (i + 2 * N - 1 - k) % N;
+					data = TD_REDUCE;
+				} else {
+					seg = (i + N - (k - nrs)) % N;
+					data = TD_COPY;
+				}
+				chunk = (h * N + seg) * P + q;
+				coll_dep_reset(c);
+				if (!k) {
+					coll_dep_entry(c, i);
+				} else {
+					uint64_t prev = base + ((uint64_t)(k - 1) * F + f) * N;
+
+					coll_dep(c, (uint32_t)(prev + (i + N - 1) % N));	/* its data */
+					coll_dep(c, (uint32_t)(prev + i));		/* its own last step */
+				}
+				if (coll_emit(c, i, (i + 1) % N, k + 1, chunk, 1, data) == COLL_NONE)
+					return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+static const char *ring_phase(const struct coll_ctx *c, uint32_t phase)
+{
+	uint32_t nrs, nag;
+
+	ring_rounds(c, &nrs, &nag);
+	return phase <= nrs ? "reduce-scatter" : "all-gather";
+}
+
+static void ring_describe(const struct coll_ctx *c, FILE *out)
+{
+	uint32_t nrs, nag;
+	char b[32];
+
+	ring_rounds(c, &nrs, &nag);
+	fprintf(out, "closed form: %s%" PRIu32 " steps per rank in each of the %" PRIu32
+		" chunk flows (%" PRIu32 " reduce-scatter + %" PRIu32 " all-gather), each S/(N Ch P) = %s\n",
+		nrs && nag ? "2(N-1) = " : "N-1 = ", nrs + nag, c->channels * c->pieces, nrs, nag,
+		coll_fmt_bytes(coll_run_bytes(c->bytes, c->nchunks, 0, 1), b, sizeof(b)));
+	fprintf(out, "  T = %s(a + S/(N B)) with one channel and one chunk; chunks hide a behind the other flows\n",
+		nrs && nag ? "2(N-1)" : "(N-1)");
+}
+
+const struct coll_algo coll_ring_allreduce = {
+	.name = "ring",
+	.coll = TRACE_ALLREDUCE,
+	.algo = TRACE_ALGO_RING,
+	.pipelines = true,
+	.multichannel = true,
+	.nchunks = ring_nchunks,
+	.nsteps = ring_nsteps,
+	.lower = ring_lower,
+	.phase_name = ring_phase,
+	.describe = ring_describe,
+};
+
+const struct coll_algo coll_ring_reducescatter = {
+	.name = "ring",
+	.coll = TRACE_REDUCESCATTER,
+	.algo = TRACE_ALGO_RING,
+	.pipelines = true,
+	.multichannel = true,
+	.nchunks = ring_nchunks,
+	.nsteps = ring_nsteps,
+	.lower = ring_lower,
+	.phase_name = ring_phase,
+	.describe = ring_describe,
+};
+
+const struct coll_algo coll_ring_allgather = {
+	.name = "ring",
+	.coll = TRACE_ALLGATHER,
+	.algo = TRACE_ALGO_RING,
+	.pipelines = true,
+	.multichannel = true,
+	.nchunks = ring_nchunks,
+	.nsteps = ring_nsteps,
+	.lower = ring_lower,
+	.phase_name = ring_phase,
+	.describe = ring_describe,
+};
+
+/* ---- chains: broadcast and reduce ------------------------------------------ */
+
+static uint32_t chain_nchunks(const struct coll_ctx *c)
+{
+	uint64_t k = (uint64_t)c->channels * c->pieces;
+
+	return k > UINT32_MAX / 2 ? 0 : (uint32_t)k;
+}
+
+static uint64_t chain_nsteps(const struct coll_ctx *c)
+{
+	return (uint64_t)(c->n - 1) * c->channels * c->pieces;
+}
+
+/* Member at chain position i: a broadcast starts at the root, a reduce
+ * ends there. */
+static uint32_t chain_member(const struct coll_ctx *c, uint32_t i)
+{
+	uint32_t start = c->op->coll == TRACE_BROADCAST ? c->root : c->root + 1;
+
+	return (start + i) % c->n;
+}
+
+static int chain_lower(struct coll_ctx *c)
+{
+	const uint32_t F = c->channels * c->pieces;
+	const uint64_t base = c->p->nsteps;
+	const bool bcast = c->op->coll == TRACE_BROADCAST;
+
+	/* Hop-major: hop i of every flow, then hop i + 1. Each piece is
+	 * forwarded as soon as it has arrived, independently of the others. */
+	for (uint32_t i = 0; i + 1 < c->n; i++) {
+		for (uint32_t f = 0; f < F; f++) {
+			coll_dep_reset(c);
+			coll_dep_entry(c, chain_member(c, i));
+			if (i)
+				coll_dep(c, (uint32_t)(base + (uint64_t)(i - 1) * F + f));
+			if (coll_emit(c, chain_member(c, i), chain_member(c, i + 1), i + 1, f, 1,
+				      bcast ? TD_COPY : TD_REDUCE) == COLL_NONE)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static const char *chain_phase(const struct coll_ctx *c, uint32_t phase)
+{
+	(void)phase;
+	return c->op->coll == TRACE_BROADCAST ? "down the chain" : "toward the root";
+}
+
+static void chain_describe(const struct coll_ctx *c, FILE *out)
+{
+	char b[32];
+
+	fprintf(out, "closed form: a chain of N-1 = %" PRIu32 " hops %s root rank %" PRId32
+		", %" PRIu32 " pieces of S/(Ch P) = %s pipelined along it\n",
+		c->n - 1, c->op->coll == TRACE_BROADCAST ? "from" : "to", c->ranks[c->root],
+		c->channels * c->pieces,
+		coll_fmt_bytes(coll_run_bytes(c->bytes, c->nchunks, 0, 1), b, sizeof(b)));
+	fprintf(out, "  T = (N - 2 + P)(a + S/(P B)) for P pieces on one channel\n");
+}
+
+const struct coll_algo coll_ring_broadcast = {
+	.name = "ring (pipelined chain)",
+	.coll = TRACE_BROADCAST,
+	.algo = TRACE_ALGO_RING,
+	.pipelines = true,
+	.multichannel = true,
+	.nchunks = chain_nchunks,
+	.nsteps = chain_nsteps,
+	.lower = chain_lower,
+	.phase_name = chain_phase,
+	.describe = chain_describe,
+};
+
+const struct coll_algo coll_ring_reduce = {
+	.name = "ring (pipelined chain)",
+	.coll = TRACE_REDUCE,
+	.algo = TRACE_ALGO_RING,
+	.pipelines = true,
+	.multichannel = true,
+	.nchunks = chain_nchunks,
+	.nsteps = chain_nsteps,
+	.lower = chain_lower,
+	.phase_name = chain_phase,
+	.describe = chain_describe,
+};

@@ -1,0 +1,924 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace.c - the trace core: building a struct trace, checking it before
+ * anything runs, placing its ranks on the fabric's hosts, and loading a
+ * trace file in whichever format it is written.
+ *
+ * trace_validate() is the gate every trace passes, whoever wrote it (the
+ * native parser or an importer): ranks and communicators in range, each
+ * recv matched with its send, and no cycle in the waits. A cycle is looked
+ * for in the graph the replay will run - the ops' dependencies plus the
+ * edge from each recv to its matched send - so a trace that would deadlock
+ * (two ranks each receiving before sending) is refused before the run with
+ * the chain of ops, instead of stalling half-way through it. Collectives
+ * count as one node: a cycle through one is refused even if some rooted
+ * algorithm might have slipped past it.
+ *
+ * trace_map_ranks() keeps one rank per host: the fabric moves data between
+ * HCAs and has no intra-host path, so two ranks on one host could not talk
+ * to each other (docs/trace-format.md, "One rank per host").
+ */
+#include "traces/trace.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim_parse.h"
+#include "sim/sim_rng.h"
+#include "traces/import.h"
+#include "traces/trace_fmt.h"
+
+#define NONE UINT32_MAX
+
+const char *const trace_coll_names[TRACE_NCOLL] = {
+	[TRACE_ALLREDUCE] = "allreduce",
+	[TRACE_ALLGATHER] = "allgather",
+	[TRACE_REDUCESCATTER] = "reducescatter",
+	[TRACE_ALLTOALL] = "alltoall",
+	[TRACE_BROADCAST] = "broadcast",
+	[TRACE_REDUCE] = "reduce",
+	[TRACE_BARRIER] = "barrier",
+};
+
+const char *const trace_algo_names[TRACE_NALGO] = {
+	[TRACE_ALGO_AUTO] = "auto",
+	[TRACE_ALGO_RING] = "ring",
+	[TRACE_ALGO_TREE] = "tree",
+	[TRACE_ALGO_HD] = "hd",
+	[TRACE_ALGO_DIRECT] = "direct",
+	[TRACE_ALGO_PAIRWISE] = "pairwise",
+	[TRACE_ALGO_BRUCK] = "bruck",
+};
+
+/* ---- building ------------------------------------------------------------ */
+
+void trace_init(struct trace *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->map = TRACE_MAP_LINEAR;
+	t->map_seed = 1;
+}
+
+void trace_free(struct trace *t)
+{
+	if (t->rank_host)
+		for (int32_t r = 0; r < t->nranks; r++)
+			free(t->rank_host[r]);
+	free(t->rank_host);
+	free(t->rank_node);
+	free(t->ops);
+	free(t->deps);
+	for (size_t i = 0; i < t->ncomms; i++)
+		free(t->comms[i].ranks);
+	free(t->comms);
+	for (int i = 0; i < t->nfiles; i++)
+		free(t->files[i]);
+	free(t->files);
+	/* An empty trace again, so a second trace_free() or a reload is safe. */
+	trace_init(t);
+}
+
+/* Grow *arr (of *cap elements of size `sz`) to hold `need`; 0 or -1. */
+static int grow(void **arr, size_t *cap, size_t need, size_t sz)
+{
+	size_t n = *cap ? *cap : 16;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need) {
+		if (n > SIZE_MAX / 2 / sz)
+			return -1;
+		n *= 2;
+	}
+	p = realloc(*arr, n * sz);
+	if (!p)
+		return -1;
+	*arr = p;
+	*cap = n;
+	return 0;
+}
+
+const char *trace_add_file(struct trace *t, const char *path)
+{
+	char **nf, *copy;
+
+	/* The same file included twice keeps one copy. */
+	for (int i = 0; i < t->nfiles; i++)
+		if (!strcmp(t->files[i], path))
+			return t->files[i];
+	copy = strdup(path);
+	nf = realloc(t->files, (size_t)(t->nfiles + 1) * sizeof(*nf));
+	if (!copy || !nf) {
+		free(copy);
+		if (nf)
+			t->files = nf;
+		return NULL;
+	}
+	t->files = nf;
+	t->files[t->nfiles++] = copy;
+	return copy;
+}
+
+int trace_set_ranks(struct trace *t, int32_t nranks, struct sim_diag *d)
+{
+	int32_t *all;
+
+	if (t->nranks || t->ncomms)
+		return sim_diag_set(d, NULL, 0, 0, "the rank count is already set (%" PRId32 ")",
+				    t->nranks);
+	if (nranks < 1 || nranks > TRACE_MAX_RANKS)
+		return sim_diag_set(d, NULL, 0, 0, "rank count %" PRId32 " is out of range (1..%d)",
+				    nranks, TRACE_MAX_RANKS);
+	all = malloc((size_t)nranks * sizeof(*all));
+	t->comms = calloc(1, sizeof(*t->comms));
+	if (!all || !t->comms) {
+		free(all);
+		free(t->comms);
+		t->comms = NULL;
+		return sim_diag_set(d, NULL, 0, 0, "out of memory");
+	}
+	for (int32_t r = 0; r < nranks; r++)
+		all[r] = r;
+	t->comms[0].ranks = all;
+	t->comms[0].n = (uint32_t)nranks;
+	t->ncomms = 1;
+	t->nranks = nranks;
+	return 0;
+}
+
+int trace_add_comm(struct trace *t, const int32_t *ranks, uint32_t n, struct sim_diag *d)
+{
+	struct trace_comm *nc;
+	int32_t *copy;
+	uint8_t *seen;
+
+	if (!t->ncomms)
+		return sim_diag_set(d, NULL, 0, 0, "a communicator before the rank count");
+	if (n < 1)
+		return sim_diag_set(d, NULL, 0, 0, "a communicator needs at least one member");
+	seen = calloc((size_t)t->nranks, 1);
+	if (!seen)
+		return sim_diag_set(d, NULL, 0, 0, "out of memory");
+	for (uint32_t i = 0; i < n; i++) {
+		if (ranks[i] < 0 || ranks[i] >= t->nranks) {
+			free(seen);
+			return sim_diag_set(d, NULL, 0, 0,
+					    "communicator member %" PRId32 " is out of range (0..%" PRId32 ")",
+					    ranks[i], t->nranks - 1);
+		}
+		if (seen[ranks[i]]++) {
+			free(seen);
+			return sim_diag_set(d, NULL, 0, 0,
+					    "rank %" PRId32 " is listed twice in a communicator", ranks[i]);
+		}
+	}
+	free(seen);
+	copy = malloc((size_t)n * sizeof(*copy));
+	nc = realloc(t->comms, (t->ncomms + 1) * sizeof(*nc));
+	if (!copy || !nc) {
+		free(copy);
+		if (nc)
+			t->comms = nc;
+		return sim_diag_set(d, NULL, 0, 0, "out of memory");
+	}
+	memcpy(copy, ranks, (size_t)n * sizeof(*copy));
+	t->comms = nc;
+	t->comms[t->ncomms].ranks = copy;
+	t->comms[t->ncomms].n = n;
+	return (int)t->ncomms++;
+}
+
+int trace_add_op(struct trace *t, const struct trace_op *op, const uint32_t *deps,
+		 uint32_t ndeps, struct sim_diag *d)
+{
+	struct trace_op *o;
+
+	/* The index must fit the int we return (and the uint32_t deps). */
+	if (t->nops >= TRACE_MAX_OPS)
+		return sim_diag_set(d, op->file, op->line, 0,
+				    "too many ops (more than %u)", TRACE_MAX_OPS);
+	if (grow((void **)&t->ops, &t->ops_cap, t->nops + 1, sizeof(*t->ops)) ||
+	    grow((void **)&t->deps, &t->deps_cap, t->ndeps + ndeps, sizeof(*t->deps)))
+		return sim_diag_set(d, op->file, op->line, 0, "out of memory");
+	o = &t->ops[t->nops];
+	*o = *op;
+	o->dep_off = (uint32_t)t->ndeps;
+	o->ndeps = ndeps;
+	if (ndeps)
+		memcpy(t->deps + t->ndeps, deps, ndeps * sizeof(*deps));
+	t->ndeps += ndeps;
+	return (int)t->nops++;
+}
+
+/* ---- checking -------------------------------------------------------------- */
+
+const char *trace_op_label(const struct trace *t, uint32_t i, char *buf, size_t len)
+{
+	const struct trace_op *o = &t->ops[i];
+
+	if (o->name[0])
+		snprintf(buf, len, "%s", o->name);
+	else if (o->kind == TRACE_SEND)
+		snprintf(buf, len, "send %" PRId32 "->%" PRId32 " (line %d)", o->rank, o->peer,
+			 o->line);
+	else if (o->kind == TRACE_RECV)
+		snprintf(buf, len, "recv %" PRId32 "<-%" PRId32 " (line %d)", o->rank, o->peer,
+			 o->line);
+	else if (o->kind == TRACE_COMPUTE)
+		snprintf(buf, len, "compute %" PRId32 " (line %d)", o->rank, o->line);
+	else if (o->kind == TRACE_COLL && (unsigned)o->coll < TRACE_NCOLL)
+		snprintf(buf, len, "%s (line %d)", trace_coll_names[o->coll], o->line);
+	else
+		snprintf(buf, len, "op %" PRIu32 " (line %d)", i, o->line);
+	return buf;
+}
+
+static int op_err(struct sim_diag *d, const struct trace_op *o, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int op_err(struct sim_diag *d, const struct trace_op *o, const char *fmt, ...)
+{
+	char msg[sizeof(d->msg)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return sim_diag_set(d, o->file, o->line, 0, "%s", msg);
+}
+
+/* One send or recv, keyed by the channel it travels on. */
+struct chan_ent {
+	int32_t src, dst;
+	uint32_t tag;
+	uint32_t op;
+};
+
+static int chan_cmp(const void *a, const void *b)
+{
+	const struct chan_ent *x = a, *y = b;
+
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	if (x->dst != y->dst)
+		return x->dst < y->dst ? -1 : 1;
+	if (x->tag != y->tag)
+		return x->tag < y->tag ? -1 : 1;
+	return x->op < y->op ? -1 : x->op > y->op;
+}
+
+int trace_match_recvs(const struct trace *t, uint32_t *send_of, struct sim_diag *d)
+{
+	struct chan_ent *e;
+	size_t n = 0, i, j;
+	int rc = 0;
+
+	for (i = 0; i < t->nops; i++) {
+		send_of[i] = NONE;
+		n += t->ops[i].kind == TRACE_SEND || t->ops[i].kind == TRACE_RECV;
+	}
+	if (!n)
+		return 0;
+	e = malloc(n * sizeof(*e));
+	if (!e)
+		return sim_diag_set(d, NULL, 0, 0, "out of memory");
+	n = 0;
+	for (i = 0; i < t->nops; i++) {
+		const struct trace_op *o = &t->ops[i];
+
+		if (o->kind == TRACE_SEND)
+			e[n++] = (struct chan_ent){ o->rank, o->peer, o->tag, (uint32_t)i };
+		else if (o->kind == TRACE_RECV)
+			e[n++] = (struct chan_ent){ o->peer, o->rank, o->tag, (uint32_t)i };
+	}
+	/* Sorted by channel, then op order: within a channel, the k-th recv
+	 * meets the k-th send by walking both in step. */
+	qsort(e, n, sizeof(*e), chan_cmp);
+	for (i = 0; i < n && !rc; i = j) {
+		size_t s = i;	/* the next send of the channel not yet matched */
+
+		for (j = i; j < n && e[j].src == e[i].src && e[j].dst == e[i].dst &&
+			    e[j].tag == e[i].tag; j++)
+			;
+		for (size_t k = i; k < j && !rc; k++) {
+			const struct trace_op *r = &t->ops[e[k].op], *so;
+			char a[32], b[32];
+
+			if (r->kind != TRACE_RECV)
+				continue;
+			while (s < j && t->ops[e[s].op].kind != TRACE_SEND)
+				s++;
+			if (s == j) {
+				rc = op_err(d, r,
+					    "recv on rank %" PRId32 " from rank %" PRId32 " (tag %" PRIu32
+					    ") has no matching send: rank %" PRId32 " lists fewer sends to rank %"
+					    PRId32 " with this tag than rank %" PRId32 " lists recvs",
+					    r->rank, r->peer, r->tag, r->peer, r->rank, r->rank);
+				break;
+			}
+			so = &t->ops[e[s].op];
+			if (so->bytes != r->bytes) {
+				rc = op_err(d, r,
+					    "recv of %s on rank %" PRId32 " from rank %" PRId32 " (tag %" PRIu32
+					    ") matches the send of %s at %s:%d: the sizes differ",
+					    sim_fmt_size(r->bytes, a, sizeof(a)), r->rank, r->peer, r->tag,
+					    sim_fmt_size(so->bytes, b, sizeof(b)), so->file, so->line);
+				break;
+			}
+			send_of[e[k].op] = e[s++].op;
+		}
+	}
+	free(e);
+	return rc;
+}
+
+/* Cycle message: the ops of stack[from..top], each waiting for the next,
+ * rotated to start at the one listed first. */
+static int cycle_err(const struct trace *t, const uint32_t *cyc, size_t n, struct sim_diag *d)
+{
+	char msg[sizeof(d->msg)], lab[64];
+	size_t off = 0, first = 0, shown;
+
+	for (size_t k = 1; k < n; k++)
+		if (cyc[k] < cyc[first])
+			first = k;
+	sim_append(msg, sizeof(msg), &off, "dependency cycle (each op waits for the next): ");
+	/* A long cycle is cut so the message keeps its shape: the first dozen
+	 * ops, then the count. */
+	shown = n > 12 ? 12 : n;
+	for (size_t k = 0; k < shown; k++)
+		sim_append(msg, sizeof(msg), &off, "%s -> ",
+			   trace_op_label(t, cyc[(first + k) % n], lab, sizeof(lab)));
+	if (shown < n)
+		sim_append(msg, sizeof(msg), &off, "... (%zu ops in the cycle) -> ", n);
+	sim_append(msg, sizeof(msg), &off, "%s", trace_op_label(t, cyc[first], lab, sizeof(lab)));
+	return op_err(d, &t->ops[cyc[first]], "%s", msg);
+}
+
+/*
+ * Depth-first search with an explicit stack (a trace may hold millions of
+ * ops: no recursion). The edges of op u are its deps, then, for a recv,
+ * its matched send. A grey node met again closes a cycle: the stack from
+ * it to the top is the cycle.
+ */
+static int find_cycle(const struct trace *t, const uint32_t *send_of, struct sim_diag *d)
+{
+	size_t n = t->nops, sp;
+	uint8_t *color = calloc(n ? n : 1, 1);	/* 0 white, 1 on the stack, 2 done */
+	uint32_t *pos = calloc(n ? n : 1, sizeof(*pos));
+	uint32_t *stack = malloc((n ? n : 1) * sizeof(*stack));
+	int rc = 0;
+
+	if (!color || !pos || !stack) {
+		rc = sim_diag_set(d, NULL, 0, 0, "out of memory");
+		goto out;
+	}
+	for (size_t root = 0; root < n && !rc; root++) {
+		if (color[root])
+			continue;
+		sp = 0;
+		stack[sp++] = (uint32_t)root;
+		color[root] = 1;
+		while (sp && !rc) {
+			uint32_t u = stack[sp - 1], k = pos[u]++, v;
+			const struct trace_op *o = &t->ops[u];
+
+			if (k < o->ndeps)
+				v = t->deps[o->dep_off + k];
+			else if (k == o->ndeps && send_of[u] != NONE)
+				v = send_of[u];
+			else {
+				color[u] = 2;
+				sp--;
+				continue;
+			}
+			if (color[v] == 1) {
+				size_t from = sp;
+
+				while (stack[from - 1] != v)
+					from--;
+				rc = cycle_err(t, stack + from - 1, sp - from + 1, d);
+			} else if (!color[v]) {
+				color[v] = 1;
+				stack[sp++] = v;
+			}
+		}
+	}
+out:
+	free(color);
+	free(pos);
+	free(stack);
+	return rc;
+}
+
+struct id_ent {
+	uint32_t id, op;
+};
+
+static int id_cmp(const void *a, const void *b)
+{
+	const struct id_ent *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->op < y->op ? -1 : x->op > y->op;
+}
+
+static bool comm_has(const struct trace_comm *c, int32_t r)
+{
+	for (uint32_t i = 0; i < c->n; i++)
+		if (c->ranks[i] == r)
+			return true;
+	return false;
+}
+
+static int check_ops(const struct trace *t, struct sim_diag *d)
+{
+	for (size_t i = 0; i < t->nops; i++) {
+		const struct trace_op *o = &t->ops[i];
+		int32_t last = t->nranks - 1;
+
+		switch (o->kind) {
+		case TRACE_SEND:
+		case TRACE_RECV:
+		case TRACE_COMPUTE:
+			if (o->rank < 0 || o->rank > last)
+				return op_err(d, o, "rank %" PRId32 " is out of range (ranks 0..%" PRId32 ")",
+					      o->rank, last);
+			if (o->kind == TRACE_COMPUTE)
+				break;
+			if (o->peer < 0 || o->peer > last)
+				return op_err(d, o, "peer %" PRId32 " is out of range (ranks 0..%" PRId32 ")",
+					      o->peer, last);
+			if (o->peer == o->rank)
+				return op_err(d, o, "rank %" PRId32 " %s itself", o->rank,
+					      o->kind == TRACE_SEND ? "sends to" : "receives from");
+			break;
+		case TRACE_COLL:
+			if ((unsigned)o->coll >= TRACE_NCOLL)
+				return op_err(d, o, "unknown collective %d", (int)o->coll);
+			if ((unsigned)o->algo >= TRACE_NALGO)
+				return op_err(d, o, "unknown algorithm %d", (int)o->algo);
+			if (o->comm >= t->ncomms)
+				return op_err(d, o, "communicator %" PRIu32 " does not exist (%zu defined)",
+					      o->comm, t->ncomms);
+			if ((o->coll == TRACE_BROADCAST || o->coll == TRACE_REDUCE) &&
+			    !comm_has(&t->comms[o->comm], o->root))
+				return op_err(d, o, "root %" PRId32 " is not a member of the communicator",
+					      o->root);
+			if (o->chunks < 1 || o->channels < 1)
+				return op_err(d, o, "chunks and channels must be at least 1");
+			break;
+		default:
+			return op_err(d, o, "unknown op kind %d", (int)o->kind);
+		}
+		if ((uint64_t)o->dep_off + o->ndeps > t->ndeps)
+			return op_err(d, o, "dependency list out of range");
+		for (uint32_t k = 0; k < o->ndeps; k++)
+			if (t->deps[o->dep_off + k] >= t->nops)
+				return op_err(d, o, "dependency on op %" PRIu32 ", which does not exist",
+					      t->deps[o->dep_off + k]);
+	}
+	return 0;
+}
+
+static int check_ids(const struct trace *t, struct sim_diag *d)
+{
+	struct id_ent *e = malloc((t->nops ? t->nops : 1) * sizeof(*e));
+
+	if (!e)
+		return sim_diag_set(d, NULL, 0, 0, "out of memory");
+	for (size_t i = 0; i < t->nops; i++)
+		e[i] = (struct id_ent){ t->ops[i].id, (uint32_t)i };
+	qsort(e, t->nops, sizeof(*e), id_cmp);
+	for (size_t i = 1; i < t->nops; i++)
+		if (e[i].id == e[i - 1].id) {
+			const struct trace_op *a = &t->ops[e[i - 1].op], *b = &t->ops[e[i].op];
+			int rc = op_err(d, b, "duplicate op id %" PRIu32 " (also at %s:%d)", b->id,
+					a->file, a->line);
+
+			free(e);
+			return rc;
+		}
+	free(e);
+	return 0;
+}
+
+static int check_comms(const struct trace *t, struct sim_diag *d)
+{
+	uint32_t *seen = calloc((size_t)t->nranks, sizeof(*seen));
+
+	if (!seen)
+		return sim_diag_set(d, NULL, 0, 0, "out of memory");
+	/* seen[r] holds the last communicator (+1) r was found in: one pass,
+	 * no clearing between communicators. */
+	for (size_t c = 0; c < t->ncomms; c++) {
+		const struct trace_comm *cm = &t->comms[c];
+
+		if (!cm->n || !cm->ranks) {
+			free(seen);
+			return sim_diag_set(d, NULL, 0, 0, "communicator %zu is empty", c);
+		}
+		for (uint32_t i = 0; i < cm->n; i++) {
+			int32_t r = cm->ranks[i];
+
+			if (r < 0 || r >= t->nranks || seen[r] == c + 1) {
+				free(seen);
+				return sim_diag_set(d, NULL, 0, 0,
+						    r < 0 || r >= t->nranks ?
+						    "communicator %zu: member %" PRId32 " out of range" :
+						    "communicator %zu: rank %" PRId32 " listed twice",
+						    c, r);
+			}
+			seen[r] = (uint32_t)c + 1;
+		}
+	}
+	free(seen);
+	return 0;
+}
+
+int trace_validate(const struct trace *t, struct sim_diag *d)
+{
+	const char *f = t->nfiles ? t->files[0] : NULL;
+	uint32_t *send_of;
+	int rc;
+
+	if (t->nranks < 1 || !t->ncomms)
+		return sim_diag_set(d, f, 0, 0, "the trace has no ranks");
+	if ((unsigned)t->map > TRACE_MAP_GPU)
+		return sim_diag_set(d, f, 0, 0, "unknown rank mapping %d", (int)t->map);
+	if (t->map == TRACE_MAP_EXPLICIT)
+		for (int32_t r = 0; r < t->nranks; r++)
+			if (!t->rank_host || !t->rank_host[r])
+				return sim_diag_set(d, f, 0, 0, "rank %" PRId32 " has no host", r);
+	if (!t->nops)
+		return sim_diag_set(d, f, 0, 0, "the trace has no operations");
+	if (check_comms(t, d) || check_ops(t, d) || check_ids(t, d))
+		return -1;
+	send_of = malloc(t->nops * sizeof(*send_of));
+	if (!send_of)
+		return sim_diag_set(d, f, 0, 0, "out of memory");
+	rc = trace_match_recvs(t, send_of, d);
+	if (!rc)
+		rc = find_cycle(t, send_of, d);
+	free(send_of);
+	return rc;
+}
+
+/* ---- placing ranks on hosts ---------------------------------------------- */
+
+/* "n<i>g<j>", digits only: the names `ibfab topo gen rail` gives GPUs. */
+static bool gpu_name(const char *s, long *node, long *gpu)
+{
+	char *e;
+
+	if (s[0] != 'n' || !isdigit((unsigned char)s[1]))
+		return false;
+	errno = 0;
+	*node = strtol(s + 1, &e, 10);
+	if (errno || *e != 'g' || !isdigit((unsigned char)e[1]))
+		return false;
+	*gpu = strtol(e + 1, &e, 10);
+	return !errno && !*e;
+}
+
+struct gpu_ent {
+	long node, gpu;
+	int host;
+};
+
+static int gpu_cmp(const void *a, const void *b)
+{
+	const struct gpu_ent *x = a, *y = b;
+
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	if (x->gpu != y->gpu)
+		return x->gpu < y->gpu ? -1 : 1;
+	return x->host - y->host;
+}
+
+/* Hosts (net_host indexes) in the order the policy gives ranks; fills
+ * order[0..nranks). 0 or -1. */
+static int map_order(const struct trace *t, const struct net *net, int nh, int *order,
+		     struct sim_diag *d)
+{
+	const char *f = t->nfiles ? t->files[0] : NULL;
+
+	switch (t->map) {
+	case TRACE_MAP_LINEAR:
+		for (int k = 0; k < t->nranks; k++)
+			order[k] = k;
+		return 0;
+	case TRACE_MAP_RANDOM: {
+		struct sim_rng rng;
+		int *all = malloc((size_t)nh * sizeof(*all));
+
+		if (!all)
+			return sim_diag_set(d, f, 0, 0, "out of memory");
+		/* Fisher-Yates on its own stream, so the placement depends on
+		 * map_seed alone, not on the run's seed or other draws. */
+		sim_rng_init(&rng, t->map_seed, sim_hash_str("trace.map"));
+		for (int k = 0; k < nh; k++)
+			all[k] = k;
+		for (int k = nh - 1; k > 0; k--) {
+			int j = (int)sim_rng_below(&rng, (uint64_t)k + 1), x = all[k];
+
+			all[k] = all[j];
+			all[j] = x;
+		}
+		memcpy(order, all, (size_t)t->nranks * sizeof(*order));
+		free(all);
+		return 0;
+	}
+	case TRACE_MAP_ROUNDROBIN: {
+		/* Group hosts by the switch (or node) their first port is cabled
+		 * to, groups in order of first appearance; then one host per
+		 * group in turn. */
+		int *grp_of_node = malloc((size_t)net->nnodes * sizeof(int));
+		int *grp = malloc((size_t)nh * sizeof(int));
+		int *start = calloc((size_t)nh + 1, sizeof(int));
+		int *byg = malloc((size_t)nh * sizeof(int));
+		int *taken = calloc((size_t)nh + 1, sizeof(int));
+		int ng = 0, k = 0, rc = 0;
+
+		if (!grp_of_node || !grp || !start || !byg || !taken) {
+			rc = sim_diag_set(d, f, 0, 0, "out of memory");
+			goto rr_out;
+		}
+		for (int i = 0; i < net->nnodes; i++)
+			grp_of_node[i] = -1;
+		for (int h = 0; h < nh; h++) {
+			int node = net_host(net, h), p = net_first_port(net, node);
+			int leaf = p >= 0 ? net->nodes[node].ports[p].remote_node : node;
+
+			if (leaf < 0)
+				leaf = node;
+			if (grp_of_node[leaf] < 0)
+				grp_of_node[leaf] = ng++;
+			grp[h] = grp_of_node[leaf];
+			start[grp[h] + 1]++;
+		}
+		for (int g = 0; g < ng; g++)
+			start[g + 1] += start[g];
+		for (int h = 0; h < nh; h++)
+			byg[start[grp[h]] + taken[grp[h]]++] = h;
+		memset(taken, 0, (size_t)ng * sizeof(int));
+		while (k < t->nranks)
+			for (int g = 0; g < ng && k < t->nranks; g++)
+				if (start[g] + taken[g] < start[g + 1])
+					order[k++] = byg[start[g] + taken[g]++];
+rr_out:
+		free(grp_of_node);
+		free(grp);
+		free(start);
+		free(byg);
+		free(taken);
+		return rc;
+	}
+	case TRACE_MAP_GPU: {
+		struct gpu_ent *e = malloc((size_t)nh * sizeof(*e));
+		int ne = 0;
+
+		if (!e)
+			return sim_diag_set(d, f, 0, 0, "out of memory");
+		for (int h = 0; h < nh; h++) {
+			const struct net_node *nd = &net->nodes[net_host(net, h)];
+			long ni, gi;
+
+			if (gpu_name(nd->desc, &ni, &gi) || gpu_name(nd->id, &ni, &gi))
+				e[ne++] = (struct gpu_ent){ ni, gi, h };
+		}
+		if (ne < t->nranks) {
+			free(e);
+			return sim_diag_set(d, f, 0, 0,
+					    "map gpu: the trace has %" PRId32 " ranks but the fabric has %d hosts named n<node>g<gpu>%s",
+					    t->nranks, ne,
+					    ne ? "" : " (rail-optimised clusters, as 'ibfab topo gen rail' writes them)");
+		}
+		qsort(e, (size_t)ne, sizeof(*e), gpu_cmp);
+		for (int k = 1; k < ne; k++)
+			if (e[k].node == e[k - 1].node && e[k].gpu == e[k - 1].gpu) {
+				int rc = sim_diag_set(d, f, 0, 0,
+						      "map gpu: two hosts are named n%ldg%ld",
+						      e[k].node, e[k].gpu);
+
+				free(e);
+				return rc;
+			}
+		for (int k = 0; k < t->nranks; k++)
+			order[k] = e[k].host;
+		free(e);
+		return 0;
+	}
+	case TRACE_MAP_EXPLICIT:
+		break;
+	}
+	return sim_diag_set(d, f, 0, 0, "unknown rank mapping %d", (int)t->map);
+}
+
+static const char *const map_names[] = {
+	[TRACE_MAP_EXPLICIT] = "host lines",
+	[TRACE_MAP_LINEAR] = "map linear",
+	[TRACE_MAP_ROUNDROBIN] = "map roundrobin",
+	[TRACE_MAP_RANDOM] = "map random",
+	[TRACE_MAP_GPU] = "map gpu",
+};
+
+int trace_map_ranks(struct trace *t, const struct net *net, struct sim_diag *d)
+{
+	const char *f = t->nfiles ? t->files[0] : NULL;
+	int nh = net_nhosts(net), rc = 0;
+	int32_t *node_rank = NULL, *rn = NULL;
+	int *order = NULL;
+
+	if (t->nranks < 1)
+		return sim_diag_set(d, f, 0, 0, "the trace has no ranks");
+	if ((unsigned)t->map > TRACE_MAP_GPU)
+		return sim_diag_set(d, f, 0, 0, "unknown rank mapping %d", (int)t->map);
+	if (t->map != TRACE_MAP_EXPLICIT && t->nranks > nh)
+		return sim_diag_set(d, f, 0, 0,
+				    "the trace has %" PRId32 " ranks but the fabric has %d hosts (one rank per host)",
+				    t->nranks, nh);
+	rn = malloc((size_t)t->nranks * sizeof(*rn));
+	order = malloc((size_t)t->nranks * sizeof(*order));
+	node_rank = malloc((size_t)(net->nnodes ? net->nnodes : 1) * sizeof(*node_rank));
+	if (!rn || !order || !node_rank) {
+		rc = sim_diag_set(d, f, 0, 0, "out of memory");
+		goto out;
+	}
+	if (t->map == TRACE_MAP_EXPLICIT) {
+		for (int32_t r = 0; r < t->nranks && !rc; r++) {
+			const char *h = t->rank_host ? t->rank_host[r] : NULL;
+			int node = h ? net_find_host(net, h) : -1;
+
+			if (!h)
+				rc = sim_diag_set(d, f, 0, 0, "rank %" PRId32 " has no host", r);
+			else if (node < 0 || net->nodes[node].type == NET_SWITCH ||
+				 net_first_port(net, node) < 0)
+				rc = sim_diag_set(d, f, 0, 0,
+						  "rank %" PRId32 " is placed on '%s', which is not a connected host of the fabric",
+						  r, h);
+			else
+				rn[r] = node;
+		}
+	} else {
+		rc = map_order(t, net, nh, order, d);
+		for (int32_t r = 0; r < t->nranks && !rc; r++)
+			rn[r] = net_host(net, order[r]);
+	}
+	if (rc)
+		goto out;
+	for (int i = 0; i < net->nnodes; i++)
+		node_rank[i] = -1;
+	for (int32_t r = 0; r < t->nranks; r++) {
+		if (node_rank[rn[r]] >= 0) {
+			rc = sim_diag_set(d, f, 0, 0,
+					  "ranks %" PRId32 " and %" PRId32 " are both placed on host '%s' (%s): ibfab needs one rank per host, since the fabric has no path inside a host; model a multi-GPU server as one host per GPU",
+					  node_rank[rn[r]], r, net->nodes[rn[r]].desc,
+					  map_names[t->map]);
+			goto out;
+		}
+		node_rank[rn[r]] = r;
+	}
+	free(t->rank_node);
+	t->rank_node = rn;
+	rn = NULL;
+out:
+	free(rn);
+	free(order);
+	free(node_rank);
+	return rc;
+}
+
+/* ---- loading ---------------------------------------------------------------- */
+
+int trace_read_file(const char *path, char **buf, size_t *len, struct sim_diag *d)
+{
+	FILE *f = fopen(path, "rb");
+	size_t cap = 65536, n = 0;
+	char *b = NULL, *nb;
+	int err = 0;
+
+	*buf = NULL;
+	*len = 0;
+	if (!f)
+		return sim_diag_set(d, path, 0, 0, "cannot open: %s", strerror(errno));
+	for (;;) {
+		nb = realloc(b, cap + 1);
+		if (!nb) {
+			err = ENOMEM;
+			break;
+		}
+		b = nb;
+		n += fread(b + n, 1, cap - n, f);
+		if (n < cap) {
+			if (ferror(f))
+				err = errno ? errno : EIO;
+			break;
+		}
+		if (cap >= TRACE_MAX_FILE) {
+			err = EFBIG;
+			break;
+		}
+		cap *= 2;
+	}
+	fclose(f);
+	if (err) {
+		free(b);
+		return sim_diag_set(d, path, 0, 0, "cannot read: %s", strerror(err));
+	}
+	b[n] = 0;
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+static int load_native(const char *path, const char *text, size_t len, struct trace *t,
+		       struct sim_diag *d)
+{
+	char *canon = realpath(path, NULL);
+	int rc = trace_fmt_parse(text, len, path, canon, t, d);
+
+	free(canon);
+	return rc;
+}
+
+static const struct trace_format {
+	const char *name;
+	int (*load)(const char *path, const char *text, size_t len, struct trace *t,
+		    struct sim_diag *d);
+} formats[] = {
+	{ "ibfab", load_native },
+	{ "htsim", import_htsim },
+	{ "hpcc", import_hpcc },
+	{ "nccl-log", import_nccl_log },
+	{ "nccl-tests", import_nccl_tests },
+};
+
+static bool has_ext(const char *path, const char *ext)
+{
+	size_t pl = strlen(path), el = strlen(ext);
+
+	return pl > el && !strcmp(path + pl - el, ext);
+}
+
+int trace_load(const char *path, const char *format, struct trace *t, struct sim_diag *d)
+{
+	const struct trace_format *fmt = NULL;
+	char *buf;
+	size_t len;
+	int rc;
+
+	trace_init(t);
+	sim_diag_clear(d);
+	if (trace_read_file(path, &buf, &len, d))
+		return -1;
+	/* A native file says so by its extension or its first keyword; the
+	 * importers recognise their own formats. */
+	if (!format && (has_ext(path, ".trace") || trace_fmt_sniff(buf, len)))
+		format = "ibfab";
+	if (!format)
+		format = import_detect(path, buf, len);
+	if (!format) {
+		free(buf);
+		return sim_diag_set(d, path, 0, 0,
+				    "cannot tell the trace format: expected a native trace (first line 'ranks N', docs/trace-format.md) or an htsim .cm, HPCC flow file, NCCL log or nccl-tests command line; name the format with --trace-format");
+	}
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (!strcmp(formats[i].name, format))
+			fmt = &formats[i];
+	if (!fmt) {
+		free(buf);
+		return sim_diag_set(d, path, 0, 0,
+				    "unknown trace format '%s' (expected ibfab, htsim, hpcc, nccl-log or nccl-tests)",
+				    format);
+	}
+	rc = fmt->load(path, buf, len, t, d);
+	free(buf);
+	if (!rc)
+		rc = trace_validate(t, d);
+	if (rc)
+		trace_free(t);
+	return rc;
+}
+
+int trace_load_string(const char *text, const char *name, struct trace *t, struct sim_diag *d)
+{
+	int rc;
+
+	trace_init(t);
+	sim_diag_clear(d);
+	rc = trace_fmt_parse(text, strlen(text), name ? name : "<string>", NULL, t, d);
+	if (!rc)
+		rc = trace_validate(t, d);
+	if (rc)
+		trace_free(t);
+	return rc;
+}

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace.h - a workload: ranks placed on hosts, and what each rank does.
+ *
+ * Two levels. A *trace* is what users write or import: per-rank (or
+ * all-rank) operations with ids and dependencies - point-to-point sends
+ * and receives, compute delays, and collectives over a communicator with an
+ * algorithm. Lowering turns it into a *program*: point-to-point transfers
+ * and compute delays only, each with the steps it must wait for, which the
+ * replay (traces/trace_replay.c) runs on the simulated fabric.
+ *
+ * Parsers (native format: trace_fmt.c; importers: import_*.c) fill a
+ * struct trace; collective algorithms (coll_*.c) lower collectives;
+ * trace_lower() builds the program. Every op remembers the file and line it
+ * came from, so errors and reports can point back to the input.
+ */
+#ifndef IBFAB_TRACE_H
+#define IBFAB_TRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "models/net/net.h"
+#include "sim/sim.h"
+#include "sim/sim_diag.h"
+
+/* ---- the trace ------------------------------------------------------------ */
+
+enum trace_kind {
+	TRACE_SEND,		/* rank -> peer, bytes; done when delivered at peer */
+	TRACE_RECV,		/* rank <- peer; done when the matching send is delivered */
+	TRACE_COMPUTE,		/* rank busy for `duration` */
+	TRACE_COLL,		/* a collective over a communicator (every member takes part) */
+};
+
+enum trace_coll {
+	TRACE_ALLREDUCE, TRACE_ALLGATHER, TRACE_REDUCESCATTER, TRACE_ALLTOALL,
+	TRACE_BROADCAST, TRACE_REDUCE, TRACE_BARRIER,
+	TRACE_NCOLL
+};
+extern const char *const trace_coll_names[TRACE_NCOLL];	/* "allreduce", ... */
+
+enum trace_algo {
+	TRACE_ALGO_AUTO,	/* the collective's default (ring for allreduce, ...) */
+	TRACE_ALGO_RING,	/* ring (NCCL's), reduce-scatter + all-gather for allreduce */
+	TRACE_ALGO_TREE,	/* double binary tree (NCCL's tree) */
+	TRACE_ALGO_HD,		/* recursive halving-doubling (Rabenseifner) */
+	TRACE_ALGO_DIRECT,	/* all-to-all: every pair at once */
+	TRACE_ALGO_PAIRWISE,	/* all-to-all: N-1 rounds, partner r xor k / r + k */
+	TRACE_ALGO_BRUCK,	/* all-gather (small messages): log2 N rounds */
+	TRACE_NALGO
+};
+extern const char *const trace_algo_names[TRACE_NALGO];	/* "auto", "ring", "tree", "hd", ... */
+
+struct trace_op {
+	uint32_t id;		/* unique in the trace (user's, or assigned) */
+	enum trace_kind kind;
+	int32_t rank;		/* who runs it; -1 for a collective (its communicator) */
+	int32_t peer;		/* send/recv partner */
+	uint64_t bytes;		/* send/recv size; collective: the buffer size S (nccl-tests' "size") */
+	sim_time_t duration;	/* compute */
+	uint32_t tag;		/* send/recv matching: (rank, peer, tag) in order */
+	/* collectives */
+	enum trace_coll coll;
+	enum trace_algo algo;
+	uint32_t comm;		/* index into trace.comms */
+	int32_t root;		/* broadcast/reduce root (a rank of the communicator) */
+	uint32_t chunks;	/* pipeline the collective into this many chunks (>= 1) */
+	uint32_t channels;	/* NCCL-like parallel rings/trees (>= 1) */
+	/* dependencies: ops (by index into trace.ops) that must be done first */
+	uint32_t dep_off, ndeps;	/* into trace.deps */
+	char name[32];		/* a label for reports (e.g. "grad_allreduce_3"), may be empty */
+	const char *file;	/* points into trace.files */
+	int line;
+};
+
+struct trace_comm {
+	int32_t *ranks;		/* members, in the communicator's rank order */
+	uint32_t n;
+};
+
+enum trace_map {
+	TRACE_MAP_EXPLICIT,	/* the trace lists host of each rank */
+	TRACE_MAP_LINEAR,	/* rank k -> host k */
+	TRACE_MAP_ROUNDROBIN,	/* consecutive ranks on different leaf switches */
+	TRACE_MAP_RANDOM,	/* a random permutation (map_seed) */
+	TRACE_MAP_GPU,		/* one rank per GPU on a rail-optimised cluster (hosts "n<i>g<j>") */
+};
+
+struct trace {
+	int32_t nranks;
+	enum trace_map map;
+	uint64_t map_seed;
+	char **rank_host;	/* TRACE_MAP_EXPLICIT: host name per rank (as in --traffic) */
+	int32_t *rank_node;	/* rank -> node index in the net, after trace_map_ranks() */
+	struct trace_op *ops;
+	size_t nops, ops_cap;
+	uint32_t *deps;
+	size_t ndeps, deps_cap;
+	struct trace_comm *comms;	/* comms[0] is "all ranks" */
+	size_t ncomms;
+	char **files;		/* every file read (includes), owned */
+	int nfiles;
+};
+
+void trace_init(struct trace *t);
+void trace_free(struct trace *t);
+/* Append an op (copied; its deps given as op indexes). Returns its index or -1. */
+int trace_add_op(struct trace *t, const struct trace_op *op, const uint32_t *deps,
+		 uint32_t ndeps, struct sim_diag *d);
+/* Add a communicator; returns its index or -1. comms[0] (all ranks) is made by
+ * trace_set_ranks(). */
+int trace_add_comm(struct trace *t, const int32_t *ranks, uint32_t n, struct sim_diag *d);
+int trace_set_ranks(struct trace *t, int32_t nranks, struct sim_diag *d);
+const char *trace_add_file(struct trace *t, const char *path);
+/* Checks before lowering: ranks in range, every recv matched by a send with
+ * the same (rank, peer, tag) in order and the same size, no dependency
+ * cycle (reported with the ops' file:line), collectives' roots in their
+ * communicator. */
+int trace_validate(const struct trace *t, struct sim_diag *d);
+/* Place ranks on hosts of the net (rank_node). */
+int trace_map_ranks(struct trace *t, const struct net *net, struct sim_diag *d);
+
+/* Load a trace file: the native format (trace_fmt.c) or an importer, by
+ * content or extension, or `format` ("ibfab", "htsim", "hpcc", "nccl-log",
+ * "nccl-tests"; NULL = detect). */
+int trace_load(const char *path, const char *format, struct trace *t, struct sim_diag *d);
+/* The native format from memory (tests). */
+int trace_load_string(const char *text, const char *name, struct trace *t, struct sim_diag *d);
+
+/* ---- the lowered program -------------------------------------------------- */
+
+enum trace_step_kind {
+	TS_XFER,		/* rank -> peer, bytes: done when delivered at peer */
+	TS_COMPUTE,		/* rank busy for duration: done when it ends */
+};
+
+/* What a transfer does to the receiver's copy of the chunk (for the
+ * reduction check that proves an algorithm correct). */
+enum trace_data { TD_NONE, TD_REDUCE, TD_COPY };
+
+struct trace_step {
+	enum trace_step_kind kind;
+	int32_t rank, peer;	/* ranks (not nodes) */
+	uint64_t bytes;
+	sim_time_t duration;
+	uint32_t op;		/* the trace op it implements */
+	uint32_t phase;		/* the algorithm's step number (for --explain and timelines) */
+	uint32_t chunk;		/* which chunk of the collective's buffer it carries; a step
+				 * carrying a run of chunks (halving-doubling, Bruck) encodes
+				 * it: decode with coll_step_chunks() (traces/coll.h) */
+	enum trace_data data;
+	uint32_t dep_off, ndeps;	/* into program.deps: steps that must be done first */
+};
+
+struct trace_program {
+	const struct trace *trace;
+	struct trace_step *steps;
+	size_t nsteps, steps_cap;
+	uint32_t *deps;
+	size_t ndeps, deps_cap;
+	/* per trace op: its steps are [op_first[i], op_first[i] + op_nsteps[i]) */
+	uint32_t *op_first, *op_nsteps;
+	/* per collective op: how many chunks its buffer is cut into (reduction check) */
+	uint32_t *op_nchunks;
+};
+
+void trace_program_init(struct trace_program *p, const struct trace *t);
+void trace_program_free(struct trace_program *p);
+/* Append a step; returns its index or -1 (out of memory). */
+int trace_program_add(struct trace_program *p, const struct trace_step *s,
+		      const uint32_t *deps, uint32_t ndeps);
+/* Lower every op of the trace (collectives through coll_lower()). */
+int trace_lower(const struct trace *t, struct trace_program *p, struct sim_diag *d);
+
+/*
+ * A collective algorithm: appends the steps of collective op `op_index`
+ * (all of them, on every member) to p. `entry[r]` is, for each member r,
+ * the step index the collective must wait for on that rank (UINT32_MAX:
+ * none); every step member r *sends* depends on it, directly or through
+ * earlier steps (a member starts when its own dependencies are done, as the
+ * trace format's per-rank order says: no barrier before a collective).
+ * Implemented in coll_*.c.
+ */
+int coll_lower(const struct trace *t, uint32_t op_index, struct trace_program *p,
+	       const uint32_t *entry, struct sim_diag *d);
+/* Every step of op_index runs on its members after their entry; after the
+ * last step on each rank the op is done there. The reduction check: run the
+ * program symbolically and verify each rank ends with what the collective
+ * promises (every contribution exactly once for allreduce, ...). */
+int coll_check(const struct trace_program *p, uint32_t op_index, struct sim_diag *d);
+/* Print the lowered steps of one op so a student can follow the algorithm. */
+void trace_explain(const struct trace_program *p, uint32_t op_index, FILE *out);
+
+/* nccl-tests' bus bandwidth factor: busbw = algbw x factor (numbers.md). */
+double coll_busbw_factor(enum trace_coll c, uint32_t nranks);
+
+#endif

@@ -1,0 +1,613 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace_program.c - lowering a trace into a program: the point-to-point
+ * transfers and compute delays the replay runs, each with the steps it
+ * waits for.
+ *
+ * Each op is lowered after the ops it waits for (a depth-first walk over
+ * the trace's dependencies plus the edge from each recv to its send, as
+ * trace_validate() checks them), so a step only ever waits for earlier
+ * steps and the program is in an order that runs:
+ *
+ *   send     one TS_XFER rank -> peer. It does not wait for the recv: the
+ *            transfer is a one-sided RDMA write (docs/trace-format.md).
+ *   compute  one TS_COMPUTE on its rank.
+ *   recv     no step of its own. Its range [op_first, op_first + 1) is the
+ *            matching send's step (steps[op_first].op is the send's index),
+ *            so the replay times the recv as the transfer it waits for. A
+ *            recv is done when that transfer has landed *and* what the recv
+ *            itself waited for (its rank's previous op, its after=) is done:
+ *            ops that wait for the recv wait for both. Without the second
+ *            half, an op listed after a recv would run as soon as the data
+ *            landed, even if its rank were still busy with what came before
+ *            the recv: a wrong trace would be silently too fast.
+ *   collective  coll_lower_entries(): the algorithm's transfers.
+ *
+ * What an op waits for "on a rank". An op is done on some ranks (a send on
+ * its two ranks, a compute or recv on its rank, a collective on each
+ * member), each when some of its steps are done: its exits, a list of
+ * (rank, step). An op X on rank y that waits for op D waits for D's exits
+ * on y, or for all of D's exits when D does not run on y (an after= that
+ * crosses ranks).
+ *
+ * A collective waits per member: member r starts when r's deps are done on
+ * r - its previous op, its after= - not when every member's are. A dep
+ * that runs on another member concerns that member only; one that runs on
+ * no member concerns them all. That is the trace format's rule ("it waits,
+ * on each member, for that member's previous op"; after=fwd means each
+ * member's fwd) and NCCL's: a rank enters a collective when its stream
+ * reaches it, with no barrier before. Likewise a collective is done on
+ * member r when the last transfers r sends and receives in each chunk flow
+ * have landed (its per-rank sinks), so the next op on r waits for r's part
+ * only; a member that sends nothing (a broadcast leaf) adds its entry,
+ * or the op after the broadcast on that leaf would not wait for the op
+ * before it.
+ *
+ * No join steps are made: the replay runs compute steps one at a time per
+ * rank, so a zero-length "join" compute would wait behind an unrelated
+ * async compute. An op that waits for a collective lists the collective's
+ * last steps on its rank instead (64 for a ring over 8 channels x 4
+ * chunks: a last send and a last receive per flow).
+ */
+#include "traces/trace.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "sim/sim_parse.h"
+#include "traces/coll.h"
+#include "traces/trace_fmt.h"
+
+#define NONE UINT32_MAX
+
+void trace_program_init(struct trace_program *p, const struct trace *t)
+{
+	memset(p, 0, sizeof(*p));
+	p->trace = t;
+}
+
+void trace_program_free(struct trace_program *p)
+{
+	const struct trace *t = p->trace;
+
+	free(p->steps);
+	free(p->deps);
+	free(p->op_first);
+	free(p->op_nsteps);
+	free(p->op_nchunks);
+	/* empty again, for the same trace: a second free or a new lowering is safe */
+	trace_program_init(p, t);
+}
+
+/* Grow *arr (of *cap elements of size sz) to hold need; 0 or -1. */
+static int grow(void **arr, size_t *cap, size_t need, size_t sz)
+{
+	size_t n = *cap ? *cap : 64;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need) {
+		if (n > SIZE_MAX / 2 / sz)
+			return -1;
+		n *= 2;
+	}
+	np = realloc(*arr, n * sz);
+	if (!np)
+		return -1;
+	*arr = np;
+	*cap = n;
+	return 0;
+}
+
+/*
+ * Ask for transparent huge pages on a big array. A 128-rank ring allreduce
+ * with 8 channels x 4 chunks is a million steps, 58 MiB: in 4 KiB pages
+ * that is 15000 page faults, which cost more than lowering itself (3.6 us
+ * each measured here, 55 ms, against 40 ms of user time); in 2 MiB pages,
+ * 30. Only a hint: where THP is off, nothing changes.
+ */
+static void huge_hint(void *arr, size_t bytes)
+{
+	const uintptr_t huge = 2u << 20;
+	uintptr_t a = ((uintptr_t)arr + huge - 1) & ~(huge - 1);
+	uintptr_t e = ((uintptr_t)arr + bytes) & ~(huge - 1);
+
+	if (e > a)
+		madvise((void *)a, e - a, MADV_HUGEPAGE);
+}
+
+int trace_program_reserve(struct trace_program *p, size_t steps, size_t deps)
+{
+	size_t scap = p->steps_cap, dcap = p->deps_cap;
+
+	if (grow((void **)&p->steps, &p->steps_cap, p->nsteps + steps, sizeof(*p->steps)) ||
+	    grow((void **)&p->deps, &p->deps_cap, p->ndeps + deps, sizeof(*p->deps)))
+		return -1;
+	if (p->steps_cap != scap)
+		huge_hint(p->steps, p->steps_cap * sizeof(*p->steps));
+	if (p->deps_cap != dcap)
+		huge_hint(p->deps, p->deps_cap * sizeof(*p->deps));
+	return 0;
+}
+
+int trace_program_ops_alloc(struct trace_program *p)
+{
+	size_t n = p->trace && p->trace->nops ? p->trace->nops : 1;
+
+	if (p->op_first && p->op_nsteps && p->op_nchunks)
+		return 0;
+	free(p->op_first);
+	free(p->op_nsteps);
+	free(p->op_nchunks);
+	p->op_first = calloc(n, sizeof(*p->op_first));
+	p->op_nsteps = calloc(n, sizeof(*p->op_nsteps));
+	p->op_nchunks = calloc(n, sizeof(*p->op_nchunks));
+	if (p->op_first && p->op_nsteps && p->op_nchunks)
+		return 0;
+	free(p->op_first);
+	free(p->op_nsteps);
+	free(p->op_nchunks);
+	p->op_first = p->op_nsteps = p->op_nchunks = NULL;
+	return -1;
+}
+
+int trace_program_add(struct trace_program *p, const struct trace_step *s,
+		      const uint32_t *deps, uint32_t ndeps)
+{
+	return trace_program_append(p, s, deps, ndeps);
+}
+
+/* ---- lowering ---------------------------------------------------------------- */
+
+struct exit_ent {
+	int32_t rank;
+	uint32_t step;
+};
+
+struct lower {
+	const struct trace *t;
+	struct trace_program *p;
+	struct sim_diag *d;
+	uint32_t *send_of;
+	/* the exits of op i: ex[xoff[i] .. xoff[i] + xn[i]), by (rank, step) */
+	struct exit_ent *ex;
+	size_t nex, excap;
+	size_t *xoff;
+	uint32_t *xn;
+	/* scratch: a dependency list, a collective's entry lists, sink marks */
+	uint32_t *buf;
+	size_t nbuf, bufcap;
+	uint32_t *es, *eoff;
+	size_t nes, escap, eoffcap;
+	uint8_t *mark;
+	size_t markcap;
+	uint8_t *waited;	/* per op: some op waits for it */
+	int32_t *midx;		/* rank -> member index of the collective at hand, -1 */
+	uint8_t *touch, *sends;	/* per dep: runs on a member; per member: sends */
+	size_t touchcap, sendscap;
+};
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int cmp_exit(const void *a, const void *b)
+{
+	const struct exit_ent *x = a, *y = b;
+
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return (x->step > y->step) - (x->step < y->step);
+}
+
+static int buf_push(struct lower *L, uint32_t s)
+{
+	if (grow((void **)&L->buf, &L->bufcap, L->nbuf + 1, sizeof(*L->buf)))
+		return -1;
+	L->buf[L->nbuf++] = s;
+	return 0;
+}
+
+/* Sort buf[from..] and drop repeats. */
+static void buf_unique(struct lower *L, size_t from)
+{
+	size_t n = from;
+
+	if (L->nbuf - from < 2)
+		return;		/* nothing to sort (and buf may not exist yet) */
+	qsort(L->buf + from, L->nbuf - from, sizeof(*L->buf), cmp_u32);
+	for (size_t i = from; i < L->nbuf; i++)
+		if (n == from || L->buf[n - 1] != L->buf[i])
+			L->buf[n++] = L->buf[i];
+	L->nbuf = n;
+}
+
+/* Append to buf what rank y waits for when it waits for op dd: dd's exits
+ * on y; if dd does not run on y, all of them, unless `others` (dd runs on
+ * another member of y's collective, and concerns that member only). */
+static int gather(struct lower *L, int32_t y, uint32_t dd, bool others)
+{
+	const struct exit_ent *e = L->ex + L->xoff[dd];
+	uint32_t n = L->xn[dd], lo = 0, hi = n;
+
+	while (lo < hi) {		/* first exit with rank >= y */
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (e[mid].rank < y)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (hi = lo; hi < n && e[hi].rank == y; hi++)
+		;
+	if (lo == hi) {
+		if (others)
+			return 0;
+		lo = 0;
+		hi = n;
+	}
+	for (uint32_t k = lo; k < hi; k++)
+		if (buf_push(L, e[k].step))
+			return -1;
+	return 0;
+}
+
+/* Everything op i waits for, as it concerns rank y, into buf (sorted,
+ * unique). touch[k] (collectives): dep k runs on some member. */
+static int gather_deps(struct lower *L, uint32_t i, int32_t y, const uint8_t *touch)
+{
+	const struct trace_op *o = &L->t->ops[i];
+	size_t from = L->nbuf;
+
+	for (uint32_t k = 0; k < o->ndeps; k++)
+		if (gather(L, y, L->t->deps[o->dep_off + k], touch && touch[k]))
+			return -1;
+	buf_unique(L, from);
+	return 0;
+}
+
+static int exit_push(struct lower *L, int32_t rank, uint32_t step)
+{
+	if (grow((void **)&L->ex, &L->excap, L->nex + 1, sizeof(*L->ex)))
+		return -1;
+	L->ex[L->nex++] = (struct exit_ent){ rank, step };
+	return 0;
+}
+
+/* Close op i's exit list (begun at L->xoff[i]): sorted, unique. */
+static void exit_close(struct lower *L, uint32_t i)
+{
+	struct exit_ent *e = L->ex + L->xoff[i];
+	size_t n = L->nex - L->xoff[i], m = 0;
+
+	if (n > 1)
+		qsort(e, n, sizeof(*e), cmp_exit);
+	for (size_t k = 0; k < n; k++)
+		if (!m || e[m - 1].rank != e[k].rank || e[m - 1].step != e[k].step)
+			e[m++] = e[k];
+	L->nex = L->xoff[i] + m;
+	L->xn[i] = (uint32_t)m;
+}
+
+static int oom(struct lower *L)
+{
+	return sim_diag_set(L->d, NULL, 0, 0, "out of memory lowering the trace (%zu steps)",
+			    L->p->nsteps);
+}
+
+static int lower_p2p(struct lower *L, uint32_t i)
+{
+	const struct trace_op *o = &L->t->ops[i];
+	struct trace_program *p = L->p;
+	struct trace_step s = { .op = i, .rank = o->rank, .peer = o->peer };
+	int ix;
+
+	L->nbuf = 0;
+	if (gather_deps(L, i, o->rank, NULL))
+		return oom(L);
+	if (o->kind == TRACE_SEND) {
+		s.kind = TS_XFER;
+		s.bytes = o->bytes;
+	} else {
+		s.kind = TS_COMPUTE;
+		s.peer = -1;
+		s.duration = o->duration;
+	}
+	ix = trace_program_add(p, &s, L->buf, (uint32_t)L->nbuf);
+	if (ix < 0)
+		return oom(L);
+	p->op_first[i] = (uint32_t)ix;
+	p->op_nsteps[i] = 1;
+	if (exit_push(L, o->rank, (uint32_t)ix) ||
+	    (o->kind == TRACE_SEND && exit_push(L, o->peer, (uint32_t)ix)))
+		return oom(L);
+	return 0;
+}
+
+static int lower_recv(struct lower *L, uint32_t i)
+{
+	const struct trace_op *o = &L->t->ops[i];
+	uint32_t send = L->send_of[i], step;
+
+	if (send == NONE || L->t->ops[send].kind != TRACE_SEND || L->p->op_nsteps[send] != 1)
+		return sim_diag_set(L->d, o->file, o->line, 0,
+				    "recv on rank %" PRId32 " from rank %" PRId32 " has no matching send",
+				    o->rank, o->peer);
+	step = L->p->op_first[send];
+	L->p->op_first[i] = step;	/* borrowed: the send's step (see above) */
+	L->p->op_nsteps[i] = 1;
+	L->nbuf = 0;
+	if (gather_deps(L, i, o->rank, NULL) || buf_push(L, step))
+		return oom(L);
+	for (size_t k = 0; k < L->nbuf; k++)
+		if (exit_push(L, o->rank, L->buf[k]))
+			return oom(L);
+	return 0;
+}
+
+/*
+ * A collective's exits: for each member, the steps of the collective that
+ * involve it (as sender or receiver) and that no later step involving it
+ * waits for. Once they are done, so is every step of the collective on
+ * that member, and - since every step a member sends waits for its entry
+ * - whatever the member did before. A member that sends nothing (a leaf of
+ * a broadcast, the root of a reduce, the only member) adds its entry.
+ */
+static int coll_exits(struct lower *L, uint32_t i)
+{
+	const struct trace_program *p = L->p;
+	const struct trace_comm *cm = &L->t->comms[L->t->ops[i].comm];
+	uint32_t a = p->op_first[i], b = a + p->op_nsteps[i];
+
+	if (grow((void **)&L->sends, &L->sendscap, cm->n, 1) ||
+	    grow((void **)&L->mark, &L->markcap, b - a + 1, 1))
+		return -1;
+	memset(L->sends, 0, cm->n);
+	memset(L->mark, 0, b - a);
+	/*
+	 * One pass, last step first: when a step is reached, every step that
+	 * could wait for it has been, so its marks are final (bit 0: a later
+	 * step involving its sender waits for it; bit 1: involving its
+	 * receiver). A million-step ring is read once.
+	 */
+	for (uint32_t s = b; s-- > a;) {
+		const struct trace_step *st = &p->steps[s];
+
+		if (st->kind != TS_XFER)
+			continue;
+		L->sends[L->midx[st->rank]] = 1;
+		if (!(L->mark[s - a] & 1) && exit_push(L, st->rank, s))
+			return -1;
+		if (!(L->mark[s - a] & 2) && exit_push(L, st->peer, s))
+			return -1;
+		for (uint32_t k = 0; k < st->ndeps; k++) {
+			uint32_t dd = p->deps[st->dep_off + k];
+			const struct trace_step *sd;
+
+			if (dd < a)
+				continue;
+			sd = &p->steps[dd];
+			if (sd->rank == st->rank || sd->rank == st->peer)
+				L->mark[dd - a] |= 1;
+			if (sd->peer == st->rank || sd->peer == st->peer)
+				L->mark[dd - a] |= 2;
+		}
+	}
+	for (uint32_t m = 0; m < cm->n; m++)
+		for (uint32_t k = L->eoff[m]; k < L->eoff[m + 1] && !L->sends[m]; k++)
+			if (exit_push(L, cm->ranks[m], L->es[k]))
+				return -1;
+	return 0;
+}
+
+static int lower_coll(struct lower *L, uint32_t i)
+{
+	const struct trace_op *o = &L->t->ops[i];
+	const struct trace_comm *cm;
+	int rc;
+
+	if (o->comm >= L->t->ncomms)
+		return sim_diag_set(L->d, o->file, o->line, 0,
+				    "communicator %" PRIu32 " does not exist", o->comm);
+	cm = &L->t->comms[o->comm];
+	for (uint32_t m = 0; m < cm->n; m++)
+		if (cm->ranks[m] < 0 || cm->ranks[m] >= L->t->nranks)
+			return sim_diag_set(L->d, o->file, o->line, 0,
+					    "communicator member %" PRId32 " out of range", cm->ranks[m]);
+	/* each member's entry: the collective's deps as they concern it */
+	if (grow((void **)&L->eoff, &L->eoffcap, (size_t)cm->n + 1, sizeof(*L->eoff)) ||
+	    grow((void **)&L->touch, &L->touchcap, (size_t)o->ndeps + 1, 1))
+		return oom(L);
+	for (uint32_t m = 0; m < cm->n; m++)
+		L->midx[cm->ranks[m]] = (int32_t)m;
+	for (uint32_t k = 0; k < o->ndeps; k++) {
+		uint32_t dd = L->t->deps[o->dep_off + k];
+
+		L->touch[k] = 0;
+		for (uint32_t x = 0; x < L->xn[dd] && !L->touch[k]; x++)
+			L->touch[k] = L->midx[L->ex[L->xoff[dd] + x].rank] >= 0;
+	}
+	L->nes = 0;
+	for (uint32_t m = 0; m < cm->n; m++) {
+		L->nbuf = 0;
+		if (gather_deps(L, i, cm->ranks[m], L->touch))
+			return oom(L);
+		L->eoff[m] = (uint32_t)L->nes;
+		if (grow((void **)&L->es, &L->escap, L->nes + L->nbuf, sizeof(*L->es)))
+			return oom(L);
+		if (L->nbuf)
+			memcpy(L->es + L->nes, L->buf, L->nbuf * sizeof(*L->buf));
+		L->nes += L->nbuf;
+	}
+	L->eoff[cm->n] = (uint32_t)L->nes;
+	L->p->op_first[i] = (uint32_t)L->p->nsteps;	/* if it emits nothing */
+	rc = coll_lower_entries(L->t, i, L->p, L->eoff, L->es, L->d);
+	/* exits cost a pass over the steps: only for a collective waited for */
+	if (!rc && L->waited[i] && coll_exits(L, i))
+		rc = oom(L);
+	for (uint32_t m = 0; m < cm->n; m++)
+		L->midx[cm->ranks[m]] = -1;
+	return rc;
+}
+
+static int lower_op(struct lower *L, uint32_t i)
+{
+	const struct trace_op *o = &L->t->ops[i];
+	int rc;
+
+	L->xoff[i] = L->nex;
+	switch (o->kind) {
+	case TRACE_SEND:
+	case TRACE_COMPUTE:
+		if (o->rank < 0 || o->rank >= L->t->nranks ||
+		    (o->kind == TRACE_SEND && (o->peer < 0 || o->peer >= L->t->nranks ||
+					       o->peer == o->rank)))
+			return sim_diag_set(L->d, o->file, o->line, 0,
+					    "rank %" PRId32 " or peer %" PRId32 " out of range (run trace_validate first)",
+					    o->rank, o->peer);
+		rc = lower_p2p(L, i);
+		break;
+	case TRACE_RECV:
+		rc = lower_recv(L, i);
+		break;
+	case TRACE_COLL:
+		rc = lower_coll(L, i);
+		break;
+	default:
+		return sim_diag_set(L->d, o->file, o->line, 0, "unknown op kind %d", (int)o->kind);
+	}
+	if (!rc)
+		exit_close(L, i);
+	return rc;
+}
+
+static int cycle_err(struct lower *L, const uint32_t *stack, size_t from, size_t sp)
+{
+	char msg[512], lab[64];
+	size_t off = 0;
+	const struct trace_op *o = &L->t->ops[stack[from]];
+
+	sim_append(msg, sizeof(msg), &off, "dependency cycle: ");
+	for (size_t k = from; k < sp && k < from + 8; k++)
+		sim_append(msg, sizeof(msg), &off, "%s -> ",
+			   trace_op_label(L->t, stack[k], lab, sizeof(lab)));
+	sim_append(msg, sizeof(msg), &off, "%s",
+		   trace_op_label(L->t, stack[from], lab, sizeof(lab)));
+	return sim_diag_set(L->d, o->file, o->line, 0, "%s", msg);
+}
+
+/*
+ * Depth-first, with an explicit stack (millions of ops: no recursion); an
+ * op is lowered when everything it waits for is, so the walk from op 0, 1,
+ * ... keeps the trace's order wherever the trace allows it.
+ */
+static int walk(struct lower *L)
+{
+	const struct trace *t = L->t;
+	size_t n = t->nops, sp;
+	uint8_t *color = calloc(n ? n : 1, 1);	/* 0 new, 1 on the stack, 2 lowered */
+	uint32_t *pos = calloc(n ? n : 1, sizeof(*pos));
+	uint32_t *stack = malloc((n ? n : 1) * sizeof(*stack));
+	int rc = 0;
+
+	if (!color || !pos || !stack) {
+		rc = oom(L);
+		goto out;
+	}
+	for (size_t root = 0; root < n && !rc; root++) {
+		if (color[root])
+			continue;
+		sp = 0;
+		stack[sp++] = (uint32_t)root;
+		color[root] = 1;
+		while (sp && !rc) {
+			uint32_t u = stack[sp - 1], k = pos[u]++, v;
+			const struct trace_op *o = &t->ops[u];
+
+			if (k < o->ndeps) {
+				v = t->deps[o->dep_off + k];
+			} else if (k == o->ndeps && L->send_of[u] != NONE) {
+				v = L->send_of[u];
+			} else {
+				rc = lower_op(L, u);
+				color[u] = 2;
+				sp--;
+				continue;
+			}
+			if (v >= n) {
+				rc = sim_diag_set(L->d, o->file, o->line, 0,
+						  "dependency on op %" PRIu32 ", which does not exist", v);
+			} else if (color[v] == 1) {
+				size_t from = sp;
+
+				while (stack[from - 1] != v)
+					from--;
+				rc = cycle_err(L, stack, from - 1, sp);
+			} else if (!color[v]) {
+				color[v] = 1;
+				stack[sp++] = v;
+			}
+		}
+	}
+out:
+	free(color);
+	free(pos);
+	free(stack);
+	return rc;
+}
+
+int trace_lower(const struct trace *t, struct trace_program *p, struct sim_diag *d)
+{
+	struct lower L = { .t = t, .p = p, .d = d };
+	int rc = -1;
+
+	if (!p->trace)
+		p->trace = t;
+	if (p->trace != t)
+		return sim_diag_set(d, NULL, 0, 0, "the program was made for another trace");
+	if (p->nsteps)
+		return sim_diag_set(d, NULL, 0, 0, "the program is already lowered");
+	if (trace_program_ops_alloc(p))
+		return sim_diag_set(d, NULL, 0, 0, "out of memory");
+	L.send_of = malloc((t->nops ? t->nops : 1) * sizeof(*L.send_of));
+	L.xoff = calloc(t->nops ? t->nops : 1, sizeof(*L.xoff));
+	L.xn = calloc(t->nops ? t->nops : 1, sizeof(*L.xn));
+	L.midx = malloc((t->nranks > 0 ? (size_t)t->nranks : 1) * sizeof(*L.midx));
+	L.waited = calloc(t->nops ? t->nops : 1, 1);
+	if (!L.send_of || !L.xoff || !L.xn || !L.midx || !L.waited) {
+		oom(&L);
+		goto out;
+	}
+	for (int32_t r = 0; r < t->nranks; r++)
+		L.midx[r] = -1;
+	for (size_t k = 0; k < t->ndeps; k++)
+		if (t->deps[k] < t->nops)
+			L.waited[t->deps[k]] = 1;
+	if (trace_match_recvs(t, L.send_of, d))
+		goto out;
+	rc = walk(&L);
+out:
+	if (rc) {
+		/* nothing half-lowered: an empty program again */
+		trace_program_free(p);
+	}
+	free(L.send_of);
+	free(L.xoff);
+	free(L.xn);
+	free(L.ex);
+	free(L.buf);
+	free(L.es);
+	free(L.eoff);
+	free(L.mark);
+	free(L.midx);
+	free(L.waited);
+	free(L.touch);
+	free(L.sends);
+	return rc;
+}

@@ -1,0 +1,640 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace_replay.c - runs a lowered workload on the simulated fabric through
+ * the HCA's verbs model (models/hca/hca.h); see trace_replay.h.
+ *
+ * Transfers are RDMA WRITEs with immediate data carrying the step's index,
+ * one RC queue pair per ordered (rank, peer) pair used, a receive posted
+ * for every transfer that will arrive; the peer's RECV_RDMA_WITH_IMM
+ * completion, at the time its CQE is visible, marks the step done. That is
+ * how NCCL's IB transport signals arrival, and what a program could see.
+ * Compute steps occupy their rank one at a time. A step becomes ready when
+ * its last dependency is done and starts then (a compute step: when its
+ * rank is also free). The replay keeps its own small event heap so steps
+ * start at the simulated time they become ready.
+ */
+#include "traces/trace_replay.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/hca/hca.h"
+#include "sim/sim_log.h"
+
+enum { EV_START, EV_DONE };
+
+struct pair_qp {
+	uint64_t key;		/* rank * nranks + peer + 1; 0 = empty slot */
+	struct hca_qp *sqp, *rqp;
+	uint32_t nxfer;		/* transfers over it (queue depths) */
+};
+
+struct replay {
+	const struct trace_program *p;
+	const struct trace *t;
+	struct fab *f;
+	struct sim_engine *eng;
+	struct trace_results *r;
+	uint32_t comp;
+	struct sim_heap heap;
+	uint64_t seq;
+	struct sim_timer wake;
+	uint32_t *left;			/* dependencies not yet done, per step */
+	uint32_t *dep_off, *dep;	/* dependents (CSR), per step */
+	sim_time_t *rank_free;		/* a rank computes one thing at a time */
+	uint32_t *rank_last;		/* its last compute step (critical path) */
+	struct pair_qp *pairs;
+	size_t npairs_cap;
+	struct hca_mr **mr;		/* per node */
+	struct hca_cq **cq;		/* per node */
+	bool failed;
+	struct sim_diag fail;
+};
+
+/* ---- queue pairs per (rank, peer) -------------------------------------- */
+
+static uint64_t pair_key(const struct replay *rp, int32_t a, int32_t b)
+{
+	return (uint64_t)a * (uint64_t)rp->t->nranks + (uint64_t)b + 1;
+}
+
+static struct pair_qp *pair_find(struct replay *rp, int32_t a, int32_t b, bool add)
+{
+	uint64_t key = pair_key(rp, a, b);
+	size_t mask = rp->npairs_cap - 1;
+	size_t i = (size_t)(key * 0x9e3779b97f4a7c15ULL >> 20) & mask;
+
+	for (;; i = (i + 1) & mask) {
+		if (rp->pairs[i].key == key)
+			return &rp->pairs[i];
+		if (!rp->pairs[i].key) {
+			if (!add)
+				return NULL;
+			rp->pairs[i].key = key;
+			return &rp->pairs[i];
+		}
+	}
+}
+
+static void replay_fail(struct replay *rp, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void replay_fail(struct replay *rp, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (rp->failed)
+		return;
+	rp->failed = true;
+	sim_diag_clear(&rp->fail);
+	va_start(ap, fmt);
+	vsnprintf(rp->fail.msg, sizeof(rp->fail.msg), fmt, ap);
+	va_end(ap);
+	sim_stop(rp->eng);
+}
+
+/* ---- events ------------------------------------------------------------ */
+
+static void push(struct replay *rp, sim_time_t t, uint32_t step, uint32_t kind)
+{
+	struct sim_event e = { .time = t, .seq = rp->seq++, .comp = step, .arg = kind };
+
+	if (sim_heap_push(&rp->heap, &e)) {
+		replay_fail(rp, "out of memory replaying (%zu of %zu steps done)",
+			    rp->r->steps_done, rp->p->nsteps);
+		return;
+	}
+	const struct sim_event *top = sim_heap_top(&rp->heap);
+
+	if (!rp->wake.armed || top->time < rp->wake.when)
+		sim_timer_arm(rp->eng, &rp->wake, top->time, rp->comp, 0);
+}
+
+static struct hca *node_hca(struct replay *rp, int32_t rank)
+{
+	return fab_hca(rp->f, rp->t->rank_node[rank]);
+}
+
+static void step_start(struct replay *rp, uint32_t s)
+{
+	const struct trace_step *st = &rp->p->steps[s];
+	struct trace_step_time *tm = &rp->r->step[s];
+	sim_time_t now = rp->eng->now;
+
+	if (st->kind == TS_COMPUTE) {
+		sim_time_t start = now > rp->rank_free[st->rank] ? now : rp->rank_free[st->rank];
+
+		if (start > now && rp->rank_last[st->rank] != UINT32_MAX)
+			tm->crit = rp->rank_last[st->rank];	/* waited for its rank */
+		tm->start = start;
+		rp->rank_free[st->rank] = start + st->duration;
+		rp->rank_last[st->rank] = s;
+		push(rp, start + st->duration, s, EV_DONE);
+		return;
+	}
+	struct pair_qp *pq = pair_find(rp, st->rank, st->peer, false);
+	int node = rp->t->rank_node[st->peer];
+	struct hca_send_wr wr = {
+		.wr_id = s, .opcode = HCA_WR_RDMA_WRITE_WITH_IMM, .imm_data = s,
+		.sg = { .addr = 0, .length = (uint32_t)st->bytes,
+			.lkey = rp->mr[rp->t->rank_node[st->rank]]->lkey },
+		.remote_addr = 0, .rkey = rp->mr[node]->rkey,
+	};
+
+	tm->start = now;
+	if (!pq || hca_post_send(pq->sqp, &wr))
+		replay_fail(rp, "step %u: the HCA refused the transfer (%" PRIu64 " bytes)",
+			    s, st->bytes);
+}
+
+static void step_done(struct replay *rp, uint32_t s)
+{
+	struct trace_results *r = rp->r;
+	sim_time_t now = rp->eng->now;
+
+	r->step[s].end = now;
+	if (now > r->end_ps)
+		r->end_ps = now;
+	r->steps_done++;
+	for (uint32_t k = rp->dep_off[s]; k < rp->dep_off[s + 1]; k++) {
+		uint32_t d = rp->dep[k];
+		struct trace_step_time *td = &r->step[d];
+
+		if (now >= td->ready) {
+			if (now > td->ready || td->crit == UINT32_MAX)
+				td->crit = s;
+			td->ready = now;
+		}
+		if (!--rp->left[d])
+			push(rp, td->ready, d, EV_START);
+	}
+	if (r->steps_done == rp->p->nsteps)
+		sim_stop(rp->eng);
+}
+
+static void replay_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
+{
+	struct replay *rp = ctx;
+	struct sim_event e;
+
+	if (!sim_timer_fire(&rp->wake, arg))
+		return;
+	while (!rp->failed && sim_heap_top(&rp->heap) && sim_heap_top(&rp->heap)->time <= eng->now) {
+		sim_heap_pop(&rp->heap, &e);
+		if (e.arg == EV_START)
+			step_start(rp, e.comp);
+		else
+			step_done(rp, e.comp);
+	}
+	const struct sim_event *top = sim_heap_top(&rp->heap);
+
+	if (top && !rp->failed)
+		sim_timer_arm(eng, &rp->wake, top->time, rp->comp, 0);
+}
+
+/* A completion at some host: a transfer's arrival (or an error). */
+static void cq_notify(struct hca_cq *cq, void *ctx)
+{
+	struct replay *rp = ctx;
+	struct hca_wc wc[16];
+	int n;
+
+	while ((n = hca_poll_cq(cq, 16, wc)) > 0) {
+		for (int i = 0; i < n; i++) {
+			if (wc[i].status != HCA_WC_SUCCESS) {
+				replay_fail(rp, "transfer step %" PRIu64 " failed: %s", wc[i].wr_id,
+					    hca_wc_status_str(wc[i].status));
+				return;
+			}
+			if (wc[i].opcode == HCA_WC_RECV_RDMA_WITH_IMM)
+				push(rp, wc[i].time, wc[i].imm_data, EV_DONE);
+		}
+	}
+	if (n == -EOVERFLOW)
+		replay_fail(rp, "a completion queue overflowed");
+}
+
+static void replay_gone(struct sim_engine *eng, void *ctx, uint32_t arg)
+{
+	(void)eng;
+	(void)ctx;
+	(void)arg;
+}
+
+/* ---- set-up ----------------------------------------------------------------- */
+
+static int connect_pair(struct replay *rp, struct pair_qp *pq, int32_t a, int32_t b)
+{
+	const struct fab_params *fp = fab_get_params(rp->f);
+	struct hca *ha = node_hca(rp, a), *hb = node_hca(rp, b);
+	struct hca_qp_init_attr ia = {
+		.qp_type = HCA_QPT_RC, .send_cq = rp->cq[rp->t->rank_node[a]],
+		.recv_cq = rp->cq[rp->t->rank_node[a]],
+		.cap = { .max_send_wr = pq->nxfer + 1, .max_recv_wr = 1 },
+	};
+	struct hca_qp *q[2];
+
+	q[0] = pq->sqp = hca_create_qp(ha, &ia);
+	ia.send_cq = ia.recv_cq = rp->cq[rp->t->rank_node[b]];
+	ia.cap = (struct hca_qp_cap){ .max_send_wr = 1, .max_recv_wr = pq->nxfer + 1 };
+	q[1] = pq->rqp = hca_create_qp(hb, &ia);
+	if (!q[0] || !q[1])
+		return -1;
+	for (int i = 0; i < 2; i++) {
+		struct hca_qp_attr at = { .qp_state = HCA_QPS_INIT };
+		struct hca *peer = i ? ha : hb;
+
+		if (hca_modify_qp(q[i], &at, HCA_QP_STATE))
+			return -1;
+		at = (struct hca_qp_attr){
+			.qp_state = HCA_QPS_RTR, .path_mtu = fp->mtu, .dlid = hca_lid(peer),
+			.dest_qp_num = hca_qp_num(q[1 - i]), .rq_psn = 0,
+			.min_rnr_timer = fp->hca_min_rnr_timer,
+			.max_dest_rd_atomic = fp->hca_max_rd_atomic,
+		};
+		if (hca_modify_qp(q[i], &at, HCA_QP_STATE | HCA_QP_PATH_MTU | HCA_QP_AV |
+				  HCA_QP_DEST_QPN | HCA_QP_RQ_PSN | HCA_QP_MIN_RNR_TIMER |
+				  HCA_QP_MAX_DEST_RD_ATOMIC))
+			return -1;
+		at = (struct hca_qp_attr){
+			.qp_state = HCA_QPS_RTS, .sq_psn = 0, .timeout = fp->hca_timeout,
+			.retry_cnt = fp->hca_retry_cnt, .rnr_retry = fp->hca_rnr_retry,
+			.max_rd_atomic = fp->hca_max_rd_atomic,
+		};
+		if (hca_modify_qp(q[i], &at, HCA_QP_STATE | HCA_QP_SQ_PSN | HCA_QP_TIMEOUT |
+				  HCA_QP_RETRY_CNT | HCA_QP_RNR_RETRY | HCA_QP_MAX_QP_RD_ATOMIC))
+			return -1;
+	}
+	/* a receive for every transfer that will arrive (WRITE with immediate) */
+	for (uint32_t k = 0; k < pq->nxfer; k++) {
+		struct hca_recv_wr r = { .wr_id = k };
+
+		if (hca_post_recv(pq->rqp, &r))
+			return -1;
+	}
+	return 0;
+}
+
+static int setup(struct replay *rp, struct sim_diag *d)
+{
+	const struct trace_program *p = rp->p;
+	const struct trace *t = rp->t;
+	size_t n = p->nsteps;
+	size_t nxfer = 0;
+	rp->left = calloc(n ? n : 1, sizeof(*rp->left));
+	rp->dep_off = calloc(n + 1, sizeof(*rp->dep_off));
+	rp->dep = malloc((p->ndeps ? p->ndeps : 1) * sizeof(*rp->dep));
+	rp->rank_free = calloc((size_t)t->nranks, sizeof(*rp->rank_free));
+	rp->rank_last = malloc((size_t)t->nranks * sizeof(*rp->rank_last));
+	if (!rp->left || !rp->dep_off || !rp->dep || !rp->rank_free || !rp->rank_last)
+		return sim_diag_set(d, NULL, 0, 0, "out of memory");
+	for (int32_t k = 0; k < t->nranks; k++)
+		rp->rank_last[k] = UINT32_MAX;
+	/* dependents of each step (the program lists dependencies) */
+	for (size_t s = 0; s < n; s++) {
+		const struct trace_step *st = &p->steps[s];
+
+		rp->left[s] = st->ndeps;
+		for (uint32_t k = 0; k < st->ndeps; k++) {
+			uint32_t dd = p->deps[st->dep_off + k];
+
+			if (dd >= s)
+				return sim_diag_set(d, NULL, 0, 0,
+						    "program step %zu depends on step %u, not an earlier one",
+						    s, dd);
+			rp->dep_off[dd + 1]++;
+		}
+		if (st->kind == TS_XFER) {
+			if (st->rank == st->peer || st->rank < 0 || st->peer < 0 ||
+			    st->rank >= t->nranks || st->peer >= t->nranks)
+				return sim_diag_set(d, NULL, 0, 0, "program step %zu: transfer %d -> %d",
+						    s, st->rank, st->peer);
+			if (t->rank_node[st->rank] == t->rank_node[st->peer])
+				return sim_diag_set(d, NULL, 0, 0,
+						    "ranks %d and %d share a host: a transfer between them does not cross the fabric",
+						    st->rank, st->peer);
+			if (st->bytes > (1ULL << 31))
+				return sim_diag_set(d, NULL, 0, 0,
+						    "program step %zu: %" PRIu64 " bytes is more than one IB message (2 GiB)",
+						    s, st->bytes);
+			nxfer++;
+		}
+	}
+	for (size_t s = 0; s < n; s++)
+		rp->dep_off[s + 1] += rp->dep_off[s];
+	uint32_t *fill = calloc(n ? n : 1, sizeof(*fill));
+
+	if (!fill)
+		return sim_diag_set(d, NULL, 0, 0, "out of memory");
+	for (size_t s = 0; s < n; s++) {
+		const struct trace_step *st = &p->steps[s];
+
+		for (uint32_t k = 0; k < st->ndeps; k++) {
+			uint32_t dd = p->deps[st->dep_off + k];
+
+			rp->dep[rp->dep_off[dd] + fill[dd]++] = (uint32_t)s;
+		}
+	}
+	free(fill);
+	/* queue pairs: one per ordered pair that transfers, in a hash table */
+	rp->npairs_cap = 64;
+	while (rp->npairs_cap < 2 * nxfer + 64)
+		rp->npairs_cap *= 2;
+	if (rp->npairs_cap > (1u << 26))
+		rp->npairs_cap = 1u << 26;
+	rp->pairs = calloc(rp->npairs_cap, sizeof(*rp->pairs));
+	rp->mr = calloc((size_t)fab_nodes(rp->f), sizeof(*rp->mr));
+	rp->cq = calloc((size_t)fab_nodes(rp->f), sizeof(*rp->cq));
+	if (!rp->pairs || !rp->mr || !rp->cq)
+		return sim_diag_set(d, NULL, 0, 0, "out of memory");
+	for (size_t s = 0; s < n; s++) {
+		const struct trace_step *st = &p->steps[s];
+
+		if (st->kind != TS_XFER)
+			continue;
+		pair_find(rp, st->rank, st->peer, true)->nxfer++;
+	}
+	for (int32_t k = 0; k < t->nranks; k++) {
+		int node = t->rank_node[k];
+		struct hca *h = fab_hca(rp->f, node);
+
+		if (!h)
+			return sim_diag_set(d, NULL, 0, 0, "rank %d is on node %d, which is not a channel adapter",
+					    k, node);
+		if (rp->mr[node])
+			continue;
+		rp->mr[node] = hca_reg_mr(h, NULL, 0, 1ULL << 62,
+					  HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE |
+					  HCA_ACCESS_REMOTE_READ, HCA_MEM_HOST);
+		/* cq_notify drains it at every completion: it never holds many */
+		rp->cq[node] = hca_create_cq(h, 256, cq_notify, rp);
+		if (!rp->mr[node] || !rp->cq[node])
+			return sim_diag_set(d, NULL, 0, 0, "out of memory");
+	}
+	for (size_t i = 0; i < rp->npairs_cap; i++) {
+		struct pair_qp *pq = &rp->pairs[i];
+
+		if (!pq->key)
+			continue;
+		int32_t a = (int32_t)((pq->key - 1) / (uint64_t)t->nranks);
+		int32_t b = (int32_t)((pq->key - 1) % (uint64_t)t->nranks);
+
+		if (connect_pair(rp, pq, a, b))
+			return sim_diag_set(d, NULL, 0, 0, "could not connect ranks %d and %d", a, b);
+	}
+	return 0;
+}
+
+/* ---- results ------------------------------------------------------------------ */
+
+struct ival {
+	sim_time_t a, b;
+	uint8_t kind;	/* 0 compute, 1 transfer */
+};
+
+static int cmp_ival(const void *x, const void *y)
+{
+	const struct ival *p = x, *q = y;
+
+	if (p->a != q->a)
+		return p->a < q->a ? -1 : 1;
+	return (p->b > q->b) - (p->b < q->b);
+}
+
+/* Length of the union of intervals of `kind` (1 bit mask), sorted by start. */
+static sim_time_t union_len(const struct ival *v, size_t n, unsigned mask)
+{
+	sim_time_t total = 0, cur_a = 0, cur_b = 0;
+	bool open = false;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!(mask & (1u << v[i].kind)))
+			continue;
+		if (!open || v[i].a > cur_b) {
+			if (open)
+				total += cur_b - cur_a;
+			cur_a = v[i].a;
+			cur_b = v[i].b;
+			open = true;
+		} else if (v[i].b > cur_b) {
+			cur_b = v[i].b;
+		}
+	}
+	if (open)
+		total += cur_b - cur_a;
+	return total;
+}
+
+static int rank_times(const struct trace_program *p, struct trace_results *r)
+{
+	int32_t nr = p->trace->nranks;
+	size_t *cnt = calloc((size_t)nr + 1, sizeof(*cnt));
+	struct ival *iv;
+	size_t total = 0;
+
+	if (!cnt)
+		return -1;
+	for (size_t s = 0; s < p->nsteps; s++) {
+		const struct trace_step *st = &p->steps[s];
+
+		cnt[st->rank]++;
+		total++;
+		if (st->kind == TS_XFER) {
+			cnt[st->peer]++;
+			total++;
+		}
+	}
+	/* bucket the intervals by rank */
+	size_t *off = calloc((size_t)nr + 1, sizeof(*off));
+
+	iv = malloc((total ? total : 1) * sizeof(*iv));
+	if (!off || !iv) {
+		free(cnt);
+		free(off);
+		free(iv);
+		return -1;
+	}
+	for (int32_t k = 0; k < nr; k++)
+		off[k + 1] = off[k] + cnt[k];
+	memset(cnt, 0, ((size_t)nr + 1) * sizeof(*cnt));
+	for (size_t s = 0; s < p->nsteps; s++) {
+		const struct trace_step *st = &p->steps[s];
+		struct ival v = { r->step[s].start, r->step[s].end, st->kind == TS_XFER };
+
+		iv[off[st->rank] + cnt[st->rank]++] = v;
+		if (st->kind == TS_XFER)
+			iv[off[st->peer] + cnt[st->peer]++] = v;
+	}
+	for (int32_t k = 0; k < nr; k++) {
+		struct ival *v = iv + off[k];
+		size_t n = cnt[k];
+		struct trace_rank_time *rt = &r->rank[k];
+
+		qsort(v, n, sizeof(*v), cmp_ival);
+		rt->compute_ps = union_len(v, n, 1);
+		rt->comm_ps = union_len(v, n, 2);
+		rt->overlap_ps = rt->compute_ps + rt->comm_ps - union_len(v, n, 3);
+		for (size_t i = 0; i < n; i++)
+			if (v[i].b > rt->end_ps)
+				rt->end_ps = v[i].b;
+	}
+	free(cnt);
+	free(off);
+	free(iv);
+	return 0;
+}
+
+static int critical_path(const struct trace_program *p, struct trace_results *r)
+{
+	uint32_t last = UINT32_MAX;
+	size_t n = 0;
+
+	for (size_t s = 0; s < p->nsteps; s++)
+		if (last == UINT32_MAX || r->step[s].end > r->step[last].end)
+			last = (uint32_t)s;
+	for (uint32_t s = last; s != UINT32_MAX; s = r->step[s].crit)
+		n++;
+	r->crit_path = malloc((n ? n : 1) * sizeof(*r->crit_path));
+	if (!r->crit_path)
+		return -1;
+	r->ncrit = n;
+	for (uint32_t s = last; s != UINT32_MAX; s = r->step[s].crit) {
+		r->crit_path[--n] = s;
+		sim_time_t dt = r->step[s].end - r->step[s].start;
+
+		if (p->steps[s].kind == TS_COMPUTE)
+			r->crit_compute_ps += dt;
+		else
+			r->crit_comm_ps += dt;
+	}
+	return 0;
+}
+
+static int make_flows(const struct trace_program *p, struct trace_results *r)
+{
+	const struct trace *t = p->trace;
+
+	for (size_t s = 0; s < p->nsteps; s++) {
+		const struct trace_step *st = &p->steps[s];
+
+		if (st->kind != TS_XFER)
+			continue;
+		struct fab_msg m = {
+			.src = (uint32_t)t->rank_node[st->rank], .dst = (uint32_t)t->rank_node[st->peer],
+			.bytes = st->bytes, .after = -1, .stream = 0,
+		};
+
+		if (fab_msgs_add(&r->flows, &m))
+			return -1;
+		struct fab_msg *f = &r->flows.v[r->flows.n - 1];
+
+		f->start = r->step[s].start;
+		f->first_tx = r->step[s].start;
+		f->end = f->completed = r->step[s].end;
+		f->done = f->cqe = f->finished = true;
+	}
+	return 0;
+}
+
+int trace_replay(const struct trace_program *p, struct fab *f, struct trace_results *r,
+		 struct sim_diag *d)
+{
+	struct replay rp = { .p = p, .t = p->trace, .f = f, .eng = fab_engine(f), .r = r };
+	int rc = -1, c;
+
+	memset(r, 0, sizeof(*r));
+	r->step = calloc(p->nsteps ? p->nsteps : 1, sizeof(*r->step));
+	r->op_start = calloc(p->trace->nops ? p->trace->nops : 1, sizeof(*r->op_start));
+	r->op_end = calloc(p->trace->nops ? p->trace->nops : 1, sizeof(*r->op_end));
+	r->rank = calloc((size_t)p->trace->nranks, sizeof(*r->rank));
+	if (!r->step || !r->op_start || !r->op_end || !r->rank) {
+		sim_diag_set(d, NULL, 0, 0, "out of memory");
+		goto out;
+	}
+	for (size_t s = 0; s < p->nsteps; s++)
+		r->step[s].crit = UINT32_MAX;
+	sim_heap_init(&rp.heap);
+	if (setup(&rp, d))
+		goto out;
+	c = sim_register(rp.eng, replay_handler, &rp, "replay");
+	if (c < 0) {
+		sim_diag_set(d, NULL, 0, 0, "out of memory");
+		goto out;
+	}
+	rp.comp = (uint32_t)c;
+	for (size_t s = 0; s < p->nsteps; s++)
+		if (!rp.left[s])
+			push(&rp, 0, (uint32_t)s, EV_START);
+	if (p->nsteps && fab_run(f, d))
+		goto out;
+	if (rp.failed) {
+		*d = rp.fail;
+		goto out;
+	}
+	if (r->steps_done < p->nsteps) {
+		size_t s;
+
+		for (s = 0; s < p->nsteps && r->step[s].end; s++)
+			;
+		sim_diag_set(d, NULL, 0, 0,
+			     "the workload stalled at %.3f us: %zu of %zu steps done; step %zu (rank %d, op %u) never finished",
+			     (double)fab_engine(f)->now / SIM_US, r->steps_done, p->nsteps, s,
+			     s < p->nsteps ? p->steps[s].rank : -1, s < p->nsteps ? p->steps[s].op : 0);
+		goto out;
+	}
+	for (size_t i = 0; i < p->trace->nops; i++) {
+		uint32_t a = p->op_first[i], n = p->op_nsteps[i];
+
+		for (uint32_t k = 0; k < n; k++) {
+			const struct trace_step_time *tm = &r->step[a + k];
+
+			if (!k || tm->start < r->op_start[i])
+				r->op_start[i] = tm->start;
+			if (tm->end > r->op_end[i])
+				r->op_end[i] = tm->end;
+		}
+	}
+	if (rank_times(p, r) || critical_path(p, r) || make_flows(p, r)) {
+		sim_diag_set(d, NULL, 0, 0, "out of memory");
+		goto out;
+	}
+	rc = 0;
+out:
+	sim_heap_free(&rp.heap);
+	free(rp.left);
+	free(rp.dep_off);
+	free(rp.dep);
+	free(rp.rank_free);
+	free(rp.rank_last);
+	free(rp.pairs);
+	for (int i = 0; rp.cq && i < fab_nodes(f); i++)
+		hca_cq_set_notify(rp.cq[i], NULL, NULL);
+	free(rp.mr);	/* the regions and CQs belong to the HCAs' life */
+	free(rp.cq);
+	/* rp lives on this stack: the engine must not call back into it, nor
+	 * the CQs (which stay with the HCAs) */
+	if (rp.comp)
+		fab_engine(f)->comps[rp.comp].fn = replay_gone;
+	return rc;
+}
+
+void trace_results_free(struct trace_results *r)
+{
+	free(r->step);
+	free(r->op_start);
+	free(r->op_end);
+	free(r->rank);
+	free(r->crit_path);
+	fab_msgs_free(&r->flows);
+	memset(r, 0, sizeof(*r));
+}
+
+double trace_op_algbw(const struct trace_program *p, const struct trace_results *r, uint32_t op)
+{
+	sim_time_t dt = r->op_end[op] - r->op_start[op];
+
+	return dt ? (double)p->trace->ops[op].bytes / ((double)dt * 1e-12) : 0;
+}

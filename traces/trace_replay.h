@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace_replay.h - run a lowered workload (struct trace_program) on a
+ * simulated fabric and measure it.
+ *
+ * A step starts when every step it depends on is done; a compute step
+ * occupies its rank (a rank computes one thing at a time); a transfer is an
+ * RDMA WRITE with immediate from the rank's HCA to the peer's over one RC
+ * queue pair per ordered rank pair (as NCCL's IB transport moves data), and
+ * is done when the peer's receive completion says the data is in its
+ * memory. Results: per step and per op start/end, per collective algbw and
+ * busbw as nccl-tests defines them, per rank compute / communication /
+ * idle time, and the critical path (the chain of steps, each the last of its
+ * step's dependencies to finish, that ends at the last step).
+ */
+#ifndef IBFAB_TRACE_REPLAY_H
+#define IBFAB_TRACE_REPLAY_H
+
+#include <stdio.h>
+
+#include "models/fabric/fab.h"
+#include "traces/trace.h"
+
+struct trace_step_time {
+	sim_time_t ready, start, end;
+	uint32_t crit;		/* the dependency that finished last (UINT32_MAX: none) */
+};
+
+struct trace_rank_time {
+	sim_time_t compute_ps;	/* busy computing */
+	sim_time_t comm_ps;	/* at least one transfer in flight, to or from it */
+	sim_time_t overlap_ps;	/* computing while a transfer is in flight */
+	sim_time_t end_ps;	/* its last step's end */
+};
+
+struct trace_results {
+	struct trace_step_time *step;	/* per program step */
+	sim_time_t *op_start, *op_end;	/* per trace op */
+	struct trace_rank_time *rank;	/* per rank */
+	uint32_t *crit_path;		/* steps, first to last */
+	size_t ncrit;
+	sim_time_t crit_compute_ps, crit_comm_ps;	/* the critical path's split */
+	sim_time_t end_ps;		/* the last step's end */
+	size_t steps_done;
+	struct fab_msgs flows;		/* one per transfer step: for the flow reports */
+};
+
+/*
+ * Run p on f (a fabric created with no messages: fab_create(..., empty
+ * msgs, ...)), with the trace's ranks already mapped to nodes. Fills r
+ * (free with trace_results_free). 0, or -1 with d filled (a stall: some
+ * steps could never start, the fabric failed).
+ */
+int trace_replay(const struct trace_program *p, struct fab *f, struct trace_results *r,
+		 struct sim_diag *d);
+void trace_results_free(struct trace_results *r);
+
+/* Per collective: algbw = S / time, busbw = algbw x coll_busbw_factor. */
+double trace_op_algbw(const struct trace_program *p, const struct trace_results *r,
+		      uint32_t op);
+
+/* A Chrome-trace / Perfetto JSON timeline: one track per rank with its
+ * compute, each collective and each transfer. 0 or -1 (write error). */
+int trace_timeline_write(FILE *out, const struct trace_program *p,
+			 const struct trace_results *r);
+
+/* nccl-tests' table for the collectives of the trace, one row per op:
+ * size count type redop root time algbw busbw (as all_reduce_perf prints). */
+void trace_nccl_table(FILE *out, const struct trace_program *p, const struct trace_results *r);
+
+#endif

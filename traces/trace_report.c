@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace_report.c - what a replay measured, in the shapes people already
+ * read: nccl-tests' table (size count type redop root time algbw busbw,
+ * as all_reduce_perf prints it, busbw by nccl-tests' factors) and a
+ * Chrome-trace / Perfetto timeline (one process per rank; threads for its
+ * compute, its collectives and the transfers it sends).
+ */
+#include "traces/trace_replay.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Consecutive identical collectives (a sweep's iterations) make one row. */
+static bool same_row(const struct trace_op *a, const struct trace_op *b)
+{
+	return a->kind == TRACE_COLL && b->kind == TRACE_COLL && a->coll == b->coll &&
+	       a->bytes == b->bytes && a->comm == b->comm && a->algo == b->algo &&
+	       a->root == b->root;
+}
+
+void trace_nccl_table(FILE *out, const struct trace_program *p, const struct trace_results *r)
+{
+	const struct trace *t = p->trace;
+	double sum_busbw = 0;
+	int rows = 0;
+
+	fprintf(out, "#%12s %13s %9s %7s %7s %10s %8s %8s %6s\n", "size", "count", "type",
+		"redop", "root", "time", "algbw", "busbw", "#wrong");
+	fprintf(out, "#%12s %13s %9s %7s %7s %10s %8s %8s %6s\n", "(B)", "(elements)", "", "",
+		"", "(us)", "(GB/s)", "(GB/s)", "");
+	for (size_t i = 0; i < t->nops;) {
+		const struct trace_op *op = &t->ops[i];
+		size_t j = i + 1;
+		double time_ps = 0;
+
+		if (op->kind != TRACE_COLL) {
+			i++;
+			continue;
+		}
+		while (j < t->nops && same_row(op, &t->ops[j]))
+			j++;
+		for (size_t k = i; k < j; k++)
+			time_ps += (double)(r->op_end[k] - r->op_start[k]);
+		time_ps /= (double)(j - i);
+		uint32_t n = t->comms[op->comm].n;
+		double algbw = time_ps > 0 ? (double)op->bytes / (time_ps * 1e-12) / 1e9 : 0;
+		double busbw = algbw * coll_busbw_factor(op->coll, n);
+		bool red = op->coll == TRACE_ALLREDUCE || op->coll == TRACE_REDUCESCATTER ||
+			   op->coll == TRACE_REDUCE;
+		bool rooted = op->coll == TRACE_BROADCAST || op->coll == TRACE_REDUCE;
+
+		/* count in 4-byte float elements, as nccl-tests' default type */
+		fprintf(out, " %12" PRIu64 " %13" PRIu64 " %9s %7s %7d %10.2f %8.2f %8.2f %6s\n",
+			op->bytes, op->bytes / 4, "float", red ? "sum" : "none",
+			rooted ? op->root : -1, time_ps * 1e-6, algbw, busbw, "N/A");
+		sum_busbw += busbw;
+		rows++;
+		i = j;
+	}
+	if (rows)
+		fprintf(out, "# Avg bus bandwidth    : %g\n", sum_busbw / rows);
+}
+
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+/* An "X" (complete) event: ts and dur in microseconds, as Chrome-trace wants. */
+static void event(FILE *out, bool *first, const char *name, const char *cat, int pid,
+		  int tid, sim_time_t start, sim_time_t end)
+{
+	fprintf(out, "%s\n  {\"name\": ", *first ? "" : ",");
+	json_str(out, name);
+	fprintf(out, ", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %d, \"tid\": %d, "
+		"\"ts\": %.6f, \"dur\": %.6f}", cat, pid, tid, (double)start * 1e-6,
+		(double)(end - start) * 1e-6);
+	*first = false;
+}
+
+int trace_timeline_write(FILE *out, const struct trace_program *p, const struct trace_results *r)
+{
+	const struct trace *t = p->trace;
+	bool first = true;
+	char name[96];
+
+	fputs("{\"displayTimeUnit\": \"ns\", \"traceEvents\": [", out);
+	for (int32_t k = 0; k < t->nranks; k++) {
+		static const char *const threads[] = { "compute", "collectives", "transfers" };
+
+		fprintf(out, "%s\n  {\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, "
+			"\"args\": {\"name\": \"rank %d\"}}", first ? "" : ",", k, k);
+		first = false;
+		for (int th = 0; th < 3; th++)
+			fprintf(out, ",\n  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, "
+				"\"tid\": %d, \"args\": {\"name\": \"%s\"}}", k, th + 1, threads[th]);
+	}
+	for (size_t i = 0; i < t->nops; i++) {
+		const struct trace_op *op = &t->ops[i];
+
+		if (op->kind != TRACE_COLL)
+			continue;
+		const struct trace_comm *c = &t->comms[op->comm];
+
+		if (op->name[0])
+			snprintf(name, sizeof(name), "%s", op->name);
+		else
+			snprintf(name, sizeof(name), "%s %" PRIu64 " B", trace_coll_names[op->coll],
+				 op->bytes);
+		for (uint32_t m = 0; m < c->n; m++)
+			event(out, &first, name, "collective", c->ranks[m], 2, r->op_start[i],
+			      r->op_end[i]);
+	}
+	for (size_t s = 0; s < p->nsteps; s++) {
+		const struct trace_step *st = &p->steps[s];
+
+		if (st->kind == TS_COMPUTE) {
+			snprintf(name, sizeof(name), "compute (op %u)", st->op);
+			event(out, &first, name, "compute", st->rank, 1, r->step[s].start,
+			      r->step[s].end);
+		} else {
+			snprintf(name, sizeof(name), "-> %d %" PRIu64 " B (step %u)", st->peer,
+				 st->bytes, st->phase);
+			event(out, &first, name, "transfer", st->rank, 3, r->step[s].start,
+			      r->step[s].end);
+		}
+	}
+	fputs("\n]}\n", out);
+	return ferror(out) ? -1 : 0;
+}
