@@ -22,6 +22,8 @@
 #include "models/link/link.h"
 #include "sim/sim_stats.h"
 #include "tools/cli_json.h"
+#include "tools/cli_trace.h"
+#include "traces/trace_replay.h"
 #include "tools/cli_perftest.h"
 #include "tools/cli_run.h"
 
@@ -135,6 +137,8 @@ static void run_stats(const struct cli_report *r, struct run_stats *s)
 
 	memset(s, 0, sizeof(*s));
 	fab_totals(r->fab, &s->t);
+	if (r->tres)		/* a replayed trace ends with its last step */
+		s->t.end_ps = r->tres->end_ps;
 	sim_samples_init(&cs);
 	for (size_t i = 0; i < r->msgs->n; i++) {
 		const struct fab_msg *m = &r->msgs->v[i];
@@ -650,6 +654,7 @@ int cli_report_json(FILE *out, const struct cli_report *r)
 		json_port(&j, r, i);
 	cli_json_arr_end(&j);
 	cli_perftest_json(&j, r);	/* hook: "perftest" tables, when specs ask (cli_perftest.c) */
+	cli_trace_json(&j, r);		/* hook: "collectives", "ranks", "critical_path" (cli_trace.c) */
 	cli_json_obj_end(&j);
 	return cli_json_finish(&j);
 }

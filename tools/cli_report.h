@@ -19,6 +19,9 @@
 #include "models/net/net.h"
 
 /* Everything a report needs; filled by cli_run.c (or a test). */
+struct trace_program;
+struct trace_results;
+
 struct cli_report {
 	const struct net *net;
 	const struct fab_params *params;
@@ -33,6 +36,9 @@ struct cli_report {
 	bool traffic_default;		/* no --traffic: the built-in load */
 	double wall_s;			/* wall time of fab_run() */
 	bool reproducible;		/* leave wall-clock figures out */
+	/* --trace: the replayed workload (NULL otherwise); its flows are msgs */
+	const struct trace_program *prog;
+	const struct trace_results *tres;
 };
 
 /* The human summary (DESIGN.md §6). */

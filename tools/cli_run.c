@@ -44,6 +44,8 @@
 #include "sim/sim_parse.h"
 #include "tools/cli_perftest.h"
 #include "tools/cli_report.h"
+#include "tools/cli_trace.h"
+#include "traces/trace_replay.h"
 #include "topologies/lft.h"
 #include "topologies/topo.h"
 #include "traces/trace_spec.h"
@@ -88,6 +90,11 @@ struct run_opts {
 	const char *roots;
 	const char *lmc;
 	const char *lft;
+	/* workloads (docs/trace-format.md) */
+	const char *trace;
+	const char *trace_format;
+	const char *explain;
+	const char *timeline;
 };
 
 /* An output file written under a temporary name, renamed at the end. */
@@ -101,7 +108,7 @@ struct staged {
  * What the signal handler must remove: plain char arrays, so the handler
  * touches nothing that malloc or stdio might be changing under it.
  */
-#define SIG_MAX_PATHS 3
+#define SIG_MAX_PATHS 4
 static char sig_paths[SIG_MAX_PATHS][PATH_MAX];
 static char sig_dir[PATH_MAX];
 
@@ -119,7 +126,12 @@ struct run_ctx {
 	/* outputs */
 	struct staged json;
 	bool json_stdout;
-	struct staged links, flows;
+	struct staged links, flows, timeline;
+	/* --trace */
+	struct trace trace;
+	struct trace_program prog;
+	struct trace_results tres;
+	bool replayed;
 	bool csv_dir_created;
 	struct cli_links_csv lc;
 	bool lc_init;
@@ -154,6 +166,23 @@ void cli_run_usage(FILE *out)
 "  --set KEY=VALUE    override one parameter; repeatable, applied in order\n"
 "                     after the preset (see --help-params for every key).\n"
 "  --seed N           seed of every random choice (default 1).\n"
+"\n"
+"Workloads (docs/trace-format.md, docs/collectives.md, docs/importers.md):\n"
+"  --trace FILE       replay a workload instead of --traffic: the native\n"
+"                     .trace format (ranks, placement, send/recv/compute and\n"
+"                     collectives with algorithms), an htsim connection matrix\n"
+"                     (.cm), an HPCC flow file, an NCCL COLL log or an\n"
+"                     nccl-tests command line. Collectives are lowered to\n"
+"                     point-to-point transfers (RDMA WRITE with immediate, one\n"
+"                     RC QP per rank pair) and the report adds nccl-tests'\n"
+"                     table (time, algbw, busbw), each rank's compute and\n"
+"                     communication time and the critical path.\n"
+"  --trace-format F   ibfab, htsim, hpcc, nccl-log or nccl-tests (default:\n"
+"                     recognised from the file).\n"
+"  --explain OP       print the point-to-point steps one collective is\n"
+"                     lowered to (OP: its id, or index in the trace) and exit.\n"
+"  --timeline FILE    a Chrome-trace / Perfetto JSON timeline: one track per\n"
+"                     rank with its compute, collectives and transfers.\n"
 "\n"
 "Routing (docs/routing.md):\n"
 "  --routing NAME     the subnet manager's routing engine, by OpenSM's names:\n"
@@ -210,7 +239,10 @@ void cli_run_usage(FILE *out)
 "                                             times null when not known\n"
 "  hosts [{node pcie_rd_bytes pcie_wr_bytes gpu_pcie_bytes root_complex_bytes\n"
 "          hostmem_bytes cpu_ps staging_copies posts cqes}]  (host.model=on)\n"
-"  ports [{node node_id node_type port peer peer_id peer_port rate rate_gbps\n"
+"  collectives [{name collective algorithm bytes ranks start_ps end_ps\n"
+"          algbw_gbps busbw_gbps}]  ranks [{rank host compute_ps comm_ps\n"
+"          overlap_ps end_ps}]  critical_path {steps compute_ps comm_ps}\n"
+"                                             (--trace)\n""  ports [{node node_id node_type port peer peer_id peer_port rate rate_gbps\n"
 "          prop_ps busy_ps vls [{vl PortXmitData PortXmitPkts PortRcvData\n"
 "          PortRcvPkts PortXmitWait_ps PortXmitDiscards buf_high_bytes\n"
 "          fc_pkts PortRcvErrors}]}]          VLs that carried nothing left out\n"
@@ -261,6 +293,7 @@ enum opt_id {
 	OPT_HELP, OPT_HELP_PARAMS, OPT_TOPO, OPT_TRAFFIC, OPT_PRESET, OPT_SET,
 	OPT_SEED, OPT_JSON, OPT_CSV, OPT_REPRODUCIBLE, OPT_QUIET,
 	OPT_ROUTING, OPT_ROOTS, OPT_LMC, OPT_LFT,
+	OPT_TRACE, OPT_TRACE_FORMAT, OPT_EXPLAIN, OPT_TIMELINE,
 };
 
 static const struct {
@@ -285,6 +318,10 @@ static const struct {
 	{ "--roots", OPT_ROOTS, true },
 	{ "--lmc", OPT_LMC, true },
 	{ "--lft", OPT_LFT, true },
+	{ "--trace", OPT_TRACE, true },
+	{ "--trace-format", OPT_TRACE_FORMAT, true },
+	{ "--explain", OPT_EXPLAIN, true },
+	{ "--timeline", OPT_TIMELINE, true },
 };
 
 static int usage_error(const char *fmt, const char *a, const char *b)
@@ -402,10 +439,26 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		case OPT_LFT:
 			rc = set_once(&o->lft, name, val);
 			break;
+		case OPT_TRACE:
+			rc = set_once(&o->trace, name, val);
+			break;
+		case OPT_TRACE_FORMAT:
+			rc = set_once(&o->trace_format, name, val);
+			break;
+		case OPT_EXPLAIN:
+			rc = set_once(&o->explain, name, val);
+			break;
+		case OPT_TIMELINE:
+			rc = set_once(&o->timeline, name, val);
+			break;
 		}
 		if (rc)
 			return rc;
 	}
+	if (o->trace && o->ntraffic)
+		return usage_error("--trace and --traffic are two ways to say what runs: give one%s%s", "", "");
+	if (!o->trace && (o->trace_format || o->explain || o->timeline))
+		return usage_error("--trace-format, --explain and --timeline need --trace%s%s", "", "");
 	if (o->lft && (o->routing || o->roots || o->lmc))
 		return usage_error("--lft loads the routes: it excludes --routing, --roots and --lmc%s%s",
 				   "", "");
@@ -577,6 +630,8 @@ static int outputs_open(struct run_ctx *c)
 		return -1;
 	if (c->o->csv && csv_open(c, &c->d))
 		return -1;
+	if (c->o->timeline && staged_open(&c->timeline, c->o->timeline, &c->d))
+		return -1;
 	return 0;
 }
 
@@ -586,6 +641,7 @@ static void outputs_free(struct run_ctx *c, bool failed)
 	staged_free(&c->json);
 	staged_free(&c->links);
 	staged_free(&c->flows);
+	staged_free(&c->timeline);
 	if (failed && c->csv_dir_created)
 		rmdir(c->o->csv);
 	sig_dir[0] = 0;
@@ -654,8 +710,24 @@ static int load_topology(struct run_ctx *c)
 	return sm_route(&c->net, c->o->routing, &so, &c->d);
 }
 
+/* --trace: load (any format), place the ranks, lower the collectives. */
+static int load_trace(struct run_ctx *c)
+{
+	if (trace_load(c->o->trace, c->o->trace_format, &c->trace, &c->d) ||
+	    trace_map_ranks(&c->trace, &c->net, &c->d))
+		return -1;
+	trace_program_init(&c->prog, &c->trace);
+	if (trace_lower(&c->trace, &c->prog, &c->d))
+		return -1;
+	c->traffic = &c->o->trace;
+	c->ntraffic = 1;
+	return 0;
+}
+
 static int load_traffic(struct run_ctx *c)
 {
+	if (c->o->trace)
+		return load_trace(c);
 	if (c->o->ntraffic) {
 		c->traffic = c->o->traffic;
 		c->ntraffic = c->o->ntraffic;
@@ -715,6 +787,15 @@ static int simulate(struct run_ctx *c)
 	c->fab = fab_create(&c->net, &c->p, &c->msgs, c->o->seed, &c->d);
 	if (!c->fab)
 		return -1;
+	if (c->o->trace) {
+		/* the workload drives the HCAs itself (traces/trace_replay.c) */
+		clock_gettime(CLOCK_MONOTONIC, &c->t0);
+		rc = trace_replay(&c->prog, c->fab, &c->tres, &c->d);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		c->wall_s = elapsed(&c->t0, &t1);
+		c->replayed = !rc;
+		return rc;
+	}
 	if (c->o->csv) {
 		if (cli_links_csv_init(&c->lc, c->links.f, &c->net, c->fab,
 				       cli_used_vls(&c->p, &c->msgs)))
@@ -755,6 +836,10 @@ static int write_outputs(struct run_ctx *c, const struct cli_report *r)
 	}
 	if (c->flows.f && cli_report_flows_csv(c->flows.f, r))
 		return sim_diag_set(&c->d, c->flows.path, 0, 0, "write error");
+	if (c->timeline.f && trace_timeline_write(c->timeline.f, &c->prog, &c->tres))
+		return sim_diag_set(&c->d, c->timeline.path, 0, 0, "write error");
+	if (staged_close(&c->timeline, &c->d) || staged_commit(&c->timeline, &c->d))
+		return -1;
 	if (staged_close(&c->json, &c->d) || staged_close(&c->links, &c->d) ||
 	    staged_close(&c->flows, &c->d))
 		return -1;
@@ -763,6 +848,8 @@ static int write_outputs(struct run_ctx *c, const struct cli_report *r)
 		return -1;
 	if (sum)
 		cli_report_summary(sum, r);
+	if (sum && r->prog)
+		cli_trace_summary(sum, r->prog, r->tres);
 	if (sum && cli_perftest_report(sum, r))
 		return sim_diag_set(&c->d, "", 0, 0, "perftest table: out of memory, or messages unlike the specs");
 	if (fflush(stdout) || ferror(stdout))
@@ -786,6 +873,11 @@ static void fill_report(struct run_ctx *c, struct cli_report *r)
 	r->traffic_default = c->traffic_default;
 	r->wall_s = c->wall_s;
 	r->reproducible = c->o->reproducible;
+	if (c->replayed) {
+		r->prog = &c->prog;
+		r->tres = &c->tres;
+		r->msgs = &c->tres.flows;	/* one flow per transfer */
+	}
 }
 
 /* 0 done, -1 failed with c->d filled, 1 failed and already said why. */
@@ -795,8 +887,11 @@ static int run_pipeline(struct run_ctx *c)
 
 	if (sim_log_init_from_env())
 		return 1;
-	if (setup_params(c) || load_topology(c) || load_traffic(c) ||
-	    outputs_open(c) || simulate(c))
+	if (setup_params(c) || load_topology(c) || load_traffic(c))
+		return -1;
+	if (c->o->explain)	/* print the algorithm's steps; nothing runs */
+		return cli_trace_explain(&c->prog, c->o->explain, stdout, &c->d) ? -1 : 0;
+	if (outputs_open(c) || simulate(c))
 		return -1;
 	fill_report(c, &r);
 	return write_outputs(c, &r);
@@ -845,6 +940,11 @@ int cli_run_main(int argc, char **argv)
 	outputs_free(&c, rc != 0);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
+	if (o.trace) {
+		trace_results_free(&c.tres);
+		trace_program_free(&c.prog);
+		trace_free(&c.trace);
+	}
 	if (c.fab)
 		fab_destroy(c.fab);
 	fab_msgs_free(&c.msgs);

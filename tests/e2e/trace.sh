@@ -1,0 +1,49 @@
+#!/bin/bash
+# trace.sh - `ibfab run --trace`: the shipped example workloads and an
+# imported nccl-tests sweep replay to completion with the nccl-tests table,
+# the JSON "collectives"/"ranks"/"critical_path" and a Perfetto timeline;
+# --explain prints an algorithm's steps; bad uses are refused.
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
+topo=$IBFAB_SRC/topologies/examples/fattree-16.topo
+ex=$IBFAB_SRC/traces/examples
+
+for t in dp-train moe pipeline; do
+	if ! "$IBFAB" run --topo "$topo" --trace "$ex/$t.trace" --json "$tmp/$t.json" \
+		--timeline "$tmp/$t.tl.json" --reproducible > "$tmp/$t.out" 2> "$tmp/$t.err"; then
+		fail "$t: exit non-zero: $(cat "$tmp/$t.err")"
+		continue
+	fi
+	grep -q "^critical path" "$tmp/$t.out" || fail "$t: no critical path line"
+	python3 - "$tmp/$t.json" "$tmp/$t.tl.json" <<'PY' || fail "$t: JSON or timeline wrong"
+import json, sys
+d = json.load(open(sys.argv[1]))
+tl = json.load(open(sys.argv[2]))
+assert d["ranks"] and all(r["end_ps"] > 0 for r in d["ranks"]), "ranks"
+assert d["critical_path"]["steps"] > 0, "critical path"
+for c in d["collectives"]:
+    assert c["end_ps"] > c["start_ps"] and c["busbw_gbps"] > 0, c
+assert any(e.get("ph") == "X" for e in tl["traceEvents"]), "timeline events"
+PY
+done
+grep -q "^# *size *count *type" "$tmp/dp-train.out" || fail "dp-train: no nccl-tests table"
+# an nccl-tests command line: a sweep whose busbw approaches the link (24.8 GB/s)
+"$IBFAB" run --topo "$topo" --trace "$IBFAB_SRC/tests/golden/import/nccl_tests_sweep.txt" \
+	--quiet > "$tmp/sweep.out" 2>&1 || fail "nccl-tests sweep: exit non-zero"
+last=$(grep -E '^ +[0-9]+ ' "$tmp/sweep.out" | tail -1 | awk '{print $8}')
+python3 -c "import sys; b=float('$last'); sys.exit(0 if 23.5 < b < 24.9 else 1)" ||
+	fail "nccl-tests sweep: busbw at the largest size is $last GB/s, not near 24.8"
+# --explain prints the ring's steps; unknown ops list the collectives
+"$IBFAB" run --topo "$topo" --trace "$ex/dp-train.trace" --explain ar3.0 > "$tmp/ex.out" 2>&1 ||
+	fail "--explain ar3.0 failed"
+grep -q "rank 0 -> rank 1" "$tmp/ex.out" || fail "--explain: no steps"
+"$IBFAB" run --topo "$topo" --trace "$ex/dp-train.trace" --explain nosuch > /dev/null 2> "$tmp/ex.err"
+[ $? -eq 1 ] && grep -q "collectives: ar3.0" "$tmp/ex.err" || fail "--explain nosuch: no list"
+# refusals: --trace with --traffic, --explain without --trace, a bad trace
+"$IBFAB" run --trace "$ex/moe.trace" --traffic p2p:src=h0,dst=h1,size=1 2> /dev/null
+[ $? -eq 2 ] || fail "--trace with --traffic not refused"
+"$IBFAB" run --explain x 2> /dev/null
+[ $? -eq 2 ] || fail "--explain without --trace not refused"
+printf 'ranks 2\nsend 0 1 1KiB\nfrobnicate 0\n' > "$tmp/bad.trace"
+"$IBFAB" run --topo "$topo" --trace "$tmp/bad.trace" 2> "$tmp/bad.err"
+[ $? -eq 1 ] && grep -q "bad.trace:3" "$tmp/bad.err" || fail "bad trace: $(cat "$tmp/bad.err")"
+finish

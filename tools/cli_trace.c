@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_trace.c - reports of a replayed workload (ibfab run --trace): the
+ * collectives as nccl-tests prints them (algbw = S / time, busbw = algbw x
+ * nccl-tests' factor), each rank's compute and communication time, the
+ * critical path, the same in JSON, and --explain.
+ */
+#include "tools/cli_trace.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim_parse.h"
+#include "tools/cli_json.h"
+#include "tools/cli_report.h"
+#include "tools/cli_run.h"
+#include "traces/coll.h"
+#include "traces/trace_fmt.h"
+#include "traces/trace_replay.h"
+
+void cli_trace_summary(FILE *out, const struct trace_program *p, const struct trace_results *r)
+{
+	const struct trace *t = p->trace;
+	sim_time_t comp = 0, comm = 0, over = 0;
+	char a[32], b[32], c[32];
+	size_t ncoll = 0;
+
+	for (size_t i = 0; i < t->nops; i++)
+		ncoll += t->ops[i].kind == TRACE_COLL;
+	for (int32_t k = 0; k < t->nranks; k++) {
+		comp += r->rank[k].compute_ps;
+		comm += r->rank[k].comm_ps;
+		over += r->rank[k].overlap_ps;
+	}
+	fprintf(out, "\nworkload       %d ranks, %zu ops (%zu collectives), %zu steps, ended at %s\n",
+		t->nranks, t->nops, ncoll, p->nsteps, cli_fmt_time(r->end_ps, a, sizeof(a)));
+	fprintf(out, "per rank       compute %s, communication %s, overlapped %s (averages)\n",
+		cli_fmt_time(comp / (sim_time_t)t->nranks, a, sizeof(a)),
+		cli_fmt_time(comm / (sim_time_t)t->nranks, b, sizeof(b)),
+		cli_fmt_time(over / (sim_time_t)t->nranks, c, sizeof(c)));
+	fprintf(out, "critical path  %zu steps: compute %s, communication %s\n", r->ncrit,
+		cli_fmt_time(r->crit_compute_ps, a, sizeof(a)),
+		cli_fmt_time(r->crit_comm_ps, b, sizeof(b)));
+	if (!ncoll)
+		return;
+	fprintf(out, "\n");
+	trace_nccl_table(out, p, r);
+}
+
+void cli_trace_json(struct cli_json *j, const struct cli_report *rep)
+{
+	const struct trace_program *p = rep->prog;
+	const struct trace_results *r = rep->tres;
+	char label[96];
+
+	if (!p || !r)
+		return;
+	const struct trace *t = p->trace;
+
+	cli_json_key(j, "collectives");
+	cli_json_arr_begin(j);
+	for (size_t i = 0; i < t->nops; i++) {
+		const struct trace_op *op = &t->ops[i];
+
+		if (op->kind != TRACE_COLL)
+			continue;
+		uint32_t n = t->comms[op->comm].n;
+		double algbw = trace_op_algbw(p, r, (uint32_t)i);
+
+		cli_json_obj_begin(j);
+		cli_json_kstr(j, "name", trace_op_label(t, (uint32_t)i, label, sizeof(label)));
+		cli_json_kstr(j, "collective", trace_coll_names[op->coll]);
+		cli_json_kstr(j, "algorithm", coll_algo_label(op->coll, op->algo));
+		cli_json_ku64(j, "bytes", op->bytes);
+		cli_json_ku64(j, "ranks", n);
+		cli_json_ku64(j, "start_ps", r->op_start[i]);
+		cli_json_ku64(j, "end_ps", r->op_end[i]);
+		cli_json_kdouble(j, "algbw_gbps", algbw / 1e9);
+		cli_json_kdouble(j, "busbw_gbps", algbw * coll_busbw_factor(op->coll, n) / 1e9);
+		cli_json_obj_end(j);
+	}
+	cli_json_arr_end(j);
+	cli_json_key(j, "ranks");
+	cli_json_arr_begin(j);
+	for (int32_t k = 0; k < t->nranks; k++) {
+		const struct trace_rank_time *rt = &r->rank[k];
+
+		cli_json_obj_begin(j);
+		cli_json_ku64(j, "rank", (uint64_t)k);
+		cli_json_kstr(j, "host", rep->net->nodes[t->rank_node[k]].desc);
+		cli_json_ku64(j, "compute_ps", rt->compute_ps);
+		cli_json_ku64(j, "comm_ps", rt->comm_ps);
+		cli_json_ku64(j, "overlap_ps", rt->overlap_ps);
+		cli_json_ku64(j, "end_ps", rt->end_ps);
+		cli_json_obj_end(j);
+	}
+	cli_json_arr_end(j);
+	cli_json_key(j, "critical_path");
+	cli_json_obj_begin(j);
+	cli_json_ku64(j, "steps", r->ncrit);
+	cli_json_ku64(j, "compute_ps", r->crit_compute_ps);
+	cli_json_ku64(j, "comm_ps", r->crit_comm_ps);
+	cli_json_obj_end(j);
+}
+
+int cli_trace_explain(const struct trace_program *p, const char *which, FILE *out,
+		      struct sim_diag *d)
+{
+	const struct trace *t = p->trace;
+	char label[96], *end;
+	unsigned long idx = strtoul(which, &end, 10);
+	size_t i;
+
+	for (i = 0; i < t->nops; i++)
+		if (!strcmp(trace_op_label(t, (uint32_t)i, label, sizeof(label)), which))
+			break;
+	if (i == t->nops && *which && !*end && idx < t->nops)
+		i = idx;
+	if (i == t->nops || t->ops[i].kind != TRACE_COLL) {
+		char some[256] = "";
+		size_t off = 0;
+		int n = 0;
+
+		for (size_t k = 0; k < t->nops && n < 6; k++)
+			if (t->ops[k].kind == TRACE_COLL) {
+				sim_append(some, sizeof(some), &off, "%s%s (%zu)", n ? ", " : "",
+					   trace_op_label(t, (uint32_t)k, label, sizeof(label)), k);
+				n++;
+			}
+		return sim_diag_set(d, NULL, 0, 0,
+				    "--explain %s: no collective with that id or index (collectives: %s%s)",
+				    which, n ? some : "none", n == 6 ? ", ..." : "");
+	}
+	trace_explain(p, (uint32_t)i, out);
+	return 0;
+}
