@@ -57,7 +57,7 @@
 #include "traces/trace.h"
 #include "traces/trace_replay.h"
 
-#define MIB (1ull << 20)
+#define MIB ((uint64_t)1 << 20)
 #define RATE_BYTES 25e9		/* 4xHDR: 4 x 50 Gb/s after RS FEC and 256b/257b (numbers.md) */
 #define MTU 4096
 #define TOL_CLOSED 0.02		/* issue 5: closed forms within 2% */
@@ -120,7 +120,7 @@ static void net_star(struct net *n, int nh)
 }
 
 /* A generated 2-level fat tree (topo_gen_fattree2_net), 4xHDR, routed. */
-static void net_fattree2(struct net *n, int leaves, int spines, int hosts, int links,
+static __attribute__((unused)) void net_fattree2(struct net *n, int leaves, int spines, int hosts, int links,
 			 const char *engine)
 {
 	struct sim_diag d;
@@ -294,21 +294,19 @@ struct ring_case {
 };
 
 /* Every ring allreduce run, remembered so that busbw (2) reuses the runs of (1). */
+#define RC(fk_, n_, mib_, host_) { .fk = (fk_), .N = (n_), .S = (mib_) * MIB, .host_model = (host_) }
 static struct ring_case ring_cases[] = {
-	{ FK_STAR, 8, 1 * MIB, false }, { FK_STAR, 8, 16 * MIB, false },
-	{ FK_STAR, 8, 256 * MIB, false },
-	{ FK_STAR, 16, 1 * MIB, false }, { FK_STAR, 16, 16 * MIB, false },
-	{ FK_STAR, 16, 256 * MIB, false },
-	{ FK_STAR, 64, 1 * MIB, false }, { FK_STAR, 64, 16 * MIB, false },
-	{ FK_STAR, 128, 1 * MIB, false }, { FK_STAR, 128, 16 * MIB, false },
-	{ FK_FATTREE, 8, 1 * MIB, false }, { FK_FATTREE, 8, 16 * MIB, false },
-	{ FK_FATTREE, 8, 256 * MIB, false },
-	{ FK_FATTREE, 16, 1 * MIB, false }, { FK_FATTREE, 16, 16 * MIB, false },
-	{ FK_FATTREE, 16, 256 * MIB, false },
-	{ FK_FATTREE, 64, 1 * MIB, false }, { FK_FATTREE, 64, 16 * MIB, false },
-	{ FK_FATTREE, 128, 1 * MIB, false }, { FK_FATTREE, 128, 16 * MIB, false },
+	RC(FK_STAR, 8, 1, false), RC(FK_STAR, 8, 16, false), RC(FK_STAR, 8, 256, false),
+	RC(FK_STAR, 16, 1, false), RC(FK_STAR, 16, 16, false), RC(FK_STAR, 16, 256, false),
+	RC(FK_STAR, 64, 1, false), RC(FK_STAR, 64, 16, false),
+	RC(FK_STAR, 128, 1, false), RC(FK_STAR, 128, 16, false),
+	RC(FK_FATTREE, 8, 1, false), RC(FK_FATTREE, 8, 16, false), RC(FK_FATTREE, 8, 256, false),
+	RC(FK_FATTREE, 16, 1, false), RC(FK_FATTREE, 16, 16, false),
+	RC(FK_FATTREE, 16, 256, false),
+	RC(FK_FATTREE, 64, 1, false), RC(FK_FATTREE, 64, 16, false),
+	RC(FK_FATTREE, 128, 1, false), RC(FK_FATTREE, 128, 16, false),
 	/* host model on: a includes post, DMA and CQE; B is still the link's */
-	{ FK_STAR, 8, 16 * MIB, true }, { FK_FATTREE, 16, 16 * MIB, true },
+	RC(FK_STAR, 8, 16, true), RC(FK_FATTREE, 16, 16, true),
 };
 
 static void make_fabric(struct net *n, enum fabric_kind fk, int N)
