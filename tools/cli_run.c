@@ -95,6 +95,7 @@ struct run_opts {
 	const char *trace_format;
 	const char *explain;
 	const char *timeline;
+	const char *op;		/* --op: the default op= of every --traffic spec */
 };
 
 /* An output file written under a temporary name, renamed at the end. */
@@ -108,7 +109,7 @@ struct staged {
  * What the signal handler must remove: plain char arrays, so the handler
  * touches nothing that malloc or stdio might be changing under it.
  */
-#define SIG_MAX_PATHS 4
+#define SIG_MAX_PATHS 5
 static char sig_paths[SIG_MAX_PATHS][PATH_MAX];
 static char sig_dir[PATH_MAX];
 
@@ -126,7 +127,7 @@ struct run_ctx {
 	/* outputs */
 	struct staged json;
 	bool json_stdout;
-	struct staged links, flows, timeline;
+	struct staged links, flows, timeline, colls;
 	/* --trace */
 	struct trace trace;
 	struct trace_program prog;
@@ -166,6 +167,8 @@ void cli_run_usage(FILE *out)
 "  --set KEY=VALUE    override one parameter; repeatable, applied in order\n"
 "                     after the preset (see --help-params for every key).\n"
 "  --seed N           seed of every random choice (default 1).\n"
+"  --op write|read|send  the work request of every --traffic spec that names\n"
+"                     none (default write; the spec key op= overrides it).\n"
 "\n"
 "Workloads (docs/trace-format.md, docs/collectives.md, docs/importers.md):\n"
 "  --trace FILE       replay a workload instead of --traffic: the native\n"
@@ -183,6 +186,8 @@ void cli_run_usage(FILE *out)
 "                     lowered to (OP: its id, or index in the trace) and exit.\n"
 "  --timeline FILE    a Chrome-trace / Perfetto JSON timeline: one track per\n"
 "                     rank with its compute, collectives and transfers.\n"
+"                     With --csv DIR, DIR/collectives.csv has one row per\n"
+"                     collective (the JSON \"collectives\" fields).\n"
 "\n"
 "Routing (docs/routing.md):\n"
 "  --routing NAME     the subnet manager's routing engine, by OpenSM's names:\n"
@@ -293,7 +298,7 @@ enum opt_id {
 	OPT_HELP, OPT_HELP_PARAMS, OPT_TOPO, OPT_TRAFFIC, OPT_PRESET, OPT_SET,
 	OPT_SEED, OPT_JSON, OPT_CSV, OPT_REPRODUCIBLE, OPT_QUIET,
 	OPT_ROUTING, OPT_ROOTS, OPT_LMC, OPT_LFT,
-	OPT_TRACE, OPT_TRACE_FORMAT, OPT_EXPLAIN, OPT_TIMELINE,
+	OPT_TRACE, OPT_TRACE_FORMAT, OPT_EXPLAIN, OPT_TIMELINE, OPT_OP,
 };
 
 static const struct {
@@ -322,6 +327,7 @@ static const struct {
 	{ "--trace-format", OPT_TRACE_FORMAT, true },
 	{ "--explain", OPT_EXPLAIN, true },
 	{ "--timeline", OPT_TIMELINE, true },
+	{ "--op", OPT_OP, true },
 };
 
 static int usage_error(const char *fmt, const char *a, const char *b)
@@ -450,6 +456,11 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			break;
 		case OPT_TIMELINE:
 			rc = set_once(&o->timeline, name, val);
+			break;
+		case OPT_OP:
+			rc = set_once(&o->op, name, val);
+			if (!rc && strcmp(val, "write") && strcmp(val, "read") && strcmp(val, "send"))
+				return usage_error("%s: expected write, read or send, not '%s'", name, val);
 			break;
 		}
 		if (rc)
@@ -619,6 +630,12 @@ static int csv_open(struct run_ctx *c, struct sim_diag *d)
 		return sim_diag_set(d, dir, 0, 0, "out of memory");
 	rc = staged_open(&c->flows, p, d);
 	free(p);
+	if (rc || !c->o->trace)
+		return rc;
+	if (asprintf(&p, "%s/collectives.csv", dir) < 0)
+		return sim_diag_set(d, dir, 0, 0, "out of memory");
+	rc = staged_open(&c->colls, p, d);
+	free(p);
 	return rc;
 }
 
@@ -642,6 +659,7 @@ static void outputs_free(struct run_ctx *c, bool failed)
 	staged_free(&c->links);
 	staged_free(&c->flows);
 	staged_free(&c->timeline);
+	staged_free(&c->colls);
 	if (failed && c->csv_dir_created)
 		rmdir(c->o->csv);
 	sig_dir[0] = 0;
@@ -740,9 +758,21 @@ static int load_traffic(struct run_ctx *c)
 		c->ntraffic = (int)SIM_ARRAY_SIZE(default_traffic_user);
 		c->traffic_default = true;
 	}
-	for (int i = 0; i < c->ntraffic; i++)
-		if (trace_spec_parse(c->traffic[i], &c->net, c->o->seed, &c->msgs, &c->d))
+	for (int i = 0; i < c->ntraffic; i++) {
+		const char *spec = c->traffic[i];
+		char *with_op = NULL;
+		int rc;
+
+		/* --op X: as if every spec that names no op said op=X */
+		if (c->o->op && !strstr(spec, "op=") &&
+		    asprintf(&with_op, "%s%sop=%s", spec, strchr(spec, ':') ? "," : ":",
+			     c->o->op) < 0)
+			return sim_diag_set(&c->d, "", 0, 0, "out of memory");
+		rc = trace_spec_parse(with_op ? with_op : spec, &c->net, c->o->seed, &c->msgs, &c->d);
+		free(with_op);
+		if (rc)
 			return -1;
+	}
 	if (!c->msgs.n)
 		return sim_diag_set(&c->d, "", 0, 0, "the traffic specs produced no messages");
 	return 0;
@@ -836,6 +866,10 @@ static int write_outputs(struct run_ctx *c, const struct cli_report *r)
 	}
 	if (c->flows.f && cli_report_flows_csv(c->flows.f, r))
 		return sim_diag_set(&c->d, c->flows.path, 0, 0, "write error");
+	if (c->colls.f && cli_trace_csv(c->colls.f, &c->net, &c->prog, &c->tres))
+		return sim_diag_set(&c->d, c->colls.path, 0, 0, "write error");
+	if (staged_close(&c->colls, &c->d) || staged_commit(&c->colls, &c->d))
+		return -1;
 	if (c->timeline.f && trace_timeline_write(c->timeline.f, &c->prog, &c->tres))
 		return sim_diag_set(&c->d, c->timeline.path, 0, 0, "write error");
 	if (staged_close(&c->timeline, &c->d) || staged_commit(&c->timeline, &c->d))

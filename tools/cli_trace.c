@@ -104,6 +104,31 @@ void cli_trace_json(struct cli_json *j, const struct cli_report *rep)
 	cli_json_obj_end(j);
 }
 
+int cli_trace_csv(FILE *out, const struct net *net, const struct trace_program *p,
+		  const struct trace_results *r)
+{
+	const struct trace *t = p->trace;
+	char label[96];
+
+	(void)net;
+	fputs("name,collective,algorithm,bytes,ranks,start_ps,end_ps,algbw_gbps,busbw_gbps\n", out);
+	for (size_t i = 0; i < t->nops; i++) {
+		const struct trace_op *op = &t->ops[i];
+
+		if (op->kind != TRACE_COLL)
+			continue;
+		uint32_t n = t->comms[op->comm].n;
+		double algbw = trace_op_algbw(p, r, (uint32_t)i);
+
+		cli_csv_field(out, trace_op_label(t, (uint32_t)i, label, sizeof(label)));
+		fprintf(out, ",%s,%s,%" PRIu64 ",%u,%" PRIu64 ",%" PRIu64 ",%.6f,%.6f\n",
+			trace_coll_names[op->coll], coll_algo_label(op->coll, op->algo), op->bytes,
+			n, r->op_start[i], r->op_end[i], algbw / 1e9,
+			algbw * coll_busbw_factor(op->coll, n) / 1e9);
+	}
+	return ferror(out) ? -1 : 0;
+}
+
 int cli_trace_explain(const struct trace_program *p, const char *which, FILE *out,
 		      struct sim_diag *d)
 {

@@ -46,4 +46,18 @@ grep -q "rank 0 -> rank 1" "$tmp/ex.out" || fail "--explain: no steps"
 printf 'ranks 2\nsend 0 1 1KiB\nfrobnicate 0\n' > "$tmp/bad.trace"
 "$IBFAB" run --topo "$topo" --trace "$tmp/bad.trace" 2> "$tmp/bad.err"
 [ $? -eq 1 ] && grep -q "bad.trace:3" "$tmp/bad.err" || fail "bad trace: $(cat "$tmp/bad.err")"
+# --csv with --trace: one collectives.csv row per collective
+"$IBFAB" run --topo "$topo" --trace "$ex/moe.trace" --csv "$tmp/csv" --quiet > /dev/null ||
+	fail "moe --csv: exit non-zero"
+head -1 "$tmp/csv/collectives.csv" | grep -q "^name,collective,algorithm,bytes,ranks" ||
+	fail "collectives.csv: no header"
+[ "$(grep -c ',alltoall,' "$tmp/csv/collectives.csv")" -ge 2 ] || fail "collectives.csv: no alltoall rows"
+# --op sets the work request of specs that name none
+w=$("$IBFAB" run --json - --quiet --reproducible --traffic p2p:src=h0,dst=h15,size=1MiB |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["flows"][0]["op"])')
+r=$("$IBFAB" run --json - --quiet --reproducible --op read --traffic p2p:src=h0,dst=h15,size=1MiB |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["flows"][0]["op"])')
+[ "$w $r" = "write read" ] || fail "--op read: flows say '$w' then '$r'"
+"$IBFAB" run --op copy 2> /dev/null
+[ $? -eq 2 ] || fail "--op copy not refused"
 finish

@@ -120,7 +120,7 @@ static void net_star(struct net *n, int nh)
 }
 
 /* A generated 2-level fat tree (topo_gen_fattree2_net), 4xHDR, routed. */
-static __attribute__((unused)) void net_fattree2(struct net *n, int leaves, int spines, int hosts, int links,
+static void net_fattree2(struct net *n, int leaves, int spines, int hosts, int links,
 			 const char *engine)
 {
 	struct sim_diag d;
@@ -487,6 +487,306 @@ static void test_tree(void)
 			check_algo("tree", ns[i], ss[j], tree_closed);
 }
 
+/* ---- link loads from the LFTs ----------------------------------------------------- */
+
+/*
+ * How many of a set of flows (host node pairs) cross each link direction,
+ * found by following the LFTs (sm_path): load[node * (NET_MAX_PORTS + 1) +
+ * port] counts the flows leaving `node` by `port`.
+ */
+struct loads {
+	const struct net *n;
+	uint32_t *load;
+};
+
+static void loads_init(struct loads *l, const struct net *n)
+{
+	l->n = n;
+	l->load = calloc((size_t)n->nnodes * (NET_MAX_PORTS + 1), sizeof(*l->load));
+	CU_ASSERT_FATAL(l->load != NULL);
+}
+
+static void loads_clear(struct loads *l)
+{
+	memset(l->load, 0, (size_t)l->n->nnodes * (NET_MAX_PORTS + 1) * sizeof(*l->load));
+}
+
+static void loads_free(struct loads *l)
+{
+	free(l->load);
+}
+
+/* Walk the path x -> y; add `inc` to each link direction it crosses and
+ * return the largest load seen on it (after adding). */
+static uint32_t loads_walk(struct loads *l, int x, int y, uint32_t inc)
+{
+	int nodes[MAX_HOPS], ports[MAX_HOPS];
+	int k = sm_path(l->n, x, net_lid_of(l->n, y, net_first_port(l->n, y)), nodes, ports,
+			MAX_HOPS);
+	uint32_t worst = 0;
+
+	CU_ASSERT_FATAL(k >= 2);
+	for (int i = 0; i + 1 < k; i++) {
+		uint32_t *c = &l->load[(size_t)nodes[i] * (NET_MAX_PORTS + 1) + (size_t)ports[i]];
+
+		*c += inc;
+		if (*c > worst)
+			worst = *c;
+	}
+	return worst;
+}
+
+/* ---- 4. all-to-all on a 2:1 oversubscribed fat tree ------------------------------- */
+
+#define A2A_LEAVES 8
+#define A2A_HOSTS 8		/* per leaf */
+#define A2A_SPINES 4
+#define A2A_N (A2A_LEAVES * A2A_HOSTS)
+#define A2A_PAIR MIB		/* bytes from each rank to each other rank */
+
+/*
+ * Pairwise all-to-all: round k, rank r sends to r+k. Predicted from the
+ * LFTs: a round takes a + c_k wire(S/N)/R, c_k the most flows of that
+ * round on one link direction (they share it packet by packet), a the
+ * largest a of its flows. The rounds are not globally synchronised (a rank
+ * moves on when its own send and receive are done), so this is an estimate
+ * of what a contended round costs, printed beside the measured time.
+ */
+static double a2a_run(const struct net *n, const char *what, double *predicted)
+{
+	struct fab_params prm;
+	struct loads l;
+	struct run r;
+	char text[256];
+	int hosts[A2A_N];
+	double by_len[MAX_HOPS] = { 0 }, got, pred = 0;
+	uint32_t cmax = 0, csum = 0;
+
+	tf_params(&prm, "hdr");
+	linear_hosts(n, A2A_N, hosts);
+	loads_init(&l, n);
+	for (int k = 1; k < A2A_N; k++) {
+		uint32_t c = 0;
+		double a = 0;
+
+		loads_clear(&l);
+		for (int i = 0; i < A2A_N; i++) {
+			int x = hosts[i], y = hosts[(i + k) % A2A_N];
+			int len = path_links(n, x, y);
+			uint32_t w = loads_walk(&l, x, y, 1);
+
+			if (by_len[len] == 0)
+				by_len[len] = measure_a(n, &prm, x, y, 0);
+			if (by_len[len] > a)
+				a = by_len[len];
+			if (w > c)
+				c = w;
+		}
+		pred += a + c * ser(A2A_PAIR);
+		csum += c;
+		if (c > cmax)
+			cmax = c;
+	}
+	loads_free(&l);
+	snprintf(text, sizeof(text), "ranks %d\nmap linear\nalltoall %" PRIu64 " algo=pairwise\n",
+		 A2A_N, (uint64_t)A2A_N * A2A_PAIR);
+	replay_text(n, &prm, text, &r);
+	got = op_secs(&r, 0);
+	if (getenv("RP_DEBUG")) {
+		for (int k = 1; k < A2A_N; k++) {
+			sim_time_t lo = UINT64_MAX, hi = 0, dmax = 0, dsum = 0;
+			for (int i = 0; i < A2A_N; i++) {
+				struct trace_step_time *st = &r.step[(k - 1) * A2A_N + i];
+				if (st->start < lo) lo = st->start;
+				if (st->end > hi) hi = st->end;
+				if (st->end - st->start > dmax) dmax = st->end - st->start;
+				dsum += st->end - st->start;
+			}
+			fprintf(stderr, "\n   round %2d: %9.3f .. %9.3f us, step max %.3f mean %.3f us", k, lo*1e-6, hi*1e-6, dmax*1e-6, dsum*1e-6/A2A_N);
+		}
+	}
+	fprintf(stderr, "\n  alltoall pairwise %s: %d ranks, 1 MiB per pair: measured %.3f us,"
+		" predicted from the LFTs %.3f us (%+.3f%%; flows per link: mean %.2f, max %u)",
+		what, A2A_N, got * 1e6, pred * 1e6, 100 * (got - pred) / pred,
+		(double)csum / (A2A_N - 1), cmax);
+	run_free(&r);
+	*predicted = pred;
+	return got;
+}
+
+static void test_alltoall_oversubscribed(void)
+{
+	struct net full, over;
+	double t_full, t_over, p_full, p_over, ratio;
+
+	/* Same generator, same 8 leaves x 8 hosts and 4 spines: one cable per
+	 * leaf and spine (4 up-links for 8 hosts, 2:1) or two (8, 1:1). */
+	net_fattree2(&full, A2A_LEAVES, A2A_SPINES, A2A_HOSTS, 2, "ftree");
+	net_fattree2(&over, A2A_LEAVES, A2A_SPINES, A2A_HOSTS, 1, "ftree");
+	t_full = a2a_run(&full, "full bisection", &p_full);
+	t_over = a2a_run(&over, "2:1 oversubscribed", &p_over);
+	ratio = t_over / t_full;
+	fprintf(stderr, "\n  alltoall 2:1 / 1:1 = %.4f (oversubscription factor 2; LFT prediction %.4f)",
+		ratio, p_over / p_full);
+	CU_ASSERT(fabs(ratio - 2.0) <= 0.10 * 2.0);
+	/* the full-bisection tree is non-blocking for it under ftree: the closed form */
+	CU_ASSERT(rel(t_full, p_full) <= TOL_CLOSED);
+	net_free(&full);
+	net_free(&over);
+}
+
+/* ---- 5. placement: rings inside leaves beat rings across them ------------------------ */
+
+#define PL_GROUPS 4
+#define PL_SIZE 4		/* ranks per ring */
+#define PL_BYTES (16 * MIB)
+#define PL_SEED 1
+
+static void placement_trace(char *text, size_t len, const char *map)
+{
+	size_t o = (size_t)snprintf(text, len, "ranks %d\nmap %s\n", PL_GROUPS * PL_SIZE, map);
+
+	for (int g = 0; g < PL_GROUPS; g++)
+		o += (size_t)snprintf(text + o, len - o, "comm g%d = %d-%d\n", g, g * PL_SIZE,
+				      g * PL_SIZE + PL_SIZE - 1);
+	for (int g = 0; g < PL_GROUPS; g++)
+		o += (size_t)snprintf(text + o, len - o, "allreduce %" PRIu64 " comm=g%d algo=ring\n",
+				      PL_BYTES, g);
+	CU_ASSERT_FATAL(o < len);
+}
+
+/*
+ * The time of the four concurrent rings as the links predict it: each
+ * ring runs at its slowest edge, a_edge + c wire(S/n)/R with c the most
+ * ring edges (of all four rings) sharing a link direction of that edge's
+ * path; the collective ends with the slowest ring.
+ */
+static double placement_predict(const struct net *n, const struct fab_params *prm,
+				const struct run *r, uint32_t *cmax_out, int *cross_out)
+{
+	struct loads l;
+	double worst = 0;
+	uint32_t cmax = 0;
+	int cross = 0;
+
+	loads_init(&l, n);
+	for (int g = 0; g < PL_GROUPS; g++)
+		for (int i = 0; i < PL_SIZE; i++)
+			(void)loads_walk(&l, r->rank_node[g * PL_SIZE + i],
+					 r->rank_node[g * PL_SIZE + (i + 1) % PL_SIZE], 1);
+	for (int g = 0; g < PL_GROUPS; g++) {
+		double ring = 0;
+
+		for (int i = 0; i < PL_SIZE; i++) {
+			int x = r->rank_node[g * PL_SIZE + i];
+			int y = r->rank_node[g * PL_SIZE + (i + 1) % PL_SIZE];
+			uint32_t c = loads_walk(&l, x, y, 0);
+			double d = measure_a(n, prm, x, y, 0) + c * ser(PL_BYTES / PL_SIZE);
+
+			if (path_links(n, x, y) > 2)
+				cross++;
+			if (c > cmax)
+				cmax = c;
+			if (d > ring)
+				ring = d;
+		}
+		ring *= 2 * (PL_SIZE - 1);
+		if (ring > worst)
+			worst = ring;
+	}
+	loads_free(&l);
+	*cmax_out = cmax;
+	*cross_out = cross;
+	return worst;
+}
+
+static void test_placement(void)
+{
+	struct net n;
+	struct fab_params prm;
+	struct run lin, rnd;
+	char text[1024], map[32];
+	double t_lin, t_rnd, p_lin, p_rnd;
+	uint32_t c_lin, c_rnd;
+	int x_lin, x_rnd;
+
+	net_file(&n, "topologies/examples/fattree-16.topo", "ftree");
+	tf_params(&prm, "hdr");
+	placement_trace(text, sizeof(text), "linear");
+	replay_text(&n, &prm, text, &lin);
+	snprintf(map, sizeof(map), "random seed=%d", PL_SEED);
+	placement_trace(text, sizeof(text), map);
+	replay_text(&n, &prm, text, &rnd);
+	t_lin = (double)lin.end_ps * 1e-12;
+	t_rnd = (double)rnd.end_ps * 1e-12;
+	p_lin = placement_predict(&n, &prm, &lin, &c_lin, &x_lin);
+	p_rnd = placement_predict(&n, &prm, &rnd, &c_rnd, &x_rnd);
+	fprintf(stderr, "\n  placement, 4 rings of 4 ranks, 16 MiB each, fattree-16 ftree:"
+		"\n    linear: %d edges leave their leaf, at most %u flows per link: measured %.3f us,"
+		" predicted %.3f us (%+.3f%%)"
+		"\n    random seed=%d: %d edges leave their leaf, at most %u flows per link:"
+		" measured %.3f us, predicted %.3f us (%+.3f%%); %.3fx the linear time",
+		x_lin, c_lin, t_lin * 1e6, p_lin * 1e6, 100 * (t_lin - p_lin) / p_lin, PL_SEED, x_rnd,
+		c_rnd, t_rnd * 1e6, p_rnd * 1e6, 100 * (t_rnd - p_rnd) / p_rnd, t_rnd / t_lin);
+	/* the premise: linear keeps every ring in its leaf, random shares up-links */
+	CU_ASSERT(x_lin == 0 && c_lin == 1);
+	CU_ASSERT(x_rnd > 0 && c_rnd >= 2);
+	CU_ASSERT(t_lin < t_rnd);
+	CU_ASSERT(rel(t_lin, p_lin) <= TOL_CLOSED);
+	CU_ASSERT(rel(t_rnd, p_rnd) <= 0.05);
+	run_free(&lin);
+	run_free(&rnd);
+	net_free(&n);
+}
+
+/* ---- 6. determinism ---------------------------------------------------------------- */
+
+static void test_determinism(void)
+{
+	static const char text[] =
+		"ranks 16\n"
+		"map random seed=7\n"
+		"comm half = 0-7\n"
+		"fwd: compute all 20us\n"
+		"send 0 9 3MiB tag=1\n"
+		"recv 9 0 3MiB tag=1\n"
+		"ar: allreduce 8MiB algo=ring chunks=4 channels=2\n"
+		"a2a: alltoall 4MiB algo=direct async\n"
+		"hd: allreduce 2MiB algo=hd comm=half\n"
+		"tr: allreduce 2MiB algo=tree chunks=4 after=a2a\n"
+		"barrier\n";
+	struct net n;
+	struct fab_params prm;
+	struct run a, b;
+
+	net_file(&n, "topologies/examples/fattree-16.topo", "ftree");
+	tf_params(&prm, "hdr");
+	prm.host_model = true;
+	replay_text(&n, &prm, text, &a);
+	replay_text(&n, &prm, text, &b);
+	fprintf(stderr, "\n  determinism: %zu ops, %zu steps, %" PRIu64 " events, end %.3f us",
+		a.nops, a.nsteps, a.events, (double)a.end_ps * 1e-6);
+	CU_ASSERT_FATAL(a.nops == b.nops && a.nsteps == b.nsteps);
+	CU_ASSERT(a.nsteps > 100);
+	CU_ASSERT(a.end_ps == b.end_ps);
+	CU_ASSERT(a.events == b.events);
+	CU_ASSERT(!memcmp(a.op_start, b.op_start, a.nops * sizeof(*a.op_start)));
+	CU_ASSERT(!memcmp(a.op_end, b.op_end, a.nops * sizeof(*a.op_end)));
+	for (size_t s = 0; s < a.nsteps; s++) {
+		if (a.step[s].start != b.step[s].start || a.step[s].end != b.step[s].end ||
+		    a.step[s].ready != b.step[s].ready || a.step[s].crit != b.step[s].crit) {
+			fprintf(stderr, "\n  step %zu differs: %" PRIu64 "..%" PRIu64 " vs %" PRIu64
+				"..%" PRIu64, s, a.step[s].start, a.step[s].end, b.step[s].start,
+				b.step[s].end);
+			CU_FAIL("a step's times differ between two replays");
+			break;
+		}
+	}
+	run_free(&a);
+	run_free(&b);
+	net_free(&n);
+}
+
 /* ---- tests ---------------------------------------------------------------------- */
 
 static const struct test_case tests[] = {
@@ -496,6 +796,9 @@ static const struct test_case tests[] = {
 	{ "busbw at 256 MiB approaches link rate x efficiency", test_busbw },
 	{ "halving-doubling closed form", test_hd },
 	{ "double binary tree closed form (chunks=1)", test_tree },
+	{ "pairwise all-to-all on a 2:1 fat tree: slower by 2", test_alltoall_oversubscribed },
+	{ "placement: rings inside leaves beat random placement", test_placement },
+	{ "determinism: the same trace replays to the same times", test_determinism },
 	{ NULL, NULL },
 };
 
