@@ -76,6 +76,7 @@ struct fab_params {
 	uint32_t hca_dma_window;	/* hca.dma_window: payload DMA reads in flight per QP (packets) */
 	/* the host behind every HCA (models/host): host.KEY=VALUE */
 	bool host_model;		/* host.model: off = an ideal host (no PCIe, no DMA latency) */
+	uint8_t sw_speedup;		/* switch.speedup: packets one input feeds to outputs at once */
 	struct host_params host;
 };
 

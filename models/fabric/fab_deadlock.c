@@ -135,7 +135,7 @@ static void classify(struct dl *g)
 			if (!pt->inq[v].len)
 				continue;
 			out = head_out(f, pt, v, &h);
-			if (!out || pt->in_busy || out->tx_busy ||
+			if (!out || pt->in_flight >= f->p.sw_speedup || out->tx_busy ||
 			    ib_port_fits(out, (uint8_t)v, h->blocks)) {
 				g->kind[u] = DL_SW_IDLE;
 				continue;

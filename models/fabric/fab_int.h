@@ -96,7 +96,7 @@ struct fab_port {
 	struct sim_timer fc_timer;
 	/* switch input: per-VL queues, and whether this input is feeding an output */
 	struct fab_pq inq[FAB_NVL];
-	bool in_busy;
+	uint8_t in_flight;		/* packets this input is feeding to outputs now */
 	struct sim_rng rng;		/* fault injection at this receiver */
 };
 

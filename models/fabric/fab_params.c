@@ -192,6 +192,10 @@ static void apply_preset(struct fab_params *p, const struct preset *pr)
 	/* outstanding payload reads per QP: 16 MTU packets cover a 500 ns read
 	 * round trip at 800 Gb/s (64 KiB > 50 GB/s x 0.5 us + margin) */
 	p->hca_dma_window = 16;
+	/* crossbars run faster than a port (about 1.5-2x in shared-memory and
+	 * crossbar ASICs): an input can feed two outputs at once, so two flows
+	 * leaving one input for two busy outputs share each fairly */
+	p->sw_speedup = 2;
 	p->host_model = true;
 	host_params_default(&p->host);
 	p->host.pcie_gen = pr->pcie_gen;	/* the PCIe of that generation's HCAs */
@@ -772,6 +776,8 @@ static const struct key keys[] = {
 	    "LimitOfHighPriority: x 4 KiB of high before one low packet (255 = no limit)"),
 	GEN("switch.latency_ns", K_NS, sw_latency_ns, 0, UINT32_MAX,
 	    "switch port-to-port latency, head in to head out, ns"),
+	GEN("switch.speedup", K_UINT, sw_speedup, 1, 8,
+	    "packets one input port feeds to outputs at once (crossbar speedup; 1 = none)"),
 	GEN("hca.latency_ns", K_NS, hca_latency_ns, 0, UINT32_MAX,
 	    "HCA post to first bit on the wire, ns"),
 	GEN("hca.buffer", K_BUF, hca_buf_bytes, IB_BLOCK_BYTES, MAX_BUF_BYTES,

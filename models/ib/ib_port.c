@@ -256,6 +256,10 @@ void ib_port_kick(struct fab_port *pt)
 		table == IB_VLARB_HIGH ? "high" : table == IB_VLARB_LOW ? "low" : "vl15");
 	uint32_t idx;
 
+	/* Busy from here: taking a packet may kick other ports (a switch
+	 * input below its speedup offers its next head), and a kick that
+	 * comes back to this port must not start a second packet. */
+	pt->tx_busy = true;
 	if (pt->node->type == NET_SWITCH) {
 		idx = cand[vl];
 		sw_take(pt, idx);

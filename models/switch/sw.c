@@ -11,8 +11,10 @@
  *    head-of-line blocking emerges: a head waiting for credits on a congested
  *    output holds back everything behind it in that input VL, whatever their
  *    destinations, while other VLs of the same input go on;
- *  - an input sends one packet at a time through the crossbar (no input
- *    speedup); its other heads compete again when that packet has gone;
+ *  - an input feeds at most switch.speedup packets to outputs at once (the
+ *    crossbar's speedup, 2 by default); at that limit its other heads wait,
+ *    below it the next head of the same VL competes as soon as its
+ *    predecessor has started (switch.speedup=1: one packet at a time);
  *  - each output serves the VL that VL arbitration picks (ib_vlarb.c) and,
  *    within a VL, the requesting inputs round-robin, skipping heads whose
  *    blocks do not fit the output's credits;
@@ -128,7 +130,7 @@ void sw_receive(struct fab_port *in, uint32_t idx)
 	fab_pq_push(f, &in->inq[p->vl], idx);
 	SIM_LOG(SIM_LOG_SWITCH, f->eng.now, "node %d in %u vl %u dlid %u -> out %u (queue %u)",
 		n->idx, in->port_no, p->vl, p->dlid, out, in->inq[p->vl].len);
-	if (in->inq[p->vl].len == 1 && !in->in_busy) {
+	if (in->inq[p->vl].len == 1 && in->in_flight < f->p.sw_speedup) {
 		req_set(n, out, p->vl, in->port_no);
 		ib_port_kick(n->ports[out]);
 	}
@@ -194,28 +196,41 @@ void sw_take(struct fab_port *out, uint32_t idx)
 	struct fab_node *n = out->node;
 	struct ib_pkt *p = fab_pkt(f, idx);
 	struct fab_port *in = n->ports[p->in_port];
+	uint8_t vl = p->vl;
 
-	/* The input is busy feeding this output: withdraw all its heads. */
-	for (int v = 0; v < FAB_NVL; v++) {
-		if (!in->inq[v].len)
-			continue;
-		struct ib_pkt *h = fab_pkt(f, in->inq[v].head);
-
-		req_clear(n, h->out_port, v, in->port_no);
-	}
-	fab_pq_pop(f, &in->inq[p->vl]);
-	in->in_busy = true;
-	n->rr[out->port_no * FAB_NVL + p->vl] = p->in_port;
+	req_clear(n, out->port_no, vl, in->port_no);
+	fab_pq_pop(f, &in->inq[vl]);
+	n->rr[out->port_no * FAB_NVL + vl] = p->in_port;
 	out->tx_src = in;
-	out->tx_src_vl = p->vl;
+	out->tx_src_vl = vl;
 	out->tx_src_blocks = p->blocks;
+	if (++in->in_flight >= f->p.sw_speedup) {
+		/* The input feeds all it can: withdraw its other heads. */
+		for (int v = 0; v < FAB_NVL; v++) {
+			if (!in->inq[v].len)
+				continue;
+			req_clear(n, fab_pkt(f, in->inq[v].head)->out_port, v, in->port_no);
+		}
+		return;
+	}
+	/* Below the speedup: the VL's next packet is now its head and asks for
+	 * its output (not this one, which is about to start sending). */
+	if (in->inq[vl].len) {
+		struct ib_pkt *h = fab_pkt(f, in->inq[vl].head);
+
+		req_set(n, h->out_port, vl, in->port_no);
+		if (h->out_port != out->port_no)
+			ib_port_kick(n->ports[h->out_port]);
+	}
 }
 
 void sw_sent(struct fab_port *out)
 {
 	struct fab_port *in = out->tx_src;
+	struct fab *f = out->fab;
 
 	ib_port_rx_free(in, out->tx_src_vl, out->tx_src_blocks);
-	in->in_busy = false;
-	input_request(in, out);
+	/* Back below the speedup: the heads withdrawn at the limit ask again. */
+	if (in->in_flight-- == f->p.sw_speedup)
+		input_request(in, out);
 }

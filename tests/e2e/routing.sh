@@ -44,9 +44,20 @@ run_ok ft-roots --routing updn --roots spine1 --traffic permutation:size=64KiB
 "$IBFAB" topo gen mesh --dims 3x3 --hosts 2 > "$tmp/mesh.topo" || fail "topo gen mesh"
 for t in torus mesh; do
 	for r in dor updn; do
+		# dor on a torus with one VL can deadlock (docs/routing.md): the
+		# run must stop with the credit loop named, never hang
+		[ "$t-$r" = torus-dor ] && continue
 		run_ok "$t-$r" --topo "$tmp/$t.topo" --routing "$r" --traffic alltoall:size=8KiB
 	done
 done
+"$IBFAB" run --topo "$tmp/torus.topo" --routing dor --set ib.vls=1 --set hca.timeout=8 \
+	--traffic alltoall:size=8KiB > /dev/null 2> "$tmp/td.err"
+rc=$?
+if [ $rc -eq 0 ]; then
+	: # no loop formed this time: allowed, dor may get lucky
+elif [ $rc -ne 1 ] || ! grep -q "credit loop on VL 0" "$tmp/td.err"; then
+	fail "torus-dor: exit $rc without a credit-loop report: $(cat "$tmp/td.err")"
+fi
 
 # 3. refusals: exit status, message, nothing written
 expect() {
