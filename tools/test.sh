@@ -50,6 +50,8 @@ run_asan() {
 	section "asan: build"
 	cmake --build "$dir" -j"$jobs"
 	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+	# the heavy simulation tests run their small cases (tests/unit/test_main.h)
+	export IBFAB_TEST_QUICK=1
 	export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 	if [ -x "$dir/bench/bench_engine" ]; then
 		section "asan: benchmark smoke run (figures not checked)"

@@ -30,6 +30,19 @@ int test_run(const char *suite, const struct test_case *tests)
 	return fails ? 1 : 0;
 }
 
+bool test_quick(void)
+{
+	const char *e = getenv("IBFAB_TEST_QUICK");
+
+	if (e && *e && strcmp(e, "0"))
+		return true;
+#ifdef __SANITIZE_ADDRESS__
+	return true;
+#else
+	return false;
+#endif
+}
+
 const char *test_src_path(const char *rel, char *buf, unsigned len)
 {
 	const char *src = getenv("IBFAB_SRC");

@@ -8,6 +8,7 @@
 #define IBFAB_TEST_MAIN_H
 
 #include <CUnit/CUnit.h>
+#include <stdbool.h>
 
 struct test_case {
 	const char *name;
@@ -17,6 +18,12 @@ struct test_case {
 int test_run(const char *suite, const struct test_case *tests);
 /* $IBFAB_SRC or the source tree this was built from; path joined into buf. */
 const char *test_src_path(const char *rel, char *buf, unsigned len);
+/*
+ * Quick mode: sanitizer builds (ASan slows the engine 10-30x) and
+ * IBFAB_TEST_QUICK=1. Heavy simulation tests then run their small cases
+ * only; the release build runs them all.
+ */
+bool test_quick(void);
 /* Write `text` to a fresh temporary file, return its path (static buffer per call slot). */
 const char *test_tmpfile(const char *name, const char *text);
 

@@ -365,6 +365,9 @@ static void ring_cases_of(enum fabric_kind fk, bool host_model)
 
 		if (c->fk != fk || c->host_model != host_model)
 			continue;
+		/* quick mode (sanitizers): 8 and 16 ranks up to 16 MiB only */
+		if (test_quick() && (c->N > 16 || c->S > 16 * MIB))
+			continue;
 		run_ring_case(c);
 		CU_ASSERT(rel(c->measured, c->predicted) <= TOL_CLOSED);
 	}
@@ -394,6 +397,10 @@ static void test_busbw(void)
 	const double link = RATE_BYTES * MTU / (MTU + 26.0);
 	int checked = 0;
 
+	if (test_quick()) {	/* 256 MiB rings: minutes under ASan */
+		fprintf(stderr, "(quick mode: skipped)");
+		return;
+	}
 	for (size_t i = 0; i < SIM_ARRAY_SIZE(ring_cases); i++) {
 		struct ring_case *c = &ring_cases[i];
 
@@ -709,6 +716,10 @@ static void test_alltoall_oversubscribed(void)
 	struct a2a_result f, o;
 	double ratio;
 
+	if (test_quick()) {	/* 64 ranks x 63 MiB, three schedules, two trees */
+		fprintf(stderr, "(quick mode: skipped)");
+		return;
+	}
 	net_fattree2(&full, A2A_LEAVES, A2A_SPINES, A2A_HOSTS, 2, "ftree");
 	net_fattree2(&over, A2A_LEAVES, A2A_SPINES, A2A_HOSTS, 1, "ftree");
 	a2a_case(&full, "full bisection", &f);
