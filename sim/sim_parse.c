@@ -12,6 +12,8 @@
  */
 #include "sim/sim_parse.h"
 
+#include "sim/sim.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -346,4 +348,121 @@ void sim_append(char *buf, size_t len, size_t *off, const char *fmt, ...)
 	va_end(ap);
 	if (n > 0)
 		*off += (size_t)n;
+}
+
+/*
+ * A non-negative decimal ("2", "2.000001", "1e-06") times 10^scale, rounded
+ * to the nearest integer, in integer arithmetic: 0, -1 (not a number of
+ * that shape), -2 (too large for 64 bits).
+ */
+int sim_parse_dec_scaled(const char *s, size_t n, int scale, uint64_t *out)
+{
+	uint64_t m = 0;
+	long e10 = scale;
+	size_t i = 0;
+	bool any = false;
+
+	for (; i < n && isdigit((unsigned char)s[i]); i++, any = true) {
+		if (m <= (UINT64_MAX - 9) / 10)
+			m = m * 10 + (uint64_t)(s[i] - '0');
+		else
+			e10++;
+	}
+	if (i < n && s[i] == '.') {
+		for (i++; i < n && isdigit((unsigned char)s[i]); i++, any = true) {
+			if (m <= (UINT64_MAX - 9) / 10) {
+				m = m * 10 + (uint64_t)(s[i] - '0');
+				e10--;
+			}
+		}
+	}
+	if (!any)
+		return -1;
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		long ev = 0, sign = 1;
+		bool ed = false;
+
+		i++;
+		if (i < n && (s[i] == '+' || s[i] == '-'))
+			sign = s[i++] == '-' ? -1 : 1;
+		for (; i < n && isdigit((unsigned char)s[i]); i++, ed = true)
+			if (ev < 100000)
+				ev = ev * 10 + (s[i] - '0');
+		if (!ed)
+			return -1;
+		e10 += sign * ev;
+	}
+	if (i != n)
+		return -1;
+	if (!m) {
+		*out = 0;
+		return 0;
+	}
+	for (; e10 > 0; e10--) {
+		if (m > UINT64_MAX / 10)
+			return -2;
+		m *= 10;
+	}
+	if (e10 < -19) {
+		*out = 0;
+		return 0;
+	}
+	if (e10 < 0) {
+		uint64_t p = 1, r;
+
+		for (; e10 < 0; e10++)
+			p *= 10;
+		r = m % p;
+		m = m / p + (r >= p - r);
+	}
+	*out = m;
+	return 0;
+}
+
+/* Levenshtein distance, case-insensitive, for "did you mean"; names are short. */
+unsigned sim_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned row[64], prev;
+
+	if (la >= SIM_ARRAY_SIZE(row) || lb >= SIM_ARRAY_SIZE(row))
+		return 99;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++) {
+		prev = row[0];
+		row[0] = (unsigned)i;
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned cur = row[j];
+			unsigned sub = prev + (tolower((unsigned char)a[i - 1]) !=
+					       tolower((unsigned char)b[j - 1]));
+			unsigned del = row[j] + 1, ins = row[j - 1] + 1;
+
+			row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+			prev = cur;
+		}
+	}
+	return row[lb];
+}
+
+/* Grow *arr (of *cap elements of sz bytes) to hold `need`, doubling. 0 or -1. */
+/* Grow *arr (of *cap elements of size `sz`) to hold `need`; 0 or -1. */
+int sim_grow(void **arr, size_t *cap, size_t need, size_t sz)
+{
+	size_t n = *cap ? *cap : 16;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need) {
+		if (n > SIZE_MAX / 2 / sz)
+			return -1;
+		n *= 2;
+	}
+	p = realloc(*arr, n * sz);
+	if (!p)
+		return -1;
+	*arr = p;
+	*cap = n;
+	return 0;
 }

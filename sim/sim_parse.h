@@ -56,6 +56,17 @@ int sim_parse_bool(const char *s, bool *out, char *err, size_t errlen);
  */
 const char *sim_fmt_size(uint64_t bytes, char *buf, size_t len);
 
+/* A non-negative decimal ("2", "2.000001", "1e-06") of n chars times
+ * 10^scale, rounded to the nearest integer, in integer arithmetic: 0, -1
+ * (not a number of that shape), -2 (too large for 64 bits). */
+int sim_parse_dec_scaled(const char *s, size_t n, int scale, uint64_t *out);
+/* Case-insensitive Levenshtein distance (names up to 63 chars, else 99):
+ * for "did you mean". */
+unsigned sim_edit_distance(const char *a, const char *b);
+/* Grow *arr (*cap elements of sz bytes) to hold at least `need`, doubling
+ * from 16. 0, or -1 (overflow, out of memory; *arr unchanged). */
+int sim_grow(void **arr, size_t *cap, size_t need, size_t sz);
+
 /* snprintf at buf + *off, advancing *off, never past len: output that does
  * not fit is cut, never overrun (for building messages piece by piece). */
 void sim_append(char *buf, size_t len, size_t *off, const char *fmt, ...)

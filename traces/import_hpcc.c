@@ -162,74 +162,6 @@ static int get_uint(struct hp *h, uint64_t max, uint64_t *v, const char *what, s
 	return 0;
 }
 
-/*
- * A non-negative decimal ("2", "2.000001", "1e-06") times 10^scale, rounded
- * to the nearest integer, in integer arithmetic: 0, -1 (not a number of
- * that shape), -2 (too large for 64 bits).
- */
-static int dec_scaled(const char *s, size_t n, int scale, uint64_t *out)
-{
-	uint64_t m = 0;
-	long e10 = scale;
-	size_t i = 0;
-	bool any = false;
-
-	for (; i < n && isdigit((unsigned char)s[i]); i++, any = true) {
-		if (m <= (UINT64_MAX - 9) / 10)
-			m = m * 10 + (uint64_t)(s[i] - '0');
-		else
-			e10++;
-	}
-	if (i < n && s[i] == '.') {
-		for (i++; i < n && isdigit((unsigned char)s[i]); i++, any = true) {
-			if (m <= (UINT64_MAX - 9) / 10) {
-				m = m * 10 + (uint64_t)(s[i] - '0');
-				e10--;
-			}
-		}
-	}
-	if (!any)
-		return -1;
-	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-		long ev = 0, sign = 1;
-		bool ed = false;
-
-		i++;
-		if (i < n && (s[i] == '+' || s[i] == '-'))
-			sign = s[i++] == '-' ? -1 : 1;
-		for (; i < n && isdigit((unsigned char)s[i]); i++, ed = true)
-			if (ev < 100000)
-				ev = ev * 10 + (s[i] - '0');
-		if (!ed)
-			return -1;
-		e10 += sign * ev;
-	}
-	if (i != n)
-		return -1;
-	if (!m) {
-		*out = 0;
-		return 0;
-	}
-	for (; e10 > 0; e10--) {
-		if (m > UINT64_MAX / 10)
-			return -2;
-		m *= 10;
-	}
-	if (e10 < -19) {
-		*out = 0;
-		return 0;
-	}
-	if (e10 < 0) {
-		uint64_t p = 1, r;
-
-		for (; e10 < 0; e10++)
-			p *= 10;
-		r = m % p;
-		m = m / p + (r >= p - r);
-	}
-	*out = m;
-	return 0;
-}
 
 static int cmp_start(const void *a, const void *b)
 {
@@ -385,7 +317,7 @@ int import_hpcc(const char *path, const char *text, size_t len, struct trace *t,
 			terr(&h, NULL, "expected a start time in seconds, got the end of the file");
 			goto out;
 		}
-		r = dec_scaled(k.s, k.n, 12, &v);
+		r = sim_parse_dec_scaled(k.s, k.n, 12, &v);
 		if (r) {
 			terr(&h, &k, r == -2 ? "start time %s is too large" :
 			     "expected a start time in seconds (such as 2 or 2.000001), got %s",

@@ -176,74 +176,6 @@ static int tok_uint(struct lex *x, const char *s, size_t n, uint64_t max, uint64
 	return 0;
 }
 
-/*
- * A non-negative decimal "12", "1.5", "2e6", "3.25E-3" times 10^scale,
- * rounded to the nearest integer: 0, -1 (not such a number), -2 (too big).
- * Integer arithmetic, so "0.000001" seconds is exactly 10^6 ps.
- */
-static int dec_scaled(const char *s, size_t n, int scale, uint64_t *out)
-{
-	uint64_t m = 0;
-	long e10 = scale;
-	size_t i = 0;
-	bool any = false;
-
-	for (; i < n && isdigit((unsigned char)s[i]); i++, any = true) {
-		if (m <= (UINT64_MAX - 9) / 10)
-			m = m * 10 + (uint64_t)(s[i] - '0');
-		else
-			e10++;		/* digits past 19 only scale */
-	}
-	if (i < n && s[i] == '.') {
-		for (i++; i < n && isdigit((unsigned char)s[i]); i++, any = true) {
-			if (m <= (UINT64_MAX - 9) / 10) {
-				m = m * 10 + (uint64_t)(s[i] - '0');
-				e10--;
-			}
-		}
-	}
-	if (!any)
-		return -1;
-	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-		long ev = 0, sign = 1;
-		bool ed = false;
-
-		i++;
-		if (i < n && (s[i] == '+' || s[i] == '-'))
-			sign = s[i++] == '-' ? -1 : 1;
-		for (; i < n && isdigit((unsigned char)s[i]); i++, ed = true)
-			if (ev < 100000)
-				ev = ev * 10 + (s[i] - '0');
-		if (!ed)
-			return -1;
-		e10 += sign * ev;
-	}
-	if (i != n)
-		return -1;
-	if (!m) {
-		*out = 0;
-		return 0;
-	}
-	for (; e10 > 0; e10--) {
-		if (m > UINT64_MAX / 10)
-			return -2;
-		m *= 10;
-	}
-	if (e10 < -19) {
-		*out = 0;
-		return 0;
-	}
-	if (e10 < 0) {
-		uint64_t p = 1, r;
-
-		for (; e10 < 0; e10++)
-			p *= 10;
-		r = m % p;
-		m = m / p + (r >= p - r);
-	}
-	*out = m;
-	return 0;
-}
 
 /* ---- the parsed file ------------------------------------------------------ */
 
@@ -299,22 +231,6 @@ struct cm {
 	size_t nstarts;
 };
 
-static int grow(void **p, size_t *cap, size_t need, size_t elsz)
-{
-	size_t ncap = *cap ? *cap : 16;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	np = realloc(*p, ncap * elsz);
-	if (!np)
-		return -1;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
 
 static void cm_free(struct cm *c)
 {
@@ -469,7 +385,7 @@ static int parse_flow(struct cm *c, const char *ts, size_t tl)
 
 			if (f.timed)
 				return perr(x, ks, "'start' given twice");
-			rc = dec_scaled(vs, vl, 0, &v);
+			rc = sim_parse_dec_scaled(vs, vl, 0, &v);
 			if (rc == -1)
 				return perr(x, vs, "expected a start time in picoseconds (such as 0 "
 					    "or 2000000), got %s", quote(vs, vl, q, sizeof(q)));
@@ -513,7 +429,7 @@ static int parse_flow(struct cm *c, const char *ts, size_t tl)
 		return perr(x, x->p, "expected 'start <ps>' or 'trigger <id>' (how the flow starts)");
 	if (f.trig && !f.id)
 		return perr(x, ts, "a flow started by a trigger needs an 'id' (htsim requires it)");
-	if (grow((void **)&c->flows, &c->flows_cap, c->nflows + 1, sizeof(f)))
+	if (sim_grow((void **)&c->flows, &c->flows_cap, c->nflows + 1, sizeof(f)))
 		return perr(x, NULL, "out of memory");
 	c->flows[c->nflows++] = f;
 	return 0;
@@ -573,7 +489,7 @@ static int parse_trigger(struct cm *c, const char *ts)
 		return perr(x, x->p, "expected the trigger's type: oneshot, multishot or barrier");
 	if (tr.type == TRIG_BARRIER && !tr.count)
 		return perr(x, x->p, "a barrier needs 'count <k>' (how many completions it waits for)");
-	if (grow((void **)&c->trigs, &c->trigs_cap, c->ntrigs + 1, sizeof(tr)))
+	if (sim_grow((void **)&c->trigs, &c->trigs_cap, c->ntrigs + 1, sizeof(tr)))
 		return perr(x, NULL, "out of memory");
 	c->trigs[c->ntrigs++] = tr;
 	return 0;

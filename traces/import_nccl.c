@@ -67,27 +67,6 @@
 
 #define NONE UINT32_MAX
 
-/* ---- shared helpers --------------------------------------------------------- */
-
-static int grow(void **p, size_t *cap, size_t need, size_t elsz)
-{
-	size_t ncap = *cap ? *cap : 16;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2 / elsz)
-			return -1;
-		ncap *= 2;
-	}
-	np = realloc(*p, ncap * elsz);
-	if (!np)
-		return -1;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
 
 static const char *find(const char *s, const char *e, const char *pat)
 {
@@ -476,7 +455,7 @@ static int get_proc(struct nl *s, const char *p, size_t n, uint32_t *out, int li
 		*out = *v;
 		return 0;
 	}
-	if (grow((void **)&s->procs, &s->procs_cap, s->nprocs + 1, sizeof(k)) ||
+	if (sim_grow((void **)&s->procs, &s->procs_cap, s->nprocs + 1, sizeof(k)) ||
 	    ht_add(&s->proc_ht, h, (uint32_t)s->nprocs))
 		return oom(s, line);
 	s->procs[s->nprocs] = k;
@@ -494,7 +473,7 @@ static int get_dev(struct nl *s, uint32_t proc, uint64_t cuda, uint32_t *out, in
 		*out = *v;
 		return 0;
 	}
-	if (grow((void **)&s->devs, &s->devs_cap, s->ndevs + 1, sizeof(k)) ||
+	if (sim_grow((void **)&s->devs, &s->devs_cap, s->ndevs + 1, sizeof(k)) ||
 	    ht_add(&s->dev_ht, h, (uint32_t)s->ndevs))
 		return oom(s, line);
 	s->devs[s->ndevs] = k;
@@ -667,7 +646,7 @@ static int parse_init(struct nl *s, uint32_t proc, uint64_t pdev, const char *m,
 		}
 		/* a new communicator at a freed comm's address */
 	}
-	if (grow((void **)&s->lc, &s->lc_cap, s->nlc + 1, sizeof(k)))
+	if (sim_grow((void **)&s->lc, &s->lc_cap, s->nlc + 1, sizeof(k)))
 		return oom(s, line);
 	s->lc[s->nlc] = k;
 	if (slot)
@@ -749,7 +728,7 @@ static int parse_coll(struct nl *s, uint32_t proc, const char *ls, const char *m
 				    ptr, (int)r.namelen, r.name);
 		k = (struct nl_lcomm){ .proc = proc, .dev = NONE, .ptr = ptr, .rank = -1,
 				       .nranks = (uint32_t)nr, .line = line, .g = NONE };
-		if (grow((void **)&s->lc, &s->lc_cap, s->nlc + 1, sizeof(k)) ||
+		if (sim_grow((void **)&s->lc, &s->lc_cap, s->nlc + 1, sizeof(k)) ||
 		    ht_add(&s->lc_ht, lc_hash(proc, ptr), (uint32_t)s->nlc))
 			return oom(s, line);
 		s->lc[s->nlc] = k;
@@ -770,7 +749,7 @@ static int parse_coll(struct nl *s, uint32_t proc, const char *ls, const char *m
 	}
 	if (!r.count)
 		return 0;	/* moves nothing */
-	if (grow((void **)&s->recs, &s->recs_cap, s->nrecs + 1, sizeof(r)))
+	if (sim_grow((void **)&s->recs, &s->recs_cap, s->nrecs + 1, sizeof(r)))
 		return oom(s, line);
 	s->recs[s->nrecs++] = r;
 	return 0;
@@ -874,7 +853,7 @@ static int new_gcomm(struct nl *s, const struct gkey *k, int line, uint32_t *out
 			      .key_a = k->a, .key_b = k->b };
 
 	g.member = malloc(k->nranks * sizeof(*g.member));
-	if (!g.member || grow((void **)&s->gc, &s->gc_cap, s->ngc + 1, sizeof(g))) {
+	if (!g.member || sim_grow((void **)&s->gc, &s->gc_cap, s->ngc + 1, sizeof(g))) {
 		free(g.member);
 		return oom(s, line);
 	}
@@ -959,7 +938,7 @@ static int group_comms(struct nl *s)
 			uint32_t *ov = ht_find(&oht, oh, ord_eq, ords, &ok);
 
 			if (!ov) {
-				if (grow((void **)&ords, &ords_cap, nords + 1, sizeof(ok)) ||
+				if (sim_grow((void **)&ords, &ords_cap, nords + 1, sizeof(ok)) ||
 				    ht_add(&oht, oh, (uint32_t)nords)) {
 					rc = oom(s, l->line);
 					break;
@@ -1126,7 +1105,7 @@ static int occurrence(struct nl *s, uint32_t g, int32_t rank, uint64_t opcount, 
 		*k = s->occ[*v].n++;
 		return 0;
 	}
-	if (grow((void **)&s->occ, &s->occ_cap, s->nocc + 1, sizeof(key)) ||
+	if (sim_grow((void **)&s->occ, &s->occ_cap, s->nocc + 1, sizeof(key)) ||
 	    ht_add(&s->occ_ht, h, (uint32_t)s->nocc))
 		return oom(s, line);
 	key.n = 1;
@@ -1152,7 +1131,7 @@ static int stream_of(struct nl *s, const struct nl_rec *r, struct nl_stream **ou
 		*out = &s->streams[*v];
 		return 0;
 	}
-	if (grow((void **)&s->streams, &s->streams_cap, s->nstreams + 1, sizeof(k)) ||
+	if (sim_grow((void **)&s->streams, &s->streams_cap, s->nstreams + 1, sizeof(k)) ||
 	    ht_add(&s->stream_ht, h, (uint32_t)s->nstreams))
 		return oom(s, r->line);
 	s->streams[s->nstreams] = k;
@@ -1164,7 +1143,7 @@ static int push(uint32_t **arr, uint32_t *n, uint32_t *cap, uint32_t v)
 {
 	size_t c = *cap;
 
-	if (grow((void **)arr, &c, (size_t)*n + 1, sizeof(**arr)))
+	if (sim_grow((void **)arr, &c, (size_t)*n + 1, sizeof(**arr)))
 		return -1;
 	*cap = (uint32_t)c;
 	(*arr)[(*n)++] = v;
@@ -1204,7 +1183,7 @@ static int add_edge(struct nl *s, struct edge **e, size_t *n, size_t *cap, uint3
 {
 	if (node == dep)
 		return 0;	/* two ranks of one collective on one stream */
-	if (grow((void **)e, cap, *n + 1, sizeof(**e)))
+	if (sim_grow((void **)e, cap, *n + 1, sizeof(**e)))
 		return oom(s, line);
 	(*e)[(*n)++] = (struct edge){ node, dep };
 	return 0;
@@ -1242,7 +1221,7 @@ static int build_nodes(struct nl *s, struct edge **edges, size_t *nedges)
 		if (node == NONE) {
 			struct nl_node n = { .rec = (uint32_t)i, .nrec = 1, .occ = k, .op = -1 };
 
-			if (grow((void **)&s->nodes, &s->nodes_cap, s->nnodes + 1, sizeof(n)))
+			if (sim_grow((void **)&s->nodes, &s->nodes_cap, s->nnodes + 1, sizeof(n)))
 				return oom(s, r->line);
 			node = (uint32_t)s->nnodes;
 			s->nodes[s->nnodes++] = n;
@@ -2130,7 +2109,7 @@ static int nt_tokenize_cmd(struct nt *s, const char **pp, const char *end, int *
 				p++;
 			k.n = (size_t)(p - k.s);
 		}
-		if (grow((void **)tk, cap, *ntk + 1, sizeof(k)))
+		if (sim_grow((void **)tk, cap, *ntk + 1, sizeof(k)))
 			return nterr(s, &k, "out of memory");
 		(*tk)[(*ntk)++] = k;
 	}

@@ -83,26 +83,6 @@ void trace_free(struct trace *t)
 	trace_init(t);
 }
 
-/* Grow *arr (of *cap elements of size `sz`) to hold `need`; 0 or -1. */
-static int grow(void **arr, size_t *cap, size_t need, size_t sz)
-{
-	size_t n = *cap ? *cap : 16;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need) {
-		if (n > SIZE_MAX / 2 / sz)
-			return -1;
-		n *= 2;
-	}
-	p = realloc(*arr, n * sz);
-	if (!p)
-		return -1;
-	*arr = p;
-	*cap = n;
-	return 0;
-}
 
 const char *trace_add_file(struct trace *t, const char *path)
 {
@@ -203,8 +183,8 @@ int trace_add_op(struct trace *t, const struct trace_op *op, const uint32_t *dep
 	if (t->nops >= TRACE_MAX_OPS)
 		return sim_diag_set(d, op->file, op->line, 0,
 				    "too many ops (more than %u)", TRACE_MAX_OPS);
-	if (grow((void **)&t->ops, &t->ops_cap, t->nops + 1, sizeof(*t->ops)) ||
-	    grow((void **)&t->deps, &t->deps_cap, t->ndeps + ndeps, sizeof(*t->deps)))
+	if (sim_grow((void **)&t->ops, &t->ops_cap, t->nops + 1, sizeof(*t->ops)) ||
+	    sim_grow((void **)&t->deps, &t->deps_cap, t->ndeps + ndeps, sizeof(*t->deps)))
 		return sim_diag_set(d, op->file, op->line, 0, "out of memory");
 	o = &t->ops[t->nops];
 	*o = *op;

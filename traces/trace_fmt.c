@@ -234,25 +234,6 @@ static bool reserved(const char *s, int n)
 	return false;
 }
 
-static int grow(void **arr, size_t *cap, size_t need, size_t sz)
-{
-	size_t n = *cap ? *cap : 64;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need) {
-		if (n > SIZE_MAX / 2 / sz)
-			return -1;
-		n *= 2;
-	}
-	p = realloc(*arr, n * sz);
-	if (!p)
-		return -1;
-	*arr = p;
-	*cap = n;
-	return 0;
-}
 
 /* Store s[0..n) in the arena; its offset, or NONE (out of memory). */
 static uint32_t intern(struct fmt *c, const char *s, size_t n)
@@ -260,7 +241,7 @@ static uint32_t intern(struct fmt *c, const char *s, size_t n)
 	uint32_t off = (uint32_t)c->narena;
 
 	if (c->narena + n + 1 > UINT32_MAX - 1 ||
-	    grow((void **)&c->arena, &c->arena_cap, c->narena + n + 1, 1))
+	    sim_grow((void **)&c->arena, &c->arena_cap, c->narena + n + 1, 1))
 		return NONE;
 	memcpy(c->arena + c->narena, s, n);
 	c->arena[c->narena + n] = 0;
@@ -495,7 +476,7 @@ static int parse_list(struct fmt *c, const struct line *L, const char *s, int n,
 		}
 		lo = (int32_t)a;
 		hi = (int32_t)b;
-		if (grow((void **)&v, &cap, nv + (size_t)(hi - lo) + 1, sizeof(*v))) {
+		if (sim_grow((void **)&v, &cap, nv + (size_t)(hi - lo) + 1, sizeof(*v))) {
 			rc = perr(c, L, ecol, "out of memory");
 			break;
 		}
@@ -649,7 +630,7 @@ static int name_comm(struct fmt *c, const struct line *L, int col, const char *n
 	uint32_t off = intern(c, name, (size_t)n);
 
 	if (off == NONE ||
-	    grow((void **)&c->cnames, &c->cnames_cap, c->ncnames + 1, sizeof(*c->cnames)))
+	    sim_grow((void **)&c->cnames, &c->cnames_cap, c->ncnames + 1, sizeof(*c->cnames)))
 		return perr(c, L, col, "out of memory");
 	cn = &c->cnames[c->ncnames];
 	*cn = (struct cname){ off, idx, L->file, L->no };
@@ -844,7 +825,7 @@ static int add_refs(struct fmt *c, const struct line *L, const struct tok *v, ui
 			return -1;
 		name = intern(c, v->s + st, (size_t)(i - st));
 		if (name == NONE ||
-		    grow((void **)&c->refs, &c->refs_cap, c->nrefs + 1, sizeof(*c->refs)))
+		    sim_grow((void **)&c->refs, &c->refs_cap, c->nrefs + 1, sizeof(*c->refs)))
 			return perr(c, L, v->col, "out of memory");
 		c->refs[c->nrefs++] = (struct ref){ name, c->suffix_off, L->file, L->no,
 						    v->col + st };
@@ -1179,7 +1160,7 @@ static int parse_op(struct fmt *c, struct line *L)
 		if (p.key == NONE)
 			return perr(c, L, id_col, "out of memory");
 	}
-	if (grow((void **)&c->pops, &c->pops_cap, c->npops + count, sizeof(*c->pops)))
+	if (sim_grow((void **)&c->pops, &c->pops_cap, c->npops + count, sizeof(*c->pops)))
 		return perr(c, L, w[0].col, "out of memory");
 	for (size_t r = 0; r < count; r++) {
 		struct pop *q = &c->pops[c->npops + r];
@@ -1343,7 +1324,7 @@ static int dep_add(struct depset *s, uint32_t op)
 {
 	if (s->mark[op] == s->stamp)
 		return 0;
-	if (grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v)))
+	if (sim_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v)))
 		return -1;
 	s->mark[op] = s->stamp;
 	s->v[s->n++] = op;

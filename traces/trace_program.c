@@ -81,26 +81,6 @@ void trace_program_free(struct trace_program *p)
 	trace_program_init(p, t);
 }
 
-/* Grow *arr (of *cap elements of size sz) to hold need; 0 or -1. */
-static int grow(void **arr, size_t *cap, size_t need, size_t sz)
-{
-	size_t n = *cap ? *cap : 64;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need) {
-		if (n > SIZE_MAX / 2 / sz)
-			return -1;
-		n *= 2;
-	}
-	np = realloc(*arr, n * sz);
-	if (!np)
-		return -1;
-	*arr = np;
-	*cap = n;
-	return 0;
-}
 
 /*
  * Ask for transparent huge pages on a big array. A 128-rank ring allreduce
@@ -123,8 +103,8 @@ int trace_program_reserve(struct trace_program *p, size_t steps, size_t deps)
 {
 	size_t scap = p->steps_cap, dcap = p->deps_cap;
 
-	if (grow((void **)&p->steps, &p->steps_cap, p->nsteps + steps, sizeof(*p->steps)) ||
-	    grow((void **)&p->deps, &p->deps_cap, p->ndeps + deps, sizeof(*p->deps)))
+	if (sim_grow((void **)&p->steps, &p->steps_cap, p->nsteps + steps, sizeof(*p->steps)) ||
+	    sim_grow((void **)&p->deps, &p->deps_cap, p->ndeps + deps, sizeof(*p->deps)))
 		return -1;
 	if (p->steps_cap != scap)
 		huge_hint(p->steps, p->steps_cap * sizeof(*p->steps));
@@ -208,7 +188,7 @@ static int cmp_exit(const void *a, const void *b)
 
 static int buf_push(struct lower *L, uint32_t s)
 {
-	if (grow((void **)&L->buf, &L->bufcap, L->nbuf + 1, sizeof(*L->buf)))
+	if (sim_grow((void **)&L->buf, &L->bufcap, L->nbuf + 1, sizeof(*L->buf)))
 		return -1;
 	L->buf[L->nbuf++] = s;
 	return 0;
@@ -274,7 +254,7 @@ static int gather_deps(struct lower *L, uint32_t i, int32_t y, const uint8_t *to
 
 static int exit_push(struct lower *L, int32_t rank, uint32_t step)
 {
-	if (grow((void **)&L->ex, &L->excap, L->nex + 1, sizeof(*L->ex)))
+	if (sim_grow((void **)&L->ex, &L->excap, L->nex + 1, sizeof(*L->ex)))
 		return -1;
 	L->ex[L->nex++] = (struct exit_ent){ rank, step };
 	return 0;
@@ -365,8 +345,8 @@ static int coll_exits(struct lower *L, uint32_t i)
 	const struct trace_comm *cm = &L->t->comms[L->t->ops[i].comm];
 	uint32_t a = p->op_first[i], b = a + p->op_nsteps[i];
 
-	if (grow((void **)&L->sends, &L->sendscap, cm->n, 1) ||
-	    grow((void **)&L->mark, &L->markcap, b - a + 1, 1))
+	if (sim_grow((void **)&L->sends, &L->sendscap, cm->n, 1) ||
+	    sim_grow((void **)&L->mark, &L->markcap, b - a + 1, 1))
 		return -1;
 	memset(L->sends, 0, cm->n);
 	memset(L->mark, 0, b - a);
@@ -421,8 +401,8 @@ static int lower_coll(struct lower *L, uint32_t i)
 			return sim_diag_set(L->d, o->file, o->line, 0,
 					    "communicator member %" PRId32 " out of range", cm->ranks[m]);
 	/* each member's entry: the collective's deps as they concern it */
-	if (grow((void **)&L->eoff, &L->eoffcap, (size_t)cm->n + 1, sizeof(*L->eoff)) ||
-	    grow((void **)&L->touch, &L->touchcap, (size_t)o->ndeps + 1, 1))
+	if (sim_grow((void **)&L->eoff, &L->eoffcap, (size_t)cm->n + 1, sizeof(*L->eoff)) ||
+	    sim_grow((void **)&L->touch, &L->touchcap, (size_t)o->ndeps + 1, 1))
 		return oom(L);
 	for (uint32_t m = 0; m < cm->n; m++)
 		L->midx[cm->ranks[m]] = (int32_t)m;
@@ -439,7 +419,7 @@ static int lower_coll(struct lower *L, uint32_t i)
 		if (gather_deps(L, i, cm->ranks[m], L->touch))
 			return oom(L);
 		L->eoff[m] = (uint32_t)L->nes;
-		if (grow((void **)&L->es, &L->escap, L->nes + L->nbuf, sizeof(*L->es)))
+		if (sim_grow((void **)&L->es, &L->escap, L->nes + L->nbuf, sizeof(*L->es)))
 			return oom(L);
 		if (L->nbuf)
 			memcpy(L->es + L->nes, L->buf, L->nbuf * sizeof(*L->buf));

@@ -207,31 +207,6 @@ void fab_params_default(struct fab_params *p)
 	apply_preset(p, find_preset(DEFAULT_PRESET));
 }
 
-/* Levenshtein distance, for "did you mean"; names are short. */
-static unsigned edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	unsigned row[64], prev;
-
-	if (la >= SIM_ARRAY_SIZE(row) || lb >= SIM_ARRAY_SIZE(row))
-		return 99;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = (unsigned)j;
-	for (size_t i = 1; i <= la; i++) {
-		prev = row[0];
-		row[0] = (unsigned)i;
-		for (size_t j = 1; j <= lb; j++) {
-			unsigned cur = row[j];
-			unsigned sub = prev + (tolower((unsigned char)a[i - 1]) !=
-					       tolower((unsigned char)b[j - 1]));
-			unsigned del = row[j] + 1, ins = row[j - 1] + 1;
-
-			row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-			prev = cur;
-		}
-	}
-	return row[lb];
-}
 
 static void preset_list(char *buf, size_t len)
 {
@@ -252,7 +227,7 @@ int fab_params_preset(struct fab_params *p, const char *name, struct sim_diag *d
 		unsigned bd = 3;
 
 		for (size_t i = 0; i < SIM_ARRAY_SIZE(presets); i++) {
-			unsigned e = edit_distance(name, presets[i].name);
+			unsigned e = sim_edit_distance(name, presets[i].name);
 
 			if (e < bd) {
 				bd = e;
@@ -824,7 +799,7 @@ static const char *suggest_key(const char *name)
 
 	for (size_t i = 0; i < SIM_ARRAY_SIZE(keys); i++) {
 		const char *dot = strchr(keys[i].name, '.');
-		unsigned e = edit_distance(name, keys[i].name);
+		unsigned e = sim_edit_distance(name, keys[i].name);
 
 		if (dot && !strcasecmp(dot + 1, name) && bd > 1) {
 			e = 1;	/* "mtu" -> "ib.mtu" */

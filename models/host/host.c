@@ -591,31 +591,6 @@ static void print_value(const struct host_params *p, const struct key *k, char *
 	}
 }
 
-/* Levenshtein distance, case-insensitive, for "did you mean"; names are short. */
-static unsigned edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	unsigned row[64], prev;
-
-	if (la >= SIM_ARRAY_SIZE(row) || lb >= SIM_ARRAY_SIZE(row))
-		return 99;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = (unsigned)j;
-	for (size_t i = 1; i <= la; i++) {
-		prev = row[0];
-		row[0] = (unsigned)i;
-		for (size_t j = 1; j <= lb; j++) {
-			unsigned cur = row[j];
-			unsigned sub = prev + (tolower((unsigned char)a[i - 1]) !=
-					       tolower((unsigned char)b[j - 1]));
-			unsigned del = row[j] + 1, ins = row[j - 1] + 1;
-
-			row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-			prev = cur;
-		}
-	}
-	return row[lb];
-}
 
 /* Case-insensitive substring test (strcasestr() is a GNU extension). */
 static bool contains_ci(const char *hay, const char *needle)
@@ -639,7 +614,7 @@ static const char *suggest_key(const char *name)
 	unsigned bd = 3;
 
 	for (size_t i = 0; i < SIM_ARRAY_SIZE(keys); i++) {
-		unsigned e = edit_distance(name, keys[i].name);
+		unsigned e = sim_edit_distance(name, keys[i].name);
 
 		if (e < bd) {
 			bd = e;
