@@ -693,65 +693,90 @@ static double write_bytes(uint64_t len, uint32_t mtu, double *last)
 }
 
 /*
- * One WRITE with the host model on, against a closed form assembled from
- * the host model's own calls on fresh hosts (test_host checks those
- * against the PCIe formulas): post (doorbell, WQE fetch), the payload read
- * in hca.dma_window chunks, the wire (whichever of PCIe and the link is
- * narrower sets the pace), the DMA write of the last packet at the
- * responder, and the ACK and the CQE write at the requester.
+ * One WRITE, SEND or READ with the host model on, against a closed form
+ * assembled from the host model's own calls on fresh hosts (test_host
+ * checks those against the PCIe formulas): post (doorbell, WQE fetch), the
+ * payload read from memory in hca.dma_window chunks (at the requester for
+ * WRITE/SEND, at the responder for READ, after the READ request's trip),
+ * the wire (whichever of PCIe and the link is narrower sets the pace), the
+ * DMA write of the last packet (at the responder; for READ at the
+ * requester), and the requester's completion: after the ACK for
+ * WRITE/SEND, after the data is in memory for READ, then the CQE write.
  */
-static void check_host_write(const char *gen, uint32_t len)
+static void check_host_op(const char *gen, enum hca_wr_opcode op, uint32_t len)
 {
 	char set_gen[64];
 	const char *sets[] = { "host.model=on", set_gen, NULL };
 	struct tp t;
 	struct hca_wc wc[2];
-	struct host hs, hr;
+	struct host ha, hb;
 
 	snprintf(set_gen, sizeof(set_gen), "host.pcie_gen=%s", gen);
 	tp_init(&t, sets, len);
 	tp_connect(&t, HCA_QPT_RC, 14, 7, 7, 12, 16);
-	struct hca_send_wr w = wr_of(&t, HCA_WR_RDMA_WRITE, 1, 0, len);
+	if (op == HCA_WR_SEND) {
+		struct hca_recv_wr r = { .wr_id = 7, .sg = { (uintptr_t)t.bufb, len, t.mb->lkey } };
+
+		CU_ASSERT(hca_post_recv(t.qb, &r) == 0);
+	}
+	struct hca_send_wr w = wr_of(&t, op, 1, 0, len);
 
 	CU_ASSERT(hca_post_send(t.qa, &w) == 0);
 	tp_run(&t);
 	CU_ASSERT_FATAL(poll_all(t.ca, wc, 2) == 1);
 	CU_ASSERT_EQUAL(wc[0].status, HCA_WC_SUCCESS);
 
-	host_init(&hs, &t.p.host);
-	host_init(&hr, &t.p.host);
+	host_init(&ha, &t.p.host);	/* the requester's host */
+	host_init(&hb, &t.p.host);	/* the responder's */
 	uint32_t mtu = t.p.mtu, chunk = t.p.hca_dma_window * mtu;
-	double ps = 1e-12, last;
-	double ready = (double)(host_post(&hs, 0, 0) + (sim_time_t)t.p.hca_latency_ns * SIM_NS);
-	struct host one = hs;	/* the first packet: the first chunk's head */
+	double ps = 1e-12, rate = 200e9 / 8 * ps;	/* bytes per ps */
+	double hop = (2 * t.p.cable_m * t.p.ps_per_m + t.p.sw_latency_ns * 1e3);
+	double ready = (double)(host_post(&ha, 0, 0) + (sim_time_t)t.p.hca_latency_ns * SIM_NS);
 	uint64_t c0 = len < chunk ? len : chunk, p0 = len < mtu ? len : mtu;
-	double first = (double)host_dma_read(&one, (sim_time_t)ready, HCA_MEM_HOST, (uint32_t)c0) -
+	double lastpl = (double)(len - (len - 1) / mtu * mtu);
+	/* RETH on a WRITE's first packet; AETH on a READ response's first and last */
+	uint32_t x_first = op == HCA_WR_RDMA_WRITE ? 16 : op == HCA_WR_RDMA_READ ? 4 : 0;
+	uint32_t x_last = op == HCA_WR_RDMA_READ ? 4 : 0;
+	uint64_t n = (len + mtu - 1) / mtu;
+	double data = msg_bytes(len, mtu, x_first, 0, x_last, x_first ? x_first : x_last);
+	double last = pkt_bytes((uint32_t)lastpl, n == 1 ? (x_first ? x_first : x_last) : x_last);
+	struct host *rd = op == HCA_WR_RDMA_READ ? &hb : &ha;	/* who reads the data */
+	struct host *wr = op == HCA_WR_RDMA_READ ? &ha : &hb;	/* who writes it */
+	double t0 = ready;
+
+	if (op == HCA_WR_RDMA_READ)	/* the request (RETH, no payload) crosses first */
+		t0 = ready + pkt_bytes(0, 16) / rate + hop;
+	struct host one = *rd;
+	double first = (double)host_dma_read(&one, (sim_time_t)t0, HCA_MEM_HOST, (uint32_t)c0) -
 		       (double)(host_pcie_ser_ps(&t.p.host, host_pcie_wire_bytes(&t.p.host, c0)) -
 				host_pcie_ser_ps(&t.p.host, host_pcie_wire_bytes(&t.p.host, p0)));
-	double all = (double)host_dma_read(&hs, (sim_time_t)ready, HCA_MEM_HOST, len);
-	double wire = write_bytes(len, mtu, &last) * 8 / 200e9 / ps;
-	double hop = (2 * t.p.cable_m * t.p.ps_per_m + t.p.sw_latency_ns * 1e3);
-	/* the last bit leaves when the link or the PCIe pipe, whichever is slower, is done */
-	double tail = fmax(first + wire, all + last * 8 / 200e9 / ps) + hop;
-	double lastpl = (double)(len - (len - 1) / mtu * mtu);
-	double seen = (double)host_dma_write(&hr, (sim_time_t)tail, HCA_MEM_HOST, (uint32_t)lastpl);
-	double ack = tail + hop + pkt_bytes(0, 4) * 8 / 200e9 / ps;
-	double cqe = (double)host_cqe(&hs, (sim_time_t)ack);
+	double all = (double)host_dma_read(rd, (sim_time_t)t0, HCA_MEM_HOST, len);
+	double tail = fmax(first + data / rate, all + last / rate) + hop;
+	double seen = (double)host_dma_write(wr, (sim_time_t)tail, HCA_MEM_HOST, (uint32_t)lastpl);
+	double done = op == HCA_WR_RDMA_READ ? seen :
+		      tail + hop + pkt_bytes(0, 4) / rate;	/* the ACK */
+	double cqe = (double)host_cqe(&ha, (sim_time_t)done);
+	static const char *const names[] = { [HCA_WR_RDMA_WRITE] = "write", [HCA_WR_SEND] = "send",
+					     [HCA_WR_RDMA_READ] = "read" };
 
-	fprintf(stderr, "host write %s %u B: CQE %.3f us, closed form %.3f us (data in memory %.3f us)\n",
-		gen, len, (double)wc[0].time * 1e-6, cqe * 1e-6, seen * 1e-6);
+	fprintf(stderr, "host %s gen%s %u B: CQE %.3f us, closed form %.3f us\n", names[op], gen,
+		len, (double)wc[0].time * 1e-6, cqe * 1e-6);
 	CU_ASSERT(fabs((double)wc[0].time - cqe) / cqe <= 0.01);
 	tp_fini(&t);
 }
 
 static void test_host_closed_form(void)
 {
-	check_host_write("4", 2);
-	check_host_write("4", 65536);
-	check_host_write("4", 1 << 20);
-	check_host_write("4", 8 << 20);
-	check_host_write("3", 1 << 20);	/* PCIe Gen3 x16 is narrower than HDR */
-	check_host_write("3", 8 << 20);
+	static const enum hca_wr_opcode ops[] = { HCA_WR_RDMA_WRITE, HCA_WR_SEND, HCA_WR_RDMA_READ };
+	static const uint32_t sizes[] = { 2, 65536, 1 << 20, 8 << 20 };
+
+	for (unsigned o = 0; o < SIM_ARRAY_SIZE(ops); o++) {
+		for (unsigned k = 0; k < SIM_ARRAY_SIZE(sizes); k++)
+			check_host_op("4", ops[o], sizes[k]);
+		/* PCIe Gen3 x16 is narrower than HDR: PCIe sets the pace */
+		check_host_op("3", ops[o], 1 << 20);
+		check_host_op("3", ops[o], 8 << 20);
+	}
 }
 
 /* A stream runs at the narrower of the link and the HCA's PCIe. */
@@ -861,7 +886,7 @@ static const struct test_case tests[] = {
 	{ "UC loses whole messages only", test_uc_loses_whole_messages },
 	{ "verbs misuse", test_bad_verbs },
 	{ "traffic ops over QPs", test_traffic_ops },
-	{ "host model: WRITE closed form with PCIe and DMA", test_host_closed_form },
+	{ "host model: WRITE/SEND/READ closed form with PCIe and DMA", test_host_closed_form },
 	{ "host model: the narrower of PCIe and the link", test_pcie_bottleneck },
 	{ "GPUDirect on and off", test_gpudirect },
 	{ NULL, NULL },
