@@ -19,68 +19,9 @@
 # Parallel-safe: a private abstract socket (IBSIM_SOCKNAME) and a private
 # working directory (libumad2sim makes ./sys-<pid> there); only the ibsim
 # started here is killed, by its pid.
-set -u
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-missing() {
-	if [ "${CI:-}" = true ]; then
-		echo "FAIL: $1 is missing (CI=true: interop tests must run)" >&2
-		exit 1
-	fi
-	echo "SKIP: $1 is missing" >&2
-	exit 77
-}
-
-IBFAB=${IBFAB:-}
-[ -n "$IBFAB" ] && [ -x "$IBFAB" ] || fail "set IBFAB to the ibfab binary (ctest does)"
-SRC=${IBFAB_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/ibsim.sh" interop ibnetdiscover
 EX=${IBSIM_EXAMPLES:-/usr/share/doc/ibsim-utils/net-examples}
-
-PATH=$PATH:/usr/sbin:/sbin
-command -v ibsim >/dev/null || missing "ibsim (Debian ibsim-utils)"
-command -v ibnetdiscover >/dev/null || missing "ibnetdiscover (Debian infiniband-diags)"
-command -v timeout >/dev/null || missing "timeout (coreutils)"
-UMAD2SIM=$(dpkg -L libumad2sim0 2>/dev/null | grep 'libumad2sim\.so$' | head -n1)
-[ -n "$UMAD2SIM" ] || UMAD2SIM=/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so
-[ -r "$UMAD2SIM" ] || missing "libumad2sim.so (Debian libumad2sim0)"
 [ -r "$EX/net.2sw2path4hca" ] || missing "ibsim net examples in $EX"
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/ibfab-interop.XXXXXX") || fail "mktemp"
-sim_pid=
-cleanup() {
-	if [ -n "$sim_pid" ]; then
-		kill "$sim_pid" 2>/dev/null
-		wait "$sim_pid" 2>/dev/null
-	fi
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# ibsim and its clients meet on abstract unix sockets named after this.
-export IBSIM_SOCKNAME="ibfab-interop-$$-$RANDOM"
-
-start_sim() {
-	(cd "$work" && exec ibsim -s -n "$1" >"$work/ibsim.log" 2>&1 </dev/null) &
-	sim_pid=$!
-	# Clients retry until ibsim listens; just make sure it did not die
-	# parsing the file.
-	for _ in 1 2 3 4 5; do
-		sleep 0.2
-		kill -0 "$sim_pid" 2>/dev/null || {
-			wait "$sim_pid" 2>/dev/null
-			sim_pid=
-			cat "$work/ibsim.log" >&2
-			fail "ibsim refused $1"
-		}
-	done
-}
-
-stop_sim() {
-	kill "$sim_pid" 2>/dev/null
-	wait "$sim_pid" 2>/dev/null
-	sim_pid=
-}
 
 # discover OUT [ibnetdiscover options]
 discover() {

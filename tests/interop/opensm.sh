@@ -37,64 +37,8 @@
 # Parallel-safe: private socket (IBSIM_SOCKNAME), working directory
 # (libumad2sim's ./sys-<pid>) and OpenSM directories (-f, --dump_files_dir,
 # OSM_TMP_DIR, OSM_CACHE_DIR); only the ibsim started here is killed, by pid.
-set -u
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-missing() {
-	if [ "${CI:-}" = true ]; then
-		echo "FAIL: $1 is missing (CI=true: interop tests must run)" >&2
-		exit 1
-	fi
-	echo "SKIP: $1 is missing" >&2
-	exit 77
-}
-
-IBFAB=${IBFAB:-}
-[ -n "$IBFAB" ] && [ -x "$IBFAB" ] || fail "set IBFAB to the ibfab binary (ctest does)"
-SRC=${IBFAB_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/ibsim.sh" opensm opensm ibroute ibtracert
 EX=$SRC/topologies/examples
-
-PATH=$PATH:/usr/sbin:/sbin
-for t in ibsim opensm ibroute ibtracert timeout; do
-	command -v $t >/dev/null || missing "$t (Debian ibsim-utils, opensm, infiniband-diags)"
-done
-UMAD2SIM=$(dpkg -L libumad2sim0 2>/dev/null | grep 'libumad2sim\.so$' | head -n1)
-[ -n "$UMAD2SIM" ] || UMAD2SIM=/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so
-[ -r "$UMAD2SIM" ] || missing "libumad2sim.so (Debian libumad2sim0)"
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/ibfab-opensm.XXXXXX") || fail "mktemp"
-sim_pid=
-cleanup() {
-	if [ -n "$sim_pid" ]; then
-		kill "$sim_pid" 2>/dev/null
-		wait "$sim_pid" 2>/dev/null
-	fi
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-export IBSIM_SOCKNAME="ibfab-opensm-$$-$RANDOM"
-
-start_sim() {
-	(cd "$work" && exec ibsim -s -n "$1" >"$work/ibsim.log" 2>&1 </dev/null) &
-	sim_pid=$!
-	for _ in 1 2 3; do
-		sleep 0.2
-		kill -0 "$sim_pid" 2>/dev/null || {
-			wait "$sim_pid" 2>/dev/null
-			sim_pid=
-			cat "$work/ibsim.log" >&2
-			fail "ibsim refused $1"
-		}
-	done
-}
-
-stop_sim() {
-	kill "$sim_pid" 2>/dev/null
-	wait "$sim_pid" 2>/dev/null
-	sim_pid=
-}
 
 # The same fabric with its first CA moved to the front: ibsim attaches the
 # SM (and every diag tool) at the first port of the file, and from a host
