@@ -140,4 +140,25 @@ static inline void sim_timer_cancel(struct sim_timer *t)
 /* True if the event with this arg is the live expiry of t (and disarms t). */
 bool sim_timer_fire(struct sim_timer *t, uint32_t arg);
 
+/*
+ * A wake-up for a component that keeps its own queue of things due (an
+ * HCA's timers, a workload's steps): "wake me by t". A new engine event is
+ * scheduled only when none is already pending at or before t; an event
+ * that fires with nothing due is harmless. Unlike re-arming a sim_timer,
+ * which leaves the superseded (often far-future) event in the list, this
+ * never piles events up: a component pulled earlier and later again keeps
+ * at most the events it really needs. The handler calls sim_wake_fired()
+ * once per event it receives.
+ */
+struct sim_wake {
+	struct sim_heap pending;	/* times of this component's events in the list */
+	uint64_t seq;
+};
+
+void sim_wake_init(struct sim_wake *w);
+void sim_wake_fini(struct sim_wake *w);
+int sim_wake_at(struct sim_engine *eng, struct sim_wake *w, sim_time_t t, uint32_t comp,
+		uint32_t arg);
+void sim_wake_fired(struct sim_wake *w);
+
 #endif

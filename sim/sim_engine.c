@@ -173,6 +173,40 @@ int sim_timer_arm(struct sim_engine *eng, struct sim_timer *t, sim_time_t when,
 	return sim_schedule_at(eng, when, comp, (t->gen << 8) | tag);
 }
 
+void sim_wake_init(struct sim_wake *w)
+{
+	sim_heap_init(&w->pending);
+	w->seq = 0;
+}
+
+void sim_wake_fini(struct sim_wake *w)
+{
+	sim_heap_free(&w->pending);
+}
+
+int sim_wake_at(struct sim_engine *eng, struct sim_wake *w, sim_time_t t, uint32_t comp,
+		uint32_t arg)
+{
+	const struct sim_event *first = sim_heap_top(&w->pending);
+	struct sim_event e;
+
+	if (t < eng->now)
+		t = eng->now;
+	if (first && first->time <= t)
+		return 0;	/* an event already comes by then */
+	e = (struct sim_event){ .time = t, .seq = w->seq++ };
+	if (sim_heap_push(&w->pending, &e))
+		return -1;
+	return sim_schedule_at(eng, t, comp, arg);
+}
+
+void sim_wake_fired(struct sim_wake *w)
+{
+	struct sim_event e;
+
+	sim_heap_pop(&w->pending, &e);	/* events fire in time order: the earliest */
+}
+
 bool sim_timer_fire(struct sim_timer *t, uint32_t arg)
 {
 	if (!t->armed || (arg >> 8) != t->gen)

@@ -41,7 +41,7 @@ struct replay {
 	uint32_t comp;
 	struct sim_heap heap;
 	uint64_t seq;
-	struct sim_timer wake;
+	struct sim_wake wake;
 	uint32_t *left;			/* dependencies not yet done, per step */
 	uint32_t *dep_off, *dep;	/* dependents (CSR), per step */
 	sim_time_t *rank_free;		/* a rank computes one thing at a time */
@@ -107,10 +107,8 @@ static void push(struct replay *rp, sim_time_t t, uint32_t step, uint32_t kind)
 			    rp->r->steps_done, rp->p->nsteps);
 		return;
 	}
-	const struct sim_event *top = sim_heap_top(&rp->heap);
-
-	if (!rp->wake.armed || top->time < rp->wake.when)
-		sim_timer_arm(rp->eng, &rp->wake, top->time, rp->comp, 0);
+	if (sim_wake_at(rp->eng, &rp->wake, sim_heap_top(&rp->heap)->time, rp->comp, 0))
+		replay_fail(rp, "out of memory replaying");
 }
 
 static struct hca *node_hca(struct replay *rp, int32_t rank)
@@ -180,8 +178,8 @@ static void replay_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 	struct replay *rp = ctx;
 	struct sim_event e;
 
-	if (!sim_timer_fire(&rp->wake, arg))
-		return;
+	(void)arg;
+	sim_wake_fired(&rp->wake);
 	while (!rp->failed && sim_heap_top(&rp->heap) && sim_heap_top(&rp->heap)->time <= eng->now) {
 		sim_heap_pop(&rp->heap, &e);
 		if (e.arg == EV_START)
@@ -191,8 +189,8 @@ static void replay_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 	}
 	const struct sim_event *top = sim_heap_top(&rp->heap);
 
-	if (top && !rp->failed)
-		sim_timer_arm(eng, &rp->wake, top->time, rp->comp, 0);
+	if (top && !rp->failed && sim_wake_at(eng, &rp->wake, top->time, rp->comp, 0))
+		replay_fail(rp, "out of memory replaying");
 }
 
 /* A completion at some host: a transfer's arrival (or an error). */
@@ -557,6 +555,7 @@ int trace_replay(const struct trace_program *p, struct fab *f, struct trace_resu
 	for (size_t s = 0; s < p->nsteps; s++)
 		r->step[s].crit = UINT32_MAX;
 	sim_heap_init(&rp.heap);
+	sim_wake_init(&rp.wake);
 	if (setup(&rp, d))
 		goto out;
 	c = sim_register(rp.eng, replay_handler, &rp, "replay");
@@ -604,6 +603,7 @@ int trace_replay(const struct trace_program *p, struct fab *f, struct trace_resu
 	rc = 0;
 out:
 	sim_heap_free(&rp.heap);
+	sim_wake_fini(&rp.wake);
 	free(rp.left);
 	free(rp.dep_off);
 	free(rp.dep);

@@ -886,8 +886,8 @@ static void wake_arm(struct hca *h)
 {
 	const struct sim_event *t = sim_heap_top(&h->timers);
 
-	if (t && (!h->wake.armed || t->time < h->wake.when))
-		sim_timer_arm(&h->f->eng, &h->wake, t->time, h->comp, 0);
+	if (t && sim_wake_at(&h->f->eng, &h->wake, t->time, h->comp, 0))
+		fab_fail(h->f, "out of memory for HCA timers");
 }
 
 static void timer_push(struct hca *h, sim_time_t at, uint32_t qpn, uint32_t arg)
@@ -935,8 +935,8 @@ static void hca_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 	struct hca *h = ctx;
 	struct sim_event e;
 
-	if (!sim_timer_fire(&h->wake, arg))
-		return;
+	(void)arg;
+	sim_wake_fired(&h->wake);
 	while (sim_heap_top(&h->timers) && sim_heap_top(&h->timers)->time <= eng->now) {
 		sim_heap_pop(&h->timers, &e);
 		if (e.arg == TIMER_POST) {
@@ -982,6 +982,7 @@ int hca_init(struct fab *f, struct fab_node *n)
 	h->port = port > 0 ? n->ports[port] : NULL;
 	h->lid = port > 0 ? net_lid_of(f->net, n->idx, port) : 0;
 	sim_heap_init(&h->timers);
+	sim_wake_init(&h->wake);
 	sim_rng_init(&h->rng, f->seed, 0x4843410000000000ULL | (uint64_t)n->idx);
 	host_init(&h->host, &f->p.host);
 	c = sim_register(&f->eng, hca_handler, h, "hca");
@@ -1022,6 +1023,7 @@ void hca_fini(struct fab_node *n)
 	free(h->qps);
 	free(h->mrs);
 	sim_heap_free(&h->timers);
+	sim_wake_fini(&h->wake);
 	free(h);
 	n->hca = NULL;
 }

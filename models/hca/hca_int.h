@@ -187,7 +187,7 @@ struct hca {
 	 * arg TIMER_POST) */
 	struct sim_heap timers;
 	uint64_t timer_seq;
-	struct sim_timer wake;		/* the engine event for the heap top */
+	struct sim_wake wake;		/* engine events for the heap top (sim.h) */
 	bool in_take;			/* building a packet: do not kick the port */
 	struct host host;		/* PCIe, memory, CPU behind this HCA (models/host) */
 };
