@@ -466,3 +466,43 @@ int sim_grow(void **arr, size_t *cap, size_t need, size_t sz)
 	*cap = n;
 	return 0;
 }
+
+int sim_parse_ns(const char *v, uint64_t *ns, char *err, size_t errlen)
+{
+	sim_time_t ps;
+	size_t i;
+
+	for (i = 0; v[i] && isdigit((unsigned char)v[i]); i++)
+		;
+	if (i && !v[i])
+		return sim_parse_u64(v, ns, err, errlen);
+	if (sim_parse_time_ps(v, &ps, err, errlen))
+		return -1;
+	if (ps % SIM_NS) {
+		snprintf(err, errlen, "'%s' is not a whole number of nanoseconds", v);
+		return -1;
+	}
+	*ns = ps / SIM_NS;
+	return 0;
+}
+
+const char *sim_quote(const char *s, size_t n, size_t cut, char *buf, size_t len)
+{
+	size_t k = 0;
+
+	buf[k++] = '\'';
+	for (size_t i = 0; i < n && k + 8 < len; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (i == cut) {
+			k += (size_t)snprintf(buf + k, len - k, "...");
+			break;
+		}
+		if (ch < 0x20 || ch >= 0x7f)
+			k += (size_t)snprintf(buf + k, len - k, "\\x%02x", ch);
+		else
+			buf[k++] = (char)ch;
+	}
+	snprintf(buf + k, len - k, "'");
+	return buf;
+}

@@ -56,6 +56,12 @@ int sim_parse_bool(const char *s, bool *out, char *err, size_t errlen);
  */
 const char *sim_fmt_size(uint64_t bytes, char *buf, size_t len);
 
+/* A duration in whole nanoseconds: a bare number ("500") is nanoseconds,
+ * else a time with a unit ("0.5us"); a fraction of a nanosecond is refused. */
+int sim_parse_ns(const char *v, uint64_t *ns, char *err, size_t errlen);
+/* s[0..n) quoted for a message: '...', non-printable bytes as \xNN, cut
+ * with "..." after `cut` characters. Returns buf. */
+const char *sim_quote(const char *s, size_t n, size_t cut, char *buf, size_t len);
 /* A non-negative decimal ("2", "2.000001", "1e-06") of n chars times
  * 10^scale, rounded to the nearest integer, in integer arithmetic: 0, -1
  * (not a number of that shape), -2 (too large for 64 bits). */

@@ -125,25 +125,10 @@ static int terr(struct hp *h, const struct tok *k, const char *fmt, ...)
 			    k ? k->col : h->last_col ? h->last_col : 1, "%s", msg);
 }
 
+/* A token quoted for a message (sim_quote), cut after 24 characters. */
 static const char *quote(const struct tok *k, char *buf, size_t len)
 {
-	size_t j = 0;
-
-	buf[j++] = '\'';
-	for (size_t i = 0; i < k->n && j + 8 < len; i++) {
-		unsigned char ch = (unsigned char)k->s[i];
-
-		if (i == 24) {
-			j += (size_t)snprintf(buf + j, len - j, "...");
-			break;
-		}
-		if (ch < 0x20 || ch >= 0x7f)
-			j += (size_t)snprintf(buf + j, len - j, "\\x%02x", ch);
-		else
-			buf[j++] = (char)ch;
-	}
-	snprintf(buf + j, len - j, "'");
-	return buf;
+	return sim_quote(k->s, k->n, 24, buf, len);
 }
 
 /* The next token as an unsigned integer at most max (k: where it was). */

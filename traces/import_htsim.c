@@ -134,26 +134,10 @@ static int perr(struct lex *x, const char *at, const char *fmt, ...)
 	return sim_diag_set(x->d, x->file, x->line, lex_col(x, at), "%s", msg);
 }
 
-/* A token quoted for a message: printable, cut after 24 characters. */
+/* A token quoted for a message (sim_quote), cut after 24 characters. */
 static const char *quote(const char *s, size_t n, char *buf, size_t len)
 {
-	size_t k = 0;
-
-	buf[k++] = '\'';
-	for (size_t i = 0; i < n && k + 8 < len; i++) {
-		unsigned char ch = (unsigned char)s[i];
-
-		if (i == 24) {
-			k += (size_t)snprintf(buf + k, len - k, "...");
-			break;
-		}
-		if (ch < 0x20 || ch >= 0x7f)
-			k += (size_t)snprintf(buf + k, len - k, "\\x%02x", ch);
-		else
-			buf[k++] = (char)ch;
-	}
-	snprintf(buf + k, len - k, "'");
-	return buf;
+	return sim_quote(s, n, 24, buf, len);
 }
 
 static bool tok_is(const char *s, size_t n, const char *word)

@@ -258,25 +258,10 @@ static void op_name(struct trace_op *op, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* A token quoted for a message (sim_quote), cut after 32 characters. */
 static const char *quote(const char *s, size_t n, char *buf, size_t len)
 {
-	size_t k = 0;
-
-	buf[k++] = '\'';
-	for (size_t i = 0; i < n && k + 8 < len; i++) {
-		unsigned char ch = (unsigned char)s[i];
-
-		if (i == 32) {
-			k += (size_t)snprintf(buf + k, len - k, "...");
-			break;
-		}
-		if (ch < 0x20 || ch >= 0x7f)
-			k += (size_t)snprintf(buf + k, len - k, "\\x%02x", ch);
-		else
-			buf[k++] = (char)ch;
-	}
-	snprintf(buf + k, len - k, "'");
-	return buf;
+	return sim_quote(s, n, 32, buf, len);
 }
 
 /* ============================================================================

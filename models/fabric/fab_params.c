@@ -295,25 +295,6 @@ static void put_field(struct fab_params *p, const struct key *k, uint64_t v)
 	}
 }
 
-/* "250" (ns) or "1.5us": into whole nanoseconds. */
-static int parse_ns(const char *v, uint64_t *ns, char *err, size_t errlen)
-{
-	sim_time_t ps;
-	size_t i;
-
-	for (i = 0; v[i] && isdigit((unsigned char)v[i]); i++)
-		;
-	if (i && !v[i])
-		return sim_parse_u64(v, ns, err, errlen);
-	if (sim_parse_time_ps(v, &ps, err, errlen))
-		return -1;
-	if (ps % SIM_NS) {
-		snprintf(err, errlen, "'%s' is not a whole number of nanoseconds", v);
-		return -1;
-	}
-	*ns = ps / SIM_NS;
-	return 0;
-}
 
 static int set_generic(struct fab_params *p, const struct key *k, const char *v,
 		       char *err, size_t errlen)
@@ -327,7 +308,7 @@ static int set_generic(struct fab_params *p, const struct key *k, const char *v,
 		rc = sim_parse_u64(v, &x, err, errlen);
 		break;
 	case K_NS:
-		rc = parse_ns(v, &x, err, errlen);
+		rc = sim_parse_ns(v, &x, err, errlen);
 		break;
 	case K_SIZE:
 		rc = sim_parse_size(v, &x, err, errlen);

@@ -484,25 +484,6 @@ static bool *bool_field(struct host_params *p, const struct key *k)
 	return (bool *)((char *)p + k->off);
 }
 
-/* "500" (ns) or "0.5us": into whole nanoseconds. */
-static int parse_ns(const char *v, uint64_t *ns, char *err, size_t errlen)
-{
-	sim_time_t ps;
-	size_t i;
-
-	for (i = 0; v[i] && isdigit((unsigned char)v[i]); i++)
-		;
-	if (i && !v[i])
-		return sim_parse_u64(v, ns, err, errlen);
-	if (sim_parse_time_ps(v, &ps, err, errlen))
-		return -1;
-	if (ps % SIM_NS) {
-		snprintf(err, errlen, "'%s' is not a whole number of nanoseconds", v);
-		return -1;
-	}
-	*ns = ps / SIM_NS;
-	return 0;
-}
 
 /* Skip an optional case-insensitive prefix ("gen4", "x16"). */
 static const char *skip_prefix(const char *v, const char *pre)
@@ -544,7 +525,7 @@ static int set_value(struct host_params *p, const struct key *k, const char *v,
 		break;
 	case K_UINT:
 	case K_NS:
-		if ((k->kind == K_NS ? parse_ns(v, &x, err, errlen) :
+		if ((k->kind == K_NS ? sim_parse_ns(v, &x, err, errlen) :
 				       sim_parse_u64(v, &x, err, errlen)))
 			return -1;
 		if (x < k->min || x > k->max) {

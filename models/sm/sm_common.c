@@ -330,3 +330,26 @@ void sm_note_switches(const struct sm_topo *t, const char *mark, char *buf,
 	if (total > shown && off + 1 < len)
 		snprintf(buf + off, len - off, ",... (%d)", total);
 }
+
+void sm_bfs(struct sm_topo *t, int from, int *dist)
+{
+	int head = 0, tail = 0, *q = t->queue;
+
+	for (int i = 0; i < t->nsw; i++)
+		dist[i] = -1;
+	dist[from] = 0;
+	q[tail++] = from;
+	while (head < tail) {
+		int s = q[head++];
+		const struct net_node *nd = &t->n->nodes[t->sw[s]];
+
+		for (int p = 1; p <= nd->nports; p++) {
+			int v = sm_peer(t, s, p);
+
+			if (v >= 0 && dist[v] < 0) {
+				dist[v] = dist[s] + 1;
+				q[tail++] = v;
+			}
+		}
+	}
+}

@@ -296,25 +296,8 @@ static void route_ports(struct dor *r, int D, const uint16_t *lids, int cnt,
 			int *dist)
 {
 	struct sm_topo *t = &r->t;
-	int head = 0, tail = 0, *q = t->queue;
 
-	for (int s = 0; s < t->nsw; s++)
-		dist[s] = -1;
-	dist[D] = 0;
-	q[tail++] = D;
-	while (head < tail) {
-		int s = q[head++];
-		const struct net_node *nd = &t->n->nodes[t->sw[s]];
-
-		for (int p = 1; p <= nd->nports; p++) {
-			int v = sm_peer(t, s, p);
-
-			if (v >= 0 && dist[v] < 0) {
-				dist[v] = dist[s] + 1;
-				q[tail++] = v;
-			}
-		}
-	}
+	sm_bfs(t, D, dist);
 	for (int s = 0; s < t->nsw; s++) {
 		const struct net_node *nd = &t->n->nodes[t->sw[s]];
 		int k = 0, first = -1;

@@ -66,6 +66,9 @@ static inline int sm_peer(const struct sm_topo *t, int s, int p)
  * Route `lid` at switch s over the least-loaded of ports cand[0..k-1] (ties
  * to the lowest port number), counting it. k must be > 0.
  */
+/* Hop counts from switch `from` to every switch over switch-to-switch
+ * cables (dist[s] = -1: unreachable); uses t->queue. */
+void sm_bfs(struct sm_topo *t, int from, int *dist);
 void sm_route_lid(struct sm_topo *t, int s, uint16_t lid, const int *cand, int k);
 
 /*

@@ -72,30 +72,6 @@ static void updn_free(struct updn *u)
 	free(u->root);
 }
 
-/* BFS hop counts from switch `from` over switch-to-switch cables. */
-static void bfs(struct updn *u, int from, int *dist)
-{
-	struct sm_topo *t = &u->t;
-	int head = 0, tail = 0, *q = t->queue;
-
-	for (int i = 0; i < t->nsw; i++)
-		dist[i] = -1;
-	dist[from] = 0;
-	q[tail++] = from;
-	while (head < tail) {
-		int s = q[head++];
-		const struct net_node *nd = &t->n->nodes[t->sw[s]];
-
-		for (int p = 1; p <= nd->nports; p++) {
-			int v = sm_peer(t, s, p);
-
-			if (v >= 0 && dist[v] < 0) {
-				dist[v] = dist[s] + 1;
-				q[tail++] = v;
-			}
-		}
-	}
-}
 
 /* CA ports (not LIDs: LMC must not weigh in) hanging off each switch. */
 static void count_cas(const struct sm_topo *t, int *cas)
@@ -121,7 +97,7 @@ static int roots_by_histogram(struct updn *u, const int *cas, int total)
 	for (int s = 0; s < t->nsw; s++) {
 		int over90 = 0, over5 = 0;
 
-		bfs(u, s, dist);
+		sm_bfs(&u->t, s, dist);
 		for (int i = 0; i < t->nsw; i++)
 			hist[i] = 0;
 		for (int v = 0; v < t->nsw; v++)
@@ -149,7 +125,7 @@ static void root_by_center(struct updn *u, const int *cas, int total)
 	for (int s = 0; s < t->nsw; s++) {
 		int ecc = 0, reach = 0;
 
-		bfs(u, s, u->dd);
+		sm_bfs(&u->t, s, u->dd);
 		for (int v = 0; v < t->nsw; v++) {
 			if (u->dd[v] < 0 || (total && !cas[v]))
 				continue;
@@ -342,7 +318,7 @@ static void components(struct updn *u)
 	for (int s = 0, c = 0; s < t->nsw; s++) {
 		if (u->comp[s] >= 0)
 			continue;
-		bfs(u, s, u->dd);
+		sm_bfs(&u->t, s, u->dd);
 		for (int v = 0; v < t->nsw; v++)
 			if (u->dd[v] >= 0)
 				u->comp[v] = c;
