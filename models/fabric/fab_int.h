@@ -64,14 +64,12 @@ struct fab_port {
 
 	/* transmitter */
 	bool tx_busy;
-	uint32_t tx_pkt;		/* packet being serialised */
 	sim_time_t tx_end;
 	/* where that packet came from, to free its input buffer at TX_DONE:
 	 * with cut-through the next hop may already hold (and relabel) it */
 	struct fab_port *tx_src;
 	uint8_t tx_src_vl;
 	uint8_t tx_src_blocks;
-	sim_time_t tx_busy_since;
 	struct ib_vlarb vlarb;
 	struct fab_pq wire;		/* packets in flight to the peer */
 	struct fab_fc_ring fcq;		/* FC packets in flight to the peer (read by the peer) */

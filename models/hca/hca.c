@@ -983,7 +983,6 @@ int hca_init(struct fab *f, struct fab_node *n)
 	h->lid = port > 0 ? net_lid_of(f->net, n->idx, port) : 0;
 	sim_heap_init(&h->timers);
 	sim_wake_init(&h->wake);
-	sim_rng_init(&h->rng, f->seed, 0x4843410000000000ULL | (uint64_t)n->idx);
 	host_init(&h->host, &f->p.host);
 	c = sim_register(&f->eng, hca_handler, h, "hca");
 	if (c < 0)

@@ -169,7 +169,6 @@ struct hca {
 	struct fab_port *port;		/* the port traffic leaves by */
 	uint16_t lid;
 	uint32_t comp;			/* engine component: timers */
-	struct sim_rng rng;
 	struct hca_qp **qps;		/* by QP number (0 and 1 reserved: QP0/QP1) */
 	uint32_t nqps, qps_cap;
 	struct hca_mr **mrs;		/* by key */

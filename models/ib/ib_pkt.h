@@ -74,7 +74,6 @@ struct ib_pkt {
 	uint8_t flags;
 	uint8_t in_port;	/* at a switch: the input port holding it */
 	uint8_t out_port;	/* at a switch: the LFT's output port */
-	uint8_t hops;
 	sim_time_t t_event;	/* on a link: when its arrival event fires */
 	sim_time_t t_tail;	/* at a hop: when its last bit is received */
 	/* transport headers (BTH, DETH, RETH, AETH, AtomicETH, ImmDt) */

@@ -199,12 +199,10 @@ static void port_start_tx(struct fab_port *pt, uint32_t idx, enum ib_vlarb_table
 	pt->info.vl[vl].xmit_pkts++;
 	pt->info.busy_ps += end - now;
 	pt->tx_busy = true;
-	pt->tx_pkt = idx;
 	pt->tx_end = end;
 	sim_schedule_at(&f->eng, end, pt->comp, FAB_EV_TX_DONE);
 
 	/* Onto the wire. */
-	p->hops++;
 	f->tot.packet_hops++;
 	if (pt->peer->node->type == NET_SWITCH)
 		p->t_event = now + pt->prop + f->sw_lat;
