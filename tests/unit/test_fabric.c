@@ -482,6 +482,37 @@ static void test_repeatable(void)
 	net_free(&n);
 }
 
+/*
+ * Credits are applied lazily (ib_port.c): only a sender blocked on credits
+ * gets an event for an FC packet. An uncongested stream then costs two
+ * events per packet-hop (transmitter done, head arrives), not three (one
+ * more per FC packet), and the FC packets are still sent and counted.
+ */
+static void test_lazy_credits(void)
+{
+	struct net n;
+	struct fab_params p;
+	struct fab_msgs m = { 0 };
+	struct fab_totals t;
+	int h0, h1;
+
+	tf_chain(&n, 1, &h0, &h1);
+	tf_params(&p, "hdr");
+	tf_add_msg(&m, h0, h1, 4 << 20, 0, 0);
+	struct fab *f = tf_run(&n, &p, &m);
+
+	fab_totals(f, &t);
+	double per_hop = (double)fab_engine(f)->events / (double)t.packet_hops;
+
+	fprintf(stderr, "stream: %.3f events per packet-hop, %llu FC packets\n", per_hop,
+		(unsigned long long)t.fc_pkts);
+	CU_ASSERT(t.fc_pkts >= t.packet_hops / 2);	/* credits still flow back */
+	CU_ASSERT(per_hop < 2.05);
+	fab_destroy(f);
+	fab_msgs_free(&m);
+	net_free(&n);
+}
+
 static const struct test_case tests[] = {
 	{ "unloaded message, HDR, 1 and 3 switches", test_unloaded_hdr },
 	{ "unloaded message, QDR, 1 and 3 switches", test_unloaded_qdr },
@@ -494,6 +525,7 @@ static const struct test_case tests[] = {
 	{ "FC packets only periodically cap the rate", test_fc_periodic },
 	{ "VL15 is not flow controlled and drops", test_vl15_uncredited },
 	{ "same inputs, same results", test_repeatable },
+	{ "lazy credits: no event per FC packet for an unblocked sender", test_lazy_credits },
 	{ NULL, NULL },
 };
 

@@ -1179,6 +1179,65 @@ static void test_diag(void)
 	CU_ASSERT(strncmp(buf + sizeof(d.file) - 1, ":1:1: mmm", 9) == 0);
 }
 
+/* ---- sim_wake ------------------------------------------------------------ */
+
+struct wake_probe {
+	struct sim_wake w;
+	sim_time_t fired[8];
+	int n;
+};
+
+static void wake_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
+{
+	struct wake_probe *wp = ctx;
+
+	(void)arg;
+	sim_wake_fired(&wp->w);
+	if (wp->n < 8)
+		wp->fired[wp->n++] = eng->now;
+}
+
+/*
+ * "Wake me by t": a new event only when none is pending by t. A component
+ * pulled earlier (100 -> 50) gets the earlier event; asking again for a
+ * later time (200, then 100) adds nothing while the event at 50 is pending;
+ * after it fired, asking for 200 schedules again. Nothing piles up.
+ */
+static void test_wake(void)
+{
+	struct sim_engine eng;
+	struct wake_probe wp = { .n = 0 };
+	int c;
+
+	sim_init(&eng);
+	sim_wake_init(&wp.w);
+	c = sim_register(&eng, wake_handler, &wp, "wake");
+	CU_ASSERT_FATAL(c >= 0);
+	CU_ASSERT(sim_wake_at(&eng, &wp.w, 100, (uint32_t)c, 0) == 0);
+	CU_ASSERT(sim_wake_at(&eng, &wp.w, 50, (uint32_t)c, 0) == 0);	/* earlier: a new one */
+	CU_ASSERT(sim_wake_at(&eng, &wp.w, 200, (uint32_t)c, 0) == 0);	/* covered by 50 */
+	CU_ASSERT(sim_wake_at(&eng, &wp.w, 100, (uint32_t)c, 0) == 0);	/* covered */
+	CU_ASSERT_EQUAL(sim_pending(&eng), 2);
+	sim_run_until(&eng, 60);
+	CU_ASSERT_EQUAL(wp.n, 1);
+	CU_ASSERT_EQUAL(wp.fired[0], 50);
+	/* the event at 100 is still pending: a wake by 200 needs nothing new */
+	CU_ASSERT(sim_wake_at(&eng, &wp.w, 200, (uint32_t)c, 0) == 0);
+	CU_ASSERT_EQUAL(sim_pending(&eng), 1);
+	sim_run(&eng);
+	CU_ASSERT_EQUAL(wp.n, 2);
+	CU_ASSERT_EQUAL(wp.fired[1], 100);
+	/* nothing pending: a wake by 200 (now 100) schedules one */
+	CU_ASSERT(sim_wake_at(&eng, &wp.w, 200, (uint32_t)c, 0) == 0);
+	CU_ASSERT_EQUAL(sim_pending(&eng), 1);
+	sim_run(&eng);
+	CU_ASSERT_EQUAL(wp.n, 3);
+	CU_ASSERT_EQUAL(wp.fired[2], 200);
+	CU_ASSERT_EQUAL(wp.w.pending.n, 0);
+	sim_wake_fini(&wp.w);
+	sim_fini(&eng);
+}
+
 static const struct test_case tests[] = {
 	{ "heap_differential_200k", test_heap_differential },
 	{ "heap_growth", test_heap_growth },
@@ -1204,6 +1263,7 @@ static const struct test_case tests[] = {
 	{ "log_parse", test_log_parse },
 	{ "log_env_and_output", test_log_env_and_output },
 	{ "diag", test_diag },
+	{ "sim_wake: wake by t, never piled up", test_wake },
 	{ NULL, NULL },
 };
 
