@@ -15,6 +15,7 @@
  * first, what is left cannot move (a credit loop, or no route): the run is
  * reported as stalled, never hangs.
  */
+#include "models/eth/eth_int.h"
 #include "models/hca/hca_int.h"
 
 #include <stdarg.h>
@@ -161,6 +162,8 @@ void fab_pkt_drop(struct fab *f, uint32_t idx, enum fab_drop why)
 		f->tot.drops_vl15++;
 	else if (why == FAB_DROP_CORRUPT)
 		f->tot.drops_corrupt++;
+	else if (why == FAB_DROP_CONGESTION)
+		f->tot.drops_congestion++;
 	else
 		f->tot.drops_route++;
 	/* A reliable connection resends what it loses; a datagram or an
@@ -399,7 +402,7 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 		pt->info.prop_ps = pt->prop;
 		int c = sim_register(&f->eng, ib_port_handler, pt, "port");
 
-		if (c < 0 || ib_port_init(f, pt))
+		if (c < 0 || ib_port_init(f, pt) || (fab_is_eth(p) && eth_port_init(f, pt)))
 			goto oom;
 		pt->comp = (uint32_t)c;
 	}
@@ -408,7 +411,8 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 	for (int i = 0; i < f->nnodes; i++) {
 		struct fab_node *n = &f->nodes[i];
 
-		if (n->type == NET_SWITCH ? sw_init(f, n) : hca_init(f, n))
+		if (n->type != NET_SWITCH ? hca_init(f, n) :
+		    fab_is_eth(p) ? eth_sw_init(f, n) : sw_init(f, n))
 			goto oom;
 	}
 	f->tot.msgs_total = msgs->n;
@@ -444,14 +448,17 @@ void fab_destroy(struct fab *f)
 	for (int i = 0; i < f->nnodes && f->nodes; i++) {
 		struct fab_node *n = &f->nodes[i];
 
-		if (n->type == NET_SWITCH)
+		if (n->type == NET_SWITCH) {
 			sw_fini(n);
-		else
+			eth_sw_fini(n);
+		} else {
 			hca_fini(n);
+		}
 		free(n->ports);
 	}
 	for (int pi = 0; pi < f->nports; pi++) {
 		ib_port_fini(f->ports[pi]);
+		eth_port_fini(f->ports[pi]);
 		free(f->ports[pi]);
 	}
 	free(f->ports);
@@ -476,6 +483,8 @@ static void close_waits(struct fab *f)
 				pt->info.vl[__builtin_ctz(m)].xmit_wait_ps += dt;
 			pt->waiting = false;
 		}
+		if (pt->eth)
+			eth_port_finish(pt, f->eng.now);
 	}
 }
 
@@ -600,13 +609,18 @@ void fab_totals(const struct fab *f, struct fab_totals *t)
 			t->ack_timeouts += qp->st.timeouts;
 		}
 	}
+	t->paused_ps = 0;
 	for (int pi = 0; pi < f->nports; pi++)
-		for (int v = 0; v < FAB_NVL; v++)
+		for (int v = 0; v < FAB_NVL; v++) {
 			t->xmit_wait_ps += f->ports[pi]->info.vl[v].xmit_wait_ps;
+			t->paused_ps += f->ports[pi]->info.vl[v].paused_ps;
+		}
 }
 
 int fab_check_credits(const struct fab *f, struct sim_diag *d)
 {
+	if (fab_is_eth(&f->p))
+		return 0;	/* no credits on Ethernet (PFC: tests count drops) */
 	for (int pi = 0; pi < f->nports; pi++) {
 		const struct fab_port *tx = f->ports[pi], *rx = tx->peer;
 

@@ -17,7 +17,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "models/eth/eth.h"
 #include "models/host/host.h"
+#include "models/ib/ib_cc.h"
+#include "models/roce/dcqcn.h"
+#include "models/tcp/tcp.h"
 #include "models/net/net.h"
 #include "sim/sim.h"
 #include "sim/sim_diag.h"
@@ -32,7 +36,17 @@ struct fab_vlarb_entry {
 	uint8_t weight;		/* units of 64 bytes; 0 = entry unused */
 };
 
+/*
+ * The fabric a run uses on the same topology (DESIGN.md §4): InfiniBand
+ * with credits; RoCEv2 over Ethernet with PFC (lossless) or without it
+ * (lossy: drops recovered by go-back-N); or TCP over lossy Ethernet.
+ */
+enum fab_fabric { FAB_FABRIC_IB, FAB_FABRIC_ROCE, FAB_FABRIC_ROCE_LOSSY, FAB_FABRIC_TCP };
+extern const char *const fab_fabric_names[];	/* "ib", "roce", "roce-lossy", "tcp" */
+int fab_fabric_parse(const char *name);		/* enum value, or -1 */
+
 struct fab_params {
+	uint8_t fabric;			/* fabric: enum fab_fabric */
 	/* link */
 	uint8_t lanes;			/* link.width  (default for links the file leaves open) */
 	uint8_t speed;			/* link.speed  (enum link_speed) */
@@ -78,7 +92,16 @@ struct fab_params {
 	bool host_model;		/* host.model: off = an ideal host (no PCIe, no DMA latency) */
 	uint8_t sw_speedup;		/* switch.speedup: packets one input feeds to outputs at once */
 	struct host_params host;
+	struct eth_params eth;		/* eth.*: Ethernet switches, PFC, ECN (roce, tcp) */
+	struct dcqcn_params dcqcn;	/* dcqcn.*: RoCE congestion control */
+	struct ibcc_params ibcc;	/* ib.cc*: IB congestion control (Annex A10) */
+	struct tcp_params tcp;		/* tcp.*: TCP and the host stack */
 };
+
+static inline bool fab_is_eth(const struct fab_params *p)
+{
+	return p->fabric != FAB_FABRIC_IB;
+}
 
 /* Fill with the default preset ("hdr"). */
 void fab_params_default(struct fab_params *p);
@@ -153,6 +176,12 @@ struct fab_vl_stats {
 	uint32_t buf_high;		/* receive-buffer high-water mark, bytes */
 	uint64_t fc_pkts;		/* flow-control packets sent for this VL */
 	uint64_t rcv_errors;		/* PortRcvErrors: packets received with a bad CRC */
+	/* Ethernet (the index is the priority) */
+	uint64_t pause_sent;		/* PFC XOFF frames this receiver sent upstream */
+	uint64_t paused_ps;		/* this transmitter's time paused by PFC (XOFF landed to XON/expiry) */
+	uint64_t ecn_marked;		/* packets this transmitter's queue marked CE (or FECN) */
+	uint64_t drops;			/* packets dropped at this port's queue: buffer full */
+	uint32_t queue_high;		/* egress queue high-water mark, bytes (Ethernet switch) */
 };
 
 struct fab_port_info {
@@ -205,10 +234,11 @@ const struct host_stats *fab_host_stats(const struct fab *f, int node);
 struct fab_totals {
 	uint64_t packets_delivered, bytes_delivered, payload_delivered;
 	uint64_t packet_hops;
-	uint64_t drops;			/* = drops_vl15 + drops_route + drops_corrupt */
+	uint64_t drops;			/* = drops_vl15 + drops_route + drops_corrupt + drops_congestion */
 	uint64_t drops_vl15;		/* VL15 buffer full (not flow controlled) */
 	uint64_t drops_route;		/* no route in an LFT, or delivered to the wrong CA */
 	uint64_t drops_corrupt;		/* failed CRC (link.drop_prob, link.ber): PortRcvErrors */
+	uint64_t drops_congestion;	/* Ethernet: a buffer was full (lossy, or PFC headroom overrun) */
 	uint64_t msgs_done, msgs_total;	/* delivered, all */
 	uint64_t msgs_finished;
 	uint64_t msgs_lost;		/* lost a packet (VL15 overflow, no route) */
@@ -217,6 +247,15 @@ struct fab_totals {
 	/* transport, summed over every QP (models/hca) */
 	uint64_t acks, retransmitted, seq_naks, rnr_naks, ack_timeouts;
 	uint64_t credit_checks;	/* invariant walks done (sim.check) */
+	/* Ethernet and congestion control */
+	uint64_t pause_frames;		/* PFC XOFF frames sent */
+	uint64_t paused_ps;		/* transmitters' time paused by PFC, summed over ports and priorities */
+	uint64_t ecn_marks;		/* packets marked CE (Ethernet) or FECN (IB CC) */
+	uint64_t cnps;			/* CNPs (DCQCN) or BECNs (IB CC) sent */
+	/* TCP */
+	uint64_t tcp_segments, tcp_retransmits, tcp_timeouts, tcp_fast_recoveries;
+	/* host CPU time spent on communication, summed over hosts (models/host, tcp) */
+	uint64_t cpu_ps;
 	sim_time_t end_ps;
 };
 void fab_totals(const struct fab *f, struct fab_totals *t);

@@ -30,6 +30,8 @@ enum fab_port_ev {
 	FAB_EV_WIRE_HEAD,	/* head of the wire FIFO reaches the peer */
 	FAB_EV_FC_WAKE,		/* a blocked transmitter's credits arrive (sim_timer tag) */
 	FAB_EV_FC_TIMER,	/* periodic flow-control update (sim_timer tag) */
+	FAB_EV_ETH_WAKE,	/* Ethernet: a paused transmitter may resume (sim_timer tag) */
+	FAB_EV_PFC_REFRESH,	/* Ethernet: re-send XOFF before its pause expires (sim_timer tag) */
 };
 
 /* A FIFO of pool-indexed packets linked through ib_pkt.next. */
@@ -51,6 +53,13 @@ struct fab_fc_ring {
 };
 
 struct fab_node;
+struct eth_port;
+struct eth_sw;
+
+/* Ethernet fabrics: the priority CNPs (DCQCN) travel on, served strictly
+ * before data (the ConnectX default puts CNPs on a high priority). In
+ * Ethernet mode a packet's `vl` field is its 802.1Q priority. */
+#define FAB_ETH_CNP_PRIO 7
 
 struct fab_port {
 	struct fab_port_info info;	/* public counters (fab.h) */
@@ -96,6 +105,7 @@ struct fab_port {
 	struct fab_pq inq[FAB_NVL];
 	uint8_t in_flight;		/* packets this input is feeding to outputs now */
 	struct sim_rng rng;		/* fault injection at this receiver */
+	struct eth_port *eth;		/* Ethernet fabrics: PFC state (models/eth), else NULL */
 };
 
 struct fab_node {
@@ -114,6 +124,8 @@ struct fab_node {
 	int req_words;
 	/* HCA */
 	struct hca *hca;
+	/* Ethernet switch (models/eth/eth_sw.c), else NULL */
+	struct eth_sw *eth;
 };
 
 struct fab {
@@ -172,6 +184,9 @@ int sw_init(struct fab *f, struct fab_node *n);
 void sw_fini(struct fab_node *n);
 /* A packet's head arrived at input `in` (after the pipeline latency). */
 void sw_receive(struct fab_port *in, uint32_t pkt);
+/* The LFT's output port for the packet at input `in`, or -1 when it has
+ * none (the packet is then dropped and counted). */
+int sw_route(struct fab_port *in, uint32_t pkt);
 /* Output arbitration: the best packet for output `out` on each VL. Fills
  * cand[vl] with a packet index or SIM_POOL_NIL and returns the VL mask. */
 uint16_t sw_candidates(struct fab_port *out, uint32_t cand[FAB_NVL], uint16_t *has_data);
@@ -179,6 +194,33 @@ uint16_t sw_candidates(struct fab_port *out, uint32_t cand[FAB_NVL], uint16_t *h
 void sw_take(struct fab_port *out, uint32_t pkt);
 /* The output finished sending it: free the input buffer, re-request. */
 void sw_sent(struct fab_port *out);
+
+/* eth_port.c: the Ethernet link layer (fabrics roce, roce-lossy, tcp).
+ * Receivers count the 64-byte cells they hold per priority (rx_used, as the
+ * IB receiver counts credit blocks); PFC sends XOFF upstream above
+ * eth.pfc_xoff and XON below eth.pfc_xon; transmitters honour pauses. */
+int eth_port_init(struct fab *f, struct fab_port *pt);
+void eth_port_fini(struct fab_port *pt);
+/* May this transmitter start a packet on priority prio now (not paused)? */
+bool eth_port_fits(const struct fab_port *pt, uint8_t prio);
+/* A packet's cells entered this receiver (after rx_used grew): XOFF? */
+void eth_port_ingress(struct fab_port *rx, uint8_t prio);
+/* Cells left this receiver (after rx_used shrank): XON? */
+void eth_port_egress(struct fab_port *rx, uint8_t prio);
+/* Pause bookkeeping when the transmitter goes idle or wakes. */
+void eth_port_handler(struct fab_port *pt, uint32_t arg);
+/* Pick the priority to serve among `ready` (strict for CNPs, then eth.sched). */
+int eth_port_pick(struct fab_port *pt, uint16_t ready);
+/* The transmitter is blocked by pauses on every priority with data. */
+void eth_port_blocked(struct fab_port *pt, uint16_t has_data);
+
+/* eth_sw.c: the Ethernet switch (shared buffer, output queues, ECN) */
+int eth_sw_init(struct fab *f, struct fab_node *n);
+void eth_sw_fini(struct fab_node *n);
+void eth_sw_receive(struct fab_port *in, uint32_t pkt);
+uint16_t eth_sw_candidates(struct fab_port *out, uint32_t cand[FAB_NVL], uint16_t *has_data);
+void eth_sw_take(struct fab_port *out, uint32_t pkt);
+void eth_sw_sent(struct fab_port *out);
 
 /* hca.c: the traffic edge */
 int hca_init(struct fab *f, struct fab_node *n);
@@ -205,13 +247,15 @@ void fab_deadlock_explain(const struct fab *f, char *buf, size_t len);
 void fab_fail(struct fab *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Drop packet idx (counted), marking its message lost. Data VLs never drop
  * for lack of buffer: the credit checker fails the run before that. */
-enum fab_drop { FAB_DROP_VL15, FAB_DROP_ROUTE, FAB_DROP_CORRUPT };
+enum fab_drop { FAB_DROP_VL15, FAB_DROP_ROUTE, FAB_DROP_CORRUPT, FAB_DROP_CONGESTION };
 void fab_pkt_drop(struct fab *f, uint32_t idx, enum fab_drop why);
 
 #include "models/ib/ib_credit.h"
 
 static inline bool ib_port_fits(const struct fab_port *pt, uint8_t vl, uint32_t blocks)
 {
+	if (pt->eth)
+		return eth_port_fits(pt, vl);
 	if (vl == 15)
 		return true;	/* VL15 is not flow controlled */
 	return ib_credit_fits(pt->fccl[vl], pt->fctbs[vl], blocks);

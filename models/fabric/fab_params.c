@@ -198,6 +198,7 @@ static void apply_preset(struct fab_params *p, const struct preset *pr)
 	p->sw_speedup = 2;
 	p->host_model = true;
 	host_params_default(&p->host);
+	eth_params_default(&p->eth);
 	p->host.pcie_gen = pr->pcie_gen;	/* the PCIe of that generation's HCAs */
 }
 
@@ -695,6 +696,123 @@ static void print_preset(const struct fab_params *p, char *buf, size_t len)
 	snprintf(buf, len, "%s", p->preset[0] ? p->preset : "-");
 }
 
+/* -- fabric and Ethernet (models/eth) -- */
+
+const char *const fab_fabric_names[] = { "ib", "roce", "roce-lossy", "tcp", NULL };
+
+int fab_fabric_parse(const char *name)
+{
+	for (int i = 0; fab_fabric_names[i]; i++)
+		if (!strcasecmp(name, fab_fabric_names[i]))
+			return i;
+	return -1;
+}
+
+static int set_fabric(struct fab_params *p, const struct key *k, const char *v,
+		      char *err, size_t errlen)
+{
+	int fb = fab_fabric_parse(v);
+
+	(void)k;
+	if (fb < 0) {
+		snprintf(err, errlen, "expected ib, roce, roce-lossy or tcp, got '%s'", v);
+		return -1;
+	}
+	p->fabric = (uint8_t)fb;
+	return 0;
+}
+
+static void print_fabric(const struct fab_params *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", fab_fabric_names[p->fabric]);
+}
+
+static int set_alpha(struct fab_params *p, const struct key *k, const char *v,
+		     char *err, size_t errlen)
+{
+	double x;
+
+	(void)k;
+	if (sim_parse_double(v, &x, err, errlen))
+		return -1;
+	if (!(x > 0 && x <= 64)) {
+		snprintf(err, errlen, "expected a number in (0, 64], got '%s'", v);
+		return -1;
+	}
+	p->eth.alpha = x;
+	return 0;
+}
+
+static void print_alpha(const struct fab_params *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%g", p->eth.alpha);
+}
+
+static int set_pmax(struct fab_params *p, const struct key *k, const char *v,
+		    char *err, size_t errlen)
+{
+	double x;
+
+	(void)k;
+	if (sim_parse_double(v, &x, err, errlen))
+		return -1;
+	if (!(x >= 0 && x <= 1)) {
+		snprintf(err, errlen, "expected a probability in [0, 1], got '%s'", v);
+		return -1;
+	}
+	p->eth.pmax = x;
+	return 0;
+}
+
+static void print_pmax(const struct fab_params *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%g", p->eth.pmax);
+}
+
+static int set_ecn(struct fab_params *p, const struct key *k, const char *v,
+		   char *err, size_t errlen)
+{
+	bool b;
+
+	(void)k;
+	if (!strcasecmp(v, "auto")) {
+		p->eth.ecn = ETH_ECN_AUTO;
+		return 0;
+	}
+	if (sim_parse_bool(v, &b, err, errlen)) {
+		snprintf(err, errlen, "expected on, off or auto, got '%s'", v);
+		return -1;
+	}
+	p->eth.ecn = b ? ETH_ECN_ON : ETH_ECN_OFF;
+	return 0;
+}
+
+static void print_ecn(const struct fab_params *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", p->eth.ecn == ETH_ECN_AUTO ? "auto" :
+				 p->eth.ecn == ETH_ECN_ON ? "on" : "off");
+}
+
+static int set_sched(struct fab_params *p, const struct key *k, const char *v,
+		     char *err, size_t errlen)
+{
+	(void)k;
+	if (!strcasecmp(v, "strict"))
+		p->eth.sched = ETH_SCHED_STRICT;
+	else if (!strcasecmp(v, "wrr") || !strcasecmp(v, "rr"))
+		p->eth.sched = ETH_SCHED_WRR;
+	else {
+		snprintf(err, errlen, "expected strict or wrr, got '%s'", v);
+		return -1;
+	}
+	return 0;
+}
+
+static void print_sched(const struct fab_params *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", p->eth.sched == ETH_SCHED_STRICT ? "strict" : "wrr");
+}
+
 #define GEN(n, kind, f, lo, hi, m) { n, kind, FIELD(f), lo, hi, NULL, NULL, m }
 #define SPECIAL(n, s, pr, m) { n, K_SPECIAL, 0, 0, 0, 0, s, pr, m }
 
@@ -702,6 +820,8 @@ static void print_preset(const struct fab_params *p, char *buf, size_t len)
 static const struct key keys[] = {
 	SPECIAL("preset", set_preset, print_preset,
 		"starting point: sdr ddr qdr fdr10 fdr edr hdr ndr xdr (resets all but sim.*)"),
+	SPECIAL("fabric", set_fabric, print_fabric,
+		"ib (credits), roce (Ethernet + PFC), roce-lossy (no PFC), tcp (lossy Ethernet)"),
 	SPECIAL("link.width", set_width, print_width,
 		"lanes per link: 1x 2x 4x 8x 12x (setting it overrides the topology file)"),
 	SPECIAL("link.speed", set_speed, print_speed,
@@ -752,6 +872,30 @@ static const struct key keys[] = {
 	    "traffic messages up to this size are sent inline (no payload DMA read)"),
 	GEN("hca.dma_window", K_UINT, hca_dma_window, 1, 256,
 	    "payload DMA reads in flight per QP, in packets (the HCA's prefetch)"),
+	GEN("eth.buffer_per_port", K_SIZE, eth.buffer_per_port, 16 << 10, 1u << 30,
+	    "Ethernet switch: shared buffer per port (the switch has ports x this)"),
+	SPECIAL("eth.dt_alpha", set_alpha, print_alpha,
+		"dynamic threshold: a lossy queue may hold alpha x the free buffer"),
+	GEN("eth.queue_max", K_SIZE, eth.queue_max, 0, 1u << 30,
+	    "static limit per output queue, bytes (0 = dynamic threshold only)"),
+	GEN("eth.pfc_xoff", K_SIZE, eth.pfc_xoff, 4096, 1u << 30,
+	    "PFC: ingress bytes per port and priority that send XOFF (fabric=roce)"),
+	GEN("eth.pfc_xon", K_SIZE, eth.pfc_xon, 0, 1u << 30,
+	    "PFC: at or below this many bytes, send XON"),
+	GEN("eth.pfc_headroom", K_SIZE, eth.pfc_headroom, 0, 1u << 30,
+	    "PFC headroom per ingress port (0 = 2 x cable delay x rate + 2 frames)"),
+	GEN("eth.pfc_quanta", K_UINT, eth.pfc_quanta, 1, 65535,
+	    "pause time an XOFF asks for, in 512-bit quanta"),
+	SPECIAL("eth.ecn", set_ecn, print_ecn,
+		"ECN marking: on, off, auto (roce; tcp with DCTCP)"),
+	GEN("eth.kmin", K_SIZE, eth.kmin, 0, 1u << 30,
+	    "ECN: no marks below this egress queue (0 = 100 KB per 25 Gb/s)"),
+	GEN("eth.kmax", K_SIZE, eth.kmax, 0, 1u << 30,
+	    "ECN: every packet marked above this (0 = 400 KB per 25 Gb/s)"),
+	SPECIAL("eth.pmax", set_pmax, print_pmax,
+		"ECN: marking probability at kmax (RED-style between kmin and kmax)"),
+	SPECIAL("eth.sched", set_sched, print_sched,
+		"between data priorities: strict or wrr (CNPs always first)"),
 	SPECIAL("link.drop_prob", set_drop, print_drop,
 		"fault injection: probability a packet fails its CRC at a receiver"),
 	SPECIAL("link.ber", set_ber, print_ber,
@@ -881,6 +1025,15 @@ int fab_params_check(const struct fab_params *p, struct sim_diag *d)
 
 	if (host_params_check(&p->host, d))
 		return -1;
+	if (p->fabric > FAB_FABRIC_TCP)
+		return sim_diag_set(d, NULL, 0, 0, "fabric: %u is not a fabric", p->fabric);
+	if (fab_is_eth(p) && p->eth.pfc_xon > p->eth.pfc_xoff)
+		return sim_diag_set(d, NULL, 0, 0,
+				    "eth.pfc_xon (%u bytes) is above eth.pfc_xoff (%u bytes): "
+				    "a paused port would never resume", p->eth.pfc_xon, p->eth.pfc_xoff);
+	if (fab_is_eth(p) && p->eth.kmin && p->eth.kmax && p->eth.kmax < p->eth.kmin)
+		return sim_diag_set(d, NULL, 0, 0, "eth.kmax (%u bytes) is below eth.kmin (%u bytes)",
+				    p->eth.kmax, p->eth.kmin);
 	if (!link_width_valid(p->lanes))
 		return sim_diag_set(d, NULL, 0, 0, "link.width: %u lanes is not an IB width", p->lanes);
 	if (p->speed == LINK_SPEED_NONE || p->speed >= LINK_SPEED_COUNT)

@@ -237,8 +237,9 @@ sim_time_t hca_dma_ready(struct hca *h, struct hca_dma *d, enum hca_mem mem, uin
 sim_time_t hca_dma_write(struct hca *h, sim_time_t t, enum hca_mem mem, uint32_t bytes);
 sim_time_t hca_cqe_time(struct hca *h, sim_time_t t);
 
-/* Wire size of a packet with these headers around `payload` bytes. */
-uint32_t hca_wire_bytes(enum hca_qp_type t, uint8_t opcode, uint32_t payload);
+/* Wire size of a packet of this QP with these headers around `payload`
+ * bytes: IB (LRH ... VCRC), or RoCEv2 on the Ethernet fabrics. */
+uint32_t hca_wire_bytes(const struct hca_qp *qp, uint8_t opcode, uint32_t payload);
 
 /* The traffic adapter (models/fabric/fab_traffic.c): fab messages become
  * work requests on per-stream QPs. */

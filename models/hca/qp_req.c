@@ -175,7 +175,7 @@ uint32_t qp_req_next_size(struct hca_qp *qp)
 	bool first, last;
 
 	next_req(qp, &op, &payload, &first, &last);
-	return hca_wire_bytes(qp->type, op, payload);
+	return hca_wire_bytes(qp, op, payload);
 }
 
 /* Retire completed WQEs from the head, in order, with their CQEs. */
@@ -243,7 +243,7 @@ void qp_req_build(struct hca_qp *qp, struct ib_pkt *p)
 	p->opcode = op;
 	p->psn = qp->snd_psn;
 	p->payload = (uint16_t)payload;
-	p->wire = (uint16_t)hca_wire_bytes(qp->type, op, payload);
+	p->wire = (uint16_t)hca_wire_bytes(qp, op, payload);
 	p->msg = (uint32_t)w->msg;
 	p->imm = w->wr.imm_data;
 	if (qp->type == HCA_QPT_UD) {

@@ -141,11 +141,11 @@ uint32_t qp_resp_next_size(const struct hca_qp *qp)
 
 	switch (r->kind) {
 	case RESP_ACK:
-		return hca_wire_bytes(qp->type, IB_OP_ACK, 0);
+		return hca_wire_bytes(qp, IB_OP_ACK, 0);
 	case RESP_ATOMIC:
-		return hca_wire_bytes(qp->type, IB_OP_ATOMIC_ACK, 0);
+		return hca_wire_bytes(qp, IB_OP_ATOMIC_ACK, 0);
 	case RESP_READ:
-		return hca_wire_bytes(qp->type, read_opcode(r, qp->mtu, &payload), payload);
+		return hca_wire_bytes(qp, read_opcode(r, qp->mtu, &payload), payload);
 	}
 	return 0;
 }
@@ -189,7 +189,7 @@ void qp_resp_build(struct hca_qp *qp, struct ib_pkt *p)
 		}
 		break;
 	}
-	p->wire = (uint16_t)hca_wire_bytes(qp->type, p->opcode, payload);
+	p->wire = (uint16_t)hca_wire_bytes(qp, p->opcode, payload);
 }
 
 static bool is_send(uint8_t op)

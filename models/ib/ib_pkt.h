@@ -36,6 +36,10 @@ enum ib_pkt_flags {
 	IB_PKT_SOLICITED = 1 << 3,	/* BTH SE */
 	IB_PKT_CORRUPT = 1 << 4,	/* fault injection: fails its CRC at the next receiver */
 	IB_PKT_RETRANS = 1 << 5,	/* sent again by go-back-N (statistics) */
+	IB_PKT_CE = 1 << 6,		/* congestion experienced: IP ECN CE (Ethernet
+					 * switches) or BTH FECN (IB CC, Annex A10) */
+	IB_PKT_ECE = 1 << 7,		/* congestion echoed back: BTH BECN (IB CC) or
+					 * TCP's ECE flag */
 };
 
 /* BTH opcodes (IBA 9.2.1, Table 38): RC 0x00-0x14, UC 0x20 + the same

@@ -35,6 +35,7 @@
  * packet to send and sent nothing because no VL had the credits for it;
  * the per-VL figure (PortVLXmitWait) splits it by the VLs that were blocked.
  */
+#include "models/eth/eth_int.h"
 #include "models/fabric/fab_int.h"
 
 #include <math.h>
@@ -190,11 +191,14 @@ static void port_start_tx(struct fab_port *pt, uint32_t idx, enum ib_vlarb_table
 	/* Cut-through: the last bit cannot leave before it has arrived. */
 	if (pt->node->type == NET_SWITCH && end < p->t_tail)
 		end = p->t_tail;
-	if (vl != 15) {
+	if (pt->eth) {
+		/* Ethernet: no credits, no VLArb (eth_port_pick chose) */
+	} else if (vl != 15) {
 		pt->fctbs[vl] = (uint16_t)((pt->fctbs[vl] + p->blocks) & IB_CREDIT_MASK);
 		pt->tx_blocks[vl] += p->blocks;
 	}
-	ib_vlarb_sent(&pt->vlarb, table, p->wire, p->blocks);
+	if (!pt->eth)
+		ib_vlarb_sent(&pt->vlarb, table, p->wire, p->blocks);
 	pt->info.vl[vl].xmit_bytes += p->wire;
 	pt->info.vl[vl].xmit_pkts++;
 	pt->info.busy_ps += end - now;
@@ -227,23 +231,33 @@ void ib_port_kick(struct fab_port *pt)
 
 	if (pt->tx_busy)
 		return;
-	port_apply_fc(pt);
-	if (pt->node->type == NET_SWITCH)
-		ready = sw_candidates(pt, cand, &has_data);
+	if (pt->eth)
+		eth_port_prepare(pt);
 	else
+		port_apply_fc(pt);
+	if (pt->node->type != NET_SWITCH)
 		ready = hca_candidates(pt, cand, &has_data);
+	else if (pt->node->eth)
+		ready = eth_sw_candidates(pt, cand, &has_data);
+	else
+		ready = sw_candidates(pt, cand, &has_data);
 	if (!has_data) {
 		port_wait_update(pt, 0);
 		return;
 	}
-	enum ib_vlarb_table table;
-	int vl = ready ? ib_vlarb_pick(&pt->vlarb, ready, &table) : -1;
+	enum ib_vlarb_table table = IB_VLARB_LOW;
+	int vl = !ready ? -1 : pt->eth ? eth_port_pick(pt, ready) :
+		 ib_vlarb_pick(&pt->vlarb, ready, &table);
 
 	if (vl < 0) {
-		/* Data, but nothing fits its credits: PortXmitWait runs. */
+		/* Data, but nothing fits its credits (or all of it is paused):
+		 * PortXmitWait runs. */
 		if (!pt->waiting || pt->vl_waiting != (has_data & ~ready))
 			port_wait_update(pt, has_data & ~ready ? has_data & ~ready : has_data);
-		port_fc_wait(pt);
+		if (pt->eth)
+			eth_port_blocked(pt, has_data);
+		else
+			port_fc_wait(pt);
 		SIM_LOG(SIM_LOG_CREDIT, f->eng.now, "node %d port %u blocked: data vls 0x%x ready 0x%x",
 			pt->node->idx, pt->port_no, has_data, ready);
 		return;
@@ -260,7 +274,10 @@ void ib_port_kick(struct fab_port *pt)
 	pt->tx_busy = true;
 	if (pt->node->type == NET_SWITCH) {
 		idx = cand[vl];
-		sw_take(pt, idx);
+		if (pt->node->eth)
+			eth_sw_take(pt, idx);
+		else
+			sw_take(pt, idx);
 	} else {
 		idx = hca_take(pt, (uint8_t)vl);
 		if (idx == SIM_POOL_NIL)
@@ -319,6 +336,10 @@ void ib_port_rx_free(struct fab_port *pt, uint8_t vl, uint32_t blocks)
 
 	pt->rx_used[vl] -= blocks;
 	pt->rx_freed[vl] += blocks;
+	if (pt->eth) {
+		eth_port_egress(pt, vl);
+		return;
+	}
 	if (vl == 15)
 		return;
 	pt->fc_pending[vl] += blocks;
@@ -356,7 +377,7 @@ static void port_wire_head(struct fab_port *pt)
 	if (pt->wire.len)
 		sim_schedule_at(&f->eng, fab_pkt(f, pt->wire.head)->t_event, pt->comp,
 				FAB_EV_WIRE_HEAD);
-	if (vl == 15 && rx->rx_used[15] + p->blocks > rx->rx_cap[15]) {
+	if (vl == 15 && !rx->eth && rx->rx_used[15] + p->blocks > rx->rx_cap[15]) {
 		/* VL15 is not flow controlled: a full buffer drops (IBA 7.9.4). */
 		rx->info.vl[15].xmit_discards++;
 		fab_pkt_drop(f, idx, FAB_DROP_VL15);
@@ -372,7 +393,7 @@ static void port_wire_head(struct fab_port *pt)
 		fab_pkt_drop(f, idx, FAB_DROP_CORRUPT);
 		return;
 	}
-	if (rx->rx_used[vl] > rx->rx_cap[vl] && !f->failed) {
+	if (rx->rx_used[vl] > rx->rx_cap[vl] && !rx->eth && !f->failed) {
 		f->failed = true;
 		sim_diag_set(&f->fail, NULL, 0, 0,
 			     "credit violation: node %d port %u VL %u holds %u blocks > buffer %u",
@@ -385,10 +406,12 @@ static void port_wire_head(struct fab_port *pt)
 		rx->info.vl[vl].buf_high = bytes;
 	rx->info.vl[vl].rcv_bytes += p->wire;
 	rx->info.vl[vl].rcv_pkts++;
-	if (rx->node->type == NET_SWITCH)
-		sw_receive(rx, idx);
-	else
+	if (rx->node->type != NET_SWITCH)
 		hca_receive(rx, idx);
+	else if (rx->node->eth)
+		eth_sw_receive(rx, idx);
+	else
+		sw_receive(rx, idx);
 }
 
 
@@ -400,10 +423,12 @@ void ib_port_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 	switch (arg & 0xff) {
 	case FAB_EV_TX_DONE:
 		pt->tx_busy = false;
-		if (pt->node->type == NET_SWITCH)
-			sw_sent(pt);
-		else
+		if (pt->node->type != NET_SWITCH)
 			hca_sent(pt);
+		else if (pt->node->eth)
+			eth_sw_sent(pt);
+		else
+			sw_sent(pt);
 		ib_port_kick(pt);
 		break;
 	case FAB_EV_WIRE_HEAD:
@@ -419,6 +444,9 @@ void ib_port_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 		for (uint8_t v = 0; v < FAB_NVL - 1; v++)
 			if (pt->fc_pending[v])
 				port_send_fc(pt, v);
+		break;
+	default:
+		eth_port_handler(pt, arg);
 		break;
 	}
 }

@@ -104,17 +104,16 @@ static void drop(struct fab_port *in, uint32_t idx, const char *why)
 	fab_pkt_drop(f, idx, FAB_DROP_ROUTE);
 }
 
-void sw_receive(struct fab_port *in, uint32_t idx)
+int sw_route(struct fab_port *in, uint32_t idx)
 {
-	struct fab *f = in->fab;
 	struct fab_node *n = in->node;
-	struct ib_pkt *p = fab_pkt(f, idx);
+	struct ib_pkt *p = fab_pkt(in->fab, idx);
 	uint8_t out;
 
 	if (p->dlid >= n->lft_len || (out = n->lft[p->dlid]) == 255 ||
 	    out > n->nports) {
 		drop(in, idx, "no route in the LFT");
-		return;
+		return -1;
 	}
 	if (out == 0 || !n->ports[out] || out == in->port_no) {
 		/* Port 0 is the switch itself; there is no management agent in
@@ -123,10 +122,22 @@ void sw_receive(struct fab_port *in, uint32_t idx)
 		drop(in, idx, out == 0 ? "addressed to the switch" :
 			      out == in->port_no ? "LFT points back to the input" :
 			      "LFT points to an unconnected port");
-		return;
+		return -1;
 	}
+	return out;
+}
+
+void sw_receive(struct fab_port *in, uint32_t idx)
+{
+	struct fab *f = in->fab;
+	struct fab_node *n = in->node;
+	struct ib_pkt *p = fab_pkt(f, idx);
+	int out = sw_route(in, idx);
+
+	if (out < 0)
+		return;
 	p->in_port = in->port_no;
-	p->out_port = out;
+	p->out_port = (uint8_t)out;
 	fab_pq_push(f, &in->inq[p->vl], idx);
 	SIM_LOG(SIM_LOG_SWITCH, f->eng.now, "node %d in %u vl %u dlid %u -> out %u (queue %u)",
 		n->idx, in->port_no, p->vl, p->dlid, out, in->inq[p->vl].len);

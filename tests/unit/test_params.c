@@ -491,7 +491,7 @@ static void test_print(void)
 		SET_OK(&q, kv);
 	}
 	free(buf);
-	CU_ASSERT_EQUAL(lines, 31);	/* one per key: a forgotten key shows here */
+	CU_ASSERT_EQUAL(lines, 44);	/* one per key: a forgotten key shows here */
 	CU_ASSERT(host_lines > 10);	/* host.model and the host model's keys */
 	/* The round trip marks tables and the link as explicitly set. */
 	CU_ASSERT_TRUE(q.link_forced);

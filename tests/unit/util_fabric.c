@@ -42,7 +42,7 @@ void tf_route(struct net *n)
 /* h0 - sw0 - sw1 - ... - sw(k-1) - h1 */
 void tf_chain(struct net *n, int nsw, int *h0, int *h1)
 {
-	int sw[8];
+	int sw[8] = { 0 };
 	char name[16];
 
 	net_init(n);

@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * eth_port.c - one end of an Ethernet link on the RoCE and TCP fabrics:
+ * priority flow control (IEEE 802.1Qbb) and the transmitter's choice
+ * between priorities.
+ *
+ * What it models:
+ *  - a receiver counts, per priority, the 64-byte cells it holds (the same
+ *    rx_used counters the IB receiver keeps in credit blocks; switch MMUs
+ *    account in cells of this order too). With PFC on (fabric=roce), when
+ *    a data priority's count passes eth.pfc_xoff the receiver sends an
+ *    XOFF frame for it upstream, with eth.pfc_quanta pause quanta (one
+ *    quantum = 512 bit times at the link's rate), and refreshes it at half
+ *    that time while still above eth.pfc_xon; at or below eth.pfc_xon it
+ *    sends XON (a frame with zero quanta). What arrives in the meantime
+ *    fills the headroom (eth_sw.c reserves it);
+ *  - a PFC frame is a 64-byte MAC control frame: it waits for the packet
+ *    the reverse transmitter is sending (it cannot pre-empt it), then takes
+ *    84 bytes of wire time (with preamble and gap) plus propagation;
+ *  - the transmitter starts nothing on a paused priority. Frames are applied
+ *    lazily, as IB credits are (ib_port.c): in flight they sit on the link
+ *    and the transmitter takes in every one that has landed when it looks;
+ *    only a transmitter with all its data paused needs an event, at the next
+ *    landing or the earliest pause expiry;
+ *  - between ready priorities: CNPs (FAB_ETH_CNP_PRIO) strictly first, then
+ *    eth.sched: strict priority (highest first) or round robin per packet.
+ * Paused time (per port and priority) counts from the frame's landing to
+ * the XON or the expiry, whether or not data was waiting, as switches'
+ * pause-duration counters do.
+ * Left out: PFC frames' own bandwidth on the reverse link (84 bytes per
+ * pause, negligible next to the data they stop), and 802.3x global pause.
+ */
+#include "models/eth/eth_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/link/link.h"
+#include "sim/sim_log.h"
+
+void eth_params_default(struct eth_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	/*
+	 * 1 MiB of shared buffer per port: 16 MiB for a 16-port switch, the
+	 * order of a Tomahawk/Spectrum-class ToR per port at 100-200 Gb/s
+	 * (16-64 MB for 32-64 ports). Alpha 1 is the usual dynamic-threshold
+	 * default (Choudhury and Hahne): one congested queue may take half.
+	 */
+	p->buffer_per_port = 1u << 20;
+	p->alpha = 1.0;
+	/* XOFF at 256 KiB per ingress port and priority; XON two jumbo
+	 * frames lower, so a pause is not lifted by one packet leaving. */
+	p->pfc_xoff = 256u << 10;
+	p->pfc_xon = p->pfc_xoff - 2 * 4352;
+	p->pfc_quanta = 0xffff;
+	p->ecn = ETH_ECN_AUTO;
+	p->pmax = 0.2;
+	p->sched = ETH_SCHED_WRR;
+}
+
+/* ECN thresholds for an egress port of this rate: the values public RoCE
+ * simulators use (HPCC's ns-3 scripts: Kmin 100 KB, Kmax 400 KB per
+ * 25 Gb/s; numbers.md), unless eth.kmin/kmax are given. */
+void eth_ecn_thresholds(const struct eth_params *p, struct link_rate r, uint32_t *kmin,
+			uint32_t *kmax)
+{
+	double scale = (link_data_rate_bps(r) / 1e9) / 25.0;
+
+	*kmin = p->kmin ? p->kmin : (uint32_t)(100000 * scale);
+	*kmax = p->kmax ? p->kmax : (uint32_t)(400000 * scale);
+	if (*kmax < *kmin)
+		*kmax = *kmin;
+}
+
+/*
+ * Headroom: what still arrives after the XOFF threshold is crossed. The
+ * XOFF waits for one maximum frame on the reverse link, crosses the cable,
+ * the upstream transmitter finishes the frame it has started, and
+ * everything sent meanwhile crosses the cable: 2 x propagation at the link
+ * rate, plus two maximum frames and the PFC frame (the standard sizing, as
+ * in IEEE 802.1Qbb Annex N, without the PHY/MAC response delays).
+ */
+uint32_t eth_headroom(const struct fab_params *p, const struct fab_port *pt)
+{
+	double bytes_per_ps = (link_data_rate_bps(pt->rate) / 1e9) / 8.0 / 1000.0;
+	uint32_t frame = 2 * 4352;	/* a 4096-byte payload in any fabric's frame, rounded up */
+
+	if (p->eth.pfc_headroom)
+		return p->eth.pfc_headroom;
+	return (uint32_t)(2.0 * (double)pt->prop * bytes_per_ps) + 2 * frame + ETH_PFC_WIRE_BYTES;
+}
+
+int eth_port_init(struct fab *f, struct fab_port *pt)
+{
+	struct eth_port *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return -1;
+	pt->eth = e;
+	e->pfc = f->p.fabric == FAB_FABRIC_ROCE;
+	e->quantum_ps = link_ser_ps(pt->rate, ETH_PAUSE_QUANTUM_BITS / 8);
+	e->xoff_cells = (f->p.eth.pfc_xoff + IB_BLOCK_BYTES - 1) / IB_BLOCK_BYTES;
+	e->xon_cells = f->p.eth.pfc_xon / IB_BLOCK_BYTES;
+	return 0;
+}
+
+void eth_port_fini(struct fab_port *pt)
+{
+	if (pt->eth)
+		free(pt->eth->fq.v);
+	free(pt->eth);
+	pt->eth = NULL;
+}
+
+static int fq_push(struct eth_fq *q, const struct eth_pfc_frame *fr)
+{
+	if (q->n == q->cap) {
+		uint32_t cap = q->cap ? q->cap * 2 : 8;
+		struct eth_pfc_frame *nv = malloc(cap * sizeof(*nv));
+
+		if (!nv)
+			return -1;
+		for (uint32_t i = 0; i < q->n; i++)
+			nv[i] = q->v[(q->head + i) & (q->cap - 1)];
+		free(q->v);
+		q->v = nv;
+		q->head = 0;
+		q->cap = cap;
+	}
+	q->v[(q->head + q->n++) & (q->cap - 1)] = *fr;
+	return 0;
+}
+
+/* Close priority prio's pause interval if it has expired by `now`. */
+static void pause_close(struct fab_port *pt, int prio, sim_time_t now)
+{
+	struct eth_port *e = pt->eth;
+
+	if (!(e->paused & (1u << prio)) || e->paused_until[prio] > now)
+		return;
+	pt->info.vl[prio].paused_ps += e->paused_until[prio] - e->pause_from[prio];
+	e->paused &= (uint8_t)~(1u << prio);
+}
+
+/* Take in every PFC frame from the peer that has landed by now. */
+static void eth_apply(struct fab_port *pt)
+{
+	struct eth_fq *q = &pt->peer->eth->fq;
+	struct eth_port *e = pt->eth;
+	sim_time_t now = pt->fab->eng.now;
+
+	while (q->n) {
+		const struct eth_pfc_frame *fr = &q->v[q->head & (q->cap - 1)];
+		int prio = fr->prio;
+
+		if (fr->arrive > now)
+			break;
+		pause_close(pt, prio, fr->arrive);
+		if (fr->quanta) {
+			if (!(e->paused & (1u << prio))) {
+				e->paused |= (uint8_t)(1u << prio);
+				e->pause_from[prio] = fr->arrive;
+			}
+			e->paused_until[prio] = fr->arrive + (sim_time_t)fr->quanta * e->quantum_ps;
+		} else if (e->paused & (1u << prio)) {
+			/* XON ends the pause at its landing. */
+			e->paused_until[prio] = fr->arrive;
+			pause_close(pt, prio, fr->arrive);
+		}
+		q->head = (q->head + 1) & (q->cap - 1);
+		q->n--;
+	}
+	for (uint8_t m = e->paused; m; m &= (uint8_t)(m - 1))
+		pause_close(pt, __builtin_ctz(m), now);
+}
+
+bool eth_port_fits(const struct fab_port *pt, uint8_t prio)
+{
+	const struct eth_port *e = pt->eth;
+
+	return !(e->paused & (1u << prio)) || e->paused_until[prio] <= pt->fab->eng.now;
+}
+
+void eth_port_prepare(struct fab_port *pt)
+{
+	eth_apply(pt);
+}
+
+int eth_port_pick(struct fab_port *pt, uint16_t ready)
+{
+	struct eth_port *e = pt->eth;
+	uint16_t data = ready & (uint16_t)~(1u << FAB_ETH_CNP_PRIO);
+
+	if (ready & (1u << FAB_ETH_CNP_PRIO))
+		return FAB_ETH_CNP_PRIO;
+	if (!data)
+		return -1;
+	if (pt->fab->p.eth.sched == ETH_SCHED_STRICT)
+		return 15 - __builtin_clz((unsigned)data << 16);
+	/* Round robin: the first ready priority after the last one served. */
+	uint16_t after = (uint16_t)(data & ~((2u << e->rr) - 1));
+	int prio = __builtin_ctz(after ? after : data);
+
+	e->rr = (uint8_t)prio;
+	return prio;
+}
+
+/* Every priority with data is paused: wake at the next frame's landing or
+ * the earliest expiry of a pause that blocks data. */
+void eth_port_blocked(struct fab_port *pt, uint16_t has_data)
+{
+	struct eth_port *e = pt->eth;
+	const struct eth_fq *q = &pt->peer->eth->fq;
+	sim_time_t at = SIM_TIME_MAX;
+
+	if (q->n)
+		at = q->v[q->head & (q->cap - 1)].arrive;
+	for (uint16_t m = has_data & e->paused; m; m &= (uint16_t)(m - 1)) {
+		int prio = __builtin_ctz(m);
+
+		if (e->paused_until[prio] < at)
+			at = e->paused_until[prio];
+	}
+	if (at == SIM_TIME_MAX)
+		return;
+	if (!e->wake.armed || at < e->wake.when)
+		sim_timer_arm(&pt->fab->eng, &e->wake, at, pt->comp, FAB_EV_ETH_WAKE);
+}
+
+/* Send a PFC frame for `prio` upstream (to the peer's transmitter). */
+static void send_pfc(struct fab_port *rx, int prio, uint16_t quanta)
+{
+	struct fab *f = rx->fab;
+	struct eth_port *e = rx->eth;
+	struct fab_port *tx = rx->peer;
+	sim_time_t now = f->eng.now;
+	struct eth_pfc_frame fr = { .prio = (uint8_t)prio, .quanta = quanta };
+
+	/* It follows the packet our transmitter is sending, and frames stay
+	 * in order on the wire. */
+	fr.depart = rx->tx_busy && rx->tx_end > now ? rx->tx_end : now;
+	if (fr.depart < e->last_depart)
+		fr.depart = e->last_depart;
+	e->last_depart = fr.depart;
+	fr.arrive = fr.depart + link_ser_ps(rx->rate, ETH_PFC_WIRE_BYTES) + rx->prop;
+	if (fq_push(&e->fq, &fr)) {
+		fab_fail(f, "out of memory for PFC frames");
+		return;
+	}
+	if (quanta) {
+		rx->info.vl[prio].pause_sent++;
+		f->tot.pause_frames++;
+		e->xoff_at[prio] = now;
+	}
+	/* A transmitter blocked by this pause learns of the XON by an event;
+	 * an XOFF needs none (it is applied when the transmitter next looks). */
+	if (!quanta && tx->eth->wake.armed && fr.arrive < tx->eth->wake.when)
+		sim_timer_arm(&f->eng, &tx->eth->wake, fr.arrive, tx->comp, FAB_EV_ETH_WAKE);
+	SIM_LOG(SIM_LOG_CREDIT, now, "node %d port %u PFC prio %d quanta %u (holds %u cells)",
+		rx->node->idx, rx->port_no, prio, quanta, rx->rx_used[prio]);
+}
+
+/* Refresh XOFF at half its pause time while the priority stays congested. */
+static void refresh_arm(struct fab_port *rx)
+{
+	struct eth_port *e = rx->eth;
+	sim_time_t half = (sim_time_t)rx->fab->p.eth.pfc_quanta * e->quantum_ps / 2;
+	sim_time_t at = SIM_TIME_MAX;
+
+	for (uint8_t m = e->xoff; m; m &= (uint8_t)(m - 1)) {
+		sim_time_t t = e->xoff_at[__builtin_ctz(m)] + half;
+
+		if (t < at)
+			at = t;
+	}
+	if (at != SIM_TIME_MAX && (!e->refresh.armed || at < e->refresh.when))
+		sim_timer_arm(&rx->fab->eng, &e->refresh, at, rx->comp, FAB_EV_PFC_REFRESH);
+}
+
+void eth_port_ingress(struct fab_port *rx, uint8_t prio)
+{
+	struct eth_port *e = rx->eth;
+
+	if (!e->pfc || prio == FAB_ETH_CNP_PRIO || (e->xoff & (1u << prio)) ||
+	    rx->rx_used[prio] <= e->xoff_cells)
+		return;
+	e->xoff |= (uint8_t)(1u << prio);
+	send_pfc(rx, prio, (uint16_t)rx->fab->p.eth.pfc_quanta);
+	refresh_arm(rx);
+}
+
+void eth_port_egress(struct fab_port *rx, uint8_t prio)
+{
+	struct eth_port *e = rx->eth;
+
+	if (!(e->xoff & (1u << prio)) || rx->rx_used[prio] > e->xon_cells)
+		return;
+	e->xoff &= (uint8_t)~(1u << prio);
+	send_pfc(rx, prio, 0);
+}
+
+void eth_port_handler(struct fab_port *pt, uint32_t arg)
+{
+	struct eth_port *e = pt->eth;
+
+	switch (arg & 0xff) {
+	case FAB_EV_ETH_WAKE:
+		if (sim_timer_fire(&e->wake, arg))
+			ib_port_kick(pt);
+		break;
+	case FAB_EV_PFC_REFRESH: {
+		sim_time_t now = pt->fab->eng.now;
+		sim_time_t half = (sim_time_t)pt->fab->p.eth.pfc_quanta * e->quantum_ps / 2;
+
+		if (!sim_timer_fire(&e->refresh, arg))
+			break;
+		for (uint8_t m = e->xoff; m; m &= (uint8_t)(m - 1)) {
+			int prio = __builtin_ctz(m);
+
+			if (e->xoff_at[prio] + half <= now)
+				send_pfc(pt, prio, (uint16_t)pt->fab->p.eth.pfc_quanta);
+		}
+		refresh_arm(pt);
+		break;
+	}
+	}
+}
+
+/* End of run: close the pause intervals still open, up to `now`. */
+void eth_port_finish(struct fab_port *pt, sim_time_t now)
+{
+	struct eth_port *e = pt->eth;
+
+	eth_apply(pt);
+	for (uint8_t m = e->paused; m; m &= (uint8_t)(m - 1)) {
+		int prio = __builtin_ctz(m);
+		sim_time_t end = e->paused_until[prio] < now ? e->paused_until[prio] : now;
+
+		pt->info.vl[prio].paused_ps += end - e->pause_from[prio];
+		e->pause_from[prio] = end;
+	}
+}
