@@ -234,6 +234,14 @@ static void summary_setup(FILE *out, const struct cli_report *r)
 	const struct fab_params *p = r->params;
 	char a[32];
 
+	label(out, "fabric");
+	if (fab_is_eth(p))
+		fprintf(out, "%s: Ethernet, %s shared buffer per switch port, %s\n",
+			fab_fabric_names[p->fabric],
+			cli_fmt_bytes(p->eth.buffer_per_port, a, sizeof(a)),
+			p->fabric == FAB_FABRIC_ROCE ? "PFC on" : "PFC off (lossy)");
+	else
+		fprintf(out, "ib: InfiniBand, credit-based flow control\n");
 	label(out, "preset");
 	fprintf(out, "%s: MTU %u, %u data VLs, %s buffer per VL, switch %u ns, HCA %u ns; seed %" PRIu64 "\n",
 		p->preset, p->mtu, p->vls, cli_fmt_bytes(p->vl_buf_bytes, a, sizeof(a)),
@@ -277,6 +285,8 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 	struct run_stats s;
 	char a[32], b[32], c[32], d[32];
 
+	bool eth = fab_is_eth(r->params);
+
 	run_stats(r, &s);
 	summary_setup(out, r);
 
@@ -302,8 +312,9 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 	label(out, "throughput");
 	fprintf(out, "%.1f Gb/s aggregate payload over the simulated time\n", s.gbps);
 
-	label(out, "credit stalls");
-	fprintf(out, "%s total PortXmitWait\n", cli_fmt_time(s.t.xmit_wait_ps, a, sizeof(a)));
+	label(out, eth ? "xmit waits" : "credit stalls");
+	fprintf(out, "%s total PortXmitWait%s\n", cli_fmt_time(s.t.xmit_wait_ps, a, sizeof(a)),
+		eth ? " (data waiting, paused)" : "");
 	for (int k = 0; k < s.ntop; k++) {
 		label(out, k ? "" : "  worst ports");
 		fprintf(out, "%-12s ", cli_fmt_time(s.top_wait[k], a, sizeof(a)));
@@ -322,13 +333,31 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 	}
 	label(out, "drops");
 	fprintf(out, "%" PRIu64, s.t.drops);
-	if (s.t.drops)
+	if (s.t.drops && eth)
+		fprintf(out, " (%" PRIu64 " buffer full; %" PRIu64 " with no route; %" PRIu64
+			" failed their CRC: link.drop_prob/ber)",
+			s.t.drops_congestion, s.t.drops_route, s.t.drops_corrupt);
+	else if (s.t.drops)
 		fprintf(out, " (%" PRIu64 " VL15 management, not flow controlled; %" PRIu64
 			" with no route; %" PRIu64 " failed their CRC: link.drop_prob/ber)",
 			s.t.drops_vl15, s.t.drops_route, s.t.drops_corrupt);
-	else
+	else if (r->params->fabric == FAB_FABRIC_ROCE)
+		fprintf(out, " (lossless: PFC pauses instead of dropping)");
+	else if (!eth)
 		fprintf(out, " (lossless: data VLs never drop)");
 	fputc('\n', out);
+	if (eth) {
+		label(out, "PFC");
+		fprintf(out, "%" PRIu64 " pause frames, %s paused in all\n", s.t.pause_frames,
+			cli_fmt_time(s.t.paused_ps, a, sizeof(a)));
+		label(out, "ECN");
+		fprintf(out, "%" PRIu64 " packets marked, %" PRIu64 " CNPs\n", s.t.ecn_marks,
+			s.t.cnps);
+	} else if (s.t.ecn_marks || s.t.cnps) {
+		label(out, "IB CC");
+		fprintf(out, "%" PRIu64 " packets marked FECN, %" PRIu64 " BECNs\n", s.t.ecn_marks,
+			s.t.cnps);
+	}
 	label(out, "transport");
 	fprintf(out, "%" PRIu64 " ACKs, %" PRIu64 " packets retransmitted (%" PRIu64
 		" sequence NAKs, %" PRIu64 " ACK timeouts, %" PRIu64 " RNR NAKs)\n",
@@ -357,8 +386,10 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 			cli_fmt_time(sum.cpu_ps, a, sizeof(a)),
 			cli_fmt_time(r->msgs->n ? sum.cpu_ps / r->msgs->n : 0, b, sizeof(b)));
 	}
-	label(out, "FC packets");
-	fprintf(out, "%" PRIu64 "\n", s.t.fc_pkts);
+	if (!eth) {
+		label(out, "FC packets");
+		fprintf(out, "%" PRIu64 "\n", s.t.fc_pkts);
+	}
 	label(out, "events");
 	fprintf(out, "%" PRIu64 ", %" PRIu64 " packet-hops\n", r->events, s.t.packet_hops);
 	label(out, "wall");
@@ -400,6 +431,7 @@ static void json_params(struct cli_json *j, const struct fab_params *p)
 
 	cli_json_key(j, "params");
 	cli_json_obj_begin(j);
+	cli_json_kstr(j, "fabric", fab_fabric_names[p->fabric]);
 	cli_json_kstr(j, "preset", p->preset);
 	cli_json_ku64(j, "link.width", p->lanes);
 	cli_json_kstr(j, "link.speed", si ? si->name : "?");
@@ -608,6 +640,15 @@ int cli_report_json(FILE *out, const struct cli_report *r)
 	cli_json_ku64(&j, "drops_vl15", s.t.drops_vl15);
 	cli_json_ku64(&j, "drops_route", s.t.drops_route);
 	cli_json_ku64(&j, "drops_corrupt", s.t.drops_corrupt);
+	cli_json_ku64(&j, "drops_congestion", s.t.drops_congestion);
+	cli_json_ku64(&j, "pause_frames", s.t.pause_frames);
+	cli_json_ku64(&j, "paused_ps", s.t.paused_ps);
+	cli_json_ku64(&j, "ecn_marks", s.t.ecn_marks);
+	cli_json_ku64(&j, "cnps", s.t.cnps);
+	cli_json_ku64(&j, "tcp_segments", s.t.tcp_segments);
+	cli_json_ku64(&j, "tcp_retransmits", s.t.tcp_retransmits);
+	cli_json_ku64(&j, "tcp_timeouts", s.t.tcp_timeouts);
+	cli_json_ku64(&j, "cpu_ps", s.t.cpu_ps);
 	cli_json_ku64(&j, "acks", s.t.acks);
 	cli_json_ku64(&j, "retransmitted_packets", s.t.retransmitted);
 	cli_json_ku64(&j, "seq_naks", s.t.seq_naks);
