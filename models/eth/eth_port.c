@@ -37,6 +37,7 @@
 
 #include "models/link/link.h"
 #include "sim/sim_log.h"
+#include "sim/sim_parse.h"
 
 void eth_params_default(struct eth_params *p)
 {
@@ -300,6 +301,83 @@ void eth_port_egress(struct fab_port *rx, uint8_t prio)
 	send_pfc(rx, prio, 0);
 }
 
+/*
+ * PFC deadlock (the Ethernet twin of an IB credit loop, fab_deadlock.c).
+ * An ingress port X paused upstream on `prio` waits for the outputs its
+ * packets are queued at; an output paused by its downstream receiver Y
+ * waits for Y. If following "X holds a packet queued at an output that Y
+ * pauses" comes back to X, nothing on the cycle can ever move again: the
+ * XOFF refreshes would keep the run alive for ever, so it stops here with
+ * the cycle spelled out. Checked only when an XOFF is refreshed (a pause
+ * has lasted half its quanta), so it costs nothing while traffic flows.
+ */
+static bool holds_for(const struct fab *f, const struct fab_port *out, uint8_t prio,
+		      uint8_t in_port)
+{
+	for (uint32_t i = out->inq[prio].head; i != SIM_POOL_NIL; i = fab_pkt(f, i)->next)
+		if (fab_pkt(f, i)->in_port == in_port)
+			return true;
+	return false;
+}
+
+static bool pfc_cycle(struct fab_port *start, struct fab_port *x, uint8_t prio, int depth,
+		      struct fab_port **path)
+{
+	struct fab *f = x->fab;
+	struct fab_node *n = x->node;
+
+	if (depth >= 64 || n->type != NET_SWITCH)
+		return false;
+	path[depth] = x;
+	for (int o = 1; o <= n->nports; o++) {
+		struct fab_port *out = n->ports[o];
+		struct fab_port *y;
+
+		if (!out || !out->inq[prio].len || eth_port_fits(out, prio))
+			continue;
+		y = out->peer;
+		if (!(y->eth->xoff & (1u << prio)) || !holds_for(f, out, prio, x->port_no))
+			continue;
+		if (y == start) {
+			path[depth + 1] = NULL;
+			return true;
+		}
+		bool seen = false;
+
+		for (int k = 0; k <= depth; k++)
+			seen |= path[k] == y;
+		if (!seen && pfc_cycle(start, y, prio, depth + 1, path))
+			return true;
+	}
+	return false;
+}
+
+static void pfc_deadlock_check(struct fab_port *pt, uint8_t prio)
+{
+	struct fab *f = pt->fab;
+	struct fab_port *path[66];
+	char buf[768];
+	size_t off = 0;
+
+	eth_port_prepare(pt);
+	for (int o = 1; o <= pt->node->nports; o++)
+		if (pt->node->ports[o])
+			eth_port_prepare(pt->node->ports[o]);
+	if (!pfc_cycle(pt, pt, prio, 0, path))
+		return;
+	buf[0] = 0;
+	for (int k = 0; path[k] && k < 65; k++) {
+		const struct fab_port *x = path[k];
+
+		sim_append(buf, sizeof(buf), &off, "%s[%u] -> ",
+			   f->net->nodes[x->node->idx].desc, x->port_no);
+	}
+	sim_append(buf, sizeof(buf), &off, "%s[%u]", f->net->nodes[pt->node->idx].desc,
+		   pt->port_no);
+	fab_fail(f, "PFC deadlock on priority %u: ingress ports pause each other in a cycle, "
+		 "each holding packets queued for an output the next one pauses: %s", prio, buf);
+}
+
 void eth_port_handler(struct fab_port *pt, uint32_t arg)
 {
 	struct eth_port *e = pt->eth;
@@ -318,8 +396,13 @@ void eth_port_handler(struct fab_port *pt, uint32_t arg)
 		for (uint8_t m = e->xoff; m; m &= (uint8_t)(m - 1)) {
 			int prio = __builtin_ctz(m);
 
-			if (e->xoff_at[prio] + half <= now)
-				send_pfc(pt, prio, (uint16_t)pt->fab->p.eth.pfc_quanta);
+			if (e->xoff_at[prio] + half > now)
+				continue;
+			if (pt->node->type == NET_SWITCH)
+				pfc_deadlock_check(pt, (uint8_t)prio);
+			if (pt->fab->failed)
+				return;
+			send_pfc(pt, prio, (uint16_t)pt->fab->p.eth.pfc_quanta);
 		}
 		refresh_arm(pt);
 		break;
