@@ -71,12 +71,38 @@ struct sim_component {
 	const char *name;
 };
 
+/*
+ * The engine's future-event list: a calendar queue (Brown, CACM 1988) over a
+ * sliding window of SIM_CAL_N buckets of 2^SIM_CAL_SHIFT ps each, with a
+ * heap for the events beyond the window. sim_engine.c says why.
+ */
+#define SIM_CAL_SHIFT	10		/* bucket width 1024 ps */
+#define SIM_CAL_N	4096		/* window: 4.2 us of simulated time */
+
+struct sim_cal_node {
+	sim_time_t time;
+	uint64_t seq;
+	uint32_t comp, arg;
+	uint32_t next;
+};
+
+struct sim_cal {
+	struct sim_cal_node *node;	/* pool, linked by index */
+	uint32_t cap, free;
+	uint32_t *head, *tail;		/* per bucket, SIM_CAL_N each */
+	uint64_t *bits;			/* non-empty buckets */
+	uint64_t cur;			/* absolute bucket number of the window start */
+	size_t nb;			/* events in buckets */
+	struct sim_heap over;		/* events at or beyond cur + SIM_CAL_N */
+	bool oom;			/* a node could not be allocated: the run stops */
+};
+
 struct sim_engine {
-	struct sim_heap heap;
+	struct sim_cal cal;
 	sim_time_t now;
 	uint64_t seq;
 	uint64_t events;		/* events dispatched so far */
-	size_t heap_high;		/* largest heap size seen */
+	size_t heap_high;		/* most events pending at once */
 	struct sim_component *comps;
 	uint32_t ncomps, comps_cap;
 	bool stop;
@@ -116,7 +142,12 @@ void sim_run(struct sim_engine *eng);
 void sim_run_until(struct sim_engine *eng, sim_time_t t);
 static inline void sim_stop(struct sim_engine *eng) { eng->stop = true; }
 static inline sim_time_t sim_now(const struct sim_engine *eng) { return eng->now; }
-static inline size_t sim_pending(const struct sim_engine *eng) { return eng->heap.n; }
+static inline size_t sim_pending(const struct sim_engine *eng)
+{
+	return eng->cal.nb + eng->cal.over.n;
+}
+/* The time of the next event, if any (drivers that interleave external input). */
+bool sim_peek_time(const struct sim_engine *eng, sim_time_t *t);
 
 /*
  * A cancellable one-shot timer built on lazy cancellation: arming bumps the

@@ -338,7 +338,8 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 	f->seed = seed;
 	f->sw_lat = (sim_time_t)p->sw_latency_ns * SIM_NS;
 	f->hca_lat = (sim_time_t)p->hca_latency_ns * SIM_NS;
-	sim_init(&f->eng);
+	if (sim_init(&f->eng))
+		goto oom;
 	sim_pool_init(&f->pkts, sizeof(struct ib_pkt));
 	f->nnodes = net->nnodes;
 	f->nodes = calloc((size_t)net->nnodes, sizeof(*f->nodes));

@@ -70,6 +70,11 @@ struct fab_port {
 	uint8_t port_no;
 	struct link_rate rate;
 	sim_time_t prop;
+	/* link_ser_ps() divides 128-bit numbers: remember the two sizes last
+	 * serialised (a port sends mostly one data size and one ACK size) */
+	uint32_t ser_bytes[2];
+	sim_time_t ser_ps[2];
+	sim_time_t fc_ser;		/* an FC packet's serialisation */
 
 	/* transmitter */
 	bool tx_busy;

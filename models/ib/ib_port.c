@@ -105,6 +105,7 @@ int ib_port_init(struct fab *f, struct fab_port *pt)
 	}
 	pt->rx_cap[15] = p->vl15_buf_bytes / IB_BLOCK_BYTES;
 	ib_vlarb_init(&pt->vlarb, p);
+	pt->fc_ser = link_ser_ps(pt->rate, IB_FC_PKT_BYTES);
 	sim_rng_init(&pt->rng, f->seed, 0x504f525400000000ULL |
 		     ((uint64_t)pt->node->idx << 8) | pt->port_no);
 	return 0;
@@ -180,12 +181,32 @@ static void port_fc_wait(struct fab_port *pt)
 		sim_timer_arm(&pt->fab->eng, &pt->fc_wake, at, pt->comp, FAB_EV_FC_WAKE);
 }
 
+/* Serialisation time of `bytes` on this port, through a two-entry memo. */
+static inline sim_time_t port_ser(struct fab_port *pt, uint32_t bytes)
+{
+	if (pt->ser_bytes[0] == bytes)
+		return pt->ser_ps[0];
+	if (pt->ser_bytes[1] != bytes) {
+		pt->ser_bytes[1] = bytes;
+		pt->ser_ps[1] = link_ser_ps(pt->rate, bytes);
+	}
+	/* Most recent first. */
+	uint32_t b = pt->ser_bytes[1];
+	sim_time_t t = pt->ser_ps[1];
+
+	pt->ser_bytes[1] = pt->ser_bytes[0];
+	pt->ser_ps[1] = pt->ser_ps[0];
+	pt->ser_bytes[0] = b;
+	pt->ser_ps[0] = t;
+	return t;
+}
+
 static void port_start_tx(struct fab_port *pt, uint32_t idx, enum ib_vlarb_table table)
 {
 	struct fab *f = pt->fab;
 	struct ib_pkt *p = fab_pkt(f, idx);
 	sim_time_t now = f->eng.now;
-	sim_time_t end = now + link_ser_ps(pt->rate, p->wire);
+	sim_time_t end = now + port_ser(pt, p->wire);
 	uint8_t vl = p->vl;
 
 	/* Cut-through: the last bit cannot leave before it has arrived. */
@@ -312,7 +333,7 @@ static void port_send_fc(struct fab_port *pt, uint8_t vl)
 		}
 	}
 	fc.depart = pt->tx_busy && pt->tx_end > now ? pt->tx_end : now;
-	fc.arrive = fc.depart + link_ser_ps(pt->rate, IB_FC_PKT_BYTES) + pt->prop;
+	fc.arrive = fc.depart + pt->fc_ser + pt->prop;
 	if (fc_ring_push(&pt->fcq, &fc)) {
 		f->failed = true;
 		sim_diag_set(&f->fail, NULL, 0, 0, "out of memory for flow-control packets");

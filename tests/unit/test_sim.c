@@ -1239,9 +1239,91 @@ static void test_wake(void)
 	sim_fini(&eng);
 }
 
+/*
+ * The engine's calendar queue against the heap (the reference): random
+ * schedules mixing the near future (inside the 4.2 us window, most of it
+ * within a few buckets, with many equal times), the far future (the
+ * overflow heap, migrated as the window slides), zero delays and gaps that
+ * leave the window empty, interleaved with sim_run_until(). Every event
+ * must come out in exactly the heap's (time, seq) order.
+ */
+struct cal_check {
+	struct sim_heap ref;
+	struct sim_rng rng;
+	uint64_t seq, fired, bad;
+	uint32_t comp;
+	uint64_t budget;
+};
+
+static void cal_sched(struct sim_engine *eng, struct cal_check *cc)
+{
+	uint64_t r = sim_rng_below(&cc->rng, 100);
+	sim_time_t dt;
+
+	if (r < 10)
+		dt = 0;
+	else if (r < 40)
+		dt = 1024 * sim_rng_below(&cc->rng, 4);	/* equal times, bucket edges */
+	else if (r < 90)
+		dt = 60000 + sim_rng_below(&cc->rng, 200000);	/* packets: 60-260 ns */
+	else if (r < 97)
+		dt = sim_rng_below(&cc->rng, 20 * (uint64_t)SIM_US);	/* across the window */
+	else
+		dt = sim_rng_below(&cc->rng, 50 * (uint64_t)SIM_MS);	/* timers */
+	struct sim_event e = { .time = eng->now + dt, .seq = cc->seq++,
+			       .comp = cc->comp, .arg = (uint32_t)e.seq };
+
+	CU_ASSERT_FATAL(sim_heap_push(&cc->ref, &e) == 0);
+	CU_ASSERT_FATAL(sim_schedule_at(eng, e.time, cc->comp, e.arg) == 0);
+}
+
+static void cal_fire(struct sim_engine *eng, void *ctx, uint32_t arg)
+{
+	struct cal_check *cc = ctx;
+	struct sim_event want;
+
+	CU_ASSERT_FATAL(sim_heap_pop(&cc->ref, &want));
+	if (want.arg != arg || want.time != eng->now)
+		cc->bad++;
+	cc->fired++;
+	/* Each event schedules 0-2 more while the budget lasts. */
+	for (uint64_t k = sim_rng_below(&cc->rng, 3); k && cc->budget; k--, cc->budget--)
+		cal_sched(eng, cc);
+}
+
+static void test_calendar_differential(void)
+{
+	struct sim_engine eng;
+	struct cal_check cc = { .budget = test_quick() ? 50000 : 400000 };
+	sim_time_t next;
+
+	sim_init(&eng);
+	sim_heap_init(&cc.ref);
+	sim_rng_init(&cc.rng, 42, 7);
+	cc.comp = (uint32_t)sim_register(&eng, cal_fire, &cc, "cal");
+	for (int i = 0; i < 500; i++)
+		cal_sched(&eng, &cc);
+	/* Drive it in slices, as the verbs daemon does, then to the end. */
+	for (int s = 0; s < 200 && sim_pending(&eng); s++) {
+		CU_ASSERT_TRUE(sim_peek_time(&eng, &next));
+		CU_ASSERT_EQUAL(next, sim_heap_top(&cc.ref)->time);
+		sim_run_until(&eng, eng.now + 3 * SIM_US);
+	}
+	sim_run(&eng);
+	CU_ASSERT_EQUAL(cc.bad, 0);
+	CU_ASSERT_EQUAL(cc.ref.n, 0);
+	CU_ASSERT_EQUAL(sim_pending(&eng), 0);
+	CU_ASSERT_FALSE(sim_peek_time(&eng, &next));
+	CU_ASSERT(cc.fired > 400);
+	CU_ASSERT_EQUAL(cc.fired, cc.seq);
+	sim_heap_free(&cc.ref);
+	sim_fini(&eng);
+}
+
 static const struct test_case tests[] = {
 	{ "heap_differential_200k", test_heap_differential },
 	{ "heap_growth", test_heap_growth },
+	{ "calendar_differential", test_calendar_differential },
 	{ "engine_equal_times_fifo", test_engine_equal_times_fifo },
 	{ "engine_zero_delay", test_engine_zero_delay },
 	{ "engine_run_until", test_engine_run_until },
