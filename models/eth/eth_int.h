@@ -52,7 +52,7 @@ struct eth_sw {
 };
 
 /* eth_port.c */
-void eth_ecn_thresholds(const struct eth_params *p, struct link_rate r, uint32_t *kmin,
+void eth_ecn_thresholds(const struct fab_params *p, struct link_rate r, uint32_t *kmin,
 			uint32_t *kmax);
 uint32_t eth_headroom(const struct fab_params *p, const struct fab_port *pt);
 /* Apply the PFC frames that have landed (before looking at the queues). */

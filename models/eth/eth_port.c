@@ -60,16 +60,23 @@ void eth_params_default(struct eth_params *p)
 	p->sched = ETH_SCHED_WRR;
 }
 
-/* ECN thresholds for an egress port of this rate: the values public RoCE
- * simulators use (HPCC's ns-3 scripts: Kmin 100 KB, Kmax 400 KB per
- * 25 Gb/s; numbers.md), unless eth.kmin/kmax are given. */
-void eth_ecn_thresholds(const struct eth_params *p, struct link_rate r, uint32_t *kmin,
+/*
+ * ECN thresholds for an egress port of this rate, unless eth.kmin/kmax are
+ * given: for RoCE the values public RoCE simulators use (HPCC's ns-3
+ * scripts: Kmin 100 KB, Kmax 400 KB per 25 Gb/s; numbers.md); for DCTCP
+ * the step at K = 30 KB per 10 Gb/s those scripts use (600 KB at 200 Gb/s;
+ * Kmin = Kmax: below, no mark, above, every packet).
+ */
+void eth_ecn_thresholds(const struct fab_params *p, struct link_rate r, uint32_t *kmin,
 			uint32_t *kmax)
 {
-	double scale = (link_data_rate_bps(r) / 1e9) / 25.0;
+	double gbps = link_data_rate_bps(r) / 1e9;
+	bool dctcp = p->fabric == FAB_FABRIC_TCP;
+	uint32_t lo = dctcp ? (uint32_t)(30000 * gbps / 10) : (uint32_t)(100000 * gbps / 25);
+	uint32_t hi = dctcp ? lo : (uint32_t)(400000 * gbps / 25);
 
-	*kmin = p->kmin ? p->kmin : (uint32_t)(100000 * scale);
-	*kmax = p->kmax ? p->kmax : (uint32_t)(400000 * scale);
+	*kmin = p->eth.kmin ? p->eth.kmin : lo;
+	*kmax = p->eth.kmax ? p->eth.kmax : hi;
 	if (*kmax < *kmin)
 		*kmax = *kmin;
 }

@@ -65,7 +65,7 @@ int eth_sw_init(struct fab *f, struct fab_node *n)
 		if (!pt)
 			continue;
 		ports++;
-		eth_ecn_thresholds(&f->p.eth, pt->rate, &pt->eth->kmin_cells, &pt->eth->kmax_cells);
+		eth_ecn_thresholds(&f->p, pt->rate, &pt->eth->kmin_cells, &pt->eth->kmax_cells);
 		pt->eth->kmin_cells /= IB_BLOCK_BYTES;
 		pt->eth->kmax_cells /= IB_BLOCK_BYTES;
 		if (pt->eth->pfc) {

@@ -34,6 +34,13 @@
  * PortXmitWait (PMA, IBA 16.1.3.5) accumulates the time the port had a
  * packet to send and sent nothing because no VL had the credits for it;
  * the per-VL figure (PortVLXmitWait) splits it by the VLs that were blocked.
+ *
+ * The same transmitter, wire and receiver serve the Ethernet fabrics
+ * (models/eth): there a port has `eth` state, "fits" means "not paused by
+ * PFC" instead of credits, eth_port_pick() replaces VL arbitration, the
+ * receiver's freed cells may send XON instead of an FC packet, and a
+ * switch is eth_sw.c's output-queued one instead of sw.c's. The IB paths
+ * only test a NULL pointer.
  */
 #include "models/eth/eth_int.h"
 #include "models/fabric/fab_int.h"
