@@ -359,9 +359,15 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 			s.t.cnps);
 	}
 	label(out, "transport");
-	fprintf(out, "%" PRIu64 " ACKs, %" PRIu64 " packets retransmitted (%" PRIu64
-		" sequence NAKs, %" PRIu64 " ACK timeouts, %" PRIu64 " RNR NAKs)\n",
-		s.t.acks, s.t.retransmitted, s.t.seq_naks, s.t.ack_timeouts, s.t.rnr_naks);
+	if (r->params->fabric == FAB_FABRIC_TCP)
+		fprintf(out, "TCP: %" PRIu64 " segments, %" PRIu64 " retransmitted (%" PRIu64
+			" fast recoveries, %" PRIu64 " RTO timeouts), %" PRIu64 " pure ACKs\n",
+			s.t.tcp_segments, s.t.tcp_retransmits, s.t.tcp_fast_recoveries,
+			s.t.tcp_timeouts, s.t.acks);
+	else
+		fprintf(out, "%" PRIu64 " ACKs, %" PRIu64 " packets retransmitted (%" PRIu64
+			" sequence NAKs, %" PRIu64 " ACK timeouts, %" PRIu64 " RNR NAKs)\n",
+			s.t.acks, s.t.retransmitted, s.t.seq_naks, s.t.ack_timeouts, s.t.rnr_naks);
 	if (r->params->host_model) {
 		struct host_stats sum = { 0 };
 
@@ -648,6 +654,7 @@ int cli_report_json(FILE *out, const struct cli_report *r)
 	cli_json_ku64(&j, "tcp_segments", s.t.tcp_segments);
 	cli_json_ku64(&j, "tcp_retransmits", s.t.tcp_retransmits);
 	cli_json_ku64(&j, "tcp_timeouts", s.t.tcp_timeouts);
+	cli_json_ku64(&j, "tcp_fast_recoveries", s.t.tcp_fast_recoveries);
 	cli_json_ku64(&j, "cpu_ps", s.t.cpu_ps);
 	cli_json_ku64(&j, "acks", s.t.acks);
 	cli_json_ku64(&j, "retransmitted_packets", s.t.retransmitted);

@@ -595,8 +595,13 @@ void fab_totals(const struct fab *f, struct fab_totals *t)
 	*t = f->tot;
 	t->xmit_wait_ps = 0;
 	t->acks = t->retransmitted = t->seq_naks = t->rnr_naks = t->ack_timeouts = 0;
+	t->cpu_ps = 0;
+	tcp_totals(f, t);	/* tcp_segments ... (models/tcp) */
 	for (int i = 0; i < f->nnodes; i++) {
 		struct hca *h = f->nodes[i].hca;
+
+		if (h)	/* verbs costs and, on fabric=tcp, the kernel stack's */
+			t->cpu_ps += h->host.st.cpu_ps;
 
 		for (uint32_t q = 0; h && q < h->nqps; q++) {
 			const struct hca_qp *qp = h->qps[q];

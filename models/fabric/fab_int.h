@@ -55,6 +55,7 @@ struct fab_fc_ring {
 struct fab_node;
 struct eth_port;
 struct eth_sw;
+struct ibcc_port;
 
 /* Ethernet fabrics: the priority CNPs (DCQCN) travel on, served strictly
  * before data (the ConnectX default puts CNPs on a high priority). In
@@ -111,6 +112,7 @@ struct fab_port {
 	uint8_t in_flight;		/* packets this input is feeding to outputs now */
 	struct sim_rng rng;		/* fault injection at this receiver */
 	struct eth_port *eth;		/* Ethernet fabrics: PFC state (models/eth), else NULL */
+	struct ibcc_port *ibcc;		/* IB CC at a switch output (models/ib/ib_cc.c), else NULL */
 };
 
 struct fab_node {

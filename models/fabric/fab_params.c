@@ -199,6 +199,9 @@ static void apply_preset(struct fab_params *p, const struct preset *pr)
 	p->host_model = true;
 	host_params_default(&p->host);
 	eth_params_default(&p->eth);
+	dcqcn_params_default(&p->dcqcn);	/* models/roce/dcqcn.c */
+	ibcc_params_default(&p->ibcc);		/* models/ib/ib_cc.c */
+	tcp_params_default(&p->tcp);		/* models/tcp/tcp_host.c */
 	p->host.pcie_gen = pr->pcie_gen;	/* the PCIe of that generation's HCAs */
 }
 
@@ -696,6 +699,81 @@ static void print_preset(const struct fab_params *p, char *buf, size_t len)
 	snprintf(buf, len, "%s", p->preset[0] ? p->preset : "-");
 }
 
+/* -- TCP (models/tcp) -- */
+
+static int set_tcp_cc(struct fab_params *p, const struct key *k, const char *v,
+		      char *err, size_t errlen)
+{
+	int cc = tcp_cc_parse(v);
+
+	(void)k;
+	if (cc < 0) {
+		snprintf(err, errlen, "expected newreno, cubic or dctcp, got '%s'", v);
+		return -1;
+	}
+	p->tcp.cc = (uint8_t)cc;
+	return 0;
+}
+
+static void print_tcp_cc(const struct fab_params *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", tcp_cc_names[p->tcp.cc]);
+}
+
+static int set_tcp_ts(struct fab_params *p, const struct key *k, const char *v,
+		      char *err, size_t errlen)
+{
+	(void)k;
+	return sim_parse_bool(v, &p->tcp.timestamps, err, errlen);
+}
+
+static void print_tcp_ts(const struct fab_params *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", p->tcp.timestamps ? "on" : "off");
+}
+
+static int set_tcp_copy(struct fab_params *p, const struct key *k, const char *v,
+			char *err, size_t errlen)
+{
+	double x;
+
+	(void)k;
+	if (sim_parse_double(v, &x, err, errlen))
+		return -1;
+	if (!(x >= 0 && x <= 1e4)) {
+		snprintf(err, errlen, "expected GB/s in [0, 10000] (0 = host.mem_gbps / 2), got '%s'", v);
+		return -1;
+	}
+	p->tcp.copy_gbps = x;
+	return 0;
+}
+
+static void print_tcp_copy(const struct fab_params *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%g", p->tcp.copy_gbps);
+}
+
+static int set_tcp_g(struct fab_params *p, const struct key *k, const char *v,
+		     char *err, size_t errlen)
+{
+	double x;
+
+	(void)k;
+	if (sim_parse_double(v, &x, err, errlen))
+		return -1;
+	if (!(x > 0 && x <= 1)) {
+		snprintf(err, errlen, "expected a gain in (0, 1], got '%s'", v);
+		return -1;
+	}
+	p->tcp.dctcp_g = x;
+	return 0;
+}
+
+static void print_tcp_g(const struct fab_params *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%g", p->tcp.dctcp_g);
+}
+
 /* -- fabric and Ethernet (models/eth) -- */
 
 const char *const fab_fabric_names[] = { "ib", "roce", "roce-lossy", "tcp", NULL };
@@ -889,13 +967,47 @@ static const struct key keys[] = {
 	SPECIAL("eth.ecn", set_ecn, print_ecn,
 		"ECN marking: on, off, auto (roce; tcp with DCTCP)"),
 	GEN("eth.kmin", K_SIZE, eth.kmin, 0, 1u << 30,
-	    "ECN: no marks below this egress queue (0 = 100 KB per 25 Gb/s)"),
+	    "ECN: no marks below this egress queue (0 = 100 KB per 25 Gb/s; DCTCP 30 KB per 10)"),
 	GEN("eth.kmax", K_SIZE, eth.kmax, 0, 1u << 30,
-	    "ECN: every packet marked above this (0 = 400 KB per 25 Gb/s)"),
+	    "ECN: every packet marked above this (0 = 400 KB per 25 Gb/s; DCTCP = kmin)"),
 	SPECIAL("eth.pmax", set_pmax, print_pmax,
 		"ECN: marking probability at kmax (RED-style between kmin and kmax)"),
 	SPECIAL("eth.sched", set_sched, print_sched,
 		"between data priorities: strict or wrr (CNPs always first)"),
+	SPECIAL("tcp.cc", set_tcp_cc, print_tcp_cc,
+		"TCP congestion control: newreno, cubic (Linux's default), dctcp (fabric=tcp)"),
+	GEN("tcp.mss", K_SIZE, tcp.mss, 0, 9000,
+	    "TCP payload bytes per segment (0 = ib.mtu, as RoCE and IB packets carry)"),
+	GEN("tcp.init_cwnd", K_UINT, tcp.init_cwnd, 1, 100000,
+	    "initial congestion window, segments (RFC 6928: 10)"),
+	GEN("tcp.min_rto_us", K_UINT, tcp.min_rto_us, 1, UINT32_MAX,
+	    "RTO floor, us (Linux 200000; datacenter tunings use 1000-10000)"),
+	GEN("tcp.max_rto_us", K_UINT, tcp.max_rto_us, 1, UINT32_MAX,
+	    "RTO ceiling after exponential backoff, us (RFC 6298: at least 60 s)"),
+	GEN("tcp.delack_us", K_UINT, tcp.delack_us, 0, UINT32_MAX,
+	    "delayed-ACK timer, us (Linux 40000; 0 = acknowledge every segment)"),
+	GEN("tcp.dupthresh", K_UINT, tcp.dupthresh, 1, 255,
+	    "duplicate ACKs that trigger fast retransmit (3)"),
+	SPECIAL("tcp.timestamps", set_tcp_ts, print_tcp_ts,
+		"TCP timestamps option: 12 more header bytes per segment (Linux: on)"),
+	GEN("tcp.rwnd", K_SIZE, tcp.rwnd, 4096, 1u << 30,
+	    "receive window, bytes (Linux tcp_rmem max: 6 MiB)"),
+	GEN("tcp.msg_hdr", K_SIZE, tcp.msg_hdr, 0, 4096,
+	    "application header in front of each message on the stream, bytes"),
+	SPECIAL("tcp.dctcp_g", set_tcp_g, print_tcp_g,
+		"DCTCP's alpha gain g (RFC 8257: 1/16)"),
+	GEN("tcp.syscall_ns", K_NS, tcp.syscall_ns, 0, UINT32_MAX,
+	    "host stack: one send()/recv() through the socket layer, ns"),
+	SPECIAL("tcp.copy_gbps", set_tcp_copy, print_tcp_copy,
+		"host stack: user<->kernel copy rate, GB/s (0 = host.mem_gbps / 2)"),
+	GEN("tcp.seg_cpu_ns", K_NS, tcp.seg_cpu_ns, 0, UINT32_MAX,
+	    "host stack: TCP/IP processing per segment on each side, ns"),
+	GEN("tcp.irq_ns", K_NS, tcp.irq_ns, 0, UINT32_MAX,
+	    "host stack: one receive interrupt (entry, NAPI poll start), ns"),
+	GEN("tcp.irq_coalesce", K_UINT, tcp.irq_coalesce, 1, 65536,
+	    "host stack: segments one interrupt serves at most (NAPI budget 64)"),
+	GEN("tcp.ctx_switch_ns", K_NS, tcp.ctx_switch_ns, 0, UINT32_MAX,
+	    "host stack: waking the blocked receiver (wake-up + context switch), ns"),
 	SPECIAL("link.drop_prob", set_drop, print_drop,
 		"fault injection: probability a packet fails its CRC at a receiver"),
 	SPECIAL("link.ber", set_ber, print_ber,
@@ -954,6 +1066,23 @@ int fab_params_set(struct fab_params *p, const char *kv, struct sim_diag *d)
 			return 0;
 		}
 		return host_params_set(&p->host, name, eq + 1, d);
+	}
+	/* Congestion control keys: dcqcn.* (models/roce/dcqcn.c), ib.cc and
+	 * ib.cc.* (models/ib/ib_cc.c); they parse their own values. */
+	if (eq && (!strncasecmp(kv, "dcqcn.", 6) || !strncasecmp(kv, "ib.cc", 5))) {
+		int rc;
+
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - kv), kv);
+		err[0] = 0;
+		rc = name[0] == 'd' || name[0] == 'D' ?
+		     dcqcn_params_set(&p->dcqcn, name, eq + 1, err, sizeof(err)) :
+		     ibcc_params_set(&p->ibcc, name, eq + 1, err, sizeof(err));
+		if (rc < 0)
+			return sim_diag_set(d, NULL, 0, 0, "%s: %s", name, err);
+		if (rc > 0)
+			return sim_diag_set(d, NULL, 0, 0,
+					    "unknown parameter '%s' (see ibfab run --help-params)", name);
+		return 0;
 	}
 	if (!eq) {
 		k = find_key(kv, strlen(kv));
@@ -1025,6 +1154,13 @@ int fab_params_check(const struct fab_params *p, struct sim_diag *d)
 
 	if (host_params_check(&p->host, d))
 		return -1;
+	{
+		char err[256];
+
+		if (dcqcn_params_check(&p->dcqcn, err, sizeof(err)) ||
+		    ibcc_params_check(&p->ibcc, err, sizeof(err)))
+			return sim_diag_set(d, NULL, 0, 0, "%s", err);
+	}
 	if (p->fabric > FAB_FABRIC_TCP)
 		return sim_diag_set(d, NULL, 0, 0, "fabric: %u is not a fabric", p->fabric);
 	if (fab_is_eth(p) && p->eth.pfc_xon > p->eth.pfc_xoff)
@@ -1112,4 +1248,6 @@ void fab_params_print(const struct fab_params *p, FILE *out)
 	fprintf(out, "%-22s = %-8s  # %s\n", "host.model", p->host_model ? "on" : "off",
 		"model the host: PCIe, DMA, memory, CPU (off = an ideal host)");
 	host_params_print(&p->host, out);
+	dcqcn_params_print(&p->dcqcn, out);
+	ibcc_params_print(&p->ibcc, out);
 }

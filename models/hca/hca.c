@@ -284,6 +284,14 @@ void hca_destroy_cq(struct hca_cq *cq)
 	free(cq);
 }
 
+void hca_set_place_hook(struct hca *h, hca_place_fn fn, void *ctx)
+{
+	if (h) {
+		h->place_fn = fn;
+		h->place_ctx = ctx;
+	}
+}
+
 void hca_cq_set_notify(struct hca_cq *cq, hca_cq_notify_fn fn, void *ctx)
 {
 	if (!cq)
@@ -397,10 +405,13 @@ struct hca_qp *hca_create_qp(struct hca *h, const struct hca_qp_init_attr *a)
 	qp->rq = qp->rq_cap ? calloc(qp->rq_cap, sizeof(*qp->rq)) : NULL;
 	qp->rsp_cap = 16;
 	qp->rsp = calloc(qp->rsp_cap, sizeof(*qp->rsp));
-	if (!qp->sq || (qp->rq_cap && !qp->rq) || !qp->rsp) {
+	qp->cc = h->cc && a->qp_type != HCA_QPT_UD ? cc_qp_new(h) : NULL;
+	if (!qp->sq || (qp->rq_cap && !qp->rq) || !qp->rsp ||
+	    (h->cc && a->qp_type != HCA_QPT_UD && !qp->cc)) {
 		free(qp->sq);
 		free(qp->rq);
 		free(qp->rsp);
+		free(qp->cc);
 		free(qp);
 		return NULL;
 	}
@@ -415,6 +426,14 @@ struct hca_qp *hca_create_qp(struct hca *h, const struct hca_qp_init_attr *a)
 	qp->cap = a->cap;
 	qp->mtu = h->f->p.mtu;
 	qp->max_rd_atomic = qp->max_dest_rd_atomic = 1;
+	/* fabric=tcp: an RC QP is carried by a TCP connection (models/tcp) */
+	if (h->f->p.fabric == FAB_FABRIC_TCP && qp->type == HCA_QPT_RC && tcp_conn_create(qp)) {
+		free(qp->sq);
+		free(qp->rq);
+		free(qp->rsp);
+		free(qp);
+		return NULL;
+	}
 	h->qps[h->nqps++] = qp;
 	return qp;
 }
@@ -446,9 +465,11 @@ int hca_destroy_qp(struct hca_qp *qp)
 	if (qp->active)
 		ring_remove(qp);
 	h->qps[qp->qpn] = NULL;
+	tcp_conn_destroy(qp);
 	free(qp->sq);
 	free(qp->rq);
 	free(qp->rsp);
+	free(qp->cc);
 	free(qp);
 	return 0;
 }
@@ -617,6 +638,8 @@ int hca_post_send_msg(struct hca_qp *qp, const struct hca_send_wr *wr, int32_t m
 
 	if (atomic && wr->sg.length != 8)
 		return -EINVAL;
+	if (atomic && qp->tcp)
+		return -EOPNOTSUPP;	/* no atomics over a socket */
 	/* The local buffer must be registered (inline data needs no key). */
 	if (wr->sg.length && !(wr->send_flags & HCA_SEND_INLINE)) {
 		struct hca_mr *mr = hca_mr_find(h, wr->sg.lkey);
@@ -652,6 +675,10 @@ int hca_post_send_msg(struct hca_qp *qp, const struct hca_send_wr *wr, int32_t m
 		w->ready = host_post(&h->host, w->ready,
 				     (wr->send_flags & HCA_SEND_INLINE) ? wr->sg.length : 0);
 	w->ready += h->f->hca_lat;
+	if (qp->tcp) {
+		tcp_post(qp, w);	/* send() into the socket (models/tcp) */
+		return 0;
+	}
 	hca_qp_arm_ready(qp, w->ready);
 	return 0;
 }
@@ -770,6 +797,8 @@ static void ring_remove(struct hca_qp *qp)
 
 static bool qp_has_packet(struct hca_qp *qp)
 {
+	if (qp->tcp)
+		return tcp_has_segment(qp);
 	return qp_resp_has_packet(qp) || qp_req_has_packet(qp);
 }
 
@@ -795,12 +824,15 @@ uint16_t hca_candidates(struct fab_port *pt, uint32_t blocks[FAB_NVL], uint16_t 
 	*has_data = 0;
 	if (!h || pt != h->port)
 		return 0;
-	*has_data = h->active_vls;
-	for (uint16_t m = h->active_vls; m; m &= m - 1) {
+	/* A congestion notification owed goes first on its VL (cc.c). */
+	uint16_t note = h->cc ? cc_offer(h, pt, blocks, &ready) : 0;
+
+	*has_data = h->active_vls | note;
+	for (uint16_t m = h->active_vls & ~note; m; m &= m - 1) {
 		int v = __builtin_ctz(m);
 		struct hca_qp *qp = h->qps[h->cur[v]];
-		uint32_t wire = qp_resp_has_packet(qp) ? qp_resp_next_size(qp) :
-							 qp_req_next_size(qp);
+		uint32_t wire = qp->tcp ? tcp_next_size(qp) :
+				qp_resp_has_packet(qp) ? qp_resp_next_size(qp) : qp_req_next_size(qp);
 
 		blocks[v] = ib_blocks(wire);
 		if (ib_port_fits(pt, (uint8_t)v, blocks[v]))
@@ -824,10 +856,14 @@ uint32_t hca_alloc_pkt(struct hca *h)
 uint32_t hca_take(struct fab_port *pt, uint8_t vl)
 {
 	struct hca *h = pt->node->hca;
-	struct hca_qp *qp = h->qps[h->cur[vl]];
-	uint32_t idx = hca_alloc_pkt(h);
+	struct hca_qp *qp;
+	uint32_t idx;
 	struct ib_pkt *p;
 
+	if (h->cc && cc_owed_vl(h) == vl)
+		return cc_take(h, vl);
+	qp = h->qps[h->cur[vl]];
+	idx = hca_alloc_pkt(h);
 	if (idx == SIM_POOL_NIL)
 		return SIM_POOL_NIL;
 	p = fab_pkt(h->f, idx);
@@ -839,7 +875,9 @@ uint32_t hca_take(struct fab_port *pt, uint8_t vl)
 	p->sqpn = qp->qpn;
 	p->dqpn = qp->dest_qpn;
 	h->in_take = true;
-	if (qp_resp_has_packet(qp))
+	if (qp->tcp)
+		tcp_build(qp, p);
+	else if (qp_resp_has_packet(qp))
 		qp_resp_build(qp, p);
 	else
 		qp_req_build(qp, p);
@@ -890,7 +928,13 @@ void hca_receive(struct fab_port *pt, uint32_t idx)
 		sim_pool_put(&f->pkts, idx);
 		return;
 	}
-	if (is_response(p->opcode))
+	if (qp->cc && (p->opcode == IB_OP_CNP || (p->flags & IB_PKT_CE)) && cc_receive(qp, p)) {
+		sim_pool_put(&f->pkts, idx);
+		return;
+	}
+	if (qp->tcp)
+		tcp_receive(qp, p);
+	else if (is_response(p->opcode))
 		qp_comp_receive(qp, p);
 	else
 		qp_resp_receive(qp, p);
@@ -941,6 +985,11 @@ void hca_qp_arm_timer(struct hca_qp *qp, sim_time_t at, bool rnr)
 	timer_push(qp->hca, at, qp->qpn, qp->timer_gen & 0x7fffffff);
 }
 
+void hca_qp_arm_tcp(struct hca_qp *qp, sim_time_t at)
+{
+	timer_push(qp->hca, at, qp->qpn, TIMER_TCP);
+}
+
 void hca_qp_disarm_timer(struct hca_qp *qp)
 {
 	qp->timer_gen++;
@@ -964,6 +1013,11 @@ static void hca_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 
 		if (!qp)
 			continue;
+		if (e.arg == TIMER_TCP) {
+			if (qp->tcp)
+				tcp_timer(qp, e.time);
+			continue;
+		}
 		if (e.arg == TIMER_READY) {
 			if (qp->wait_at == e.time)
 				qp->wait_at = 0;
@@ -1001,6 +1055,8 @@ int hca_init(struct fab *f, struct fab_node *n)
 	sim_heap_init(&h->timers);
 	sim_wake_init(&h->wake);
 	host_init(&h->host, &f->p.host);
+	if (cc_hca_init(h))
+		return -1;
 	c = sim_register(&f->eng, hca_handler, h, "hca");
 	if (c < 0)
 		return -1;
@@ -1016,9 +1072,11 @@ void hca_fini(struct fab_node *n)
 		return;
 	for (uint32_t i = 0; i < h->nqps; i++)
 		if (h->qps[i]) {
+			tcp_conn_destroy(h->qps[i]);
 			free(h->qps[i]->sq);
 			free(h->qps[i]->rq);
 			free(h->qps[i]->rsp);
+			free(h->qps[i]->cc);
 			free(h->qps[i]);
 		}
 	for (uint32_t i = 0; i < h->nmrs; i++)
@@ -1040,6 +1098,7 @@ void hca_fini(struct fab_node *n)
 	free(h->mrs);
 	sim_heap_free(&h->timers);
 	sim_wake_fini(&h->wake);
+	cc_hca_fini(h);
 	free(h);
 	n->hca = NULL;
 }

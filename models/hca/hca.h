@@ -175,6 +175,16 @@ enum {
 /* Completion notification: runs at the simulated time a CQE is added. */
 typedef void (*hca_cq_notify_fn)(struct hca_cq *cq, void *ctx);
 
+/*
+ * Who writes received WRITE/SEND payload into memory (NULL, the default:
+ * memcpy when the packet arrives). The verbs shim (shim/serve.c) defers the
+ * copy to `vis`, the simulated time the bytes become visible to the CPU, so
+ * a program spinning on its memory sees them at that time, not earlier.
+ */
+typedef void (*hca_place_fn)(struct hca *h, void *dst, const void *src, uint32_t len,
+			     sim_time_t vis, void *ctx);
+void hca_set_place_hook(struct hca *h, hca_place_fn fn, void *ctx);
+
 /* Objects (return NULL / negative errno on misuse, never crash). */
 struct hca_mr *hca_reg_mr(struct hca *h, void *buf, uint64_t addr, uint64_t length,
 			  uint32_t access, enum hca_mem mem);

@@ -14,6 +14,7 @@
 #include "models/fabric/fab_int.h"
 #include "models/hca/hca.h"
 #include "models/host/host.h"
+#include "models/roce/cc.h"
 
 #define HCA_PSN_MASK 0xffffffu
 
@@ -73,6 +74,7 @@ struct hca_swqe {
 	sim_time_t rd_visible;	/* READ/atomic: the last byte received lands in memory */
 	int32_t msg;		/* fab message it carries (traffic), or -1 */
 	struct hca_dma dma;	/* its payload on the way from memory */
+	sim_time_t tcp_done;	/* fabric=tcp: when its completion is due (0 = not yet known) */
 	enum hca_mem mem;	/* where the local buffer lives */
 };
 
@@ -156,6 +158,10 @@ struct hca_qp {
 	uint32_t ring_prev, ring_next;
 	bool active;
 	struct hca_qp_stats st;
+	struct tcp_conn *tcp;	/* fabric=tcp: the TCP connection carrying this RC QP (models/tcp) */
+	/* congestion control (models/roce/cc.c): pacing, DCQCN or IB CC
+	 * state; NULL when CC is off */
+	struct cc_qp *cc;
 };
 
 struct hca_timer_ev {
@@ -189,9 +195,14 @@ struct hca {
 	struct sim_wake wake;		/* engine events for the heap top (sim.h) */
 	bool in_take;			/* building a packet: do not kick the port */
 	struct host host;		/* PCIe, memory, CPU behind this HCA (models/host) */
+	struct tcp_host tcp;		/* fabric=tcp: the kernel stack's CPU pipelines (models/tcp) */
+	struct cc_hca *cc;		/* congestion control (models/roce/cc.c), NULL when off */
+	hca_place_fn place_fn;		/* hca_set_place_hook(): NULL = memcpy at once */
+	void *place_ctx;
 };
 
 #define TIMER_POST (UINT32_MAX - 1)
+#define TIMER_TCP (UINT32_MAX - 2)	/* a TCP QP's timer (models/tcp) */
 
 /* hca.c */
 void hca_qp_update_active(struct hca_qp *qp);
@@ -203,6 +214,8 @@ void hca_qp_arm_ready(struct hca_qp *qp, sim_time_t at);
 void hca_post_at(struct hca *h, sim_time_t at, uint32_t msg);
 void hca_qp_arm_timer(struct hca_qp *qp, sim_time_t at, bool rnr);
 void hca_qp_disarm_timer(struct hca_qp *qp);
+/* fabric=tcp: call tcp_timer(qp) at `at`. */
+void hca_qp_arm_tcp(struct hca_qp *qp, sim_time_t at);
 void hca_cq_push(struct hca_cq *cq, const struct hca_wc *wc);
 struct hca_mr *hca_mr_find(struct hca *h, uint32_t key);
 /* Check that [va, va+len) lies in mr with `access`; 0 or -1. */

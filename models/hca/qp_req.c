@@ -165,6 +165,9 @@ bool qp_req_has_packet(struct hca_qp *qp)
 			return false;
 		}
 	}
+	/* Congestion control paces the QP's requests (models/roce/cc.c). */
+	if (qp->cc && !cc_req_may_send(qp))
+		return false;
 	return true;
 }
 
@@ -306,6 +309,8 @@ void qp_req_build(struct hca_qp *qp, struct ib_pkt *p)
 		qp->seg_off += payload;
 		break;
 	}
+	if (qp->cc)
+		cc_req_sent(qp, p);
 	qp->st.pkts_sent++;
 	if (p->flags & IB_PKT_RETRANS)
 		qp->st.pkts_retransmitted++;

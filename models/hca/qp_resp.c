@@ -227,9 +227,15 @@ static void copy_in(struct hca_qp *qp, struct hca_mr *mr, uint64_t va, const str
 	uint8_t *dst = hca_mr_ptr(mr, va);
 	sim_time_t now = qp->hca->f->eng.now, vis;
 
-	if (dst && p->data && p->payload)
-		memcpy(dst, p->data, p->payload);
 	vis = hca_dma_write(qp->hca, now, mr ? mr->mem : HCA_MEM_HOST, p->payload);
+	if (dst && p->data && p->payload) {
+		/* the verbs shim makes the bytes appear when they are visible */
+		if (qp->hca->place_fn)
+			qp->hca->place_fn(qp->hca, dst, p->data, p->payload, vis,
+					  qp->hca->place_ctx);
+		else
+			memcpy(dst, p->data, p->payload);
+	}
 	if (vis > qp->rx_visible)
 		qp->rx_visible = vis;
 }

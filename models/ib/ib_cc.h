@@ -2,16 +2,75 @@
 /*
  * ib_cc.h - InfiniBand congestion control (IBA vol. 1 Annex A10):
  * parameters of the switch's FECN marking and of the CA's congestion
- * control table. The model is in ib_cc.c.
+ * control table. The model is in ib_cc.c; docs/congestion-control.md
+ * explains the choices.
  */
 #ifndef IBFAB_IB_CC_H
 #define IBFAB_IB_CC_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+
+#include "sim/sim.h"
+
+#define IBCC_CCT_MAX 128	/* CCT entries shipped (the annex allows more, in blocks of 64) */
+
+/* A CCT entry (Annex A10 CongestionControlTable): CCT_Shift in the top
+ * 2 bits, CCT_Multiplier in the low 14. */
+#define IBCC_CCT_SHIFT(e) ((uint16_t)(e) >> 14)
+#define IBCC_CCT_MULT(e) ((uint16_t)(e) & 0x3fff)
 
 struct ibcc_params {
 	bool on;		/* ib.cc */
+	/* switch (SwitchCongestionSetting) */
+	uint8_t threshold;	/* ib.cc.threshold: 0 = never mark, 1..15 = ever lower queue thresholds */
+	uint16_t marking_rate;	/* ib.cc.marking_rate: eligible packets left unmarked between marks */
+	uint8_t packet_size;	/* ib.cc.packet_size: smaller packets (64-byte units) are never marked */
+	bool victim_mark;	/* ib.cc.victim_mark: mark at ports blocked for credits too (Victim_Mask) */
+	/* CA (CACongestionSetting, CongestionControlTable) */
+	uint32_t ccti_timer_us;	/* ib.cc.ccti_timer_us: CCTI decrements by one per period */
+	uint8_t ccti_increase;	/* ib.cc.ccti_increase: CCTI added per BECN */
+	uint16_t ccti_limit;	/* ib.cc.ccti_limit: highest CCTI (< the table's length) */
+	uint16_t ccti_min;	/* ib.cc.ccti_min: CCTI never decrements below */
+	uint16_t cct_len;
+	uint16_t cct[IBCC_CCT_MAX];	/* ib.cc.cct: shift:multiplier entries */
 };
+
+void ibcc_params_default(struct ibcc_params *p);
+/* "ib.cc" or "ib.cc.KEY" = value: 0, or -1 with err filled; 1 when not ours. */
+int ibcc_params_set(struct ibcc_params *p, const char *key, const char *val, char *err,
+		    size_t errlen);
+void ibcc_params_print(const struct ibcc_params *p, FILE *out);
+int ibcc_params_check(const struct ibcc_params *p, char *err, size_t errlen);
+
+/* Switch: the queued bytes above which an output marks, for a VL buffer
+ * of `vl_buf` bytes (0: never). */
+uint32_t ibcc_threshold_bytes(const struct ibcc_params *p, uint32_t vl_buf);
+/* The inter-packet delay of CCT entry `ccti`, in units of the time the port
+ * takes to send 64 bytes (one credit block). */
+uint32_t ibcc_ird_units(const struct ibcc_params *p, uint16_t ccti);
+
+/* The CA side of one QP (QP-based congestion control). */
+struct ibcc_ca {
+	uint16_t ccti;
+	sim_time_t next_dec;	/* CCTI timer (0: stopped, at ccti_min) */
+	uint64_t becns;
+};
+
+void ibcc_ca_advance(struct ibcc_ca *ca, const struct ibcc_params *p, sim_time_t now);
+void ibcc_ca_becn(struct ibcc_ca *ca, const struct ibcc_params *p, sim_time_t now);
+
+/* The switch side (models/switch/sw.c calls these when ib.cc is on). */
+struct fab;
+struct fab_node;
+struct fab_port;
+struct ib_pkt;
+int ibcc_sw_init(struct fab *f, struct fab_node *n);
+void ibcc_sw_fini(struct fab_node *n);
+/* A packet was queued at an input for output `out`. */
+void ibcc_sw_queued(struct fab_port *out, const struct ib_pkt *p);
+/* Output `out` starts sending p: leaves the queue, maybe marked FECN. */
+void ibcc_sw_take(struct fab_port *out, struct ib_pkt *p);
 
 #endif

@@ -39,6 +39,7 @@ struct dcqcn_params {
 	uint32_t dec_us;	/* dcqcn.dec_us: at most one rate decrease per interval */
 	uint32_t cnp_interval_us;	/* dcqcn.cnp_interval_us: N, NP sends at most one CNP per QP per N */
 	uint8_t f;		/* dcqcn.f: F, fast recovery steps */
+	bool clamp;		/* dcqcn.clamp: Rt = Rc at every decrease (else only after an increase) */
 };
 
 void dcqcn_params_default(struct dcqcn_params *p);
@@ -57,6 +58,7 @@ struct dcqcn_cfg {
 	uint64_t byte_counter;
 	sim_time_t timer, alpha_period, dec_period, cnp_interval;
 	uint32_t f;
+	bool clamp;
 };
 
 void dcqcn_cfg_resolve(struct dcqcn_cfg *c, const struct dcqcn_params *p, double line_bps);

@@ -64,6 +64,8 @@ int sw_init(struct fab *f, struct fab_node *n)
 	n->req = calloc(nout * FAB_NVL * n->req_words, sizeof(*n->req));
 	n->req_vls = calloc(nout, sizeof(*n->req_vls));
 	n->rr = calloc(nout * FAB_NVL, sizeof(*n->rr));
+	if (f->p.ibcc.on && ibcc_sw_init(f, n))		/* FECN marking (ib_cc.c) */
+		return -1;
 	return n->req && n->req_vls && n->rr ? 0 : -1;
 }
 
@@ -72,6 +74,7 @@ void sw_fini(struct fab_node *n)
 	free(n->req);
 	free(n->req_vls);
 	free(n->rr);
+	ibcc_sw_fini(n);
 }
 
 /* The input's head packets (one per VL) ask for their outputs. */
@@ -139,6 +142,8 @@ void sw_receive(struct fab_port *in, uint32_t idx)
 	p->in_port = in->port_no;
 	p->out_port = (uint8_t)out;
 	fab_pq_push(f, &in->inq[p->vl], idx);
+	if (n->ports[out]->ibcc)
+		ibcc_sw_queued(n->ports[out], p);
 	SIM_LOG(SIM_LOG_SWITCH, f->eng.now, "node %d in %u vl %u dlid %u -> out %u (queue %u)",
 		n->idx, in->port_no, p->vl, p->dlid, out, in->inq[p->vl].len);
 	if (in->inq[p->vl].len == 1 && in->in_flight < f->p.sw_speedup) {
@@ -211,6 +216,8 @@ void sw_take(struct fab_port *out, uint32_t idx)
 
 	req_clear(n, out->port_no, vl, in->port_no);
 	fab_pq_pop(f, &in->inq[vl]);
+	if (out->ibcc)
+		ibcc_sw_take(out, p);
 	n->rr[out->port_no * FAB_NVL + vl] = p->in_port;
 	out->tx_src = in;
 	out->tx_src_vl = vl;

@@ -2,7 +2,17 @@
 /*
  * tcp.h - TCP over the Ethernet fabric: parameters of the congestion
  * control (NewReno, CUBIC, DCTCP), timers, and the host-stack cost.
- * The model is in tcp*.c.
+ * The model is in tcp*.c; docs/tcp.md explains it.
+ *
+ * Three layers, each usable on its own:
+ *   - tcp_cc.c: the congestion-control state machines and the RTO
+ *     estimator, pure functions of the events fed to them (unit tested
+ *     against hand-computed windows);
+ *   - tcp_host.c: the kernel path's costs (system calls, copies,
+ *     per-segment protocol processing, interrupts, wake-ups), as the time
+ *     they add and the CPU time they take on one host;
+ *   - tcp_conn.c: the connection under a queue pair (fabric=tcp): byte
+ *     stream, segments, ACKs, retransmission, the hooks the HCA calls.
  */
 #ifndef IBFAB_TCP_H
 #define IBFAB_TCP_H
@@ -10,17 +20,173 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sim/sim.h"
+
+enum tcp_cc_algo { TCP_CC_NEWRENO, TCP_CC_CUBIC, TCP_CC_DCTCP, TCP_CC_COUNT };
+extern const char *const tcp_cc_names[];	/* "newreno", "cubic", "dctcp" */
+int tcp_cc_parse(const char *name);		/* enum value, or -1 */
+
+/* Wire bytes of a TCP/IPv4 segment around its payload (numbers.md):
+ * TCP 20 (+12 timestamps option) + IPv4 20 + Ethernet 14 + VLAN 4 +
+ * FCS 4 + preamble 8 + IFG 12. */
+#define TCP_HDR_BYTES		20
+#define TCP_TS_OPT_BYTES	12
+
 struct tcp_params {
-	uint8_t cc;		/* tcp.cc */
+	uint8_t cc;		/* tcp.cc: enum tcp_cc_algo (default cubic, Linux's) */
+	uint32_t mss;		/* tcp.mss: payload bytes per segment (0 = ib.mtu) */
+	uint32_t init_cwnd;	/* tcp.init_cwnd: segments (RFC 6928: 10) */
+	uint32_t min_rto_us;	/* tcp.min_rto_us: RTO floor (Linux 200 ms) */
+	uint32_t max_rto_us;	/* tcp.max_rto_us: RTO ceiling after backoff (RFC 6298: >= 60 s) */
+	uint32_t delack_us;	/* tcp.delack_us: delayed-ACK timer (Linux 40 ms) */
+	uint8_t dupthresh;	/* tcp.dupthresh: duplicate ACKs before fast retransmit (3) */
+	bool timestamps;	/* tcp.timestamps: the 12-byte option on every segment (Linux: on) */
+	uint32_t rwnd;		/* tcp.rwnd: receive window, bytes (Linux tcp_rmem max 6 MiB) */
+	uint32_t msg_hdr;	/* tcp.msg_hdr: bytes of the application's message header */
+	double dctcp_g;		/* tcp.dctcp_g: DCTCP's EWMA gain (RFC 8257: 1/16) */
+	/* the host stack (tcp_host.c gives the sources) */
+	uint32_t syscall_ns;	/* tcp.syscall_ns: one send()/recv() through the socket layer */
+	double copy_gbps;	/* tcp.copy_gbps: user <-> kernel copy rate (0 = host.mem_gbps / 2) */
+	uint32_t seg_cpu_ns;	/* tcp.seg_cpu_ns: protocol processing per segment, each side */
+	uint32_t irq_ns;	/* tcp.irq_ns: one receive interrupt (entry, NAPI poll start) */
+	uint32_t irq_coalesce;	/* tcp.irq_coalesce: segments one interrupt serves at most */
+	uint32_t ctx_switch_ns;	/* tcp.ctx_switch_ns: waking the blocked receiver (wake-up + switch) */
 };
 
-/* Do this TCP's senders react to ECN marks (DCTCP)? The Ethernet switches
- * mark on fabric=tcp only then (models/eth/eth_sw.c, eth.ecn=auto).
- * TCP owner: replace the body once tcp.cc exists. */
+void tcp_params_default(struct tcp_params *p);
+
+/* Do this fabric's TCP senders react to ECN marks (DCTCP), so the Ethernet
+ * switches should mark rather than drop (eth.ecn=auto)? */
 static inline bool tcp_wants_ecn(const struct tcp_params *p)
 {
-	(void)p;
-	return false;
+	return p->cc == TCP_CC_DCTCP;
 }
+
+/* ---- congestion control (tcp_cc.c) ---------------------------------- */
+
+/*
+ * Windows are in bytes (doubles: CUBIC and DCTCP scale them by fractions);
+ * mss converts to segments where an RFC counts segments. Time in ps.
+ */
+struct tcp_cc {
+	uint8_t algo;		/* enum tcp_cc_algo */
+	uint32_t mss;
+	double cwnd, ssthresh;
+	/* CUBIC (RFC 8312) */
+	double w_max;		/* segments: window before the last reduction */
+	double w_last_max;	/* fast convergence */
+	double k_s;		/* seconds to reach w_max again */
+	double origin;		/* segments: the plateau of the current epoch */
+	sim_time_t epoch;	/* start of the current epoch (0 = none yet) */
+	double w_est;		/* segments: the Reno-friendly estimate */
+	/* DCTCP (RFC 8257) */
+	double alpha, g;
+	uint64_t dc_acked, dc_marked;	/* bytes in this observation window */
+	uint64_t dc_next;		/* the window ends when this is acknowledged */
+	uint64_t ecn_hold;		/* react to ECE once per window: until this is acked */
+};
+
+#define TCP_CUBIC_C	0.4
+#define TCP_CUBIC_BETA	0.7
+
+void tcp_cc_init(struct tcp_cc *cc, uint8_t algo, uint32_t mss, uint32_t init_cwnd, double g);
+/* New data acknowledged outside recovery: slow start or congestion avoidance. */
+void tcp_cc_on_ack(struct tcp_cc *cc, uint64_t acked, sim_time_t now, sim_time_t srtt);
+/*
+ * ECN feedback on an ACK that acknowledged `acked` bytes (una..: the new
+ * snd_una, snd_max: highest byte sent). DCTCP counts marked bytes, updates
+ * alpha once per window of data and cuts cwnd by alpha/2 once per window
+ * of marks; NewReno and CUBIC respond to ECE as to a loss, once per
+ * window (RFC 3168 6.1.2). Returns true when cwnd was reduced.
+ */
+bool tcp_cc_on_ecn(struct tcp_cc *cc, uint64_t acked, bool ece, uint64_t una, uint64_t snd_max,
+		   sim_time_t now);
+/* Loss detected by duplicate ACKs (fast retransmit): sets ssthresh, cwnd = ssthresh. */
+void tcp_cc_on_loss(struct tcp_cc *cc, uint64_t flight, sim_time_t now);
+/* Retransmission timeout: ssthresh as for a loss, cwnd = 1 segment (RFC 5681 3.1). */
+void tcp_cc_on_timeout(struct tcp_cc *cc, uint64_t flight, sim_time_t now);
+/* CUBIC's window at time t (seconds) after the epoch: C (t - K)^3 + origin, segments. */
+double tcp_cubic_w(const struct tcp_cc *cc, double t);
+
+/* RTO estimator (RFC 6298). Times in ps. */
+struct tcp_rtt {
+	sim_time_t srtt, rttvar, rto;
+	bool valid;		/* a sample was taken */
+};
+void tcp_rtt_init(struct tcp_rtt *r, sim_time_t min_rto);
+void tcp_rtt_sample(struct tcp_rtt *r, sim_time_t rtt, sim_time_t min_rto, sim_time_t max_rto);
+
+/* ---- the host stack (tcp_host.c) ------------------------------------ */
+
+/*
+ * The CPU work of one host's TCP stack as three pipelines, each a "free
+ * at" time: the sending thread (send(): system call, copy into the socket
+ * buffer, transmit processing per segment), the receive softirq
+ * (interrupt, protocol processing per segment) and the receiving thread
+ * (wake-up, copy to the user buffer, recv() returning).
+ */
+struct tcp_host {
+	sim_time_t tx_free, rx_free, app_free;
+	uint32_t batch;		/* segments served by the current interrupt */
+	struct tcp_host_stats {
+		uint64_t cpu_ps;
+		uint64_t syscalls, irqs, ctx_switches, segs_tx, segs_rx, copy_bytes;
+	} st;
+};
+
+/* The copy rate in bytes per ps used for `copy_gbps` (0 = mem_gbps / 2). */
+double tcp_copy_gbps(const struct tcp_params *p, double mem_gbps);
+/* ps to copy `bytes` at `gbps` GB/s, rounded up. */
+sim_time_t tcp_copy_ps(uint64_t bytes, double gbps);
+/*
+ * send() of `bytes` stream bytes in `nseg` segments, called at t: the
+ * copy into the socket buffer runs from *c0 (after the system call entry
+ * and any earlier send on this host) to the returned time, when send()
+ * returns; the stream's bytes become available linearly in between.
+ */
+sim_time_t tcp_host_send(struct tcp_host *th, const struct tcp_params *p, double gbps,
+			 sim_time_t t, uint64_t bytes, uint32_t nseg, sim_time_t *c0);
+/* A segment's data visible in host memory at t: when the softirq is done with it. */
+sim_time_t tcp_host_rx_seg(struct tcp_host *th, const struct tcp_params *p, sim_time_t t);
+/*
+ * The receiving thread consumes `bytes` of a message that the softirq
+ * finished at t (first: the message's first bytes, the thread is woken;
+ * last: recv() returns). Returns when those bytes are in the user buffer
+ * (for the last, when recv() has returned).
+ */
+sim_time_t tcp_host_rx_copy(struct tcp_host *th, const struct tcp_params *p, double gbps,
+			    sim_time_t t, uint64_t bytes, bool first, bool last);
+
+/* ---- the connection under a QP (tcp_conn.c) ------------------------- */
+
+struct hca_qp;
+struct hca_swqe;
+struct ib_pkt;
+struct fab;
+struct fab_totals;
+
+/* fabric=tcp: give an RC QP its connection (0, or -1 out of memory). */
+int tcp_conn_create(struct hca_qp *qp);
+void tcp_conn_destroy(struct hca_qp *qp);
+/* A work request was posted on a TCP QP (after hca_post_send's checks). */
+void tcp_post(struct hca_qp *qp, struct hca_swqe *w);
+/* The HCA's port asks: a segment to send now? its wire size? build it. */
+bool tcp_has_segment(struct hca_qp *qp);
+uint32_t tcp_next_size(struct hca_qp *qp);
+void tcp_build(struct hca_qp *qp, struct ib_pkt *p);
+/* A segment for this QP arrived (tail at the NIC). */
+void tcp_receive(struct hca_qp *qp, struct ib_pkt *p);
+/* The QP's TCP timer (RTO, delayed ACK, completions) fired at t. */
+void tcp_timer(struct hca_qp *qp, sim_time_t t);
+/* Wire bytes of a segment carrying `len` stream bytes. */
+uint32_t tcp_wire_bytes(const struct tcp_params *p, uint32_t len);
+/* Add this fabric's TCP counters and host-stack CPU time to t. */
+void tcp_totals(const struct fab *f, struct fab_totals *t);
+
+struct tcp_conn_stats {
+	uint64_t segs_sent, segs_rcvd, retransmits, timeouts, fast_recoveries;
+	uint64_t acks_sent, dupacks_rcvd, ece_rcvd, ce_rcvd, ooo_segs;
+	uint32_t max_ooo;
+};
 
 #endif

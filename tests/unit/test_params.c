@@ -448,7 +448,7 @@ static void test_print(void)
 	struct fab_params p, q;
 	char *buf = NULL, *line, *save = NULL;
 	size_t len = 0;
-	int lines = 0, host_lines = 0;
+	int lines = 0, host_lines = 0, cc_lines = 0;
 	FILE *f;
 
 	fab_params_default(&p);
@@ -479,8 +479,11 @@ static void test_print(void)
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char key[64], val[512], kv[600];
 
-		/* host.* lines come from the host model (test_host checks them) */
-		if (strncmp(line, "host.", 5))
+		/* host.* lines come from the host model (test_host checks them),
+		 * dcqcn.* and ib.cc* from the CC models (test_dcqcn, test_ibcc) */
+		if (!strncmp(line, "dcqcn.", 6) || !strncmp(line, "ib.cc", 5))
+			cc_lines++;
+		else if (strncmp(line, "host.", 5))
 			lines++;
 		else
 			host_lines++;
@@ -491,8 +494,9 @@ static void test_print(void)
 		SET_OK(&q, kv);
 	}
 	free(buf);
-	CU_ASSERT_EQUAL(lines, 44);	/* one per key: a forgotten key shows here */
+	CU_ASSERT_EQUAL(lines, 61);	/* one per key (tcp.* included): a forgotten key shows here */
 	CU_ASSERT(host_lines > 10);	/* host.model and the host model's keys */
+	CU_ASSERT(cc_lines > 20);	/* dcqcn.* and ib.cc* */
 	/* The round trip marks tables and the link as explicitly set. */
 	CU_ASSERT_TRUE(q.link_forced);
 	q.link_forced = p.link_forced;

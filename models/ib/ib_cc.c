@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ib_cc.c - InfiniBand congestion control (IBA vol. 1 Annex A10).
+ *
+ * Switch (SwitchCongestionSetting): an output port marks FECN in the BTH
+ * of packets it sends while it is congested. The annex leaves the
+ * congestion test to the switch; this switch is input-buffered, so there
+ * is no output queue to measure. We count, per output and VL, the bytes
+ * of every packet queued at any input of the switch for that output (what
+ * an output-queued switch would hold in its output queue: packets are
+ * counted from their LFT lookup until the output starts sending them) and
+ * compare them with a threshold. We chose this over "time the output sat
+ * blocked for credits" because that time measures the congestion of the
+ * next hop, not of this output: it is high at the victims of a congestion
+ * tree and zero at its root, where the annex wants the marking. The annex's
+ * root/victim distinction is kept: an output that waited for credits on
+ * that VL since its previous packet is a victim and does not mark unless
+ * ib.cc.victim_mark is set (the annex's Victim_Mask). Threshold is the
+ * annex's 4-bit value: 0 never marks, 1..15 mark above (16 - t)/16 of a
+ * VL receive buffer (ib.buffer), so 15 is the most aggressive. Of the
+ * eligible packets (congested, at least Packet_Size x 64 bytes: ACKs and
+ * CNs are not), one is marked and then Marking_Rate are passed over.
+ *
+ * CA (CACongestionSetting, CongestionControlTable), QP-based: the
+ * destination answers a packet carrying FECN with a BECN in a congestion
+ * notification packet to the source QP (models/roce/cc.c; one waits at a
+ * time per QP). The source raises its CCT index by CCTI_Increase per BECN,
+ * up to CCTI_Limit; every CCTI_Timer the index falls by one, down to
+ * CCTI_Min. The requester waits CCT[CCTI] after each request packet
+ * before the next one of that QP may start (the injection rate delay).
+ * A CCT entry is CCT_Multiplier << CCT_Shift in units of the time the
+ * port takes to send 64 bytes (a credit block): the annex's table holds
+ * a delay and we chose a rate-relative unit so that one table suits every
+ * link speed. The shipped table is quadratic, entry i = i^2 / 2 (entry 20
+ * = 200 blocks: three 4 KiB packets' time, a quarter of the link for one
+ * flow; entry 127 = 8064 blocks, under 1%), the shape of the tables public
+ * OpenSM configurations use. The timer is lazy: it runs only while the
+ * index is above CCTI_Min and is evaluated when the QP next sends or gets
+ * a BECN.
+ *
+ * Left out: SL-based CC (the index per SL and port instead of per QP),
+ * credit-starvation marking (CS_Threshold), the congestion logs, the
+ * Trigger_Threshold event, and the CC MADs themselves (parameters are set
+ * with --set, the same for every switch and CA).
+ */
+#include "models/ib/ib_cc.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "models/fabric/fab_int.h"
+#include "sim/sim_parse.h"
+
+/* ---- parameters ------------------------------------------------------------ */
+
+static void default_cct(struct ibcc_params *p)
+{
+	p->cct_len = IBCC_CCT_MAX;
+	for (int i = 0; i < IBCC_CCT_MAX; i++)
+		p->cct[i] = (uint16_t)(i * i / 2);
+}
+
+static bool cct_is_default(const struct ibcc_params *p)
+{
+	if (p->cct_len != IBCC_CCT_MAX)
+		return false;
+	for (int i = 0; i < IBCC_CCT_MAX; i++)
+		if (p->cct[i] != (uint16_t)(i * i / 2))
+			return false;
+	return true;
+}
+
+void ibcc_params_default(struct ibcc_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->threshold = 8;	/* marks above half a VL buffer */
+	p->marking_rate = 3;	/* one eligible packet in four */
+	p->packet_size = 1;	/* 64 bytes: ACKs and CNs (26 B) are never marked */
+	p->ccti_timer_us = 5;	/* ~5 annex units of 1.024 us */
+	p->ccti_increase = 1;
+	p->ccti_limit = IBCC_CCT_MAX - 1;
+	p->ccti_min = 0;
+	default_cct(p);
+}
+
+static int parse_cct(struct ibcc_params *p, const char *v, char *err, size_t errlen)
+{
+	uint16_t t[IBCC_CCT_MAX];
+	int n = 0;
+	const char *s = v;
+
+	if (!strcasecmp(v, "default")) {
+		memset(p->cct, 0, sizeof(p->cct));
+		default_cct(p);
+		return 0;
+	}
+	while (*s) {
+		char *end;
+		unsigned long shift = 0, mult = strtoul(s, &end, 0);
+
+		if (end == s)
+			goto bad;
+		if (*end == ':') {
+			shift = mult;
+			s = end + 1;
+			mult = strtoul(s, &end, 0);
+			if (end == s)
+				goto bad;
+		}
+		if (shift > 3 || mult > 0x3fff) {
+			snprintf(err, errlen, "entry %d: shift 0..3 and multiplier 0..16383", n + 1);
+			return -1;
+		}
+		if (n == IBCC_CCT_MAX) {
+			snprintf(err, errlen, "more than %d entries", IBCC_CCT_MAX);
+			return -1;
+		}
+		t[n++] = (uint16_t)(shift << 14 | mult);
+		s = end;
+		if (*s == ',')
+			s++;
+		else if (*s)
+			goto bad;
+	}
+	if (!n)
+		goto bad;
+	memcpy(p->cct, t, sizeof(t[0]) * (size_t)n);
+	p->cct_len = (uint16_t)n;
+	if (p->ccti_limit >= n)
+		p->ccti_limit = (uint16_t)(n - 1);
+	return 0;
+bad:
+	snprintf(err, errlen, "expected SHIFT:MULTIPLIER,... (or MULTIPLIER,...), got '%s'", v);
+	return -1;
+}
+
+int ibcc_params_set(struct ibcc_params *p, const char *key, const char *v, char *err,
+		    size_t errlen)
+{
+	uint64_t x;
+
+	if (!strcasecmp(key, "ib.cc"))
+		return sim_parse_bool(v, &p->on, err, errlen);
+	if (strncasecmp(key, "ib.cc.", 6))
+		return 1;
+	key += 6;
+	if (!strcasecmp(key, "victim_mark"))
+		return sim_parse_bool(v, &p->victim_mark, err, errlen);
+	if (!strcasecmp(key, "cct"))
+		return parse_cct(p, v, err, errlen);
+	static const struct {
+		const char *name;
+		size_t off, size;
+		uint64_t lo, hi;
+	} u[] = {
+#define U(f, lo, hi) { #f, offsetof(struct ibcc_params, f), sizeof(((struct ibcc_params *)0)->f), lo, hi }
+		U(threshold, 0, 15), U(marking_rate, 0, 65535), U(packet_size, 0, 255),
+		U(ccti_timer_us, 1, 100000000), U(ccti_increase, 0, 255),
+		U(ccti_limit, 0, IBCC_CCT_MAX - 1), U(ccti_min, 0, IBCC_CCT_MAX - 1),
+#undef U
+	};
+	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
+		if (strcasecmp(key, u[i].name))
+			continue;
+		if (sim_parse_u64(v, &x, err, errlen))
+			return -1;
+		if (x < u[i].lo || x > u[i].hi) {
+			snprintf(err, errlen, "'%s' is out of range (%llu..%llu)", v,
+				 (unsigned long long)u[i].lo, (unsigned long long)u[i].hi);
+			return -1;
+		}
+		char *f = (char *)p + u[i].off;
+
+		if (u[i].size == 1)
+			*(uint8_t *)f = (uint8_t)x;
+		else if (u[i].size == 2)
+			*(uint16_t *)f = (uint16_t)x;
+		else
+			*(uint32_t *)f = (uint32_t)x;
+		return 0;
+	}
+	return 1;
+}
+
+void ibcc_params_print(const struct ibcc_params *p, FILE *out)
+{
+	const int w = 22;
+
+	fprintf(out, "%-*s = %-8s  # %s\n", w, "ib.cc", p->on ? "on" : "off",
+		"IB congestion control (IBA Annex A10) on the ib fabric");
+	fprintf(out, "%-*s = %-8u  # %s\n", w, "ib.cc.threshold", p->threshold,
+		"switch: 0 = never mark FECN, 1..15 = above (16-t)/16 of a VL buffer queued");
+	fprintf(out, "%-*s = %-8u  # %s\n", w, "ib.cc.marking_rate", p->marking_rate,
+		"switch: eligible packets passed over between two FECN marks");
+	fprintf(out, "%-*s = %-8u  # %s\n", w, "ib.cc.packet_size", p->packet_size,
+		"switch: packets under this many 64-byte units are not marked");
+	fprintf(out, "%-*s = %-8s  # %s\n", w, "ib.cc.victim_mark", p->victim_mark ? "on" : "off",
+		"switch: mark at outputs blocked for credits too (Victim_Mask)");
+	fprintf(out, "%-*s = %-8u  # %s\n", w, "ib.cc.ccti_timer_us", p->ccti_timer_us,
+		"CA: the CCT index falls by one per period, us");
+	fprintf(out, "%-*s = %-8u  # %s\n", w, "ib.cc.ccti_increase", p->ccti_increase,
+		"CA: CCT index added per BECN");
+	fprintf(out, "%-*s = %-8u  # %s\n", w, "ib.cc.ccti_limit", p->ccti_limit,
+		"CA: highest CCT index");
+	fprintf(out, "%-*s = %-8u  # %s\n", w, "ib.cc.ccti_min", p->ccti_min,
+		"CA: lowest CCT index");
+	if (cct_is_default(p)) {
+		fprintf(out, "%-*s = %-8s  # %s\n", w, "ib.cc.cct", "default",
+			"CA: SHIFT:MULT,...: delay MULT << SHIFT x 64-byte times (default i^2/2)");
+		return;
+	}
+	fprintf(out, "%-*s = ", w, "ib.cc.cct");
+	for (int i = 0; i < p->cct_len; i++)
+		fprintf(out, "%s%u:%u", i ? "," : "", IBCC_CCT_SHIFT(p->cct[i]),
+			IBCC_CCT_MULT(p->cct[i]));
+	fprintf(out, "  # %s\n", "CA: SHIFT:MULT,...: delay MULT << SHIFT x 64-byte times");
+}
+
+int ibcc_params_check(const struct ibcc_params *p, char *err, size_t errlen)
+{
+	if (p->ccti_min > p->ccti_limit) {
+		snprintf(err, errlen, "ib.cc.ccti_min (%u) is above ib.cc.ccti_limit (%u)",
+			 p->ccti_min, p->ccti_limit);
+		return -1;
+	}
+	if (p->ccti_limit >= p->cct_len) {
+		snprintf(err, errlen, "ib.cc.ccti_limit (%u) is beyond the table (%u entries)",
+			 p->ccti_limit, p->cct_len);
+		return -1;
+	}
+	return 0;
+}
+
+uint32_t ibcc_threshold_bytes(const struct ibcc_params *p, uint32_t vl_buf)
+{
+	if (!p->threshold)
+		return 0;
+	return (uint32_t)((uint64_t)(16 - p->threshold) * vl_buf / 16);
+}
+
+uint32_t ibcc_ird_units(const struct ibcc_params *p, uint16_t ccti)
+{
+	uint16_t e = p->cct[ccti < p->cct_len ? ccti : p->cct_len - 1];
+
+	return (uint32_t)IBCC_CCT_MULT(e) << IBCC_CCT_SHIFT(e);
+}
+
+/* ---- the CA ------------------------------------------------------------------ */
+
+void ibcc_ca_advance(struct ibcc_ca *ca, const struct ibcc_params *p, sim_time_t now)
+{
+	sim_time_t period = (sim_time_t)p->ccti_timer_us * SIM_US;
+	uint64_t n;
+
+	if (!ca->next_dec || ca->next_dec > now)
+		return;
+	n = (now - ca->next_dec) / period + 1;
+	if (ca->ccti <= p->ccti_min || n >= (uint64_t)(ca->ccti - p->ccti_min)) {
+		ca->ccti = ca->ccti > p->ccti_min ? p->ccti_min : ca->ccti;
+		ca->next_dec = 0;
+		return;
+	}
+	ca->ccti = (uint16_t)(ca->ccti - n);
+	ca->next_dec += n * period;
+}
+
+void ibcc_ca_becn(struct ibcc_ca *ca, const struct ibcc_params *p, sim_time_t now)
+{
+	uint32_t c;
+
+	ibcc_ca_advance(ca, p, now);
+	ca->becns++;
+	c = (uint32_t)ca->ccti + p->ccti_increase;
+	ca->ccti = (uint16_t)(c > p->ccti_limit ? p->ccti_limit : c);
+	if (ca->ccti > p->ccti_min && !ca->next_dec)
+		ca->next_dec = now + (sim_time_t)p->ccti_timer_us * SIM_US;
+}
+
+/* ---- the switch ------------------------------------------------------------------ */
+
+struct ibcc_port {
+	uint32_t threshold;		/* bytes */
+	uint32_t queued[FAB_NVL];	/* bytes queued at the switch's inputs for this output */
+	uint64_t wait_seen[FAB_NVL];	/* PortVLXmitWait when this VL last sent */
+	uint16_t skip[FAB_NVL];		/* eligible packets still to pass over before a mark */
+};
+
+int ibcc_sw_init(struct fab *f, struct fab_node *n)
+{
+	uint32_t thr = ibcc_threshold_bytes(&f->p.ibcc, f->p.vl_buf_bytes);
+
+	for (int k = 1; k <= n->nports; k++) {
+		struct fab_port *pt = n->ports[k];
+
+		if (!pt)
+			continue;
+		pt->ibcc = calloc(1, sizeof(*pt->ibcc));
+		if (!pt->ibcc)
+			return -1;
+		pt->ibcc->threshold = thr;
+	}
+	return 0;
+}
+
+void ibcc_sw_fini(struct fab_node *n)
+{
+	for (int k = 1; k <= n->nports; k++)
+		if (n->ports[k]) {
+			free(n->ports[k]->ibcc);
+			n->ports[k]->ibcc = NULL;
+		}
+}
+
+void ibcc_sw_queued(struct fab_port *out, const struct ib_pkt *p)
+{
+	out->ibcc->queued[p->vl] += p->wire;
+}
+
+void ibcc_sw_take(struct fab_port *out, struct ib_pkt *p)
+{
+	struct ibcc_port *c = out->ibcc;
+	const struct ibcc_params *cp = &out->fab->p.ibcc;
+	uint8_t vl = p->vl;
+	uint32_t queued = c->queued[vl];
+	uint64_t wait = out->info.vl[vl].xmit_wait_ps;
+	bool victim = wait != c->wait_seen[vl];
+
+	c->queued[vl] -= p->wire;
+	c->wait_seen[vl] = wait;
+	if (!c->threshold || queued <= c->threshold || vl == 15 ||
+	    p->wire < (uint32_t)cp->packet_size * IB_BLOCK_BYTES || (victim && !cp->victim_mark))
+		return;
+	if (c->skip[vl]) {
+		c->skip[vl]--;
+		return;
+	}
+	c->skip[vl] = cp->marking_rate;
+	if (!(p->flags & IB_PKT_CE)) {
+		p->flags |= IB_PKT_CE;
+		out->info.vl[vl].ecn_marked++;
+		out->fab->tot.ecn_marks++;
+	}
+}

@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cc.c - the HCA's congestion-control edge: what DCQCN (dcqcn.c) and IB
+ * congestion control (models/ib/ib_cc.c) need from the transport.
+ *
+ *  - Notification point (the responder of an RC/UC QP): a request packet
+ *    arriving with CE (RoCE: IP ECN, set by an Ethernet switch) or FECN
+ *    (IB: the BTH bit an IB switch sets) makes the HCA owe the requester a
+ *    notification: a RoCEv2 CNP (BTH opcode 0x81, 16 reserved bytes: a
+ *    minimal 102-byte frame on the wire with preamble and gap) at most once
+ *    per dcqcn.cnp_interval_us per QP, or on IB a congestion notification
+ *    packet carrying BECN (LRH, BTH, ICRC, VCRC: 26 bytes) for every FECN
+ *    (one waits at a time per QP). Notifications wait in a per-HCA FIFO
+ *    and the port sends them before any data: on Ethernet on priority
+ *    FAB_ETH_CNP_PRIO (strict priority at every switch), on IB on the
+ *    QP's VL ahead of that VL's QPs. f->tot.cnps counts them.
+ *  - Reaction point (the requester): a CNP feeds the QP's DCQCN machine
+ *    (a rate cut), a BECN raises its CCT index. Request packets are then
+ *    paced: after a packet of W bytes starts, the next may start W x 8 /
+ *    Rc later (DCQCN), or the packet's own serialisation plus the CCT's
+ *    injection rate delay later (IB CC). A paced QP leaves its VL's
+ *    round robin and is put back by a wake-up at its time (hca.c's ready
+ *    timer), so other QPs use the gap. At the line rate the pacing time is
+ *    the serialisation time, so an unthrottled QP is never held back.
+ * Left out: READ responses and atomic responses are not paced (a READ's
+ * data, flowing from the responder, is not rate controlled), and UD QPs
+ * have no CC. With CC off (the IB default) the HCA holds NULL pointers and
+ * every hook is one test of a pointer.
+ */
+#include "models/roce/cc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/hca/hca_int.h"
+
+enum cc_kind cc_kind_of(const struct fab_params *p)
+{
+	if ((p->fabric == FAB_FABRIC_ROCE || p->fabric == FAB_FABRIC_ROCE_LOSSY) && p->dcqcn.on)
+		return CC_DCQCN;
+	if (p->fabric == FAB_FABRIC_IB && p->ibcc.on)
+		return CC_IBCC;
+	return 0;
+}
+
+int cc_hca_init(struct hca *h)
+{
+	const struct fab_params *p = &h->f->p;
+	enum cc_kind k = cc_kind_of(p);
+	struct cc_hca *c;
+
+	if (!k || !h->port)
+		return 0;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -1;
+	c->kind = k;
+	c->line_bps = link_data_rate_bps(h->port->rate);
+	if (k == CC_DCQCN) {
+		dcqcn_cfg_resolve(&c->dcqcn, &p->dcqcn, c->line_bps);
+		/* Ethernet + 802.1Q + IPv4 + UDP + BTH + 16 reserved + ICRC + FCS,
+		 * at least 64, then preamble and inter-frame gap. */
+		c->note_wire = ETH_HDR_BYTES + ETH_VLAN_BYTES + IPV4_HDR_BYTES + UDP_HDR_BYTES +
+			       IB_BTH_BYTES + ROCE_CNP_PAYLOAD + IB_ICRC_BYTES + ETH_FCS_BYTES;
+		if (c->note_wire < ETH_MIN_FRAME)
+			c->note_wire = ETH_MIN_FRAME;
+		c->note_wire += ETH_PREAMBLE_BYTES + ETH_IFG_BYTES;
+	} else {
+		c->note_wire = IB_LRH_BYTES + IB_BTH_BYTES + IB_ICRC_BYTES + IB_VCRC_BYTES;
+	}
+	h->cc = c;
+	return 0;
+}
+
+void cc_hca_fini(struct hca *h)
+{
+	if (!h->cc)
+		return;
+	free(h->cc->q);
+	free(h->cc);
+	h->cc = NULL;
+}
+
+struct cc_qp *cc_qp_new(struct hca *h)
+{
+	struct cc_qp *q = calloc(1, sizeof(*q));
+
+	if (q && h->cc->kind == CC_DCQCN)
+		dcqcn_rp_init(&q->rp, &h->cc->dcqcn);
+	return q;
+}
+
+/* ---- requester: pacing and reaction ----------------------------------------- */
+
+bool cc_req_may_send(struct hca_qp *qp)
+{
+	struct cc_qp *q = qp->cc;
+
+	if (!q->next || q->next <= qp->hca->f->eng.now)
+		return true;
+	hca_qp_arm_ready(qp, q->next);
+	return false;
+}
+
+void cc_req_sent(struct hca_qp *qp, const struct ib_pkt *p)
+{
+	struct hca *h = qp->hca;
+	struct cc_hca *c = h->cc;
+	struct cc_qp *q = qp->cc;
+	sim_time_t now = h->f->eng.now;
+
+	if (c->kind == CC_DCQCN) {
+		dcqcn_rp_sent(&q->rp, &c->dcqcn, now, p->wire);
+		q->next = q->rp.rc < c->line_bps ?
+			  now + (sim_time_t)((double)p->wire * 8e12 / q->rp.rc + 0.5) : 0;
+		return;
+	}
+	ibcc_ca_advance(&q->ca, &h->f->p.ibcc, now);
+	uint32_t ird = q->ca.ccti ? ibcc_ird_units(&h->f->p.ibcc, q->ca.ccti) : 0;
+
+	/* The packet's own time plus the delay. In floating point on
+	 * purpose: one more caller of link_ser_ps() made GCC stop inlining
+	 * it into the link layer, +6% instructions on every IB run. */
+	q->next = ird ? now + (sim_time_t)(((double)p->wire + (double)ird * IB_BLOCK_BYTES) *
+					   8e12 / c->line_bps + 0.5) : 0;
+}
+
+static bool is_response(uint8_t op)
+{
+	return op >= IB_OP_READ_RESP_FIRST && op <= IB_OP_ATOMIC_ACK;
+}
+
+/* Queue a notification for the peer of qp. */
+static void owe(struct hca_qp *qp)
+{
+	struct hca *h = qp->hca;
+	struct cc_hca *c = h->cc;
+
+	if (qp->cc->owed)
+		return;
+	if (c->n == c->cap) {
+		uint32_t cap = c->cap ? c->cap * 2 : 16;
+		struct cc_note *nq = malloc(cap * sizeof(*nq));
+
+		if (!nq) {
+			fab_fail(h->f, "out of memory for congestion notifications");
+			return;
+		}
+		for (uint32_t i = 0; i < c->n; i++)
+			nq[i] = c->q[(c->head + i) % c->cap];
+		free(c->q);
+		c->q = nq;
+		c->head = 0;
+		c->cap = cap;
+	}
+	c->q[(c->head + c->n++) % c->cap] = (struct cc_note){
+		.dlid = qp->dlid, .sl = qp->sl, .vl = qp->vl, .qpt = (uint8_t)qp->type,
+		.sqpn = qp->qpn, .dqpn = qp->dest_qpn,
+	};
+	qp->cc->owed = true;
+	if (!h->in_take && h->port)
+		ib_port_kick(h->port);
+}
+
+bool cc_receive(struct hca_qp *qp, struct ib_pkt *p)
+{
+	struct hca *h = qp->hca;
+	struct cc_hca *c = h->cc;
+	sim_time_t now = h->f->eng.now;
+
+	if (p->opcode == IB_OP_CNP) {
+		if (c->kind == CC_DCQCN)
+			dcqcn_rp_cnp(&qp->cc->rp, &c->dcqcn, now);
+		else
+			ibcc_ca_becn(&qp->cc->ca, &h->f->p.ibcc, now);
+		return true;
+	}
+	if (!(p->flags & IB_PKT_CE) || is_response(p->opcode))	/* ACKs are responses */
+		return false;
+	if (c->kind == CC_DCQCN &&
+	    !dcqcn_np_may_send(&qp->cc->np_last, &qp->cc->np_sent, &c->dcqcn, now))
+		return false;
+	owe(qp);
+	return false;
+}
+
+/* ---- the port ----------------------------------------------------------------- */
+
+static uint8_t note_vl(const struct cc_hca *c)
+{
+	return c->kind == CC_DCQCN ? FAB_ETH_CNP_PRIO : c->q[c->head].vl;
+}
+
+int cc_owed_vl(const struct hca *h)
+{
+	return h->cc->n ? note_vl(h->cc) : -1;
+}
+
+uint16_t cc_offer(struct hca *h, struct fab_port *pt, uint32_t *blocks, uint16_t *ready)
+{
+	struct cc_hca *c = h->cc;
+	uint8_t vl;
+
+	if (!c->n)
+		return 0;
+	vl = note_vl(c);
+	blocks[vl] = ib_blocks(c->note_wire);
+	if (ib_port_fits(pt, vl, blocks[vl]))
+		*ready |= (uint16_t)(1u << vl);
+	return (uint16_t)(1u << vl);
+}
+
+uint32_t cc_take(struct hca *h, uint8_t vl)
+{
+	struct cc_hca *c = h->cc;
+	struct cc_note nt = c->q[c->head];
+	uint32_t idx = hca_alloc_pkt(h);
+	struct ib_pkt *p;
+	struct hca_qp *qp;
+
+	if (idx == SIM_POOL_NIL)
+		return SIM_POOL_NIL;
+	c->head = (c->head + 1) % c->cap;
+	c->n--;
+	qp = nt.sqpn < h->nqps ? h->qps[nt.sqpn] : NULL;
+	if (qp && qp->cc)
+		qp->cc->owed = false;
+	p = fab_pkt(h->f, idx);
+	p->slid = h->lid;
+	p->dlid = nt.dlid;
+	p->sl = nt.sl;
+	p->vl = vl;
+	p->qpt = nt.qpt;
+	p->sqpn = nt.sqpn;
+	p->dqpn = nt.dqpn;
+	p->opcode = IB_OP_CNP;
+	p->msg = UINT32_MAX;
+	p->wire = (uint16_t)c->note_wire;
+	p->blocks = (uint8_t)ib_blocks(p->wire);
+	if (c->kind == CC_IBCC)
+		p->flags |= IB_PKT_ECE;		/* BECN */
+	h->f->tot.cnps++;
+	return idx;
+}

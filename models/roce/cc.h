@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cc.h - the HCA's congestion-control edge, shared by DCQCN (RoCE) and
+ * IB congestion control (Annex A10): per-QP pacing of request packets,
+ * the notification point (CE/FECN in -> CNP/BECN out) and the queue of
+ * notifications the HCA owes. Internal to models/: hca.c, qp_req.c and
+ * the CC models call it; see cc.c.
+ */
+#ifndef IBFAB_CC_H
+#define IBFAB_CC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "models/ib/ib_cc.h"
+#include "models/roce/dcqcn.h"
+#include "sim/sim.h"
+
+enum cc_kind { CC_DCQCN = 1, CC_IBCC = 2 };
+
+struct cc_qp {
+	sim_time_t next;	/* pacing: the next request packet may start then (0: now) */
+	bool owed;		/* responder: a notification for the peer QP is queued */
+	bool np_sent;		/* DCQCN NP: a CNP was sent (np_last valid) */
+	sim_time_t np_last;
+	struct dcqcn_rp rp;	/* requester (DCQCN) */
+	struct ibcc_ca ca;	/* requester (IB CC) */
+};
+
+/* A notification owed: where it goes. */
+struct cc_note {
+	uint16_t dlid;
+	uint8_t sl, vl, qpt;
+	uint32_t sqpn, dqpn;
+};
+
+struct cc_hca {
+	enum cc_kind kind;
+	double line_bps;
+	uint32_t note_wire;	/* bytes of a CNP / CN packet */
+	struct dcqcn_cfg dcqcn;
+	struct cc_note *q;
+	uint32_t head, n, cap;
+};
+
+struct hca;
+struct hca_qp;
+struct ib_pkt;
+struct fab_port;
+struct fab_params;
+
+/* Which CC the parameters turn on (0: none). */
+enum cc_kind cc_kind_of(const struct fab_params *p);
+int cc_hca_init(struct hca *h);
+void cc_hca_fini(struct hca *h);
+struct cc_qp *cc_qp_new(struct hca *h);
+
+/* Requester: may the next request packet start now? (Arms a wake-up if not.) */
+bool cc_req_may_send(struct hca_qp *qp);
+/* Requester: packet p (its wire size set) starts now. */
+void cc_req_sent(struct hca_qp *qp, const struct ib_pkt *p);
+/* A packet for qp carrying CE/FECN, or a CNP/BECN: true if consumed. */
+bool cc_receive(struct hca_qp *qp, struct ib_pkt *p);
+/* The port looks for packets: a notification owed goes first on its VL
+ * (priority FAB_ETH_CNP_PRIO on Ethernet). Returns that VL's bit (0: none)
+ * and sets blocks[vl] and the ready bit if it fits. */
+uint16_t cc_offer(struct hca *h, struct fab_port *pt, uint32_t *blocks, uint16_t *ready);
+/* The VL of the notification owed next, or -1. */
+int cc_owed_vl(const struct hca *h);
+/* Build the notification offered on vl (pool index). */
+uint32_t cc_take(struct hca *h, uint8_t vl);
+
+#endif

@@ -1,0 +1,811 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_tcp.c - TCP (models/tcp): the congestion-control state machines
+ * against hand-computed windows (slow start doubling, NewReno's halving and
+ * recovery, CUBIC's W(t) = C (t - K)^3 + W_max and fast convergence, DCTCP's
+ * alpha), the RFC 6298 estimator, the host-stack cost arithmetic, and on
+ * fabric=tcp: a long flow at link rate minus the TCP/IP/Ethernet header
+ * overhead (and the three fabrics' throughputs apart by exactly their
+ * per-packet overheads), the host-stack CPU time and small-message latency
+ * above RDMA's by what the host-stack parameters predict, a 32-to-1 incast
+ * on shallow buffers collapsing into RTO-driven completion, and DCTCP
+ * holding the bottleneck queue near its marking threshold K.
+ *
+ * Expected values are written out from the RFCs' formulas and the
+ * defaults as numbers, not read from the model's tables.
+ */
+#include "tests/unit/test_main.h"
+#include "tests/unit/util_fabric.h"
+
+#include "models/fabric/fab.h"
+#include "models/hca/hca.h"
+#include "models/link/link.h"
+#include "models/tcp/tcp.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MSS	1000u
+#define NS	1000ull			/* ps */
+#define US	1000000ull
+#define MS	1000000000ull
+#define MiB	(1024ull * 1024)
+
+/* The defaults as numbers (tcp_host.c gives their sources). */
+#define SYSCALL_NS	500ull
+#define SEG_NS		100ull
+#define IRQ_NS		1500ull
+#define COALESCE	64u
+#define CTX_NS		3000ull
+#define HDR		16u
+#define TCP_OVH		94u	/* 20 TCP + 12 timestamps + 20 IPv4 + 14 Eth + 4 VLAN + 4 FCS + 8 + 12 */
+
+static double segs(const struct tcp_cc *cc)
+{
+	return cc->cwnd / cc->mss;
+}
+
+/* ---- congestion control ---------------------------------------------- */
+
+static void test_slow_start(void)
+{
+	struct tcp_cc cc;
+
+	tcp_cc_init(&cc, TCP_CC_NEWRENO, MSS, 10, 0);
+	CU_ASSERT_DOUBLE_EQUAL(segs(&cc), 10, 1e-9);
+	/* one round: 10 segments acknowledged (delayed ACKs: 5 ACKs of 2) */
+	for (int i = 0; i < 5; i++)
+		tcp_cc_on_ack(&cc, 2 * MSS, 0, 0);
+	CU_ASSERT_DOUBLE_EQUAL(segs(&cc), 20, 1e-9);
+	for (int i = 0; i < 20; i++)
+		tcp_cc_on_ack(&cc, MSS, 0, 0);
+	CU_ASSERT_DOUBLE_EQUAL(segs(&cc), 40, 1e-9);
+	/* slow start stops at ssthresh; the rest of the ACK goes to avoidance */
+	cc.ssthresh = 41.0 * MSS;
+	tcp_cc_on_ack(&cc, 2 * MSS, 0, 0);
+	CU_ASSERT_DOUBLE_EQUAL(segs(&cc), 41 + 1.0 / 41, 1e-9);
+}
+
+static void test_newreno(void)
+{
+	struct tcp_cc cc;
+	double w = 20;
+
+	tcp_cc_init(&cc, TCP_CC_NEWRENO, MSS, 20, 0);
+	cc.ssthresh = 20.0 * MSS;
+	/* congestion avoidance: + mss^2/cwnd per acknowledged segment, about
+	 * one segment per window: 20 ACKs of one segment */
+	for (int i = 0; i < 20; i++) {
+		tcp_cc_on_ack(&cc, MSS, 0, 0);
+		w += 1 / w;
+	}
+	CU_ASSERT_DOUBLE_EQUAL(segs(&cc), w, 1e-9);
+	CU_ASSERT(segs(&cc) > 20.97 && segs(&cc) < 21);
+	/* a loss with 20 segments in flight: ssthresh = 10, cwnd = 10 */
+	tcp_cc_on_loss(&cc, 20 * MSS, 0);
+	CU_ASSERT_DOUBLE_EQUAL(cc.ssthresh / MSS, 10, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(segs(&cc), 10, 1e-9);
+	/* never below two segments */
+	tcp_cc_on_loss(&cc, 3 * MSS, 0);
+	CU_ASSERT_DOUBLE_EQUAL(cc.ssthresh / MSS, 2, 1e-9);
+	/* a timeout: loss window of one segment, ssthresh = FlightSize / 2 */
+	tcp_cc_on_timeout(&cc, 16 * MSS, 0);
+	CU_ASSERT_DOUBLE_EQUAL(segs(&cc), 1, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(cc.ssthresh / MSS, 8, 1e-9);
+	/* then slow start again up to 8, linear above */
+	for (int i = 0; i < 7; i++)
+		tcp_cc_on_ack(&cc, MSS, 0, 0);
+	CU_ASSERT_DOUBLE_EQUAL(segs(&cc), 8, 1e-9);
+	tcp_cc_on_ack(&cc, MSS, 0, 0);
+	CU_ASSERT_DOUBLE_EQUAL(segs(&cc), 8.125, 1e-9);
+	CU_ASSERT_EQUAL(tcp_cc_parse("reno"), TCP_CC_NEWRENO);
+	CU_ASSERT_EQUAL(tcp_cc_parse("CUBIC"), TCP_CC_CUBIC);
+	CU_ASSERT_EQUAL(tcp_cc_parse("vegas"), -1);
+}
+
+static void test_cubic(void)
+{
+	struct tcp_cc cc;
+	double k = cbrt(100 * (1 - 0.7) / 0.4);	/* RFC 8312 eq. 2: 4.2172 s */
+
+	tcp_cc_init(&cc, TCP_CC_CUBIC, MSS, 100, 0);
+	cc.ssthresh = 50.0 * MSS;	/* in avoidance */
+	tcp_cc_on_loss(&cc, 100 * MSS, 0);
+	CU_ASSERT_DOUBLE_EQUAL(segs(&cc), 70, 1e-9);	/* beta = 0.7 */
+	CU_ASSERT_DOUBLE_EQUAL(cc.ssthresh / MSS, 70, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(cc.w_max, 100, 1e-9);
+	/* the epoch starts at the first ACK: K from the window there */
+	tcp_cc_on_ack(&cc, MSS, 1 * MS, 0);
+	CU_ASSERT_DOUBLE_EQUAL(cc.k_s, cbrt((100 - 70.0) / 0.4), 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(cc.k_s, k, 1e-9);
+	/* W(t) = C (t - K)^3 + W_max: 70 at t = 0, W_max at K, then convex */
+	CU_ASSERT_DOUBLE_EQUAL(tcp_cubic_w(&cc, 0), 70, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(tcp_cubic_w(&cc, k), 100, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(tcp_cubic_w(&cc, 1), 0.4 * pow(1 - k, 3) + 100, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(tcp_cubic_w(&cc, 6), 0.4 * pow(6 - k, 3) + 100, 1e-9);
+	/* the window follows W(t + RTT): at t = K - RTT, 2000 ACKs bring it to W_max */
+	for (int i = 0; i < 2000; i++)
+		tcp_cc_on_ack(&cc, MSS, 1 * MS + (sim_time_t)((k - 0.01) * 1e12), 10 * MS);
+	CU_ASSERT(segs(&cc) > 99.9 && segs(&cc) <= 100.01);
+	/* growth is capped at half a segment per acknowledged segment */
+	{
+		struct tcp_cc c2;
+
+		tcp_cc_init(&c2, TCP_CC_CUBIC, MSS, 10, 0);
+		c2.ssthresh = 10.0 * MSS;
+		tcp_cc_on_ack(&c2, MSS, 1 * MS, 0);
+		tcp_cc_on_ack(&c2, 4 * MSS, 1 * MS + 100000 * MS, 0);
+		CU_ASSERT(segs(&c2) <= 10 + 0.01 + 2 + 1e-9);
+	}
+	/* fast convergence: a loss below the last W_max releases bandwidth */
+	cc.cwnd = 90.0 * MSS;
+	tcp_cc_on_loss(&cc, 90 * MSS, 0);
+	CU_ASSERT_DOUBLE_EQUAL(cc.w_max, 90 * 1.7 / 2, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(segs(&cc), 63, 1e-9);
+	/* a timeout: one segment, ssthresh = 0.7 cwnd */
+	cc.cwnd = 50.0 * MSS;
+	tcp_cc_on_timeout(&cc, 50 * MSS, 0);
+	CU_ASSERT_DOUBLE_EQUAL(segs(&cc), 1, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(cc.ssthresh / MSS, 35, 1e-9);
+}
+
+static void test_dctcp(void)
+{
+	struct tcp_cc cc;
+	double a;
+
+	tcp_cc_init(&cc, TCP_CC_DCTCP, MSS, 40, 1.0 / 16);
+	CU_ASSERT_DOUBLE_EQUAL(cc.alpha, 1, 1e-12);	/* RFC 8257 / Linux: starts at 1 */
+	/* a window without marks: alpha = 15/16 */
+	CU_ASSERT_FALSE(tcp_cc_on_ecn(&cc, 10 * MSS, false, 10 * MSS, 20 * MSS, 0));
+	CU_ASSERT_DOUBLE_EQUAL(cc.alpha, 15.0 / 16, 1e-12);
+	/* half the next window marked: the first ECE cuts by alpha / 2, once */
+	CU_ASSERT_TRUE(tcp_cc_on_ecn(&cc, 5 * MSS, true, 15 * MSS, 30 * MSS, 0));
+	CU_ASSERT_DOUBLE_EQUAL(segs(&cc), 40 * (1 - 15.0 / 32), 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(cc.ssthresh, cc.cwnd, 1e-9);
+	a = segs(&cc);
+	CU_ASSERT_FALSE(tcp_cc_on_ecn(&cc, 5 * MSS, false, 20 * MSS, 30 * MSS, 0));
+	CU_ASSERT_DOUBLE_EQUAL(segs(&cc), a, 1e-9);
+	/* the window ended at 20: F = 5/10, alpha = (15/16)^2 + 1/32 = 233/256 */
+	CU_ASSERT_DOUBLE_EQUAL(cc.alpha, 233.0 / 256, 1e-12);
+	/* marks past the first cut's window: the window ending at 30 was all
+	 * marked (F = 1), alpha = 233/256 15/16 + 1/16, then the cut uses it */
+	CU_ASSERT_TRUE(tcp_cc_on_ecn(&cc, 10 * MSS, true, 30 * MSS, 40 * MSS, 0));
+	CU_ASSERT_DOUBLE_EQUAL(cc.alpha, 233.0 / 256 * 15 / 16 + 1.0 / 16, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(segs(&cc), a * (1 - cc.alpha / 2), 1e-9);
+	/* many windows without marks: alpha decays to (15/16)^n */
+	for (int i = 0; i < 40; i++)
+		tcp_cc_on_ecn(&cc, MSS, false, (41 + (uint64_t)i) * MSS, (42 + (uint64_t)i) * MSS, 0);
+	CU_ASSERT(cc.alpha < 0.1);
+	/* NewReno reacts to ECE as to a loss, once per window */
+	tcp_cc_init(&cc, TCP_CC_NEWRENO, MSS, 40, 0);
+	CU_ASSERT_TRUE(tcp_cc_on_ecn(&cc, MSS, true, MSS, 40 * MSS, 0));
+	CU_ASSERT_DOUBLE_EQUAL(segs(&cc), 20, 1e-9);
+	CU_ASSERT_FALSE(tcp_cc_on_ecn(&cc, MSS, true, 2 * MSS, 40 * MSS, 0));
+	CU_ASSERT_DOUBLE_EQUAL(segs(&cc), 20, 1e-9);
+}
+
+static void test_rto(void)
+{
+	struct tcp_rtt r;
+	sim_time_t min = 200 * MS, max = 60000 * MS;
+
+	tcp_rtt_init(&r, min);
+	CU_ASSERT_EQUAL(r.rto, min);
+	/* first sample 10 us: SRTT 10, RTTVAR 5, RTO = 30 us -> the floor */
+	tcp_rtt_sample(&r, 10 * US, min, max);
+	CU_ASSERT_EQUAL(r.srtt, 10 * US);
+	CU_ASSERT_EQUAL(r.rttvar, 5 * US);
+	CU_ASSERT_EQUAL(r.rto, min);
+	/* second 18 us: RTTVAR = 3/4 5 + 1/4 8 = 5.75, SRTT = 7/8 10 + 1/8 18 = 11 */
+	tcp_rtt_sample(&r, 18 * US, 1, max);
+	CU_ASSERT_EQUAL(r.rttvar, 5750 * NS);
+	CU_ASSERT_EQUAL(r.srtt, 11 * US);
+	CU_ASSERT_EQUAL(r.rto, 11 * US + 4 * 5750 * NS);
+	/* a 100 s sample: the ceiling */
+	tcp_rtt_sample(&r, 100000 * MS, 1, max);
+	CU_ASSERT_EQUAL(r.rto, max);
+}
+
+/* ---- host-stack arithmetic ------------------------------------------- */
+
+static void test_host_costs(void)
+{
+	struct tcp_params p;
+	struct tcp_host th = { 0 };
+	sim_time_t c0, t;
+	double g;
+
+	tcp_params_default(&p);
+	g = tcp_copy_gbps(&p, 150);
+	CU_ASSERT_DOUBLE_EQUAL(g, 75, 1e-12);	/* a copy reads and writes */
+	CU_ASSERT_EQUAL(tcp_copy_ps(7500, 75), 100 * NS);
+	/* send(): syscall, then copy + per-segment processing */
+	t = tcp_host_send(&th, &p, 75, 1 * US, 7500 * 2, 4, &c0);
+	CU_ASSERT_EQUAL(c0, 1 * US + SYSCALL_NS * NS);
+	CU_ASSERT_EQUAL(t, c0 + 200 * NS + 4 * SEG_NS * NS);
+	/* a second send at once queues behind the first */
+	CU_ASSERT_EQUAL(tcp_host_send(&th, &p, 75, 1 * US, 0, 1, &c0), t + SYSCALL_NS * NS + SEG_NS * NS);
+	CU_ASSERT_EQUAL(th.st.cpu_ps, 2 * SYSCALL_NS * NS + 200 * NS + 5 * SEG_NS * NS);
+	/* receive: an idle softirq takes an interrupt; a busy one batches */
+	memset(&th, 0, sizeof(th));
+	t = tcp_host_rx_seg(&th, &p, 10 * US);
+	CU_ASSERT_EQUAL(t, 10 * US + (IRQ_NS + SEG_NS) * NS);
+	CU_ASSERT_EQUAL(tcp_host_rx_seg(&th, &p, 10 * US + 100 * NS), t + SEG_NS * NS);
+	CU_ASSERT_EQUAL(th.st.irqs, 1);
+	for (unsigned i = 2; i < COALESCE; i++)
+		tcp_host_rx_seg(&th, &p, 10 * US + 200 * NS);
+	CU_ASSERT_EQUAL(th.st.irqs, 1);
+	tcp_host_rx_seg(&th, &p, 10 * US + 200 * NS);	/* the 65th: a new interrupt */
+	CU_ASSERT_EQUAL(th.st.irqs, 2);
+	CU_ASSERT_EQUAL(th.st.cpu_ps, 2 * IRQ_NS * NS + (COALESCE + 1) * SEG_NS * NS);
+	/* the reader: woken once, copies each segment, recv() returns after the last */
+	memset(&th, 0, sizeof(th));
+	t = tcp_host_rx_copy(&th, &p, 75, 1 * US, 7500, true, false);
+	CU_ASSERT_EQUAL(t, 1 * US + CTX_NS * NS + 100 * NS);
+	t = tcp_host_rx_copy(&th, &p, 75, 1 * US, 7500, false, true);
+	CU_ASSERT_EQUAL(t, 1 * US + CTX_NS * NS + 200 * NS + SYSCALL_NS * NS);
+	CU_ASSERT_EQUAL(th.st.ctx_switches, 1);
+	CU_ASSERT_EQUAL(th.st.syscalls, 1);
+}
+
+static void test_wire_and_params(void)
+{
+	struct fab_params p;
+	struct sim_diag d;
+
+	fab_params_default(&p);
+	CU_ASSERT_EQUAL(p.tcp.cc, TCP_CC_CUBIC);
+	CU_ASSERT_EQUAL(p.tcp.init_cwnd, 10);
+	CU_ASSERT_EQUAL(p.tcp.min_rto_us, 200000);
+	CU_ASSERT_EQUAL(tcp_wire_bytes(&p.tcp, 4096), 4096 + TCP_OVH);
+	CU_ASSERT_EQUAL(tcp_wire_bytes(&p.tcp, 0), TCP_OVH);
+	CU_ASSERT_EQUAL(fab_params_set(&p, "tcp.timestamps=off", &d), 0);
+	CU_ASSERT_EQUAL(tcp_wire_bytes(&p.tcp, 4096), 4096 + TCP_OVH - 12);
+	/* 14 + 4 + 20 + 20 + 4 = 62 bytes: padded to the 64-byte minimum */
+	CU_ASSERT_EQUAL(tcp_wire_bytes(&p.tcp, 0), 64 + 20);
+	CU_ASSERT_EQUAL(fab_params_set(&p, "tcp.cc=dctcp", &d), 0);
+	CU_ASSERT_EQUAL(p.tcp.cc, TCP_CC_DCTCP);
+	CU_ASSERT_TRUE(tcp_wants_ecn(&p.tcp));
+	CU_ASSERT_EQUAL(fab_params_set(&p, "tcp.min_rto_us=1000", &d), 0);
+	CU_ASSERT_EQUAL(p.tcp.min_rto_us, 1000);
+	CU_ASSERT_EQUAL(fab_params_set(&p, "tcp.ctx_switch_ns=2us", &d), 0);
+	CU_ASSERT_EQUAL(p.tcp.ctx_switch_ns, 2000);
+	CU_ASSERT_EQUAL(fab_params_set(&p, "tcp.copy_gbps=12.5", &d), 0);
+	CU_ASSERT_DOUBLE_EQUAL(p.tcp.copy_gbps, 12.5, 1e-12);
+	CU_ASSERT_EQUAL(fab_params_set(&p, "tcp.cc=vegas", &d), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "newreno"));
+	CU_ASSERT_EQUAL(fab_params_set(&p, "tcp.copy_gbps=-1", &d), -1);
+}
+
+/* ---- on the fabric --------------------------------------------------- */
+
+static void dump(const char *what, struct fab *f)
+{
+	struct fab_totals t;
+
+	fab_totals(f, &t);
+	if (getenv("IBFAB_TEST_VERBOSE"))
+		fprintf(stderr, "%s: end %.3f us segs %llu rtx %llu rto %llu fr %llu drops %llu "
+			"marks %llu cpu %.3f us\n", what, t.end_ps / 1e6,
+			(unsigned long long)t.tcp_segments, (unsigned long long)t.tcp_retransmits,
+			(unsigned long long)t.tcp_timeouts, (unsigned long long)t.tcp_fast_recoveries,
+			(unsigned long long)t.drops_congestion, (unsigned long long)t.ecn_marks,
+			t.cpu_ps / 1e6);
+}
+
+/* One message of `bytes` from h0 to h1 over h0 - sw - h1 on fabric fb. */
+struct one {
+	struct net n;
+	struct fab_msgs m;
+	struct fab *f;
+	struct fab_totals t;
+	double rate_bps;
+};
+
+static void one_run(struct one *o, const char *fb, uint64_t bytes, const char *const *sets,
+		    bool host_model)
+{
+	struct fab_params p;
+	char kv[64];
+	int h0, h1;
+
+	memset(o, 0, sizeof(*o));
+	tf_chain(&o->n, 1, &h0, &h1);
+	tf_params(&p, "hdr");
+	p.host_model = host_model;
+	snprintf(kv, sizeof(kv), "fabric=%s", fb);
+	tf_set(&p, kv);
+	for (; sets && *sets; sets++)
+		tf_set(&p, *sets);
+	tf_add_msg(&o->m, h0, h1, bytes, 0, 0);
+	o->f = tf_run(&o->n, &p, &o->m);
+	fab_totals(o->f, &o->t);
+	o->rate_bps = link_data_rate_bps(fab_port(o->f, 0)->rate);
+	dump(fb, o->f);
+}
+
+static void one_free(struct one *o)
+{
+	fab_destroy(o->f);
+	fab_msgs_free(&o->m);
+	net_free(&o->n);
+}
+
+/* Payload rate of one message: bytes over first bit out to delivery. */
+static double goodput(const struct one *o)
+{
+	const struct fab_msg *m = &o->m.v[0];
+
+	CU_ASSERT_FATAL(m->done);
+	return (double)m->bytes * 8 / ((double)(m->end - m->first_tx) * 1e-12);
+}
+
+static void test_long_flow(void)
+{
+	uint64_t bytes = (test_quick() ? 32 : 64) * MiB, mtu = 4096;
+	/* TCP: the stream is the message plus its 16-byte header, cut at the
+	 * MSS; every segment pays 94 bytes */
+	uint64_t stream = bytes + HDR, nseg = (stream + mtu - 1) / mtu;
+	double eff_tcp = (double)bytes / (double)(stream + nseg * TCP_OVH);
+	/* RoCEv2: 86 bytes per packet, RETH (16) on the first; IB: 26 + 16 */
+	uint64_t npkt = bytes / mtu;
+	double eff_roce = (double)bytes / (double)(bytes + npkt * 86 + 16);
+	double eff_ib = (double)bytes / (double)(bytes + npkt * 26 + 16);
+	struct one tcp, roce, ib;
+	double g_tcp, g_roce, g_ib;
+
+	one_run(&tcp, "tcp", bytes, NULL, false);
+	one_run(&roce, "roce", bytes, NULL, false);
+	one_run(&ib, "ib", bytes, NULL, false);
+	g_tcp = goodput(&tcp);
+	g_roce = goodput(&roce);
+	g_ib = goodput(&ib);
+	if (getenv("IBFAB_TEST_VERBOSE"))
+		fprintf(stderr, "goodput tcp %.4f (exp %.4f) roce %.4f (%.4f) ib %.4f (%.4f) Gb/s\n",
+			g_tcp / 1e9, tcp.rate_bps * eff_tcp / 1e9, g_roce / 1e9,
+			roce.rate_bps * eff_roce / 1e9, g_ib / 1e9, ib.rate_bps * eff_ib / 1e9);
+	/* link rate minus header overhead, within 1% */
+	CU_ASSERT_DOUBLE_EQUAL(g_tcp / (tcp.rate_bps * eff_tcp), 1, 0.01);
+	CU_ASSERT_DOUBLE_EQUAL(g_roce / (roce.rate_bps * eff_roce), 1, 0.01);
+	CU_ASSERT_DOUBLE_EQUAL(g_ib / (ib.rate_bps * eff_ib), 1, 0.01);
+	/* the three differ by their per-packet overheads (same nominal rate) */
+	CU_ASSERT_DOUBLE_EQUAL((g_tcp / g_roce) / (eff_tcp / eff_roce), 1, 0.003);
+	CU_ASSERT_DOUBLE_EQUAL((g_roce / g_ib) / (eff_roce / eff_ib), 1, 0.003);
+	CU_ASSERT(g_tcp < g_roce && g_roce < g_ib);
+	CU_ASSERT_EQUAL(tcp.t.tcp_retransmits, 0);
+	CU_ASSERT_EQUAL(tcp.t.tcp_segments >= nseg, true);
+	one_free(&tcp);
+	one_free(&roce);
+	one_free(&ib);
+}
+
+/* copy time of `bytes` at the default copy rate (host.mem_gbps 150 / 2) */
+static uint64_t copy_ps(uint64_t bytes)
+{
+	return (bytes * 1000 + 74) / 75;
+}
+
+static void test_small_latency(void)
+{
+	uint64_t size = 64, stream = size + HDR;
+	struct one tcp, roce;
+	double lat_tcp, lat_roce, extra;
+
+	one_run(&tcp, "tcp", size, NULL, false);
+	one_run(&roce, "roce", size, NULL, false);
+	lat_tcp = (double)(tcp.m.v[0].end - tcp.m.v[0].start);
+	lat_roce = (double)(roce.m.v[0].end - roce.m.v[0].start);
+	/* send(): syscall + copy + one segment's processing; receive: an
+	 * interrupt + one segment's processing, the reader's wake-up, its
+	 * copy and recv() returning */
+	extra = (double)((SYSCALL_NS + SEG_NS) * NS + copy_ps(stream)) +
+		(double)((IRQ_NS + SEG_NS + CTX_NS + SYSCALL_NS) * NS + copy_ps(stream));
+	/* plus 8 more bytes on the wire (TCP 80 + 94, RoCE 64 + 86 + RETH 16):
+	 * under 1 ns at 200 Gb/s */
+	if (getenv("IBFAB_TEST_VERBOSE"))
+		fprintf(stderr, "64 B one way: tcp %.3f us, roce %.3f us, extra %.3f (expected %.3f) us\n",
+			lat_tcp / 1e6, lat_roce / 1e6, (lat_tcp - lat_roce) / 1e6, extra / 1e6);
+	CU_ASSERT_DOUBLE_EQUAL(lat_tcp - lat_roce, extra, 1000);
+	CU_ASSERT(lat_tcp > 3 * lat_roce);
+	one_free(&tcp);
+	one_free(&roce);
+}
+
+static void test_cpu_per_gib(void)
+{
+	uint64_t bytes = (test_quick() ? 4 : 64) * MiB, stream = bytes + HDR, mtu = 4096;
+	uint64_t nseg = (stream + mtu - 1) / mtu, last = stream - (nseg - 1) * mtu;
+	static const char *const every_irq[] = { "tcp.irq_coalesce=1", NULL };
+	struct one tcp, tcp1, roce;
+	double stack, rx_copy, per_gib_tcp, per_gib_roce, lo, hi;
+
+	one_run(&roce, "roce", bytes, NULL, true);
+	one_run(&tcp1, "tcp", bytes, every_irq, true);
+	one_run(&tcp, "tcp", bytes, NULL, true);
+	/* the reader copies segment by segment (each rounded up to a ps) */
+	rx_copy = (double)((nseg - 1) * copy_ps(mtu) + copy_ps(last));
+	/* both sides: a syscall and the copy; per segment, processing on each
+	 * side; one wake-up of the reader */
+	stack = (double)(2 * SYSCALL_NS * NS + copy_ps(stream)) + rx_copy +
+		(double)(2 * nseg * SEG_NS * NS + CTX_NS * NS);
+	/* an interrupt per segment: exact */
+	CU_ASSERT_DOUBLE_EQUAL((double)(tcp1.t.cpu_ps - roce.t.cpu_ps),
+			       stack + (double)(nseg * IRQ_NS * NS), 10);
+	/* NAPI batching: between one per 64 segments and one per segment */
+	lo = stack + (double)((nseg + COALESCE - 1) / COALESCE * IRQ_NS * NS);
+	hi = stack + (double)(nseg * IRQ_NS * NS);
+	CU_ASSERT((double)(tcp.t.cpu_ps - roce.t.cpu_ps) >= lo - 10);
+	CU_ASSERT((double)(tcp.t.cpu_ps - roce.t.cpu_ps) <= hi + 10);
+	per_gib_tcp = (double)tcp.t.cpu_ps / ((double)bytes / (1024.0 * MiB));
+	per_gib_roce = (double)roce.t.cpu_ps / ((double)bytes / (1024.0 * MiB));
+	if (getenv("IBFAB_TEST_VERBOSE"))
+		fprintf(stderr, "CPU per GiB: tcp %.3f ms (irq per segment %.3f ms, bounds %.3f..%.3f), "
+			"roce %.6f ms\n", per_gib_tcp / 1e9,
+			(double)tcp1.t.cpu_ps / ((double)bytes / (1024.0 * MiB)) / 1e9,
+			lo / ((double)bytes / (1024.0 * MiB)) / 1e9,
+			hi / ((double)bytes / (1024.0 * MiB)) / 1e9, per_gib_roce / 1e9);
+	CU_ASSERT(per_gib_tcp > 1000 * per_gib_roce);
+	one_free(&tcp);
+	one_free(&tcp1);
+	one_free(&roce);
+}
+
+/* n senders to h0 on one switch, `bytes` each. */
+struct star {
+	struct net n;
+	struct fab_msgs m;
+	struct fab *f;
+	struct fab_totals t;
+	int hosts[64];
+};
+
+static void star_run(struct star *s, int senders, uint64_t bytes, const char *const *sets)
+{
+	struct fab_params p;
+
+	memset(s, 0, sizeof(*s));
+	tf_star(&s->n, senders + 1, s->hosts);
+	tf_params(&p, "hdr");
+	tf_set(&p, "fabric=tcp");
+	for (; sets && *sets; sets++)
+		tf_set(&p, *sets);
+	for (int i = 1; i <= senders; i++)
+		tf_add_msg(&s->m, s->hosts[i], s->hosts[0], bytes, (uint32_t)i - 1, 0);
+	s->f = tf_run(&s->n, &p, &s->m);
+	fab_totals(s->f, &s->t);
+	dump("star", s->f);
+}
+
+static void star_free(struct star *s)
+{
+	fab_destroy(s->f);
+	fab_msgs_free(&s->m);
+	net_free(&s->n);
+}
+
+/* The switch port towards h0: its egress queue's high-water mark. */
+static uint32_t queue_to_h0(const struct star *s)
+{
+	for (int i = 0; i < fab_nports(s->f); i++) {
+		const struct fab_port_info *pi = fab_port(s->f, i);
+
+		if (pi->peer_node == s->hosts[0])
+			return pi->vl[0].queue_high;
+	}
+	return 0;
+}
+
+static void test_incast(void)
+{
+	static const char *const shallow[] = { "eth.buffer_per_port=16KiB", NULL };
+	static const char *const shallow_1ms[] = { "eth.buffer_per_port=16KiB",
+						   "tcp.min_rto_us=1000", NULL };
+	uint64_t bytes = 256 * 1024;
+	int n = 32;
+	struct star s, fast;
+	double ideal = (double)n * bytes * 8 / 200e9 * 1e12;	/* ps */
+
+	star_run(&s, n, bytes, shallow);
+	if (getenv("IBFAB_TEST_VERBOSE"))
+		fprintf(stderr, "incast %d x 256 KiB: %.3f ms (ideal %.3f ms), goodput %.2f Gb/s, "
+			"queue high %u B\n", n, s.t.end_ps / 1e9, ideal / 1e9,
+			(double)n * bytes * 8 / (s.t.end_ps * 1e-12) / 1e9, queue_to_h0(&s));
+	CU_ASSERT_EQUAL(s.t.msgs_done, (uint64_t)n);
+	CU_ASSERT(s.t.drops_congestion > 0);
+	CU_ASSERT(s.t.tcp_retransmits > 0);
+	CU_ASSERT(s.t.tcp_timeouts > 0);
+	/* the tail is the minimum RTO: completion >= 200 ms, ~600x the ideal */
+	CU_ASSERT(s.t.end_ps >= 200 * MS);
+	CU_ASSERT(s.t.end_ps < 200 * MS * 8);
+	CU_ASSERT((double)s.t.end_ps > 100 * ideal);
+	/* a datacenter RTO floor of 1 ms shortens the tail by two orders */
+	star_run(&fast, n, bytes, shallow_1ms);
+	if (getenv("IBFAB_TEST_VERBOSE"))
+		fprintf(stderr, "  with min RTO 1 ms: %.3f ms, %llu timeouts\n", fast.t.end_ps / 1e9,
+			(unsigned long long)fast.t.tcp_timeouts);
+	CU_ASSERT(fast.t.tcp_timeouts > 0);
+	CU_ASSERT(fast.t.end_ps >= 1 * MS);
+	CU_ASSERT(fast.t.end_ps * 20 < s.t.end_ps);
+	/* the same inputs give the same run, losses and timeouts included */
+	{
+		struct star again;
+
+		star_run(&again, n, bytes, shallow_1ms);
+		CU_ASSERT_EQUAL(again.t.end_ps, fast.t.end_ps);
+		CU_ASSERT_EQUAL(again.t.tcp_segments, fast.t.tcp_segments);
+		CU_ASSERT_EQUAL(again.t.tcp_timeouts, fast.t.tcp_timeouts);
+		CU_ASSERT_EQUAL(again.t.drops_congestion, fast.t.drops_congestion);
+		CU_ASSERT_EQUAL(again.t.cpu_ps, fast.t.cpu_ps);
+		star_free(&again);
+	}
+	star_free(&s);
+	star_free(&fast);
+}
+
+/* The bottleneck queue over time: every switch port facing a sender counts
+ * the cells its packets hold in the shared buffer until they leave
+ * (ingress accounting), so their sum is what waits for h0. */
+struct qsample {
+	const struct star *s;
+	sim_time_t from;
+	double sum;
+	uint64_t n;
+	uint32_t max;
+};
+
+static bool is_host(const struct star *s, int node, int upto)
+{
+	for (int k = 0; k <= upto; k++)
+		if (s->hosts[k] == node)
+			return true;
+	return false;
+}
+
+static void q_sampler(struct fab *f, sim_time_t now, void *ctx)
+{
+	struct qsample *q = ctx;
+	uint32_t bytes = 0;
+
+	if (now < q->from)
+		return;
+	for (int i = 0; i < fab_nports(f); i++) {
+		const struct fab_port_info *pi = fab_port(f, i);
+		struct fab_sample smp;
+
+		/* the switch's ports facing h1..h4 */
+		if (is_host(q->s, pi->node, 4) || !is_host(q->s, pi->peer_node, 4) ||
+		    pi->peer_node == q->s->hosts[0])
+			continue;
+		fab_port_sample(f, i, &smp);
+		bytes += smp.buf_bytes[0];
+	}
+	q->sum += bytes;
+	q->n++;
+	if (bytes > q->max)
+		q->max = bytes;
+}
+
+static void star_run_sampled(struct star *s, int senders, uint64_t bytes, const char *const *sets,
+			     struct qsample *q)
+{
+	struct fab_params p;
+	struct sim_diag d;
+
+	memset(s, 0, sizeof(*s));
+	tf_star(&s->n, senders + 1, s->hosts);
+	tf_params(&p, "hdr");
+	tf_set(&p, "fabric=tcp");
+	tf_set(&p, "sim.sample_ns=1000");
+	for (; sets && *sets; sets++)
+		tf_set(&p, *sets);
+	for (int i = 1; i <= senders; i++)
+		tf_add_msg(&s->m, s->hosts[i], s->hosts[0], bytes, (uint32_t)i - 1, 0);
+	s->f = fab_create(&s->n, &p, &s->m, 1, &d);
+	CU_ASSERT_FATAL(s->f != NULL);
+	q->s = s;
+	fab_set_sampler(s->f, q_sampler, q);
+	CU_ASSERT_FATAL(fab_run(s->f, &d) == 0);
+	fab_totals(s->f, &s->t);
+	dump("star", s->f);
+}
+
+static void test_dctcp_queue(void)
+{
+	/* K = 30 KB x 200 Gb/s / 10 Gb/s (numbers.md): a step at 600 KB */
+	static const char *const dctcp[] = { "tcp.cc=dctcp", "eth.ecn=on", "eth.kmin=600000",
+					     "eth.kmax=600000", "eth.pmax=1", NULL };
+	static const char *const cubic[] = { "tcp.cc=cubic", "eth.ecn=off", NULL };
+	uint64_t bytes = (test_quick() ? 8 : 32) * MiB;
+	uint32_t k = 600000, qd, qc;
+	struct star d, c;
+	double gd;
+
+	struct qsample qs = { .from = 500 * US }, qcs = { .from = 500 * US };
+
+	star_run_sampled(&d, 4, bytes, dctcp, &qs);
+	star_run_sampled(&c, 4, bytes, cubic, &qcs);
+	qd = queue_to_h0(&d);
+	qc = queue_to_h0(&c);
+	gd = 4.0 * bytes * 8 / (d.t.end_ps * 1e-12);
+	if (getenv("IBFAB_TEST_VERBOSE"))
+		fprintf(stderr, "4 flows: dctcp queue high %u B (K %u), after 0.5 ms mean %.0f max %u B, "
+			"%.1f Gb/s, %llu marks; cubic queue high %u B, mean %.0f, %llu drops, %.3f ms\n",
+			qd, k, qs.sum / (double)qs.n, qs.max, gd / 1e9,
+			(unsigned long long)d.t.ecn_marks, qc, qcs.sum / (double)qcs.n,
+			(unsigned long long)c.t.drops_congestion, c.t.end_ps / 1e9);
+	CU_ASSERT(d.t.ecn_marks > 0);
+	CU_ASSERT_EQUAL(d.t.drops_congestion, 0);
+	CU_ASSERT(qs.n > 100);
+	/* after slow start (whose overshoot reaches 2 K), the queue stays at K:
+	 * on average within 25%, and never 25% above it */
+	CU_ASSERT(qs.sum / (double)qs.n > 0.75 * k && qs.sum / (double)qs.n < 1.25 * k);
+	CU_ASSERT(qs.max < 1.25 * k);
+	/* CUBIC on the same buffer fills it until it drops (and, in the long
+	 * run, holds twice K on average) */
+	CU_ASSERT(c.t.drops_congestion > 0);
+	if (!test_quick())
+		CU_ASSERT(qcs.sum / (double)qcs.n > 2.0 * k);
+	CU_ASSERT(gd > 0.95 * 200e9 * 4096 / (4096 + TCP_OVH));
+	CU_ASSERT(qc > 2 * k);
+	star_free(&d);
+	star_free(&c);
+}
+
+/* ---- the verbs API over TCP, with real bytes and losses -------------- */
+
+#define ALL_ACCESS (HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE | HCA_ACCESS_REMOTE_READ)
+
+struct scribble {
+	uint8_t *buf;
+	size_t len;
+	int sends;
+};
+
+/* At each send completion, reuse the source buffer at once (a socket lets
+ * the program do so once send() has returned). */
+static void scribble_cq(struct hca_cq *cq, void *ctx)
+{
+	struct scribble *sc = ctx;
+
+	(void)cq;
+	sc->sends++;
+	memset(sc->buf, 0xee, sc->len);
+}
+
+static void connect_qp(struct hca_qp *qp, struct hca *peer, uint32_t dqpn)
+{
+	struct hca_qp_attr at = { .qp_state = HCA_QPS_INIT };
+
+	CU_ASSERT_FATAL(hca_modify_qp(qp, &at, HCA_QP_STATE) == 0);
+	at = (struct hca_qp_attr){ .qp_state = HCA_QPS_RTR, .path_mtu = 4096,
+				   .dlid = hca_lid(peer), .dest_qp_num = dqpn,
+				   .max_dest_rd_atomic = 4 };
+	CU_ASSERT_FATAL(hca_modify_qp(qp, &at, HCA_QP_STATE | HCA_QP_PATH_MTU | HCA_QP_AV |
+				      HCA_QP_DEST_QPN | HCA_QP_RQ_PSN |
+				      HCA_QP_MAX_DEST_RD_ATOMIC) == 0);
+	at = (struct hca_qp_attr){ .qp_state = HCA_QPS_RTS, .max_rd_atomic = 4 };
+	CU_ASSERT_FATAL(hca_modify_qp(qp, &at, HCA_QP_STATE | HCA_QP_SQ_PSN |
+				      HCA_QP_MAX_QP_RD_ATOMIC) == 0);
+}
+
+static void test_verbs_bytes(void)
+{
+	const size_t wlen = 1 << 20, slen = 64 << 10, rlen = 256 << 10, len = 2 << 20;
+	struct net n;
+	struct fab_msgs m = { 0 };
+	struct fab_params p;
+	struct sim_diag d;
+	struct fab *f;
+	struct fab_totals t;
+	int na, nb;
+	uint8_t *a = calloc(1, len), *b = calloc(1, len), *expect = malloc(len);
+	struct scribble sc = { 0 };
+	struct hca_wc wc[8];
+	int k;
+
+	CU_ASSERT_FATAL(a && b && expect);
+	tf_chain(&n, 1, &na, &nb);
+	tf_params(&p, "hdr");
+	tf_set(&p, "fabric=tcp");
+	tf_set(&p, "link.drop_prob=0.02");	/* losses: fast retransmits, RTOs, reordering */
+	tf_set(&p, "tcp.min_rto_us=1000");
+	f = fab_create(&n, &p, &m, 7, &d);
+	CU_ASSERT_FATAL(f != NULL);
+	struct hca *ha = fab_hca(f, na), *hb = fab_hca(f, nb);
+	struct hca_mr *ma = hca_reg_mr(ha, a, (uintptr_t)a, len, ALL_ACCESS, HCA_MEM_HOST);
+	struct hca_mr *mb = hca_reg_mr(hb, b, (uintptr_t)b, len, ALL_ACCESS, HCA_MEM_HOST);
+	struct hca_cq *ca = hca_create_cq(ha, 64, scribble_cq, &sc);
+	struct hca_cq *cb = hca_create_cq(hb, 64, NULL, NULL);
+	struct hca_qp_init_attr ia = { .qp_type = HCA_QPT_RC, .send_cq = ca, .recv_cq = ca,
+				       .cap = { .max_send_wr = 16, .max_recv_wr = 16 } };
+	struct hca_qp *qa = hca_create_qp(ha, &ia), *qb;
+
+	ia.send_cq = ia.recv_cq = cb;
+	qb = hca_create_qp(hb, &ia);
+	CU_ASSERT_FATAL(ma && mb && ca && cb && qa && qb);
+	connect_qp(qa, hb, hca_qp_num(qb));
+	connect_qp(qb, ha, hca_qp_num(qa));
+	for (size_t i = 0; i < len; i++)
+		a[i] = (uint8_t)(i * 7 + 3), b[i] = (uint8_t)(i * 13 + 1);
+	memcpy(expect, a, len);
+	struct hca_recv_wr r = { .wr_id = 9, .sg = { (uintptr_t)b + wlen, (uint32_t)slen, mb->lkey } };
+	struct hca_send_wr w = { .wr_id = 1, .opcode = HCA_WR_RDMA_WRITE,
+				 .send_flags = HCA_SEND_SIGNALED,
+				 .sg = { (uintptr_t)a, (uint32_t)wlen, ma->lkey },
+				 .remote_addr = (uintptr_t)b, .rkey = mb->rkey };
+
+	CU_ASSERT_EQUAL(hca_post_recv(qb, &r), 0);
+	CU_ASSERT_EQUAL(hca_post_send(qa, &w), 0);
+	w = (struct hca_send_wr){ .wr_id = 2, .opcode = HCA_WR_SEND, .send_flags = HCA_SEND_SIGNALED,
+				  .sg = { (uintptr_t)a + wlen, (uint32_t)slen, ma->lkey } };
+	CU_ASSERT_EQUAL(hca_post_send(qa, &w), 0);
+	/* READ B's untouched upper half into A's [1.5 MiB, 1.75 MiB) */
+	w = (struct hca_send_wr){ .wr_id = 3, .opcode = HCA_WR_RDMA_READ, .send_flags = HCA_SEND_SIGNALED,
+				  .sg = { (uintptr_t)a + wlen + wlen / 2, (uint32_t)rlen, ma->lkey },
+				  .remote_addr = (uintptr_t)b + wlen + wlen / 2, .rkey = mb->rkey };
+	memcpy(expect + wlen + wlen / 2, b + wlen + wlen / 2, rlen);
+	CU_ASSERT_EQUAL(hca_post_send(qa, &w), 0);
+	/* no atomics over a socket */
+	w = (struct hca_send_wr){ .wr_id = 4, .opcode = HCA_WR_ATOMIC_FETCH_AND_ADD,
+				  .sg = { (uintptr_t)a, 8, ma->lkey }, .remote_addr = (uintptr_t)b,
+				  .rkey = mb->rkey };
+	CU_ASSERT_EQUAL(hca_post_send(qa, &w), -EOPNOTSUPP);
+	/* the program reuses [0, 1 MiB + 64 KiB) at the first send completion */
+	sc.buf = a;
+	sc.len = wlen + slen;
+	CU_ASSERT_EQUAL(fab_run(f, &d), 0);
+	fab_totals(f, &t);
+	/* every byte arrived, although the source was overwritten in flight */
+	CU_ASSERT_EQUAL(memcmp(b, expect, wlen), 0);
+	CU_ASSERT_EQUAL(memcmp(b + wlen, expect + wlen, slen), 0);
+	CU_ASSERT_EQUAL(memcmp(a + wlen + wlen / 2, expect + wlen + wlen / 2, rlen), 0);
+	CU_ASSERT_EQUAL(sc.sends, 3);
+	k = hca_poll_cq(ca, 8, wc);
+	CU_ASSERT_EQUAL(k, 3);
+	for (int i = 0; i < k; i++) {
+		CU_ASSERT_EQUAL(wc[i].status, HCA_WC_SUCCESS);
+		CU_ASSERT_EQUAL(wc[i].wr_id, (uint64_t)i + 1);
+	}
+	k = hca_poll_cq(cb, 8, wc);
+	CU_ASSERT_EQUAL(k, 1);
+	CU_ASSERT_EQUAL(wc[0].wr_id, 9);
+	CU_ASSERT_EQUAL(wc[0].opcode, HCA_WC_RECV);
+	CU_ASSERT_EQUAL(wc[0].byte_len, slen);
+	/* the losses were repaired by TCP */
+	CU_ASSERT(t.drops_corrupt > 0);
+	CU_ASSERT(t.tcp_retransmits > 0);
+	if (getenv("IBFAB_TEST_VERBOSE"))
+		fprintf(stderr, "verbs over tcp with 2%% loss: %llu drops, %llu retransmits, %llu FR, "
+			"%llu RTO, %.3f ms\n", (unsigned long long)t.drops_corrupt,
+			(unsigned long long)t.tcp_retransmits, (unsigned long long)t.tcp_fast_recoveries,
+			(unsigned long long)t.tcp_timeouts, fab_engine(f)->now / 1e9);
+	fab_destroy(f);
+	fab_msgs_free(&m);
+	net_free(&n);
+	free(a);
+	free(b);
+	free(expect);
+}
+
+static const struct test_case tests[] = {
+	{ "slow start doubles per round trip", test_slow_start },
+	{ "NewReno: avoidance, halving, timeout", test_newreno },
+	{ "CUBIC: W(t) = C(t-K)^3 + W_max, beta, fast convergence", test_cubic },
+	{ "DCTCP: alpha and the alpha/2 cut", test_dctcp },
+	{ "RTO estimator (RFC 6298)", test_rto },
+	{ "host-stack cost arithmetic", test_host_costs },
+	{ "wire sizes and tcp.* keys", test_wire_and_params },
+	{ "a long flow: link rate minus header overhead, vs RoCE and IB", test_long_flow },
+	{ "small-message latency: RDMA's plus the host stack", test_small_latency },
+	{ "CPU time per GiB: the host stack's closed form", test_cpu_per_gib },
+	{ "32-to-1 incast on shallow buffers: RTO-driven tail", test_incast },
+	{ "DCTCP holds the queue near K", test_dctcp_queue },
+	{ "verbs over TCP: bytes, completions, losses repaired", test_verbs_bytes },
+	{ NULL, NULL },
+};
+
+TEST_MAIN("tcp", tests)
