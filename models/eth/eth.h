@@ -42,6 +42,8 @@ struct eth_params {
 	uint32_t queue_max;	/* eth.queue_max: static per-queue limit, bytes (0 = none) */
 	uint32_t pfc_xoff;	/* eth.pfc_xoff: ingress bytes per (port, priority) that send XOFF */
 	uint32_t pfc_xon;	/* eth.pfc_xon: back at or below this, send XON */
+	double pfc_alpha;	/* eth.pfc_alpha: > 0: XOFF above alpha x the free shared
+				 * buffer (dynamic, as MMUs do) instead of pfc_xoff */
 	uint32_t pfc_headroom;	/* eth.pfc_headroom: reserved above XOFF (0 = from cable and rate) */
 	uint32_t pfc_quanta;	/* eth.pfc_quanta: pause time in an XOFF frame (512-bit units) */
 	uint8_t ecn;		/* eth.ecn: enum eth_ecn */

@@ -286,12 +286,32 @@ static void refresh_arm(struct fab_port *rx)
 		sim_timer_arm(&rx->fab->eng, &e->refresh, at, rx->comp, FAB_EV_PFC_REFRESH);
 }
 
+/*
+ * The XOFF threshold of this ingress, in cells: static (eth.pfc_xoff), or
+ * with eth.pfc_alpha > 0 dynamic, alpha x the free shared buffer, as
+ * switch MMUs set it (Broadcom's "dynamic ingress threshold"): a lone
+ * congested port may fill much of an idle buffer, many congested ports
+ * share it and pause earlier. NICs (no shared buffer) stay static.
+ */
+static uint32_t xoff_threshold(const struct fab_port *rx)
+{
+	const struct fab_params *p = &rx->fab->p;
+	const struct eth_sw *s = rx->node->eth;
+
+	if (p->eth.pfc_alpha <= 0 || !s)
+		return rx->eth->xoff_cells;
+	uint32_t pool = s->cap_cells - s->headroom_cells;
+	uint32_t free_cells = pool > s->used_cells ? pool - s->used_cells : 0;
+
+	return (uint32_t)(p->eth.pfc_alpha * free_cells);
+}
+
 void eth_port_ingress(struct fab_port *rx, uint8_t prio)
 {
 	struct eth_port *e = rx->eth;
 
 	if (!e->pfc || prio == FAB_ETH_CNP_PRIO || (e->xoff & (1u << prio)) ||
-	    rx->rx_used[prio] <= e->xoff_cells)
+	    rx->rx_used[prio] <= xoff_threshold(rx))
 		return;
 	e->xoff |= (uint8_t)(1u << prio);
 	send_pfc(rx, prio, (uint16_t)rx->fab->p.eth.pfc_quanta);
@@ -302,7 +322,15 @@ void eth_port_egress(struct fab_port *rx, uint8_t prio)
 {
 	struct eth_port *e = rx->eth;
 
-	if (!(e->xoff & (1u << prio)) || rx->rx_used[prio] > e->xon_cells)
+	uint32_t xon = e->xon_cells;
+
+	if (rx->fab->p.eth.pfc_alpha > 0 && rx->node->eth) {
+		/* dynamic: resume the same hysteresis below the moving threshold */
+		uint32_t th = xoff_threshold(rx), gap = e->xoff_cells - e->xon_cells;
+
+		xon = th > gap ? th - gap : 0;
+	}
+	if (!(e->xoff & (1u << prio)) || rx->rx_used[prio] > xon)
 		return;
 	e->xoff &= (uint8_t)~(1u << prio);
 	send_pfc(rx, prio, 0);

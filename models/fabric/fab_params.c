@@ -826,6 +826,27 @@ static void print_alpha(const struct fab_params *p, char *buf, size_t len)
 	snprintf(buf, len, "%g", p->eth.alpha);
 }
 
+static int set_pfc_alpha(struct fab_params *p, const struct key *k, const char *v,
+			 char *err, size_t errlen)
+{
+	double x;
+
+	(void)k;
+	if (sim_parse_double(v, &x, err, errlen))
+		return -1;
+	if (!(x >= 0 && x <= 64)) {
+		snprintf(err, errlen, "expected a number in [0, 64] (0 = static eth.pfc_xoff), got '%s'", v);
+		return -1;
+	}
+	p->eth.pfc_alpha = x;
+	return 0;
+}
+
+static void print_pfc_alpha(const struct fab_params *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%g", p->eth.pfc_alpha);
+}
+
 static int set_pmax(struct fab_params *p, const struct key *k, const char *v,
 		    char *err, size_t errlen)
 {
@@ -960,6 +981,8 @@ static const struct key keys[] = {
 	    "PFC: ingress bytes per port and priority that send XOFF (fabric=roce)"),
 	GEN("eth.pfc_xon", K_SIZE, eth.pfc_xon, 0, 1u << 30,
 	    "PFC: at or below this many bytes, send XON"),
+	SPECIAL("eth.pfc_alpha", set_pfc_alpha, print_pfc_alpha,
+		"PFC: > 0 = dynamic XOFF at alpha x the free shared buffer (0 = static)"),
 	GEN("eth.pfc_headroom", K_SIZE, eth.pfc_headroom, 0, 1u << 30,
 	    "PFC headroom per ingress port (0 = 2 x cable delay x rate + 2 frames)"),
 	GEN("eth.pfc_quanta", K_UINT, eth.pfc_quanta, 1, 65535,

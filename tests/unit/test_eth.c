@@ -7,6 +7,7 @@
  * and the report of a PFC deadlock on a ring.
  */
 #include <CUnit/CUnit.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -157,6 +158,52 @@ static void test_headroom(void)
 }
 
 /*
+ * Dynamic PFC thresholds (eth.pfc_alpha): an ingress pauses above alpha x
+ * the free shared buffer. With 16 congested ingresses each holding x,
+ * x = alpha (pool - 16 x): at alpha = 1/16 every ingress settles at
+ * pool / 32 (544 KiB of a 17 MiB pool), more than the static 256 KiB, and
+ * still nothing is dropped.
+ */
+static void test_pfc_dynamic(void)
+{
+	struct net n;
+	struct fab_params p;
+	struct fab_msgs m = { 0 };
+	struct fab_totals t;
+	struct fab *f;
+	int hosts[17];
+	uint32_t high = 0;
+
+	tf_star(&n, 17, hosts);
+	tf_params(&p, "hdr");
+	tf_set(&p, "fabric=roce");
+	tf_set(&p, "dcqcn.on=0");
+	tf_set(&p, "eth.pfc_alpha=0.0625");
+	for (int i = 1; i <= 16; i++)
+		tf_add_msg(&m, hosts[i], hosts[0], 4 << 20, (uint32_t)(i - 1), 0);
+	f = tf_run(&n, &p, &m);
+	fab_totals(f, &t);
+	CU_ASSERT_EQUAL(t.msgs_done, 16);
+	CU_ASSERT_EQUAL(t.drops, 0);
+	CU_ASSERT(t.pause_frames > 0);
+	for (int i = 0; i < fab_nports(f); i++) {
+		const struct fab_port_info *pi = fab_port(f, i);
+
+		/* the switch's inputs from the senders */
+		if (pi->node == 0 && pi->peer_node != hosts[0] && pi->vl[0].buf_high > high)
+			high = pi->vl[0].buf_high;
+	}
+	double fixed = 17.0 * (1 << 20) / 32;
+
+	fprintf(stderr, "  ingress high-water %u B, fixed point pool/32 = %.0f B\n", high, fixed);
+	CU_ASSERT(high > 300u << 10);		/* above the static threshold */
+	CU_ASSERT(fabs(high - fixed) <= 0.10 * fixed);
+	fab_destroy(f);
+	fab_msgs_free(&m);
+	net_free(&n);
+}
+
+/*
  * Congestion spreading. sw0 holds h1 (sending to h0) and the victim
  * source h5; sw1 holds h0, the local senders h7 and h8 (also to h0), and
  * the victim's destination h6. The link sw0 -> sw1 carries h1's flow and
@@ -271,6 +318,7 @@ static const struct test_case tests[] = {
 	{ "RoCEv2 and IB differ by their frame overheads", test_overheads },
 	{ "16-to-1 incast: IB and PFC lossless, lossy drops", test_incast_16 },
 	{ "PFC headroom covers 300 m cables", test_headroom },
+	{ "dynamic PFC thresholds settle at alpha x free buffer", test_pfc_dynamic },
 	{ "PFC spreads congestion to a victim; IB VLs isolate it", test_victim },
 	{ "PFC deadlock on a ring is reported", test_pfc_deadlock },
 	{ NULL, NULL },
