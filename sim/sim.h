@@ -93,6 +93,7 @@ struct sim_cal {
 	uint64_t *bits;			/* non-empty buckets */
 	uint64_t cur;			/* absolute bucket number of the window start */
 	size_t nb;			/* events in buckets */
+	uint32_t *finger;		/* per bucket: the node inserted there last */
 	struct sim_heap over;		/* events at or beyond cur + SIM_CAL_N */
 	bool oom;			/* a node could not be allocated: the run stops */
 };

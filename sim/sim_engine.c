@@ -110,12 +110,13 @@ static int cal_init(struct sim_cal *c)
 	c->head = malloc(SIM_CAL_N * sizeof(*c->head));
 	c->tail = malloc(SIM_CAL_N * sizeof(*c->tail));
 	c->bits = calloc(SIM_CAL_N / 64, sizeof(*c->bits));
+	c->finger = malloc(SIM_CAL_N * sizeof(*c->finger));
 	c->free = CAL_NIL;
 	sim_heap_init(&c->over);
-	if (!c->head || !c->tail || !c->bits)
+	if (!c->head || !c->tail || !c->bits || !c->finger)
 		return -1;
 	for (uint32_t i = 0; i < SIM_CAL_N; i++)
-		c->head[i] = c->tail[i] = CAL_NIL;
+		c->head[i] = c->tail[i] = c->finger[i] = CAL_NIL;
 	return 0;
 }
 
@@ -125,6 +126,7 @@ static void cal_fini(struct sim_cal *c)
 	free(c->head);
 	free(c->tail);
 	free(c->bits);
+	free(c->finger);
 	sim_heap_free(&c->over);
 	memset(c, 0, sizeof(*c));
 }
@@ -176,13 +178,25 @@ static int cal_insert(struct sim_cal *c, const struct sim_event *e)
 		c->node[c->tail[b]].next = i;
 		c->tail[b] = i;
 	} else {
+		/*
+		 * Out of order: walk to its place. When many hosts move in step
+		 * a bucket holds groups of events at a few exact times, hundreds
+		 * each ([t1] x 201 then [t2] x 328 on a 1,024-host permutation),
+		 * and the inserts into an earlier group come one after another:
+		 * start from the node this bucket took last when it comes before
+		 * this one (a finger), else from the head.
+		 */
 		uint32_t *link = &c->head[b];
+		uint32_t f = c->finger[b];
 
+		if (f != CAL_NIL && node_less(&c->node[f], e->time, e->seq))
+			link = &c->node[f].next;
 		while (node_less(&c->node[*link], e->time, e->seq))
 			link = &c->node[*link].next;
 		x->next = *link;
 		*link = i;
 	}
+	c->finger[b] = i;
 	return 0;
 }
 
@@ -252,6 +266,8 @@ static bool cal_pop(struct sim_cal *c, struct sim_event *out)
 	x->next = c->free;
 	c->free = i;
 	c->nb--;
+	if (c->finger[b] == i)
+		c->finger[b] = CAL_NIL;	/* it leaves the bucket */
 	uint64_t a = out->time >> SIM_CAL_SHIFT;
 
 	if (a != c->cur) {
