@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tools/cli_run.h"
+#include "tools/cli_serve.h"
 #include "tools/cli_topo.h"
 
 static void usage(FILE *out)
@@ -19,6 +20,8 @@ static void usage(FILE *out)
 	      "Commands:\n"
 	      "  run       simulate traffic over a fabric and report (ibfab run --help)\n"
 	      "  topo      generate, check and convert topologies (ibfab topo --help)\n"
+	      "  serve     run the fabric daemon for unmodified verbs programs (ibfab serve --help)\n"
+	      "  exec      run a verbs program on a simulated host (ibfab exec --help)\n"
 	      "  help CMD  the help of a command\n"
 	      "  version   print the version\n"
 	      "\n"
@@ -48,6 +51,10 @@ int main(int argc, char **argv)
 			return cli_run_main(2, sub);
 		if (!strcmp(argv[2], "topo"))
 			return cli_topo_main(2, sub);
+		if (!strcmp(argv[2], "serve"))
+			return cli_serve_main(2, sub);
+		if (!strcmp(argv[2], "exec"))
+			return cli_exec_main(2, sub);
 		if (is_help(argv[2])) {
 			usage(stdout);
 			return 0;
@@ -67,6 +74,10 @@ int main(int argc, char **argv)
 		return cli_run_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "topo"))
 		return cli_topo_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "serve"))
+		return cli_serve_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "exec"))
+		return cli_exec_main(argc - 1, argv + 1);
 	fprintf(stderr, "ibfab: unknown command '%s' (see 'ibfab --help')\n", cmd);
 	return 2;
 }

@@ -9,6 +9,8 @@ packages=(
 	build-essential cmake pkg-config libcunit1-dev libev-dev libibverbs-dev
 	# interop tests: ibsim + umad2sim, infiniband-diags, OpenSM
 	ibsim-utils libumad2sim0 infiniband-diags opensm
+	# shim interop tests: unmodified verbs programs (ibv_*_pingpong, ib_*_lat/bw)
+	ibverbs-utils perftest
 	# DOT rendering, valgrind, python3 (tests read JSON with it)
 	graphviz valgrind python3
 )

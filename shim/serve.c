@@ -1,0 +1,1661 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * serve.c - the fabric daemon: one simulated fabric (models/fabric), its
+ * global simulated clock, and the verbs objects of every attached process,
+ * driven from a libev loop (docs/shim.md has the full design).
+ *
+ * Clock rule: the simulation advances only when every attached process is
+ * waiting - parked in a wait request (an empty poll, get_cq_event, sleep, a
+ * clock spin) or blocked reading a socket that has nothing to read. It then
+ * runs to the next instant anything happens (an engine event, a deadline, a
+ * completion becoming visible), wakes whoever that instant concerns, and
+ * stops again as soon as one process runs. While a process runs, its clock
+ * stands still: its CPU time costs nothing (the model's host costs are in
+ * the HCA model). So what a program prints depends only on the order of its
+ * own calls, not on the host's scheduler: runs are repeatable.
+ *
+ * A process that goes away is detached at once; its objects linger 1 ms of
+ * simulated time (so ACKs it owes its peers still leave), then its QPs go
+ * to the error state and everything is destroyed. Malformed requests get an
+ * error reply (EPROTO/EINVAL/EBADF); a client that does not start with a
+ * valid HELLO is dropped. Handles are indexes into the client's own table,
+ * checked for type on every use.
+ */
+#define _GNU_SOURCE
+#include "shim/serve.h"
+
+#include <errno.h>
+#include <ev.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "models/fabric/fab.h"
+#include "models/hca/hca.h"
+#include "models/net/net.h"
+#include "models/sm/sm.h"
+#include "shim/shim_proto.h"
+#include "topologies/topo.h"
+#include "traces/trace_spec.h"
+
+#define LINGER_PS	(1 * SIM_MS)	/* a dead process's objects outlive it */
+#define POLL_Q_MIN	(1 * SIM_US)	/* an empty poll parks the program this long at most ... */
+#define POLL_Q_MAX	(100 * SIM_US)	/* ... doubling while polls stay empty */
+#define CLOCK_Q_MIN	(1 * SIM_US)
+#define CLOCK_Q_MAX	(100 * SIM_US)
+#define MAX_OBJS	65536
+/*
+ * A process that has said nothing for a while (real time) while not in a
+ * wait is taken to spin on its memory (perftest's write-latency loop): the
+ * clock may move for it. How long: SPIN_GRACE_S for a process already seen
+ * spinning (bytes landed in its memory while it was not waiting;
+ * IBFAB_SPIN_GRACE_US overrides), SPIN_FIRST_S before that, so a process
+ * the host scheduler merely paused is not taken for a spinner. A process
+ * whose memory just received bytes while it spins is expected to react: it
+ * runs until its next message, or SPIN_REACT_S at most.
+ */
+#define SPIN_GRACE_S	0.001
+#define SPIN_FIRST_S	0.020
+#define SPIN_REACT_S	0.100
+
+enum obj_type { O_FREE, O_SEG, O_MR, O_CQ, O_CHAN, O_SRQ, O_QP };
+
+struct client;
+
+struct dcq {
+	struct hca_cq *cq;
+	struct client *c;
+	uint32_t h;
+	int32_t chan;		/* handle of its completion channel, -1 none */
+	struct hca_wc *q;	/* completions taken from the model, not yet polled */
+	uint64_t *qseq;
+	uint32_t cap, head, n;
+	uint64_t pushed;	/* sequence of the next completion */
+	bool armed;
+	uint64_t arm_seq;
+	sim_time_t arm_time;
+};
+
+struct dchan {
+	int efd;
+	uint32_t *ev;		/* CQ handles with a pending event */
+	uint32_t n, cap;
+};
+
+struct dqp {
+	struct hca_qp *qp;
+	int type;
+	uint32_t scq, rcq;	/* handles of its CQs: they may not go first */
+	uint32_t max_send_wr;
+	struct hca_mr *bounce;	/* inline data's home until the model reads it */
+	uint8_t *bounce_buf;
+	uint32_t bounce_next;
+};
+
+struct dseg {
+	void *map;
+	size_t len;
+	uint64_t base;
+};
+
+struct obj {
+	enum obj_type t;
+	union {
+		struct dseg seg;
+		struct hca_mr *mr;
+		struct dcq *cq;
+		struct dchan *ch;
+		struct hca_srq *srq;
+		struct dqp *qp;
+	} u;
+};
+
+enum wait_kind { W_NONE, W_POLL, W_EVENT, W_SLEEP, W_CLOCK, W_IO };
+
+struct client {
+	struct srv *s;
+	struct client *next;
+	int fd;
+	ev_io w;
+	bool hello, zombie;
+	sim_time_t zombie_until;
+	uint32_t pid;
+	int node;
+	struct hca *hca;
+	struct obj *objs;
+	uint32_t nobjs;
+	/* what the process waits for */
+	enum wait_kind wait;
+	sim_time_t deadline;
+	uint32_t wait_h, wait_n;
+	uint64_t wait_cqe_gen;	/* W_POLL: any new completion of this client wakes it */
+	int io_fd;
+	sim_time_t poll_q, clock_q;
+	uint64_t cqe_gen;
+	ev_tstamp last_active;	/* real time of its last message or of bytes landing */
+	bool spinner;		/* bytes landed while it ran: it spins on memory */
+	bool connected;		/* it has a QP ready to receive: it may spin */
+	bool touched;		/* ... and it has not reacted yet */
+};
+
+/*
+ * The memory of a process that is gone stays mapped a little longer: packets
+ * it sent may still be in the fabric, pointing at their payload there.
+ */
+struct grave {
+	struct grave *next;
+	void *map;
+	size_t len;
+	sim_time_t until;
+};
+#define GRAVE_PS	(10 * SIM_MS)
+
+/* Received bytes waiting for the time they become visible (hca_place_fn). */
+struct place {
+	struct place *next;
+	sim_time_t vis;
+	uint8_t *dst;
+	uint32_t len;
+	uint8_t data[];
+};
+
+struct srv {
+	struct ev_loop *loop;
+	ev_io listen_w;
+	ev_timer idle_w;
+	ev_signal sigint_w, sigterm_w;
+	int lfd;
+	char path[108];
+	struct net net;
+	struct fab_params p;
+	struct fab *f;
+	struct sim_engine *eng;
+	struct fab_msgs msgs;
+	struct shim_clock *clk;
+	int clk_fd;
+	struct client *clients;
+	uint32_t next_host;
+	int nhosts;
+	double idle_exit_s;
+	bool quiet;
+	bool in_advance;
+	struct place *places, **places_tail;
+	struct grave *graves;
+	ev_timer spin_w;
+	double spin_grace;
+};
+
+static void client_free(struct client *c);
+static void advance(struct srv *s);
+
+static void logf_(struct srv *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void logf_(struct srv *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->quiet)
+		return;
+	va_start(ap, fmt);
+	fprintf(stderr, "ibfab serve: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+int serve_default_socket(char *buf, size_t len)
+{
+	const char *e = getenv("IBFAB_SOCKET");
+	const char *rt = getenv("XDG_RUNTIME_DIR");
+	int n;
+
+	if (e && *e)
+		n = snprintf(buf, len, "%s", e);
+	else if (rt && *rt)
+		n = snprintf(buf, len, "%s/ibfab/sock", rt);
+	else
+		n = snprintf(buf, len, "/tmp/ibfab-%u/sock", (unsigned)getuid());
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* ---- messages ----------------------------------------------------------- */
+
+static void reply(struct client *c, const struct shim_rep *r, int fd)
+{
+	union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
+	size_t len = offsetof(struct shim_rep, u) + sizeof(r->u);
+	struct iovec iov = { (void *)r, len };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (c->zombie)
+		return;
+	if (fd >= 0) {
+		struct cmsghdr *cm;
+
+		memset(&u, 0, sizeof(u));
+		m.msg_control = u.buf;
+		m.msg_controllen = sizeof(u.buf);
+		cm = CMSG_FIRSTHDR(&m);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	/* a full socket buffer or a dead peer: the read side notices */
+	(void)sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+static void reply_status(struct client *c, int status)
+{
+	struct shim_rep r;
+
+	memset(&r, 0, sizeof(r));
+	r.status = status;
+	reply(c, &r, -1);
+}
+
+/* ---- handles ------------------------------------------------------------ */
+
+static int obj_new(struct client *c, enum obj_type t, uint32_t *h)
+{
+	for (uint32_t i = 0; i < c->nobjs; i++)
+		if (c->objs[i].t == O_FREE) {
+			c->objs[i].t = t;
+			*h = i;
+			return 0;
+		}
+	if (c->nobjs >= MAX_OBJS)
+		return ENOMEM;
+	uint32_t n = c->nobjs ? c->nobjs * 2 : 16;
+	struct obj *v = realloc(c->objs, n * sizeof(*v));
+
+	if (!v)
+		return ENOMEM;
+	memset(v + c->nobjs, 0, (n - c->nobjs) * sizeof(*v));
+	c->objs = v;
+	*h = c->nobjs;
+	c->nobjs = n;
+	c->objs[*h].t = t;
+	return 0;
+}
+
+static struct obj *obj_get(struct client *c, uint32_t h, enum obj_type t)
+{
+	return h < c->nobjs && c->objs[h].t == t ? &c->objs[h] : NULL;
+}
+
+/* ---- completion queues -------------------------------------------------- */
+
+static struct dqp *qp_by_num(struct client *c, uint32_t qpn)
+{
+	for (uint32_t i = 0; i < c->nobjs; i++)
+		if (c->objs[i].t == O_QP && hca_qp_num(c->objs[i].u.qp->qp) == qpn)
+			return c->objs[i].u.qp;
+	return NULL;
+}
+
+/* The model added a completion: take it into our queue, where it becomes
+ * visible to the program at wc.time (the host model's CQE write). */
+static void cq_notify(struct hca_cq *cq, void *ctx)
+{
+	struct dcq *d = ctx;
+	struct hca_wc wc;
+
+	while (hca_poll_cq(cq, 1, &wc) == 1) {
+		if (d->n == d->cap)
+			continue;	/* overrun: the CQE is lost (IBA 11.4.2.1) */
+		if (wc.opcode == HCA_WC_RECV || wc.opcode == HCA_WC_RECV_RDMA_WITH_IMM) {
+			struct dqp *q = qp_by_num(d->c, wc.qp_num);
+
+			/* UD: the program's buffer starts with the GRH slot */
+			if (q && q->type == HCA_QPT_UD && wc.status == HCA_WC_SUCCESS)
+				wc.byte_len += SHIM_UD_GRH;
+		}
+		uint32_t i = (d->head + d->n++) % d->cap;
+
+		d->q[i] = wc;
+		d->qseq[i] = d->pushed++;
+		d->c->cqe_gen++;
+	}
+}
+
+static uint32_t cq_visible(const struct dcq *d, sim_time_t now)
+{
+	uint32_t k = 0;
+
+	while (k < d->n && d->q[(d->head + k) % d->cap].time <= now)
+		k++;
+	return k;
+}
+
+static void wire_wc(struct shim_wire_wc *w, const struct hca_wc *wc)
+{
+	memset(w, 0, sizeof(*w));
+	w->wr_id = wc->wr_id;
+	w->status = wc->status;
+	w->opcode = wc->opcode;
+	w->byte_len = wc->byte_len;
+	w->qp_num = wc->qp_num;
+	w->src_qp = wc->src_qp;
+	w->imm = wc->imm_data;
+	w->slid = wc->slid;
+	w->with_imm = wc->with_imm;
+}
+
+/* Reply to a poll with what is visible now; false if nothing is. */
+static bool poll_reply(struct client *c, struct dcq *d, uint32_t n, bool reply_empty)
+{
+	struct shim_rep r;
+	sim_time_t now = sim_now(c->s->eng);
+	uint32_t k = cq_visible(d, now);
+
+	if (!k && !reply_empty)
+		return false;
+	memset(&r, 0, sizeof(r));
+	if (k > n)
+		k = n;
+	for (uint32_t i = 0; i < k; i++) {
+		wire_wc(&r.u.wc[i], &d->q[d->head]);
+		d->head = (d->head + 1) % d->cap;
+		d->n--;
+	}
+	r.count = k;
+	reply(c, &r, -1);
+	return true;
+}
+
+static void chan_push(struct client *c, struct dcq *d)
+{
+	struct obj *o = d->chan >= 0 ? obj_get(c, (uint32_t)d->chan, O_CHAN) : NULL;
+	uint64_t one = 1;
+
+	if (!o)
+		return;
+	struct dchan *ch = o->u.ch;
+
+	if (ch->n == ch->cap) {
+		uint32_t n = ch->cap ? ch->cap * 2 : 8;
+		uint32_t *v = realloc(ch->ev, n * sizeof(*v));
+
+		if (!v)
+			return;
+		ch->ev = v;
+		ch->cap = n;
+	}
+	ch->ev[ch->n++] = d->h;
+	/* the channel fd is pollable: one count per event */
+	if (write(ch->efd, &one, sizeof(one)) < 0) {
+		/* a full eventfd cannot happen at these counts */
+	}
+}
+
+/* Armed CQs whose awaited completion is now visible raise their event. */
+static void cq_events(struct client *c, sim_time_t now)
+{
+	for (uint32_t i = 0; i < c->nobjs; i++) {
+		struct dcq *d;
+
+		if (c->objs[i].t != O_CQ || !(d = c->objs[i].u.cq)->armed)
+			continue;
+		for (uint32_t k = 0; k < d->n; k++) {
+			uint32_t j = (d->head + k) % d->cap;
+
+			if (d->q[j].time > now)
+				break;
+			if (d->qseq[j] >= d->arm_seq || d->q[j].time > d->arm_time) {
+				d->armed = false;
+				chan_push(c, d);
+				break;
+			}
+		}
+	}
+}
+
+/* ---- the clock ---------------------------------------------------------- */
+
+static void clock_publish(struct srv *s)
+{
+	s->clk->now_ps = sim_now(s->eng);
+	s->clk->seq++;
+}
+
+static bool io_ready(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0;
+}
+
+static void wake(struct client *c)
+{
+	c->wait = W_NONE;
+	c->last_active = ev_time();	/* it runs from now: not a spinner yet */
+	if (c->io_fd >= 0) {
+		close(c->io_fd);
+		c->io_fd = -1;
+	}
+}
+
+/*
+ * A waiting client whose condition holds now is answered; true if it runs
+ * again (so the clock must stop).
+ */
+static bool try_wake(struct client *c, sim_time_t now)
+{
+	struct obj *o;
+
+	switch (c->wait) {
+	case W_NONE:
+		return true;
+	case W_IO:
+		if (io_ready(c->io_fd)) {
+			wake(c);
+			return true;
+		}
+		return false;
+	case W_POLL:
+		o = obj_get(c, c->wait_h, O_CQ);
+		if (!o) {
+			wake(c);
+			reply_status(c, EINVAL);
+			return true;
+		}
+		if (poll_reply(c, o->u.cq, c->wait_n, false)) {
+			c->poll_q = POLL_Q_MIN;
+			wake(c);
+			return true;
+		}
+		/* a completion elsewhere may be what the program waits for */
+		if (c->cqe_gen != c->wait_cqe_gen || now >= c->deadline) {
+			bool any = false;
+
+			for (uint32_t i = 0; i < c->nobjs && !any; i++)
+				if (c->objs[i].t == O_CQ && cq_visible(c->objs[i].u.cq, now))
+					any = true;
+			if (any || now >= c->deadline) {
+				poll_reply(c, o->u.cq, c->wait_n, true);
+				wake(c);
+				return true;
+			}
+		}
+		return false;
+	case W_EVENT:
+		o = obj_get(c, c->wait_h, O_CHAN);
+		if (!o) {
+			wake(c);
+			reply_status(c, EINVAL);
+			return true;
+		}
+		if (o->u.ch->n) {
+			struct shim_rep r;
+
+			memset(&r, 0, sizeof(r));
+			r.u.event.cq = o->u.ch->ev[0];
+			memmove(o->u.ch->ev, o->u.ch->ev + 1, --o->u.ch->n * sizeof(uint32_t));
+			reply(c, &r, -1);
+			wake(c);
+			return true;
+		}
+		return false;
+	case W_SLEEP:
+	case W_CLOCK:
+		if (now >= c->deadline) {
+			reply_status(c, 0);
+			wake(c);
+			return true;
+		}
+		return false;
+	}
+	return true;
+}
+
+/* The next instant something concerns a waiting client. */
+static sim_time_t next_deadline(struct client *c, sim_time_t now)
+{
+	sim_time_t t = SIM_TIME_MAX;
+
+	if (c->wait == W_POLL || c->wait == W_SLEEP || c->wait == W_CLOCK)
+		t = c->deadline;
+	for (uint32_t i = 0; i < c->nobjs; i++) {
+		if (c->objs[i].t != O_CQ)
+			continue;
+		struct dcq *d = c->objs[i].u.cq;
+
+		for (uint32_t k = 0; k < d->n; k++) {
+			sim_time_t w = d->q[(d->head + k) % d->cap].time;
+
+			if (w > now && w < t)
+				t = w;
+		}
+	}
+	return t;
+}
+
+static void place_cb(struct hca *h, void *dst, const void *src, uint32_t len, sim_time_t vis,
+		     void *ctx)
+{
+	struct srv *s = ctx;
+	struct place *p;
+
+	(void)h;
+	if (vis <= sim_now(s->eng) || !(p = malloc(sizeof(*p) + len))) {
+		memcpy(dst, src, len);
+		return;
+	}
+	p->next = NULL;
+	p->vis = vis;
+	p->dst = dst;
+	p->len = len;
+	memcpy(p->data, src, len);
+	*s->places_tail = p;
+	s->places_tail = &p->next;
+}
+
+/* The process whose memory holds dst: it may be spinning on those bytes. */
+static void place_touch(struct srv *s, const uint8_t *dst)
+{
+	for (struct client *c = s->clients; c; c = c->next)
+		for (uint32_t i = 0; i < c->nobjs; i++)
+			if (c->objs[i].t == O_SEG && dst >= (uint8_t *)c->objs[i].u.seg.map &&
+			    dst < (uint8_t *)c->objs[i].u.seg.map + c->objs[i].u.seg.len) {
+				if (c->wait == W_NONE && !c->zombie) {
+					c->last_active = ev_time();
+					c->spinner = true;
+					c->touched = true;
+				}
+				return;
+			}
+}
+
+/* Copy what is visible by now (everything when all is set). */
+static void place_apply(struct srv *s, bool all)
+{
+	struct place **pp = &s->places;
+	sim_time_t now = s->eng ? sim_now(s->eng) : 0;
+
+	while (*pp) {
+		struct place *p = *pp;
+
+		if (all || p->vis <= now) {
+			memcpy(p->dst, p->data, p->len);
+			place_touch(s, p->dst);
+			*pp = p->next;
+			free(p);
+		} else {
+			pp = &p->next;
+		}
+	}
+	s->places_tail = pp;
+}
+
+static sim_time_t place_next(const struct srv *s)
+{
+	sim_time_t t = SIM_TIME_MAX;
+
+	for (const struct place *p = s->places; p; p = p->next)
+		if (p->vis < t)
+			t = p->vis;
+	return t;
+}
+
+static void bury(struct srv *s, bool all)
+{
+	sim_time_t now = s->eng ? sim_now(s->eng) : 0;
+
+	for (struct grave **gp = &s->graves; *gp;) {
+		struct grave *g = *gp;
+
+		if (all || now >= g->until) {
+			munmap(g->map, g->len);
+			*gp = g->next;
+			free(g);
+		} else {
+			gp = &g->next;
+		}
+	}
+}
+
+static void reap_zombies(struct srv *s, bool all)
+{
+	struct client **pp = &s->clients;
+	sim_time_t now = sim_now(s->eng);
+
+	bury(s, false);
+	while (*pp) {
+		struct client *c = *pp;
+
+		if (c->zombie && (all || now >= c->zombie_until)) {
+			place_apply(s, true);	/* nothing may land in freed memory */
+			*pp = c->next;
+			client_free(c);
+		} else {
+			pp = &c->next;
+		}
+	}
+}
+
+static void advance(struct srv *s)
+{
+	if (s->in_advance)
+		return;
+	s->in_advance = true;
+	ev_timer_stop(s->loop, &s->spin_w);
+	for (;;) {
+		sim_time_t now = sim_now(s->eng), t = SIM_TIME_MAX;
+		bool live = false, running = false, timed = false;
+		sim_time_t next;
+		ev_tstamp rt = ev_time(), spin_due = 0;
+
+		place_apply(s, false);
+		for (struct client *c = s->clients; c; c = c->next) {
+			if (c->zombie)
+				continue;
+			live = true;
+			cq_events(c, now);
+			ev_tstamp grace = c->touched ? SPIN_REACT_S :
+					  c->spinner ? s->spin_grace : SPIN_FIRST_S;
+
+			/* only a program with a connected QP has anything to spin
+			 * for; before that, silence is start-up work */
+			if (c->wait == W_NONE && c->connected && rt - c->last_active >= grace) {
+				timed = true;	/* silent that long: spinning on memory */
+				continue;
+			}
+			if (try_wake(c, now)) {
+				running = true;
+				if (c->wait == W_NONE) {
+					ev_tstamp due = c->last_active + grace - rt;
+
+					if (spin_due <= 0 || due < spin_due)
+						spin_due = due;
+				}
+			} else if (c->wait != W_IO) {
+				timed = true;
+			}
+		}
+		if (running && spin_due > 0) {
+			/* look again once the silent ones count as spinning */
+			ev_timer_set(&s->spin_w, spin_due, 0);
+			ev_timer_start(s->loop, &s->spin_w);
+		}
+		if (!live)
+			reap_zombies(s, true);
+		/* Programs that all wait on each other's sockets exchange bytes in
+		 * no simulated time: the clock moves only for someone waiting on
+		 * the fabric or a timer (else it would run on, by however long the
+		 * host takes to start the peer, and runs would differ). */
+		if (running || !live || !timed)
+			break;
+		for (struct client *c = s->clients; c; c = c->next) {
+			if (!c->zombie) {
+				sim_time_t d = next_deadline(c, now);
+
+				if (d < t)
+					t = d;
+			}
+		}
+		if (place_next(s) < t)
+			t = place_next(s);
+		if (sim_peek_time(s->eng, &next) && next < t)
+			t = next;
+		if (t == SIM_TIME_MAX)
+			break;	/* all wait on the outside world */
+		if (t < now)
+			t = now;
+		sim_run_until(s->eng, t);
+		clock_publish(s);
+		reap_zombies(s, false);
+	}
+	s->in_advance = false;
+}
+
+/* ---- requests ----------------------------------------------------------- */
+
+static int do_hello(struct client *c, const struct shim_req *q)
+{
+	struct srv *s = c->s;
+	struct shim_rep r;
+	int k, node, port;
+	const struct net_port *np;
+
+	if (q->u.hello.magic != SHIM_MAGIC || q->u.hello.version != SHIM_VERSION)
+		return EPROTO;
+	char host[SHIM_NAME_LEN + 1];
+
+	memcpy(host, q->u.hello.host, SHIM_NAME_LEN);
+	host[SHIM_NAME_LEN] = 0;
+	if (host[0]) {
+		node = net_find_host(&s->net, host);
+		if (node < 0) {
+			logf_(s, "pid %u asked for unknown host '%s'", q->u.hello.pid, host);
+			return ENOENT;
+		}
+	} else {
+		k = (int)(s->next_host++ % (uint32_t)s->nhosts);
+		node = net_host(&s->net, k);
+	}
+	c->hca = fab_hca(s->f, node);
+	if (!c->hca)
+		return ENODEV;
+	c->node = node;
+	c->pid = q->u.hello.pid;
+	c->hello = true;
+	port = net_first_port(&s->net, node);
+	np = &s->net.nodes[node].ports[port < 0 ? 1 : port];
+	memset(&r, 0, sizeof(r));
+	r.u.hello.host_index = (uint32_t)node;
+	r.u.hello.nhosts = (uint32_t)s->nhosts;
+	r.u.hello.lid = hca_lid(c->hca);
+	r.u.hello.sm_lid = 1;
+	r.u.hello.lanes = s->p.link_forced || !np->lanes ? s->p.lanes : np->lanes;
+	r.u.hello.speed = s->p.link_forced || np->speed == LINK_SPEED_NONE ? s->p.speed : np->speed;
+	for (uint32_t m = 256, code = 1; m <= 4096; m <<= 1, code++)
+		if (m == s->p.mtu)
+			r.u.hello.mtu_code = (uint8_t)code;
+	r.u.hello.link_layer = fab_is_eth(&s->p) ? 2 : 1;	/* IBV_LINK_LAYER_ETHERNET : _INFINIBAND */
+	r.u.hello.guid = np->guid ? np->guid : 0x0002c90300000000ULL + (uint64_t)node;
+	snprintf(r.u.hello.host, sizeof(r.u.hello.host), "%s", s->net.nodes[node].desc);
+	snprintf(r.u.hello.fabric, sizeof(r.u.hello.fabric), "%s", fab_fabric_names[s->p.fabric]);
+	logf_(s, "pid %u attached as host %s (LID %u)", c->pid, s->net.nodes[node].desc,
+	      hca_lid(c->hca));
+	reply(c, &r, s->clk_fd);
+	return -1;	/* replied */
+}
+
+static int do_seg_add(struct client *c, const struct shim_req *q, int *fd)
+{
+	uint64_t len = q->u.seg.length;
+	uint32_t h;
+	void *m;
+	struct stat st;
+	int rc;
+
+	if (*fd < 0)
+		return EBADF;
+	if (!len || len > (1ULL << 40) || fstat(*fd, &st) || (uint64_t)st.st_size < len)
+		return EINVAL;
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	if (m == MAP_FAILED)
+		return errno;
+	rc = obj_new(c, O_SEG, &h);
+	if (rc) {
+		munmap(m, len);
+		return rc;
+	}
+	c->objs[h].u.seg = (struct dseg){ .map = m, .len = len, .base = q->u.seg.base };
+	struct shim_rep r;
+
+	memset(&r, 0, sizeof(r));
+	r.u.obj.handle = h;
+	reply(c, &r, -1);
+	return -1;
+}
+
+static int do_reg_mr(struct client *c, const struct shim_req *q)
+{
+	struct obj *o = obj_get(c, q->u.reg_mr.seg, O_SEG);
+	struct hca_mr *mr;
+	struct shim_rep r;
+	uint32_t h;
+	int rc;
+
+	if (!o)
+		return EBADF;
+	if (q->u.reg_mr.offset > o->u.seg.len ||
+	    q->u.reg_mr.length > o->u.seg.len - q->u.reg_mr.offset ||
+	    q->u.reg_mr.addr != o->u.seg.base + q->u.reg_mr.offset)
+		return EINVAL;
+	mr = hca_reg_mr(c->hca, (char *)o->u.seg.map + q->u.reg_mr.offset, q->u.reg_mr.addr,
+			q->u.reg_mr.length, q->u.reg_mr.access & 0xf, HCA_MEM_HOST);
+	if (!mr)
+		return ENOMEM;
+	rc = obj_new(c, O_MR, &h);
+	if (rc) {
+		hca_dereg_mr(mr);
+		return rc;
+	}
+	c->objs[h].u.mr = mr;
+	memset(&r, 0, sizeof(r));
+	r.u.obj.handle = h;
+	r.u.obj.lkey = mr->lkey;
+	r.u.obj.rkey = mr->rkey;
+	reply(c, &r, -1);
+	return -1;
+}
+
+static int do_create_cq(struct client *c, const struct shim_req *q)
+{
+	uint32_t cqe = q->u.create_cq.cqe, h;
+	struct dcq *d;
+	struct shim_rep r;
+	int rc;
+
+	if (!cqe || cqe > (1u << 20))
+		return EINVAL;
+	if (q->u.create_cq.channel >= 0 && !obj_get(c, (uint32_t)q->u.create_cq.channel, O_CHAN))
+		return EBADF;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return ENOMEM;
+	d->q = calloc(cqe, sizeof(*d->q));
+	d->qseq = calloc(cqe, sizeof(*d->qseq));
+	/* the model's own queue only passes completions through to ours */
+	d->cq = d->q && d->qseq ? hca_create_cq(c->hca, cqe, cq_notify, d) : NULL;
+	rc = d->cq ? obj_new(c, O_CQ, &h) : ENOMEM;
+	if (rc) {
+		if (d->cq)
+			hca_destroy_cq(d->cq);
+		free(d->q);
+		free(d->qseq);
+		free(d);
+		return rc;
+	}
+	d->c = c;
+	d->h = h;
+	d->cap = cqe;
+	d->chan = q->u.create_cq.channel;
+	c->objs[h].u.cq = d;
+	memset(&r, 0, sizeof(r));
+	r.u.obj.handle = h;
+	reply(c, &r, -1);
+	return -1;
+}
+
+static void dcq_free(struct dcq *d)
+{
+	hca_destroy_cq(d->cq);
+	free(d->q);
+	free(d->qseq);
+	free(d);
+}
+
+static int do_create_qp(struct client *c, const struct shim_req *q)
+{
+	struct hca_qp_init_attr a = { 0 };
+	struct obj *scq = obj_get(c, q->u.create_qp.send_cq, O_CQ);
+	struct obj *rcq = obj_get(c, q->u.create_qp.recv_cq, O_CQ);
+	struct obj *srq = q->u.create_qp.srq >= 0 ?
+			  obj_get(c, (uint32_t)q->u.create_qp.srq, O_SRQ) : NULL;
+	struct shim_rep r;
+	struct dqp *d;
+	uint32_t h;
+	int rc;
+
+	if (!scq || !rcq || (q->u.create_qp.srq >= 0 && !srq))
+		return EBADF;
+	if (q->u.create_qp.max_send_wr > 32768 || q->u.create_qp.max_recv_wr > 32768)
+		return EINVAL;
+	a.qp_type = (enum hca_qp_type)q->u.create_qp.type;
+	a.send_cq = scq->u.cq->cq;
+	a.recv_cq = rcq->u.cq->cq;
+	a.srq = srq ? srq->u.srq : NULL;
+	a.cap.max_send_wr = q->u.create_qp.max_send_wr;
+	a.cap.max_recv_wr = q->u.create_qp.max_recv_wr;
+	a.cap.max_inline_data = q->u.create_qp.max_inline > SHIM_MAX_INLINE ?
+				SHIM_MAX_INLINE : q->u.create_qp.max_inline;
+	a.sq_sig_all = q->u.create_qp.sq_sig_all != 0;
+	if (q->u.create_qp.max_inline > SHIM_MAX_INLINE)
+		return EINVAL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return ENOMEM;
+	d->qp = hca_create_qp(c->hca, &a);
+	if (!d->qp) {
+		free(d);
+		return EINVAL;
+	}
+	rc = obj_new(c, O_QP, &h);
+	if (rc) {
+		hca_destroy_qp(d->qp);
+		free(d);
+		return rc;
+	}
+	d->type = (int)a.qp_type;
+	d->scq = q->u.create_qp.send_cq;
+	d->rcq = q->u.create_qp.recv_cq;
+	d->max_send_wr = a.cap.max_send_wr;
+	c->objs[h].u.qp = d;
+	memset(&r, 0, sizeof(r));
+	r.u.qp.handle = h;
+	r.u.qp.qpn = hca_qp_num(d->qp);
+	r.u.qp.max_send_wr = a.cap.max_send_wr;
+	r.u.qp.max_recv_wr = a.cap.max_recv_wr;
+	r.u.qp.max_inline = a.cap.max_inline_data;
+	reply(c, &r, -1);
+	return -1;
+}
+
+static void dqp_free(struct dqp *d)
+{
+	if (hca_qp_state(d->qp) != HCA_QPS_ERR && hca_qp_state(d->qp) != HCA_QPS_RESET) {
+		struct hca_qp_attr a = { .qp_state = HCA_QPS_ERR };
+
+		hca_modify_qp(d->qp, &a, HCA_QP_STATE);
+	}
+	hca_destroy_qp(d->qp);
+	if (d->bounce)
+		hca_dereg_mr(d->bounce);
+	free(d->bounce_buf);
+	free(d);
+}
+
+static int do_modify_qp(struct client *c, const struct shim_req *q)
+{
+	struct obj *o = obj_get(c, q->u.modify_qp.qp, O_QP);
+	const struct shim_qp_attr *w = &q->u.modify_qp.attr;
+	struct hca_qp_attr a = {
+		.qp_state = (enum hca_qp_state)w->qp_state, .path_mtu = w->path_mtu,
+		.dlid = w->dlid, .sl = w->sl, .dest_qp_num = w->dest_qp_num,
+		.rq_psn = w->rq_psn, .sq_psn = w->sq_psn, .timeout = w->timeout,
+		.retry_cnt = w->retry_cnt, .rnr_retry = w->rnr_retry,
+		.min_rnr_timer = w->min_rnr_timer, .max_rd_atomic = w->max_rd_atomic,
+		.max_dest_rd_atomic = w->max_dest_rd_atomic, .qkey = w->qkey,
+	};
+	int rc;
+
+	if (!o)
+		return EBADF;
+	if ((w->mask & HCA_QP_STATE) && w->qp_state > HCA_QPS_ERR)
+		return EINVAL;
+	rc = hca_modify_qp(o->u.qp->qp, &a, w->mask & 0x1fff);
+	if (!rc && (w->mask & HCA_QP_STATE) &&
+	    (w->qp_state == HCA_QPS_RTR || w->qp_state == HCA_QPS_RTS))
+		c->connected = true;
+	return rc < 0 ? -rc : rc;
+}
+
+static int do_post_send(struct client *c, const struct shim_req *q, const uint8_t *tail)
+{
+	struct obj *o = obj_get(c, q->u.send.qp, O_QP);
+	struct hca_send_wr wr = { 0 };
+	int rc;
+
+	if (!o)
+		return EBADF;
+	if (q->u.send.opcode > HCA_WR_ATOMIC_FETCH_AND_ADD)
+		return EOPNOTSUPP;
+	struct dqp *d = o->u.qp;
+
+	wr.wr_id = q->u.send.wr_id;
+	wr.opcode = (enum hca_wr_opcode)q->u.send.opcode;
+	wr.send_flags = q->u.send.send_flags & (HCA_SEND_FENCE | HCA_SEND_SIGNALED |
+						HCA_SEND_SOLICITED);
+	wr.sg.addr = q->u.send.sg.addr;
+	wr.sg.length = q->u.send.sg.length;
+	wr.sg.lkey = q->u.send.sg.lkey;
+	wr.imm_data = q->u.send.imm;
+	wr.remote_addr = q->u.send.remote_addr;
+	wr.rkey = q->u.send.rkey;
+	wr.compare_add = q->u.send.compare_add;
+	wr.swap = q->u.send.swap;
+	wr.ah.dlid = q->u.send.dlid;
+	wr.ah.sl = q->u.send.sl;
+	wr.remote_qpn = q->u.send.remote_qpn;
+	wr.remote_qkey = q->u.send.remote_qkey;
+	if (q->inline_len) {
+		/* inline bytes live in a daemon-side buffer until the model
+		 * reads them; one slot per send queue entry, so a slot is only
+		 * reused once its WR has left the queue */
+		uint32_t slots = d->max_send_wr ? d->max_send_wr : 1;
+
+		if (q->inline_len > SHIM_MAX_INLINE || q->inline_len != q->u.send.sg.length)
+			return EINVAL;
+		if (!d->bounce) {
+			d->bounce_buf = calloc(slots, SHIM_MAX_INLINE);
+			if (!d->bounce_buf)
+				return ENOMEM;
+			d->bounce = hca_reg_mr(c->hca, d->bounce_buf, (uintptr_t)d->bounce_buf,
+					       (uint64_t)slots * SHIM_MAX_INLINE,
+					       HCA_ACCESS_LOCAL_WRITE, HCA_MEM_HOST);
+			if (!d->bounce)
+				return ENOMEM;
+		}
+		uint8_t *slot = d->bounce_buf + (size_t)(d->bounce_next++ % slots) * SHIM_MAX_INLINE;
+
+		memcpy(slot, tail, q->inline_len);
+		wr.sg.addr = (uintptr_t)slot;
+		wr.sg.lkey = d->bounce->lkey;
+	}
+	rc = hca_post_send(d->qp, &wr);
+	return rc < 0 ? -rc : 0;
+}
+
+static int do_post_recv(struct client *c, const struct shim_req *q, bool srq)
+{
+	struct hca_recv_wr wr = { .wr_id = q->u.recv.wr_id };
+	struct obj *o = obj_get(c, q->u.recv.qp, srq ? O_SRQ : O_QP);
+	int rc;
+
+	if (!o)
+		return EBADF;
+	wr.sg.addr = q->u.recv.sg.addr;
+	wr.sg.length = q->u.recv.sg.length;
+	wr.sg.lkey = q->u.recv.sg.lkey;
+	if (srq) {
+		rc = hca_post_srq_recv(o->u.srq, &wr);
+	} else {
+		if (o->u.qp->type == HCA_QPT_UD) {
+			/* the first 40 bytes are the GRH slot: data lands after it */
+			if (wr.sg.length < SHIM_UD_GRH)
+				return EINVAL;
+			wr.sg.addr += SHIM_UD_GRH;
+			wr.sg.length -= SHIM_UD_GRH;
+		}
+		rc = hca_post_recv(o->u.qp->qp, &wr);
+	}
+	return rc < 0 ? -rc : 0;
+}
+
+static void obj_destroy(struct client *c, uint32_t h)
+{
+	struct obj *o = &c->objs[h];
+
+	switch (o->t) {
+	case O_SEG:
+		munmap(o->u.seg.map, o->u.seg.len);
+		break;
+	case O_MR:
+		hca_dereg_mr(o->u.mr);
+		break;
+	case O_CQ:
+		dcq_free(o->u.cq);
+		break;
+	case O_CHAN:
+		close(o->u.ch->efd);
+		free(o->u.ch->ev);
+		free(o->u.ch);
+		break;
+	case O_SRQ:
+		/* the model has no hca_destroy_srq: it is freed with the HCA */
+		break;
+	case O_QP:
+		dqp_free(o->u.qp);
+		break;
+	case O_FREE:
+		break;
+	}
+	memset(o, 0, sizeof(*o));
+}
+
+static int do_destroy(struct client *c, uint32_t h, enum obj_type t)
+{
+	if (!obj_get(c, h, t))
+		return EBADF;
+	if (t == O_CQ) {
+		/* a CQ still used by a QP stays (the model would complete into
+		 * freed memory) */
+		for (uint32_t i = 0; i < c->nobjs; i++)
+			if (c->objs[i].t == O_QP &&
+			    (c->objs[i].u.qp->scq == h || c->objs[i].u.qp->rcq == h))
+				return EBUSY;
+	}
+	if (t == O_CHAN) {
+		for (uint32_t i = 0; i < c->nobjs; i++)
+			if (c->objs[i].t == O_CQ && c->objs[i].u.cq->chan == (int32_t)h)
+				return EBUSY;
+	}
+	obj_destroy(c, h);
+	return 0;
+}
+
+/* A wait request: park the client; advance() answers it. */
+static void park(struct client *c, enum wait_kind k, sim_time_t deadline, uint32_t h, uint32_t n)
+{
+	c->wait = k;
+	c->deadline = deadline;
+	c->wait_h = h;
+	c->wait_n = n;
+	c->wait_cqe_gen = c->cqe_gen;
+}
+
+static sim_time_t sat_add(sim_time_t a, sim_time_t b)
+{
+	return b > SIM_TIME_MAX - a ? SIM_TIME_MAX : a + b;
+}
+
+static void handle(struct client *c, const struct shim_req *q, size_t len, int *fd)
+{
+	const uint8_t *tail = (const uint8_t *)(q + 1);
+	sim_time_t now = sim_now(c->s->eng);
+	int rc = 0;
+	uint32_t h;
+	struct obj *o;
+
+	if (len != sizeof(*q) + q->inline_len || q->inline_len > SHIM_MAX_INLINE ||
+	    (q->inline_len && q->op != SHIM_OP_POST_SEND)) {
+		rc = EPROTO;
+		goto out;
+	}
+	if (!c->hello && q->op != SHIM_OP_HELLO) {
+		rc = EPROTO;
+		goto out;
+	}
+	if (c->wait != W_NONE && q->op != SHIM_OP_IO_END) {
+		/* a request while parked: only a notification may come now */
+		if (c->wait == W_IO)
+			wake(c);
+		else {
+			rc = EPROTO;
+			goto out;
+		}
+	}
+	if (q->op != SHIM_OP_POLL_CQ && q->op != SHIM_OP_IO_BEGIN && q->op != SHIM_OP_IO_END)
+		c->poll_q = POLL_Q_MIN;
+	if (q->op != SHIM_OP_CLOCK_WAIT && q->op != SHIM_OP_IO_BEGIN && q->op != SHIM_OP_IO_END)
+		c->clock_q = CLOCK_Q_MIN;
+	switch (q->op) {
+	case SHIM_OP_HELLO:
+		rc = c->hello ? EPROTO : do_hello(c, q);
+		break;
+	case SHIM_OP_SEG_ADD:
+		rc = do_seg_add(c, q, fd);
+		break;
+	case SHIM_OP_REG_MR:
+		rc = do_reg_mr(c, q);
+		break;
+	case SHIM_OP_DEREG_MR:
+		rc = do_destroy(c, q->u.obj.handle, O_MR);
+		break;
+	case SHIM_OP_CREATE_CQ:
+		rc = do_create_cq(c, q);
+		break;
+	case SHIM_OP_DESTROY_CQ:
+		rc = do_destroy(c, q->u.obj.handle, O_CQ);
+		break;
+	case SHIM_OP_REQ_NOTIFY:
+		o = obj_get(c, q->u.notify.cq, O_CQ);
+		if (!o) {
+			rc = EBADF;
+			break;
+		}
+		o->u.cq->armed = true;
+		o->u.cq->arm_seq = o->u.cq->pushed;
+		o->u.cq->arm_time = now;
+		break;
+	case SHIM_OP_POLL_CQ:
+		o = obj_get(c, q->u.poll.cq, O_CQ);
+		if (!o || !q->u.poll.n || q->u.poll.n > SHIM_MAX_WC) {
+			rc = o ? EINVAL : EBADF;
+			break;
+		}
+		if (poll_reply(c, o->u.cq, q->u.poll.n, false)) {
+			c->poll_q = POLL_Q_MIN;
+			return;
+		}
+		/* empty: the program is busy-polling, i.e. waiting */
+		park(c, W_POLL, sat_add(now, c->poll_q), q->u.poll.cq, q->u.poll.n);
+		c->poll_q = c->poll_q * 2 > POLL_Q_MAX ? POLL_Q_MAX : c->poll_q * 2;
+		return;
+	case SHIM_OP_CREATE_CHANNEL: {
+		struct dchan *ch;
+
+		if (*fd < 0) {
+			rc = EBADF;
+			break;
+		}
+		ch = calloc(1, sizeof(*ch));
+		if (!ch || (rc = obj_new(c, O_CHAN, &h))) {
+			free(ch);
+			rc = rc ? rc : ENOMEM;
+			break;
+		}
+		ch->efd = *fd;
+		*fd = -1;
+		c->objs[h].u.ch = ch;
+		struct shim_rep r;
+
+		memset(&r, 0, sizeof(r));
+		r.u.obj.handle = h;
+		reply(c, &r, -1);
+		return;
+	}
+	case SHIM_OP_DESTROY_CHANNEL:
+		rc = do_destroy(c, q->u.obj.handle, O_CHAN);
+		break;
+	case SHIM_OP_GET_CQ_EVENT:
+		if (!obj_get(c, q->u.obj.handle, O_CHAN)) {
+			rc = EBADF;
+			break;
+		}
+		park(c, W_EVENT, SIM_TIME_MAX, q->u.obj.handle, 0);
+		return;
+	case SHIM_OP_CREATE_SRQ: {
+		struct hca_srq *srq;
+
+		if (!q->u.create_srq.max_wr || q->u.create_srq.max_wr > 32768) {
+			rc = EINVAL;
+			break;
+		}
+		srq = hca_create_srq(c->hca, q->u.create_srq.max_wr);
+		if (!srq || (rc = obj_new(c, O_SRQ, &h))) {
+			rc = rc ? rc : ENOMEM;
+			break;
+		}
+		c->objs[h].u.srq = srq;
+		struct shim_rep r;
+
+		memset(&r, 0, sizeof(r));
+		r.u.obj.handle = h;
+		reply(c, &r, -1);
+		return;
+	}
+	case SHIM_OP_DESTROY_SRQ:
+		rc = do_destroy(c, q->u.obj.handle, O_SRQ);
+		break;
+	case SHIM_OP_POST_SRQ_RECV:
+		rc = do_post_recv(c, q, true);
+		break;
+	case SHIM_OP_CREATE_QP:
+		rc = do_create_qp(c, q);
+		break;
+	case SHIM_OP_MODIFY_QP:
+		rc = do_modify_qp(c, q);
+		break;
+	case SHIM_OP_DESTROY_QP:
+		rc = do_destroy(c, q->u.obj.handle, O_QP);
+		break;
+	case SHIM_OP_POST_SEND:
+		rc = do_post_send(c, q, tail);
+		break;
+	case SHIM_OP_POST_RECV:
+		rc = do_post_recv(c, q, false);
+		break;
+	case SHIM_OP_SLEEP:
+		park(c, W_SLEEP, sat_add(now, q->u.sleep.ps), 0, 0);
+		return;
+	case SHIM_OP_CLOCK_WAIT:
+		park(c, W_CLOCK, sat_add(now, c->clock_q), 0, 0);
+		c->clock_q = c->clock_q * 2 > CLOCK_Q_MAX ? CLOCK_Q_MAX : c->clock_q * 2;
+		return;
+	case SHIM_OP_IO_BEGIN:
+		if (*fd >= 0) {
+			park(c, W_IO, SIM_TIME_MAX, 0, 0);
+			c->io_fd = *fd;
+			*fd = -1;
+		}
+		return;		/* notification: no reply */
+	case SHIM_OP_IO_END:
+		if (c->wait == W_IO)
+			wake(c);
+		return;
+	default:
+		rc = EPROTO;
+		break;
+	}
+out:
+	if (rc >= 0)
+		reply_status(c, rc);
+}
+
+/* ---- connections -------------------------------------------------------- */
+
+static void client_free(struct client *c)
+{
+	for (uint32_t i = 0; i < c->nobjs; i++) {
+		struct grave *g;
+
+		if (c->objs[i].t != O_SEG || !(g = malloc(sizeof(*g))))
+			continue;
+		g->map = c->objs[i].u.seg.map;
+		g->len = c->objs[i].u.seg.len;
+		g->until = sat_add(sim_now(c->s->eng), GRAVE_PS);
+		g->next = c->s->graves;
+		c->s->graves = g;
+		memset(&c->objs[i], 0, sizeof(c->objs[i]));
+	}
+	for (uint32_t i = 0; i < c->nobjs; i++)
+		if (c->objs[i].t == O_QP)
+			obj_destroy(c, i);
+	for (uint32_t i = 0; i < c->nobjs; i++)
+		if (c->objs[i].t != O_CQ && c->objs[i].t != O_SEG)
+			obj_destroy(c, i);
+	for (uint32_t i = 0; i < c->nobjs; i++)
+		obj_destroy(c, i);
+	free(c->objs);
+	if (c->io_fd >= 0)
+		close(c->io_fd);
+	free(c);
+}
+
+static void client_detach(struct client *c)
+{
+	struct srv *s = c->s;
+
+	ev_io_stop(s->loop, &c->w);
+	close(c->fd);
+	c->fd = -1;
+	if (c->io_fd >= 0) {
+		close(c->io_fd);
+		c->io_fd = -1;
+	}
+	c->wait = W_NONE;
+	c->zombie = true;
+	c->zombie_until = sat_add(sim_now(s->eng), LINGER_PS);
+	if (c->hello)
+		logf_(s, "pid %u (host %s) detached", c->pid, s->net.nodes[c->node].desc);
+	if (s->idle_exit_s > 0) {
+		bool any = false;
+
+		for (struct client *x = s->clients; x; x = x->next)
+			any |= !x->zombie;
+		if (!any) {
+			ev_timer_set(&s->idle_w, s->idle_exit_s, 0);
+			ev_timer_start(s->loop, &s->idle_w);
+		}
+	}
+}
+
+static void client_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct client *c = container_of(w, struct client, w);
+	union { char buf[CMSG_SPACE(4 * sizeof(int))]; struct cmsghdr align; } u;
+	union { struct shim_req q; uint8_t raw[sizeof(struct shim_req) + SHIM_MAX_INLINE + 8]; } b;
+	struct iovec iov = { &b, sizeof(b) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+	int fd = -1;
+	ssize_t n;
+
+	(void)loop;
+	(void)revents;
+	c->last_active = ev_time();
+	c->touched = false;
+	/* drain what is there, one message at a time, in order */
+	for (int k = 0; k < 64; k++) {
+		m.msg_controllen = sizeof(u.buf);
+		m.msg_flags = 0;
+		n = recvmsg(c->fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			break;
+		if (n <= 0) {
+			client_detach(c);
+			break;
+		}
+		fd = -1;
+		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm)) {
+			if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+				continue;
+			int nfd = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+
+			for (int i = 0; i < nfd; i++) {
+				int x;
+
+				memcpy(&x, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+				if (fd < 0)
+					fd = x;
+				else
+					close(x);	/* one descriptor per message, at most */
+			}
+		}
+		if ((m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || (size_t)n < sizeof(struct shim_req)) {
+			if (fd >= 0)
+				close(fd);
+			if (!c->hello) {
+				client_detach(c);
+				break;
+			}
+			reply_status(c, EPROTO);
+			continue;
+		}
+		handle(c, &b.q, (size_t)n, &fd);
+		if (fd >= 0)
+			close(fd);
+		if (!c->hello) {	/* no valid HELLO first: not a shim */
+			client_detach(c);
+			break;
+		}
+	}
+	advance(c->s);
+}
+
+static void listen_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct srv *s = container_of(w, struct srv, listen_w);
+	struct client *c;
+	int fd;
+
+	(void)revents;
+	fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0)
+		return;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return;
+	}
+	c->s = s;
+	c->fd = fd;
+	c->io_fd = -1;
+	c->poll_q = POLL_Q_MIN;
+	c->clock_q = CLOCK_Q_MIN;
+	c->next = s->clients;
+	s->clients = c;
+	ev_timer_stop(loop, &s->idle_w);
+	ev_io_init(&c->w, client_cb, fd, EV_READ);
+	ev_io_start(loop, &c->w);
+}
+
+static void stop_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	(void)w;
+	(void)revents;
+	ev_break(loop, EVBREAK_ALL);
+}
+
+static void spin_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	advance(container_of(w, struct srv, spin_w));
+}
+
+static void idle_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)w;
+	(void)revents;
+	ev_break(loop, EVBREAK_ALL);
+}
+
+/* ---- set-up ------------------------------------------------------------- */
+
+static int build_fabric(struct srv *s, const struct serve_opts *o, struct sim_diag *d)
+{
+	struct sm_opts so = { 0 };
+
+	fab_params_default(&s->p);
+	if (o->preset && fab_params_preset(&s->p, o->preset, d))
+		return -1;
+	for (int i = 0; i < o->nsets; i++)
+		if (fab_params_set(&s->p, o->sets[i], d))
+			return -1;
+	if (fab_params_check(&s->p, d))
+		return -1;
+	/* no --topo: the built-in 16-host fat tree, as `ibfab run` uses */
+	if (o->topo ? topo_load(o->topo, &s->net, d) : topo_default(&s->net, d))
+		return -1;
+	if (sm_route(&s->net, o->routing, &so, d))
+		return -1;
+	s->nhosts = net_nhosts(&s->net);
+	if (s->nhosts <= 0)
+		return sim_diag_set(d, o->topo ? o->topo : "built-in topology", 0, 0,
+				    "the topology has no connected host");
+	/* the programs are the traffic; --traffic adds background load that
+	 * runs in the same simulation (it moves only when the programs wait) */
+	for (int i = 0; i < o->ntraffic; i++)
+		if (trace_spec_parse(o->traffic[i], &s->net, 1, &s->msgs, d))
+			return -1;
+	s->f = fab_create(&s->net, &s->p, &s->msgs, 1, d);
+	if (!s->f)
+		return -1;
+	s->eng = fab_engine(s->f);
+	for (int i = 0; i < s->net.nnodes; i++)
+		if (fab_hca(s->f, i))
+			hca_set_place_hook(fab_hca(s->f, i), place_cb, s);
+	return 0;
+}
+
+static int make_dir(const char *path, struct sim_diag *d)
+{
+	char dir[108];
+	char *slash;
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = 0;
+	/* missing parents too (mkdir -p), private like the directory itself */
+	for (char *q = strchr(dir + 1, '/'); q; q = strchr(q + 1, '/')) {
+		*q = 0;
+		if (mkdir(dir, 0700) && errno != EEXIST)
+			return sim_diag_set(d, dir, 0, 0, "cannot create the socket directory: %s",
+					    strerror(errno));
+		*q = '/';
+	}
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return sim_diag_set(d, dir, 0, 0, "cannot create the socket directory: %s",
+				    strerror(errno));
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+		return sim_diag_set(d, dir, 0, 0, "the socket directory is not ours");
+	if ((st.st_mode & 077) && chmod(dir, 0700))
+		return sim_diag_set(d, dir, 0, 0, "cannot make the socket directory private");
+	return 0;
+}
+
+static int listen_socket(struct srv *s, struct sim_diag *d)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	mode_t old;
+	int fd;
+
+	if (make_dir(s->path, d))
+		return -1;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", s->path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return sim_diag_set(d, s->path, 0, 0, "socket: %s", strerror(errno));
+	/* a socket file nobody answers is a leftover: replace it */
+	if (!access(s->path, F_OK)) {
+		int t = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+		if (t >= 0 && !connect(t, (struct sockaddr *)&sa, sizeof(sa))) {
+			close(t);
+			close(fd);
+			return sim_diag_set(d, s->path, 0, 0, "a fabric daemon already serves here");
+		}
+		if (t >= 0)
+			close(t);
+		unlink(s->path);
+	}
+	old = umask(0177);	/* the socket is 0600: only its owner may attach */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 64)) {
+		umask(old);
+		close(fd);
+		return sim_diag_set(d, s->path, 0, 0, "cannot listen: %s", strerror(errno));
+	}
+	umask(old);
+	chmod(s->path, 0600);
+	s->lfd = fd;
+	return 0;
+}
+
+int serve_run(const struct serve_opts *o, int ready_fd, struct sim_diag *d)
+{
+	struct srv s;
+	int rc = -1;
+
+	memset(&s, 0, sizeof(s));
+	s.lfd = -1;
+	s.clk_fd = -1;
+	s.quiet = o->quiet;
+	s.places_tail = &s.places;
+	s.spin_grace = getenv("IBFAB_SPIN_GRACE_US") ?
+		       atof(getenv("IBFAB_SPIN_GRACE_US")) / 1e6 : SPIN_GRACE_S;
+	if (s.spin_grace <= 0)
+		s.spin_grace = SPIN_GRACE_S;
+	s.idle_exit_s = o->idle_exit_s;
+	signal(SIGPIPE, SIG_IGN);
+	if (o->socket)
+		snprintf(s.path, sizeof(s.path), "%s", o->socket);
+	else if (serve_default_socket(s.path, sizeof(s.path)))
+		return sim_diag_set(d, NULL, 0, 0, "socket path too long");
+	if (build_fabric(&s, o, d))
+		goto out;
+	s.clk_fd = memfd_create("ibfab-clock", MFD_CLOEXEC);
+	if (s.clk_fd < 0 || ftruncate(s.clk_fd, 4096)) {
+		sim_diag_set(d, NULL, 0, 0, "memfd: %s", strerror(errno));
+		goto out;
+	}
+	s.clk = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, s.clk_fd, 0);
+	if (s.clk == MAP_FAILED) {
+		s.clk = NULL;
+		sim_diag_set(d, NULL, 0, 0, "mmap: %s", strerror(errno));
+		goto out;
+	}
+	/* a fixed epoch: what programs print does not depend on the date */
+	s.clk->epoch_s = 1700000000;
+	clock_publish(&s);
+	if (listen_socket(&s, d))
+		goto out;
+	s.loop = ev_loop_new(EVFLAG_AUTO);
+	if (!s.loop) {
+		sim_diag_set(d, NULL, 0, 0, "libev: no event loop");
+		goto out;
+	}
+	ev_io_init(&s.listen_w, listen_cb, s.lfd, EV_READ);
+	ev_io_start(s.loop, &s.listen_w);
+	ev_signal_init(&s.sigint_w, stop_cb, SIGINT);
+	ev_signal_start(s.loop, &s.sigint_w);
+	ev_signal_init(&s.sigterm_w, stop_cb, SIGTERM);
+	ev_signal_start(s.loop, &s.sigterm_w);
+	ev_timer_init(&s.idle_w, idle_cb, s.idle_exit_s, 0);
+	ev_timer_init(&s.spin_w, spin_cb, 0, 0);
+	if (s.idle_exit_s > 0)
+		ev_timer_start(s.loop, &s.idle_w);
+	logf_(&s, "serving %d hosts on %s (fabric %s, %s)", s.nhosts, s.path,
+	      fab_fabric_names[s.p.fabric], o->topo ? o->topo : "built-in 16-host fat tree");
+	if (ready_fd >= 0) {
+		if (write(ready_fd, "1", 1) < 0) {
+			/* the parent is gone: serve anyway */
+		}
+		close(ready_fd);
+	}
+	ev_run(s.loop, 0);
+	rc = 0;
+out:
+	while (s.clients) {
+		struct client *c = s.clients;
+
+		s.clients = c->next;
+		if (c->fd >= 0)
+			close(c->fd);
+		client_free(c);
+	}
+	if (s.loop)
+		ev_loop_destroy(s.loop);
+	if (s.lfd >= 0) {
+		close(s.lfd);
+		unlink(s.path);
+	}
+	if (s.clk)
+		munmap(s.clk, 4096);
+	if (s.clk_fd >= 0)
+		close(s.clk_fd);
+	place_apply(&s, true);
+	bury(&s, true);
+	if (s.f)
+		fab_destroy(s.f);
+	net_free(&s.net);
+	fab_msgs_free(&s.msgs);
+	return rc;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * serve.h - the fabric daemon behind the verbs shim (`ibfab serve`): owns
+ * one simulated fabric and its clock, and serves the processes that attach
+ * over a Unix socket (protocol: shim_proto.h; design: docs/shim.md).
+ */
+#ifndef IBFAB_SERVE_H
+#define IBFAB_SERVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/sim_diag.h"
+
+struct serve_opts {
+	const char *topo;		/* topology file (required) */
+	const char *preset;		/* fabric preset, NULL = default */
+	const char *const *sets;	/* "key=value" parameter overrides */
+	int nsets;
+	const char *routing;		/* routing engine, NULL = minhop */
+	const char *const *traffic;	/* background traffic specs (traces/trace_spec.h) */
+	int ntraffic;
+	const char *socket;		/* NULL = serve_default_socket() */
+	double idle_exit_s;		/* exit after this long without clients (0 = never) */
+	bool quiet;
+};
+
+/* The socket path the shim and the daemon agree on: $IBFAB_SOCKET, else
+ * $XDG_RUNTIME_DIR/ibfab/sock, else /tmp/ibfab-$UID/sock. */
+int serve_default_socket(char *buf, size_t len);
+
+/* Build the fabric and serve until SIGINT/SIGTERM or the idle timeout.
+ * Returns 0, or -1 with d filled (bad topology, socket in use ...). If
+ * ready_fd >= 0, one byte is written to it once the socket listens. */
+int serve_run(const struct serve_opts *o, int ready_fd, struct sim_diag *d);
+
+#endif

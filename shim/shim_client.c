@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shim_client.c - the verbs shim's side of the connection to the fabric
+ * daemon, and the simulated clock the program sees.
+ *
+ * Attach happens on first device use (ibv_get_device_list), never in a
+ * constructor: LD_PRELOAD and LD_LIBRARY_PATH are inherited by every child
+ * (timeout, sh, system()), which must run untouched. Until a process has
+ * attached, every interposed libc function below passes straight through.
+ *
+ * Once attached, the program lives in simulated time (docs/shim.md):
+ * gettimeofday, clock_gettime and time read the daemon's clock page, and
+ * the calls that block - sleep, and read/recv/accept on a socket or pipe -
+ * tell the daemon the program is waiting, so the daemon may advance the
+ * clock while it waits. A program that spins reading the clock (perftest's
+ * cycle-counter calibration) is noticed after a few hundred unchanged reads
+ * and parked in a CLOCK_WAIT until time moves.
+ */
+#define _GNU_SOURCE
+#include "shim/shim_int.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+static pthread_mutex_t conn_lock = PTHREAD_MUTEX_INITIALIZER;
+static int conn_fd = -1;
+static bool conn_dead;
+static const struct shim_clock *clock_page;
+static struct shim_conn_info info;
+
+/* Consecutive clock reads that saw the same simulated time. */
+static __thread unsigned same_reads;
+static __thread uint64_t last_seen = UINT64_MAX;
+#define CLOCK_SPIN_READS 256
+
+bool shim_attached(void)
+{
+	return clock_page != NULL;
+}
+
+const struct shim_conn_info *shim_info(void)
+{
+	return &info;
+}
+
+uint64_t shim_now_ps(void)
+{
+	return clock_page ? clock_page->now_ps : 0;
+}
+
+void shim_unsupported(const char *what)
+{
+	static char seen[32][48];
+	static int nseen;
+
+	for (int i = 0; i < nseen; i++)
+		if (!strncmp(seen[i], what, sizeof(seen[i]) - 1))
+			return;
+	if (nseen < 32)
+		snprintf(seen[nseen++], sizeof(seen[0]), "%s", what);
+	fprintf(stderr, "ibfab shim: %s is not supported by the simulated HCA\n", what);
+}
+
+static int sock_path(char *buf, size_t len)
+{
+	const char *e = getenv("IBFAB_SOCKET");
+	const char *rt = getenv("XDG_RUNTIME_DIR");
+
+	if (e && *e)
+		return snprintf(buf, len, "%s", e) >= (int)len ? -1 : 0;
+	if (rt && *rt)
+		return snprintf(buf, len, "%s/ibfab/sock", rt) >= (int)len ? -1 : 0;
+	return snprintf(buf, len, "/tmp/ibfab-%u/sock", (unsigned)getuid()) >= (int)len ? -1 : 0;
+}
+
+/* ---- raw message I/O (never through the interposed functions) ---------- */
+
+static int send_msg(const void *a, size_t alen, const void *b, size_t blen, int fd)
+{
+	struct iovec iov[2] = { { (void *)a, alen }, { (void *)b, blen } };
+	union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = blen ? 2 : 1 };
+
+	if (fd >= 0) {
+		struct cmsghdr *c;
+
+		memset(&u, 0, sizeof(u));
+		m.msg_control = u.buf;
+		m.msg_controllen = sizeof(u.buf);
+		c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	for (;;) {
+		ssize_t n = sendmsg(conn_fd, &m, MSG_NOSIGNAL);
+
+		if (n >= 0)
+			return 0;
+		if (errno != EINTR)
+			return -1;
+	}
+}
+
+static int recv_msg(void *buf, size_t len, int *fd_in)
+{
+	union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
+	struct iovec iov = { buf, len };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+	ssize_t n;
+
+	if (fd_in)
+		*fd_in = -1;
+	do
+		n = recvmsg(conn_fd, &m, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return -1;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c), sizeof(int));
+			if (fd_in && *fd_in < 0)
+				*fd_in = fd;
+			else
+				close(fd);
+		}
+	}
+	return (int)n;
+}
+
+int shim_rpc(const struct shim_req *req, const void *tail, uint32_t tail_len, int fd_out,
+	     struct shim_rep *rep, int *fd_in)
+{
+	int rc;
+
+	pthread_mutex_lock(&conn_lock);
+	if (conn_fd < 0 || conn_dead) {
+		pthread_mutex_unlock(&conn_lock);
+		return EPIPE;
+	}
+	memset(rep, 0, sizeof(*rep));
+	if (send_msg(req, sizeof(*req), tail, tail_len, fd_out) ||
+	    recv_msg(rep, sizeof(*rep), fd_in) < (int)offsetof(struct shim_rep, u)) {
+		conn_dead = true;
+		pthread_mutex_unlock(&conn_lock);
+		fprintf(stderr, "ibfab shim: lost the connection to the fabric daemon\n");
+		return EPIPE;
+	}
+	rc = rep->status;
+	/* every round trip may have moved the clock: restart spin detection */
+	same_reads = 0;
+	pthread_mutex_unlock(&conn_lock);
+	return rc;
+}
+
+void shim_notify(const struct shim_req *req, int fd_out)
+{
+	pthread_mutex_lock(&conn_lock);
+	if (conn_fd >= 0 && !conn_dead && send_msg(req, sizeof(*req), NULL, 0, fd_out))
+		conn_dead = true;
+	pthread_mutex_unlock(&conn_lock);
+}
+
+int shim_attach(void)
+{
+	static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct shim_req req = { .op = SHIM_OP_HELLO };
+	struct shim_rep rep;
+	const char *host = getenv("IBFAB_HOST");
+	int fd, cfd = -1, rc;
+	void *page;
+
+	pthread_mutex_lock(&once);
+	if (clock_page) {
+		pthread_mutex_unlock(&once);
+		return 0;
+	}
+	if (sock_path(sa.sun_path, sizeof(sa.sun_path))) {
+		fprintf(stderr, "ibfab shim: socket path too long\n");
+		goto fail_inval;
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		int e = errno;
+
+		fprintf(stderr, "ibfab shim: no fabric daemon at %s (%s); start one with "
+			"'ibfab serve --topo FILE' or use 'ibfab exec'\n", sa.sun_path, strerror(e));
+		if (fd >= 0)
+			close(fd);
+		pthread_mutex_unlock(&once);
+		errno = ENODEV;
+		return -1;
+	}
+	/* rewrite rdtsc before attaching: objdump takes a while, and an
+	 * attached process that is silent that long looks idle */
+	shim_tsc_install();
+	conn_fd = fd;
+	req.u.hello.magic = SHIM_MAGIC;
+	req.u.hello.version = SHIM_VERSION;
+	req.u.hello.pid = (uint32_t)getpid();
+	if (host)
+		snprintf(req.u.hello.host, sizeof(req.u.hello.host), "%s", host);
+	rc = shim_rpc(&req, NULL, 0, -1, &rep, &cfd);
+	if (rc || cfd < 0) {
+		fprintf(stderr, "ibfab shim: the fabric daemon refused to attach%s%s: %s\n",
+			host ? " host " : "", host ? host : "", strerror(rc ? rc : EPROTO));
+		if (cfd >= 0)
+			close(cfd);
+		close(fd);
+		conn_fd = -1;
+		pthread_mutex_unlock(&once);
+		errno = ENODEV;
+		return -1;
+	}
+	page = mmap(NULL, sizeof(struct shim_clock), PROT_READ, MAP_SHARED, cfd, 0);
+	close(cfd);
+	if (page == MAP_FAILED)
+		goto fail_inval;
+	info.host_index = rep.u.hello.host_index;
+	info.nhosts = rep.u.hello.nhosts;
+	info.lid = rep.u.hello.lid;
+	info.sm_lid = rep.u.hello.sm_lid;
+	info.lanes = rep.u.hello.lanes;
+	info.speed = rep.u.hello.speed;
+	info.mtu_code = rep.u.hello.mtu_code;
+	info.link_layer = rep.u.hello.link_layer;
+	info.guid = rep.u.hello.guid;
+	memcpy(info.host, rep.u.hello.host, sizeof(info.host));
+	info.host[sizeof(info.host) - 1] = 0;
+	memcpy(info.fabric, rep.u.hello.fabric, sizeof(info.fabric));
+	info.fabric[sizeof(info.fabric) - 1] = 0;
+	__atomic_store_n(&clock_page, (const struct shim_clock *)page, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&once);
+	return 0;
+fail_inval:
+	pthread_mutex_unlock(&once);
+	errno = EINVAL;
+	return -1;
+}
+
+/* ---- the clock ---------------------------------------------------------- */
+
+/*
+ * Every read of the simulated clock. A program that reads it hundreds of
+ * times without anything else happening is busy-waiting for time to pass:
+ * tell the daemon, which parks it until the clock moves (else the clock,
+ * frozen while the program runs, would never move).
+ */
+static uint64_t sim_read(void)
+{
+	uint64_t now = clock_page->now_ps;
+
+	if (now != last_seen) {
+		last_seen = now;
+		same_reads = 0;
+	} else if (++same_reads >= CLOCK_SPIN_READS) {
+		struct shim_req req = { .op = SHIM_OP_CLOCK_WAIT, .u.clock.seen = now };
+		struct shim_rep rep;
+
+		shim_rpc(&req, NULL, 0, -1, &rep, NULL);
+		now = clock_page->now_ps;
+		last_seen = now;
+	}
+	return now;
+}
+
+/* Interposed libc functions: exported unversioned, so they match the
+ * programs' versioned references (GLIBC_2.2.5) ahead of libc. */
+#define SHIM_INTERPOSE __attribute__((visibility("default")))
+
+/* glibc marks tv and ts nonnull; programs still pass NULL sometimes */
+#pragma GCC diagnostic ignored "-Wnonnull-compare"
+
+#define REAL(name) \
+	static __typeof__(name) *real_##name; \
+	if (!real_##name) real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
+
+SHIM_INTERPOSE int gettimeofday(struct timeval *restrict tv, void *restrict tz)
+{
+	REAL(gettimeofday);
+	if (!clock_page)
+		return real_gettimeofday(tv, tz);
+	if (tv) {
+		uint64_t ps = sim_read();
+
+		tv->tv_sec = (time_t)(clock_page->epoch_s + ps / 1000000000000ULL);
+		tv->tv_usec = (suseconds_t)(ps % 1000000000000ULL / 1000000);
+	}
+	return 0;
+}
+
+SHIM_INTERPOSE int clock_gettime(clockid_t id, struct timespec *ts)
+{
+	REAL(clock_gettime);
+	if (!clock_page || !ts)
+		return real_clock_gettime(id, ts);
+	switch (id) {
+	case CLOCK_REALTIME:
+	case CLOCK_REALTIME_COARSE:
+	case CLOCK_MONOTONIC:
+	case CLOCK_MONOTONIC_RAW:
+	case CLOCK_MONOTONIC_COARSE:
+	case CLOCK_BOOTTIME: {
+		uint64_t ps = sim_read();
+		uint64_t base = (id == CLOCK_REALTIME || id == CLOCK_REALTIME_COARSE) ?
+				clock_page->epoch_s : 1000;
+
+		ts->tv_sec = (time_t)(base + ps / 1000000000000ULL);
+		ts->tv_nsec = (long)(ps % 1000000000000ULL / 1000);
+		return 0;
+	}
+	default:	/* CPU-time clocks stay real */
+		return real_clock_gettime(id, ts);
+	}
+}
+
+SHIM_INTERPOSE time_t time(time_t *t)
+{
+	REAL(time);
+	if (!clock_page)
+		return real_time(t);
+	time_t v = (time_t)(clock_page->epoch_s + sim_read() / 1000000000000ULL);
+
+	if (t)
+		*t = v;
+	return v;
+}
+
+/* ---- waiting: sleeps ---------------------------------------------------- */
+
+static int sim_sleep_ps(uint64_t ps)
+{
+	struct shim_req req = { .op = SHIM_OP_SLEEP, .u.sleep.ps = ps };
+	struct shim_rep rep;
+
+	return shim_rpc(&req, NULL, 0, -1, &rep, NULL) ? -1 : 0;
+}
+
+SHIM_INTERPOSE unsigned int sleep(unsigned int s)
+{
+	REAL(sleep);
+	if (!clock_page)
+		return real_sleep(s);
+	sim_sleep_ps((uint64_t)s * 1000000000000ULL);
+	return 0;
+}
+
+SHIM_INTERPOSE int usleep(useconds_t us)
+{
+	REAL(usleep);
+	if (!clock_page)
+		return real_usleep(us);
+	sim_sleep_ps((uint64_t)us * 1000000ULL);
+	return 0;
+}
+
+SHIM_INTERPOSE int nanosleep(const struct timespec *req, struct timespec *rem)
+{
+	REAL(nanosleep);
+	if (!clock_page || !req)
+		return real_nanosleep(req, rem);
+	sim_sleep_ps((uint64_t)req->tv_sec * 1000000000000ULL + (uint64_t)req->tv_nsec * 1000);
+	if (rem)
+		rem->tv_sec = 0, rem->tv_nsec = 0;
+	return 0;
+}
+
+/* ---- waiting: blocking reads on sockets and pipes ----------------------- */
+
+/*
+ * Before a read that may block, hand the daemon a duplicate of the fd: the
+ * daemon counts the program as waiting only while that fd has nothing to
+ * read, which it can check itself. So the clock cannot move between a peer
+ * writing the bytes and this program waking up to read them: runs stay
+ * deterministic whatever the host scheduler does.
+ */
+static bool io_begin(int fd)
+{
+	struct stat st;
+	int fl;
+
+	if (!clock_page || conn_dead || fd == conn_fd || fstat(fd, &st) ||
+	    !(S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode)))
+		return false;
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || (fl & O_NONBLOCK))
+		return false;
+	struct shim_req req = { .op = SHIM_OP_IO_BEGIN };
+
+	shim_notify(&req, fd);
+	return true;
+}
+
+static void io_end(bool began)
+{
+	struct shim_req req = { .op = SHIM_OP_IO_END };
+
+	if (began) {
+		int e = errno;
+
+		shim_notify(&req, -1);
+		errno = e;
+	}
+}
+
+SHIM_INTERPOSE ssize_t read(int fd, void *buf, size_t n)
+{
+	REAL(read);
+	bool b = io_begin(fd);
+	ssize_t r = real_read(fd, buf, n);
+
+	io_end(b);
+	return r;
+}
+
+SHIM_INTERPOSE ssize_t recv(int fd, void *buf, size_t n, int flags)
+{
+	REAL(recv);
+	bool b = !(flags & MSG_DONTWAIT) && io_begin(fd);
+	ssize_t r = real_recv(fd, buf, n, flags);
+
+	io_end(b);
+	return r;
+}
+
+SHIM_INTERPOSE ssize_t recvfrom(int fd, void *restrict buf, size_t n, int flags, struct sockaddr *restrict sa,
+		 socklen_t *restrict salen)
+{
+	REAL(recvfrom);
+	bool b = !(flags & MSG_DONTWAIT) && io_begin(fd);
+	ssize_t r = real_recvfrom(fd, buf, n, flags, sa, salen);
+
+	io_end(b);
+	return r;
+}
+
+SHIM_INTERPOSE int accept(int fd, struct sockaddr *restrict sa, socklen_t *restrict salen)
+{
+	REAL(accept);
+	bool b = io_begin(fd);
+	int r = real_accept(fd, sa, salen);
+
+	io_end(b);
+	return r;
+}
+
+SHIM_INTERPOSE int accept4(int fd, struct sockaddr *restrict sa, socklen_t *restrict salen, int flags)
+{
+	REAL(accept4);
+	bool b = io_begin(fd);
+	int r = real_accept4(fd, sa, salen, flags);
+
+	io_end(b);
+	return r;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shim_int.h - internals shared by the files of the verbs shim library
+ * (libibverbs.so.1): the connection to the daemon and the simulated clock.
+ * Nothing here is exported: the library's ABI is its version script.
+ */
+#ifndef IBFAB_SHIM_INT_H
+#define IBFAB_SHIM_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "shim/shim_proto.h"
+
+#define SHIM_HIDDEN __attribute__((visibility("hidden")))
+
+/* What the daemon said at attach time (HELLO). */
+struct shim_conn_info {
+	uint32_t host_index, nhosts;
+	uint16_t lid, sm_lid;
+	uint8_t lanes, speed, mtu_code, link_layer;
+	uint64_t guid;
+	char host[SHIM_NAME_LEN];
+	char fabric[16];
+};
+
+/* Attach on first use (never in a constructor: children inherit the
+ * library). 0, or -1 with errno set and one line on stderr. */
+SHIM_HIDDEN int shim_attach(void);
+SHIM_HIDDEN bool shim_attached(void);
+SHIM_HIDDEN const struct shim_conn_info *shim_info(void);
+/*
+ * One request/reply round trip. fd_out >= 0 is passed along; *fd_in (if not
+ * NULL) receives a descriptor sent with the reply (or -1). Returns the
+ * reply's status (0 or a positive errno); EPIPE if the daemon is gone.
+ */
+SHIM_HIDDEN int shim_rpc(const struct shim_req *req, const void *tail, uint32_t tail_len,
+			 int fd_out, struct shim_rep *rep, int *fd_in);
+/* A notification: no reply. */
+SHIM_HIDDEN void shim_notify(const struct shim_req *req, int fd_out);
+/* The simulated time now, picoseconds (0 before attach). */
+SHIM_HIDDEN uint64_t shim_now_ps(void);
+/* A verb the shim does not implement: one line, once per name. */
+SHIM_HIDDEN void shim_unsupported(const char *what);
+/* The rdtsc emulation for perftest (shim_tsc.c): patch the executable. */
+SHIM_HIDDEN void shim_tsc_install(void);
+SHIM_HIDDEN uint64_t shim_tsc_hz(void);
+
+#endif

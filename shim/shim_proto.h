@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shim_proto.h - the wire protocol between the verbs shim (libibverbs.so.1,
+ * linked into an unmodified RDMA program) and the fabric daemon (ibfab
+ * serve). docs/shim.md describes the design; this file is the contract.
+ *
+ * Transport: one SOCK_SEQPACKET Unix socket per process, so every message
+ * keeps its boundaries and a short or oversized message is detected, not
+ * resynchronised. A message is a fixed struct shim_req (op + union of
+ * bodies) optionally followed by inline payload bytes; file descriptors
+ * (memory segments, the completion channel's eventfd, a blocking socket)
+ * travel with it as SCM_RIGHTS. Every request gets exactly one reply, in
+ * order, except SHIM_OP_IO_BEGIN / SHIM_OP_IO_END, which are notifications.
+ * A "wait" request (an empty poll, get_cq_event, sleep, a clock spin) is
+ * answered only when the daemon's simulated clock has moved on: that is
+ * how the daemon knows the program is waiting and time may advance.
+ *
+ * Only fixed-width types, no pointers: the daemon validates every field
+ * and never trusts a handle (an index into the sender's own table).
+ */
+#ifndef IBFAB_SHIM_PROTO_H
+#define IBFAB_SHIM_PROTO_H
+
+#include <stdint.h>
+
+#define SHIM_MAGIC	0x31466249u	/* "IbF1" */
+#define SHIM_VERSION	1
+#define SHIM_MAX_WC	16		/* completions per poll reply */
+#define SHIM_MAX_INLINE	256		/* inline bytes carried in one post */
+#define SHIM_NAME_LEN	64
+#define SHIM_UD_GRH	40		/* UD receive buffers start with a GRH slot */
+
+enum shim_op {
+	SHIM_OP_HELLO = 1,
+	SHIM_OP_SEG_ADD,	/* fd: a memfd mapped over the program's pages */
+	SHIM_OP_REG_MR,
+	SHIM_OP_DEREG_MR,
+	SHIM_OP_CREATE_CQ,
+	SHIM_OP_DESTROY_CQ,
+	SHIM_OP_REQ_NOTIFY,
+	SHIM_OP_POLL_CQ,	/* may wait */
+	SHIM_OP_CREATE_CHANNEL,	/* fd: the channel's eventfd */
+	SHIM_OP_DESTROY_CHANNEL,
+	SHIM_OP_GET_CQ_EVENT,	/* waits */
+	SHIM_OP_CREATE_SRQ,
+	SHIM_OP_DESTROY_SRQ,
+	SHIM_OP_POST_SRQ_RECV,
+	SHIM_OP_CREATE_QP,
+	SHIM_OP_MODIFY_QP,
+	SHIM_OP_DESTROY_QP,
+	SHIM_OP_POST_SEND,
+	SHIM_OP_POST_RECV,
+	SHIM_OP_SLEEP,		/* waits */
+	SHIM_OP_CLOCK_WAIT,	/* waits: the program spins on the clock */
+	SHIM_OP_IO_BEGIN,	/* notification, fd: about to block reading it */
+	SHIM_OP_IO_END,		/* notification */
+	SHIM_OP_MAX
+};
+
+struct shim_wire_sge {
+	uint64_t addr;
+	uint32_t length, lkey;
+};
+
+struct shim_wire_wc {
+	uint64_t wr_id;
+	uint32_t status, opcode, byte_len, qp_num, src_qp, imm;
+	uint16_t slid;
+	uint8_t with_imm, pad;
+};
+
+struct shim_qp_attr {
+	uint32_t mask;		/* HCA_QP_* bits */
+	uint32_t qp_state, path_mtu, dest_qp_num, rq_psn, sq_psn, qkey;
+	uint16_t dlid;
+	uint8_t sl, timeout, retry_cnt, rnr_retry, min_rnr_timer;
+	uint8_t max_rd_atomic, max_dest_rd_atomic, pad[3];
+};
+
+struct shim_req {
+	uint32_t op;
+	uint32_t inline_len;	/* bytes after the struct (POST_SEND inline data) */
+	union {
+		struct {
+			uint32_t magic, version, pid;
+			char host[SHIM_NAME_LEN];	/* "" = next host in turn */
+		} hello;
+		struct { uint64_t base, length; } seg;
+		struct { uint32_t seg; uint32_t access; uint64_t addr, length, offset; } reg_mr;
+		struct { uint32_t handle; } obj;	/* destroy/dereg/req_notify... */
+		struct { uint32_t cqe; int32_t channel; } create_cq;
+		struct { uint32_t cq; uint32_t solicited_only; } notify;
+		struct { uint32_t cq; uint32_t n; } poll;
+		struct { uint32_t max_wr; } create_srq;
+		struct {
+			uint32_t type, send_cq, recv_cq;
+			int32_t srq;
+			uint32_t max_send_wr, max_recv_wr, max_inline;
+			uint32_t sq_sig_all;
+		} create_qp;
+		struct { uint32_t qp; struct shim_qp_attr attr; } modify_qp;
+		struct {
+			uint32_t qp, opcode, send_flags, imm;
+			uint64_t wr_id;
+			struct shim_wire_sge sg;
+			uint32_t num_sge, rkey;
+			uint64_t remote_addr, compare_add, swap;
+			uint16_t dlid;
+			uint8_t sl, pad;
+			uint32_t remote_qpn, remote_qkey;
+		} send;
+		struct { uint32_t qp; uint32_t num_sge; uint64_t wr_id; struct shim_wire_sge sg; } recv;
+		struct { uint64_t ps; } sleep;
+		struct { uint64_t seen; } clock;
+	} u;
+};
+
+struct shim_rep {
+	int32_t status;		/* 0 or a positive errno */
+	uint32_t count;		/* POLL_CQ: number of wc[] */
+	union {
+		struct {
+			uint32_t host_index, nhosts;
+			uint16_t lid, sm_lid;
+			uint8_t lanes, speed, mtu_code, link_layer;
+			uint64_t guid;
+			uint32_t max_mtu_code;
+			char host[SHIM_NAME_LEN];
+			char fabric[16];
+		} hello;
+		struct { uint32_t handle, lkey, rkey; } obj;
+		struct { uint32_t handle, qpn, max_send_wr, max_recv_wr, max_inline; } qp;
+		struct shim_wire_wc wc[SHIM_MAX_WC];
+		struct { uint32_t cq; } event;
+	} u;
+};
+
+/* The clock page the daemon shares read-only with every process. */
+struct shim_clock {
+	volatile uint64_t now_ps;	/* the simulated time */
+	volatile uint64_t epoch_s;	/* what gettimeofday shows at now_ps = 0 */
+	volatile uint64_t seq;		/* bumped at every advance */
+};
+
+#endif

@@ -1,0 +1,1429 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * verbs.c - the public verbs of the shim libibverbs.so.1: one simulated
+ * device per process (the HCA of the simulated host the daemon assigned),
+ * and the verbs objects of models/hca/hca.h reached over the daemon socket.
+ *
+ * The context is an extended one (struct verbs_context, abi_compat =
+ * __VERBS_ABI_IS_EXTENDED) so the inline verbs in <infiniband/verbs.h>
+ * find query_port and query_device_ex; the data path (post_send, post_recv,
+ * poll_cq, req_notify_cq) is the context's ops table, as in every rdma-core
+ * provider. Memory is shared, not copied: ibv_reg_mr moves the pages of the
+ * region onto a memfd (same contents, same addresses) and gives the fd to
+ * the daemon, whose HCA model then reads and writes the program's bytes at
+ * the simulated time the packets arrive - even while the program spins on
+ * its memory or sits in a TCP read. What the model does not have (multiple
+ * gather entries that are not contiguous, memory windows, XRC, DM, flows,
+ * the new post-send API) fails with EOPNOTSUPP and one line on stderr.
+ */
+#define _GNU_SOURCE
+#include <infiniband/verbs.h>
+
+#include <endian.h>
+#include <stddef.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "shim/shim_int.h"
+
+#define SHIM_EXPORT __attribute__((visibility("default")))
+#ifndef container_of
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+#endif
+
+/* ---- objects ------------------------------------------------------------ */
+
+struct shim_ctx {
+	struct verbs_context vctx;	/* context last member: the program sees &vctx.context */
+};
+
+struct shim_cq {
+	struct ibv_cq cq;
+	uint32_t h;
+};
+
+struct shim_qp {
+	struct ibv_qp qp;
+	uint32_t h;
+	struct ibv_qp_cap cap;
+	struct ibv_qp_attr attr;	/* what the program set, for ibv_query_qp */
+	int attr_mask;
+};
+
+struct shim_srq {
+	struct ibv_srq srq;
+	uint32_t h;
+	uint32_t max_wr;
+};
+
+struct shim_mr {
+	struct ibv_mr mr;
+	uint32_t h;
+};
+
+struct shim_ah {
+	struct ibv_ah ah;
+	uint16_t dlid;
+	uint8_t sl;
+};
+
+struct shim_chan {
+	struct ibv_comp_channel ch;
+	uint32_t h;
+};
+
+/* A region moved onto shared memory (pages, in the program's addresses). */
+struct shim_seg {
+	uintptr_t base;
+	size_t len;
+	uint32_t h;
+};
+
+static pthread_mutex_t obj_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct shim_seg *segs;
+static size_t nsegs;
+/* Handle -> CQ, for completion events. */
+static struct shim_cq **cqs;
+static size_t ncqs;
+
+static struct ibv_device the_dev = {
+	.node_type = IBV_NODE_CA,
+	.transport_type = IBV_TRANSPORT_IB,
+	.name = "ibfab0",
+	.dev_name = "uverbs0",
+	.dev_path = "/sys/class/infiniband_verbs/uverbs0",
+	.ibdev_path = "/sys/class/infiniband/ibfab0",
+};
+
+static int rpc0(struct shim_req *req, struct shim_rep *rep)
+{
+	return shim_rpc(req, NULL, 0, -1, rep, NULL);
+}
+
+/* ---- devices ------------------------------------------------------------ */
+
+SHIM_EXPORT struct ibv_device **__ibv_get_device_list(int *num);
+SHIM_EXPORT struct ibv_device **__ibv_get_device_list(int *num)
+{
+	struct ibv_device **l;
+
+	if (num)
+		*num = 0;
+	if (shim_attach())
+		return NULL;	/* errno set: ENODEV, as with no RDMA devices */
+	l = calloc(2, sizeof(*l));
+	if (!l) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	l[0] = &the_dev;
+	if (num)
+		*num = 1;
+	return l;
+}
+
+#undef ibv_get_device_list
+SHIM_EXPORT struct ibv_device **ibv_get_device_list(int *num);
+struct ibv_device **ibv_get_device_list(int *num)
+{
+	return __ibv_get_device_list(num);
+}
+
+SHIM_EXPORT void ibv_free_device_list(struct ibv_device **list)
+{
+	free(list);
+}
+
+SHIM_EXPORT const char *ibv_get_device_name(struct ibv_device *dev)
+{
+	return dev ? dev->name : NULL;
+}
+
+SHIM_EXPORT int ibv_get_device_index(struct ibv_device *dev)
+{
+	return dev == &the_dev ? 0 : -1;
+}
+
+SHIM_EXPORT __be64 ibv_get_device_guid(struct ibv_device *dev)
+{
+	(void)dev;
+	return htobe64(shim_info()->guid);
+}
+
+static uint8_t width_code(uint8_t lanes)
+{
+	switch (lanes) {
+	case 1: return 1;
+	case 2: return 16;
+	case 8: return 4;
+	case 12: return 8;
+	default: return 2;	/* 4x */
+	}
+}
+
+/* enum link_speed (models/link) -> PortInfo LinkSpeedActive as verbs shows it. */
+static uint8_t speed_code(uint8_t s)
+{
+	static const uint8_t code[] = { 0, 1, 2, 4, 8, 16, 32, 64, 128, 128 };
+
+	return s < sizeof(code) ? code[s] : 64;
+}
+
+static void fill_port(struct ibv_port_attr *a, bool compat)
+{
+	const struct shim_conn_info *i = shim_info();
+
+	a->state = IBV_PORT_ACTIVE;
+	a->max_mtu = IBV_MTU_4096;
+	a->active_mtu = i->mtu_code ? (enum ibv_mtu)i->mtu_code : IBV_MTU_4096;
+	a->gid_tbl_len = 1;
+	a->port_cap_flags = 0;
+	a->max_msg_sz = 1u << 31;
+	a->pkey_tbl_len = 1;
+	a->lid = i->link_layer == IBV_LINK_LAYER_ETHERNET ? 0 : i->lid;
+	a->sm_lid = i->link_layer == IBV_LINK_LAYER_ETHERNET ? 0 : i->sm_lid;
+	a->max_vl_num = 4;	/* 8 VLs */
+	a->subnet_timeout = 18;
+	a->active_width = width_code(i->lanes);
+	a->active_speed = speed_code(i->speed);
+	a->phys_state = 5;	/* LinkUp */
+	a->link_layer = i->link_layer;
+	if (!compat)
+		a->port_cap_flags2 = 0;
+}
+
+static int query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *a,
+			 size_t len)
+{
+	struct ibv_port_attr tmp;
+
+	(void)ctx;
+	if (port != 1)
+		return EINVAL;
+	memset(&tmp, 0, sizeof(tmp));
+	fill_port(&tmp, false);
+	memcpy(a, &tmp, len < sizeof(tmp) ? len : sizeof(tmp));
+	return 0;
+}
+
+#undef ibv_query_port
+struct _compat_ibv_port_attr;
+SHIM_EXPORT int ibv_query_port(struct ibv_context *ctx, uint8_t port,
+			       struct _compat_ibv_port_attr *a);
+int ibv_query_port(struct ibv_context *ctx, uint8_t port, struct _compat_ibv_port_attr *a)
+{
+	/* the compat layout ends before port_cap_flags2 */
+	return query_port_ex(ctx, port, (struct ibv_port_attr *)a,
+			     offsetof(struct ibv_port_attr, port_cap_flags2));
+}
+
+static void fill_device(struct ibv_device_attr *a)
+{
+	const struct shim_conn_info *i = shim_info();
+
+	memset(a, 0, sizeof(*a));
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "ibfab-0.1 (%s)", i->fabric);
+	a->node_guid = htobe64(i->guid);
+	a->sys_image_guid = htobe64(i->guid);
+	a->max_mr_size = 1ULL << 40;
+	a->page_size_cap = 4096;
+	a->vendor_id = 0;	/* unknown vendor: perftest's classic verbs path */
+	a->vendor_part_id = 0;
+	a->hw_ver = 1;
+	a->max_qp = 65536;
+	a->max_qp_wr = 32768;
+	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
+			      IBV_DEVICE_SRQ_RESIZE;
+	a->max_sge = 1;
+	a->max_sge_rd = 1;
+	a->max_cq = 65536;
+	a->max_cqe = 1 << 20;
+	a->max_mr = 1 << 20;
+	a->max_pd = 1 << 16;
+	a->max_qp_rd_atom = 16;
+	a->max_res_rd_atom = 1 << 20;
+	a->max_qp_init_rd_atom = 16;
+	a->atomic_cap = IBV_ATOMIC_HCA;
+	a->max_ah = 1 << 20;
+	a->max_srq = 1 << 16;
+	a->max_srq_wr = 32768;
+	a->max_srq_sge = 1;
+	a->max_pkeys = 1;
+	a->local_ca_ack_delay = 16;
+	a->phys_port_cnt = 1;
+}
+
+SHIM_EXPORT int ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *a)
+{
+	(void)ctx;
+	fill_device(a);
+	return 0;
+}
+
+static int query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *in,
+			   struct ibv_device_attr_ex *a, size_t len)
+{
+	struct ibv_device_attr_ex tmp;
+
+	(void)ctx;
+	(void)in;
+	memset(&tmp, 0, sizeof(tmp));
+	fill_device(&tmp.orig_attr);
+	tmp.max_dm_size = 0;
+	memcpy(a, &tmp, len < sizeof(tmp) ? len : sizeof(tmp));
+	return 0;
+}
+
+/*
+ * GID 0. On InfiniBand, the link-local fe80::GUID. On the RoCE fabric, a
+ * RoCEv2 IPv4-mapped address ::ffff:10.0.L.L that carries the simulated
+ * port's address (its LID in the model, which routes by LID whatever the
+ * fabric): the programs exchange GIDs only, and the shim reads the LID back
+ * out of the destination GID (gid_to_lid).
+ */
+static void my_gid(union ibv_gid *gid)
+{
+	const struct shim_conn_info *i = shim_info();
+
+	memset(gid, 0, sizeof(*gid));
+	if (i->link_layer == IBV_LINK_LAYER_ETHERNET) {
+		gid->raw[10] = 0xff;
+		gid->raw[11] = 0xff;
+		gid->raw[12] = 10;
+		gid->raw[14] = (uint8_t)(i->lid >> 8);
+		gid->raw[15] = (uint8_t)i->lid;
+	} else {
+		gid->global.subnet_prefix = htobe64(0xfe80000000000000ULL);
+		gid->global.interface_id = htobe64(i->guid);
+	}
+}
+
+static uint16_t gid_to_lid(const union ibv_gid *gid)
+{
+	if (gid->raw[10] == 0xff && gid->raw[11] == 0xff && gid->raw[12] == 10)
+		return (uint16_t)(gid->raw[14] << 8 | gid->raw[15]);
+	return 0;
+}
+
+/* The destination of an address vector: its LID, or the LID in its GID. */
+static uint16_t av_dlid(const struct ibv_ah_attr *a)
+{
+	if (!a->dlid && a->is_global)
+		return gid_to_lid(&a->grh.dgid);
+	return a->dlid;
+}
+
+SHIM_EXPORT int ibv_query_gid(struct ibv_context *ctx, uint8_t port, int index, union ibv_gid *gid)
+{
+	(void)ctx;
+	if (port != 1 || index != 0)
+		return -1;
+	my_gid(gid);
+	return 0;
+}
+
+SHIM_EXPORT int _ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port, uint32_t index,
+				  struct ibv_gid_entry *e, uint32_t flags, size_t len);
+int _ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port, uint32_t index,
+		      struct ibv_gid_entry *e, uint32_t flags, size_t len)
+{
+	struct ibv_gid_entry tmp = { 0 };
+
+	(void)flags;
+	if (port != 1 || index != 0)
+		return ENODATA;
+	ibv_query_gid(ctx, 1, 0, &tmp.gid);
+	tmp.gid_index = 0;
+	tmp.port_num = 1;
+	tmp.gid_type = shim_info()->link_layer == IBV_LINK_LAYER_ETHERNET ?
+		       IBV_GID_TYPE_ROCE_V2 : IBV_GID_TYPE_IB;
+	tmp.ndev_ifindex = 0;
+	memcpy(e, &tmp, len < sizeof(tmp) ? len : sizeof(tmp));
+	return 0;
+}
+
+/* enum ibv_gid_type_sysfs of rdma-core's private driver.h: IB_ROCE_V1 = 0, ROCE_V2 = 1 */
+SHIM_EXPORT int ibv_query_gid_type(struct ibv_context *ctx, uint8_t port, unsigned int index,
+				   int *type);
+int ibv_query_gid_type(struct ibv_context *ctx, uint8_t port, unsigned int index, int *type)
+{
+	(void)ctx;
+	if (port != 1 || index != 0)
+		return -1;
+	*type = shim_info()->link_layer == IBV_LINK_LAYER_ETHERNET ? 1 : 0;
+	return 0;
+}
+
+SHIM_EXPORT int ibv_query_pkey(struct ibv_context *ctx, uint8_t port, int index, __be16 *pkey)
+{
+	(void)ctx;
+	if (port != 1 || index != 0)
+		return -1;
+	*pkey = htobe16(0xffff);
+	return 0;
+}
+
+SHIM_EXPORT int ibv_get_pkey_index(struct ibv_context *ctx, uint8_t port, __be16 pkey)
+{
+	(void)ctx;
+	return port == 1 && be16toh(pkey) == 0xffff ? 0 : -1;
+}
+
+/* ---- data path ops ------------------------------------------------------ */
+
+static int op_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+static int op_req_notify(struct ibv_cq *cq, int solicited);
+static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+static int op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+static int op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			    struct ibv_recv_wr **bad);
+static struct ibv_mw *op_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type t);
+
+SHIM_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
+{
+	struct shim_ctx *c;
+	struct ibv_context *ctx;
+
+	if (dev != &the_dev || shim_attach()) {
+		errno = ENODEV;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ctx = &c->vctx.context;
+	ctx->device = dev;
+	ctx->cmd_fd = -1;
+	ctx->async_fd = -1;
+	ctx->num_comp_vectors = 1;
+	pthread_mutex_init(&ctx->mutex, NULL);
+	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
+	c->vctx.sz = sizeof(c->vctx);
+	c->vctx.query_port = query_port_ex;
+	c->vctx.query_device_ex = query_device_ex;
+	ctx->ops.poll_cq = op_poll_cq;
+	ctx->ops.req_notify_cq = op_req_notify;
+	ctx->ops.post_send = op_post_send;
+	ctx->ops.post_recv = op_post_recv;
+	ctx->ops.post_srq_recv = op_post_srq_recv;
+	ctx->ops.alloc_mw = op_alloc_mw;
+	return ctx;
+}
+
+SHIM_EXPORT int ibv_close_device(struct ibv_context *ctx)
+{
+	if (!ctx)
+		return EINVAL;
+	free(container_of(ctx, struct shim_ctx, vctx.context));
+	return 0;
+}
+
+static struct ibv_mw *op_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type t)
+{
+	(void)pd;
+	(void)t;
+	shim_unsupported("ibv_alloc_mw");
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+SHIM_EXPORT int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *ev)
+{
+	(void)ctx;
+	(void)ev;
+	/* the simulated HCA raises no asynchronous events: a blocking read
+	 * on an fd that never becomes ready would hang, so say so */
+	shim_unsupported("ibv_get_async_event");
+	errno = EOPNOTSUPP;
+	return -1;
+}
+
+SHIM_EXPORT void ibv_ack_async_event(struct ibv_async_event *ev)
+{
+	(void)ev;
+}
+
+/* ---- PD ----------------------------------------------------------------- */
+
+SHIM_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
+{
+	struct ibv_pd *pd = calloc(1, sizeof(*pd));
+
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pd->context = ctx;
+	return pd;
+}
+
+SHIM_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
+{
+	free(pd);
+	return 0;
+}
+
+/* ---- MR ----------------------------------------------------------------- */
+
+/*
+ * Put [addr, addr+len) on shared memory: a memfd holding a copy of the
+ * pages, mapped over them at the same addresses (MAP_FIXED), so the program
+ * keeps its pointers and the daemon maps the same pages. A region inside
+ * one already moved reuses it.
+ */
+/*
+ * Whole pages, including bytes around the region the program never gave us:
+ * not through memcpy, which a sanitizer in the program would intercept and
+ * flag (the shim itself is never instrumented).
+ */
+static void page_copy(void *dst, const void *src, size_t n)
+{
+	volatile uint64_t *d = dst;
+	const volatile uint64_t *s = src;
+
+	for (size_t i = 0; i < n / sizeof(uint64_t); i++)
+		d[i] = s[i];
+}
+
+static int seg_for(uintptr_t addr, size_t len, uint32_t *h, uint64_t *off)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uintptr_t base = addr & ~(uintptr_t)(pg - 1);
+	uintptr_t end = (addr + len + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);
+	size_t sz = end - base;
+	struct shim_req req = { .op = SHIM_OP_SEG_ADD };
+	struct shim_rep rep;
+	struct shim_seg *ns;
+	void *tmp;
+	int fd, rc;
+
+	for (size_t i = 0; i < nsegs; i++)
+		if (addr >= segs[i].base && addr + len <= segs[i].base + segs[i].len) {
+			*h = segs[i].h;
+			*off = addr - segs[i].base;
+			return 0;
+		}
+	fd = memfd_create("ibfab-mr", MFD_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	if (ftruncate(fd, (off_t)sz)) {
+		rc = errno;
+		close(fd);
+		return rc;
+	}
+	tmp = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (tmp == MAP_FAILED) {
+		rc = errno;
+		close(fd);
+		return rc;
+	}
+	page_copy(tmp, (const void *)base, sz);
+	if (mmap((void *)base, sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
+	    MAP_FAILED) {
+		rc = errno;
+		munmap(tmp, sz);
+		close(fd);
+		return rc;
+	}
+	munmap(tmp, sz);
+	req.u.seg.base = base;
+	req.u.seg.length = sz;
+	rc = shim_rpc(&req, NULL, 0, fd, &rep, NULL);
+	close(fd);
+	if (rc)
+		return rc;
+	ns = realloc(segs, (nsegs + 1) * sizeof(*segs));
+	if (!ns)
+		return ENOMEM;
+	segs = ns;
+	segs[nsegs++] = (struct shim_seg){ .base = base, .len = sz, .h = rep.u.obj.handle };
+	*h = rep.u.obj.handle;
+	*off = addr - base;
+	return 0;
+}
+
+static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t len, uint64_t iova,
+			     unsigned int access)
+{
+	struct shim_req req = { .op = SHIM_OP_REG_MR };
+	struct shim_rep rep;
+	struct shim_mr *m;
+	uint32_t seg = 0;
+	uint64_t off = 0;
+	int rc;
+
+	if (!pd || (!addr && len)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (iova != (uintptr_t)addr) {
+		shim_unsupported("ibv_reg_mr_iova with an iova other than the address");
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&obj_lock);
+	rc = seg_for((uintptr_t)addr, len ? len : 1, &seg, &off);
+	pthread_mutex_unlock(&obj_lock);
+	if (!rc) {
+		req.u.reg_mr.seg = seg;
+		req.u.reg_mr.offset = off;
+		req.u.reg_mr.addr = (uintptr_t)addr;
+		req.u.reg_mr.length = len;
+		/* optional bits (relaxed ordering ...) mean nothing to the model */
+		req.u.reg_mr.access = access & 0xf;
+		rc = rpc0(&req, &rep);
+	}
+	if (rc) {
+		free(m);
+		errno = rc;
+		return NULL;
+	}
+	m->h = rep.u.obj.handle;
+	m->mr.context = pd->context;
+	m->mr.pd = pd;
+	m->mr.addr = addr;
+	m->mr.length = len;
+	m->mr.handle = m->h;
+	m->mr.lkey = rep.u.obj.lkey;
+	m->mr.rkey = rep.u.obj.rkey;
+	return &m->mr;
+}
+
+#undef ibv_reg_mr
+SHIM_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access);
+struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access)
+{
+	return reg_mr(pd, addr, len, (uintptr_t)addr, (unsigned int)access);
+}
+
+SHIM_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t len,
+					    uint64_t iova, unsigned int access)
+{
+	return reg_mr(pd, addr, len, iova, access);
+}
+
+SHIM_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
+{
+	struct shim_mr *m = container_of(mr, struct shim_mr, mr);
+	struct shim_req req = { .op = SHIM_OP_DEREG_MR, .u.obj.handle = m->h };
+	struct shim_rep rep;
+	int rc = rpc0(&req, &rep);
+
+	/* the pages stay on their memfd: the program may still use them */
+	if (rc && rc != EPIPE)
+		return rc;
+	free(m);
+	return 0;
+}
+
+/* ---- completion channels and CQs ---------------------------------------- */
+
+SHIM_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ctx)
+{
+	struct shim_req req = { .op = SHIM_OP_CREATE_CHANNEL };
+	struct shim_rep rep;
+	struct shim_chan *c = calloc(1, sizeof(*c));
+	int rc;
+
+	if (!c) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* A real pollable fd: the daemon writes one count per event. */
+	c->ch.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	if (c->ch.fd < 0) {
+		free(c);
+		return NULL;
+	}
+	rc = shim_rpc(&req, NULL, 0, c->ch.fd, &rep, NULL);
+	if (rc) {
+		close(c->ch.fd);
+		free(c);
+		errno = rc;
+		return NULL;
+	}
+	c->h = rep.u.obj.handle;
+	c->ch.context = ctx;
+	c->ch.refcnt = 0;
+	return &c->ch;
+}
+
+SHIM_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
+{
+	struct shim_chan *c = container_of(ch, struct shim_chan, ch);
+	struct shim_req req = { .op = SHIM_OP_DESTROY_CHANNEL, .u.obj.handle = c->h };
+	struct shim_rep rep;
+
+	if (ch->refcnt)
+		return EBUSY;
+	rpc0(&req, &rep);
+	close(ch->fd);
+	free(c);
+	return 0;
+}
+
+SHIM_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_ctx,
+					 struct ibv_comp_channel *ch, int vector)
+{
+	struct shim_req req = { .op = SHIM_OP_CREATE_CQ };
+	struct shim_rep rep;
+	struct shim_cq *c;
+	int rc;
+
+	(void)vector;
+	if (cqe < 1) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	req.u.create_cq.cqe = (uint32_t)cqe + 1;	/* a CQ holds cqe+1 entries */
+	req.u.create_cq.channel = ch ? (int32_t)container_of(ch, struct shim_chan, ch)->h : -1;
+	rc = rpc0(&req, &rep);
+	if (rc) {
+		free(c);
+		errno = rc;
+		return NULL;
+	}
+	c->h = rep.u.obj.handle;
+	c->cq.context = ctx;
+	c->cq.channel = ch;
+	c->cq.cq_context = cq_ctx;
+	c->cq.handle = c->h;
+	c->cq.cqe = cqe;
+	pthread_mutex_init(&c->cq.mutex, NULL);
+	pthread_cond_init(&c->cq.cond, NULL);
+	pthread_mutex_lock(&obj_lock);
+	if (c->h >= ncqs) {
+		size_t n = c->h + 16;
+		struct shim_cq **v = realloc(cqs, n * sizeof(*v));
+
+		if (v) {
+			memset(v + ncqs, 0, (n - ncqs) * sizeof(*v));
+			cqs = v;
+			ncqs = n;
+		}
+	}
+	if (c->h < ncqs)
+		cqs[c->h] = c;
+	pthread_mutex_unlock(&obj_lock);
+	if (ch)
+		ch->refcnt++;
+	return &c->cq;
+}
+
+SHIM_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
+{
+	struct shim_cq *c = container_of(cq, struct shim_cq, cq);
+	struct shim_req req = { .op = SHIM_OP_DESTROY_CQ, .u.obj.handle = c->h };
+	struct shim_rep rep;
+	int rc = rpc0(&req, &rep);
+
+	if (rc && rc != EPIPE)
+		return rc;
+	pthread_mutex_lock(&obj_lock);
+	if (c->h < ncqs)
+		cqs[c->h] = NULL;
+	pthread_mutex_unlock(&obj_lock);
+	if (cq->channel)
+		cq->channel->refcnt--;
+	free(c);
+	return 0;
+}
+
+static int op_req_notify(struct ibv_cq *cq, int solicited)
+{
+	struct shim_cq *c = container_of(cq, struct shim_cq, cq);
+	struct shim_req req = { .op = SHIM_OP_REQ_NOTIFY };
+	struct shim_rep rep;
+
+	req.u.notify.cq = c->h;
+	req.u.notify.solicited_only = solicited ? 1 : 0;
+	return rpc0(&req, &rep);
+}
+
+SHIM_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **ctx)
+{
+	struct shim_chan *c = container_of(ch, struct shim_chan, ch);
+	struct shim_req req = { .op = SHIM_OP_GET_CQ_EVENT, .u.obj.handle = c->h };
+	struct shim_rep rep;
+	struct shim_cq *sc = NULL;
+	uint64_t one;
+	int rc = rpc0(&req, &rep);
+
+	if (rc) {
+		errno = rc;
+		return -1;
+	}
+	/* consume the count the daemon wrote for this event */
+	if (read(ch->fd, &one, sizeof(one)) < 0) {
+		/* nothing to undo: the event itself came with the reply */
+	}
+	pthread_mutex_lock(&obj_lock);
+	if (rep.u.event.cq < ncqs)
+		sc = cqs[rep.u.event.cq];
+	pthread_mutex_unlock(&obj_lock);
+	if (!sc) {
+		errno = EINVAL;
+		return -1;
+	}
+	*cq = &sc->cq;
+	*ctx = sc->cq.cq_context;
+	return 0;
+}
+
+SHIM_EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int n)
+{
+	pthread_mutex_lock(&cq->mutex);
+	cq->comp_events_completed += n;
+	pthread_cond_signal(&cq->cond);
+	pthread_mutex_unlock(&cq->mutex);
+}
+
+static int op_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+	struct shim_cq *c = container_of(cq, struct shim_cq, cq);
+	struct shim_req req = { .op = SHIM_OP_POLL_CQ };
+	struct shim_rep rep;
+	int rc;
+
+	if (n <= 0)
+		return 0;
+	req.u.poll.cq = c->h;
+	req.u.poll.n = (uint32_t)(n > SHIM_MAX_WC ? SHIM_MAX_WC : n);
+	rc = rpc0(&req, &rep);
+	if (rc)
+		return -rc;
+	if (rep.count > req.u.poll.n)
+		return -EPROTO;
+	for (uint32_t i = 0; i < rep.count; i++) {
+		const struct shim_wire_wc *w = &rep.u.wc[i];
+
+		memset(&wc[i], 0, sizeof(wc[i]));
+		wc[i].wr_id = w->wr_id;
+		wc[i].status = (enum ibv_wc_status)w->status;
+		wc[i].opcode = (enum ibv_wc_opcode)w->opcode;
+		wc[i].byte_len = w->byte_len;
+		wc[i].imm_data = w->imm;
+		wc[i].qp_num = w->qp_num;
+		wc[i].src_qp = w->src_qp;
+		wc[i].wc_flags = w->with_imm ? IBV_WC_WITH_IMM : 0;
+		wc[i].slid = w->slid;
+		wc[i].pkey_index = 0;
+	}
+	return (int)rep.count;
+}
+
+/* ---- SRQ ---------------------------------------------------------------- */
+
+SHIM_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a)
+{
+	struct shim_req req = { .op = SHIM_OP_CREATE_SRQ };
+	struct shim_rep rep;
+	struct shim_srq *s;
+	int rc;
+
+	if (!pd || !a || !a->attr.max_wr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	req.u.create_srq.max_wr = a->attr.max_wr;
+	rc = rpc0(&req, &rep);
+	if (rc) {
+		free(s);
+		errno = rc;
+		return NULL;
+	}
+	s->h = rep.u.obj.handle;
+	s->max_wr = a->attr.max_wr;
+	a->attr.max_sge = 1;
+	s->srq.context = pd->context;
+	s->srq.srq_context = a->srq_context;
+	s->srq.pd = pd;
+	s->srq.handle = s->h;
+	pthread_mutex_init(&s->srq.mutex, NULL);
+	pthread_cond_init(&s->srq.cond, NULL);
+	return &s->srq;
+}
+
+SHIM_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
+{
+	struct shim_srq *s = container_of(srq, struct shim_srq, srq);
+	struct shim_req req = { .op = SHIM_OP_DESTROY_SRQ, .u.obj.handle = s->h };
+	struct shim_rep rep;
+	int rc = rpc0(&req, &rep);
+
+	if (rc && rc != EPIPE)
+		return rc;
+	free(s);
+	return 0;
+}
+
+/* One gather/scatter entry for the model: several only when contiguous. */
+static int one_sge(const struct ibv_sge *sg, int n, struct shim_wire_sge *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (n <= 0)
+		return 0;
+	out->addr = sg[0].addr;
+	out->length = sg[0].length;
+	out->lkey = sg[0].lkey;
+	for (int i = 1; i < n; i++) {
+		if (sg[i].lkey != out->lkey || sg[i].addr != out->addr + out->length) {
+			shim_unsupported("a work request with several non-contiguous SGEs");
+			return EOPNOTSUPP;
+		}
+		out->length += sg[i].length;
+	}
+	return 0;
+}
+
+static int post_recv_common(uint32_t op, uint32_t h, struct ibv_recv_wr *wr,
+			    struct ibv_recv_wr **bad)
+{
+	for (; wr; wr = wr->next) {
+		struct shim_req req = { .op = op };
+		struct shim_rep rep;
+		int rc;
+
+		req.u.recv.qp = h;
+		req.u.recv.wr_id = wr->wr_id;
+		req.u.recv.num_sge = (uint32_t)wr->num_sge;
+		rc = one_sge(wr->sg_list, wr->num_sge, &req.u.recv.sg);
+		if (!rc)
+			rc = rpc0(&req, &rep);
+		if (rc) {
+			if (bad)
+				*bad = wr;
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static int op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			    struct ibv_recv_wr **bad)
+{
+	return post_recv_common(SHIM_OP_POST_SRQ_RECV,
+				container_of(srq, struct shim_srq, srq)->h, wr, bad);
+}
+
+static int op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	return post_recv_common(SHIM_OP_POST_RECV, container_of(qp, struct shim_qp, qp)->h,
+				wr, bad);
+}
+
+/* ---- QP ----------------------------------------------------------------- */
+
+SHIM_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
+{
+	struct shim_req req = { .op = SHIM_OP_CREATE_QP };
+	struct shim_rep rep;
+	struct shim_qp *q;
+	int rc;
+
+	if (!pd || !a || !a->send_cq || (!a->recv_cq && !a->srq)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UC && a->qp_type != IBV_QPT_UD) {
+		shim_unsupported("this QP type (only RC, UC and UD are modelled)");
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	q = calloc(1, sizeof(*q));
+	if (!q) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	req.u.create_qp.type = a->qp_type;
+	req.u.create_qp.send_cq = container_of(a->send_cq, struct shim_cq, cq)->h;
+	req.u.create_qp.recv_cq = container_of(a->recv_cq ? a->recv_cq : a->send_cq,
+					       struct shim_cq, cq)->h;
+	req.u.create_qp.srq = a->srq ? (int32_t)container_of(a->srq, struct shim_srq, srq)->h : -1;
+	req.u.create_qp.max_send_wr = a->cap.max_send_wr ? a->cap.max_send_wr : 1;
+	req.u.create_qp.max_recv_wr = a->cap.max_recv_wr ? a->cap.max_recv_wr : 1;
+	req.u.create_qp.max_inline = a->cap.max_inline_data;
+	req.u.create_qp.sq_sig_all = a->sq_sig_all ? 1 : 0;
+	rc = rpc0(&req, &rep);
+	if (rc) {
+		free(q);
+		errno = rc;
+		return NULL;
+	}
+	q->h = rep.u.qp.handle;
+	a->cap.max_send_wr = rep.u.qp.max_send_wr;
+	a->cap.max_recv_wr = a->srq ? 0 : rep.u.qp.max_recv_wr;
+	a->cap.max_send_sge = 1;
+	a->cap.max_recv_sge = 1;
+	a->cap.max_inline_data = rep.u.qp.max_inline;
+	q->cap = a->cap;
+	q->qp.context = pd->context;
+	q->qp.qp_context = a->qp_context;
+	q->qp.pd = pd;
+	q->qp.send_cq = a->send_cq;
+	q->qp.recv_cq = a->recv_cq;
+	q->qp.srq = a->srq;
+	q->qp.handle = q->h;
+	q->qp.qp_num = rep.u.qp.qpn;
+	q->qp.state = IBV_QPS_RESET;
+	q->qp.qp_type = a->qp_type;
+	pthread_mutex_init(&q->qp.mutex, NULL);
+	pthread_cond_init(&q->qp.cond, NULL);
+	return &q->qp;
+}
+
+static uint32_t mtu_bytes(enum ibv_mtu m)
+{
+	return m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? 128u << m : 0;
+}
+
+SHIM_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
+{
+	struct shim_qp *q = container_of(qp, struct shim_qp, qp);
+	struct shim_req req = { .op = SHIM_OP_MODIFY_QP };
+	struct shim_qp_attr *w = &req.u.modify_qp.attr;
+	struct shim_rep rep;
+	int rc;
+
+	req.u.modify_qp.qp = q->h;
+	/* enum hca_qp_attr mask bits (models/hca/hca.h) */
+	if (mask & IBV_QP_STATE) {
+		w->mask |= 1 << 0;
+		w->qp_state = a->qp_state;
+	}
+	if (mask & IBV_QP_PATH_MTU) {
+		w->mask |= 1 << 1;
+		w->path_mtu = mtu_bytes(a->path_mtu);
+	}
+	if (mask & IBV_QP_AV) {
+		w->mask |= 1 << 2;
+		w->dlid = av_dlid(&a->ah_attr);
+		w->sl = a->ah_attr.sl;
+	}
+	if (mask & IBV_QP_DEST_QPN) {
+		w->mask |= 1 << 3;
+		w->dest_qp_num = a->dest_qp_num;
+	}
+	if (mask & IBV_QP_RQ_PSN) {
+		w->mask |= 1 << 4;
+		w->rq_psn = a->rq_psn;
+	}
+	if (mask & IBV_QP_SQ_PSN) {
+		w->mask |= 1 << 5;
+		w->sq_psn = a->sq_psn;
+	}
+	if (mask & IBV_QP_TIMEOUT) {
+		w->mask |= 1 << 6;
+		w->timeout = a->timeout;
+	}
+	if (mask & IBV_QP_RETRY_CNT) {
+		w->mask |= 1 << 7;
+		w->retry_cnt = a->retry_cnt;
+	}
+	if (mask & IBV_QP_RNR_RETRY) {
+		w->mask |= 1 << 8;
+		w->rnr_retry = a->rnr_retry;
+	}
+	if (mask & IBV_QP_MIN_RNR_TIMER) {
+		w->mask |= 1 << 9;
+		w->min_rnr_timer = a->min_rnr_timer;
+	}
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC) {
+		w->mask |= 1 << 10;
+		w->max_rd_atomic = a->max_rd_atomic;
+	}
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC) {
+		w->mask |= 1 << 11;
+		w->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	}
+	if (mask & IBV_QP_QKEY) {
+		w->mask |= 1 << 12;
+		w->qkey = a->qkey;
+	}
+	rc = rpc0(&req, &rep);
+	if (rc)
+		return rc;
+	if (mask & IBV_QP_STATE)
+		qp->state = a->qp_state;
+	/* remember what was set, for ibv_query_qp */
+	{
+		struct ibv_qp_attr *s = &q->attr;
+
+#define KEEP(bit, field) do { if (mask & (bit)) s->field = a->field; } while (0)
+		KEEP(IBV_QP_STATE, qp_state);
+		KEEP(IBV_QP_PATH_MTU, path_mtu);
+		KEEP(IBV_QP_AV, ah_attr);
+		KEEP(IBV_QP_DEST_QPN, dest_qp_num);
+		KEEP(IBV_QP_RQ_PSN, rq_psn);
+		KEEP(IBV_QP_SQ_PSN, sq_psn);
+		KEEP(IBV_QP_TIMEOUT, timeout);
+		KEEP(IBV_QP_RETRY_CNT, retry_cnt);
+		KEEP(IBV_QP_RNR_RETRY, rnr_retry);
+		KEEP(IBV_QP_MIN_RNR_TIMER, min_rnr_timer);
+		KEEP(IBV_QP_MAX_QP_RD_ATOMIC, max_rd_atomic);
+		KEEP(IBV_QP_MAX_DEST_RD_ATOMIC, max_dest_rd_atomic);
+		KEEP(IBV_QP_QKEY, qkey);
+		KEEP(IBV_QP_PKEY_INDEX, pkey_index);
+		KEEP(IBV_QP_PORT, port_num);
+		KEEP(IBV_QP_ACCESS_FLAGS, qp_access_flags);
+#undef KEEP
+		q->attr_mask |= mask;
+	}
+	return 0;
+}
+
+SHIM_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask,
+			     struct ibv_qp_init_attr *init)
+{
+	struct shim_qp *q = container_of(qp, struct shim_qp, qp);
+
+	(void)mask;
+	*a = q->attr;
+	a->qp_state = qp->state;
+	a->cur_qp_state = qp->state;
+	a->cap = q->cap;
+	if (init) {
+		memset(init, 0, sizeof(*init));
+		init->qp_context = qp->qp_context;
+		init->send_cq = qp->send_cq;
+		init->recv_cq = qp->recv_cq;
+		init->srq = qp->srq;
+		init->cap = q->cap;
+		init->qp_type = qp->qp_type;
+	}
+	return 0;
+}
+
+SHIM_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
+{
+	struct shim_qp *q = container_of(qp, struct shim_qp, qp);
+	struct shim_req req = { .op = SHIM_OP_DESTROY_QP, .u.obj.handle = q->h };
+	struct shim_rep rep;
+	int rc = rpc0(&req, &rep);
+
+	if (rc && rc != EPIPE)
+		return rc;
+	free(q);
+	return 0;
+}
+
+static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	struct shim_qp *q = container_of(qp, struct shim_qp, qp);
+
+	for (; wr; wr = wr->next) {
+		struct shim_req req = { .op = SHIM_OP_POST_SEND };
+		struct shim_rep rep;
+		char inl[SHIM_MAX_INLINE];
+		uint32_t inl_len = 0;
+		int rc = 0;
+
+		req.u.send.qp = q->h;
+		req.u.send.wr_id = wr->wr_id;
+		req.u.send.opcode = wr->opcode;
+		req.u.send.send_flags = wr->send_flags;
+		req.u.send.imm = wr->imm_data;
+		req.u.send.num_sge = (uint32_t)wr->num_sge;
+		if (wr->opcode > IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			shim_unsupported("this work request opcode");
+			rc = EOPNOTSUPP;
+		} else if ((wr->send_flags & IBV_SEND_INLINE) && wr->opcode != IBV_WR_RDMA_READ &&
+			   wr->opcode < IBV_WR_ATOMIC_CMP_AND_SWP) {
+			/* inline: the bytes are copied now, from memory that may be
+			 * unregistered; they travel with the request */
+			for (int i = 0; i < wr->num_sge && !rc; i++) {
+				if (inl_len + wr->sg_list[i].length > sizeof(inl)) {
+					rc = EINVAL;
+					break;
+				}
+				memcpy(inl + inl_len, (void *)(uintptr_t)wr->sg_list[i].addr,
+				       wr->sg_list[i].length);
+				inl_len += wr->sg_list[i].length;
+			}
+			req.u.send.sg.length = inl_len;
+		} else {
+			rc = one_sge(wr->sg_list, wr->num_sge, &req.u.send.sg);
+		}
+		if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			req.u.send.remote_addr = wr->wr.atomic.remote_addr;
+			req.u.send.rkey = wr->wr.atomic.rkey;
+			req.u.send.compare_add = wr->wr.atomic.compare_add;
+			req.u.send.swap = wr->wr.atomic.swap;
+		} else if (qp->qp_type == IBV_QPT_UD) {
+			struct shim_ah *ah = wr->wr.ud.ah ?
+					     container_of(wr->wr.ud.ah, struct shim_ah, ah) : NULL;
+
+			if (!ah)
+				rc = EINVAL;
+			else {
+				req.u.send.dlid = ah->dlid;
+				req.u.send.sl = ah->sl;
+			}
+			req.u.send.remote_qpn = wr->wr.ud.remote_qpn;
+			req.u.send.remote_qkey = wr->wr.ud.remote_qkey;
+		} else {
+			req.u.send.remote_addr = wr->wr.rdma.remote_addr;
+			req.u.send.rkey = wr->wr.rdma.rkey;
+		}
+		req.inline_len = inl_len;
+		if (!rc)
+			rc = shim_rpc(&req, inl, inl_len, -1, &rep, NULL);
+		if (rc) {
+			if (bad)
+				*bad = wr;
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* ---- address handles ---------------------------------------------------- */
+
+SHIM_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *a)
+{
+	struct shim_ah *ah;
+
+	if (!pd || !a) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ah = calloc(1, sizeof(*ah));
+	if (!ah) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ah->ah.context = pd->context;
+	ah->ah.pd = pd;
+	ah->dlid = av_dlid(a);
+	ah->sl = a->sl;
+	return &ah->ah;
+}
+
+SHIM_EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
+{
+	free(container_of(ah, struct shim_ah, ah));
+	return 0;
+}
+
+SHIM_EXPORT int ibv_init_ah_from_wc(struct ibv_context *ctx, uint8_t port, struct ibv_wc *wc,
+				    struct ibv_grh *grh, struct ibv_ah_attr *a)
+{
+	(void)ctx;
+	(void)grh;
+	memset(a, 0, sizeof(*a));
+	a->dlid = wc->slid;
+	a->sl = wc->sl;
+	a->port_num = port;
+	return 0;
+}
+
+SHIM_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,
+						 struct ibv_grh *grh, uint8_t port)
+{
+	struct ibv_ah_attr a;
+
+	ibv_init_ah_from_wc(pd->context, port, wc, grh, &a);
+	return ibv_create_ah(pd, &a);
+}
+
+/* ---- misc --------------------------------------------------------------- */
+
+SHIM_EXPORT const char *ibv_wc_status_str(enum ibv_wc_status s)
+{
+	static const char *const str[] = {
+		[IBV_WC_SUCCESS] = "success",
+		[IBV_WC_LOC_LEN_ERR] = "local length error",
+		[IBV_WC_LOC_QP_OP_ERR] = "local QP operation error",
+		[IBV_WC_LOC_EEC_OP_ERR] = "local EE context operation error",
+		[IBV_WC_LOC_PROT_ERR] = "local protection error",
+		[IBV_WC_WR_FLUSH_ERR] = "Work Request Flushed Error",
+		[IBV_WC_MW_BIND_ERR] = "memory management operation error",
+		[IBV_WC_BAD_RESP_ERR] = "bad response error",
+		[IBV_WC_LOC_ACCESS_ERR] = "local access error",
+		[IBV_WC_REM_INV_REQ_ERR] = "remote invalid request error",
+		[IBV_WC_REM_ACCESS_ERR] = "remote access error",
+		[IBV_WC_REM_OP_ERR] = "remote operation error",
+		[IBV_WC_RETRY_EXC_ERR] = "transport retry counter exceeded",
+		[IBV_WC_RNR_RETRY_EXC_ERR] = "RNR retry counter exceeded",
+		[IBV_WC_LOC_RDD_VIOL_ERR] = "local RDD violation error",
+		[IBV_WC_REM_INV_RD_REQ_ERR] = "remote invalid RD request",
+		[IBV_WC_REM_ABORT_ERR] = "aborted error",
+		[IBV_WC_INV_EECN_ERR] = "invalid EE context number",
+		[IBV_WC_INV_EEC_STATE_ERR] = "invalid EE context state",
+		[IBV_WC_FATAL_ERR] = "fatal error",
+		[IBV_WC_RESP_TIMEOUT_ERR] = "response timeout error",
+		[IBV_WC_GENERAL_ERR] = "general error",
+		[IBV_WC_TM_ERR] = "TM error",
+		[IBV_WC_TM_RNDV_INCOMPLETE] = "TM software rendezvous",
+	};
+
+	return (unsigned)s < sizeof(str) / sizeof(str[0]) && str[s] ? str[s] : "unknown";
+}
+
+SHIM_EXPORT const char *ibv_node_type_str(enum ibv_node_type t)
+{
+	switch (t) {
+	case IBV_NODE_CA: return "InfiniBand channel adapter";
+	case IBV_NODE_SWITCH: return "InfiniBand switch";
+	case IBV_NODE_ROUTER: return "InfiniBand router";
+	case IBV_NODE_RNIC: return "iWARP NIC";
+	default: return "unknown";
+	}
+}
+
+SHIM_EXPORT const char *ibv_port_state_str(enum ibv_port_state s)
+{
+	static const char *const str[] = { "PORT_NOP", "PORT_DOWN", "PORT_INIT", "PORT_ARMED",
+					   "PORT_ACTIVE", "PORT_ACTIVE_DEFER" };
+
+	return (unsigned)s < 6 ? str[s] : "invalid state";
+}
+
+SHIM_EXPORT const char *ibv_event_type_str(enum ibv_event_type e)
+{
+	(void)e;
+	return "unknown";
+}
+
+SHIM_EXPORT int ibv_fork_init(void)
+{
+	return 0;
+}
+
+SHIM_EXPORT enum ibv_fork_status ibv_is_fork_initialized(void)
+{
+	return IBV_FORK_DISABLED;
+}
+
+SHIM_EXPORT int ibv_dontfork_range(void *base, size_t size);
+int ibv_dontfork_range(void *base, size_t size)
+{
+	(void)base;
+	(void)size;
+	return 0;
+}
+
+SHIM_EXPORT int ibv_dofork_range(void *base, size_t size);
+int ibv_dofork_range(void *base, size_t size)
+{
+	(void)base;
+	(void)size;
+	return 0;
+}
+
+SHIM_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
+{
+	(void)qp;
+	shim_unsupported("ibv_qp_to_qp_ex (the new post-send API)");
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+SHIM_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
+{
+	(void)cq;
+	(void)cqe;
+	shim_unsupported("ibv_resize_cq");
+	return EOPNOTSUPP;
+}
+
+SHIM_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *a, int mask)
+{
+	(void)srq;
+	(void)a;
+	(void)mask;
+	shim_unsupported("ibv_modify_srq");
+	return EOPNOTSUPP;
+}
+
+SHIM_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *a)
+{
+	struct shim_srq *s = container_of(srq, struct shim_srq, srq);
+
+	memset(a, 0, sizeof(*a));
+	a->max_wr = s->max_wr;
+	a->max_sge = 1;
+	return 0;
+}
+
+SHIM_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	(void)qp;
+	(void)gid;
+	(void)lid;
+	shim_unsupported("multicast (ibv_attach_mcast)");
+	return EOPNOTSUPP;
+}
+
+SHIM_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	(void)qp;
+	(void)gid;
+	(void)lid;
+	return EOPNOTSUPP;
+}
+
+SHIM_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
+			     size_t length, int access)
+{
+	(void)mr;
+	(void)flags;
+	(void)pd;
+	(void)addr;
+	(void)length;
+	(void)access;
+	shim_unsupported("ibv_rereg_mr");
+	return EOPNOTSUPP;
+}
+
+SHIM_EXPORT int ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
+{
+	(void)qp;
+	(void)ece;
+	return EOPNOTSUPP;
+}
+
+SHIM_EXPORT int ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
+{
+	(void)qp;
+	(void)ece;
+	return EOPNOTSUPP;
+}
+
+SHIM_EXPORT int ibv_resolve_eth_l2_from_gid(struct ibv_context *ctx, struct ibv_ah_attr *a,
+					    uint8_t eth_mac[6], uint16_t *vid);
+int ibv_resolve_eth_l2_from_gid(struct ibv_context *ctx, struct ibv_ah_attr *a,
+				uint8_t eth_mac[6], uint16_t *vid)
+{
+	(void)ctx;
+	(void)a;
+	memset(eth_mac, 0, 6);
+	if (vid)
+		*vid = 0xffff;
+	return 0;
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# tests/interop/shim_exec.sh - `ibfab exec` (docs/shim.md): it starts a
+# daemon when none answers (private socket directory, mode 0700 / 0600),
+# reuses it afterwards, names the host, passes the program's exit status
+# through, falls back to the built-in 16-host fat tree without a topology,
+# and the daemon it started goes away by itself once idle.
+. "$IBFAB_SRC/tests/lib/e2e.sh"
+. "$IBFAB_SRC/tests/shim/lib.sh"
+need ibv_devinfo ibv_devices
+topo="$IBFAB_SRC/topologies/examples/star-6.net"
+sock="$tmp/run/ibfab/sock"
+
+# no daemon, no --topo: one starts on the built-in fat tree (16 hosts:
+# h15 is LID 22 there, after the six switches and h0-h14; star-6.net has
+# no h15)
+dsock="$tmp/def/ibfab/sock"
+timeout 30 "$IBFAB" exec --socket "$dsock" --host h15 -- ibv_devinfo >"$tmp/none.out" 2>&1 ||
+	fail "exec on the built-in fabric: $(tail -3 "$tmp/none.out")"
+grep -Eq "port_lid:\s+22$" "$tmp/none.out" || fail "built-in fabric, h15: $(grep lid "$tmp/none.out")"
+
+timeout 30 "$IBFAB" exec --socket "$sock" --topo "$topo" --host h2 -- ibv_devinfo >"$tmp/a.out" 2>&1 ||
+	fail "exec ibv_devinfo: $(tail -3 "$tmp/a.out")"
+grep -q "port_lid:.*4" "$tmp/a.out" || fail "exec --host h2: $(grep lid "$tmp/a.out")"
+[ -S "$sock" ] || fail "no daemon socket at $sock"
+[ "$(stat -c %a "$sock")" = 600 ] || fail "socket mode $(stat -c %a "$sock")"
+[ "$(stat -c %a "$(dirname "$sock")")" = 700 ] || fail "socket directory mode $(stat -c %a "$(dirname "$sock")")"
+# the second program attaches to the same daemon (no --topo needed)
+timeout 30 "$IBFAB" exec --socket "$sock" --host h4 -- ibv_devinfo >"$tmp/b.out" 2>&1 ||
+	fail "exec on the running daemon: $(tail -3 "$tmp/b.out")"
+grep -q "port_lid:.*6" "$tmp/b.out" || fail "exec --host h4: $(grep lid "$tmp/b.out")"
+timeout 30 "$IBFAB" exec --socket "$sock" -- sh -c 'exit 3' >/dev/null 2>&1
+[ $? -eq 3 ] || fail "exec should pass the program's exit status through"
+timeout 30 "$IBFAB" exec --socket "$sock" --host nosuch -- ibv_devices >"$tmp/c.out" 2>&1
+grep -q "refused to attach host nosuch" "$tmp/c.out" || fail "unknown host: $(cat "$tmp/c.out")"
+# idle for 5 s: the daemon exec started leaves
+for _ in $(seq 100); do
+	[ -S "$sock" ] || break
+	sleep 0.1
+done
+[ -S "$sock" ] && fail "the daemon started by exec did not exit when idle"
+finish

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shim_unsupported.c - calls verbs the simulated HCA does not implement
+ * (memory windows, raw packet QPs, the extended CQ and new post-send APIs,
+ * non-contiguous gather lists, CQ resize) and checks each fails cleanly with
+ * EOPNOTSUPP (or ENOSYS) instead of crashing. The shim prints one line per
+ * verb on stderr; tests/interop/shim_robust.sh counts them. Exits 0 when
+ * every call failed as it should.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <infiniband/verbs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int bad;
+
+static void expect(const char *what, int ok, int err)
+{
+	if (!ok || (err != EOPNOTSUPP && err != ENOSYS)) {
+		printf("FAIL %s: errno %d (%s)\n", what, err, strerror(err));
+		bad++;
+	} else {
+		printf("ok   %s: %s\n", what, strerror(err));
+	}
+}
+
+int main(void)
+{
+	struct ibv_device **l = ibv_get_device_list(NULL);
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	char *buf = malloc(8192);
+	struct ibv_mr *mr;
+
+	if (!l || !l[0] || !(ctx = ibv_open_device(l[0])) || !(pd = ibv_alloc_pd(ctx)) ||
+	    !(cq = ibv_create_cq(ctx, 8, NULL, NULL, 0)) || !buf ||
+	    !(mr = ibv_reg_mr(pd, buf, 8192, IBV_ACCESS_LOCAL_WRITE))) {
+		perror("set-up");
+		return 2;
+	}
+	struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 4, .max_recv_wr = 4,
+						.max_send_sge = 2, .max_recv_sge = 1 } };
+	qp = ibv_create_qp(pd, &ia);
+	if (!qp) {
+		perror("create_qp");
+		return 2;
+	}
+
+	errno = 0;
+	bool none = ibv_alloc_mw(pd, IBV_MW_TYPE_1) == NULL;
+
+	expect("ibv_alloc_mw", none, errno);
+
+	struct ibv_qp_init_attr raw = ia;
+
+	raw.qp_type = IBV_QPT_RAW_PACKET;
+	errno = 0;
+	none = ibv_create_qp(pd, &raw) == NULL;
+	expect("raw packet QP", none, errno);
+
+	errno = 0;
+	none = ibv_qp_to_qp_ex(qp) == NULL;
+	expect("ibv_qp_to_qp_ex", none, errno);
+
+	struct ibv_cq_init_attr_ex cx = { .cqe = 8 };
+
+	errno = 0;
+	none = ibv_create_cq_ex(ctx, &cx) == NULL;
+	expect("ibv_create_cq_ex", none, errno);
+
+	struct ibv_sge sg[2] = {
+		{ .addr = (uintptr_t)buf, .length = 16, .lkey = mr->lkey },
+		{ .addr = (uintptr_t)buf + 4096, .length = 16, .lkey = mr->lkey },
+	};
+	struct ibv_send_wr wr = { .sg_list = sg, .num_sge = 2, .opcode = IBV_WR_SEND }, *bw;
+	int rc = ibv_post_send(qp, &wr, &bw);
+
+	expect("non-contiguous SGEs", rc != 0, rc);
+	rc = ibv_resize_cq(cq, 64);
+	expect("ibv_resize_cq", rc != 0, rc);
+
+	/* what does work still works afterwards */
+	if (ibv_destroy_qp(qp) || ibv_dereg_mr(mr) || ibv_destroy_cq(cq) || ibv_dealloc_pd(pd) ||
+	    ibv_close_device(ctx)) {
+		printf("FAIL clean-up\n");
+		bad++;
+	}
+	ibv_free_device_list(l);
+	free(buf);
+	return bad ? 1 : 0;
+}
