@@ -10,6 +10,9 @@
  * output files are opened; the fabric is built and run; reports written.
  * Each step either succeeds or fills one diagnostic, which becomes the one
  * line `ibfab run: file:line:col: message` on stderr and exit status 1.
+ * The steps are public (cli_run.h: cli_run_prepare, cli_run_simulate,
+ * cli_run_fill_report) so `ibfab compare` runs the same pipeline once per
+ * fabric, and so are the staged output files.
  *
  * Output files are never half-written: each is written under a hidden
  * temporary name in its own directory and renamed into place only after
@@ -72,39 +75,6 @@ static const char *const default_traffic_user[] = {
 	"permutation:size=1MiB",
 };
 
-struct run_opts {
-	const char *topo;
-	const char **traffic;
-	int ntraffic;
-	const char *preset;
-	const char **sets;
-	int nsets;
-	uint64_t seed;
-	bool seed_given;
-	const char *json;
-	const char *csv;
-	bool reproducible;
-	bool quiet;
-	/* routing (docs/routing.md) */
-	const char *routing;
-	const char *roots;
-	const char *lmc;
-	const char *lft;
-	/* workloads (docs/trace-format.md) */
-	const char *trace;
-	const char *trace_format;
-	const char *explain;
-	const char *timeline;
-	const char *op;		/* --op: the default op= of every --traffic spec */
-};
-
-/* An output file written under a temporary name, renamed at the end. */
-struct staged {
-	char *path;		/* final name */
-	char *tmp;		/* temporary name, same directory */
-	FILE *f;
-};
-
 /*
  * What the signal handler must remove: plain char arrays, so the handler
  * touches nothing that malloc or stdio might be changing under it.
@@ -112,36 +82,6 @@ struct staged {
 #define SIG_MAX_PATHS 5
 static char sig_paths[SIG_MAX_PATHS][PATH_MAX];
 static char sig_dir[PATH_MAX];
-
-struct run_ctx {
-	struct run_opts *o;
-	struct sim_diag d;
-	struct fab_params p;
-	struct net net;
-	struct fab_msgs msgs;
-	struct fab *fab;
-	char topo_desc[512];
-	const char *const *traffic;
-	int ntraffic;
-	bool traffic_default;
-	/* outputs */
-	struct staged json;
-	bool json_stdout;
-	struct staged links, flows, timeline, colls;
-	/* --trace */
-	struct trace trace;
-	struct trace_program prog;
-	struct trace_results tres;
-	bool replayed;
-	bool csv_dir_created;
-	struct cli_links_csv lc;
-	bool lc_init;
-	/* run */
-	double wall_s;
-	bool progress;
-	struct timespec t0, last;
-	bool progress_shown;
-};
 
 /* ---- help --------------------------------------------------------------- */
 
@@ -353,7 +293,7 @@ static int set_once(const char **slot, const char *name, const char *val)
  * Returns 0 to run, -1 when help was printed (exit 0), or 2 (usage error,
  * message printed). Accepts "--opt VALUE" and "--opt=VALUE".
  */
-static int parse_args(int argc, char **argv, struct run_opts *o)
+static int parse_args(int argc, char **argv, struct cli_run_opts *o)
 {
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *val = NULL, *eq;
@@ -520,7 +460,7 @@ static void on_signal(int sig)
 	raise(sig);
 }
 
-static int staged_open(struct staged *s, const char *path, struct sim_diag *d)
+int cli_staged_open(struct cli_staged *s, const char *path, struct sim_diag *d)
 {
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
@@ -563,7 +503,7 @@ static int staged_open(struct staged *s, const char *path, struct sim_diag *d)
 }
 
 /* Flush and close; the rename comes later, once every output is complete. */
-static int staged_close(struct staged *s, struct sim_diag *d)
+int cli_staged_close(struct cli_staged *s, struct sim_diag *d)
 {
 	int bad;
 
@@ -578,7 +518,7 @@ static int staged_close(struct staged *s, struct sim_diag *d)
 	return 0;
 }
 
-static int staged_commit(struct staged *s, struct sim_diag *d)
+int cli_staged_commit(struct cli_staged *s, struct sim_diag *d)
 {
 	if (!s->tmp)
 		return 0;
@@ -592,7 +532,7 @@ static int staged_commit(struct staged *s, struct sim_diag *d)
 }
 
 /* Remove whatever is left (nothing after a commit) and free. */
-static void staged_free(struct staged *s)
+void cli_staged_free(struct cli_staged *s)
 {
 	if (s->f)
 		fclose(s->f);
@@ -605,7 +545,7 @@ static void staged_free(struct staged *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static int csv_open(struct run_ctx *c, struct sim_diag *d)
+static int csv_open(struct cli_run *c, struct sim_diag *d)
 {
 	const char *dir = c->o->csv;
 	struct stat st;
@@ -622,44 +562,44 @@ static int csv_open(struct run_ctx *c, struct sim_diag *d)
 	}
 	if (asprintf(&p, "%s/links.csv", dir) < 0)
 		return sim_diag_set(d, dir, 0, 0, "out of memory");
-	rc = staged_open(&c->links, p, d);
+	rc = cli_staged_open(&c->links, p, d);
 	free(p);
 	if (rc)
 		return rc;
 	if (asprintf(&p, "%s/flows.csv", dir) < 0)
 		return sim_diag_set(d, dir, 0, 0, "out of memory");
-	rc = staged_open(&c->flows, p, d);
+	rc = cli_staged_open(&c->flows, p, d);
 	free(p);
 	if (rc || !c->o->trace)
 		return rc;
 	if (asprintf(&p, "%s/collectives.csv", dir) < 0)
 		return sim_diag_set(d, dir, 0, 0, "out of memory");
-	rc = staged_open(&c->colls, p, d);
+	rc = cli_staged_open(&c->colls, p, d);
 	free(p);
 	return rc;
 }
 
-static int outputs_open(struct run_ctx *c)
+static int outputs_open(struct cli_run *c)
 {
 	if (c->o->json && !strcmp(c->o->json, "-"))
 		c->json_stdout = true;
-	else if (c->o->json && staged_open(&c->json, c->o->json, &c->d))
+	else if (c->o->json && cli_staged_open(&c->json, c->o->json, &c->d))
 		return -1;
 	if (c->o->csv && csv_open(c, &c->d))
 		return -1;
-	if (c->o->timeline && staged_open(&c->timeline, c->o->timeline, &c->d))
+	if (c->o->timeline && cli_staged_open(&c->timeline, c->o->timeline, &c->d))
 		return -1;
 	return 0;
 }
 
 /* On failure: no temporary left, and no directory we made. */
-static void outputs_free(struct run_ctx *c, bool failed)
+static void outputs_free(struct cli_run *c, bool failed)
 {
-	staged_free(&c->json);
-	staged_free(&c->links);
-	staged_free(&c->flows);
-	staged_free(&c->timeline);
-	staged_free(&c->colls);
+	cli_staged_free(&c->json);
+	cli_staged_free(&c->links);
+	cli_staged_free(&c->flows);
+	cli_staged_free(&c->timeline);
+	cli_staged_free(&c->colls);
 	if (failed && c->csv_dir_created)
 		rmdir(c->o->csv);
 	sig_dir[0] = 0;
@@ -667,7 +607,7 @@ static void outputs_free(struct run_ctx *c, bool failed)
 
 /* ---- pipeline ----------------------------------------------------------- */
 
-static int setup_params(struct run_ctx *c)
+static int setup_params(struct cli_run *c)
 {
 	fab_params_default(&c->p);
 	if (c->o->preset && fab_params_preset(&c->p, c->o->preset, &c->d))
@@ -679,7 +619,7 @@ static int setup_params(struct run_ctx *c)
 }
 
 /* The built-in fat tree, generated as text and parsed like any file. */
-static int load_default_topology(struct run_ctx *c)
+static int load_default_topology(struct cli_run *c)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -705,7 +645,7 @@ static int load_default_topology(struct run_ctx *c)
 	return rc;
 }
 
-static int load_topology(struct run_ctx *c)
+static int load_topology(struct cli_run *c)
 {
 	/* --lmc was checked to be one digit 0..7 */
 	struct sm_opts so = {
@@ -729,10 +669,15 @@ static int load_topology(struct run_ctx *c)
 }
 
 /* --trace: load (any format), place the ranks, lower the collectives. */
-static int load_trace(struct run_ctx *c)
+static int load_trace(struct cli_run *c)
 {
-	if (trace_load(c->o->trace, c->o->trace_format, &c->trace, &c->d) ||
-	    trace_map_ranks(&c->trace, &c->net, &c->d))
+	int rc;
+
+	if (c->o->trace_text)	/* a built-in workload (ibfab compare) */
+		rc = trace_load_string(c->o->trace_text, c->o->trace, &c->trace, &c->d);
+	else
+		rc = trace_load(c->o->trace, c->o->trace_format, &c->trace, &c->d);
+	if (rc || trace_map_ranks(&c->trace, &c->net, &c->d))
 		return -1;
 	trace_program_init(&c->prog, &c->trace);
 	if (trace_lower(&c->trace, &c->prog, &c->d))
@@ -742,7 +687,7 @@ static int load_trace(struct run_ctx *c)
 	return 0;
 }
 
-static int load_traffic(struct run_ctx *c)
+static int load_traffic(struct cli_run *c)
 {
 	if (c->o->trace)
 		return load_trace(c);
@@ -786,7 +731,7 @@ static double elapsed(const struct timespec *a, const struct timespec *b)
 /* Engine hook: one branch per event; the clock every 2^16 events. */
 static void progress_hook(struct sim_engine *eng, void *ctx)
 {
-	struct run_ctx *c = ctx;
+	struct cli_run *c = ctx;
 	struct timespec now;
 	char a[32], b[32], c2[32];
 	double t;
@@ -805,7 +750,7 @@ static void progress_hook(struct sim_engine *eng, void *ctx)
 	c->progress_shown = true;
 }
 
-static int simulate(struct run_ctx *c)
+int cli_run_simulate(struct cli_run *c)
 {
 	struct sim_engine *eng;
 	struct timespec t1;
@@ -816,6 +761,8 @@ static int simulate(struct run_ctx *c)
 		c->p.sample_ns = cli_auto_sample_ns(&c->net, &c->p, &c->msgs);
 	c->fab = fab_create(&c->net, &c->p, &c->msgs, c->o->seed, &c->d);
 	if (!c->fab)
+		return -1;
+	if (c->before_run && c->before_run(c, c->before_run_ctx))
 		return -1;
 	if (c->o->trace) {
 		/* the workload drives the HCAs itself (traces/trace_replay.c) */
@@ -853,7 +800,7 @@ static int simulate(struct run_ctx *c)
 	return rc;
 }
 
-static int write_outputs(struct run_ctx *c, const struct cli_report *r)
+static int write_outputs(struct cli_run *c, const struct cli_report *r)
 {
 	FILE *sum = stdout;
 
@@ -868,17 +815,17 @@ static int write_outputs(struct run_ctx *c, const struct cli_report *r)
 		return sim_diag_set(&c->d, c->flows.path, 0, 0, "write error");
 	if (c->colls.f && cli_trace_csv(c->colls.f, &c->net, &c->prog, &c->tres))
 		return sim_diag_set(&c->d, c->colls.path, 0, 0, "write error");
-	if (staged_close(&c->colls, &c->d) || staged_commit(&c->colls, &c->d))
+	if (cli_staged_close(&c->colls, &c->d) || cli_staged_commit(&c->colls, &c->d))
 		return -1;
 	if (c->timeline.f && trace_timeline_write(c->timeline.f, &c->prog, &c->tres))
 		return sim_diag_set(&c->d, c->timeline.path, 0, 0, "write error");
-	if (staged_close(&c->timeline, &c->d) || staged_commit(&c->timeline, &c->d))
+	if (cli_staged_close(&c->timeline, &c->d) || cli_staged_commit(&c->timeline, &c->d))
 		return -1;
-	if (staged_close(&c->json, &c->d) || staged_close(&c->links, &c->d) ||
-	    staged_close(&c->flows, &c->d))
+	if (cli_staged_close(&c->json, &c->d) || cli_staged_close(&c->links, &c->d) ||
+	    cli_staged_close(&c->flows, &c->d))
 		return -1;
-	if (staged_commit(&c->json, &c->d) || staged_commit(&c->links, &c->d) ||
-	    staged_commit(&c->flows, &c->d))
+	if (cli_staged_commit(&c->json, &c->d) || cli_staged_commit(&c->links, &c->d) ||
+	    cli_staged_commit(&c->flows, &c->d))
 		return -1;
 	if (sum)
 		cli_report_summary(sum, r);
@@ -891,7 +838,7 @@ static int write_outputs(struct run_ctx *c, const struct cli_report *r)
 	return 0;
 }
 
-static void fill_report(struct run_ctx *c, struct cli_report *r)
+void cli_run_fill_report(struct cli_run *c, struct cli_report *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->net = &c->net;
@@ -914,28 +861,76 @@ static void fill_report(struct run_ctx *c, struct cli_report *r)
 	}
 }
 
+int cli_run_prepare(struct cli_run *c)
+{
+	if (setup_params(c) || load_topology(c) || load_traffic(c))
+		return -1;
+	return 0;
+}
+
+void cli_run_init(struct cli_run *c, struct cli_run_opts *o)
+{
+	memset(c, 0, sizeof(*c));
+	c->o = o;
+	c->progress = !o->quiet && isatty(STDERR_FILENO);
+	net_init(&c->net);
+}
+
+void cli_run_fini(struct cli_run *c)
+{
+	if (c->lc_init)
+		cli_links_csv_fini(&c->lc);
+	if (c->o->trace) {
+		trace_results_free(&c->tres);
+		trace_program_free(&c->prog);
+		trace_free(&c->trace);
+	}
+	if (c->fab)
+		fab_destroy(c->fab);
+	fab_msgs_free(&c->msgs);
+	net_free(&c->net);
+	memset(c, 0, sizeof(*c));
+}
+
+void cli_signals_install(struct cli_sigsave *s)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &s->old_int);
+	sigaction(SIGTERM, &sa, &s->old_term);
+}
+
+void cli_signals_restore(const struct cli_sigsave *s)
+{
+	sigaction(SIGINT, &s->old_int, NULL);
+	sigaction(SIGTERM, &s->old_term, NULL);
+}
+
 /* 0 done, -1 failed with c->d filled, 1 failed and already said why. */
-static int run_pipeline(struct run_ctx *c)
+static int run_pipeline(struct cli_run *c)
 {
 	struct cli_report r;
 
 	if (sim_log_init_from_env())
 		return 1;
-	if (setup_params(c) || load_topology(c) || load_traffic(c))
+	if (cli_run_prepare(c))
 		return -1;
 	if (c->o->explain)	/* print the algorithm's steps; nothing runs */
 		return cli_trace_explain(&c->prog, c->o->explain, stdout, &c->d) ? -1 : 0;
-	if (outputs_open(c) || simulate(c))
+	if (outputs_open(c) || cli_run_simulate(c))
 		return -1;
-	fill_report(c, &r);
+	cli_run_fill_report(c, &r);
 	return write_outputs(c, &r);
 }
 
 int cli_run_main(int argc, char **argv)
 {
-	struct run_opts o = { .seed = DEFAULT_SEED };
-	struct run_ctx c;
-	struct sigaction sa, old_int, old_term;
+	struct cli_run_opts o = { .seed = DEFAULT_SEED };
+	struct cli_run c;
+	struct cli_sigsave sigs;
 	char buf[1100];
 	int rc;
 
@@ -953,15 +948,8 @@ int cli_run_main(int argc, char **argv)
 		goto out_opts;
 	}
 
-	memset(&c, 0, sizeof(c));
-	c.o = &o;
-	c.progress = !o.quiet && isatty(STDERR_FILENO);
-	net_init(&c.net);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	cli_run_init(&c, &o);
+	cli_signals_install(&sigs);
 
 	rc = run_pipeline(&c);
 	if (rc < 0) {
@@ -969,20 +957,9 @@ int cli_run_main(int argc, char **argv)
 		fprintf(stderr, "ibfab run: %s\n", buf);
 		rc = 1;
 	}
-	if (c.lc_init)
-		cli_links_csv_fini(&c.lc);
 	outputs_free(&c, rc != 0);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	if (o.trace) {
-		trace_results_free(&c.tres);
-		trace_program_free(&c.prog);
-		trace_free(&c.trace);
-	}
-	if (c.fab)
-		fab_destroy(c.fab);
-	fab_msgs_free(&c.msgs);
-	net_free(&c.net);
+	cli_signals_restore(&sigs);
+	cli_run_fini(&c);
 out_opts:
 	free(o.traffic);
 	free(o.sets);

@@ -9,7 +9,18 @@
 #ifndef IBFAB_CLI_RUN_H
 #define IBFAB_CLI_RUN_H
 
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <time.h>
+
+#include "models/fabric/fab.h"
+#include "models/net/net.h"
+#include "sim/sim_diag.h"
+#include "tools/cli_report.h"
+#include "traces/trace.h"
+#include "traces/trace_replay.h"
 
 #ifndef IBFAB_VERSION
 #define IBFAB_VERSION "0.1.0"	/* keep in step with project() in CMakeLists.txt */
@@ -20,5 +31,107 @@ int cli_run_main(int argc, char **argv);
 void cli_run_usage(FILE *out);
 /* `ibfab run --help-params`: the parameters with their defaults, the presets. */
 void cli_run_help_params(FILE *out);
+
+
+/*
+ * The pieces of `ibfab run` that other commands reuse (`ibfab compare` runs
+ * the same pipeline once per fabric): the options, one run's state, the
+ * pipeline's steps, and output files that are never half-written.
+ */
+struct cli_run_opts {
+	const char *topo;
+	const char **traffic;
+	int ntraffic;
+	const char *preset;
+	const char **sets;
+	int nsets;
+	uint64_t seed;
+	bool seed_given;
+	const char *json;
+	const char *csv;
+	bool reproducible;
+	bool quiet;
+	/* routing (docs/routing.md) */
+	const char *routing;
+	const char *roots;
+	const char *lmc;
+	const char *lft;
+	/* workloads (docs/trace-format.md) */
+	const char *trace;
+	const char *trace_text;	/* the native trace itself, named `trace` (built-in workloads) */
+	const char *trace_format;
+	const char *explain;
+	const char *timeline;
+	const char *op;		/* --op: the default op= of every --traffic spec */
+};
+
+/* An output file written under a hidden temporary name in its own
+ * directory, renamed into place by cli_staged_commit(); SIGINT/SIGTERM
+ * remove the temporary (cli_signals_install). */
+struct cli_staged {
+	char *path;		/* final name */
+	char *tmp;		/* temporary name, same directory */
+	FILE *f;
+};
+
+int cli_staged_open(struct cli_staged *s, const char *path, struct sim_diag *d);
+/* Flush and close (0, or -1 with d filled on a write error). */
+int cli_staged_close(struct cli_staged *s, struct sim_diag *d);
+int cli_staged_commit(struct cli_staged *s, struct sim_diag *d);
+/* Remove what is left (nothing after a commit) and free. */
+void cli_staged_free(struct cli_staged *s);
+
+struct cli_sigsave {
+	struct sigaction old_int, old_term;
+};
+void cli_signals_install(struct cli_sigsave *s);
+void cli_signals_restore(const struct cli_sigsave *s);
+
+/* One run: what it loaded, the fabric, its outputs. */
+struct cli_run {
+	struct cli_run_opts *o;
+	struct sim_diag d;
+	struct fab_params p;
+	struct net net;
+	struct fab_msgs msgs;
+	struct fab *fab;
+	char topo_desc[512];
+	const char *const *traffic;
+	int ntraffic;
+	bool traffic_default;
+	/* outputs */
+	struct cli_staged json;
+	bool json_stdout;
+	struct cli_staged links, flows, timeline, colls;
+	/* --trace */
+	struct trace trace;
+	struct trace_program prog;
+	struct trace_results tres;
+	bool replayed;
+	bool csv_dir_created;
+	struct cli_links_csv lc;
+	bool lc_init;
+	/* run */
+	double wall_s;
+	bool progress;
+	struct timespec t0, last;
+	bool progress_shown;
+	/* Called by cli_run_simulate once the fabric is built, before it runs
+	 * (`ibfab compare` registers its sampler there): 0, or -1 with d. */
+	int (*before_run)(struct cli_run *c, void *ctx);
+	void *before_run_ctx;
+};
+
+void cli_run_init(struct cli_run *c, struct cli_run_opts *o);
+/* Parameters (defaults, --preset, every --set in order, the cross checks),
+ * the topology and its routes, the traffic or the lowered trace.
+ * 0, or -1 with c->d filled. */
+int cli_run_prepare(struct cli_run *c);
+/* Build the fabric and run it (or replay the trace). 0, or -1 with c->d. */
+int cli_run_simulate(struct cli_run *c);
+/* What the report writers (cli_report.h) need, after cli_run_simulate. */
+void cli_run_fill_report(struct cli_run *c, struct cli_report *r);
+/* Free the fabric, trace, messages and net (not the output files). */
+void cli_run_fini(struct cli_run *c);
 
 #endif

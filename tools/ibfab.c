@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tools/cli_compare.h"
 #include "tools/cli_run.h"
 #include "tools/cli_serve.h"
 #include "tools/cli_topo.h"
@@ -19,6 +20,8 @@ static void usage(FILE *out)
 	      "\n"
 	      "Commands:\n"
 	      "  run       simulate traffic over a fabric and report (ibfab run --help)\n"
+	      "  compare   one workload on ib, roce, roce-lossy and tcp, side by side\n"
+	      "            (ibfab compare --help)\n"
 	      "  topo      generate, check and convert topologies (ibfab topo --help)\n"
 	      "  serve     run the fabric daemon for unmodified verbs programs (ibfab serve --help)\n"
 	      "  exec      run a verbs program on a simulated host (ibfab exec --help)\n"
@@ -26,7 +29,8 @@ static void usage(FILE *out)
 	      "  version   print the version\n"
 	      "\n"
 	      "With no options, 'ibfab run' simulates a built-in 16-host fat tree under a\n"
-	      "mixed load and prints a summary.\n", out);
+	      "mixed load and prints a summary; 'ibfab compare' runs an allreduce and an\n"
+	      "incast on it over four fabrics and draws compare.svg.\n", out);
 }
 
 static int is_help(const char *a)
@@ -51,6 +55,8 @@ int main(int argc, char **argv)
 			return cli_run_main(2, sub);
 		if (!strcmp(argv[2], "topo"))
 			return cli_topo_main(2, sub);
+		if (!strcmp(argv[2], "compare"))
+			return cli_compare_main(2, sub);
 		if (!strcmp(argv[2], "serve"))
 			return cli_serve_main(2, sub);
 		if (!strcmp(argv[2], "exec"))
@@ -74,6 +80,8 @@ int main(int argc, char **argv)
 		return cli_run_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "topo"))
 		return cli_topo_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "compare"))
+		return cli_compare_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "serve"))
 		return cli_serve_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "exec"))
