@@ -263,11 +263,7 @@ enum cmp_opt_id {
 	CO_ROUTING, CO_JSON, CO_CSV, CO_PLOT, CO_NO_PLOT, CO_REPRODUCIBLE, CO_QUIET,
 };
 
-static const struct {
-	const char *name;
-	enum cmp_opt_id id;
-	bool arg;
-} cmp_options[] = {
+static const struct cli_opt cmp_options[] = {
 	{ "--help", CO_HELP, false },
 	{ "-h", CO_HELP, false },
 	{ "--topo", CO_TOPO, true },
@@ -289,20 +285,12 @@ static const struct {
 
 static int usage_error(const char *fmt, const char *a, const char *b)
 {
-	fputs("ibfab compare: ", stderr);
-	fprintf(stderr, fmt, a, b);
-	fputs(" (see 'ibfab compare --help')\n", stderr);
-	return 2;
+	return cli_usage_error("compare", fmt, a, b);
 }
 
 static int set_once(const char **slot, const char *name, const char *val)
 {
-	if (*slot)
-		return usage_error("option '%s' given twice%s", name, "");
-	if (!*val)
-		return usage_error("option '%s' needs a non-empty value%s", name, "");
-	*slot = val;
-	return 0;
+	return cli_set_once("compare", slot, name, val);
 }
 
 /* "ib,roce,..." -> o->fabric[]; every name known, none twice. */
@@ -348,30 +336,14 @@ static int parse_fabrics(struct cmp_opts *o, const char *list)
 static int parse_args(int argc, char **argv, struct cmp_opts *o)
 {
 	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i], *val = NULL, *eq;
+		const char *val;
 		char name[64], err[256];
-		size_t k;
 		int rc = 0;
+		int k = cli_opt_next("compare", cmp_options, SIM_ARRAY_SIZE(cmp_options), argc, argv,
+				     &i, name, sizeof(name), &val);
 
-		if (arg[0] != '-' || !arg[1])
-			return usage_error("unexpected argument '%s'%s", arg, "");
-		eq = strchr(arg, '=');
-		snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
-		for (k = 0; k < SIM_ARRAY_SIZE(cmp_options); k++)
-			if (!strcmp(name, cmp_options[k].name))
-				break;
-		if (k == SIM_ARRAY_SIZE(cmp_options))
-			return usage_error("unknown option '%s'%s", name, "");
-		if (cmp_options[k].arg) {
-			if (eq)
-				val = eq + 1;
-			else if (i + 1 < argc)
-				val = argv[++i];
-			else
-				return usage_error("option '%s' needs a value%s", name, "");
-		} else if (eq) {
-			return usage_error("option '%s' takes no value%s", name, "");
-		}
+		if (k < 0)
+			return 2;
 		switch (cmp_options[k].id) {
 		case CO_HELP:
 			cli_compare_usage(stdout);

@@ -241,11 +241,7 @@ enum opt_id {
 	OPT_TRACE, OPT_TRACE_FORMAT, OPT_EXPLAIN, OPT_TIMELINE, OPT_OP,
 };
 
-static const struct {
-	const char *name;
-	enum opt_id id;
-	bool arg;
-} run_options[] = {
+static const struct cli_opt run_options[] = {
 	{ "--help", OPT_HELP, false },
 	{ "-h", OPT_HELP, false },
 	{ "--help-params", OPT_HELP_PARAMS, false },
@@ -270,23 +266,69 @@ static const struct {
 	{ "--op", OPT_OP, true },
 };
 
-static int usage_error(const char *fmt, const char *a, const char *b)
+int cli_usage_error(const char *cmd, const char *fmt, const char *a, const char *b)
 {
-	fputs("ibfab run: ", stderr);
+	fprintf(stderr, "ibfab %s: ", cmd);
 	fprintf(stderr, fmt, a, b);
-	fputs(" (see 'ibfab run --help')\n", stderr);
+	fprintf(stderr, " (see 'ibfab %s --help')\n", cmd);
 	return 2;
 }
 
 /* An option that may be given once: refuse a second one rather than guess. */
-static int set_once(const char **slot, const char *name, const char *val)
+int cli_set_once(const char *cmd, const char **slot, const char *name, const char *val)
 {
 	if (*slot)
-		return usage_error("option '%s' given twice%s", name, "");
+		return cli_usage_error(cmd, "option '%s' given twice%s", name, "");
 	if (!*val)
-		return usage_error("option '%s' needs a non-empty value%s", name, "");
+		return cli_usage_error(cmd, "option '%s' needs a non-empty value%s", name, "");
 	*slot = val;
 	return 0;
+}
+
+int cli_opt_next(const char *cmd, const struct cli_opt *opts, size_t nopts, int argc,
+		 char **argv, int *i, char *name, size_t namelen, const char **val)
+{
+	const char *arg = argv[*i], *eq;
+	size_t k;
+
+	*val = NULL;
+	if (arg[0] != '-' || !arg[1]) {
+		cli_usage_error(cmd, "unexpected argument '%s'%s", arg, "");
+		return -1;
+	}
+	eq = strchr(arg, '=');
+	snprintf(name, namelen, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
+	for (k = 0; k < nopts; k++)
+		if (!strcmp(name, opts[k].name))
+			break;
+	if (k == nopts) {
+		cli_usage_error(cmd, "unknown option '%s'%s", name, "");
+		return -1;
+	}
+	if (opts[k].arg) {
+		if (eq)
+			*val = eq + 1;
+		else if (*i + 1 < argc)
+			*val = argv[++*i];
+		else {
+			cli_usage_error(cmd, "option '%s' needs a value%s", name, "");
+			return -1;
+		}
+	} else if (eq) {
+		cli_usage_error(cmd, "option '%s' takes no value%s", name, "");
+		return -1;
+	}
+	return (int)k;
+}
+
+static int usage_error(const char *fmt, const char *a, const char *b)
+{
+	return cli_usage_error("run", fmt, a, b);
+}
+
+static int set_once(const char **slot, const char *name, const char *val)
+{
+	return cli_set_once("run", slot, name, val);
 }
 
 /*
@@ -296,29 +338,13 @@ static int set_once(const char **slot, const char *name, const char *val)
 static int parse_args(int argc, char **argv, struct cli_run_opts *o)
 {
 	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i], *val = NULL, *eq;
+		const char *val;
 		char name[64];
-		size_t k;
+		int k = cli_opt_next("run", run_options, SIM_ARRAY_SIZE(run_options), argc, argv,
+				     &i, name, sizeof(name), &val);
 
-		if (arg[0] != '-' || !arg[1])
-			return usage_error("unexpected argument '%s'%s", arg, "");
-		eq = strchr(arg, '=');
-		snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
-		for (k = 0; k < SIM_ARRAY_SIZE(run_options); k++)
-			if (!strcmp(name, run_options[k].name))
-				break;
-		if (k == SIM_ARRAY_SIZE(run_options))
-			return usage_error("unknown option '%s'%s", name, "");
-		if (run_options[k].arg) {
-			if (eq)
-				val = eq + 1;
-			else if (i + 1 < argc)
-				val = argv[++i];
-			else
-				return usage_error("option '%s' needs a value%s", name, "");
-		} else if (eq) {
-			return usage_error("option '%s' takes no value%s", name, "");
-		}
+		if (k < 0)
+			return 2;
 
 		int rc = 0;
 		char err[256];

@@ -134,4 +134,24 @@ void cli_run_fill_report(struct cli_run *c, struct cli_report *r);
 /* Free the fabric, trace, messages and net (not the output files). */
 void cli_run_fini(struct cli_run *c);
 
+/*
+ * Command-line options shared by `run` and `compare`: a table of
+ * "--name" (or "-x") with or without a value, taken as "--name V" or
+ * "--name=V". cli_opt_next() reads the option at argv[*i] (advancing *i
+ * past its value) and returns its table index, or prints a usage error for
+ * command `cmd` and returns -1 (the caller exits 2).
+ */
+struct cli_opt {
+	const char *name;
+	int id;
+	bool arg;	/* takes a value */
+};
+
+int cli_opt_next(const char *cmd, const struct cli_opt *opts, size_t nopts, int argc,
+		 char **argv, int *i, char *name, size_t namelen, const char **val);
+/* "ibfab CMD: <fmt with a and b> (see 'ibfab CMD --help')" on stderr; returns 2. */
+int cli_usage_error(const char *cmd, const char *fmt, const char *a, const char *b);
+/* An option that may be given once, with a non-empty value: 0 or a usage error (2). */
+int cli_set_once(const char *cmd, const char **slot, const char *name, const char *val);
+
 #endif

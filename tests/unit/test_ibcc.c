@@ -167,28 +167,9 @@ static void hotspot_run(bool cc, uint64_t hot_bytes, uint64_t victim_bytes,
 	struct fab_params p;
 	struct fab_msgs m = { 0 };
 	struct fab_totals tot;
-	int sw0, sw1, s[4], v, h, w;
+	int s[4], v, h, w;
 
-	net_init(&n);
-	sw0 = tf_add_node(&n, NET_SWITCH, 8, "sw0");
-	sw1 = tf_add_node(&n, NET_SWITCH, 8, "sw1");
-	h = tf_add_node(&n, NET_CA, 1, "H");
-	w = tf_add_node(&n, NET_CA, 1, "W");
-	v = tf_add_node(&n, NET_CA, 1, "V");
-	for (int i = 0; i < 4; i++) {
-		char name[8];
-
-		snprintf(name, sizeof(name), "S%d", i + 1);
-		s[i] = tf_add_node(&n, NET_CA, 1, name);
-	}
-	tf_link(&n, s[0], 1, sw0, 1);
-	tf_link(&n, v, 1, sw0, 2);
-	tf_link(&n, sw0, 8, sw1, 8);
-	tf_link(&n, h, 1, sw1, 1);
-	tf_link(&n, w, 1, sw1, 2);
-	for (int i = 1; i < 4; i++)
-		tf_link(&n, s[i], 1, sw1, 2 + i);
-	tf_route(&n);
+	tf_victim(&n, s, &v, &h, &w);
 
 	tf_params(&p, "hdr");
 	if (cc)

@@ -125,3 +125,34 @@ void tf_set(struct fab_params *p, const char *kv)
 		CU_FAIL_FATAL("fab_params_set");
 	}
 }
+
+/*
+ * The hot spot with a victim (IB CC and DCQCN tests): senders S1 (on sw0)
+ * and S2..S4 (on sw1) to H on sw1; the victim V on sw0 sends to W on sw1
+ * and shares only the link sw0 -> sw1 with S1's flow.
+ */
+void tf_victim(struct net *n, int s[4], int *v, int *h, int *w)
+{
+	int sw0, sw1;
+
+	net_init(n);
+	sw0 = tf_add_node(n, NET_SWITCH, 8, "sw0");
+	sw1 = tf_add_node(n, NET_SWITCH, 8, "sw1");
+	*h = tf_add_node(n, NET_CA, 1, "H");
+	*w = tf_add_node(n, NET_CA, 1, "W");
+	*v = tf_add_node(n, NET_CA, 1, "V");
+	for (int i = 0; i < 4; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "S%d", i + 1);
+		s[i] = tf_add_node(n, NET_CA, 1, name);
+	}
+	tf_link(n, s[0], 1, sw0, 1);
+	tf_link(n, *v, 1, sw0, 2);
+	tf_link(n, sw0, 8, sw1, 8);
+	tf_link(n, *h, 1, sw1, 1);
+	tf_link(n, *w, 1, sw1, 2);
+	for (int i = 1; i < 4; i++)
+		tf_link(n, s[i], 1, sw1, 2 + i);
+	tf_route(n);
+}

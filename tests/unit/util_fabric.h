@@ -16,6 +16,8 @@ void tf_route(struct net *n);
 void tf_chain(struct net *n, int nsw, int *h0, int *h1);
 /* One switch, hosts h0..h(nh-1) on ports 1..nh. */
 void tf_star(struct net *n, int nh, int *hosts);
+/* Hot spot S1..S4 -> H with victim V -> W sharing sw0 -> sw1 (util_fabric.c). */
+void tf_victim(struct net *n, int s[4], int *v, int *h, int *w);
 /* Defaults, then a preset, with an ideal host (host.model=off). */
 void tf_params(struct fab_params *p, const char *preset);
 /* One "key=value" (fatal if refused). */
