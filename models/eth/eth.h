@@ -27,6 +27,7 @@
 			   ETH_PREAMBLE_BYTES + ETH_IFG_BYTES)
 #define ETH_PFC_WIRE_BYTES (ETH_MIN_FRAME + ETH_PREAMBLE_BYTES + ETH_IFG_BYTES)
 #define ETH_PAUSE_QUANTUM_BITS 512	/* one pause quantum: 512 bit times */
+#define ETH_CNP_PRIO	7	/* CNPs' priority: served first, never paused; data uses 0..6 */
 
 enum eth_sched { ETH_SCHED_STRICT, ETH_SCHED_WRR };
 

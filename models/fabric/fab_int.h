@@ -60,7 +60,7 @@ struct ibcc_port;
 /* Ethernet fabrics: the priority CNPs (DCQCN) travel on, served strictly
  * before data (the ConnectX default puts CNPs on a high priority). In
  * Ethernet mode a packet's `vl` field is its 802.1Q priority. */
-#define FAB_ETH_CNP_PRIO 7
+#define FAB_ETH_CNP_PRIO ETH_CNP_PRIO	/* models/eth/eth.h */
 
 struct fab_port {
 	struct fab_port_info info;	/* public counters (fab.h) */

@@ -1186,6 +1186,14 @@ int fab_params_check(const struct fab_params *p, struct sim_diag *d)
 	}
 	if (p->fabric > FAB_FABRIC_TCP)
 		return sim_diag_set(d, NULL, 0, 0, "fabric: %u is not a fabric", p->fabric);
+	/* Ethernet has 8 priorities (802.1Q PCP) and the SL-to-VL table gives
+	 * the priority there; 7 carries CNPs, served first and never paused. */
+	for (int sl = 0; fab_is_eth(p) && sl < FAB_NSL; sl++)
+		if (p->sl2vl[sl] >= ETH_CNP_PRIO)
+			return sim_diag_set(d, NULL, 0, 0,
+					    "ib.sl2vl: SL %d maps to priority %u, but on fabric=%s data "
+					    "priorities are 0..6 (802.1Q has 8; 7 carries CNPs)",
+					    sl, p->sl2vl[sl], fab_fabric_names[p->fabric]);
 	if (fab_is_eth(p) && p->eth.pfc_xon > p->eth.pfc_xoff)
 		return sim_diag_set(d, NULL, 0, 0,
 				    "eth.pfc_xon (%u bytes) is above eth.pfc_xoff (%u bytes): "

@@ -314,6 +314,24 @@ static void test_pfc_deadlock(void)
 	net_free(&n);
 }
 
+/* Ethernet has 8 priorities and 7 is the CNPs': data on 7 or above is refused. */
+static void test_priorities_checked(void)
+{
+	struct fab_params p;
+	struct sim_diag d;
+
+	tf_params(&p, "hdr");
+	tf_set(&p, "fabric=roce");
+	tf_set(&p, "ib.vls=8");
+	tf_set(&p, "ib.sl2vl=0,1,2,3,4,5,6");
+	CU_ASSERT_EQUAL(fab_params_check(&p, &d), 0);
+	tf_set(&p, "ib.sl2vl=0,1,2,3,4,5,6,7");
+	CU_ASSERT_EQUAL(fab_params_check(&p, &d), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "priorities are 0..6"));
+	tf_set(&p, "fabric=ib");	/* IB has 15 data VLs */
+	CU_ASSERT_EQUAL(fab_params_check(&p, &d), 0);
+}
+
 static const struct test_case tests[] = {
 	{ "RoCEv2 and IB differ by their frame overheads", test_overheads },
 	{ "16-to-1 incast: IB and PFC lossless, lossy drops", test_incast_16 },
@@ -321,6 +339,7 @@ static const struct test_case tests[] = {
 	{ "dynamic PFC thresholds settle at alpha x free buffer", test_pfc_dynamic },
 	{ "PFC spreads congestion to a victim; IB VLs isolate it", test_victim },
 	{ "PFC deadlock on a ring is reported", test_pfc_deadlock },
+	{ "Ethernet priorities: data on 0..6 only", test_priorities_checked },
 	{ NULL, NULL },
 };
 
