@@ -231,25 +231,14 @@ int serve_default_socket(char *buf, size_t len)
 
 static void reply(struct client *c, const struct shim_rep *r, int fd)
 {
-	union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
+	union shim_fd_cmsg u;
 	size_t len = offsetof(struct shim_rep, u) + sizeof(r->u);
 	struct iovec iov = { (void *)r, len };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
 
 	if (c->zombie)
 		return;
-	if (fd >= 0) {
-		struct cmsghdr *cm;
-
-		memset(&u, 0, sizeof(u));
-		m.msg_control = u.buf;
-		m.msg_controllen = sizeof(u.buf);
-		cm = CMSG_FIRSTHDR(&m);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
+	shim_msg_attach_fd(&m, &u, fd);
 	/* a full socket buffer or a dead peer: the read side notices */
 	(void)sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
 }

@@ -95,21 +95,10 @@ static int sock_path(char *buf, size_t len)
 static int send_msg(const void *a, size_t alen, const void *b, size_t blen, int fd)
 {
 	struct iovec iov[2] = { { (void *)a, alen }, { (void *)b, blen } };
-	union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
+	union shim_fd_cmsg u;
 	struct msghdr m = { .msg_iov = iov, .msg_iovlen = blen ? 2 : 1 };
 
-	if (fd >= 0) {
-		struct cmsghdr *c;
-
-		memset(&u, 0, sizeof(u));
-		m.msg_control = u.buf;
-		m.msg_controllen = sizeof(u.buf);
-		c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
+	shim_msg_attach_fd(&m, &u, fd);
 	for (;;) {
 		ssize_t n = sendmsg(conn_fd, &m, MSG_NOSIGNAL);
 

@@ -22,6 +22,8 @@
 #define IBFAB_SHIM_PROTO_H
 
 #include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
 
 #define SHIM_MAGIC	0x31466249u	/* "IbF1" */
 #define SHIM_VERSION	1
@@ -141,5 +143,29 @@ struct shim_clock {
 	volatile uint64_t epoch_s;	/* what gettimeofday shows at now_ps = 0 */
 	volatile uint64_t seq;		/* bumped at every advance */
 };
+
+/* Room for the one file descriptor a message may carry (SCM_RIGHTS). */
+union shim_fd_cmsg {
+	char buf[CMSG_SPACE(sizeof(int))];
+	struct cmsghdr align;
+};
+
+/* Attach fd (when >= 0) to m, its control data in u: the daemon and the
+ * client pass memfds and sockets to each other this way. */
+static inline void shim_msg_attach_fd(struct msghdr *m, union shim_fd_cmsg *u, int fd)
+{
+	struct cmsghdr *cm;
+
+	if (fd < 0)
+		return;
+	memset(u, 0, sizeof(*u));
+	m->msg_control = u->buf;
+	m->msg_controllen = sizeof(u->buf);
+	cm = CMSG_FIRSTHDR(m);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+}
 
 #endif
