@@ -47,7 +47,7 @@ struct replay {
 	sim_time_t *rank_free;		/* a rank computes one thing at a time */
 	uint32_t *rank_last;		/* its last compute step (critical path) */
 	struct pair_qp *pairs;
-	size_t npairs_cap;
+	size_t npairs, npairs_cap;
 	struct hca_mr **mr;		/* per node */
 	struct hca_cq **cq;		/* per node */
 	bool failed;
@@ -61,22 +61,53 @@ static uint64_t pair_key(const struct replay *rp, int32_t a, int32_t b)
 	return (uint64_t)a * (uint64_t)rp->t->nranks + (uint64_t)b + 1;
 }
 
+static struct pair_qp *pair_slot(struct pair_qp *v, size_t cap, uint64_t key)
+{
+	size_t mask = cap - 1;
+	size_t i = (size_t)(key * 0x9e3779b97f4a7c15ULL >> 20) & mask;
+
+	while (v[i].key && v[i].key != key)
+		i = (i + 1) & mask;
+	return &v[i];
+}
+
+/* The table holds one entry per ordered pair that transfers (a ring: 2 per
+ * rank, however many steps), kept at most half full: it doubles as pairs
+ * are added rather than being sized by the number of transfers. */
+static int pairs_grow(struct replay *rp)
+{
+	size_t cap = rp->npairs_cap ? 2 * rp->npairs_cap : 64;
+	struct pair_qp *v = calloc(cap, sizeof(*v));
+
+	if (!v)
+		return -1;
+	for (size_t i = 0; i < rp->npairs_cap; i++)
+		if (rp->pairs[i].key)
+			*pair_slot(v, cap, rp->pairs[i].key) = rp->pairs[i];
+	free(rp->pairs);
+	rp->pairs = v;
+	rp->npairs_cap = cap;
+	return 0;
+}
+
 static struct pair_qp *pair_find(struct replay *rp, int32_t a, int32_t b, bool add)
 {
 	uint64_t key = pair_key(rp, a, b);
-	size_t mask = rp->npairs_cap - 1;
-	size_t i = (size_t)(key * 0x9e3779b97f4a7c15ULL >> 20) & mask;
+	struct pair_qp *pq;
 
-	for (;; i = (i + 1) & mask) {
-		if (rp->pairs[i].key == key)
-			return &rp->pairs[i];
-		if (!rp->pairs[i].key) {
-			if (!add)
-				return NULL;
-			rp->pairs[i].key = key;
-			return &rp->pairs[i];
-		}
+	if (!rp->npairs_cap)
+		return NULL;
+	pq = pair_slot(rp->pairs, rp->npairs_cap, key);
+	if (pq->key || !add)
+		return pq->key ? pq : NULL;
+	if (2 * (rp->npairs + 1) > rp->npairs_cap) {
+		if (pairs_grow(rp))
+			return NULL;
+		pq = pair_slot(rp->pairs, rp->npairs_cap, key);
 	}
+	pq->key = key;
+	rp->npairs++;
+	return pq;
 }
 
 static void replay_fail(struct replay *rp, const char *fmt, ...)
@@ -281,7 +312,6 @@ static int setup(struct replay *rp, struct sim_diag *d)
 	const struct trace_program *p = rp->p;
 	const struct trace *t = rp->t;
 	size_t n = p->nsteps;
-	size_t nxfer = 0;
 	rp->left = calloc(n ? n : 1, sizeof(*rp->left));
 	rp->dep_off = calloc(n + 1, sizeof(*rp->dep_off));
 	rp->dep = malloc((p->ndeps ? p->ndeps : 1) * sizeof(*rp->dep));
@@ -318,7 +348,6 @@ static int setup(struct replay *rp, struct sim_diag *d)
 				return sim_diag_set(d, NULL, 0, 0,
 						    "program step %zu: %" PRIu64 " bytes is more than one IB message (2 GiB)",
 						    s, st->bytes);
-			nxfer++;
 		}
 	}
 	for (size_t s = 0; s < n; s++)
@@ -338,22 +367,20 @@ static int setup(struct replay *rp, struct sim_diag *d)
 	}
 	free(fill);
 	/* queue pairs: one per ordered pair that transfers, in a hash table */
-	rp->npairs_cap = 64;
-	while (rp->npairs_cap < 2 * nxfer + 64)
-		rp->npairs_cap *= 2;
-	if (rp->npairs_cap > (1u << 26))
-		rp->npairs_cap = 1u << 26;
-	rp->pairs = calloc(rp->npairs_cap, sizeof(*rp->pairs));
 	rp->mr = calloc((size_t)fab_nodes(rp->f), sizeof(*rp->mr));
 	rp->cq = calloc((size_t)fab_nodes(rp->f), sizeof(*rp->cq));
-	if (!rp->pairs || !rp->mr || !rp->cq)
+	if (pairs_grow(rp) || !rp->mr || !rp->cq)
 		return sim_diag_set(d, NULL, 0, 0, "out of memory");
 	for (size_t s = 0; s < n; s++) {
 		const struct trace_step *st = &p->steps[s];
+		struct pair_qp *pq;
 
 		if (st->kind != TS_XFER)
 			continue;
-		pair_find(rp, st->rank, st->peer, true)->nxfer++;
+		pq = pair_find(rp, st->rank, st->peer, true);
+		if (!pq)
+			return sim_diag_set(d, NULL, 0, 0, "out of memory");
+		pq->nxfer++;
 	}
 	for (int32_t k = 0; k < t->nranks; k++) {
 		int node = t->rank_node[k];
@@ -514,7 +541,12 @@ static int critical_path(const struct trace_program *p, struct trace_results *r)
 static int make_flows(const struct trace_program *p, struct trace_results *r)
 {
 	const struct trace *t = p->trace;
+	size_t nxfer = 0;
 
+	for (size_t s = 0; s < p->nsteps; s++)
+		nxfer += p->steps[s].kind == TS_XFER;
+	if (fab_msgs_reserve(&r->flows, nxfer))
+		return -1;
 	for (size_t s = 0; s < p->nsteps; s++) {
 		const struct trace_step *st = &p->steps[s];
 

@@ -163,6 +163,9 @@ struct fab_msgs {
 };
 
 int fab_msgs_add(struct fab_msgs *m, const struct fab_msg *msg);
+/* Room for n messages in all (a builder that knows its count allocates
+ * once, exactly, instead of doubling). 0 or -1 (out of memory). */
+int fab_msgs_reserve(struct fab_msgs *m, size_t n);
 void fab_msgs_free(struct fab_msgs *m);
 
 /* Per port and VL, counted at the transmitter (xmit) or receiver (rcv). */

@@ -14,24 +14,31 @@
 
 #define FAB_MSGS_MIN_CAP 64
 
+int fab_msgs_reserve(struct fab_msgs *m, size_t n)
+{
+	struct fab_msg *v;
+
+	if (n <= m->cap)
+		return 0;
+	if (n > SIZE_MAX / sizeof(*v))
+		return -1;
+	v = realloc(m->v, n * sizeof(*v));
+	if (!v)
+		return -1;
+	m->v = v;
+	m->cap = n;
+	return 0;
+}
+
 int fab_msgs_add(struct fab_msgs *m, const struct fab_msg *msg)
 {
 	struct fab_msg *e;
 
 	if (msg->stream == UINT32_MAX)	/* nstreams = stream + 1 must fit */
 		return -1;
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : FAB_MSGS_MIN_CAP;
-		struct fab_msg *v;
-
-		if (cap < m->cap || cap > SIZE_MAX / sizeof(*v))
-			return -1;
-		v = realloc(m->v, cap * sizeof(*v));
-		if (!v)
-			return -1;
-		m->v = v;
-		m->cap = cap;
-	}
+	if (m->n == m->cap &&
+	    (m->cap * 2 < m->cap || fab_msgs_reserve(m, m->cap ? m->cap * 2 : FAB_MSGS_MIN_CAP)))
+		return -1;
 	e = &m->v[m->n++];
 	*e = *msg;
 	/* Results belong to the run, not to whoever built the message. */

@@ -369,9 +369,26 @@ int hca_post_srq_recv(struct hca_srq *srq, const struct hca_recv_wr *wr)
 
 /* ---- queue pairs ---------------------------------------------------------- */
 
-static struct hca_swqe *swqe(struct hca_qp *qp, uint32_t i)
+/* Room for one more WQE in the send queue's storage: double it when full
+ * (entries keep their free-running index, so each moves to its place
+ * under the wider mask). The verbs limit, sq_cap, is checked by the
+ * caller; this only spares a deep, little-used queue its memory. */
+static int sq_reserve(struct hca_qp *qp)
 {
-	return &qp->sq[i % qp->sq_cap];
+	uint32_t n = qp->sq_mask + 1;
+
+	if (qp->sq_tail - qp->sq_head < n)
+		return 0;
+	struct hca_swqe *v = malloc(2 * (size_t)n * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (uint32_t i = qp->sq_head; i != qp->sq_tail; i++)
+		v[i & (2 * n - 1)] = qp->sq[i & qp->sq_mask];
+	free(qp->sq);
+	qp->sq = v;
+	qp->sq_mask = 2 * n - 1;
+	return 0;
 }
 
 struct hca_qp *hca_create_qp(struct hca *h, const struct hca_qp_init_attr *a)
@@ -400,7 +417,10 @@ struct hca_qp *hca_create_qp(struct hca *h, const struct hca_qp_init_attr *a)
 	if (!qp)
 		return NULL;
 	qp->sq_cap = a->cap.max_send_wr;
-	qp->sq = calloc(qp->sq_cap, sizeof(*qp->sq));
+	qp->sq_mask = 0;	/* up to 16 entries at first; more with use (sq_reserve) */
+	while (qp->sq_mask + 1 < qp->sq_cap && qp->sq_mask < 15)
+		qp->sq_mask = 2 * qp->sq_mask + 1;
+	qp->sq = calloc((size_t)qp->sq_mask + 1, sizeof(*qp->sq));
 	qp->rq_cap = a->srq ? 0 : a->cap.max_recv_wr;
 	qp->rq = qp->rq_cap ? calloc(qp->rq_cap, sizeof(*qp->rq)) : NULL;
 	qp->rsp_cap = 16;
@@ -627,7 +647,7 @@ int hca_post_send_msg(struct hca_qp *qp, const struct hca_send_wr *wr, int32_t m
 		return -EINVAL;		/* 2^31 bytes: the largest IB message */
 	if ((wr->send_flags & HCA_SEND_INLINE) && wr->sg.length > qp->cap.max_inline_data)
 		return -EINVAL;
-	if (qp->sq_tail - qp->sq_head == qp->sq_cap)
+	if (qp->sq_tail - qp->sq_head == qp->sq_cap || sq_reserve(qp))
 		return -ENOMEM;
 	if (qp->state == HCA_QPS_ERR) {
 		complete_now(qp, wr, HCA_WC_WR_FLUSH_ERR);
@@ -651,7 +671,7 @@ int hca_post_send_msg(struct hca_qp *qp, const struct hca_send_wr *wr, int32_t m
 			return 0;
 		}
 	}
-	struct hca_swqe *w = swqe(qp, qp->sq_tail++);
+	struct hca_swqe *w = hca_swqe_at(qp, qp->sq_tail++);
 
 	memset(w, 0, sizeof(*w));
 	w->wr = *wr;
@@ -739,7 +759,7 @@ void hca_qp_to_error(struct hca_qp *qp)
 	qp->timer_at = 0;
 	qp->rsp_n = 0;
 	for (uint32_t i = qp->sq_head; i != qp->sq_tail; i++) {
-		struct hca_swqe *w = swqe(qp, i);
+		struct hca_swqe *w = hca_swqe_at(qp, i);
 
 		if (w->state != SWQE_DONE)
 			qp_req_complete(qp, w, HCA_WC_WR_FLUSH_ERR);

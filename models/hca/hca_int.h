@@ -114,9 +114,13 @@ struct hca_qp {
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
 	uint8_t max_rd_atomic, max_dest_rd_atomic;
 
-	/* send queue: ring of WQEs; [head, next) sent or in flight, [next, tail) queued */
+	/* send queue: ring of WQEs; [head, next) sent or in flight, [next, tail) queued.
+	 * sq_cap is the verbs capacity (max_send_wr); the storage holds
+	 * sq_mask + 1 entries, a power of two that doubles as the queue fills
+	 * (hca_sq_reserve), so a QP created deep but used shallow costs little
+	 * memory and indexing is a mask, not a division. */
 	struct hca_swqe *sq;
-	uint32_t sq_cap, sq_head, sq_next, sq_tail;	/* free-running indexes */
+	uint32_t sq_cap, sq_mask, sq_head, sq_next, sq_tail;	/* free-running indexes */
 	uint64_t seg_off;	/* bytes of sq[sq_next] already packetised */
 	uint32_t snd_psn;	/* next PSN to send */
 	uint32_t psn_hi;	/* first PSN never sent: below it is a retransmission */
@@ -200,6 +204,12 @@ struct hca {
 	hca_place_fn place_fn;		/* hca_set_place_hook(): NULL = memcpy at once */
 	void *place_ctx;
 };
+
+/* The send WQE with free-running index i. */
+static inline struct hca_swqe *hca_swqe_at(struct hca_qp *qp, uint32_t i)
+{
+	return &qp->sq[i & qp->sq_mask];
+}
 
 #define TIMER_POST (UINT32_MAX - 1)
 #define TIMER_TCP (UINT32_MAX - 2)	/* a TCP QP's timer (models/tcp) */

@@ -28,11 +28,6 @@
 
 #include "sim/sim_log.h"
 
-static struct hca_swqe *swqe_at(struct hca_qp *qp, uint32_t i)
-{
-	return &qp->sq[i % qp->sq_cap];
-}
-
 static bool is_rd_atomic(enum hca_wr_opcode op)
 {
 	return op == HCA_WR_RDMA_READ || op == HCA_WR_ATOMIC_CMP_AND_SWP ||
@@ -66,7 +61,7 @@ static uint32_t swqe_len(const struct hca_swqe *w)
 static void next_req(struct hca_qp *qp, uint8_t *op, uint32_t *payload, bool *first,
 		     bool *last)
 {
-	struct hca_swqe *w = swqe_at(qp, qp->sq_next);
+	struct hca_swqe *w = hca_swqe_at(qp, qp->sq_next);
 	uint32_t len = swqe_len(w);
 	uint64_t off = qp->seg_off;
 	uint32_t mtu = qp->mtu;
@@ -120,7 +115,7 @@ static void prefetch_next(struct hca_qp *qp, const struct hca_swqe *w, uint64_t 
 		return;
 	ahead = (swqe_len(w) - end + qp->mtu - 1) / qp->mtu;
 	for (uint32_t i = qp->sq_next + 1; i != qp->sq_tail && ahead < window; i++) {
-		struct hca_swqe *nx = swqe_at(qp, i);
+		struct hca_swqe *nx = hca_swqe_at(qp, i);
 		uint64_t len = swqe_len(nx);
 
 		if (nx->ready > h->f->eng.now)
@@ -140,7 +135,7 @@ bool qp_req_has_packet(struct hca_qp *qp)
 
 	if (qp->state != HCA_QPS_RTS || qp->rnr_wait || qp->sq_next == qp->sq_tail)
 		return false;
-	w = swqe_at(qp, qp->sq_next);
+	w = hca_swqe_at(qp, qp->sq_next);
 	if (w->ready > qp->hca->f->eng.now)
 		return false;
 	if (is_rd_atomic(w->wr.opcode) && qp->rd_outstanding >= qp->max_rd_atomic)
@@ -185,7 +180,7 @@ uint32_t qp_req_next_size(struct hca_qp *qp)
 static void retire(struct hca_qp *qp)
 {
 	while (qp->sq_head != qp->sq_next) {
-		struct hca_swqe *w = swqe_at(qp, qp->sq_head);
+		struct hca_swqe *w = hca_swqe_at(qp, qp->sq_head);
 
 		if (w->state != SWQE_DONE)
 			break;
@@ -206,6 +201,7 @@ void qp_req_complete(struct hca_qp *qp, struct hca_swqe *w, enum hca_wc_status s
 	};
 
 	sim_time_t t = f->eng.now;
+	int32_t msg = w->msg;	/* w may move if a CQ callback posts (sq_reserve) */
 
 	if (w->state == SWQE_DONE)
 		return;
@@ -224,14 +220,14 @@ void qp_req_complete(struct hca_qp *qp, struct hca_swqe *w, enum hca_wc_status s
 
 		hca_cq_push(qp->scq, &wc);
 	}
-	if (w->msg >= 0)
-		fab_traffic_completed(f, w->msg, t, st);
+	if (msg >= 0)
+		fab_traffic_completed(f, msg, t, st);
 }
 
 void qp_req_build(struct hca_qp *qp, struct ib_pkt *p)
 {
 	struct hca *h = qp->hca;
-	struct hca_swqe *w = swqe_at(qp, qp->sq_next);
+	struct hca_swqe *w = hca_swqe_at(qp, qp->sq_next);
 	uint8_t op;
 	uint32_t payload;
 	bool first, last;
@@ -336,7 +332,7 @@ void qp_req_build(struct hca_qp *qp, struct ib_pkt *p)
 static uint32_t wqe_of_psn(struct hca_qp *qp, uint32_t psn)
 {
 	for (uint32_t i = qp->sq_head; i != qp->sq_next; i++) {
-		struct hca_swqe *w = swqe_at(qp, i);
+		struct hca_swqe *w = hca_swqe_at(qp, i);
 
 		if (w->state != SWQE_DONE && w->started &&
 		    psn_diff(psn, w->first_psn) >= 0 &&
@@ -354,7 +350,7 @@ static void go_back(struct hca_qp *qp, uint32_t psn)
 	if (i == qp->sq_next)
 		return;		/* nothing in flight there: nothing to resend */
 	for (uint32_t k = i; k != qp->sq_next; k++) {
-		struct hca_swqe *w = swqe_at(qp, k);
+		struct hca_swqe *w = hca_swqe_at(qp, k);
 
 		if (w->state == SWQE_SENT && is_rd_atomic(w->wr.opcode))
 			qp->rd_outstanding--;
@@ -362,7 +358,7 @@ static void go_back(struct hca_qp *qp, uint32_t psn)
 			w->state = SWQE_QUEUED;
 		memset(&w->dma, 0, sizeof(w->dma));	/* resent bytes are read again */
 	}
-	struct hca_swqe *w = swqe_at(qp, i);
+	struct hca_swqe *w = hca_swqe_at(qp, i);
 
 	qp->sq_next = i;
 	qp->snd_psn = psn;
@@ -379,7 +375,7 @@ static void go_back(struct hca_qp *qp, uint32_t psn)
 static void fail_oldest(struct hca_qp *qp, enum hca_wc_status st)
 {
 	if (qp->sq_head != qp->sq_next)
-		qp_req_complete(qp, swqe_at(qp, qp->sq_head), st);
+		qp_req_complete(qp, hca_swqe_at(qp, qp->sq_head), st);
 	hca_qp_to_error(qp);
 }
 
@@ -399,7 +395,7 @@ static bool ack_upto(struct hca_qp *qp, uint32_t upto)
 	bool progress = false;
 
 	for (uint32_t i = qp->sq_head; i != qp->sq_next; i++) {
-		struct hca_swqe *w = swqe_at(qp, i);
+		struct hca_swqe *w = hca_swqe_at(qp, i);
 
 		if (w->state == SWQE_DONE)
 			continue;
@@ -421,7 +417,7 @@ static bool ack_upto(struct hca_qp *qp, uint32_t upto)
 static struct hca_swqe *pending_rd(struct hca_qp *qp)
 {
 	for (uint32_t i = qp->sq_head; i != qp->sq_next; i++) {
-		struct hca_swqe *w = swqe_at(qp, i);
+		struct hca_swqe *w = hca_swqe_at(qp, i);
 
 		if (w->state == SWQE_DONE)
 			continue;
@@ -546,7 +542,7 @@ void qp_comp_receive(struct hca_qp *qp, struct ib_pkt *p)
 					HCA_WC_REM_INV_REQ_ERR;
 
 				if (i != qp->sq_next)
-					qp_req_complete(qp, swqe_at(qp, i), st);
+					qp_req_complete(qp, hca_swqe_at(qp, i), st);
 				hca_qp_to_error(qp);
 				return;
 			}

@@ -665,7 +665,7 @@ static void timeout(struct tcp_conn *c)
 static struct hca_swqe *pending_read(struct hca_qp *qp)
 {
 	for (uint32_t i = qp->sq_head; i != qp->sq_tail; i++) {
-		struct hca_swqe *w = &qp->sq[i % qp->sq_cap];
+		struct hca_swqe *w = hca_swqe_at(qp, i);
 
 		if (w->state != SWQE_DONE && w->wr.opcode == HCA_WR_RDMA_READ && !w->tcp_done)
 			return w;
@@ -923,7 +923,7 @@ static void complete_due(struct tcp_conn *c)
 	sim_time_t now = now_of(c);
 
 	while (qp->sq_head != qp->sq_tail) {
-		struct hca_swqe *w = &qp->sq[qp->sq_head % qp->sq_cap];
+		struct hca_swqe *w = hca_swqe_at(qp, qp->sq_head);
 
 		if (w->state != SWQE_DONE) {
 			if (!w->tcp_done)

@@ -304,6 +304,56 @@ static void test_rc_loss_exactly_once(void)
 	tp_fini(&t);
 }
 
+/*
+ * The send queue's storage starts small and doubles as it fills; posting
+ * past a wrapped head (entries at free-running indexes 10.. that wrap the
+ * first 16-entry storage) must keep every WQE, in order, through
+ * retransmissions; the verbs limit (max_send_wr) still refuses one more.
+ */
+static void test_sq_growth(void)
+{
+	static const char *const sets[] = { "link.drop_prob=0.01", NULL };
+	enum { FIRST = 10, N = 500, LEN = 8192 };
+	struct tp t;
+	struct hca_wc wc[512];
+
+	tp_init(&t, sets, (size_t)(FIRST + N) * LEN);
+	tp_connect(&t, HCA_QPT_RC, 4, 7, 7, 1, 16);	/* max_send_wr 512 */
+	for (int k = 0; k < FIRST + N; k++)
+		memset(t.bufa + (size_t)k * LEN, (k % 251) + 1, LEN);
+	for (int k = 0; k < FIRST; k++) {
+		struct hca_send_wr w = wr_of(&t, HCA_WR_RDMA_WRITE, (uint64_t)k,
+					     (uint32_t)k * LEN, LEN);
+
+		CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+	}
+	tp_run(&t);
+	CU_ASSERT_EQUAL_FATAL(poll_all(t.ca, wc, FIRST), FIRST);
+	for (int k = FIRST; k < FIRST + N; k++) {
+		struct hca_send_wr w = wr_of(&t, HCA_WR_RDMA_WRITE, (uint64_t)k,
+					     (uint32_t)k * LEN, LEN);
+
+		CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+	}
+	for (int k = 0; k < 512 - N; k++) {
+		struct hca_send_wr w = wr_of(&t, HCA_WR_RDMA_WRITE, 9999, 0, 8);
+
+		CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+	}
+	struct hca_send_wr over = wr_of(&t, HCA_WR_RDMA_WRITE, 9999, 0, 8);
+
+	CU_ASSERT_EQUAL(hca_post_send(t.qa, &over), -ENOMEM);	/* 513th: the verbs limit */
+	tp_run(&t);
+	CU_ASSERT_EQUAL_FATAL(poll_all(t.ca, wc, 512), 512);
+	for (int k = 0; k < N; k++) {
+		CU_ASSERT_EQUAL(wc[k].status, HCA_WC_SUCCESS);
+		CU_ASSERT_EQUAL(wc[k].wr_id, (uint64_t)(FIRST + k));
+	}
+	CU_ASSERT(memcmp(t.bufa, t.bufb, (size_t)(FIRST + N) * LEN) == 0);
+	CU_ASSERT(hca_qp_stats(t.qa)->pkts_retransmitted > 0);
+	tp_fini(&t);
+}
+
 static void test_retry_exceeded(void)
 {
 	struct tp t;
@@ -878,6 +928,7 @@ static void test_gpudirect(void)
 static const struct test_case tests[] = {
 	{ "WRITE/SEND/READ latency closed form", test_latency_closed_form },
 	{ "RC under loss: exactly once, in order", test_rc_loss_exactly_once },
+	{ "send queue storage grows past a wrapped head", test_sq_growth },
 	{ "retry_cnt exhausted", test_retry_exceeded },
 	{ "RNR NAK and rnr_retry", test_rnr },
 	{ "READs in flight bounded", test_read_outstanding_limit },
