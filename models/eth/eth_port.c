@@ -266,7 +266,7 @@ static void send_pfc(struct fab_port *rx, int prio, uint16_t quanta)
 	if (!quanta && tx->eth->wake.armed && fr.arrive < tx->eth->wake.when)
 		sim_timer_arm(&f->eng, &tx->eth->wake, fr.arrive, tx->comp, FAB_EV_ETH_WAKE);
 	SIM_LOG(SIM_LOG_CREDIT, now, "node %d port %u PFC prio %d quanta %u (holds %u cells)",
-		rx->node->idx, rx->port_no, prio, quanta, rx->rx_used[prio]);
+		rx->node->idx, rx->port_no, prio, quanta, rx->vl[prio].rx_used);
 }
 
 /* Refresh XOFF at half its pause time while the priority stays congested. */
@@ -311,7 +311,7 @@ void eth_port_ingress(struct fab_port *rx, uint8_t prio)
 	struct eth_port *e = rx->eth;
 
 	if (!e->pfc || prio == FAB_ETH_CNP_PRIO || (e->xoff & (1u << prio)) ||
-	    rx->rx_used[prio] <= xoff_threshold(rx))
+	    rx->vl[prio].rx_used <= xoff_threshold(rx))
 		return;
 	e->xoff |= (uint8_t)(1u << prio);
 	send_pfc(rx, prio, (uint16_t)rx->fab->p.eth.pfc_quanta);
@@ -330,7 +330,7 @@ void eth_port_egress(struct fab_port *rx, uint8_t prio)
 
 		xon = th > gap ? th - gap : 0;
 	}
-	if (!(e->xoff & (1u << prio)) || rx->rx_used[prio] > xon)
+	if (!(e->xoff & (1u << prio)) || rx->vl[prio].rx_used > xon)
 		return;
 	e->xoff &= (uint8_t)~(1u << prio);
 	send_pfc(rx, prio, 0);
@@ -349,7 +349,7 @@ void eth_port_egress(struct fab_port *rx, uint8_t prio)
 static bool holds_for(const struct fab *f, const struct fab_port *out, uint8_t prio,
 		      uint8_t in_port)
 {
-	for (uint32_t i = out->inq[prio].head; i != SIM_POOL_NIL; i = fab_pkt(f, i)->next)
+	for (uint32_t i = out->vl[prio].inq.head; i != SIM_POOL_NIL; i = fab_pkt(f, i)->next)
 		if (fab_pkt(f, i)->in_port == in_port)
 			return true;
 	return false;
@@ -368,7 +368,7 @@ static bool pfc_cycle(struct fab_port *start, struct fab_port *x, uint8_t prio, 
 		struct fab_port *out = n->ports[o];
 		struct fab_port *y;
 
-		if (!out || !out->inq[prio].len || eth_port_fits(out, prio))
+		if (!out || !out->vl[prio].inq.len || eth_port_fits(out, prio))
 			continue;
 		y = out->peer;
 		if (!(y->eth->xoff & (1u << prio)) || !holds_for(f, out, prio, x->port_no))

@@ -162,7 +162,7 @@ void eth_sw_receive(struct fab_port *in, uint32_t idx)
 	out->eth->q_cells[prio] = q + p->blocks;
 	if ((q + p->blocks) * IB_BLOCK_BYTES > out->info.vl[prio].queue_high)
 		out->info.vl[prio].queue_high = (q + p->blocks) * IB_BLOCK_BYTES;
-	fab_pq_push(f, &out->inq[prio], idx);
+	fab_pq_push(f, &out->vl[prio].inq, idx);
 	eth_port_ingress(in, prio);
 	SIM_LOG(SIM_LOG_SWITCH, f->eng.now, "node %d in %u prio %u dlid %u -> out %u (queue %u cells)",
 		n->idx, in->port_no, prio, p->dlid, o, out->eth->q_cells[prio]);
@@ -174,11 +174,11 @@ uint16_t eth_sw_candidates(struct fab_port *out, uint32_t cand[FAB_NVL], uint16_
 	uint16_t ready = 0, data = 0;
 
 	for (int prio = 0; prio < ETH_NPRIO; prio++) {
-		if (!out->inq[prio].len)
+		if (!out->vl[prio].inq.len)
 			continue;
 		data |= (uint16_t)(1u << prio);
 		if (eth_port_fits(out, (uint8_t)prio)) {
-			cand[prio] = out->inq[prio].head;
+			cand[prio] = out->vl[prio].inq.head;
 			ready |= (uint16_t)(1u << prio);
 		}
 	}
@@ -191,7 +191,7 @@ void eth_sw_take(struct fab_port *out, uint32_t idx)
 	struct fab *f = out->fab;
 	struct ib_pkt *p = fab_pkt(f, idx);
 
-	fab_pq_pop(f, &out->inq[p->vl]);
+	fab_pq_pop(f, &out->vl[p->vl].inq);
 	out->eth->q_cells[p->vl] -= p->blocks;
 	out->tx_src = out->node->ports[p->in_port];
 	out->tx_src_vl = p->vl;

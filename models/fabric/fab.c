@@ -354,8 +354,14 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 			if (net->nodes[i].ports[k].remote_node >= 0)
 				nports++;
 	f->ports = calloc((size_t)(nports ? nports : 1), sizeof(*f->ports));
-	if (!f->ports)
+	/* one block, in node order: a switch's ports lie side by side, and the
+	 * per-VL lines (struct fab_port_vl) are cache-line aligned */
+	size_t port_bytes = (size_t)(nports ? nports : 1) * sizeof(struct fab_port);
+
+	f->port_mem = aligned_alloc(64, port_bytes);
+	if (!f->ports || !f->port_mem)
 		goto oom;
+	memset(f->port_mem, 0, port_bytes);
 	for (int i = 0; i < net->nnodes; i++) {
 		const struct net_node *nn = &net->nodes[i];
 		struct fab_node *n = &f->nodes[i];
@@ -369,10 +375,8 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 		for (int k = 1; k <= nn->nports; k++) {
 			if (nn->ports[k].remote_node < 0)
 				continue;
-			struct fab_port *pt = calloc(1, sizeof(*pt));
+			struct fab_port *pt = &f->port_mem[f->nports];
 
-			if (!pt)
-				goto oom;
 			pt->fab = f;
 			pt->node = n;
 			pt->port_no = (uint8_t)k;
@@ -395,6 +399,9 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 			goto fail;
 		}
 		pt->prop = link_prop_ps(metres, p->ps_per_m);
+		pt->lid = net_lid_of(net, pt->node->idx, pt->port_no);
+		pt->is_sw = pt->node->type == NET_SWITCH;
+		pt->peer_is_sw = net->nodes[np->remote_node].type == NET_SWITCH;
 		pt->info.node = pt->node->idx;
 		pt->info.port = pt->port_no;
 		pt->info.peer_node = np->remote_node;
@@ -460,8 +467,8 @@ void fab_destroy(struct fab *f)
 	for (int pi = 0; pi < f->nports; pi++) {
 		ib_port_fini(f->ports[pi]);
 		eth_port_fini(f->ports[pi]);
-		free(f->ports[pi]);
 	}
+	free(f->port_mem);
 	free(f->ports);
 	free(f->nodes);
 	free(f->dep_off);
@@ -525,7 +532,7 @@ int fab_run(struct fab *f, struct sim_diag *d)
 
 		for (int pi = 0; pi < f->nports; pi++)
 			for (int v = 0; v < FAB_NVL; v++)
-				queued += f->ports[pi]->inq[v].len;
+				queued += f->ports[pi]->vl[v].inq.len;
 		fab_deadlock_explain(f, why, sizeof(why));
 		return sim_diag_set(d, NULL, 0, 0,
 				    "stalled at %.3f us: %llu of %llu messages delivered (%llu lost), %llu packets stuck in switch buffers%s%s",
@@ -562,7 +569,21 @@ int fab_nports(const struct fab *f)
 
 const struct fab_port_info *fab_port(const struct fab *f, int i)
 {
-	return &f->ports[i]->info;
+	struct fab_port *pt = f->ports[i];
+
+	/* the per-packet counters live beside the credits (struct fab_port_vl) */
+	for (int v = 0; v < FAB_NVL; v++) {
+		struct fab_vl_stats *s = &pt->info.vl[v];
+		const struct fab_port_vl *q = &pt->vl[v];
+
+		s->xmit_bytes = q->xmit_bytes;
+		s->xmit_pkts = q->xmit_pkts;
+		s->rcv_bytes = q->rcv_bytes;
+		s->rcv_pkts = q->rcv_pkts;
+		s->buf_high = q->buf_high;
+		s->fc_pkts = q->fc_pkts;
+	}
+	return &pt->info;
 }
 
 void fab_port_sample(const struct fab *f, int i, struct fab_sample *s)
@@ -571,10 +592,10 @@ void fab_port_sample(const struct fab *f, int i, struct fab_sample *s)
 
 	memset(s, 0, sizeof(*s));
 	for (int v = 0; v < FAB_NVL; v++)
-		s->xmit_bytes += pt->info.vl[v].xmit_bytes;
+		s->xmit_bytes += pt->vl[v].xmit_bytes;
 	for (int v = 0; v < FAB_MAX_VLS && v < f->p.vls; v++) {
 		const struct fab_fc_ring *q = &pt->peer->fcq;
-		uint16_t fccl = pt->fccl[v];
+		uint16_t fccl = pt->vl[v].fccl;
 
 		/* credits are applied lazily (ib_port.c): count those landed by now */
 		for (uint32_t k = 0; k < q->n; k++) {
@@ -585,8 +606,8 @@ void fab_port_sample(const struct fab *f, int i, struct fab_sample *s)
 			if (fc->vl == v)
 				fccl = fc->fccl;
 		}
-		s->buf_bytes[v] = pt->rx_used[v] * IB_BLOCK_BYTES;
-		s->credits[v] = (int32_t)ib_credit_avail(fccl, pt->fctbs[v]);
+		s->buf_bytes[v] = pt->vl[v].rx_used * IB_BLOCK_BYTES;
+		s->credits[v] = (int32_t)ib_credit_avail(fccl, pt->vl[v].fctbs);
 	}
 }
 
@@ -631,22 +652,22 @@ int fab_check_credits(const struct fab *f, struct sim_diag *d)
 		const struct fab_port *tx = f->ports[pi], *rx = tx->peer;
 
 		for (int v = 0; v < f->p.vls; v++) {
-			uint64_t cap = rx->rx_cap[v];
+			uint64_t cap = rx->vl[v].rx_cap;
 			const char *bad = NULL;
 
-			if (rx->rx_blocks[v] > tx->tx_blocks[v])
+			if (rx->vl[v].rx_blocks > tx->vl[v].tx_blocks)
 				bad = "receiver got more blocks than were sent";
-			else if (rx->rx_blocks[v] - rx->rx_freed[v] != rx->rx_used[v])
+			else if (rx->vl[v].rx_blocks - rx->vl[v].rx_freed != rx->vl[v].rx_used)
 				bad = "buffer occupancy does not match blocks received minus freed";
-			else if (rx->rx_used[v] > cap)
+			else if (rx->vl[v].rx_used > cap)
 				bad = "buffer occupancy exceeds the buffer";
-			else if (tx->tx_blocks[v] > tx->limit_abs[v])
+			else if (tx->vl[v].tx_blocks > tx->vl[v].limit_abs)
 				bad = "sender went past its credit limit (negative credits)";
-			else if (tx->limit_abs[v] > rx->rx_freed[v] + cap)
+			else if (tx->vl[v].limit_abs > rx->vl[v].rx_freed + cap)
 				bad = "advertised limit exceeds the free buffer";
-			else if (tx->fctbs[v] != (tx->tx_blocks[v] & IB_CREDIT_MASK))
+			else if (tx->vl[v].fctbs != (tx->vl[v].tx_blocks & IB_CREDIT_MASK))
 				bad = "FCTBS disagrees with blocks sent";
-			else if (tx->fccl[v] != (tx->limit_abs[v] & IB_CREDIT_MASK))
+			else if (tx->vl[v].fccl != (tx->vl[v].limit_abs & IB_CREDIT_MASK))
 				bad = "FCCL disagrees with the advertised limit";
 			if (bad)
 				return sim_diag_set(d, NULL, 0, 0,
@@ -654,10 +675,10 @@ int fab_check_credits(const struct fab *f, struct sim_diag *d)
 						    "(sent %llu, received %llu, freed %llu, used %u, limit %llu, buffer %llu blocks)",
 						    (unsigned long long)f->eng.now, tx->node->idx, tx->port_no,
 						    rx->node->idx, rx->port_no, v, bad,
-						    (unsigned long long)tx->tx_blocks[v],
-						    (unsigned long long)rx->rx_blocks[v],
-						    (unsigned long long)rx->rx_freed[v], rx->rx_used[v],
-						    (unsigned long long)tx->limit_abs[v],
+						    (unsigned long long)tx->vl[v].tx_blocks,
+						    (unsigned long long)rx->vl[v].rx_blocks,
+						    (unsigned long long)rx->vl[v].rx_freed, rx->vl[v].rx_used,
+						    (unsigned long long)tx->vl[v].limit_abs,
 						    (unsigned long long)cap);
 		}
 	}

@@ -97,9 +97,9 @@ static int vertex(const struct dl *g, const struct fab_port *pt, int vl)
 static const struct fab_port *head_out(const struct fab *f, const struct fab_port *pt,
 				       int vl, const struct ib_pkt **head)
 {
-	if (pt->node->type != NET_SWITCH || !pt->inq[vl].len)
+	if (pt->node->type != NET_SWITCH || !pt->vl[vl].inq.len)
 		return NULL;
-	*head = fab_pkt(f, pt->inq[vl].head);
+	*head = fab_pkt(f, pt->vl[vl].inq.head);
 	if ((*head)->out_port > pt->node->nports)
 		return NULL;
 	return pt->node->ports[(*head)->out_port];
@@ -132,7 +132,7 @@ static void classify(struct dl *g)
 					g->succ[u] = vertex(g, pt->peer, v);
 				continue;
 			}
-			if (!pt->inq[v].len)
+			if (!pt->vl[v].inq.len)
 				continue;
 			out = head_out(f, pt, v, &h);
 			if (!out || pt->in_flight >= f->p.sw_speedup || out->tx_busy ||
@@ -183,7 +183,7 @@ static void hop_text(const struct dl *g, int u, int w, char *s, size_t len)
 	const struct fab_port *in = vport(g, w), *out;
 	const struct ib_pkt *h = NULL, *waiting = NULL;
 	int v = w % g->nvl;
-	uint32_t free_blocks = in->rx_cap[v] - in->rx_used[v];
+	uint32_t free_blocks = in->vl[v].rx_cap - in->vl[v].rx_used;
 	int n;
 
 	if (!head_out(f, vport(g, u), v, &waiting))
@@ -193,7 +193,7 @@ static void hop_text(const struct dl *g, int u, int w, char *s, size_t len)
 	if (n < 0 || (size_t)n >= len)
 		return;
 	if (!out || !h) {
-		snprintf(s + n, len - n, "%u of %u blocks free)", free_blocks, in->rx_cap[v]);
+		snprintf(s + n, len - n, "%u of %u blocks free)", free_blocks, in->vl[v].rx_cap);
 		return;
 	}
 	snprintf(s + n, len - n, "%s, head for %s) -> %s[%u]",
@@ -212,13 +212,13 @@ static void report_cycle(struct dl *g, int start, int ncycles, struct out *o)
 	size_t sum = 0, head_room;
 
 	do {
-		stuck += vport(g, u)->inq[v].len;
+		stuck += vport(g, u)->vl[v].inq.len;
 		len++;
 		u = g->succ[u];
 	} while (u != start);
 	for (int pi = 0; pi < f->nports; pi++)
 		for (int k = 0; k < FAB_NVL; k++)
-			total += f->ports[pi]->inq[k].len;
+			total += f->ports[pi]->vl[k].inq.len;
 	put(o, "credit loop on VL %d through %d switch%s (%llu of the %llu stuck packets are in its buffers%s",
 	    v, len, len == 1 ? "" : "es", (unsigned long long)stuck,
 	    (unsigned long long)total, ncycles > 1 ? "" : ")");
@@ -285,13 +285,13 @@ static void describe_end(const struct dl *g, int t, struct out *o)
 	case DL_SW_WAIT_CA:
 		out = head_out(f, pt, v, &h);
 		put(o, "%s[%u] VL %d holds %u packets; its head for %s waits for credits from %s[%u], which returns none",
-		    node_name(f, pt->node), pt->port_no, v, pt->inq[v].len, lid_name(f, h->dlid),
+		    node_name(f, pt->node), pt->port_no, v, pt->vl[v].inq.len, lid_name(f, h->dlid),
 		    node_name(f, out->peer->node), out->peer->port_no);
 		break;
 	case DL_SW_IDLE:
 		out = head_out(f, pt, v, &h);
 		put(o, "%s[%u] VL %d holds %u packets; its head for %s is not waiting for credits (output %s)",
-		    node_name(f, pt->node), pt->port_no, v, pt->inq[v].len, lid_name(f, h->dlid),
+		    node_name(f, pt->node), pt->port_no, v, pt->vl[v].inq.len, lid_name(f, h->dlid),
 		    out ? (out->tx_busy ? "busy" : "idle") : "missing");
 		break;
 	case DL_HCA_WAIT_CA:
@@ -302,7 +302,7 @@ static void describe_end(const struct dl *g, int t, struct out *o)
 	default:
 		/* a buffer that somebody waits for but that holds nothing */
 		put(o, "%s[%u] VL %d holds %u of %u blocks and no packet, yet its sender has no credits (flow-control update not sent?)",
-		    node_name(f, pt->node), pt->port_no, v, pt->rx_used[v], pt->rx_cap[v]);
+		    node_name(f, pt->node), pt->port_no, v, pt->vl[v].rx_used, pt->vl[v].rx_cap);
 		break;
 	}
 }

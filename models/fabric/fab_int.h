@@ -62,13 +62,46 @@ struct ibcc_port;
  * Ethernet mode a packet's `vl` field is its 802.1Q priority. */
 #define FAB_ETH_CNP_PRIO ETH_CNP_PRIO	/* models/eth/eth.h */
 
+/*
+ * One virtual lane of a port end: the sender's credit state for the peer's
+ * buffer of that VL, and this end's own receive buffer and input queue,
+ * with the counters every packet bumps. A packet-hop on a large fabric is
+ * a string of cache misses, so what one packet touches on one VL shares a
+ * cache line: the first line is the transmitter's, the second the
+ * receiver's (per-field arrays of 16 VLs put each field on its own line).
+ * The counters are copied into fab_port_info when it is read (fab_port()).
+ */
+struct fab_port_vl {
+	/* transmitter: credits for the peer's receive buffer of this VL */
+	uint64_t tx_blocks;		/* shadow of FCTBS, unwrapped */
+	uint64_t limit_abs;		/* shadow of FCCL, unwrapped */
+	uint64_t xmit_bytes, xmit_pkts;	/* PortXmitData, PortXmitPkts (bytes here) */
+	uint64_t fc_pkts;		/* flow-control packets sent for this VL */
+	uint16_t fctbs;			/* FCTBS */
+	uint16_t fccl;			/* the last FCCL received */
+	/* receiver (packets arriving from the peer), from byte 64 */
+	uint64_t rx_blocks __attribute__((aligned(64)));	/* shadow of ABR, unwrapped */
+	uint64_t rx_freed;		/* blocks freed since start */
+	uint64_t rcv_bytes, rcv_pkts;	/* PortRcvData, PortRcvPkts */
+	uint32_t rx_cap;		/* buffer capacity in blocks */
+	uint32_t rx_used;		/* blocks occupied */
+	uint32_t fc_pending;		/* blocks freed since the last FC update */
+	uint32_t buf_high;		/* receive-buffer high-water mark, bytes */
+	struct fab_pq inq;		/* switch input: packets queued on this VL */
+} __attribute__((aligned(64)));
+
+_Static_assert(sizeof(struct fab_port_vl) == 128, "one line per side of a VL");
+
 struct fab_port {
-	struct fab_port_info info;	/* public counters (fab.h) */
+	/* the fields every packet touches first, then the per-VL lines, then
+	 * the counters (fab.h) and what only faults or reports read */
 	struct fab *fab;
 	struct fab_node *node;
 	struct fab_port *peer;
 	uint32_t comp;			/* engine component id */
 	uint8_t port_no;
+	bool is_sw, peer_is_sw;		/* this end, the other end: a switch (else a CA) */
+	uint16_t lid;			/* this end's LID (its switch's at a switch port) */
 	struct link_rate rate;
 	sim_time_t prop;
 	/* link_ser_ps() divides 128-bit numbers: remember the two sizes last
@@ -85,34 +118,23 @@ struct fab_port {
 	struct fab_port *tx_src;
 	uint8_t tx_src_vl;
 	uint8_t tx_src_blocks;
+	uint8_t in_flight;		/* switch input: packets it is feeding to outputs now */
 	struct ib_vlarb vlarb;
 	struct fab_pq wire;		/* packets in flight to the peer */
 	struct fab_fc_ring fcq;		/* FC packets in flight to the peer (read by the peer) */
 	struct sim_timer fc_wake;	/* blocked on credits: when the next FC packet lands */
-	/* credit state for the peer's receive buffers (sender side) */
-	uint16_t fctbs[FAB_NVL];
-	uint16_t fccl[FAB_NVL];
-	uint64_t tx_blocks[FAB_NVL];	/* shadow of FCTBS, unwrapped */
-	uint64_t limit_abs[FAB_NVL];	/* shadow of FCCL, unwrapped */
+	struct sim_timer fc_timer;	/* receiver: periodic FC update */
 	/* PortXmitWait accounting */
 	sim_time_t wait_since;		/* port had data, sent nothing (0 = not waiting) */
 	bool waiting;
 	uint16_t vl_waiting;		/* VLs with data but no credits */
-	sim_time_t vl_wait_since[FAB_NVL];
-
-	/* receiver (packets arriving from the peer) */
-	uint32_t rx_cap[FAB_NVL];	/* buffer capacity in blocks */
-	uint32_t rx_used[FAB_NVL];	/* blocks occupied */
-	uint64_t rx_blocks[FAB_NVL];	/* shadow of ABR, unwrapped */
-	uint64_t rx_freed[FAB_NVL];	/* blocks freed since start */
-	uint32_t fc_pending[FAB_NVL];	/* blocks freed since the last FC update */
-	struct sim_timer fc_timer;
-	/* switch input: per-VL queues, and whether this input is feeding an output */
-	struct fab_pq inq[FAB_NVL];
-	uint8_t in_flight;		/* packets this input is feeding to outputs now */
-	struct sim_rng rng;		/* fault injection at this receiver */
 	struct eth_port *eth;		/* Ethernet fabrics: PFC state (models/eth), else NULL */
 	struct ibcc_port *ibcc;		/* IB CC at a switch output (models/ib/ib_cc.c), else NULL */
+
+	struct fab_port_vl vl[FAB_NVL];	/* per VL: credits, receive buffer, input queue */
+
+	struct fab_port_info info;	/* public counters (fab.h) */
+	struct sim_rng rng;		/* fault injection at this receiver */
 };
 
 struct fab_node {
@@ -144,6 +166,7 @@ struct fab {
 	struct fab_node *nodes;
 	int nnodes;
 	struct fab_port **ports;	/* every connected port end */
+	struct fab_port *port_mem;	/* their storage, one block (ports[i] = &port_mem[i]) */
 	int nports;
 	uint64_t seed;
 	/* timing constants */
@@ -265,7 +288,7 @@ static inline bool ib_port_fits(const struct fab_port *pt, uint8_t vl, uint32_t 
 		return eth_port_fits(pt, vl);
 	if (vl == 15)
 		return true;	/* VL15 is not flow controlled */
-	return ib_credit_fits(pt->fccl[vl], pt->fctbs[vl], blocks);
+	return ib_credit_fits(pt->vl[vl].fccl, pt->vl[vl].fctbs, blocks);
 }
 
 #endif

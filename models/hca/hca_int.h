@@ -97,75 +97,87 @@ struct hca_resp {
 	uint32_t msg;		/* fab message it answers (traffic), or UINT32_MAX */
 };
 
+/*
+ * A queue pair. The fields are grouped by who touches them per packet, so
+ * that on a large fabric (where every packet-hop finds the QP out of cache)
+ * a packet costs few cache lines: line 0 what both sides read, line 1 the
+ * requester, lines 2-3 the responder, then the scheduling ring, the
+ * counters, and what only set-up, errors and reports read. hca_create_qp
+ * allocates it on a 64-byte boundary for this.
+ */
 struct hca_qp {
+	/* line 0: both sides */
 	struct hca *hca;
+	struct tcp_conn *tcp;	/* fabric=tcp: the TCP connection carrying this RC QP (models/tcp) */
+	/* congestion control (models/roce/cc.c): pacing, DCQCN or IB CC
+	 * state; NULL when CC is off */
+	struct cc_qp *cc;
 	uint32_t qpn;
 	enum hca_qp_type type;
 	enum hca_qp_state state;
-	struct hca_cq *scq, *rcq;
-	struct hca_srq *srq;
-	bool sq_sig_all;
-	struct hca_qp_cap cap;
-	/* attributes */
 	uint32_t mtu;
 	uint16_t dlid;
 	uint8_t sl, vl;
-	uint32_t dest_qpn, qkey;
-	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
-	uint8_t max_rd_atomic, max_dest_rd_atomic;
+	uint32_t rd_outstanding;	/* READ/atomic requests in flight */
+	uint32_t rd_responding;	/* READ/atomic responses queued */
+	uint32_t dest_qpn;
 
-	/* send queue: ring of WQEs; [head, next) sent or in flight, [next, tail) queued.
-	 * sq_cap is the verbs capacity (max_send_wr); the storage holds
-	 * sq_mask + 1 entries, a power of two that doubles as the queue fills
-	 * (hca_sq_reserve), so a QP created deep but used shallow costs little
-	 * memory and indexing is a mask, not a division. */
+	/* line 1: requester. Send queue: ring of WQEs; [head, next) sent or
+	 * in flight, [next, tail) queued. sq_cap is the verbs capacity
+	 * (max_send_wr); the storage holds sq_mask + 1 entries, a power of two
+	 * that doubles as the queue fills (sq_reserve in hca.c), so a QP
+	 * created deep but used shallow costs little memory and indexing is a
+	 * mask, not a division. */
 	struct hca_swqe *sq;
 	uint32_t sq_cap, sq_mask, sq_head, sq_next, sq_tail;	/* free-running indexes */
-	uint64_t seg_off;	/* bytes of sq[sq_next] already packetised */
 	uint32_t snd_psn;	/* next PSN to send */
+	uint64_t seg_off;	/* bytes of sq[sq_next] already packetised */
 	uint32_t psn_hi;	/* first PSN never sent: below it is a retransmission */
 	uint32_t una_psn;	/* oldest PSN not yet acknowledged */
-	uint32_t rd_outstanding;	/* READ/atomic requests in flight */
+	uint32_t timer_gen;	/* lazy cancellation of the ACK / RNR timer */
+	uint32_t rd_resp_psn;	/* requester: next READ response PSN expected */
+	sim_time_t timer_at;	/* 0: not armed */
 	uint8_t retry_left, rnr_left;
 	bool rnr_wait;		/* after an RNR NAK: wait for the timer */
-	uint32_t timer_gen;	/* lazy cancellation of the ACK / RNR timer */
-	sim_time_t timer_at;	/* 0: not armed */
 	bool timer_rnr;		/* the armed timer is the RNR wait */
-	uint32_t rd_resp_psn;	/* requester: next READ response PSN expected */
 
-	/* responder */
+	/* lines 2-3: responder */
 	uint32_t epsn;		/* expected PSN */
 	uint32_t msn;
 	bool nak_seq_sent;	/* one sequence NAK per expected PSN */
 	bool rnr_nak_sent;
 	bool recv_active;	/* a SEND is being received into cur_recv */
-	struct hca_recv_wr cur_recv;
+	bool uc_drop;		/* UC: discarding until the next FIRST/ONLY */
 	uint32_t recv_off;
+	struct hca_recv_wr cur_recv;
 	struct hca_mr *wr_mr;	/* WRITE being received */
 	uint64_t wr_va;
 	uint32_t wr_left;
+	uint32_t rq_head, rq_n;	/* receive queue (rq, rq_cap below) */
 	sim_time_t rx_visible;	/* the last payload byte received lands in memory */
 	sim_time_t wait_at;	/* a "ready" wake-up is armed for this time (0: none) */
-	bool uc_drop;		/* UC: discarding until the next FIRST/ONLY */
-	uint32_t rd_responding;	/* READ/atomic responses queued */
-	uint32_t last_atomic_psn;	/* replay a duplicate atomic with its result */
-	uint64_t last_atomic_orig;
-	bool last_atomic_valid;
-	/* receive queue */
-	struct hca_recv_wr *rq;
-	uint32_t rq_cap, rq_head, rq_n;
-	/* responses owed */
+
+	/* responses owed, the scheduling ring (QPs with something to send on
+	 * their VL), and the first counters, on one line */
 	struct hca_resp *rsp;
 	uint32_t rsp_cap, rsp_head, rsp_n;
-
-	/* scheduling: ring of QPs with something to send on their VL */
 	uint32_t ring_prev, ring_next;
 	bool active;
 	struct hca_qp_stats st;
-	struct tcp_conn *tcp;	/* fabric=tcp: the TCP connection carrying this RC QP (models/tcp) */
-	/* congestion control (models/roce/cc.c): pacing, DCQCN or IB CC
-	 * state; NULL when CC is off */
-	struct cc_qp *cc;
+
+	/* set-up, errors, reports */
+	struct hca_recv_wr *rq;
+	uint32_t rq_cap;
+	struct hca_cq *scq, *rcq;
+	struct hca_srq *srq;
+	bool sq_sig_all;
+	struct hca_qp_cap cap;
+	uint32_t qkey;
+	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
+	uint8_t max_rd_atomic, max_dest_rd_atomic;
+	uint32_t last_atomic_psn;	/* replay a duplicate atomic with its result */
+	uint64_t last_atomic_orig;
+	bool last_atomic_valid;
 };
 
 struct hca_timer_ev {

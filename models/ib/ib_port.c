@@ -106,11 +106,11 @@ int ib_port_init(struct fab *f, struct fab_port *pt)
 
 	pt->wire.head = pt->wire.tail = SIM_POOL_NIL;
 	for (int v = 0; v < FAB_NVL; v++) {
-		pt->inq[v].head = pt->inq[v].tail = SIM_POOL_NIL;
+		pt->vl[v].inq.head = pt->vl[v].inq.tail = SIM_POOL_NIL;
 		if (v < p->vls)
-			pt->rx_cap[v] = (hca ? p->hca_buf_bytes : p->vl_buf_bytes) / IB_BLOCK_BYTES;
+			pt->vl[v].rx_cap = (hca ? p->hca_buf_bytes : p->vl_buf_bytes) / IB_BLOCK_BYTES;
 	}
-	pt->rx_cap[15] = p->vl15_buf_bytes / IB_BLOCK_BYTES;
+	pt->vl[15].rx_cap = p->vl15_buf_bytes / IB_BLOCK_BYTES;
 	ib_vlarb_init(&pt->vlarb, p);
 	pt->fc_ser = link_ser_ps(pt->rate, IB_FC_PKT_BYTES);
 	sim_rng_init(&pt->rng, f->seed, 0x504f525400000000ULL |
@@ -122,10 +122,10 @@ int ib_port_init(struct fab *f, struct fab_port *pt)
 void ib_port_link_up(struct fab_port *pt)
 {
 	for (int v = 0; v < FAB_NVL - 1; v++) {
-		uint32_t cap = pt->peer->rx_cap[v];
+		uint32_t cap = pt->peer->vl[v].rx_cap;
 
-		pt->fccl[v] = ib_credit_fccl(0, cap);
-		pt->limit_abs[v] = cap < IB_CREDIT_WINDOW ? cap : IB_CREDIT_WINDOW;
+		pt->vl[v].fccl = ib_credit_fccl(0, cap);
+		pt->vl[v].limit_abs = cap < IB_CREDIT_WINDOW ? cap : IB_CREDIT_WINDOW;
 	}
 }
 
@@ -168,8 +168,8 @@ static void port_apply_fc(struct fab_port *pt)
 
 		if (fc->arrive > now)
 			break;
-		pt->fccl[fc->vl] = fc->fccl;
-		pt->limit_abs[fc->vl] = fc->limit_abs;
+		pt->vl[fc->vl].fccl = fc->fccl;
+		pt->vl[fc->vl].limit_abs = fc->limit_abs;
 		q->head = (q->head + 1) & (q->cap - 1);
 		q->n--;
 	}
@@ -217,18 +217,18 @@ static void port_start_tx(struct fab_port *pt, uint32_t idx, enum ib_vlarb_table
 	uint8_t vl = p->vl;
 
 	/* Cut-through: the last bit cannot leave before it has arrived. */
-	if (pt->node->type == NET_SWITCH && end < p->t_tail)
+	if (pt->is_sw && end < p->t_tail)
 		end = p->t_tail;
 	if (pt->eth) {
 		/* Ethernet: no credits, no VLArb (eth_port_pick chose) */
 	} else if (vl != 15) {
-		pt->fctbs[vl] = (uint16_t)((pt->fctbs[vl] + p->blocks) & IB_CREDIT_MASK);
-		pt->tx_blocks[vl] += p->blocks;
+		pt->vl[vl].fctbs = (uint16_t)((pt->vl[vl].fctbs + p->blocks) & IB_CREDIT_MASK);
+		pt->vl[vl].tx_blocks += p->blocks;
 	}
 	if (!pt->eth)
 		ib_vlarb_sent(&pt->vlarb, table, p->wire, p->blocks);
-	pt->info.vl[vl].xmit_bytes += p->wire;
-	pt->info.vl[vl].xmit_pkts++;
+	pt->vl[vl].xmit_bytes += p->wire;
+	pt->vl[vl].xmit_pkts++;
 	pt->info.busy_ps += end - now;
 	pt->tx_busy = true;
 	pt->tx_end = end;
@@ -236,7 +236,7 @@ static void port_start_tx(struct fab_port *pt, uint32_t idx, enum ib_vlarb_table
 
 	/* Onto the wire. */
 	f->tot.packet_hops++;
-	if (pt->peer->node->type == NET_SWITCH)
+	if (pt->peer_is_sw)
 		p->t_event = now + pt->prop + f->sw_lat;
 	else
 		p->t_event = end + pt->prop;
@@ -263,7 +263,7 @@ void ib_port_kick(struct fab_port *pt)
 		eth_port_prepare(pt);
 	else
 		port_apply_fc(pt);
-	if (pt->node->type != NET_SWITCH)
+	if (!pt->is_sw)
 		ready = hca_candidates(pt, cand, &has_data);
 	else if (pt->node->eth)
 		ready = eth_sw_candidates(pt, cand, &has_data);
@@ -300,7 +300,7 @@ void ib_port_kick(struct fab_port *pt)
 	 * input below its speedup offers its next head), and a kick that
 	 * comes back to this port must not start a second packet. */
 	pt->tx_busy = true;
-	if (pt->node->type == NET_SWITCH) {
+	if (pt->is_sw) {
 		idx = cand[vl];
 		if (pt->node->eth)
 			eth_sw_take(pt, idx);
@@ -318,15 +318,15 @@ static void port_send_fc(struct fab_port *pt, uint8_t vl)
 {
 	struct fab *f = pt->fab;
 	sim_time_t now = f->eng.now;
-	uint32_t free_blocks = pt->rx_cap[vl] - pt->rx_used[vl];
+	uint32_t free_blocks = pt->vl[vl].rx_cap - pt->vl[vl].rx_used;
 	struct fab_fc fc = {
-		.fccl = ib_credit_fccl((uint16_t)(pt->rx_blocks[vl] & IB_CREDIT_MASK), free_blocks),
+		.fccl = ib_credit_fccl((uint16_t)(pt->vl[vl].rx_blocks & IB_CREDIT_MASK), free_blocks),
 		.vl = vl,
-		.limit_abs = pt->rx_blocks[vl] +
+		.limit_abs = pt->vl[vl].rx_blocks +
 			     (free_blocks < IB_CREDIT_WINDOW ? free_blocks : IB_CREDIT_WINDOW),
 	};
 
-	pt->fc_pending[vl] = 0;
+	pt->vl[vl].fc_pending = 0;
 	/* Still waiting behind the reverse data packet? Update it in place. */
 	for (uint32_t i = pt->fcq.n; i-- > 0;) {
 		struct fab_fc *q = fc_ring_at(&pt->fcq, i);
@@ -347,7 +347,7 @@ static void port_send_fc(struct fab_port *pt, uint8_t vl)
 		sim_stop(&f->eng);
 		return;
 	}
-	pt->info.vl[vl].fc_pkts++;
+	pt->vl[vl].fc_pkts++;
 	f->tot.fc_pkts++;
 	/* The sender needs telling only if it is waiting for credits. */
 	if (pt->peer->waiting && !pt->peer->tx_busy &&
@@ -362,16 +362,16 @@ void ib_port_rx_free(struct fab_port *pt, uint8_t vl, uint32_t blocks)
 {
 	const struct fab_params *p = &pt->fab->p;
 
-	pt->rx_used[vl] -= blocks;
-	pt->rx_freed[vl] += blocks;
+	pt->vl[vl].rx_used -= blocks;
+	pt->vl[vl].rx_freed += blocks;
 	if (pt->eth) {
 		eth_port_egress(pt, vl);
 		return;
 	}
 	if (vl == 15)
 		return;
-	pt->fc_pending[vl] += blocks;
-	if (p->fc_threshold && pt->fc_pending[vl] >= p->fc_threshold)
+	pt->vl[vl].fc_pending += blocks;
+	if (p->fc_threshold && pt->vl[vl].fc_pending >= p->fc_threshold)
 		port_send_fc(pt, vl);
 	else if (p->fc_period_ns && !pt->fc_timer.armed)
 		sim_timer_arm(&pt->fab->eng, &pt->fc_timer,
@@ -405,14 +405,14 @@ static void port_wire_head(struct fab_port *pt)
 	if (pt->wire.len)
 		sim_schedule_at(&f->eng, fab_pkt(f, pt->wire.head)->t_event, pt->comp,
 				FAB_EV_WIRE_HEAD);
-	if (vl == 15 && !rx->eth && rx->rx_used[15] + p->blocks > rx->rx_cap[15]) {
+	if (vl == 15 && !rx->eth && rx->vl[15].rx_used + p->blocks > rx->vl[15].rx_cap) {
 		/* VL15 is not flow controlled: a full buffer drops (IBA 7.9.4). */
 		rx->info.vl[15].xmit_discards++;
 		fab_pkt_drop(f, idx, FAB_DROP_VL15);
 		return;
 	}
-	rx->rx_used[vl] += p->blocks;
-	rx->rx_blocks[vl] += p->blocks;
+	rx->vl[vl].rx_used += p->blocks;
+	rx->vl[vl].rx_blocks += p->blocks;
 	if ((f->p.drop_prob > 0 || f->p.ber > 0) && port_corrupt(rx, p)) {
 		/* A bad CRC: the receiver takes the blocks, finds the error at
 		 * the tail, discards the packet and frees them (IBA 7.8). */
@@ -421,20 +421,20 @@ static void port_wire_head(struct fab_port *pt)
 		fab_pkt_drop(f, idx, FAB_DROP_CORRUPT);
 		return;
 	}
-	if (rx->rx_used[vl] > rx->rx_cap[vl] && !rx->eth && !f->failed) {
+	if (rx->vl[vl].rx_used > rx->vl[vl].rx_cap && !rx->eth && !f->failed) {
 		f->failed = true;
 		sim_diag_set(&f->fail, NULL, 0, 0,
 			     "credit violation: node %d port %u VL %u holds %u blocks > buffer %u",
-			     rx->node->idx, rx->port_no, vl, rx->rx_used[vl], rx->rx_cap[vl]);
+			     rx->node->idx, rx->port_no, vl, rx->vl[vl].rx_used, rx->vl[vl].rx_cap);
 		sim_stop(&f->eng);
 	}
-	uint32_t bytes = rx->rx_used[vl] * IB_BLOCK_BYTES;
+	uint32_t bytes = rx->vl[vl].rx_used * IB_BLOCK_BYTES;
 
-	if (bytes > rx->info.vl[vl].buf_high)
-		rx->info.vl[vl].buf_high = bytes;
-	rx->info.vl[vl].rcv_bytes += p->wire;
-	rx->info.vl[vl].rcv_pkts++;
-	if (rx->node->type != NET_SWITCH)
+	if (bytes > rx->vl[vl].buf_high)
+		rx->vl[vl].buf_high = bytes;
+	rx->vl[vl].rcv_bytes += p->wire;
+	rx->vl[vl].rcv_pkts++;
+	if (!rx->is_sw)
 		hca_receive(rx, idx);
 	else if (rx->node->eth)
 		eth_sw_receive(rx, idx);
@@ -451,7 +451,7 @@ void ib_port_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 	switch (arg & 0xff) {
 	case FAB_EV_TX_DONE:
 		pt->tx_busy = false;
-		if (pt->node->type != NET_SWITCH)
+		if (!pt->is_sw)
 			hca_sent(pt);
 		else if (pt->node->eth)
 			eth_sw_sent(pt);
@@ -470,7 +470,7 @@ void ib_port_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 		if (!sim_timer_fire(&pt->fc_timer, arg))
 			break;
 		for (uint8_t v = 0; v < FAB_NVL - 1; v++)
-			if (pt->fc_pending[v])
+			if (pt->vl[v].fc_pending)
 				port_send_fc(pt, v);
 		break;
 	default:

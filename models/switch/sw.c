@@ -84,9 +84,9 @@ static void input_request(struct fab_port *in, struct fab_port *except)
 	struct fab_node *n = in->node;
 
 	for (int v = 0; v < FAB_NVL; v++) {
-		if (!in->inq[v].len)
+		if (!in->vl[v].inq.len)
 			continue;
-		struct ib_pkt *p = fab_pkt(f, in->inq[v].head);
+		struct ib_pkt *p = fab_pkt(f, in->vl[v].inq.head);
 		struct fab_port *out = n->ports[p->out_port];
 
 		req_set(n, p->out_port, v, in->port_no);
@@ -141,12 +141,12 @@ void sw_receive(struct fab_port *in, uint32_t idx)
 		return;
 	p->in_port = in->port_no;
 	p->out_port = (uint8_t)out;
-	fab_pq_push(f, &in->inq[p->vl], idx);
+	fab_pq_push(f, &in->vl[p->vl].inq, idx);
 	if (n->ports[out]->ibcc)
 		ibcc_sw_queued(n->ports[out], p);
 	SIM_LOG(SIM_LOG_SWITCH, f->eng.now, "node %d in %u vl %u dlid %u -> out %u (queue %u)",
-		n->idx, in->port_no, p->vl, p->dlid, out, in->inq[p->vl].len);
-	if (in->inq[p->vl].len == 1 && in->in_flight < f->p.sw_speedup) {
+		n->idx, in->port_no, p->vl, p->dlid, out, in->vl[p->vl].inq.len);
+	if (in->vl[p->vl].inq.len == 1 && in->in_flight < f->p.sw_speedup) {
 		req_set(n, out, p->vl, in->port_no);
 		ib_port_kick(n->ports[out]);
 	}
@@ -176,7 +176,7 @@ static int rr_pick(struct fab_port *out, const uint64_t *w, int words, int after
 				word &= (1ULL << (hi & 63)) - 1;
 			for (; word; word &= word - 1) {
 				int i = wi * 64 + __builtin_ctzll(word);
-				uint32_t idx = n->ports[i]->inq[v].head;
+				uint32_t idx = n->ports[i]->vl[v].inq.head;
 
 				if (ib_port_fits(out, v, fab_pkt(f, idx)->blocks))
 					return i;
@@ -199,7 +199,7 @@ uint16_t sw_candidates(struct fab_port *out, uint32_t cand[FAB_NVL], uint16_t *h
 				n->rr[o * FAB_NVL + v], (uint8_t)v);
 
 		if (i >= 0) {
-			cand[v] = n->ports[i]->inq[v].head;
+			cand[v] = n->ports[i]->vl[v].inq.head;
 			ready |= (uint16_t)(1u << v);
 		}
 	}
@@ -215,7 +215,7 @@ void sw_take(struct fab_port *out, uint32_t idx)
 	uint8_t vl = p->vl;
 
 	req_clear(n, out->port_no, vl, in->port_no);
-	fab_pq_pop(f, &in->inq[vl]);
+	fab_pq_pop(f, &in->vl[vl].inq);
 	if (out->ibcc)
 		ibcc_sw_take(out, p);
 	n->rr[out->port_no * FAB_NVL + vl] = p->in_port;
@@ -225,16 +225,16 @@ void sw_take(struct fab_port *out, uint32_t idx)
 	if (++in->in_flight >= f->p.sw_speedup) {
 		/* The input feeds all it can: withdraw its other heads. */
 		for (int v = 0; v < FAB_NVL; v++) {
-			if (!in->inq[v].len)
+			if (!in->vl[v].inq.len)
 				continue;
-			req_clear(n, fab_pkt(f, in->inq[v].head)->out_port, v, in->port_no);
+			req_clear(n, fab_pkt(f, in->vl[v].inq.head)->out_port, v, in->port_no);
 		}
 		return;
 	}
 	/* Below the speedup: the VL's next packet is now its head and asks for
 	 * its output (not this one, which is about to start sending). */
-	if (in->inq[vl].len) {
-		struct ib_pkt *h = fab_pkt(f, in->inq[vl].head);
+	if (in->vl[vl].inq.len) {
+		struct ib_pkt *h = fab_pkt(f, in->vl[vl].inq.head);
 
 		req_set(n, h->out_port, vl, in->port_no);
 		if (h->out_port != out->port_no)
