@@ -34,12 +34,13 @@
 #include "sim/sim_rng.h"
 
 #define IB_MAX_MSG_BYTES (1ULL << 31)	/* IBA: a message is at most 2^31 bytes */
+#define IB_MAX_MTU_BYTES 4096		/* IBA 9.8.5: a UD message is one packet of <= the MTU */
 #define MAX_KEYS 16
 
 enum key_id {
 	KEY_SRC, KEY_DST, KEY_A, KEY_B, KEY_SIZE, KEY_COUNT, KEY_START, KEY_GAP,
 	KEY_SL, KEY_N, KEY_HOSTS, KEY_SEED, KEY_K, KEY_OP, KEY_MEM,
-	KEY_SIZES, KEY_ITERS, KEY_MODE, KEY_TX_DEPTH, KEY_CQ_MOD, NKEYS
+	KEY_SIZES, KEY_ITERS, KEY_MODE, KEY_TX_DEPTH, KEY_CQ_MOD, KEY_QP, NKEYS
 };
 
 #define A_SRC	(1u << KEY_SRC)
@@ -62,6 +63,7 @@ enum key_id {
 #define A_MODE	(1u << KEY_MODE)
 #define A_TX_DEPTH (1u << KEY_TX_DEPTH)
 #define A_CQ_MOD (1u << KEY_CQ_MOD)
+#define A_QP	(1u << KEY_QP)
 
 /*
  * perftest's own defaults and limits (src/perftest_parameters.h):
@@ -86,7 +88,7 @@ static const char *const key_names[NKEYS] = {
 	[KEY_GAP] = "gap", [KEY_SL] = "sl", [KEY_N] = "n", [KEY_HOSTS] = "hosts",
 	[KEY_SEED] = "seed", [KEY_K] = "k", [KEY_OP] = "op", [KEY_MEM] = "mem",
 	[KEY_SIZES] = "sizes", [KEY_ITERS] = "iters", [KEY_MODE] = "mode",
-	[KEY_TX_DEPTH] = "tx_depth", [KEY_CQ_MOD] = "cq_mod",
+	[KEY_TX_DEPTH] = "tx_depth", [KEY_CQ_MOD] = "cq_mod", [KEY_QP] = "qp",
 };
 
 struct args {
@@ -97,6 +99,7 @@ struct args {
 	uint8_t sl;
 	uint8_t op;		/* enum fab_op */
 	uint8_t mem;		/* enum hca_mem */
+	bool ud;		/* qp=ud: datagrams on UD QPs, not RC */
 	/* perftest */
 	uint64_t sizes[TRACE_PERFTEST_MAX_SIZES];
 	uint32_t nsizes;
@@ -302,6 +305,16 @@ static int parse_value(struct ctx *c, struct args *a, int key, const char *v, in
 		else
 			return spec_err(c, col, "op: expected write, read or send, got '%s'", v);
 		return 0;
+	case KEY_QP:
+		/* the transport of each stream's queue pair (IBA 9.8): RC, or
+		 * UD for datagrams (one packet, no ACK, lost if dropped) */
+		if (!strcmp(v, "rc"))
+			a->ud = false;
+		else if (!strcmp(v, "ud"))
+			a->ud = true;
+		else
+			return spec_err(c, col, "qp: expected rc or ud, got '%s'", v);
+		return 0;
 	case KEY_MEM:
 		/* where both ends' buffers live: GPU data crosses PCIe peer to
 		 * peer with GPUDirect RDMA, through host memory without it */
@@ -406,7 +419,7 @@ static int add(struct ctx *c, int src, int dst, const struct args *a, sim_time_t
 	struct fab_msg m = {
 		.src = (uint32_t)src, .dst = (uint32_t)dst, .bytes = a->size,
 		.post = post, .after = after, .after_delay = 0,
-		.stream = stream, .sl = a->sl, .op = a->op, .mem = a->mem,
+		.stream = stream, .sl = a->sl, .op = a->op, .mem = a->mem, .ud = a->ud,
 	};
 
 	if (fab_msgs_add(c->out, &m))
@@ -697,7 +710,7 @@ static int gen_perftest(struct ctx *c, struct args *a)
 	return 0;
 }
 
-#define COMMON (A_SIZE | A_COUNT | A_START | A_SL | A_OP | A_MEM)
+#define COMMON (A_SIZE | A_COUNT | A_START | A_SL | A_OP | A_MEM | A_QP)
 #define PERFTEST (A_SRC | A_DST | A_SIZES | A_ITERS | A_MODE | A_TX_DEPTH | A_CQ_MOD | \
 		  A_OP | A_MEM | A_SL | A_START)
 
@@ -711,26 +724,62 @@ static const struct pattern patterns[] = {
 	{ "perftest", PERFTEST, A_SIZES, 1, gen_perftest },
 };
 
+/*
+ * qp= against the other keys. A datagram (UD, IBA 9.8.5) is a SEND of one
+ * packet: no RDMA, at most one MTU (4096 B is the largest IB MTU; the
+ * fabric's ib.mtu, which a spec cannot see, is checked by
+ * fab_msgs_check()). Patterns that wait for a message to arrive before
+ * posting the next one would stall for good on a lost datagram, so they
+ * stay on RC (pingpong; perftest has no qp key: its sweeps are RC's).
+ * VL15 (sl=mgmt) carries only datagrams.
+ */
+static int check_qp(struct ctx *c, struct args *a, const struct pattern *pat)
+{
+	if (!a->ud) {
+		if ((a->given & A_QP) && a->sl == 0xff)
+			return spec_err(c, a->col[KEY_QP],
+					"qp=rc: sl=mgmt is VL15, which carries only datagrams (qp=ud)");
+		return 0;
+	}
+	if (pat->gen == gen_pingpong)
+		return spec_err(c, a->col[KEY_QP],
+				"qp=ud: %s posts a message only once an earlier one has arrived or "
+				"completed, and a lost datagram would stall it; expected qp=rc (the "
+				"default)", pat->name);
+	if ((a->given & A_OP) && a->op != FAB_OP_SEND)
+		return spec_err(c, a->col[KEY_OP],
+				"op=%s: qp=ud carries only SENDs (expected op=send, or no op)",
+				a->op == FAB_OP_READ ? "read" : "write");
+	a->op = FAB_OP_SEND;
+	if (a->size > IB_MAX_MTU_BYTES)
+		return spec_err(c, a->col[KEY_SIZE],
+				"size: %llu bytes with qp=ud: a datagram is one packet, at most the "
+				"MTU (ib.mtu, %d bytes at most)",
+				(unsigned long long)a->size, IB_MAX_MTU_BYTES);
+	return 0;
+}
+
 void trace_spec_help(FILE *out)
 {
 	fputs(
 "Traffic: --traffic PATTERN[:key=value,...] (may be given several times)\n"
 "\n"
-"  p2p:src=A,dst=B,size=S[,count=1][,gap=0][,start=0][,sl=0]\n"
+"  p2p:src=A,dst=B,size=S[,count=1][,gap=0][,start=0][,sl=0][,qp=rc]\n"
 "      count messages A->B on one stream, message i posted at start + i*gap.\n"
 "  pingpong:a=A,b=B,size=S[,count=1000][,start=0][,sl=0]\n"
 "      A->B, then B->A as soon as it is delivered, count round trips\n"
 "      (ib_write_lat style; the round-trip time is the pair's latency).\n"
-"  incast:dst=B,size=S[,n=all][,count=1][,gap=0][,start=0][,sl=0]\n"
+"  incast:dst=B,size=S[,n=all][,count=1][,gap=0][,start=0][,sl=0][,qp=rc]\n"
 "      n senders to B, each its own stream; the senders are the first n\n"
 "      hosts in host order, skipping B (default: every other host).\n"
-"  alltoall:size=S[,hosts=all][,count=1][,gap=0][,start=0][,sl=0]\n"
+"  alltoall:size=S[,hosts=all][,count=1][,gap=0][,start=0][,sl=0][,qp=rc]\n"
 "      every ordered pair among the first N hosts, one stream per pair;\n"
 "      host i opens its streams to i+1, i+2, ... (mod N).\n"
 "  permutation:size=S[,seed=run seed][,count=1][,gap=0][,start=0][,sl=0]\n"
+"           [,qp=rc]\n"
 "      a random derangement (no host sends to itself), drawn from seed=, or\n"
 "      from the run seed; the same seed gives the same permutation.\n"
-"  shift:size=S[,k=1][,count=1][,gap=0][,start=0][,sl=0]\n"
+"  shift:size=S[,k=1][,count=1][,gap=0][,start=0][,sl=0][,qp=rc]\n"
 "      host i -> host (i+k) mod N; k a multiple of N is refused. For a\n"
 "      shift to the left use k = N-1.\n"
 "  perftest:sizes=SIZES[,op=write][,mode=bw][,iters=N][,tx_depth=128]\n"
@@ -751,13 +800,20 @@ void trace_spec_help(FILE *out)
 "  GiB; at most 2GiB (the largest IB message). start, gap: a time with a\n"
 "  unit (ps ns us ms s). count: per stream. op: write (default), read or\n"
 "  send: the work request each message is, on one RC queue pair per stream\n"
-"  (read: the source reads size bytes from the destination; send: a receive\n"
-"  is posted for each message). mem: host (default) or gpu: where both\n"
-"  ends' buffers live (GPU data goes peer to peer with host.gpudirect=on,\n"
-"  through host memory with staging copies when off). sl: service level\n"
-"  0..15 (the SL-to-VL table picks the VL), or sl=mgmt for VL15\n"
-"  management datagrams (at most 256 B each; not flow controlled, dropped\n"
-"  when VL15 is full).\n"
+"  (UD with qp=ud; read: the source reads size bytes from the destination;\n"
+"  send: a receive is posted for each message). mem: host (default) or\n"
+"  gpu: where both ends' buffers live (GPU data goes peer to peer with\n"
+"  host.gpudirect=on, through host memory with staging copies when off).\n"
+"  sl: service level 0..15 (the SL-to-VL table picks the VL), or sl=mgmt\n"
+"  for VL15 management datagrams (at most 256 B each; not flow controlled,\n"
+"  dropped when VL15 is full).\n"
+"  qp: rc (default) or ud: the queue pair of each stream. ud sends\n"
+"  unreliable datagrams (UD SENDs, as UDP does): one packet per message, so\n"
+"  size <= ib.mtu; op defaults to send (write and read are refused); no\n"
+"  ACKs; a receive is posted for each; a datagram dropped on the way (a\n"
+"  lossy Ethernet queue, a bad CRC) is counted lost, never resent. The\n"
+"  sender's completion comes when the packet is sent. Not for pingpong (a\n"
+"  lost datagram would stall it) nor perftest.\n"
 "  Stream ids continue across specs; messages on one stream leave their\n"
 "  source in order, different streams share the port packet by packet.\n"
 "  Example: --traffic incast:dst=h0,size=1MiB,n=8 --traffic p2p:src=h9,dst=h10,size=64KiB\n",
@@ -878,6 +934,8 @@ int trace_spec_parse_sweep(const char *spec, const struct net *net, uint64_t see
 	}
 	if (!(a.given & A_COUNT))
 		a.count = pat->count_default;
+	if (check_qp(&c, &a, pat))
+		goto out;
 	c.stream = out->nstreams;
 	rc = pat->gen(&c, &a);
 	if (rc) {

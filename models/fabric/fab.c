@@ -168,16 +168,23 @@ void fab_pkt_drop(struct fab *f, uint32_t idx, enum fab_drop why)
 		f->tot.drops_route++;
 	/* A reliable connection resends what it loses; a datagram or an
 	 * unreliable connection's message is gone with its packet. */
-	if (p->qpt != HCA_QPT_RC && p->msg < f->msgs->n) {
-		struct fab_msg *m = &f->msgs->v[p->msg];
-
-		if (!m->lost && !m->done) {
-			m->lost = true;
-			f->tot.msgs_lost++;
-			msg_check_finished(f, m);
-		}
-	}
+	if (p->qpt != HCA_QPT_RC)
+		fab_traffic_lost(f, p->msg);
 	sim_pool_put(&f->pkts, idx);
+}
+
+void fab_traffic_lost(struct fab *f, uint32_t mi)
+{
+	struct fab_msg *m;
+
+	if (mi >= f->msgs->n)
+		return;		/* not a traffic message (replay, shim) */
+	m = &f->msgs->v[mi];
+	if (!m->lost && !m->done) {
+		m->lost = true;
+		f->tot.msgs_lost++;
+		msg_check_finished(f, m);
+	}
 }
 
 static struct link_rate port_rate(const struct fab_params *p, const struct net_port *a,
@@ -325,7 +332,7 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 
 	if (fab_params_check(p, d))
 		return NULL;
-	if (check_msgs(net, msgs, d))
+	if (check_msgs(net, msgs, d) || fab_msgs_check(msgs, p, d))
 		return NULL;
 	f = calloc(1, sizeof(*f));
 	if (!f) {

@@ -122,9 +122,11 @@ enum fab_op { FAB_OP_WRITE, FAB_OP_READ, FAB_OP_SEND };
 /*
  * One message between HCA `src` and HCA `dst` (node indexes in the net):
  * `bytes` written to dst, sent to dst, or - FAB_OP_READ - read by src from
- * dst. Each stream is one RC queue pair (UD on VL15 when sl is 0xff: a
- * management datagram); messages of a stream are work requests posted in
- * order, different streams share the port packet by packet. A message is
+ * dst. Each stream is one RC queue pair, or one UD queue pair when `ud` is
+ * set (SENDs of at most one MTU: a datagram each, on the SL's VL) or sl is
+ * 0xff (a management datagram on VL15); messages of a stream are work
+ * requests posted in order, different streams share the port packet by
+ * packet. A message is
  * posted at `post`, or - when after >= 0 - `after_delay` after message
  * `after` was delivered at this message's source (a ping-pong reply), or,
  * with `after_cqe`, after message `after`'s work completion at the
@@ -140,6 +142,7 @@ struct fab_msg {
 	sim_time_t after_delay;
 	uint32_t stream;
 	uint8_t sl;
+	bool ud;		/* an unreliable datagram (UD QP), not RC: op is SEND */
 	/* results */
 	sim_time_t start;	/* posted (after dependencies) */
 	sim_time_t first_tx;	/* first bit of the first packet on the wire */
@@ -156,6 +159,12 @@ struct fab_msg {
 	bool after_cqe;
 };
 
+/* Carried by a UD queue pair: a datagram on a data VL, or a VL15 MAD. */
+static inline bool fab_msg_is_ud(const struct fab_msg *m)
+{
+	return m->ud || m->sl == 0xff;
+}
+
 struct fab_msgs {
 	struct fab_msg *v;
 	size_t n, cap;
@@ -167,6 +176,9 @@ int fab_msgs_add(struct fab_msgs *m, const struct fab_msg *msg);
  * once, exactly, instead of doubling). 0 or -1 (out of memory). */
 int fab_msgs_reserve(struct fab_msgs *m, size_t n);
 void fab_msgs_free(struct fab_msgs *m);
+/* What the list needs of the parameters: a datagram (ud) is a SEND of at
+ * most ib.mtu bytes. 0, or -1 with d naming the first message that fails. */
+int fab_msgs_check(const struct fab_msgs *m, const struct fab_params *p, struct sim_diag *d);
 
 /* Per port and VL, counted at the transmitter (xmit) or receiver (rcv). */
 struct fab_vl_stats {
@@ -244,7 +256,7 @@ struct fab_totals {
 	uint64_t drops_congestion;	/* Ethernet: a buffer was full (lossy, or PFC headroom overrun) */
 	uint64_t msgs_done, msgs_total;	/* delivered, all */
 	uint64_t msgs_finished;
-	uint64_t msgs_lost;		/* lost a packet (VL15 overflow, no route) */
+	uint64_t msgs_lost;		/* datagrams (UD, VL15) and UC messages that lost a packet: never resent */
 	uint64_t xmit_wait_ps;
 	uint64_t fc_pkts;
 	/* transport, summed over every QP (models/hca) */

@@ -1,19 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fab_traffic.c - the synthetic traffic of `ibfab run` carried over queue
- * pairs: each stream of messages (fab.h) becomes one connected QP pair,
- * RC unless the stream is VL15 management traffic (then UD on VL15, as
- * MADs are), and each message a work request: an RDMA WRITE, an RDMA READ
+ * pairs: each stream of messages (fab.h) becomes one QP pair, RC unless
+ * the stream is datagrams (fab_msg.ud, the spec's qp=ud) or VL15
+ * management traffic: then UD, on the VL the SL maps to, or on VL15 as
+ * MADs are. Each message is a work request: an RDMA WRITE, an RDMA READ
  * (the source reads `bytes` from the destination) or a SEND (a receive is
- * posted for it when the pair is set up). Every HCA registers one region
- * covering its whole address space with no bytes behind it: the traffic
- * measures time, not data.
+ * posted for it when the pair is set up; a UD message is always a SEND).
+ * Every HCA registers one region covering its whole address space with no
+ * bytes behind it: the traffic measures time, not data.
  *
  * A message is *delivered* when its data is complete where it goes (the
  * responder's last WRITE packet or RECV completion, the requester's last
  * READ response) and *completed* when the requester's work completion
- * appears (after the ACK, for RC). Dependent messages (ping-pong) are
- * posted when what they wait for is delivered at their source.
+ * appears: after the ACK for RC, when the packet has been sent for UD
+ * (IBA 10.7.2.5: an unreliable service completes a send once it is on the
+ * wire, whatever becomes of it). A datagram that is dropped (a full VL15,
+ * a lossy Ethernet queue, a bad CRC, no route) is counted lost by
+ * fab_pkt_drop() and never resent: UD has no ACKs, no PSN checks, no
+ * retransmission (IBA 9.8.5). Dependent messages (ping-pong) are posted
+ * when what they wait for is delivered at their source.
  */
 #include "models/hca/hca_int.h"
 
@@ -85,15 +91,27 @@ static int connect_pair(struct fab *f, struct hca_qp *a, struct hca_qp *b, uint8
 	return 0;
 }
 
-static int ud_pair(struct fab *f, struct hca_qp *a, struct hca_qp *b)
+/*
+ * A UD pair: no connection, the destination is named in each work request
+ * (its address handle, QPN and Q_Key). The SL rides in the QP here (the
+ * HCA takes a UD packet's SL and VL from its QP, not from the AH): sl on
+ * the VL ib.sl2vl maps it to, or 0xff for VL15.
+ */
+#define FAB_UD_QKEY 0x80010000u
+
+static int ud_pair(struct fab *f, struct hca_qp *a, struct hca_qp *b, uint8_t sl)
 {
 	struct hca_qp *qp[2] = { a, b };
 
 	(void)f;
 	for (int i = 0; i < 2; i++) {
-		struct hca_qp_attr at = { .qp_state = HCA_QPS_INIT, .qkey = 0x80010000u };
+		struct hca_qp_attr at = {
+			.qp_state = HCA_QPS_INIT, .qkey = FAB_UD_QKEY,
+			.dlid = hca_lid(qp[1 - i]->hca), .sl = sl == 0xff ? 0 : sl,
+		};
 
-		if (hca_modify_qp(qp[i], &at, HCA_QP_STATE | HCA_QP_QKEY))
+		if (hca_modify_qp(qp[i], &at, HCA_QP_STATE | HCA_QP_QKEY |
+				  (sl == 0xff ? 0 : HCA_QP_AV)))
 			return -1;
 		at.qp_state = HCA_QPS_RTR;
 		if (hca_modify_qp(qp[i], &at, HCA_QP_STATE))
@@ -102,9 +120,30 @@ static int ud_pair(struct fab *f, struct hca_qp *a, struct hca_qp *b)
 		at.sq_psn = 0;
 		if (hca_modify_qp(qp[i], &at, HCA_QP_STATE | HCA_QP_SQ_PSN))
 			return -1;
-		qp[i]->vl = 15;		/* management datagrams travel on VL15 */
+		if (sl == 0xff)
+			qp[i]->vl = FAB_VL15;	/* management datagrams travel on VL15 */
 	}
 	return 0;
+}
+
+/*
+ * The traffic learns what happened from the transport itself
+ * (fab_traffic_delivered/completed); its completion queues are polled as
+ * each entry appears, as a busy-polling program does, so they stay a few
+ * entries deep and in cache. Queues that kept every CQE of a run (up to
+ * two per message, 64 bytes each, never read) cost bench/run's B1 over
+ * UD 11 MB of its 35 MB and a quarter of its run time (page faults and
+ * cache misses: 0.25 s -> 0.18 s), for nothing the report uses.
+ */
+#define FAB_TRAFFIC_CQE 64
+
+static void traffic_cq_drain(struct hca_cq *cq, void *ctx)
+{
+	struct hca_wc wc[4];
+
+	(void)ctx;
+	while (hca_poll_cq(cq, 4, wc) > 0)
+		;
 }
 
 int fab_traffic_setup(struct fab *f)
@@ -132,13 +171,14 @@ int fab_traffic_setup(struct fab *f)
 			struct hca *h = k ? hd : hs;
 
 			if (!f->node_cq[h->n->idx])
-				f->node_cq[h->n->idx] = hca_create_cq(h, 1u << 20, NULL, NULL);
+				f->node_cq[h->n->idx] = hca_create_cq(h, FAB_TRAFFIC_CQE,
+								      traffic_cq_drain, NULL);
 			if (!f->node_cq[h->n->idx] || !msg_mr(f, h, m))
 				goto out;
 		}
 		uint32_t depth = count[m->stream] + 1;
 		struct hca_qp_init_attr ia = {
-			.qp_type = m->sl == 0xff ? HCA_QPT_UD : HCA_QPT_RC,
+			.qp_type = fab_msg_is_ud(m) ? HCA_QPT_UD : HCA_QPT_RC,
 			.send_cq = f->node_cq[m->src], .recv_cq = f->node_cq[m->src],
 			.cap = { .max_send_wr = depth, .max_recv_wr = depth,
 				 .max_inline_data = f->p.hca_max_inline },
@@ -150,16 +190,17 @@ int fab_traffic_setup(struct fab *f)
 		s->dmr = msg_mr(f, hd, m);
 		if (!s->sqp || !s->dqp)
 			goto out;
-		if (m->sl == 0xff ? ud_pair(f, s->sqp, s->dqp) :
-				    connect_pair(f, s->sqp, s->dqp, m->sl))
+		if (fab_msg_is_ud(m) ? ud_pair(f, s->sqp, s->dqp, m->sl) :
+				       connect_pair(f, s->sqp, s->dqp, m->sl))
 			goto out;
 	}
-	/* SENDs need a receive each, posted before anything runs. */
+	/* SENDs need a receive each, posted before anything runs (a datagram
+	 * that found none would be dropped silently, IBA 9.8.5). */
 	for (size_t i = 0; i < ms->n; i++) {
 		struct fab_msg *m = &ms->v[i];
 		struct fab_stream *s = &f->streams[m->stream];
 
-		if (m->op != FAB_OP_SEND && m->sl != 0xff)
+		if (m->op != FAB_OP_SEND && !fab_msg_is_ud(m))
 			continue;
 		struct hca_recv_wr r = {
 			.wr_id = i, .sg = { .addr = 0, .length = (uint32_t)m->bytes,
@@ -216,14 +257,16 @@ void fab_traffic_post(struct fab *f, uint32_t mi)
 	case FAB_OP_SEND: wr.opcode = HCA_WR_SEND; break;
 	default: wr.opcode = HCA_WR_RDMA_WRITE; break;
 	}
-	if (m->sl == 0xff) {
+	if (fab_msg_is_ud(m)) {
 		wr.opcode = HCA_WR_SEND;
 		wr.ah.dlid = hca_lid(s->dqp->hca);
+		wr.ah.sl = m->sl == 0xff ? 0 : m->sl;
 		wr.remote_qpn = s->dqp->qpn;
-		wr.remote_qkey = 0x80010000u;
+		wr.remote_qkey = FAB_UD_QKEY;
 	}
 	if (!m->staged)
 		m->start = f->eng.now;
+	/* (a datagram larger than the MTU was refused by fab_msgs_check) */
 	if (hca_post_send_msg(s->sqp, &wr, (int32_t)mi))
 		fab_fail(f, "message %u: the HCA refused the work request", mi);
 }

@@ -280,6 +280,8 @@ uint32_t hca_wire_bytes(const struct hca_qp *qp, uint8_t opcode, uint32_t payloa
  * work requests on per-stream QPs. */
 void fab_traffic_post(struct fab *f, uint32_t msg);
 void fab_traffic_delivered(struct fab *f, int32_t msg, sim_time_t t);
+/* A datagram (or UC message) that will never arrive: dropped, or no receive. */
+void fab_traffic_lost(struct fab *f, uint32_t msg);
 void fab_traffic_completed(struct fab *f, int32_t msg, sim_time_t t, enum hca_wc_status st);
 
 #endif

@@ -271,7 +271,9 @@ static void ud_receive(struct hca_qp *qp, struct ib_pkt *p)
 	struct fab *f = qp->hca->f;
 
 	if ((uint32_t)p->va != qp->qkey || !hca_qp_take_recv(qp, &r)) {
+		/* IBA 9.8.5 / 10.2.x: no receive or a bad Q_Key: silently gone */
 		qp->st.pkts_dropped_uc++;
+		fab_traffic_lost(f, p->msg);
 		return;
 	}
 	if (p->payload > r.sg.length) {

@@ -5,8 +5,9 @@
  * "spare" that has no cable, placed between h3 and h4 so that "#k" must
  * skip it. Checks each pattern's messages field by field, that several
  * specs share one list, that permutation is a deterministic derangement,
- * that shift wraps, and that malformed specs are refused with a message
- * quoting the spec, the right column, and the list left untouched.
+ * that shift wraps, that qp=ud makes datagram SENDs where it may and is
+ * refused where it may not, and that malformed specs are refused with a
+ * message quoting the spec, the right column, and the list left untouched.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -341,7 +342,7 @@ static void test_malformed(void)
 	bad("p2p:src=h0,dst=h1,size=4GiB", 24, "largest IB message");
 	bad("p2p:src=h0,dst=h0,size=1", 16, "src and dst are the same host");
 	bad("p2p:src=h0,dst=h1,size=1,colour=red", 26,
-	    "unknown key 'colour' for p2p (valid: src, dst, size, count, start, gap, sl, op, mem)");
+	    "unknown key 'colour' for p2p (valid: src, dst, size, count, start, gap, sl, op, mem, qp)");
 	bad("p2p:src=h0,dst=h1,size=1,op=copy", 29, "op: expected write, read or send, got 'copy'");
 	bad("pingpong:a=h0,b=h1,size=1,gap=1us", 27, "unknown key 'gap' for pingpong");
 	bad("p2p:src=h0,dst=h1,size=1,size=2", 26, "size given twice");
@@ -368,11 +369,81 @@ static void test_malformed(void)
 	bad("permutation:size=1,seed=-1", 25, "seed: negative");
 }
 
+/*
+ * qp=ud: every message of the spec is a datagram SEND (op defaults to send),
+ * on the patterns that post at fixed times; qp=rc and no qp are RC with the
+ * op asked for (write by default). Then the refusals, word for word.
+ */
+static void test_qp_ud(void)
+{
+	static const char *const ok[] = {
+		"p2p:src=h0,dst=h1,size=1000B,count=4,gap=1us,qp=ud",
+		"p2p:src=h0,dst=h1,size=4096,qp=ud,op=send",
+		"incast:dst=h0,size=2KiB,n=5,qp=ud,sl=3",
+		"alltoall:size=512,hosts=4,qp=ud",
+		"permutation:size=100,seed=3,qp=ud",
+		"shift:size=64,k=2,qp=ud,count=2",
+		"p2p:src=h0,dst=h1,size=256,sl=mgmt,qp=ud",
+	};
+	struct fab_msgs m = { 0 };
+
+	CU_ASSERT_FATAL(suite_net_ok);
+	for (size_t k = 0; k < SIM_ARRAY_SIZE(ok); k++) {
+		size_t n0 = m.n;
+
+		CU_ASSERT_EQUAL_FATAL(parse(ok[k], 1, &m), 0);
+		CU_ASSERT(m.n > n0);
+		for (size_t i = n0; i < m.n; i++) {
+			CU_ASSERT_TRUE(m.v[i].ud);
+			CU_ASSERT_EQUAL(m.v[i].op, FAB_OP_SEND);
+			CU_ASSERT_TRUE(fab_msg_is_ud(&m.v[i]));
+		}
+	}
+	CU_ASSERT_EQUAL(m.v[0].bytes, 1000);
+	CU_ASSERT_EQUAL(m.v[3].post, 3000000);
+	CU_ASSERT_EQUAL(m.v[5].sl, 3);		/* the first incast message */
+	fab_msgs_free(&m);
+
+	/* RC: by default, or asked for; the op is kept */
+	CU_ASSERT_EQUAL_FATAL(parse("p2p:src=h0,dst=h1,size=8KiB", 1, &m), 0);
+	CU_ASSERT_EQUAL_FATAL(parse("p2p:src=h0,dst=h1,size=8KiB,qp=rc,op=read", 1, &m), 0);
+	CU_ASSERT_EQUAL_FATAL(parse("pingpong:a=h0,b=h1,size=8,count=2,qp=rc", 1, &m), 0);
+	CU_ASSERT_EQUAL_FATAL(m.n, 6);
+	for (size_t i = 0; i < m.n; i++) {
+		CU_ASSERT_FALSE(m.v[i].ud);
+		CU_ASSERT_FALSE(fab_msg_is_ud(&m.v[i]));
+	}
+	CU_ASSERT_EQUAL(m.v[0].op, FAB_OP_WRITE);
+	CU_ASSERT_EQUAL(m.v[1].op, FAB_OP_READ);
+	fab_msgs_free(&m);
+
+	bad("p2p:src=h0,dst=h1,size=1,qp=udp", 29,
+	    "--traffic 'p2p:src=h0,dst=h1,size=1,qp=udp': qp: expected rc or ud, got 'udp'");
+	bad("p2p:src=h0,dst=h1,size=1,qp=UD", 29, "qp: expected rc or ud, got 'UD'");
+	bad("p2p:src=h0,dst=h1,size=1,qp=ud,op=write", 35,
+	    "--traffic 'p2p:src=h0,dst=h1,size=1,qp=ud,op=write': "
+	    "op=write: qp=ud carries only SENDs (expected op=send, or no op)");
+	bad("incast:dst=h0,op=read,size=1,qp=ud", 18,
+	    "op=read: qp=ud carries only SENDs (expected op=send, or no op)");
+	bad("p2p:src=h0,dst=h1,size=4097,qp=ud", 24,
+	    "--traffic 'p2p:src=h0,dst=h1,size=4097,qp=ud': size: 4097 bytes with qp=ud: "
+	    "a datagram is one packet, at most the MTU (ib.mtu, 4096 bytes at most)");
+	bad("shift:qp=ud,size=1MiB", 18, "size: 1048576 bytes with qp=ud");
+	bad("pingpong:a=h0,b=h1,size=8,qp=ud", 30,
+	    "qp=ud: pingpong posts a message only once an earlier one has arrived or "
+	    "completed, and a lost datagram would stall it; expected qp=rc (the default)");
+	bad("perftest:sizes=2..64,qp=ud", 22, "unknown key 'qp' for perftest");
+	bad("p2p:src=h0,dst=h1,size=64,sl=mgmt,qp=rc", 38,
+	    "qp=rc: sl=mgmt is VL15, which carries only datagrams (qp=ud)");
+	bad("p2p:src=h0,dst=h1,size=1,qp=ud,qp=rc", 32, "qp given twice");
+}
+
 static void test_help(void)
 {
 	static const char *const want[] = {
 		"p2p:src=A,dst=B,size=S", "pingpong:a=A,b=B,size=S", "incast:dst=B,size=S",
 		"alltoall:size=S", "permutation:size=S", "shift:size=S", "#k",
+		"[,qp=rc]", "qp: rc (default) or ud",
 	};
 	char *buf = NULL;
 	size_t len = 0;
@@ -439,6 +510,7 @@ static const struct test_case tests[] = {
 	{ "permutation: deterministic derangement", test_permutation },
 	{ "shift wraps", test_shift },
 	{ "malformed specs", test_malformed },
+	{ "qp=ud: datagrams, and what they refuse", test_qp_ud },
 	{ "help text", test_help },
 	{ "free the net", test_teardown },
 	{ NULL, NULL },
