@@ -522,7 +522,6 @@ static void qp_reset(struct hca_qp *qp)
 	qp->rsp_head = qp->rsp_n = 0;
 	qp->rd_outstanding = qp->rd_responding = 0;
 	qp->recv_active = qp->rnr_wait = qp->uc_drop = false;
-	qp->timer_gen++;
 	qp->timer_at = 0;
 }
 
@@ -757,7 +756,6 @@ void hca_qp_to_error(struct hca_qp *qp)
 	struct hca_recv_wr r;
 
 	qp->state = HCA_QPS_ERR;
-	qp->timer_gen++;
 	qp->timer_at = 0;
 	qp->rsp_n = 0;
 	for (uint32_t i = qp->sq_head; i != qp->sq_tail; i++) {
@@ -985,6 +983,7 @@ static void timer_push(struct hca *h, sim_time_t at, uint32_t qpn, uint32_t arg)
 }
 
 #define TIMER_READY UINT32_MAX		/* arg of a "work request ready" event */
+#define TIMER_ACK (UINT32_MAX - 3)	/* the QP's ACK / RNR timer */
 
 void hca_qp_arm_ready(struct hca_qp *qp, sim_time_t at)
 {
@@ -999,12 +998,24 @@ void hca_qp_arm_ready(struct hca_qp *qp, sim_time_t at)
 	timer_push(qp->hca, at, qp->qpn, TIMER_READY);
 }
 
+/*
+ * The ACK / RNR timer is cancelled lazily (timer_at = 0), and it is re-armed
+ * at every ACK that makes progress: a QP sending a message every few
+ * microseconds with a 67 ms timeout would leave thousands of dead entries
+ * in its HCA's heap, every one of them paid for at each push and pop. So a
+ * QP keeps at most one entry that is not known dead (timer_q): arming
+ * later than it adds nothing, and when it comes due while the timer stands
+ * armed later, it is pushed again for then (hca_handler). The timer fires
+ * at exactly the time it is armed for, as before.
+ */
 void hca_qp_arm_timer(struct hca_qp *qp, sim_time_t at, bool rnr)
 {
-	qp->timer_gen++;
 	qp->timer_at = at;
 	qp->timer_rnr = rnr;
-	timer_push(qp->hca, at, qp->qpn, qp->timer_gen & 0x7fffffff);
+	if (qp->timer_q && qp->timer_q <= at)
+		return;		/* an entry comes due first: it re-arms then */
+	qp->timer_q = at;
+	timer_push(qp->hca, at, qp->qpn, TIMER_ACK);
 }
 
 void hca_qp_arm_tcp(struct hca_qp *qp, sim_time_t at)
@@ -1014,7 +1025,6 @@ void hca_qp_arm_tcp(struct hca_qp *qp, sim_time_t at)
 
 void hca_qp_disarm_timer(struct hca_qp *qp)
 {
-	qp->timer_gen++;
 	qp->timer_at = 0;
 }
 
@@ -1046,8 +1056,17 @@ static void hca_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 			hca_qp_update_active(qp);
 			continue;
 		}
-		if (qp->timer_at != e.time || (qp->timer_gen & 0x7fffffff) != e.arg)
-			continue;	/* cancelled or re-armed since */
+		/* the ACK / RNR timer (hca_qp_arm_timer) */
+		if (qp->timer_q != e.time)
+			continue;	/* superseded by an earlier entry */
+		qp->timer_q = 0;
+		if (!qp->timer_at)
+			continue;	/* cancelled */
+		if (qp->timer_at > e.time) {
+			qp->timer_q = qp->timer_at;	/* re-armed for later */
+			timer_push(h, qp->timer_at, qp->qpn, TIMER_ACK);
+			continue;
+		}
 		qp->timer_at = 0;
 		qp_req_timer(qp);
 	}

@@ -134,9 +134,9 @@ struct hca_qp {
 	uint64_t seg_off;	/* bytes of sq[sq_next] already packetised */
 	uint32_t psn_hi;	/* first PSN never sent: below it is a retransmission */
 	uint32_t una_psn;	/* oldest PSN not yet acknowledged */
-	uint32_t timer_gen;	/* lazy cancellation of the ACK / RNR timer */
 	uint32_t rd_resp_psn;	/* requester: next READ response PSN expected */
 	sim_time_t timer_at;	/* 0: not armed */
+	sim_time_t timer_q;	/* its entry in the HCA's heap not known dead (0: none) */
 	uint8_t retry_left, rnr_left;
 	bool rnr_wait;		/* after an RNR NAK: wait for the timer */
 	bool timer_rnr;		/* the armed timer is the RNR wait */
