@@ -440,9 +440,14 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 	}
 	if (build_deps(f) || fab_traffic_setup(f))
 		goto oom;
+	/* posts known now go to their HCAs' plans (hca_post_plan), in order */
 	for (size_t i = 0; i < msgs->n; i++)
-		if (msgs->v[i].after < 0)
-			fab_traffic_schedule(f, (uint32_t)i, msgs->v[i].post);
+		if (msgs->v[i].after < 0 &&
+		    hca_post_plan(f->nodes[msgs->v[i].src].hca, msgs->v[i].post, (uint32_t)i))
+			goto oom;
+	for (int i = 0; i < f->nnodes; i++)
+		if (f->nodes[i].hca)
+			hca_plan_ready(f->nodes[i].hca);
 	if (p->check) {
 		f->eng.after_event = check_hook;
 		f->eng.after_event_ctx = f;

@@ -203,11 +203,15 @@ struct hca {
 	uint32_t nobjs, objs_cap;
 	uint32_t cur[FAB_NVL];		/* current QP of each VL's ring */
 	uint16_t active_vls;
-	/* a small heap of timers: QP ACK/RNR timers (comp = qpn, arg = gen),
-	 * WQE ready times (arg TIMER_READY), traffic posts (comp = message,
-	 * arg TIMER_POST) */
+	/* a small heap of timers: QP ACK/RNR timers (comp = qpn, arg
+	 * TIMER_ACK), WQE ready times (arg TIMER_READY), traffic posts decided
+	 * during the run (comp = message, arg TIMER_POST) */
 	struct sim_heap timers;
 	uint64_t timer_seq;
+	/* the traffic's posts known before the run, by (time, message): read
+	 * in order beside the heap rather than pushed into it (hca_post_plan) */
+	struct hca_plan { sim_time_t t; uint32_t msg; } *plan;
+	size_t nplan, plan_cap, plan_next;
 	struct sim_wake wake;		/* engine events for the heap top (sim.h) */
 	bool in_take;			/* building a packet: do not kick the port */
 	struct host host;		/* PCIe, memory, CPU behind this HCA (models/host) */
@@ -234,6 +238,10 @@ int hca_post_send_msg(struct hca_qp *qp, const struct hca_send_wr *wr, int32_t m
 void hca_qp_arm_ready(struct hca_qp *qp, sim_time_t at);
 /* Call fab_traffic_post(f, msg) at `at`. */
 void hca_post_at(struct hca *h, sim_time_t at, uint32_t msg);
+/* The same for a post known before the run starts; hca_plan_ready() once
+ * all are planned. 0 or -1 (out of memory). */
+int hca_post_plan(struct hca *h, sim_time_t at, uint32_t msg);
+void hca_plan_ready(struct hca *h);
 void hca_qp_arm_timer(struct hca_qp *qp, sim_time_t at, bool rnr);
 void hca_qp_disarm_timer(struct hca_qp *qp);
 /* fabric=tcp: call tcp_timer(qp) at `at`. */
