@@ -865,6 +865,48 @@ static size_t exact_rank(unsigned permille, size_t n)
 	return r ? r : 1;
 }
 
+/* Large sets go through the radix sort: every rank against qsort's answer,
+ * over values that need 1, 3 and 6 digits, with ties. */
+static int cmp_u64_test(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void test_samples_radix(void)
+{
+	static const uint64_t spans[] = { 1000, 1ULL << 33, UINT64_MAX };
+	enum { N = 5000 };
+	struct sim_rng rng;
+
+	sim_rng_init(&rng, 9, 9);
+	for (size_t k = 0; k < sizeof(spans) / sizeof(spans[0]); k++) {
+		struct sim_samples s;
+		uint64_t *ref = malloc(N * sizeof(*ref));
+
+		CU_ASSERT_FATAL(ref != NULL);
+		sim_samples_init(&s);
+		for (int i = 0; i < N; i++) {
+			uint64_t x = sim_rng_next(&rng);
+
+			ref[i] = spans[k] == UINT64_MAX ? x : x % spans[k];
+			CU_ASSERT_FATAL(sim_samples_add(&s, ref[i]) == 0);
+		}
+		qsort(ref, N, sizeof(*ref), cmp_u64_test);
+		for (int r = 1; r <= N; r++) {
+			uint64_t got = sim_samples_quantile(&s, (double)r / N);
+
+			if (got != ref[r - 1]) {
+				CU_FAIL("radix-sorted rank differs from qsort");
+				break;
+			}
+		}
+		sim_samples_fini(&s);
+		free(ref);
+	}
+}
+
 static void test_samples_quantile(void)
 {
 	struct sim_samples s;
@@ -1342,6 +1384,7 @@ static const struct test_case tests[] = {
 	{ "rng_double", test_rng_double },
 	{ "hash_str", test_hash_str },
 	{ "samples_quantile", test_samples_quantile },
+	{ "samples_radix", test_samples_radix },
 	{ "hist", test_hist },
 	{ "log_parse", test_log_parse },
 	{ "log_env_and_output", test_log_env_and_output },
