@@ -24,6 +24,7 @@
 
 #include "models/fabric/fab.h"
 #include "models/hca/hca.h"
+#include "models/hca/hca_int.h"	/* the HCA timer heap (test_ack_timer_heap) */
 #include "models/host/host.h"
 #include "tests/unit/test_main.h"
 #include "tests/unit/util_fabric.h"
@@ -351,6 +352,35 @@ static void test_sq_growth(void)
 	}
 	CU_ASSERT(memcmp(t.bufa, t.bufb, (size_t)(FIRST + N) * LEN) == 0);
 	CU_ASSERT(hca_qp_stats(t.qa)->pkts_retransmitted > 0);
+	tp_fini(&t);
+}
+
+/*
+ * Every ACK that makes progress re-arms the ACK timer (67 ms at
+ * hca.timeout=14); the old one is cancelled lazily. A QP must not leave
+ * one dead heap entry per message in its HCA's timer heap (2,000 per HCA
+ * on a 1,024-rank ring): 500 messages in flight at once, each ACKed while
+ * the others go, must fit the heap's first allocation (256 entries).
+ */
+static void test_ack_timer_heap(void)
+{
+	enum { N = 500, LEN = 4096 };
+	struct tp t;
+	struct hca_wc wc[N];
+
+	tp_init(&t, NULL, LEN);
+	tp_connect(&t, HCA_QPT_RC, 14, 7, 7, 1, 16);
+	for (int k = 0; k < N; k++) {
+		struct hca_send_wr w = wr_of(&t, HCA_WR_RDMA_WRITE, (uint64_t)k, 0, LEN);
+
+		w.send_flags = k == N - 1 ? HCA_SEND_SIGNALED : 0;
+		CU_ASSERT_FATAL(hca_post_send(t.qa, &w) == 0);
+	}
+	tp_run(&t);
+	CU_ASSERT_EQUAL(poll_all(t.ca, wc, N), 1);
+	CU_ASSERT_EQUAL(wc[0].status, HCA_WC_SUCCESS);
+	CU_ASSERT(hca_qp_stats(t.qb)->acks_sent >= N / 2);	/* many re-armings */
+	CU_ASSERT(t.a->timers.cap <= 256);
 	tp_fini(&t);
 }
 
@@ -929,6 +959,7 @@ static const struct test_case tests[] = {
 	{ "WRITE/SEND/READ latency closed form", test_latency_closed_form },
 	{ "RC under loss: exactly once, in order", test_rc_loss_exactly_once },
 	{ "send queue storage grows past a wrapped head", test_sq_growth },
+	{ "ACK timer: one live heap entry per QP", test_ack_timer_heap },
 	{ "retry_cnt exhausted", test_retry_exceeded },
 	{ "RNR NAK and rnr_retry", test_rnr },
 	{ "READs in flight bounded", test_read_outstanding_limit },
