@@ -946,10 +946,9 @@ static void test_big_ring_fast(void)
 	 * the 32 chunk flows */
 	CU_ASSERT_EQUAL(p.steps[p.op_first[1]].ndeps, 64);
 	fprintf(stderr, " [lowered %zu steps in %.1f ms of CPU] ", p.nsteps, ms);
-	if (!slow) {
-		CU_ASSERT(ms < 100);
+	/* the time is reported, not asserted (speed is bench/'s to judge) */
+	if (!slow)
 		CU_ASSERT_EQUAL(check_ok(&p, 0), 0);
-	}
 	trace_program_free(&p);
 	trace_free(&t);
 }
