@@ -12,7 +12,11 @@
  * stops again as soon as one process runs. While a process runs, its clock
  * stands still: its CPU time costs nothing (the model's host costs are in
  * the HCA model). So what a program prints depends only on the order of its
- * own calls, not on the host's scheduler: runs are repeatable.
+ * own calls, not on the host's scheduler: runs are repeatable. No decision
+ * that moves the clock may depend on real time: a process spinning on its
+ * memory is told from one the host has paused by its CPU time (SPIN_*), and
+ * a process blocked reading a socket reads nothing before the daemon has
+ * seen the bytes (SHIM_OP_IO_END).
  *
  * A process that goes away is detached at once; its objects linger 1 ms of
  * simulated time (so ACKs it owes its peers still leave), then its QPs go
@@ -24,6 +28,7 @@
 #define _GNU_SOURCE
 #include "shim/serve.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <ev.h>
 #include <fcntl.h>
@@ -55,18 +60,33 @@
 #define CLOCK_Q_MAX	(100 * SIM_US)
 #define MAX_OBJS	65536
 /*
- * A process that has said nothing for a while (real time) while not in a
- * wait is taken to spin on its memory (perftest's write-latency loop): the
- * clock may move for it. How long: SPIN_GRACE_S for a process already seen
- * spinning (bytes landed in its memory while it was not waiting;
- * IBFAB_SPIN_GRACE_US overrides), SPIN_FIRST_S before that, so a process
- * the host scheduler merely paused is not taken for a spinner. A process
- * whose memory just received bytes while it spins is expected to react: it
- * runs until its next message, or SPIN_REACT_S at most.
+ * A process that says nothing while not in a wait may spin on its memory
+ * (perftest's write-latency loop): the clock must move for it. Or the
+ * host's scheduler may merely have paused it, and then the clock must not
+ * move, or what it prints would depend on the host's load. So silence is
+ * measured in the process's own CPU time, which a paused process does not
+ * use, never in real time: each message carries the CPU time the process
+ * had used when it sent it (exact), and the daemon reads what it has used
+ * since (clock_getcpuclockid: the kernel brings another process's clock up
+ * to date only at a scheduler tick or switch, so that reading lags by up
+ * to a tick, 4 ms at HZ=250: it may notice a spinner late, never early,
+ * and it never counts a pause). A process with a
+ * connected QP that has used SPIN_FIRST_S of CPU since its last message
+ * is taken to spin; SPIN_GRACE_S once it is known to spin (bytes landed in
+ * its memory while it was taken to spin; IBFAB_SPIN_GRACE_US overrides).
+ * A spinner whose memory just received bytes is expected to react: it
+ * runs until its next message, or until it has used SPIN_REACT_S of CPU.
+ *
+ * The one real-time rule is a safety net for waits the shim does not see
+ * (poll/select/epoll on a channel fd): a process with every thread asleep
+ * in the kernel that has used no CPU for SPIN_ASLEEP_S waits too. A paused
+ * process is runnable, not asleep, so this never fires for it either.
  */
 #define SPIN_GRACE_S	0.001
 #define SPIN_FIRST_S	0.020
 #define SPIN_REACT_S	0.100
+#define SPIN_ASLEEP_S	0.020
+#define SPIN_RECHECK_S	0.0002	/* the spin timer's shortest delay */
 
 enum obj_type { O_FREE, O_SEG, O_MR, O_CQ, O_CHAN, O_SRQ, O_QP };
 
@@ -142,8 +162,18 @@ struct client {
 	int io_fd;
 	sim_time_t poll_q, clock_q;
 	uint64_t cqe_gen;
-	ev_tstamp last_active;	/* real time of its last message or of bytes landing */
-	bool spinner;		/* bytes landed while it ran: it spins on memory */
+	/* silence (see SPIN_*): since its last message, wake-up or bytes landing */
+	pid_t peer;		/* its pid (SO_PEERCRED), 0 if unknown */
+	clockid_t cpu_clk;	/* its CPU-time clock ... */
+	bool cpu_ok;		/* ... if it can be read */
+	double quiet_cpu;	/* its CPU time (s) at that moment */
+	double sent_cpu;	/* its CPU time (s) as it sent its last message */
+	ev_tstamp quiet_rt;	/* the real time then (only without a CPU clock) */
+	double idle_cpu;	/* its CPU time when last seen to change ... */
+	ev_tstamp idle_rt;	/* ... and the real time of that */
+	bool spinning;		/* taken to spin on memory (not: asleep) */
+	uint64_t spun_in;	/* taken to spin in that advance() call */
+	bool spinner;		/* bytes landed while it spun: it spins on memory */
 	bool connected;		/* it has a QP ready to receive: it may spin */
 	bool touched;		/* ... and it has not reacted yet */
 };
@@ -193,6 +223,7 @@ struct srv {
 	struct grave *graves;
 	ev_timer spin_w;
 	double spin_grace;
+	uint64_t advances;	/* advance() calls so far */
 };
 
 static void client_free(struct client *c);
@@ -424,10 +455,107 @@ static bool io_ready(int fd)
 	return poll(&p, 1, 0) > 0;
 }
 
+/* ---- silence ------------------------------------------------------------ */
+
+/* The CPU time (s) the process has used, or -1 if it cannot be read (not
+ * permitted, or it has just exited: the end of its socket is on the way). */
+static double client_cpu(struct client *c)
+{
+	struct timespec ts;
+
+	if (!c->cpu_ok)
+		return -1;
+	if (clock_gettime(c->cpu_clk, &ts)) {
+		c->cpu_ok = false;
+		return -1;
+	}
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A sign of life (a message, a wake-up, bytes landing): it runs from now,
+ * when its CPU time was cpu (s). */
+static void alive(struct client *c, double cpu)
+{
+	c->quiet_rt = c->idle_rt = ev_time();
+	c->quiet_cpu = c->idle_cpu = cpu;
+	c->spinning = false;
+	c->spun_in = 0;
+}
+
+/* Is every thread of the process asleep in the kernel (state S)? A paused
+ * (preempted, starved) thread is runnable (R), a stopped one T. */
+static bool client_asleep(const struct client *c)
+{
+	char dir[48], path[96], buf[256];
+	struct dirent *e;
+	bool any = false, asleep = true;
+	DIR *d;
+
+	if (c->peer <= 0)
+		return false;
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)c->peer);
+	d = opendir(dir);
+	if (!d)
+		return false;
+	while (asleep && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%.32s/stat", dir, e->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			break;
+		buf[n] = 0;
+		/* "tid (comm) S ...": comm may hold spaces and parentheses */
+		const char *r = strrchr(buf, ')');
+
+		asleep = r && r[1] == ' ' && r[2] == 'S';
+		any = true;
+	}
+	closedir(d);
+	return any && asleep;
+}
+
+/*
+ * A process with a connected QP, not in a wait and with no message of its
+ * own unread: does it count as waiting - spinning on its memory, or asleep
+ * where the shim does not see? If not, *recheck is how long (real time)
+ * before the answer may change. Only its own CPU time decides, never how
+ * long the host's scheduler left it without a CPU.
+ */
+static bool silent_wait(struct client *c, ev_tstamp rt, ev_tstamp *recheck)
+{
+	double grace = c->touched ? SPIN_REACT_S : c->spinner ? c->s->spin_grace : SPIN_FIRST_S;
+	double cpu = client_cpu(c), left;
+
+	if (cpu < 0) {		/* no CPU clock: real time, which load can fool */
+		left = c->quiet_rt + grace - rt;
+		*recheck = left;
+		return c->spinning = left <= 0;
+	}
+	left = c->quiet_cpu + grace - cpu;
+	if (left <= 0)
+		return c->spinning = true;	/* that much CPU and not a word */
+	*recheck = left;	/* a thread uses CPU no faster than real time */
+	if (cpu > c->idle_cpu) {
+		c->idle_cpu = cpu;
+		c->idle_rt = rt;
+	} else if (rt - c->idle_rt >= SPIN_ASLEEP_S && client_asleep(c)) {
+		return true;	/* blocked in a wait the shim does not watch */
+	}
+	left = c->idle_rt + SPIN_ASLEEP_S - rt;
+	if (left > 0 && left < *recheck)
+		*recheck = left;
+	return false;
+}
+
 static void wake(struct client *c)
 {
 	c->wait = W_NONE;
-	c->last_active = ev_time();	/* it runs from now: not a spinner yet */
+	alive(c, c->sent_cpu);	/* it runs from now; it has been blocked since it asked */
 	if (c->io_fd >= 0) {
 		close(c->io_fd);
 		c->io_fd = -1;
@@ -529,6 +657,8 @@ static sim_time_t next_deadline(struct client *c, sim_time_t now)
 	return t;
 }
 
+static void place_touch(struct srv *s, const uint8_t *dst);
+
 static void place_cb(struct hca *h, void *dst, const void *src, uint32_t len, sim_time_t vis,
 		     void *ctx)
 {
@@ -538,6 +668,7 @@ static void place_cb(struct hca *h, void *dst, const void *src, uint32_t len, si
 	(void)h;
 	if (vis <= sim_now(s->eng) || !(p = malloc(sizeof(*p) + len))) {
 		memcpy(dst, src, len);
+		place_touch(s, dst);
 		return;
 	}
 	p->next = NULL;
@@ -557,8 +688,10 @@ static void place_touch(struct srv *s, const uint8_t *dst)
 			if (c->objs[i].t == O_SEG && dst >= (uint8_t *)c->objs[i].u.seg.map &&
 			    dst < (uint8_t *)c->objs[i].u.seg.map + c->objs[i].u.seg.len) {
 				if (c->wait == W_NONE && !c->zombie) {
-					c->last_active = ev_time();
-					c->spinner = true;
+					/* taken to wait while not in a wait: now it reacts */
+					if (c->spinning)
+						c->spinner = true;
+					alive(c, client_cpu(c));
 					c->touched = true;
 				}
 				return;
@@ -637,12 +770,13 @@ static void advance(struct srv *s)
 	if (s->in_advance)
 		return;
 	s->in_advance = true;
+	s->advances++;
 	ev_timer_stop(s->loop, &s->spin_w);
 	for (;;) {
 		sim_time_t now = sim_now(s->eng), t = SIM_TIME_MAX;
 		bool live = false, running = false, timed = false;
 		sim_time_t next;
-		ev_tstamp rt = ev_time(), spin_due = 0;
+		ev_tstamp rt = ev_time(), spin_due = 0, due;
 
 		place_apply(s, false);
 		for (struct client *c = s->clients; c; c = c->next) {
@@ -650,30 +784,32 @@ static void advance(struct srv *s)
 				continue;
 			live = true;
 			cq_events(c, now);
-			ev_tstamp grace = c->touched ? SPIN_REACT_S :
-					  c->spinner ? s->spin_grace : SPIN_FIRST_S;
-
-			/* only a program with a connected QP has anything to spin
-			 * for; before that, silence is start-up work */
-			if (c->wait == W_NONE && c->connected && rt - c->last_active >= grace) {
-				timed = true;	/* silent that long: spinning on memory */
+			if (c->wait != W_NONE && !try_wake(c, now)) {
+				if (c->wait != W_IO)
+					timed = true;
 				continue;
 			}
-			if (try_wake(c, now)) {
-				running = true;
-				if (c->wait == W_NONE) {
-					ev_tstamp due = c->last_active + grace - rt;
-
-					if (spin_due <= 0 || due < spin_due)
-						spin_due = due;
+			/* It runs - unless it spins on its memory or sleeps where
+			 * the shim cannot see. Only a program with a connected QP
+			 * has anything to spin for (before that, silence is
+			 * start-up work), and one whose next message is already
+			 * here has spoken. */
+			if (c->connected && !io_ready(c->fd)) {
+				/* (a spinner spins until bytes land: alive()) */
+				if (c->spun_in == s->advances || silent_wait(c, rt, &due)) {
+					if (c->spinning)
+						c->spun_in = s->advances;
+					timed = true;
+					continue;
 				}
-			} else if (c->wait != W_IO) {
-				timed = true;
+				if (spin_due <= 0 || due < spin_due)
+					spin_due = due;
 			}
+			running = true;
 		}
 		if (running && spin_due > 0) {
-			/* look again once the silent ones count as spinning */
-			ev_timer_set(&s->spin_w, spin_due, 0);
+			/* look again once the silent ones may count as waiting */
+			ev_timer_set(&s->spin_w, spin_due < SPIN_RECHECK_S ? SPIN_RECHECK_S : spin_due, 0);
 			ev_timer_start(s->loop, &s->spin_w);
 		}
 		if (!live)
@@ -756,6 +892,9 @@ static int do_hello(struct client *c, const struct shim_req *q)
 	snprintf(r.u.hello.fabric, sizeof(r.u.hello.fabric), "%s", fab_fabric_names[s->p.fabric]);
 	logf_(s, "pid %u attached as host %s (LID %u)", c->pid, s->net.nodes[node].desc,
 	      hca_lid(c->hca));
+	if (!c->cpu_ok)
+		logf_(s, "pid %u: its CPU time cannot be read: real time decides when it spins "
+		      "on memory, so a loaded host may change what it prints", c->pid);
 	reply(c, &r, s->clk_fd);
 	return -1;	/* replied */
 }
@@ -1119,10 +1258,21 @@ static void handle(struct client *c, const struct shim_req *q, size_t len, int *
 	uint32_t h;
 	struct obj *o;
 
-	if (len != sizeof(*q) + q->inline_len || q->inline_len > SHIM_MAX_INLINE ||
+	size_t body = sizeof(*q) + q->inline_len;
+	shim_cpu_trailer cpu;
+
+	if (q->inline_len > SHIM_MAX_INLINE || (len != body && len != body + sizeof(cpu)) ||
 	    (q->inline_len && q->op != SHIM_OP_POST_SEND)) {
 		rc = EPROTO;
 		goto out;
+	}
+	/* the CPU time it had used as it sent this: exact from the shim, else
+	 * our own reading, which may lag while it still runs */
+	if (len == body + sizeof(cpu)) {
+		memcpy(&cpu, (const uint8_t *)q + body, sizeof(cpu));
+		c->sent_cpu = (double)cpu * 1e-9;
+	} else {
+		c->sent_cpu = client_cpu(c);
 	}
 	if (!c->hello && q->op != SHIM_OP_HELLO) {
 		rc = EPROTO;
@@ -1273,9 +1423,13 @@ static void handle(struct client *c, const struct shim_req *q, size_t len, int *
 		}
 		return;		/* notification: no reply */
 	case SHIM_OP_IO_END:
+		/* the fd is readable and the program has not read it yet: the
+		 * reply lets it. Until then the daemon sees the bytes there. */
 		if (c->wait == W_IO)
 			wake(c);
-		return;
+		else if (c->wait != W_NONE)
+			rc = EPROTO;
+		break;
 	default:
 		rc = EPROTO;
 		break;
@@ -1347,7 +1501,10 @@ static void client_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct client *c = container_of(w, struct client, w);
 	union { char buf[CMSG_SPACE(4 * sizeof(int))]; struct cmsghdr align; } u;
-	union { struct shim_req q; uint8_t raw[sizeof(struct shim_req) + SHIM_MAX_INLINE + 8]; } b;
+	union {
+		struct shim_req q;
+		uint8_t raw[sizeof(struct shim_req) + SHIM_MAX_INLINE + sizeof(shim_cpu_trailer)];
+	} b;
 	struct iovec iov = { &b, sizeof(b) };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
 			    .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
@@ -1356,7 +1513,6 @@ static void client_cb(struct ev_loop *loop, ev_io *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	c->last_active = ev_time();
 	c->touched = false;
 	/* drain what is there, one message at a time, in order */
 	for (int k = 0; k < 64; k++) {
@@ -1403,6 +1559,8 @@ static void client_cb(struct ev_loop *loop, ev_io *w, int revents)
 			break;
 		}
 	}
+	if (!c->zombie)
+		alive(c, c->sent_cpu);	/* it spoke: its silence starts again */
 	advance(c->s);
 }
 
@@ -1424,6 +1582,15 @@ static void listen_cb(struct ev_loop *loop, ev_io *w, int revents)
 	c->s = s;
 	c->fd = fd;
 	c->io_fd = -1;
+	struct ucred cr;
+	socklen_t crlen = sizeof(cr);
+
+	/* its CPU time tells spinning from being paused (silent_wait) */
+	if (!getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) && cr.pid > 0) {
+		c->peer = cr.pid;
+		c->cpu_ok = !clock_getcpuclockid(cr.pid, &c->cpu_clk);
+	}
+	alive(c, client_cpu(c));	/* (a first read: cpu_ok says whether it works) */
 	c->poll_q = POLL_Q_MIN;
 	c->clock_q = CLOCK_Q_MIN;
 	c->next = s->clients;

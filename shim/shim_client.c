@@ -12,7 +12,8 @@
  * gettimeofday, clock_gettime and time read the daemon's clock page, and
  * the calls that block - sleep, and read/recv/accept on a socket or pipe -
  * tell the daemon the program is waiting, so the daemon may advance the
- * clock while it waits. A program that spins reading the clock (perftest's
+ * clock while it waits (and a read consumes nothing before the daemon has
+ * seen the bytes: io_wait). A program that spins reading the clock (perftest's
  * cycle-counter calibration) is noticed after a few hundred unchanged reads
  * and parked in a CLOCK_WAIT until time moves.
  */
@@ -24,6 +25,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -33,6 +35,7 @@
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/un.h>
@@ -92,11 +95,26 @@ static int sock_path(char *buf, size_t len)
 
 /* ---- raw message I/O (never through the interposed functions) ---------- */
 
+/*
+ * The process's CPU time, which every message carries (shim_cpu_trailer).
+ * Read here, where it is exact: the kernel brings a process's CPU clock up
+ * to date for its own reads, for others only at a scheduler tick.
+ */
+static shim_cpu_trailer cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (syscall(SYS_clock_gettime, CLOCK_PROCESS_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static int send_msg(const void *a, size_t alen, const void *b, size_t blen, int fd)
 {
-	struct iovec iov[2] = { { (void *)a, alen }, { (void *)b, blen } };
+	shim_cpu_trailer cpu = cpu_ns();
+	struct iovec iov[3] = { { (void *)a, alen }, { (void *)b, blen }, { &cpu, sizeof(cpu) } };
 	union shim_fd_cmsg u;
-	struct msghdr m = { .msg_iov = iov, .msg_iovlen = blen ? 2 : 1 };
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 3 };
 
 	shim_msg_attach_fd(&m, &u, fd);
 	for (;;) {
@@ -379,88 +397,130 @@ SHIM_INTERPOSE int nanosleep(const struct timespec *req, struct timespec *rem)
 /* ---- waiting: blocking reads on sockets and pipes ----------------------- */
 
 /*
- * Before a read that may block, hand the daemon a duplicate of the fd: the
- * daemon counts the program as waiting only while that fd has nothing to
- * read, which it can check itself. So the clock cannot move between a peer
- * writing the bytes and this program waking up to read them: runs stay
- * deterministic whatever the host scheduler does.
+ * Would the real call have been restarted after the signal that interrupted
+ * the wait? Which signal it was is not known: yes, unless some caught
+ * signal's handler does not ask for restarting (SA_RESTART).
  */
-static bool io_begin(int fd)
+static bool restartable(void)
 {
-	struct stat st;
-	int fl;
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction sa;
 
-	if (!clock_page || conn_dead || fd == conn_fd || fstat(fd, &st) ||
-	    !(S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode)))
-		return false;
-	fl = fcntl(fd, F_GETFL);
-	if (fl < 0 || (fl & O_NONBLOCK))
-		return false;
-	struct shim_req req = { .op = SHIM_OP_IO_BEGIN };
-
-	shim_notify(&req, fd);
+		if (sigaction(sig, NULL, &sa) || sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN)
+			continue;
+		if (!(sa.sa_flags & SA_RESTART))
+			return false;
+	}
 	return true;
 }
 
-static void io_end(bool began)
+/*
+ * Before a read that may block: hand the daemon a duplicate of the fd
+ * (IO_BEGIN), wait until the fd is readable, then say so (IO_END) and read
+ * only once the daemon has answered. The daemon counts the program as
+ * waiting only while that fd has nothing to read, which it checks itself;
+ * and the bytes stay unread until it has answered, so it sees them however
+ * late the host scheduler runs either side. The clock then cannot move
+ * between a peer writing the bytes and this program running again: runs
+ * stay deterministic whatever the host's load.
+ *
+ * 0: go on with the real call (it finds the fd readable). -1 with errno
+ * EINTR: a signal whose handler does not restart calls interrupted the
+ * wait, as it would have interrupted the real call.
+ */
+static int io_wait(int fd)
 {
-	struct shim_req req = { .op = SHIM_OP_IO_END };
+	struct shim_req begin = { .op = SHIM_OP_IO_BEGIN }, end = { .op = SHIM_OP_IO_END };
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct shim_rep rep;
+	struct stat st;
+	int fl, r, e = errno;
 
-	if (began) {
-		int e = errno;
-
-		shim_notify(&req, -1);
-		errno = e;
+	if (!clock_page || conn_dead || fd == conn_fd || fstat(fd, &st) ||
+	    !(S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode)))
+		goto pass;
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || (fl & O_NONBLOCK))
+		goto pass;
+	shim_notify(&begin, fd);
+	while ((r = poll(&p, 1, -1)) < 0 && errno == EINTR && restartable())
+		;
+	if (r < 0 && errno == EINTR) {
+		shim_rpc(&end, NULL, 0, -1, &rep, NULL);
+		errno = EINTR;
+		return -1;
 	}
+	shim_rpc(&end, NULL, 0, -1, &rep, NULL);
+pass:
+	errno = e;
+	return 0;
 }
 
 SHIM_INTERPOSE ssize_t read(int fd, void *buf, size_t n)
 {
 	REAL(read);
-	bool b = io_begin(fd);
-	ssize_t r = real_read(fd, buf, n);
+	if (n && io_wait(fd))	/* reading nothing does not block */
+		return -1;
+	return real_read(fd, buf, n);
+}
 
-	io_end(b);
-	return r;
+/*
+ * recv and recvfrom. MSG_WAITALL on a stream socket would block again,
+ * unwatched, after the first bytes: gather them here, one watched wait at
+ * a time.
+ */
+static ssize_t recv_watched(int fd, void *buf, size_t n, int flags, struct sockaddr *sa,
+			    socklen_t *salen)
+{
+	REAL(recvfrom);
+	int type = 0;
+	socklen_t tlen = sizeof(type);
+	size_t got = 0;
+
+	if ((flags & MSG_DONTWAIT) || !n)
+		return real_recvfrom(fd, buf, n, flags, sa, salen);
+	if (!(flags & MSG_WAITALL) || (flags & MSG_PEEK) || !clock_page ||
+	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) || type != SOCK_STREAM) {
+		if (io_wait(fd))
+			return -1;
+		return real_recvfrom(fd, buf, n, flags, sa, salen);
+	}
+	while (got < n) {
+		ssize_t r;
+
+		if (io_wait(fd))
+			return got ? (ssize_t)got : -1;
+		r = real_recvfrom(fd, (char *)buf + got, n - got, flags & ~MSG_WAITALL, sa, salen);
+		if (r <= 0)
+			return got ? (ssize_t)got : r;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
 }
 
 SHIM_INTERPOSE ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
-	REAL(recv);
-	bool b = !(flags & MSG_DONTWAIT) && io_begin(fd);
-	ssize_t r = real_recv(fd, buf, n, flags);
-
-	io_end(b);
-	return r;
+	return recv_watched(fd, buf, n, flags, NULL, NULL);
 }
 
 SHIM_INTERPOSE ssize_t recvfrom(int fd, void *restrict buf, size_t n, int flags, struct sockaddr *restrict sa,
 		 socklen_t *restrict salen)
 {
-	REAL(recvfrom);
-	bool b = !(flags & MSG_DONTWAIT) && io_begin(fd);
-	ssize_t r = real_recvfrom(fd, buf, n, flags, sa, salen);
-
-	io_end(b);
-	return r;
+	return recv_watched(fd, buf, n, flags, sa, salen);
 }
 
 SHIM_INTERPOSE int accept(int fd, struct sockaddr *restrict sa, socklen_t *restrict salen)
 {
 	REAL(accept);
-	bool b = io_begin(fd);
-	int r = real_accept(fd, sa, salen);
-
-	io_end(b);
-	return r;
+	if (io_wait(fd))
+		return -1;
+	return real_accept(fd, sa, salen);
 }
 
 SHIM_INTERPOSE int accept4(int fd, struct sockaddr *restrict sa, socklen_t *restrict salen, int flags)
 {
 	REAL(accept4);
-	bool b = io_begin(fd);
-	int r = real_accept4(fd, sa, salen, flags);
-
-	io_end(b);
-	return r;
+	if (io_wait(fd))
+		return -1;
+	return real_accept4(fd, sa, salen, flags);
 }

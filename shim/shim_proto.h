@@ -7,10 +7,11 @@
  * Transport: one SOCK_SEQPACKET Unix socket per process, so every message
  * keeps its boundaries and a short or oversized message is detected, not
  * resynchronised. A message is a fixed struct shim_req (op + union of
- * bodies) optionally followed by inline payload bytes; file descriptors
+ * bodies) optionally followed by inline payload bytes and by the sender's
+ * CPU time (shim_cpu_trailer); file descriptors
  * (memory segments, the completion channel's eventfd, a blocking socket)
  * travel with it as SCM_RIGHTS. Every request gets exactly one reply, in
- * order, except SHIM_OP_IO_BEGIN / SHIM_OP_IO_END, which are notifications.
+ * order, except SHIM_OP_IO_BEGIN, a notification.
  * A "wait" request (an empty poll, get_cq_event, sleep, a clock spin) is
  * answered only when the daemon's simulated clock has moved on: that is
  * how the daemon knows the program is waiting and time may advance.
@@ -26,7 +27,7 @@
 #include <sys/socket.h>
 
 #define SHIM_MAGIC	0x31466249u	/* "IbF1" */
-#define SHIM_VERSION	1
+#define SHIM_VERSION	2		/* 2: IO_END answered, CPU time trailer */
 #define SHIM_MAX_WC	16		/* completions per poll reply */
 #define SHIM_MAX_INLINE	256		/* inline bytes carried in one post */
 #define SHIM_NAME_LEN	64
@@ -55,7 +56,7 @@ enum shim_op {
 	SHIM_OP_SLEEP,		/* waits */
 	SHIM_OP_CLOCK_WAIT,	/* waits: the program spins on the clock */
 	SHIM_OP_IO_BEGIN,	/* notification, fd: about to block reading it */
-	SHIM_OP_IO_END,		/* notification */
+	SHIM_OP_IO_END,		/* it is readable: answered before the program reads */
 	SHIM_OP_MAX
 };
 
@@ -116,6 +117,13 @@ struct shim_req {
 		struct { uint64_t seen; } clock;
 	} u;
 };
+
+/* After a request and its inline bytes, the shim sends the CPU time its
+ * process had used at that moment (ns): the daemon tells a program spinning
+ * on its memory from one the host has paused by the CPU time it uses after
+ * its last message. Optional: without it the daemon reads the time itself,
+ * less exactly. */
+typedef uint64_t shim_cpu_trailer;
 
 struct shim_rep {
 	int32_t status;		/* 0 or a positive errno */

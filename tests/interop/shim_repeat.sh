@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# tests/interop/shim_repeat.sh - what a program prints under the verbs shim
+# depends only on its calls, never on how the host schedules it
+# (docs/shim.md, "Time"): a ping-pong pair (the CQ-polling path) and an
+# ib_write_lat pair (the memory-spinning path) print byte for byte the same
+# results when, on a second run, a busy loop competes for the CPU and each
+# program is stopped for 40 ms in every 110 ms (SIGSTOP/SIGCONT: the host's
+# scheduler at its worst, on purpose, on any machine). A daemon that lets
+# real time decide anything that moves the simulated clock (a program
+# "silent for too long", a read that consumed its bytes before the daemon
+# saw them) prints other numbers here. Last, the one rule that does look at
+# real time: a program that waits where the shim cannot see (poll() on its
+# channel fd, tests/shim/shim_pollwait.c) still gets its completions.
+. "$IBFAB_SRC/tests/lib/e2e.sh"
+. "$IBFAB_SRC/tests/shim/lib.sh"
+need ibv_rc_pingpong ib_write_lat objdump
+topo="$IBFAB_SRC/topologies/examples/star-6.net"
+start_daemon "$topo" || { finish; exit; }
+
+victims=() busy=
+cleanup() {
+	[ -n "$busy" ] && kill "$busy" 2>/dev/null
+	for p in "${victims[@]}"; do kill -CONT "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done
+	stop_daemon
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# jolt PID...: stop each in turn for 40 ms, then let it run 15 ms, until
+# all are gone; kill them after 60 s
+jolt() {
+	local end=$((SECONDS + 60))
+	while kill -0 "$@" 2>/dev/null; do
+		if [ "$SECONDS" -ge "$end" ]; then
+			kill -CONT "$@" 2>/dev/null
+			kill -9 "$@" 2>/dev/null
+			return
+		fi
+		for p in "$@"; do
+			kill -STOP "$p" 2>/dev/null
+			sleep 0.04
+			kill -CONT "$p" 2>/dev/null
+			sleep 0.015
+		done
+	done
+}
+
+# run NAME MODE PORT PROG ARGS...: a server (h0) / client (h1) pair, MODE
+# quiet or jolted; both must exit 0. Outputs in $tmp/NAME.{srv,cli}.
+run() {
+	local name=$1 mode=$2 port=$3 prog=$4 spid cpid src crc jpid=
+	shift 4
+	# started directly (no timeout wrapper): the signals must reach them
+	IBFAB_HOST=h0 LD_LIBRARY_PATH="$shim_lib" "$prog" -p "$port" "$@" >"$tmp/$name.srv" 2>&1 &
+	spid=$!
+	for _ in $(seq 200); do
+		if command -v ss >/dev/null 2>&1; then
+			ss -ltn 2>/dev/null | grep -q ":$port " && break
+		elif [ "$_" -ge 20 ]; then
+			break
+		fi
+		sleep 0.02
+	done
+	IBFAB_HOST=h1 LD_LIBRARY_PATH="$shim_lib" "$prog" -p "$port" "$@" 127.0.0.1 >"$tmp/$name.cli" 2>&1 &
+	cpid=$!
+	victims=("$spid" "$cpid")
+	if [ "$mode" = jolted ]; then
+		jolt "$cpid" "$spid" >/dev/null 2>&1 &
+		jpid=$!
+	else
+		(sleep 60; kill -9 "$cpid" "$spid") >/dev/null 2>&1 &
+		jpid=$!
+	fi
+	wait "$cpid"
+	crc=$?
+	wait "$spid"
+	src=$?
+	kill "$jpid" 2>/dev/null
+	wait "$jpid" 2>/dev/null
+	victims=()
+	if [ "$crc" -ne 0 ] || [ "$src" -ne 0 ]; then
+		fail "$name ($mode): server exit $src, client exit $crc"
+		sed 's/^/  srv| /' "$tmp/$name.srv" | tail -5
+		sed 's/^/  cli| /' "$tmp/$name.cli" | tail -5
+		return 1
+	fi
+}
+
+# same NAME FILTER: the quiet and the jolted run printed the same results
+same() {
+	local name=$1 filter=$2 side before=$fails
+	for side in srv cli; do
+		"$filter" "$tmp/$name-quiet.$side" >"$tmp/$name-quiet.$side.res"
+		"$filter" "$tmp/$name-jolted.$side" >"$tmp/$name-jolted.$side.res"
+		if [ ! -s "$tmp/$name-quiet.$side.res" ]; then
+			fail "$name $side: no results: $(tail -3 "$tmp/$name-quiet.$side")"
+		elif ! cmp -s "$tmp/$name-quiet.$side.res" "$tmp/$name-jolted.$side.res"; then
+			fail "$name $side: the host's scheduler changed what it prints:" \
+			     "$(tr '\n' '|' <"$tmp/$name-quiet.$side.res") then" \
+			     "$(tr '\n' '|' <"$tmp/$name-jolted.$side.res")"
+		fi
+	done
+	[ "$fails" -eq "$before" ] &&
+		echo "$name: $(tr -s ' \t' ' ' <"$tmp/$name-quiet.cli.res" | tr '\n' '|') (quiet = jolted, both sides)"
+}
+pp_results() { grep -E "bytes in|iters in" "$1"; }
+lat_results() { awk '/#bytes/ { on = 1; next } /^---/ { on = 0 } on && NF >= 4' "$1"; }
+
+run pp-quiet quiet 18650 ibv_rc_pingpong -n 500
+# a busy loop competes from here on (killed on exit)
+sh -c 'while :; do :; done' >/dev/null 2>&1 &
+busy=$!
+run pp-jolted jolted 18651 ibv_rc_pingpong -n 500 && same pp pp_results
+
+kill "$busy" 2>/dev/null
+busy=
+run lat-quiet quiet 18652 ib_write_lat -n 100
+sh -c 'while :; do :; done' >/dev/null 2>&1 &
+busy=$!
+run lat-jolted jolted 18653 ib_write_lat -n 100 && same lat lat_results
+kill "$busy" 2>/dev/null
+busy=
+
+# the safety net: about 4.4 us per round trip, as ping-pong would take; a
+# clock that ran on while the program was awake would show far more
+prog="$IBFAB_BUILD/tests/shim/shim_pollwait"
+if [ -x "$prog" ]; then
+	LD_LIBRARY_PATH="$shim_lib" timeout 60 "$prog" >"$tmp/pollwait.out" 2>&1 ||
+		fail "shim_pollwait: exit $?: $(tail -3 "$tmp/pollwait.out")"
+	us=$(sed -n 's/^h0: 10 round trips in \([0-9]*\) usec$/\1/p' "$tmp/pollwait.out")
+	echo "poll() on the channel fd: ${us:-?} usec for 10 round trips"
+	[ -n "$us" ] && [ "$us" -gt 0 ] && [ "$us" -lt 200 ] ||
+		fail "shim_pollwait: $(tr '\n' '|' <"$tmp/pollwait.out")"
+else
+	fail "$prog not built"
+fi
+stop_daemon
+finish
