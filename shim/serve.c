@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <ev.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -772,8 +773,9 @@ static void advance(struct srv *s)
 	s->in_advance = true;
 	s->advances++;
 	ev_timer_stop(s->loop, &s->spin_w);
-	for (;;) {
+	for (unsigned stalls = 0;;) {
 		sim_time_t now = sim_now(s->eng), t = SIM_TIME_MAX;
+		uint64_t events = s->eng->events;
 		bool live = false, running = false, timed = false;
 		sim_time_t next;
 		ev_tstamp rt = ev_time(), spin_due = 0, due;
@@ -839,6 +841,30 @@ static void advance(struct srv *s)
 		sim_run_until(s->eng, t);
 		clock_publish(s);
 		reap_zombies(s, false);
+		/*
+		 * Every pass either moves the clock, dispatches an event or wakes
+		 * someone (the next pass then breaks on running). A pass that does
+		 * none of these would repeat for ever inside this callback, deaf to
+		 * SIGTERM: a model bug. Say so, fail the waits that can never end
+		 * (EDEADLK: the programs exit rather than hang) and go back to the
+		 * loop, where a message or a signal can still reach us.
+		 */
+		if (sim_now(s->eng) == now && s->eng->events == events) {
+			if (++stalls >= 3) {
+				fprintf(stderr, "ibfab serve: the fabric makes no progress at "
+					"t=%" PRIu64 " ps (next instant %" PRIu64 " ps); "
+					"failing the waits on it\n", (uint64_t)now, (uint64_t)t);
+				for (struct client *c = s->clients; c; c = c->next) {
+					if (!c->zombie && c->wait != W_NONE && c->wait != W_IO) {
+						wake(c);
+						reply_status(c, EDEADLK);
+					}
+				}
+				break;
+			}
+		} else {
+			stalls = 0;
+		}
 	}
 	s->in_advance = false;
 }
@@ -1743,8 +1769,10 @@ int serve_run(const struct serve_opts *o, int ready_fd, struct sim_diag *d)
 	signal(SIGPIPE, SIG_IGN);
 	if (o->socket)
 		snprintf(s.path, sizeof(s.path), "%s", o->socket);
-	else if (serve_default_socket(s.path, sizeof(s.path)))
-		return sim_diag_set(d, NULL, 0, 0, "socket path too long");
+	else if (serve_default_socket(s.path, sizeof(s.path))) {
+		sim_diag_set(d, NULL, 0, 0, "socket path too long");
+		goto out;
+	}
 	if (build_fabric(&s, o, d))
 		goto out;
 	s.clk_fd = memfd_create("ibfab-clock", MFD_CLOEXEC);
@@ -1789,6 +1817,8 @@ int serve_run(const struct serve_opts *o, int ready_fd, struct sim_diag *d)
 	ev_run(s.loop, 0);
 	rc = 0;
 out:
+	if (rc && ready_fd >= 0)
+		close(ready_fd);	/* a parent waiting for the byte reads EOF */
 	while (s.clients) {
 		struct client *c = s.clients;
 

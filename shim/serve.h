@@ -32,7 +32,8 @@ int serve_default_socket(char *buf, size_t len);
 
 /* Build the fabric and serve until SIGINT/SIGTERM or the idle timeout.
  * Returns 0, or -1 with d filled (bad topology, socket in use ...). If
- * ready_fd >= 0, one byte is written to it once the socket listens. */
+ * ready_fd >= 0, one byte is written to it once the socket listens; it is
+ * closed in every case, so a parent waiting for the byte never hangs. */
 int serve_run(const struct serve_opts *o, int ready_fd, struct sim_diag *d);
 
 #endif
