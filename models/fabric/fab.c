@@ -584,6 +584,7 @@ const struct fab_port_info *fab_port(const struct fab *f, int i)
 	struct fab_port *pt = f->ports[i];
 
 	/* the per-packet counters live beside the credits (struct fab_port_vl) */
+	pt->info.busy_ps = pt->busy_ps;
 	for (int v = 0; v < FAB_NVL; v++) {
 		struct fab_vl_stats *s = &pt->info.vl[v];
 		const struct fab_port_vl *q = &pt->vl[v];
@@ -593,7 +594,7 @@ const struct fab_port_info *fab_port(const struct fab *f, int i)
 		s->rcv_bytes = q->rcv_bytes;
 		s->rcv_pkts = q->rcv_pkts;
 		s->buf_high = q->buf_high;
-		s->fc_pkts = q->fc_pkts;
+		s->fc_pkts = (q->fc_sent_wraps << 32) + q->fc_sent;
 	}
 	return &pt->info;
 }
@@ -606,7 +607,7 @@ void fab_port_sample(const struct fab *f, int i, struct fab_sample *s)
 	for (int v = 0; v < FAB_NVL; v++)
 		s->xmit_bytes += pt->vl[v].xmit_bytes;
 	for (int v = 0; v < FAB_MAX_VLS && v < f->p.vls; v++) {
-		const struct fab_fc_ring *q = &pt->peer->fcq;
+		const struct fab_fc_ring *q = &pt->fcq;
 		uint16_t fccl = pt->vl[v].fccl;
 
 		/* credits are applied lazily (ib_port.c): count those landed by now */

@@ -16,6 +16,8 @@
 #ifndef IBFAB_FAB_INT_H
 #define IBFAB_FAB_INT_H
 
+#include <stddef.h>
+
 #include "models/fabric/fab.h"
 #include "models/ib/ib_pkt.h"
 #include "models/ib/ib_vlarb.h"
@@ -76,7 +78,7 @@ struct fab_port_vl {
 	uint64_t tx_blocks;		/* shadow of FCTBS, unwrapped */
 	uint64_t limit_abs;		/* shadow of FCCL, unwrapped */
 	uint64_t xmit_bytes, xmit_pkts;	/* PortXmitData, PortXmitPkts (bytes here) */
-	uint64_t fc_pkts;		/* flow-control packets sent for this VL */
+	uint64_t fc_sent_wraps;		/* times fc_sent wrapped past 2^32 */
 	uint16_t fctbs;			/* FCTBS */
 	uint16_t fccl;			/* the last FCCL received */
 	/* receiver (packets arriving from the peer), from byte 64 */
@@ -87,55 +89,73 @@ struct fab_port_vl {
 	uint32_t rx_used;		/* blocks occupied */
 	uint32_t fc_pending;		/* blocks freed since the last FC update */
 	uint32_t buf_high;		/* receive-buffer high-water mark, bytes */
+	uint32_t fc_sent;		/* FC packets sent for this VL (mod 2^32: fc_sent_wraps) */
 	struct fab_pq inq;		/* switch input: packets queued on this VL */
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct fab_port_vl) == 128, "one line per side of a VL");
 
 struct fab_port {
-	/* the fields every packet touches first, then the per-VL lines, then
-	 * the counters (fab.h) and what only faults or reports read */
+	/*
+	 * One hop touches two ports (the packet's sender and its receiver)
+	 * and, with 1,000 hosts, finds almost none of their lines in the
+	 * core's cache: the fields are grouped by the events that read them,
+	 * so that each hop misses as few lines as it can (docs/performance.md).
+	 * Line 0: what every event at this port reads, as sender or receiver.
+	 */
 	struct fab *fab;
 	struct fab_node *node;
 	struct fab_port *peer;
+	struct hca *hca;		/* node->hca, or NULL at a switch */
+	struct eth_port *eth;		/* Ethernet fabrics: PFC state (models/eth), else NULL */
+	struct ibcc_port *ibcc;		/* IB CC at a switch output (models/ib/ib_cc.c), else NULL */
 	uint32_t comp;			/* engine component id */
+	uint16_t lid;			/* this end's LID (its switch's at a switch port) */
 	uint8_t port_no;
 	bool is_sw, peer_is_sw;		/* this end, the other end: a switch (else a CA) */
-	uint16_t lid;			/* this end's LID (its switch's at a switch port) */
-	struct link_rate rate;
+	bool tx_busy;
+	bool waiting;			/* PortXmitWait: data, and no VL has the credits */
+	uint8_t in_flight;		/* switch input: packets it is feeding to outputs now */
+	uint8_t tx_src_vl;
+	uint8_t tx_src_blocks;
+	uint16_t vl_waiting;		/* VLs with data but no credits */
+
+	/* Line 1: the transmitter, when it starts a packet */
+	struct ib_vlarb vlarb;
 	sim_time_t prop;
+	sim_time_t tx_end;
+	sim_time_t busy_ps;		/* fab_port_info.busy_ps, kept here (fab_port()) */
+	/* where that packet came from, to free its input buffer at TX_DONE:
+	 * with cut-through the next hop may already hold (and relabel) it */
+	struct fab_port *tx_src;
+	sim_time_t fc_delay;		/* an FC packet's serialisation plus propagation */
+
+	/* Line 2: the transmitter, when it looks at its credits and sends */
 	/* link_ser_ps() divides 128-bit numbers: remember the two sizes last
 	 * serialised (a port sends mostly one data size and one ACK size) */
 	uint32_t ser_bytes[2];
 	sim_time_t ser_ps[2];
-	sim_time_t fc_ser;		/* an FC packet's serialisation */
-
-	/* transmitter */
-	bool tx_busy;
-	sim_time_t tx_end;
-	/* where that packet came from, to free its input buffer at TX_DONE:
-	 * with cut-through the next hop may already hold (and relabel) it */
-	struct fab_port *tx_src;
-	uint8_t tx_src_vl;
-	uint8_t tx_src_blocks;
-	uint8_t in_flight;		/* switch input: packets it is feeding to outputs now */
-	struct ib_vlarb vlarb;
+	/* FC packets in flight to this port (sent by the peer's receiver):
+	 * the sender takes in those that have landed (ib_port.c) */
+	struct fab_fc_ring fcq;
 	struct fab_pq wire;		/* packets in flight to the peer */
-	struct fab_fc_ring fcq;		/* FC packets in flight to the peer (read by the peer) */
+
+	/* Line 3: timers and what only some runs read */
+	sim_time_t fc_ser;		/* an FC packet's serialisation */
 	struct sim_timer fc_wake;	/* blocked on credits: when the next FC packet lands */
 	struct sim_timer fc_timer;	/* receiver: periodic FC update */
-	/* PortXmitWait accounting */
-	sim_time_t wait_since;		/* port had data, sent nothing (0 = not waiting) */
-	bool waiting;
-	uint16_t vl_waiting;		/* VLs with data but no credits */
-	struct eth_port *eth;		/* Ethernet fabrics: PFC state (models/eth), else NULL */
-	struct ibcc_port *ibcc;		/* IB CC at a switch output (models/ib/ib_cc.c), else NULL */
+	sim_time_t wait_since;		/* PortXmitWait: since when the port waits */
+	struct link_rate rate;
 
-	struct fab_port_vl vl[FAB_NVL];	/* per VL: credits, receive buffer, input queue */
+	struct fab_port_vl vl[FAB_NVL] __attribute__((aligned(64)));	/* per VL: credits, receive buffer, input queue */
 
 	struct fab_port_info info;	/* public counters (fab.h) */
 	struct sim_rng rng;		/* fault injection at this receiver */
 };
+
+_Static_assert(offsetof(struct fab_port, vlarb) == 64 && offsetof(struct fab_port, ser_bytes) == 128 &&
+	       offsetof(struct fab_port, fc_ser) == 192 && offsetof(struct fab_port, vl) == 256,
+	       "fab_port's lines as its comments say");
 
 struct fab_node {
 	int idx;			/* node index in the net */

@@ -838,7 +838,7 @@ void hca_qp_update_active(struct hca_qp *qp)
 
 uint16_t hca_candidates(struct fab_port *pt, uint32_t blocks[FAB_NVL], uint16_t *has_data)
 {
-	struct hca *h = pt->node->hca;
+	struct hca *h = pt->hca;
 	uint16_t ready = 0;
 
 	*has_data = 0;
@@ -875,7 +875,7 @@ uint32_t hca_alloc_pkt(struct hca *h)
 
 uint32_t hca_take(struct fab_port *pt, uint8_t vl)
 {
-	struct hca *h = pt->node->hca;
+	struct hca *h = pt->hca;
 	struct hca_qp *qp;
 	uint32_t idx;
 	struct ib_pkt *p;
@@ -923,7 +923,7 @@ static bool is_response(uint8_t op)
 void hca_receive(struct fab_port *pt, uint32_t idx)
 {
 	struct fab *f = pt->fab;
-	struct hca *h = pt->node->hca;
+	struct hca *h = pt->hca;
 	struct ib_pkt *p = fab_pkt(f, idx);
 	struct hca_qp *qp;
 
@@ -1146,6 +1146,9 @@ int hca_init(struct fab *f, struct fab_node *n)
 	if (!h)
 		return -1;
 	n->hca = h;
+	for (int k = 0; k <= n->nports; k++)
+		if (n->ports[k])
+			n->ports[k]->hca = h;	/* the receive path's first step */
 	h->f = f;
 	h->n = n;
 	h->port = port > 0 ? n->ports[port] : NULL;
@@ -1200,6 +1203,9 @@ void hca_fini(struct fab_node *n)
 	cc_hca_fini(h);
 	free(h);
 	n->hca = NULL;
+	for (int k = 0; k <= n->nports; k++)
+		if (n->ports[k])
+			n->ports[k]->hca = NULL;
 }
 
 uint16_t hca_lid(const struct hca *h)

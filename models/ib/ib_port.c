@@ -21,7 +21,7 @@
  *    depart are coalesced (the later FCCL replaces the earlier), as a real
  *    link sends the current value when it gets the chance;
  *  - credits are applied lazily: FC packets in flight sit on the link
- *    (the receiver's fcq) and the sender takes in every one that has landed
+ *    (the sender's fcq) and the sender takes in every one that has landed
  *    whenever it looks at its credits. Only a sender blocked on credits
  *    needs an event, at the landing time of the next FC packet: a third
  *    fewer events than one per FC packet, and the same decisions (every
@@ -127,6 +127,8 @@ void ib_port_link_up(struct fab_port *pt)
 		pt->vl[v].fccl = ib_credit_fccl(0, cap);
 		pt->vl[v].limit_abs = cap < IB_CREDIT_WINDOW ? cap : IB_CREDIT_WINDOW;
 	}
+	/* the peer's receiver sends this port its FC packets */
+	pt->fc_delay = pt->peer->fc_ser + pt->peer->prop;
 }
 
 void ib_port_fini(struct fab_port *pt)
@@ -160,7 +162,7 @@ static void port_wait_update(struct fab_port *pt, uint16_t blocked)
 /* Take in every FC packet from the peer that has landed by now. */
 static void port_apply_fc(struct fab_port *pt)
 {
-	struct fab_fc_ring *q = &pt->peer->fcq;
+	struct fab_fc_ring *q = &pt->fcq;
 	sim_time_t now = pt->fab->eng.now;
 
 	while (q->n) {
@@ -178,7 +180,7 @@ static void port_apply_fc(struct fab_port *pt)
 /* Blocked on credits: wake at the next FC packet's landing, if one is coming. */
 static void port_fc_wait(struct fab_port *pt)
 {
-	const struct fab_fc_ring *q = &pt->peer->fcq;
+	const struct fab_fc_ring *q = &pt->fcq;
 	sim_time_t at;
 
 	if (!q->n)
@@ -229,7 +231,7 @@ static void port_start_tx(struct fab_port *pt, uint32_t idx, enum ib_vlarb_table
 		ib_vlarb_sent(&pt->vlarb, table, p->wire, p->blocks);
 	pt->vl[vl].xmit_bytes += p->wire;
 	pt->vl[vl].xmit_pkts++;
-	pt->info.busy_ps += end - now;
+	pt->busy_ps += end - now;
 	pt->tx_busy = true;
 	pt->tx_end = end;
 	sim_schedule_at(&f->eng, end, pt->comp, FAB_EV_TX_DONE);
@@ -275,7 +277,7 @@ void ib_port_kick(struct fab_port *pt)
 	}
 	enum ib_vlarb_table table = IB_VLARB_LOW;
 	int vl = !ready ? -1 : pt->eth ? eth_port_pick(pt, ready) :
-		 ib_vlarb_pick(&pt->vlarb, ready, &table);
+		 ib_vlarb_pick(&pt->vlarb, &pt->fab->p, ready, &table);
 
 	if (vl < 0) {
 		/* Data, but nothing fits its credits (or all of it is paused):
@@ -326,10 +328,12 @@ static void port_send_fc(struct fab_port *pt, uint8_t vl)
 			     (free_blocks < IB_CREDIT_WINDOW ? free_blocks : IB_CREDIT_WINDOW),
 	};
 
+	struct fab_port *tx = pt->peer;	/* the data's sender, to whom this FC packet goes */
+
 	pt->vl[vl].fc_pending = 0;
 	/* Still waiting behind the reverse data packet? Update it in place. */
-	for (uint32_t i = pt->fcq.n; i-- > 0;) {
-		struct fab_fc *q = fc_ring_at(&pt->fcq, i);
+	for (uint32_t i = tx->fcq.n; i-- > 0;) {
+		struct fab_fc *q = fc_ring_at(&tx->fcq, i);
 
 		if (q->depart <= now)
 			break;
@@ -340,20 +344,20 @@ static void port_send_fc(struct fab_port *pt, uint8_t vl)
 		}
 	}
 	fc.depart = pt->tx_busy && pt->tx_end > now ? pt->tx_end : now;
-	fc.arrive = fc.depart + pt->fc_ser + pt->prop;
-	if (fc_ring_push(&pt->fcq, &fc)) {
+	fc.arrive = fc.depart + tx->fc_delay;
+	if (fc_ring_push(&tx->fcq, &fc)) {
 		f->failed = true;
 		sim_diag_set(&f->fail, NULL, 0, 0, "out of memory for flow-control packets");
 		sim_stop(&f->eng);
 		return;
 	}
-	pt->vl[vl].fc_pkts++;
+	if (!++pt->vl[vl].fc_sent)
+		pt->vl[vl].fc_sent_wraps++;
 	f->tot.fc_pkts++;
 	/* The sender needs telling only if it is waiting for credits. */
-	if (pt->peer->waiting && !pt->peer->tx_busy &&
-	    (!pt->peer->fc_wake.armed || fc.arrive < pt->peer->fc_wake.when))
-		sim_timer_arm(&f->eng, &pt->peer->fc_wake, fc.arrive, pt->peer->comp,
-			      FAB_EV_FC_WAKE);
+	if (tx->waiting && !tx->tx_busy &&
+	    (!tx->fc_wake.armed || fc.arrive < tx->fc_wake.when))
+		sim_timer_arm(&f->eng, &tx->fc_wake, fc.arrive, tx->comp, FAB_EV_FC_WAKE);
 	SIM_LOG(SIM_LOG_CREDIT, now, "node %d port %u FC vl %u fccl %u (free %u blocks)",
 		pt->node->idx, pt->port_no, vl, fc.fccl, free_blocks);
 }

@@ -7,7 +7,6 @@
 
 void ib_vlarb_init(struct ib_vlarb *a, const struct fab_params *p)
 {
-	a->p = p;
 	a->hi_idx = a->lo_idx = 0;
 	a->hi_sent = 0;
 	a->hi_mask = a->lo_mask = 0;
@@ -42,9 +41,9 @@ static int table_pick(const struct fab_vlarb_entry *tab, uint8_t n,
 	return -1;
 }
 
-int ib_vlarb_pick(struct ib_vlarb *a, uint16_t ready, enum ib_vlarb_table *table)
+int ib_vlarb_pick(struct ib_vlarb *a, const struct fab_params *p, uint16_t ready,
+		  enum ib_vlarb_table *table)
 {
-	const struct fab_params *p = a->p;
 	uint16_t hi = ready & a->hi_mask, lo = ready & a->lo_mask;
 	int vl;
 

@@ -23,8 +23,9 @@
 
 struct fab_params;
 
+/* 24 bytes: it shares the transmitter's cache line (fab_int.h), so the
+ * tables are passed in, not pointed to. */
 struct ib_vlarb {
-	const struct fab_params *p;
 	uint8_t hi_idx, lo_idx;		/* current entry */
 	int32_t hi_left, lo_left;	/* remaining weight of it, in 64-byte blocks */
 	uint32_t hi_sent;		/* high-priority bytes since low last had a turn */
@@ -40,7 +41,8 @@ void ib_vlarb_init(struct ib_vlarb *a, const struct fab_params *p);
  * Picking commits the arbiter's position; call ib_vlarb_sent() for the
  * packet actually sent.
  */
-int ib_vlarb_pick(struct ib_vlarb *a, uint16_t ready, enum ib_vlarb_table *table);
+int ib_vlarb_pick(struct ib_vlarb *a, const struct fab_params *p, uint16_t ready,
+		  enum ib_vlarb_table *table);
 void ib_vlarb_sent(struct ib_vlarb *a, enum ib_vlarb_table table, uint32_t bytes,
 		   uint32_t blocks);
 
