@@ -186,23 +186,27 @@ struct hca_timer_ev {
 };
 
 struct hca {
+	/* line 0: what every packet sent or received reads */
 	struct fab *f;
-	struct fab_node *n;
 	struct fab_port *port;		/* the port traffic leaves by */
-	uint16_t lid;
-	uint32_t comp;			/* engine component: timers */
 	struct hca_qp **qps;		/* by QP number (0 and 1 reserved: QP0/QP1) */
-	uint32_t nqps, qps_cap;
 	struct hca_mr **mrs;		/* by key */
-	uint32_t nmrs, mrs_cap;
+	struct cc_hca *cc;		/* congestion control (models/roce/cc.c), NULL when off */
+	uint32_t nqps, nmrs;
+	uint32_t comp;			/* engine component: timers */
+	uint16_t lid;
+	uint16_t active_vls;
+	bool in_take;			/* building a packet: do not kick the port */
+	/* line 1 */
+	uint32_t cur[FAB_NVL] __attribute__((aligned(64)));	/* current QP of each VL's ring */
+	struct fab_node *n;
+	uint32_t qps_cap, mrs_cap;
 	/* CQs and SRQs it owns: freed with the HCA unless destroyed before */
 	struct hca_obj {
 		void *p;	/* NULL once destroyed */
 		bool cq;	/* else an SRQ */
 	} *objs;
 	uint32_t nobjs, objs_cap;
-	uint32_t cur[FAB_NVL];		/* current QP of each VL's ring */
-	uint16_t active_vls;
 	/* a small heap of timers: QP ACK/RNR timers (comp = qpn, arg
 	 * TIMER_ACK), WQE ready times (arg TIMER_READY), traffic posts decided
 	 * during the run (comp = message, arg TIMER_POST) */
@@ -213,10 +217,8 @@ struct hca {
 	struct hca_plan { sim_time_t t; uint32_t msg; } *plan;
 	size_t nplan, plan_cap, plan_next;
 	struct sim_wake wake;		/* engine events for the heap top (sim.h) */
-	bool in_take;			/* building a packet: do not kick the port */
 	struct host host;		/* PCIe, memory, CPU behind this HCA (models/host) */
 	struct tcp_host tcp;		/* fabric=tcp: the kernel stack's CPU pipelines (models/tcp) */
-	struct cc_hca *cc;		/* congestion control (models/roce/cc.c), NULL when off */
 	hca_place_fn place_fn;		/* hca_set_place_hook(): NULL = memcpy at once */
 	void *place_ctx;
 };
