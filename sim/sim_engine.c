@@ -326,6 +326,15 @@ int sim_register(struct sim_engine *eng, sim_handler_fn fn, void *ctx,
 	return (int)eng->ncomps++;
 }
 
+int sim_register_range(struct sim_engine *eng, sim_handler_fn fn, void *base, size_t stride,
+		       uint32_t n, const char *name)
+{
+	if (eng->nranges == SIM_MAX_RANGES || n >= 1u << 24)
+		return -1;
+	eng->ranges[eng->nranges] = (struct sim_comp_range){ fn, base, stride, n, name };
+	return (int)(SIM_COMP_RANGE | eng->nranges++ << 24);
+}
+
 int sim_schedule_at(struct sim_engine *eng, sim_time_t t, uint32_t comp,
 		    uint32_t arg)
 {
@@ -347,9 +356,15 @@ bool sim_step(struct sim_engine *eng)
 		return false;
 	eng->now = e.time;
 	eng->events++;
-	const struct sim_component *c = &eng->comps[e.comp];
+	if (e.comp & SIM_COMP_RANGE) {
+		const struct sim_comp_range *r = &eng->ranges[(e.comp >> 24) & 0x3f];
 
-	c->fn(eng, c->ctx, e.arg);
+		r->fn(eng, r->base + (size_t)(e.comp & 0xffffff) * r->stride, e.arg);
+	} else {
+		const struct sim_component *c = &eng->comps[e.comp];
+
+		c->fn(eng, c->ctx, e.arg);
+	}
 	if (eng->cal.oom)
 		eng->stop = true;
 	if (eng->after_event)

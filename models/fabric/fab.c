@@ -391,6 +391,13 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 			f->ports[f->nports++] = pt;
 		}
 	}
+	/* the ports are one array: one engine range, dispatched without a
+	 * per-port table (sim_register_range) */
+	int port_comp = sim_register_range(&f->eng, ib_port_handler, f->port_mem,
+					   sizeof(struct fab_port), (uint32_t)f->nports, "port");
+
+	if (port_comp < 0)
+		goto oom;
 	for (int pi = 0; pi < f->nports; pi++) {
 		struct fab_port *pt = f->ports[pi];
 		const struct net_port *np = &net->nodes[pt->node->idx].ports[pt->port_no];
@@ -415,11 +422,9 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 		pt->info.peer_port = np->remote_port;
 		pt->info.rate = pt->rate;
 		pt->info.prop_ps = pt->prop;
-		int c = sim_register(&f->eng, ib_port_handler, pt, "port");
-
-		if (c < 0 || ib_port_init(f, pt) || (fab_is_eth(p) && eth_port_init(f, pt)))
+		if (ib_port_init(f, pt) || (fab_is_eth(p) && eth_port_init(f, pt)))
 			goto oom;
-		pt->comp = (uint32_t)c;
+		pt->comp = (uint32_t)port_comp + (uint32_t)pi;
 	}
 	for (int pi = 0; pi < f->nports; pi++)
 		ib_port_link_up(f->ports[pi]);

@@ -583,6 +583,47 @@ static void test_engine_many_components(void)
 	free(hits);
 }
 
+/* Components registered as ranges of an array get their own element as the
+ * context, beside ordinary components, in time order. */
+struct relem {
+	uint32_t hits;
+	char pad[20];	/* a stride that is not a power of two */
+};
+
+static void test_engine_ranges(void)
+{
+	struct sim_engine eng;
+	struct relem a[300], b[5];
+	uint32_t solo = 0;
+
+	memset(a, 0, sizeof(a));
+	memset(b, 0, sizeof(b));
+	sim_init(&eng);
+	int s0 = sim_register(&eng, count_fn, &solo, "solo");
+	int ra = sim_register_range(&eng, count_fn, a, sizeof(a[0]), 300, "a");
+	int rb = sim_register_range(&eng, count_fn, b, sizeof(b[0]), 5, "b");
+
+	CU_ASSERT_FATAL(s0 == 0 && ra > 0 && rb > 0 && ra != rb);
+	for (uint32_t i = 0; i < 300; i++)
+		sim_schedule_at(&eng, 1000 - i, (uint32_t)ra + i, i + 1);
+	for (uint32_t i = 0; i < 5; i++)
+		sim_schedule_at(&eng, 10 + i, (uint32_t)rb + i, 100 + i);
+	sim_schedule_at(&eng, 5, 0, 7);
+	sim_run(&eng);
+	for (uint32_t i = 0; i < 300; i++)
+		CU_ASSERT(a[i].hits == i + 1);
+	for (uint32_t i = 0; i < 5; i++)
+		CU_ASSERT(b[i].hits == 100 + i);
+	CU_ASSERT(solo == 7);
+	CU_ASSERT(eng.events == 306);
+	/* refused: too many elements for an id, and past the table */
+	CU_ASSERT(sim_register_range(&eng, count_fn, a, 1, 1u << 24, "big") == -1);
+	while (eng.nranges < SIM_MAX_RANGES)
+		CU_ASSERT_FATAL(sim_register_range(&eng, count_fn, a, 1, 1, "x") > 0);
+	CU_ASSERT(sim_register_range(&eng, count_fn, a, 1, 1, "x") == -1);
+	sim_fini(&eng);
+}
+
 /* ---- pool ---------------------------------------------------------------- */
 
 struct pobj {
@@ -1375,6 +1416,7 @@ static const struct test_case tests[] = {
 	{ "engine_timer", test_engine_timer },
 	{ "engine_after_event_and_count", test_engine_after_event_and_count },
 	{ "engine_many_components", test_engine_many_components },
+	{ "engine_ranges", test_engine_ranges },
 	{ "pool_lifo_and_counts", test_pool_lifo_and_counts },
 	{ "pool_growth", test_pool_growth },
 	{ "rng_reference_vector", test_rng_reference_vector },
