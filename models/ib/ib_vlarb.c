@@ -28,17 +28,26 @@ void ib_vlarb_init(struct ib_vlarb *a, const struct fab_params *p)
 static int table_pick(const struct fab_vlarb_entry *tab, uint8_t n,
 		      uint8_t *idx, int32_t *left, uint16_t ready)
 {
+	/* in registers: idx is a uint8_t *, which may alias anything */
+	uint8_t i = *idx;
+	int32_t l = *left;
+	int vl = -1;
+
 	if (!n)
 		return -1;
 	for (unsigned step = 0; step <= n; step++) {
-		const struct fab_vlarb_entry *e = &tab[*idx];
+		const struct fab_vlarb_entry *e = &tab[i];
 
-		if (e->weight && *left > 0 && (ready & (1u << e->vl)))
-			return e->vl;
-		*idx = (uint8_t)((*idx + 1) % n);
-		*left = tab[*idx].weight;
+		if (e->weight && l > 0 && (ready & (1u << e->vl))) {
+			vl = e->vl;
+			break;
+		}
+		i = (uint8_t)(i + 1 == n ? 0 : i + 1);	/* not %: a division per step */
+		l = tab[i].weight;
 	}
-	return -1;
+	*idx = i;
+	*left = l;
+	return vl;
 }
 
 int ib_vlarb_pick(struct ib_vlarb *a, const struct fab_params *p, uint16_t ready,
