@@ -313,6 +313,8 @@ void sim_fini(struct sim_engine *eng)
 int sim_register(struct sim_engine *eng, sim_handler_fn fn, void *ctx,
 		 const char *name)
 {
+	if (eng->ncomps == SIM_COMP_RANGE)
+		return -1;	/* the id would read as a range's */
 	if (eng->ncomps == eng->comps_cap) {
 		uint32_t cap = eng->comps_cap ? eng->comps_cap * 2 : 64;
 		struct sim_component *nc = realloc(eng->comps, cap * sizeof(*nc));
