@@ -53,14 +53,7 @@ run() {
 	# started directly (no timeout wrapper): the signals must reach them
 	IBFAB_HOST=h0 LD_LIBRARY_PATH="$shim_lib" "$prog" -p "$port" "$@" >"$tmp/$name.srv" 2>&1 &
 	spid=$!
-	for _ in $(seq 200); do
-		if command -v ss >/dev/null 2>&1; then
-			ss -ltn 2>/dev/null | grep -q ":$port " && break
-		elif [ "$_" -ge 20 ]; then
-			break
-		fi
-		sleep 0.02
-	done
+	wait_listen "$port"
 	IBFAB_HOST=h1 LD_LIBRARY_PATH="$shim_lib" "$prog" -p "$port" "$@" 127.0.0.1 >"$tmp/$name.cli" 2>&1 &
 	cpid=$!
 	victims=("$spid" "$cpid")
@@ -106,20 +99,21 @@ same() {
 pp_results() { grep -E "bytes in|iters in" "$1"; }
 lat_results() { awk '/#bytes/ { on = 1; next } /^---/ { on = 0 } on && NF >= 4' "$1"; }
 
-run pp-quiet quiet 18650 ibv_rc_pingpong -n 500
-# a busy loop competes from here on (killed on exit)
-sh -c 'while :; do :; done' >/dev/null 2>&1 &
-busy=$!
-run pp-jolted jolted 18651 ibv_rc_pingpong -n 500 && same pp pp_results
+# NAME-quiet on PORT, then NAME-jolted on PORT+1 beside a busy loop (killed
+# on exit), and what both print through FILTER compared
+quiet_then_jolted() {
+	local name=$1 port=$2 filter=$3
+	shift 3
+	run "$name-quiet" quiet "$port" "$@"
+	sh -c 'while :; do :; done' >/dev/null 2>&1 &
+	busy=$!
+	run "$name-jolted" jolted $((port + 1)) "$@" && same "$name" "$filter"
+	kill "$busy" 2>/dev/null
+	busy=
+}
 
-kill "$busy" 2>/dev/null
-busy=
-run lat-quiet quiet 18652 ib_write_lat -n 100
-sh -c 'while :; do :; done' >/dev/null 2>&1 &
-busy=$!
-run lat-jolted jolted 18653 ib_write_lat -n 100 && same lat lat_results
-kill "$busy" 2>/dev/null
-busy=
+quiet_then_jolted pp 18650 pp_results ibv_rc_pingpong -n 500
+quiet_then_jolted lat 18652 lat_results ib_write_lat -n 100
 
 # the safety net: about 4.4 us per round trip, as ping-pong would take; a
 # clock that ran on while the program was awake would show far more

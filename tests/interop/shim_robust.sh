@@ -17,10 +17,7 @@ check_pair() {
 # 1. kill -9 a bandwidth client mid-transfer (its QP still sending)
 SHIM_TIMEOUT=30 shim h0 ib_write_bw -p 18641 -n 100000000 >"$tmp/kill.srv" 2>&1 &
 spid=$!
-for _ in $(seq 200); do
-	if command -v ss >/dev/null 2>&1; then ss -ltn | grep -q ":18641 " && break; fi
-	sleep 0.02
-done
+wait_listen 18641
 # (no timeout wrapper: the signal must reach the program itself)
 IBFAB_HOST=h1 LD_LIBRARY_PATH="$shim_lib" ib_write_bw -p 18641 -n 100000000 127.0.0.1 \
 	>"$tmp/kill.cli" 2>&1 &

@@ -50,6 +50,20 @@ shim() {
 	IBFAB_HOST=$host LD_LIBRARY_PATH="$shim_lib" timeout "${SHIM_TIMEOUT:-60}" "$@"
 }
 
+# Wait (at most 4 s) until a server listens on TCP port $1; without ss,
+# 0.4 s.
+wait_listen() {
+	local port=$1
+	for _ in $(seq 200); do
+		if command -v ss >/dev/null 2>&1; then
+			ss -ltn 2>/dev/null | grep -q ":$port " && break
+		elif [ "$_" -ge 20 ]; then
+			break
+		fi
+		sleep 0.02
+	done
+}
+
 # pair NAME PORT SERVERCMD... -- CLIENTCMD... : run a server (host $SRV_HOST,
 # default h0) and its client ($CLI_HOST, default h1); outputs in $tmp/NAME.srv and $tmp/NAME.cli. Returns
 # non-zero (and calls fail) unless both exit 0.
@@ -62,15 +76,7 @@ pair() {
 	cli=("$@")
 	shim "${SRV_HOST:-h0}" "${srv[@]}" >"$tmp/$name.srv" 2>&1 &
 	local spid=$!
-	# the client does not retry: wait until the server listens
-	for _ in $(seq 200); do
-		if command -v ss >/dev/null 2>&1; then
-			ss -ltn 2>/dev/null | grep -q ":$port " && break
-		elif [ "$_" -ge 20 ]; then
-			break
-		fi
-		sleep 0.02
-	done
+	wait_listen "$port"	# the client does not retry
 	shim "${CLI_HOST:-h1}" "${cli[@]}" >"$tmp/$name.cli" 2>&1
 	local crc=$?
 	wait "$spid"
