@@ -114,7 +114,6 @@ struct sim_engine {
 		sim_handler_fn fn;
 		char *base;
 		size_t stride;
-		uint32_t n;
 		const char *name;
 	} ranges[SIM_MAX_RANGES];
 	uint32_t nranges;

@@ -333,7 +333,7 @@ int sim_register_range(struct sim_engine *eng, sim_handler_fn fn, void *base, si
 {
 	if (eng->nranges == SIM_MAX_RANGES || n >= 1u << 24)
 		return -1;
-	eng->ranges[eng->nranges] = (struct sim_comp_range){ fn, base, stride, n, name };
+	eng->ranges[eng->nranges] = (struct sim_comp_range){ fn, base, stride, name };
 	return (int)(SIM_COMP_RANGE | eng->nranges++ << 24);
 }
 

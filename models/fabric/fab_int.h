@@ -141,7 +141,6 @@ struct fab_port {
 	struct fab_pq wire;		/* packets in flight to the peer */
 
 	/* Line 3: timers and what only some runs read */
-	sim_time_t fc_ser;		/* an FC packet's serialisation */
 	struct sim_timer fc_wake;	/* blocked on credits: when the next FC packet lands */
 	struct sim_timer fc_timer;	/* receiver: periodic FC update */
 	sim_time_t wait_since;		/* PortXmitWait: since when the port waits */
@@ -154,7 +153,7 @@ struct fab_port {
 };
 
 _Static_assert(offsetof(struct fab_port, vlarb) == 64 && offsetof(struct fab_port, ser_bytes) == 128 &&
-	       offsetof(struct fab_port, fc_ser) == 192 && offsetof(struct fab_port, vl) == 256,
+	       offsetof(struct fab_port, fc_wake) == 192 && offsetof(struct fab_port, vl) == 256,
 	       "fab_port's lines as its comments say");
 
 struct fab_node {

@@ -112,7 +112,6 @@ int ib_port_init(struct fab *f, struct fab_port *pt)
 	}
 	pt->vl[15].rx_cap = p->vl15_buf_bytes / IB_BLOCK_BYTES;
 	ib_vlarb_init(&pt->vlarb, p);
-	pt->fc_ser = link_ser_ps(pt->rate, IB_FC_PKT_BYTES);
 	sim_rng_init(&pt->rng, f->seed, 0x504f525400000000ULL |
 		     ((uint64_t)pt->node->idx << 8) | pt->port_no);
 	return 0;
@@ -128,7 +127,7 @@ void ib_port_link_up(struct fab_port *pt)
 		pt->vl[v].limit_abs = cap < IB_CREDIT_WINDOW ? cap : IB_CREDIT_WINDOW;
 	}
 	/* the peer's receiver sends this port its FC packets */
-	pt->fc_delay = pt->peer->fc_ser + pt->peer->prop;
+	pt->fc_delay = link_ser_ps(pt->peer->rate, IB_FC_PKT_BYTES) + pt->peer->prop;
 }
 
 void ib_port_fini(struct fab_port *pt)
