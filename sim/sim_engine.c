@@ -24,6 +24,7 @@
  * cache lines, and the tree is half as deep as a binary heap.
  */
 #include "sim/sim.h"
+#include "sim/sim_mem.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,7 @@ int sim_heap_push(struct sim_heap *h, const struct sim_event *e)
 {
 	if (h->n == h->cap) {
 		size_t cap = h->cap ? h->cap * 2 : 256;
-		struct sim_event *nev = realloc(h->ev, cap * sizeof(*nev));
+		struct sim_event *nev = sim_mem_realloc(h->ev, cap * sizeof(*nev));
 
 		if (!nev)
 			return -1;
@@ -135,7 +136,7 @@ static uint32_t cal_alloc(struct sim_cal *c)
 {
 	if (c->free == CAL_NIL) {
 		uint32_t cap = c->cap ? c->cap * 2 : 1024;
-		struct sim_cal_node *nv = realloc(c->node, cap * sizeof(*nv));
+		struct sim_cal_node *nv = sim_mem_realloc(c->node, cap * sizeof(*nv));
 
 		if (!nv)
 			return CAL_NIL;

@@ -13,6 +13,7 @@
 #include "sim/sim_parse.h"
 
 #include "sim/sim.h"
+#include "sim/sim_mem.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -459,7 +460,7 @@ int sim_grow(void **arr, size_t *cap, size_t need, size_t sz)
 			return -1;
 		n *= 2;
 	}
-	p = realloc(*arr, n * sz);
+	p = sim_mem_realloc(*arr, n * sz);
 	if (!p)
 		return -1;
 	*arr = p;

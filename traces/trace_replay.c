@@ -23,6 +23,7 @@
 
 #include "models/hca/hca.h"
 #include "sim/sim_log.h"
+#include "sim/sim_mem.h"
 
 enum { EV_START, EV_DONE };
 
@@ -312,9 +313,9 @@ static int setup(struct replay *rp, struct sim_diag *d)
 	const struct trace_program *p = rp->p;
 	const struct trace *t = rp->t;
 	size_t n = p->nsteps;
-	rp->left = calloc(n ? n : 1, sizeof(*rp->left));
-	rp->dep_off = calloc(n + 1, sizeof(*rp->dep_off));
-	rp->dep = malloc((p->ndeps ? p->ndeps : 1) * sizeof(*rp->dep));
+	rp->left = sim_mem_calloc(n ? n : 1, sizeof(*rp->left));
+	rp->dep_off = sim_mem_calloc(n + 1, sizeof(*rp->dep_off));
+	rp->dep = sim_mem_alloc((p->ndeps ? p->ndeps : 1) * sizeof(*rp->dep));
 	rp->rank_free = calloc((size_t)t->nranks, sizeof(*rp->rank_free));
 	rp->rank_last = malloc((size_t)t->nranks * sizeof(*rp->rank_last));
 	if (!rp->left || !rp->dep_off || !rp->dep || !rp->rank_free || !rp->rank_last)
@@ -576,7 +577,7 @@ int trace_replay(const struct trace_program *p, struct fab *f, struct trace_resu
 	int rc = -1, c;
 
 	memset(r, 0, sizeof(*r));
-	r->step = calloc(p->nsteps ? p->nsteps : 1, sizeof(*r->step));
+	r->step = sim_mem_calloc(p->nsteps ? p->nsteps : 1, sizeof(*r->step));
 	r->op_start = calloc(p->trace->nops ? p->trace->nops : 1, sizeof(*r->op_start));
 	r->op_end = calloc(p->trace->nops ? p->trace->nops : 1, sizeof(*r->op_end));
 	r->rank = calloc((size_t)p->trace->nranks, sizeof(*r->rank));

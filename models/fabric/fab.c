@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "sim/sim_log.h"
+#include "sim/sim_mem.h"
 
 
 struct sim_engine *fab_engine(struct fab *f)
@@ -368,6 +369,7 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 	f->port_mem = aligned_alloc(64, port_bytes);
 	if (!f->ports || !f->port_mem)
 		goto oom;
+	sim_mem_advise(f->port_mem, port_bytes);	/* before the first touch */
 	memset(f->port_mem, 0, port_bytes);
 	for (int i = 0; i < net->nnodes; i++) {
 		const struct net_node *nn = &net->nodes[i];
@@ -533,6 +535,8 @@ int fab_run(struct fab *f, struct sim_diag *d)
 	/* With messages the run stops when the last one is finished; driven
 	 * through the verbs API alone (no messages), when nothing is left to
 	 * happen. */
+	/* The model is built: back its many small blocks with huge pages. */
+	sim_mem_advise_heap();
 	sim_run(&f->eng);
 	close_waits(f);
 	bool all = f->tot.msgs_finished == f->tot.msgs_total;

@@ -8,6 +8,7 @@
  * addressed by index (fab_msg.after), never by pointer, so growth is safe.
  */
 #include "models/fabric/fab.h"
+#include "sim/sim_mem.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,7 @@ int fab_msgs_reserve(struct fab_msgs *m, size_t n)
 		return 0;
 	if (n > SIZE_MAX / sizeof(*v))
 		return -1;
-	v = realloc(m->v, n * sizeof(*v));
+	v = sim_mem_realloc(m->v, n * sizeof(*v));
 	if (!v)
 		return -1;
 	m->v = v;

@@ -17,6 +17,7 @@
 #include "sim/sim.h"
 #include "sim/sim_diag.h"
 #include "sim/sim_log.h"
+#include "sim/sim_mem.h"
 #include "sim/sim_pool.h"
 #include "sim/sim_rng.h"
 #include "sim/sim_stats.h"
@@ -26,6 +27,103 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* ---- huge-page advice (sim_mem) ------------------------------------------ */
+
+/*
+ * The VmFlags of the mapping that holds address a ("hg": advised with
+ * MADV_HUGEPAGE), from /proc/self/smaps; and whether it is malloc's heap.
+ * Returns false when no mapping holds it.
+ */
+static bool vma_flags(const void *a, char *flags, size_t n, bool *heap)
+{
+	FILE *fp = fopen("/proc/self/smaps", "r");
+	char line[512];
+	unsigned long lo, hi, x = (unsigned long)a;
+	bool in = false, found = false;
+
+	if (!fp)
+		return false;
+	while (fgets(line, sizeof(line), fp)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {	/* a mapping's first line */
+			in = x >= lo && x < hi;
+			if (in)
+				*heap = strstr(line, "[heap]") != NULL;
+		} else if (in && !strncmp(line, "VmFlags:", 8)) {
+			snprintf(flags, n, "%.*s", (int)n - 1, line + 8);
+			found = true;
+			break;
+		}
+	}
+	fclose(fp);
+	return found;
+}
+
+static bool thp_configured(void)
+{
+	FILE *fp = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	char buf[128] = "";
+	bool ok;
+
+	if (!fp)
+		return false;
+	ok = fgets(buf, sizeof(buf), fp) && !strstr(buf, "[never]");
+	fclose(fp);
+	return ok;
+}
+
+/*
+ * Large blocks keep their contents through realloc and are advised for huge
+ * pages (the mapping is flagged "hg"); small ones are left alone; the heap
+ * is advised when asked. Where the kernel has no THP, only the contents are
+ * checked: the advice is allowed to be refused.
+ */
+static void test_mem_huge(void)
+{
+	size_t big = 8 * SIM_MEM_HUGE;
+	unsigned char *p = sim_mem_alloc(big);
+	char flags[256];
+	bool heap = false, thp = thp_configured();
+
+	CU_ASSERT_FATAL(p != NULL);
+	for (size_t i = 0; i < big; i += 4096)
+		p[i] = (unsigned char)(i >> 12);
+	p = sim_mem_realloc(p, 2 * big);
+	CU_ASSERT_FATAL(p != NULL);
+	bool same = true;
+
+	for (size_t i = 0; i < big; i += 4096)
+		same &= p[i] == (unsigned char)(i >> 12);
+	CU_ASSERT(same);
+	if (thp && vma_flags(p + big, flags, sizeof(flags), &heap))
+		CU_ASSERT_PTR_NOT_NULL(strstr(flags, " hg"));
+	free(p);
+
+	unsigned char *z = sim_mem_calloc(4, SIM_MEM_HUGE);
+
+	CU_ASSERT_FATAL(z != NULL);
+	CU_ASSERT(z[0] == 0 && z[3 * SIM_MEM_HUGE] == 0 && z[4 * SIM_MEM_HUGE - 1] == 0);
+	if (thp && vma_flags(z + 2 * SIM_MEM_HUGE, flags, sizeof(flags), &heap))
+		CU_ASSERT_PTR_NOT_NULL(strstr(flags, " hg"));
+	free(z);
+	sim_mem_advise(NULL, big);	/* nothing to advise: no crash */
+
+	/* The heap: 8 MiB in 4 KiB blocks (below malloc's mmap threshold), then
+	 * the advice. Under ASan there is no brk heap: nothing to check. */
+	enum { NB = 2048 };
+	void **blk = malloc(NB * sizeof(*blk));
+
+	CU_ASSERT_FATAL(blk != NULL);
+	for (int i = 0; i < NB; i++)
+		blk[i] = malloc(4096);
+	sim_mem_advise_heap();
+	heap = false;
+	if (thp && blk[NB / 2] && vma_flags(blk[NB / 2], flags, sizeof(flags), &heap) && heap)
+		CU_ASSERT_PTR_NOT_NULL(strstr(flags, " hg"));
+	for (int i = 0; i < NB; i++)
+		free(blk[i]);
+	free(blk);
+}
 
 /* ---- heap: differential test against a sorted array ---------------------- */
 
@@ -1419,6 +1517,7 @@ static const struct test_case tests[] = {
 	{ "engine_ranges", test_engine_ranges },
 	{ "pool_lifo_and_counts", test_pool_lifo_and_counts },
 	{ "pool_growth", test_pool_growth },
+	{ "mem_huge: large blocks advised for huge pages", test_mem_huge },
 	{ "rng_reference_vector", test_rng_reference_vector },
 	{ "rng_seeding_pinned", test_rng_seeding_pinned },
 	{ "rng_streams", test_rng_streams },

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/* sim_mem.c - large allocations backed by transparent huge pages; see sim_mem.h. */
+#include "sim/sim_mem.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* Linux 6.1's synchronous collapse; glibc 2.36's headers do not name it. */
+#if defined(__linux__) && !defined(MADV_COLLAPSE)
+#define MADV_COLLAPSE 25
+#endif
+
+void sim_mem_advise(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+	uintptr_t lo = ((uintptr_t)p + SIM_MEM_HUGE - 1) & ~(SIM_MEM_HUGE - 1);
+	uintptr_t hi = ((uintptr_t)p + n) & ~(SIM_MEM_HUGE - 1);
+
+	/* Advice only: a kernel without THP (EINVAL) is not an error. */
+	if (p && hi > lo)
+		(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+	(void)p;
+	(void)n;
+#endif
+}
+
+void *sim_mem_alloc(size_t n)
+{
+	void *p = malloc(n);
+
+	if (n >= SIM_MEM_HUGE)
+		sim_mem_advise(p, n);
+	return p;
+}
+
+void *sim_mem_calloc(size_t nmemb, size_t size)
+{
+	void *p = calloc(nmemb, size);
+
+	/* calloc checked nmemb * size for overflow: p is NULL if it did */
+	if (p && nmemb * size >= SIM_MEM_HUGE)
+		sim_mem_advise(p, nmemb * size);
+	return p;
+}
+
+void *sim_mem_realloc(void *p, size_t n)
+{
+	void *q = realloc(p, n);
+
+	if (n >= SIM_MEM_HUGE)
+		sim_mem_advise(q, n);
+	return q;
+}
+
+#ifdef MADV_COLLAPSE
+static void collapse(void *p, size_t n)
+{
+	uintptr_t lo = ((uintptr_t)p + SIM_MEM_HUGE - 1) & ~(SIM_MEM_HUGE - 1);
+	uintptr_t hi = ((uintptr_t)p + n) & ~(SIM_MEM_HUGE - 1);
+
+	/* Best effort, as the advice: a kernel before 6.1 says EINVAL. */
+	if (hi > lo)
+		(void)madvise((void *)lo, hi - lo, MADV_COLLAPSE);
+}
+#endif
+
+void sim_mem_advise_heap(void)
+{
+	/* The kernel names malloc's brk heap "[heap]" in /proc/self/maps. */
+	FILE *fp = fopen("/proc/self/maps", "r");
+	char line[512];
+	unsigned long lo, hi;
+
+	if (!fp)
+		return;
+	while (fgets(line, sizeof(line), fp))
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && strstr(line, "[heap]")) {
+			sim_mem_advise((void *)lo, hi - lo);
+#ifdef MADV_COLLAPSE
+			/* The heap is written already: the advice alone would
+			 * cover only the pages touched from now on (khugepaged
+			 * collapses the rest slowly, if at all). Collapse now. */
+			collapse((void *)lo, hi - lo);
+#endif
+			break;
+		}
+	fclose(fp);
+}
