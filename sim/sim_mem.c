@@ -2,6 +2,7 @@
 /* sim_mem.c - large allocations backed by transparent huge pages; see sim_mem.h. */
 #include "sim/sim_mem.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,14 +69,32 @@ static void collapse(void *p, size_t n)
 }
 #endif
 
+/*
+ * THP switched off by the administrator ("never")? MADV_COLLAPSE is
+ * "independent of the system-wide THP sysfs settings" (madvise(2)): it
+ * would collapse anyway, so ibfab asks the setting itself.
+ */
+static bool thp_never(void)
+{
+	FILE *fp = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	char buf[128] = "";
+	bool never;
+
+	if (!fp)
+		return true;	/* no THP in this kernel */
+	never = !fgets(buf, sizeof(buf), fp) || strstr(buf, "[never]");
+	fclose(fp);
+	return never;
+}
+
 void sim_mem_advise_heap(void)
 {
 	/* The kernel names malloc's brk heap "[heap]" in /proc/self/maps. */
-	FILE *fp = fopen("/proc/self/maps", "r");
+	FILE *fp;
 	char line[512];
 	unsigned long lo, hi;
 
-	if (!fp)
+	if (thp_never() || !(fp = fopen("/proc/self/maps", "r")))
 		return;
 	while (fgets(line, sizeof(line), fp))
 		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && strstr(line, "[heap]")) {
