@@ -95,6 +95,7 @@ struct sim_cal {
 	size_t nb;			/* events in buckets */
 	uint32_t *finger;		/* per bucket: the node inserted there last */
 	struct sim_heap over;		/* events at or beyond cur + SIM_CAL_N */
+	uint32_t after;			/* the node after the one popped last, in its bucket */
 	bool oom;			/* a node could not be allocated: the run stops */
 };
 
@@ -117,6 +118,7 @@ struct sim_engine {
 		const char *name;
 	} ranges[SIM_MAX_RANGES];
 	uint32_t nranges;
+	bool prefetch;			/* a range outgrows the caches: prefetch (sim_step) */
 	bool stop;
 	/* Optional hook called after every event (invariant checkers in tests). */
 	void (*after_event)(struct sim_engine *eng, void *ctx);
@@ -136,8 +138,10 @@ int sim_register(struct sim_engine *eng, sim_handler_fn fn, void *ctx,
  * first (the others follow it), or -1 when n >= 2^24 or SIM_MAX_RANGES are
  * taken. Dispatching them reads one small table that stays in the cache,
  * not a line of a per-component table: at 7,000 ports that line is mostly
- * a cache miss per event (docs/performance.md).
+ * a cache miss per event (docs/performance.md). A range of SIM_PREFETCH_BYTES
+ * or more turns on the prefetch of the next event's element (sim_step).
  */
+#define SIM_PREFETCH_BYTES ((size_t)32 << 20)
 int sim_register_range(struct sim_engine *eng, sim_handler_fn fn, void *base, size_t stride,
 		       uint32_t n, const char *name);
 

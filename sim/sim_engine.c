@@ -112,7 +112,7 @@ static int cal_init(struct sim_cal *c)
 	c->tail = malloc(SIM_CAL_N * sizeof(*c->tail));
 	c->bits = calloc(SIM_CAL_N / 64, sizeof(*c->bits));
 	c->finger = malloc(SIM_CAL_N * sizeof(*c->finger));
-	c->free = CAL_NIL;
+	c->free = c->after = CAL_NIL;
 	sim_heap_init(&c->over);
 	if (!c->head || !c->tail || !c->bits || !c->finger)
 		return -1;
@@ -264,6 +264,7 @@ static bool cal_pop(struct sim_cal *c, struct sim_event *out)
 		c->tail[b] = CAL_NIL;
 		c->bits[b >> 6] &= ~(1ULL << (b & 63));
 	}
+	c->after = x->next;
 	x->next = c->free;
 	c->free = i;
 	c->nb--;
@@ -335,6 +336,8 @@ int sim_register_range(struct sim_engine *eng, sim_handler_fn fn, void *base, si
 	if (eng->nranges == SIM_MAX_RANGES || n >= 1u << 24)
 		return -1;
 	eng->ranges[eng->nranges] = (struct sim_comp_range){ fn, base, stride, name };
+	if ((size_t)n * stride >= SIM_PREFETCH_BYTES)
+		eng->prefetch = true;
 	return (int)(SIM_COMP_RANGE | eng->nranges++ << 24);
 }
 
@@ -351,6 +354,27 @@ int sim_schedule_at(struct sim_engine *eng, sim_time_t t, uint32_t comp,
 	return 0;
 }
 
+/*
+ * On a fabric of thousands of ports nearly every event's component (its
+ * port) is a miss all the way to memory, and the handler stalls on its
+ * first line. The next event is very likely the node after this one in
+ * its bucket: ask for its component's first line now, and this event's
+ * handler hides the wait. Only when a range outgrows the caches: below
+ * that the lines are there already and the hint costs instructions (on
+ * the 128-host tree 2% more, for nothing). On the 8,192-host permutation
+ * it saved 10% of the time (docs/performance.md).
+ */
+static void prefetch_next(const struct sim_engine *eng, uint32_t node)
+{
+	uint32_t comp = eng->cal.node[node].comp;
+
+	if (comp & SIM_COMP_RANGE) {
+		const struct sim_comp_range *r = &eng->ranges[(comp >> 24) & 0x3f];
+
+		__builtin_prefetch(r->base + (size_t)(comp & 0xffffff) * r->stride, 1);
+	}
+}
+
 bool sim_step(struct sim_engine *eng)
 {
 	struct sim_event e;
@@ -359,6 +383,8 @@ bool sim_step(struct sim_engine *eng)
 		return false;
 	eng->now = e.time;
 	eng->events++;
+	if (eng->prefetch && eng->cal.after != CAL_NIL)
+		prefetch_next(eng, eng->cal.after);
 	if (e.comp & SIM_COMP_RANGE) {
 		const struct sim_comp_range *r = &eng->ranges[(e.comp >> 24) & 0x3f];
 

@@ -714,12 +714,72 @@ static void test_engine_ranges(void)
 		CU_ASSERT(b[i].hits == 100 + i);
 	CU_ASSERT(solo == 7);
 	CU_ASSERT(eng.events == 306);
+	CU_ASSERT(!eng.prefetch);	/* small ranges: no prefetch */
 	/* refused: too many elements for an id, and past the table */
 	CU_ASSERT(sim_register_range(&eng, count_fn, a, 1, 1u << 24, "big") == -1);
 	while (eng.nranges < SIM_MAX_RANGES)
 		CU_ASSERT_FATAL(sim_register_range(&eng, count_fn, a, 1, 1, "x") > 0);
 	CU_ASSERT(sim_register_range(&eng, count_fn, a, 1, 1, "x") == -1);
 	sim_fini(&eng);
+}
+
+/* Handler that records the order of its elements, to check dispatch. */
+struct order_log {
+	char *base;
+	size_t stride;
+	uint32_t seen[64], n;
+};
+
+static struct order_log olog;
+
+static void order_fn(struct sim_engine *eng, void *ctx, uint32_t arg)
+{
+	(void)eng;
+	(void)arg;
+	if (olog.n < 64)
+		olog.seen[olog.n++] = (uint32_t)(((char *)ctx - olog.base) / olog.stride);
+	*(uint32_t *)ctx += 1;
+}
+
+/*
+ * A range larger than SIM_PREFETCH_BYTES turns on the prefetch of the next
+ * event's element (sim_step); it is a hint only: every event is dispatched
+ * once, in (time, sequence) order, also when events share a bucket and when
+ * a handler's bucket empties.
+ */
+static void test_engine_range_prefetch(void)
+{
+	enum { N = 32 };
+	size_t stride = SIM_PREFETCH_BYTES / N;
+	char *mem = calloc(N, stride);	/* untouched pages stay unmapped */
+	struct sim_engine eng;
+
+	CU_ASSERT_FATAL(mem != NULL);
+	sim_init(&eng);
+	int r = sim_register_range(&eng, order_fn, mem, stride, N, "big");
+
+	CU_ASSERT_FATAL(r > 0);
+	CU_ASSERT(eng.prefetch);
+	memset(&olog, 0, sizeof(olog));
+	olog.base = mem;
+	olog.stride = stride;
+	/* elements 0..N-1 at equal times (one bucket), then spread out */
+	for (uint32_t i = 0; i < N; i++)
+		sim_schedule_at(&eng, 100, (uint32_t)r + (N - 1 - i), 0);
+	for (uint32_t i = 0; i < N; i++)
+		sim_schedule_at(&eng, 5000 + 3000 * (sim_time_t)i, (uint32_t)r + i, 0);
+	sim_run(&eng);
+	CU_ASSERT(eng.events == 2 * N);
+	bool order = true, once = true;
+
+	for (uint32_t i = 0; i < N; i++) {
+		order &= olog.seen[i] == N - 1 - i && olog.seen[N + i] == i;
+		once &= *(uint32_t *)(mem + i * stride) == 2;
+	}
+	CU_ASSERT(order);
+	CU_ASSERT(once);
+	sim_fini(&eng);
+	free(mem);
 }
 
 /* ---- pool ---------------------------------------------------------------- */
@@ -1515,6 +1575,7 @@ static const struct test_case tests[] = {
 	{ "engine_after_event_and_count", test_engine_after_event_and_count },
 	{ "engine_many_components", test_engine_many_components },
 	{ "engine_ranges", test_engine_ranges },
+	{ "engine_range_prefetch", test_engine_range_prefetch },
 	{ "pool_lifo_and_counts", test_pool_lifo_and_counts },
 	{ "pool_growth", test_pool_growth },
 	{ "mem_huge: large blocks advised for huge pages", test_mem_huge },
