@@ -14,15 +14,24 @@
 #define MADV_COLLAPSE 25
 #endif
 
-void sim_mem_advise(void *p, size_t n)
+/*
+ * madvise() the whole 2 MiB pages inside [p, p + n). Advice only: a kernel
+ * without THP, or before 6.1 for MADV_COLLAPSE, says EINVAL, and nothing
+ * but the speed changes.
+ */
+static void advise(void *p, size_t n, int advice)
 {
-#ifdef MADV_HUGEPAGE
 	uintptr_t lo = ((uintptr_t)p + SIM_MEM_HUGE - 1) & ~(SIM_MEM_HUGE - 1);
 	uintptr_t hi = ((uintptr_t)p + n) & ~(SIM_MEM_HUGE - 1);
 
-	/* Advice only: a kernel without THP (EINVAL) is not an error. */
 	if (p && hi > lo)
-		(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+		(void)madvise((void *)lo, hi - lo, advice);
+}
+
+void sim_mem_advise(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+	advise(p, n, MADV_HUGEPAGE);
 #else
 	(void)p;
 	(void)n;
@@ -56,18 +65,6 @@ void *sim_mem_realloc(void *p, size_t n)
 		sim_mem_advise(q, n);
 	return q;
 }
-
-#ifdef MADV_COLLAPSE
-static void collapse(void *p, size_t n)
-{
-	uintptr_t lo = ((uintptr_t)p + SIM_MEM_HUGE - 1) & ~(SIM_MEM_HUGE - 1);
-	uintptr_t hi = ((uintptr_t)p + n) & ~(SIM_MEM_HUGE - 1);
-
-	/* Best effort, as the advice: a kernel before 6.1 says EINVAL. */
-	if (hi > lo)
-		(void)madvise((void *)lo, hi - lo, MADV_COLLAPSE);
-}
-#endif
 
 /*
  * THP switched off by the administrator ("never")? MADV_COLLAPSE is
@@ -103,7 +100,7 @@ void sim_mem_advise_heap(void)
 			/* The heap is written already: the advice alone would
 			 * cover only the pages touched from now on (khugepaged
 			 * collapses the rest slowly, if at all). Collapse now. */
-			collapse((void *)lo, hi - lo);
+			advise((void *)lo, hi - lo, MADV_COLLAPSE);
 #endif
 			break;
 		}

@@ -532,11 +532,11 @@ int fab_run(struct fab *f, struct sim_diag *d)
 			return sim_diag_set(d, NULL, 0, 0, "out of memory");
 		sim_schedule_at(&f->eng, f->p.max_time_ns * SIM_NS, (uint32_t)c, 0);
 	}
+	/* The model is built: back its many small blocks with huge pages. */
+	sim_mem_advise_heap();
 	/* With messages the run stops when the last one is finished; driven
 	 * through the verbs API alone (no messages), when nothing is left to
 	 * happen. */
-	/* The model is built: back its many small blocks with huge pages. */
-	sim_mem_advise_heap();
 	sim_run(&f->eng);
 	close_waits(f);
 	bool all = f->tot.msgs_finished == f->tot.msgs_total;
