@@ -9,8 +9,8 @@
  * huge pages are in "madvise" mode (common: Ubuntu, many clouds, this
  * project's CI host), memory is backed by 2 MiB pages only when asked for
  * with madvise(MADV_HUGEPAGE); these helpers ask for it on large blocks.
- * In "always" mode the request is redundant, in "never" mode (or on a
- * system without THP) it is refused and ignored: the advice never changes
+ * In "always" mode the request is redundant; in "never" mode it is ignored
+ * (and no collapse is asked), without THP refused: the advice never changes
  * what the program computes, only how fast (docs/performance.md).
  */
 #ifndef IBFAB_SIM_MEM_H
