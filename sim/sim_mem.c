@@ -66,22 +66,17 @@ void *sim_mem_realloc(void *p, size_t n)
 	return q;
 }
 
-/*
- * THP switched off by the administrator ("never")? MADV_COLLAPSE is
- * "independent of the system-wide THP sysfs settings" (madvise(2)): it
- * would collapse anyway, so ibfab asks the setting itself.
- */
-static bool thp_never(void)
+bool sim_mem_thp(void)
 {
 	FILE *fp = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
 	char buf[128] = "";
-	bool never;
+	bool on;
 
 	if (!fp)
-		return true;	/* no THP in this kernel */
-	never = !fgets(buf, sizeof(buf), fp) || strstr(buf, "[never]");
+		return false;	/* no THP in this kernel */
+	on = fgets(buf, sizeof(buf), fp) && !strstr(buf, "[never]");
 	fclose(fp);
-	return never;
+	return on;
 }
 
 void sim_mem_advise_heap(void)
@@ -91,7 +86,10 @@ void sim_mem_advise_heap(void)
 	char line[512];
 	unsigned long lo, hi;
 
-	if (thp_never() || !(fp = fopen("/proc/self/maps", "r")))
+	/* MADV_COLLAPSE is "independent of the system-wide THP sysfs
+	 * settings" (madvise(2)): where the administrator chose "never" it
+	 * would collapse anyway, so ask the setting first. */
+	if (!sim_mem_thp() || !(fp = fopen("/proc/self/maps", "r")))
 		return;
 	while (fgets(line, sizeof(line), fp))
 		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && strstr(line, "[heap]")) {

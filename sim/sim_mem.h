@@ -16,6 +16,7 @@
 #ifndef IBFAB_SIM_MEM_H
 #define IBFAB_SIM_MEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Blocks smaller than this are not advised: one huge page must fit. */
@@ -27,6 +28,8 @@ void sim_mem_advise(void *p, size_t n);
 void *sim_mem_alloc(size_t n);
 void *sim_mem_calloc(size_t nmemb, size_t size);
 void *sim_mem_realloc(void *p, size_t n);
+/* Transparent huge pages in this kernel, and not switched off ("never")? */
+bool sim_mem_thp(void);
 /*
  * Advise malloc's main heap as it stands: the many small blocks of a
  * large fabric (queue pairs, their rings, completion queues) live there.

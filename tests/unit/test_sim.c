@@ -59,19 +59,6 @@ static bool vma_flags(const void *a, char *flags, size_t n, bool *heap)
 	return found;
 }
 
-static bool thp_configured(void)
-{
-	FILE *fp = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-	char buf[128] = "";
-	bool ok;
-
-	if (!fp)
-		return false;
-	ok = fgets(buf, sizeof(buf), fp) && !strstr(buf, "[never]");
-	fclose(fp);
-	return ok;
-}
-
 /*
  * Large blocks keep their contents through realloc and are advised for huge
  * pages (the mapping is flagged "hg"); small ones are left alone; the heap
@@ -83,7 +70,7 @@ static void test_mem_huge(void)
 	size_t big = 8 * SIM_MEM_HUGE;
 	unsigned char *p = sim_mem_alloc(big);
 	char flags[256];
-	bool heap = false, thp = thp_configured();
+	bool heap = false, thp = sim_mem_thp();
 
 	CU_ASSERT_FATAL(p != NULL);
 	for (size_t i = 0; i < big; i += 4096)
