@@ -342,6 +342,7 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 	}
 	f->net = net;
 	f->p = *p;
+	ib_vlarb_map_init(&f->vlarb_map, p);
 	f->msgs = msgs;
 	f->seed = seed;
 	f->sw_lat = (sim_time_t)p->sw_latency_ns * SIM_NS;

@@ -180,6 +180,7 @@ struct fab {
 	struct sim_engine eng;
 	const struct net *net;
 	struct fab_params p;
+	struct ib_vlarb_map vlarb_map;	/* p's VLArb tables by VL */
 	struct fab_msgs *msgs;
 	struct sim_pool pkts;
 	struct fab_node *nodes;

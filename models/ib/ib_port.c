@@ -276,7 +276,7 @@ void ib_port_kick(struct fab_port *pt)
 	}
 	enum ib_vlarb_table table = IB_VLARB_LOW;
 	int vl = !ready ? -1 : pt->eth ? eth_port_pick(pt, ready) :
-		 ib_vlarb_pick(&pt->vlarb, &pt->fab->p, ready, &table);
+		 ib_vlarb_pick(&pt->vlarb, &f->p, &f->vlarb_map, ready, &table);
 
 	if (vl < 0) {
 		/* Data, but nothing fits its credits (or all of it is paused):

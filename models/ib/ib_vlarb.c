@@ -2,6 +2,8 @@
 /* ib_vlarb.c - IBA 7.6.9 VL arbitration; the rules are in ib_vlarb.h. */
 #include "models/ib/ib_vlarb.h"
 
+#include <string.h>
+
 #include "models/fabric/fab.h"
 #include "sim/sim_log.h"
 
@@ -20,38 +22,52 @@ void ib_vlarb_init(struct ib_vlarb *a, const struct fab_params *p)
 	a->lo_left = p->vlarb_nlow ? p->vlarb_low[0].weight : 0;
 }
 
+void ib_vlarb_map_init(struct ib_vlarb_map *m, const struct fab_params *p)
+{
+	memset(m, 0, sizeof(*m));
+	for (int i = 0; i < p->vlarb_nhigh; i++)
+		if (p->vlarb_high[i].weight)
+			m->hi[p->vlarb_high[i].vl & 15] |= 1ull << i;
+	for (int i = 0; i < p->vlarb_nlow; i++)
+		if (p->vlarb_low[i].weight)
+			m->lo[p->vlarb_low[i].vl & 15] |= 1ull << i;
+}
+
 /*
- * Walk a table from its current entry: stay while the entry's VL is ready and
- * has weight left, otherwise advance (reloading the next entry's weight).
- * One full lap without a hit means nothing in this table is ready.
+ * From the current entry: stay while its VL is ready and it has weight
+ * left; otherwise move on to the first entry after it (cyclically, itself
+ * last, its weight reloaded) that has a weight and a ready VL. `by_vl` gives
+ * those entries as bits (struct ib_vlarb_map). With none (ib_vlarb_pick
+ * offers only VLs the table serves, so only a guard), the arbiter rests on
+ * the entry after the current one, where a lap of the table would leave it.
  */
-static int table_pick(const struct fab_vlarb_entry *tab, uint8_t n,
+static int table_pick(const struct fab_vlarb_entry *tab, const uint64_t *by_vl, uint8_t n,
 		      uint8_t *idx, int32_t *left, uint16_t ready)
 {
-	/* in registers: idx is a uint8_t *, which may alias anything */
-	uint8_t i = *idx;
-	int32_t l = *left;
-	int vl = -1;
+	unsigned i = *idx, j;
+	uint64_t hits = 0, later;
 
 	if (!n)
 		return -1;
-	for (unsigned step = 0; step <= n; step++) {
-		const struct fab_vlarb_entry *e = &tab[i];
-
-		if (e->weight && l > 0 && (ready & (1u << e->vl))) {
-			vl = e->vl;
-			break;
-		}
-		i = (uint8_t)(i + 1 == n ? 0 : i + 1);	/* not %: a division per step */
-		l = tab[i].weight;
+	if (tab[i].weight && *left > 0 && (ready & (1u << tab[i].vl)))
+		return tab[i].vl;
+	for (uint16_t r = ready; r; r &= (uint16_t)(r - 1))
+		hits |= by_vl[__builtin_ctz(r)];
+	if (!hits) {
+		j = i + 1 == n ? 0 : i + 1;
+		*idx = (uint8_t)j;
+		*left = tab[j].weight;
+		return -1;
 	}
-	*idx = i;
-	*left = l;
-	return vl;
+	later = i + 1 < 64 ? hits >> (i + 1) : 0;	/* entries i+1 .. n-1 */
+	j = later ? i + 1 + (unsigned)__builtin_ctzll(later) : (unsigned)__builtin_ctzll(hits);
+	*idx = (uint8_t)j;
+	*left = tab[j].weight;
+	return tab[j].vl;
 }
 
-int ib_vlarb_pick(struct ib_vlarb *a, const struct fab_params *p, uint16_t ready,
-		  enum ib_vlarb_table *table)
+int ib_vlarb_pick(struct ib_vlarb *a, const struct fab_params *p,
+		  const struct ib_vlarb_map *m, uint16_t ready, enum ib_vlarb_table *table)
 {
 	uint16_t hi = ready & a->hi_mask, lo = ready & a->lo_mask;
 	int vl;
@@ -67,14 +83,14 @@ int ib_vlarb_pick(struct ib_vlarb *a, const struct fab_params *p, uint16_t ready
 	uint32_t limit = p->vlarb_limit == 255 ? UINT32_MAX :
 			 (p->vlarb_limit ? p->vlarb_limit * 4096u : 1u);
 	if (hi && !(lo && a->hi_sent >= limit)) {
-		vl = table_pick(p->vlarb_high, p->vlarb_nhigh, &a->hi_idx, &a->hi_left, hi);
+		vl = table_pick(p->vlarb_high, m->hi, p->vlarb_nhigh, &a->hi_idx, &a->hi_left, hi);
 		if (vl >= 0) {
 			*table = IB_VLARB_HIGH;
 			return vl;
 		}
 	}
 	if (lo) {
-		vl = table_pick(p->vlarb_low, p->vlarb_nlow, &a->lo_idx, &a->lo_left, lo);
+		vl = table_pick(p->vlarb_low, m->lo, p->vlarb_nlow, &a->lo_idx, &a->lo_left, lo);
 		if (vl >= 0) {
 			*table = IB_VLARB_LOW;
 			return vl;

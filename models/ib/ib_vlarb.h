@@ -34,6 +34,18 @@ struct ib_vlarb {
 
 enum ib_vlarb_table { IB_VLARB_NONE, IB_VLARB_HIGH, IB_VLARB_LOW, IB_VLARB_VL15 };
 
+/*
+ * The tables by VL, for every port of a fabric (computed once from the
+ * parameters): bit i of hi[v] (lo[v]) is set when entry i of the high (low)
+ * table serves VL v with a weight. Moving on from an entry is then a mask
+ * and a bit scan, not a walk of the table: with the default one-packet
+ * weights the arbiter moves on after nearly every packet.
+ */
+struct ib_vlarb_map {
+	uint64_t hi[16], lo[16];
+};
+
+void ib_vlarb_map_init(struct ib_vlarb_map *m, const struct fab_params *p);
 void ib_vlarb_init(struct ib_vlarb *a, const struct fab_params *p);
 /*
  * Choose a VL among `ready` (bit v set: VL v has a packet that fits its
@@ -41,8 +53,8 @@ void ib_vlarb_init(struct ib_vlarb *a, const struct fab_params *p);
  * Picking commits the arbiter's position; call ib_vlarb_sent() for the
  * packet actually sent.
  */
-int ib_vlarb_pick(struct ib_vlarb *a, const struct fab_params *p, uint16_t ready,
-		  enum ib_vlarb_table *table);
+int ib_vlarb_pick(struct ib_vlarb *a, const struct fab_params *p,
+		  const struct ib_vlarb_map *m, uint16_t ready, enum ib_vlarb_table *table);
 void ib_vlarb_sent(struct ib_vlarb *a, enum ib_vlarb_table table, uint32_t bytes,
 		   uint32_t blocks);
 

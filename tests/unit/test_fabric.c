@@ -22,8 +22,10 @@
 
 #include "models/fabric/fab.h"
 #include "models/ib/ib_pkt.h"
+#include "models/ib/ib_vlarb.h"
 #include "models/net/net.h"
 #include "models/sm/sm.h"
+#include "sim/sim_rng.h"
 #include "tests/unit/test_main.h"
 #include "tests/unit/util_fabric.h"
 
@@ -311,6 +313,125 @@ static void test_vlarb_high_priority(void)
 	CU_ASSERT(fabs(r - 2.0) / 2.0 <= 0.02);
 }
 
+/*
+ * IBA 7.6.9 as the arbiter was first written: a walk of the table, entry by
+ * entry, at most one lap. ib_vlarb_pick() moves on by a mask and a bit scan
+ * (struct ib_vlarb_map); it must choose what this walk chooses and leave the
+ * same entry and weight behind, or every run's timing changes.
+ */
+static int walk_pick(const struct fab_vlarb_entry *tab, uint8_t n, uint8_t *idx,
+		     int32_t *left, uint16_t ready)
+{
+	uint8_t i = *idx;
+	int32_t l = *left;
+	int vl = -1;
+
+	if (!n)
+		return -1;
+	for (unsigned step = 0; step <= n; step++) {
+		if (tab[i].weight && l > 0 && (ready & (1u << tab[i].vl))) {
+			vl = tab[i].vl;
+			break;
+		}
+		i = (uint8_t)(i + 1 == n ? 0 : i + 1);
+		l = tab[i].weight;
+	}
+	*idx = i;
+	*left = l;
+	return vl;
+}
+
+static void test_vlarb_map_walk(void)
+{
+	struct sim_rng rng;
+	long picks = 0, moves = 0, none = 0;
+
+	sim_rng_init(&rng, 7, 0x564c415242ULL);
+	for (int round = 0; round < 400; round++) {
+		struct fab_params p;
+		struct ib_vlarb_map m;
+		struct ib_vlarb a;
+		/* the reference's state */
+		uint8_t hi_idx = 0, lo_idx = 0;
+		int32_t hi_left, lo_left;
+		uint32_t hi_sent = 0;
+		int nvl = 1 + (int)sim_rng_below(&rng, 15);
+
+		tf_params(&p, "hdr");
+		/* Tables of 0 to 64 entries (a full one tests the 64-bit edge),
+		 * weights 0 (unused) to 255, some VLs absent. */
+		p.vlarb_nhigh = (uint8_t)(round % 5 == 0 ? 64 : sim_rng_below(&rng, 9));
+		p.vlarb_nlow = (uint8_t)(round % 7 == 0 ? 64 : 1 + sim_rng_below(&rng, 64));
+		for (int i = 0; i < FAB_VLARB_ENTRIES; i++) {
+			p.vlarb_high[i].vl = (uint8_t)sim_rng_below(&rng, (uint64_t)nvl);
+			p.vlarb_high[i].weight = (uint8_t)(sim_rng_below(&rng, 4) ? sim_rng_below(&rng, 256) : 0);
+			p.vlarb_low[i].vl = (uint8_t)sim_rng_below(&rng, (uint64_t)nvl);
+			p.vlarb_low[i].weight = (uint8_t)(sim_rng_below(&rng, 4) ? sim_rng_below(&rng, 256) : 0);
+		}
+		p.vlarb_limit = (uint8_t)sim_rng_below(&rng, 4);
+		ib_vlarb_map_init(&m, &p);
+		ib_vlarb_init(&a, &p);
+		hi_left = a.hi_left;
+		lo_left = a.lo_left;
+		for (int k = 0; k < 500; k++) {
+			/* mostly one or two VLs ready, as on a real output */
+			uint16_t ready = (uint16_t)(sim_rng_below(&rng, 3) ?
+				(1u << sim_rng_below(&rng, (uint64_t)nvl)) |
+				(sim_rng_below(&rng, 2) ? 1u << sim_rng_below(&rng, (uint64_t)nvl) : 0) :
+				sim_rng_below(&rng, 1u << nvl));
+			enum ib_vlarb_table t;
+			uint8_t was_hi = a.hi_idx, was_lo = a.lo_idx;
+			int got = ib_vlarb_pick(&a, &p, &m, ready, &t);
+
+			/* the reference, ib_vlarb_pick's rules around the walk */
+			uint16_t hi = ready & a.hi_mask, lo = ready & a.lo_mask;
+			uint32_t limit = p.vlarb_limit ? p.vlarb_limit * 4096u : 1u;
+			enum ib_vlarb_table want_t = IB_VLARB_NONE;
+			int want = -1;
+
+			if (!hi)
+				hi_sent = 0;
+			if (hi && !(lo && hi_sent >= limit)) {
+				want = walk_pick(p.vlarb_high, p.vlarb_nhigh, &hi_idx, &hi_left, hi);
+				if (want >= 0)
+					want_t = IB_VLARB_HIGH;
+			}
+			if (want < 0 && lo) {
+				want = walk_pick(p.vlarb_low, p.vlarb_nlow, &lo_idx, &lo_left, lo);
+				if (want >= 0)
+					want_t = IB_VLARB_LOW;
+			}
+			CU_ASSERT_EQUAL_FATAL(got, want);
+			CU_ASSERT_EQUAL_FATAL(t, want_t);
+			CU_ASSERT_EQUAL_FATAL(a.hi_idx, hi_idx);
+			CU_ASSERT_EQUAL_FATAL(a.lo_idx, lo_idx);
+			CU_ASSERT_EQUAL_FATAL(a.hi_left, hi_left);
+			CU_ASSERT_EQUAL_FATAL(a.lo_left, lo_left);
+			if (got < 0) {
+				none++;
+				continue;
+			}
+			/* send a packet of 1 to 66 blocks on it */
+			uint32_t blocks = 1 + (uint32_t)sim_rng_below(&rng, 66);
+
+			ib_vlarb_sent(&a, t, blocks * 64, blocks);
+			if (t == IB_VLARB_HIGH) {
+				hi_left -= (int32_t)blocks;
+				hi_sent += blocks * 64;
+			} else {
+				lo_left -= (int32_t)blocks;
+				hi_sent = 0;
+			}
+			CU_ASSERT_EQUAL_FATAL(a.hi_sent, hi_sent);
+			picks++;
+			moves += a.hi_idx != was_hi || a.lo_idx != was_lo;
+		}
+	}
+	fprintf(stderr, "VLArb map vs walk: %ld picks (%ld just moved on), %ld with nothing\n",
+		picks, moves, none);
+	CU_ASSERT(picks > 100000 && moves > 10000 && none > 1000);
+}
+
 /* ---- head-of-line blocking -------------------------------------------- */
 
 /*
@@ -521,6 +642,7 @@ static const struct test_case tests[] = {
 	{ "incast 64-to-1 lossless", test_incast_64 },
 	{ "VLArb weights share an output", test_vlarb_weights },
 	{ "high priority and LimitOfHighPriority", test_vlarb_high_priority },
+	{ "VLArb: the table map chooses as the entry walk", test_vlarb_map_walk },
 	{ "head-of-line blocking emerges and VLs remove it", test_hol_blocking },
 	{ "FC packets only periodically cap the rate", test_fc_periodic },
 	{ "VL15 is not flow controlled and drops", test_vl15_uncredited },
