@@ -662,11 +662,13 @@ int hca_post_send_msg(struct hca_qp *qp, const struct hca_send_wr *wr, int32_t m
 	if (atomic && qp->tcp)
 		return -EOPNOTSUPP;	/* no atomics over a socket */
 	/* The local buffer must be registered (inline data needs no key). */
+	struct hca_mr *mr = NULL;
+
 	if (wr->sg.length && !(wr->send_flags & HCA_SEND_INLINE)) {
-		struct hca_mr *mr = hca_mr_find(h, wr->sg.lkey);
 		uint32_t need = wr->opcode == HCA_WR_RDMA_READ || atomic ?
 				HCA_ACCESS_LOCAL_WRITE : 0;
 
+		mr = hca_mr_find(h, wr->sg.lkey);
 		if (hca_mr_check(mr, wr->sg.addr, wr->sg.length, need)) {
 			complete_now(qp, wr, HCA_WC_LOC_PROT_ERR);
 			return 0;
@@ -686,9 +688,9 @@ int hca_post_send_msg(struct hca_qp *qp, const struct hca_send_wr *wr, int32_t m
 	} else {
 		w->npkts = w->npsn = wr->sg.length ? (wr->sg.length + mtu - 1) / mtu : 1;
 	}
-	w->mem = HCA_MEM_HOST;
-	if (wr->sg.length && !(wr->send_flags & HCA_SEND_INLINE))
-		w->mem = hca_mr_find(h, wr->sg.lkey)->mem;
+	w->mem = mr ? mr->mem : HCA_MEM_HOST;
+	w->mr = mr;
+	w->mr_bytes = mr && mr->buf;
 	/* The doorbell and the WQE fetch (inline data rides in the WQE), then
 	 * the HCA's own processing. */
 	w->ready = h->f->eng.now;

@@ -76,6 +76,12 @@ struct hca_swqe {
 	struct hca_dma dma;	/* its payload on the way from memory */
 	sim_time_t tcp_done;	/* fabric=tcp: when its completion is due (0 = not yet known) */
 	enum hca_mem mem;	/* where the local buffer lives */
+	/* The local buffer's MR, found once at the post (NULL: inline or
+	 * empty). Its slot outlives deregistration, so swqe_buf() need only
+	 * look at `valid`; `mr_bytes` says it has bytes behind it, so a run
+	 * of timing only (traffic, traces) never reads the MR again. */
+	struct hca_mr *mr;
+	bool mr_bytes;
 };
 
 /* A response the responder owes the requester, sent in order. */
@@ -253,6 +259,14 @@ struct hca_mr *hca_mr_find(struct hca *h, uint32_t key);
 /* Check that [va, va+len) lies in mr with `access`; 0 or -1. */
 int hca_mr_check(const struct hca_mr *mr, uint64_t va, uint64_t len, uint32_t access);
 void *hca_mr_ptr(const struct hca_mr *mr, uint64_t va);
+
+/* The bytes at the WQE's local address, as hca_mr_ptr(hca_mr_find(lkey))
+ * would find them now: NULL without bytes or once the MR is deregistered. */
+static inline uint8_t *swqe_buf(const struct hca_swqe *w)
+{
+	return w->mr_bytes && w->mr->valid ? hca_mr_ptr(w->mr, w->wr.sg.addr) : NULL;
+}
+
 uint32_t hca_alloc_pkt(struct hca *h);
 /* Move the QP to the error state: flush every WQE and receive. */
 void hca_qp_to_error(struct hca_qp *qp);

@@ -260,8 +260,7 @@ void qp_req_build(struct hca_qp *qp, struct ib_pkt *p)
 		p->flags |= IB_PKT_RETRANS;
 	/* The bytes: from the registered buffer (or the WR for inline data). */
 	if (payload && !(w->wr.send_flags & HCA_SEND_INLINE)) {
-		struct hca_mr *mr = hca_mr_find(h, w->wr.sg.lkey);
-		const uint8_t *b = hca_mr_ptr(mr, w->wr.sg.addr);
+		const uint8_t *b = swqe_buf(w);
 
 		p->data = b ? b + qp->seg_off : NULL;
 	}
@@ -443,8 +442,7 @@ static void read_response(struct hca_qp *qp, struct ib_pkt *p)
 		return;		/* out of order: the ACK timer recovers */
 	}
 	if (p->payload) {
-		struct hca_mr *mr = hca_mr_find(qp->hca, w->wr.sg.lkey);
-		uint8_t *dst = hca_mr_ptr(mr, w->wr.sg.addr);
+		uint8_t *dst = swqe_buf(w);
 
 		if (dst && p->data)
 			memcpy(dst + w->rd_rcvd, p->data, p->payload);
@@ -470,8 +468,7 @@ static void atomic_ack(struct hca_qp *qp, struct ib_pkt *p)
 	w = pending_rd(qp);
 	if (!w || w->wr.opcode == HCA_WR_RDMA_READ || w->first_psn != p->psn)
 		return;
-	struct hca_mr *mr = hca_mr_find(qp->hca, w->wr.sg.lkey);
-	uint8_t *dst = hca_mr_ptr(mr, w->wr.sg.addr);
+	uint8_t *dst = swqe_buf(w);
 
 	if (dst)
 		memcpy(dst, &p->atomic[0], 8);

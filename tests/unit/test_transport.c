@@ -955,6 +955,52 @@ static void test_gpudirect(void)
 	}
 }
 
+/*
+ * A WQE's local MR is looked up once, at the post (the send path then
+ * reads the bytes through it); the MR may be deregistered before the
+ * HCA gets to them. No byte may then be read from or written to it: the
+ * WRITE carries none, the READ's response lands nowhere, while a WQE on
+ * a second MR over the same bytes, still registered, moves them.
+ */
+static void test_dereg_after_post(void)
+{
+	enum { LEN = 16384 };
+	struct tp t;
+	struct hca_wc wc[8];
+
+	tp_init(&t, NULL, 4 * LEN);
+	tp_connect(&t, HCA_QPT_RC, 14, 7, 7, 1, 4);
+	struct hca_mr *keep = hca_reg_mr(t.a, t.bufa, (uintptr_t)t.bufa, 4 * LEN, ALL_ACCESS,
+					 HCA_MEM_HOST);
+
+	CU_ASSERT_FATAL(keep != NULL);
+	memset(t.bufa, 0x5a, 2 * LEN);		/* WRITE sources */
+	memset(t.bufb + 2 * LEN, 0xa5, 2 * LEN);	/* READ sources */
+	struct hca_send_wr w0 = wr_of(&t, HCA_WR_RDMA_WRITE, 0, 0, LEN);
+	struct hca_send_wr w1 = wr_of(&t, HCA_WR_RDMA_WRITE, 1, LEN, LEN);
+	struct hca_send_wr r2 = wr_of(&t, HCA_WR_RDMA_READ, 2, 2 * LEN, LEN);
+	struct hca_send_wr r3 = wr_of(&t, HCA_WR_RDMA_READ, 3, 3 * LEN, LEN);
+
+	w1.sg.lkey = keep->lkey;
+	r3.sg.lkey = keep->lkey;
+	CU_ASSERT(hca_post_send(t.qa, &w0) == 0);
+	CU_ASSERT(hca_post_send(t.qa, &w1) == 0);
+	CU_ASSERT(hca_post_send(t.qa, &r2) == 0);
+	CU_ASSERT(hca_post_send(t.qa, &r3) == 0);
+	CU_ASSERT(hca_dereg_mr(t.ma) == 0);	/* w0 and r2's MR, before a byte moved */
+	tp_run(&t);
+	CU_ASSERT_EQUAL(poll_all(t.ca, wc, 8), 4);
+	uint8_t zero[LEN] = { 0 }, five[LEN], a5[LEN];
+
+	memset(five, 0x5a, LEN);
+	memset(a5, 0xa5, LEN);
+	CU_ASSERT(memcmp(t.bufb, zero, LEN) == 0);		/* w0: nothing read */
+	CU_ASSERT(memcmp(t.bufb + LEN, five, LEN) == 0);	/* w1 */
+	CU_ASSERT(memcmp(t.bufa + 2 * LEN, zero, LEN) == 0);	/* r2: nothing written */
+	CU_ASSERT(memcmp(t.bufa + 3 * LEN, a5, LEN) == 0);	/* r3 */
+	tp_fini(&t);
+}
+
 static const struct test_case tests[] = {
 	{ "WRITE/SEND/READ latency closed form", test_latency_closed_form },
 	{ "RC under loss: exactly once, in order", test_rc_loss_exactly_once },
@@ -963,6 +1009,7 @@ static const struct test_case tests[] = {
 	{ "retry_cnt exhausted", test_retry_exceeded },
 	{ "RNR NAK and rnr_retry", test_rnr },
 	{ "READs in flight bounded", test_read_outstanding_limit },
+	{ "an MR deregistered after the post moves no bytes", test_dereg_after_post },
 	{ "atomics return the old value", test_atomics },
 	{ "UD: MTU limit, no ACKs", test_ud },
 	{ "UC loses whole messages only", test_uc_loses_whole_messages },
