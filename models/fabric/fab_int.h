@@ -101,20 +101,22 @@ struct fab_port {
 	 * and, with 1,000 hosts, finds almost none of their lines in the
 	 * core's cache: the fields are grouped by the events that read them,
 	 * so that each hop misses as few lines as it can (docs/performance.md).
-	 * Line 0: what every event at this port reads, as sender or receiver.
+	 * Line 0: what every event at this port reads, as sender or receiver,
+	 * and what the receiver reads when it sends credits back (its own
+	 * transmitter's state: an FC packet waits for the current packet).
 	 */
 	struct fab *fab;
 	struct fab_node *node;
 	struct fab_port *peer;
 	struct hca *hca;		/* node->hca, or NULL at a switch */
 	struct eth_port *eth;		/* Ethernet fabrics: PFC state (models/eth), else NULL */
-	struct ibcc_port *ibcc;		/* IB CC at a switch output (models/ib/ib_cc.c), else NULL */
+	sim_time_t tx_end;
 	uint32_t comp;			/* engine component id */
 	uint16_t lid;			/* this end's LID (its switch's at a switch port) */
 	uint8_t port_no;
 	bool is_sw, peer_is_sw;		/* this end, the other end: a switch (else a CA) */
 	bool tx_busy;
-	bool waiting;			/* PortXmitWait: data, and no VL has the credits */
+	bool has_ibcc;			/* ibcc is set */
 	uint8_t in_flight;		/* switch input: packets it is feeding to outputs now */
 	uint8_t tx_src_vl;
 	uint8_t tx_src_blocks;
@@ -123,22 +125,27 @@ struct fab_port {
 	/* Line 1: the transmitter, when it starts a packet */
 	struct ib_vlarb vlarb;
 	sim_time_t prop;
-	sim_time_t tx_end;
 	sim_time_t busy_ps;		/* fab_port_info.busy_ps, kept here (fab_port()) */
 	/* where that packet came from, to free its input buffer at TX_DONE:
 	 * with cut-through the next hop may already hold (and relabel) it */
 	struct fab_port *tx_src;
-	sim_time_t fc_delay;		/* an FC packet's serialisation plus propagation */
-
-	/* Line 2: the transmitter, when it looks at its credits and sends */
 	/* link_ser_ps() divides 128-bit numbers: remember the two sizes last
 	 * serialised (a port sends mostly one data size and one ACK size) */
 	uint32_t ser_bytes[2];
+	struct ibcc_port *ibcc;		/* IB CC at a switch output (models/ib/ib_cc.c), else NULL */
+
+	/*
+	 * Line 2: the transmitter, when it looks at its credits and sends,
+	 * and all the peer's receiver touches here when it sends an FC
+	 * packet (the queue, its delay, whether this sender waits for it).
+	 */
 	sim_time_t ser_ps[2];
+	sim_time_t fc_delay;		/* an FC packet's serialisation plus propagation */
 	/* FC packets in flight to this port (sent by the peer's receiver):
 	 * the sender takes in those that have landed (ib_port.c) */
 	struct fab_fc_ring fcq;
 	struct fab_pq wire;		/* packets in flight to the peer */
+	bool waiting;			/* PortXmitWait: data, and no VL has the credits */
 
 	/* Line 3: timers and what only some runs read */
 	struct sim_timer fc_wake;	/* blocked on credits: when the next FC packet lands */
@@ -152,8 +159,9 @@ struct fab_port {
 	struct sim_rng rng;		/* fault injection at this receiver */
 };
 
-_Static_assert(offsetof(struct fab_port, vlarb) == 64 && offsetof(struct fab_port, ser_bytes) == 128 &&
-	       offsetof(struct fab_port, fc_wake) == 192 && offsetof(struct fab_port, vl) == 256,
+_Static_assert(offsetof(struct fab_port, vlarb) == 64 && offsetof(struct fab_port, ser_ps) == 128 &&
+	       offsetof(struct fab_port, waiting) < 192 && offsetof(struct fab_port, fc_wake) == 192 &&
+	       offsetof(struct fab_port, vl) == 256,
 	       "fab_port's lines as its comments say");
 
 struct fab_node {

@@ -299,6 +299,7 @@ int ibcc_sw_init(struct fab *f, struct fab_node *n)
 		if (!pt->ibcc)
 			return -1;
 		pt->ibcc->threshold = thr;
+		pt->has_ibcc = true;
 	}
 	return 0;
 }
@@ -309,6 +310,7 @@ void ibcc_sw_fini(struct fab_node *n)
 		if (n->ports[k]) {
 			free(n->ports[k]->ibcc);
 			n->ports[k]->ibcc = NULL;
+			n->ports[k]->has_ibcc = false;
 		}
 }
 

@@ -142,7 +142,7 @@ void sw_receive(struct fab_port *in, uint32_t idx)
 	p->in_port = in->port_no;
 	p->out_port = (uint8_t)out;
 	fab_pq_push(f, &in->vl[p->vl].inq, idx);
-	if (n->ports[out]->ibcc)
+	if (n->ports[out]->has_ibcc)
 		ibcc_sw_queued(n->ports[out], p);
 	SIM_LOG(SIM_LOG_SWITCH, f->eng.now, "node %d in %u vl %u dlid %u -> out %u (queue %u)",
 		n->idx, in->port_no, p->vl, p->dlid, out, in->vl[p->vl].inq.len);
@@ -216,7 +216,7 @@ void sw_take(struct fab_port *out, uint32_t idx)
 
 	req_clear(n, out->port_no, vl, in->port_no);
 	fab_pq_pop(f, &in->vl[vl].inq);
-	if (out->ibcc)
+	if (out->has_ibcc)
 		ibcc_sw_take(out, p);
 	n->rr[out->port_no * FAB_NVL + vl] = p->in_port;
 	out->tx_src = in;
