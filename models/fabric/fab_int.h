@@ -124,6 +124,7 @@ struct fab_port {
 
 	/* Line 1: the transmitter, when it starts a packet */
 	struct ib_vlarb vlarb;
+	uint32_t ps_per_byte;		/* link_ps_per_byte(rate): port_ser() without a division */
 	sim_time_t prop;
 	sim_time_t busy_ps;		/* fab_port_info.busy_ps, kept here (fab_port()) */
 	/* where that packet came from, to free its input buffer at TX_DONE:

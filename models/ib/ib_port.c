@@ -112,6 +112,7 @@ int ib_port_init(struct fab *f, struct fab_port *pt)
 	}
 	pt->vl[15].rx_cap = p->vl15_buf_bytes / IB_BLOCK_BYTES;
 	ib_vlarb_init(&pt->vlarb, p);
+	pt->ps_per_byte = link_ps_per_byte(pt->rate);
 	sim_rng_init(&pt->rng, f->seed, 0x504f525400000000ULL |
 		     ((uint64_t)pt->node->idx << 8) | pt->port_no);
 	return 0;
@@ -189,9 +190,17 @@ static void port_fc_wait(struct fab_port *pt)
 		sim_timer_arm(&pt->fab->eng, &pt->fc_wake, at, pt->comp, FAB_EV_FC_WAKE);
 }
 
-/* Serialisation time of `bytes` on this port, through a two-entry memo. */
+/*
+ * Serialisation time of `bytes` on this port: a product where the rate is
+ * a whole number of ps per byte (every rate but FDR's), else through a
+ * two-entry memo. A WRITE's first, middle and last packets and its ACKs
+ * are four sizes, too many for the memo: link_ser_ps() divided
+ * 128-bit numbers (and missed its rate table) for most packets.
+ */
 static inline sim_time_t port_ser(struct fab_port *pt, uint32_t bytes)
 {
+	if (pt->ps_per_byte)
+		return (sim_time_t)bytes * pt->ps_per_byte;
 	if (pt->ser_bytes[0] == bytes)
 		return pt->ser_ps[0];
 	if (pt->ser_bytes[1] != bytes) {

@@ -106,6 +106,17 @@ sim_time_t link_ser_ps(struct link_rate r, uint64_t bytes)
 	return (sim_time_t)((num + den - 1) / den);
 }
 
+uint32_t link_ps_per_byte(struct link_rate r)
+{
+	const struct link_speed_info *s = link_speed_info(r.speed);
+	unsigned __int128 num = (unsigned __int128)8 * 1000000000000ULL * s->enc_den;
+	unsigned __int128 den = (unsigned __int128)s->lane_baud * r.lanes * s->enc_num;
+
+	if (!den || num % den || num / den > UINT32_MAX)
+		return 0;
+	return (uint32_t)(num / den);
+}
+
 uint64_t link_bytes_in(struct link_rate r, sim_time_t t)
 {
 	const struct link_speed_info *s = link_speed_info(r.speed);

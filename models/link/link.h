@@ -57,6 +57,12 @@ enum link_speed link_speed_from_ext_code(unsigned code);
 double link_data_rate_bps(struct link_rate r);
 /* Time to serialise `bytes` bytes on the wire, rounded up to whole ps. */
 sim_time_t link_ser_ps(struct link_rate r, uint64_t bytes);
+/*
+ * The picoseconds a byte takes when they are a whole number (4xHDR 40,
+ * 4xEDR 80, 4xQDR 250: then link_ser_ps(r, b) == b * it for every b, with
+ * no division), else 0 (FDR and FDR10 are 64/66 of their baud rate).
+ */
+uint32_t link_ps_per_byte(struct link_rate r);
 /* Bytes that fit in `t` picoseconds (rounded down). */
 uint64_t link_bytes_in(struct link_rate r, sim_time_t t);
 /* Propagation: metres x ps per metre (about 5 ns/m in copper or fibre). */

@@ -176,6 +176,39 @@ static void test_ser_all_rates(void)
 			}
 }
 
+/*
+ * link_ps_per_byte(): whole ps per byte exactly where the numbers.md rate
+ * makes them whole (8e12 / (lanes x lane rate) an integer), and then
+ * link_ser_ps() is that product for every size; 0 elsewhere (FDR10's 10
+ * Gb/s lanes at 1x do divide: 800 ps).
+ */
+static void test_ps_per_byte(void)
+{
+	static const uint64_t sizes[] = { 1, 3, 26, 65, 4096 + 30, 9000, 1 << 20, 12345677 };
+	int whole = 0;
+
+	for (size_t i = 0; i < SIM_ARRAY_SIZE(lane_rate); i++)
+		for (size_t w = 0; w < SIM_ARRAY_SIZE(widths); w++) {
+			struct link_rate r = { (uint8_t)widths[w], (uint8_t)lane_rate[i].speed };
+			/* ps per byte = 8e12 * den / (lanes * num * 1e9) */
+			uint64_t n = 8000ULL * lane_rate[i].gbps_den;
+			uint64_t d = (uint64_t)widths[w] * lane_rate[i].gbps_num;
+			uint32_t k = link_ps_per_byte(r);
+
+			CU_ASSERT_EQUAL(k, n % d ? 0 : n / d);
+			whole += k != 0;
+			for (size_t z = 0; k && z < SIM_ARRAY_SIZE(sizes); z++)
+				CU_ASSERT_EQUAL(link_ser_ps(r, sizes[z]), sizes[z] * k);
+		}
+	CU_ASSERT_EQUAL(link_ps_per_byte((struct link_rate){ 4, LINK_HDR }), 40);
+	CU_ASSERT_EQUAL(link_ps_per_byte((struct link_rate){ 4, LINK_EDR }), 80);
+	CU_ASSERT_EQUAL(link_ps_per_byte((struct link_rate){ 4, LINK_QDR }), 250);
+	CU_ASSERT_EQUAL(link_ps_per_byte((struct link_rate){ 4, LINK_FDR }), 0);
+	CU_ASSERT_EQUAL(link_ps_per_byte((struct link_rate){ 12, LINK_NDR }), 0);	/* 20/3 */
+	CU_ASSERT_EQUAL(link_ps_per_byte((struct link_rate){ 0, LINK_SPEED_NONE }), 0);
+	CU_ASSERT(whole > 30);
+}
+
 static void test_bytes_in(void)
 {
 	struct link_rate qdr = { 4, LINK_QDR }, fdr = { 4, LINK_FDR };
@@ -322,6 +355,7 @@ static const struct test_case tests[] = {
 	{ "rates_widths", test_rates_widths },
 	{ "ser_hand_computed", test_ser_hand_computed },
 	{ "ser_all_rates", test_ser_all_rates },
+	{ "ps_per_byte", test_ps_per_byte },
 	{ "bytes_in", test_bytes_in },
 	{ "propagation", test_propagation },
 	{ "speed_parse", test_speed_parse },
