@@ -787,18 +787,18 @@ static void ring_insert(struct hca_qp *qp)
 
 	qp->active = true;
 	if (!(h->active_vls & (1u << vl))) {
-		qp->ring_prev = qp->ring_next = qp->qpn;
-		h->cur[vl] = qp->qpn;
+		qp->ring_prev = qp->ring_next = qp;
+		h->cur[vl] = qp;
 		h->active_vls |= (uint16_t)(1u << vl);
 		return;
 	}
 	/* Join at the end of the round: just before the current QP. */
-	struct hca_qp *c = h->qps[h->cur[vl]], *p = h->qps[c->ring_prev];
+	struct hca_qp *c = h->cur[vl], *p = c->ring_prev;
 
-	qp->ring_next = c->qpn;
-	qp->ring_prev = p->qpn;
-	p->ring_next = qp->qpn;
-	c->ring_prev = qp->qpn;
+	qp->ring_next = c;
+	qp->ring_prev = p;
+	p->ring_next = qp;
+	c->ring_prev = qp;
 }
 
 static void ring_remove(struct hca_qp *qp)
@@ -807,13 +807,13 @@ static void ring_remove(struct hca_qp *qp)
 	uint8_t vl = qp->vl;
 
 	qp->active = false;
-	if (qp->ring_next == qp->qpn) {
+	if (qp->ring_next == qp) {
 		h->active_vls &= (uint16_t)~(1u << vl);
 		return;
 	}
-	h->qps[qp->ring_prev]->ring_next = qp->ring_next;
-	h->qps[qp->ring_next]->ring_prev = qp->ring_prev;
-	if (h->cur[vl] == qp->qpn)
+	qp->ring_prev->ring_next = qp->ring_next;
+	qp->ring_next->ring_prev = qp->ring_prev;
+	if (h->cur[vl] == qp)
 		h->cur[vl] = qp->ring_next;
 }
 
@@ -852,7 +852,7 @@ uint16_t hca_candidates(struct fab_port *pt, uint32_t blocks[FAB_NVL], uint16_t 
 	*has_data = h->active_vls | note;
 	for (uint16_t m = h->active_vls & ~note; m; m &= m - 1) {
 		int v = __builtin_ctz(m);
-		struct hca_qp *qp = h->qps[h->cur[v]];
+		struct hca_qp *qp = h->cur[v];
 		uint32_t wire = qp->tcp ? tcp_next_size(qp) :
 				qp_resp_has_packet(qp) ? qp_resp_next_size(qp) : qp_req_next_size(qp);
 
@@ -884,7 +884,7 @@ uint32_t hca_take(struct fab_port *pt, uint8_t vl)
 
 	if (h->cc && cc_owed_vl(h) == vl)
 		return cc_take(h, vl);
-	qp = h->qps[h->cur[vl]];
+	qp = h->cur[vl];
 	idx = hca_alloc_pkt(h);
 	if (idx == SIM_POOL_NIL)
 		return SIM_POOL_NIL;

@@ -167,7 +167,7 @@ struct hca_qp {
 	 * their VL), and the first counters, on one line */
 	struct hca_resp *rsp;
 	uint32_t rsp_cap, rsp_head, rsp_n;
-	uint32_t ring_prev, ring_next;
+	struct hca_qp *ring_prev, *ring_next;	/* its VL's round of active QPs */
 	bool active;
 	struct hca_qp_stats st;
 
@@ -204,7 +204,9 @@ struct hca {
 	uint16_t active_vls;
 	bool in_take;			/* building a packet: do not kick the port */
 	/* line 1 */
-	uint32_t cur[FAB_NVL] __attribute__((aligned(64)));	/* current QP of each VL's ring */
+	/* current QP of each VL's round: pointers, not QP numbers, so that
+	 * choosing the next packet does not read the qps array's line too */
+	struct hca_qp *cur[FAB_NVL] __attribute__((aligned(64)));
 	struct fab_node *n;
 	uint32_t qps_cap, mrs_cap;
 	/* CQs and SRQs it owns: freed with the HCA unless destroyed before */
