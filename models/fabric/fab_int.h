@@ -175,9 +175,9 @@ struct fab_node {
 	uint32_t lft_len;
 	/* requests: for output o and VL v, bitset of input ports whose head
 	 * packet wants o on v; rr pointer per (o, v) */
-	uint64_t *req;			/* [(o * FAB_NVL + v) * req_words + w] */
+	uint64_t *req;			/* [(v * (nports + 1) + o) * req_words + w] */
 	uint16_t *req_vls;		/* per output: VLs with any request */
-	uint8_t *rr;			/* [(o * FAB_NVL + v)] last input served */
+	uint8_t *rr;			/* [v * (nports + 1) + o] last input served */
 	int req_words;
 	/* HCA */
 	struct hca *hca;

@@ -31,9 +31,19 @@
 
 #include "sim/sim_log.h"
 
+/*
+ * The request bitsets and round-robin pointers are laid out by VL, then
+ * output: a run on one VL (most runs) finds all of a switch's in a few
+ * lines, not one line (or two) per output.
+ */
 static inline uint64_t *req_word(struct fab_node *n, int o, int v)
 {
-	return &n->req[((size_t)o * FAB_NVL + v) * n->req_words];
+	return &n->req[((size_t)v * (size_t)(n->nports + 1) + (size_t)o) * n->req_words];
+}
+
+static inline uint8_t *rr_at(struct fab_node *n, int o, int v)
+{
+	return &n->rr[(size_t)v * (size_t)(n->nports + 1) + (size_t)o];
 }
 
 static void req_set(struct fab_node *n, int o, int v, int in)
@@ -195,8 +205,8 @@ uint16_t sw_candidates(struct fab_port *out, uint32_t cand[FAB_NVL], uint16_t *h
 	*has_data = vls;
 	for (uint16_t m = vls; m; m &= m - 1) {
 		int v = __builtin_ctz(m);
-		int i = rr_pick(out, req_word(n, o, v), n->req_words,
-				n->rr[o * FAB_NVL + v], (uint8_t)v);
+		int i = rr_pick(out, req_word(n, o, v), n->req_words, *rr_at(n, o, v),
+				(uint8_t)v);
 
 		if (i >= 0) {
 			cand[v] = n->ports[i]->vl[v].inq.head;
@@ -218,7 +228,7 @@ void sw_take(struct fab_port *out, uint32_t idx)
 	fab_pq_pop(f, &in->vl[vl].inq);
 	if (out->has_ibcc)
 		ibcc_sw_take(out, p);
-	n->rr[out->port_no * FAB_NVL + vl] = p->in_port;
+	*rr_at(n, out->port_no, vl) = p->in_port;
 	out->tx_src = in;
 	out->tx_src_vl = vl;
 	out->tx_src_blocks = p->blocks;
