@@ -120,7 +120,7 @@ struct fab_port {
 	uint8_t in_flight;		/* switch input: packets it is feeding to outputs now */
 	uint8_t tx_src_vl;
 	uint8_t tx_src_blocks;
-	uint16_t vl_waiting;		/* VLs with data but no credits */
+	uint16_t inq_vls;		/* switch input: VLs whose queue holds packets */
 
 	/* Line 1: the transmitter, when it starts a packet */
 	struct ib_vlarb vlarb;
@@ -147,6 +147,7 @@ struct fab_port {
 	struct fab_fc_ring fcq;
 	struct fab_pq wire;		/* packets in flight to the peer */
 	bool waiting;			/* PortXmitWait: data, and no VL has the credits */
+	uint16_t vl_waiting;		/* VLs with data but no credits */
 
 	/* Line 3: timers and what only some runs read */
 	struct sim_timer fc_wake;	/* blocked on credits: when the next FC packet lands */

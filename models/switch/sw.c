@@ -93,9 +93,9 @@ static void input_request(struct fab_port *in, struct fab_port *except)
 	struct fab *f = in->fab;
 	struct fab_node *n = in->node;
 
-	for (int v = 0; v < FAB_NVL; v++) {
-		if (!in->vl[v].inq.len)
-			continue;
+	/* The VLs in order, as inq_vls says now (a kick may take a head). */
+	for (unsigned v = 0; v < FAB_NVL && (in->inq_vls >> v); v++) {
+		v += (unsigned)__builtin_ctz(in->inq_vls >> v);
 		struct ib_pkt *p = fab_pkt(f, in->vl[v].inq.head);
 		struct fab_port *out = n->ports[p->out_port];
 
@@ -152,6 +152,7 @@ void sw_receive(struct fab_port *in, uint32_t idx)
 	p->in_port = in->port_no;
 	p->out_port = (uint8_t)out;
 	fab_pq_push(f, &in->vl[p->vl].inq, idx);
+	in->inq_vls |= (uint16_t)(1u << p->vl);
 	if (n->ports[out]->has_ibcc)
 		ibcc_sw_queued(n->ports[out], p);
 	SIM_LOG(SIM_LOG_SWITCH, f->eng.now, "node %d in %u vl %u dlid %u -> out %u (queue %u)",
@@ -226,6 +227,8 @@ void sw_take(struct fab_port *out, uint32_t idx)
 
 	req_clear(n, out->port_no, vl, in->port_no);
 	fab_pq_pop(f, &in->vl[vl].inq);
+	if (!in->vl[vl].inq.len)
+		in->inq_vls &= (uint16_t)~(1u << vl);
 	if (out->has_ibcc)
 		ibcc_sw_take(out, p);
 	*rr_at(n, out->port_no, vl) = p->in_port;
@@ -234,9 +237,9 @@ void sw_take(struct fab_port *out, uint32_t idx)
 	out->tx_src_blocks = p->blocks;
 	if (++in->in_flight >= f->p.sw_speedup) {
 		/* The input feeds all it can: withdraw its other heads. */
-		for (int v = 0; v < FAB_NVL; v++) {
-			if (!in->vl[v].inq.len)
-				continue;
+		for (uint16_t m = in->inq_vls; m; m &= (uint16_t)(m - 1)) {
+			int v = __builtin_ctz(m);
+
 			req_clear(n, fab_pkt(f, in->vl[v].inq.head)->out_port, v, in->port_no);
 		}
 		return;
