@@ -130,8 +130,8 @@ struct fab_port {
 	/* where that packet came from, to free its input buffer at TX_DONE:
 	 * with cut-through the next hop may already hold (and relabel) it */
 	struct fab_port *tx_src;
-	/* link_ser_ps() divides 128-bit numbers: remember the two sizes last
-	 * serialised (a port sends mostly one data size and one ACK size) */
+	/* Where ps_per_byte is 0 (FDR, FDR10): link_ser_ps() divides 128-bit
+	 * numbers, so remember the two sizes last serialised and their times */
 	uint32_t ser_bytes[2];
 	struct ibcc_port *ibcc;		/* IB CC at a switch output (models/ib/ib_cc.c), else NULL */
 

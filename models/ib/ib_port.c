@@ -192,7 +192,7 @@ static void port_fc_wait(struct fab_port *pt)
 
 /*
  * Serialisation time of `bytes` on this port: a product where the rate is
- * a whole number of ps per byte (every rate but FDR's), else through a
+ * a whole number of ps per byte (link_ps_per_byte), else through a
  * two-entry memo. A WRITE's first, middle and last packets and its ACKs
  * are four sizes, too many for the memo: link_ser_ps() divided
  * 128-bit numbers (and missed its rate table) for most packets.
