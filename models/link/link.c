@@ -95,23 +95,31 @@ double link_data_rate_bps(struct link_rate r)
 	return (double)s->lane_baud * r.lanes * s->enc_num / s->enc_den;
 }
 
-sim_time_t link_ser_ps(struct link_rate r, uint64_t bytes)
+/* The time one byte takes, exactly: *num / *den picoseconds (den 0: no rate). */
+static void byte_ps(struct link_rate r, unsigned __int128 *num, unsigned __int128 *den)
 {
 	const struct link_speed_info *s = link_speed_info(r.speed);
-	unsigned __int128 num = (unsigned __int128)bytes * 8 * 1000000000000ULL * s->enc_den;
-	unsigned __int128 den = (unsigned __int128)s->lane_baud * r.lanes * s->enc_num;
 
+	*num = (unsigned __int128)8 * 1000000000000ULL * s->enc_den;
+	*den = (unsigned __int128)s->lane_baud * r.lanes * s->enc_num;
+}
+
+sim_time_t link_ser_ps(struct link_rate r, uint64_t bytes)
+{
+	unsigned __int128 num, den;
+
+	byte_ps(r, &num, &den);
 	if (!den)
 		return 0;
+	num *= bytes;
 	return (sim_time_t)((num + den - 1) / den);
 }
 
 uint32_t link_ps_per_byte(struct link_rate r)
 {
-	const struct link_speed_info *s = link_speed_info(r.speed);
-	unsigned __int128 num = (unsigned __int128)8 * 1000000000000ULL * s->enc_den;
-	unsigned __int128 den = (unsigned __int128)s->lane_baud * r.lanes * s->enc_num;
+	unsigned __int128 num, den;
 
+	byte_ps(r, &num, &den);
 	if (!den || num % den || num / den > UINT32_MAX)
 		return 0;
 	return (uint32_t)(num / den);
@@ -119,11 +127,10 @@ uint32_t link_ps_per_byte(struct link_rate r)
 
 uint64_t link_bytes_in(struct link_rate r, sim_time_t t)
 {
-	const struct link_speed_info *s = link_speed_info(r.speed);
-	unsigned __int128 num = (unsigned __int128)t * s->lane_baud * r.lanes * s->enc_num;
-	unsigned __int128 den = (unsigned __int128)8 * 1000000000000ULL * s->enc_den;
+	unsigned __int128 per_num, per_den;	/* per_num is never 0 */
 
-	return (uint64_t)(num / den);
+	byte_ps(r, &per_num, &per_den);
+	return (uint64_t)((unsigned __int128)t * per_den / per_num);	/* t / (ps per byte) */
 }
 
 sim_time_t link_prop_ps(double metres, uint32_t ps_per_m)
