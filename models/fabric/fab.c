@@ -622,12 +622,12 @@ void fab_port_sample(const struct fab *f, int i, struct fab_sample *s)
 
 		/* credits are applied lazily (ib_port.c): count those landed by now */
 		for (uint32_t k = 0; k < q->n; k++) {
-			const struct fab_fc *fc = &q->v[(q->head + k) & (q->cap - 1)];
+			const struct fab_fc *fc = fab_fc_ring_at(q, k);
 
 			if (fc->arrive > f->eng.now)
 				break;
 			if (fc->vl == v)
-				fccl = fc->fccl;
+				fccl = (uint16_t)(fc->limit & IB_CREDIT_MASK);
 		}
 		s->buf_bytes[v] = pt->vl[v].rx_used * IB_BLOCK_BYTES;
 		s->credits[v] = (int32_t)ib_credit_avail(fccl, pt->vl[v].fctbs);

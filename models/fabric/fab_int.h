@@ -41,18 +41,60 @@ struct fab_pq {
 	uint32_t head, tail, len;
 };
 
-/* A flow-control packet in flight: the advertised limit for one VL. */
+/*
+ * A flow-control packet in flight: the advertised limit for one VL. Its
+ * FCCL is the low 12 bits of the limit (ib_credit_fccl), and the sender's
+ * unwrapped limit (the invariant checker's shadow) only grows, by less than
+ * 2^32 blocks between two FC packets: the low 32 bits say all of it. It
+ * left the receiver fc_delay (the sender port's constant) before it lands.
+ * 16 bytes.
+ */
 struct fab_fc {
-	sim_time_t depart, arrive;
-	uint16_t fccl;
+	sim_time_t arrive;
+	uint32_t limit;			/* unwrapped limit mod 2^32 */
 	uint8_t vl;
-	uint64_t limit_abs;	/* shadow: unwrapped limit, for the invariant checker */
 };
 
+/*
+ * The FC packets in flight to a port, in arrival order. Nearly always at
+ * most one is: it lives in the port's own line (one), and a ring on the
+ * heap (spill, kept once allocated) takes over only while more are in
+ * flight. In a ring of its own each entry cost the sender and the
+ * receiver a miss per FC packet on a 1,024-host fabric.
+ */
 struct fab_fc_ring {
-	struct fab_fc *v;
-	uint32_t head, n, cap;	/* power-of-two capacity */
+	struct fab_fc *v;		/* &one, or spill */
+	struct fab_fc *spill;
+	uint16_t head, n, cap;		/* power-of-two capacity of v */
+	uint16_t spill_cap;
+	struct fab_fc one;
 };
+
+void fab_fc_ring_init(struct fab_fc_ring *r);
+void fab_fc_ring_free(struct fab_fc_ring *r);
+/* fab_fc_ring_add()'s slow path: back to `one` when drained, to the heap
+ * ring (grown if needed) when full; 0, or -1 when out of memory. */
+int fab_fc_ring_room(struct fab_fc_ring *r);
+
+/* The i-th oldest (i < n). */
+static inline struct fab_fc *fab_fc_ring_at(const struct fab_fc_ring *r, uint32_t i)
+{
+	return &r->v[(r->head + i) & (r->cap - 1)];
+}
+
+/* A new newest entry for the caller to fill; NULL when out of memory. */
+static inline struct fab_fc *fab_fc_ring_add(struct fab_fc_ring *r)
+{
+	if ((r->n == r->cap || (!r->n && r->v != &r->one)) && fab_fc_ring_room(r))
+		return NULL;
+	return &r->v[(r->head + r->n++) & (r->cap - 1)];
+}
+
+static inline void fab_fc_ring_pop(struct fab_fc_ring *r)
+{
+	r->head = (uint16_t)((r->head + 1) & (r->cap - 1));
+	r->n--;
+}
 
 struct fab_node;
 struct eth_port;
@@ -138,9 +180,9 @@ struct fab_port {
 	/*
 	 * Line 2: the transmitter, when it looks at its credits and sends,
 	 * and all the peer's receiver touches here when it sends an FC
-	 * packet (the queue, its delay, whether this sender waits for it).
+	 * packet (the queue with its usual one entry, its delay, whether
+	 * this sender waits for it).
 	 */
-	sim_time_t ser_ps[2];
 	sim_time_t fc_delay;		/* an FC packet's serialisation plus propagation */
 	/* FC packets in flight to this port (sent by the peer's receiver):
 	 * the sender takes in those that have landed (ib_port.c) */
@@ -154,6 +196,7 @@ struct fab_port {
 	struct sim_timer fc_timer;	/* receiver: periodic FC update */
 	sim_time_t wait_since;		/* PortXmitWait: since when the port waits */
 	struct link_rate rate;
+	sim_time_t ser_ps[2];		/* the times of ser_bytes (line 1) */
 
 	struct fab_port_vl vl[FAB_NVL] __attribute__((aligned(64)));	/* per VL: credits, receive buffer, input queue */
 
@@ -161,7 +204,7 @@ struct fab_port {
 	struct sim_rng rng;		/* fault injection at this receiver */
 };
 
-_Static_assert(offsetof(struct fab_port, vlarb) == 64 && offsetof(struct fab_port, ser_ps) == 128 &&
+_Static_assert(offsetof(struct fab_port, vlarb) == 64 && offsetof(struct fab_port, fc_delay) == 128 &&
 	       offsetof(struct fab_port, waiting) < 192 && offsetof(struct fab_port, fc_wake) == 192 &&
 	       offsetof(struct fab_port, vl) == 256,
 	       "fab_port's lines as its comments say");

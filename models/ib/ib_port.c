@@ -75,28 +75,47 @@ uint32_t fab_pq_pop(struct fab *f, struct fab_pq *q)
 	return idx;
 }
 
-static int fc_ring_push(struct fab_fc_ring *r, const struct fab_fc *fc)
+int fab_fc_ring_room(struct fab_fc_ring *r)
 {
-	if (r->n == r->cap) {
-		uint32_t cap = r->cap ? r->cap * 2 : 16;
-		struct fab_fc *nv = malloc(cap * sizeof(*nv));
-
-		if (!nv)
-			return -1;
-		for (uint32_t i = 0; i < r->n; i++)
-			nv[i] = r->v[(r->head + i) & (r->cap - 1)];
-		free(r->v);
-		r->v = nv;
+	if (!r->n && r->v != &r->one) {
+		/* Drained: back to the entry in the port's line. */
+		r->v = &r->one;
+		r->cap = 1;
 		r->head = 0;
-		r->cap = cap;
 	}
-	r->v[(r->head + r->n++) & (r->cap - 1)] = *fc;
+	if (r->n < r->cap)
+		return 0;
+	struct fab_fc *nv = r->spill;
+	uint32_t cap = r->spill_cap;
+
+	if (r->v == r->spill || !nv) {
+		/* Grow: a fresh ring twice the size (at least 8). */
+		cap = r->cap < 8 ? 8 : (uint32_t)r->cap * 2;
+		if (cap > UINT16_MAX / 2 + 1 || !(nv = malloc(cap * sizeof(*nv))))
+			return -1;
+	}
+	for (uint32_t i = 0; i < r->n; i++)
+		nv[i] = *fab_fc_ring_at(r, i);
+	if (nv != r->spill) {
+		free(r->spill);
+		r->spill = nv;
+		r->spill_cap = (uint16_t)cap;
+	}
+	r->v = nv;
+	r->head = 0;
+	r->cap = (uint16_t)cap;
 	return 0;
 }
 
-static inline struct fab_fc *fc_ring_at(struct fab_fc_ring *r, uint32_t i)
+void fab_fc_ring_init(struct fab_fc_ring *r)
 {
-	return &r->v[(r->head + i) & (r->cap - 1)];
+	*r = (struct fab_fc_ring){ .v = &r->one, .cap = 1 };
+}
+
+void fab_fc_ring_free(struct fab_fc_ring *r)
+{
+	free(r->spill);
+	fab_fc_ring_init(r);
 }
 
 int ib_port_init(struct fab *f, struct fab_port *pt)
@@ -105,6 +124,7 @@ int ib_port_init(struct fab *f, struct fab_port *pt)
 	bool hca = pt->node->type != NET_SWITCH;
 
 	pt->wire.head = pt->wire.tail = SIM_POOL_NIL;
+	fab_fc_ring_init(&pt->fcq);
 	for (int v = 0; v < FAB_NVL; v++) {
 		pt->vl[v].inq.head = pt->vl[v].inq.tail = SIM_POOL_NIL;
 		if (v < p->vls)
@@ -133,8 +153,7 @@ void ib_port_link_up(struct fab_port *pt)
 
 void ib_port_fini(struct fab_port *pt)
 {
-	free(pt->fcq.v);
-	pt->fcq.v = NULL;
+	fab_fc_ring_free(&pt->fcq);
 }
 
 /*
@@ -166,14 +185,15 @@ static void port_apply_fc(struct fab_port *pt)
 	sim_time_t now = pt->fab->eng.now;
 
 	while (q->n) {
-		const struct fab_fc *fc = fc_ring_at(q, 0);
+		const struct fab_fc *fc = fab_fc_ring_at(q, 0);
 
 		if (fc->arrive > now)
 			break;
-		pt->vl[fc->vl].fccl = fc->fccl;
-		pt->vl[fc->vl].limit_abs = fc->limit_abs;
-		q->head = (q->head + 1) & (q->cap - 1);
-		q->n--;
+		struct fab_port_vl *v = &pt->vl[fc->vl];
+
+		v->fccl = (uint16_t)(fc->limit & IB_CREDIT_MASK);
+		v->limit_abs += (uint32_t)(fc->limit - (uint32_t)v->limit_abs);
+		fab_fc_ring_pop(q);
 	}
 }
 
@@ -324,50 +344,70 @@ void ib_port_kick(struct fab_port *pt)
 	port_start_tx(pt, idx, table);
 }
 
+/* Out of memory for an FC packet: the run stops (rare, kept out of line). */
+static __attribute__((noinline, cold)) void port_fc_oom(struct fab *f)
+{
+	f->failed = true;
+	sim_diag_set(&f->fail, NULL, 0, 0, "out of memory for flow-control packets");
+	sim_stop(&f->eng);
+}
+
+static __attribute__((noinline)) void port_apply_fc_full(struct fab_port *tx)
+{
+	port_apply_fc(tx);
+}
+
 static void port_send_fc(struct fab_port *pt, uint8_t vl)
 {
 	struct fab *f = pt->fab;
 	sim_time_t now = f->eng.now;
 	uint32_t free_blocks = pt->vl[vl].rx_cap - pt->vl[vl].rx_used;
-	struct fab_fc fc = {
-		.fccl = ib_credit_fccl((uint16_t)(pt->vl[vl].rx_blocks & IB_CREDIT_MASK), free_blocks),
-		.vl = vl,
-		.limit_abs = pt->vl[vl].rx_blocks +
-			     (free_blocks < IB_CREDIT_WINDOW ? free_blocks : IB_CREDIT_WINDOW),
-	};
-
+	/* FCCL = (ABR + free, at most the window) mod 4096: the low bits of
+	 * the limit (ib_credit_fccl) */
+	uint32_t limit = (uint32_t)pt->vl[vl].rx_blocks +
+			 (free_blocks < IB_CREDIT_WINDOW ? free_blocks : IB_CREDIT_WINDOW);
 	struct fab_port *tx = pt->peer;	/* the data's sender, to whom this FC packet goes */
+	struct fab_fc_ring *q = &tx->fcq;
 
 	pt->vl[vl].fc_pending = 0;
-	/* Still waiting behind the reverse data packet? Update it in place. */
-	for (uint32_t i = tx->fcq.n; i-- > 0;) {
-		struct fab_fc *q = fc_ring_at(&tx->fcq, i);
+	/* Still waiting behind the reverse data packet (it departs after
+	 * now: lands after now + fc_delay)? Update it in place. */
+	for (uint32_t i = q->n; i-- > 0;) {
+		struct fab_fc *e = fab_fc_ring_at(q, i);
 
-		if (q->depart <= now)
+		if (e->arrive <= now + tx->fc_delay)
 			break;
-		if (q->vl == vl) {
-			q->fccl = fc.fccl;
-			q->limit_abs = fc.limit_abs;
+		if (e->vl == vl) {
+			e->limit = limit;
 			return;
 		}
 	}
-	fc.depart = pt->tx_busy && pt->tx_end > now ? pt->tx_end : now;
-	fc.arrive = fc.depart + tx->fc_delay;
-	if (fc_ring_push(&tx->fcq, &fc)) {
-		f->failed = true;
-		sim_diag_set(&f->fail, NULL, 0, 0, "out of memory for flow-control packets");
-		sim_stop(&f->eng);
+	sim_time_t arrive = (pt->tx_busy && pt->tx_end > now ? pt->tx_end : now) + tx->fc_delay;
+
+	/* An idle sender takes in its FC packets only when it next has data:
+	 * those landed meanwhile would fill its queue. Applying them now is
+	 * what its next kick would do first, and keeps the queue to the FC
+	 * packets really in flight (nearly always one: the port's own line). */
+	if (q->n == q->cap)
+		port_apply_fc_full(tx);
+	struct fab_fc *e = fab_fc_ring_add(q);
+
+	if (!e) {
+		port_fc_oom(f);
 		return;
 	}
+	e->arrive = arrive;
+	e->limit = limit;
+	e->vl = vl;
 	if (!++pt->vl[vl].fc_sent)
 		pt->vl[vl].fc_sent_wraps++;
 	f->tot.fc_pkts++;
 	/* The sender needs telling only if it is waiting for credits. */
 	if (tx->waiting && !tx->tx_busy &&
-	    (!tx->fc_wake.armed || fc.arrive < tx->fc_wake.when))
-		sim_timer_arm(&f->eng, &tx->fc_wake, fc.arrive, tx->comp, FAB_EV_FC_WAKE);
+	    (!tx->fc_wake.armed || arrive < tx->fc_wake.when))
+		sim_timer_arm(&f->eng, &tx->fc_wake, arrive, tx->comp, FAB_EV_FC_WAKE);
 	SIM_LOG(SIM_LOG_CREDIT, now, "node %d port %u FC vl %u fccl %u (free %u blocks)",
-		pt->node->idx, pt->port_no, vl, fc.fccl, free_blocks);
+		pt->node->idx, pt->port_no, vl, limit & IB_CREDIT_MASK, free_blocks);
 }
 
 void ib_port_rx_free(struct fab_port *pt, uint8_t vl, uint32_t blocks)

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "models/fabric/fab.h"
+#include "models/fabric/fab_int.h"
 #include "models/ib/ib_pkt.h"
 #include "models/ib/ib_vlarb.h"
 #include "models/net/net.h"
@@ -634,6 +635,165 @@ static void test_lazy_credits(void)
 	net_free(&n);
 }
 
+/*
+ * The FC queue against a plain FIFO: random bursts of pushes and pops
+ * (up to 100 in flight, so the heap ring grows while it has wrapped), its
+ * contents compared after every step; an empty queue's next entry goes to
+ * the port's own line again, and the heap ring is kept for the next burst.
+ */
+static void test_fc_ring(void)
+{
+	struct sim_rng rng;
+	struct fab_fc_ring r;
+	struct fab_fc ref[128];
+	uint32_t ref_n = 0, inline_pushes = 0, wrapped_growths = 0;
+	uint64_t next = 1;
+
+	sim_rng_init(&rng, 11, 0x46435152ULL);
+	fab_fc_ring_init(&r);
+	for (int step = 0; step < 200000; step++) {
+		/* bias towards growing or draining in turns of 5,000 steps */
+		bool grow = (step / 5000) % 2 == 0;
+		bool push = ref_n == 0 || (ref_n < 100 && sim_rng_below(&rng, 100) < (grow ? 60u : 40u));
+
+		if (push) {
+			struct fab_fc fc = { .arrive = next, .limit = (uint32_t)(next * 7), .vl = next % 15 };
+			bool was_wrapped = r.n == r.cap && r.cap > 1 && r.head != 0;
+			struct fab_fc *e = fab_fc_ring_add(&r);
+
+			next++;
+			CU_ASSERT_FATAL(e != NULL);
+			*e = fc;
+			if (ref_n == 0) {
+				/* a drained queue uses the port's own line */
+				CU_ASSERT(r.v == &r.one);
+				inline_pushes++;
+			}
+			wrapped_growths += was_wrapped;
+			ref[ref_n++] = fc;
+		} else {
+			fab_fc_ring_pop(&r);
+			memmove(ref, ref + 1, --ref_n * sizeof(ref[0]));
+		}
+		CU_ASSERT_FATAL(r.n == ref_n);
+		for (uint32_t i = 0; i < ref_n; i++) {
+			const struct fab_fc *q = fab_fc_ring_at(&r, i);
+
+			if (q->arrive != ref[i].arrive || q->limit != ref[i].limit ||
+			    q->vl != ref[i].vl) {
+				CU_FAIL_FATAL("FC queue differs from the FIFO");
+			}
+		}
+	}
+	CU_ASSERT(r.spill_cap >= 128);
+	CU_ASSERT(inline_pushes > 100);
+	CU_ASSERT(wrapped_growths > 0);
+	fab_fc_ring_free(&r);
+	CU_ASSERT(r.spill == NULL && r.v == &r.one && r.n == 0);
+}
+
+/*
+ * Many FC packets in flight at once: on a 1 km cable (5 us each way) a
+ * sender with a 64 KiB buffer ahead of it is limited by its credits, not
+ * by the link. Every packet's blocks come back C = 2 prop + switch
+ * latency + one packet's and one FC packet's serialisation after it
+ * started (cut-through, FC at once: fc_threshold 1), so at MTU 1024
+ * k = floor(1024 blocks / 17) = 60 packets go per C. About 30 FC packets
+ * are in flight to the sender at any time: its queue leaves the port's own
+ * line for the heap ring (fab_fc_ring), which grows while wrapped, and
+ * must still apply them in order, which the credit walk after every event
+ * checks, also where the limits wrap past 2^32 blocks. A short cable never
+ * leaves the port's line.
+ */
+/*
+ * Start every port's unwrapped credit counters just below 2^32 blocks (a
+ * multiple of 4096: the 12-bit FCTBS, ABR and FCCL stay as they are), so
+ * that the limits an FC packet carries (their low 32 bits) wrap during
+ * the run: the sender's unwrapped limit must still grow past 2^32.
+ */
+static struct fab *run_near_wrap(const struct net *n, const struct fab_params *p,
+				 struct fab_msgs *m)
+{
+	const uint64_t k = (1ULL << 32) - 16 * IB_CREDIT_MOD;
+	struct sim_diag d;
+	struct fab *f = fab_create(n, p, m, 1, &d);
+
+	CU_ASSERT_FATAL(f != NULL);
+	for (int i = 0; i < f->nports; i++)
+		for (int v = 0; v < FAB_NVL - 1; v++) {
+			struct fab_port_vl *q = &f->ports[i]->vl[v];
+
+			q->tx_blocks += k;
+			q->limit_abs += k;
+			q->rx_blocks += k;
+			q->rx_freed += k;
+		}
+	CU_ASSERT(fab_check_credits(f, NULL) == 0);
+	CU_ASSERT(fab_run(f, &d) == 0);
+	return f;
+}
+
+static void check_fc_many(double cable_m, bool spills, bool wrap)
+{
+	struct net n;
+	struct fab_params p;
+	struct fab_msgs m = { 0 };
+	int h0, h1;
+	const uint64_t bytes = 8 << 20;
+
+	tf_chain(&n, 1, &h0, &h1);
+	tf_params(&p, "hdr");
+	p.check = true;
+	p.cable_m = cable_m;
+	tf_set(&p, "ib.buffer=64KiB");
+	tf_set(&p, "ib.mtu=1024");
+	tf_set(&p, "hca.buffer=128KiB");	/* the receiving HCA's loop: 120 packets per C */
+	tf_add_msg(&m, h0, h1, bytes, 0, 0);
+	struct fab *f = wrap ? run_near_wrap(&n, &p, &m) : tf_run(&n, &p, &m);
+	struct fab_totals t;
+
+	fab_totals(f, &t);
+	CU_ASSERT_EQUAL(t.msgs_done, 1);
+	CU_ASSERT_EQUAL(t.drops, 0);
+	CU_ASSERT(fab_check_credits(f, NULL) == 0);
+
+	const struct fab_port *tx = NULL;
+
+	for (int i = 0; i < f->nports; i++)
+		if (f->ports[i]->node->idx == h0)
+			tx = f->ports[i];
+	CU_ASSERT_FATAL(tx != NULL);
+	CU_ASSERT_EQUAL(tx->fcq.spill != NULL, spills);
+	if (spills) {
+		double rate = rate_4x("hdr") / 8;	/* bytes/s */
+		double prop = cable_m * p.ps_per_m * 1e-12;
+		double pkt = 8 + 12 + 1024 + 4 + 2;	/* a middle packet on the wire */
+		int k = (64 << 10) / 64 / 17;
+		double c = 2 * prop + p.sw_latency_ns * 1e-9 + pkt / rate + 6 / rate;
+		double expect = k * pkt / c;
+		double got = write_wire_bytes(bytes, p.mtu) /
+			     ((double)(m.v[0].end - m.v[0].first_tx) * 1e-12);
+
+		fprintf(stderr, "%g m cable, 64 KiB buffer: %.3f GB/s on the wire, "
+			"credit loop %d packets per %.3f us: %.3f GB/s\n",
+			cable_m, got / 1e9, k, c * 1e6, expect / 1e9);
+		CU_ASSERT(tx->fcq.spill_cap >= 32);
+		if (wrap)	/* 8 MiB at MTU 1024 is 139,264 blocks: past 2^32 */
+			CU_ASSERT(tx->vl[0].limit_abs > 1ULL << 32);
+		CU_ASSERT(fabs(got - expect) / expect <= 0.02);
+	}
+	fab_destroy(f);
+	fab_msgs_free(&m);
+	net_free(&n);
+}
+
+static void test_fc_many_in_flight(void)
+{
+	check_fc_many(1000, true, false);
+	check_fc_many(3, false, false);
+	check_fc_many(1000, true, true);
+}
+
 static const struct test_case tests[] = {
 	{ "unloaded message, HDR, 1 and 3 switches", test_unloaded_hdr },
 	{ "unloaded message, QDR, 1 and 3 switches", test_unloaded_qdr },
@@ -648,6 +808,8 @@ static const struct test_case tests[] = {
 	{ "VL15 is not flow controlled and drops", test_vl15_uncredited },
 	{ "same inputs, same results", test_repeatable },
 	{ "lazy credits: no event per FC packet for an unblocked sender", test_lazy_credits },
+	{ "the FC queue is a FIFO, in the port's line or on the heap", test_fc_ring },
+	{ "many FC packets in flight: the credit loop of a long cable", test_fc_many_in_flight },
 	{ NULL, NULL },
 };
 
