@@ -456,6 +456,8 @@ struct hca_qp *hca_create_qp(struct hca *h, const struct hca_qp_init_attr *a)
 		free(qp);
 		return NULL;
 	}
+	if (qp->qpn - 2 < HCA_QP_NEAR)
+		h->qp_near[qp->qpn - 2] = qp;
 	h->qps[h->nqps++] = qp;
 	return qp;
 }
@@ -487,6 +489,8 @@ int hca_destroy_qp(struct hca_qp *qp)
 	if (qp->active)
 		ring_remove(qp);
 	h->qps[qp->qpn] = NULL;
+	if (qp->qpn - 2 < HCA_QP_NEAR)
+		h->qp_near[qp->qpn - 2] = NULL;
 	tcp_conn_destroy(qp);
 	free(qp->sq);
 	free(qp->rq);
@@ -940,7 +944,7 @@ void hca_receive(struct fab_port *pt, uint32_t idx)
 	f->tot.packets_delivered++;
 	f->tot.bytes_delivered += p->wire;
 	f->tot.payload_delivered += p->payload;
-	qp = p->dqpn < h->nqps ? h->qps[p->dqpn] : NULL;
+	qp = hca_qp_by_num(h, p->dqpn);
 	if (!qp || qp->state == HCA_QPS_RESET || qp->state == HCA_QPS_INIT ||
 	    qp->state == HCA_QPS_ERR || qp->type != p->qpt) {
 		/* IBA 9.6.1.1: a packet for no QP (or a QP not receiving) is
@@ -1057,7 +1061,7 @@ static void hca_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 			fab_traffic_post(h->f, e.comp);
 			continue;
 		}
-		struct hca_qp *qp = e.comp < h->nqps ? h->qps[e.comp] : NULL;
+		struct hca_qp *qp = hca_qp_by_num(h, e.comp);
 
 		if (!qp)
 			continue;

@@ -191,15 +191,20 @@ struct hca_timer_ev {
 	uint32_t qpn, gen;
 };
 
+/* QPs 2 .. 2 + HCA_QP_NEAR - 1 (the first a host creates: a ring's two, a
+ * permutation's one or two) are found from the HCA's first line. */
+#define HCA_QP_NEAR 2
+
 struct hca {
 	/* line 0: what every packet sent or received reads */
 	struct fab *f;
 	struct fab_port *port;		/* the port traffic leaves by */
 	struct hca_qp **qps;		/* by QP number (0 and 1 reserved: QP0/QP1) */
-	struct hca_mr **mrs;		/* by key */
 	struct cc_hca *cc;		/* congestion control (models/roce/cc.c), NULL when off */
-	uint32_t nqps, nmrs;
-	uint32_t comp;			/* engine component: timers */
+	/* qps[2 ..] again: on 1,000 hosts the array's line was a miss for
+	 * every packet received and every QP timer (hca_qp_by_num) */
+	struct hca_qp *qp_near[HCA_QP_NEAR];
+	uint32_t nqps;
 	uint16_t lid;
 	uint16_t active_vls;
 	bool in_take;			/* building a packet: do not kick the port */
@@ -208,6 +213,9 @@ struct hca {
 	 * choosing the next packet does not read the qps array's line too */
 	struct hca_qp *cur[FAB_NVL] __attribute__((aligned(64)));
 	struct fab_node *n;
+	struct hca_mr **mrs;		/* by key */
+	uint32_t nmrs;
+	uint32_t comp;			/* engine component: timers */
 	uint32_t qps_cap, mrs_cap;
 	/* CQs and SRQs it owns: freed with the HCA unless destroyed before */
 	struct hca_obj {
@@ -230,6 +238,16 @@ struct hca {
 	hca_place_fn place_fn;		/* hca_set_place_hook(): NULL = memcpy at once */
 	void *place_ctx;
 };
+
+_Static_assert(offsetof(struct hca, in_take) < 64, "struct hca's line 0 as its comment says");
+
+/* QP number qpn, or NULL. */
+static inline struct hca_qp *hca_qp_by_num(const struct hca *h, uint32_t qpn)
+{
+	if (qpn - 2 < HCA_QP_NEAR)
+		return h->qp_near[qpn - 2];
+	return qpn < h->nqps ? h->qps[qpn] : NULL;
+}
 
 /* The send WQE with free-running index i. */
 static inline struct hca_swqe *hca_swqe_at(struct hca_qp *qp, uint32_t i)

@@ -222,7 +222,7 @@ uint32_t cc_take(struct hca *h, uint8_t vl)
 		return SIM_POOL_NIL;
 	c->head = (c->head + 1) % c->cap;
 	c->n--;
-	qp = nt.sqpn < h->nqps ? h->qps[nt.sqpn] : NULL;
+	qp = hca_qp_by_num(h, nt.sqpn);
 	if (qp && qp->cc)
 		qp->cc->owed = false;
 	p = fab_pkt(h->f, idx);

@@ -1001,6 +1001,58 @@ static void test_dereg_after_post(void)
 	tp_fini(&t);
 }
 
+/*
+ * A packet reaches the QP its BTH DestQP names, whether the receiver finds
+ * it in its first line (QPs 2 and 3, hca_qp_by_num) or in the array
+ * (QP 5), and a destroyed QP, near or far, gets nothing: the requester
+ * times out. Each A QP writes its own 4 KiB to B.
+ */
+static void test_qp_numbers(void)
+{
+	enum { LEN = 4096 };
+	struct tp t;
+	struct hca_wc wc[16];
+	struct hca_qp *qa[4], *qb[4];
+	const bool gone[4] = { false, true, false, true };	/* B's QPs 3 and 5 */
+
+	tp_init(&t, NULL, 4 * LEN);
+	for (int i = 0; i < 4; i++) {
+		qa[i] = make_qp(t.a, t.ca, HCA_QPT_RC);
+		qb[i] = make_qp(t.b, t.cb, HCA_QPT_RC);
+	}
+	/* QPs 2..5 on both sides; A's 2+i talks to B's 2+i */
+	for (int i = 0; i < 4; i++) {
+		CU_ASSERT_EQUAL(hca_qp_num(qb[i]), 2u + (unsigned)i);
+		CU_ASSERT(hca_qp_by_num(t.b, 2u + (unsigned)i) == qb[i]);
+		to_rts(qa[i], t.b, hca_qp_num(qb[i]), &t, 1, 1, 7, 1, 4);
+		to_rts(qb[i], t.a, hca_qp_num(qa[i]), &t, 1, 1, 7, 1, 4);
+	}
+	CU_ASSERT(hca_qp_by_num(t.b, 6) == NULL && hca_qp_by_num(t.b, 0) == NULL);
+	for (int i = 0; i < 4; i++)
+		if (gone[i])
+			CU_ASSERT(hca_destroy_qp(qb[i]) == 0);
+	CU_ASSERT(hca_qp_by_num(t.b, 3) == NULL && hca_qp_by_num(t.b, 5) == NULL);
+	memset(t.bufa, 0x3c, 4 * LEN);
+	for (int i = 0; i < 4; i++) {
+		struct hca_send_wr w = wr_of(&t, HCA_WR_RDMA_WRITE, (uint64_t)i,
+					     (uint32_t)i * LEN, LEN);
+
+		CU_ASSERT(hca_post_send(qa[i], &w) == 0);
+	}
+	tp_run(&t);
+	CU_ASSERT_EQUAL_FATAL(poll_all(t.ca, wc, 16), 4);
+	uint8_t want[LEN], zero[LEN] = { 0 };
+
+	memset(want, 0x3c, LEN);
+	for (int k = 0; k < 4; k++) {
+		int i = (int)wc[k].wr_id;
+
+		CU_ASSERT_EQUAL(wc[k].status, gone[i] ? HCA_WC_RETRY_EXC_ERR : HCA_WC_SUCCESS);
+		CU_ASSERT(memcmp(t.bufb + (size_t)i * LEN, gone[i] ? zero : want, LEN) == 0);
+	}
+	tp_fini(&t);
+}
+
 static const struct test_case tests[] = {
 	{ "WRITE/SEND/READ latency closed form", test_latency_closed_form },
 	{ "RC under loss: exactly once, in order", test_rc_loss_exactly_once },
@@ -1010,6 +1062,7 @@ static const struct test_case tests[] = {
 	{ "RNR NAK and rnr_retry", test_rnr },
 	{ "READs in flight bounded", test_read_outstanding_limit },
 	{ "an MR deregistered after the post moves no bytes", test_dereg_after_post },
+	{ "packets find their QP by number, near or far, none once destroyed", test_qp_numbers },
 	{ "atomics return the old value", test_atomics },
 	{ "UD: MTU limit, no ACKs", test_ud },
 	{ "UC loses whole messages only", test_uc_loses_whole_messages },
