@@ -472,8 +472,9 @@ enum hca_qp_state hca_qp_state(const struct hca_qp *qp)
 	return qp->state;
 }
 
-const struct hca_qp_stats *hca_qp_stats(const struct hca_qp *qp)
+const struct hca_qp_stats *hca_qp_stats(struct hca_qp *qp)
 {
+	qp->st.pkts_sent = qp->pkts_sent;	/* counted on the requester's line */
 	return &qp->st;
 }
 

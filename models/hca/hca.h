@@ -221,6 +221,7 @@ struct hca_qp_stats {
 	uint32_t max_rd_outstanding;	/* high-water mark as requester */
 	uint32_t max_rd_responding;	/* high-water mark as responder */
 };
-const struct hca_qp_stats *hca_qp_stats(const struct hca_qp *qp);
+/* The QP's counters, brought up to date. */
+const struct hca_qp_stats *hca_qp_stats(struct hca_qp *qp);
 
 #endif

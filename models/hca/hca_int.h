@@ -106,10 +106,12 @@ struct hca_resp {
 /*
  * A queue pair. The fields are grouped by who touches them per packet, so
  * that on a large fabric (where every packet-hop finds the QP out of cache)
- * a packet costs few cache lines: line 0 what both sides read, line 1 the
- * requester, lines 2-3 the responder, then the scheduling ring, the
+ * a packet costs few cache lines: line 0 what both sides read (and the
+ * round's next QP, which every packet taken reads), line 1 the requester's
+ * packet, lines 2-3 the responder's, then the scheduling ring, the
  * counters, and what only set-up, errors and reports read. hca_create_qp
- * allocates it on a 64-byte boundary for this.
+ * allocates it on a 64-byte boundary for this; the assertions below hold
+ * the lines to it (a requester's packet read five lines before they did).
  */
 struct hca_qp {
 	/* line 0: both sides */
@@ -118,15 +120,17 @@ struct hca_qp {
 	/* congestion control (models/roce/cc.c): pacing, DCQCN or IB CC
 	 * state; NULL when CC is off */
 	struct cc_qp *cc;
+	struct hca_qp *ring_next;	/* its VL's round of active QPs (ring_prev below) */
 	uint32_t qpn;
 	enum hca_qp_type type;
 	enum hca_qp_state state;
 	uint32_t mtu;
 	uint16_t dlid;
 	uint8_t sl, vl;
-	uint32_t rd_outstanding;	/* READ/atomic requests in flight */
-	uint32_t rd_responding;	/* READ/atomic responses queued */
 	uint32_t dest_qpn;
+	uint32_t rsp_n;		/* responses owed (rsp below): "has it a packet?" */
+	bool active;		/* in its VL's round */
+	bool rnr_wait;		/* after an RNR NAK: wait for the timer */
 
 	/* line 1: requester. Send queue: ring of WQEs; [head, next) sent or
 	 * in flight, [next, tail) queued. sq_cap is the verbs capacity
@@ -134,20 +138,22 @@ struct hca_qp {
 	 * that doubles as the queue fills (sq_reserve in hca.c), so a QP
 	 * created deep but used shallow costs little memory and indexing is a
 	 * mask, not a division. */
-	struct hca_swqe *sq;
+	struct hca_swqe *sq __attribute__((aligned(64)));
 	uint32_t sq_cap, sq_mask, sq_head, sq_next, sq_tail;	/* free-running indexes */
 	uint32_t snd_psn;	/* next PSN to send */
 	uint64_t seg_off;	/* bytes of sq[sq_next] already packetised */
 	uint32_t psn_hi;	/* first PSN never sent: below it is a retransmission */
 	uint32_t una_psn;	/* oldest PSN not yet acknowledged */
-	uint32_t rd_resp_psn;	/* requester: next READ response PSN expected */
+	uint64_t pkts_sent;	/* st.pkts_sent, kept here (hca_qp_stats()) */
 	sim_time_t timer_at;	/* 0: not armed */
-	sim_time_t timer_q;	/* its entry in the HCA's heap not known dead (0: none) */
-	uint8_t retry_left, rnr_left;
-	bool rnr_wait;		/* after an RNR NAK: wait for the timer */
-	bool timer_rnr;		/* the armed timer is the RNR wait */
 
-	/* lines 2-3: responder */
+	/* lines 2-3: the requester's timers and reads, then the responder */
+	sim_time_t timer_q;	/* its entry in the HCA's heap not known dead (0: none) */
+	uint32_t rd_outstanding;	/* READ/atomic requests in flight */
+	uint32_t rd_responding;	/* READ/atomic responses queued */
+	uint32_t rd_resp_psn;	/* requester: next READ response PSN expected */
+	uint8_t retry_left, rnr_left;
+	bool timer_rnr;		/* the armed timer is the RNR wait */
 	uint32_t epsn;		/* expected PSN */
 	uint32_t msn;
 	bool nak_seq_sent;	/* one sequence NAK per expected PSN */
@@ -162,13 +168,12 @@ struct hca_qp {
 	uint32_t rq_head, rq_n;	/* receive queue (rq, rq_cap below) */
 	sim_time_t rx_visible;	/* the last payload byte received lands in memory */
 	sim_time_t wait_at;	/* a "ready" wake-up is armed for this time (0: none) */
-
-	/* responses owed, the scheduling ring (QPs with something to send on
-	 * their VL), and the first counters, on one line */
+	/* responses owed (rsp_n on line 0) */
 	struct hca_resp *rsp;
-	uint32_t rsp_cap, rsp_head, rsp_n;
-	struct hca_qp *ring_prev, *ring_next;	/* its VL's round of active QPs */
-	bool active;
+	uint32_t rsp_cap, rsp_head;
+
+	/* the scheduling ring, the counters */
+	struct hca_qp *ring_prev;
 	struct hca_qp_stats st;
 
 	/* set-up, errors, reports */
@@ -185,6 +190,12 @@ struct hca_qp {
 	uint64_t last_atomic_orig;
 	bool last_atomic_valid;
 };
+
+_Static_assert(offsetof(struct hca_qp, rnr_wait) < 64 && offsetof(struct hca_qp, sq) == 64 &&
+	       offsetof(struct hca_qp, timer_at) + sizeof(sim_time_t) == 128 &&
+	       offsetof(struct hca_qp, cur_recv) + sizeof(struct hca_recv_wr) <= 192 &&
+	       offsetof(struct hca_qp, rsp_head) < 256,
+	       "struct hca_qp's lines as its comments say");
 
 struct hca_timer_ev {
 	sim_time_t t;

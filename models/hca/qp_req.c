@@ -306,7 +306,7 @@ void qp_req_build(struct hca_qp *qp, struct ib_pkt *p)
 	}
 	if (qp->cc)
 		cc_req_sent(qp, p);
-	qp->st.pkts_sent++;
+	qp->pkts_sent++;
 	if (p->flags & IB_PKT_RETRANS)
 		qp->st.pkts_retransmitted++;
 	if (psn_diff(qp->snd_psn, qp->psn_hi) > 0)

@@ -541,7 +541,7 @@ void tcp_build(struct hca_qp *qp, struct ib_pkt *p)
 		}
 	}
 	c->st.segs_sent++;
-	qp->st.pkts_sent++;
+	qp->pkts_sent++;
 	if (!c->rto_at) {
 		c->rto_at = now + cur_rto(c);
 		arm(c, c->rto_at);
