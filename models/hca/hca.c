@@ -379,7 +379,7 @@ static int sq_reserve(struct hca_qp *qp)
 
 	if (qp->sq_tail - qp->sq_head < n)
 		return 0;
-	struct hca_swqe *v = malloc(2 * (size_t)n * sizeof(*v));
+	struct hca_swqe *v = aligned_alloc(64, 2 * (size_t)n * sizeof(*v));
 
 	if (!v)
 		return -ENOMEM;
@@ -422,7 +422,10 @@ struct hca_qp *hca_create_qp(struct hca *h, const struct hca_qp_init_attr *a)
 	qp->sq_mask = 0;	/* up to 16 entries at first; more with use (sq_reserve) */
 	while (qp->sq_mask + 1 < qp->sq_cap && qp->sq_mask < 15)
 		qp->sq_mask = 2 * qp->sq_mask + 1;
-	qp->sq = calloc((size_t)qp->sq_mask + 1, sizeof(*qp->sq));
+	/* on line boundaries: a packet reads a WQE's first two lines */
+	qp->sq = aligned_alloc(64, ((size_t)qp->sq_mask + 1) * sizeof(*qp->sq));
+	if (qp->sq)
+		memset(qp->sq, 0, ((size_t)qp->sq_mask + 1) * sizeof(*qp->sq));
 	qp->rq_cap = a->srq ? 0 : a->cap.max_recv_wr;
 	qp->rq = qp->rq_cap ? calloc(qp->rq_cap, sizeof(*qp->rq)) : NULL;
 	qp->rsp_cap = 16;

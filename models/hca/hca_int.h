@@ -61,7 +61,13 @@ struct hca_dma {
 	sim_time_t ndone;
 };
 
-/* A send work request inside the QP, with its transport state. */
+/*
+ * A send work request inside the QP, with its transport state. Building a
+ * packet reads the work request and the fields up to `msg`: on a large
+ * fabric, where the WQE is out of cache at every packet, they fill its
+ * first two lines, and the queue holds WQEs on line boundaries (4 KiB for
+ * the first 16). The host model's DMA booking and READ state follow.
+ */
 struct hca_swqe {
 	struct hca_send_wr wr;
 	uint32_t first_psn;	/* PSN of its first packet (set when first sent) */
@@ -70,19 +76,23 @@ struct hca_swqe {
 	sim_time_t ready;	/* doorbell + WQE fetch done: may start */
 	enum swqe_state state;
 	bool started;		/* PSNs assigned */
+	/* `mr_bytes`: the local buffer's MR (mr, found once at the post;
+	 * NULL: inline or empty) has bytes behind it, so a run of timing
+	 * only (traffic, traces) never reads the MR. The MR's slot outlives
+	 * deregistration, so swqe_buf() need only look at `valid`. */
+	bool mr_bytes;
+	enum hca_mem mem;	/* where the local buffer lives */
+	int32_t msg;		/* fab message it carries (traffic), or -1 */
+	/* line 2 on */
+	struct hca_mr *mr;
+	struct hca_dma dma;	/* its payload on the way from memory */
 	uint32_t rd_rcvd;	/* READ: response bytes received */
 	sim_time_t rd_visible;	/* READ/atomic: the last byte received lands in memory */
-	int32_t msg;		/* fab message it carries (traffic), or -1 */
-	struct hca_dma dma;	/* its payload on the way from memory */
 	sim_time_t tcp_done;	/* fabric=tcp: when its completion is due (0 = not yet known) */
-	enum hca_mem mem;	/* where the local buffer lives */
-	/* The local buffer's MR, found once at the post (NULL: inline or
-	 * empty). Its slot outlives deregistration, so swqe_buf() need only
-	 * look at `valid`; `mr_bytes` says it has bytes behind it, so a run
-	 * of timing only (traffic, traces) never reads the MR again. */
-	struct hca_mr *mr;
-	bool mr_bytes;
-};
+} __attribute__((aligned(64)));
+
+_Static_assert(offsetof(struct hca_swqe, msg) + sizeof(int32_t) <= 128 &&
+	       sizeof(struct hca_swqe) == 256, "hca_swqe's lines as its comment says");
 
 /* A response the responder owes the requester, sent in order. */
 enum resp_kind { RESP_ACK, RESP_READ, RESP_ATOMIC };
