@@ -89,7 +89,10 @@ int fab_fc_ring_room(struct fab_fc_ring *r)
 	uint32_t cap = r->spill_cap;
 
 	if (r->v == r->spill || !nv) {
-		/* Grow: a fresh ring twice the size (at least 8). */
+		/* Grow: a fresh ring twice the size (at least 8). The 16-bit
+		 * counts suffice: each FC packet in flight frees at least one
+		 * block of a buffer of at most 2,048 (IB_CREDIT_WINDOW), so at
+		 * most 15 x 2,048 are in flight, below 32,768. */
 		cap = r->cap < 8 ? 8 : (uint32_t)r->cap * 2;
 		if (cap > UINT16_MAX / 2 + 1 || !(nv = malloc(cap * sizeof(*nv))))
 			return -1;
@@ -352,6 +355,8 @@ static __attribute__((noinline, cold)) void port_fc_oom(struct fab *f)
 	sim_stop(&f->eng);
 }
 
+/* port_apply_fc() for a receiver that finds the sender's queue full: out
+ * of line, so that port_send_fc() (every FC packet) stays small. */
 static __attribute__((noinline)) void port_apply_fc_full(struct fab_port *tx)
 {
 	port_apply_fc(tx);
