@@ -351,7 +351,9 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 		goto oom;
 	sim_pool_init(&f->pkts, sizeof(struct ib_pkt));
 	f->nnodes = net->nnodes;
-	f->nodes = calloc((size_t)net->nnodes, sizeof(*f->nodes));
+	f->nodes = aligned_alloc(64, (size_t)(net->nnodes ? net->nnodes : 1) * sizeof(*f->nodes));
+	if (f->nodes)
+		memset(f->nodes, 0, (size_t)(net->nnodes ? net->nnodes : 1) * sizeof(*f->nodes));
 	if (!f->nodes)
 		goto oom;
 

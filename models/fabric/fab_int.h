@@ -209,25 +209,34 @@ _Static_assert(offsetof(struct fab_port, vlarb) == 64 && offsetof(struct fab_por
 	       offsetof(struct fab_port, vl) == 256,
 	       "fab_port's lines as its comments say");
 
+/*
+ * A node. Line 0 is what a packet through a switch reads (routing,
+ * requests, the kick's Ethernet test); the array is 64-byte aligned, so
+ * that line is one line: at 88 bytes a node straddled two for most nodes.
+ */
 struct fab_node {
-	int idx;			/* node index in the net */
-	enum net_node_type type;
 	struct fab_port **ports;	/* by port number; NULL if unconnected */
-	int nports;
 	/* switch */
 	const uint8_t *lft;
-	uint32_t lft_len;
 	/* requests: for output o and VL v, bitset of input ports whose head
 	 * packet wants o on v; rr pointer per (o, v) */
 	uint64_t *req;			/* [(v * (nports + 1) + o) * req_words + w] */
 	uint16_t *req_vls;		/* per output: VLs with any request */
 	uint8_t *rr;			/* [v * (nports + 1) + o] last input served */
-	int req_words;
-	/* HCA */
-	struct hca *hca;
 	/* Ethernet switch (models/eth/eth_sw.c), else NULL */
 	struct eth_sw *eth;
-};
+	int nports;
+	uint32_t lft_len;
+	int req_words;
+	enum net_node_type type;
+	/* line 1 */
+	int idx;			/* node index in the net */
+	/* HCA */
+	struct hca *hca;
+} __attribute__((aligned(64)));
+
+_Static_assert(offsetof(struct fab_node, type) < 64 && sizeof(struct fab_node) == 128,
+	       "fab_node's line 0 as its comment says");
 
 struct fab {
 	struct sim_engine eng;
