@@ -1739,11 +1739,32 @@ static int listen_socket(struct srv *s, struct sim_diag *d)
 			close(t);
 		unlink(s->path);
 	}
+	/*
+	 * Bind under a temporary name and rename once listening: the socket
+	 * file must not appear before listen(), or a program that sees it
+	 * (as tests/shim/lib.sh's start_daemon does) and connects at once can
+	 * be refused while a loaded host runs something else between the two
+	 * calls.
+	 */
+	char final[sizeof(sa.sun_path)];
+	int n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s.%ld", s->path, (long)getpid());
+	bool tmp_name = n > 0 && (size_t)n < sizeof(sa.sun_path);
+
+	snprintf(final, sizeof(final), "%s", s->path);
+	if (!tmp_name)
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", s->path);
+	else
+		unlink(sa.sun_path);
 	old = umask(0177);	/* the socket is 0600: only its owner may attach */
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 64)) {
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 64) ||
+	    (tmp_name && rename(sa.sun_path, final))) {
+		int e = errno;
+
 		umask(old);
 		close(fd);
-		return sim_diag_set(d, s->path, 0, 0, "cannot listen: %s", strerror(errno));
+		if (tmp_name)
+			unlink(sa.sun_path);
+		return sim_diag_set(d, s->path, 0, 0, "cannot listen: %s", strerror(e));
 	}
 	umask(old);
 	chmod(s->path, 0600);
