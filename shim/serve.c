@@ -1746,18 +1746,16 @@ static int listen_socket(struct srv *s, struct sim_diag *d)
 	 * be refused while a loaded host runs something else between the two
 	 * calls.
 	 */
-	char final[sizeof(sa.sun_path)];
 	int n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s.%ld", s->path, (long)getpid());
 	bool tmp_name = n > 0 && (size_t)n < sizeof(sa.sun_path);
 
-	snprintf(final, sizeof(final), "%s", s->path);
 	if (!tmp_name)
 		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", s->path);
 	else
 		unlink(sa.sun_path);
 	old = umask(0177);	/* the socket is 0600: only its owner may attach */
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 64) ||
-	    (tmp_name && rename(sa.sun_path, final))) {
+	    (tmp_name && rename(sa.sun_path, s->path))) {
 		int e = errno;
 
 		umask(old);

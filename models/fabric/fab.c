@@ -351,9 +351,11 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 		goto oom;
 	sim_pool_init(&f->pkts, sizeof(struct ib_pkt));
 	f->nnodes = net->nnodes;
-	f->nodes = aligned_alloc(64, (size_t)(net->nnodes ? net->nnodes : 1) * sizeof(*f->nodes));
+	size_t nodes_size = (size_t)(net->nnodes ? net->nnodes : 1) * sizeof(*f->nodes);
+
+	f->nodes = aligned_alloc(64, nodes_size);	/* fab_node's line 0 is one line */
 	if (f->nodes)
-		memset(f->nodes, 0, (size_t)(net->nnodes ? net->nnodes : 1) * sizeof(*f->nodes));
+		memset(f->nodes, 0, nodes_size);
 	if (!f->nodes)
 		goto oom;
 

@@ -423,9 +423,11 @@ struct hca_qp *hca_create_qp(struct hca *h, const struct hca_qp_init_attr *a)
 	while (qp->sq_mask + 1 < qp->sq_cap && qp->sq_mask < 15)
 		qp->sq_mask = 2 * qp->sq_mask + 1;
 	/* on line boundaries: a packet reads a WQE's first two lines */
-	qp->sq = aligned_alloc(64, ((size_t)qp->sq_mask + 1) * sizeof(*qp->sq));
+	size_t sq_size = ((size_t)qp->sq_mask + 1) * sizeof(*qp->sq);
+
+	qp->sq = aligned_alloc(64, sq_size);
 	if (qp->sq)
-		memset(qp->sq, 0, ((size_t)qp->sq_mask + 1) * sizeof(*qp->sq));
+		memset(qp->sq, 0, sq_size);
 	qp->rq_cap = a->srq ? 0 : a->cap.max_recv_wr;
 	qp->rq = qp->rq_cap ? calloc(qp->rq_cap, sizeof(*qp->rq)) : NULL;
 	qp->rsp_cap = 16;
