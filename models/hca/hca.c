@@ -173,19 +173,25 @@ struct hca_mr *hca_reg_mr(struct hca *h, void *buf, uint64_t addr, uint64_t leng
 	if ((access & (HCA_ACCESS_REMOTE_WRITE | HCA_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & HCA_ACCESS_LOCAL_WRITE))
 		return NULL;
-	if (h->nmrs == h->mrs_cap) {
-		uint32_t cap = h->mrs_cap ? h->mrs_cap * 2 : 16;
-		struct hca_mr **n = realloc(h->mrs, cap * sizeof(*n));
+	uint32_t k = h->nmrs / HCA_MR_CHUNK;
 
-		if (!n)
+	if (h->nmrs % HCA_MR_CHUNK == 0) {	/* a new chunk */
+		if (k == h->mr_chunks_cap) {
+			uint32_t cap = h->mr_chunks_cap ? h->mr_chunks_cap * 2 : 4;
+			struct hca_mr **n = realloc(h->mr_chunks, cap * sizeof(*n));
+
+			if (!n)
+				return NULL;
+			h->mr_chunks = n;
+			h->mr_chunks_cap = cap;
+		}
+		h->mr_chunks[k] = calloc(HCA_MR_CHUNK, sizeof(struct hca_mr));
+		if (!h->mr_chunks[k])
 			return NULL;
-		h->mrs = n;
-		h->mrs_cap = cap;
+		h->mr0 = h->mr_chunks[0];
 	}
-	struct hca_mr *mr = calloc(1, sizeof(*mr));
+	struct hca_mr *mr = &h->mr_chunks[k][h->nmrs % HCA_MR_CHUNK];
 
-	if (!mr)
-		return NULL;
 	mr->hca = h;
 	mr->lkey = mr->rkey = h->nmrs * 256u + MR_KEY_TAG;
 	mr->addr = addr;
@@ -194,7 +200,7 @@ struct hca_mr *hca_reg_mr(struct hca *h, void *buf, uint64_t addr, uint64_t leng
 	mr->mem = mem;
 	mr->buf = buf;
 	mr->valid = true;
-	h->mrs[h->nmrs++] = mr;
+	h->nmrs++;
 	return mr;
 }
 
@@ -210,9 +216,12 @@ struct hca_mr *hca_mr_find(struct hca *h, uint32_t key)
 {
 	uint32_t i = key / 256u;
 
-	if ((key & 0xff) != MR_KEY_TAG || i >= h->nmrs || !h->mrs[i]->valid)
+	struct hca_mr *mr;
+
+	if ((key & 0xff) != MR_KEY_TAG || i >= h->nmrs)
 		return NULL;
-	return h->mrs[i];
+	mr = i < HCA_MR_CHUNK ? &h->mr0[i] : &h->mr_chunks[i / HCA_MR_CHUNK][i % HCA_MR_CHUNK];
+	return mr->valid ? mr : NULL;
 }
 
 int hca_mr_check(const struct hca_mr *mr, uint64_t va, uint64_t len, uint32_t access)
@@ -429,7 +438,10 @@ struct hca_qp *hca_create_qp(struct hca *h, const struct hca_qp_init_attr *a)
 	if (qp->sq)
 		memset(qp->sq, 0, sq_size);
 	qp->rq_cap = a->srq ? 0 : a->cap.max_recv_wr;
-	qp->rq = qp->rq_cap ? calloc(qp->rq_cap, sizeof(*qp->rq)) : NULL;
+	qp->rq_mask = 0;	/* like the send queue: 16 entries at first (rq_reserve) */
+	while (qp->rq_mask + 1 < qp->rq_cap && qp->rq_mask < 15)
+		qp->rq_mask = 2 * qp->rq_mask + 1;
+	qp->rq = qp->rq_cap ? calloc((size_t)qp->rq_mask + 1, sizeof(*qp->rq)) : NULL;
 	qp->rsp_cap = 16;
 	qp->rsp = calloc(qp->rsp_cap, sizeof(*qp->rsp));
 	qp->cc = h->cc && a->qp_type != HCA_QPT_UD ? cc_qp_new(h) : NULL;
@@ -730,10 +742,30 @@ bool hca_qp_take_recv(struct hca_qp *qp, struct hca_recv_wr *out)
 	}
 	if (!qp->rq_n)
 		return false;
-	*out = qp->rq[qp->rq_head];
-	qp->rq_head = (qp->rq_head + 1) % qp->rq_cap;
+	*out = qp->rq[qp->rq_head & qp->rq_mask];
+	qp->rq_head++;
 	qp->rq_n--;
 	return true;
+}
+
+/* Room for one more receive: double the ring when it is full (it never
+ * grows past rq_cap, which hca_post_recv checks first). */
+static int rq_reserve(struct hca_qp *qp)
+{
+	uint32_t n = qp->rq_mask + 1;
+
+	if (qp->rq_n < n)
+		return 0;
+	struct hca_recv_wr *v = malloc(2 * (size_t)n * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < qp->rq_n; i++)
+		v[(qp->rq_head + i) & (2 * n - 1)] = qp->rq[(qp->rq_head + i) & qp->rq_mask];
+	free(qp->rq);
+	qp->rq = v;
+	qp->rq_mask = 2 * n - 1;
+	return 0;
 }
 
 int hca_post_recv(struct hca_qp *qp, const struct hca_recv_wr *wr)
@@ -742,7 +774,7 @@ int hca_post_recv(struct hca_qp *qp, const struct hca_recv_wr *wr)
 		return -EINVAL;
 	if (qp->state == HCA_QPS_RESET)
 		return -EINVAL;
-	if (qp->rq_n == qp->rq_cap)
+	if (qp->rq_n == qp->rq_cap || rq_reserve(qp))
 		return -ENOMEM;
 	if (qp->state == HCA_QPS_ERR) {
 		struct hca_wc wc = { .wr_id = wr->wr_id, .status = HCA_WC_WR_FLUSH_ERR,
@@ -758,7 +790,7 @@ int hca_post_recv(struct hca_qp *qp, const struct hca_recv_wr *wr)
 		if (hca_mr_check(mr, wr->sg.addr, wr->sg.length, HCA_ACCESS_LOCAL_WRITE))
 			return -EINVAL;
 	}
-	qp->rq[(qp->rq_head + qp->rq_n++) % qp->rq_cap] = *wr;
+	qp->rq[(qp->rq_head + qp->rq_n++) & qp->rq_mask] = *wr;
 	return 0;
 }
 
@@ -1194,8 +1226,8 @@ void hca_fini(struct fab_node *n)
 			free(h->qps[i]->cc);
 			free(h->qps[i]);
 		}
-	for (uint32_t i = 0; i < h->nmrs; i++)
-		free(h->mrs[i]);
+	for (uint32_t k = 0; k * HCA_MR_CHUNK < h->nmrs; k++)
+		free(h->mr_chunks[k]);
 	/* the CQs and SRQs nobody destroyed */
 	for (uint32_t i = 0; i < h->nobjs; i++) {
 		void *o = h->objs[i].p;
@@ -1210,7 +1242,7 @@ void hca_fini(struct fab_node *n)
 	}
 	free(h->objs);
 	free(h->qps);
-	free(h->mrs);
+	free(h->mr_chunks);
 	sim_heap_free(&h->timers);
 	free(h->plan);
 	sim_wake_fini(&h->wake);

@@ -174,20 +174,25 @@ struct hca_qp {
 	struct hca_recv_wr cur_recv;
 	struct hca_mr *wr_mr;	/* WRITE being received */
 	uint64_t wr_va;
+	/* Receive queue: a ring of rq_mask + 1 entries, a power of two that
+	 * doubles as receives are posted (rq_reserve in hca.c) up to rq_cap
+	 * (max_recv_wr, below); [rq_head, rq_head + rq_n) posted. On this
+	 * line, where the responder's packet reads, not with the set-up. */
+	struct hca_recv_wr *rq;
 	uint32_t wr_left;
-	uint32_t rq_head, rq_n;	/* receive queue (rq, rq_cap below) */
+	uint32_t rq_head, rq_n, rq_mask;
 	sim_time_t rx_visible;	/* the last payload byte received lands in memory */
-	sim_time_t wait_at;	/* a "ready" wake-up is armed for this time (0: none) */
 	/* responses owed (rsp_n on line 0) */
 	struct hca_resp *rsp;
 	uint32_t rsp_cap, rsp_head;
 
-	/* the scheduling ring, the counters */
+	/* the scheduling ring, the counters; the requester's "ready" wake-up
+	 * (once per message) */
 	struct hca_qp *ring_prev;
+	sim_time_t wait_at;	/* a "ready" wake-up is armed for this time (0: none) */
 	struct hca_qp_stats st;
 
 	/* set-up, errors, reports */
-	struct hca_recv_wr *rq;
 	uint32_t rq_cap;
 	struct hca_cq *scq, *rcq;
 	struct hca_srq *srq;
@@ -204,7 +209,7 @@ struct hca_qp {
 _Static_assert(offsetof(struct hca_qp, rnr_wait) < 64 && offsetof(struct hca_qp, sq) == 64 &&
 	       offsetof(struct hca_qp, timer_at) + sizeof(sim_time_t) == 128 &&
 	       offsetof(struct hca_qp, cur_recv) + sizeof(struct hca_recv_wr) <= 192 &&
-	       offsetof(struct hca_qp, rsp_head) < 256,
+	       offsetof(struct hca_qp, rq_mask) < 256 && offsetof(struct hca_qp, rsp_head) < 256,
 	       "struct hca_qp's lines as its comments say");
 
 struct hca_timer_ev {
@@ -229,15 +234,19 @@ struct hca {
 	uint16_t lid;
 	uint16_t active_vls;
 	bool in_take;			/* building a packet: do not kick the port */
-	/* line 1 */
-	/* current QP of each VL's round: pointers, not QP numbers, so that
-	 * choosing the next packet does not read the qps array's line too */
+	/* lines 1-2: the current QP of each VL's round: pointers, not QP
+	 * numbers, so that choosing the next packet does not read the qps
+	 * array's line too */
 	struct hca_qp *cur[FAB_NVL] __attribute__((aligned(64)));
+	/* line 3: MRs, CQ/SRQ ownership, the timer heap */
 	struct fab_node *n;
-	struct hca_mr **mrs;		/* by key */
+	/* MRs by key index i, in chunks of HCA_MR_CHUNK that never move
+	 * (mr_chunks, below): mr0 is the first chunk, so that a lookup reads
+	 * the MR, not a line of pointers to it first */
+	struct hca_mr *mr0;
 	uint32_t nmrs;
 	uint32_t comp;			/* engine component: timers */
-	uint32_t qps_cap, mrs_cap;
+	uint32_t qps_cap, mr_chunks_cap;
 	/* CQs and SRQs it owns: freed with the HCA unless destroyed before */
 	struct hca_obj {
 		void *p;	/* NULL once destroyed */
@@ -258,9 +267,16 @@ struct hca {
 	struct tcp_host tcp;		/* fabric=tcp: the kernel stack's CPU pipelines (models/tcp) */
 	hca_place_fn place_fn;		/* hca_set_place_hook(): NULL = memcpy at once */
 	void *place_ctx;
+	struct hca_mr **mr_chunks;	/* chunk k: keys k * HCA_MR_CHUNK .. (mr0 above) */
 };
 
-_Static_assert(offsetof(struct hca, in_take) < 64, "struct hca's line 0 as its comment says");
+/* cur[] fills lines 1 and 2 (FAB_NVL pointers); n, mr0 and nmrs share line 3
+ * with the timer heap's array and count */
+_Static_assert(offsetof(struct hca, in_take) < 64 && offsetof(struct hca, n) == 192 &&
+	       offsetof(struct hca, nmrs) < 256 && offsetof(struct hca, timers) + 16 <= 256,
+	       "struct hca's lines as their comments say");
+
+#define HCA_MR_CHUNK 16
 
 /* QP number qpn, or NULL. */
 static inline struct hca_qp *hca_qp_by_num(const struct hca *h, uint32_t qpn)

@@ -356,6 +356,120 @@ static void test_sq_growth(void)
 }
 
 /*
+ * The receive queue's storage starts at 16 entries and doubles as receives
+ * are posted (as the send queue's does): 512 receives posted behind a head
+ * that has moved on by 10 (so the first storage has wrapped) must each
+ * take its own message, in order, and the 513th post is refused
+ * (max_recv_wr 512).
+ */
+static void test_rq_growth(void)
+{
+	enum { FIRST = 10, N = 512, LEN = 1024 };
+	struct tp t;
+	struct hca_wc wc[N];
+
+	tp_init(&t, NULL, (size_t)(FIRST + N) * LEN);
+	tp_connect(&t, HCA_QPT_RC, 14, 7, 7, 1, 4);	/* max_recv_wr 512 */
+	for (int k = 0; k < FIRST + N; k++)
+		memset(t.bufa + (size_t)k * LEN, (k % 251) + 1, LEN);
+	for (int round = 0; round < 2; round++) {
+		int lo = round ? FIRST : 0, hi = round ? FIRST + N : FIRST;
+
+		for (int k = lo; k < hi; k++) {
+			struct hca_recv_wr r = { .wr_id = 1000 + (uint64_t)k,
+						 .sg = { (uintptr_t)t.bufb + (size_t)k * LEN, LEN,
+							 t.mb->lkey } };
+
+			CU_ASSERT(hca_post_recv(t.qb, &r) == 0);
+		}
+		if (round) {
+			struct hca_recv_wr over = { .wr_id = 9999,
+						    .sg = { (uintptr_t)t.bufb, LEN, t.mb->lkey } };
+
+			CU_ASSERT_EQUAL(hca_post_recv(t.qb, &over), -ENOMEM);
+		}
+		for (int k = lo; k < hi; k++) {
+			struct hca_send_wr w = wr_of(&t, HCA_WR_SEND, (uint64_t)k,
+						     (uint32_t)k * LEN, LEN);
+
+			CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+		}
+		tp_run(&t);
+		CU_ASSERT_EQUAL_FATAL(poll_all(t.ca, wc, N), hi - lo);
+		CU_ASSERT_EQUAL_FATAL(poll_all(t.cb, wc, N), hi - lo);
+		for (int k = lo; k < hi; k++) {
+			CU_ASSERT_EQUAL(wc[k - lo].status, HCA_WC_SUCCESS);
+			CU_ASSERT_EQUAL(wc[k - lo].wr_id, 1000u + (uint64_t)k);
+		}
+	}
+	CU_ASSERT(memcmp(t.bufa, t.bufb, (size_t)(FIRST + N) * LEN) == 0);
+	tp_fini(&t);
+}
+
+/*
+ * Memory regions are kept in chunks of HCA_MR_CHUNK, the first read from
+ * the HCA's own line: keys in the first chunk and past it each reach their
+ * own MR; a deregistered MR, in either, refuses the WRITE (remote access
+ * error, nothing written), and a key past the last MR is no key.
+ */
+static void test_mr_chunks(void)
+{
+	enum { NMR = 2 * HCA_MR_CHUNK + 5, LEN = 1024 };
+	struct tp t;
+	struct hca_wc wc[NMR + 2];
+	struct hca_mr *mr[NMR];
+
+	tp_init(&t, NULL, (size_t)NMR * LEN);
+	tp_connect(&t, HCA_QPT_RC, 14, 7, 7, 1, 4);
+	/* mb is B's key 0; MR k covers bytes [k LEN, (k + 1) LEN) of bufb */
+	for (int k = 0; k < NMR; k++) {
+		uint8_t *b = t.bufb + (size_t)k * LEN;
+
+		mr[k] = hca_reg_mr(t.b, b, (uintptr_t)b, LEN, ALL_ACCESS, HCA_MEM_HOST);
+		CU_ASSERT_FATAL(mr[k] != NULL);
+		CU_ASSERT(hca_mr_find(t.b, mr[k]->rkey) == mr[k]);
+	}
+	CU_ASSERT(hca_mr_find(t.b, mr[NMR - 1]->rkey + 256) == NULL);
+	CU_ASSERT(hca_dereg_mr(mr[3]) == 0);
+	CU_ASSERT(hca_dereg_mr(mr[HCA_MR_CHUNK + 4]) == 0);
+	CU_ASSERT(hca_mr_find(t.b, mr[3]->rkey) == NULL);
+	CU_ASSERT(hca_mr_find(t.b, mr[HCA_MR_CHUNK + 4]->rkey) == NULL);
+	CU_ASSERT(hca_mr_find(t.b, mr[HCA_MR_CHUNK + 5]->rkey) == mr[HCA_MR_CHUNK + 5]);
+	memset(t.bufa, 0x6b, (size_t)NMR * LEN);
+	/* a WRITE into every live MR through its own key, then one into a dead one */
+	int nw = 0;
+
+	for (int k = 0; k < NMR; k++) {
+		if (k == 3 || k == HCA_MR_CHUNK + 4)
+			continue;
+		struct hca_send_wr w = wr_of(&t, HCA_WR_RDMA_WRITE, (uint64_t)k,
+					     (uint32_t)k * LEN, LEN);
+
+		w.rkey = mr[k]->rkey;
+		CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+		nw++;
+	}
+	struct hca_send_wr dead = wr_of(&t, HCA_WR_RDMA_WRITE, 777,
+					(uint32_t)(HCA_MR_CHUNK + 4) * LEN, LEN);
+
+	dead.rkey = mr[HCA_MR_CHUNK + 4]->rkey;
+	CU_ASSERT(hca_post_send(t.qa, &dead) == 0);
+	tp_run(&t);
+	CU_ASSERT_EQUAL_FATAL(poll_all(t.ca, wc, NMR + 2), nw + 1);
+	for (int i = 0; i < nw; i++)
+		CU_ASSERT_EQUAL(wc[i].status, HCA_WC_SUCCESS);
+	CU_ASSERT_EQUAL(wc[nw].wr_id, 777u);
+	CU_ASSERT_EQUAL(wc[nw].status, HCA_WC_REM_ACCESS_ERR);
+	for (int k = 0; k < NMR; k++) {
+		bool dead_mr = k == 3 || k == HCA_MR_CHUNK + 4;
+		const uint8_t *b = t.bufb + (size_t)k * LEN;
+
+		CU_ASSERT(b[0] == (dead_mr ? 0 : 0x6b) && b[LEN - 1] == (dead_mr ? 0 : 0x6b));
+	}
+	tp_fini(&t);
+}
+
+/*
  * Every ACK that makes progress re-arms the ACK timer (67 ms at
  * hca.timeout=14); the old one is cancelled lazily. A QP must not leave
  * one dead heap entry per message in its HCA's timer heap (2,000 per HCA
@@ -1057,6 +1171,8 @@ static const struct test_case tests[] = {
 	{ "WRITE/SEND/READ latency closed form", test_latency_closed_form },
 	{ "RC under loss: exactly once, in order", test_rc_loss_exactly_once },
 	{ "send queue storage grows past a wrapped head", test_sq_growth },
+	{ "receive queue storage grows past a wrapped head", test_rq_growth },
+	{ "MRs in chunks: every key finds its own, none once deregistered", test_mr_chunks },
 	{ "ACK timer: one live heap entry per QP", test_ack_timer_heap },
 	{ "retry_cnt exhausted", test_retry_exceeded },
 	{ "RNR NAK and rnr_retry", test_rnr },
