@@ -138,7 +138,7 @@ int sim_register(struct sim_engine *eng, sim_handler_fn fn, void *ctx,
  * first (the others follow it), or -1 when n >= 2^24 or SIM_MAX_RANGES are
  * taken. Dispatching them reads one small table that stays in the cache,
  * not a line of a per-component table: at 7,000 ports that line is mostly
- * a cache miss per event (docs/performance.md). A range of SIM_PREFETCH_BYTES
+ * a cache miss per event (docs/performance-log.md). A range of SIM_PREFETCH_BYTES
  * or more turns on the prefetch of the next event's element (sim_step).
  */
 #define SIM_PREFETCH_BYTES ((size_t)32 << 20)

@@ -362,7 +362,7 @@ int sim_schedule_at(struct sim_engine *eng, sim_time_t t, uint32_t comp,
  * handler hides the wait. Only when a range outgrows the caches: below
  * that the lines are there already and the hint costs instructions (on
  * the 128-host tree 2% more, for nothing). On the 8,192-host permutation
- * it saves about 15% of the time (docs/performance.md).
+ * it saves about 15% of the time (docs/performance-log.md).
  */
 static inline const struct sim_comp_range *comp_range(const struct sim_engine *eng, uint32_t comp)
 {

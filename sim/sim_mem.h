@@ -11,7 +11,7 @@
  * with madvise(MADV_HUGEPAGE); these helpers ask for it on large blocks.
  * In "always" mode the request is redundant; in "never" mode it is ignored
  * (and no collapse is asked), without THP refused: the advice never changes
- * what the program computes, only how fast (docs/performance.md).
+ * what the program computes, only how fast (docs/performance-log.md).
  */
 #ifndef IBFAB_SIM_MEM_H
 #define IBFAB_SIM_MEM_H

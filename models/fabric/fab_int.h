@@ -142,7 +142,7 @@ struct fab_port {
 	 * One hop touches two ports (the packet's sender and its receiver)
 	 * and, with 1,000 hosts, finds almost none of their lines in the
 	 * core's cache: the fields are grouped by the events that read them,
-	 * so that each hop misses as few lines as it can (docs/performance.md).
+	 * so that each hop misses as few lines as it can (docs/performance-log.md).
 	 * Line 0: what every event at this port reads, as sender or receiver,
 	 * and what the receiver reads when it sends credits back (its own
 	 * transmitter's state: an FC packet waits for the current packet).
