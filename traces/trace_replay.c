@@ -5,9 +5,10 @@
  *
  * Transfers are RDMA WRITEs with immediate data carrying the step's index,
  * one RC queue pair per ordered (rank, peer) pair used, a receive posted
- * for every transfer that will arrive; the peer's RECV_RDMA_WITH_IMM
- * completion, at the time its CQE is visible, marks the step done. That is
- * how NCCL's IB transport signals arrival, and what a program could see.
+ * at the peer ahead of every transfer (a batch at a time); the peer's
+ * RECV_RDMA_WITH_IMM completion, at the time its CQE is visible, marks the
+ * step done. That is how NCCL's IB transport signals arrival, and what a
+ * program could see.
  * Compute steps occupy their rank one at a time. A step becomes ready when
  * its last dependency is done and starts then (a compute step: when its
  * rank is also free). The replay keeps its own small event heap so steps
@@ -31,7 +32,15 @@ struct pair_qp {
 	uint64_t key;		/* rank * nranks + peer + 1; 0 = empty slot */
 	struct hca_qp *sqp, *rqp;
 	uint32_t nxfer;		/* transfers over it (queue depths) */
+	uint32_t lkey, rkey;	/* the sender's and the peer's MR: read here, not through rank_node and mr */
+	uint32_t sent, posted;	/* transfers posted at the sender, receives at the peer */
 };
+
+/* Receives are posted at the peer this many at a time, ahead of the
+ * sends (post_recvs): all of them before the run took 24 bytes per
+ * transfer (50 MB on a 1,024-rank ring), one with each send touched the
+ * peer's QP at the sender's time (4.7% more cache misses). */
+#define RECV_BATCH 16
 
 struct replay {
 	const struct trace_program *p;
@@ -148,6 +157,25 @@ static struct hca *node_hca(struct replay *rp, int32_t rank)
 	return fab_hca(rp->f, rp->t->rank_node[rank]);
 }
 
+/* Post the pair's next receives at the peer: up to RECV_BATCH, never more
+ * than its transfers. Called before each send that would find none left,
+ * so a receive is always posted before its WRITE with immediate can
+ * arrive, as when all were posted before the run; the work request ids
+ * are the same (the transfer's index on the pair). */
+static int post_recvs(struct pair_qp *pq)
+{
+	uint32_t n = pq->nxfer - pq->posted < RECV_BATCH ? pq->nxfer - pq->posted : RECV_BATCH;
+
+	for (uint32_t k = 0; k < n; k++) {
+		struct hca_recv_wr r = { .wr_id = pq->posted };
+
+		if (hca_post_recv(pq->rqp, &r))
+			return -1;
+		pq->posted++;
+	}
+	return 0;
+}
+
 static void step_start(struct replay *rp, uint32_t s)
 {
 	const struct trace_step *st = &rp->p->steps[s];
@@ -166,16 +194,21 @@ static void step_start(struct replay *rp, uint32_t s)
 		return;
 	}
 	struct pair_qp *pq = pair_find(rp, st->rank, st->peer, false);
-	int node = rp->t->rank_node[st->peer];
-	struct hca_send_wr wr = {
-		.wr_id = s, .opcode = HCA_WR_RDMA_WRITE_WITH_IMM, .imm_data = s,
-		.sg = { .addr = 0, .length = (uint32_t)st->bytes,
-			.lkey = rp->mr[rp->t->rank_node[st->rank]]->lkey },
-		.remote_addr = 0, .rkey = rp->mr[node]->rkey,
-	};
 
 	tm->start = now;
-	if (!pq || hca_post_send(pq->sqp, &wr))
+	if (!pq || (pq->sent == pq->posted && post_recvs(pq))) {
+		replay_fail(rp, "step %u: the HCA refused the transfer (%" PRIu64 " bytes)",
+			    s, st->bytes);
+		return;
+	}
+	struct hca_send_wr wr = {
+		.wr_id = s, .opcode = HCA_WR_RDMA_WRITE_WITH_IMM, .imm_data = s,
+		.sg = { .addr = 0, .length = (uint32_t)st->bytes, .lkey = pq->lkey },
+		.remote_addr = 0, .rkey = pq->rkey,
+	};
+
+	pq->sent++;
+	if (hca_post_send(pq->sqp, &wr))
 		replay_fail(rp, "step %u: the HCA refused the transfer (%" PRIu64 " bytes)",
 			    s, st->bytes);
 }
@@ -298,14 +331,10 @@ static int connect_pair(struct replay *rp, struct pair_qp *pq, int32_t a, int32_
 				  HCA_QP_RETRY_CNT | HCA_QP_RNR_RETRY | HCA_QP_MAX_QP_RD_ATOMIC))
 			return -1;
 	}
-	/* a receive for every transfer that will arrive (WRITE with immediate) */
-	for (uint32_t k = 0; k < pq->nxfer; k++) {
-		struct hca_recv_wr r = { .wr_id = k };
-
-		if (hca_post_recv(pq->rqp, &r))
-			return -1;
-	}
-	return 0;
+	/* the first receives for the WRITEs with immediate (the rest: post_recvs) */
+	pq->lkey = rp->mr[rp->t->rank_node[a]]->lkey;
+	pq->rkey = rp->mr[rp->t->rank_node[b]]->rkey;
+	return post_recvs(pq);
 }
 
 static int setup(struct replay *rp, struct sim_diag *d)

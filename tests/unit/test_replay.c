@@ -167,6 +167,7 @@ struct run {
 	int32_t nranks;
 	sim_time_t end_ps;
 	uint64_t events;
+	uint64_t rnr_naks;	/* receiver not ready: a WRITE with immediate found no receive */
 };
 
 static void run_free(struct run *r)
@@ -218,6 +219,10 @@ static void replay_text(const struct net *n, const struct fab_params *prm, const
 	out->nranks = t.nranks;
 	out->end_ps = r.end_ps;
 	out->events = fab_engine(f)->events;
+	struct fab_totals tot;
+
+	fab_totals(f, &tot);
+	out->rnr_naks = tot.rnr_naks;
 	out->op_start = malloc(t.nops * sizeof(*out->op_start));
 	out->op_end = malloc(t.nops * sizeof(*out->op_end));
 	out->step = malloc((p.nsteps ? p.nsteps : 1) * sizeof(*out->step));
@@ -999,6 +1004,48 @@ static void test_determinism(void)
 	net_free(&n);
 }
 
+/*
+ * The replay posts the receiver's receives a batch at a time, ahead of the
+ * sends (trace_replay.c, RECV_BATCH 16). 50 async WRITEs from one rank to
+ * another are in flight at once: each must find its receive (no RNR NAK)
+ * and they leave back to back, the last delivered 49 serialisation times
+ * after the first, as when every receive was posted before the run.
+ */
+static void test_recv_batches(void)
+{
+	enum { N = 50, SZ = 4096 };
+	char text[N * 32 + 64];
+	struct net n;
+	struct fab_params prm;
+	struct run r;
+	int len = snprintf(text, sizeof(text), "ranks 2\nmap linear\n");
+
+	for (int k = 0; k < N; k++)
+		len += snprintf(text + len, sizeof(text) - (size_t)len, "send 0 1 %d async\n", SZ);
+	net_file(&n, "topologies/examples/fattree-16.topo", "ftree");
+	tf_params(&prm, "hdr");
+	prm.host_model = false;
+	prm.hca_rnr_retry = 0;	/* a missing receive fails the replay, not waits for ever */
+	replay_text(&n, &prm, text, &r);
+	CU_ASSERT_EQUAL_FATAL(r.nsteps, (size_t)N);
+	CU_ASSERT_EQUAL(r.rnr_naks, 0u);
+	sim_time_t first = UINT64_MAX, last = 0;
+
+	for (size_t s = 0; s < r.nsteps; s++) {
+		CU_ASSERT(r.step[s].end > 0);
+		CU_ASSERT(r.step[s].start == 0);	/* all issued at once */
+		first = r.step[s].end < first ? r.step[s].end : first;
+		last = r.step[s].end > last ? r.step[s].end : last;
+	}
+	double spread = (double)(last - first) * 1e-12, want = (N - 1) * ser(SZ);
+
+	fprintf(stderr, "\n  %d WRITEs in flight: last - first %.3f us, %d x ser %.3f us",
+		N, spread * 1e6, N - 1, want * 1e6);
+	CU_ASSERT(rel(spread, want) < 0.02);
+	run_free(&r);
+	net_free(&n);
+}
+
 /* ---- tests ---------------------------------------------------------------------- */
 
 static const struct test_case tests[] = {
@@ -1012,6 +1059,7 @@ static const struct test_case tests[] = {
 	{ "direct all-to-all, 128 ranks on a 2:1 tree: slower by 2", test_alltoall_direct_oversubscribed },
 	{ "placement: rings inside leaves beat random placement", test_placement },
 	{ "determinism: the same trace replays to the same times", test_determinism },
+	{ "receives posted in batches keep ahead of 50 WRITEs in flight", test_recv_batches },
 	{ NULL, NULL },
 };
 
