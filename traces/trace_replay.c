@@ -459,6 +459,36 @@ static int cmp_ival(const void *x, const void *y)
 	return (p->b > q->b) - (p->b < q->b);
 }
 
+/*
+ * Sort a rank's intervals by (start, end). They come in step order, which
+ * is nearly start order (a ring rank's sends and the receives from its
+ * neighbour interleave, each a place or two from where it belongs): an
+ * insertion sort does that in about n moves, where qsort took 6% of a
+ * 1,024-rank ring's instructions. A budget of moves keeps it linear; past
+ * it, qsort finishes the job. Equal intervals may end up in another
+ * order than qsort's, which none of the unions below can see.
+ */
+static void sort_ivals(struct ival *v, size_t n)
+{
+	size_t budget = 4 * n + 64;
+
+	for (size_t i = 1; i < n; i++) {
+		struct ival x = v[i];
+		size_t j = i;
+
+		while (j > 0 && cmp_ival(&v[j - 1], &x) > 0) {
+			v[j] = v[j - 1];
+			j--;
+			if (!--budget) {
+				v[j] = x;
+				qsort(v, n, sizeof(*v), cmp_ival);
+				return;
+			}
+		}
+		v[j] = x;
+	}
+}
+
 /* Length of the union of intervals of `kind` (1 bit mask), sorted by start. */
 static sim_time_t union_len(const struct ival *v, size_t n, unsigned mask)
 {
@@ -528,7 +558,7 @@ static int rank_times(const struct trace_program *p, struct trace_results *r)
 		size_t n = cnt[k];
 		struct trace_rank_time *rt = &r->rank[k];
 
-		qsort(v, n, sizeof(*v), cmp_ival);
+		sort_ivals(v, n);
 		rt->compute_ps = union_len(v, n, 1);
 		rt->comm_ps = union_len(v, n, 2);
 		rt->overlap_ps = rt->compute_ps + rt->comm_ps - union_len(v, n, 3);

@@ -168,6 +168,7 @@ struct run {
 	sim_time_t end_ps;
 	uint64_t events;
 	uint64_t rnr_naks;	/* receiver not ready: a WRITE with immediate found no receive */
+	struct trace_rank_time *rank;	/* per rank */
 };
 
 static void run_free(struct run *r)
@@ -176,6 +177,7 @@ static void run_free(struct run *r)
 	free(r->op_end);
 	free(r->step);
 	free(r->rank_node);
+	free(r->rank);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -227,7 +229,9 @@ static void replay_text(const struct net *n, const struct fab_params *prm, const
 	out->op_end = malloc(t.nops * sizeof(*out->op_end));
 	out->step = malloc((p.nsteps ? p.nsteps : 1) * sizeof(*out->step));
 	out->rank_node = malloc((size_t)t.nranks * sizeof(*out->rank_node));
-	CU_ASSERT_FATAL(out->op_start && out->op_end && out->step && out->rank_node);
+	out->rank = malloc((size_t)t.nranks * sizeof(*out->rank));
+	CU_ASSERT_FATAL(out->op_start && out->op_end && out->step && out->rank_node && out->rank);
+	memcpy(out->rank, r.rank, (size_t)t.nranks * sizeof(*out->rank));
 	memcpy(out->op_start, r.op_start, t.nops * sizeof(*out->op_start));
 	memcpy(out->op_end, r.op_end, t.nops * sizeof(*out->op_end));
 	memcpy(out->step, r.step, p.nsteps * sizeof(*out->step));
@@ -1046,6 +1050,73 @@ static void test_recv_batches(void)
 	net_free(&n);
 }
 
+/*
+ * A rank's communication time is the union of its transfers' intervals,
+ * taken in start order; the replay sorts each rank's intervals, which
+ * come in step order. Here rank 0 receives from N senders whose transfers
+ * start in the reverse of step order (sender i computes (N - i) x 10 us
+ * first), far enough from sorted that the sort falls back from insertion
+ * to qsort, plus one sender whose transfer overlaps another's. Rank 0's
+ * comm time must be the union of the step intervals, computed here.
+ */
+static int cmp_time(const void *x, const void *y)
+{
+	const sim_time_t *a = x, *b = y;
+
+	return a[0] != b[0] ? (a[0] < b[0] ? -1 : 1) : (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+static void test_rank_time_order(void)
+{
+	enum { N = 40 };
+	char text[N * 64 + 128];
+	sim_time_t iv[N + 1][2];
+	struct net n;
+	struct fab_params prm;
+	struct run r;
+	int len = snprintf(text, sizeof(text), "ranks %d\nmap linear\n", N + 2);
+
+	for (int i = 1; i <= N; i++)
+		len += snprintf(text + len, sizeof(text) - (size_t)len,
+				"compute %d %dus\nsend %d 0 4096\n", i, (N - i) * 10 + 1, i);
+	/* rank N + 1: 1 MiB from 15 us, overlapping the transfers from 15 to 55 us */
+	snprintf(text + len, sizeof(text) - (size_t)len, "compute %d 15us\nsend %d 0 1MiB\n",
+		 N + 1, N + 1);
+	net_file(&n, "topologies/examples/fattree-128.topo", "ftree");
+	tf_params(&prm, "hdr");
+	prm.host_model = false;
+	replay_text(&n, &prm, text, &r);
+	size_t k = 0;
+
+	/* the transfers: every step but the computes (which start at 0) */
+	for (size_t s = 0; s < r.nsteps && k <= N; s++)
+		if (r.step[s].start > 0) {
+			iv[k][0] = r.step[s].start;
+			iv[k][1] = r.step[s].end;
+			k++;
+		}
+	CU_ASSERT_EQUAL_FATAL(k, (size_t)N + 1);
+	CU_ASSERT(iv[0][0] > iv[N - 1][0]);	/* step order is far from start order */
+	qsort(iv, k, sizeof(iv[0]), cmp_time);
+	sim_time_t want = 0, a = iv[0][0], b = iv[0][1];
+
+	for (size_t i = 1; i < k; i++) {
+		if (iv[i][0] > b) {
+			want += b - a;
+			a = iv[i][0];
+		}
+		if (iv[i][1] > b)
+			b = iv[i][1];
+	}
+	want += b - a;
+	fprintf(stderr, "\n  rank 0 comm %.3f us, union of the steps %.3f us",
+		(double)r.rank[0].comm_ps * 1e-6, (double)want * 1e-6);
+	CU_ASSERT_EQUAL(r.rank[0].comm_ps, want);
+	CU_ASSERT_EQUAL(r.rank[0].compute_ps, 0u);
+	run_free(&r);
+	net_free(&n);
+}
+
 /* ---- tests ---------------------------------------------------------------------- */
 
 static const struct test_case tests[] = {
@@ -1060,6 +1131,7 @@ static const struct test_case tests[] = {
 	{ "placement: rings inside leaves beat random placement", test_placement },
 	{ "determinism: the same trace replays to the same times", test_determinism },
 	{ "receives posted in batches keep ahead of 50 WRITEs in flight", test_recv_batches },
+	{ "rank times: intervals far out of step order", test_rank_time_order },
 	{ NULL, NULL },
 };
 
