@@ -774,7 +774,7 @@ int hca_post_recv(struct hca_qp *qp, const struct hca_recv_wr *wr)
 		return -EINVAL;
 	if (qp->state == HCA_QPS_RESET)
 		return -EINVAL;
-	if (qp->rq_n == qp->rq_cap || rq_reserve(qp))
+	if (qp->rq_n == qp->rq_cap)
 		return -ENOMEM;
 	if (qp->state == HCA_QPS_ERR) {
 		struct hca_wc wc = { .wr_id = wr->wr_id, .status = HCA_WC_WR_FLUSH_ERR,
@@ -790,6 +790,8 @@ int hca_post_recv(struct hca_qp *qp, const struct hca_recv_wr *wr)
 		if (hca_mr_check(mr, wr->sg.addr, wr->sg.length, HCA_ACCESS_LOCAL_WRITE))
 			return -EINVAL;
 	}
+	if (rq_reserve(qp))	/* only a receive that is kept takes room */
+		return -ENOMEM;
 	qp->rq[(qp->rq_head + qp->rq_n++) & qp->rq_mask] = *wr;
 	return 0;
 }
