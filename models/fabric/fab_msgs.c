@@ -15,6 +15,9 @@
 
 #define FAB_MSGS_MIN_CAP 64
 
+/* fab.h orders struct fab_msg for this; a new field should find room. */
+_Static_assert(sizeof(struct fab_msg) <= 80, "struct fab_msg grew past 80 bytes");
+
 int fab_msgs_reserve(struct fab_msgs *m, size_t n)
 {
 	struct fab_msg *v;

@@ -875,6 +875,76 @@ static void test_traffic_ops(void)
 	net_free(&n);
 }
 
+/*
+ * A SEND's receive is posted at the destination with the send, not all
+ * before the run. Two things follow, each checked: (1) a stream whose
+ * messages are posted out of their index order still gives each message a
+ * receive of its own length (with every receive posted up front in index
+ * order, the 60,000-byte message posted first took the 100-byte receive
+ * and failed with a length error); (2) the receive ring of a UD stream
+ * holds the datagrams in flight, not all 300 of them (its storage doubles
+ * from 16 as receives wait: 512 entries with the up-front posting).
+ */
+static void test_traffic_recv_with_send(void)
+{
+	struct net n;
+	struct fab_params p;
+	int h0, h1;
+
+	tf_chain(&n, 1, &h0, &h1);
+	tf_params(&p, "hdr");
+	p.check = true;
+	struct fab_msgs m = { 0 };
+	struct fab_msg late = { .src = (uint32_t)h0, .dst = (uint32_t)h1, .bytes = 100,
+				.post = 20 * SIM_US, .after = -1, .op = FAB_OP_SEND };
+	struct fab_msg first = late;
+
+	first.bytes = 60000;
+	first.post = 0;
+	CU_ASSERT(fab_msgs_add(&m, &late) == 0);
+	CU_ASSERT(fab_msgs_add(&m, &first) == 0);
+	struct fab *f = tf_run(&n, &p, &m);
+
+	for (size_t i = 0; i < m.n; i++) {
+		CU_ASSERT(m.v[i].done && m.v[i].finished);
+		CU_ASSERT_EQUAL(m.v[i].status, HCA_WC_SUCCESS);
+	}
+	CU_ASSERT(m.v[1].end < m.v[0].start);	/* the later index went first */
+	fab_destroy(f);
+	fab_msgs_free(&m);
+
+	enum { N = 300 };
+	struct fab_msgs u = { 0 };
+
+	for (int k = 0; k < N; k++) {
+		struct fab_msg d = { .src = (uint32_t)h0, .dst = (uint32_t)h1, .bytes = 1000,
+				     .post = (sim_time_t)k * 2 * SIM_US, .after = -1,
+				     .op = FAB_OP_SEND, .ud = true };
+
+		CU_ASSERT(fab_msgs_add(&u, &d) == 0);
+	}
+	f = tf_run(&n, &p, &u);
+	size_t delivered = 0;
+
+	for (size_t i = 0; i < u.n; i++)
+		delivered += u.v[i].done;
+	CU_ASSERT_EQUAL(delivered, N);
+	struct hca *dst = fab_hca(f, h1);
+	uint32_t rings = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(dst);
+	for (uint32_t i = 0; i < dst->nqps; i++)
+		if (dst->qps[i] && dst->qps[i]->type == HCA_QPT_UD) {
+			rings++;
+			CU_ASSERT(dst->qps[i]->rq_mask + 1 <= 16);
+			CU_ASSERT_EQUAL(dst->qps[i]->rq_n, 0);
+		}
+	CU_ASSERT_EQUAL(rings, 1);
+	fab_destroy(f);
+	fab_msgs_free(&u);
+	net_free(&n);
+}
+
 /* ---- the host behind the HCA: PCIe, DMA, GPUDirect -------------------------- */
 
 /* Wire bytes of an RDMA WRITE (RETH on its first packet) and of its last packet. */
@@ -1184,6 +1254,7 @@ static const struct test_case tests[] = {
 	{ "UC loses whole messages only", test_uc_loses_whole_messages },
 	{ "verbs misuse", test_bad_verbs },
 	{ "traffic ops over QPs", test_traffic_ops },
+	{ "traffic SENDs: each receive posted with its send", test_traffic_recv_with_send },
 	{ "host model: WRITE/SEND/READ closed form with PCIe and DMA", test_host_closed_form },
 	{ "host model: the narrower of PCIe and the link", test_pcie_bottleneck },
 	{ "GPUDirect on and off", test_gpudirect },
