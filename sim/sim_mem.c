@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* sim_mem.c - large allocations backed by transparent huge pages; see sim_mem.h. */
+#define _GNU_SOURCE	/* mremap */
 #include "sim/sim_mem.h"
 
 #include <stdbool.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 /* Linux 6.1's synchronous collapse; glibc 2.36's headers do not name it. */
 #if defined(__linux__) && !defined(MADV_COLLAPSE)
@@ -103,4 +105,87 @@ void sim_mem_advise_heap(void)
 			break;
 		}
 	fclose(fp);
+}
+
+/* ---- sized blocks that grow without copying ------------------------------ */
+
+static size_t page_round(size_t n)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (n + pg - 1) / pg * pg;
+}
+
+/*
+ * A 2 MiB-aligned stretch of n (page-rounded) bytes of address space: map
+ * n + 2 MiB anywhere and unmap the slack either side. The mapping is
+ * readable and writable but nothing is behind it until touched.
+ */
+static void *map_aligned(size_t n)
+{
+	size_t len = n + SIM_MEM_HUGE;
+	char *base = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	char *a;
+
+	if (base == MAP_FAILED)
+		return NULL;
+	a = (char *)(((uintptr_t)base + SIM_MEM_HUGE - 1) & ~(SIM_MEM_HUGE - 1));
+	if (a > base)
+		munmap(base, (size_t)(a - base));
+	if (base + len > a + n)
+		munmap(a + n, (size_t)(base + len - (a + n)));
+	return a;
+}
+
+void *sim_mem_resize(void *p, size_t old, size_t n)
+{
+	void *q;
+
+	if (n < SIM_MEM_HUGE) {
+		if (old >= SIM_MEM_HUGE)
+			return NULL;	/* shrinking is not offered */
+		return realloc(p, n ? n : 1);
+	}
+	n = page_round(n);
+	if (old < SIM_MEM_HUGE) {
+		/* from malloc's heap to a mapping of its own: the one copy */
+		q = map_aligned(n);
+		if (!q)
+			return NULL;
+#ifdef MADV_HUGEPAGE
+		/* All of it, not only its whole huge pages (sim_mem_advise): a
+		 * mapping advised in part is two, and mremap() moves only one. */
+		(void)madvise(q, n, MADV_HUGEPAGE);
+#endif
+		if (p) {
+			memcpy(q, p, old);
+			free(p);
+		}
+		return q;
+	}
+	old = page_round(old);
+	if (n <= old)
+		return p;
+	/* Move the pages themselves to an aligned place with room: the kernel
+	 * moves whole huge pages when both ends are 2 MiB-aligned, and the
+	 * mapping keeps its advice, so the growth faults huge pages too. */
+	q = map_aligned(n);
+	if (!q)
+		return NULL;
+	if (mremap(p, old, n, MREMAP_MAYMOVE | MREMAP_FIXED, q) == MAP_FAILED) {
+		munmap(q, n);
+		return NULL;	/* p is as it was */
+	}
+	return q;
+}
+
+void sim_mem_free_sized(void *p, size_t n)
+{
+	if (!p)
+		return;
+	if (n < SIM_MEM_HUGE)
+		free(p);
+	else
+		munmap(p, page_round(n));
 }

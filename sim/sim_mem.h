@@ -28,6 +28,21 @@ void sim_mem_advise(void *p, size_t n);
 void *sim_mem_alloc(size_t n);
 void *sim_mem_calloc(size_t nmemb, size_t size);
 void *sim_mem_realloc(void *p, size_t n);
+/*
+ * A block whose owner keeps its size, for arrays that grow by doubling to
+ * hundreds of megabytes (a traffic spec's message list). Below SIM_MEM_HUGE
+ * it is malloc's; from there it is a mapping of its own, 2 MiB-aligned and
+ * advised, that grows by moving its pages (mremap), never by copying them:
+ * realloc() copies a block it keeps in its heap (below its mmap threshold,
+ * which rises to 32 MiB as blocks are freed), and moves a mapped one to an
+ * address not aligned as the old one was, so the kernel splits its huge
+ * pages. On bench/run's B1 at 1 s those copies were 11% of the run.
+ * sim_mem_resize(p, old, n) grows p from old to n bytes (n > old; NULL and
+ * p unchanged on failure); sim_mem_free_sized(p, n) frees a block of size
+ * n. Never pass these blocks to realloc() or free().
+ */
+void *sim_mem_resize(void *p, size_t old, size_t n);
+void sim_mem_free_sized(void *p, size_t n);
 /* Transparent huge pages in this kernel, and not switched off ("never")? */
 bool sim_mem_thp(void);
 /*

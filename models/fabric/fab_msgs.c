@@ -4,7 +4,8 @@
  *
  * A growable array: traffic specs and trace readers append, the fabric
  * reads it and writes each message's results in place. Capacity doubles
- * from 64, so building N messages costs O(N) copies; the array is
+ * from 64; from 2 MiB on the array grows by moving its pages, not copying
+ * them (sim_mem_resize), so free it with fab_msgs_free() only. It is
  * addressed by index (fab_msg.after), never by pointer, so growth is safe.
  */
 #include "models/fabric/fab.h"
@@ -26,7 +27,7 @@ int fab_msgs_reserve(struct fab_msgs *m, size_t n)
 		return 0;
 	if (n > SIZE_MAX / sizeof(*v))
 		return -1;
-	v = sim_mem_realloc(m->v, n * sizeof(*v));
+	v = sim_mem_resize(m->v, m->cap * sizeof(*v), n * sizeof(*v));
 	if (!v)
 		return -1;
 	m->v = v;
@@ -84,6 +85,6 @@ int fab_msgs_check(const struct fab_msgs *m, const struct fab_params *p, struct 
 
 void fab_msgs_free(struct fab_msgs *m)
 {
-	free(m->v);
+	sim_mem_free_sized(m->v, m->cap * sizeof(*m->v));
 	memset(m, 0, sizeof(*m));
 }

@@ -112,6 +112,64 @@ static void test_mem_huge(void)
 	free(blk);
 }
 
+/* The mapping that holds a: [*lo, *hi). */
+static bool vma_range(const void *a, unsigned long *lo, unsigned long *hi)
+{
+	FILE *fp = fopen("/proc/self/maps", "r");
+	char line[512];
+	unsigned long x = (unsigned long)a;
+	bool found = false;
+
+	if (!fp)
+		return false;
+	while (!found && fgets(line, sizeof(line), fp))
+		found = sscanf(line, "%lx-%lx ", lo, hi) == 2 && x >= *lo && x < *hi;
+	fclose(fp);
+	return found;
+}
+
+/*
+ * sim_mem_resize: a block grown from malloc's size to a mapping of its
+ * own and on by doubling keeps every byte; from 2 MiB on it starts on a
+ * 2 MiB boundary and is one mapping, advised whole (an advice on its
+ * whole huge pages only split it in two, and mremap() then refused to
+ * move it: EFAULT, and the growth failed).
+ */
+static void test_mem_resize(void)
+{
+	size_t old = 0, sizes[] = { 4096, 65536, 3 * SIM_MEM_HUGE + 4096, 8 * SIM_MEM_HUGE,
+				    20 * SIM_MEM_HUGE + 80 };
+	unsigned char *p = NULL;
+	char flags[256];
+	bool heap = false, thp = sim_mem_thp();
+
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t n = sizes[k];
+		unsigned char *q = sim_mem_resize(p, old, n);
+		bool same = true;
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(q);
+		for (size_t i = 0; i < old; i += 509)
+			same &= q[i] == (unsigned char)(i * 7 + 1);
+		CU_ASSERT(same);
+		for (size_t i = old; i < n; i++)
+			q[i] = (unsigned char)(i * 7 + 1);
+		if (n >= SIM_MEM_HUGE) {
+			unsigned long lo, hi;
+
+			CU_ASSERT_EQUAL((uintptr_t)q & (SIM_MEM_HUGE - 1), 0);
+			CU_ASSERT_FATAL(vma_range(q, &lo, &hi));
+			CU_ASSERT(lo <= (unsigned long)q && hi >= (unsigned long)q + n);
+			if (thp && vma_flags(q + n - 1, flags, sizeof(flags), &heap))
+				CU_ASSERT_PTR_NOT_NULL(strstr(flags, " hg"));
+		}
+		p = q;
+		old = n;
+	}
+	sim_mem_free_sized(p, old);
+	sim_mem_free_sized(NULL, SIM_MEM_HUGE);	/* nothing to free: no crash */
+}
+
 /* ---- heap: differential test against a sorted array ---------------------- */
 
 static bool ev_before(const struct sim_event *a, const struct sim_event *b)
@@ -1566,6 +1624,7 @@ static const struct test_case tests[] = {
 	{ "pool_lifo_and_counts", test_pool_lifo_and_counts },
 	{ "pool_growth", test_pool_growth },
 	{ "mem_huge: large blocks advised for huge pages", test_mem_huge },
+	{ "mem_resize: grows in place of a copy, aligned, one mapping", test_mem_resize },
 	{ "rng_reference_vector", test_rng_reference_vector },
 	{ "rng_seeding_pinned", test_rng_seeding_pinned },
 	{ "rng_streams", test_rng_streams },
