@@ -470,7 +470,7 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 	/* posts known now go to their HCAs' plans (hca_post_plan), in order */
 	for (size_t i = 0; i < msgs->n; i++)
 		if (msgs->v[i].after < 0 &&
-		    hca_post_plan(f->nodes[msgs->v[i].src].hca, msgs->v[i].post, (uint32_t)i))
+		    hca_post_plan(f->nodes[msgs->v[i].src].hca, (uint32_t)i))
 			goto oom;
 	for (int i = 0; i < f->nnodes; i++)
 		if (f->nodes[i].hca)

@@ -17,6 +17,7 @@
  * in the foundation: blocks are freed when a packet's tail arrives.
  * Left out: memory windows, reliable datagram, XRC, multicast, APM.
  */
+#define _GNU_SOURCE	/* qsort_r */
 #include "models/hca/hca_int.h"
 
 #include <errno.h>
@@ -1009,13 +1010,19 @@ void hca_receive(struct fab_port *pt, uint32_t idx)
 
 /* ---- timers ------------------------------------------------------------------ */
 
+/* The time of the next planned post (the plan's messages' own post times). */
+static inline sim_time_t plan_time(const struct hca *h, size_t i)
+{
+	return h->f->msgs->v[h->plan[i]].post;
+}
+
 static void wake_arm(struct hca *h)
 {
 	const struct sim_event *t = sim_heap_top(&h->timers);
 	sim_time_t at = t ? t->time : SIM_TIME_MAX;
 
-	if (h->plan_next < h->nplan && h->plan[h->plan_next].t < at)
-		at = h->plan[h->plan_next].t;
+	if (h->plan_next < h->nplan && plan_time(h, h->plan_next) < at)
+		at = plan_time(h, h->plan_next);
 	if (at != SIM_TIME_MAX && sim_wake_at(&h->f->eng, &h->wake, at, h->comp, 0))
 		fab_fail(h->f, "out of memory for HCA timers");
 }
@@ -1089,9 +1096,9 @@ static void hca_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 
 		/* a planned post goes before a heap timer of the same time: it
 		 * was known first (as if pushed before the run, the lowest seq) */
-		if (h->plan_next < h->nplan && h->plan[h->plan_next].t <= eng->now &&
-		    (!top || h->plan[h->plan_next].t <= top->time)) {
-			fab_traffic_post(h->f, h->plan[h->plan_next++].msg);
+		if (h->plan_next < h->nplan && plan_time(h, h->plan_next) <= eng->now &&
+		    (!top || plan_time(h, h->plan_next) <= top->time)) {
+			fab_traffic_post(h->f, h->plan[h->plan_next++]);
 			continue;
 		}
 		if (!top || top->time > eng->now)
@@ -1145,39 +1152,41 @@ void hca_post_at(struct hca *h, sim_time_t at, uint32_t msg)
  * from the front they cost a comparison. Same order as the heap: by time,
  * then by the order planned.
  */
-int hca_post_plan(struct hca *h, sim_time_t at, uint32_t msg)
+int hca_post_plan(struct hca *h, uint32_t msg)
 {
 	if (h->nplan == h->plan_cap) {
 		size_t cap = h->plan_cap ? 2 * h->plan_cap : 64;
-		struct hca_plan *v = realloc(h->plan, cap * sizeof(*v));
+		uint32_t *v = realloc(h->plan, cap * sizeof(*v));
 
 		if (!v)
 			return -1;
 		h->plan = v;
 		h->plan_cap = cap;
 	}
-	h->plan[h->nplan++] = (struct hca_plan){ at, msg };
+	h->plan[h->nplan++] = msg;
 	/* the wake-up a heap push would have asked for, in the same order */
-	return sim_wake_at(&h->f->eng, &h->wake, at, h->comp, 0);
+	return sim_wake_at(&h->f->eng, &h->wake, h->f->msgs->v[msg].post, h->comp, 0);
 }
 
-static int plan_cmp(const void *a, const void *b)
+static int plan_cmp(const void *a, const void *b, void *ctx)
 {
-	const struct hca_plan *x = a, *y = b;
+	const struct fab_msg *v = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	return (x->msg > y->msg) - (x->msg < y->msg);	/* planned in message order */
+	if (v[x].post != v[y].post)
+		return v[x].post < v[y].post ? -1 : 1;
+	return (x > y) - (x < y);	/* planned in message order */
 }
 
 void hca_plan_ready(struct hca *h)
 {
+	struct fab_msg *v = h->f->msgs->v;
 	bool sorted = true;
 
 	for (size_t i = 1; i < h->nplan && sorted; i++)
-		sorted = plan_cmp(&h->plan[i - 1], &h->plan[i]) <= 0;
+		sorted = plan_cmp(&h->plan[i - 1], &h->plan[i], v) <= 0;
 	if (!sorted)
-		qsort(h->plan, h->nplan, sizeof(*h->plan), plan_cmp);
+		qsort_r(h->plan, h->nplan, sizeof(*h->plan), plan_cmp, v);
 	h->plan_next = 0;
 }
 

@@ -258,9 +258,10 @@ struct hca {
 	 * during the run (comp = message, arg TIMER_POST) */
 	struct sim_heap timers;
 	uint64_t timer_seq;
-	/* the traffic's posts known before the run, by (time, message): read
-	 * in order beside the heap rather than pushed into it (hca_post_plan) */
-	struct hca_plan { sim_time_t t; uint32_t msg; } *plan;
+	/* the traffic's posts known before the run, as message indexes in
+	 * (post time, index) order: read in order beside the heap rather than
+	 * pushed into it (hca_post_plan); a post's time is its message's */
+	uint32_t *plan;
 	size_t nplan, plan_cap, plan_next;
 	struct sim_wake wake;		/* engine events for the heap top (sim.h) */
 	struct host host;		/* PCIe, memory, CPU behind this HCA (models/host) */
@@ -305,7 +306,7 @@ void hca_qp_arm_ready(struct hca_qp *qp, sim_time_t at);
 void hca_post_at(struct hca *h, sim_time_t at, uint32_t msg);
 /* The same for a post known before the run starts; hca_plan_ready() once
  * all are planned. 0 or -1 (out of memory). */
-int hca_post_plan(struct hca *h, sim_time_t at, uint32_t msg);
+int hca_post_plan(struct hca *h, uint32_t msg);
 void hca_plan_ready(struct hca *h);
 void hca_qp_arm_timer(struct hca_qp *qp, sim_time_t at, bool rnr);
 void hca_qp_disarm_timer(struct hca_qp *qp);
