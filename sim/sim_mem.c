@@ -153,10 +153,11 @@ void *sim_mem_resize(void *p, size_t old, size_t n)
 		q = map_aligned(n);
 		if (!q)
 			return NULL;
-#ifdef MADV_HUGEPAGE
-		/* All of it, not only its whole huge pages (sim_mem_advise): a
-		 * mapping advised in part is two, and mremap() moves only one. */
-		(void)madvise(q, n, MADV_HUGEPAGE);
+#ifdef MADV_NOHUGEPAGE
+		/* 4 KiB pages, asked for all of it: a mapping advised in part is
+		 * two, and mremap() moves only one. See sim_mem.h for why not
+		 * huge pages. */
+		(void)madvise(q, n, MADV_NOHUGEPAGE);
 #endif
 		if (p) {
 			memcpy(q, p, old);
@@ -167,9 +168,10 @@ void *sim_mem_resize(void *p, size_t old, size_t n)
 	old = page_round(old);
 	if (n <= old)
 		return p;
-	/* Move the pages themselves to an aligned place with room: the kernel
-	 * moves whole huge pages when both ends are 2 MiB-aligned, and the
-	 * mapping keeps its advice, so the growth faults huge pages too. */
+	/* Move the pages themselves to a place with room; the mapping keeps
+	 * its advice. Aligned all the same: where THP is "always" and the
+	 * advice is refused, the kernel moves whole huge pages when both ends
+	 * are 2 MiB-aligned and splits them otherwise. */
 	q = map_aligned(n);
 	if (!q)
 		return NULL;

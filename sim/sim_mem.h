@@ -30,13 +30,23 @@ void *sim_mem_calloc(size_t nmemb, size_t size);
 void *sim_mem_realloc(void *p, size_t n);
 /*
  * A block whose owner keeps its size, for arrays that grow by doubling to
- * hundreds of megabytes (a traffic spec's message list). Below SIM_MEM_HUGE
- * it is malloc's; from there it is a mapping of its own, 2 MiB-aligned and
- * advised, that grows by moving its pages (mremap), never by copying them:
+ * hundreds of megabytes (a traffic spec's or a trace's message list).
+ * Below SIM_MEM_HUGE it is malloc's; from there it is a mapping of its
+ * own that grows by moving its pages (mremap), never by copying them:
  * realloc() copies a block it keeps in its heap (below its mmap threshold,
  * which rises to 32 MiB as blocks are freed), and moves a mapped one to an
  * address not aligned as the old one was, so the kernel splits its huge
  * pages. On bench/run's B1 at 1 s those copies were 11% of the run.
+ *
+ * These blocks are advised *against* huge pages (MADV_NOHUGEPAGE). A
+ * message list is written once in order and then read a few times per
+ * message: huge pages save it few TLB misses, and on a virtual machine
+ * that hands free memory back to its host (virtio balloon free page
+ * reporting, as here) a fresh 2 MiB page costs up to 5x a 4 KiB one to
+ * fault in. Measured here: the 1,024-host 4 MiB ring's 167 MB flow list
+ * cost 0.80-1.09 s of system time in huge pages and 0.19-0.21 s in small
+ * ones, with the same user time (docs/performance-log.md, session 9).
+ *
  * sim_mem_resize(p, old, n) grows p from old to n bytes (n > old; NULL and
  * p unchanged on failure); sim_mem_free_sized(p, n) frees a block of size
  * n. Never pass these blocks to realloc() or free().
