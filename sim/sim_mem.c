@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* sim_mem.c - large allocations backed by transparent huge pages; see sim_mem.h. */
+/* sim_mem.c - large allocations: huge-page advice, and sized blocks that grow
+ * without copying (in small pages); see sim_mem.h. */
 #define _GNU_SOURCE	/* mremap */
 #include "sim/sim_mem.h"
 

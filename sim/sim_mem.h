@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sim_mem.h - large allocations backed by transparent huge pages.
+ * sim_mem.h - large allocations: transparent huge pages for the hot ones,
+ * and sized blocks that grow without copying (sim_mem_resize).
  *
  * A simulation of a thousand hosts or more touches a few cache lines here
  * and there in hundreds of megabytes of ports, queue pairs, events and
