@@ -102,7 +102,7 @@ static const char *node_type_name(enum net_node_type t)
  */
 struct run_stats {
 	struct fab_totals t;
-	uint64_t n_done;
+	uint64_t n_total, n_done;	/* messages, or a replay's transfers */
 	uint64_t c_min, c_p50, c_p99, c_max;	/* completion (end - start), ps */
 	double gbps;				/* payload bits / simulated time */
 	int top[3];				/* ports with the most PortXmitWait */
@@ -140,14 +140,27 @@ static void run_stats(const struct cli_report *r, struct run_stats *s)
 	if (r->tres)		/* a replayed trace ends with its last step */
 		s->t.end_ps = r->tres->end_ps;
 	sim_samples_init(&cs);
-	for (size_t i = 0; i < r->msgs->n; i++) {
-		const struct fab_msg *m = &r->msgs->v[i];
+	if (r->prog && r->tres && !r->tres->flows_built) {
+		/* A replay whose flow list was not built (nothing lists flows):
+		 * its transfer steps are the flows trace_results_flows() would
+		 * make, each delivered at its end. An allocation failure only
+		 * loses percentiles, not the run. */
+		for (size_t i = 0; i < r->prog->nsteps; i++)
+			if (r->prog->steps[i].kind == TS_XFER) {
+				s->n_total++;
+				s->n_done++;
+				sim_samples_add(&cs, r->tres->step[i].end - r->tres->step[i].start);
+			}
+	} else {
+		s->n_total = r->msgs->n;
+		for (size_t i = 0; i < r->msgs->n; i++) {
+			const struct fab_msg *m = &r->msgs->v[i];
 
-		if (!m->done)
-			continue;
-		s->n_done++;
-		/* An allocation failure only loses percentiles, not the run. */
-		sim_samples_add(&cs, m->end - m->start);
+			if (!m->done)
+				continue;
+			s->n_done++;
+			sim_samples_add(&cs, m->end - m->start);
+		}
 	}
 	if (cs.n) {
 		s->c_min = sim_samples_quantile(&cs, 0);
@@ -294,7 +307,7 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 	fprintf(out, "%s%s\n", cli_fmt_time(s.t.end_ps, a, sizeof(a)),
 		stopped_early(&s.t) ? " (stopped early)" : "");
 	label(out, "messages");
-	fprintf(out, "%" PRIu64 " / %zu delivered", s.n_done, r->msgs->n);
+	fprintf(out, "%" PRIu64 " / %" PRIu64 " delivered", s.n_done, s.n_total);
 	if (s.t.msgs_lost)
 		fprintf(out, ", %" PRIu64 " lost (a packet was dropped)", s.t.msgs_lost);
 	fprintf(out, "%s\n", stopped_early(&s.t) ? "  ** INCOMPLETE **" : "");
@@ -390,7 +403,7 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 		label(out, "");
 		fprintf(out, "CPU %s in all, %s per message (posts, polls, copies)\n",
 			cli_fmt_time(sum.cpu_ps, a, sizeof(a)),
-			cli_fmt_time(r->msgs->n ? sum.cpu_ps / r->msgs->n : 0, b, sizeof(b)));
+			cli_fmt_time(s.n_total ? sum.cpu_ps / s.n_total : 0, b, sizeof(b)));
 	}
 	if (!eth) {
 		label(out, "FC packets");
@@ -635,7 +648,7 @@ int cli_report_json(FILE *out, const struct cli_report *r)
 		cli_json_kdouble(&j, "packet_hops_per_s",
 				 (double)s.t.packet_hops / r->wall_s);
 	}
-	cli_json_ku64(&j, "messages_total", r->msgs->n);
+	cli_json_ku64(&j, "messages_total", s.n_total);
 	cli_json_ku64(&j, "messages_delivered", s.n_done);
 	cli_json_ku64(&j, "messages_lost", s.t.msgs_lost);
 	cli_json_ku64(&j, "packets_delivered", s.t.packets_delivered);

@@ -802,6 +802,8 @@ int cli_run_simulate(struct cli_run *c)
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		c->wall_s = elapsed(&c->t0, &t1);
 		c->replayed = !rc;
+		if (!rc && !c->summary_only && trace_results_flows(&c->prog, &c->tres))
+			rc = sim_diag_set(&c->d, NULL, 0, 0, "out of memory for the flow list");
 		return rc;
 	}
 	if (c->o->csv) {
@@ -951,7 +953,10 @@ static int run_pipeline(struct cli_run *c)
 		return -1;
 	if (c->o->explain)	/* print the algorithm's steps; nothing runs */
 		return cli_trace_explain(&c->prog, c->o->explain, stdout, &c->d) ? -1 : 0;
-	if (outputs_open(c) || cli_run_simulate(c))
+	if (outputs_open(c))
+		return -1;
+	c->summary_only = !c->json_stdout && !c->json.f && !c->flows.f;
+	if (cli_run_simulate(c))
 		return -1;
 	cli_run_fill_report(c, &r);
 	return write_outputs(c, &r);

@@ -108,6 +108,9 @@ struct cli_run {
 	struct trace_program prog;
 	struct trace_results tres;
 	bool replayed;
+	/* --trace with no output that lists flows (--json, flows.csv): the
+	 * replay's flows are not built, the summary reads its steps */
+	bool summary_only;
 	bool csv_dir_created;
 	struct cli_links_csv lc;
 	bool lc_init;

@@ -26,6 +26,14 @@ assert any(e.get("ph") == "X" for e in tl["traceEvents"]), "timeline events"
 PY
 done
 grep -q "^# *size *count *type" "$tmp/dp-train.out" || fail "dp-train: no nccl-tests table"
+# With no output that lists flows the replay builds no flow list and the
+# summary reads the steps (trace_results_flows): the same text as above.
+for t in dp-train moe pipeline; do
+	"$IBFAB" run --topo "$topo" --trace "$ex/$t.trace" --reproducible > "$tmp/$t.lean" 2>&1 ||
+		fail "$t: exit non-zero without --json"
+	cmp -s "$tmp/$t.out" "$tmp/$t.lean" ||
+		fail "$t: the summary without --json differs: $(diff "$tmp/$t.out" "$tmp/$t.lean" | head -4)"
+done
 # an nccl-tests command line: a sweep whose busbw approaches the link (24.8 GB/s)
 "$IBFAB" run --topo "$topo" --trace "$IBFAB_SRC/tests/golden/import/nccl_tests_sweep.txt" \
 	--quiet > "$tmp/sweep.out" 2>&1 || fail "nccl-tests sweep: exit non-zero"

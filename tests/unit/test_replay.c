@@ -216,6 +216,27 @@ static void replay_text(const struct net *n, const struct fab_params *prm, const
 		report(&d, "trace_replay");
 		CU_FAIL_FATAL("trace_replay");
 	}
+	/* The flow list is built on request only (trace_results_flows): one
+	 * flow per transfer step, in step order, with the step's times; a
+	 * second request adds nothing. */
+	CU_ASSERT_EQUAL(r.flows.n, 0);
+	CU_ASSERT(!r.flows_built);
+	CU_ASSERT_EQUAL_FATAL(trace_results_flows(&p, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(trace_results_flows(&p, &r), 0);
+	size_t nx = 0;
+
+	for (size_t s = 0; s < p.nsteps; s++) {
+		if (p.steps[s].kind != TS_XFER)
+			continue;
+		CU_ASSERT_FATAL(nx < r.flows.n);
+		const struct fab_msg *fl = &r.flows.v[nx++];
+
+		CU_ASSERT(fl->src == (uint32_t)t.rank_node[p.steps[s].rank] &&
+			  fl->dst == (uint32_t)t.rank_node[p.steps[s].peer] &&
+			  fl->bytes == p.steps[s].bytes && fl->done &&
+			  fl->start == r.step[s].start && fl->end == r.step[s].end);
+	}
+	CU_ASSERT_EQUAL(r.flows.n, nx);
 	out->nops = t.nops;
 	out->nsteps = p.nsteps;
 	out->nranks = t.nranks;
