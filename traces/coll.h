@@ -54,10 +54,13 @@
 
 /* Chunk runs are encoded in 32 bits as first + (count - 1) * K: K <= 2^16. */
 #define COLL_MAX_RANGE_CHUNKS 65536u
-/* A collective lowered into more transfers than this is refused: each step
- * costs ~64 bytes here and more in the replay, so 2^26 steps is already
- * 4 GiB. 128 ranks x 8 channels x 4 chunks of ring allreduce is 2^20. */
-#define COLL_MAX_STEPS (1ull << 26)
+/* A collective lowered into more transfers than this is refused, so that a
+ * typo cannot ask for terabytes: a step costs about 105 bytes from its
+ * lowering to the report (the step 56, its times 32, dependencies and the
+ * replay's counters; measured on a 2,048-rank ring, session 9), so 2^28
+ * steps is about 28 GB. A ring allreduce over 8,192 ranks is 2^27 - 2^14
+ * steps (14 GB); 128 ranks x 8 channels x 4 chunks is 2^20. */
+#define COLL_MAX_STEPS (1ull << 28)
 /* The reduction check keeps one bit per (rank, chunk, contribution): it
  * refuses to run past this much memory rather than thrash. */
 #define COLL_CHECK_MAX_BYTES (1ull << 30)

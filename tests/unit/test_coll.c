@@ -640,6 +640,17 @@ static void test_refused(void)
 	trace_program_free(&p);
 	trace_free(&t);
 
+	/* past COLL_MAX_STEPS (2^28): a ring over 16,384 ranks is 2 x 16384 x
+	 * 16383 transfers, refused before a step is made; 8,192 ranks (2^27 -
+	 * 2^14) are not refused, but too large to lower here */
+	one_coll(&t, 16384, TRACE_ALLREDUCE, TRACE_ALGO_RING, 1 << 20, 1, 1, 0);
+	trace_program_init(&p, &t);
+	CU_ASSERT_NOT_EQUAL(trace_lower(&t, &p, &d), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "would take 536838144 transfers (at most 268435456)"));
+	CU_ASSERT_EQUAL(p.nsteps, 0);
+	trace_program_free(&p);
+	trace_free(&t);
+
 	/* coll_lower on a lone op with one entry step per member */
 	one_coll(&t, 3, TRACE_ALLREDUCE, TRACE_ALGO_RING, 3000, 1, 1, 0);
 	trace_program_init(&p, &t);
