@@ -163,10 +163,14 @@ static void run_stats(const struct cli_report *r, struct run_stats *s)
 		}
 	}
 	if (cs.n) {
-		s->c_min = sim_samples_quantile(&cs, 0);
-		s->c_p50 = sim_samples_quantile(&cs, 0.5);
-		s->c_p99 = sim_samples_quantile(&cs, 0.99);
-		s->c_max = sim_samples_quantile(&cs, 1);
+		static const double q[4] = { 0, 0.5, 0.99, 1 };
+		uint64_t v[4];
+
+		sim_samples_quantiles(&cs, q, 4, v);
+		s->c_min = v[0];
+		s->c_p50 = v[1];
+		s->c_p99 = v[2];
+		s->c_max = v[3];
 	}
 	sim_samples_fini(&cs);
 	if (s->t.end_ps)	/* bytes * 8 / (ps * 1e-12) / 1e9 */

@@ -1151,6 +1151,84 @@ static void test_samples_radix(void)
 	}
 }
 
+/*
+ * sim_samples_quantiles (selection, no sort) gives what sorting gives, for
+ * every rank, on inputs a quickselect finds hard: all equal (B1's
+ * completion times), two values, sorted, reversed, organ pipe, and random
+ * with many repeats; several quantiles at once, ascending and not (a
+ * descending rank must not search only what the last selection left).
+ */
+static void test_samples_select(void)
+{
+	enum { N = 3001 };
+	struct sim_rng rng;
+	uint64_t *ref = malloc(N * sizeof(*ref));
+
+	CU_ASSERT_FATAL(ref != NULL);
+	sim_rng_init(&rng, 11, 3);
+	for (int shape = 0; shape < 6; shape++) {
+		for (int i = 0; i < N; i++)
+			ref[i] = shape == 0 ? 1382 : shape == 1 ? (uint64_t)(i % 2) * 7 :
+				 shape == 2 ? (uint64_t)i : shape == 3 ? (uint64_t)(N - i) :
+				 shape == 4 ? (uint64_t)(i < N / 2 ? i : N - i) :
+				 sim_rng_next(&rng) % 97;
+		uint64_t *sorted = malloc(N * sizeof(*sorted));
+
+		CU_ASSERT_FATAL(sorted != NULL);
+		memcpy(sorted, ref, N * sizeof(*ref));
+		qsort(sorted, N, sizeof(*sorted), cmp_u64_test);
+		bool all = true;
+
+		/* every rank on its own, on a fresh copy each time */
+		for (int r = 1; r <= N; r += 7) {
+			struct sim_samples s;
+			double q = (double)r / N;
+			uint64_t got;
+
+			sim_samples_init(&s);
+			for (int i = 0; i < N; i++)
+				CU_ASSERT_FATAL(sim_samples_add(&s, ref[i]) == 0);
+			sim_samples_quantiles(&s, &q, 1, &got);
+			all &= got == sorted[r - 1];
+			sim_samples_fini(&s);
+		}
+		CU_ASSERT(all);
+		/* the report's four, then a descending set, on one sample set */
+		static const double q4[4] = { 0, 0.5, 0.99, 1 }, qd[3] = { 0.9, 0.25, 0.01 };
+		struct sim_samples s;
+		uint64_t got[4], want;
+
+		sim_samples_init(&s);
+		for (int i = 0; i < N; i++)
+			CU_ASSERT_FATAL(sim_samples_add(&s, ref[i]) == 0);
+		sim_samples_quantiles(&s, q4, 4, got);
+		for (int i = 0; i < 4; i++) {
+			struct sim_samples c;
+
+			sim_samples_init(&c);
+			for (int j = 0; j < N; j++)
+				CU_ASSERT_FATAL(sim_samples_add(&c, ref[j]) == 0);
+			want = sim_samples_quantile(&c, q4[i]);
+			CU_ASSERT_EQUAL(got[i], want);
+			sim_samples_fini(&c);
+		}
+		sim_samples_quantiles(&s, qd, 3, got);
+		CU_ASSERT(got[0] == sorted[(size_t)ceil(0.9 * N) - 1] &&
+			  got[1] == sorted[(size_t)ceil(0.25 * N) - 1] &&
+			  got[2] == sorted[(size_t)ceil(0.01 * N) - 1]);
+		sim_samples_fini(&s);
+		free(sorted);
+	}
+	struct sim_samples e;
+	uint64_t z = 1;
+	double h = 0.5;
+
+	sim_samples_init(&e);
+	sim_samples_quantiles(&e, &h, 1, &z);	/* empty: 0 */
+	CU_ASSERT_EQUAL(z, 0);
+	free(ref);
+}
+
 static void test_samples_quantile(void)
 {
 	struct sim_samples s;
@@ -1625,6 +1703,7 @@ static const struct test_case tests[] = {
 	{ "pool_growth", test_pool_growth },
 	{ "mem_huge: large blocks advised for huge pages", test_mem_huge },
 	{ "mem_resize: grows without a copy, aligned, one mapping, small pages", test_mem_resize },
+	{ "samples: quantiles by selection equal the sorted ranks", test_samples_select },
 	{ "rng_reference_vector", test_rng_reference_vector },
 	{ "rng_seeding_pinned", test_rng_seeding_pinned },
 	{ "rng_streams", test_rng_streams },
