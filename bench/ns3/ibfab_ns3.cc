@@ -36,6 +36,7 @@
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
 #include "ns3/network-module.h"
+#include "ns3/nix-vector-routing-module.h"
 #include "ns3/point-to-point-module.h"
 
 #include <sys/resource.h>
@@ -122,7 +123,7 @@ int
 main(int argc, char* argv[])
 {
     auto t0 = std::chrono::steady_clock::now();
-    std::string scenario = "dumbbell", rate = "10Gbps", proto = "udp";
+    std::string scenario = "dumbbell", rate = "10Gbps", proto = "udp", routing = "global";
     uint32_t senders = 16, pkt = 0, count = 7422, k = 8, shift = 1;
     uint64_t bytes = 16646144;   /* 1/8 of a 64 MiB ring allreduce's bytes per rank */
     double gap_ns = -1;          /* default: dumbbell 13474 ns (1000 B x 8 /
@@ -142,6 +143,7 @@ main(int argc, char* argv[])
     cmd.AddValue("proto", "fattree: udp or tcp", proto);
     cmd.AddValue("ecmp", "fattree: random per-packet ECMP (RandomEcmpRouting)", ecmp);
     cmd.AddValue("hops", "count packet-hops (a PhyRxEnd callback on every device)", hops);
+    cmd.AddValue("routing", "global (Ipv4GlobalRouting) or nix (nix-vector routing)", routing);
     cmd.Parse(argc, argv);
     if (!pkt)
         pkt = scenario == "dumbbell" ? 1000 : 4096;
@@ -153,8 +155,20 @@ main(int argc, char* argv[])
     if (ecmp)
         Config::SetDefault("ns3::Ipv4GlobalRouting::RandomEcmpRouting", BooleanValue(true));
 
+    if (routing != "global" && routing != "nix")
+    {
+        std::fprintf(stderr, "ibfab_ns3: unknown routing '%s' (global, nix)\n", routing.c_str());
+        return 2;
+    }
     Net net(rate, mtu, hops);
     InternetStackHelper stack;
+    /* Global routing gives every node a table with a route per /30 link
+     * and searches it linearly per packet, so its cost per packet grows
+     * with the fabric; nix-vector routing computes a source route per
+     * destination once (a BFS over the topology) and caches it. */
+    Ipv4NixVectorHelper nix;
+    if (routing == "nix")
+        stack.SetRoutingHelper(nix);
     const uint16_t port = 9;
     uint64_t expect_bytes = 0;
 
@@ -174,7 +188,8 @@ main(int argc, char* argv[])
             raddr[i] = net.Link(right.Get(i), routers.Get(1));
         }
         net.Link(routers.Get(0), routers.Get(1));
-        Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+        if (routing == "global")
+            Ipv4GlobalRoutingHelper::PopulateRoutingTables();
         if (gap_ns < 0)
             gap_ns = 13474;
         Time gap = NanoSeconds(gap_ns);
@@ -209,7 +224,8 @@ main(int argc, char* argv[])
             for (uint32_t a = 0; a < h; a++)
                 for (uint32_t c = 0; c < h; c++)
                     net.Link(agg.Get(p * h + a), core.Get(a * h + c));
-        Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+        if (routing == "global")
+            Ipv4GlobalRoutingHelper::PopulateRoutingTables();
         bool tcp = proto == "tcp";
         const char* f = tcp ? "ns3::TcpSocketFactory" : "ns3::UdpSocketFactory";
         /* UDP pacing: a datagram's wire bytes (payload + UDP 8 + IPv4 20 +
