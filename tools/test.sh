@@ -57,6 +57,9 @@ run_asan() {
 		section "asan: benchmark smoke run (figures not checked)"
 		"$dir/bench/bench_engine" -n 100 -n 10000 -k 20000
 	fi
+	if [ -x "$dir/bench/bench_memlat" ]; then
+		"$dir/bench/bench_memlat" --max 1 --loads 100000 --pages 4k
+	fi
 	section "asan: ctest -L unit"
 	(cd "$dir" && ctest -L unit --output-on-failure --no-tests=error -j"$jobs")
 }
