@@ -2,7 +2,9 @@
 /*
  * ibfab_ns3.cc - the ns-3 side of bench/compare-ns3: the same two
  * scenarios as ibfab's B1 and B3-volume benchmarks (issue 8), built with
- * ns-3's point-to-point links and IPv4 global routing, so that one script
+ * ns-3's point-to-point links and IPv4 routing (--routing: global, ns-3's
+ * Ipv4GlobalRouting, or nix, nix-vector routing, which bench/compare-ns3
+ * uses: it is the faster of the two on fat trees), so that one script
  * can run both simulators on one machine at one moment and print the
  * ratios. A measurement tool, not part of ibfab's build: bench/compare-ns3
  * compiles it with g++ against Debian's libns3-dev (3.37).
@@ -141,7 +143,7 @@ main(int argc, char* argv[])
     cmd.AddValue("bytes", "fattree: bytes each host sends", bytes);
     cmd.AddValue("shift", "fattree: host i sends to i + shift", shift);
     cmd.AddValue("proto", "fattree: udp or tcp", proto);
-    cmd.AddValue("ecmp", "fattree: random per-packet ECMP (RandomEcmpRouting)", ecmp);
+    cmd.AddValue("ecmp", "fattree, global routing: random per-packet ECMP (RandomEcmpRouting)", ecmp);
     cmd.AddValue("hops", "count packet-hops (a PhyRxEnd callback on every device)", hops);
     cmd.AddValue("routing", "global (Ipv4GlobalRouting) or nix (nix-vector routing)", routing);
     cmd.Parse(argc, argv);
@@ -158,6 +160,12 @@ main(int argc, char* argv[])
     if (routing != "global" && routing != "nix")
     {
         std::fprintf(stderr, "ibfab_ns3: unknown routing '%s' (global, nix)\n", routing.c_str());
+        return 2;
+    }
+    if (ecmp && routing != "global")
+    {
+        std::fprintf(stderr, "ibfab_ns3: --ecmp needs --routing=global (nix-vector routing "
+                             "takes one path per destination)\n");
         return 2;
     }
     Net net(rate, mtu, hops);
