@@ -109,9 +109,9 @@ int main(int argc, char **argv)
 		case 'l': {
 			unsigned long long v = strtoull(optarg, &end, 10);
 
-			if (!*optarg || *end || v == 0 || (c == 'm' && v > 65536)) {
+			if (!*optarg || *end || v == 0 || (c == 'm' && v > 8192)) {
 				fprintf(stderr, "bench_memlat: --%s: a whole number%s, not '%s'\n",
-					c == 'm' ? "max" : "loads", c == 'm' ? " of MiB, 1..65536" : " >= 1",
+					c == 'm' ? "max" : "loads", c == 'm' ? " of MiB, 1..8192" : " >= 1",
 					optarg);
 				return 2;
 			}
