@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tools/test.sh - build ibfab and run the whole test suite the way CI does,
 # without installing anything (.ci/run installs the Debian packages, then
-# runs this). Two builds, each in its own directory:
+# runs this). Three builds, each in its own directory:
 #
 #   1. release: RelWithDebInfo with -Werror; builds everything (benchmarks
 #      too, so they keep compiling) and runs every CTest test: unit, e2e,
@@ -9,8 +9,10 @@
 #   2. asan: AddressSanitizer + UndefinedBehaviorSanitizer; runs the unit
 #      tests, and the engine benchmark briefly as a smoke test (its figures
 #      are not checked).
+#   3. pgo: tools/build-pgo.sh, the profile-guided optimised build (its
+#      training runs, then the golden outputs checked byte for byte).
 #
-# Usage: tools/test.sh [release|asan]...   (default: both, in that order)
+# Usage: tools/test.sh [release|asan|pgo]...   (default: all three, in that order)
 # Environment: IBFAB_BUILD_ROOT (default <src>/build-ci), JOBS (default 2).
 # Exits non-zero on the first failure.
 set -euo pipefail
@@ -64,8 +66,13 @@ run_asan() {
 	(cd "$dir" && ctest -L unit --output-on-failure --no-tests=error -j"$jobs")
 }
 
+run_pgo() {
+	section "pgo: instrumented build, training, optimised build, golden outputs"
+	bash "$src/tools/build-pgo.sh" "$root/pgo"
+}
+
 what=("$@")
-[ ${#what[@]} -gt 0 ] || what=(release asan)
+[ ${#what[@]} -gt 0 ] || what=(release asan pgo)
 
 section "toolchain"
 printf '%s\n' "$(cc --version | head -n1)" "$(cmake --version | head -n1)"
@@ -75,7 +82,8 @@ for w in "${what[@]}"; do
 	case $w in
 	release) run_release ;;
 	asan) run_asan ;;
-	*) echo "tools/test.sh: unknown build '$w' (expected release or asan)" >&2
+	pgo) run_pgo ;;
+	*) echo "tools/test.sh: unknown build '$w' (expected release, asan or pgo)" >&2
 	   exit 2 ;;
 	esac
 done
