@@ -52,7 +52,7 @@ for t in "${cbr[@]}"; do
 	[[ $t == p2p:* ]] && t=$t,qp=ud
 	ud+=("$t")
 done
-training() {	# TAG: run the training set, each run's output kept as $tmp/TAG.N
+training() {	# TAG: run the training set, each output kept as $tmp/TAG-run.N (or -compare.N)
 	local n=0
 	run() {	# a failure here is a bug, not a reason to go on
 		n=$((n + 1))
