@@ -184,6 +184,10 @@ void fab_msgs_free(struct fab_msgs *m);
 /* What the list needs of the parameters: a datagram (ud) is a SEND of at
  * most ib.mtu bytes. 0, or -1 with d naming the first message that fails. */
 int fab_msgs_check(const struct fab_msgs *m, const struct fab_params *p, struct sim_diag *d);
+/* The same for message x, index i of its list (fab_create checks each
+ * message once, in its one pass over the list). */
+int fab_msg_check(const struct fab_msg *x, size_t i, const struct fab_params *p,
+		  struct sim_diag *d);
 
 /* Per port and VL, counted at the transmitter (xmit) or receiver (rcv). */
 struct fab_vl_stats {

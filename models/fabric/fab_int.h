@@ -344,8 +344,16 @@ void hca_sent(struct fab_port *pt);
 /* The tail of a packet reached this HCA. */
 void hca_receive(struct fab_port *pt, uint32_t pkt);
 
-/* fab_traffic.c */
-int fab_traffic_setup(struct fab *f);
+/* What fab_create's one pass over the message list learns for the set-up. */
+struct fab_scan {
+	uint32_t *count;	/* messages per stream */
+	uint32_t *first;	/* each stream's first message, in list order */
+	uint32_t nfirst;
+	size_t waiting;		/* messages that wait for another */
+};
+
+/* fab_traffic.c: a QP pair per stream, in the order of sc->first */
+int fab_traffic_setup(struct fab *f, const struct fab_scan *sc);
 void fab_traffic_free(struct fab *f);
 void fab_traffic_schedule(struct fab *f, uint32_t mi, sim_time_t t);
 

@@ -63,23 +63,28 @@ int fab_msgs_add(struct fab_msgs *m, const struct fab_msg *msg)
  * a larger UD work request, hca_post_send). VL15 MADs (sl 0xff) have their
  * own 256-byte bound, checked by fab_create().
  */
+int fab_msg_check(const struct fab_msg *x, size_t i, const struct fab_params *p,
+		  struct sim_diag *d)
+{
+	if (!x->ud)
+		return 0;
+	if (x->op != FAB_OP_SEND)
+		return sim_diag_set(d, NULL, 0, 0,
+				    "message %zu: a datagram (UD) is a SEND, not an RDMA %s",
+				    i, x->op == FAB_OP_READ ? "READ" : "WRITE");
+	if (x->bytes > p->mtu)
+		return sim_diag_set(d, NULL, 0, 0,
+				    "message %zu: a %llu-byte datagram (qp=ud) does not fit one packet of ib.mtu=%u: "
+				    "UD carries one packet per message (lower size= or raise ib.mtu)",
+				    i, (unsigned long long)x->bytes, p->mtu);
+	return 0;
+}
+
 int fab_msgs_check(const struct fab_msgs *m, const struct fab_params *p, struct sim_diag *d)
 {
-	for (size_t i = 0; i < m->n; i++) {
-		const struct fab_msg *x = &m->v[i];
-
-		if (!x->ud)
-			continue;
-		if (x->op != FAB_OP_SEND)
-			return sim_diag_set(d, NULL, 0, 0,
-					    "message %zu: a datagram (UD) is a SEND, not an RDMA %s",
-					    i, x->op == FAB_OP_READ ? "READ" : "WRITE");
-		if (x->bytes > p->mtu)
-			return sim_diag_set(d, NULL, 0, 0,
-					    "message %zu: a %llu-byte datagram (qp=ud) does not fit one packet of ib.mtu=%u: "
-					    "UD carries one packet per message (lower size= or raise ib.mtu)",
-					    i, (unsigned long long)x->bytes, p->mtu);
-	}
+	for (size_t i = 0; i < m->n; i++)
+		if (fab_msg_check(&m->v[i], i, p, d))
+			return -1;
 	return 0;
 }
 

@@ -147,37 +147,30 @@ static void traffic_cq_drain(struct hca_cq *cq, void *ctx)
 		;
 }
 
-int fab_traffic_setup(struct fab *f)
+int fab_traffic_setup(struct fab *f, const struct fab_scan *sc)
 {
 	struct fab_msgs *ms = f->msgs;
-	uint32_t *count;
-	int rc = -1;
 
 	f->streams = calloc(ms->nstreams ? ms->nstreams : 1, sizeof(*f->streams));
 	f->node_mr = calloc((size_t)f->nnodes * 2, sizeof(*f->node_mr));
 	f->node_cq = calloc((size_t)f->nnodes, sizeof(*f->node_cq));
-	count = calloc(ms->nstreams ? ms->nstreams : 1, sizeof(*count));
-	if (!f->streams || !f->node_mr || !f->node_cq || !count)
-		goto out;
-	for (size_t i = 0; i < ms->n; i++)
-		count[ms->v[i].stream]++;
-	for (size_t i = 0; i < ms->n; i++) {
-		struct fab_msg *m = &ms->v[i];
+	if (!f->streams || !f->node_mr || !f->node_cq)
+		return -1;
+	for (uint32_t k = 0; k < sc->nfirst; k++) {
+		struct fab_msg *m = &ms->v[sc->first[k]];
 		struct fab_stream *s = &f->streams[m->stream];
 		struct hca *hs = f->nodes[m->src].hca, *hd = f->nodes[m->dst].hca;
 
-		if (s->sqp)
-			continue;
-		for (int k = 0; k < 2; k++) {
-			struct hca *h = k ? hd : hs;
+		for (int side = 0; side < 2; side++) {
+			struct hca *h = side ? hd : hs;
 
 			if (!f->node_cq[h->n->idx])
 				f->node_cq[h->n->idx] = hca_create_cq(h, FAB_TRAFFIC_CQE,
 								      traffic_cq_drain, NULL);
 			if (!f->node_cq[h->n->idx] || !msg_mr(f, h, m))
-				goto out;
+				return -1;
 		}
-		uint32_t depth = count[m->stream] + 1;
+		uint32_t depth = sc->count[m->stream] + 1;
 		struct hca_qp_init_attr ia = {
 			.qp_type = fab_msg_is_ud(m) ? HCA_QPT_UD : HCA_QPT_RC,
 			.send_cq = f->node_cq[m->src], .recv_cq = f->node_cq[m->src],
@@ -190,15 +183,12 @@ int fab_traffic_setup(struct fab *f)
 		s->dqp = hca_create_qp(hd, &ia);
 		s->dmr = msg_mr(f, hd, m);
 		if (!s->sqp || !s->dqp)
-			goto out;
+			return -1;
 		if (fab_msg_is_ud(m) ? ud_pair(f, s->sqp, s->dqp, m->sl) :
 				       connect_pair(f, s->sqp, s->dqp, m->sl))
-			goto out;
+			return -1;
 	}
-	rc = 0;
-out:
-	free(count);
-	return rc;
+	return 0;
 }
 
 void fab_traffic_free(struct fab *f)

@@ -1163,9 +1163,18 @@ int hca_post_plan(struct hca *h, uint32_t msg)
 		h->plan = v;
 		h->plan_cap = cap;
 	}
+	sim_time_t t = h->f->msgs->v[msg].post;
+
+	/* posts are planned in message order: the plan is sorted unless a
+	 * time goes back (known here, where the message is in cache, rather
+	 * than by hca_plan_ready reading every one again) */
+	if (h->nplan && (t < h->plan_last ||
+			 (t == h->plan_last && msg < h->plan[h->nplan - 1])))
+		h->plan_unsorted = true;
+	h->plan_last = t;
 	h->plan[h->nplan++] = msg;
 	/* the wake-up a heap push would have asked for, in the same order */
-	return sim_wake_at(&h->f->eng, &h->wake, h->f->msgs->v[msg].post, h->comp, 0);
+	return sim_wake_at(&h->f->eng, &h->wake, t, h->comp, 0);
 }
 
 static int plan_cmp(const void *a, const void *b, void *ctx)
@@ -1180,13 +1189,8 @@ static int plan_cmp(const void *a, const void *b, void *ctx)
 
 void hca_plan_ready(struct hca *h)
 {
-	struct fab_msg *v = h->f->msgs->v;
-	bool sorted = true;
-
-	for (size_t i = 1; i < h->nplan && sorted; i++)
-		sorted = plan_cmp(&h->plan[i - 1], &h->plan[i], v) <= 0;
-	if (!sorted)
-		qsort_r(h->plan, h->nplan, sizeof(*h->plan), plan_cmp, v);
+	if (h->plan_unsorted)
+		qsort_r(h->plan, h->nplan, sizeof(*h->plan), plan_cmp, h->f->msgs->v);
 	h->plan_next = 0;
 }
 

@@ -263,6 +263,8 @@ struct hca {
 	 * pushed into it (hca_post_plan); a post's time is its message's */
 	uint32_t *plan;
 	size_t nplan, plan_cap, plan_next;
+	sim_time_t plan_last;		/* the last planned post's time */
+	bool plan_unsorted;		/* a post planned before an earlier one */
 	struct sim_wake wake;		/* engine events for the heap top (sim.h) */
 	struct host host;		/* PCIe, memory, CPU behind this HCA (models/host) */
 	struct tcp_host tcp;		/* fabric=tcp: the kernel stack's CPU pipelines (models/tcp) */
