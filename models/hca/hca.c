@@ -1016,6 +1016,24 @@ static inline sim_time_t plan_time(const struct hca *h, size_t i)
 	return h->f->msgs->v[h->plan[i]].post;
 }
 
+/*
+ * The message list of a constant-rate run is far larger than the caches
+ * (B1 at 1 s: 95 MB), and each message is read cold twice: its post time
+ * when the HCA arms its wake for it (wake_arm), and all of it when it is
+ * posted. Fetching planned message i a post ahead hides both misses: it is
+ * read one post period later, by which time the lines are in cache.
+ * A struct fab_msg spans two lines.
+ */
+static inline void plan_prefetch(const struct hca *h, size_t i)
+{
+	if (i < h->nplan) {
+		const char *m = (const char *)&h->f->msgs->v[h->plan[i]];
+
+		__builtin_prefetch(m);
+		__builtin_prefetch(m + sizeof(struct fab_msg) - 1);
+	}
+}
+
 static void wake_arm(struct hca *h)
 {
 	const struct sim_event *t = sim_heap_top(&h->timers);
@@ -1098,6 +1116,7 @@ static void hca_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 		 * was known first (as if pushed before the run, the lowest seq) */
 		if (h->plan_next < h->nplan && plan_time(h, h->plan_next) <= eng->now &&
 		    (!top || plan_time(h, h->plan_next) <= top->time)) {
+			plan_prefetch(h, h->plan_next + 2);
 			fab_traffic_post(h->f, h->plan[h->plan_next++]);
 			continue;
 		}
