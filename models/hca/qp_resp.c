@@ -26,6 +26,13 @@
 
 #include "sim/sim_log.h"
 
+/* The response ring's slot i places after its head. Its capacity starts at
+ * 16 and doubles, a power of two: a mask, not a division per ACK. */
+static inline uint32_t rsp_slot(const struct hca_qp *qp, uint32_t i)
+{
+	return (qp->rsp_head + i) & (qp->rsp_cap - 1);
+}
+
 static struct hca_resp *resp_push(struct hca_qp *qp)
 {
 	if (qp->rsp_n == qp->rsp_cap) {
@@ -37,13 +44,13 @@ static struct hca_resp *resp_push(struct hca_qp *qp)
 			return NULL;
 		}
 		for (uint32_t i = 0; i < qp->rsp_n; i++)
-			n[i] = qp->rsp[(qp->rsp_head + i) % qp->rsp_cap];
+			n[i] = qp->rsp[rsp_slot(qp, i)];
 		free(qp->rsp);
 		qp->rsp = n;
 		qp->rsp_head = 0;
 		qp->rsp_cap = cap;
 	}
-	struct hca_resp *r = &qp->rsp[(qp->rsp_head + qp->rsp_n++) % qp->rsp_cap];
+	struct hca_resp *r = &qp->rsp[rsp_slot(qp, qp->rsp_n++)];
 
 	memset(r, 0, sizeof(*r));
 	return r;
@@ -56,7 +63,7 @@ static struct hca_resp *resp_head(const struct hca_qp *qp)
 
 static void resp_pop(struct hca_qp *qp)
 {
-	qp->rsp_head = (qp->rsp_head + 1) % qp->rsp_cap;
+	qp->rsp_head = rsp_slot(qp, 1);
 	qp->rsp_n--;
 }
 
@@ -64,7 +71,7 @@ static void resp_pop(struct hca_qp *qp)
 static void queue_ack(struct hca_qp *qp, uint8_t aeth, uint32_t psn)
 {
 	if (aeth == IB_AETH_ACK && qp->rsp_n) {
-		struct hca_resp *t = &qp->rsp[(qp->rsp_head + qp->rsp_n - 1) % qp->rsp_cap];
+		struct hca_resp *t = &qp->rsp[rsp_slot(qp, qp->rsp_n - 1)];
 
 		if (t->kind == RESP_ACK && t->aeth == IB_AETH_ACK) {
 			t->psn = psn;
