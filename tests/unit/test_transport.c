@@ -945,6 +945,48 @@ static void test_traffic_recv_with_send(void)
 	net_free(&n);
 }
 
+/*
+ * A message list carries its results (start, first_tx, end, completed,
+ * flags); fab_create clears them in its one pass over the list
+ * (scan_msgs), so the same list run again gives the same results, not a
+ * run that finds every message already delivered and stops at once.
+ */
+static void test_traffic_rerun_same_list(void)
+{
+	struct net n;
+	struct fab_params p;
+	int h0, h1;
+
+	tf_chain(&n, 1, &h0, &h1);
+	tf_params(&p, "hdr");
+	p.check = true;
+	struct fab_msgs m = { 0 };
+
+	for (int k = 0; k < 4; k++) {
+		struct fab_msg x = { .src = (uint32_t)h0, .dst = (uint32_t)h1,
+				     .bytes = 3000 + 1000 * (uint64_t)k,
+				     .post = (sim_time_t)k * SIM_US, .after = k ? k - 1 : -1, .after_cqe = k > 0,
+				     .op = k == 2 ? FAB_OP_SEND : FAB_OP_WRITE };
+
+		CU_ASSERT_FATAL(fab_msgs_add(&m, &x) == 0);
+	}
+	struct fab *f = tf_run(&n, &p, &m);
+	struct fab_msg first[4];
+	sim_time_t t1 = fab_engine(f)->now;
+
+	memcpy(first, m.v, sizeof(first));
+	fab_destroy(f);
+	for (int k = 0; k < 4; k++)
+		CU_ASSERT(first[k].done && first[k].finished && first[k].end > first[k].start);
+	f = tf_run(&n, &p, &m);
+	CU_ASSERT_EQUAL(fab_engine(f)->now, t1);
+	CU_ASSERT(t1 > 0);
+	CU_ASSERT_EQUAL(memcmp(first, m.v, sizeof(first)), 0);
+	fab_destroy(f);
+	fab_msgs_free(&m);
+	net_free(&n);
+}
+
 /* ---- the host behind the HCA: PCIe, DMA, GPUDirect -------------------------- */
 
 /* Wire bytes of an RDMA WRITE (RETH on its first packet) and of its last packet. */
@@ -1255,6 +1297,7 @@ static const struct test_case tests[] = {
 	{ "verbs misuse", test_bad_verbs },
 	{ "traffic ops over QPs", test_traffic_ops },
 	{ "traffic SENDs: each receive posted with its send", test_traffic_recv_with_send },
+	{ "traffic: the same message list run twice, the same results", test_traffic_rerun_same_list },
 	{ "host model: WRITE/SEND/READ closed form with PCIe and DMA", test_host_closed_form },
 	{ "host model: the narrower of PCIe and the link", test_pcie_bottleneck },
 	{ "GPUDirect on and off", test_gpudirect },
