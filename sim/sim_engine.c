@@ -108,26 +108,22 @@ bool sim_heap_pop(struct sim_heap *h, struct sim_event *out)
 static int cal_init(struct sim_cal *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->head = malloc(SIM_CAL_N * sizeof(*c->head));
-	c->tail = malloc(SIM_CAL_N * sizeof(*c->tail));
+	c->bucket = malloc(SIM_CAL_N * sizeof(*c->bucket));
 	c->bits = calloc(SIM_CAL_N / 64, sizeof(*c->bits));
-	c->finger = malloc(SIM_CAL_N * sizeof(*c->finger));
 	c->free = c->after = CAL_NIL;
 	sim_heap_init(&c->over);
-	if (!c->head || !c->tail || !c->bits || !c->finger)
+	if (!c->bucket || !c->bits)
 		return -1;
 	for (uint32_t i = 0; i < SIM_CAL_N; i++)
-		c->head[i] = c->tail[i] = c->finger[i] = CAL_NIL;
+		c->bucket[i] = (struct sim_cal_bucket){ CAL_NIL, CAL_NIL, CAL_NIL };
 	return 0;
 }
 
 static void cal_fini(struct sim_cal *c)
 {
 	free(c->node);
-	free(c->head);
-	free(c->tail);
+	free(c->bucket);
 	free(c->bits);
-	free(c->finger);
 	sim_heap_free(&c->over);
 	memset(c, 0, sizeof(*c));
 }
@@ -163,6 +159,7 @@ static inline bool node_less(const struct sim_cal_node *a, sim_time_t t, uint64_
 static int cal_insert(struct sim_cal *c, const struct sim_event *e)
 {
 	uint32_t b = (uint32_t)(e->time >> SIM_CAL_SHIFT) & CAL_MASK;
+	struct sim_cal_bucket *k = &c->bucket[b];
 	uint32_t i = cal_alloc(c);
 	struct sim_cal_node *x;
 
@@ -171,13 +168,13 @@ static int cal_insert(struct sim_cal *c, const struct sim_event *e)
 	x = &c->node[i];
 	*x = (struct sim_cal_node){ e->time, e->seq, e->comp, e->arg, CAL_NIL };
 	c->nb++;
-	if (c->head[b] == CAL_NIL) {
-		c->head[b] = c->tail[b] = i;
+	if (k->head == CAL_NIL) {
+		k->head = k->tail = i;
 		c->bits[b >> 6] |= 1ULL << (b & 63);
-	} else if (node_less(&c->node[c->tail[b]], e->time, e->seq)) {
+	} else if (node_less(&c->node[k->tail], e->time, e->seq)) {
 		/* The usual case: later than everything in the bucket. */
-		c->node[c->tail[b]].next = i;
-		c->tail[b] = i;
+		c->node[k->tail].next = i;
+		k->tail = i;
 	} else {
 		/*
 		 * Out of order: walk to its place. When many hosts move in step
@@ -187,8 +184,8 @@ static int cal_insert(struct sim_cal *c, const struct sim_event *e)
 		 * start from the node this bucket took last when it comes before
 		 * this one (a finger), else from the head.
 		 */
-		uint32_t *link = &c->head[b];
-		uint32_t f = c->finger[b];
+		uint32_t *link = &k->head;
+		uint32_t f = k->finger;
 
 		if (f != CAL_NIL && node_less(&c->node[f], e->time, e->seq))
 			link = &c->node[f].next;
@@ -197,7 +194,7 @@ static int cal_insert(struct sim_cal *c, const struct sim_event *e)
 		x->next = *link;
 		*link = i;
 	}
-	c->finger[b] = i;
+	k->finger = i;
 	return 0;
 }
 
@@ -255,21 +252,22 @@ static bool cal_pop(struct sim_cal *c, struct sim_event *out)
 		}
 	}
 	uint32_t b = cal_first(c);
-	uint32_t i = c->head[b];
+	struct sim_cal_bucket *k = &c->bucket[b];
+	uint32_t i = k->head;
 	struct sim_cal_node *x = &c->node[i];
 
 	*out = (struct sim_event){ .time = x->time, .seq = x->seq, .comp = x->comp, .arg = x->arg };
-	c->head[b] = x->next;
+	k->head = x->next;
 	if (x->next == CAL_NIL) {
-		c->tail[b] = CAL_NIL;
+		k->tail = CAL_NIL;
 		c->bits[b >> 6] &= ~(1ULL << (b & 63));
 	}
 	c->after = x->next;
 	x->next = c->free;
 	c->free = i;
 	c->nb--;
-	if (c->finger[b] == i)
-		c->finger[b] = CAL_NIL;	/* it leaves the bucket */
+	if (k->finger == i)
+		k->finger = CAL_NIL;	/* it leaves the bucket */
 	uint64_t a = out->time >> SIM_CAL_SHIFT;
 
 	if (a != c->cur) {
@@ -285,7 +283,7 @@ bool sim_peek_time(const struct sim_engine *eng, sim_time_t *t)
 	const struct sim_cal *c = &eng->cal;
 
 	if (c->nb) {
-		*t = c->node[c->head[cal_first(c)]].time;
+		*t = c->node[c->bucket[cal_first(c)].head].time;
 		return true;
 	}
 	if (c->over.n) {
