@@ -1025,9 +1025,10 @@ static inline sim_time_t plan_time(const struct hca *h, size_t i)
  * The message list of a constant-rate run is far larger than the caches
  * (B1 at 1 s: 95 MB), and each message is read cold twice: its post time
  * when the HCA arms its wake for it (wake_arm), and all of it when it is
- * posted. Fetching planned message i a post ahead hides both misses: it is
- * read one post period later, by which time the lines are in cache.
- * A struct fab_msg spans two lines.
+ * posted. As the handler posts one, it fetches the message two plan
+ * entries on (the next one's time is read at once, by wake_arm): that one
+ * is first read a post period later, its lines in cache by then. A struct
+ * fab_msg spans two lines.
  */
 static inline void plan_prefetch(const struct hca *h, size_t i)
 {
