@@ -57,9 +57,15 @@ static uint32_t swqe_len(const struct hca_swqe *w)
 	return w->wr.sg.length;
 }
 
-/* What the next request packet of the WQE at sq_next is. */
-static void next_req(struct hca_qp *qp, uint8_t *op, uint32_t *payload, bool *first,
-		     bool *last)
+/*
+ * What the next request packet of the WQE at sq_next is. Inlined into its
+ * three callers (a packet asks it when the port looks for work, sizes the
+ * packet and builds it): each uses part of the answer, and through
+ * pointers to a call the compiler could drop none of it (B1: 1.7% of the
+ * instructions, the 128-host ring 3%).
+ */
+static inline __attribute__((always_inline)) void
+next_req(struct hca_qp *qp, uint8_t *op, uint32_t *payload, bool *first, bool *last)
 {
 	struct hca_swqe *w = hca_swqe_at(qp, qp->sq_next);
 	uint32_t len = swqe_len(w);
