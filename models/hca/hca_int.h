@@ -356,9 +356,59 @@ sim_time_t hca_dma_ready(struct hca *h, struct hca_dma *d, enum hca_mem mem, uin
 sim_time_t hca_dma_write(struct hca *h, sim_time_t t, enum hca_mem mem, uint32_t bytes);
 sim_time_t hca_cqe_time(struct hca *h, sim_time_t t);
 
-/* Wire size of a packet of this QP with these headers around `payload`
- * bytes: IB (LRH ... VCRC), or RoCEv2 on the Ethernet fabrics. */
-uint32_t hca_wire_bytes(const struct hca_qp *qp, uint8_t opcode, uint32_t payload);
+/*
+ * RoCEv2 (IBTA Annex A17) replaces LRH and VCRC by an Ethernet frame with
+ * an 802.1Q tag (its PCP carries the PFC priority), IPv4 and UDP (port
+ * 4791); BTH, the extension headers and the ICRC stay. On the wire the
+ * frame also pays FCS, preamble and the inter-frame gap, and is at least
+ * 64 bytes: 14 + 4 + 20 + 8 + 12 + 4 + 4 + 8 + 12 = 86 bytes around a
+ * middle packet's payload (numbers.md's 82 plus the VLAN tag).
+ *
+ * Wire size of a packet of this QP with these headers around `payload`
+ * bytes: IB (LRH ... VCRC), or RoCEv2 on the Ethernet fabrics. Inline: a
+ * packet asks it twice, and a caller with a constant opcode (an ACK)
+ * folds the switch away.
+ */
+static inline uint32_t hca_wire_bytes(const struct hca_qp *qp, uint8_t op, uint32_t payload)
+{
+	bool eth = fab_is_eth(&qp->hca->f->p);
+	uint32_t b = IB_BTH_BYTES + IB_ICRC_BYTES +
+		     (eth ? IPV4_HDR_BYTES + UDP_HDR_BYTES : IB_LRH_BYTES + IB_VCRC_BYTES);
+
+	if (qp->type == HCA_QPT_UD)
+		b += IB_DETH_BYTES;
+	switch (op) {
+	case IB_OP_WRITE_FIRST: case IB_OP_WRITE_ONLY: case IB_OP_READ_REQUEST:
+		b += IB_RETH_BYTES;
+		break;
+	case IB_OP_WRITE_ONLY_IMM:
+		b += IB_RETH_BYTES + IB_IMM_BYTES;
+		break;
+	case IB_OP_SEND_LAST_IMM: case IB_OP_SEND_ONLY_IMM: case IB_OP_WRITE_LAST_IMM:
+		b += IB_IMM_BYTES;
+		break;
+	case IB_OP_READ_RESP_FIRST: case IB_OP_READ_RESP_LAST:
+	case IB_OP_READ_RESP_ONLY: case IB_OP_ACK:
+		b += IB_AETH_BYTES;
+		break;
+	case IB_OP_ATOMIC_ACK:
+		b += IB_AETH_BYTES + 8;	/* AtomicAckETH */
+		break;
+	case IB_OP_CMP_SWAP: case IB_OP_FETCH_ADD:
+		b += 28;		/* AtomicETH */
+		break;
+	default:
+		break;
+	}
+	b += (payload + 3) & ~3u;
+	if (eth) {
+		b += ETH_HDR_BYTES + ETH_VLAN_BYTES + ETH_FCS_BYTES;
+		if (b < ETH_MIN_FRAME)
+			b = ETH_MIN_FRAME;
+		b += ETH_PREAMBLE_BYTES + ETH_IFG_BYTES;
+	}
+	return b;
+}
 
 /* The traffic adapter (models/fabric/fab_traffic.c): fab messages become
  * work requests on per-stream QPs. */
