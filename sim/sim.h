@@ -105,7 +105,18 @@ struct sim_cal {
 	uint64_t *bits;			/* non-empty buckets */
 	uint64_t cur;			/* absolute bucket number of the window start */
 	size_t nb;			/* events in buckets */
-	struct sim_heap over;		/* events at or beyond cur + SIM_CAL_N */
+	/*
+	 * Events at or beyond cur + SIM_CAL_N: those that come in (time, seq)
+	 * order after the last one held (an HCA's next post, 13.5 us ahead on
+	 * bench/run's B1, in the order the posts come) are appended to a
+	 * ring, the others go to a heap; the earlier of the two fronts is the
+	 * next far event.
+	 */
+	struct sim_heap over;
+	struct sim_event *far;		/* the ring: far_n events from far_head, in order */
+	uint32_t far_head, far_n, far_cap;	/* far_cap: 0 or a power of two */
+	uint64_t far_bucket;		/* the earliest far event's bucket; UINT64_MAX: none */
+	size_t nfar;			/* far events: over.n + far_n */
 	uint32_t after;			/* the node after the one popped last, in its bucket */
 	bool oom;			/* a node could not be allocated: the run stops */
 };
@@ -182,7 +193,7 @@ static inline void sim_stop(struct sim_engine *eng) { eng->stop = true; }
 static inline sim_time_t sim_now(const struct sim_engine *eng) { return eng->now; }
 static inline size_t sim_pending(const struct sim_engine *eng)
 {
-	return eng->cal.nb + eng->cal.over.n;
+	return eng->cal.nb + eng->cal.nfar;
 }
 /* The time of the next event, if any (drivers that interleave external input). */
 bool sim_peek_time(const struct sim_engine *eng, sim_time_t *t);

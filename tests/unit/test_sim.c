@@ -1684,8 +1684,84 @@ static void test_calendar_differential(void)
 	sim_fini(&eng);
 }
 
+/*
+ * Far events as a fabric makes them: 300 sources each scheduling its next
+ * event a fixed 13.474 us ahead (B1's posts: they come in time order, so
+ * the engine appends them to its ring of far events), a quarter of them
+ * jittered so that some come out of order (the heap), and a timer 1-50 ms
+ * ahead now and then (a ring append that sends the next posts to the
+ * heap). Every event must fire in (time, seq) order, as a reference heap
+ * says, and both far structures must have held many events at once (the
+ * ring grows past its first 64 and wraps).
+ */
+struct far_check {
+	struct cal_check cc;
+	size_t max_ring, max_heap;
+};
+
+static void far_sched(struct sim_engine *eng, struct far_check *fc, sim_time_t dt)
+{
+	struct cal_check *cc = &fc->cc;
+	struct sim_event e = { .time = eng->now + dt, .seq = cc->seq++,
+			       .comp = cc->comp, .arg = (uint32_t)e.seq };
+
+	CU_ASSERT_FATAL(sim_heap_push(&cc->ref, &e) == 0);
+	CU_ASSERT_FATAL(sim_schedule_at(eng, e.time, cc->comp, e.arg) == 0);
+	if (eng->cal.far_n > fc->max_ring)
+		fc->max_ring = eng->cal.far_n;
+	if (eng->cal.over.n > fc->max_heap)
+		fc->max_heap = eng->cal.over.n;
+}
+
+static void far_fire(struct sim_engine *eng, void *ctx, uint32_t arg)
+{
+	struct far_check *fc = ctx;
+	struct cal_check *cc = &fc->cc;
+	struct sim_event want;
+
+	CU_ASSERT_FATAL(sim_heap_pop(&cc->ref, &want));
+	if (want.arg != arg || want.time != eng->now)
+		cc->bad++;
+	cc->fired++;
+	if (!cc->budget)
+		return;
+	cc->budget--;
+	uint64_t r = sim_rng_below(&cc->rng, 100);
+	sim_time_t dt = 13474000;
+
+	if (r < 25)
+		dt += sim_rng_below(&cc->rng, 2 * (uint64_t)SIM_US);	/* out of order */
+	else if (r == 99)
+		dt = SIM_MS + sim_rng_below(&cc->rng, 49 * (uint64_t)SIM_MS);	/* a timer */
+	far_sched(eng, fc, dt);
+}
+
+static void test_calendar_far_ring(void)
+{
+	struct sim_engine eng;
+	struct far_check fc = { .cc.budget = test_quick() ? 60000 : 300000 };
+	struct cal_check *cc = &fc.cc;
+
+	sim_init(&eng);
+	sim_heap_init(&cc->ref);
+	sim_rng_init(&cc->rng, 8, 1);
+	cc->comp = (uint32_t)sim_register(&eng, far_fire, &fc, "far");
+	for (int i = 0; i < 300; i++)
+		far_sched(&eng, &fc, (sim_time_t)i * 44913);	/* staggered starts */
+	sim_run(&eng);
+	CU_ASSERT_EQUAL(cc->bad, 0);
+	CU_ASSERT_EQUAL(cc->ref.n, 0);
+	CU_ASSERT_EQUAL(sim_pending(&eng), 0);
+	CU_ASSERT_EQUAL(cc->fired, cc->seq);
+	CU_ASSERT(fc.max_ring > 64);
+	CU_ASSERT(fc.max_heap > 64);
+	sim_heap_free(&cc->ref);
+	sim_fini(&eng);
+}
+
 static const struct test_case tests[] = {
 	{ "heap_differential_200k", test_heap_differential },
+	{ "calendar_far_ring", test_calendar_far_ring },
 	{ "heap_growth", test_heap_growth },
 	{ "calendar_differential", test_calendar_differential },
 	{ "engine_equal_times_fifo", test_engine_equal_times_fifo },
