@@ -248,7 +248,8 @@ static inline const struct sim_event *far_top(const struct sim_cal *c)
 	return h && ev_less(h, r) ? h : r;
 }
 
-/* Remove the earliest far event (there is one). */
+/* Remove the earliest far event (there is one). far_bucket is the
+ * caller's to set again (cal_migrate_slow, when it has moved them all). */
 static void far_pop(struct sim_cal *c)
 {
 	const struct sim_event *r = far_front(c), *h = sim_heap_top(&c->over);
@@ -262,17 +263,8 @@ static void far_pop(struct sim_cal *c)
 		sim_heap_pop(&c->over, &e);
 	}
 	c->nfar--;
-	r = far_top(c);
-	c->far_bucket = r ? r->time >> SIM_CAL_SHIFT : UINT64_MAX;
 }
 
-/*
- * A far event: at the ring's end when it comes after the ring's last, so
- * that in-order far events cost an append and a read, not a heap's sift
- * down and up (on B1 one a message: 2.5% of its instructions); else into
- * the heap. Either way the next far event is the earlier front (far_top),
- * so the order is the same total order.
- */
 static int far_push_heap(struct sim_cal *c, const struct sim_event *e)
 {
 	if (sim_heap_push(&c->over, e))
@@ -281,6 +273,13 @@ static int far_push_heap(struct sim_cal *c, const struct sim_event *e)
 	return 0;
 }
 
+/*
+ * A far event: at the ring's end when it comes after the ring's last, so
+ * that in-order far events cost an append and a read, not a heap's sift
+ * down and up (on B1 one a message: 1.9% of its instructions); else into
+ * the heap. Either way the next far event is the earlier front (far_top),
+ * so the order is the same total order.
+ */
 static int far_push(struct sim_cal *c, const struct sim_event *e)
 {
 	if ((e->time >> SIM_CAL_SHIFT) < c->far_bucket)
@@ -291,7 +290,7 @@ static int far_push(struct sim_cal *c, const struct sim_event *e)
 		uint32_t cap = c->far_cap ? c->far_cap * 2 : 64;
 		struct sim_event *nf = malloc(cap * sizeof(*nf));
 
-		if (!nf || cap < c->far_cap) {
+		if (!nf || cap < c->far_cap) {	/* out of memory, or 2^31 events */
 			free(nf);
 			return far_push_heap(c, e);	/* the heap keeps the order too */
 		}
@@ -318,7 +317,7 @@ static __attribute__((noinline)) int cal_migrate_slow(struct sim_cal *c)
 			return -1;
 		far_pop(c);
 	}
-	/* far_bucket can be low after a push that failed: set it again */
+	/* the earliest left: beyond the window, or none */
 	c->far_bucket = top ? top->time >> SIM_CAL_SHIFT : UINT64_MAX;
 	return 0;
 }
