@@ -115,7 +115,8 @@ struct sim_cal {
 	struct sim_heap over;
 	struct sim_event *far;		/* the ring: far_n events from far_head, in order */
 	uint32_t far_head, far_n, far_cap;	/* far_cap: 0 or a power of two */
-	uint64_t far_bucket;		/* the earliest far event's bucket; UINT64_MAX: none */
+	uint64_t far_bucket;		/* the earliest far event's bucket (UINT64_MAX: none; lower
+					 * after a push that failed, until the next migration) */
 	size_t nfar;			/* far events: over.n + far_n */
 	uint32_t after;			/* the node after the one popped last, in its bucket */
 	bool oom;			/* a node could not be allocated: the run stops */
