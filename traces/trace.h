@@ -140,19 +140,27 @@ enum trace_step_kind {
  * reduction check that proves an algorithm correct). */
 enum trace_data { TD_NONE, TD_REDUCE, TD_COPY };
 
+/*
+ * One step of a lowered program. A ring allreduce over N ranks has 2N(N-1)
+ * of them, all held until the report (134M at 8,192 ranks), so the fields
+ * are ordered widest first and the two enums are 8-bit fields: 48 bytes,
+ * not 56.
+ */
 struct trace_step {
-	enum trace_step_kind kind;
-	int32_t rank, peer;	/* ranks (not nodes) */
 	uint64_t bytes;
 	sim_time_t duration;
+	int32_t rank, peer;	/* ranks (not nodes) */
 	uint32_t op;		/* the trace op it implements */
 	uint32_t phase;		/* the algorithm's step number (for --explain and timelines) */
 	uint32_t chunk;		/* which chunk of the collective's buffer it carries; a step
 				 * carrying a run of chunks (halving-doubling, Bruck) encodes
 				 * it: decode with coll_step_chunks() (traces/coll.h) */
-	enum trace_data data;
 	uint32_t dep_off, ndeps;	/* into program.deps: steps that must be done first */
+	enum trace_step_kind kind : 8;
+	enum trace_data data : 8;
 };
+
+_Static_assert(sizeof(struct trace_step) == 48, "trace_step: 48 bytes");
 
 struct trace_program {
 	const struct trace *trace;
