@@ -395,8 +395,10 @@ bool sim_peek_time(const struct sim_engine *eng, sim_time_t *t)
 		*t = c->node[c->bucket[cal_first(c)].head].time;
 		return true;
 	}
-	if (far_top(c)) {
-		*t = far_top(c)->time;
+	const struct sim_event *far = far_top(c);
+
+	if (far) {
+		*t = far->time;
 		return true;
 	}
 	return false;
