@@ -118,10 +118,12 @@ struct hca_resp {
  * that on a large fabric (where every packet-hop finds the QP out of cache)
  * a packet costs few cache lines: line 0 what both sides read (and the
  * round's next QP, which every packet taken reads), line 1 the requester's
- * packet, lines 2-3 the responder's, then the scheduling ring, the
- * counters, and what only set-up, errors and reports read. hca_create_qp
- * allocates it on a 64-byte boundary for this; the assertions below hold
- * the lines to it (a requester's packet read five lines before they did).
+ * packet, line 2 the responder's packet, line 3 the responder's message
+ * and the requester's timers, then the scheduling ring, the counters, and
+ * what only set-up, errors and reports read. hca_create_qp allocates it on
+ * a 64-byte boundary for this; the assertions below hold the lines to it
+ * (a requester's packet read five lines before they did, a responder's
+ * three before session 13).
  */
 struct hca_qp {
 	/* line 0: both sides */
@@ -157,34 +159,37 @@ struct hca_qp {
 	uint64_t pkts_sent;	/* st.pkts_sent, kept here (hca_qp_stats()) */
 	sim_time_t timer_at;	/* 0: not armed */
 
-	/* lines 2-3: the requester's timers and reads, then the responder */
+	/* line 2: the responder, what each packet it receives reads (its
+	 * PSN, the WRITE or the SEND being received, when its bytes land) */
+	uint32_t epsn;		/* expected PSN */
+	uint32_t recv_off;
+	bool nak_seq_sent;	/* one sequence NAK per expected PSN */
+	bool rnr_nak_sent;
+	bool recv_active;	/* a SEND is being received into cur_recv */
+	bool uc_drop;		/* UC: discarding until the next FIRST/ONLY */
+	uint32_t wr_left;
+	struct hca_mr *wr_mr;	/* WRITE being received */
+	uint64_t wr_va;
+	sim_time_t rx_visible;	/* the last payload byte received lands in memory */
+	struct hca_recv_wr cur_recv;
+
+	/* line 3: the responder once a message (its MSN, a receive taken,
+	 * the responses owed), then the requester's timers and reads */
+	uint32_t msn;
+	/* Receive queue: a ring of rq_mask + 1 entries, a power of two that
+	 * doubles as receives are posted (rq_reserve in hca.c) up to rq_cap
+	 * (max_recv_wr, below); [rq_head, rq_head + rq_n) posted. */
+	uint32_t rq_head, rq_n, rq_mask;
+	struct hca_recv_wr *rq;
+	/* responses owed (rsp_n on line 0) */
+	struct hca_resp *rsp;
+	uint32_t rsp_cap, rsp_head;
 	sim_time_t timer_q;	/* its entry in the HCA's heap not known dead (0: none) */
 	uint32_t rd_outstanding;	/* READ/atomic requests in flight */
 	uint32_t rd_responding;	/* READ/atomic responses queued */
 	uint32_t rd_resp_psn;	/* requester: next READ response PSN expected */
 	uint8_t retry_left, rnr_left;
 	bool timer_rnr;		/* the armed timer is the RNR wait */
-	uint32_t epsn;		/* expected PSN */
-	uint32_t msn;
-	bool nak_seq_sent;	/* one sequence NAK per expected PSN */
-	bool rnr_nak_sent;
-	bool recv_active;	/* a SEND is being received into cur_recv */
-	bool uc_drop;		/* UC: discarding until the next FIRST/ONLY */
-	uint32_t recv_off;
-	struct hca_recv_wr cur_recv;
-	struct hca_mr *wr_mr;	/* WRITE being received */
-	uint64_t wr_va;
-	/* Receive queue: a ring of rq_mask + 1 entries, a power of two that
-	 * doubles as receives are posted (rq_reserve in hca.c) up to rq_cap
-	 * (max_recv_wr, below); [rq_head, rq_head + rq_n) posted. On this
-	 * line, where the responder's packet reads, not with the set-up. */
-	struct hca_recv_wr *rq;
-	uint32_t wr_left;
-	uint32_t rq_head, rq_n, rq_mask;
-	sim_time_t rx_visible;	/* the last payload byte received lands in memory */
-	/* responses owed (rsp_n on line 0) */
-	struct hca_resp *rsp;
-	uint32_t rsp_cap, rsp_head;
 
 	/* the scheduling ring, the counters; the requester's "ready" wake-up
 	 * (once per message) */
@@ -208,8 +213,9 @@ struct hca_qp {
 
 _Static_assert(offsetof(struct hca_qp, rnr_wait) < 64 && offsetof(struct hca_qp, sq) == 64 &&
 	       offsetof(struct hca_qp, timer_at) + sizeof(sim_time_t) == 128 &&
-	       offsetof(struct hca_qp, cur_recv) + sizeof(struct hca_recv_wr) <= 192 &&
-	       offsetof(struct hca_qp, rq_mask) < 256 && offsetof(struct hca_qp, rsp_head) < 256,
+	       offsetof(struct hca_qp, epsn) == 128 &&
+	       offsetof(struct hca_qp, cur_recv) + sizeof(struct hca_recv_wr) == 192 &&
+	       offsetof(struct hca_qp, timer_rnr) < 256,
 	       "struct hca_qp's lines as its comments say");
 
 struct hca_timer_ev {

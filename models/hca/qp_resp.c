@@ -231,15 +231,23 @@ static bool op_imm(uint8_t op)
 /* The payload goes to memory over PCIe: note when it is visible there. */
 static void copy_in(struct hca_qp *qp, struct hca_mr *mr, uint64_t va, const struct ib_pkt *p)
 {
-	uint8_t *dst = hca_mr_ptr(mr, va);
-	sim_time_t now = qp->hca->f->eng.now, vis;
+	struct hca *h = qp->hca;
+	sim_time_t now = h->f->eng.now, vis = now;
+	uint8_t *dst;
 
-	vis = hca_dma_write(qp->hca, now, mr ? mr->mem : HCA_MEM_HOST, p->payload);
-	if (dst && p->data && p->payload) {
+	/*
+	 * The MR is read only for what needs it: the host model's memory
+	 * kind, and the bytes when the packet carries some. A run of timing
+	 * only (traffic, traces, no host model) never touches it, which on a
+	 * large fabric is a cache miss per packet (docs/performance-log.md,
+	 * session 13). The checks are hca_dma_write()'s and hca_mr_ptr()'s.
+	 */
+	if (h->f->p.host_model && p->payload)
+		vis = hca_dma_write(h, now, mr ? mr->mem : HCA_MEM_HOST, p->payload);
+	if (p->data && p->payload && (dst = hca_mr_ptr(mr, va)) != NULL) {
 		/* the verbs shim makes the bytes appear when they are visible */
-		if (qp->hca->place_fn)
-			qp->hca->place_fn(qp->hca, dst, p->data, p->payload, vis,
-					  qp->hca->place_ctx);
+		if (h->place_fn)
+			h->place_fn(h, dst, p->data, p->payload, vis, h->place_ctx);
 		else
 			memcpy(dst, p->data, p->payload);
 	}
