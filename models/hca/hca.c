@@ -387,7 +387,7 @@ struct hca_qp *hca_create_qp(struct hca *h, const struct hca_qp_init_attr *a)
 	qp->sq_mask = 0;	/* up to 16 entries at first; more with use (sq_reserve) */
 	while (qp->sq_mask + 1 < qp->sq_cap && qp->sq_mask < 15)
 		qp->sq_mask = 2 * qp->sq_mask + 1;
-	/* on line boundaries: a packet reads a WQE's first two lines */
+	/* on line boundaries: a packet reads a WQE's first line (hca_int.h) */
 	size_t sq_size = ((size_t)qp->sq_mask + 1) * sizeof(*qp->sq);
 
 	qp->sq = aligned_alloc(64, sq_size);

@@ -101,14 +101,16 @@ struct hca_ah {			/* UD address handle */
 	uint8_t sl;
 };
 
+/* What every request packet reads comes first, up to remote_addr: 40
+ * bytes that share a line with the WQE's own state (struct hca_swqe). */
 struct hca_send_wr {
-	uint64_t wr_id;
 	enum hca_wr_opcode opcode;
 	uint32_t send_flags;
 	struct hca_sge sg;	/* one gather element (length 0 allowed) */
 	uint32_t imm_data;
-	uint64_t remote_addr;	/* RDMA and atomics */
 	uint32_t rkey;
+	uint64_t remote_addr;	/* RDMA and atomics */
+	uint64_t wr_id;
 	uint64_t compare_add;	/* CAS: compare; FAA: add */
 	uint64_t swap;
 	struct hca_ah ah;	/* UD */

@@ -62,28 +62,33 @@ struct hca_dma {
 };
 
 /*
- * A send work request inside the QP, with its transport state. Building a
- * packet reads the work request and the fields up to `msg`: on a large
- * fabric, where the WQE is out of cache at every packet, they fill its
- * first two lines, and the queue holds WQEs on line boundaries (4 KiB for
- * the first 16). The host model's DMA booking and READ state follow.
+ * A send work request inside the QP, with its transport state. On a large
+ * fabric, where the WQE is out of cache at every packet, a packet reads
+ * one line of it: line 0 holds the WQE's own state that a packet reads
+ * (ready, message, state, first PSN) and the work request's first 40
+ * bytes (opcode, flags, gather element, immediate, remote address and
+ * key: hca.h orders them so). The rest of the work request (the wr_id
+ * for the completion, atomics' operands, UD's address) follows, then the
+ * host model's DMA booking and READ state. Until session 13 the work
+ * request came first and a packet read two lines. The queue holds WQEs
+ * on line boundaries (3 KiB for the first 16).
  */
 struct hca_swqe {
-	struct hca_send_wr wr;
-	uint32_t first_psn;	/* PSN of its first packet (set when first sent) */
-	uint32_t npsn;		/* PSNs it takes: packets, or a READ's response packets */
-	uint32_t npkts;		/* request packets it sends */
 	sim_time_t ready;	/* doorbell + WQE fetch done: may start */
-	enum swqe_state state;
+	int32_t msg;		/* fab message it carries (traffic), or -1 */
+	enum swqe_state state : 8;
 	bool started;		/* PSNs assigned */
 	/* `mr_bytes`: the local buffer's MR (mr, found once at the post;
 	 * NULL: inline or empty) has bytes behind it, so a run of timing
 	 * only (traffic, traces) never reads the MR. The MR's slot outlives
 	 * deregistration, so swqe_buf() need only look at `valid`. */
 	bool mr_bytes;
-	enum hca_mem mem;	/* where the local buffer lives */
-	int32_t msg;		/* fab message it carries (traffic), or -1 */
-	/* line 2 on */
+	enum hca_mem mem : 8;	/* where the local buffer lives */
+	uint32_t first_psn;	/* PSN of its first packet (set when first sent) */
+	uint32_t npsn;		/* PSNs it takes: packets, or a READ's response packets */
+	struct hca_send_wr wr;
+	/* line 1 on */
+	uint32_t npkts;		/* request packets it sends */
 	struct hca_mr *mr;
 	struct hca_dma dma;	/* its payload on the way from memory */
 	uint32_t rd_rcvd;	/* READ: response bytes received */
@@ -91,8 +96,9 @@ struct hca_swqe {
 	sim_time_t tcp_done;	/* fabric=tcp: when its completion is due (0 = not yet known) */
 } __attribute__((aligned(64)));
 
-_Static_assert(offsetof(struct hca_swqe, msg) + sizeof(int32_t) <= 128 &&
-	       sizeof(struct hca_swqe) == 256, "hca_swqe's lines as its comment says");
+_Static_assert(offsetof(struct hca_swqe, wr) + offsetof(struct hca_send_wr, remote_addr) +
+	       sizeof(uint64_t) == 64 && sizeof(struct hca_swqe) == 192,
+	       "hca_swqe's lines as its comment says");
 
 /* A response the responder owes the requester, sent in order. */
 enum resp_kind { RESP_ACK, RESP_READ, RESP_ATOMIC };
