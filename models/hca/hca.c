@@ -960,7 +960,7 @@ void hca_receive(struct fab_port *pt, uint32_t idx)
 	else if (is_response(p->opcode))
 		qp_comp_receive(qp, p);
 	else
-		qp_resp_receive(qp, p);
+		qp_resp_receive(f, qp, p);
 	sim_pool_put(&f->pkts, idx);
 }
 

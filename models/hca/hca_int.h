@@ -234,22 +234,29 @@ struct hca_timer_ev {
 #define HCA_QP_NEAR 2
 
 struct hca {
-	/* line 0: what every packet sent or received reads */
+	/*
+	 * Line 0: what every packet sent reads (choosing it, building it),
+	 * with the current QP of each of the first four VLs' rounds. cur[]
+	 * holds pointers, not QP numbers, so that choosing the next packet
+	 * does not read the qps array's line too; it goes on into lines 1
+	 * and 2 for VLs 4-15. Until session 13 the senders' fields shared
+	 * line 0 with the receivers' and cur[] began on line 1: a packet
+	 * sent read two lines of its HCA.
+	 */
 	struct fab *f;
 	struct fab_port *port;		/* the port traffic leaves by */
-	struct hca_qp **qps;		/* by QP number (0 and 1 reserved: QP0/QP1) */
 	struct cc_hca *cc;		/* congestion control (models/roce/cc.c), NULL when off */
+	uint16_t lid;
+	uint16_t active_vls;
+	bool in_take;			/* building a packet: do not kick the port */
+	struct hca_qp *cur[FAB_NVL] __attribute__((aligned(32)));
+	/* line 2, after cur[12..15]: what every packet received reads (it
+	 * finds its QP; the fabric comes from the port, qp_resp_receive) */
+	struct hca_qp **qps;		/* by QP number (0 and 1 reserved: QP0/QP1) */
 	/* qps[2 ..] again: on 1,000 hosts the array's line was a miss for
 	 * every packet received and every QP timer (hca_qp_by_num) */
 	struct hca_qp *qp_near[HCA_QP_NEAR];
 	uint32_t nqps;
-	uint16_t lid;
-	uint16_t active_vls;
-	bool in_take;			/* building a packet: do not kick the port */
-	/* lines 1-2: the current QP of each VL's round: pointers, not QP
-	 * numbers, so that choosing the next packet does not read the qps
-	 * array's line too */
-	struct hca_qp *cur[FAB_NVL] __attribute__((aligned(64)));
 	/* line 3: MRs, CQ/SRQ ownership, the timer heap */
 	struct fab_node *n;
 	/* MRs by key index i, in chunks of HCA_MR_CHUNK that never move
@@ -285,9 +292,12 @@ struct hca {
 	struct hca_mr **mr_chunks;	/* chunk k: keys k * HCA_MR_CHUNK .. (mr0 above) */
 };
 
-/* cur[] fills lines 1 and 2 (FAB_NVL pointers); n, mr0 and nmrs share line 3
- * with the timer heap's array and count */
-_Static_assert(offsetof(struct hca, in_take) < 64 && offsetof(struct hca, n) == 192 &&
+/* the senders' fields and cur[0..3] fill line 0, the receivers' follow
+ * cur[] on line 2; n, mr0 and nmrs share line 3 with the timer heap's
+ * array and count */
+_Static_assert(offsetof(struct hca, cur) == 32 && offsetof(struct hca, cur[4]) == 64 &&
+	       offsetof(struct hca, qps) >= 128 && offsetof(struct hca, nqps) + 4 <= 192 &&
+	       offsetof(struct hca, n) == 192 &&
 	       offsetof(struct hca, nmrs) < 256 && offsetof(struct hca, timers) + 16 <= 256,
 	       "struct hca's lines as their comments say");
 
@@ -353,7 +363,9 @@ void qp_req_timer(struct hca_qp *qp);
 void qp_req_complete(struct hca_qp *qp, struct hca_swqe *w, enum hca_wc_status st);
 
 /* qp_resp.c: responder */
-void qp_resp_receive(struct hca_qp *qp, struct ib_pkt *p);
+/* f: the receiving port's fabric (pt->fab), so that a packet received
+ * reads no line of struct hca but the QP lookup's */
+void qp_resp_receive(struct fab *f, struct hca_qp *qp, struct ib_pkt *p);
 bool qp_resp_has_packet(struct hca_qp *qp);
 uint32_t qp_resp_next_size(const struct hca_qp *qp);
 void qp_resp_build(struct hca_qp *qp, struct ib_pkt *p);

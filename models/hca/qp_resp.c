@@ -229,10 +229,11 @@ static bool op_imm(uint8_t op)
 }
 
 /* The payload goes to memory over PCIe: note when it is visible there. */
-static void copy_in(struct hca_qp *qp, struct hca_mr *mr, uint64_t va, const struct ib_pkt *p)
+static void copy_in(struct fab *f, struct hca_qp *qp, struct hca_mr *mr, uint64_t va,
+		    const struct ib_pkt *p)
 {
 	struct hca *h = qp->hca;
-	sim_time_t now = h->f->eng.now, vis = now;
+	sim_time_t now = f->eng.now, vis = now;
 	uint8_t *dst;
 
 	/*
@@ -242,7 +243,7 @@ static void copy_in(struct hca_qp *qp, struct hca_mr *mr, uint64_t va, const str
 	 * large fabric is a cache miss per packet (docs/performance-log.md,
 	 * session 13). The checks are hca_dma_write()'s and hca_mr_ptr()'s.
 	 */
-	if (h->f->p.host_model && p->payload)
+	if (f->p.host_model && p->payload)
 		vis = hca_dma_write(h, now, mr ? mr->mem : HCA_MEM_HOST, p->payload);
 	if (p->data && p->payload && (dst = hca_mr_ptr(mr, va)) != NULL) {
 		/* the verbs shim makes the bytes appear when they are visible */
@@ -280,10 +281,9 @@ static sim_time_t recv_complete(struct hca_qp *qp, const struct hca_recv_wr *r,
 }
 
 /* UD (IBA 9.8.5): one packet, one receive, or a silent drop. */
-static void ud_receive(struct hca_qp *qp, struct ib_pkt *p)
+static void ud_receive(struct fab *f, struct hca_qp *qp, struct ib_pkt *p)
 {
 	struct hca_recv_wr r;
-	struct fab *f = qp->hca->f;
 
 	if ((uint32_t)p->va != qp->qkey || !hca_qp_take_recv(qp, &r)) {
 		/* IBA 9.8.5 / 10.2.x: no receive or a bad Q_Key: silently gone */
@@ -295,7 +295,7 @@ static void ud_receive(struct hca_qp *qp, struct ib_pkt *p)
 		recv_complete(qp, &r, HCA_WC_LOC_LEN_ERR, HCA_WC_RECV, 0, p);
 		return;
 	}
-	copy_in(qp, hca_mr_find(qp->hca, r.sg.lkey), r.sg.addr, p);
+	copy_in(f, qp, hca_mr_find(qp->hca, r.sg.lkey), r.sg.addr, p);
 	/* a datagram is "there" when the program sees its receive completion */
 	sim_time_t seen = recv_complete(qp, &r, HCA_WC_SUCCESS, HCA_WC_RECV, p->payload, p);
 
@@ -305,10 +305,9 @@ static void ud_receive(struct hca_qp *qp, struct ib_pkt *p)
 
 /* Execute a request with the expected PSN. Returns false if it was refused
  * (a NAK or RNR NAK went back, or UC dropped it) and the PSN not consumed. */
-static bool execute(struct hca_qp *qp, struct ib_pkt *p)
+static bool execute(struct fab *f, struct hca_qp *qp, struct ib_pkt *p)
 {
 	struct hca *h = qp->hca;
-	struct fab *f = h->f;
 	bool rc = qp->type == HCA_QPT_RC;
 	uint8_t op = p->opcode;
 
@@ -335,7 +334,7 @@ static bool execute(struct hca_qp *qp, struct ib_pkt *p)
 				queue_ack(qp, IB_AETH_NAK_INV_REQ, p->psn);
 			return false;
 		}
-		copy_in(qp, hca_mr_find(h, qp->cur_recv.sg.lkey), qp->cur_recv.sg.addr + qp->recv_off, p);
+		copy_in(f, qp, hca_mr_find(h, qp->cur_recv.sg.lkey), qp->cur_recv.sg.addr + qp->recv_off, p);
 		qp->recv_off += p->payload;
 		if (op_last(op)) {
 			qp->recv_active = false;
@@ -376,7 +375,7 @@ static bool execute(struct hca_qp *qp, struct ib_pkt *p)
 				queue_ack(qp, IB_AETH_NAK_INV_REQ, p->psn);
 			return false;
 		}
-		copy_in(qp, qp->wr_mr, qp->wr_va, p);
+		copy_in(f, qp, qp->wr_mr, qp->wr_va, p);
 		qp->wr_va += p->payload;
 		qp->wr_left -= p->payload;
 		if (op_last(op)) {
@@ -512,14 +511,14 @@ static void duplicate(struct hca_qp *qp, struct ib_pkt *p)
 	queue_ack(qp, IB_AETH_ACK, psn_add(qp->epsn, HCA_PSN_MASK));	/* epsn - 1 */
 }
 
-void qp_resp_receive(struct hca_qp *qp, struct ib_pkt *p)
+void qp_resp_receive(struct fab *f, struct hca_qp *qp, struct ib_pkt *p)
 {
 	int32_t d;
 
 	if (qp->state != HCA_QPS_RTR && qp->state != HCA_QPS_RTS && qp->state != HCA_QPS_SQD)
 		return;
 	if (qp->type == HCA_QPT_UD) {
-		ud_receive(qp, p);
+		ud_receive(f, qp, p);
 		return;
 	}
 	d = psn_diff(p->psn, qp->epsn);
@@ -535,7 +534,7 @@ void qp_resp_receive(struct hca_qp *qp, struct ib_pkt *p)
 			qp->recv_active = false;	/* the broken message's receive is reused */
 			qp->uc_drop = false;
 		}
-		if (!execute(qp, p))
+		if (!execute(f, qp, p))
 			qp->uc_drop = !op_last(p->opcode);
 		qp->epsn = psn_add(p->psn, 1);
 		return;
@@ -552,7 +551,7 @@ void qp_resp_receive(struct hca_qp *qp, struct ib_pkt *p)
 		return;
 	}
 	qp->nak_seq_sent = false;
-	if (!execute(qp, p))
+	if (!execute(f, qp, p))
 		return;
 	qp->epsn = psn_add(qp->epsn, psns_of(qp, p));
 	if ((p->flags & IB_PKT_ACKREQ) && p->opcode != IB_OP_READ_REQUEST &&
