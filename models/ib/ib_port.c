@@ -126,7 +126,7 @@ int ib_port_init(struct fab *f, struct fab_port *pt)
 	const struct fab_params *p = &f->p;
 	bool hca = pt->node->type != NET_SWITCH;
 
-	pt->wire.head = pt->wire.tail = SIM_POOL_NIL;
+	pt->wire_head = pt->wire_tail = SIM_POOL_NIL;
 	fab_fc_ring_init(&pt->fcq);
 	for (int v = 0; v < FAB_NVL; v++) {
 		pt->vl[v].inq.head = pt->vl[v].inq.tail = SIM_POOL_NIL;
@@ -274,11 +274,14 @@ static void port_start_tx(struct fab_port *pt, uint32_t idx, enum ib_vlarb_table
 	else
 		p->t_event = end + pt->prop;
 	p->t_tail = end + pt->prop;
-	bool was_empty = pt->wire.len == 0;
-
-	fab_pq_push(f, &pt->wire, idx);
-	if (was_empty)
+	p->next = SIM_POOL_NIL;
+	if (pt->wire_head != SIM_POOL_NIL) {
+		fab_pkt(f, pt->wire_tail)->next = idx;
+	} else {
+		pt->wire_head = idx;
 		sim_schedule_at(&f->eng, p->t_event, pt->comp, FAB_EV_WIRE_HEAD);
+	}
+	pt->wire_tail = idx;
 	SIM_LOG(SIM_LOG_LINK, now, "node %d port %u tx vl %u dlid %u %u B until %llu",
 		pt->node->idx, pt->port_no, vl, p->dlid, p->wire,
 		(unsigned long long)end);
@@ -421,7 +424,7 @@ void ib_port_rx_free(struct fab_port *pt, uint8_t vl, uint32_t blocks)
 
 	pt->vl[vl].rx_used -= blocks;
 	pt->vl[vl].rx_freed += blocks;
-	if (pt->eth) {
+	if (fab_is_eth(p)) {	/* pt->eth is set: not read, it is on line 2 */
 		eth_port_egress(pt, vl);
 		return;
 	}
@@ -455,12 +458,13 @@ static void port_wire_head(struct fab_port *pt)
 {
 	struct fab *f = pt->fab;
 	struct fab_port *rx = pt->peer;
-	uint32_t idx = fab_pq_pop(f, &pt->wire);
+	uint32_t idx = pt->wire_head;
 	struct ib_pkt *p = fab_pkt(f, idx);
 	uint8_t vl = p->vl;
 
-	if (pt->wire.len)
-		sim_schedule_at(&f->eng, fab_pkt(f, pt->wire.head)->t_event, pt->comp,
+	pt->wire_head = p->next;
+	if (pt->wire_head != SIM_POOL_NIL)
+		sim_schedule_at(&f->eng, fab_pkt(f, pt->wire_head)->t_event, pt->comp,
 				FAB_EV_WIRE_HEAD);
 	if (vl == 15 && !rx->eth && rx->vl[15].rx_used + p->blocks > rx->vl[15].rx_cap) {
 		/* VL15 is not flow controlled: a full buffer drops (IBA 7.9.4). */
