@@ -154,8 +154,9 @@ struct fab_port {
 	/* packets in flight to the peer, a FIFO linked through ib_pkt.next
 	 * (empty: head is SIM_POOL_NIL). Here, not on line 2: the event of
 	 * a packet's head reaching the peer reads nothing else of this end
-	 * but the fabric, the peer and the component (session 13: one miss
-	 * a hop fewer on 8,192 hosts). */
+	 * but the fabric, the peer and the component (session 13: 0.4
+	 * misses a hop fewer on 8,192 hosts; where the receiver is an HCA
+	 * its credits go back at once and read line 2 anyway). */
 	uint32_t wire_head, wire_tail;
 	sim_time_t tx_end;
 	uint32_t comp;			/* engine component id */
