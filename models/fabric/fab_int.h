@@ -152,7 +152,8 @@ struct fab_port {
 	struct fab_port *peer;
 	struct hca *hca;		/* node->hca, or NULL at a switch */
 	/* packets in flight to the peer, a FIFO linked through ib_pkt.next
-	 * (empty: head is SIM_POOL_NIL). Here, not on line 2: the event of
+	 * (empty: head is SIM_POOL_NIL, and tail then means nothing; the
+	 * length was never needed). Here, not on line 2: the event of
 	 * a packet's head reaching the peer reads nothing else of this end
 	 * but the fabric, the peer and the component (session 13: 0.4
 	 * misses a hop fewer on 8,192 hosts; where the receiver is an HCA
