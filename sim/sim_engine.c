@@ -444,7 +444,7 @@ int sim_register_range(struct sim_engine *eng, sim_handler_fn fn, void *base, si
 {
 	if (eng->nranges == SIM_MAX_RANGES || n >= 1u << 24)
 		return -1;
-	eng->ranges[eng->nranges] = (struct sim_comp_range){ fn, base, stride, name };
+	eng->ranges[eng->nranges] = (struct sim_comp_range){ fn, base, stride, name, NULL };
 	if ((size_t)n * stride >= SIM_PREFETCH_BYTES)
 		eng->prefetch = true;
 	return (int)(SIM_COMP_RANGE | eng->nranges++ << 24);
@@ -487,13 +487,25 @@ int sim_schedule_at(struct sim_engine *eng, sim_time_t t, uint32_t comp,
 
 /*
  * On a fabric of thousands of ports nearly every event's component (its
- * port) is a miss all the way to memory, and the handler stalls on its
- * first line. The next event is very likely the node after this one in
- * its bucket: ask for its component's first line now, and this event's
- * handler hides the wait. Only when a range outgrows the caches: below
- * that the lines are there already and the hint costs instructions (on
- * the 128-host tree 2% more, for nothing). On the 8,192-host permutation
- * it saves about 15% of the time (docs/performance-log.md).
+ * port) is a miss all the way to memory, and the handler stalls on a chain
+ * of them: the port's first line, then the packet and the peer port it
+ * names, then what those name. The next events are very likely the nodes
+ * after this one in its bucket (thousands of events share a 1 ns bucket on
+ * a large fabric), so the engine runs a pipeline one stage per event:
+ *
+ *   event + 3: its calendar node, asked for (its address is in event + 2's);
+ *   event + 2: its component's first line (its id is in its node, asked for
+ *              one event ago);
+ *   event + 1: the range's hook (sim_range_prefetch) reads that first line,
+ *              asked for one event ago, and asks for the lines it names.
+ *
+ * Each wait overlaps one whole event's handler instead of stalling the
+ * next. Only prefetches: an event inserted in between only makes one
+ * of them early or wasted. Only when a range outgrows the caches: below
+ * that the lines are there already and the hints cost instructions.
+ * Session 14, paired with the one-line prefetch it replaces (concurrent
+ * runs, user time): 8,192 hosts 0.87-0.90, 1,024 hosts (where it was off)
+ * 0.93 (docs/performance-log.md).
  */
 static inline const struct sim_comp_range *comp_range(const struct sim_engine *eng, uint32_t comp)
 {
@@ -506,12 +518,32 @@ static inline char *range_elem(const struct sim_comp_range *r, uint32_t comp)
 	return r->base + (size_t)(comp & 0xffffff) * r->stride;
 }
 
-static void prefetch_next(const struct sim_engine *eng, uint32_t node)
+void sim_range_prefetch(struct sim_engine *eng, uint32_t comp, sim_prefetch_fn pf)
 {
-	uint32_t comp = eng->cal.node[node].comp;
+	eng->ranges[(comp >> 24) & 0x3f].pf = pf;
+}
 
-	if (comp & SIM_COMP_RANGE)
-		__builtin_prefetch(range_elem(comp_range(eng, comp), comp), 1);
+static void prefetch_next(const struct sim_engine *eng, uint32_t a1)
+{
+	const struct sim_cal_node *n1 = &eng->cal.node[a1];
+	uint32_t a2 = n1->next;
+
+	if (a2 != CAL_NIL) {
+		const struct sim_cal_node *n2 = &eng->cal.node[a2];
+
+		if (n2->next != CAL_NIL)
+			__builtin_prefetch(&eng->cal.node[n2->next]);
+		if (n2->comp & SIM_COMP_RANGE)
+			__builtin_prefetch(range_elem(comp_range(eng, n2->comp), n2->comp), 1);
+	}
+	if (n1->comp & SIM_COMP_RANGE) {
+		const struct sim_comp_range *r = comp_range(eng, n1->comp);
+
+		if (r->pf)
+			r->pf(range_elem(r, n1->comp), n1->arg);
+		else
+			__builtin_prefetch(range_elem(r, n1->comp), 1);
+	}
 }
 
 /* One event. Inlined into sim_run's loop: a call per event and the

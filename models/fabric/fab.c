@@ -450,6 +450,7 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 
 	if (port_comp < 0)
 		goto oom;
+	sim_range_prefetch(&f->eng, (uint32_t)port_comp, ib_port_prefetch);
 	for (int pi = 0; pi < f->nports; pi++) {
 		struct fab_port *pt = f->ports[pi];
 		const struct net_port *np = &net->nodes[pt->node->idx].ports[pt->port_no];

@@ -294,6 +294,7 @@ int ib_port_init(struct fab *f, struct fab_port *pt);
 void ib_port_link_up(struct fab_port *pt);
 void ib_port_fini(struct fab_port *pt);
 void ib_port_handler(struct sim_engine *eng, void *ctx, uint32_t arg);
+void ib_port_prefetch(const void *ctx, uint32_t arg);
 /* Try to start a packet on this port's transmitter (idle, credits allowing). */
 void ib_port_kick(struct fab_port *pt);
 /* Release `blocks` of the receive buffer of VL vl at this port (packet left). */

@@ -827,6 +827,84 @@ static void test_engine_range_prefetch(void)
 	free(mem);
 }
 
+/* The look-ahead hook's log: what it was told, and when (events run). */
+struct pf_log {
+	char *base;
+	size_t stride;
+	uint32_t ran[64], ran_arg[64], n;		/* dispatched: element, arg */
+	uint32_t at[64], elem[64], arg[64], calls;	/* hook calls */
+};
+
+static struct pf_log plog;
+
+static void pf_fn(struct sim_engine *eng, void *ctx, uint32_t arg)
+{
+	(void)eng;
+	if (plog.n < 64) {
+		plog.ran[plog.n] = (uint32_t)(((char *)ctx - plog.base) / plog.stride);
+		plog.ran_arg[plog.n++] = arg;
+	}
+}
+
+static void pf_hook(const void *ctx, uint32_t arg)
+{
+	if (plog.calls < 64) {
+		plog.at[plog.calls] = plog.n;
+		plog.elem[plog.calls] = (uint32_t)(((const char *)ctx - plog.base) / plog.stride);
+		plog.arg[plog.calls++] = arg;
+	}
+}
+
+/*
+ * A range's prefetch hook is told the element and arg of the event that
+ * runs next, before that runs (the prediction is right when nothing is
+ * scheduled in between, as here), at least for events that share a
+ * bucket; and never where the ranges are small (no look-ahead).
+ */
+static void test_engine_range_prefetch_hook(void)
+{
+	enum { N = 24 };
+	size_t stride = SIM_PREFETCH_BYTES / N + 64;
+	char *mem = calloc(N, stride);
+	struct sim_engine eng;
+
+	CU_ASSERT_FATAL(mem != NULL);
+	for (int big = 0; big < 2; big++) {
+		sim_init(&eng);
+		int r = sim_register_range(&eng, pf_fn, mem, big ? stride : 64, N, "r");
+
+		CU_ASSERT_FATAL(r > 0);
+		sim_range_prefetch(&eng, (uint32_t)r, pf_hook);
+		CU_ASSERT(eng.prefetch == (big == 1));
+		memset(&plog, 0, sizeof(plog));
+		plog.base = mem;
+		plog.stride = big ? stride : 64;
+		/* N events in one bucket (100..123 ps), then N spread out */
+		for (uint32_t i = 0; i < N; i++)
+			sim_schedule_at(&eng, 100 + i, (uint32_t)r + (i * 7) % N, 1000 + i);
+		for (uint32_t i = 0; i < N; i++)
+			sim_schedule_at(&eng, 5000 + 3000 * (sim_time_t)i, (uint32_t)r + i, 2000 + i);
+		sim_run(&eng);
+		CU_ASSERT(plog.n == 2 * N);
+		if (!big) {
+			CU_ASSERT(plog.calls == 0);
+			sim_fini(&eng);
+			continue;
+		}
+		CU_ASSERT(plog.calls >= N - 1);	/* every event of the bucket but its last */
+		bool right = true;
+
+		for (uint32_t c = 0; c < plog.calls; c++) {
+			uint32_t k = plog.at[c] + 1;	/* called while event at[c] runs */
+
+			right &= k < plog.n && plog.ran[k] == plog.elem[c] && plog.ran_arg[k] == plog.arg[c];
+		}
+		CU_ASSERT(right);
+		sim_fini(&eng);
+	}
+	free(mem);
+}
+
 /* ---- pool ---------------------------------------------------------------- */
 
 struct pobj {
@@ -1775,6 +1853,7 @@ static const struct test_case tests[] = {
 	{ "engine_many_components", test_engine_many_components },
 	{ "engine_ranges", test_engine_ranges },
 	{ "engine_range_prefetch", test_engine_range_prefetch },
+	{ "engine_range_prefetch_hook", test_engine_range_prefetch_hook },
 	{ "pool_lifo_and_counts", test_pool_lifo_and_counts },
 	{ "pool_growth", test_pool_growth },
 	{ "mem_huge: large blocks advised for huge pages", test_mem_huge },
