@@ -31,7 +31,10 @@ static int pool_grow(struct sim_pool *p)
 		p->chunks = nc;
 		p->chunks_cap = cap;
 	}
-	char *c = malloc(SIM_POOL_CHUNK * p->obj_size);
+	/* Line-aligned: an object of 64 or 128 bytes then starts a line, and
+	 * a packet's per-hop fields (its first line) are one line, not two. */
+	size_t bytes = SIM_POOL_CHUNK * p->obj_size;
+	char *c = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
 
 	if (!c)
 		return -1;

@@ -93,7 +93,10 @@ struct ib_pkt {
 	uint32_t imm;
 	uint64_t atomic[2];	/* AtomicETH compare/add, swap; AtomicAckETH original value */
 	const uint8_t *data;	/* the payload's bytes at the sender (NULL: timing only) */
-};
+} __attribute__((aligned(64)));
+
+_Static_assert(offsetof(struct ib_pkt, t_tail) + sizeof(sim_time_t) <= 64 && sizeof(struct ib_pkt) == 128,
+	       "a packet's per-hop fields are its first line");
 
 /* Wire size of an RDMA WRITE packet carrying `payload` bytes. */
 static inline uint32_t ib_wire_bytes(uint32_t payload, int first)

@@ -945,6 +945,24 @@ static void test_pool_lifo_and_counts(void)
 	sim_pool_fini(&p);
 }
 
+/* Chunks start on a cache line: objects of 64 or 128 bytes (a packet) are
+ * whole lines, so a packet's per-hop fields are one line, not two. */
+static void test_pool_line_aligned(void)
+{
+	struct sim_pool p;
+	bool aligned = true;
+
+	sim_pool_init(&p, 128);
+	for (uint32_t i = 0; i < 3 * SIM_POOL_CHUNK; i++) {
+		uint32_t k = sim_pool_alloc(&p);
+
+		CU_ASSERT_FATAL(k != SIM_POOL_NIL);
+		aligned &= ((uintptr_t)sim_pool_get(&p, k) & 63) == 0;
+	}
+	CU_ASSERT(aligned);
+	sim_pool_fini(&p);
+}
+
 static void test_pool_growth(void)
 {
 	enum { N = 10 * SIM_POOL_CHUNK + 123 };	/* 11 chunks: the table of 8 grows */
@@ -1856,6 +1874,7 @@ static const struct test_case tests[] = {
 	{ "engine_range_prefetch_hook", test_engine_range_prefetch_hook },
 	{ "pool_lifo_and_counts", test_pool_lifo_and_counts },
 	{ "pool_growth", test_pool_growth },
+	{ "pool_line_aligned", test_pool_line_aligned },
 	{ "mem_huge: large blocks advised for huge pages", test_mem_huge },
 	{ "mem_resize: grows without a copy, aligned, one mapping, small pages", test_mem_resize },
 	{ "samples: quantiles by selection equal the sorted ranks", test_samples_select },
