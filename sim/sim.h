@@ -43,7 +43,8 @@ struct sim_engine;
 /* A component's event handler: arg is whatever the scheduler passed. */
 typedef void (*sim_handler_fn)(struct sim_engine *eng, void *ctx, uint32_t arg);
 /* A range's prefetch hook (sim_range_prefetch): asks for the lines the
- * event (ctx, arg) will read, reading no more than ctx's first line. */
+ * event (ctx, arg) will read, reading only ctx's first line and what stays
+ * in the cache anyway (a pool's table of chunks, say). */
 typedef void (*sim_prefetch_fn)(const void *ctx, uint32_t arg);
 
 struct sim_event {
@@ -178,9 +179,10 @@ int sim_register_range(struct sim_engine *eng, sim_handler_fn fn, void *base, si
  * Give the range whose first id is comp a prefetch hook: while look-ahead
  * is on, it is called with the element and arg of the next event, one event
  * before that runs, once the element's first line is (very likely) in the
- * cache. It may read that line, must change nothing, and asks for what the
- * handler will read next (__builtin_prefetch): the next line of a chain of
- * misses. Without a hook the engine prefetches the element's first line.
+ * cache. It may read that line (sim_prefetch_fn says what else), must
+ * change nothing, and asks for what the handler will read next
+ * (__builtin_prefetch): the next links of a chain of misses. Without a
+ * hook the engine prefetches the element's first line.
  */
 void sim_range_prefetch(struct sim_engine *eng, uint32_t comp, sim_prefetch_fn pf);
 

@@ -490,8 +490,8 @@ int sim_schedule_at(struct sim_engine *eng, sim_time_t t, uint32_t comp,
  * port) is a miss all the way to memory, and the handler stalls on a chain
  * of them: the port's first line, then the packet and the peer port it
  * names, then what those name. The next events are very likely the nodes
- * after this one in its bucket (thousands of events share a 1 ns bucket on
- * a large fabric), so the engine runs a pipeline one stage per event:
+ * after this one in its bucket (on the 8,192-host tree about 200 events
+ * share a bucket of 1 ns), so the engine runs a pipeline, one stage an event:
  *
  *   event + 3: its calendar node, asked for (its address is in event + 2's);
  *   event + 2: its component's first line (its id is in its node, asked for

@@ -510,7 +510,8 @@ static void port_wire_head(struct fab_port *pt)
  * the packet, the receiving port and its VL 0 receive line (most traffic
  * rides VL 0; another VL's line costs what it did). The transmitter is done:
  * its lines 1 and 2 (arbiter and rate, then credits), read when it starts
- * the next packet. Reads this port's line 0 and changes nothing.
+ * the next packet. Reads this port's line 0 (and the packet pool's table
+ * of chunks) and changes nothing.
  */
 void ib_port_prefetch(const void *ctx, uint32_t arg)
 {
