@@ -99,7 +99,7 @@ struct sim_cal_node {
  */
 struct sim_cal_bucket {
 	uint32_t head, tail;		/* the bucket's list, by node index */
-	uint32_t finger;		/* the node inserted here last */
+	uint32_t finger;		/* the node inserted here last out of order */
 };
 
 struct sim_cal {

@@ -184,8 +184,12 @@ static __attribute__((noinline)) void cal_insert_walk(struct sim_cal *c, struct 
 	 * When many hosts move in step a bucket holds groups of events at a
 	 * few exact times, hundreds each ([t1] x 201 then [t2] x 328 on a
 	 * 1,024-host permutation), and the inserts into an earlier group come
-	 * one after another: start from the node this bucket took last when
-	 * it comes before this one (a finger), else from the head.
+	 * one after another: start from the node this bucket took last out
+	 * of order when it comes before this one (a finger), else from the
+	 * head. Appends at the tail do not move the finger: when they did,
+	 * nearly every walk on the 8,192-host permutation started at the head
+	 * of about 200 nodes (205 instructions a walk, 6.4% of the run; now
+	 * 63, 2.0%).
 	 */
 	uint32_t *link = &k->head;
 	uint32_t f = k->finger;
@@ -196,6 +200,7 @@ static __attribute__((noinline)) void cal_insert_walk(struct sim_cal *c, struct 
 		link = &c->node[*link].next;
 	c->node[i].next = *link;
 	*link = i;
+	k->finger = i;
 }
 
 /*
@@ -227,7 +232,6 @@ static inline int cal_insert(struct sim_cal *c, sim_time_t t, uint64_t seq, uint
 	} else {
 		cal_insert_walk(c, k, i, t, seq);	/* out of order */
 	}
-	k->finger = i;
 	return 0;
 }
 
