@@ -527,7 +527,7 @@ void sim_range_prefetch(struct sim_engine *eng, uint32_t comp, sim_prefetch_fn p
 	eng->ranges[(comp >> 24) & 0x3f].pf = pf;
 }
 
-static void prefetch_next(const struct sim_engine *eng, uint32_t a1)
+static inline __attribute__((always_inline)) void prefetch_next(const struct sim_engine *eng, uint32_t a1)
 {
 	const struct sim_cal_node *n1 = &eng->cal.node[a1];
 	uint32_t a2 = n1->next;
