@@ -21,13 +21,16 @@ for mode in "" --side-by-side; do
 done
 grep -q "side by side, 3 pairs" "$tmp/out" || fail "--side-by-side not said"
 
-# a run that fails: its error, exit 1
-"$pairs" -n 2 "$IBFAB" "$IBFAB" run --topo "$tmp/none.topo" > "$tmp/out" 2> "$tmp/err"
-rc=$?
-[ $rc = 1 ] || fail "failing run: exit $rc, not 1"
-grep -q "pairs: .* failed" "$tmp/err" || fail "failing run: not said"
-grep -q "none.topo" "$tmp/err" || fail "failing run: ibfab's own error not shown"
-grep -q "B/A user time" "$tmp/out" && fail "failing run: a summary printed anyway"
+# a run that fails: its error, exit 1 (side by side too: both runs ended)
+for mode in "" --side-by-side; do
+	# shellcheck disable=SC2086
+	"$pairs" -n 2 $mode "$IBFAB" "$IBFAB" run --topo "$tmp/none.topo" > "$tmp/out" 2> "$tmp/err"
+	rc=$?
+	[ $rc = 1 ] || fail "failing run $mode: exit $rc, not 1"
+	grep -q "pairs: .* failed" "$tmp/err" || fail "failing run $mode: not said"
+	grep -q "none.topo" "$tmp/err" || fail "failing run $mode: ibfab's own error not shown"
+	grep -q "B/A user time" "$tmp/out" && fail "failing run $mode: a summary printed anyway"
+done
 
 # bad arguments: exit 2 and what was wrong
 for args in "-n 0 $IBFAB $IBFAB run" "-n x $IBFAB $IBFAB run" "$IBFAB run" "$tmp/nope $IBFAB run"; do
