@@ -13,6 +13,8 @@ packages=(
 	ibverbs-utils perftest
 	# DOT rendering, valgrind, python3 (tests read JSON with it)
 	graphviz valgrind python3
+	# /usr/bin/time: bench/pairs and bench/run time runs with it (e2e.bench_pairs)
+	time
 )
 
 missing=()
