@@ -97,6 +97,8 @@ static inline void fab_fc_ring_pop(struct fab_fc_ring *r)
 }
 
 struct fab_node;
+struct hca_qp;
+struct hca_swqe;
 struct eth_port;
 struct eth_sw;
 struct ibcc_port;
@@ -176,13 +178,28 @@ struct fab_port {
 	uint32_t ps_per_byte;		/* link_ps_per_byte(rate): port_ser() without a division */
 	sim_time_t prop;
 	sim_time_t busy_ps;		/* fab_port_info.busy_ps, kept here (fab_port()) */
-	/* where that packet came from, to free its input buffer at TX_DONE:
-	 * with cut-through the next hop may already hold (and relabel) it */
-	struct fab_port *tx_src;
+	/*
+	 * The rest of line 1 is a switch port's, or a CA port's: a switch
+	 * port keeps where its packet came from (tx_src: to free its input
+	 * buffer at TX_DONE; with cut-through the next hop may already hold,
+	 * and relabel, it) and its IB CC state (models/ib/ib_cc.c, else
+	 * NULL). A CA's port keeps the QP whose packet is likely next and
+	 * that QP's next send WQE (hca_hint_next), for the look-ahead
+	 * (ib_port_prefetch): hints only, never read through. They may be
+	 * stale (a send queue that grew, a QP destroyed), and a prefetch of a
+	 * stale address costs a line and nothing else.
+	 */
+	union {
+		struct fab_port *tx_src;
+		const struct hca_qp *tx_hint;
+	};
 	/* Where ps_per_byte is 0 (FDR, FDR10): link_ser_ps() divides 128-bit
 	 * numbers, so remember the two sizes last serialised and their times */
 	uint32_t ser_bytes[2];
-	struct ibcc_port *ibcc;		/* IB CC at a switch output (models/ib/ib_cc.c), else NULL */
+	union {
+		struct ibcc_port *ibcc;
+		const struct hca_swqe *tx_hint_wqe;
+	};
 
 	/*
 	 * Line 2: the transmitter, when it looks at its credits and sends,
@@ -215,6 +232,7 @@ struct fab_port {
 };
 
 _Static_assert(offsetof(struct fab_port, vlarb) == 64 && offsetof(struct fab_port, fc_delay) == 128 &&
+	       offsetof(struct fab_port, tx_hint_wqe) < 128 &&
 	       offsetof(struct fab_port, waiting) < 192 && offsetof(struct fab_port, fc_wake) == 192 &&
 	       offsetof(struct fab_port, vl) == 256,
 	       "fab_port's lines as its comments say");

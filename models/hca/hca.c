@@ -353,6 +353,7 @@ static int sq_reserve(struct hca_qp *qp)
 	free(qp->sq);
 	qp->sq = v;
 	qp->sq_mask = 2 * n - 1;
+	hca_hint_next(qp->hca);		/* the hinted WQE may have moved */
 	return 0;
 }
 
@@ -781,6 +782,14 @@ void hca_qp_to_error(struct hca_qp *qp)
 
 /* ---- scheduling ------------------------------------------------------------ */
 
+void hca_hint_set(struct hca *h)
+{
+	const struct hca_qp *qp = h->active_vls ? h->cur[__builtin_ctz(h->active_vls)] : NULL;
+
+	h->port->tx_hint = qp;
+	h->port->tx_hint_wqe = qp && qp->sq ? &qp->sq[qp->sq_next & qp->sq_mask] : NULL;
+}
+
 static void ring_insert(struct hca_qp *qp)
 {
 	struct hca *h = qp->hca;
@@ -791,6 +800,8 @@ static void ring_insert(struct hca_qp *qp)
 		qp->ring_prev = qp->ring_next = qp;
 		h->cur[vl] = qp;
 		h->active_vls |= (uint16_t)(1u << vl);
+		/* the port may be busy: no packet taken now puts the hint right */
+		hca_hint_next(h);
 		return;
 	}
 	/* Join at the end of the round: just before the current QP. */
@@ -810,12 +821,15 @@ static void ring_remove(struct hca_qp *qp)
 	qp->active = false;
 	if (qp->ring_next == qp) {
 		h->active_vls &= (uint16_t)~(1u << vl);
+		hca_hint_next(h);
 		return;
 	}
 	qp->ring_prev->ring_next = qp->ring_next;
 	qp->ring_next->ring_prev = qp->ring_prev;
-	if (h->cur[vl] == qp)
+	if (h->cur[vl] == qp) {
 		h->cur[vl] = qp->ring_next;
+		hca_hint_next(h);
+	}
 }
 
 static bool qp_has_packet(struct hca_qp *qp)
@@ -905,9 +919,12 @@ uint32_t hca_take(struct fab_port *pt, uint8_t vl)
 	else
 		qp_req_build(qp, p);
 	p->blocks = (uint8_t)ib_blocks(p->wire);
-	/* Round-robin: the next QP of this VL gets the next turn. */
-	if (qp->active)
+	/* Round-robin: the next QP of this VL gets the next turn; the
+	 * port's hint follows it, or this QP's next WQE when it is alone. */
+	if (qp->active) {
 		h->cur[vl] = qp->ring_next;
+		hca_hint_next(h);
+	}
 	hca_qp_update_active(qp);
 	h->in_take = false;
 	return idx;
@@ -1191,6 +1208,7 @@ int hca_init(struct fab *f, struct fab_node *n)
 	h->f = f;
 	h->n = n;
 	h->port = port > 0 ? n->ports[port] : NULL;
+	h->hint = f->eng.prefetch && h->port;	/* the ports are registered: the look-ahead is decided */
 	h->lid = port > 0 ? net_lid_of(f->net, n->idx, port) : 0;
 	sim_heap_init(&h->timers);
 	sim_wake_init(&h->wake);

@@ -321,7 +321,7 @@ void qp_req_build(struct hca_qp *qp, struct ib_pkt *p)
 		return;
 	/* The whole request is out. */
 	w->state = SWQE_SENT;
-	qp->sq_next++;
+	qp->sq_next++;		/* hca_take() then moves the port's hint on */
 	qp->seg_off = 0;
 	if (qp->type != HCA_QPT_RC) {
 		/* UC/UD: complete when sent (IBA 10.7.2.5). */
@@ -366,6 +366,7 @@ static void go_back(struct hca_qp *qp, uint32_t psn)
 	struct hca_swqe *w = hca_swqe_at(qp, i);
 
 	qp->sq_next = i;
+	hca_hint_next(qp->hca);
 	qp->snd_psn = psn;
 	qp->seg_off = (uint64_t)(uint32_t)psn_diff(psn, w->first_psn) * qp->mtu;
 	if (w->wr.opcode == HCA_WR_RDMA_READ)

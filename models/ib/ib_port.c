@@ -510,8 +510,9 @@ static void port_wire_head(struct fab_port *pt)
  * the packet, the receiving port and its VL 0 receive line (most traffic
  * rides VL 0; another VL's line costs what it did). The transmitter is done:
  * its lines 1 and 2 (arbiter and rate, then credits), read when it starts
- * the next packet. Reads this port's line 0 (and the packet pool's table
- * of chunks) and changes nothing.
+ * the next packet, and at a CA's port the HCA and the QP it will likely
+ * send from (tx_hint). Reads this port's line 0, at a CA's port the hint on
+ * line 1 (and the packet pool's table of chunks), and changes nothing.
  */
 void ib_port_prefetch(const void *ctx, uint32_t arg)
 {
@@ -527,6 +528,18 @@ void ib_port_prefetch(const void *ctx, uint32_t arg)
 	case FAB_EV_TX_DONE:
 		__builtin_prefetch(&pt->vlarb, 1);
 		__builtin_prefetch(&pt->fc_delay, 1);
+		/* A CA's port: the HCA's line 0, the QP's lines 0 and 1
+		 * (scheduling, send queue) and the WQE's line 0 that choosing
+		 * and building the next packet read, all at once rather than as
+		 * the chain port -> HCA -> QP -> WQE. The hints are on line 1,
+		 * which the hardware fetches with line 0. */
+		if (!pt->is_sw && pt->tx_hint) {
+			__builtin_prefetch(pt->hca, 1);
+			__builtin_prefetch(pt->tx_hint, 1);
+			__builtin_prefetch((const char *)pt->tx_hint + 64, 1);
+			if (pt->tx_hint_wqe)
+				__builtin_prefetch(pt->tx_hint_wqe, 1);
+		}
 		break;
 	default:
 		break;

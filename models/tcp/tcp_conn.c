@@ -345,6 +345,7 @@ void tcp_post(struct hca_qp *qp, struct hca_swqe *w)
 	w->state = SWQE_SENT;
 	w->started = true;
 	qp->sq_next = qp->sq_tail;	/* every WR is in the socket once posted */
+	hca_hint_next(h);
 	if (r->op != IB_OP_READ_REQUEST) {
 		w->tcp_done = done;
 		arm(c, done);

@@ -157,6 +157,151 @@ static struct hca_send_wr wr_of(struct tp *t, enum hca_wr_opcode op, uint64_t id
 	};
 }
 
+/* ---- the look-ahead's hint ------------------------------------------------ */
+
+enum { HINT_LEN = 3 * 4096 + 100, HINT_N = 20, HINT_LATE = 40 };
+
+struct hint_check {
+	void (*chain)(struct sim_engine *eng, void *ctx);	/* sim.check's hook */
+	void *chain_ctx;
+	struct tp *t;
+	struct hca *h;
+	struct hca_qp *seen[2];
+	uint64_t events, wrong, hinted[2];
+	int late;		/* WRITEs posted during the run */
+	uint32_t late_first;	/* their first slot in the buffers */
+	bool tail;		/* posted while the port was busy and no QP active */
+	bool kill;		/* second run: the current QP goes to Error */
+	bool killed;		/* ... while the other was active too */
+};
+
+/* The port names the HCA's current QP of its lowest active VL and that
+ * QP's next send WQE, or nothing when no QP is active. */
+static bool hint_ok(const struct hca *h)
+{
+	const struct hca_qp *qp = h->active_vls ? h->cur[__builtin_ctz(h->active_vls)] : NULL;
+	const struct hca_swqe *w = qp && qp->sq ? &qp->sq[qp->sq_next & qp->sq_mask] : NULL;
+
+	return h->port->tx_hint == qp && h->port->tx_hint_wqe == w;
+}
+
+static void hint_after_event(struct sim_engine *eng, void *ctx)
+{
+	struct hint_check *c = ctx;
+
+	if (c->chain)
+		c->chain(eng, c->chain_ctx);
+	c->events++;
+	c->wrong += !hint_ok(c->h);
+	for (int i = 0; i < 2; i++)
+		if (c->h->port->tx_hint == c->seen[i])
+			c->hinted[i]++;
+	/* A QP joins an empty round while the port is busy (no packet is
+	 * taken in the same event to put the hint right). */
+	if (c->late && !c->kill && !c->tail && !c->h->active_vls && c->h->port->tx_busy) {
+		uint32_t k = c->late_first + HINT_LATE;
+		struct hca_send_wr w = wr_of(c->t, HCA_WR_RDMA_WRITE, k, k * HINT_LEN, HINT_LEN);
+
+		CU_ASSERT_FATAL(hca_post_send(c->seen[1], &w) == 0);
+		c->tail = true;
+	}
+	/* Second run: the current QP leaves the round while another stays. */
+	if (c->kill && !c->killed && c->seen[0]->active && c->seen[1]->active &&
+	    c->h->port->tx_hint == c->seen[1]) {
+		struct hca_qp_attr at = { .qp_state = HCA_QPS_ERR };
+
+		CU_ASSERT_FATAL(hca_modify_qp(c->seen[1], &at, HCA_QP_STATE) == 0);
+		c->killed = true;
+		c->wrong += !hint_ok(c->h);
+	}
+	/* Once the first QP is the hint, post enough behind it that its send
+	 * queue's storage grows (the hinted WQE moves with it). */
+	if (!c->kill && !c->late && c->h->port->tx_hint == c->seen[0]) {
+		uint32_t before = c->seen[0]->sq_mask;
+
+		for (; c->late < HINT_LATE; c->late++) {
+			uint32_t k = c->late_first + (uint32_t)c->late;
+			struct hca_send_wr w = wr_of(c->t, HCA_WR_RDMA_WRITE, k, k * HINT_LEN, HINT_LEN);
+
+			CU_ASSERT_FATAL(hca_post_send(c->seen[0], &w) == 0);
+		}
+		CU_ASSERT(c->seen[0]->sq_mask > before);
+		c->wrong += !hint_ok(c->h);
+	}
+}
+
+/*
+ * fab_port.tx_hint, what the engine's look-ahead prefetches before a CA's
+ * transmitter finishes (ib_port_prefetch): two QPs of one HCA, one VL,
+ * several multi-packet WRITEs each, the send queue outgrowing its storage
+ * while its QP is the hint, packets lost and resent, a QP joining an
+ * empty round while the port is busy; then the current QP failing while
+ * the other stays in the round. At every event the
+ * hint must name the QP the HCA would send from and its next WQE: a stale
+ * hint changes no result, only the speed, so only this test sees it.
+ */
+static void test_tx_hint(void)
+{
+	enum { ALL = 2 * HINT_N + HINT_LATE + 1 };
+	struct tp t;
+	struct hca_wc wc[ALL];
+	struct hint_check c = { .late_first = 2 * HINT_N };
+
+	static const char *const sets[] = { "link.drop_prob=0.02", NULL };	/* go-back-N rewinds */
+
+	tp_init(&t, sets, (size_t)ALL * HINT_LEN);
+	/* the hint is kept where the look-ahead runs: large fabrics only */
+	fab_engine(t.f)->prefetch = true;
+	t.a->hint = true;
+	tp_connect(&t, HCA_QPT_RC, 4, 7, 7, 1, 16);
+	struct hca_qp *qa2 = make_qp(t.a, t.ca, HCA_QPT_RC), *qb2 = make_qp(t.b, t.cb, HCA_QPT_RC);
+
+	to_rts(qa2, t.b, hca_qp_num(qb2), &t, 4, 7, 7, 1, 16);
+	to_rts(qb2, t.a, hca_qp_num(qa2), &t, 4, 7, 7, 1, 16);
+	CU_ASSERT_PTR_NULL(t.a->port->tx_hint);
+	for (int k = 0; k < 2 * HINT_N; k++) {
+		struct hca_send_wr w = wr_of(&t, HCA_WR_RDMA_WRITE, (uint64_t)k,
+					     (uint32_t)k * HINT_LEN, HINT_LEN);
+
+		CU_ASSERT_FATAL(hca_post_send(k % 2 ? qa2 : t.qa, &w) == 0);
+	}
+	CU_ASSERT(hint_ok(t.a));
+	c.t = &t;
+	c.h = t.a;
+	c.seen[0] = t.qa;
+	c.seen[1] = qa2;
+	c.chain = fab_engine(t.f)->after_event;
+	c.chain_ctx = fab_engine(t.f)->after_event_ctx;
+	fab_engine(t.f)->after_event = hint_after_event;
+	fab_engine(t.f)->after_event_ctx = &c;
+	tp_run(&t);
+	CU_ASSERT_EQUAL_FATAL(poll_all(t.ca, wc, ALL), ALL);
+	CU_ASSERT_EQUAL(c.late, HINT_LATE);
+	CU_ASSERT(c.tail);
+	CU_ASSERT(c.events > 0);
+	CU_ASSERT_EQUAL(c.wrong, 0);
+	CU_ASSERT(c.hinted[0] > 0 && c.hinted[1] > 0);	/* the round turned */
+	CU_ASSERT(hca_qp_stats(t.qa)->pkts_retransmitted + hca_qp_stats(qa2)->pkts_retransmitted > 0);
+	CU_ASSERT_PTR_NULL(t.a->port->tx_hint);
+	CU_ASSERT_PTR_NULL(t.a->port->tx_hint_wqe);
+	CU_ASSERT(memcmp(t.bufa, t.bufb, (size_t)ALL * HINT_LEN) == 0);
+
+	/* again, and the second QP fails while current (its WRs flush) */
+	for (int k = 0; k < 8; k++) {
+		struct hca_send_wr w = wr_of(&t, HCA_WR_RDMA_WRITE, (uint64_t)k,
+					     (uint32_t)k * HINT_LEN, HINT_LEN);
+
+		CU_ASSERT_FATAL(hca_post_send(k % 2 ? qa2 : t.qa, &w) == 0);
+	}
+	c.kill = true;
+	tp_run(&t);
+	CU_ASSERT(c.killed);
+	CU_ASSERT_EQUAL(c.wrong, 0);
+	CU_ASSERT_EQUAL(poll_all(t.ca, wc, 8), 8);
+	CU_ASSERT_PTR_NULL(t.a->port->tx_hint);
+	tp_fini(&t);
+}
+
 /* ---- closed forms ------------------------------------------------------ */
 
 /* Independent of the model: IBA header sizes and the 4xHDR rate. */
@@ -1283,6 +1428,7 @@ static const struct test_case tests[] = {
 	{ "WRITE/SEND/READ latency closed form", test_latency_closed_form },
 	{ "RC under loss: exactly once, in order", test_rc_loss_exactly_once },
 	{ "send queue storage grows past a wrapped head", test_sq_growth },
+	{ "a CA port's look-ahead hint: the next QP and WQE at every event", test_tx_hint },
 	{ "receive queue storage grows past a wrapped head", test_rq_growth },
 	{ "MRs in chunks: every key finds its own, none once deregistered", test_mr_chunks },
 	{ "ACK timer: one live heap entry per QP", test_ack_timer_heap },
