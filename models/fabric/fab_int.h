@@ -179,15 +179,16 @@ struct fab_port {
 	sim_time_t prop;
 	sim_time_t busy_ps;		/* fab_port_info.busy_ps, kept here (fab_port()) */
 	/*
-	 * The rest of line 1 is a switch port's, or a CA port's: a switch
+	 * The rest of line 1 is a switch port's, or a CA port's. A switch
 	 * port keeps where its packet came from (tx_src: to free its input
 	 * buffer at TX_DONE; with cut-through the next hop may already hold,
-	 * and relabel, it) and its IB CC state (models/ib/ib_cc.c, else
-	 * NULL). A CA's port keeps the QP whose packet is likely next and
-	 * that QP's next send WQE (hca_hint_next), for the look-ahead
-	 * (ib_port_prefetch): hints only, never read through. They may be
-	 * stale (a send queue that grew, a QP destroyed), and a prefetch of a
-	 * stale address costs a line and nothing else.
+	 * and relabel, it) and, where its peer is a CA, the QP there that
+	 * received the last packet over this link (rx_hint, hca_receive). A
+	 * CA's port keeps the QP whose packet is likely next and that QP's
+	 * next send WQE (hca_hint_next). The hints are for the look-ahead
+	 * (ib_port_prefetch), never read through: they may be stale (a send
+	 * queue that grew, a QP destroyed), and a prefetch of a stale address
+	 * costs a line and nothing else.
 	 */
 	union {
 		struct fab_port *tx_src;
@@ -197,7 +198,7 @@ struct fab_port {
 	 * numbers, so remember the two sizes last serialised and their times */
 	uint32_t ser_bytes[2];
 	union {
-		struct ibcc_port *ibcc;
+		const struct hca_qp *rx_hint;
 		const struct hca_swqe *tx_hint_wqe;
 	};
 
@@ -229,6 +230,9 @@ struct fab_port {
 
 	struct fab_port_info info;	/* public counters (fab.h) */
 	struct sim_rng rng;		/* fault injection at this receiver */
+	/* IB CC at a switch output (models/ib/ib_cc.c), else NULL: read
+	 * only where has_ibcc (line 0) says so */
+	struct ibcc_port *ibcc;
 };
 
 _Static_assert(offsetof(struct fab_port, vlarb) == 64 && offsetof(struct fab_port, fc_delay) == 128 &&

@@ -524,6 +524,12 @@ void ib_port_prefetch(const void *ctx, uint32_t arg)
 			__builtin_prefetch(fab_pkt(pt->fab, pt->wire_head), 1);
 		__builtin_prefetch(pt->peer, 1);
 		__builtin_prefetch(&pt->peer->vl[0].rx_blocks, 1);
+		/* A switch port into a CA: the QP the last packet went to,
+		 * its line 0 (state, type) and line 2 (the responder) */
+		if (pt->is_sw && !pt->peer_is_sw && pt->rx_hint) {
+			__builtin_prefetch(pt->rx_hint, 1);
+			__builtin_prefetch((const char *)pt->rx_hint + 128, 1);
+		}
 		break;
 	case FAB_EV_TX_DONE:
 		__builtin_prefetch(&pt->vlarb, 1);

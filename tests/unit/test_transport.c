@@ -232,13 +232,14 @@ static void hint_after_event(struct sim_engine *eng, void *ctx)
 
 /*
  * fab_port.tx_hint, what the engine's look-ahead prefetches before a CA's
- * transmitter finishes (ib_port_prefetch): two QPs of one HCA, one VL,
+ * transmitter finishes (ib_port_prefetch), and rx_hint, what it prefetches
+ * before a packet reaches a CA from a switch: two QPs of one HCA, one VL,
  * several multi-packet WRITEs each, the send queue outgrowing its storage
  * while its QP is the hint, packets lost and resent, a QP joining an
  * empty round while the port is busy; then the current QP failing while
- * the other stays in the round. At every event the
- * hint must name the QP the HCA would send from and its next WQE: a stale
- * hint changes no result, only the speed, so only this test sees it.
+ * the other stays in the round. At every event the hint must name the QP
+ * the HCA would send from and its next WQE: a stale hint changes no
+ * result, only the speed, so only this test sees it.
  */
 static void test_tx_hint(void)
 {
@@ -253,6 +254,7 @@ static void test_tx_hint(void)
 	/* the hint is kept where the look-ahead runs: large fabrics only */
 	fab_engine(t.f)->prefetch = true;
 	t.a->hint = true;
+	t.b->hint = true;
 	tp_connect(&t, HCA_QPT_RC, 4, 7, 7, 1, 16);
 	struct hca_qp *qa2 = make_qp(t.a, t.ca, HCA_QPT_RC), *qb2 = make_qp(t.b, t.cb, HCA_QPT_RC);
 
@@ -284,6 +286,8 @@ static void test_tx_hint(void)
 	CU_ASSERT(hca_qp_stats(t.qa)->pkts_retransmitted + hca_qp_stats(qa2)->pkts_retransmitted > 0);
 	CU_ASSERT_PTR_NULL(t.a->port->tx_hint);
 	CU_ASSERT_PTR_NULL(t.a->port->tx_hint_wqe);
+	/* the switch port into b names the QP the last packet went to */
+	CU_ASSERT(t.b->port->peer->rx_hint == t.qb || t.b->port->peer->rx_hint == qb2);
 	CU_ASSERT(memcmp(t.bufa, t.bufb, (size_t)ALL * HINT_LEN) == 0);
 
 	/* again, and the second QP fails while current (its WRs flush) */
