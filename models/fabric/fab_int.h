@@ -182,8 +182,10 @@ struct fab_port {
 	 * The rest of line 1 is a switch port's, or a CA port's. A switch
 	 * port keeps where its packet came from (tx_src: to free its input
 	 * buffer at TX_DONE; with cut-through the next hop may already hold,
-	 * and relabel, it) and, where its peer is a CA, the QP there that
-	 * received the last packet over this link (rx_hint, hca_receive). A
+	 * and relabel, it) and what the last packet over this link went on
+	 * to: where its peer is a CA, the QP that received it (rx_hint,
+	 * hca_receive); where a switch, the output port there that took it
+	 * (fwd_hint, sw_receive). A
 	 * CA's port keeps the QP whose packet is likely next and that QP's
 	 * next send WQE (hca_hint_next). The hints are for the look-ahead
 	 * (ib_port_prefetch), never read through: they may be stale (a send
@@ -199,6 +201,7 @@ struct fab_port {
 	uint32_t ser_bytes[2];
 	union {
 		const struct hca_qp *rx_hint;
+		const struct fab_port *fwd_hint;
 		const struct hca_swqe *tx_hint_wqe;
 	};
 

@@ -149,6 +149,11 @@ void sw_receive(struct fab_port *in, uint32_t idx)
 
 	if (out < 0)
 		return;
+	/* The next packet over this link likely goes the same way: the
+	 * sending switch port (this event's, in the cache) keeps the output
+	 * for the look-ahead (ib_port_prefetch), where it runs. */
+	if (in->peer_is_sw && f->eng.prefetch)
+		in->peer->fwd_hint = n->ports[out];
 	p->in_port = in->port_no;
 	p->out_port = (uint8_t)out;
 	fab_pq_push(f, &in->vl[p->vl].inq, idx);

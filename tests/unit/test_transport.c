@@ -306,6 +306,47 @@ static void test_tx_hint(void)
 	tp_fini(&t);
 }
 
+/*
+ * fab_port.fwd_hint: a switch port into another switch names the output
+ * port there that its last packet was forwarded to (sw_receive), for the
+ * look-ahead. h0 - sw0 - sw1 - h1, traffic from h0 to h1: sw0's port into
+ * sw1 must name sw1's port into h1, and no other switch-to-switch port
+ * (the reverse one carries only ACKs, to h0) may name another.
+ */
+static void test_fwd_hint(void)
+{
+	struct net n = { 0 };
+	struct fab_params p;
+	struct fab_msgs m = { 0 };
+	struct sim_diag d;
+	int h0, h1, named = 0;
+
+	tf_chain(&n, 2, &h0, &h1);
+	tf_params(&p, "hdr");
+	for (int k = 0; k < 4; k++)
+		tf_add_msg(&m, h0, h1, 20000, 0, 0);
+	struct fab *f = fab_create(&n, &p, &m, 1, &d);
+
+	CU_ASSERT_FATAL(f != NULL);
+	fab_engine(f)->prefetch = true;	/* the hints are kept where the look-ahead runs */
+	CU_ASSERT_FATAL(fab_run(f, &d) == 0);
+	const struct fab_port *into_h0 = fab_hca(f, h0)->port->peer;
+	const struct fab_port *into_h1 = fab_hca(f, h1)->port->peer;
+
+	for (int i = 0; i < f->nports; i++) {
+		const struct fab_port *pt = f->ports[i];
+
+		if (!pt->is_sw || !pt->peer_is_sw || !pt->fwd_hint)
+			continue;
+		CU_ASSERT(pt->fwd_hint == (pt->peer->node == into_h1->node ? into_h1 : into_h0));
+		named += pt->fwd_hint == into_h1;
+	}
+	CU_ASSERT_EQUAL(named, 1);
+	fab_destroy(f);
+	fab_msgs_free(&m);
+	net_free(&n);
+}
+
 /* ---- closed forms ------------------------------------------------------ */
 
 /* Independent of the model: IBA header sizes and the 4xHDR rate. */
@@ -1433,6 +1474,7 @@ static const struct test_case tests[] = {
 	{ "RC under loss: exactly once, in order", test_rc_loss_exactly_once },
 	{ "send queue storage grows past a wrapped head", test_sq_growth },
 	{ "a CA port's look-ahead hint: the next QP and WQE at every event", test_tx_hint },
+	{ "a switch port's look-ahead hint: the output its packets went to", test_fwd_hint },
 	{ "receive queue storage grows past a wrapped head", test_rq_growth },
 	{ "MRs in chunks: every key finds its own, none once deregistered", test_mr_chunks },
 	{ "ACK timer: one live heap entry per QP", test_ack_timer_heap },
