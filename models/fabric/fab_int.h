@@ -185,9 +185,9 @@ struct fab_port {
 	 * and relabel, it) and what the last packet over this link went on
 	 * to: where its peer is a CA, the QP that received it (rx_hint,
 	 * hca_receive); where a switch, the output port there that took it
-	 * (fwd_hint, sw_receive). A
-	 * CA's port keeps the QP whose packet is likely next and that QP's
-	 * next send WQE (hca_hint_next). The hints are for the look-ahead
+	 * (fwd_hint, sw_receive). A CA's port keeps the QP whose packet is
+	 * likely next and that QP's next send WQE (hca_hint_next, tx_hint and
+	 * tx_hint_wqe). The hints are for the look-ahead
 	 * (ib_port_prefetch), never read through: they may be stale (a send
 	 * queue that grew, a QP destroyed), and a prefetch of a stale address
 	 * costs a line and nothing else.

@@ -170,7 +170,7 @@ struct hint_check {
 	uint64_t events, wrong, hinted[2];
 	int late;		/* WRITEs posted during the run */
 	uint32_t late_first;	/* their first slot in the buffers */
-	bool tail;		/* posted while the port was busy and no QP active */
+	bool tail;		/* posted while the port was busy and no QP was active */
 	bool kill;		/* second run: the current QP goes to Error */
 	bool killed;		/* ... while the other was active too */
 };
@@ -196,8 +196,8 @@ static void hint_after_event(struct sim_engine *eng, void *ctx)
 	for (int i = 0; i < 2; i++)
 		if (c->h->port->tx_hint == c->seen[i])
 			c->hinted[i]++;
-	/* A QP joins an empty round while the port is busy (no packet is
-	 * taken in the same event to put the hint right). */
+	/* A post while the port is busy and the round empty: the QP joins
+	 * the round when its WQE is ready, with or without the port free. */
 	if (c->late && !c->kill && !c->tail && !c->h->active_vls && c->h->port->tx_busy) {
 		uint32_t k = c->late_first + HINT_LATE;
 		struct hca_send_wr w = wr_of(c->t, HCA_WR_RDMA_WRITE, k, k * HINT_LEN, HINT_LEN);
@@ -235,8 +235,8 @@ static void hint_after_event(struct sim_engine *eng, void *ctx)
  * transmitter finishes (ib_port_prefetch), and rx_hint, what it prefetches
  * before a packet reaches a CA from a switch: two QPs of one HCA, one VL,
  * several multi-packet WRITEs each, the send queue outgrowing its storage
- * while its QP is the hint, packets lost and resent, a QP joining an
- * empty round while the port is busy; then the current QP failing while
+ * while its QP is the hint, packets lost and resent, a post while the
+ * port is busy and no QP is active; then the current QP failing while
  * the other stays in the round. At every event the hint must name the QP
  * the HCA would send from and its next WQE: a stale hint changes no
  * result, only the speed, so only this test sees it.
