@@ -169,9 +169,19 @@ struct fab_port {
 	bool tx_busy;
 	bool has_ibcc;			/* ibcc is set */
 	uint8_t in_flight;		/* switch input: packets it is feeding to outputs now */
-	uint8_t tx_src_vl;
-	uint8_t tx_src_blocks;
-	uint16_t inq_vls;		/* switch input: VLs whose queue holds packets */
+	union {
+		struct {	/* a switch port */
+			uint8_t tx_src_vl;
+			uint8_t tx_src_blocks;
+			uint16_t inq_vls;	/* switch input: VLs whose queue holds packets */
+		};
+		/* A CA's port into a switch: the output port there that took
+		 * its last packet, as 1 + its index in fab.port_mem (0: none),
+		 * for the look-ahead (sw_receive, ib_port_prefetch; fwd_hint's
+		 * counterpart, whose slot on line 1 a CA's port uses for its
+		 * own hints) */
+		uint32_t fwd_idx;
+	};
 
 	/* Line 1: the transmitter, when it starts a packet */
 	struct ib_vlarb vlarb;
@@ -187,10 +197,11 @@ struct fab_port {
 	 * hca_receive); where a switch, the output port there that took it
 	 * (fwd_hint, sw_receive). A CA's port keeps the QP whose packet is
 	 * likely next and that QP's next send WQE (hca_hint_next, tx_hint and
-	 * tx_hint_wqe). The hints are for the look-ahead
-	 * (ib_port_prefetch), never read through: they may be stale (a send
-	 * queue that grew, a QP destroyed), and a prefetch of a stale address
-	 * costs a line and nothing else.
+	 * tx_hint_wqe), and its fwd_hint as an index on line 0 (fwd_idx).
+	 * The hints are for the look-ahead (ib_port_prefetch), never read
+	 * through: they may be stale (a send queue that grew, a QP
+	 * destroyed), and a prefetch of a stale address costs a line and
+	 * nothing else.
 	 */
 	union {
 		struct fab_port *tx_src;

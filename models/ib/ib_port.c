@@ -510,7 +510,8 @@ static void port_wire_head(struct fab_port *pt)
  * the packet, the receiving port and its VL 0 receive line (most traffic
  * rides VL 0; another VL's line costs what it did), and from this port's
  * line 1 the receiver's likely next step: its QP at a CA (rx_hint), its
- * output port at a switch (fwd_hint). The transmitter is done:
+ * output port at a switch (fwd_hint; from a CA's port fwd_idx, on line 0).
+ * The transmitter is done:
  * its lines 1 and 2 (arbiter and rate, then credits), read when it starts
  * the next packet, and at a CA's port the HCA and the QP it will likely
  * send from (tx_hint). Reads this port's line 0 and the hints on line 1
@@ -533,14 +534,21 @@ void ib_port_prefetch(const void *ctx, uint32_t arg)
 			__builtin_prefetch(pt->rx_hint, 1);
 			__builtin_prefetch((const char *)pt->rx_hint + 128, 1);
 		}
-		/* A switch port into a switch: the output the last packet
-		 * went on to there, its lines 0-2 and its VL 0 credits (the
-		 * packet is queued for it, and kicks it when it is idle) */
-		if (pt->is_sw && pt->peer_is_sw && pt->fwd_hint) {
-			__builtin_prefetch(pt->fwd_hint, 1);
-			__builtin_prefetch(&pt->fwd_hint->vlarb, 1);
-			__builtin_prefetch(&pt->fwd_hint->fc_delay, 1);
-			__builtin_prefetch(&pt->fwd_hint->vl[0], 1);
+		/* A port into a switch (a switch's: fwd_hint; a CA's, by
+		 * index: fwd_idx): the output the last packet went on to there,
+		 * its lines 0-2 and its VL 0 credits (the packet is queued for
+		 * it, and kicks it when it is idle) */
+		{
+			const struct fab_port *fwd =
+				pt->is_sw ? (pt->peer_is_sw ? pt->fwd_hint : NULL) :
+				pt->fwd_idx ? &pt->fab->port_mem[pt->fwd_idx - 1] : NULL;
+
+			if (fwd) {
+				__builtin_prefetch(fwd, 1);
+				__builtin_prefetch(&fwd->vlarb, 1);
+				__builtin_prefetch(&fwd->fc_delay, 1);
+				__builtin_prefetch(&fwd->vl[0], 1);
+			}
 		}
 		break;
 	case FAB_EV_TX_DONE:

@@ -309,9 +309,11 @@ static void test_tx_hint(void)
 /*
  * fab_port.fwd_hint: a switch port into another switch names the output
  * port there that its last packet was forwarded to (sw_receive), for the
- * look-ahead. h0 - sw0 - sw1 - h1, traffic from h0 to h1: sw0's port into
- * sw1 must name sw1's port into h1, and no other switch-to-switch port
- * (the reverse one carries only ACKs, to h0) may name another.
+ * look-ahead, and a CA's port does the same by index (fwd_idx). h0 - sw0 -
+ * sw1 - h1, traffic from h0 to h1: sw0's port into sw1 must name sw1's
+ * port into h1, and no other switch-to-switch port (the reverse one
+ * carries only ACKs, to h0) may name another; h0's port names sw0's port
+ * into sw1, h1's port sw1's port into sw0.
  */
 static void test_fwd_hint(void)
 {
@@ -333,15 +335,24 @@ static void test_fwd_hint(void)
 	const struct fab_port *into_h0 = fab_hca(f, h0)->port->peer;
 	const struct fab_port *into_h1 = fab_hca(f, h1)->port->peer;
 
+	const struct fab_port *up[2] = { NULL, NULL };	/* sw0 into sw1, sw1 into sw0 */
+
 	for (int i = 0; i < f->nports; i++) {
 		const struct fab_port *pt = f->ports[i];
 
+		if (pt->is_sw && pt->peer_is_sw)
+			up[pt->node != into_h0->node] = pt;
 		if (!pt->is_sw || !pt->peer_is_sw || !pt->fwd_hint)
 			continue;
 		CU_ASSERT(pt->fwd_hint == (pt->peer->node == into_h1->node ? into_h1 : into_h0));
 		named += pt->fwd_hint == into_h1;
 	}
 	CU_ASSERT_EQUAL(named, 1);
+	/* a CA's port names its switch's output by index (fwd_idx): h0's
+	 * WRITEs went on to sw1, h1's ACKs to sw0 */
+	CU_ASSERT_FATAL(up[0] && up[1]);
+	CU_ASSERT_EQUAL(fab_hca(f, h0)->port->fwd_idx, (uint32_t)(up[0] - f->port_mem) + 1);
+	CU_ASSERT_EQUAL(fab_hca(f, h1)->port->fwd_idx, (uint32_t)(up[1] - f->port_mem) + 1);
 	fab_destroy(f);
 	fab_msgs_free(&m);
 	net_free(&n);
