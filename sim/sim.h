@@ -43,9 +43,12 @@ struct sim_engine;
 /* A component's event handler: arg is whatever the scheduler passed. */
 typedef void (*sim_handler_fn)(struct sim_engine *eng, void *ctx, uint32_t arg);
 /* A range's prefetch hook (sim_range_prefetch): asks for the lines the
- * event (ctx, arg) will read, reading only ctx's first line and what stays
- * in the cache anyway (a pool's table of chunks, say). */
+ * event (ctx, arg) will read, reading only ctx's first two lines and what
+ * stays in the cache anyway (a pool's table of chunks, say). */
 typedef void (*sim_prefetch_fn)(const void *ctx, uint32_t arg);
+
+/* The cache line the look-ahead prefetches by (sim_range_prefetch). */
+#define SIM_LINE 64
 
 struct sim_event {
 	sim_time_t time;
@@ -178,11 +181,12 @@ int sim_register_range(struct sim_engine *eng, sim_handler_fn fn, void *base, si
 /*
  * Give the range whose first id is comp a prefetch hook: while look-ahead
  * is on, it is called with the element and arg of the next event, one event
- * before that runs, once the element's first line is (very likely) in the
- * cache. It may read that line (sim_prefetch_fn says what else), must
- * change nothing, and asks for what the handler will read next
- * (__builtin_prefetch): the next links of a chain of misses. Without a
- * hook the engine prefetches the element's first line.
+ * before that runs, once the element's first line, and its second where the
+ * stride is longer than SIM_LINE, are (very likely) in the cache. It may
+ * read those lines (sim_prefetch_fn says what else), must change nothing,
+ * and asks for what the handler will read next (__builtin_prefetch): the
+ * next links of a chain of misses. Without a hook the engine prefetches
+ * those lines and no more.
  */
 void sim_range_prefetch(struct sim_engine *eng, uint32_t comp, sim_prefetch_fn pf);
 

@@ -498,10 +498,10 @@ int sim_schedule_at(struct sim_engine *eng, sim_time_t t, uint32_t comp,
  * share a bucket of 1 ns), so the engine runs a pipeline, one stage an event:
  *
  *   event + 3: its calendar node, asked for (its address is in event + 2's);
- *   event + 2: its component's first line (its id is in its node, asked for
- *              one event ago);
- *   event + 1: the range's hook (sim_range_prefetch) reads that first line,
- *              asked for one event ago, and asks for the lines it names.
+ *   event + 2: its component's first two lines (its id is in its node,
+ *              asked for one event ago);
+ *   event + 1: the range's hook (sim_range_prefetch) reads those lines,
+ *              asked for one event ago, and asks for the lines they name.
  *
  * Each wait overlaps one whole event's handler instead of stalling the
  * next. Only prefetches: an event inserted in between only makes one
@@ -509,7 +509,10 @@ int sim_schedule_at(struct sim_engine *eng, sim_time_t t, uint32_t comp,
  * that the lines are there already and the hints cost instructions.
  * Session 14, paired with the one-line prefetch it replaces (concurrent
  * runs, user time): 8,192 hosts 0.87-0.90, 1,024 hosts (where it was off)
- * 0.93 (docs/performance-log.md).
+ * 0.93 (docs/performance-log.md). The second line is the hook's: a port
+ * keeps its hints there, and a hook that read it uncached stalled as the
+ * handler would have (session 16, the 8,192-host shift: 0.87 of the CPU
+ * with it, 8 pairs of 8).
  */
 static inline const struct sim_comp_range *comp_range(const struct sim_engine *eng, uint32_t comp)
 {
@@ -537,8 +540,14 @@ static inline __attribute__((always_inline)) void prefetch_next(const struct sim
 
 		if (n2->next != CAL_NIL)
 			__builtin_prefetch(&eng->cal.node[n2->next]);
-		if (n2->comp & SIM_COMP_RANGE)
-			__builtin_prefetch(range_elem(comp_range(eng, n2->comp), n2->comp), 1);
+		if (n2->comp & SIM_COMP_RANGE) {
+			const struct sim_comp_range *r2 = comp_range(eng, n2->comp);
+			const char *e2 = range_elem(r2, n2->comp);
+
+			__builtin_prefetch(e2, 1);
+			if (r2->stride > SIM_LINE)
+				__builtin_prefetch(e2 + SIM_LINE, 1);
+		}
 	}
 	if (n1->comp & SIM_COMP_RANGE) {
 		const struct sim_comp_range *r = comp_range(eng, n1->comp);

@@ -505,7 +505,7 @@ static void port_wire_head(struct fab_port *pt)
 
 /*
  * The engine's look-ahead (sim_range_prefetch), one event before the port's
- * event (arg) runs and with its first line in the cache: ask for the next
+ * event (arg) runs and with its lines 0 and 1 in the cache: ask for the next
  * links of the chain the handler will walk. The head of the wire lands:
  * the packet, the receiving port and its VL 0 receive line (most traffic
  * rides VL 0; another VL's line costs what it did), and from this port's
@@ -513,10 +513,9 @@ static void port_wire_head(struct fab_port *pt)
  * output port at a switch (fwd_hint; from a CA's port fwd_idx, on line 0).
  * The transmitter is done:
  * its lines 1 and 2 (arbiter and rate, then credits), read when it starts
- * the next packet, and at a CA's port the HCA and the QP it will likely
- * send from (tx_hint). Reads this port's line 0 and the hints on line 1
- * (which the hardware fetches with line 0), the packet pool's table of
- * chunks, and changes nothing.
+ * the next packet; at a CA's port the HCA and the QP it will likely
+ * send from (tx_hint). Reads this port's lines 0 and 1, the packet pool's
+ * table of chunks, and changes nothing.
  */
 void ib_port_prefetch(const void *ctx, uint32_t arg)
 {
@@ -552,13 +551,12 @@ void ib_port_prefetch(const void *ctx, uint32_t arg)
 		}
 		break;
 	case FAB_EV_TX_DONE:
-		__builtin_prefetch(&pt->vlarb, 1);
+		/* line 1 (the arbiter) came with line 0 */
 		__builtin_prefetch(&pt->fc_delay, 1);
 		/* A CA's port: the HCA's line 0, the QP's lines 0 and 1
 		 * (scheduling, send queue) and the WQE's line 0 that choosing
 		 * and building the next packet read, all at once rather than as
-		 * the chain port -> HCA -> QP -> WQE. The hints are on line 1,
-		 * which the hardware fetches with line 0. */
+		 * the chain port -> HCA -> QP -> WQE. */
 		if (!pt->is_sw && pt->tx_hint) {
 			__builtin_prefetch(pt->hca, 1);
 			__builtin_prefetch(pt->tx_hint, 1);
