@@ -511,9 +511,13 @@ static void port_wire_head(struct fab_port *pt)
  * rides VL 0; another VL's line costs what it did), and from this port's
  * line 1 the receiver's likely next step: its QP at a CA (rx_hint), its
  * output port at a switch (fwd_hint; from a CA's port fwd_idx, on line 0).
+ * A CA takes the packet whole at once and returns its credits then: this
+ * port's line 2, where the FC packet queues.
  * The transmitter is done:
  * its lines 1 and 2 (arbiter and rate, then credits), read when it starts
- * the next packet; at a CA's port the HCA and the QP it will likely
+ * the next packet; at a switch the input whose buffer the packet leaves
+ * (tx_src: its line 0 and the VL's receive line, which the credits it
+ * returns are counted on); at a CA's port the HCA and the QP it will likely
  * send from (tx_hint). Reads this port's lines 0 and 1, the packet pool's
  * table of chunks, and changes nothing.
  */
@@ -527,6 +531,10 @@ void ib_port_prefetch(const void *ctx, uint32_t arg)
 			__builtin_prefetch(fab_pkt(pt->fab, pt->wire_head), 1);
 		__builtin_prefetch(pt->peer, 1);
 		__builtin_prefetch(&pt->peer->vl[0].rx_blocks, 1);
+		/* Into a CA: this port's FC queue, which the CA's credits
+		 * join at once (port_send_fc) */
+		if (!pt->peer_is_sw)
+			__builtin_prefetch(&pt->fc_delay, 1);
 		/* A switch port into a CA: the QP the last packet went to,
 		 * its line 0 (state, type) and line 2 (the responder) */
 		if (pt->is_sw && !pt->peer_is_sw && pt->rx_hint) {
@@ -553,6 +561,14 @@ void ib_port_prefetch(const void *ctx, uint32_t arg)
 	case FAB_EV_TX_DONE:
 		/* line 1 (the arbiter) came with line 0 */
 		__builtin_prefetch(&pt->fc_delay, 1);
+		/* A switch's output: the input the packet leaves, whose buffer
+		 * it frees (sw_sent). Before the engine fetched line 1, where
+		 * tx_src is, with line 0, the read of it here stalled, and the
+		 * ring's traffic lost more than this won (session 15). */
+		if (pt->is_sw && pt->tx_src) {
+			__builtin_prefetch(pt->tx_src, 1);
+			__builtin_prefetch(&pt->tx_src->vl[pt->tx_src_vl].rx_blocks, 1);
+		}
 		/* A CA's port: the HCA's line 0, the QP's lines 0 and 1
 		 * (scheduling, send queue) and the WQE's line 0 that choosing
 		 * and building the next packet read, all at once rather than as
