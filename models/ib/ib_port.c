@@ -559,12 +559,13 @@ void ib_port_prefetch(const void *ctx, uint32_t arg)
 		}
 		break;
 	case FAB_EV_TX_DONE:
-		/* line 1 (the arbiter) came with line 0 */
+		/* line 2; the engine asked for line 1 (the arbiter) with line 0 */
 		__builtin_prefetch(&pt->fc_delay, 1);
 		/* A switch's output: the input the packet leaves, whose buffer
-		 * it frees (sw_sent). Before the engine fetched line 1, where
-		 * tx_src is, with line 0, the read of it here stalled, and the
-		 * ring's traffic lost more than this won (session 15). */
+		 * it frees (sw_sent). Session 15 dropped this: tx_src is on
+		 * line 1, which the engine did not ask for then, the read of
+		 * it here stalled, and the ring's traffic lost more than this
+		 * won. */
 		if (pt->is_sw && pt->tx_src) {
 			__builtin_prefetch(pt->tx_src, 1);
 			__builtin_prefetch(&pt->tx_src->vl[pt->tx_src_vl].rx_blocks, 1);
