@@ -297,15 +297,27 @@ static uint64_t sim_read(void)
  * programs' versioned references (GLIBC_2.2.5) ahead of libc. */
 #define SHIM_INTERPOSE __attribute__((visibility("default")))
 
-/* glibc marks tv and ts nonnull; programs still pass NULL sometimes */
-#pragma GCC diagnostic ignored "-Wnonnull-compare"
+/*
+ * glibc declares tv and ts nonnull, and the compiler then deletes a test
+ * of them against NULL (gcc 12 did, -Wnonnull-compare silenced or not).
+ * But Linux documents gettimeofday(NULL, tz) as valid, and programs pass
+ * it: the pointer goes through an empty asm, which the compiler cannot see
+ * into, before it is tested.
+ */
+static inline void *shim_opaque(void *p)
+{
+	__asm__("" : "+r"(p));
+	return p;
+}
 
 #define REAL(name) \
 	static __typeof__(name) *real_##name; \
 	if (!real_##name) real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
 
-SHIM_INTERPOSE int gettimeofday(struct timeval *restrict tv, void *restrict tz)
+SHIM_INTERPOSE int gettimeofday(struct timeval *restrict tv_, void *restrict tz)
 {
+	struct timeval *tv = shim_opaque(tv_);
+
 	REAL(gettimeofday);
 	if (!clock_page)
 		return real_gettimeofday(tv, tz);
@@ -315,11 +327,15 @@ SHIM_INTERPOSE int gettimeofday(struct timeval *restrict tv, void *restrict tz)
 		tv->tv_sec = (time_t)(clock_page->epoch_s + ps / 1000000000000ULL);
 		tv->tv_usec = (suseconds_t)(ps % 1000000000000ULL / 1000000);
 	}
+	if (tz)		/* UTC, as glibc has filled it since 2.31 */
+		memset(tz, 0, sizeof(struct timezone));
 	return 0;
 }
 
-SHIM_INTERPOSE int clock_gettime(clockid_t id, struct timespec *ts)
+SHIM_INTERPOSE int clock_gettime(clockid_t id, struct timespec *ts_)
 {
+	struct timespec *ts = shim_opaque(ts_);
+
 	REAL(clock_gettime);
 	if (!clock_page || !ts)
 		return real_clock_gettime(id, ts);
