@@ -213,9 +213,12 @@ static void buf_unique(struct lower *L, size_t from)
  * another member of y's collective, and concerns that member only). */
 static int gather(struct lower *L, int32_t y, uint32_t dd, bool others)
 {
-	const struct exit_ent *e = L->ex + L->xoff[dd];
+	const struct exit_ent *e;
 	uint32_t n = L->xn[dd], lo = 0, hi = n;
 
+	if (!n)		/* dd has no exits (one rank, no steps): L->ex may be NULL */
+		return 0;
+	e = L->ex + L->xoff[dd];
 	while (lo < hi) {		/* first exit with rank >= y */
 		uint32_t mid = lo + (hi - lo) / 2;
 
@@ -263,9 +266,14 @@ static int exit_push(struct lower *L, int32_t rank, uint32_t step)
 /* Close op i's exit list (begun at L->xoff[i]): sorted, unique. */
 static void exit_close(struct lower *L, uint32_t i)
 {
-	struct exit_ent *e = L->ex + L->xoff[i];
 	size_t n = L->nex - L->xoff[i], m = 0;
+	struct exit_ent *e;
 
+	if (!n) {	/* L->ex may still be NULL: no offset from it */
+		L->xn[i] = 0;
+		return;
+	}
+	e = L->ex + L->xoff[i];
 	if (n > 1)
 		qsort(e, n, sizeof(*e), cmp_exit);
 	for (size_t k = 0; k < n; k++)
