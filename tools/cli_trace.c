@@ -34,7 +34,7 @@ void cli_trace_summary(FILE *out, const struct trace_program *p, const struct tr
 		over += r->rank[k].overlap_ps;
 	}
 	fprintf(out, "\nworkload       %d ranks, %zu ops (%zu collectives), %zu steps, ended at %s\n",
-		t->nranks, t->nops, ncoll, p->nsteps, cli_fmt_time(r->end_ps, a, sizeof(a)));
+		t->nranks, t->nops, ncoll, p->nsteps - p->njoins, cli_fmt_time(r->end_ps, a, sizeof(a)));
 	fprintf(out, "per rank       compute %s, communication %s, overlapped %s (averages)\n",
 		cli_fmt_time(comp / (sim_time_t)t->nranks, a, sizeof(a)),
 		cli_fmt_time(comm / (sim_time_t)t->nranks, b, sizeof(b)),

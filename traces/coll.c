@@ -361,11 +361,76 @@ uint32_t coll_emit(struct coll_ctx *c, uint32_t from, uint32_t to, uint32_t phas
 
 /* ---- lowering ---------------------------------------------------------------- */
 
+/*
+ * Where a member's entry is many steps (the ends of every chunk flow of the
+ * collective before it, on that rank) and its own flows are many, each
+ * flow's first step would wait for every entry: entries x flows
+ * dependencies, 48M for two 4-rank allreduces of 11 channels x 355 chunks
+ * (a fuzzed trace: 5 s and 780 MB to lower, and a 32 x 1,000 pair ran out
+ * of uint32 indexes). Past COLL_JOIN_MIN such dependencies a member gets one
+ * TS_JOIN step that waits for its entries, and its flows wait for that one:
+ * the same times, entries + flows dependencies. Below it the lists stay
+ * as they were, so the common collectives keep their steps and events.
+ * The joins go before the op's first step, outside its range: the
+ * reduction check, --explain and the op's times see only its transfers.
+ * 0, with *jeoff and *jes the lists to use (NULL: the caller's), or -1.
+ */
+#define COLL_JOIN_MIN 4096u
+
+static int coll_joins(struct coll_ctx *c, struct trace_program *p, const uint32_t *eoff,
+		      const uint32_t *esteps, uint32_t **jeoff, uint32_t **jes)
+{
+	uint64_t flows = (uint64_t)c->channels * c->pieces;
+	uint32_t *o, *e, k = 0;
+	bool any = false;
+
+	*jeoff = *jes = NULL;
+	if (!eoff)
+		return 0;
+	for (uint32_t m = 0; m < c->n && !any; m++)
+		any = eoff[m + 1] - eoff[m] >= 2 && (eoff[m + 1] - eoff[m]) * flows > COLL_JOIN_MIN;
+	if (!any)
+		return 0;
+	o = malloc(((size_t)c->n + 1) * sizeof(*o));
+	e = malloc(((size_t)eoff[c->n] + 1) * sizeof(*e));
+	if (!o || !e)
+		goto oom;
+	for (uint32_t m = 0; m < c->n; m++) {
+		uint32_t ne = eoff[m + 1] - eoff[m];
+
+		o[m] = k;
+		if (ne >= 2 && ne * flows > COLL_JOIN_MIN) {
+			struct trace_step s = {
+				.kind = TS_JOIN, .rank = c->ranks[m], .peer = c->ranks[m],
+				.op = c->op_index, .data = TD_NONE,
+			};
+			int ix = trace_program_add(p, &s, esteps + eoff[m], ne);
+
+			if (ix < 0)
+				goto oom;
+			p->njoins++;
+			e[k++] = (uint32_t)ix;
+		} else {
+			for (uint32_t x = eoff[m]; x < eoff[m + 1]; x++)
+				e[k++] = esteps[x];
+		}
+	}
+	o[c->n] = k;
+	*jeoff = o;
+	*jes = e;
+	return 0;
+oom:
+	free(o);
+	free(e);
+	return -1;
+}
+
 int coll_lower_entries(const struct trace *t, uint32_t op_index, struct trace_program *p,
 		       const uint32_t *eoff, const uint32_t *esteps, struct sim_diag *d)
 {
 	struct coll_ctx c;
-	size_t first_step = p->nsteps, first_dep = p->ndeps;
+	size_t undo_step = p->nsteps, undo_dep = p->ndeps, undo_joins = p->njoins, first_step;
+	uint32_t *jeoff, *jes;
 	uint64_t nsteps;
 	size_t nentry;
 	int rc;
@@ -376,6 +441,19 @@ int coll_lower_entries(const struct trace *t, uint32_t op_index, struct trace_pr
 		return sim_diag_set(d, NULL, 0, 0, "the program was made for another trace");
 	if (trace_program_ops_alloc(p))
 		return sim_diag_set(d, NULL, 0, 0, "out of memory");
+	if (coll_joins(&c, p, eoff, esteps, &jeoff, &jes)) {
+		coll_ctx_fini(&c);
+		p->nsteps = undo_step;
+		p->ndeps = undo_dep;
+		p->njoins = undo_joins;
+		return op_err(d, c.op, "out of memory lowering %s (%zu steps)",
+			      trace_coll_names[c.op->coll], p->nsteps);
+	}
+	if (jeoff) {
+		eoff = jeoff;
+		esteps = jes;
+	}
+	first_step = p->nsteps;
 	c.eoff = eoff;
 	c.esteps = esteps;
 	nentry = eoff ? eoff[c.n] : 0;
@@ -385,6 +463,11 @@ int coll_lower_entries(const struct trace *t, uint32_t op_index, struct trace_pr
 	 * from being copied by realloc on the way. */
 	if (trace_program_reserve(p, nsteps, 3 * nsteps + nentry * c.channels * c.pieces)) {
 		coll_ctx_fini(&c);
+		free(jeoff);
+		free(jes);
+		p->nsteps = undo_step;
+		p->ndeps = undo_dep;
+		p->njoins = undo_joins;
 		return op_err(d, c.op, "out of memory lowering %s (%" PRIu64 " steps)",
 			      trace_coll_names[c.op->coll], nsteps);
 	}
@@ -393,10 +476,13 @@ int coll_lower_entries(const struct trace *t, uint32_t op_index, struct trace_pr
 		rc = op_err(d, c.op, "internal error: %s %s emitted %zu transfers, its closed form says %" PRIu64,
 			    trace_coll_names[c.op->coll], c.algo->name, p->nsteps - first_step, nsteps);
 	coll_ctx_fini(&c);
+	free(jeoff);
+	free(jes);
 	if (rc) {
-		/* nothing half-written: the program is as it was */
-		p->nsteps = first_step;
-		p->ndeps = first_dep;
+		/* nothing half-written: the program is as it was, joins too */
+		p->nsteps = undo_step;
+		p->ndeps = undo_dep;
+		p->njoins = undo_joins;
 		return -1;
 	}
 	p->op_first[op_index] = (uint32_t)first_step;

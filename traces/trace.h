@@ -134,6 +134,11 @@ int trace_load_string(const char *text, const char *name, struct trace *t, struc
 enum trace_step_kind {
 	TS_XFER,		/* rank -> peer, bytes: done when delivered at peer */
 	TS_COMPUTE,		/* rank busy for duration: done when it ends */
+	TS_JOIN,		/* done as soon as its deps are: no time, no transfer, the
+				 * rank not busy. A collective's lowering puts one before
+				 * a member whose entry is many steps and whose chunk flows
+				 * are many too (coll_lower_entries): one dependency each,
+				 * not entries x flows. Outside every op's step range. */
 };
 
 /* What a transfer does to the receiver's copy of the chunk (for the
@@ -168,6 +173,7 @@ struct trace_program {
 	size_t nsteps, steps_cap;
 	uint32_t *deps;
 	size_t ndeps, deps_cap;
+	size_t njoins;		/* TS_JOIN steps among nsteps: reports count the others */
 	/* per trace op: its steps are [op_first[i], op_first[i] + op_nsteps[i]) */
 	uint32_t *op_first, *op_nsteps;
 	/* per collective op: how many chunks its buffer is cut into (reduction check) */

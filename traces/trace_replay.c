@@ -182,6 +182,11 @@ static void step_start(struct replay *rp, uint32_t s)
 	struct trace_step_time *tm = &rp->r->step[s];
 	sim_time_t now = rp->eng->now;
 
+	if (st->kind == TS_JOIN) {	/* its deps are done: so is it */
+		tm->start = now;
+		push(rp, now, s, EV_DONE);
+		return;
+	}
 	if (st->kind == TS_COMPUTE) {
 		sim_time_t start = now > rp->rank_free[st->rank] ? now : rp->rank_free[st->rank];
 
@@ -538,6 +543,8 @@ static int rank_times(const struct trace_program *p, struct trace_results *r)
 	for (size_t s = 0; s < p->nsteps; s++) {
 		const struct trace_step *st = &p->steps[s];
 
+		if (st->kind == TS_JOIN)	/* no time of its own */
+			continue;
 		cnt[st->rank]++;
 		total++;
 		if (st->kind == TS_XFER) {
@@ -557,6 +564,8 @@ static int rank_times(const struct trace_program *p, struct trace_results *r)
 	for (size_t s = 0; s < p->nsteps; s++) {
 		const struct trace_step *st = &p->steps[s];
 
+		if (st->kind == TS_JOIN)
+			continue;
 		idx[off[st->rank] + cnt[st->rank]++] = (uint32_t)s;
 		if (st->kind == TS_XFER)
 			idx[off[st->peer] + cnt[st->peer]++] = (uint32_t)s;
@@ -596,13 +605,17 @@ static int critical_path(const struct trace_program *p, struct trace_results *r)
 	for (size_t s = 0; s < p->nsteps; s++)
 		if (last == UINT32_MAX || r->step[s].end > r->step[last].end)
 			last = (uint32_t)s;
+	/* a join takes no time and moves nothing: the path goes through it
+	 * to what it waited for, and does not list it */
 	for (uint32_t s = last; s != UINT32_MAX; s = r->step[s].crit)
-		n++;
+		n += p->steps[s].kind != TS_JOIN;
 	r->crit_path = malloc((n ? n : 1) * sizeof(*r->crit_path));
 	if (!r->crit_path)
 		return -1;
 	r->ncrit = n;
 	for (uint32_t s = last; s != UINT32_MAX; s = r->step[s].crit) {
+		if (p->steps[s].kind == TS_JOIN)
+			continue;
 		r->crit_path[--n] = s;
 		sim_time_t dt = r->step[s].end - r->step[s].start;
 

@@ -127,6 +127,8 @@ int trace_timeline_write(FILE *out, const struct trace_program *p, const struct 
 	for (size_t s = 0; s < p->nsteps; s++) {
 		const struct trace_step *st = &p->steps[s];
 
+		if (st->kind == TS_JOIN)	/* no time, nothing to draw */
+			continue;
 		if (st->kind == TS_COMPUTE) {
 			snprintf(name, sizeof(name), "compute (op %u)", st->op);
 			event(out, &first, name, "compute", st->rank, 1, r->step[s].start,

@@ -823,6 +823,59 @@ static void test_lower_coll_entries(void)
 	trace_free(&t);
 }
 
+/*
+ * Two 4-rank allreduces of 11 channels x 355 chunks, the second after the
+ * first (a fuzzed trace): each member enters the second with the ends of
+ * the first's 3,905 flows on its rank, and each of its own 3,905 flows
+ * waited for all of them, 48M dependencies (5 s and 780 MB to lower). Now
+ * one join step per member waits for the entries, and the flows for it.
+ */
+static void test_lower_joins(void)
+{
+	struct trace t;
+	struct trace_program p;
+	struct sim_diag d;
+	uint32_t ar, ar2;
+
+	trace_init(&t);
+	CU_ASSERT_FATAL(trace_set_ranks(&t, 4, &d) == 0);
+	ar = (uint32_t)add(&t, (struct trace_op){ .kind = TRACE_COLL, .coll = TRACE_ALLREDUCE,
+						   .bytes = 1 << 20, .chunks = 355,
+						   .channels = 11 }, NULL, 0);
+	ar2 = (uint32_t)add(&t, (struct trace_op){ .kind = TRACE_COLL, .coll = TRACE_ALLREDUCE,
+						    .bytes = 1 << 20, .chunks = 355,
+						    .channels = 11 }, &ar, 1);
+	CU_ASSERT_FATAL(trace_validate(&t, &d) == 0);
+	CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+	CU_ASSERT_EQUAL(p.njoins, 4);
+	CU_ASSERT_EQUAL(p.nsteps - p.njoins, 2 * (size_t)p.op_nsteps[ar]);
+	/* entries + flows, not entries x flows: about three a step */
+	CU_ASSERT(p.ndeps < 4 * p.nsteps);
+	/* the joins sit between the two ops' ranges, one per rank, each
+	 * waiting for the first op's steps on its rank only */
+	CU_ASSERT_EQUAL(p.op_first[ar2], p.op_first[ar] + p.op_nsteps[ar] + 4);
+	for (uint32_t s = p.op_first[ar] + p.op_nsteps[ar]; s < p.op_first[ar2]; s++) {
+		const struct trace_step *st = &p.steps[s];
+
+		CU_ASSERT_EQUAL(st->kind, TS_JOIN);
+		CU_ASSERT_EQUAL(st->rank, (int32_t)(s - (p.op_first[ar] + p.op_nsteps[ar])));
+		CU_ASSERT(st->ndeps > 1000);
+		for (uint32_t j = 0; j < st->ndeps; j++) {
+			const struct trace_step *x = &p.steps[p.deps[st->dep_off + j]];
+
+			CU_ASSERT(x->op == ar && (x->rank == st->rank || x->peer == st->rank));
+		}
+	}
+	/* the second op's steps wait for a join, never for the first op */
+	for (uint32_t s = p.op_first[ar2]; s < p.op_first[ar2] + p.op_nsteps[ar2]; s++)
+		for (uint32_t j = 0; j < p.steps[s].ndeps; j++)
+			CU_ASSERT(p.deps[p.steps[s].dep_off + j] >= p.op_first[ar] + p.op_nsteps[ar]);
+	CU_ASSERT_EQUAL(check_ok(&p, ar), 0);
+	CU_ASSERT_EQUAL(check_ok(&p, ar2), 0);
+	trace_program_free(&p);
+	trace_free(&t);
+}
+
 static void test_lower_cycle(void)
 {
 	struct trace t;
@@ -991,6 +1044,7 @@ static const struct test_case tests[] = {
 	{ "unsupported pairs and options are refused", test_refused },
 	{ "send, recv and compute", test_lower_p2p },
 	{ "collectives wait per member", test_lower_coll_entries },
+	{ "many entries into many flows go through one join per member", test_lower_joins },
 	{ "a deadlock is refused", test_lower_cycle },
 	{ "the native format end to end", test_lower_native },
 	{ "lowering is deterministic", test_deterministic },

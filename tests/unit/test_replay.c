@@ -983,6 +983,79 @@ static void test_placement(void)
 
 /* ---- 6. determinism ---------------------------------------------------------------- */
 
+/*
+ * Join steps (coll_lower_entries: a member entering a collective of many
+ * flows with many steps to wait for) take no time and keep no rank busy:
+ * each ends when the last step it waits for ends, a flow waiting only for
+ * it starts then, no rank counts compute, and the critical path does not
+ * list them. The replay's times with joins were checked byte for byte
+ * against the lowering without them (session 17, JSON and timeline).
+ */
+static void test_joins(void)
+{
+	static const char text[] =
+		"ranks 4\n"
+		"allreduce 1MiB chunks=355 channels=11\n"
+		"compute 2 3us async\n"
+		"allreduce 1MiB chunks=355 channels=11\n";
+	struct net n;
+	struct fab_params prm;
+	struct trace t;
+	struct trace_program p;
+	struct trace_results r;
+	struct fab_msgs msgs = { 0 };
+	struct sim_diag d;
+	struct fab *f;
+	size_t joins = 0, only_join = 0;
+
+	net_star(&n, 4);
+	tf_params(&prm, "hdr");
+	prm.host_model = false;
+	trace_init(&t);
+	CU_ASSERT_FATAL(trace_load_string(text, "joins", &t, &d) == 0);
+	CU_ASSERT_FATAL(trace_map_ranks(&t, &n, &d) == 0);
+	trace_program_init(&p, &t);
+	CU_ASSERT_FATAL(trace_lower(&t, &p, &d) == 0);
+	CU_ASSERT_EQUAL(p.njoins, 4);
+	f = fab_create(&n, &prm, &msgs, 1, &d);
+	CU_ASSERT_FATAL(f != NULL);
+	CU_ASSERT_FATAL(trace_replay(&p, f, &r, &d) == 0);
+	for (size_t s = 0; s < p.nsteps; s++) {
+		const struct trace_step *st = &p.steps[s];
+		sim_time_t last = 0;
+
+		for (uint32_t j = 0; j < st->ndeps; j++) {
+			uint32_t x = p.deps[st->dep_off + j];
+
+			if (r.step[x].end > last)
+				last = r.step[x].end;
+		}
+		if (st->kind == TS_JOIN) {
+			joins++;
+			CU_ASSERT(last > 0);
+			CU_ASSERT_EQUAL(r.step[s].start, last);
+			CU_ASSERT_EQUAL(r.step[s].end, last);
+		} else if (st->kind == TS_XFER && st->ndeps == 1 &&
+			   p.steps[p.deps[st->dep_off]].kind == TS_JOIN) {
+			only_join++;
+			CU_ASSERT_EQUAL(r.step[s].start, last);
+		}
+	}
+	CU_ASSERT_EQUAL(joins, 4);
+	CU_ASSERT(only_join >= 4 * 11);		/* every flow's first step at least */
+	for (int32_t k = 0; k < t.nranks; k++)
+		CU_ASSERT_EQUAL(r.rank[k].compute_ps, k == 2 ? 3 * SIM_US : 0);
+	CU_ASSERT(r.ncrit > 0);
+	for (size_t i = 0; i < r.ncrit; i++)
+		CU_ASSERT_NOT_EQUAL(p.steps[r.crit_path[i]].kind, TS_JOIN);
+	trace_results_free(&r);
+	fab_destroy(f);
+	fab_msgs_free(&msgs);
+	trace_program_free(&p);
+	trace_free(&t);
+	net_free(&n);
+}
+
 static void test_determinism(void)
 {
 	static const char text[] =
@@ -1150,6 +1223,7 @@ static const struct test_case tests[] = {
 	{ "pairwise all-to-all on a 2:1 fat tree: slower by 2", test_alltoall_oversubscribed },
 	{ "direct all-to-all, 128 ranks on a 2:1 tree: slower by 2", test_alltoall_direct_oversubscribed },
 	{ "placement: rings inside leaves beat random placement", test_placement },
+	{ "join steps take no time and are not compute", test_joins },
 	{ "determinism: the same trace replays to the same times", test_determinism },
 	{ "receives posted in batches keep ahead of 50 WRITEs in flight", test_recv_batches },
 	{ "rank times: intervals far out of step order", test_rank_time_order },
