@@ -209,9 +209,10 @@ void cli_run_usage(FILE *out)
 "             end_ps,completion_ps   (times empty for unfinished messages)\n"
 "\n"
 "Environment: IBFAB_DEBUG=credit,vlarb,... turns on debug logs (stderr).\n"
-"Exit status: 0 done (also when sim.max_time_ns cut the run short: see\n"
-"'complete' in the JSON), 1 bad input or a failed run (one line on stderr),\n"
-"2 bad usage (unknown option, missing or malformed value).\n"
+"Exit status: 0 done (also when sim.max_time_ns cut a run of messages\n"
+"short: see 'complete' in the JSON), 1 bad input or a failed run (one line\n"
+"on stderr; a --trace run cut short by sim.max_time_ns is one: its report\n"
+"needs every step), 2 bad usage (unknown option, missing or malformed value).\n"
 "\n", out);
 	trace_spec_help(out);
 	fputs(

@@ -54,6 +54,13 @@ grep -q "rank 0 -> rank 1" "$tmp/ex.out" || fail "--explain: no steps"
 printf 'ranks 2\nsend 0 1 1KiB\nfrobnicate 0\n' > "$tmp/bad.trace"
 "$IBFAB" run --topo "$topo" --trace "$tmp/bad.trace" 2> "$tmp/bad.err"
 [ $? -eq 1 ] && grep -q "bad.trace:3" "$tmp/bad.err" || fail "bad trace: $(cat "$tmp/bad.err")"
+# a trace cut short by sim.max_time_ns: said so, not called a stall, and
+# nothing written (its report needs every step's end)
+"$IBFAB" run --topo "$topo" --trace "$ex/moe.trace" --set sim.max_time_ns=1us \
+	--json "$tmp/cut.json" > /dev/null 2> "$tmp/cut.err"
+[ $? -eq 1 ] && grep -q "reached sim.max_time_ns (1000 ns) with [0-9]* of [0-9]* steps done" "$tmp/cut.err" &&
+	! grep -q stalled "$tmp/cut.err" && [ ! -e "$tmp/cut.json" ] ||
+	fail "trace cut by sim.max_time_ns: $(cat "$tmp/cut.err")"
 # --csv with --trace: one collectives.csv row per collective
 "$IBFAB" run --topo "$topo" --trace "$ex/moe.trace" --csv "$tmp/csv" --quiet > /dev/null ||
 	fail "moe --csv: exit non-zero"
