@@ -181,9 +181,14 @@ static void run_free(struct run *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* Load `text`, place its ranks on n, lower, replay on a fresh fabric. */
-static void replay_text(const struct net *n, const struct fab_params *prm, const char *text,
-			struct run *out)
+/* What a test may look at before replay_text_inspect() frees it all. */
+typedef void (*replay_inspect_fn)(const struct trace *t, const struct trace_program *p,
+				  const struct trace_results *r);
+
+/* Load `text`, place its ranks on n, lower, replay on a fresh fabric; then
+ * `inspect` (if not NULL) sees the program and the results. */
+static void replay_text_inspect(const struct net *n, const struct fab_params *prm,
+				const char *text, struct run *out, replay_inspect_fn inspect)
 {
 	struct trace t;
 	struct trace_program p;
@@ -257,11 +262,19 @@ static void replay_text(const struct net *n, const struct fab_params *prm, const
 	memcpy(out->op_end, r.op_end, t.nops * sizeof(*out->op_end));
 	memcpy(out->step, r.step, p.nsteps * sizeof(*out->step));
 	memcpy(out->rank_node, t.rank_node, (size_t)t.nranks * sizeof(*out->rank_node));
+	if (inspect)
+		inspect(&t, &p, &r);
 	trace_results_free(&r);
 	fab_destroy(f);
 	fab_msgs_free(&msgs);
 	trace_program_free(&p);
 	trace_free(&t);
+}
+
+static void replay_text(const struct net *n, const struct fab_params *prm, const char *text,
+			struct run *out)
+{
+	replay_text_inspect(n, prm, text, out, NULL);
 }
 
 /* Seconds op `op` took (its last step's end less its first step's start). */
@@ -991,6 +1004,42 @@ static void test_placement(void)
  * list them. The replay's times with joins were checked byte for byte
  * against the lowering without them (session 17, JSON and timeline).
  */
+static void joins_inspect(const struct trace *t, const struct trace_program *p,
+			  const struct trace_results *r)
+{
+	size_t joins = 0, only_join = 0;
+
+	CU_ASSERT_EQUAL(p->njoins, 4);
+	for (size_t s = 0; s < p->nsteps; s++) {
+		const struct trace_step *st = &p->steps[s];
+		sim_time_t last = 0;
+
+		for (uint32_t j = 0; j < st->ndeps; j++) {
+			uint32_t x = p->deps[st->dep_off + j];
+
+			if (r->step[x].end > last)
+				last = r->step[x].end;
+		}
+		if (st->kind == TS_JOIN) {
+			joins++;
+			CU_ASSERT(last > 0);
+			CU_ASSERT_EQUAL(r->step[s].start, last);
+			CU_ASSERT_EQUAL(r->step[s].end, last);
+		} else if (st->kind == TS_XFER && st->ndeps == 1 &&
+			   p->steps[p->deps[st->dep_off]].kind == TS_JOIN) {
+			only_join++;
+			CU_ASSERT_EQUAL(r->step[s].start, last);
+		}
+	}
+	CU_ASSERT_EQUAL(joins, 4);
+	CU_ASSERT(only_join >= 4 * 11);		/* every flow's first step at least */
+	for (int32_t k = 0; k < t->nranks; k++)
+		CU_ASSERT_EQUAL(r->rank[k].compute_ps, k == 2 ? 3 * SIM_US : 0);
+	CU_ASSERT(r->ncrit > 0);
+	for (size_t i = 0; i < r->ncrit; i++)
+		CU_ASSERT_NOT_EQUAL(p->steps[r->crit_path[i]].kind, TS_JOIN);
+}
+
 static void test_joins(void)
 {
 	static const char text[] =
@@ -1000,59 +1049,13 @@ static void test_joins(void)
 		"allreduce 1MiB chunks=355 channels=11\n";
 	struct net n;
 	struct fab_params prm;
-	struct trace t;
-	struct trace_program p;
-	struct trace_results r;
-	struct fab_msgs msgs = { 0 };
-	struct sim_diag d;
-	struct fab *f;
-	size_t joins = 0, only_join = 0;
+	struct run run;
 
 	net_star(&n, 4);
 	tf_params(&prm, "hdr");
 	prm.host_model = false;
-	trace_init(&t);
-	CU_ASSERT_FATAL(trace_load_string(text, "joins", &t, &d) == 0);
-	CU_ASSERT_FATAL(trace_map_ranks(&t, &n, &d) == 0);
-	trace_program_init(&p, &t);
-	CU_ASSERT_FATAL(trace_lower(&t, &p, &d) == 0);
-	CU_ASSERT_EQUAL(p.njoins, 4);
-	f = fab_create(&n, &prm, &msgs, 1, &d);
-	CU_ASSERT_FATAL(f != NULL);
-	CU_ASSERT_FATAL(trace_replay(&p, f, &r, &d) == 0);
-	for (size_t s = 0; s < p.nsteps; s++) {
-		const struct trace_step *st = &p.steps[s];
-		sim_time_t last = 0;
-
-		for (uint32_t j = 0; j < st->ndeps; j++) {
-			uint32_t x = p.deps[st->dep_off + j];
-
-			if (r.step[x].end > last)
-				last = r.step[x].end;
-		}
-		if (st->kind == TS_JOIN) {
-			joins++;
-			CU_ASSERT(last > 0);
-			CU_ASSERT_EQUAL(r.step[s].start, last);
-			CU_ASSERT_EQUAL(r.step[s].end, last);
-		} else if (st->kind == TS_XFER && st->ndeps == 1 &&
-			   p.steps[p.deps[st->dep_off]].kind == TS_JOIN) {
-			only_join++;
-			CU_ASSERT_EQUAL(r.step[s].start, last);
-		}
-	}
-	CU_ASSERT_EQUAL(joins, 4);
-	CU_ASSERT(only_join >= 4 * 11);		/* every flow's first step at least */
-	for (int32_t k = 0; k < t.nranks; k++)
-		CU_ASSERT_EQUAL(r.rank[k].compute_ps, k == 2 ? 3 * SIM_US : 0);
-	CU_ASSERT(r.ncrit > 0);
-	for (size_t i = 0; i < r.ncrit; i++)
-		CU_ASSERT_NOT_EQUAL(p.steps[r.crit_path[i]].kind, TS_JOIN);
-	trace_results_free(&r);
-	fab_destroy(f);
-	fab_msgs_free(&msgs);
-	trace_program_free(&p);
-	trace_free(&t);
+	replay_text_inspect(&n, &prm, text, &run, joins_inspect);
+	run_free(&run);
 	net_free(&n);
 }
 
