@@ -1035,9 +1035,11 @@ static const struct key keys[] = {
 		"fault injection: probability a packet fails its CRC at a receiver"),
 	SPECIAL("link.ber", set_ber, print_ber,
 		"fault injection: bit error rate on every link (per bit on the wire)"),
-	GEN("sim.sample_ns", K_NS, sample_ns, 0, UINT64_MAX,
+	/* times in ns become picoseconds on the engine's 64-bit clock (about
+	 * 213 days): more would wrap to a small time and cut the run short */
+	GEN("sim.sample_ns", K_NS, sample_ns, 0, UINT64_MAX / SIM_NS,
 	    "time-series sample interval, ns (0 = automatic)"),
-	GEN("sim.max_time_ns", K_NS, max_time_ns, 0, UINT64_MAX,
+	GEN("sim.max_time_ns", K_NS, max_time_ns, 0, UINT64_MAX / SIM_NS,
 	    "stop the run at this simulated time, ns (0 = run to completion)"),
 	SPECIAL("sim.check", set_check, print_check,
 		"check credit invariants after every event: on/off (slow)"),

@@ -231,6 +231,8 @@ static void test_set_every_key(void)
 	CU_ASSERT_EQUAL(p.hca_buf_bytes, 131072);
 	SET_OK(&p, "sim.sample_ns=10us");
 	CU_ASSERT_EQUAL(p.sample_ns, 10000);
+	SET_OK(&p, "sim.max_time_ns=18446744073709551");	/* the clock's last ns */
+	CU_ASSERT_EQUAL(p.max_time_ns, 18446744073709551ULL);
 	SET_OK(&p, "sim.max_time_ns=20000000000000");
 	CU_ASSERT_EQUAL(p.max_time_ns, 20000000000000ULL);
 	SET_OK(&p, "sim.check=yes");
@@ -291,6 +293,10 @@ static void test_set_bad(void)
 	set_bad("hca.buffer=100B", "hca.buffer", "64-byte");
 	set_bad("sim.sample_ns=1ps", "sim.sample_ns", "nanoseconds");
 	set_bad("sim.max_time_ns=soon", "sim.max_time_ns", "'soon'");
+	/* the engine's clock is 64-bit picoseconds: 2^64 ps is 18446744073709551 ns
+	 * and a little; one more ns wrapped to 616 ps and ended the run at once */
+	set_bad("sim.max_time_ns=18446744073709552", "sim.max_time_ns", "out of range");
+	set_bad("sim.sample_ns=18446744073709552", "sim.sample_ns", "out of range");
 	set_bad("sim.check=maybe", "sim.check", "on/off");
 	set_bad("preset=hdrr", "preset", "did you mean 'hdr'");
 	set_bad("ib.mtu", "ib.mtu", "ib.mtu=VALUE");
