@@ -425,6 +425,14 @@ oom:
 	return -1;
 }
 
+/* Back to the program as it was before an op: nothing half-written. */
+static void program_undo(struct trace_program *p, size_t nsteps, size_t ndeps, size_t njoins)
+{
+	p->nsteps = nsteps;
+	p->ndeps = ndeps;
+	p->njoins = njoins;
+}
+
 int coll_lower_entries(const struct trace *t, uint32_t op_index, struct trace_program *p,
 		       const uint32_t *eoff, const uint32_t *esteps, struct sim_diag *d)
 {
@@ -443,9 +451,7 @@ int coll_lower_entries(const struct trace *t, uint32_t op_index, struct trace_pr
 		return sim_diag_set(d, NULL, 0, 0, "out of memory");
 	if (coll_joins(&c, p, eoff, esteps, &jeoff, &jes)) {
 		coll_ctx_fini(&c);
-		p->nsteps = undo_step;
-		p->ndeps = undo_dep;
-		p->njoins = undo_joins;
+		program_undo(p, undo_step, undo_dep, undo_joins);
 		return op_err(d, c.op, "out of memory lowering %s (%zu steps)",
 			      trace_coll_names[c.op->coll], p->nsteps);
 	}
@@ -465,9 +471,7 @@ int coll_lower_entries(const struct trace *t, uint32_t op_index, struct trace_pr
 		coll_ctx_fini(&c);
 		free(jeoff);
 		free(jes);
-		p->nsteps = undo_step;
-		p->ndeps = undo_dep;
-		p->njoins = undo_joins;
+		program_undo(p, undo_step, undo_dep, undo_joins);
 		return op_err(d, c.op, "out of memory lowering %s (%" PRIu64 " steps)",
 			      trace_coll_names[c.op->coll], nsteps);
 	}
@@ -479,10 +483,7 @@ int coll_lower_entries(const struct trace *t, uint32_t op_index, struct trace_pr
 	free(jeoff);
 	free(jes);
 	if (rc) {
-		/* nothing half-written: the program is as it was, joins too */
-		p->nsteps = undo_step;
-		p->ndeps = undo_dep;
-		p->njoins = undo_joins;
+		program_undo(p, undo_step, undo_dep, undo_joins);
 		return -1;
 	}
 	p->op_first[op_index] = (uint32_t)first_step;
