@@ -62,7 +62,20 @@ struct replay {
 	struct hca_cq **cq;		/* per node */
 	bool failed;
 	struct sim_diag fail;
+	size_t joins_done;		/* TS_JOIN steps among r->steps_done */
 };
+
+/* Steps done and in all, as the report counts them: without the joins,
+ * which the lowering adds and no user wrote (traces/coll.c). */
+static size_t steps_shown(const struct replay *rp)
+{
+	return rp->r->steps_done - rp->joins_done;
+}
+
+static size_t steps_total(const struct trace_program *p)
+{
+	return p->nsteps - p->njoins;
+}
 
 /* ---- queue pairs per (rank, peer) -------------------------------------- */
 
@@ -145,7 +158,7 @@ static void push(struct replay *rp, sim_time_t t, uint32_t step, uint32_t kind)
 
 	if (sim_heap_push(&rp->heap, &e)) {
 		replay_fail(rp, "out of memory replaying (%zu of %zu steps done)",
-			    rp->r->steps_done, rp->p->nsteps);
+			    steps_shown(rp), steps_total(rp->p));
 		return;
 	}
 	if (sim_wake_at(rp->eng, &rp->wake, sim_heap_top(&rp->heap)->time, rp->comp, 0))
@@ -227,6 +240,7 @@ static void step_done(struct replay *rp, uint32_t s)
 	if (now > r->end_ps)
 		r->end_ps = now;
 	r->steps_done++;
+	rp->joins_done += rp->p->steps[s].kind == TS_JOIN;
 	for (uint32_t k = rp->dep_off[s]; k < rp->dep_off[s + 1]; k++) {
 		uint32_t d = rp->dep[k];
 		struct trace_step_time *td = &r->step[d];
@@ -708,14 +722,14 @@ int trace_replay(const struct trace_program *p, struct fab *f, struct trace_resu
 			 * need every step's end */
 			sim_diag_set(d, NULL, 0, 0,
 				     "the run reached sim.max_time_ns (%" PRIu64 " ns) with %zu of %zu steps done: a trace's report needs all of them (raise it, or 0 for no limit)",
-				     cap, r->steps_done, p->nsteps);
+				     cap, steps_shown(&rp), steps_total(p));
 			goto out;
 		}
-		for (s = 0; s < p->nsteps && r->step[s].end; s++)
+		for (s = 0; s < p->nsteps && (r->step[s].end || p->steps[s].kind == TS_JOIN); s++)
 			;
 		sim_diag_set(d, NULL, 0, 0,
 			     "the workload stalled at %.3f us: %zu of %zu steps done; step %zu (rank %d, op %u) never finished",
-			     (double)fab_engine(f)->now / SIM_US, r->steps_done, p->nsteps, s,
+			     (double)fab_engine(f)->now / SIM_US, steps_shown(&rp), steps_total(p), s,
 			     s < p->nsteps ? p->steps[s].rank : -1, s < p->nsteps ? p->steps[s].op : 0);
 		goto out;
 	}
