@@ -15,37 +15,22 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "sim/sim_diag.h"
+#include "traces/trace_fmt.h"
+
 static int one(const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	size_t n = 0, cap = 0, got;
-	int rc = 0;
+	struct sim_diag d;
+	char *buf;
+	size_t n;
 
-	if (!f) {
-		perror(path);
+	if (trace_read_file(path, &buf, &n, &d)) {
+		fprintf(stderr, "%s\n", d.msg);
 		return -1;
 	}
-	do {
-		if (n == cap) {
-			uint8_t *nb = realloc(buf, cap = cap ? 2 * cap : 4096);
-
-			if (!nb) {
-				rc = -1;
-				break;
-			}
-			buf = nb;
-		}
-		got = fread(buf + n, 1, cap - n, f);
-		n += got;
-	} while (got);
-	if (ferror(f))
-		rc = -1;
-	fclose(f);
-	if (!rc)
-		LLVMFuzzerTestOneInput(buf ? buf : (const uint8_t *)"", n);
+	LLVMFuzzerTestOneInput((const uint8_t *)buf, n);
 	free(buf);
-	return rc;
+	return 0;
 }
 
 static int by_name(const void *a, const void *b)
