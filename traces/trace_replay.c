@@ -713,16 +713,15 @@ int trace_replay(const struct trace_program *p, struct fab *f, struct trace_resu
 		goto out;
 	}
 	if (r->steps_done < p->nsteps) {
-		uint64_t cap = fab_get_params(f)->max_time_ns;
 		size_t s;
 
-		if (cap && fab_engine(f)->now >= cap * SIM_NS) {
+		if (fab_time_limit_reached(f)) {
 			/* not a stall: the run was told to stop, and a trace's
 			 * results (op times, rank times, the critical path)
 			 * need every step's end */
 			sim_diag_set(d, NULL, 0, 0,
 				     "the run reached sim.max_time_ns (%" PRIu64 " ns) with %zu of %zu steps done: a trace's report needs all of them (raise it, or 0 for no limit)",
-				     cap, steps_shown(&rp), steps_total(p));
+				     fab_get_params(f)->max_time_ns, steps_shown(&rp), steps_total(p));
 			goto out;
 		}
 		for (s = 0; s < p->nsteps && (r->step[s].end || p->steps[s].kind == TS_JOIN); s++)

@@ -593,7 +593,7 @@ int fab_run(struct fab *f, struct sim_diag *d)
 		return -1;
 	}
 	if (!all && !sim_pending(&f->eng) &&
-	    !(f->p.max_time_ns && f->eng.now >= f->p.max_time_ns * SIM_NS)) {
+	    !fab_time_limit_reached(f)) {
 		uint64_t queued = 0;
 		char why[512];
 
@@ -610,6 +610,11 @@ int fab_run(struct fab *f, struct sim_diag *d)
 				    (unsigned long long)queued, why[0] ? ": " : " (a credit loop?)", why);
 	}
 	return 0;
+}
+
+bool fab_time_limit_reached(const struct fab *f)
+{
+	return f->p.max_time_ns && f->eng.now >= f->p.max_time_ns * SIM_NS;
 }
 
 const struct fab_params *fab_get_params(const struct fab *f)

@@ -233,6 +233,8 @@ struct sim_engine *fab_engine(struct fab *f);
 
 /* Run until every message is delivered, the time limit, or stop. */
 int fab_run(struct fab *f, struct sim_diag *d);
+/* Did the run reach sim.max_time_ns (rather than end, or stall)? */
+bool fab_time_limit_reached(const struct fab *f);
 
 /*
  * Time series: while running, every `sample_ns` the fabric calls `fn` with
