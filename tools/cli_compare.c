@@ -165,7 +165,7 @@ struct cmp_ctx {
 	bool is_trace;
 	char *builtin_text;		/* the built-in trace, when used */
 	/* outputs */
-	struct cli_staged json, csv, plot;
+	struct cli_out json, csv, plot;
 	bool json_stdout;
 	bool progress;
 };
@@ -1296,11 +1296,11 @@ static int outputs_open(struct cmp_ctx *c)
 
 	if (o->json && !strcmp(o->json, "-"))
 		c->json_stdout = true;
-	else if (o->json && cli_staged_open(&c->json, o->json, &c->d))
+	else if (o->json && cli_out_open(&c->json, o->json, false, &c->d))
 		return -1;
-	if (o->csv && cli_staged_open(&c->csv, o->csv, &c->d))
+	if (o->csv && cli_out_open(&c->csv, o->csv, false, &c->d))
 		return -1;
-	if (o->plot && cli_staged_open(&c->plot, o->plot, &c->d))
+	if (o->plot && cli_out_open(&c->plot, o->plot, false, &c->d))
 		return -1;
 	return 0;
 }
@@ -1320,11 +1320,11 @@ static int outputs_write(struct cmp_ctx *c)
 		return sim_diag_set(&c->d, c->csv.path, 0, 0, "write error");
 	if (c->plot.f && write_plot(c->plot.f, c))
 		return sim_diag_set(&c->d, c->plot.path, 0, 0, "write error (or out of memory)");
-	if (cli_staged_close(&c->json, &c->d) || cli_staged_close(&c->csv, &c->d) ||
-	    cli_staged_close(&c->plot, &c->d))
+	if (cli_out_close(&c->json, &c->d) || cli_out_close(&c->csv, &c->d) ||
+	    cli_out_close(&c->plot, &c->d))
 		return -1;
-	if (cli_staged_commit(&c->json, &c->d) || cli_staged_commit(&c->csv, &c->d) ||
-	    cli_staged_commit(&c->plot, &c->d))
+	if (cli_out_commit(&c->json, &c->d) || cli_out_commit(&c->csv, &c->d) ||
+	    cli_out_commit(&c->plot, &c->d))
 		return -1;
 	if (table)
 		print_table(table, c);
@@ -1352,7 +1352,6 @@ int cli_compare_main(int argc, char **argv)
 {
 	struct cmp_opts o = { .run = { .seed = DEFAULT_SEED } };
 	struct cmp_ctx c;
-	struct cli_sigsave sigs;
 	char buf[1200];
 	int rc;
 
@@ -1376,7 +1375,6 @@ int cli_compare_main(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	c.o = &o;
 	c.progress = !o.quiet && isatty(STDERR_FILENO);
-	cli_signals_install(&sigs);
 	rc = compare_pipeline(&c);
 	if (c.progress)
 		fputs("\r\033[K", stderr);
@@ -1385,10 +1383,9 @@ int cli_compare_main(int argc, char **argv)
 		fprintf(stderr, "ibfab compare: %s\n", buf);
 		rc = 1;
 	}
-	cli_staged_free(&c.json);
-	cli_staged_free(&c.csv);
-	cli_staged_free(&c.plot);
-	cli_signals_restore(&sigs);
+	cli_out_free(&c.json);
+	cli_out_free(&c.csv);
+	cli_out_free(&c.plot);
 	for (int k = 0; k < NFABRICS; k++)
 		result_free(&c.res[k]);
 	free(c.builtin_text);

@@ -14,11 +14,11 @@
  * cli_run_fill_report) so `ibfab compare` runs the same pipeline once per
  * fabric, and so are the staged output files.
  *
- * Output files are never half-written: each is written under a hidden
- * temporary name in its own directory and renamed into place only after
- * everything succeeded (rename is atomic within a file system). On an error
- * the temporaries are removed, and so is a --csv directory we created; a
- * SIGINT/SIGTERM handler does the same with async-signal-safe unlink/rmdir.
+ * Output files are never half-written (tools/cli_out.h): a regular file is
+ * staged under a hidden temporary name beside it and renamed into place
+ * only after everything succeeded; devices and FIFOs are written in place.
+ * On an error the temporaries are removed, and so is a --csv directory we
+ * created; SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGPIPE do the same.
  *
  * Progress goes on stderr only when it is a terminal: the engine's
  * after_event hook (if the fabric left it free) looks at the clock every
@@ -74,14 +74,6 @@ static const char *const default_traffic[] = {
 static const char *const default_traffic_user[] = {
 	"permutation:size=1MiB",
 };
-
-/*
- * What the signal handler must remove: plain char arrays, so the handler
- * touches nothing that malloc or stdio might be changing under it.
- */
-#define SIG_MAX_PATHS 5
-static char sig_paths[SIG_MAX_PATHS][PATH_MAX];
-static char sig_dir[PATH_MAX];
 
 /* ---- help --------------------------------------------------------------- */
 
@@ -168,8 +160,14 @@ void cli_run_usage(FILE *out)
 "                     summary.\n"
 "  --help             this text.   --help-params   parameters and presets.\n"
 "\n"
-"Output files are written under a temporary name and renamed when the run\n"
-"succeeded; on any error none is left behind.\n"
+"Output files never destroy what is at their path. A regular file (or a new\n"
+"one) is written under a hidden temporary name beside it and renamed into\n"
+"place, keeping the old file's mode, only when the run succeeded: on any\n"
+"error, or SIGINT, SIGTERM, SIGHUP or SIGQUIT, none is left behind. A\n"
+"symbolic link is followed (the file it points to is written; the link\n"
+"stays). A character device (/dev/null) or a FIFO is written in place; a\n"
+"FIFO nobody reads is an error. A directory, socket or block device is\n"
+"refused. Every write is checked, stdout's too: a full disk is exit 1.\n"
 "\n"
 "JSON (keys in this order; times in ps, sizes in bytes):\n"
 "  ibfab_version seed reproducible complete sim_time_ps events wall_s\n"
@@ -448,165 +446,31 @@ static int parse_args(int argc, char **argv, struct cli_run_opts *o)
 	return 0;
 }
 
-/* ---- output files ------------------------------------------------------- */
-
-/* The handler must never see a half-copied name: hold the signals meanwhile. */
-static void sig_hold(bool hold)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigprocmask(hold ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
-}
-
-static void sig_track(const char *tmp)
-{
-	sig_hold(true);
-	for (int i = 0; i < SIG_MAX_PATHS; i++)
-		if (!sig_paths[i][0]) {
-			snprintf(sig_paths[i], PATH_MAX, "%s", tmp);
-			break;
-		}
-	sig_hold(false);
-}
-
-static void sig_untrack(const char *tmp)
-{
-	sig_hold(true);
-	for (int i = 0; i < SIG_MAX_PATHS; i++)
-		if (!strcmp(sig_paths[i], tmp))
-			sig_paths[i][0] = 0;
-	sig_hold(false);
-}
-
-static void on_signal(int sig)
-{
-	for (int i = 0; i < SIG_MAX_PATHS; i++)
-		if (sig_paths[i][0])
-			unlink(sig_paths[i]);
-	if (sig_dir[0])
-		rmdir(sig_dir);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-int cli_staged_open(struct cli_staged *s, const char *path, struct sim_diag *d)
-{
-	const char *slash = strrchr(path, '/');
-	const char *base = slash ? slash + 1 : path;
-	int dirlen = slash ? (int)(slash - path) : 0;
-	struct stat st;
-	mode_t mask;
-	int fd;
-
-	if (!*base)
-		return sim_diag_set(d, path, 0, 0, "expected a file name, not a directory");
-	if (!stat(path, &st) && S_ISDIR(st.st_mode))
-		return sim_diag_set(d, path, 0, 0, "is a directory");
-	s->path = strdup(path);
-	/* hidden, in the same directory, so the final rename stays atomic */
-	if (!s->path || asprintf(&s->tmp, "%.*s%s.%s.ibfab-tmp-XXXXXX", dirlen, path,
-				 slash ? "/" : "", base) < 0) {
-		s->tmp = NULL;
-		return sim_diag_set(d, path, 0, 0, "out of memory");
-	}
-	fd = mkstemp(s->tmp);
-	if (fd < 0) {
-		int e = errno;
-
-		free(s->tmp);
-		s->tmp = NULL;
-		return sim_diag_set(d, path, 0, 0, "cannot create: %s", strerror(e));
-	}
-	/* mkstemp makes 0600; give the file the mode fopen() would have */
-	mask = umask(0);
-	umask(mask);
-	fchmod(fd, 0666 & ~mask);
-	s->f = fdopen(fd, "w");
-	if (!s->f) {
-		close(fd);
-		unlink(s->tmp);
-		return sim_diag_set(d, path, 0, 0, "cannot open: %s", strerror(errno));
-	}
-	sig_track(s->tmp);
-	return 0;
-}
-
-/* Flush and close; the rename comes later, once every output is complete. */
-int cli_staged_close(struct cli_staged *s, struct sim_diag *d)
-{
-	int bad;
-
-	if (!s->f)
-		return 0;
-	bad = ferror(s->f);
-	if (fclose(s->f))
-		bad = 1;
-	s->f = NULL;
-	if (bad)
-		return sim_diag_set(d, s->path, 0, 0, "write error: %s", strerror(errno));
-	return 0;
-}
-
-int cli_staged_commit(struct cli_staged *s, struct sim_diag *d)
-{
-	if (!s->tmp)
-		return 0;
-	if (rename(s->tmp, s->path))
-		return sim_diag_set(d, s->path, 0, 0, "cannot rename %s into place: %s",
-				    s->tmp, strerror(errno));
-	sig_untrack(s->tmp);
-	free(s->tmp);
-	s->tmp = NULL;
-	return 0;
-}
-
-/* Remove whatever is left (nothing after a commit) and free. */
-void cli_staged_free(struct cli_staged *s)
-{
-	if (s->f)
-		fclose(s->f);
-	if (s->tmp) {
-		unlink(s->tmp);
-		sig_untrack(s->tmp);
-	}
-	free(s->tmp);
-	free(s->path);
-	memset(s, 0, sizeof(*s));
-}
+/* ---- output files (tools/cli_out.h) ------------------------------------ */
 
 static int csv_open(struct cli_run *c, struct sim_diag *d)
 {
 	const char *dir = c->o->csv;
-	struct stat st;
 	char *p;
 	int rc;
 
-	if (mkdir(dir, 0777) == 0) {
-		c->csv_dir_created = true;
-		snprintf(sig_dir, sizeof(sig_dir), "%s", dir);
-	} else if (errno != EEXIST) {
-		return sim_diag_set(d, dir, 0, 0, "cannot create directory: %s", strerror(errno));
-	} else if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
-		return sim_diag_set(d, dir, 0, 0, "exists and is not a directory");
-	}
+	if (cli_out_mkdir(dir, &c->csv_dir_created, d))
+		return -1;
 	if (asprintf(&p, "%s/links.csv", dir) < 0)
 		return sim_diag_set(d, dir, 0, 0, "out of memory");
-	rc = cli_staged_open(&c->links, p, d);
+	rc = cli_out_open(&c->links, p, false, d);
 	free(p);
 	if (rc)
 		return rc;
 	if (asprintf(&p, "%s/flows.csv", dir) < 0)
 		return sim_diag_set(d, dir, 0, 0, "out of memory");
-	rc = cli_staged_open(&c->flows, p, d);
+	rc = cli_out_open(&c->flows, p, false, d);
 	free(p);
 	if (rc || !c->o->trace)
 		return rc;
 	if (asprintf(&p, "%s/collectives.csv", dir) < 0)
 		return sim_diag_set(d, dir, 0, 0, "out of memory");
-	rc = cli_staged_open(&c->colls, p, d);
+	rc = cli_out_open(&c->colls, p, false, d);
 	free(p);
 	return rc;
 }
@@ -615,11 +479,11 @@ static int outputs_open(struct cli_run *c)
 {
 	if (c->o->json && !strcmp(c->o->json, "-"))
 		c->json_stdout = true;
-	else if (c->o->json && cli_staged_open(&c->json, c->o->json, &c->d))
+	else if (c->o->json && cli_out_open(&c->json, c->o->json, false, &c->d))
 		return -1;
 	if (c->o->csv && csv_open(c, &c->d))
 		return -1;
-	if (c->o->timeline && cli_staged_open(&c->timeline, c->o->timeline, &c->d))
+	if (c->o->timeline && cli_out_open(&c->timeline, c->o->timeline, false, &c->d))
 		return -1;
 	return 0;
 }
@@ -627,14 +491,14 @@ static int outputs_open(struct cli_run *c)
 /* On failure: no temporary left, and no directory we made. */
 static void outputs_free(struct cli_run *c, bool failed)
 {
-	cli_staged_free(&c->json);
-	cli_staged_free(&c->links);
-	cli_staged_free(&c->flows);
-	cli_staged_free(&c->timeline);
-	cli_staged_free(&c->colls);
+	cli_out_free(&c->json);
+	cli_out_free(&c->links);
+	cli_out_free(&c->flows);
+	cli_out_free(&c->timeline);
+	cli_out_free(&c->colls);
 	if (failed && c->csv_dir_created)
 		rmdir(c->o->csv);
-	sig_dir[0] = 0;
+	cli_out_untrack_dir();
 }
 
 /* ---- pipeline ----------------------------------------------------------- */
@@ -849,17 +713,17 @@ static int write_outputs(struct cli_run *c, const struct cli_report *r)
 		return sim_diag_set(&c->d, c->flows.path, 0, 0, "write error");
 	if (c->colls.f && cli_trace_csv(c->colls.f, &c->net, &c->prog, &c->tres))
 		return sim_diag_set(&c->d, c->colls.path, 0, 0, "write error");
-	if (cli_staged_close(&c->colls, &c->d) || cli_staged_commit(&c->colls, &c->d))
+	if (cli_out_close(&c->colls, &c->d) || cli_out_commit(&c->colls, &c->d))
 		return -1;
 	if (c->timeline.f && trace_timeline_write(c->timeline.f, &c->prog, &c->tres))
 		return sim_diag_set(&c->d, c->timeline.path, 0, 0, "write error");
-	if (cli_staged_close(&c->timeline, &c->d) || cli_staged_commit(&c->timeline, &c->d))
+	if (cli_out_close(&c->timeline, &c->d) || cli_out_commit(&c->timeline, &c->d))
 		return -1;
-	if (cli_staged_close(&c->json, &c->d) || cli_staged_close(&c->links, &c->d) ||
-	    cli_staged_close(&c->flows, &c->d))
+	if (cli_out_close(&c->json, &c->d) || cli_out_close(&c->links, &c->d) ||
+	    cli_out_close(&c->flows, &c->d))
 		return -1;
-	if (cli_staged_commit(&c->json, &c->d) || cli_staged_commit(&c->links, &c->d) ||
-	    cli_staged_commit(&c->flows, &c->d))
+	if (cli_out_commit(&c->json, &c->d) || cli_out_commit(&c->links, &c->d) ||
+	    cli_out_commit(&c->flows, &c->d))
 		return -1;
 	if (sum)
 		cli_report_summary(sum, r);
@@ -926,23 +790,6 @@ void cli_run_fini(struct cli_run *c)
 	memset(c, 0, sizeof(*c));
 }
 
-void cli_signals_install(struct cli_sigsave *s)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &s->old_int);
-	sigaction(SIGTERM, &sa, &s->old_term);
-}
-
-void cli_signals_restore(const struct cli_sigsave *s)
-{
-	sigaction(SIGINT, &s->old_int, NULL);
-	sigaction(SIGTERM, &s->old_term, NULL);
-}
-
 /* 0 done, -1 failed with c->d filled, 1 failed and already said why. */
 static int run_pipeline(struct cli_run *c)
 {
@@ -967,7 +814,6 @@ int cli_run_main(int argc, char **argv)
 {
 	struct cli_run_opts o = { .seed = DEFAULT_SEED };
 	struct cli_run c;
-	struct cli_sigsave sigs;
 	char buf[1100];
 	int rc;
 
@@ -986,7 +832,6 @@ int cli_run_main(int argc, char **argv)
 	}
 
 	cli_run_init(&c, &o);
-	cli_signals_install(&sigs);
 
 	rc = run_pipeline(&c);
 	if (rc < 0) {
@@ -995,7 +840,6 @@ int cli_run_main(int argc, char **argv)
 		rc = 1;
 	}
 	outputs_free(&c, rc != 0);
-	cli_signals_restore(&sigs);
 	cli_run_fini(&c);
 out_opts:
 	free(o.traffic);

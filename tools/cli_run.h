@@ -2,14 +2,13 @@
 /*
  * cli_run.h - `ibfab run`: build a fabric from a topology, parameters and
  * traffic specs, run it, and report (cli_report.h). Exit codes: 0 done,
- * 1 an input or run error (one line on stderr), 2 a usage error. SIGINT
- * and SIGTERM remove partial outputs, then end the process as the signal
- * would have.
+ * 1 an input or run error (one line on stderr), 2 a usage error. SIGINT,
+ * SIGTERM, SIGHUP, SIGQUIT and SIGPIPE remove partial outputs, then end the
+ * process as the signal would have.
  */
 #ifndef IBFAB_CLI_RUN_H
 #define IBFAB_CLI_RUN_H
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +17,7 @@
 #include "models/fabric/fab.h"
 #include "models/net/net.h"
 #include "sim/sim_diag.h"
+#include "tools/cli_out.h"
 #include "tools/cli_report.h"
 #include "traces/trace.h"
 #include "traces/trace_replay.h"
@@ -65,28 +65,6 @@ struct cli_run_opts {
 	const char *op;		/* --op: the default op= of every --traffic spec */
 };
 
-/* An output file written under a hidden temporary name in its own
- * directory, renamed into place by cli_staged_commit(); SIGINT/SIGTERM
- * remove the temporary (cli_signals_install). */
-struct cli_staged {
-	char *path;		/* final name */
-	char *tmp;		/* temporary name, same directory */
-	FILE *f;
-};
-
-int cli_staged_open(struct cli_staged *s, const char *path, struct sim_diag *d);
-/* Flush and close (0, or -1 with d filled on a write error). */
-int cli_staged_close(struct cli_staged *s, struct sim_diag *d);
-int cli_staged_commit(struct cli_staged *s, struct sim_diag *d);
-/* Remove what is left (nothing after a commit) and free. */
-void cli_staged_free(struct cli_staged *s);
-
-struct cli_sigsave {
-	struct sigaction old_int, old_term;
-};
-void cli_signals_install(struct cli_sigsave *s);
-void cli_signals_restore(const struct cli_sigsave *s);
-
 /* One run: what it loaded, the fabric, its outputs. */
 struct cli_run {
 	struct cli_run_opts *o;
@@ -100,9 +78,9 @@ struct cli_run {
 	int ntraffic;
 	bool traffic_default;
 	/* outputs */
-	struct cli_staged json;
+	struct cli_out json;
 	bool json_stdout;
-	struct cli_staged links, flows, timeline, colls;
+	struct cli_out links, flows, timeline, colls;
 	/* --trace */
 	struct trace trace;
 	struct trace_program prog;

@@ -39,6 +39,7 @@
 #include "models/sm/sm_cdg.h"
 #include "sim/sim.h"
 #include "sim/sim_diag.h"
+#include "tools/cli_out.h"
 #include "tools/cli_topo.h"
 #include "topologies/topo.h"
 
@@ -97,7 +98,9 @@ static void usage_dot(FILE *out)
 	      "                   topology: colour and thicken each cable by its\n"
 	      "                   utilisation, busy_ps / sim_time_ps of its busier\n"
 	      "                   direction, with a legend (blue idle ... red saturated)\n"
-	      "  -o OUT.dot       write there (atomically) instead of stdout\n"
+	      "  -o OUT.dot       write there instead of stdout: a regular file is\n"
+	      "                   replaced atomically (mode kept), a symlink followed,\n"
+	      "                   a device or FIFO written in place; '-' is stdout\n"
 	      "  --render FMT     also run Graphviz: dot -TFMT OUT.dot -o OUT.FMT\n"
 	      "                   (needs -o and the 'dot' program)\n"
 	      "\n"
@@ -179,7 +182,7 @@ static int parse_opts(int argc, char **argv, bool dot, struct topo_opts *o)
 		o->out = NULL;	/* "-o -": stdout */
 	if (o->render && strcmp(o->render, "svg") && strcmp(o->render, "png"))
 		return usage_err(o, "--render wants svg or png, got '%s'", o->render);
-	if (o->render && !o->out)
+	if (o->render && (!o->out || !strcmp(o->out, "-")))
 		return usage_err(o, "--render needs -o OUT.dot (the image goes beside it)%s", "");
 	return -1;
 }
@@ -1160,22 +1163,41 @@ static char *image_path(const char *out, const char *fmt)
 	return s;
 }
 
-/* Run Graphviz into a temporary name, rename it on success. 0 or 1. */
+static int dot_fail(struct sim_diag *d)
+{
+	char buf[1100];
+
+	sim_diag_format(d, buf, sizeof(buf));
+	fprintf(stderr, "ibfab topo dot: %s\n", buf);
+	return 1;
+}
+
+/* Run Graphviz into the image's cli_out file (staged, or the device or FIFO
+ * itself), put it in place on success. 0 or 1. */
 static int render(const char *dotfile, const char *fmt)
 {
-	char *img = image_path(dotfile, fmt), *tmp = NULL, tflag[16];
+	char *img = image_path(dotfile, fmt), tflag[16];
+	struct cli_out o;
+	struct sim_diag d;
 	pid_t pid;
 	int st, rc = 1, e;
 
-	tmp = img ? malloc(strlen(img) + 24) : NULL;
-	if (!tmp) {
+	if (!img) {
 		fprintf(stderr, "ibfab topo dot: out of memory\n");
-		free(img);
 		return 1;
 	}
-	sprintf(tmp, "%s.tmp%d", img, (int)getpid());
+	if (cli_out_open(&o, img, false, &d)) {
+		rc = dot_fail(&d);
+		goto out;
+	}
+	/* Graphviz writes the file by name: ours is closed first, unwritten */
+	if (cli_out_close(&o, &d)) {
+		rc = dot_fail(&d);
+		goto out;
+	}
 	snprintf(tflag, sizeof(tflag), "-T%s", fmt);
-	char *args[] = { (char *)"dot", tflag, (char *)"-o", tmp, (char *)dotfile, NULL };
+	char *args[] = { (char *)"dot", tflag, (char *)"-o", (char *)cli_out_file(&o),
+			 (char *)dotfile, NULL };
 
 	e = posix_spawnp(&pid, "dot", NULL, NULL, args, environ);
 	if (e) {
@@ -1194,15 +1216,13 @@ static int render(const char *dotfile, const char *fmt)
 			dotfile);
 	} else if (!WIFEXITED(st) || WEXITSTATUS(st)) {
 		fprintf(stderr, "ibfab topo dot: Graphviz 'dot -T%s' failed on %s\n", fmt, dotfile);
-	} else if (rename(tmp, img)) {
-		fprintf(stderr, "ibfab topo dot: %s: %s\n", img, strerror(errno));
+	} else if (cli_out_commit(&o, &d)) {
+		rc = dot_fail(&d);
 	} else {
 		rc = 0;
 	}
 out:
-	if (rc)
-		unlink(tmp);
-	free(tmp);
+	cli_out_free(&o);
 	free(img);
 	return rc;
 }
@@ -1214,7 +1234,8 @@ int cli_topo_dot(int argc, char **argv)
 	struct net n;
 	double *util = NULL;
 	int *lv = NULL, maxlevel, rc = parse_opts(argc, argv, true, &o);
-	char *tmp = NULL;
+	struct cli_out outf = { 0 };
+	struct sim_diag d;
 	FILE *out = stdout;
 
 	if (rc >= 0)
@@ -1250,33 +1271,23 @@ int cli_topo_dot(int argc, char **argv)
 			goto done;
 	}
 	if (o.out) {
-		int fd;
-
-		tmp = malloc(strlen(o.out) + 16);
-		if (!tmp)
-			goto nomem;
-		sprintf(tmp, "%s.tmpXXXXXX", o.out);
-		fd = mkstemp(tmp);
-		if (fd < 0 || !(out = fdopen(fd, "w"))) {
-			fprintf(stderr, "ibfab topo dot: %s: %s\n", o.out, strerror(errno));
-			if (fd >= 0) {
-				close(fd);
-				unlink(tmp);
-			}
-			out = NULL;
+		if (cli_out_open(&outf, o.out, true, &d)) {
+			dot_fail(&d);
 			goto done;
 		}
-		fchmod(fd, 0644);
+		out = outf.f;
+		if (o.render && !outf.tmp) {
+			/* Graphviz reads the file back: a FIFO or a device cannot be */
+			sim_diag_set(&d, o.out, 0, 0, "--render needs -o to name a regular file");
+			dot_fail(&d);
+			goto done;
+		}
 	}
 	write_dot(out, &n, &o, lv, maxlevel, &p, util);
 	if (o.out) {
-		bool bad = ferror(out);
-
-		bad |= fclose(out) != 0;
 		out = NULL;
-		if (bad || rename(tmp, o.out)) {
-			fprintf(stderr, "ibfab topo dot: %s: %s\n", o.out, bad ? "write error" : strerror(errno));
-			unlink(tmp);
+		if (cli_out_close(&outf, &d) || cli_out_commit(&outf, &d)) {
+			dot_fail(&d);
 			goto done;
 		}
 		if (o.render && render(o.out, o.render))
@@ -1289,7 +1300,7 @@ int cli_topo_dot(int argc, char **argv)
 nomem:
 	fprintf(stderr, "ibfab topo dot: out of memory\n");
 done:
-	free(tmp);
+	cli_out_free(&outf);
 	free(util);
 	free(lv);
 	paths_free(&p);

@@ -31,6 +31,7 @@
 #include "models/net/net.h"
 #include "models/sm/sm.h"
 #include "sim/sim_diag.h"
+#include "tools/cli_out.h"
 #include "tools/cli_topo.h"
 #include "topologies/lft.h"
 
@@ -205,44 +206,23 @@ static int load_and_route(const struct route_args *a, struct net *n, char *note,
 	return 0;
 }
 
-/* Write the dump under a temporary name in the same directory, then rename. */
+/* The dump through cli_out: staged and renamed, or in place ("-" too). */
 static int write_dump(const struct net *n, const char *out)
 {
-	char *tmp;
-	FILE *f;
-	int fd, bad;
+	struct cli_out o;
+	struct sim_diag d;
+	char buf[1100];
+	int rc = 0;
 
-	if (!strcmp(out, "-"))
-		return lft_write_dump(n, stdout) || fflush(stdout) ? 1 : 0;
-	if (asprintf(&tmp, "%s.ibfab-tmp-XXXXXX", out) < 0)
-		return 1;
-	fd = mkstemp(tmp);
-	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		fprintf(stderr, "ibfab topo route: %s: cannot create: %s\n", out, strerror(errno));
-		if (fd >= 0) {
-			close(fd);
-			unlink(tmp);
-		}
-		free(tmp);
-		return 1;
+	if (cli_out_open(&o, out, true, &d) ||
+	    (lft_write_dump(n, o.f) ? sim_diag_set(&d, out, 0, 0, "write error") : 0) ||
+	    cli_out_close(&o, &d) || cli_out_commit(&o, &d)) {
+		sim_diag_format(&d, buf, sizeof(buf));
+		fprintf(stderr, "ibfab topo route: %s\n", buf);
+		rc = 1;
 	}
-	{
-		/* mkstemp makes 0600; give the file the mode fopen() would */
-		mode_t mask = umask(0);
-
-		umask(mask);
-		fchmod(fd, 0666 & ~mask);
-	}
-	bad = lft_write_dump(n, f);
-	bad |= fclose(f) != 0;
-	if (bad || rename(tmp, out)) {
-		fprintf(stderr, "ibfab topo route: %s: write error: %s\n", out, strerror(errno));
-		unlink(tmp);
-		free(tmp);
-		return 1;
-	}
-	free(tmp);
-	return 0;
+	cli_out_free(&o);
+	return rc;
 }
 
 /* "0x<guid>" when known, else "\"desc\"" */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tools/cli_compare.h"
+#include "tools/cli_out.h"
 #include "tools/cli_run.h"
 #include "tools/cli_serve.h"
 #include "tools/cli_topo.h"
@@ -38,10 +39,31 @@ static int is_help(const char *a)
 	return !strcmp(a, "--help") || !strcmp(a, "-h") || !strcmp(a, "help");
 }
 
-int main(int argc, char **argv)
+/* The commands: `ibfab help NAME` and `ibfab NAME ...` both look here. */
+static const struct {
+	const char *name;
+	int (*main)(int argc, char **argv);	/* argv[0] is the command's name */
+} commands[] = {
+	{ "run", cli_run_main },
+	{ "topo", cli_topo_main },
+	{ "compare", cli_compare_main },
+	{ "serve", cli_serve_main },
+	{ "exec", cli_exec_main },
+};
+
+static int (*find(const char *name))(int, char **)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(commands[i].name, name))
+			return commands[i].main;
+	return NULL;
+}
+
+static int dispatch(int argc, char **argv)
 {
 	char help_arg[] = "--help";
 	const char *cmd = argc > 1 ? argv[1] : NULL;
+	int (*fn)(int, char **);
 
 	if (!cmd) {
 		usage(stderr);
@@ -51,16 +73,8 @@ int main(int argc, char **argv)
 	if (is_help(cmd) && argc > 2) {
 		char *sub[] = { argv[2], help_arg, NULL };
 
-		if (!strcmp(argv[2], "run"))
-			return cli_run_main(2, sub);
-		if (!strcmp(argv[2], "topo"))
-			return cli_topo_main(2, sub);
-		if (!strcmp(argv[2], "compare"))
-			return cli_compare_main(2, sub);
-		if (!strcmp(argv[2], "serve"))
-			return cli_serve_main(2, sub);
-		if (!strcmp(argv[2], "exec"))
-			return cli_exec_main(2, sub);
+		if ((fn = find(argv[2])))
+			return fn(2, sub);
 		if (is_help(argv[2])) {
 			usage(stdout);
 			return 0;
@@ -76,16 +90,19 @@ int main(int argc, char **argv)
 		printf("ibfab %s\n", IBFAB_VERSION);
 		return 0;
 	}
-	if (!strcmp(cmd, "run"))
-		return cli_run_main(argc - 1, argv + 1);
-	if (!strcmp(cmd, "topo"))
-		return cli_topo_main(argc - 1, argv + 1);
-	if (!strcmp(cmd, "compare"))
-		return cli_compare_main(argc - 1, argv + 1);
-	if (!strcmp(cmd, "serve"))
-		return cli_serve_main(argc - 1, argv + 1);
-	if (!strcmp(cmd, "exec"))
-		return cli_exec_main(argc - 1, argv + 1);
+	if ((fn = find(cmd)))
+		return fn(argc - 1, argv + 1);
 	fprintf(stderr, "ibfab: unknown command '%s' (see 'ibfab --help')\n", cmd);
 	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	int rc = dispatch(argc, argv);
+
+	/* whatever the command printed must have reached stdout: `ibfab run
+	 * --help > /dev/full` fails, as a lost report would */
+	if (cli_out_stdout_check("ibfab") && rc == 0)
+		rc = 1;
+	return rc;
 }
