@@ -24,6 +24,14 @@
  * error reply (EPROTO/EINVAL/EBADF); a client that does not start with a
  * valid HELLO is dropped. Handles are indexes into the client's own table,
  * checked for type on every use.
+ *
+ * Trust (docs/shim.md, "Trust"): one user's processes, checked by
+ * SO_PEERCRED; none of them can hurt the others' runs. The clock page is a
+ * sealed memfd clients can only read; a client's memory is taken only as
+ * a memfd sealed against shrinking (no SIGBUS in the model's copies); a
+ * client the clock waits for in silence is detached after --hold-limit
+ * (watch_cb). The socket path: nothing is chmod'ed or removed that the
+ * daemon did not make (socket_dir, socket_leftover, unlink_socket).
  */
 #define _GNU_SOURCE
 #include "shim/serve.h"
@@ -60,6 +68,9 @@
 #define CLOCK_Q_MIN	(1 * SIM_US)
 #define CLOCK_Q_MAX	(100 * SIM_US)
 #define MAX_OBJS	65536
+#define MAX_CLIENTS	1024	/* attached programs at once */
+#define HELLO_LIMIT_S	5.0	/* from connect to HELLO; the shim sends it at once */
+#define WATCH_S		0.25	/* how often watch_cb looks (real time) */
 /*
  * A process that says nothing while not in a wait may spin on its memory
  * (perftest's write-latency loop): the clock must move for it. Or the
@@ -176,6 +187,7 @@ struct client {
 	uint64_t spun_in;	/* taken to spin in that advance() call */
 	bool spinner;		/* bytes landed while it spun: it spins on memory */
 	bool connected;		/* it has a QP ready to receive: it may spin */
+	bool holds;		/* advance() last counted it as running */
 	bool touched;		/* ... and it has not reacted yet */
 };
 
@@ -204,9 +216,15 @@ struct srv {
 	struct ev_loop *loop;
 	ev_io listen_w;
 	ev_timer idle_w;
-	ev_signal sigint_w, sigterm_w;
+	ev_signal stop_w[4];	/* SIGINT, SIGTERM, SIGHUP, SIGQUIT */
+	ev_timer watch_w;	/* silent clients (watch_cb) */
+	double hold_limit_s;
+	uint32_t nlive;		/* attached, not detached */
+	uint64_t evicted;
 	int lfd;
-	char path[108];
+	char path[108];		/* sizeof(sockaddr_un.sun_path) */
+	dev_t sock_dev;		/* the socket file it made (unlink_socket) */
+	ino_t sock_ino;
 	struct net net;
 	struct fab_params p;
 	struct fab *f;
@@ -785,6 +803,7 @@ static void advance(struct srv *s)
 			if (c->zombie)
 				continue;
 			live = true;
+			c->holds = false;
 			cq_events(c, now);
 			if (c->wait != W_NONE && !try_wake(c, now)) {
 				if (c->wait != W_IO)
@@ -808,6 +827,7 @@ static void advance(struct srv *s)
 					spin_due = due;
 			}
 			running = true;
+			c->holds = true;	/* the clock waits for it (watch_cb) */
 		}
 		if (running && spin_due > 0) {
 			/* look again once the silent ones may count as waiting */
@@ -887,7 +907,7 @@ static int do_hello(struct client *c, const struct shim_req *q)
 	if (host[0]) {
 		node = net_find_host(&s->net, host);
 		if (node < 0) {
-			logf_(s, "pid %u asked for unknown host '%s'", q->u.hello.pid, host);
+			logf_(s, "pid %u asked for unknown host '%s'", c->pid, host);
 			return ENOENT;
 		}
 	} else {
@@ -898,7 +918,13 @@ static int do_hello(struct client *c, const struct shim_req *q)
 	if (!c->hca)
 		return ENODEV;
 	c->node = node;
-	c->pid = q->u.hello.pid;
+	/* the pid in HELLO is only compared: another pid namespace sees
+	 * another number, a hostile client any number */
+	if (c->peer <= 0)
+		c->pid = q->u.hello.pid;
+	else if (q->u.hello.pid != (uint32_t)c->peer)
+		logf_(s, "pid %u says it is pid %u: the kernel's word is taken", c->pid,
+		      q->u.hello.pid);
 	c->hello = true;
 	port = net_first_port(&s->net, node);
 	np = &s->net.nodes[node].ports[port < 0 ? 1 : port];
@@ -935,6 +961,19 @@ static int do_seg_add(struct client *c, const struct shim_req *q, int *fd)
 
 	if (*fd < 0)
 		return EBADF;
+	/*
+	 * The daemon reads and writes these pages for the fabric: a file that
+	 * could shrink under the mapping would kill it with SIGBUS, and every
+	 * program with it. So only a memfd sealed against shrinking is taken
+	 * (the shim seals its own), and its size is checked after the seal.
+	 */
+	int seals = fcntl(*fd, F_GET_SEALS);
+
+	if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
+		logf_(c->s, "pid %u: a memory segment not sealed against shrinking: refused",
+		      c->pid);
+		return EPERM;
+	}
 	if (!len || len > (1ULL << 40) || fstat(*fd, &st) || (uint64_t)st.st_size < len)
 		return EINVAL;
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
@@ -1508,6 +1547,7 @@ static void client_detach(struct client *c)
 	}
 	c->wait = W_NONE;
 	c->zombie = true;
+	s->nlive--;
 	c->zombie_until = sat_add(sim_now(s->eng), LINGER_PS);
 	if (c->hello)
 		logf_(s, "pid %u (host %s) detached", c->pid, s->net.nodes[c->node].desc);
@@ -1600,6 +1640,27 @@ static void listen_cb(struct ev_loop *loop, ev_io *w, int revents)
 	fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
 		return;
+	struct ucred cr;
+	socklen_t crlen = sizeof(cr);
+
+	/*
+	 * Who is at the other end, in the kernel's words (SO_PEERCRED), never
+	 * the HELLO's: only our own user (or root) is served - the socket's
+	 * mode says so too, this holds if someone loosens it.
+	 */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) ||
+	    (cr.uid != geteuid() && cr.uid != 0)) {
+		logf_(s, "refused a connection from uid %d: the daemon serves its own user",
+		      crlen == sizeof(cr) ? (int)cr.uid : -1);
+		close(fd);
+		return;
+	}
+	if (s->nlive >= MAX_CLIENTS) {
+		logf_(s, "refused pid %d: %d programs are attached already", (int)cr.pid,
+		      MAX_CLIENTS);
+		close(fd);
+		return;
+	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(fd);
@@ -1608,14 +1669,13 @@ static void listen_cb(struct ev_loop *loop, ev_io *w, int revents)
 	c->s = s;
 	c->fd = fd;
 	c->io_fd = -1;
-	struct ucred cr;
-	socklen_t crlen = sizeof(cr);
-
 	/* its CPU time tells spinning from being paused (silent_wait) */
-	if (!getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) && cr.pid > 0) {
+	if (cr.pid > 0) {
 		c->peer = cr.pid;
+		c->pid = (uint32_t)cr.pid;
 		c->cpu_ok = !clock_getcpuclockid(cr.pid, &c->cpu_clk);
 	}
+	s->nlive++;
 	alive(c, client_cpu(c));	/* (a first read: cpu_ok says whether it works) */
 	c->poll_q = POLL_Q_MIN;
 	c->clock_q = CLOCK_Q_MIN;
@@ -1624,6 +1684,56 @@ static void listen_cb(struct ev_loop *loop, ev_io *w, int revents)
 	ev_timer_stop(loop, &s->idle_w);
 	ev_io_init(&c->w, client_cb, fd, EV_READ);
 	ev_io_start(loop, &c->w);
+}
+
+/*
+ * The one place real time decides anything, and only to end a client's
+ * run: one that said no HELLO within HELLO_LIMIT_S of connecting, or one
+ * the clock has waited for, with another program waiting on the clock,
+ * through hold_limit_s of its real or CPU time without a word (a program
+ * that attached and went idle, or stopped in a debugger). It is detached
+ * as if it had exited, and the others go on.
+ */
+static void watch_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct srv *s = container_of(w, struct srv, watch_w);
+	ev_tstamp rt = ev_time();
+	bool waiting = false, evicted = false;
+
+	(void)loop;
+	(void)revents;
+	for (struct client *c = s->clients; c; c = c->next)
+		waiting |= !c->zombie && c->wait != W_NONE && c->wait != W_IO;
+	for (struct client *c = s->clients; c; c = c->next) {
+		if (c->zombie)
+			continue;
+		if (!c->hello) {
+			if (rt - c->quiet_rt > HELLO_LIMIT_S) {
+				logf_(s, "pid %u said no HELLO in %.0f s: dropped", c->pid,
+				      HELLO_LIMIT_S);
+				client_detach(c);
+				s->evicted++;
+				evicted = true;
+			}
+			continue;
+		}
+		if (!waiting || !c->holds || c->wait != W_NONE || s->hold_limit_s <= 0)
+			continue;
+		double cpu = client_cpu(c);
+		double quiet_rt = rt - c->quiet_rt, quiet_cpu = cpu < 0 ? 0 : cpu - c->quiet_cpu;
+
+		if (quiet_rt > s->hold_limit_s || quiet_cpu > s->hold_limit_s) {
+			logf_(s, "pid %u (host %s) held the clock for %.1f s (%.1f s of CPU) "
+			      "without a word while others waited: detached (--hold-limit %g)",
+			      c->pid, s->net.nodes[c->node].desc, quiet_rt, quiet_cpu,
+			      s->hold_limit_s);
+			client_detach(c);
+			s->evicted++;
+			evicted = true;
+		}
+	}
+	if (evicted)
+		advance(s);
 }
 
 static void stop_cb(struct ev_loop *loop, ev_signal *w, int revents)
@@ -1685,18 +1795,30 @@ static int build_fabric(struct srv *s, const struct serve_opts *o, struct sim_di
 	return 0;
 }
 
-static int make_dir(const char *path, struct sim_diag *d)
+/*
+ * The socket's directory. Missing components are made, mode 0700: those
+ * are the daemon's own. One that exists is used as it is - never chmod'ed
+ * (`--socket /tmp/sock` must not change /tmp) - but it must belong to us or
+ * to root and be writable by nobody else unless sticky (/tmp): in a
+ * directory another user may write, they could swap our socket for theirs,
+ * and programs would hand their memory to a stranger's daemon.
+ */
+static int socket_dir(const char *path, struct sim_diag *d)
 {
-	char dir[108];
-	char *slash;
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	const char *slash = strrchr(path, '/');
 	struct stat st;
 
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return 0;
-	*slash = 0;
-	/* missing parents too (mkdir -p), private like the directory itself */
+	if (!slash) {
+		dir[0] = '.';
+		dir[1] = 0;
+	} else {
+		size_t n = slash == path ? 1 : (size_t)(slash - path);
+
+		memcpy(dir, path, n);
+		dir[n] = 0;
+	}
+	/* missing components, as mkdir -p would, each private */
 	for (char *q = strchr(dir + 1, '/'); q; q = strchr(q + 1, '/')) {
 		*q = 0;
 		if (mkdir(dir, 0700) && errno != EEXIST)
@@ -1707,67 +1829,110 @@ static int make_dir(const char *path, struct sim_diag *d)
 	if (mkdir(dir, 0700) && errno != EEXIST)
 		return sim_diag_set(d, dir, 0, 0, "cannot create the socket directory: %s",
 				    strerror(errno));
-	if (stat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
-		return sim_diag_set(d, dir, 0, 0, "the socket directory is not ours");
-	if ((st.st_mode & 077) && chmod(dir, 0700))
-		return sim_diag_set(d, dir, 0, 0, "cannot make the socket directory private");
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
+		return sim_diag_set(d, dir, 0, 0, "the socket directory is not a directory");
+	if (st.st_uid != geteuid() && st.st_uid != 0)
+		return sim_diag_set(d, dir, 0, 0, "the socket directory belongs to another user "
+				    "(uid %u): choose another --socket", (unsigned)st.st_uid);
+	if ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))
+		return sim_diag_set(d, dir, 0, 0, "the socket directory is writable by others "
+				    "and not sticky: another user could replace the socket; choose "
+				    "a private directory");
+	return 0;
+}
+
+/*
+ * What is at the socket path already. A daemon that answers there: refused.
+ * A socket of our own user that nobody answers was left by a daemon that
+ * was killed: removed. Anything else - a file, a directory, another user's
+ * socket - is refused: the daemon deletes nothing it did not make.
+ */
+static int socket_leftover(const char *path, struct sim_diag *d)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	int t, e;
+
+	if (lstat(path, &st))
+		return errno == ENOENT ? 0 :
+		       sim_diag_set(d, path, 0, 0, "cannot use the socket path: %s", strerror(errno));
+	if (!S_ISSOCK(st.st_mode))
+		return sim_diag_set(d, path, 0, 0, "exists and is not a socket: ibfab serve "
+				    "removes nothing it did not make; choose another --socket");
+	if (st.st_uid != geteuid())
+		return sim_diag_set(d, path, 0, 0, "is a socket of another user (uid %u)",
+				    (unsigned)st.st_uid);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	t = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (t < 0)
+		return sim_diag_set(d, path, 0, 0, "socket: %s", strerror(errno));
+	e = connect(t, (struct sockaddr *)&sa, sizeof(sa)) ? errno : 0;
+	close(t);
+	if (!e)
+		return sim_diag_set(d, path, 0, 0, "a fabric daemon already serves here");
+	if (e != ECONNREFUSED)
+		return sim_diag_set(d, path, 0, 0, "cannot use the socket path: %s", strerror(e));
+	if (unlink(path) && errno != ENOENT)
+		return sim_diag_set(d, path, 0, 0, "cannot remove a stale socket: %s",
+				    strerror(errno));
 	return 0;
 }
 
 static int listen_socket(struct srv *s, struct sim_diag *d)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
 	mode_t old;
 	int fd;
 
-	if (make_dir(s->path, d))
+	if (socket_dir(s->path, d) || socket_leftover(s->path, d))
 		return -1;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", s->path);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return sim_diag_set(d, s->path, 0, 0, "socket: %s", strerror(errno));
-	/* a socket file nobody answers is a leftover: replace it */
-	if (!access(s->path, F_OK)) {
-		int t = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-
-		if (t >= 0 && !connect(t, (struct sockaddr *)&sa, sizeof(sa))) {
-			close(t);
-			close(fd);
-			return sim_diag_set(d, s->path, 0, 0, "a fabric daemon already serves here");
-		}
-		if (t >= 0)
-			close(t);
-		unlink(s->path);
-	}
 	/*
 	 * Bind under a temporary name and rename once listening: the socket
 	 * file must not appear before listen(), or a program that sees it
 	 * (as tests/shim/lib.sh's start_daemon does) and connects at once can
 	 * be refused while a loaded host runs something else between the two
-	 * calls.
+	 * calls. RENAME_NOREPLACE: whatever appeared at the path meanwhile
+	 * stays.
 	 */
 	int n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s.%ld", s->path, (long)getpid());
 	bool tmp_name = n > 0 && (size_t)n < sizeof(sa.sun_path);
 
 	if (!tmp_name)
-		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", s->path);
-	else
-		unlink(sa.sun_path);
+		memcpy(sa.sun_path, s->path, strlen(s->path) + 1);
 	old = umask(0177);	/* the socket is 0600: only its owner may attach */
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 64) ||
-	    (tmp_name && rename(sa.sun_path, s->path))) {
+	bool bound = !bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+
+	umask(old);
+	if (!bound || listen(fd, 64) ||
+	    (tmp_name && renameat2(AT_FDCWD, sa.sun_path, AT_FDCWD, s->path, RENAME_NOREPLACE))) {
 		int e = errno;
 
-		umask(old);
 		close(fd);
-		if (tmp_name)
-			unlink(sa.sun_path);
+		if (bound)
+			unlink(sa.sun_path);	/* ours: bind made it */
 		return sim_diag_set(d, s->path, 0, 0, "cannot listen: %s", strerror(e));
 	}
-	umask(old);
-	chmod(s->path, 0600);
+	if (lstat(s->path, &st)) {
+		close(fd);
+		return sim_diag_set(d, s->path, 0, 0, "the socket vanished: %s", strerror(errno));
+	}
+	/* at exit, the path is removed only if it is still this socket */
+	s->sock_dev = st.st_dev;
+	s->sock_ino = st.st_ino;
 	s->lfd = fd;
 	return 0;
+}
+
+static void unlink_socket(struct srv *s)
+{
+	struct stat st;
+
+	if (!lstat(s->path, &st) && st.st_dev == s->sock_dev && st.st_ino == s->sock_ino)
+		unlink(s->path);
 }
 
 int serve_run(const struct serve_opts *o, int ready_fd, struct sim_diag *d)
@@ -1785,16 +1950,32 @@ int serve_run(const struct serve_opts *o, int ready_fd, struct sim_diag *d)
 	if (s.spin_grace <= 0)
 		s.spin_grace = SPIN_GRACE_S;
 	s.idle_exit_s = o->idle_exit_s;
+	s.hold_limit_s = o->hold_limit_s;
 	signal(SIGPIPE, SIG_IGN);
-	if (o->socket)
-		snprintf(s.path, sizeof(s.path), "%s", o->socket);
-	else if (serve_default_socket(s.path, sizeof(s.path))) {
-		sim_diag_set(d, NULL, 0, 0, "socket path too long");
+	if (o->socket) {
+		if (strlen(o->socket) >= sizeof(s.path)) {
+			sim_diag_set(d, o->socket, 0, 0, "the socket path is %zu bytes long; a Unix "
+				     "socket's holds at most %zu", strlen(o->socket),
+				     sizeof(s.path) - 1);
+			goto out;
+		}
+		memcpy(s.path, o->socket, strlen(o->socket) + 1);
+	} else if (serve_default_socket(s.path, sizeof(s.path))) {
+		sim_diag_set(d, NULL, 0, 0, "the default socket path ($IBFAB_SOCKET, "
+			     "$XDG_RUNTIME_DIR/ibfab/sock) is over %zu bytes long",
+			     sizeof(s.path) - 1);
 		goto out;
 	}
 	if (build_fabric(&s, o, d))
 		goto out;
-	s.clk_fd = memfd_create("ibfab-clock", MFD_CLOEXEC);
+	/*
+	 * The clock page every client maps. Sealed once the daemon has its own
+	 * writable mapping: no size change (a client's ftruncate would SIGBUS
+	 * the daemon) and no new write access (F_SEAL_FUTURE_WRITE, Linux 5.1:
+	 * a client can neither mmap it writable nor pwrite it, so none can
+	 * forge the time the others read).
+	 */
+	s.clk_fd = memfd_create("ibfab-clock", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (s.clk_fd < 0 || ftruncate(s.clk_fd, 4096)) {
 		sim_diag_set(d, NULL, 0, 0, "memfd: %s", strerror(errno));
 		goto out;
@@ -1803,6 +1984,12 @@ int serve_run(const struct serve_opts *o, int ready_fd, struct sim_diag *d)
 	if (s.clk == MAP_FAILED) {
 		s.clk = NULL;
 		sim_diag_set(d, NULL, 0, 0, "mmap: %s", strerror(errno));
+		goto out;
+	}
+	if (fcntl(s.clk_fd, F_ADD_SEALS,
+		  F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL)) {
+		sim_diag_set(d, NULL, 0, 0, "cannot seal the clock page (Linux 5.1 or later "
+			     "needed): %s", strerror(errno));
 		goto out;
 	}
 	/* a fixed epoch: what programs print does not depend on the date */
@@ -1817,10 +2004,16 @@ int serve_run(const struct serve_opts *o, int ready_fd, struct sim_diag *d)
 	}
 	ev_io_init(&s.listen_w, listen_cb, s.lfd, EV_READ);
 	ev_io_start(s.loop, &s.listen_w);
-	ev_signal_init(&s.sigint_w, stop_cb, SIGINT);
-	ev_signal_start(s.loop, &s.sigint_w);
-	ev_signal_init(&s.sigterm_w, stop_cb, SIGTERM);
-	ev_signal_start(s.loop, &s.sigterm_w);
+	{
+		static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+		for (int i = 0; i < 4; i++) {
+			ev_signal_init(&s.stop_w[i], stop_cb, sigs[i]);
+			ev_signal_start(s.loop, &s.stop_w[i]);
+		}
+	}
+	ev_timer_init(&s.watch_w, watch_cb, WATCH_S, WATCH_S);
+	ev_timer_start(s.loop, &s.watch_w);
 	ev_timer_init(&s.idle_w, idle_cb, s.idle_exit_s, 0);
 	ev_timer_init(&s.spin_w, spin_cb, 0, 0);
 	if (s.idle_exit_s > 0)
@@ -1850,7 +2043,7 @@ out:
 		ev_loop_destroy(s.loop);
 	if (s.lfd >= 0) {
 		close(s.lfd);
-		unlink(s.path);
+		unlink_socket(&s);
 	}
 	if (s.clk)
 		munmap(s.clk, 4096);

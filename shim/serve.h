@@ -23,8 +23,12 @@ struct serve_opts {
 	int ntraffic;
 	const char *socket;		/* NULL = serve_default_socket() */
 	double idle_exit_s;		/* exit after this long without clients (0 = never) */
+	double hold_limit_s;		/* detach a client the clock waited for this long in
+					 * silence while others waited (0 = never) */
 	bool quiet;
 };
+
+#define SERVE_HOLD_LIMIT_S 30.0	/* `ibfab serve --hold-limit` default */
 
 /* The socket path the shim and the daemon agree on: $IBFAB_SOCKET, else
  * $XDG_RUNTIME_DIR/ibfab/sock, else /tmp/ibfab-$UID/sock. */

@@ -27,7 +27,8 @@
 #include <sys/socket.h>
 
 #define SHIM_MAGIC	0x31466249u	/* "IbF1" */
-#define SHIM_VERSION	2		/* 2: IO_END answered, CPU time trailer */
+#define SHIM_VERSION	3		/* 2: IO_END answered, CPU time trailer;
+					 * 3: segments sealed (F_SEAL_SHRINK) */
 #define SHIM_MAX_WC	16		/* completions per poll reply */
 #define SHIM_MAX_INLINE	256		/* inline bytes carried in one post */
 #define SHIM_NAME_LEN	64

@@ -22,6 +22,7 @@
 #include <endian.h>
 #include <stddef.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -512,10 +513,11 @@ static int seg_for(uintptr_t addr, size_t len, uint32_t *h, uint64_t *off)
 			*off = addr - segs[i].base;
 			return 0;
 		}
-	fd = memfd_create("ibfab-mr", MFD_CLOEXEC);
+	fd = memfd_create("ibfab-mr", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return errno;
-	if (ftruncate(fd, (off_t)sz)) {
+	/* the daemon maps it too: it takes only a file that cannot shrink */
+	if (ftruncate(fd, (off_t)sz) || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK)) {
 		rc = errno;
 		close(fd);
 		return rc;

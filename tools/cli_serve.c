@@ -37,7 +37,7 @@ void cli_serve_usage(FILE *out)
 {
 	fputs("usage: ibfab serve [--topo FILE] [--preset P] [--set key=value]... [--routing R]\n"
 	      "                   [--traffic SPEC]... [--socket PATH] [--idle-exit SECONDS]\n"
-	      "                   [--quiet]\n"
+	      "                   [--hold-limit SECONDS] [--quiet]\n"
 	      "\n"
 	      "Run the fabric daemon: unmodified verbs programs started with the shim\n"
 	      "libibverbs.so.1 (LD_LIBRARY_PATH, or 'ibfab exec') attach to it and run on\n"
@@ -47,7 +47,22 @@ void cli_serve_usage(FILE *out)
 	      "in order. Without --topo the fabric is the built-in 16-host fat tree of\n"
 	      "'ibfab run'. Parameters: 'ibfab run --help-params'. --traffic SPEC (as in\n"
 	      "'ibfab run') adds background load in the same simulation. Stops on\n"
-	      "SIGINT/SIGTERM.\n", out);
+	      "SIGINT, SIGTERM, SIGHUP or SIGQUIT, removing its socket.\n"
+	      "\n"
+	      "  --socket PATH        where to listen (at most 107 bytes). Missing\n"
+	      "                       directories are made, mode 0700; an existing one\n"
+	      "                       must be ours or root's and not writable by others\n"
+	      "                       unless sticky. Anything at PATH but a dead socket\n"
+	      "                       of ours is refused, never removed.\n"
+	      "  --idle-exit S        exit S seconds after the last program detached\n"
+	      "  --hold-limit S       detach a program the clock has waited for S\n"
+	      "                       seconds (real or CPU time) without a word from it,\n"
+	      "                       while another program waits on the clock (default\n"
+	      "                       30; 0 never). A program must say HELLO within 5 s\n"
+	      "                       of connecting.\n"
+	      "\n"
+	      "Only processes of the daemon's own user (or root) are served; what one\n"
+	      "program can and cannot do to the others: docs/shim.md, \"Trust\".\n", out);
 }
 
 void cli_exec_usage(FILE *out)
@@ -111,8 +126,14 @@ static int parse(const char *cmd, int argc, char **argv, struct serve_args *a, b
 			char *end;
 
 			a->o.idle_exit_s = strtod(v, &end);
-			if (*end || a->o.idle_exit_s < 0)
+			if (end == v || *end || !(a->o.idle_exit_s >= 0) || a->o.idle_exit_s > 1e9)
 				return usage_err(cmd, "--idle-exit wants seconds, not", v);
+		} else if (!exec && !strcmp(x, "--hold-limit")) {
+			char *end;
+
+			a->o.hold_limit_s = strtod(v, &end);
+			if (end == v || *end || !(a->o.hold_limit_s >= 0) || a->o.hold_limit_s > 1e9)
+				return usage_err(cmd, "--hold-limit wants seconds, not", v);
 		} else
 			return usage_err(cmd, "unknown option", x);
 		i++;
@@ -130,6 +151,7 @@ int cli_serve_main(int argc, char **argv)
 
 	memset(&a, 0, sizeof(a));
 	a.o.sets = a.sets;
+	a.o.hold_limit_s = SERVE_HOLD_LIMIT_S;
 	a.o.traffic = a.traffic;
 	rc = parse("serve", argc, argv, &a, false);
 	if (rc < 0) {
@@ -241,6 +263,7 @@ int cli_exec_main(int argc, char **argv)
 
 	memset(&a, 0, sizeof(a));
 	a.o.sets = a.sets;
+	a.o.hold_limit_s = SERVE_HOLD_LIMIT_S;
 	a.o.traffic = a.traffic;
 	rc = parse("exec", argc, argv, &a, true);
 	if (rc < 0) {

@@ -4,10 +4,12 @@
 # must get an error reply or a closed connection, never a crash: the caller
 # checks the daemon still serves afterwards. Layout: shim/shim_proto.h
 # (struct shim_req is 96 bytes, struct shim_rep 648).
-import os, random, socket, struct, sys
+import os, random, re, socket, struct, sys
 
 path = sys.argv[1]
 REQ = 96
+hdr = open(os.path.join(os.environ["IBFAB_SRC"], "shim/shim_proto.h")).read()
+VERSION = int(re.search(r"#define SHIM_VERSION\s+(\d+)", hdr).group(1))
 random.seed(7)
 
 def conn():
@@ -17,7 +19,7 @@ def conn():
     return s
 
 def hello(s):
-    body = struct.pack("<IIIII64s", 1, 0, 0x31466249, 2, os.getpid(), b"h5")
+    body = struct.pack("<IIIII64s", 1, 0, 0x31466249, VERSION, os.getpid(), b"h5")
     s.send(body.ljust(REQ, b"\0"))
     msg, anc, flags, addr = s.recvmsg(1024, socket.CMSG_SPACE(4))
     for lvl, typ, data in anc:
@@ -49,7 +51,7 @@ cases = {
     "short": b"\x05\0\0\0",
     "long": os.urandom(5000),
     "unknown op": struct.pack("<II", 999, 0).ljust(REQ, b"\0"),
-    "second hello": struct.pack("<IIIII", 1, 0, 0x31466249, 2, 1).ljust(REQ, b"\0"),
+    "second hello": struct.pack("<IIIII", 1, 0, 0x31466249, VERSION, 1).ljust(REQ, b"\0"),
     "poll bad cq": struct.pack("<IIII", 8, 0, 12345, 1).ljust(REQ, b"\0"),
     "poll n=0": struct.pack("<IIII", 8, 0, 0, 0).ljust(REQ, b"\0"),
     "reg_mr bad seg": struct.pack("<IIII", 3, 0, 77, 7).ljust(REQ, b"\0"),
