@@ -1630,16 +1630,10 @@ static void client_cb(struct ev_loop *loop, ev_io *w, int revents)
 	advance(c->s);
 }
 
-static void listen_cb(struct ev_loop *loop, ev_io *w, int revents)
+/* A connected socket end becomes a client: 0, or -1 (fd closed). */
+static int client_add(struct srv *s, int fd)
 {
-	struct srv *s = container_of(w, struct srv, listen_w);
 	struct client *c;
-	int fd;
-
-	(void)revents;
-	fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (fd < 0)
-		return;
 	struct ucred cr;
 	socklen_t crlen = sizeof(cr);
 
@@ -1653,18 +1647,18 @@ static void listen_cb(struct ev_loop *loop, ev_io *w, int revents)
 		logf_(s, "refused a connection from uid %d: the daemon serves its own user",
 		      crlen == sizeof(cr) ? (int)cr.uid : -1);
 		close(fd);
-		return;
+		return -1;
 	}
 	if (s->nlive >= MAX_CLIENTS) {
 		logf_(s, "refused pid %d: %d programs are attached already", (int)cr.pid,
 		      MAX_CLIENTS);
 		close(fd);
-		return;
+		return -1;
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(fd);
-		return;
+		return -1;
 	}
 	c->s = s;
 	c->fd = fd;
@@ -1681,9 +1675,22 @@ static void listen_cb(struct ev_loop *loop, ev_io *w, int revents)
 	c->clock_q = CLOCK_Q_MIN;
 	c->next = s->clients;
 	s->clients = c;
-	ev_timer_stop(loop, &s->idle_w);
+	ev_timer_stop(s->loop, &s->idle_w);
 	ev_io_init(&c->w, client_cb, fd, EV_READ);
-	ev_io_start(loop, &c->w);
+	ev_io_start(s->loop, &c->w);
+	return 0;
+}
+
+static void listen_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct srv *s = container_of(w, struct srv, listen_w);
+	int fd;
+
+	(void)loop;
+	(void)revents;
+	fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd >= 0)
+		client_add(s, fd);
 }
 
 /*
@@ -1935,87 +1942,116 @@ static void unlink_socket(struct srv *s)
 		unlink(s->path);
 }
 
+/* The clock page every client maps. Sealed once the daemon has its own
+ * writable mapping: no size change (a client's ftruncate would SIGBUS the
+ * daemon) and no new write access (F_SEAL_FUTURE_WRITE, Linux 5.1: a
+ * client can neither mmap it writable nor pwrite it, so none can forge the
+ * time the others read). */
+static int clock_init(struct srv *s, struct sim_diag *d)
+{
+	s->clk_fd = memfd_create("ibfab-clock", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (s->clk_fd < 0 || ftruncate(s->clk_fd, 4096))
+		return sim_diag_set(d, NULL, 0, 0, "memfd: %s", strerror(errno));
+	s->clk = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, s->clk_fd, 0);
+	if (s->clk == MAP_FAILED) {
+		s->clk = NULL;
+		return sim_diag_set(d, NULL, 0, 0, "mmap: %s", strerror(errno));
+	}
+	if (fcntl(s->clk_fd, F_ADD_SEALS,
+		  F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL))
+		return sim_diag_set(d, NULL, 0, 0, "cannot seal the clock page (Linux 5.1 or "
+				    "later needed): %s", strerror(errno));
+	/* a fixed epoch: what programs print does not depend on the date */
+	s->clk->epoch_s = 1700000000;
+	clock_publish(s);
+	return 0;
+}
+
+/* The daemon without its socket: fabric, clock, loop and timers. */
+static int srv_init(struct srv *s, const struct serve_opts *o, struct sim_diag *d)
+{
+	memset(s, 0, sizeof(*s));
+	s->lfd = -1;
+	s->clk_fd = -1;
+	s->quiet = o->quiet;
+	s->places_tail = &s->places;
+	s->spin_grace = getenv("IBFAB_SPIN_GRACE_US") ?
+			atof(getenv("IBFAB_SPIN_GRACE_US")) / 1e6 : SPIN_GRACE_S;
+	if (!(s->spin_grace > 0))
+		s->spin_grace = SPIN_GRACE_S;
+	s->idle_exit_s = o->idle_exit_s;
+	s->hold_limit_s = o->hold_limit_s;
+	signal(SIGPIPE, SIG_IGN);	/* a dead client is seen on its socket */
+	if (build_fabric(s, o, d) || clock_init(s, d))
+		return -1;
+	s->loop = ev_loop_new(EVFLAG_AUTO);
+	if (!s->loop)
+		return sim_diag_set(d, NULL, 0, 0, "libev: no event loop");
+	ev_timer_init(&s->idle_w, idle_cb, s->idle_exit_s, 0);
+	ev_timer_init(&s->spin_w, spin_cb, 0, 0);
+	ev_timer_init(&s->watch_w, watch_cb, WATCH_S, WATCH_S);
+	ev_timer_start(s->loop, &s->watch_w);
+	return 0;
+}
+
+static void srv_fini(struct srv *s)
+{
+	while (s->clients) {
+		struct client *c = s->clients;
+
+		s->clients = c->next;
+		if (c->fd >= 0)
+			close(c->fd);
+		client_free(c);
+	}
+	if (s->loop)
+		ev_loop_destroy(s->loop);
+	if (s->lfd >= 0) {
+		close(s->lfd);
+		unlink_socket(s);
+	}
+	if (s->clk)
+		munmap(s->clk, 4096);
+	if (s->clk_fd >= 0)
+		close(s->clk_fd);
+	place_apply(s, true);
+	bury(s, true);
+	if (s->f)
+		fab_destroy(s->f);
+	net_free(&s->net);
+	fab_msgs_free(&s->msgs);
+}
+
+static int socket_path(struct srv *s, const struct serve_opts *o, struct sim_diag *d)
+{
+	if (o->socket) {
+		if (strlen(o->socket) >= sizeof(s->path))
+			return sim_diag_set(d, o->socket, 0, 0, "the socket path is %zu bytes long; "
+					    "a Unix socket's holds at most %zu", strlen(o->socket),
+					    sizeof(s->path) - 1);
+		memcpy(s->path, o->socket, strlen(o->socket) + 1);
+	} else if (serve_default_socket(s->path, sizeof(s->path))) {
+		return sim_diag_set(d, NULL, 0, 0, "the default socket path ($IBFAB_SOCKET, "
+				    "$XDG_RUNTIME_DIR/ibfab/sock) is over %zu bytes long",
+				    sizeof(s->path) - 1);
+	}
+	return 0;
+}
+
 int serve_run(const struct serve_opts *o, int ready_fd, struct sim_diag *d)
 {
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 	struct srv s;
 	int rc = -1;
 
-	memset(&s, 0, sizeof(s));
-	s.lfd = -1;
-	s.clk_fd = -1;
-	s.quiet = o->quiet;
-	s.places_tail = &s.places;
-	s.spin_grace = getenv("IBFAB_SPIN_GRACE_US") ?
-		       atof(getenv("IBFAB_SPIN_GRACE_US")) / 1e6 : SPIN_GRACE_S;
-	if (s.spin_grace <= 0)
-		s.spin_grace = SPIN_GRACE_S;
-	s.idle_exit_s = o->idle_exit_s;
-	s.hold_limit_s = o->hold_limit_s;
-	signal(SIGPIPE, SIG_IGN);
-	if (o->socket) {
-		if (strlen(o->socket) >= sizeof(s.path)) {
-			sim_diag_set(d, o->socket, 0, 0, "the socket path is %zu bytes long; a Unix "
-				     "socket's holds at most %zu", strlen(o->socket),
-				     sizeof(s.path) - 1);
-			goto out;
-		}
-		memcpy(s.path, o->socket, strlen(o->socket) + 1);
-	} else if (serve_default_socket(s.path, sizeof(s.path))) {
-		sim_diag_set(d, NULL, 0, 0, "the default socket path ($IBFAB_SOCKET, "
-			     "$XDG_RUNTIME_DIR/ibfab/sock) is over %zu bytes long",
-			     sizeof(s.path) - 1);
+	if (srv_init(&s, o, d) || socket_path(&s, o, d) || listen_socket(&s, d))
 		goto out;
-	}
-	if (build_fabric(&s, o, d))
-		goto out;
-	/*
-	 * The clock page every client maps. Sealed once the daemon has its own
-	 * writable mapping: no size change (a client's ftruncate would SIGBUS
-	 * the daemon) and no new write access (F_SEAL_FUTURE_WRITE, Linux 5.1:
-	 * a client can neither mmap it writable nor pwrite it, so none can
-	 * forge the time the others read).
-	 */
-	s.clk_fd = memfd_create("ibfab-clock", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (s.clk_fd < 0 || ftruncate(s.clk_fd, 4096)) {
-		sim_diag_set(d, NULL, 0, 0, "memfd: %s", strerror(errno));
-		goto out;
-	}
-	s.clk = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, s.clk_fd, 0);
-	if (s.clk == MAP_FAILED) {
-		s.clk = NULL;
-		sim_diag_set(d, NULL, 0, 0, "mmap: %s", strerror(errno));
-		goto out;
-	}
-	if (fcntl(s.clk_fd, F_ADD_SEALS,
-		  F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL)) {
-		sim_diag_set(d, NULL, 0, 0, "cannot seal the clock page (Linux 5.1 or later "
-			     "needed): %s", strerror(errno));
-		goto out;
-	}
-	/* a fixed epoch: what programs print does not depend on the date */
-	s.clk->epoch_s = 1700000000;
-	clock_publish(&s);
-	if (listen_socket(&s, d))
-		goto out;
-	s.loop = ev_loop_new(EVFLAG_AUTO);
-	if (!s.loop) {
-		sim_diag_set(d, NULL, 0, 0, "libev: no event loop");
-		goto out;
-	}
 	ev_io_init(&s.listen_w, listen_cb, s.lfd, EV_READ);
 	ev_io_start(s.loop, &s.listen_w);
-	{
-		static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-
-		for (int i = 0; i < 4; i++) {
-			ev_signal_init(&s.stop_w[i], stop_cb, sigs[i]);
-			ev_signal_start(s.loop, &s.stop_w[i]);
-		}
+	for (int i = 0; i < 4; i++) {
+		ev_signal_init(&s.stop_w[i], stop_cb, sigs[i]);
+		ev_signal_start(s.loop, &s.stop_w[i]);
 	}
-	ev_timer_init(&s.watch_w, watch_cb, WATCH_S, WATCH_S);
-	ev_timer_start(s.loop, &s.watch_w);
-	ev_timer_init(&s.idle_w, idle_cb, s.idle_exit_s, 0);
-	ev_timer_init(&s.spin_w, spin_cb, 0, 0);
 	if (s.idle_exit_s > 0)
 		ev_timer_start(s.loop, &s.idle_w);
 	logf_(&s, "serving %d hosts on %s (fabric %s, %s)", s.nhosts, s.path,
@@ -2031,29 +2067,42 @@ int serve_run(const struct serve_opts *o, int ready_fd, struct sim_diag *d)
 out:
 	if (rc && ready_fd >= 0)
 		close(ready_fd);	/* a parent waiting for the byte reads EOF */
-	while (s.clients) {
-		struct client *c = s.clients;
-
-		s.clients = c->next;
-		if (c->fd >= 0)
-			close(c->fd);
-		client_free(c);
-	}
-	if (s.loop)
-		ev_loop_destroy(s.loop);
-	if (s.lfd >= 0) {
-		close(s.lfd);
-		unlink_socket(&s);
-	}
-	if (s.clk)
-		munmap(s.clk, 4096);
-	if (s.clk_fd >= 0)
-		close(s.clk_fd);
-	place_apply(&s, true);
-	bury(&s, true);
-	if (s.f)
-		fab_destroy(s.f);
-	net_free(&s.net);
-	fab_msgs_free(&s.msgs);
+	srv_fini(&s);
 	return rc;
+}
+
+/* ---- in process (tests/fuzz/fuzz_serve.c) -------------------------------- */
+
+struct srv *serve_open(const struct serve_opts *o, struct sim_diag *d)
+{
+	struct srv *s = malloc(sizeof(*s));
+
+	if (!s) {
+		sim_diag_set(d, NULL, 0, 0, "out of memory");
+		return NULL;
+	}
+	if (srv_init(s, o, d)) {
+		srv_fini(s);
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+int serve_attach_fd(struct srv *s, int fd)
+{
+	return client_add(s, fd);
+}
+
+void serve_turn(struct srv *s)
+{
+	ev_run(s->loop, EVRUN_NOWAIT);
+}
+
+void serve_close(struct srv *s)
+{
+	if (!s)
+		return;
+	srv_fini(s);
+	free(s);
 }

@@ -40,4 +40,17 @@ int serve_default_socket(char *buf, size_t len);
  * closed in every case, so a parent waiting for the byte never hangs. */
 int serve_run(const struct serve_opts *o, int ready_fd, struct sim_diag *d);
 
+/*
+ * The same daemon in process, without a socket or signals (the fuzz
+ * harness of its request handler, tests/fuzz/fuzz_serve.c): serve_open
+ * builds it (NULL with d filled); serve_attach_fd makes a connected
+ * SOCK_SEQPACKET end a client, as accept() would (0, or -1 with fd
+ * closed); serve_turn runs one non-blocking turn of its loop.
+ */
+struct srv;
+struct srv *serve_open(const struct serve_opts *o, struct sim_diag *d);
+int serve_attach_fd(struct srv *s, int fd);
+void serve_turn(struct srv *s);
+void serve_close(struct srv *s);
+
 #endif
