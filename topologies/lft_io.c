@@ -30,7 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/sim_file.h"
+
 #define DESC_MAX 128
+/* A dump of a 2,000-switch fabric with 48K LIDs is about 8 GB (a line of
+ * 60-80 bytes per LID per switch): the limit only stops a wrong file. */
+#define LFT_MAX_FILE ((size_t)16 << 30)
 
 struct lft_ent {
 	uint16_t lid;
@@ -999,39 +1004,14 @@ int lft_load_buffer(struct net *n, const char *buf, size_t len,
 
 int lft_load(struct net *n, const char *path, struct sim_diag *d)
 {
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	int rc;
+	char *buf, why[128];
+	size_t len;
+	int err = sim_read_file(path, LFT_MAX_FILE, &buf, &len), rc;
 
-	if (!f)
-		return sim_diag_set(d, path, 0, 0, "cannot open: %s", strerror(errno));
-	for (;;) {
-		size_t got;
-
-		if (len == cap) {
-			char *nb = realloc(buf, cap ? cap * 2 : 65536);
-
-			if (!nb) {
-				fclose(f);
-				free(buf);
-				return sim_diag_set(d, path, 0, 0, "out of memory");
-			}
-			buf = nb;
-			cap = cap ? cap * 2 : 65536;
-		}
-		got = fread(buf + len, 1, cap - len, f);
-		len += got;
-		if (got == 0)
-			break;
-	}
-	if (ferror(f)) {
-		fclose(f);
-		free(buf);
-		return sim_diag_set(d, path, 0, 0, "read error");
-	}
-	fclose(f);
-	rc = lft_load_buffer(n, buf ? buf : "", len, path, d);
+	if (err)
+		return sim_diag_set(d, path, 0, 0, "%s",
+				    sim_read_error(err, LFT_MAX_FILE, why, sizeof(why)));
+	rc = lft_load_buffer(n, buf, len, path, d);
 	free(buf);
 	return rc;
 }

@@ -40,6 +40,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/sim_file.h"
+
 #define ID_MAX 1024		/* node ids and descriptions, with the NUL */
 #define FILE_MAX (256u << 20)	/* refuse to slurp more than 256 MiB */
 
@@ -693,53 +695,10 @@ static int kv_number(struct ps *s, const char *kw, uint64_t *v, bool guid_paren)
 static int parse_buffer(struct ctx *c, const char *file, const char *buf,
 			size_t len);
 
-static int read_whole(const char *path, char **buf, size_t *len, int *err)
-{
-	FILE *f = fopen(path, "rb");
-	size_t cap = 65536, n = 0;
-	char *b, *nb;
-
-	*err = 0;
-	if (!f) {
-		*err = errno;
-		return -1;
-	}
-	b = malloc(cap);
-	while (b) {
-		size_t got_n = fread(b + n, 1, cap - n, f);
-
-		n += got_n;
-		if (n < cap) {
-			if (ferror(f)) {
-				*err = errno ? errno : EIO;
-				break;
-			}
-			fclose(f);
-			*buf = b;
-			*len = n;
-			return 0;
-		}
-		if (cap >= FILE_MAX) {
-			*err = EFBIG;
-			break;
-		}
-		nb = realloc(b, cap * 2);
-		if (!nb)
-			break;
-		b = nb;
-		cap *= 2;
-	}
-	if (!*err)
-		*err = ENOMEM;
-	free(b);
-	fclose(f);
-	return -1;
-}
-
 static int include_file(struct ps *s)
 {
 	struct ctx *c = s->c;
-	char name[PATH_MAX], path[PATH_MAX * 2], tmp[64];
+	char name[PATH_MAX], path[PATH_MAX * 2], tmp[64], why[128];
 	const char *np, *slash, *stored;
 	char *canon, *buf;
 	size_t len;
@@ -785,10 +744,11 @@ static int include_file(struct ps *s)
 			return perr(s, np, "include loop: '%s' is already being read",
 				    path);
 		}
-	if (read_whole(path, &buf, &len, &err)) {
+	err = sim_read_file(path, FILE_MAX, &buf, &len);
+	if (err) {
 		free(canon);
-		return perr(s, np, "cannot read include file '%s': %s", path,
-			    strerror(err));
+		return perr(s, np, "include file '%s': %s", path,
+			    sim_read_error(err, FILE_MAX, why, sizeof(why)));
 	}
 	stored = net_add_file(c->n, path);
 	if (!stored) {
@@ -987,13 +947,15 @@ int topo_load_string(const char *text, const char *name, struct net *out,
 
 int topo_load(const char *path, struct net *out, struct sim_diag *d)
 {
-	char *buf;
+	char *buf, why[128];
 	size_t len;
 	int err, rc;
 
 	net_init(out);
-	if (read_whole(path, &buf, &len, &err))
-		return sim_diag_set(d, path, 0, 0, "cannot open: %s", strerror(err));
+	err = sim_read_file(path, FILE_MAX, &buf, &len);
+	if (err)
+		return sim_diag_set(d, path, 0, 0, "%s",
+				    sim_read_error(err, FILE_MAX, why, sizeof(why)));
 	rc = load(buf, len, path, realpath(path, NULL), out, d);
 	free(buf);
 	return rc;

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/sim_file.h"
 #include "sim/sim_parse.h"
 #include "sim/sim_rng.h"
 #include "traces/import.h"
@@ -781,42 +782,12 @@ out:
 
 int trace_read_file(const char *path, char **buf, size_t *len, struct sim_diag *d)
 {
-	FILE *f = fopen(path, "rb");
-	size_t cap = 65536, n = 0;
-	char *b = NULL, *nb;
-	int err = 0;
+	char why[128];
+	int err = sim_read_file(path, TRACE_MAX_FILE, buf, len);
 
-	*buf = NULL;
-	*len = 0;
-	if (!f)
-		return sim_diag_set(d, path, 0, 0, "cannot open: %s", strerror(errno));
-	for (;;) {
-		nb = realloc(b, cap + 1);
-		if (!nb) {
-			err = ENOMEM;
-			break;
-		}
-		b = nb;
-		n += fread(b + n, 1, cap - n, f);
-		if (n < cap) {
-			if (ferror(f))
-				err = errno ? errno : EIO;
-			break;
-		}
-		if (cap >= TRACE_MAX_FILE) {
-			err = EFBIG;
-			break;
-		}
-		cap *= 2;
-	}
-	fclose(f);
-	if (err) {
-		free(b);
-		return sim_diag_set(d, path, 0, 0, "cannot read: %s", strerror(err));
-	}
-	b[n] = 0;
-	*buf = b;
-	*len = n;
+	if (err)
+		return sim_diag_set(d, path, 0, 0, "%s",
+				    sim_read_error(err, TRACE_MAX_FILE, why, sizeof(why)));
 	return 0;
 }
 
