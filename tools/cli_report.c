@@ -297,10 +297,20 @@ static void summary_port(FILE *out, const struct cli_report *r, int i)
 		node_desc(r->net, pi->peer_node), pi->peer_port);
 }
 
+/* ", 2 connections given up after tcp.retries2 timeouts", or "" */
+static const char *gave_up(const struct fab_totals *t, char *buf, size_t len)
+{
+	buf[0] = 0;
+	if (t->tcp_gave_up)
+		snprintf(buf, len, ", %" PRIu64 " connection%s given up (tcp.retries2)",
+			 t->tcp_gave_up, t->tcp_gave_up == 1 ? "" : "s");
+	return buf;
+}
+
 void cli_report_summary(FILE *out, const struct cli_report *r)
 {
 	struct run_stats s;
-	char a[32], b[32], c[32], d[32];
+	char a[32], b[32], c[32], d[32], why[96];
 
 	bool eth = fab_is_eth(r->params);
 
@@ -312,7 +322,9 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 		stopped_early(&s.t) ? " (stopped early)" : "");
 	label(out, "messages");
 	fprintf(out, "%" PRIu64 " / %" PRIu64 " delivered", s.n_done, s.n_total);
-	if (s.t.msgs_lost)
+	if (s.t.msgs_lost && s.t.tcp_gave_up)
+		fprintf(out, ", %" PRIu64 " lost (TCP gave up: tcp.retries2)", s.t.msgs_lost);
+	else if (s.t.msgs_lost)
 		fprintf(out, ", %" PRIu64 " lost (a packet was dropped)", s.t.msgs_lost);
 	fprintf(out, "%s\n", stopped_early(&s.t) ? "  ** INCOMPLETE **" : "");
 	label(out, "delivered");
@@ -378,9 +390,9 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 	label(out, "transport");
 	if (r->params->fabric == FAB_FABRIC_TCP)
 		fprintf(out, "TCP: %" PRIu64 " segments, %" PRIu64 " retransmitted (%" PRIu64
-			" fast recoveries, %" PRIu64 " RTO timeouts), %" PRIu64 " pure ACKs\n",
+			" fast recoveries, %" PRIu64 " RTO timeouts), %" PRIu64 " pure ACKs%s\n",
 			s.t.tcp_segments, s.t.tcp_retransmits, s.t.tcp_fast_recoveries,
-			s.t.tcp_timeouts, s.t.acks);
+			s.t.tcp_timeouts, s.t.acks, gave_up(&s.t, why, sizeof(why)));
 	else
 		fprintf(out, "%" PRIu64 " ACKs, %" PRIu64 " packets retransmitted (%" PRIu64
 			" sequence NAKs, %" PRIu64 " ACK timeouts, %" PRIu64 " RNR NAKs)\n",
@@ -776,12 +788,13 @@ int cli_report_flows_csv(FILE *out, const struct cli_report *r)
 }
 
 int cli_links_csv_init(struct cli_links_csv *c, FILE *out, const struct net *net,
-		       const struct fab *f, uint16_t vl_mask)
+		       const struct fab *f, uint16_t vl_mask, uint64_t max_rows)
 {
 	memset(c, 0, sizeof(*c));
 	c->out = out;
 	c->net = net;
 	c->vl_mask = vl_mask;
+	c->max_rows = max_rows;
 	c->nports = fab_nports(f);
 	c->prev_bytes = calloc(c->nports ? (size_t)c->nports : 1, sizeof(*c->prev_bytes));
 	if (!c->prev_bytes)
@@ -794,7 +807,16 @@ void cli_links_csv_sample(struct fab *f, sim_time_t now, void *ctx)
 {
 	struct cli_links_csv *c = ctx;
 	sim_time_t dt = now - c->prev_t;
+	uint64_t per = (uint64_t)c->nports * (uint64_t)__builtin_popcount(c->vl_mask);
 
+	/* whole samples only, within sim.max_csv_rows: the first one past it
+	 * is remembered for the warning (cli_links_csv_cut) */
+	if (c->cut || (c->max_rows && c->rows + per > c->max_rows)) {
+		if (!c->cut)
+			c->cut_at = now;
+		c->cut = true;
+		return;
+	}
 	for (int i = 0; i < c->nports; i++) {
 		const struct fab_port_info *pi = fab_port(f, i);
 		struct fab_sample s;
@@ -872,8 +894,8 @@ static struct link_rate host_rate(const struct net *net, const struct fab_params
  * gives from several hundred to a few thousand samples, without running
  * twice.
  */
-uint64_t cli_auto_sample_ns(const struct net *net, const struct fab_params *p,
-			    const struct fab_msgs *m)
+sim_time_t cli_run_estimate_ps(const struct net *net, const struct fab_params *p,
+				const struct fab_msgs *m)
 {
 	sim_time_t lat = 2 * (sim_time_t)p->hca_latency_ns * SIM_NS +
 			 4 * ((sim_time_t)p->sw_latency_ns * SIM_NS +
@@ -881,15 +903,13 @@ uint64_t cli_auto_sample_ns(const struct net *net, const struct fab_params *p,
 	size_t nn = net->nnodes > 0 ? (size_t)net->nnodes : 1;
 	sim_time_t *end = calloc(m->n ? m->n : 1, sizeof(*end));
 	sim_time_t *tx = calloc(nn, sizeof(*tx)), *rx = calloc(nn, sizeof(*rx));
-	static const uint64_t mult[] = { 2, 5, 10 };
 	sim_time_t est = 0;
-	uint64_t ns, step, best;
 
 	if (!end || !tx || !rx) {
 		free(end);
 		free(tx);
 		free(rx);
-		return 1000;	/* 1 us */
+		return 0;
 	}
 	for (size_t i = 0; i < m->n; i++) {
 		const struct fab_msg *g = &m->v[i];
@@ -910,7 +930,23 @@ uint64_t cli_auto_sample_ns(const struct net *net, const struct fab_params *p,
 	free(end);
 	free(tx);
 	free(rx);
-	ns = est / SIM_NS / 1000;
+	return est;
+}
+
+uint64_t cli_csv_rows_per_sample(const struct net *net, const struct fab_params *p,
+				 const struct fab_msgs *m)
+{
+	/* every link has a port at each end; a row per used data VL */
+	return 2 * (uint64_t)net_nlinks(net) * (uint64_t)__builtin_popcount(cli_used_vls(p, m));
+}
+
+uint64_t cli_auto_sample_ns(const struct net *net, const struct fab_params *p,
+			    const struct fab_msgs *m)
+{
+	static const uint64_t mult[] = { 2, 5, 10 };
+	sim_time_t est = cli_run_estimate_ps(net, p, m);
+	uint64_t ns = est / SIM_NS / 1000, step, best, per, floor_ns;
+
 	if (!ns)
 		return 1;
 	/*
@@ -926,6 +962,23 @@ uint64_t cli_auto_sample_ns(const struct net *net, const struct fab_params *p,
 		/* c/ns < ns/best  <=>  c * best < ns * ns (in floating point: no overflow) */
 		if ((double)c * (double)best < (double)ns * (double)ns)
 			best = c;
+	}
+	/*
+	 * A big fabric: no more than half of sim.max_csv_rows over the
+	 * estimate (the run may take twice as long), the next 1, 2, 5 x 10^k
+	 * up. 1000 samples of an 8,192-host fat tree's 49,152 ports would be
+	 * 49M rows, 2 GB.
+	 */
+	per = cli_csv_rows_per_sample(net, p, m);
+	if (p->max_csv_rows && per &&
+	    (double)est / SIM_NS / (double)best * (double)per > (double)(p->max_csv_rows / 2)) {
+		floor_ns = (uint64_t)((double)est / SIM_NS * (double)per /
+				      (double)(p->max_csv_rows / 2 ? p->max_csv_rows / 2 : 1)) + 1;
+		for (step = 1; step * 10 <= floor_ns; step *= 10)
+			;
+		best = step;
+		for (size_t i = 0; best < floor_ns && i < SIM_ARRAY_SIZE(mult); i++)
+			best = step * mult[i];
 	}
 	return best;
 }

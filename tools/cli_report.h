@@ -66,20 +66,30 @@ struct cli_links_csv {
 	uint64_t *prev_bytes;		/* xmit_bytes at the previous sample, per port */
 	sim_time_t prev_t;
 	uint64_t rows;
+	uint64_t max_rows;		/* sim.max_csv_rows (0 = no limit) */
+	bool cut;			/* a sample was dropped for max_rows */
+	sim_time_t cut_at;		/* the first one */
 };
 
 int cli_links_csv_init(struct cli_links_csv *c, FILE *out, const struct net *net,
-		       const struct fab *f, uint16_t vl_mask);
+		       const struct fab *f, uint16_t vl_mask, uint64_t max_rows);
 void cli_links_csv_sample(struct fab *f, sim_time_t now, void *ctx);
 void cli_links_csv_fini(struct cli_links_csv *c);
 
 /* The data VLs the messages can use: the SL-to-VL table applied to their SLs. */
 uint16_t cli_used_vls(const struct fab_params *p, const struct fab_msgs *m);
 
+/* A lower bound on the run's length, ps (0: out of memory): cli_report.c. */
+sim_time_t cli_run_estimate_ps(const struct net *net, const struct fab_params *p,
+				const struct fab_msgs *m);
+/* Rows links.csv takes per sample: two ports a link, one row per used VL. */
+uint64_t cli_csv_rows_per_sample(const struct net *net, const struct fab_params *p,
+				 const struct fab_msgs *m);
 /*
  * A sampling interval for sim.sample_ns = 0: about 1000 samples over an
  * estimate of the run's length (see cli_report.c), rounded to the nearest
- * 1, 2 or 5 times a power of ten nanoseconds.
+ * 1, 2 or 5 times a power of ten nanoseconds; coarser where that would
+ * take more than half of sim.max_csv_rows.
  */
 uint64_t cli_auto_sample_ns(const struct net *net, const struct fab_params *p,
 			    const struct fab_msgs *m);

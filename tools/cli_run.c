@@ -141,6 +141,11 @@ void cli_run_usage(FILE *out)
 "                     OpenSM's opensm-lfts.dump or of concatenated 'ibroute'\n"
 "                     output taken on the fabric; switches and ports are\n"
 "                     matched by GUID. Excludes --routing, --roots, --lmc.\n"
+"  --allow-unreachable  run even when the forwarding tables give some pair of\n"
+"                     hosts the traffic uses no route (a split fabric, a\n"
+"                     partial --lft dump): their messages are lost. Without\n"
+"                     it such a run is refused before it starts, naming the\n"
+"                     pairs.\n"
 "\n"
 "Outputs:\n"
 "  (stdout)           a human summary.\n"
@@ -150,14 +155,18 @@ void cli_run_usage(FILE *out)
 "  --csv DIR          time series and a flow table: DIR/links.csv and\n"
 "                     DIR/flows.csv (DIR is created if missing). The interval\n"
 "                     is sim.sample_ns; 0 (the default) picks one that gives\n"
-"                     roughly 1000 samples from an estimate of the run length.\n"
+"                     roughly 1000 samples from an estimate of the run length,\n"
+"                     fewer where that would be more than half of\n"
+"                     sim.max_csv_rows rows. links.csv stops at that many\n"
+"                     rows (whole samples), with a warning before the run\n"
+"                     when the interval given would reach it, and one after.\n"
 "  --reproducible     leave every wall-clock figure out of the outputs (wall_s\n"
 "                     is written as 0): two runs with the same inputs and seed\n"
 "                     then give byte-identical JSON and CSV, which is what the\n"
 "                     determinism tests compare.\n"
-"  --quiet            nothing on stderr but errors: no progress line (shown\n"
-"                     only when stderr is a terminal) and, with --json -, no\n"
-"                     summary.\n"
+"  --quiet            nothing on stderr but errors and warnings: no progress\n"
+"                     line (shown only when stderr is a terminal) and, with\n"
+"                     --json -, no summary.\n"
 "  --help             this text.   --help-params   parameters and presets.\n"
 "\n"
 "Output files never destroy what is at their path. A regular file (or a new\n"
@@ -243,6 +252,7 @@ enum opt_id {
 	OPT_SEED, OPT_JSON, OPT_CSV, OPT_REPRODUCIBLE, OPT_QUIET,
 	OPT_ROUTING, OPT_ROOTS, OPT_LMC, OPT_LFT,
 	OPT_TRACE, OPT_TRACE_FORMAT, OPT_EXPLAIN, OPT_TIMELINE, OPT_OP,
+	OPT_ALLOW_UNREACHABLE,
 };
 
 static const struct cli_opt run_options[] = {
@@ -268,6 +278,7 @@ static const struct cli_opt run_options[] = {
 	{ "--explain", OPT_EXPLAIN, true },
 	{ "--timeline", OPT_TIMELINE, true },
 	{ "--op", OPT_OP, true },
+	{ "--allow-unreachable", OPT_ALLOW_UNREACHABLE, false },
 };
 
 int cli_usage_error(const char *cmd, const char *fmt, const char *a, const char *b)
@@ -390,6 +401,9 @@ static int parse_args(int argc, char **argv, struct cli_run_opts *o)
 			break;
 		case OPT_QUIET:
 			o->quiet = true;
+			break;
+		case OPT_ALLOW_UNREACHABLE:
+			o->allow_unreachable = true;
 			break;
 		case OPT_ROUTING:
 			rc = set_once(&o->routing, name, val);
@@ -576,6 +590,7 @@ static int load_trace(struct cli_run *c)
 	if (rc || trace_map_ranks(&c->trace, &c->net, &c->d))
 		return -1;
 	trace_program_init(&c->prog, &c->trace);
+	c->prog.max_bytes = c->p.max_memory;
 	if (trace_lower(&c->trace, &c->prog, &c->d))
 		return -1;
 	c->traffic = &c->o->trace;
@@ -646,6 +661,41 @@ static void progress_hook(struct sim_engine *eng, void *ctx)
 	c->progress_shown = true;
 }
 
+/*
+ * sim.sample_ns given with --csv: say before the run if links.csv would
+ * pass sim.max_csv_rows even at the run's lower-bound length (1 ns over a
+ * 1 MiB message on the default fat tree is 4M rows, 150 MB).
+ */
+#define CSV_ROW_BYTES 40.0		/* a links.csv row: 37 bytes on the default fat tree */
+#define CSV_WARN_BYTES 64e6		/* past this, say how big links.csv will be */
+
+static void csv_budget_warn(struct cli_run *c)
+{
+	sim_time_t est = cli_run_estimate_ps(&c->net, &c->p, &c->msgs);
+	uint64_t per = cli_csv_rows_per_sample(&c->net, &c->p, &c->msgs);
+	double rows = (double)est / SIM_NS / (double)c->p.sample_ns * (double)per;
+
+	if (c->p.max_csv_rows && rows > (double)c->p.max_csv_rows)
+		fprintf(stderr,
+			"ibfab run: warning: sim.sample_ns=%" PRIu64 " gives links.csv at least %.0f rows (%" PRIu64 " a sample over a run of at least %.3f us); it keeps the first %" PRIu64 " (sim.max_csv_rows)\n",
+			c->p.sample_ns, rows, per, (double)est / SIM_US, c->p.max_csv_rows);
+	else if (rows * CSV_ROW_BYTES > CSV_WARN_BYTES)
+		fprintf(stderr,
+			"ibfab run: warning: sim.sample_ns=%" PRIu64 " gives links.csv at least %.0f rows, about %.0f MB (%" PRIu64 " a sample over a run of at least %.3f us)\n",
+			c->p.sample_ns, rows, rows * CSV_ROW_BYTES / 1e6, per, (double)est / SIM_US);
+}
+
+/* After the run: links.csv was cut at sim.max_csv_rows. */
+static void csv_cut_warn(const struct cli_run *c)
+{
+	char t[32];
+
+	if (c->lc_init && c->lc.cut)
+		fprintf(stderr,
+			"ibfab run: warning: %s/links.csv stops at %s simulated, after %" PRIu64 " rows (sim.max_csv_rows); raise sim.sample_ns or sim.max_csv_rows for the rest\n",
+			c->o->csv, cli_fmt_time(c->lc.cut_at, t, sizeof(t)), c->lc.rows);
+}
+
 int cli_run_simulate(struct cli_run *c)
 {
 	struct sim_engine *eng;
@@ -655,6 +705,8 @@ int cli_run_simulate(struct cli_run *c)
 	/* --csv with sim.sample_ns = 0: choose, and record the choice in params */
 	if (c->o->csv && !c->p.sample_ns)
 		c->p.sample_ns = cli_auto_sample_ns(&c->net, &c->p, &c->msgs);
+	else if (c->o->csv && !c->o->trace)	/* a trace writes no links.csv */
+		csv_budget_warn(c);
 	c->fab = fab_create(&c->net, &c->p, &c->msgs, c->o->seed, &c->d);
 	if (!c->fab)
 		return -1;
@@ -673,7 +725,7 @@ int cli_run_simulate(struct cli_run *c)
 	}
 	if (c->o->csv) {
 		if (cli_links_csv_init(&c->lc, c->links.f, &c->net, c->fab,
-				       cli_used_vls(&c->p, &c->msgs)))
+				       cli_used_vls(&c->p, &c->msgs), c->p.max_csv_rows))
 			return sim_diag_set(&c->d, "", 0, 0, "out of memory");
 		c->lc_init = true;
 		fab_set_sampler(c->fab, cli_links_csv_sample, &c->lc);
@@ -695,6 +747,7 @@ int cli_run_simulate(struct cli_run *c)
 	}
 	if (c->progress_shown)
 		fputs("\r\033[K", stderr);
+	csv_cut_warn(c);
 	return rc;
 }
 
@@ -759,9 +812,167 @@ void cli_run_fill_report(struct cli_run *c, struct cli_report *r)
 	}
 }
 
+/* ---- routes ---------------------------------------------------------------- */
+
+/*
+ * The (source, destination) node pairs the run sends between, each once: an
+ * open-addressing set, half full at most. A run of a million messages has a
+ * few hundred pairs; the last pair is remembered, since a stream's messages
+ * come one after another.
+ */
+struct pairset {
+	uint64_t *v;		/* src * nnodes + dst + 1; 0 = empty */
+	size_t n, cap;
+	uint64_t last;
+};
+
+static int pairset_add(struct pairset *s, uint64_t key, bool *added)
+{
+	*added = false;
+	if (key == s->last)
+		return 0;
+	s->last = key;
+	if (2 * (s->n + 1) > s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 256;
+		uint64_t *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return -1;
+		for (size_t i = 0; i < s->cap; i++) {
+			size_t j = (size_t)(s->v[i] * 0x9e3779b97f4a7c15ULL >> 17) & (cap - 1);
+
+			if (!s->v[i])
+				continue;
+			while (v[j])
+				j = (j + 1) & (cap - 1);
+			v[j] = s->v[i];
+		}
+		free(s->v);
+		s->v = v;
+		s->cap = cap;
+	}
+	size_t j = (size_t)(key * 0x9e3779b97f4a7c15ULL >> 17) & (s->cap - 1);
+
+	while (s->v[j] && s->v[j] != key)
+		j = (j + 1) & (s->cap - 1);
+	if (!s->v[j]) {
+		s->v[j] = key;
+		s->n++;
+		*added = true;
+	}
+	return 0;
+}
+
+static const char *node_name(const struct net *n, int node)
+{
+	return n->nodes[node].desc ? n->nodes[node].desc : n->nodes[node].id;
+}
+
+struct route_check {
+	struct pairset seen;
+	int *nodes, *ports, max;
+	uint64_t bad;		/* pairs with no route */
+	char list[256];		/* the first few, for the message */
+	size_t off;
+};
+
+/* src -> dst (nodes); `reply`: the way back too (RC and TCP acknowledge). */
+static int route_check_pair(struct cli_run *c, struct route_check *rc, uint32_t src,
+			    uint32_t dst, bool reply)
+{
+	const struct net *n = &c->net;
+	bool added;
+
+	if (pairset_add(&rc->seen, (uint64_t)src * (uint64_t)n->nnodes + dst + 1, &added))
+		return -1;
+	if (!added)
+		return 0;
+	for (int way = 0; way < 1 + reply; way++) {
+		int a = (int)(way ? dst : src), b = (int)(way ? src : dst);
+
+		if (sm_path(n, a, net_lid_of(n, b, net_first_port(n, b)), rc->nodes, rc->ports,
+			    rc->max) >= 2)
+			continue;
+		if (rc->bad++ < 4)
+			sim_append(rc->list, sizeof(rc->list), &rc->off, "%s%s -> %s",
+				   rc->bad > 1 ? ", " : "", node_name(n, a), node_name(n, b));
+		break;
+	}
+	return 0;
+}
+
+/*
+ * Every pair of hosts the run sends between has a route in the forwarding
+ * tables, both ways where the transport acknowledges: else the run is
+ * refused before it starts, naming the pairs (--allow-unreachable runs it,
+ * and those messages are lost after their retries). A split fabric or a
+ * partial --lft dump would otherwise show up as lost messages at the end.
+ */
+static int check_routes(struct cli_run *c)
+{
+	struct route_check rc = { .max = c->net.nnodes + 2 };
+	uint64_t pairs;
+	int rcode = 0;
+
+	if (c->o->allow_unreachable)
+		return 0;
+	rc.nodes = malloc(sizeof(int) * (size_t)rc.max);
+	rc.ports = malloc(sizeof(int) * (size_t)rc.max);
+	if (!rc.nodes || !rc.ports) {
+		rcode = -1;
+		goto out;
+	}
+	if (c->o->trace) {
+		const struct trace_program *p = &c->prog;
+		/* each rank's last peer: a ring's million steps are 2 pairs a
+		 * rank, and a hash probe each would be 2% of the run */
+		int32_t *last = malloc(sizeof(*last) * (size_t)(c->trace.nranks ? c->trace.nranks : 1));
+
+		if (!last) {
+			rcode = -1;
+			goto out;
+		}
+		for (int32_t r = 0; r < c->trace.nranks; r++)
+			last[r] = -1;
+		for (size_t s = 0; s < p->nsteps && !rcode; s++) {
+			const struct trace_step *st = &p->steps[s];
+
+			if (st->kind != TS_XFER || last[st->rank] == st->peer)
+				continue;
+			last[st->rank] = st->peer;
+			rcode = route_check_pair(c, &rc, (uint32_t)c->trace.rank_node[st->rank],
+						 (uint32_t)c->trace.rank_node[st->peer], true);
+		}
+		free(last);
+	} else {
+		for (size_t i = 0; i < c->msgs.n && !rcode; i++) {
+			const struct fab_msg *m = &c->msgs.v[i];
+
+			if (m->sl != 0xff)	/* VL15 MADs go by directed route */
+				rcode = route_check_pair(c, &rc, m->src, m->dst, !m->ud);
+		}
+	}
+out:
+	pairs = rc.seen.n;
+	free(rc.seen.v);
+	free(rc.nodes);
+	free(rc.ports);
+	if (rcode)
+		return sim_diag_set(&c->d, "", 0, 0, "out of memory checking routes");
+	if (rc.bad)
+		return sim_diag_set(&c->d, c->o->lft ? c->o->lft : c->topo_desc, 0, 0,
+				    "%" PRIu64 " of %" PRIu64 " host pairs the %s sends between %s no route in the forwarding tables: %s%s; run anyway with --allow-unreachable (their messages are lost)",
+				    rc.bad, pairs, c->o->trace ? "trace" : "traffic",
+				    rc.bad == 1 ? "has" : "have", rc.list, rc.bad > 4 ? ", ..." : "");
+	return 0;
+}
+
 int cli_run_prepare(struct cli_run *c)
 {
 	if (setup_params(c) || load_topology(c) || load_traffic(c))
+		return -1;
+	/* --explain runs nothing: its routes do not matter */
+	if (!c->o->explain && check_routes(c))
 		return -1;
 	return 0;
 }

@@ -51,6 +51,7 @@ struct cli_run_opts {
 	const char *csv;
 	bool reproducible;
 	bool quiet;
+	bool allow_unreachable;	/* --allow-unreachable: run with pairs that have no route */
 	/* routing (docs/routing.md) */
 	const char *routing;
 	const char *roots;

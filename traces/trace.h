@@ -178,14 +178,44 @@ struct trace_program {
 	uint32_t *op_first, *op_nsteps;
 	/* per collective op: how many chunks its buffer is cut into (reduction check) */
 	uint32_t *op_nchunks;
+	/* trace_lower refuses a trace whose steps would take more than this
+	 * (trace_lower_estimate); 0 = trace_mem_budget_default(). Kept by
+	 * trace_program_free. */
+	uint64_t max_bytes;
 };
+
+/*
+ * What one step costs from its lowering to the report: the step (48), its
+ * times (struct trace_step_time, 32), and the replay's per-step arrays
+ * (dependencies left, the dependents' offsets, the offsets' fill, the
+ * critical path: 4 x 4), with about three dependencies each way (a ring
+ * step waits for its data and its own previous step: 6 x 4). 120 bytes;
+ * 105 were measured on a 2,048-rank ring. The flow list that --json,
+ * flows.csv and `ibfab compare` ask for adds 80 bytes a transfer at the end.
+ */
+#define TRACE_STEP_BYTES 120u
+
+/*
+ * The steps trace_lower would make, counted without making them: one per
+ * send and compute, none for a recv, each collective's exact count from its
+ * algorithm (coll_algo.nsteps; the few join steps a member may add are left
+ * out). *bytes = steps x TRACE_STEP_BYTES. *big is the op with the most
+ * steps (UINT32_MAX if none has any). An op lowering would refuse counts 0.
+ */
+void trace_lower_estimate(const struct trace *t, uint64_t *steps, uint64_t *bytes,
+			  uint32_t *big);
+/* Half of the memory this process may use: the machine's RAM, or less where
+ * RLIMIT_AS, RLIMIT_DATA or a cgroup (memory.max) allows less. */
+uint64_t trace_mem_budget_default(void);
 
 void trace_program_init(struct trace_program *p, const struct trace *t);
 void trace_program_free(struct trace_program *p);
 /* Append a step; returns its index or -1 (out of memory). */
 int trace_program_add(struct trace_program *p, const struct trace_step *s,
 		      const uint32_t *deps, uint32_t ndeps);
-/* Lower every op of the trace (collectives through coll_lower()). */
+/* Lower every op of the trace (collectives through coll_lower()). Refused
+ * up front, naming the file and the estimate, when the steps would take
+ * more than p->max_bytes. */
 int trace_lower(const struct trace *t, struct trace_program *p, struct sim_diag *d);
 
 /*

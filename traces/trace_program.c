@@ -52,9 +52,12 @@
 #include "traces/trace.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "sim/sim_parse.h"
 #include "traces/coll.h"
@@ -71,6 +74,7 @@ void trace_program_init(struct trace_program *p, const struct trace *t)
 void trace_program_free(struct trace_program *p)
 {
 	const struct trace *t = p->trace;
+	uint64_t max_bytes = p->max_bytes;
 
 	free(p->steps);
 	free(p->deps);
@@ -79,6 +83,7 @@ void trace_program_free(struct trace_program *p)
 	free(p->op_nchunks);
 	/* empty again, for the same trace: a second free or a new lowering is safe */
 	trace_program_init(p, t);
+	p->max_bytes = max_bytes;
 }
 
 
@@ -550,6 +555,123 @@ out:
 	return rc;
 }
 
+void trace_lower_estimate(const struct trace *t, uint64_t *steps, uint64_t *bytes,
+			  uint32_t *big)
+{
+	uint64_t n = 0, most = 0;
+
+	*big = UINT32_MAX;
+	for (size_t i = 0; i < t->nops; i++) {
+		const struct trace_op *o = &t->ops[i];
+		uint64_t k = 0;
+
+		if (o->kind == TRACE_SEND || o->kind == TRACE_COMPUTE) {
+			k = 1;
+		} else if (o->kind == TRACE_COLL) {
+			struct coll_ctx c;
+			struct sim_diag d;
+
+			/* coll_ctx_init refuses what lowering would: count it 0 */
+			if (!coll_ctx_init(&c, t, (uint32_t)i, NULL, &d))
+				k = c.algo->nsteps(&c);
+			coll_ctx_fini(&c);
+		}
+		if (k > most) {
+			most = k;
+			*big = (uint32_t)i;
+		}
+		n = n + k < n ? UINT64_MAX : n + k;
+	}
+	*steps = n;
+	*bytes = n > UINT64_MAX / TRACE_STEP_BYTES ? UINT64_MAX : n * TRACE_STEP_BYTES;
+}
+
+/* A cgroup v2 limit on this process's memory, or UINT64_MAX ("max", none). */
+static uint64_t cgroup_limit(void)
+{
+	char path[512], line[512];
+	unsigned long long v;
+	uint64_t lim = UINT64_MAX;
+	FILE *f = fopen("/proc/self/cgroup", "r");
+
+	/* "0::/some/group": the unified hierarchy's line */
+	if (!f)
+		return lim;
+	while (fgets(line, sizeof(line), f)) {
+		size_t n = strcspn(line, "\n");
+
+		line[n] = 0;
+		if (strncmp(line, "0::", 3) ||
+		    snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.max",
+			     strcmp(line + 3, "/") ? line + 3 : "") >= (int)sizeof(path))
+			continue;
+		FILE *m = fopen(path, "r");
+
+		if (m && fscanf(m, "%llu", &v) == 1 && v < lim)
+			lim = v;
+		if (m)
+			fclose(m);
+	}
+	fclose(f);
+	return lim;
+}
+
+uint64_t trace_mem_budget_default(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	uint64_t lim = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : UINT64_MAX;
+	static const int res[] = { RLIMIT_AS, RLIMIT_DATA };
+	struct rlimit rl;
+	uint64_t cg = cgroup_limit();
+
+	for (size_t i = 0; i < SIM_ARRAY_SIZE(res); i++)
+		if (!getrlimit(res[i], &rl) && rl.rlim_cur != RLIM_INFINITY &&
+		    (uint64_t)rl.rlim_cur < lim)
+			lim = (uint64_t)rl.rlim_cur;
+	if (cg < lim)
+		lim = cg;
+	return lim / 2;
+}
+
+/*
+ * The budget check, before anything is made: a 4 MB trace of 200,000
+ * small allreduces lowers to 96M steps (11 GB), and making them first
+ * would find that out only when the machine runs short.
+ */
+static int check_budget(const struct trace *t, const struct trace_program *p,
+			struct sim_diag *d)
+{
+	uint64_t steps, bytes, budget = p->max_bytes ? p->max_bytes : trace_mem_budget_default();
+	uint32_t big;
+	char lab[64], what[160] = "";
+	const char *file = t->nfiles ? t->files[0] : NULL;
+
+	trace_lower_estimate(t, &steps, &bytes, &big);
+	if (bytes <= budget)
+		return 0;
+	if (big != UINT32_MAX) {
+		const struct trace_op *o = &t->ops[big];
+		struct coll_ctx c;
+		struct sim_diag cd;
+		uint64_t k = 1;
+
+		if (o->kind == TRACE_COLL && !coll_ctx_init(&c, t, big, NULL, &cd))
+			k = c.algo->nsteps(&c);
+		if (o->kind == TRACE_COLL)
+			coll_ctx_fini(&c);
+		snprintf(what, sizeof(what), "; the largest, %s at %s:%d, makes %" PRIu64,
+			 o->name[0] ? trace_op_label(t, big, lab, sizeof(lab)) :
+			 o->kind == TRACE_COLL ? trace_coll_names[o->coll] :
+			 o->kind == TRACE_SEND ? "send" : "compute",
+			 o->file ? o->file : "?", o->line, k);
+	}
+	return sim_diag_set(d, file, 0, 0,
+			    "the trace lowers to %" PRIu64 " steps (%zu ops%s), about %.1f GiB at %u bytes a step: more than sim.max_memory, %.1f GiB%s; raise it (--set sim.max_memory=SIZE), or use fewer ops, ranks, chunks or channels",
+			    steps, t->nops, what, (double)bytes / 1073741824.0, TRACE_STEP_BYTES,
+			    (double)budget / 1073741824.0,
+			    p->max_bytes ? "" : " (half of the memory this process may use)");
+}
+
 int trace_lower(const struct trace *t, struct trace_program *p, struct sim_diag *d)
 {
 	struct lower L = { .t = t, .p = p, .d = d };
@@ -577,7 +699,7 @@ int trace_lower(const struct trace *t, struct trace_program *p, struct sim_diag 
 	for (size_t k = 0; k < t->ndeps; k++)
 		if (t->deps[k] < t->nops)
 			L.waited[t->deps[k]] = 1;
-	if (trace_match_recvs(t, L.send_of, d))
+	if (trace_match_recvs(t, L.send_of, d) || check_budget(t, p, d))
 		goto out;
 	rc = walk(&L);
 out:

@@ -26,7 +26,27 @@
 #include "sim/sim_log.h"
 #include "sim/sim_mem.h"
 
-enum { EV_START, EV_DONE };
+enum { EV_START, EV_DONE, EV_ROOM };
+
+/*
+ * A pair with more transfers than a send queue holds (the HCA takes at
+ * most 2^20 work requests a queue, as ConnectX's max_qp_wr) posts at most
+ * PAIR_SQ_MAX at a time; the rest wait, in order, in its backlog. Every
+ * PAIR_SIGNAL_EVERY-th send it posts is signalled: its completion says
+ * that it and every send before it on the RC queue pair have left the send
+ * queue (IBA 10.8.6: completions in order), and the backlog moves on. The
+ * pairs of ordinary traces never get a backlog: their queues hold all
+ * their transfers, and nothing about them changes.
+ */
+#define HCA_MAX_WR (1u << 20)
+#define PAIR_SQ_MAX (HCA_MAX_WR - RECV_BATCH - 1)
+#define PAIR_SIGNAL_EVERY 4096u
+
+struct pair_backlog {
+	uint32_t *q;		/* steps ready but not posted: a FIFO ring */
+	uint32_t head, len, cap;
+	uint32_t acked;		/* sends known to have left the send queue */
+};
 
 struct pair_qp {
 	uint64_t key;		/* rank * nranks + peer + 1; 0 = empty slot */
@@ -34,12 +54,15 @@ struct pair_qp {
 	uint32_t nxfer;		/* transfers over it (queue depths) */
 	uint32_t lkey, rkey;	/* the sender's and the peer's MR: read here, not through rank_node and mr */
 	uint32_t sent, posted;	/* transfers posted at the sender, receives at the peer */
+	struct pair_backlog *bl;	/* only where nxfer > PAIR_SQ_MAX */
 };
 
 /* Receives are posted at the peer this many at a time, ahead of the
  * sends (post_recvs): all of them before the run took 24 bytes per
  * transfer (50 MB on a 1,024-rank ring), one with each send touched the
- * peer's QP at the sender's time (4.7% more cache misses). */
+ * peer's QP at the sender's time (4.7% more cache misses). At most
+ * sends in flight + RECV_BATCH are posted: within the receive queue's
+ * HCA_MAX_WR when the sends are within PAIR_SQ_MAX. */
 #define RECV_BATCH 16
 
 struct replay {
@@ -189,6 +212,69 @@ static int post_recvs(struct pair_qp *pq)
 	return 0;
 }
 
+/* Post transfer step s on its pair: a WRITE with immediate (its step). */
+static void post_xfer(struct replay *rp, struct pair_qp *pq, uint32_t s)
+{
+	const struct trace_step *st = &rp->p->steps[s];
+	struct hca_send_wr wr = {
+		.wr_id = s, .opcode = HCA_WR_RDMA_WRITE_WITH_IMM, .imm_data = s,
+		.sg = { .addr = 0, .length = (uint32_t)st->bytes, .lkey = pq->lkey },
+		.remote_addr = 0, .rkey = pq->rkey,
+	};
+
+	rp->r->step[s].start = rp->eng->now;
+	if (pq->sent == pq->posted && post_recvs(pq)) {
+		replay_fail(rp, "step %u: the HCA refused the receive for it", s);
+		return;
+	}
+	if (pq->bl && pq->sent % PAIR_SIGNAL_EVERY == PAIR_SIGNAL_EVERY - 1) {
+		/* the high half: how many sends have left once this one has */
+		wr.send_flags = HCA_SEND_SIGNALED;
+		wr.wr_id |= (uint64_t)(pq->sent + 1) << 32;
+	}
+	pq->sent++;
+	if (hca_post_send(pq->sqp, &wr))
+		replay_fail(rp, "step %u: the HCA refused the transfer (%" PRIu64 " bytes)",
+			    s, st->bytes);
+}
+
+static void backlog_push(struct replay *rp, struct pair_backlog *b, uint32_t s)
+{
+	if (b->len == b->cap) {
+		uint32_t cap = b->cap ? 2 * b->cap : 1024;
+		uint32_t *q = cap > b->cap ? malloc((size_t)cap * sizeof(*q)) : NULL;
+
+		if (!q) {
+			replay_fail(rp, "out of memory replaying (%zu of %zu steps done)",
+				    steps_shown(rp), steps_total(rp->p));
+			return;
+		}
+		for (uint32_t k = 0; k < b->len; k++)
+			q[k] = b->q[(b->head + k) % b->cap];
+		free(b->q);
+		b->q = q;
+		b->cap = cap;
+		b->head = 0;
+	}
+	b->q[(b->head + b->len++) % b->cap] = s;
+}
+
+/* A signalled send of step s's pair has completed: post what now fits. */
+static void backlog_room(struct replay *rp, uint32_t s)
+{
+	const struct trace_step *st = &rp->p->steps[s];
+	struct pair_qp *pq = pair_find(rp, st->rank, st->peer, false);
+	struct pair_backlog *b = pq ? pq->bl : NULL;
+
+	while (b && b->len && pq->sent - b->acked < PAIR_SQ_MAX && !rp->failed) {
+		uint32_t next = b->q[b->head];
+
+		b->head = (b->head + 1) % b->cap;
+		b->len--;
+		post_xfer(rp, pq, next);
+	}
+}
+
 static void step_start(struct replay *rp, uint32_t s)
 {
 	const struct trace_step *st = &rp->p->steps[s];
@@ -213,22 +299,16 @@ static void step_start(struct replay *rp, uint32_t s)
 	}
 	struct pair_qp *pq = pair_find(rp, st->rank, st->peer, false);
 
-	tm->start = now;
-	if (!pq || (pq->sent == pq->posted && post_recvs(pq))) {
-		replay_fail(rp, "step %u: the HCA refused the transfer (%" PRIu64 " bytes)",
-			    s, st->bytes);
+	if (!pq) {
+		replay_fail(rp, "step %u: no queue pair for ranks %d and %d", s, st->rank,
+			    st->peer);
 		return;
 	}
-	struct hca_send_wr wr = {
-		.wr_id = s, .opcode = HCA_WR_RDMA_WRITE_WITH_IMM, .imm_data = s,
-		.sg = { .addr = 0, .length = (uint32_t)st->bytes, .lkey = pq->lkey },
-		.remote_addr = 0, .rkey = pq->rkey,
-	};
-
-	pq->sent++;
-	if (hca_post_send(pq->sqp, &wr))
-		replay_fail(rp, "step %u: the HCA refused the transfer (%" PRIu64 " bytes)",
-			    s, st->bytes);
+	if (pq->bl && (pq->bl->len || pq->sent - pq->bl->acked >= PAIR_SQ_MAX)) {
+		backlog_push(rp, pq->bl, s);
+		return;
+	}
+	post_xfer(rp, pq, s);
 }
 
 static void step_done(struct replay *rp, uint32_t s)
@@ -268,8 +348,10 @@ static void replay_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 		sim_heap_pop(&rp->heap, &e);
 		if (e.arg == EV_START)
 			step_start(rp, e.comp);
-		else
+		else if (e.arg == EV_DONE)
 			step_done(rp, e.comp);
+		else
+			backlog_room(rp, e.comp);
 	}
 	const struct sim_event *top = sim_heap_top(&rp->heap);
 
@@ -286,13 +368,25 @@ static void cq_notify(struct hca_cq *cq, void *ctx)
 
 	while ((n = hca_poll_cq(cq, 16, wc)) > 0) {
 		for (int i = 0; i < n; i++) {
+			uint32_t s = (uint32_t)wc[i].wr_id;
+
 			if (wc[i].status != HCA_WC_SUCCESS) {
-				replay_fail(rp, "transfer step %" PRIu64 " failed: %s", wc[i].wr_id,
+				replay_fail(rp, "transfer step %" PRIu32 " failed: %s", s,
 					    hca_wc_status_str(wc[i].status));
 				return;
 			}
-			if (wc[i].opcode == HCA_WC_RECV_RDMA_WITH_IMM)
+			if (wc[i].opcode == HCA_WC_RECV_RDMA_WITH_IMM) {
 				push(rp, wc[i].time, wc[i].imm_data, EV_DONE);
+			} else if (wc[i].opcode == HCA_WC_RDMA_WRITE && s < rp->p->nsteps) {
+				/* a signalled send of a pair with a backlog */
+				const struct trace_step *st = &rp->p->steps[s];
+				struct pair_qp *pq = pair_find(rp, st->rank, st->peer, false);
+
+				if (pq && pq->bl) {
+					pq->bl->acked = (uint32_t)(wc[i].wr_id >> 32);
+					push(rp, wc[i].time, s, EV_ROOM);
+				}
+			}
 		}
 	}
 	if (n == -EOVERFLOW)
@@ -319,9 +413,19 @@ static int connect_pair(struct replay *rp, struct pair_qp *pq, int32_t a, int32_
 	};
 	struct hca_qp *q[2];
 
+	if (pq->nxfer >= PAIR_SQ_MAX) {
+		pq->bl = calloc(1, sizeof(*pq->bl));
+		if (!pq->bl)
+			return -1;
+		ia.cap.max_send_wr = PAIR_SQ_MAX;
+	}
+
 	q[0] = pq->sqp = hca_create_qp(ha, &ia);
 	ia.send_cq = ia.recv_cq = rp->cq[rp->t->rank_node[b]];
-	ia.cap = (struct hca_qp_cap){ .max_send_wr = 1, .max_recv_wr = pq->nxfer + 1 };
+	ia.cap = (struct hca_qp_cap){
+		.max_send_wr = 1,
+		.max_recv_wr = pq->nxfer < HCA_MAX_WR ? pq->nxfer + 1 : HCA_MAX_WR,
+	};
 	q[1] = pq->rqp = hca_create_qp(hb, &ia);
 	if (!q[0] || !q[1])
 		return -1;
@@ -354,6 +458,27 @@ static int connect_pair(struct replay *rp, struct pair_qp *pq, int32_t a, int32_
 	pq->lkey = rp->mr[rp->t->rank_node[a]]->lkey;
 	pq->rkey = rp->mr[rp->t->rank_node[b]]->rkey;
 	return post_recvs(pq);
+}
+
+/*
+ * A transfer over 2^31 bytes, the largest IB message (IBA 9.4.1: the DMA
+ * length is 32 bits, and ConnectX's max_msg_sz is 2 GiB): named at its op's
+ * line, with the op's size rather than the step's (a collective's steps
+ * carry a chunk of it), and what would make it fit.
+ */
+static int too_big(const struct trace *t, const struct trace_step *st, struct sim_diag *d)
+{
+	const struct trace_op *o = &t->ops[st->op];
+
+	if (o->kind != TRACE_COLL)
+		return sim_diag_set(d, o->file, o->line, 0,
+				    "a send of %" PRIu64 " bytes is more than one IB message (2 GiB = 2147483648 bytes): split it into several sends",
+				    o->bytes);
+	return sim_diag_set(d, o->file, o->line, 0,
+			    "%s of %" PRIu64 " bytes: its transfers carry %" PRIu64 " bytes, more than one IB message (2 GiB = 2147483648 bytes); give it chunks=%" PRIu64 " or more",
+			    trace_coll_names[o->coll], o->bytes, st->bytes,
+			    (uint64_t)((o->chunks ? o->chunks : 1) *
+				       ((st->bytes + (1ULL << 31) - 1) >> 31)));
 }
 
 static int setup(struct replay *rp, struct sim_diag *d)
@@ -394,9 +519,7 @@ static int setup(struct replay *rp, struct sim_diag *d)
 						    "ranks %d and %d share a host: a transfer between them does not cross the fabric",
 						    st->rank, st->peer);
 			if (st->bytes > (1ULL << 31))
-				return sim_diag_set(d, NULL, 0, 0,
-						    "program step %zu: %" PRIu64 " bytes is more than one IB message (2 GiB)",
-						    s, st->bytes);
+				return too_big(t, st, d);
 		}
 	}
 	for (size_t s = 0; s < n; s++)
@@ -766,6 +889,11 @@ out:
 	free(rp.dep);
 	free(rp.rank_free);
 	free(rp.rank_last);
+	for (size_t i = 0; i < rp.npairs_cap; i++) {
+		if (rp.pairs[i].bl)
+			free(rp.pairs[i].bl->q);
+		free(rp.pairs[i].bl);
+	}
 	free(rp.pairs);
 	for (int i = 0; rp.cq && i < fab_nodes(f); i++)
 		hca_cq_set_notify(rp.cq[i], NULL, NULL);

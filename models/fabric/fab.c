@@ -193,6 +193,13 @@ void fab_traffic_lost(struct fab *f, uint32_t mi)
 	}
 }
 
+void fab_traffic_given_up(struct fab *f, uint32_t mi)
+{
+	if (mi < f->msgs->n && !f->msgs->v[mi].done && !f->msgs->v[mi].lost)
+		msg_activity(f, f->eng.now);
+	fab_traffic_lost(f, mi);
+}
+
 static struct link_rate port_rate(const struct fab_params *p, const struct net_port *a,
 				  const struct net_port *b)
 {

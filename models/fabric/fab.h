@@ -30,6 +30,9 @@
 #define FAB_VL15 15
 #define FAB_NSL 16
 #define FAB_VLARB_ENTRIES 64	/* IBA 7.6.9: up to 64 entries per table */
+/* sim.max_csv_rows' default: 2^24 rows of links.csv, about 0.7 GB at the
+ * 40-50 bytes a row takes */
+#define FAB_MAX_CSV_ROWS (1ull << 24)
 
 struct fab_vlarb_entry {
 	uint8_t vl;
@@ -73,6 +76,8 @@ struct fab_params {
 	/* run */
 	uint64_t sample_ns;		/* sim.sample_ns: CSV time-series interval */
 	uint64_t max_time_ns;		/* sim.max_time_ns: stop there (0 = none) */
+	uint64_t max_memory;		/* sim.max_memory: a trace's lowered program (0 = half of RAM) */
+	uint64_t max_csv_rows;		/* sim.max_csv_rows: links.csv stops there (0 = no limit) */
 	bool check;			/* sim.check: walk every link's credits after each event */
 	char preset[16];
 	/* Tables given with fab_params_set() stop following ib.vls (fab_params.c). */
@@ -280,6 +285,7 @@ struct fab_totals {
 	uint64_t cnps;			/* CNPs (DCQCN) or BECNs (IB CC) sent */
 	/* TCP */
 	uint64_t tcp_segments, tcp_retransmits, tcp_timeouts, tcp_fast_recoveries;
+	uint64_t tcp_gave_up;		/* connections given up after tcp.retries2 timeouts */
 	/* host CPU time spent on communication, summed over hosts (models/host, tcp) */
 	uint64_t cpu_ps;
 	sim_time_t end_ps;

@@ -208,6 +208,7 @@ static void apply_preset(struct fab_params *p, const struct preset *pr)
 void fab_params_default(struct fab_params *p)
 {
 	memset(p, 0, sizeof(*p));
+	p->max_csv_rows = FAB_MAX_CSV_ROWS;
 	apply_preset(p, find_preset(DEFAULT_PRESET));
 }
 
@@ -1011,6 +1012,10 @@ static const struct key keys[] = {
 	    "delayed-ACK timer, us (Linux 40000; 0 = acknowledge every segment)"),
 	GEN("tcp.dupthresh", K_UINT, tcp.dupthresh, 1, 255,
 	    "duplicate ACKs that trigger fast retransmit (3)"),
+	/* at least 1: a connection that never gives up on a path that drops
+	 * everything would back off until the clock's end (2^64 ps) */
+	GEN("tcp.retries2", K_UINT, tcp.retries2, 1, 1000,
+	    "RTO timeouts in a row before the connection is given up (Linux tcp_retries2: 15)"),
 	SPECIAL("tcp.timestamps", set_tcp_ts, print_tcp_ts,
 		"TCP timestamps option: 12 more header bytes per segment (Linux: on)"),
 	GEN("tcp.rwnd", K_SIZE, tcp.rwnd, 4096, 1u << 30,
@@ -1041,6 +1046,13 @@ static const struct key keys[] = {
 	    "time-series sample interval, ns (0 = automatic)"),
 	GEN("sim.max_time_ns", K_NS, max_time_ns, 0, UINT64_MAX / SIM_NS,
 	    "stop the run at this simulated time, ns (0 = run to completion)"),
+	/* budgets that keep a small input from taking the machine: a trace's
+	 * steps are counted before they are made (trace_lower), and links.csv
+	 * stops at its row budget (about 45 bytes a row: 2^24 is 0.7 GB) */
+	GEN("sim.max_memory", K_SIZE, max_memory, 0, UINT64_MAX,
+	    "memory a trace's lowered steps may take (0 = half of the machine's)"),
+	GEN("sim.max_csv_rows", K_UINT, max_csv_rows, 0, UINT64_MAX,
+	    "rows links.csv holds at most; later samples are dropped with a warning (0 = no limit)"),
 	SPECIAL("sim.check", set_check, print_check,
 		"check credit invariants after every event: on/off (slow)"),
 };

@@ -459,6 +459,9 @@ void fab_traffic_post(struct fab *f, uint32_t msg);
 void fab_traffic_delivered(struct fab *f, int32_t msg, sim_time_t t);
 /* A datagram (or UC message) that will never arrive: dropped, or no receive. */
 void fab_traffic_lost(struct fab *f, uint32_t msg);
+/* Lost now, by a transport that gave up (TCP's tcp.retries2): the run's
+ * end counts this moment, as it counts a delivery. */
+void fab_traffic_given_up(struct fab *f, uint32_t msg);
 void fab_traffic_completed(struct fab *f, int32_t msg, sim_time_t t, enum hca_wc_status st);
 
 #endif

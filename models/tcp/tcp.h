@@ -40,6 +40,8 @@ struct tcp_params {
 	uint32_t max_rto_us;	/* tcp.max_rto_us: RTO ceiling after backoff (RFC 6298: >= 60 s) */
 	uint32_t delack_us;	/* tcp.delack_us: delayed-ACK timer (Linux 40 ms) */
 	uint8_t dupthresh;	/* tcp.dupthresh: duplicate ACKs before fast retransmit (3) */
+	uint32_t retries2;	/* tcp.retries2: timeouts in a row before the connection is
+				 * given up (Linux net.ipv4.tcp_retries2: 15) */
 	bool timestamps;	/* tcp.timestamps: the 12-byte option on every segment (Linux: on) */
 	uint32_t rwnd;		/* tcp.rwnd: receive window, bytes (Linux tcp_rmem max 6 MiB) */
 	uint32_t msg_hdr;	/* tcp.msg_hdr: bytes of the application's message header */
@@ -185,6 +187,7 @@ void tcp_totals(const struct fab *f, struct fab_totals *t);
 
 struct tcp_conn_stats {
 	uint64_t segs_sent, segs_rcvd, retransmits, timeouts, fast_recoveries;
+	uint32_t gave_up;	/* 1 once tcp.retries2 timeouts in a row ended it */
 	uint64_t acks_sent, dupacks_rcvd, ece_rcvd, ce_rcvd, ooo_segs;
 	uint32_t max_ooo;
 };

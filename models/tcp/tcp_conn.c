@@ -28,7 +28,14 @@
  * one-segment window, the RTO doubles (up to tcp.max_rto_us), and no fast
  * retransmit follows for data sent before the timeout (RFC 6582's
  * `recover`). RTT is sampled on one segment per window, never on a
- * retransmitted one (Karn). SACK, timestamps-based RTT, F-RTO, RACK/TLP,
+ * retransmitted one (Karn). After tcp.retries2 timeouts in a row with no
+ * new data acknowledged the connection is given up, as Linux does with
+ * ETIMEDOUT (RFC 1122 4.2.3.5's R2; Linux turns tcp_retries2 = 15 into
+ * about 924.6 s of backoff from a 200 ms RTO with its 120 s ceiling,
+ * where this counts timeouts: 15 with the 60 s ceiling here is 522 s): the oldest send completes with "transport retry counter
+ * exceeded", the others are flushed, and every message not yet delivered
+ * is lost. Without it, a path that drops nearly every segment retries for
+ * the clock's 213 days. SACK, timestamps-based RTT, F-RTO, RACK/TLP,
  * PRR and pacing are left out.
  *
  * Receiver: in-order segments are handed to the application; out-of-order
@@ -641,9 +648,36 @@ static void ack_input(struct tcp_conn *c, uint64_t ack, bool ece, bool pure)
 		c->qp->qpn, (unsigned long long)c->snd_una, c->cc.cwnd);
 }
 
+/* tcp.retries2 timeouts in a row: give the connection up (see the top). */
+static void give_up(struct tcp_conn *c)
+{
+	struct hca_qp *qp = c->qp;
+	struct fab *f = fab_of(c);
+
+	SIM_LOG(SIM_LOG_HCA, now_of(c), "qp %u tcp gives up after %u timeouts at %llu",
+		qp->qpn, c->backoff, (unsigned long long)c->snd_una);
+	for (uint32_t i = 0; i < c->rec_n; i++) {
+		const struct tcp_rec *r = &c->rec[(c->rec_head + i) % c->rec_cap];
+
+		if (r->msg >= 0 && r->op != IB_OP_READ_RESP_ONLY)
+			fab_traffic_given_up(f, (uint32_t)r->msg);
+	}
+	c->st.gave_up = 1;
+	c->rto_at = 0;
+	if (qp->sq_head != qp->sq_next)
+		qp_req_complete(qp, hca_swqe_at(qp, qp->sq_head), HCA_WC_RETRY_EXC_ERR);
+	hca_qp_to_error(qp);
+}
+
 static void timeout(struct tcp_conn *c)
 {
 	sim_time_t now = now_of(c);
+
+	if (c->backoff >= prm(c)->retries2) {
+		c->backoff++;
+		give_up(c);
+		return;
+	}
 
 	c->st.timeouts++;
 	c->qp->st.timeouts++;
@@ -969,6 +1003,7 @@ void tcp_timer(struct hca_qp *qp, sim_time_t t)
 void tcp_totals(const struct fab *f, struct fab_totals *t)
 {
 	t->tcp_segments = t->tcp_retransmits = t->tcp_timeouts = t->tcp_fast_recoveries = 0;
+	t->tcp_gave_up = 0;
 	for (int i = 0; i < f->nnodes; i++) {
 		const struct hca *h = f->nodes[i].hca;
 
@@ -981,6 +1016,7 @@ void tcp_totals(const struct fab *f, struct fab_totals *t)
 			t->tcp_retransmits += qp->tcp->st.retransmits;
 			t->tcp_timeouts += qp->tcp->st.timeouts;
 			t->tcp_fast_recoveries += qp->tcp->st.fast_recoveries;
+			t->tcp_gave_up += qp->tcp->st.gave_up;
 		}
 	}
 }

@@ -71,6 +71,7 @@ void tcp_params_default(struct tcp_params *p)
 		.max_rto_us = 60000000,
 		.delack_us = 40000,
 		.dupthresh = 3,
+		.retries2 = 15,
 		.timestamps = true,
 		.rwnd = 6u << 20,
 		.msg_hdr = 16,

@@ -208,7 +208,7 @@ static void test_links_csv(void)
 	CU_ASSERT_EQUAL(w.p.sample_ns, 200);
 	create(&w);
 	f = open_memstream(&text, &len);
-	CU_ASSERT_FATAL(cli_links_csv_init(&c, f, &w.net, w.fab, vls) == 0);
+	CU_ASSERT_FATAL(cli_links_csv_init(&c, f, &w.net, w.fab, vls, w.p.max_csv_rows) == 0);
 	fab_set_sampler(w.fab, cli_links_csv_sample, &c);
 	run(&w);
 	fclose(f);
@@ -225,6 +225,7 @@ static void test_links_csv(void)
 	 * the packet headers' share, which counts as busy too) */
 	CU_ASSERT(count_lines(strstr(text, "\n") + 1, "") > 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, ",\"h,0 C:\\hca\",1,sw,0,1.0000,"));
+	CU_ASSERT_FALSE(c.cut);
 	cli_links_csv_fini(&c);
 
 	fill_report(&w, &r);
@@ -266,6 +267,39 @@ static void test_unfinished(void)
 	destroy(&w);
 }
 
+/* sim.max_csv_rows: whole samples up to the budget, then none, and the
+ * time of the first one dropped. */
+static void test_links_csv_budget(void)
+{
+	struct world w;
+	struct cli_links_csv c;
+	char *text = NULL;
+	size_t len;
+	FILE *f;
+	uint16_t vls;
+	uint64_t per;
+
+	build(&w, 4 << 20);
+	vls = cli_used_vls(&w.p, &w.msgs);
+	w.p.sample_ns = 200;	/* about 840 samples over the 168 us */
+	create(&w);
+	per = (uint64_t)fab_nports(w.fab) * 2;	/* two VLs */
+	CU_ASSERT_EQUAL(per, cli_csv_rows_per_sample(&w.net, &w.p, &w.msgs));
+	f = open_memstream(&text, &len);
+	/* 100 samples and half of one: the half is not written */
+	CU_ASSERT_FATAL(cli_links_csv_init(&c, f, &w.net, w.fab, vls, 100 * per + per / 2) == 0);
+	fab_set_sampler(w.fab, cli_links_csv_sample, &c);
+	run(&w);
+	fclose(f);
+	CU_ASSERT_EQUAL(c.rows, 100 * per);
+	CU_ASSERT_EQUAL((uint64_t)count_lines(text, ""), 100 * per + 1);	/* and the header */
+	CU_ASSERT(c.cut);
+	CU_ASSERT_EQUAL(c.cut_at, 100 * 200 * SIM_NS);	/* samples at 0, 200 ns, ... */
+	cli_links_csv_fini(&c);
+	free(text);
+	destroy(&w);
+}
+
 static void test_auto_sample(void)
 {
 	struct world w;
@@ -276,6 +310,15 @@ static void test_auto_sample(void)
 	CU_ASSERT_EQUAL(cli_auto_sample_ns(&w.net, &w.p, &w.msgs), 100);
 	w.msgs.v[0].bytes = 1;		/* tiny: never below 1 ns */
 	CU_ASSERT(cli_auto_sample_ns(&w.net, &w.p, &w.msgs) >= 1);
+	/* a row budget the ~1000 samples would pass: 126 us at 8 rows a
+	 * sample (2 links x 2 ends x 2 VLs) within 1000 rows (half of 2000)
+	 * wants >= 1008 ns, so 2 us */
+	w.msgs.v[0].bytes = 3 << 20;
+	w.p.max_csv_rows = 2000;
+	CU_ASSERT_EQUAL(cli_csv_rows_per_sample(&w.net, &w.p, &w.msgs), 8);
+	CU_ASSERT_EQUAL(cli_auto_sample_ns(&w.net, &w.p, &w.msgs), 2000);
+	w.p.max_csv_rows = 0;		/* no limit: as before */
+	CU_ASSERT_EQUAL(cli_auto_sample_ns(&w.net, &w.p, &w.msgs), 100);
 	fab_msgs_free(&w.msgs);
 	net_free(&w.net);
 }
@@ -285,6 +328,7 @@ static const struct test_case tests[] = {
 	{ "summary", test_summary },
 	{ "links.csv and flows.csv", test_links_csv },
 	{ "unfinished messages", test_unfinished },
+	{ "links.csv row budget", test_links_csv_budget },
 	{ "automatic sample interval", test_auto_sample },
 	{ NULL, NULL },
 };

@@ -144,7 +144,12 @@ static void test_defaults(void)
 	fab_params_default(&a);
 	memset(&b, 0, sizeof(b));
 	CU_ASSERT_EQUAL(fab_params_preset(&b, "hdr", &d), 0);
+	/* a preset leaves sim.* alone: the one non-zero run default */
+	CU_ASSERT_EQUAL(b.max_csv_rows, 0);
+	b.max_csv_rows = FAB_MAX_CSV_ROWS;
 	CU_ASSERT_EQUAL(memcmp(&a, &b, sizeof(a)), 0);
+	CU_ASSERT_EQUAL(a.max_memory, 0);	/* half of the machine's, decided when used */
+	CU_ASSERT_EQUAL(a.tcp.retries2, 15);
 	for (int sl = 0; sl < FAB_NSL; sl++)
 		CU_ASSERT_EQUAL(a.sl2vl[sl], sl % 4);
 	CU_ASSERT_EQUAL(a.vlarb_nhigh, 0);
@@ -500,7 +505,7 @@ static void test_print(void)
 		SET_OK(&q, kv);
 	}
 	free(buf);
-	CU_ASSERT_EQUAL(lines, 62);	/* one per key (tcp.* included): a forgotten key shows here */
+	CU_ASSERT_EQUAL(lines, 65);	/* one per key (tcp.* included): a forgotten key shows here */
 	CU_ASSERT(host_lines > 10);	/* host.model and the host model's keys */
 	CU_ASSERT(cc_lines > 20);	/* dcqcn.* and ib.cc* */
 	/* The round trip marks tables and the link as explicitly set. */
