@@ -221,6 +221,7 @@ struct srv {
 	double hold_limit_s;
 	uint32_t nlive;		/* attached, not detached */
 	uint64_t evicted;
+	uint64_t requests, attached;	/* for the line at exit (bench/soak reads it) */
 	int lfd;
 	char path[108];		/* sizeof(sockaddr_un.sun_path) */
 	dev_t sock_dev;		/* the socket file it made (unlink_socket) */
@@ -942,6 +943,7 @@ static int do_hello(struct client *c, const struct shim_req *q)
 	r.u.hello.guid = np->guid ? np->guid : 0x0002c90300000000ULL + (uint64_t)node;
 	snprintf(r.u.hello.host, sizeof(r.u.hello.host), "%s", s->net.nodes[node].desc);
 	snprintf(r.u.hello.fabric, sizeof(r.u.hello.fabric), "%s", fab_fabric_names[s->p.fabric]);
+	s->attached++;
 	logf_(s, "pid %u attached as host %s (LID %u)", c->pid, s->net.nodes[node].desc,
 	      hca_lid(c->hca));
 	if (!c->cpu_ok)
@@ -1617,6 +1619,7 @@ static void client_cb(struct ev_loop *loop, ev_io *w, int revents)
 			reply_status(c, EPROTO);
 			continue;
 		}
+		c->s->requests++;
 		handle(c, &b.q, (size_t)n, &fd);
 		if (fd >= 0)
 			close(fd);
@@ -2063,6 +2066,8 @@ int serve_run(const struct serve_opts *o, int ready_fd, struct sim_diag *d)
 		close(ready_fd);
 	}
 	ev_run(s.loop, 0);
+	logf_(&s, "stopping: %" PRIu64 " requests served from %" PRIu64 " programs, %" PRIu64 " evicted",
+	      s.requests, s.attached, s.evicted);
 	rc = 0;
 out:
 	if (rc && ready_fd >= 0)
