@@ -53,7 +53,7 @@ probe=0
 printf 'ranks 2\nhost 0 h15\nhost 1 h16\nsend 0 1 %d\n' "$probe" >"$tmp/a.trace"
 common=(--topo "$topo" --routing ftree --preset hdr --set "host.model=$host_model" --quiet)
 
-echo "ibfab collective benchmark (issue 8, B3): ring allreduce, $ranks ranks, 64 MiB"
+echo "ibfab collective benchmark (B3): ring allreduce, $ranks ranks, 64 MiB"
 echo "topology $topo, ftree, preset hdr, host.model=$host_model, $runs runs, $(nproc) cores, $(uname -r)"
 "$ibfab" run "${common[@]}" --trace "$tmp/a.trace" --json "$tmp/a.json" >/dev/null
 for i in $(seq "$runs"); do

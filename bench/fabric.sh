@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/fabric.sh - the fabric's speed on the 128-host HDR fat tree
 # (topologies/examples/fattree-128.topo, full bisection, min-hop routing)
-# under a random permutation, the figure issue 2 asks to report:
+# under a random permutation, the figure docs/performance.md reports:
 # events per wall second and packet-hops per wall second, as the median
 # (min-max) of several runs, plus callgrind's instruction count per
 # packet-hop, which is stable on this noisy machine.

@@ -6,8 +6,9 @@
  * perftest times every work request with an inline rdtsc (48 sites per
  * binary) and converts cycles to microseconds with a MHz value: the one in
  * /proc/cpuinfo when its own calibration against gettimeofday agrees within
- * 2%. rdtsc cannot be interposed (no call), and PR_SET_TSC does not trap on
- * these VMs (../shared/reference/verbs-abi.md). So at attach time the shim
+ * 2%. rdtsc cannot be interposed (no call), and PR_SET_TSC (prctl(2)) does
+ * not trap on virtual machines whose hypervisor hides the TSC's
+ * faulting. So at attach time the shim
  * asks a disassembler (objdump; a byte scan would find false positives) for
  * the rdtsc instructions of the executable, rewrites each 2-byte rdtsc
  * (0f 31) into ud2 (0f 0b), and emulates it in a SIGILL handler: EDX:EAX =

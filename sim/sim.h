@@ -2,7 +2,7 @@
 /*
  * sim.h - the discrete-event engine: time, the future-event list, components.
  *
- * Time is an integer count of picoseconds (DESIGN.md §2): no floating-point
+ * Time is an integer count of picoseconds (docs/architecture.md): no floating-point
  * time anywhere, so two runs with the same inputs order every event the same
  * way. The future-event list is a 4-ary min-heap keyed by (time, sequence);
  * the sequence number makes events at equal times fire in the order they
@@ -169,10 +169,10 @@ int sim_register(struct sim_engine *eng, sim_handler_fn fn, void *ctx,
  * first (the others follow it), or -1 when n >= 2^24 or SIM_MAX_RANGES are
  * taken. Dispatching them reads one small table that stays in the cache,
  * not a line of a per-component table: at 7,000 ports that line is mostly
- * a cache miss per event (docs/performance-log.md). A range of SIM_PREFETCH_BYTES
+ * a cache miss per event. A range of SIM_PREFETCH_BYTES
  * or more turns on the look-ahead prefetch (sim_engine.c, prefetch_next):
- * 4 MiB, what this VM's last level keeps for one process on a good
- * minute. The 1,024-host tree (26 MB of ports) gains 7% from it; the
+ * 4 MiB, what the last-level cache of a shared virtual machine keeps
+ * for one process (docs/performance.md, "What bounds it"). The 1,024-host tree (26 MB of ports) gains 7% from it; the
  * 128-host one (3.2 MB) nothing either way, so it stays off there.
  */
 #define SIM_PREFETCH_BYTES ((size_t)4 << 20)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sim_diag.h - diagnostics: library code never exits, it returns an error and
- * fills one of these (DESIGN.md §7). Printed as "file:line:col: message", the
+ * fills one of these (docs/architecture.md, "Errors"). Printed as "file:line:col: message", the
  * shape compilers use, so editors can jump to the spot.
  */
 #ifndef IBFAB_SIM_DIAG_H

@@ -507,12 +507,11 @@ int sim_schedule_at(struct sim_engine *eng, sim_time_t t, uint32_t comp,
  * next. Only prefetches: an event inserted in between only makes one
  * of them early or wasted. Only when a range outgrows the caches: below
  * that the lines are there already and the hints cost instructions.
- * Session 14, paired with the one-line prefetch it replaces (concurrent
- * runs, user time): 8,192 hosts 0.87-0.90, 1,024 hosts (where it was off)
- * 0.93 (docs/performance-log.md). The second line is the hook's: a port
- * keeps its hints there, and a hook that read it uncached stalled as the
- * handler would have (session 16, the 8,192-host shift: 0.87 of the CPU
- * with it, faster in 8 pairs of 8).
+ * Paired with a one-line prefetch (concurrent runs, user time): 8,192
+ * hosts 0.87-0.90, 1,024 hosts (where it was off) 0.93. The second line
+ * is the hook's: a port keeps its hints there, and a hook that read it
+ * uncached stalled as the handler would have (the 8,192-host shift: 0.87
+ * of the CPU with it, faster in 8 pairs of 8).
  */
 static inline const struct sim_comp_range *comp_range(const struct sim_engine *eng, uint32_t comp)
 {

@@ -12,7 +12,7 @@
  * with madvise(MADV_HUGEPAGE); these helpers ask for it on large blocks.
  * In "always" mode the request is redundant; in "never" mode it is ignored
  * (and no collapse is asked), without THP refused: the advice never changes
- * what the program computes, only how fast (docs/performance-log.md).
+ * what the program computes, only how fast (docs/performance.md).
  */
 #ifndef IBFAB_SIM_MEM_H
 #define IBFAB_SIM_MEM_H
@@ -46,7 +46,7 @@ void *sim_mem_realloc(void *p, size_t n);
  * reporting, as here) a fresh 2 MiB page costs up to 5x a 4 KiB one to
  * fault in. Measured here: the 1,024-host 4 MiB ring's 167 MB flow list
  * cost 0.80-1.09 s of system time in huge pages and 0.19-0.21 s in small
- * ones, with the same user time (docs/performance-log.md, session 9).
+ * ones, with the same user time.
  *
  * sim_mem_resize(p, old, n) grows p from old to n bytes (n > old; NULL and
  * p unchanged on failure); sim_mem_free_sized(p, n) frees a block of size

@@ -3,7 +3,7 @@
  * sim_pool.h - fixed-size object pools addressed by 32-bit index.
  *
  * Packets and other per-packet records come from here, never from malloc on
- * the hot path (DESIGN.md §2). Storage grows in line-aligned chunks of 4096 objects, so an
+ * the hot path (docs/architecture.md). Storage grows in line-aligned chunks of 4096 objects, so an
  * object's address never moves and an index is a compact handle (4 bytes in
  * a queue link instead of 8). Freed objects go on a LIFO free list: the most
  * recently freed, still-warm object is reused first.

@@ -5,7 +5,7 @@
  * Every random draw comes from a stream owned by one entity and seeded from
  * (run seed, entity id) with splitmix64, so adding an entity or reordering
  * draws in one entity never changes another's sequence, and a run is
- * reproducible from its seed (DESIGN.md §2). The generator is xoshiro256**.
+ * reproducible from its seed (docs/architecture.md). The generator is xoshiro256**.
  */
 #ifndef IBFAB_SIM_RNG_H
 #define IBFAB_SIM_RNG_H

@@ -2,12 +2,12 @@
 /*
  * cli_compare.c - `ibfab compare`: one workload, several fabrics, one table.
  *
- * The question it answers (issue 6): on this topology and this workload,
+ * The question it answers: on this topology and this workload,
  * what does lossless InfiniBand buy over RoCE, and RDMA over TCP? Each
  * fabric runs through exactly the pipeline of `ibfab run` (cli_run.h):
  * the same parameters with `fabric=NAME` put first (so every --set still
  * applies on top), the same topology and routes, the same traffic or trace,
- * the same seed. Only the link layer and transport differ (DESIGN.md §4).
+ * the same seed. Only the link layer and transport differ (docs/architecture.md, "Fabrics").
  * The runs are sequential and independent; each one's figures are copied
  * out (totals, message completion times, per-collective times, the data
  * for the charts) and its fabric freed before the next starts, so memory
@@ -185,7 +185,7 @@ void cli_compare_usage(FILE *out)
 "each collective's time. A chart (SVG) shows each fabric's throughput over\n"
 "time and the distribution of message completion times.\n"
 "\n"
-"Fabrics (DESIGN.md section 4, docs/compare.md):\n"
+"Fabrics (docs/compare.md):\n"
 "  ib          InfiniBand: credit-based flow control, never drops\n"
 "  roce        RoCEv2 over Ethernet with PFC (lossless) and ECN\n"
 "  roce-lossy  RoCEv2 without PFC: drops, recovered by go-back-N\n"

@@ -41,7 +41,7 @@ struct cli_report {
 	const struct trace_results *tres;
 };
 
-/* The human summary (DESIGN.md §6). */
+/* The human summary (docs/architecture.md, "Inputs and outputs"). */
 void cli_report_summary(FILE *out, const struct cli_report *r);
 
 /* The --json document; 0, or -1 on a write error. */

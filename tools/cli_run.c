@@ -2,7 +2,7 @@
 /*
  * cli_run.c - `ibfab run`: options, the pipeline, output files, progress.
  *
- * The pipeline is fixed (DESIGN.md §6, §7): debug switches from IBFAB_DEBUG;
+ * The pipeline is fixed (docs/architecture.md): debug switches from IBFAB_DEBUG;
  * parameters = defaults, then --preset, then every --set in command-line
  * order, then the cross checks; the topology (a file, or the built-in fat
  * tree generated into memory); routes (--routing, default minhop, or the

@@ -17,7 +17,8 @@
  *     0x0008 002 : (path #2 out of 2: portguid 0x0000000000100001)
  *     22 valid lids dumped
  *
- * See /work/shared/reference/formats.md and docs/routing.md.
+ * The formats: OpenSM's opensm-lfts.dump (opensm(8), the "lfts" dump of
+ * osm_ucast_mgr.c) and ibroute(8) (infiniband-diags); docs/routing.md.
  */
 #ifndef IBFAB_LFT_H
 #define IBFAB_LFT_H

@@ -2,7 +2,8 @@
 /*
  * topo.h - topology files: the ibnetdiscover output format and the ibsim net
  * format (one parser reads both), a writer, a canonical link list, and
- * generators. See /work/shared/reference/formats.md and
+ * generators. The formats: ibnetdiscover(8) (infiniband-diags), ibsim's
+ * net files (ibsim/README in rdma-core's ibsim), and
  * topologies/examples/README.md.
  *
  * Every loader returns 0, or -1 with `d` filled as "file:line:col: what was

@@ -6,7 +6,7 @@
  *
  * A collective op is lowered into TS_XFER steps by one entry of a table of
  * algorithms (struct coll_algo, one per (collective, algorithm) pair, an
- * ops table with designated initialisers as DESIGN.md asks). The table is
+ * ops table with designated initialisers: docs/architecture.md). The table is
  * in coll.c; the algorithms are in coll_ring.c, coll_tree.c, coll_hd.c,
  * coll_alltoall.c, coll_bruck.c and coll_barrier.c; the reduction check in
  * coll_check.c; --explain in coll_explain.c. docs/collectives.md explains
@@ -57,7 +57,7 @@
 /* A collective lowered into more transfers than this is refused, so that a
  * typo cannot ask for terabytes: a step costs about 105 bytes from its
  * lowering to the report (the step 56, its times 32, dependencies and the
- * replay's counters; measured on a 2,048-rank ring, session 9), so 2^28
+ * replay's counters; 105 measured on a 2,048-rank ring), so 2^28
  * steps is about 28 GB. A ring allreduce over 8,192 ranks is 2^27 - 2^14
  * steps (14 GB); 128 ranks x 8 channels x 4 chunks is 2^20. */
 #define COLL_MAX_STEPS (1ull << 28)

@@ -663,7 +663,7 @@ static sim_time_t union_len(const struct ival *v, size_t n, unsigned mask)
  * rank's intervals at a time are gathered, sorted and measured: holding
  * every rank's intervals at once (24 bytes each, two per transfer) was the
  * memory peak of a large replay's end, 98 MB of the 1,024-host 4 MiB
- * ring's 393 MB once its flow list was no longer built (session 9).
+ * ring's 393 MB once its flow list was no longer built.
  */
 static int rank_times(const struct trace_program *p, struct trace_results *r)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ibfab_ns3.cc - the ns-3 side of bench/compare-ns3: the same two
- * scenarios as ibfab's B1 and B3-volume benchmarks (issue 8), built with
+ * scenarios as ibfab's B1 and B3-volume benchmarks, built with
  * ns-3's point-to-point links and IPv4 routing (--routing: global, ns-3's
  * Ipv4GlobalRouting, or nix, nix-vector routing, which bench/compare-ns3
  * uses: it is the faster of the two on fat trees), so that one script

@@ -9,7 +9,7 @@
  * link.width/link.speed` overrides both. Entities touch each other only
  * through links, and every link has a latency of at least its propagation
  * delay plus one FC packet, which keeps the door open for a parallel engine
- * (DESIGN.md §2).
+ * (docs/architecture.md).
  *
  * The run ends when every message is delivered. If the event list empties
  * first, what is left cannot move (a credit loop, or no route): the run is

@@ -40,7 +40,7 @@ struct fab_vlarb_entry {
 };
 
 /*
- * The fabric a run uses on the same topology (DESIGN.md §4): InfiniBand
+ * The fabric a run uses on the same topology (docs/architecture.md, "Fabrics"): InfiniBand
  * with credits; RoCEv2 over Ethernet with PFC (lossless) or without it
  * (lossy: drops recovered by go-back-N); or TCP over lossy Ethernet.
  */

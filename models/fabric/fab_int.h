@@ -144,7 +144,7 @@ struct fab_port {
 	 * One hop touches two ports (the packet's sender and its receiver)
 	 * and, with 1,000 hosts, finds almost none of their lines in the
 	 * core's cache: the fields are grouped by the events that read them,
-	 * so that each hop misses as few lines as it can (docs/performance-log.md).
+	 * so that each hop misses as few lines as it can.
 	 * Line 0: what every event at this port reads, as sender or receiver,
 	 * and what the receiver reads when it sends credits back (its own
 	 * transmitter's state: an FC packet waits for the current packet).
@@ -157,9 +157,9 @@ struct fab_port {
 	 * (empty: head is SIM_POOL_NIL, and tail then means nothing; the
 	 * length was never needed). Here, not on line 2: the event of
 	 * a packet's head reaching the peer reads nothing else of this end
-	 * but the fabric, the peer and the component (session 13: 0.4
-	 * misses a hop fewer on 8,192 hosts; where the receiver is an HCA
-	 * its credits go back at once and read line 2 anyway). */
+	 * but the fabric, the peer and the component (0.4 misses a hop
+	 * fewer on 8,192 hosts; where the receiver is an HCA its credits go
+	 * back at once and read line 2 anyway). */
 	uint32_t wire_head, wire_tail;
 	sim_time_t tx_end;
 	uint32_t comp;			/* engine component id */

@@ -69,8 +69,8 @@ struct hca_dma {
  * bytes (opcode, flags, gather element, immediate, remote address and
  * key: hca.h orders them so). The rest of the work request (the wr_id
  * for the completion, atomics' operands, UD's address) follows, then the
- * host model's DMA booking and READ state. Until session 13 the work
- * request came first and a packet read two lines. The queue holds WQEs
+ * host model's DMA booking and READ state. With the work request first,
+ * a packet would read two lines. The queue holds WQEs
  * on line boundaries (3 KiB for the first 16).
  */
 struct hca_swqe {
@@ -128,8 +128,8 @@ struct hca_resp {
  * and the requester's timers, then the scheduling ring, the counters, and
  * what only set-up, errors and reports read. hca_create_qp allocates it on
  * a 64-byte boundary for this; the assertions below hold the lines to it
- * (a requester's packet read five lines before they did, a responder's
- * three before session 13).
+ * (without them a requester's packet read five lines, a responder's
+ * three).
  */
 struct hca_qp {
 	/* line 0: both sides */
@@ -239,9 +239,9 @@ struct hca {
 	 * with the current QP of each of the first four VLs' rounds. cur[]
 	 * holds pointers, not QP numbers, so that choosing the next packet
 	 * does not read the qps array's line too; it goes on into lines 1
-	 * and 2 for VLs 4-15. Until session 13 the senders' fields shared
-	 * line 0 with the receivers' and cur[] began on line 1: a packet
-	 * sent read two lines of its HCA.
+	 * and 2 for VLs 4-15. With the senders' fields on line 0 beside the
+	 * receivers' and cur[] from line 1, a packet sent would read two
+	 * lines of its HCA.
 	 */
 	struct fab *f;
 	struct fab_port *port;		/* the port traffic leaves by */

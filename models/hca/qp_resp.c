@@ -240,8 +240,8 @@ static void copy_in(struct fab *f, struct hca_qp *qp, struct hca_mr *mr, uint64_
 	 * The MR is read only for what needs it: the host model's memory
 	 * kind, and the bytes when the packet carries some. A run of timing
 	 * only (traffic, traces, no host model) never touches it, which on a
-	 * large fabric is a cache miss per packet (docs/performance-log.md,
-	 * session 13). The checks are hca_dma_write()'s and hca_mr_ptr()'s.
+	 * large fabric is a cache miss per packet. The checks are
+	 * hca_dma_write()'s and hca_mr_ptr()'s.
 	 */
 	if (f->p.host_model && p->payload)
 		vis = hca_dma_write(h, now, mr ? mr->mem : HCA_MEM_HOST, p->payload);

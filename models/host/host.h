@@ -72,7 +72,7 @@
  * poll_cpu_ns per polled CQE, memcpy_launch_ns per staging copy.
  *
  * State is per host (one HCA); no call reads another entity's state, as
- * the parallel engine requires (DESIGN.md §2).
+ * the parallel engine requires (docs/architecture.md).
  */
 #ifndef IBFAB_HOST_H
 #define IBFAB_HOST_H

@@ -8,7 +8,7 @@
  *    packet of each VL, keeps only those whose every block fits the credit
  *    limit (7.9.4.3), and lets VL arbitration (7.6.9) choose;
  *  - the wire is a FIFO of packets in flight with a constant propagation
- *    delay; only the head's arrival is scheduled (DESIGN.md §2). A packet
+ *    delay; only the head's arrival is scheduled (docs/architecture.md). A packet
  *    bound for a switch "arrives" when its head has crossed the wire and the
  *    switch pipeline (virtual cut-through: forwarding may start before the
  *    tail is in); one bound for an HCA arrives when its tail is in;
@@ -562,10 +562,9 @@ void ib_port_prefetch(const void *ctx, uint32_t arg)
 		/* line 2; the engine asked for line 1 (the arbiter) with line 0 */
 		__builtin_prefetch(&pt->fc_delay, 1);
 		/* A switch's output: the input the packet leaves, whose buffer
-		 * it frees (sw_sent). Session 15 dropped this: tx_src is on
-		 * line 1, which the engine did not ask for then, the read of
-		 * it here stalled, and the ring's traffic lost more than this
-		 * won. */
+		 * it frees (sw_sent). It pays only because the engine asks for
+		 * line 1, where tx_src is, with line 0: read uncached here it
+		 * stalled, and the ring's traffic lost more than this won. */
 		if (pt->is_sw && pt->tx_src) {
 			__builtin_prefetch(pt->tx_src, 1);
 			__builtin_prefetch(&pt->tx_src->vl[pt->tx_src_vl].rx_blocks, 1);

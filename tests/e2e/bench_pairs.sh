@@ -1,6 +1,6 @@
 #!/bin/bash
-# bench_pairs.sh - bench/pairs (how the performance log compares two
-# binaries): one line per pair and a summary of the ratios, adjacent and
+# bench_pairs.sh - bench/pairs (how a change is measured against the binary
+# before it): one line per pair and a summary of the ratios, adjacent and
 # side by side; a failing run or bad arguments stop it with a message and
 # a non-zero exit, not a ratio of nothing.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"

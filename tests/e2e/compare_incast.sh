@@ -1,5 +1,5 @@
 #!/bin/bash
-# compare_incast.sh - issue 6's first "done means": a 16-to-1 incast. IB and
+# compare_incast.sh - a 16-to-1 incast, the comparison's first case. IB and
 # RoCE with PFC deliver everything with zero drops, IB by making senders
 # wait for credits (PortXmitWait), RoCE by pausing them (PFC pause frames,
 # paused time); RoCE without PFC and TCP drop packets and retransmit them;

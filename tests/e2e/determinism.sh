@@ -1,6 +1,6 @@
 #!/bin/bash
 # determinism.sh - the same inputs and seed give byte-identical outputs
-# (DESIGN.md §2) once --reproducible takes out the wall clock: the default
+# (docs/architecture.md) once --reproducible takes out the wall clock: the default
 # run and a permutation run, JSON and CSV, each twice. A different seed must
 # change the permutation, or the seed is not reaching the workload.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"

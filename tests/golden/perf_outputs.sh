@@ -1,6 +1,6 @@
 #!/bin/bash
-# perf_outputs.sh - optimisations must not change what ibfab computes
-# (issue 8): small fixed runs whose --reproducible --json output is compared
+# perf_outputs.sh - optimisations must not change what ibfab computes:
+# small fixed runs whose --reproducible --json output is compared
 # byte for byte with the files checked in beside this script. A speed-up of
 # the engine or the models that moves one event, one packet or one
 # picosecond shows here as a diff.

@@ -7,7 +7,7 @@
  * Every timing result of the simulator is built on link_ser_ps(), so it is
  * checked to the picosecond. The expected values do not come from link.c's
  * table of signalling rates and line codes: they come from the per-lane data
- * rates published in shared/reference/numbers.md (QDR 8 Gb/s, FDR 13.64 =
+ * rates the IBA publishes (Vol 2, Release 1.4, 5.2: QDR 8 Gb/s, FDR 13.64 =
  * 150/11 Gb/s, HDR 50 Gb/s, ...), so a wrong encoding (the classic error of
  * applying 8b/10b to FDR/EDR) or a wrong baud rate fails here.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_replay.c - collectives replayed on simulated fabrics against their
- * closed forms (issue 5, "Done means" bullets 1 and 3).
+ * closed forms.
  *
  * Every prediction is computed here, in floating point, from numbers.md
  * and docs/collectives.md, not from the model's tables:
@@ -23,7 +23,7 @@
  *    data, so a ring runs at the pace of its slowest edge: on a fat tree
  *    a is that of the longest path among the ring's edges.
  *
- * Cases (issue 5):
+ * Cases:
  *  1. ring allreduce, T = 2(N-1)(a + S/(N B)) within 2%: one switch and a
  *     full-bisection 2-level fat tree (ftree routing), N = 8, 16 (1, 16,
  *     256 MiB) and 64, 128 (1, 16 MiB, and the large sizes: 64 ranks at
@@ -72,7 +72,7 @@
 #define MIB ((uint64_t)1 << 20)
 #define RATE_BYTES 25e9		/* 4xHDR: 4 x 50 Gb/s after RS FEC and 256b/257b (numbers.md) */
 #define MTU 4096
-#define TOL_CLOSED 0.02		/* issue 5: closed forms within 2% */
+#define TOL_CLOSED 0.02		/* closed forms within 2% */
 #define MAX_HOPS 64
 
 static void report(const struct sim_diag *d, const char *what)
@@ -853,7 +853,7 @@ static void test_alltoall_direct_oversubscribed(void)
 		" 2:1 %.3f us: %.4fx (bisection bound %.4f, factor 2); at speedup 2: %.4fx",
 		f * 1e6, pred * 1e6, o * 1e6, o / f, bound, o2 / f2);
 	CU_ASSERT(rel(f, pred) <= 0.05);
-	CU_ASSERT(fabs(o / f - 2.0) <= 0.10 * 2.0);	/* issue 5: the factor within 10% */
+	CU_ASSERT(fabs(o / f - 2.0) <= 0.10 * 2.0);	/* the factor within 10% */
 	CU_ASSERT(rel(o / f, bound) <= TOL_CLOSED);
 	CU_ASSERT(o2 / f2 >= o / f);	/* HOL blocking only adds */
 	net_free(&full);
@@ -1002,7 +1002,7 @@ static void test_placement(void)
  * each ends when the last step it waits for ends, a flow waiting only for
  * it starts then, no rank counts compute, and the critical path does not
  * list them. The replay's times with joins were checked byte for byte
- * against the lowering without them (session 17, JSON and timeline).
+ * against the lowering without them (JSON and timeline).
  */
 static void joins_inspect(const struct trace *t, const struct trace_program *p,
 			  const struct trace_results *r)
