@@ -245,10 +245,6 @@ static void test_fattree_16(void)
 
 static void test_fattree_128(void)
 {
-	if (test_quick()) {	/* 127 shifts x 2 routings: minutes under ASan */
-		fprintf(stderr, "(quick mode: fattree-128 skipped; fattree-16 covers the same code)");
-		return;
-	}
 	two_level("fattree-128.topo", 128);
 }
 
@@ -259,10 +255,6 @@ static void test_fattree_3_levels(void)
 	struct sim_diag d;
 	struct net n;
 
-	if (test_quick()) {
-		fprintf(stderr, "(quick mode: the 3-level tree skipped)");
-		return;
-	}
 	if (topo_gen_parse(&p, 5, argv, &d) || topo_gen_net(&n, &p, &d)) {
 		report(&d, "topo gen fattree --levels 3 --radix 8");
 		CU_FAIL_FATAL("generator");
@@ -275,8 +267,8 @@ static void test_fattree_3_levels(void)
 
 static const struct test_case tests[] = {
 	{ "fattree-16: every shift at line rate with ftree", test_fattree_16 },
-	{ "fattree-128: every shift at line rate with ftree", test_fattree_128 },
-	{ "3-level k=8: every shift at line rate with ftree", test_fattree_3_levels },
+	{ "fattree-128: every shift at line rate with ftree", test_fattree_128, .heavy = true },
+	{ "3-level k=8: every shift at line rate with ftree", test_fattree_3_levels, .heavy = true },
 	{ NULL, NULL },
 };
 

@@ -13,6 +13,9 @@
 struct test_case {
 	const char *name;
 	void (*fn)(void);
+	/* minutes under a sanitizer: in quick mode (test_quick) the case is
+	 * not run and is reported as skipped, never counted as passed */
+	bool heavy;
 };
 
 int test_run(const char *suite, const struct test_case *tests);
@@ -20,8 +23,9 @@ int test_run(const char *suite, const struct test_case *tests);
 const char *test_src_path(const char *rel, char *buf, unsigned len);
 /*
  * Quick mode: sanitizer builds (ASan slows the engine 10-30x) and
- * IBFAB_TEST_QUICK=1. Heavy simulation tests then run their small cases
- * only; the release build runs them all.
+ * IBFAB_TEST_QUICK=1. Cases marked heavy are then skipped (and said to
+ * be), and tests that sweep sizes run their small ones only; the release
+ * build runs them all.
  */
 bool test_quick(void);
 /* Write `text` to a fresh temporary file, return its path (static buffer per call slot). */

@@ -446,10 +446,6 @@ static void test_busbw(void)
 	const double link = RATE_BYTES * MTU / (MTU + 26.0);
 	int checked = 0;
 
-	if (test_quick()) {	/* 256 MiB rings: minutes under ASan */
-		fprintf(stderr, "(quick mode: skipped)");
-		return;
-	}
 	for (size_t i = 0; i < SIM_ARRAY_SIZE(ring_cases); i++) {
 		struct ring_case *c = &ring_cases[i];
 
@@ -765,10 +761,6 @@ static void test_alltoall_oversubscribed(void)
 	struct a2a_result f, o;
 	double ratio;
 
-	if (test_quick()) {	/* 64 ranks x 63 MiB, three schedules, two trees */
-		fprintf(stderr, "(quick mode: skipped)");
-		return;
-	}
 	net_fattree2(&full, A2A_LEAVES, A2A_SPINES, A2A_HOSTS, 2, "ftree");
 	net_fattree2(&over, A2A_LEAVES, A2A_SPINES, A2A_HOSTS, 1, "ftree");
 	a2a_case(&full, "full bisection", &f);
@@ -836,10 +828,6 @@ static void test_alltoall_direct_oversubscribed(void)
 	struct net full, over;
 	double bound = (double)(A2D_HOSTS * (A2D_N - A2D_HOSTS)) / (A2A_SPINES * (A2D_N - 1));
 
-	if (test_quick()) {
-		fprintf(stderr, "(quick mode: skipped)");
-		return;
-	}
 	net_fattree2(&full, A2D_LEAVES, A2A_SPINES, A2D_HOSTS, 2, "ftree");
 	net_fattree2(&over, A2D_LEAVES, A2A_SPINES, A2D_HOSTS, 1, "ftree");
 	double f = a2a_direct(&full, "switch.speedup=3");
@@ -1220,11 +1208,11 @@ static const struct test_case tests[] = {
 	{ "ring allreduce closed form, one switch", test_ring_star },
 	{ "ring allreduce closed form, full-bisection fat tree (ftree)", test_ring_fattree },
 	{ "ring allreduce closed form, host model on", test_ring_host_model },
-	{ "busbw at 256 MiB approaches link rate x efficiency", test_busbw },
+	{ "busbw at 256 MiB approaches link rate x efficiency", test_busbw, .heavy = true },
 	{ "halving-doubling closed form", test_hd },
 	{ "double binary tree closed form (chunks=1)", test_tree },
-	{ "pairwise all-to-all on a 2:1 fat tree: slower by 2", test_alltoall_oversubscribed },
-	{ "direct all-to-all, 128 ranks on a 2:1 tree: slower by 2", test_alltoall_direct_oversubscribed },
+	{ "pairwise all-to-all on a 2:1 fat tree: slower by 2", test_alltoall_oversubscribed, .heavy = true },
+	{ "direct all-to-all, 128 ranks on a 2:1 tree: slower by 2", test_alltoall_direct_oversubscribed, .heavy = true },
 	{ "placement: rings inside leaves beat random placement", test_placement },
 	{ "join steps take no time and are not compute", test_joins },
 	{ "determinism: the same trace replays to the same times", test_determinism },

@@ -494,10 +494,17 @@ static void test_msgs_add(void)
 	fab_msgs_free(&m);	/* twice is harmless */
 }
 
+/* The last test: the net the others used is freed to an empty one, and a
+ * second free of it is harmless (valgrind and ASan check the rest). */
 static void test_teardown(void)
 {
+	CU_ASSERT(net.nnodes > 0);
 	net_free(&net);
-	CU_PASS("net freed");
+	CU_ASSERT_EQUAL(net.nnodes, 0);
+	CU_ASSERT_PTR_NULL(net.nodes);
+	CU_ASSERT_EQUAL(net_nhosts(&net), 0);
+	net_free(&net);
+	CU_ASSERT_EQUAL(net.nnodes, 0);
 }
 
 static const struct test_case tests[] = {
@@ -512,7 +519,7 @@ static const struct test_case tests[] = {
 	{ "malformed specs", test_malformed },
 	{ "qp=ud: datagrams, and what they refuse", test_qp_ud },
 	{ "help text", test_help },
-	{ "free the net", test_teardown },
+	{ "free the net: empty after, a second free harmless", test_teardown },
 	{ NULL, NULL },
 };
 
