@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "sim/sim_file.h"
+#include "sim/sim_graph.h"
 #include "sim/sim_parse.h"
 #include "sim/sim_rng.h"
 #include "traces/import.h"
@@ -342,59 +343,41 @@ static int cycle_err(const struct trace *t, const uint32_t *cyc, size_t n, struc
 	return op_err(d, &t->ops[cyc[first]], "%s", msg);
 }
 
-/*
- * Depth-first search with an explicit stack (a trace may hold millions of
- * ops: no recursion). The edges of op u are its deps, then, for a recv,
- * its matched send. A grey node met again closes a cycle: the stack from
- * it to the top is the cycle.
- */
+/* The edges of op u: its deps, then, for a recv, its matched send. */
+struct cycle_walk {
+	const struct trace *t;
+	const uint32_t *send_of;
+	struct sim_diag *d;
+};
+
+static int op_next(void *ctx, uint32_t u, uint32_t k, uint32_t *v)
+{
+	const struct cycle_walk *w = ctx;
+	const struct trace_op *o = &w->t->ops[u];
+
+	if (k < o->ndeps)
+		*v = w->t->deps[o->dep_off + k];
+	else if (k == o->ndeps && w->send_of[u] != NONE)
+		*v = w->send_of[u];
+	else
+		return 0;
+	return 1;
+}
+
+static int op_cycle(void *ctx, const uint32_t *cyc, size_t n)
+{
+	const struct cycle_walk *w = ctx;
+
+	return cycle_err(w->t, cyc, n, w->d);
+}
+
 static int find_cycle(const struct trace *t, const uint32_t *send_of, struct sim_diag *d)
 {
-	size_t n = t->nops, sp;
-	uint8_t *color = calloc(n ? n : 1, 1);	/* 0 white, 1 on the stack, 2 done */
-	uint32_t *pos = calloc(n ? n : 1, sizeof(*pos));
-	uint32_t *stack = malloc((n ? n : 1) * sizeof(*stack));
-	int rc = 0;
+	struct cycle_walk w = { .t = t, .send_of = send_of, .d = d };
+	int rc = sim_dfs((uint32_t)t->nops, op_next, NULL, op_cycle, &w);
 
-	if (!color || !pos || !stack) {
-		rc = sim_diag_set(d, NULL, 0, 0, "out of memory");
-		goto out;
-	}
-	for (size_t root = 0; root < n && !rc; root++) {
-		if (color[root])
-			continue;
-		sp = 0;
-		stack[sp++] = (uint32_t)root;
-		color[root] = 1;
-		while (sp && !rc) {
-			uint32_t u = stack[sp - 1], k = pos[u]++, v;
-			const struct trace_op *o = &t->ops[u];
-
-			if (k < o->ndeps)
-				v = t->deps[o->dep_off + k];
-			else if (k == o->ndeps && send_of[u] != NONE)
-				v = send_of[u];
-			else {
-				color[u] = 2;
-				sp--;
-				continue;
-			}
-			if (color[v] == 1) {
-				size_t from = sp;
-
-				while (stack[from - 1] != v)
-					from--;
-				rc = cycle_err(t, stack + from - 1, sp - from + 1, d);
-			} else if (!color[v]) {
-				color[v] = 1;
-				stack[sp++] = v;
-			}
-		}
-	}
-out:
-	free(color);
-	free(pos);
-	free(stack);
+	if (rc == SIM_DFS_ENOMEM)
+		return sim_diag_set(d, NULL, 0, 0, "out of memory");
 	return rc;
 }
 

@@ -59,6 +59,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "sim/sim_graph.h"
 #include "sim/sim_parse.h"
 #include "traces/coll.h"
 #include "traces/trace_fmt.h"
@@ -480,79 +481,55 @@ static int lower_op(struct lower *L, uint32_t i)
 	return rc;
 }
 
-static int cycle_err(struct lower *L, const uint32_t *stack, size_t from, size_t sp)
+static int cycle_err(void *ctx, const uint32_t *cyc, size_t n)
 {
+	struct lower *L = ctx;
 	char msg[512], lab[64];
 	size_t off = 0;
-	const struct trace_op *o = &L->t->ops[stack[from]];
+	const struct trace_op *o = &L->t->ops[cyc[0]];
 
 	sim_append(msg, sizeof(msg), &off, "dependency cycle: ");
-	for (size_t k = from; k < sp && k < from + 8; k++)
+	for (size_t k = 0; k < n && k < 8; k++)
 		sim_append(msg, sizeof(msg), &off, "%s -> ",
-			   trace_op_label(L->t, stack[k], lab, sizeof(lab)));
+			   trace_op_label(L->t, cyc[k], lab, sizeof(lab)));
 	sim_append(msg, sizeof(msg), &off, "%s",
-		   trace_op_label(L->t, stack[from], lab, sizeof(lab)));
+		   trace_op_label(L->t, cyc[0], lab, sizeof(lab)));
 	return sim_diag_set(L->d, o->file, o->line, 0, "%s", msg);
 }
 
+/* An op's edges for the walk: its deps, then a recv's matched send. */
+static int walk_next(void *ctx, uint32_t u, uint32_t k, uint32_t *v)
+{
+	struct lower *L = ctx;
+	const struct trace_op *o = &L->t->ops[u];
+
+	if (k < o->ndeps)
+		*v = L->t->deps[o->dep_off + k];
+	else if (k == o->ndeps && L->send_of[u] != NONE)
+		*v = L->send_of[u];
+	else
+		return 0;
+	if (*v >= L->t->nops)
+		return sim_diag_set(L->d, o->file, o->line, 0,
+				    "dependency on op %" PRIu32 ", which does not exist", *v);
+	return 1;
+}
+
+static int walk_post(void *ctx, uint32_t u)
+{
+	return lower_op(ctx, u);
+}
+
 /*
- * Depth-first, with an explicit stack (millions of ops: no recursion); an
- * op is lowered when everything it waits for is, so the walk from op 0, 1,
- * ... keeps the trace's order wherever the trace allows it.
+ * Each op is lowered when everything it waits for is (sim_dfs's
+ * post-order), so the walk from op 0, 1, ... keeps the trace's order
+ * wherever the trace allows it.
  */
 static int walk(struct lower *L)
 {
-	const struct trace *t = L->t;
-	size_t n = t->nops, sp;
-	uint8_t *color = calloc(n ? n : 1, 1);	/* 0 new, 1 on the stack, 2 lowered */
-	uint32_t *pos = calloc(n ? n : 1, sizeof(*pos));
-	uint32_t *stack = malloc((n ? n : 1) * sizeof(*stack));
-	int rc = 0;
+	int rc = sim_dfs((uint32_t)L->t->nops, walk_next, walk_post, cycle_err, L);
 
-	if (!color || !pos || !stack) {
-		rc = oom(L);
-		goto out;
-	}
-	for (size_t root = 0; root < n && !rc; root++) {
-		if (color[root])
-			continue;
-		sp = 0;
-		stack[sp++] = (uint32_t)root;
-		color[root] = 1;
-		while (sp && !rc) {
-			uint32_t u = stack[sp - 1], k = pos[u]++, v;
-			const struct trace_op *o = &t->ops[u];
-
-			if (k < o->ndeps) {
-				v = t->deps[o->dep_off + k];
-			} else if (k == o->ndeps && L->send_of[u] != NONE) {
-				v = L->send_of[u];
-			} else {
-				rc = lower_op(L, u);
-				color[u] = 2;
-				sp--;
-				continue;
-			}
-			if (v >= n) {
-				rc = sim_diag_set(L->d, o->file, o->line, 0,
-						  "dependency on op %" PRIu32 ", which does not exist", v);
-			} else if (color[v] == 1) {
-				size_t from = sp;
-
-				while (stack[from - 1] != v)
-					from--;
-				rc = cycle_err(L, stack, from - 1, sp);
-			} else if (!color[v]) {
-				color[v] = 1;
-				stack[sp++] = v;
-			}
-		}
-	}
-out:
-	free(color);
-	free(pos);
-	free(stack);
-	return rc;
+	return rc == SIM_DFS_ENOMEM ? oom(L) : rc;
 }
 
 void trace_lower_estimate(const struct trace *t, uint64_t *steps, uint64_t *bytes,

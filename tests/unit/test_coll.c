@@ -913,6 +913,14 @@ static void test_lower_cycle(void)
 	trace_program_init(&p, &t);
 	CU_ASSERT_NOT_EQUAL(trace_lower(&t, &p, &d), 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "dependency cycle"));
+	/* the four ops, back to the first: four arrows */
+	{
+		int arrows = 0;
+
+		for (const char *q = d.msg; (q = strstr(q, " -> ")); q += 4)
+			arrows++;
+		CU_ASSERT_EQUAL(arrows, 4);
+	}
 	CU_ASSERT_EQUAL(p.nsteps, 0);
 	trace_program_free(&p);
 	trace_free(&t);

@@ -16,6 +16,7 @@
 
 #include "sim/sim.h"
 #include "sim/sim_diag.h"
+#include "sim/sim_graph.h"
 #include "sim/sim_log.h"
 #include "sim/sim_mem.h"
 #include "sim/sim_pool.h"
@@ -1899,7 +1900,80 @@ static void test_calendar_finger(void)
 	sim_fini(&eng);
 }
 
+/* ---- depth-first search (sim_graph) --------------------------------------- */
+
+struct dfs_graph {
+	const uint32_t (*adj)[3];	/* up to 3 successors, UINT32_MAX ends */
+	uint32_t order[16], norder;
+	uint32_t cyc[16];
+	size_t ncyc;
+	int stop_at;			/* post() stops the search at this vertex (-1: never) */
+};
+
+static int dfs_next(void *ctx, uint32_t u, uint32_t k, uint32_t *v)
+{
+	const struct dfs_graph *g = ctx;
+
+	if (k >= 3 || g->adj[u][k] == UINT32_MAX)
+		return 0;
+	*v = g->adj[u][k];
+	return 1;
+}
+
+static int dfs_post(void *ctx, uint32_t u)
+{
+	struct dfs_graph *g = ctx;
+
+	g->order[g->norder++] = u;
+	return (int)u == g->stop_at ? -7 : 0;
+}
+
+static int dfs_cycle(void *ctx, const uint32_t *cyc, size_t n)
+{
+	struct dfs_graph *g = ctx;
+
+	memcpy(g->cyc, cyc, n * sizeof(*cyc));
+	g->ncyc = n;
+	return 5;
+}
+
+static void test_dfs(void)
+{
+	static const uint32_t M = UINT32_MAX;
+	/* 0 -> 2 -> 1, 3 -> 1, 4 alone: post-order 1 2 0 3 4 */
+	static const uint32_t dag[5][3] = {
+		{ 2, M, M }, { M, M, M }, { 1, M, M }, { 1, M, M }, { M, M, M },
+	};
+	/* 0 -> 1 -> 2 -> 3 -> 1: the cycle 1 2 3 */
+	static const uint32_t cyc[4][3] = { { 1, M, M }, { 2, M, M }, { 3, M, M }, { 1, M, M } };
+	struct dfs_graph g = { .adj = dag, .stop_at = -1 };
+	static const uint32_t want[] = { 1, 2, 0, 3, 4 };
+
+	CU_ASSERT_EQUAL(sim_dfs(5, dfs_next, dfs_post, dfs_cycle, &g), 0);
+	CU_ASSERT_EQUAL_FATAL(g.norder, 5);
+	CU_ASSERT_EQUAL(memcmp(g.order, want, sizeof(want)), 0);
+	CU_ASSERT_EQUAL(g.ncyc, 0);
+	/* a callback's value stops the search and is returned */
+	g = (struct dfs_graph){ .adj = dag, .stop_at = 2 };
+	CU_ASSERT_EQUAL(sim_dfs(5, dfs_next, dfs_post, dfs_cycle, &g), -7);
+	CU_ASSERT_EQUAL(g.norder, 2);
+	/* the cycle, in edge order from the vertex met again */
+	g = (struct dfs_graph){ .adj = cyc, .stop_at = -1 };
+	CU_ASSERT_EQUAL(sim_dfs(4, dfs_next, dfs_post, dfs_cycle, &g), 5);
+	CU_ASSERT_EQUAL_FATAL(g.ncyc, 3);
+	CU_ASSERT(g.cyc[0] == 1 && g.cyc[1] == 2 && g.cyc[2] == 3);
+	CU_ASSERT_EQUAL(g.norder, 0);
+	/* a self-loop is a cycle of one */
+	static const uint32_t self[1][3] = { { 0, M, M } };
+	g = (struct dfs_graph){ .adj = self, .stop_at = -1 };
+	CU_ASSERT_EQUAL(sim_dfs(1, dfs_next, dfs_post, dfs_cycle, &g), 5);
+	CU_ASSERT(g.ncyc == 1 && g.cyc[0] == 0);
+	/* no vertices: nothing to do */
+	CU_ASSERT_EQUAL(sim_dfs(0, dfs_next, dfs_post, dfs_cycle, &g), 0);
+}
+
 static const struct test_case tests[] = {
+	{ "depth-first search: post-order, the cycle, a stop", test_dfs },
 	{ "heap_differential_200k", test_heap_differential },
 	{ "calendar_far_ring", test_calendar_far_ring },
 	{ "heap_growth", test_heap_growth },
