@@ -1317,22 +1317,273 @@ static sim_time_t sat_add(sim_time_t a, sim_time_t b)
 	return b > SIM_TIME_MAX - a ? SIM_TIME_MAX : a + b;
 }
 
-static void handle(struct client *c, const struct shim_req *q, size_t len, int *fd)
-{
-	const uint8_t *tail = (const uint8_t *)(q + 1);
-	sim_time_t now = sim_now(c->s->eng);
-	int rc = 0;
-	uint32_t h;
-	struct obj *o;
+/*
+ * The requests, one handler each (a table indexed by SHIM_OP_*, as rxe's
+ * opcode tables). A handler returns a status for reply_status (0 or an
+ * errno value), or NO_REPLY when it has replied itself, parked the client
+ * (the reply comes when it wakes) or the request is a notification.
+ */
+#define NO_REPLY (-1)
 
+typedef int (*op_fn)(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd);
+
+/* A reply carrying a new object's handle. */
+static int reply_handle(struct client *c, uint32_t h)
+{
+	struct shim_rep r;
+
+	memset(&r, 0, sizeof(r));
+	r.u.obj.handle = h;
+	reply(c, &r, -1);
+	return NO_REPLY;
+}
+
+static int op_hello(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
+{
+	(void)tail;
+	(void)fd;
+	return c->hello ? EPROTO : do_hello(c, q);
+}
+
+static int op_seg_add(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
+{
+	(void)tail;
+	return do_seg_add(c, q, fd);
+}
+
+static int op_reg_mr(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
+{
+	(void)tail;
+	(void)fd;
+	return do_reg_mr(c, q);
+}
+
+static int op_create_cq(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
+{
+	(void)tail;
+	(void)fd;
+	return do_create_cq(c, q);
+}
+
+/* DEREG_MR, DESTROY_CQ, _CHANNEL, _SRQ, _QP: the object type by op */
+static int op_destroy(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
+{
+	static const enum obj_type type[SHIM_OP_MAX] = {
+		[SHIM_OP_DEREG_MR] = O_MR, [SHIM_OP_DESTROY_CQ] = O_CQ,
+		[SHIM_OP_DESTROY_CHANNEL] = O_CHAN, [SHIM_OP_DESTROY_SRQ] = O_SRQ,
+		[SHIM_OP_DESTROY_QP] = O_QP,
+	};
+
+	(void)tail;
+	(void)fd;
+	return do_destroy(c, q->u.obj.handle, type[q->op]);
+}
+
+static int op_req_notify(struct client *c, const struct shim_req *q, const uint8_t *tail,
+			 int *fd)
+{
+	struct obj *o = obj_get(c, q->u.notify.cq, O_CQ);
+
+	(void)tail;
+	(void)fd;
+	if (!o)
+		return EBADF;
+	o->u.cq->armed = true;
+	o->u.cq->arm_seq = o->u.cq->pushed;
+	o->u.cq->arm_time = sim_now(c->s->eng);
+	return 0;
+}
+
+static int op_poll_cq(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
+{
+	struct obj *o = obj_get(c, q->u.poll.cq, O_CQ);
+
+	(void)tail;
+	(void)fd;
+	if (!o || !q->u.poll.n || q->u.poll.n > SHIM_MAX_WC)
+		return o ? EINVAL : EBADF;
+	if (poll_reply(c, o->u.cq, q->u.poll.n, false)) {
+		c->poll_q = POLL_Q_MIN;
+		return NO_REPLY;
+	}
+	/* empty: the program is busy-polling, i.e. waiting */
+	park(c, W_POLL, sat_add(sim_now(c->s->eng), c->poll_q), q->u.poll.cq, q->u.poll.n);
+	c->poll_q = c->poll_q * 2 > POLL_Q_MAX ? POLL_Q_MAX : c->poll_q * 2;
+	return NO_REPLY;
+}
+
+static int op_create_channel(struct client *c, const struct shim_req *q, const uint8_t *tail,
+			     int *fd)
+{
+	struct dchan *ch;
+	uint32_t h;
+	int rc = 0;
+
+	(void)q;
+	(void)tail;
+	if (*fd < 0)
+		return EBADF;
+	ch = calloc(1, sizeof(*ch));
+	if (!ch || (rc = obj_new(c, O_CHAN, &h))) {
+		free(ch);
+		return rc ? rc : ENOMEM;
+	}
+	ch->efd = *fd;
+	*fd = -1;
+	c->objs[h].u.ch = ch;
+	return reply_handle(c, h);
+}
+
+static int op_get_cq_event(struct client *c, const struct shim_req *q, const uint8_t *tail,
+			   int *fd)
+{
+	(void)tail;
+	(void)fd;
+	if (!obj_get(c, q->u.obj.handle, O_CHAN))
+		return EBADF;
+	park(c, W_EVENT, SIM_TIME_MAX, q->u.obj.handle, 0);
+	return NO_REPLY;
+}
+
+static int op_create_srq(struct client *c, const struct shim_req *q, const uint8_t *tail,
+			 int *fd)
+{
+	struct hca_srq *srq;
+	uint32_t h;
+	int rc = 0;
+
+	(void)tail;
+	(void)fd;
+	if (!q->u.create_srq.max_wr || q->u.create_srq.max_wr > 32768)
+		return EINVAL;
+	srq = hca_create_srq(c->hca, q->u.create_srq.max_wr);
+	if (!srq || (rc = obj_new(c, O_SRQ, &h)))
+		return rc ? rc : ENOMEM;
+	c->objs[h].u.srq = srq;
+	return reply_handle(c, h);
+}
+
+static int op_post_srq_recv(struct client *c, const struct shim_req *q, const uint8_t *tail,
+			    int *fd)
+{
+	(void)tail;
+	(void)fd;
+	return do_post_recv(c, q, true);
+}
+
+static int op_create_qp(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
+{
+	(void)tail;
+	(void)fd;
+	return do_create_qp(c, q);
+}
+
+static int op_modify_qp(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
+{
+	(void)tail;
+	(void)fd;
+	return do_modify_qp(c, q);
+}
+
+static int op_post_send(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
+{
+	(void)fd;
+	return do_post_send(c, q, tail);
+}
+
+static int op_post_recv(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
+{
+	(void)tail;
+	(void)fd;
+	return do_post_recv(c, q, false);
+}
+
+static int op_sleep(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
+{
+	(void)tail;
+	(void)fd;
+	park(c, W_SLEEP, sat_add(sim_now(c->s->eng), q->u.sleep.ps), 0, 0);
+	return NO_REPLY;
+}
+
+static int op_clock_wait(struct client *c, const struct shim_req *q, const uint8_t *tail,
+			 int *fd)
+{
+	(void)q;
+	(void)tail;
+	(void)fd;
+	park(c, W_CLOCK, sat_add(sim_now(c->s->eng), c->clock_q), 0, 0);
+	c->clock_q = c->clock_q * 2 > CLOCK_Q_MAX ? CLOCK_Q_MAX : c->clock_q * 2;
+	return NO_REPLY;
+}
+
+static int op_io_begin(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
+{
+	(void)q;
+	(void)tail;
+	if (*fd >= 0) {
+		park(c, W_IO, SIM_TIME_MAX, 0, 0);
+		c->io_fd = *fd;
+		*fd = -1;
+	}
+	return NO_REPLY;	/* notification: no reply */
+}
+
+static int op_io_end(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
+{
+	(void)q;
+	(void)tail;
+	(void)fd;
+	/* the fd is readable and the program has not read it yet: the reply
+	 * lets it. Until then the daemon sees the bytes there. */
+	if (c->wait == W_IO)
+		wake(c);
+	else if (c->wait != W_NONE)
+		return EPROTO;
+	return 0;
+}
+
+static const op_fn ops[SHIM_OP_MAX] = {
+	[SHIM_OP_HELLO] = op_hello,
+	[SHIM_OP_SEG_ADD] = op_seg_add,
+	[SHIM_OP_REG_MR] = op_reg_mr,
+	[SHIM_OP_DEREG_MR] = op_destroy,
+	[SHIM_OP_CREATE_CQ] = op_create_cq,
+	[SHIM_OP_DESTROY_CQ] = op_destroy,
+	[SHIM_OP_REQ_NOTIFY] = op_req_notify,
+	[SHIM_OP_POLL_CQ] = op_poll_cq,
+	[SHIM_OP_CREATE_CHANNEL] = op_create_channel,
+	[SHIM_OP_DESTROY_CHANNEL] = op_destroy,
+	[SHIM_OP_GET_CQ_EVENT] = op_get_cq_event,
+	[SHIM_OP_CREATE_SRQ] = op_create_srq,
+	[SHIM_OP_DESTROY_SRQ] = op_destroy,
+	[SHIM_OP_POST_SRQ_RECV] = op_post_srq_recv,
+	[SHIM_OP_CREATE_QP] = op_create_qp,
+	[SHIM_OP_MODIFY_QP] = op_modify_qp,
+	[SHIM_OP_DESTROY_QP] = op_destroy,
+	[SHIM_OP_POST_SEND] = op_post_send,
+	[SHIM_OP_POST_RECV] = op_post_recv,
+	[SHIM_OP_SLEEP] = op_sleep,
+	[SHIM_OP_CLOCK_WAIT] = op_clock_wait,
+	[SHIM_OP_IO_BEGIN] = op_io_begin,
+	[SHIM_OP_IO_END] = op_io_end,
+};
+
+/*
+ * What every request must be before its handler sees it: its length (the
+ * request, its inline bytes, and the shim's CPU-time trailer or not), a
+ * HELLO first, and, while the client is parked, only IO_END (or a request
+ * that ends an IO wait). Takes the CPU time the client had used as it
+ * sent the request. 0, or the status to reply.
+ */
+static int check_request(struct client *c, const struct shim_req *q, size_t len)
+{
 	size_t body = sizeof(*q) + q->inline_len;
 	shim_cpu_trailer cpu;
 
 	if (q->inline_len > SHIM_MAX_INLINE || (len != body && len != body + sizeof(cpu)) ||
-	    (q->inline_len && q->op != SHIM_OP_POST_SEND)) {
-		rc = EPROTO;
-		goto out;
-	}
+	    (q->inline_len && q->op != SHIM_OP_POST_SEND))
+		return EPROTO;
 	/* the CPU time it had used as it sent this: exact from the shim, else
 	 * our own reading, which may lag while it still runs */
 	if (len == body + sizeof(cpu)) {
@@ -1341,168 +1592,35 @@ static void handle(struct client *c, const struct shim_req *q, size_t len, int *
 	} else {
 		c->sent_cpu = client_cpu(c);
 	}
-	if (!c->hello && q->op != SHIM_OP_HELLO) {
-		rc = EPROTO;
-		goto out;
-	}
+	if (!c->hello && q->op != SHIM_OP_HELLO)
+		return EPROTO;
 	if (c->wait != W_NONE && q->op != SHIM_OP_IO_END) {
 		/* a request while parked: only a notification may come now */
-		if (c->wait == W_IO)
-			wake(c);
-		else {
-			rc = EPROTO;
-			goto out;
-		}
+		if (c->wait != W_IO)
+			return EPROTO;
+		wake(c);
 	}
-	if (q->op != SHIM_OP_POLL_CQ && q->op != SHIM_OP_IO_BEGIN && q->op != SHIM_OP_IO_END)
-		c->poll_q = POLL_Q_MIN;
-	if (q->op != SHIM_OP_CLOCK_WAIT && q->op != SHIM_OP_IO_BEGIN && q->op != SHIM_OP_IO_END)
-		c->clock_q = CLOCK_Q_MIN;
-	switch (q->op) {
-	case SHIM_OP_HELLO:
-		rc = c->hello ? EPROTO : do_hello(c, q);
-		break;
-	case SHIM_OP_SEG_ADD:
-		rc = do_seg_add(c, q, fd);
-		break;
-	case SHIM_OP_REG_MR:
-		rc = do_reg_mr(c, q);
-		break;
-	case SHIM_OP_DEREG_MR:
-		rc = do_destroy(c, q->u.obj.handle, O_MR);
-		break;
-	case SHIM_OP_CREATE_CQ:
-		rc = do_create_cq(c, q);
-		break;
-	case SHIM_OP_DESTROY_CQ:
-		rc = do_destroy(c, q->u.obj.handle, O_CQ);
-		break;
-	case SHIM_OP_REQ_NOTIFY:
-		o = obj_get(c, q->u.notify.cq, O_CQ);
-		if (!o) {
-			rc = EBADF;
-			break;
-		}
-		o->u.cq->armed = true;
-		o->u.cq->arm_seq = o->u.cq->pushed;
-		o->u.cq->arm_time = now;
-		break;
-	case SHIM_OP_POLL_CQ:
-		o = obj_get(c, q->u.poll.cq, O_CQ);
-		if (!o || !q->u.poll.n || q->u.poll.n > SHIM_MAX_WC) {
-			rc = o ? EINVAL : EBADF;
-			break;
-		}
-		if (poll_reply(c, o->u.cq, q->u.poll.n, false)) {
+	return 0;
+}
+
+static void handle(struct client *c, const struct shim_req *q, size_t len, int *fd)
+{
+	int rc = check_request(c, q, len);
+
+	if (!rc) {
+		/* a request other than a poll (or an IO notification) ends a
+		 * run of empty polls, and one other than a clock wait a run of
+		 * clock spins: their back-off starts again */
+		if (q->op != SHIM_OP_POLL_CQ && q->op != SHIM_OP_IO_BEGIN &&
+		    q->op != SHIM_OP_IO_END)
 			c->poll_q = POLL_Q_MIN;
-			return;
-		}
-		/* empty: the program is busy-polling, i.e. waiting */
-		park(c, W_POLL, sat_add(now, c->poll_q), q->u.poll.cq, q->u.poll.n);
-		c->poll_q = c->poll_q * 2 > POLL_Q_MAX ? POLL_Q_MAX : c->poll_q * 2;
-		return;
-	case SHIM_OP_CREATE_CHANNEL: {
-		struct dchan *ch;
-
-		if (*fd < 0) {
-			rc = EBADF;
-			break;
-		}
-		ch = calloc(1, sizeof(*ch));
-		if (!ch || (rc = obj_new(c, O_CHAN, &h))) {
-			free(ch);
-			rc = rc ? rc : ENOMEM;
-			break;
-		}
-		ch->efd = *fd;
-		*fd = -1;
-		c->objs[h].u.ch = ch;
-		struct shim_rep r;
-
-		memset(&r, 0, sizeof(r));
-		r.u.obj.handle = h;
-		reply(c, &r, -1);
-		return;
+		if (q->op != SHIM_OP_CLOCK_WAIT && q->op != SHIM_OP_IO_BEGIN &&
+		    q->op != SHIM_OP_IO_END)
+			c->clock_q = CLOCK_Q_MIN;
+		rc = q->op < SHIM_OP_MAX && ops[q->op] ?
+			     ops[q->op](c, q, (const uint8_t *)(q + 1), fd) : EPROTO;
 	}
-	case SHIM_OP_DESTROY_CHANNEL:
-		rc = do_destroy(c, q->u.obj.handle, O_CHAN);
-		break;
-	case SHIM_OP_GET_CQ_EVENT:
-		if (!obj_get(c, q->u.obj.handle, O_CHAN)) {
-			rc = EBADF;
-			break;
-		}
-		park(c, W_EVENT, SIM_TIME_MAX, q->u.obj.handle, 0);
-		return;
-	case SHIM_OP_CREATE_SRQ: {
-		struct hca_srq *srq;
-
-		if (!q->u.create_srq.max_wr || q->u.create_srq.max_wr > 32768) {
-			rc = EINVAL;
-			break;
-		}
-		srq = hca_create_srq(c->hca, q->u.create_srq.max_wr);
-		if (!srq || (rc = obj_new(c, O_SRQ, &h))) {
-			rc = rc ? rc : ENOMEM;
-			break;
-		}
-		c->objs[h].u.srq = srq;
-		struct shim_rep r;
-
-		memset(&r, 0, sizeof(r));
-		r.u.obj.handle = h;
-		reply(c, &r, -1);
-		return;
-	}
-	case SHIM_OP_DESTROY_SRQ:
-		rc = do_destroy(c, q->u.obj.handle, O_SRQ);
-		break;
-	case SHIM_OP_POST_SRQ_RECV:
-		rc = do_post_recv(c, q, true);
-		break;
-	case SHIM_OP_CREATE_QP:
-		rc = do_create_qp(c, q);
-		break;
-	case SHIM_OP_MODIFY_QP:
-		rc = do_modify_qp(c, q);
-		break;
-	case SHIM_OP_DESTROY_QP:
-		rc = do_destroy(c, q->u.obj.handle, O_QP);
-		break;
-	case SHIM_OP_POST_SEND:
-		rc = do_post_send(c, q, tail);
-		break;
-	case SHIM_OP_POST_RECV:
-		rc = do_post_recv(c, q, false);
-		break;
-	case SHIM_OP_SLEEP:
-		park(c, W_SLEEP, sat_add(now, q->u.sleep.ps), 0, 0);
-		return;
-	case SHIM_OP_CLOCK_WAIT:
-		park(c, W_CLOCK, sat_add(now, c->clock_q), 0, 0);
-		c->clock_q = c->clock_q * 2 > CLOCK_Q_MAX ? CLOCK_Q_MAX : c->clock_q * 2;
-		return;
-	case SHIM_OP_IO_BEGIN:
-		if (*fd >= 0) {
-			park(c, W_IO, SIM_TIME_MAX, 0, 0);
-			c->io_fd = *fd;
-			*fd = -1;
-		}
-		return;		/* notification: no reply */
-	case SHIM_OP_IO_END:
-		/* the fd is readable and the program has not read it yet: the
-		 * reply lets it. Until then the daemon sees the bytes there. */
-		if (c->wait == W_IO)
-			wake(c);
-		else if (c->wait != W_NONE)
-			rc = EPROTO;
-		break;
-	default:
-		rc = EPROTO;
-		break;
-	}
-out:
-	if (rc >= 0)
+	if (rc != NO_REPLY)
 		reply_status(c, rc);
 }
 
