@@ -376,11 +376,142 @@ static int build_deps(struct fab *f, size_t waiting)
 	return 0;
 }
 
+/*
+ * fab_create's phases, in order. Each returns 0, -1 (out of memory) or,
+ * where a bad input can stop it, -2 with d filled.
+ */
+
+/* The nodes, and one port per connected port end, in node order in one
+ * block: a switch's ports lie side by side, and the per-VL lines (struct
+ * fab_port_vl) are cache-line aligned. */
+static int build_nodes(struct fab *f)
+{
+	const struct net *net = f->net;
+	size_t nodes_size = (size_t)(net->nnodes ? net->nnodes : 1) * sizeof(*f->nodes);
+	size_t port_bytes;
+	int nports = 0;
+
+	f->nnodes = net->nnodes;
+	f->nodes = aligned_alloc(64, nodes_size);	/* fab_node's line 0 is one line */
+	if (!f->nodes)
+		return -1;
+	memset(f->nodes, 0, nodes_size);
+	for (int i = 0; i < net->nnodes; i++)
+		for (int k = 1; k <= net->nodes[i].nports; k++)
+			if (net->nodes[i].ports[k].remote_node >= 0)
+				nports++;
+	f->ports = calloc((size_t)(nports ? nports : 1), sizeof(*f->ports));
+	port_bytes = (size_t)(nports ? nports : 1) * sizeof(struct fab_port);
+	f->port_mem = aligned_alloc(64, port_bytes);
+	if (!f->ports || !f->port_mem)
+		return -1;
+	sim_mem_advise(f->port_mem, port_bytes);	/* before the first touch */
+	memset(f->port_mem, 0, port_bytes);
+	for (int i = 0; i < net->nnodes; i++) {
+		const struct net_node *nn = &net->nodes[i];
+		struct fab_node *n = &f->nodes[i];
+
+		n->idx = i;
+		n->type = nn->type;
+		n->nports = nn->nports;
+		n->ports = calloc((size_t)nn->nports + 1, sizeof(*n->ports));
+		if (!n->ports)
+			return -1;
+		for (int k = 1; k <= nn->nports; k++) {
+			if (nn->ports[k].remote_node < 0)
+				continue;
+			struct fab_port *pt = &f->port_mem[f->nports];
+
+			pt->fab = f;
+			pt->node = n;
+			pt->port_no = (uint8_t)k;
+			n->ports[k] = pt;
+			f->ports[f->nports++] = pt;
+		}
+	}
+	return 0;
+}
+
+/* Each port's link (peer, rate, cable, LID), its link layer's state, and
+ * the links up. The ports are one array: one engine range, dispatched
+ * without a per-port table (sim_register_range). */
+static int link_ports(struct fab *f, struct sim_diag *d)
+{
+	const struct net *net = f->net;
+	const struct fab_params *p = &f->p;
+	int port_comp = sim_register_range(&f->eng, ib_port_handler, f->port_mem,
+					   sizeof(struct fab_port), (uint32_t)f->nports, "port");
+
+	if (port_comp < 0)
+		return -1;
+	sim_range_prefetch(&f->eng, (uint32_t)port_comp, ib_port_prefetch);
+	for (int pi = 0; pi < f->nports; pi++) {
+		struct fab_port *pt = f->ports[pi];
+		const struct net_port *np = &net->nodes[pt->node->idx].ports[pt->port_no];
+		const struct net_port *rp = &net->nodes[np->remote_node].ports[np->remote_port];
+		double metres = np->cable_m >= 0 ? np->cable_m : rp->cable_m >= 0 ? rp->cable_m : p->cable_m;
+
+		pt->peer = f->nodes[np->remote_node].ports[np->remote_port];
+		pt->rate = port_rate(p, np, rp);
+		if (!pt->rate.lanes || !pt->rate.speed) {
+			sim_diag_set(d, net->nodes[pt->node->idx].file, np->line, 0,
+				     "link from %s port %u has no rate", net->nodes[pt->node->idx].desc,
+				     pt->port_no);
+			return -2;
+		}
+		pt->prop = link_prop_ps(metres, p->ps_per_m);
+		pt->lid = net_lid_of(net, pt->node->idx, pt->port_no);
+		pt->is_sw = pt->node->type == NET_SWITCH;
+		pt->peer_is_sw = net->nodes[np->remote_node].type == NET_SWITCH;
+		pt->info.node = pt->node->idx;
+		pt->info.port = pt->port_no;
+		pt->info.peer_node = np->remote_node;
+		pt->info.peer_port = np->remote_port;
+		pt->info.rate = pt->rate;
+		pt->info.prop_ps = pt->prop;
+		if (ib_port_init(f, pt) || (fab_is_eth(p) && eth_port_init(f, pt)))
+			return -1;
+		pt->comp = (uint32_t)port_comp + (uint32_t)pi;
+	}
+	for (int pi = 0; pi < f->nports; pi++)
+		ib_port_link_up(f->ports[pi]);
+	return 0;
+}
+
+/* The node kinds: an HCA on every channel adapter, the fabric's switch. */
+static int init_nodes(struct fab *f)
+{
+	for (int i = 0; i < f->nnodes; i++) {
+		struct fab_node *n = &f->nodes[i];
+
+		if (n->type != NET_SWITCH ? hca_init(f, n) :
+		    fab_is_eth(&f->p) ? eth_sw_init(f, n) : sw_init(f, n))
+			return -1;
+	}
+	return 0;
+}
+
+/* Posts known now go to their HCAs' plans (hca_post_plan), in order. */
+static int plan_posts(struct fab *f)
+{
+	const struct fab_msgs *msgs = f->msgs;
+
+	for (size_t i = 0; i < msgs->n; i++)
+		if (msgs->v[i].after < 0 &&
+		    hca_post_plan(f->nodes[msgs->v[i].src].hca, (uint32_t)i))
+			return -1;
+	for (int i = 0; i < f->nnodes; i++)
+		if (f->nodes[i].hca)
+			hca_plan_ready(f->nodes[i].hca);
+	return 0;
+}
+
 struct fab *fab_create(const struct net *net, const struct fab_params *p,
 		       struct fab_msgs *msgs, uint64_t seed, struct sim_diag *d)
 {
 	struct fab_scan sc;
 	struct fab *f;
+	int rc;
 
 	if (fab_params_check(p, d))
 		return NULL;
@@ -399,125 +530,33 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 	f->seed = seed;
 	f->sw_lat = (sim_time_t)p->sw_latency_ns * SIM_NS;
 	f->hca_lat = (sim_time_t)p->hca_latency_ns * SIM_NS;
-	if (sim_init(&f->eng))
-		goto oom;
-	sim_pool_init(&f->pkts, sizeof(struct ib_pkt));
-	f->nnodes = net->nnodes;
-	size_t nodes_size = (size_t)(net->nnodes ? net->nnodes : 1) * sizeof(*f->nodes);
-
-	f->nodes = aligned_alloc(64, nodes_size);	/* fab_node's line 0 is one line */
-	if (f->nodes)
-		memset(f->nodes, 0, nodes_size);
-	if (!f->nodes)
-		goto oom;
-
-	/* Ports: one per connected port end. */
-	int nports = 0;
-
-	for (int i = 0; i < net->nnodes; i++)
-		for (int k = 1; k <= net->nodes[i].nports; k++)
-			if (net->nodes[i].ports[k].remote_node >= 0)
-				nports++;
-	f->ports = calloc((size_t)(nports ? nports : 1), sizeof(*f->ports));
-	/* one block, in node order: a switch's ports lie side by side, and the
-	 * per-VL lines (struct fab_port_vl) are cache-line aligned */
-	size_t port_bytes = (size_t)(nports ? nports : 1) * sizeof(struct fab_port);
-
-	f->port_mem = aligned_alloc(64, port_bytes);
-	if (!f->ports || !f->port_mem)
-		goto oom;
-	sim_mem_advise(f->port_mem, port_bytes);	/* before the first touch */
-	memset(f->port_mem, 0, port_bytes);
-	for (int i = 0; i < net->nnodes; i++) {
-		const struct net_node *nn = &net->nodes[i];
-		struct fab_node *n = &f->nodes[i];
-
-		n->idx = i;
-		n->type = nn->type;
-		n->nports = nn->nports;
-		n->ports = calloc((size_t)nn->nports + 1, sizeof(*n->ports));
-		if (!n->ports)
-			goto oom;
-		for (int k = 1; k <= nn->nports; k++) {
-			if (nn->ports[k].remote_node < 0)
-				continue;
-			struct fab_port *pt = &f->port_mem[f->nports];
-
-			pt->fab = f;
-			pt->node = n;
-			pt->port_no = (uint8_t)k;
-			n->ports[k] = pt;
-			f->ports[f->nports++] = pt;
-		}
+	rc = sim_init(&f->eng) ? -1 : 0;
+	if (!rc)
+		sim_pool_init(&f->pkts, sizeof(struct ib_pkt));
+	if (!rc)
+		rc = build_nodes(f);
+	if (!rc)
+		rc = link_ports(f, d);
+	if (!rc)
+		rc = init_nodes(f);
+	if (!rc) {
+		f->tot.msgs_total = msgs->n;
+		rc = build_deps(f, sc.waiting) || fab_traffic_setup(f, &sc) ? -1 : 0;
 	}
-	/* the ports are one array: one engine range, dispatched without a
-	 * per-port table (sim_register_range) */
-	int port_comp = sim_register_range(&f->eng, ib_port_handler, f->port_mem,
-					   sizeof(struct fab_port), (uint32_t)f->nports, "port");
-
-	if (port_comp < 0)
-		goto oom;
-	sim_range_prefetch(&f->eng, (uint32_t)port_comp, ib_port_prefetch);
-	for (int pi = 0; pi < f->nports; pi++) {
-		struct fab_port *pt = f->ports[pi];
-		const struct net_port *np = &net->nodes[pt->node->idx].ports[pt->port_no];
-		const struct net_port *rp = &net->nodes[np->remote_node].ports[np->remote_port];
-		double metres = np->cable_m >= 0 ? np->cable_m : rp->cable_m >= 0 ? rp->cable_m : p->cable_m;
-
-		pt->peer = f->nodes[np->remote_node].ports[np->remote_port];
-		pt->rate = port_rate(p, np, rp);
-		if (!pt->rate.lanes || !pt->rate.speed) {
-			sim_diag_set(d, net->nodes[pt->node->idx].file, np->line, 0,
-				     "link from %s port %u has no rate", net->nodes[pt->node->idx].desc,
-				     pt->port_no);
-			goto fail;
-		}
-		pt->prop = link_prop_ps(metres, p->ps_per_m);
-		pt->lid = net_lid_of(net, pt->node->idx, pt->port_no);
-		pt->is_sw = pt->node->type == NET_SWITCH;
-		pt->peer_is_sw = net->nodes[np->remote_node].type == NET_SWITCH;
-		pt->info.node = pt->node->idx;
-		pt->info.port = pt->port_no;
-		pt->info.peer_node = np->remote_node;
-		pt->info.peer_port = np->remote_port;
-		pt->info.rate = pt->rate;
-		pt->info.prop_ps = pt->prop;
-		if (ib_port_init(f, pt) || (fab_is_eth(p) && eth_port_init(f, pt)))
-			goto oom;
-		pt->comp = (uint32_t)port_comp + (uint32_t)pi;
-	}
-	for (int pi = 0; pi < f->nports; pi++)
-		ib_port_link_up(f->ports[pi]);
-	for (int i = 0; i < f->nnodes; i++) {
-		struct fab_node *n = &f->nodes[i];
-
-		if (n->type != NET_SWITCH ? hca_init(f, n) :
-		    fab_is_eth(p) ? eth_sw_init(f, n) : sw_init(f, n))
-			goto oom;
-	}
-	f->tot.msgs_total = msgs->n;
-	if (build_deps(f, sc.waiting) || fab_traffic_setup(f, &sc))
-		goto oom;
 	fab_scan_free(&sc);
-	/* posts known now go to their HCAs' plans (hca_post_plan), in order */
-	for (size_t i = 0; i < msgs->n; i++)
-		if (msgs->v[i].after < 0 &&
-		    hca_post_plan(f->nodes[msgs->v[i].src].hca, (uint32_t)i))
-			goto oom;
-	for (int i = 0; i < f->nnodes; i++)
-		if (f->nodes[i].hca)
-			hca_plan_ready(f->nodes[i].hca);
+	if (!rc)
+		rc = plan_posts(f);
+	if (rc) {
+		if (rc == -1)
+			sim_diag_set(d, NULL, 0, 0, "out of memory building the fabric");
+		fab_destroy(f);
+		return NULL;
+	}
 	if (p->check) {
 		f->eng.after_event = check_hook;
 		f->eng.after_event_ctx = f;
 	}
 	return f;
-oom:
-	sim_diag_set(d, NULL, 0, 0, "out of memory building the fabric");
-fail:
-	fab_scan_free(&sc);
-	fab_destroy(f);
-	return NULL;
 }
 
 void fab_destroy(struct fab *f)
