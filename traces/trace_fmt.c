@@ -999,48 +999,221 @@ static int parse_options(struct fmt *c, const struct line *L, const struct tok *
 }
 
 
-static int parse_op(struct fmt *c, struct line *L)
-{
+/*
+ * An op line in four phases: its id ("name:"), its kind and positional
+ * arguments (one parser per kind, below), its key=value options, and the
+ * ops it adds (one per rank for `compute all`). What they share:
+ */
+struct op_line {
 	struct tok w[MAX_TOKS + 1];
-	int nw = L->ntok, i = 0, id_col = 0, idn = 0;
-	const struct tok *root_tok = NULL;
-	const char *id = NULL;
-	struct pop p = { .key = NONE, .group = NONE };
-	struct trace_op *op = &p.op;
-	bool all = false;
-	unsigned allowed;
-	char full[ID_MAX], g[64];
-	size_t count;
+	int nw, i;			/* tokens, and the next one to read */
+	const char *id;			/* "name" of "name: op ...", or NULL */
+	int idn, id_col;
+	struct pop p;
+	bool all;			/* compute all */
+	const struct tok *root_tok;	/* root=, if given */
+};
 
-	memcpy(w, L->tok, sizeof(*w) * (size_t)nw);
-	/* "name: op ..." or "name:op ..." */
-	if (!w[0].quoted) {
-		const char *colon = memchr(w[0].s, ':', (size_t)w[0].len);
+/* "name: op ..." or "name:op ...": the id, and the token the op starts at. */
+static int op_id(struct fmt *c, struct line *L, struct op_line *o)
+{
+	struct tok *w0 = &o->w[0];
+	const char *colon;
+	char g[64];
 
-		if (colon) {
-			id = w[0].s;
-			idn = (int)(colon - w[0].s);
-			id_col = w[0].col;
-			if (!idn || id_len(id, idn) != idn || reserved(id, idn))
-				return perr(c, L, id_col,
-					    "expected an op id before ':' ([A-Za-z_][A-Za-z0-9_-]*, not a keyword), got %s",
-					    got(&w[0], g, sizeof(g)));
-			if (colon + 1 < w[0].s + w[0].len) {
-				w[0].len -= idn + 1;
-				w[0].s = colon + 1;
-				w[0].col += idn + 1;
-			} else {
-				i = 1;
-			}
+	if (w0->quoted || !(colon = memchr(w0->s, ':', (size_t)w0->len)))
+		return 0;
+	o->id = w0->s;
+	o->idn = (int)(colon - w0->s);
+	o->id_col = w0->col;
+	if (!o->idn || id_len(o->id, o->idn) != o->idn || reserved(o->id, o->idn))
+		return perr(c, L, o->id_col,
+			    "expected an op id before ':' ([A-Za-z_][A-Za-z0-9_-]*, not a keyword), got %s",
+			    got(w0, g, sizeof(g)));
+	if (colon + 1 < w0->s + w0->len) {
+		w0->len -= o->idn + 1;
+		w0->s = colon + 1;
+		w0->col += o->idn + 1;
+	} else {
+		o->i = 1;
+	}
+	return 0;
+}
+
+/* send|recv <rank> <peer> <size>: the options it allows, or -1 */
+static int args_p2p(struct fmt *c, struct line *L, struct op_line *o)
+{
+	static const char *const what[] = { "the rank", "the peer rank", "the size" };
+	struct trace_op *op = &o->p.op;
+	const struct tok *w = o->w;
+
+	for (int a = 0; a < 3; a++, o->i++) {
+		int i = o->i;
+
+		if (i >= o->nw || memchr(w[i].s, '=', (size_t)w[i].len))
+			return perr(c, L, i < o->nw ? w[i].col : eol_col(L),
+				    "expected %s: '%s <rank> <peer> <size>'", what[a],
+				    op->kind == TRACE_SEND ? "send" : "recv");
+		if (a == 2 ? parse_size(c, L, &w[i], &op->bytes) :
+		    parse_rank(c, L, &w[i], what[a], a ? &op->peer : &op->rank))
+			return -1;
+	}
+	if (op->peer == op->rank)
+		return perr(c, L, w[o->i - 2].col, "rank %" PRId32 " cannot %s itself", op->rank,
+			    op->kind == TRACE_SEND ? "send to" : "receive from");
+	return P2P_OPTS;
+}
+
+/* compute <rank|all> <duration> */
+static int args_compute(struct fmt *c, struct line *L, struct op_line *o)
+{
+	struct trace_op *op = &o->p.op;
+	const struct tok *w = o->w;
+	char v[VALUE_MAX], err[256], g[64];
+
+	if (o->i >= o->nw)
+		return perr(c, L, eol_col(L), "expected the rank (or 'all'): 'compute <rank|all> <duration>'");
+	if (tok_is(&w[o->i], "all"))
+		o->all = true;
+	else if (parse_rank(c, L, &w[o->i], "the rank or 'all'", &op->rank))
+		return -1;
+	if (++o->i >= o->nw || memchr(w[o->i].s, '=', (size_t)w[o->i].len))
+		return perr(c, L, o->i < o->nw ? w[o->i].col : eol_col(L),
+			    "expected a duration with a unit after the rank (e.g. 250us)");
+	if (tok_copy(&w[o->i], v, sizeof(v)))
+		return perr(c, L, w[o->i].col, "expected a duration such as 250us, got %s",
+			    got(&w[o->i], g, sizeof(g)));
+	if (sim_parse_time_ps(v, &op->duration, err, sizeof(err)))
+		return perr(c, L, w[o->i].col, "%s", err);
+	o->i++;
+	return COMPUTE_OPTS;
+}
+
+/* <collective> <size>, or barrier with none */
+static int args_coll(struct fmt *c, struct line *L, struct op_line *o)
+{
+	struct trace_op *op = &o->p.op;
+	const struct tok *w = o->w;
+	int i = o->i;
+	char g[64];
+
+	if (op->coll != TRACE_BARRIER) {
+		if (i >= o->nw || memchr(w[i].s, '=', (size_t)w[i].len))
+			return perr(c, L, i < o->nw ? w[i].col : eol_col(L),
+				    "expected a size after '%s' (e.g. 64MiB)",
+				    trace_coll_names[op->coll]);
+		if (parse_size(c, L, &w[i], &op->bytes))
+			return -1;
+		if (!op->bytes)
+			return perr(c, L, w[i].col,
+				    "a %s of 0 bytes moves nothing (use barrier to synchronise)",
+				    trace_coll_names[op->coll]);
+		o->i++;
+	} else if (i < o->nw && !memchr(w[i].s, '=', (size_t)w[i].len) && !tok_is(&w[i], "async")) {
+		return perr(c, L, w[i].col, "barrier takes no size, got %s",
+			    got(&w[i], g, sizeof(g)));
+	}
+	return op->coll == TRACE_BROADCAST || op->coll == TRACE_REDUCE ? ROOTED_OPTS : COLL_OPTS;
+}
+
+/* An op kind's positional arguments: the options it allows, or -1. */
+static int (*const op_args[])(struct fmt *c, struct line *L, struct op_line *o) = {
+	[TRACE_SEND] = args_p2p,
+	[TRACE_RECV] = args_p2p,
+	[TRACE_COMPUTE] = args_compute,
+	[TRACE_COLL] = args_coll,
+};
+
+/* A collective's root: its communicator's first member unless root= names
+ * one, which must be a member. */
+static int op_root(struct fmt *c, struct line *L, struct op_line *o)
+{
+	struct trace_op *op = &o->p.op;
+	const struct trace_comm *cm = &c->t->comms[op->comm];
+	uint32_t m = 0;
+
+	if (!o->root_tok) {
+		op->root = cm->ranks[0];
+		return 0;
+	}
+	while (m < cm->n && cm->ranks[m] != op->root)
+		m++;
+	if (m == cm->n)
+		return perr(c, L, o->root_tok->col,
+			    "root %" PRId32 " is not a member of the communicator", op->root);
+	return 0;
+}
+
+/* Name, count, and add (one op per rank for `compute all`). */
+static int op_add(struct fmt *c, struct line *L, struct op_line *o)
+{
+	size_t count = o->all ? (size_t)c->t->nranks : 1;
+	char full[ID_MAX];
+
+	if (c->npops + count > TRACE_MAX_OPS)
+		return perr(c, L, o->w[0].col, "too many ops (more than %u after expanding repeat and 'all')",
+			    TRACE_MAX_OPS);
+	if (o->id) {
+		size_t fl = (size_t)o->idn + strlen(c->suffix);
+		char rk[16];
+		int j;
+
+		snprintf(rk, sizeof(rk), "@%" PRId32, c->t->nranks - 1);
+		if (fl + (o->all ? strlen(rk) : 0) >= ID_MAX)
+			return perr(c, L, o->id_col,
+				    "id '%.*s%s%s' is too long (at most %d characters with the suffixes repeat and 'compute all' add)",
+				    o->idn, o->id, c->suffix, o->all ? rk : "", ID_MAX - 1);
+		snprintf(full, sizeof(full), "%.*s%s", o->idn, o->id, c->suffix);
+		j = map_find(c, &c->ids, id_key, full);
+		if (j >= 0)
+			return perr(c, L, o->id_col, "duplicate id '%s' (first defined at %s:%d)", full,
+				    c->pops[j].op.file, c->pops[j].op.line);
+		o->p.key = intern(c, full, strlen(full));
+		if (o->p.key == NONE)
+			return perr(c, L, o->id_col, "out of memory");
+	}
+	if (sim_grow((void **)&c->pops, &c->pops_cap, c->npops + count, sizeof(*c->pops)))
+		return perr(c, L, o->w[0].col, "out of memory");
+	for (size_t r = 0; r < count; r++) {
+		struct pop *q = &c->pops[c->npops + r];
+
+		*q = o->p;
+		if (r)
+			q->key = NONE;	/* the group answers to its first op's key */
+		if (o->all) {
+			q->group = (uint32_t)c->npops;
+			q->op.rank = (int32_t)r;
+			if (o->id)
+				snprintf(q->op.name, sizeof(q->op.name), "%s@%zu", full, r);
+		} else if (o->id) {
+			snprintf(q->op.name, sizeof(q->op.name), "%s", full);
 		}
 	}
-	if (i >= nw)
-		return perr(c, L, eol_col(L), "expected an op after the id '%.*s:'", idn, id);
-	if (kind_of(&w[i], &op->kind, &op->coll))
-		return perr(c, L, w[i].col,
+	/* Registered last: the table reads the key back from pops[]. */
+	if (o->id && map_put(c, &c->ids, id_key, (uint32_t)c->npops))
+		return perr(c, L, o->id_col, "out of memory");
+	c->npops += count;
+	return 0;
+}
+
+static int parse_op(struct fmt *c, struct line *L)
+{
+	struct op_line o = { .nw = L->ntok, .p = { .key = NONE, .group = NONE } };
+	struct trace_op *op = &o.p.op;
+	const struct tok *w = o.w;
+	int allowed;
+	char g[64];
+
+	memcpy(o.w, L->tok, sizeof(*o.w) * (size_t)o.nw);
+	if (op_id(c, L, &o))
+		return -1;
+	if (o.i >= o.nw)
+		return perr(c, L, eol_col(L), "expected an op after the id '%.*s:'", o.idn, o.id);
+	if (kind_of(&w[o.i], &op->kind, &op->coll))
+		return perr(c, L, w[o.i].col,
 			    "unknown op %s (expected send, recv, compute, allreduce, allgather, reducescatter, alltoall, broadcast, reduce, barrier, or ranks, map, host, comm, include, repeat)%s",
-			    got(&w[i], g, sizeof(g)),
-			    i + 1 < nw && !kind_of(&w[i + 1], &op->kind, &op->coll) ?
+			    got(&w[o.i], g, sizeof(g)),
+			    o.i + 1 < o.nw && !kind_of(&w[o.i + 1], &op->kind, &op->coll) ?
 			    "; an op id is written with a colon: 'name: op'" : "");
 	if (need_ranks(c, L, "op"))
 		return -1;
@@ -1052,136 +1225,16 @@ static int parse_op(struct fmt *c, struct line *L)
 	op->algo = TRACE_ALGO_AUTO;
 	op->file = L->file;
 	op->line = L->no;
-	i++;
-	switch (op->kind) {
-	case TRACE_SEND:
-	case TRACE_RECV: {
-		static const char *const what[] = { "the rank", "the peer rank", "the size" };
-
-		for (int a = 0; a < 3; a++, i++) {
-			if (i >= nw || memchr(w[i].s, '=', (size_t)w[i].len))
-				return perr(c, L, i < nw ? w[i].col : eol_col(L),
-					    "expected %s: '%s <rank> <peer> <size>'", what[a],
-					    op->kind == TRACE_SEND ? "send" : "recv");
-			if (a == 2 ? parse_size(c, L, &w[i], &op->bytes) :
-			    parse_rank(c, L, &w[i], what[a], a ? &op->peer : &op->rank))
-				return -1;
-		}
-		if (op->peer == op->rank)
-			return perr(c, L, w[i - 2].col, "rank %" PRId32 " cannot %s itself", op->rank,
-				    op->kind == TRACE_SEND ? "send to" : "receive from");
-		allowed = P2P_OPTS;
-		break;
-	}
-	case TRACE_COMPUTE: {
-		char v[VALUE_MAX], err[256];
-
-		if (i >= nw)
-			return perr(c, L, eol_col(L), "expected the rank (or 'all'): 'compute <rank|all> <duration>'");
-		if (tok_is(&w[i], "all"))
-			all = true;
-		else if (parse_rank(c, L, &w[i], "the rank or 'all'", &op->rank))
-			return -1;
-		if (++i >= nw || memchr(w[i].s, '=', (size_t)w[i].len))
-			return perr(c, L, i < nw ? w[i].col : eol_col(L),
-				    "expected a duration with a unit after the rank (e.g. 250us)");
-		if (tok_copy(&w[i], v, sizeof(v)))
-			return perr(c, L, w[i].col, "expected a duration such as 250us, got %s",
-				    got(&w[i], g, sizeof(g)));
-		if (sim_parse_time_ps(v, &op->duration, err, sizeof(err)))
-			return perr(c, L, w[i].col, "%s", err);
-		i++;
-		allowed = COMPUTE_OPTS;
-		break;
-	}
-	case TRACE_COLL:
-	default:
-		if (op->coll != TRACE_BARRIER) {
-			if (i >= nw || memchr(w[i].s, '=', (size_t)w[i].len))
-				return perr(c, L, i < nw ? w[i].col : eol_col(L),
-					    "expected a size after '%s' (e.g. 64MiB)",
-					    trace_coll_names[op->coll]);
-			if (parse_size(c, L, &w[i], &op->bytes))
-				return -1;
-			if (!op->bytes)
-				return perr(c, L, w[i].col,
-					    "a %s of 0 bytes moves nothing (use barrier to synchronise)",
-					    trace_coll_names[op->coll]);
-			i++;
-		} else if (i < nw && !memchr(w[i].s, '=', (size_t)w[i].len) && !tok_is(&w[i], "async")) {
-			return perr(c, L, w[i].col, "barrier takes no size, got %s",
-				    got(&w[i], g, sizeof(g)));
-		}
-		allowed = op->coll == TRACE_BROADCAST || op->coll == TRACE_REDUCE ? ROOTED_OPTS :
-			  COLL_OPTS;
-		break;
-	}
-	if (parse_options(c, L, w + i, nw - i, &p, allowed, &root_tok))
+	o.i++;
+	/* kind_of gives one of the table's kinds; anything else reads as a
+	 * collective, as it always has */
+	allowed = ((unsigned)op->kind < SIM_ARRAY_SIZE(op_args) && op_args[op->kind] ?
+		   op_args[op->kind] : args_coll)(c, L, &o);
+	if (allowed < 0 ||
+	    parse_options(c, L, w + o.i, o.nw - o.i, &o.p, (unsigned)allowed, &o.root_tok) ||
+	    (op->kind == TRACE_COLL && op_root(c, L, &o)))
 		return -1;
-	if (op->kind == TRACE_COLL) {
-		const struct trace_comm *cm = &c->t->comms[op->comm];
-
-		if (!root_tok) {
-			op->root = cm->ranks[0];
-		} else {
-			uint32_t m = 0;
-
-			while (m < cm->n && cm->ranks[m] != op->root)
-				m++;
-			if (m == cm->n)
-				return perr(c, L, root_tok->col,
-					    "root %" PRId32 " is not a member of the communicator", op->root);
-		}
-	}
-
-	/* Name, count, and add (one op per rank for `compute all`). */
-	count = all ? (size_t)c->t->nranks : 1;
-	if (c->npops + count > TRACE_MAX_OPS)
-		return perr(c, L, w[0].col, "too many ops (more than %u after expanding repeat and 'all')",
-			    TRACE_MAX_OPS);
-	if (id) {
-		size_t fl = (size_t)idn + strlen(c->suffix);
-		char rk[16];
-
-		snprintf(rk, sizeof(rk), "@%" PRId32, c->t->nranks - 1);
-		if (fl + (all ? strlen(rk) : 0) >= ID_MAX)
-			return perr(c, L, id_col,
-				    "id '%.*s%s%s' is too long (at most %d characters with the suffixes repeat and 'compute all' add)",
-				    idn, id, c->suffix, all ? rk : "", ID_MAX - 1);
-		snprintf(full, sizeof(full), "%.*s%s", idn, id, c->suffix);
-	}
-	if (id) {
-		int j = map_find(c, &c->ids, id_key, full);
-
-		if (j >= 0)
-			return perr(c, L, id_col, "duplicate id '%s' (first defined at %s:%d)", full,
-				    c->pops[j].op.file, c->pops[j].op.line);
-		p.key = intern(c, full, strlen(full));
-		if (p.key == NONE)
-			return perr(c, L, id_col, "out of memory");
-	}
-	if (sim_grow((void **)&c->pops, &c->pops_cap, c->npops + count, sizeof(*c->pops)))
-		return perr(c, L, w[0].col, "out of memory");
-	for (size_t r = 0; r < count; r++) {
-		struct pop *q = &c->pops[c->npops + r];
-
-		*q = p;
-		if (r)
-			q->key = NONE;	/* the group answers to its first op's key */
-		if (all) {
-			q->group = (uint32_t)c->npops;
-			q->op.rank = (int32_t)r;
-			if (id)
-				snprintf(q->op.name, sizeof(q->op.name), "%s@%zu", full, r);
-		} else if (id) {
-			snprintf(q->op.name, sizeof(q->op.name), "%s", full);
-		}
-	}
-	/* Registered last: the table reads the key back from pops[]. */
-	if (id && map_put(c, &c->ids, id_key, (uint32_t)c->npops))
-		return perr(c, L, id_col, "out of memory");
-	c->npops += count;
-	return 0;
+	return op_add(c, L, &o);
 }
 
 /* ---- statements, repeat blocks --------------------------------------------------------- */
