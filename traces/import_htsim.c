@@ -625,14 +625,14 @@ static int check_flow_ids(struct cm *c)
 }
 
 /*
- * Resolve trigger references and build, per trigger, the flows that
- * activate it and the flows it starts (both in file order), then each
- * flow's dependencies on other flows.
+ * Triggers, in four phases (link_triggers): resolve the flows' trigger
+ * references and count, per trigger, the flows that activate it and the
+ * flows it starts; list both (in file order); refuse what would leave a
+ * flow waiting for ever or crash htsim; then each flow's dependencies on
+ * other flows.
  */
-static int link_triggers(struct cm *c)
+static int resolve_triggers(struct cm *c, size_t *nact, size_t *ntgt)
 {
-	size_t nact = 0, ntgt = 0, k;
-
 	if (c->ntrigs)
 		qsort(c->trigs, c->ntrigs, sizeof(*c->trigs), cmp_trig);
 	for (size_t i = 1; i < c->ntrigs; i++)
@@ -640,6 +640,7 @@ static int link_triggers(struct cm *c)
 			return sim_diag_set(c->x.d, c->x.file, c->trigs[i].line, 0,
 					    "trigger %" PRIu32 " is declared twice (first at line %d)",
 					    c->trigs[i].id, c->trigs[i - 1].line);
+	*nact = *ntgt = 0;
 	for (size_t i = 0; i < c->nflows; i++) {
 		struct cm_flow *f = &c->flows[i];
 		uint32_t ids[3] = { f->trig, f->sdone, f->rdone };
@@ -658,14 +659,20 @@ static int link_triggers(struct cm *c)
 					    keys[j], ids[j], ids[j]);
 			if (j) {
 				tr->nact++;
-				nact++;
+				(*nact)++;
 			} else {
 				f->trig_ix = (uint32_t)(tr - c->trigs);
 				tr->ntgt++;
-				ntgt++;
+				(*ntgt)++;
 			}
 		}
 	}
+	return 0;
+}
+
+/* Per trigger, its activating flows (acts) and the flows it starts (tgts). */
+static int list_triggers(struct cm *c, size_t nact, size_t ntgt)
+{
 	c->acts = malloc((nact + 1) * sizeof(*c->acts));
 	c->tgts = malloc((ntgt + 1) * sizeof(*c->tgts));
 	if (!c->acts || !c->tgts)
@@ -696,8 +703,12 @@ static int link_triggers(struct cm *c)
 			c->acts[tr->act_off + tr->nact++] = (uint32_t)i;
 		}
 	}
+	return 0;
+}
 
-	/* Refuse what would leave flows waiting forever or crash htsim. */
+/* Refuse what would leave flows waiting forever or crash htsim. */
+static int check_triggers(struct cm *c)
+{
 	for (size_t i = 0; i < c->ntrigs; i++) {
 		const struct cm_trig *tr = &c->trigs[i];
 		const struct cm_flow *first;
@@ -734,8 +745,15 @@ static int link_triggers(struct cm *c)
 					    tr->ntgt, tr->nact,
 					    c->flows[c->tgts[tr->tgt_off + tr->nact]].line);
 	}
+	return 0;
+}
 
-	/* Each triggered flow's dependencies on the flows that fire it. */
+/* Each triggered flow's dependencies on the flows that fire it: counted,
+ * then filled. */
+static int flow_deps(struct cm *c)
+{
+	size_t k;
+
 	for (int pass = 0; pass < 2; pass++) {
 		k = 0;
 		for (size_t i = 0; i < c->nflows; i++) {
@@ -774,6 +792,16 @@ static int link_triggers(struct cm *c)
 				return sim_diag_set(c->x.d, c->x.file, 0, 0, "out of memory");
 		}
 	}
+	return 0;
+}
+
+static int link_triggers(struct cm *c)
+{
+	size_t nact = 0, ntgt = 0;
+
+	if (resolve_triggers(c, &nact, &ntgt) || list_triggers(c, nact, ntgt) ||
+	    check_triggers(c) || flow_deps(c))
+		return -1;
 	return 0;
 }
 
