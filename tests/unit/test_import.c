@@ -469,6 +469,10 @@ static void test_htsim_malformed(void)
 	refused(import_htsim, "Nodes 4\nConnections 1\nTriggers 1\n"
 		"0->1 id 3 trigger 7 size 8\ntrigger id 8 oneshot\n", 4, 19,
 		"trigger 7 is never declared");
+	refused(import_htsim, "Nodes 4\nConnections 2\nTriggers 2\n"
+		"1->0 id 1 start 0 size 8 recv_done_trigger 1\n0->1 id 3 trigger 1 size 8\n"
+		"trigger id 1 oneshot\ntrigger id 1 oneshot\n", 7, 0,
+		"trigger 1 is declared twice (first at line 6)");
 	refused(import_htsim, "Nodes 4\nConnections 1\n0->1 id 1 start 0 trigger 2 size 8\n", 3, 1,
 		"both a start time and a trigger");
 	refused(import_htsim, "Nodes 4\nConnections 1\n0->1 trigger 2 size 8\n", 3, 1,
