@@ -303,156 +303,185 @@ static void ud_receive(struct fab *f, struct hca_qp *qp, struct ib_pkt *p)
 		fab_traffic_delivered(f, (int32_t)p->msg, seen);
 }
 
-/* Execute a request with the expected PSN. Returns false if it was refused
- * (a NAK or RNR NAK went back, or UC dropped it) and the PSN not consumed. */
-static bool execute(struct fab *f, struct hca_qp *qp, struct ib_pkt *p)
+/*
+ * Executing a request with the expected PSN, one function per kind (rxe's
+ * responder states): each returns false if it refused the request (a NAK
+ * or RNR NAK went back, or UC dropped it) and the PSN is not consumed.
+ */
+static bool exec_send(struct fab *f, struct hca_qp *qp, struct ib_pkt *p, bool rc)
 {
 	struct hca *h = qp->hca;
-	bool rc = qp->type == HCA_QPT_RC;
 	uint8_t op = p->opcode;
 
-	if (is_send(op)) {
-		if (op_first(op) && !qp->recv_active) {
-			if (!hca_qp_take_recv(qp, &qp->cur_recv)) {
-				if (rc)
-					queue_ack(qp, (uint8_t)(IB_AETH_RNR_NAK | qp->min_rnr_timer), p->psn);
-				return false;
-			}
-			qp->recv_active = true;
-			qp->recv_off = 0;
-		}
-		if (!qp->recv_active || (op_first(op) && qp->recv_off)) {
-			if (rc)
-				queue_ack(qp, IB_AETH_NAK_INV_REQ, p->psn);
-			return false;
-		}
-		if (qp->recv_off + p->payload > qp->cur_recv.sg.length) {
-			/* IBA 9.7.5.2.5: too long for the receive buffer */
-			recv_complete(qp, &qp->cur_recv, HCA_WC_LOC_LEN_ERR, HCA_WC_RECV, 0, p);
-			qp->recv_active = false;
-			if (rc)
-				queue_ack(qp, IB_AETH_NAK_INV_REQ, p->psn);
-			return false;
-		}
-		copy_in(f, qp, hca_mr_find(h, qp->cur_recv.sg.lkey), qp->cur_recv.sg.addr + qp->recv_off, p);
-		qp->recv_off += p->payload;
-		if (op_last(op)) {
-			qp->recv_active = false;
-			qp->msn++;
-			/* a SEND is "there" when the receive completion is seen
-			 * (what ib_send_lat's responder waits for) */
-			sim_time_t seen = recv_complete(qp, &qp->cur_recv, HCA_WC_SUCCESS,
-							HCA_WC_RECV, qp->recv_off, p);
-
-			if ((int32_t)p->msg >= 0)
-				fab_traffic_delivered(f, (int32_t)p->msg, seen);
-		}
-		return true;
-	}
-	if (is_write(op)) {
-		struct hca_recv_wr r;
-
-		if (op_first(op)) {
-			struct hca_mr *mr = hca_mr_find(h, p->rkey);
-
-			if (hca_mr_check(mr, p->va, p->dma_len, HCA_ACCESS_REMOTE_WRITE)) {
-				if (rc)
-					queue_ack(qp, IB_AETH_NAK_REM_ACCESS, p->psn);
-				return false;
-			}
-			qp->wr_mr = mr;
-			qp->wr_va = p->va;
-			qp->wr_left = p->dma_len;
-		}
-		/* WRITE with immediate consumes a receive: RNR before touching memory. */
-		if (op_imm(op) && !hca_qp_take_recv(qp, &r)) {
+	if (op_first(op) && !qp->recv_active) {
+		if (!hca_qp_take_recv(qp, &qp->cur_recv)) {
 			if (rc)
 				queue_ack(qp, (uint8_t)(IB_AETH_RNR_NAK | qp->min_rnr_timer), p->psn);
 			return false;
 		}
-		if (p->payload > qp->wr_left) {
+		qp->recv_active = true;
+		qp->recv_off = 0;
+	}
+	if (!qp->recv_active || (op_first(op) && qp->recv_off)) {
+		if (rc)
+			queue_ack(qp, IB_AETH_NAK_INV_REQ, p->psn);
+		return false;
+	}
+	if (qp->recv_off + p->payload > qp->cur_recv.sg.length) {
+		/* IBA 9.7.5.2.5: too long for the receive buffer */
+		recv_complete(qp, &qp->cur_recv, HCA_WC_LOC_LEN_ERR, HCA_WC_RECV, 0, p);
+		qp->recv_active = false;
+		if (rc)
+			queue_ack(qp, IB_AETH_NAK_INV_REQ, p->psn);
+		return false;
+	}
+	copy_in(f, qp, hca_mr_find(h, qp->cur_recv.sg.lkey), qp->cur_recv.sg.addr + qp->recv_off, p);
+	qp->recv_off += p->payload;
+	if (op_last(op)) {
+		qp->recv_active = false;
+		qp->msn++;
+		/* a SEND is "there" when the receive completion is seen
+		 * (what ib_send_lat's responder waits for) */
+		sim_time_t seen = recv_complete(qp, &qp->cur_recv, HCA_WC_SUCCESS,
+						HCA_WC_RECV, qp->recv_off, p);
+
+		if ((int32_t)p->msg >= 0)
+			fab_traffic_delivered(f, (int32_t)p->msg, seen);
+	}
+	return true;
+}
+
+static bool exec_write(struct fab *f, struct hca_qp *qp, struct ib_pkt *p, bool rc)
+{
+	struct hca *h = qp->hca;
+	uint8_t op = p->opcode;
+	struct hca_recv_wr r;
+
+	if (op_first(op)) {
+		struct hca_mr *mr = hca_mr_find(h, p->rkey);
+
+		if (hca_mr_check(mr, p->va, p->dma_len, HCA_ACCESS_REMOTE_WRITE)) {
 			if (rc)
-				queue_ack(qp, IB_AETH_NAK_INV_REQ, p->psn);
+				queue_ack(qp, IB_AETH_NAK_REM_ACCESS, p->psn);
 			return false;
 		}
-		copy_in(f, qp, qp->wr_mr, qp->wr_va, p);
-		qp->wr_va += p->payload;
-		qp->wr_left -= p->payload;
-		if (op_last(op)) {
-			qp->msn++;
-			/* a plain WRITE is there when its last byte is (a program
-			 * polling memory sees it); with immediate, at the CQE */
-			sim_time_t seen = op_imm(op) ?
-				recv_complete(qp, &r, HCA_WC_SUCCESS, HCA_WC_RECV_RDMA_WITH_IMM, 0, p) :
-				visible(qp);
-
-			if ((int32_t)p->msg >= 0)
-				fab_traffic_delivered(f, (int32_t)p->msg, seen);
-		}
-		return true;
+		qp->wr_mr = mr;
+		qp->wr_va = p->va;
+		qp->wr_left = p->dma_len;
 	}
+	/* WRITE with immediate consumes a receive: RNR before touching memory. */
+	if (op_imm(op) && !hca_qp_take_recv(qp, &r)) {
+		if (rc)
+			queue_ack(qp, (uint8_t)(IB_AETH_RNR_NAK | qp->min_rnr_timer), p->psn);
+		return false;
+	}
+	if (p->payload > qp->wr_left) {
+		if (rc)
+			queue_ack(qp, IB_AETH_NAK_INV_REQ, p->psn);
+		return false;
+	}
+	copy_in(f, qp, qp->wr_mr, qp->wr_va, p);
+	qp->wr_va += p->payload;
+	qp->wr_left -= p->payload;
+	if (op_last(op)) {
+		qp->msn++;
+		/* a plain WRITE is there when its last byte is (a program
+		 * polling memory sees it); with immediate, at the CQE */
+		sim_time_t seen = op_imm(op) ?
+			recv_complete(qp, &r, HCA_WC_SUCCESS, HCA_WC_RECV_RDMA_WITH_IMM, 0, p) :
+			visible(qp);
+
+		if ((int32_t)p->msg >= 0)
+			fab_traffic_delivered(f, (int32_t)p->msg, seen);
+	}
+	return true;
+}
+
+/* A READ request: its response is queued (resp_push) and sent as the
+ * responder's resources allow. */
+static bool exec_read(struct hca_qp *qp, struct ib_pkt *p)
+{
+	struct hca_mr *mr = hca_mr_find(qp->hca, p->rkey);
+	struct hca_resp *r;
+
+	if (p->dma_len && hca_mr_check(mr, p->va, p->dma_len, HCA_ACCESS_REMOTE_READ)) {
+		queue_ack(qp, IB_AETH_NAK_REM_ACCESS, p->psn);
+		return false;
+	}
+	r = resp_push(qp);
+	if (!r)
+		return false;
+	r->kind = RESP_READ;
+	r->mr = mr;
+	r->va = p->va;
+	r->len = p->dma_len;
+	r->psn = p->psn;
+	r->msg = p->msg;
+	qp->msn++;
+	r->msn = qp->msn;
+	return true;
+}
+
+/* A compare-and-swap or fetch-and-add, done at once on the 8 bytes. */
+static bool exec_atomic(struct fab *f, struct hca_qp *qp, struct ib_pkt *p)
+{
+	struct hca *h = qp->hca;
+	uint8_t op = p->opcode;
+	struct hca_mr *mr = hca_mr_find(h, p->rkey);
+	struct hca_resp *r;
+	uint64_t orig = 0;
+	uint8_t *mem;
+
+	if ((p->va & 7) || hca_mr_check(mr, p->va, 8, HCA_ACCESS_REMOTE_ATOMIC)) {
+		queue_ack(qp, (p->va & 7) ? IB_AETH_NAK_INV_REQ : IB_AETH_NAK_REM_ACCESS,
+			  p->psn);
+		return false;
+	}
+	mem = hca_mr_ptr(mr, p->va);
+	if (mem) {
+		memcpy(&orig, mem, 8);
+		uint64_t v = op == IB_OP_CMP_SWAP ? (orig == p->atomic[0] ? p->atomic[1] : orig) :
+			     orig + p->atomic[0];
+
+		memcpy(mem, &v, 8);
+	}
+	qp->last_atomic_psn = p->psn;
+	qp->last_atomic_orig = orig;
+	qp->last_atomic_valid = true;
+	r = resp_push(qp);
+	if (!r)
+		return false;
+	/* The HCA reads the 8 bytes over PCIe before it can answer; the
+	 * write of the new value is posted behind it. */
+	if (f->p.host_model) {
+		r->dma.done = host_dma_read(&h->host, f->eng.now, mr->mem, 8);
+		hca_dma_write(h, r->dma.done, mr->mem, 8);
+	}
+	r->kind = RESP_ATOMIC;
+	r->orig = orig;
+	r->psn = p->psn;
+	r->msg = p->msg;
+	qp->msn++;
+	r->msn = qp->msn;
+	return true;
+}
+
+static bool execute(struct fab *f, struct hca_qp *qp, struct ib_pkt *p)
+{
+	bool rc = qp->type == HCA_QPT_RC;
+	uint8_t op = p->opcode;
+
+	if (is_send(op))
+		return exec_send(f, qp, p, rc);
+	if (is_write(op))
+		return exec_write(f, qp, p, rc);
 	/* READ and atomics: RC only, limited by the responder's resources. */
 	if (qp->rd_responding >= qp->max_dest_rd_atomic) {
 		queue_ack(qp, IB_AETH_NAK_INV_REQ, p->psn);
 		return false;
 	}
-	if (op == IB_OP_READ_REQUEST) {
-		struct hca_mr *mr = hca_mr_find(h, p->rkey);
-		struct hca_resp *r;
-
-		if (p->dma_len && hca_mr_check(mr, p->va, p->dma_len, HCA_ACCESS_REMOTE_READ)) {
-			queue_ack(qp, IB_AETH_NAK_REM_ACCESS, p->psn);
-			return false;
-		}
-		r = resp_push(qp);
-		if (!r)
-			return false;
-		r->kind = RESP_READ;
-		r->mr = mr;
-		r->va = p->va;
-		r->len = p->dma_len;
-		r->psn = p->psn;
-		r->msg = p->msg;
-		qp->msn++;
-		r->msn = qp->msn;
-	} else {
-		struct hca_mr *mr = hca_mr_find(h, p->rkey);
-		struct hca_resp *r;
-		uint64_t orig = 0;
-		uint8_t *mem;
-
-		if ((p->va & 7) || hca_mr_check(mr, p->va, 8, HCA_ACCESS_REMOTE_ATOMIC)) {
-			queue_ack(qp, (p->va & 7) ? IB_AETH_NAK_INV_REQ : IB_AETH_NAK_REM_ACCESS,
-				  p->psn);
-			return false;
-		}
-		mem = hca_mr_ptr(mr, p->va);
-		if (mem) {
-			memcpy(&orig, mem, 8);
-			uint64_t v = op == IB_OP_CMP_SWAP ? (orig == p->atomic[0] ? p->atomic[1] : orig) :
-				     orig + p->atomic[0];
-
-			memcpy(mem, &v, 8);
-		}
-		qp->last_atomic_psn = p->psn;
-		qp->last_atomic_orig = orig;
-		qp->last_atomic_valid = true;
-		r = resp_push(qp);
-		if (!r)
-			return false;
-		/* The HCA reads the 8 bytes over PCIe before it can answer; the
-		 * write of the new value is posted behind it. */
-		if (f->p.host_model) {
-			r->dma.done = host_dma_read(&h->host, f->eng.now, mr->mem, 8);
-			hca_dma_write(h, r->dma.done, mr->mem, 8);
-		}
-		r->kind = RESP_ATOMIC;
-		r->orig = orig;
-		r->psn = p->psn;
-		r->msg = p->msg;
-		qp->msn++;
-		r->msn = qp->msn;
-	}
+	if (!(op == IB_OP_READ_REQUEST ? exec_read(qp, p) : exec_atomic(f, qp, p)))
+		return false;
 	qp->rd_responding++;
 	if (qp->rd_responding > qp->st.max_rd_responding)
 		qp->st.max_rd_responding = qp->rd_responding;
