@@ -151,8 +151,14 @@ uint32_t qp_resp_next_size(const struct hca_qp *qp)
 		return hca_wire_bytes(qp, IB_OP_ACK, 0);
 	case RESP_ATOMIC:
 		return hca_wire_bytes(qp, IB_OP_ATOMIC_ACK, 0);
-	case RESP_READ:
-		return hca_wire_bytes(qp, read_opcode(r, qp->mtu, &payload), payload);
+	case RESP_READ: {
+		/* two statements: in one call, payload could be read before
+		 * read_opcode sets it (C leaves the order of arguments open),
+		 * and the port would check credits for the headers alone */
+		uint8_t op = read_opcode(r, qp->mtu, &payload);
+
+		return hca_wire_bytes(qp, op, payload);
+	}
 	}
 	return 0;
 }
