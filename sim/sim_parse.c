@@ -337,6 +337,20 @@ const char *sim_fmt_size(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
+const char *sim_fmt_names(const char *const *names, int n, char *buf, size_t len)
+{
+	size_t off = 0;
+	int count = 0;
+
+	while (n < 0 ? names[count] != NULL : count < n)
+		count++;
+	buf[0] = 0;
+	for (int i = 0; i < count; i++)
+		sim_append(buf, len, &off, "%s%s", !i ? "" : i == count - 1 ? " or " : ", ",
+			   names[i]);
+	return buf;
+}
+
 void sim_append(char *buf, size_t len, size_t *off, const char *fmt, ...)
 {
 	va_list ap;

@@ -55,6 +55,10 @@ int sim_parse_bool(const char *s, bool *out, char *err, size_t errlen);
  * same number with sim_parse_size().
  */
 const char *sim_fmt_size(uint64_t bytes, char *buf, size_t len);
+/* The first n names (n < 0: up to a NULL) as a message lists them: "a",
+ * "a or b", "a, b or c". Messages print the table that owns the names
+ * rather than a copy typed beside it. Returns buf. */
+const char *sim_fmt_names(const char *const *names, int n, char *buf, size_t len);
 
 /* A duration in whole nanoseconds: a bare number ("500") is nanoseconds,
  * else a time with a unit ("0.5us"); a fraction of a nanosecond is refused. */

@@ -709,7 +709,10 @@ static int set_tcp_cc(struct fab_params *p, const struct key *k, const char *v,
 
 	(void)k;
 	if (cc < 0) {
-		snprintf(err, errlen, "expected newreno, cubic or dctcp, got '%s'", v);
+		char names[64];
+
+		snprintf(err, errlen, "expected %s, got '%s'",
+			 sim_fmt_names(tcp_cc_names, TCP_CC_COUNT, names, sizeof(names)), v);
 		return -1;
 	}
 	p->tcp.cc = (uint8_t)cc;
@@ -794,7 +797,10 @@ static int set_fabric(struct fab_params *p, const struct key *k, const char *v,
 
 	(void)k;
 	if (fb < 0) {
-		snprintf(err, errlen, "expected ib, roce, roce-lossy or tcp, got '%s'", v);
+		char names[64];
+
+		snprintf(err, errlen, "expected %s, got '%s'",
+			 sim_fmt_names(fab_fabric_names, -1, names, sizeof(names)), v);
 		return -1;
 	}
 	p->fabric = (uint8_t)fb;

@@ -204,7 +204,22 @@ static void test_fmt_size(void)
 	}
 }
 
+/* Name lists as messages print them, from the table that owns the names. */
+static void test_fmt_names(void)
+{
+	static const char *const three[] = { "ib", "roce", "tcp", NULL };
+	char buf[64], small[8];
+
+	CU_ASSERT_STRING_EQUAL(sim_fmt_names(three, -1, buf, sizeof(buf)), "ib, roce or tcp");
+	CU_ASSERT_STRING_EQUAL(sim_fmt_names(three, 2, buf, sizeof(buf)), "ib or roce");
+	CU_ASSERT_STRING_EQUAL(sim_fmt_names(three, 1, buf, sizeof(buf)), "ib");
+	CU_ASSERT_STRING_EQUAL(sim_fmt_names(three, 0, buf, sizeof(buf)), "");
+	/* cut to the buffer, still a string */
+	CU_ASSERT_STRING_EQUAL(sim_fmt_names(three, -1, small, sizeof(small)), "ib, roc");
+}
+
 static const struct test_case tests[] = {
+	{ "name lists from their tables", test_fmt_names },
 	{ "unsigned integers", test_uint },
 	{ "doubles", test_double },
 	{ "sizes with units", test_size },
