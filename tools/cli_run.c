@@ -883,6 +883,8 @@ static int route_check_pair(struct cli_run *c, struct route_check *rc, uint32_t 
 	const struct net *n = &c->net;
 	bool added;
 
+	if (src == dst)		/* refused elsewhere, with its own reason */
+		return 0;
 	if (pairset_add(&rc->seen, (uint64_t)src * (uint64_t)n->nnodes + dst + 1, &added))
 		return -1;
 	if (!added)
