@@ -42,7 +42,7 @@
 #include "sim/sim_log.h"
 #include "sim/sim_parse.h"
 #include "sim/sim_stats.h"
-#include "tools/cli_json.h"
+#include "sim/sim_json.h"
 #include "tools/cli_report.h"
 #include "tools/cli_run.h"
 #include "tools/plot_svg.h"
@@ -866,119 +866,119 @@ static void print_table(FILE *out, const struct cmp_ctx *c)
 
 /* ---- JSON and CSV ------------------------------------------------------- */
 
-static void json_fabric(struct cli_json *j, const struct cmp_ctx *c, const struct cmp_result *r)
+static void json_fabric(struct sim_json *j, const struct cmp_ctx *c, const struct cmp_result *r)
 {
-	cli_json_obj_begin(j);
-	cli_json_kstr(j, "fabric", fab_fabric_names[r->fabric]);
-	cli_json_kbool(j, "complete", r->complete);
-	cli_json_ku64(j, "sim_time_ps", r->end_ps);
-	cli_json_kdouble(j, "relative_time",
+	sim_json_obj_begin(j);
+	sim_json_kstr(j, "fabric", fab_fabric_names[r->fabric]);
+	sim_json_kbool(j, "complete", r->complete);
+	sim_json_ku64(j, "sim_time_ps", r->end_ps);
+	sim_json_kdouble(j, "relative_time",
 			 c->res[0].end_ps ? (double)r->end_ps / (double)c->res[0].end_ps : 0);
-	cli_json_kdouble(j, "throughput_gbps", r->gbps);
-	cli_json_ku64(j, "messages_total", r->msgs_total);
-	cli_json_ku64(j, "messages_delivered", r->msgs_done);
-	cli_json_ku64(j, "messages_lost", r->t.msgs_lost);
-	cli_json_key(j, "completion_ps");
-	cli_json_obj_begin(j);
-	cli_json_ku64(j, "count", r->msgs_done);
-	cli_json_ku64(j, "min", r->c_min);
-	cli_json_ku64(j, "p50", r->c_p50);
-	cli_json_ku64(j, "p99", r->c_p99);
-	cli_json_ku64(j, "max", r->c_max);
-	cli_json_obj_end(j);
-	cli_json_ku64(j, "drops", r->t.drops);
-	cli_json_ku64(j, "drops_congestion", r->t.drops_congestion);
-	cli_json_ku64(j, "drops_corrupt", r->t.drops_corrupt);
-	cli_json_ku64(j, "retransmissions", retransmissions(r));
-	cli_json_ku64(j, "retransmitted_packets", r->t.retransmitted);
-	cli_json_ku64(j, "seq_naks", r->t.seq_naks);
-	cli_json_ku64(j, "ack_timeouts", r->t.ack_timeouts);
-	cli_json_ku64(j, "tcp_segments", r->t.tcp_segments);
-	cli_json_ku64(j, "tcp_retransmits", r->t.tcp_retransmits);
-	cli_json_ku64(j, "tcp_timeouts", r->t.tcp_timeouts);
-	cli_json_ku64(j, "tcp_fast_recoveries", r->t.tcp_fast_recoveries);
-	cli_json_ku64(j, "timeouts", timeouts(r));
-	cli_json_ku64(j, "pause_frames", r->t.pause_frames);
-	cli_json_ku64(j, "paused_ps", r->t.paused_ps);
-	cli_json_ku64(j, "xmit_wait_ps", r->t.xmit_wait_ps);
-	cli_json_ku64(j, "ecn_marks", r->t.ecn_marks);
-	cli_json_ku64(j, "cnps", r->t.cnps);
-	cli_json_ku64(j, "cpu_ps", r->cpu_ps);
-	cli_json_ku64(j, "cpu_ps_per_host", cpu_per_host(r));
-	cli_json_ku64(j, "events", r->events);
-	cli_json_kdouble(j, "wall_s", c->o->reproducible ? 0 : r->wall_s);
+	sim_json_kdouble(j, "throughput_gbps", r->gbps);
+	sim_json_ku64(j, "messages_total", r->msgs_total);
+	sim_json_ku64(j, "messages_delivered", r->msgs_done);
+	sim_json_ku64(j, "messages_lost", r->t.msgs_lost);
+	sim_json_key(j, "completion_ps");
+	sim_json_obj_begin(j);
+	sim_json_ku64(j, "count", r->msgs_done);
+	sim_json_ku64(j, "min", r->c_min);
+	sim_json_ku64(j, "p50", r->c_p50);
+	sim_json_ku64(j, "p99", r->c_p99);
+	sim_json_ku64(j, "max", r->c_max);
+	sim_json_obj_end(j);
+	sim_json_ku64(j, "drops", r->t.drops);
+	sim_json_ku64(j, "drops_congestion", r->t.drops_congestion);
+	sim_json_ku64(j, "drops_corrupt", r->t.drops_corrupt);
+	sim_json_ku64(j, "retransmissions", retransmissions(r));
+	sim_json_ku64(j, "retransmitted_packets", r->t.retransmitted);
+	sim_json_ku64(j, "seq_naks", r->t.seq_naks);
+	sim_json_ku64(j, "ack_timeouts", r->t.ack_timeouts);
+	sim_json_ku64(j, "tcp_segments", r->t.tcp_segments);
+	sim_json_ku64(j, "tcp_retransmits", r->t.tcp_retransmits);
+	sim_json_ku64(j, "tcp_timeouts", r->t.tcp_timeouts);
+	sim_json_ku64(j, "tcp_fast_recoveries", r->t.tcp_fast_recoveries);
+	sim_json_ku64(j, "timeouts", timeouts(r));
+	sim_json_ku64(j, "pause_frames", r->t.pause_frames);
+	sim_json_ku64(j, "paused_ps", r->t.paused_ps);
+	sim_json_ku64(j, "xmit_wait_ps", r->t.xmit_wait_ps);
+	sim_json_ku64(j, "ecn_marks", r->t.ecn_marks);
+	sim_json_ku64(j, "cnps", r->t.cnps);
+	sim_json_ku64(j, "cpu_ps", r->cpu_ps);
+	sim_json_ku64(j, "cpu_ps_per_host", cpu_per_host(r));
+	sim_json_ku64(j, "events", r->events);
+	sim_json_kdouble(j, "wall_s", c->o->reproducible ? 0 : r->wall_s);
 	if (c->is_trace) {
-		cli_json_key(j, "collectives");
-		cli_json_arr_begin(j);
+		sim_json_key(j, "collectives");
+		sim_json_arr_begin(j);
 		for (size_t i = 0; i < r->ncoll; i++) {
 			const struct cmp_coll *cl = &r->coll[i];
 
-			cli_json_obj_begin(j);
-			cli_json_kstr(j, "name", cl->label);
-			cli_json_kstr(j, "collective", cl->collective);
-			cli_json_kstr(j, "algorithm", cl->algorithm);
-			cli_json_ku64(j, "bytes", cl->bytes);
-			cli_json_ku64(j, "ranks", cl->ranks);
-			cli_json_ku64(j, "start_ps", cl->start_ps);
-			cli_json_ku64(j, "end_ps", cl->end_ps);
-			cli_json_ku64(j, "time_ps", cl->end_ps - cl->start_ps);
-			cli_json_kdouble(j, "algbw_gbps", cl->algbw_gbps);
-			cli_json_kdouble(j, "busbw_gbps", cl->busbw_gbps);
-			cli_json_obj_end(j);
+			sim_json_obj_begin(j);
+			sim_json_kstr(j, "name", cl->label);
+			sim_json_kstr(j, "collective", cl->collective);
+			sim_json_kstr(j, "algorithm", cl->algorithm);
+			sim_json_ku64(j, "bytes", cl->bytes);
+			sim_json_ku64(j, "ranks", cl->ranks);
+			sim_json_ku64(j, "start_ps", cl->start_ps);
+			sim_json_ku64(j, "end_ps", cl->end_ps);
+			sim_json_ku64(j, "time_ps", cl->end_ps - cl->start_ps);
+			sim_json_kdouble(j, "algbw_gbps", cl->algbw_gbps);
+			sim_json_kdouble(j, "busbw_gbps", cl->busbw_gbps);
+			sim_json_obj_end(j);
 		}
-		cli_json_arr_end(j);
+		sim_json_arr_end(j);
 		if (r->has_sends)
-			cli_json_ku64(j, "sends_end_ps", r->sends_end_ps);
+			sim_json_ku64(j, "sends_end_ps", r->sends_end_ps);
 		else
-			cli_json_kstr(j, "sends_end_ps", NULL);
+			sim_json_kstr(j, "sends_end_ps", NULL);
 	}
-	cli_json_obj_end(j);
+	sim_json_obj_end(j);
 }
 
 static int write_json(FILE *out, const struct cmp_ctx *c)
 {
 	const struct cmp_opts *o = c->o;
-	struct cli_json j;
+	struct sim_json j;
 
-	cli_json_init(&j, out, 2);
-	cli_json_obj_begin(&j);
-	cli_json_kstr(&j, "ibfab_version", IBFAB_VERSION);
-	cli_json_ku64(&j, "seed", o->run.seed);
-	cli_json_kbool(&j, "reproducible", o->reproducible);
-	cli_json_key(&j, "topology");
-	cli_json_obj_begin(&j);
-	cli_json_kstr(&j, "source", c->topo_desc);
-	cli_json_kbool(&j, "default", c->topo_default);
-	cli_json_ku64(&j, "hosts", (uint64_t)c->nhosts);
-	cli_json_ku64(&j, "switches", (uint64_t)c->nswitches);
-	cli_json_ku64(&j, "links", (uint64_t)c->nlinks);
-	cli_json_kstr(&j, "routing", o->run.routing ? o->run.routing : "minhop");
-	cli_json_obj_end(&j);
-	cli_json_key(&j, "workload");
-	cli_json_obj_begin(&j);
-	cli_json_kstr(&j, "kind", c->is_trace ? "trace" : "traffic");
-	cli_json_kbool(&j, "default", c->workload_default);
-	cli_json_kstr(&j, "description", c->workload);
+	sim_json_init(&j, out, 2);
+	sim_json_obj_begin(&j);
+	sim_json_kstr(&j, "ibfab_version", IBFAB_VERSION);
+	sim_json_ku64(&j, "seed", o->run.seed);
+	sim_json_kbool(&j, "reproducible", o->reproducible);
+	sim_json_key(&j, "topology");
+	sim_json_obj_begin(&j);
+	sim_json_kstr(&j, "source", c->topo_desc);
+	sim_json_kbool(&j, "default", c->topo_default);
+	sim_json_ku64(&j, "hosts", (uint64_t)c->nhosts);
+	sim_json_ku64(&j, "switches", (uint64_t)c->nswitches);
+	sim_json_ku64(&j, "links", (uint64_t)c->nlinks);
+	sim_json_kstr(&j, "routing", o->run.routing ? o->run.routing : "minhop");
+	sim_json_obj_end(&j);
+	sim_json_key(&j, "workload");
+	sim_json_obj_begin(&j);
+	sim_json_kstr(&j, "kind", c->is_trace ? "trace" : "traffic");
+	sim_json_kbool(&j, "default", c->workload_default);
+	sim_json_kstr(&j, "description", c->workload);
 	if (c->builtin_text)
-		cli_json_kstr(&j, "trace_text", c->builtin_text);
-	cli_json_obj_end(&j);
-	cli_json_key(&j, "params");
-	cli_json_obj_begin(&j);
-	cli_json_kstr(&j, "preset", o->run.preset ? o->run.preset : "hdr");
-	cli_json_key(&j, "sets");
-	cli_json_arr_begin(&j);
+		sim_json_kstr(&j, "trace_text", c->builtin_text);
+	sim_json_obj_end(&j);
+	sim_json_key(&j, "params");
+	sim_json_obj_begin(&j);
+	sim_json_kstr(&j, "preset", o->run.preset ? o->run.preset : "hdr");
+	sim_json_key(&j, "sets");
+	sim_json_arr_begin(&j);
 	for (int i = 0; i < o->nsets; i++)
-		cli_json_str(&j, o->run.sets[1 + i]);
-	cli_json_arr_end(&j);
-	cli_json_obj_end(&j);
-	cli_json_key(&j, "fabrics");
-	cli_json_arr_begin(&j);
+		sim_json_str(&j, o->run.sets[1 + i]);
+	sim_json_arr_end(&j);
+	sim_json_obj_end(&j);
+	sim_json_key(&j, "fabrics");
+	sim_json_arr_begin(&j);
 	for (int k = 0; k < c->nres; k++)
 		json_fabric(&j, c, &c->res[k]);
-	cli_json_arr_end(&j);
-	cli_json_kstr(&j, "plot", c->plot.path);
-	cli_json_obj_end(&j);
-	return cli_json_finish(&j);
+	sim_json_arr_end(&j);
+	sim_json_kstr(&j, "plot", c->plot.path);
+	sim_json_obj_end(&j);
+	return sim_json_finish(&j);
 }
 
 static int write_csv(FILE *out, const struct cmp_ctx *c)

@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/cli_json.h"
+#include "sim/sim_json.h"
 #include "tools/cli_report.h"
 
 /* perftest_parameters.h: RESULT_LINE, RESULT_FMT_G, RESULT_FMT_LAT (+ RESULT_EXT) */
@@ -390,29 +390,29 @@ int cli_perftest_report(FILE *out, const struct cli_report *r)
 	return rc;
 }
 
-static void json_row(struct cli_json *j, const struct trace_perftest *pt,
+static void json_row(struct sim_json *j, const struct trace_perftest *pt,
 		     const struct cli_perftest_row *row)
 {
-	cli_json_obj_begin(j);
-	cli_json_ku64(j, "bytes", row->bytes);
-	cli_json_ku64(j, "iterations", row->iters);
+	sim_json_obj_begin(j);
+	sim_json_ku64(j, "bytes", row->bytes);
+	sim_json_ku64(j, "iterations", row->iters);
 	if (pt->mode == TRACE_PERFTEST_BW) {
-		cli_json_kdouble(j, "bw_peak_gbps", row->bw_peak_gbps);
-		cli_json_kdouble(j, "bw_avg_gbps", row->bw_avg_gbps);
-		cli_json_kdouble(j, "msg_rate_mpps", row->msg_rate_mpps);
+		sim_json_kdouble(j, "bw_peak_gbps", row->bw_peak_gbps);
+		sim_json_kdouble(j, "bw_avg_gbps", row->bw_avg_gbps);
+		sim_json_kdouble(j, "msg_rate_mpps", row->msg_rate_mpps);
 	} else {
-		cli_json_kdouble(j, "t_min_us", row->t_min);
-		cli_json_kdouble(j, "t_max_us", row->t_max);
-		cli_json_kdouble(j, "t_typical_us", row->t_typical);
-		cli_json_kdouble(j, "t_avg_us", row->t_avg);
-		cli_json_kdouble(j, "t_stdev_us", row->t_stdev);
-		cli_json_kdouble(j, "p99_us", row->t_p99);
-		cli_json_kdouble(j, "p99_9_us", row->t_p999);
+		sim_json_kdouble(j, "t_min_us", row->t_min);
+		sim_json_kdouble(j, "t_max_us", row->t_max);
+		sim_json_kdouble(j, "t_typical_us", row->t_typical);
+		sim_json_kdouble(j, "t_avg_us", row->t_avg);
+		sim_json_kdouble(j, "t_stdev_us", row->t_stdev);
+		sim_json_kdouble(j, "p99_us", row->t_p99);
+		sim_json_kdouble(j, "p99_9_us", row->t_p999);
 	}
-	cli_json_obj_end(j);
+	sim_json_obj_end(j);
 }
 
-void cli_perftest_json(struct cli_json *j, const struct cli_report *r)
+void cli_perftest_json(struct sim_json *j, const struct cli_report *r)
 {
 	struct cli_perftest_row rows[TRACE_PERFTEST_MAX_SIZES];
 	struct sweep *v;
@@ -425,8 +425,8 @@ void cli_perftest_json(struct cli_json *j, const struct cli_report *r)
 	}
 	if (!n)
 		return;
-	cli_json_key(j, "perftest");
-	cli_json_arr_begin(j);
+	sim_json_key(j, "perftest");
+	sim_json_arr_begin(j);
 	for (int i = 0; i < n; i++) {
 		const struct trace_perftest *pt = &v[i].pt;
 		bool complete = true;
@@ -437,25 +437,25 @@ void cli_perftest_json(struct cli_json *j, const struct cli_report *r)
 		}
 		for (uint32_t k = 0; k < pt->nsizes; k++)
 			complete &= rows[k].ok;
-		cli_json_obj_begin(j);
-		cli_json_kstr(j, "spec", v[i].spec);
-		cli_json_kstr(j, "test", test_title(pt, title, sizeof(title)));
-		cli_json_kstr(j, "op", op_names[pt->op]);
-		cli_json_kstr(j, "mode", pt->mode == TRACE_PERFTEST_BW ? "bw" : "lat");
-		cli_json_kstr(j, "src", host_name(r->net, pt->src));
-		cli_json_kstr(j, "dst", host_name(r->net, pt->dst));
-		cli_json_ku64(j, "iters", pt->iters);
-		cli_json_ku64(j, "tx_depth", pt->tx_depth);
-		cli_json_ku64(j, "cq_mod", pt->cq_mod);
-		cli_json_kbool(j, "complete", complete);
-		cli_json_key(j, "rows");
-		cli_json_arr_begin(j);
+		sim_json_obj_begin(j);
+		sim_json_kstr(j, "spec", v[i].spec);
+		sim_json_kstr(j, "test", test_title(pt, title, sizeof(title)));
+		sim_json_kstr(j, "op", op_names[pt->op]);
+		sim_json_kstr(j, "mode", pt->mode == TRACE_PERFTEST_BW ? "bw" : "lat");
+		sim_json_kstr(j, "src", host_name(r->net, pt->src));
+		sim_json_kstr(j, "dst", host_name(r->net, pt->dst));
+		sim_json_ku64(j, "iters", pt->iters);
+		sim_json_ku64(j, "tx_depth", pt->tx_depth);
+		sim_json_ku64(j, "cq_mod", pt->cq_mod);
+		sim_json_kbool(j, "complete", complete);
+		sim_json_key(j, "rows");
+		sim_json_arr_begin(j);
 		for (uint32_t k = 0; k < pt->nsizes; k++)
 			if (rows[k].ok)
 				json_row(j, pt, &rows[k]);
-		cli_json_arr_end(j);
-		cli_json_obj_end(j);
+		sim_json_arr_end(j);
+		sim_json_obj_end(j);
 	}
-	cli_json_arr_end(j);
+	sim_json_arr_end(j);
 	free(v);
 }

@@ -20,7 +20,7 @@
 #include "models/net/net.h"
 #include "traces/trace_spec.h"
 
-struct cli_json;
+struct sim_json;
 struct cli_report;
 
 /* One line of the table: one message size. */
@@ -70,6 +70,6 @@ int cli_perftest_report(FILE *out, const struct cli_report *r);
  * rows[]}] when r has perftest specs, nothing otherwise. On failure it
  * marks `j` failed, so the JSON write reports an error.
  */
-void cli_perftest_json(struct cli_json *j, const struct cli_report *r);
+void cli_perftest_json(struct sim_json *j, const struct cli_report *r);
 
 #endif

@@ -21,7 +21,7 @@
 #include "models/hca/hca.h"
 #include "models/link/link.h"
 #include "sim/sim_stats.h"
-#include "tools/cli_json.h"
+#include "sim/sim_json.h"
 #include "tools/cli_trace.h"
 #include "traces/trace_replay.h"
 #include "tools/cli_perftest.h"
@@ -441,18 +441,18 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 
 /* ---- JSON ------------------------------------------------------------ */
 
-static void json_vlarb(struct cli_json *j, const char *key,
+static void json_vlarb(struct sim_json *j, const char *key,
 		       const struct fab_vlarb_entry *e, int n)
 {
-	cli_json_key(j, key);
-	cli_json_arr_begin(j);
+	sim_json_key(j, key);
+	sim_json_arr_begin(j);
 	for (int i = 0; i < n; i++) {
-		cli_json_obj_begin(j);
-		cli_json_ku64(j, "vl", e[i].vl);
-		cli_json_ku64(j, "weight", e[i].weight);
-		cli_json_obj_end(j);
+		sim_json_obj_begin(j);
+		sim_json_ku64(j, "vl", e[i].vl);
+		sim_json_ku64(j, "weight", e[i].weight);
+		sim_json_obj_end(j);
 	}
-	cli_json_arr_end(j);
+	sim_json_arr_end(j);
 }
 
 /*
@@ -460,55 +460,55 @@ static void json_vlarb(struct cli_json *j, const char *key,
  * to fab_params must be added here too (the tests compare against
  * --help-params).
  */
-static void json_params(struct cli_json *j, const struct fab_params *p)
+static void json_params(struct sim_json *j, const struct fab_params *p)
 {
 	const struct link_speed_info *si = link_speed_info(p->speed);
 
-	cli_json_key(j, "params");
-	cli_json_obj_begin(j);
-	cli_json_kstr(j, "fabric", fab_fabric_names[p->fabric]);
-	cli_json_kstr(j, "preset", p->preset);
-	cli_json_ku64(j, "link.width", p->lanes);
-	cli_json_kstr(j, "link.speed", si ? si->name : "?");
-	cli_json_kbool(j, "link.forced", p->link_forced);
-	cli_json_kdouble(j, "link.cable_m", p->cable_m);
-	cli_json_ku64(j, "link.ps_per_m", p->ps_per_m);
-	cli_json_ku64(j, "ib.mtu", p->mtu);
-	cli_json_ku64(j, "ib.vls", p->vls);
-	cli_json_ku64(j, "ib.buffer", p->vl_buf_bytes);
-	cli_json_ku64(j, "ib.vl15_buffer", p->vl15_buf_bytes);
-	cli_json_ku64(j, "ib.fc_period_ns", p->fc_period_ns);
-	cli_json_ku64(j, "ib.fc_threshold", p->fc_threshold);
-	cli_json_key(j, "ib.sl2vl");
-	cli_json_arr_begin(j);
+	sim_json_key(j, "params");
+	sim_json_obj_begin(j);
+	sim_json_kstr(j, "fabric", fab_fabric_names[p->fabric]);
+	sim_json_kstr(j, "preset", p->preset);
+	sim_json_ku64(j, "link.width", p->lanes);
+	sim_json_kstr(j, "link.speed", si ? si->name : "?");
+	sim_json_kbool(j, "link.forced", p->link_forced);
+	sim_json_kdouble(j, "link.cable_m", p->cable_m);
+	sim_json_ku64(j, "link.ps_per_m", p->ps_per_m);
+	sim_json_ku64(j, "ib.mtu", p->mtu);
+	sim_json_ku64(j, "ib.vls", p->vls);
+	sim_json_ku64(j, "ib.buffer", p->vl_buf_bytes);
+	sim_json_ku64(j, "ib.vl15_buffer", p->vl15_buf_bytes);
+	sim_json_ku64(j, "ib.fc_period_ns", p->fc_period_ns);
+	sim_json_ku64(j, "ib.fc_threshold", p->fc_threshold);
+	sim_json_key(j, "ib.sl2vl");
+	sim_json_arr_begin(j);
 	for (int i = 0; i < FAB_NSL; i++)
-		cli_json_u64(j, p->sl2vl[i]);
-	cli_json_arr_end(j);
+		sim_json_u64(j, p->sl2vl[i]);
+	sim_json_arr_end(j);
 	json_vlarb(j, "vlarb.high", p->vlarb_high, p->vlarb_nhigh);
 	json_vlarb(j, "vlarb.low", p->vlarb_low, p->vlarb_nlow);
-	cli_json_ku64(j, "vlarb.limit_high", p->vlarb_limit);
-	cli_json_ku64(j, "switch.latency_ns", p->sw_latency_ns);
-	cli_json_ku64(j, "hca.latency_ns", p->hca_latency_ns);
-	cli_json_ku64(j, "hca.buffer", p->hca_buf_bytes);
-	cli_json_ku64(j, "sim.sample_ns", p->sample_ns);
-	cli_json_ku64(j, "sim.max_time_ns", p->max_time_ns);
-	cli_json_kbool(j, "sim.check", p->check);
-	cli_json_obj_end(j);
+	sim_json_ku64(j, "vlarb.limit_high", p->vlarb_limit);
+	sim_json_ku64(j, "switch.latency_ns", p->sw_latency_ns);
+	sim_json_ku64(j, "hca.latency_ns", p->hca_latency_ns);
+	sim_json_ku64(j, "hca.buffer", p->hca_buf_bytes);
+	sim_json_ku64(j, "sim.sample_ns", p->sample_ns);
+	sim_json_ku64(j, "sim.max_time_ns", p->max_time_ns);
+	sim_json_kbool(j, "sim.check", p->check);
+	sim_json_obj_end(j);
 }
 
-static void json_topology(struct cli_json *j, const struct cli_report *r)
+static void json_topology(struct sim_json *j, const struct cli_report *r)
 {
-	cli_json_key(j, "topology");
-	cli_json_obj_begin(j);
-	cli_json_kstr(j, "source", r->topo_source);
-	cli_json_kbool(j, "default", r->topo_default);
-	cli_json_ki64(j, "nodes", r->net->nnodes);
-	cli_json_ki64(j, "switches", net_count(r->net, NET_SWITCH));
-	cli_json_ki64(j, "cas", net_count(r->net, NET_CA));
-	cli_json_ki64(j, "routers", net_count(r->net, NET_ROUTER));
-	cli_json_ki64(j, "hosts", net_nhosts(r->net));
-	cli_json_ki64(j, "links", net_nlinks(r->net));
-	cli_json_obj_end(j);
+	sim_json_key(j, "topology");
+	sim_json_obj_begin(j);
+	sim_json_kstr(j, "source", r->topo_source);
+	sim_json_kbool(j, "default", r->topo_default);
+	sim_json_ki64(j, "nodes", r->net->nnodes);
+	sim_json_ki64(j, "switches", net_count(r->net, NET_SWITCH));
+	sim_json_ki64(j, "cas", net_count(r->net, NET_CA));
+	sim_json_ki64(j, "routers", net_count(r->net, NET_ROUTER));
+	sim_json_ki64(j, "hosts", net_nhosts(r->net));
+	sim_json_ki64(j, "links", net_nlinks(r->net));
+	sim_json_obj_end(j);
 }
 
 /*
@@ -527,13 +527,13 @@ static bool msg_sent(const struct fab_msg *m)
 	return m->done || m->first_tx;
 }
 
-static void json_time_or_null(struct cli_json *j, const char *key, sim_time_t t, bool known)
+static void json_time_or_null(struct sim_json *j, const char *key, sim_time_t t, bool known)
 {
-	cli_json_key(j, key);
+	sim_json_key(j, key);
 	if (known)
-		cli_json_u64(j, t);
+		sim_json_u64(j, t);
 	else
-		cli_json_null(j);
+		sim_json_null(j);
 }
 
 static const char *op_name(uint8_t op)
@@ -541,31 +541,31 @@ static const char *op_name(uint8_t op)
 	return op == FAB_OP_READ ? "read" : op == FAB_OP_SEND ? "send" : "write";
 }
 
-static void json_flows(struct cli_json *j, const struct cli_report *r)
+static void json_flows(struct sim_json *j, const struct cli_report *r)
 {
-	cli_json_key(j, "flows");
-	cli_json_arr_begin(j);
+	sim_json_key(j, "flows");
+	sim_json_arr_begin(j);
 	for (size_t i = 0; i < r->msgs->n; i++) {
 		const struct fab_msg *m = &r->msgs->v[i];
 
-		cli_json_obj_begin(j);
-		cli_json_ku64(j, "id", i);
-		cli_json_kstr(j, "src", node_desc(r->net, (int)m->src));
-		cli_json_kstr(j, "dst", node_desc(r->net, (int)m->dst));
-		cli_json_ku64(j, "bytes", m->bytes);
-		cli_json_ku64(j, "sl", m->sl);
-		cli_json_ku64(j, "stream", m->stream);
-		cli_json_ki64(j, "after", m->after);
-		cli_json_kstr(j, "op", op_name(m->op));
-		cli_json_kbool(j, "done", m->done);
+		sim_json_obj_begin(j);
+		sim_json_ku64(j, "id", i);
+		sim_json_kstr(j, "src", node_desc(r->net, (int)m->src));
+		sim_json_kstr(j, "dst", node_desc(r->net, (int)m->dst));
+		sim_json_ku64(j, "bytes", m->bytes);
+		sim_json_ku64(j, "sl", m->sl);
+		sim_json_ku64(j, "stream", m->stream);
+		sim_json_ki64(j, "after", m->after);
+		sim_json_kstr(j, "op", op_name(m->op));
+		sim_json_kbool(j, "done", m->done);
 		json_time_or_null(j, "start_ps", m->start, msg_posted(m));
 		json_time_or_null(j, "first_tx_ps", m->first_tx, msg_sent(m));
 		json_time_or_null(j, "end_ps", m->end, m->done);
 		json_time_or_null(j, "completed_ps", m->completed, m->cqe);
-		cli_json_kstr(j, "status", m->cqe ? hca_wc_status_str(m->status) : "pending");
-		cli_json_obj_end(j);
+		sim_json_kstr(j, "status", m->cqe ? hca_wc_status_str(m->status) : "pending");
+		sim_json_obj_end(j);
 	}
-	cli_json_arr_end(j);
+	sim_json_arr_end(j);
 }
 
 static bool vl_used(const struct fab_vl_stats *v)
@@ -575,165 +575,165 @@ static bool vl_used(const struct fab_vl_stats *v)
 }
 
 /* What each host's PCIe, memory and CPU did (models/host), hosts that did something. */
-static void json_hosts(struct cli_json *j, const struct cli_report *r)
+static void json_hosts(struct sim_json *j, const struct cli_report *r)
 {
-	cli_json_key(j, "hosts");
-	cli_json_arr_begin(j);
+	sim_json_key(j, "hosts");
+	sim_json_arr_begin(j);
 	for (int i = 0; i < r->net->nnodes; i++) {
 		const struct host_stats *h = fab_host_stats(r->fab, i);
 
 		if (!h || !(h->posts || h->dma_writes || h->cqes))
 			continue;
-		cli_json_obj_begin(j);
-		cli_json_kstr(j, "node", node_desc(r->net, i));
-		cli_json_ku64(j, "pcie_rd_bytes", h->pcie_rd_bytes);
-		cli_json_ku64(j, "pcie_wr_bytes", h->pcie_wr_bytes);
-		cli_json_ku64(j, "gpu_pcie_bytes", h->gpu_pcie_bytes);
-		cli_json_ku64(j, "root_complex_bytes", h->rc_bytes);
-		cli_json_ku64(j, "hostmem_bytes", h->hostmem_bytes);
-		cli_json_ku64(j, "cpu_ps", h->cpu_ps);
-		cli_json_ku64(j, "staging_copies", h->staging_copies);
-		cli_json_ku64(j, "posts", h->posts);
-		cli_json_ku64(j, "cqes", h->cqes);
-		cli_json_obj_end(j);
+		sim_json_obj_begin(j);
+		sim_json_kstr(j, "node", node_desc(r->net, i));
+		sim_json_ku64(j, "pcie_rd_bytes", h->pcie_rd_bytes);
+		sim_json_ku64(j, "pcie_wr_bytes", h->pcie_wr_bytes);
+		sim_json_ku64(j, "gpu_pcie_bytes", h->gpu_pcie_bytes);
+		sim_json_ku64(j, "root_complex_bytes", h->rc_bytes);
+		sim_json_ku64(j, "hostmem_bytes", h->hostmem_bytes);
+		sim_json_ku64(j, "cpu_ps", h->cpu_ps);
+		sim_json_ku64(j, "staging_copies", h->staging_copies);
+		sim_json_ku64(j, "posts", h->posts);
+		sim_json_ku64(j, "cqes", h->cqes);
+		sim_json_obj_end(j);
 	}
-	cli_json_arr_end(j);
+	sim_json_arr_end(j);
 }
 
-static void json_port(struct cli_json *j, const struct cli_report *r, int i)
+static void json_port(struct sim_json *j, const struct cli_report *r, int i)
 {
 	const struct fab_port_info *pi = fab_port(r->fab, i);
 	const struct net *net = r->net;
 	char rb[32];
 
-	cli_json_obj_begin(j);
-	cli_json_kstr(j, "node", node_desc(net, pi->node));
-	cli_json_kstr(j, "node_id", net->nodes[pi->node].id);
-	cli_json_kstr(j, "node_type", node_type_name(net->nodes[pi->node].type));
-	cli_json_ki64(j, "port", pi->port);
-	cli_json_kstr(j, "peer", node_desc(net, pi->peer_node));
-	cli_json_kstr(j, "peer_id", pi->peer_node >= 0 && pi->peer_node < net->nnodes ?
+	sim_json_obj_begin(j);
+	sim_json_kstr(j, "node", node_desc(net, pi->node));
+	sim_json_kstr(j, "node_id", net->nodes[pi->node].id);
+	sim_json_kstr(j, "node_type", node_type_name(net->nodes[pi->node].type));
+	sim_json_ki64(j, "port", pi->port);
+	sim_json_kstr(j, "peer", node_desc(net, pi->peer_node));
+	sim_json_kstr(j, "peer_id", pi->peer_node >= 0 && pi->peer_node < net->nnodes ?
 		      net->nodes[pi->peer_node].id : NULL);
-	cli_json_ki64(j, "peer_port", pi->peer_port);
-	cli_json_kstr(j, "rate", link_rate_str(pi->rate, rb, sizeof(rb)));
-	cli_json_kdouble(j, "rate_gbps", link_data_rate_bps(pi->rate) / 1e9);
-	cli_json_ku64(j, "prop_ps", pi->prop_ps);
-	cli_json_ku64(j, "busy_ps", pi->busy_ps);
-	cli_json_key(j, "vls");
-	cli_json_arr_begin(j);
+	sim_json_ki64(j, "peer_port", pi->peer_port);
+	sim_json_kstr(j, "rate", link_rate_str(pi->rate, rb, sizeof(rb)));
+	sim_json_kdouble(j, "rate_gbps", link_data_rate_bps(pi->rate) / 1e9);
+	sim_json_ku64(j, "prop_ps", pi->prop_ps);
+	sim_json_ku64(j, "busy_ps", pi->busy_ps);
+	sim_json_key(j, "vls");
+	sim_json_arr_begin(j);
 	for (int v = 0; v <= FAB_MAX_VLS; v++) {
 		const struct fab_vl_stats *vs = &pi->vl[v];
 
 		if (!vl_used(vs))
 			continue;
-		cli_json_obj_begin(j);
-		cli_json_ku64(j, "vl", (uint64_t)v);
-		cli_json_ku64(j, "PortXmitData", vs->xmit_bytes);
-		cli_json_ku64(j, "PortXmitPkts", vs->xmit_pkts);
-		cli_json_ku64(j, "PortRcvData", vs->rcv_bytes);
-		cli_json_ku64(j, "PortRcvPkts", vs->rcv_pkts);
-		cli_json_ku64(j, "PortXmitWait_ps", vs->xmit_wait_ps);
-		cli_json_ku64(j, "PortXmitDiscards", vs->xmit_discards);
-		cli_json_ku64(j, "buf_high_bytes", vs->buf_high);
-		cli_json_ku64(j, "fc_pkts", vs->fc_pkts);
-		cli_json_ku64(j, "PortRcvErrors", vs->rcv_errors);
-		cli_json_obj_end(j);
+		sim_json_obj_begin(j);
+		sim_json_ku64(j, "vl", (uint64_t)v);
+		sim_json_ku64(j, "PortXmitData", vs->xmit_bytes);
+		sim_json_ku64(j, "PortXmitPkts", vs->xmit_pkts);
+		sim_json_ku64(j, "PortRcvData", vs->rcv_bytes);
+		sim_json_ku64(j, "PortRcvPkts", vs->rcv_pkts);
+		sim_json_ku64(j, "PortXmitWait_ps", vs->xmit_wait_ps);
+		sim_json_ku64(j, "PortXmitDiscards", vs->xmit_discards);
+		sim_json_ku64(j, "buf_high_bytes", vs->buf_high);
+		sim_json_ku64(j, "fc_pkts", vs->fc_pkts);
+		sim_json_ku64(j, "PortRcvErrors", vs->rcv_errors);
+		sim_json_obj_end(j);
 	}
-	cli_json_arr_end(j);
-	cli_json_obj_end(j);
+	sim_json_arr_end(j);
+	sim_json_obj_end(j);
 }
 
 int cli_report_json(FILE *out, const struct cli_report *r)
 {
-	struct cli_json j;
+	struct sim_json j;
 	struct run_stats s;
 	int np = fab_nports(r->fab);
 
 	run_stats(r, &s);
-	cli_json_init(&j, out, 1);
-	cli_json_obj_begin(&j);
-	cli_json_kstr(&j, "ibfab_version", IBFAB_VERSION);
-	cli_json_ku64(&j, "seed", r->seed);
-	cli_json_kbool(&j, "reproducible", r->reproducible);
-	cli_json_kbool(&j, "complete", !stopped_early(&s.t));
-	cli_json_ku64(&j, "sim_time_ps", s.t.end_ps);
-	cli_json_ku64(&j, "events", r->events);
-	cli_json_kdouble(&j, "wall_s", r->reproducible ? 0 : r->wall_s);
+	sim_json_init(&j, out, 1);
+	sim_json_obj_begin(&j);
+	sim_json_kstr(&j, "ibfab_version", IBFAB_VERSION);
+	sim_json_ku64(&j, "seed", r->seed);
+	sim_json_kbool(&j, "reproducible", r->reproducible);
+	sim_json_kbool(&j, "complete", !stopped_early(&s.t));
+	sim_json_ku64(&j, "sim_time_ps", s.t.end_ps);
+	sim_json_ku64(&j, "events", r->events);
+	sim_json_kdouble(&j, "wall_s", r->reproducible ? 0 : r->wall_s);
 	if (!r->reproducible && r->wall_s > 0) {
-		cli_json_kdouble(&j, "events_per_s", (double)r->events / r->wall_s);
-		cli_json_kdouble(&j, "packet_hops_per_s",
+		sim_json_kdouble(&j, "events_per_s", (double)r->events / r->wall_s);
+		sim_json_kdouble(&j, "packet_hops_per_s",
 				 (double)s.t.packet_hops / r->wall_s);
 	}
-	cli_json_ku64(&j, "messages_total", s.n_total);
-	cli_json_ku64(&j, "messages_delivered", s.n_done);
-	cli_json_ku64(&j, "messages_lost", s.t.msgs_lost);
-	cli_json_ku64(&j, "packets_delivered", s.t.packets_delivered);
-	cli_json_ku64(&j, "bytes_delivered", s.t.bytes_delivered);
-	cli_json_ku64(&j, "payload_bytes_delivered", s.t.payload_delivered);
-	cli_json_ku64(&j, "packet_hops", s.t.packet_hops);
-	cli_json_ku64(&j, "drops", s.t.drops);
-	cli_json_ku64(&j, "drops_vl15", s.t.drops_vl15);
-	cli_json_ku64(&j, "drops_route", s.t.drops_route);
-	cli_json_ku64(&j, "drops_corrupt", s.t.drops_corrupt);
-	cli_json_ku64(&j, "drops_congestion", s.t.drops_congestion);
-	cli_json_ku64(&j, "pause_frames", s.t.pause_frames);
-	cli_json_ku64(&j, "paused_ps", s.t.paused_ps);
-	cli_json_ku64(&j, "ecn_marks", s.t.ecn_marks);
-	cli_json_ku64(&j, "cnps", s.t.cnps);
-	cli_json_ku64(&j, "tcp_segments", s.t.tcp_segments);
-	cli_json_ku64(&j, "tcp_retransmits", s.t.tcp_retransmits);
-	cli_json_ku64(&j, "tcp_timeouts", s.t.tcp_timeouts);
-	cli_json_ku64(&j, "tcp_fast_recoveries", s.t.tcp_fast_recoveries);
-	cli_json_ku64(&j, "cpu_ps", s.t.cpu_ps);
-	cli_json_ku64(&j, "acks", s.t.acks);
-	cli_json_ku64(&j, "retransmitted_packets", s.t.retransmitted);
-	cli_json_ku64(&j, "seq_naks", s.t.seq_naks);
-	cli_json_ku64(&j, "rnr_naks", s.t.rnr_naks);
-	cli_json_ku64(&j, "ack_timeouts", s.t.ack_timeouts);
-	cli_json_ku64(&j, "fc_packets", s.t.fc_pkts);
-	cli_json_ku64(&j, "xmit_wait_ps", s.t.xmit_wait_ps);
-	cli_json_kdouble(&j, "throughput_gbps", s.gbps);
-	cli_json_key(&j, "completion_ps");
-	cli_json_obj_begin(&j);
-	cli_json_ku64(&j, "count", s.n_done);
-	cli_json_ku64(&j, "min", s.c_min);
-	cli_json_ku64(&j, "p50", s.c_p50);
-	cli_json_ku64(&j, "p99", s.c_p99);
-	cli_json_ku64(&j, "max", s.c_max);
-	cli_json_obj_end(&j);
-	cli_json_key(&j, "buf_high");
-	cli_json_obj_begin(&j);
-	cli_json_ku64(&j, "bytes", s.hi_bytes);
+	sim_json_ku64(&j, "messages_total", s.n_total);
+	sim_json_ku64(&j, "messages_delivered", s.n_done);
+	sim_json_ku64(&j, "messages_lost", s.t.msgs_lost);
+	sim_json_ku64(&j, "packets_delivered", s.t.packets_delivered);
+	sim_json_ku64(&j, "bytes_delivered", s.t.bytes_delivered);
+	sim_json_ku64(&j, "payload_bytes_delivered", s.t.payload_delivered);
+	sim_json_ku64(&j, "packet_hops", s.t.packet_hops);
+	sim_json_ku64(&j, "drops", s.t.drops);
+	sim_json_ku64(&j, "drops_vl15", s.t.drops_vl15);
+	sim_json_ku64(&j, "drops_route", s.t.drops_route);
+	sim_json_ku64(&j, "drops_corrupt", s.t.drops_corrupt);
+	sim_json_ku64(&j, "drops_congestion", s.t.drops_congestion);
+	sim_json_ku64(&j, "pause_frames", s.t.pause_frames);
+	sim_json_ku64(&j, "paused_ps", s.t.paused_ps);
+	sim_json_ku64(&j, "ecn_marks", s.t.ecn_marks);
+	sim_json_ku64(&j, "cnps", s.t.cnps);
+	sim_json_ku64(&j, "tcp_segments", s.t.tcp_segments);
+	sim_json_ku64(&j, "tcp_retransmits", s.t.tcp_retransmits);
+	sim_json_ku64(&j, "tcp_timeouts", s.t.tcp_timeouts);
+	sim_json_ku64(&j, "tcp_fast_recoveries", s.t.tcp_fast_recoveries);
+	sim_json_ku64(&j, "cpu_ps", s.t.cpu_ps);
+	sim_json_ku64(&j, "acks", s.t.acks);
+	sim_json_ku64(&j, "retransmitted_packets", s.t.retransmitted);
+	sim_json_ku64(&j, "seq_naks", s.t.seq_naks);
+	sim_json_ku64(&j, "rnr_naks", s.t.rnr_naks);
+	sim_json_ku64(&j, "ack_timeouts", s.t.ack_timeouts);
+	sim_json_ku64(&j, "fc_packets", s.t.fc_pkts);
+	sim_json_ku64(&j, "xmit_wait_ps", s.t.xmit_wait_ps);
+	sim_json_kdouble(&j, "throughput_gbps", s.gbps);
+	sim_json_key(&j, "completion_ps");
+	sim_json_obj_begin(&j);
+	sim_json_ku64(&j, "count", s.n_done);
+	sim_json_ku64(&j, "min", s.c_min);
+	sim_json_ku64(&j, "p50", s.c_p50);
+	sim_json_ku64(&j, "p99", s.c_p99);
+	sim_json_ku64(&j, "max", s.c_max);
+	sim_json_obj_end(&j);
+	sim_json_key(&j, "buf_high");
+	sim_json_obj_begin(&j);
+	sim_json_ku64(&j, "bytes", s.hi_bytes);
 	if (s.hi_port >= 0) {
 		const struct fab_port_info *pi = fab_port(r->fab, s.hi_port);
 
-		cli_json_kstr(&j, "node", node_desc(r->net, pi->node));
-		cli_json_ki64(&j, "port", pi->port);
-		cli_json_ki64(&j, "vl", s.hi_vl);
+		sim_json_kstr(&j, "node", node_desc(r->net, pi->node));
+		sim_json_ki64(&j, "port", pi->port);
+		sim_json_ki64(&j, "vl", s.hi_vl);
 	}
-	cli_json_obj_end(&j);
+	sim_json_obj_end(&j);
 	json_params(&j, r->params);
 	json_topology(&j, r);
-	cli_json_key(&j, "traffic");
-	cli_json_obj_begin(&j);
-	cli_json_kbool(&j, "default", r->traffic_default);
-	cli_json_key(&j, "specs");
-	cli_json_arr_begin(&j);
+	sim_json_key(&j, "traffic");
+	sim_json_obj_begin(&j);
+	sim_json_kbool(&j, "default", r->traffic_default);
+	sim_json_key(&j, "specs");
+	sim_json_arr_begin(&j);
 	for (int i = 0; i < r->ntraffic; i++)
-		cli_json_str(&j, r->traffic[i]);
-	cli_json_arr_end(&j);
-	cli_json_obj_end(&j);
+		sim_json_str(&j, r->traffic[i]);
+	sim_json_arr_end(&j);
+	sim_json_obj_end(&j);
 	json_flows(&j, r);
 	json_hosts(&j, r);
-	cli_json_key(&j, "ports");
-	cli_json_arr_begin(&j);
+	sim_json_key(&j, "ports");
+	sim_json_arr_begin(&j);
 	for (int i = 0; i < np; i++)
 		json_port(&j, r, i);
-	cli_json_arr_end(&j);
+	sim_json_arr_end(&j);
 	cli_perftest_json(&j, r);	/* hook: "perftest" tables, when specs ask (cli_perftest.c) */
 	cli_trace_json(&j, r);		/* hook: "collectives", "ranks", "critical_path" (cli_trace.c) */
-	cli_json_obj_end(&j);
-	return cli_json_finish(&j);
+	sim_json_obj_end(&j);
+	return sim_json_finish(&j);
 }
 
 /* ---- CSV ------------------------------------------------------------- */

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "sim/sim_parse.h"
-#include "tools/cli_json.h"
+#include "sim/sim_json.h"
 #include "tools/cli_report.h"
 #include "tools/cli_run.h"
 #include "traces/coll.h"
@@ -48,7 +48,7 @@ void cli_trace_summary(FILE *out, const struct trace_program *p, const struct tr
 	trace_nccl_table(out, p, r);
 }
 
-void cli_trace_json(struct cli_json *j, const struct cli_report *rep)
+void cli_trace_json(struct sim_json *j, const struct cli_report *rep)
 {
 	const struct trace_program *p = rep->prog;
 	const struct trace_results *r = rep->tres;
@@ -58,8 +58,8 @@ void cli_trace_json(struct cli_json *j, const struct cli_report *rep)
 		return;
 	const struct trace *t = p->trace;
 
-	cli_json_key(j, "collectives");
-	cli_json_arr_begin(j);
+	sim_json_key(j, "collectives");
+	sim_json_arr_begin(j);
 	for (size_t i = 0; i < t->nops; i++) {
 		const struct trace_op *op = &t->ops[i];
 
@@ -68,40 +68,40 @@ void cli_trace_json(struct cli_json *j, const struct cli_report *rep)
 		uint32_t n = t->comms[op->comm].n;
 		double algbw = trace_op_algbw(p, r, (uint32_t)i);
 
-		cli_json_obj_begin(j);
-		cli_json_kstr(j, "name", trace_op_label(t, (uint32_t)i, label, sizeof(label)));
-		cli_json_kstr(j, "collective", trace_coll_names[op->coll]);
-		cli_json_kstr(j, "algorithm", coll_algo_label(op->coll, op->algo));
-		cli_json_ku64(j, "bytes", op->bytes);
-		cli_json_ku64(j, "ranks", n);
-		cli_json_ku64(j, "start_ps", r->op_start[i]);
-		cli_json_ku64(j, "end_ps", r->op_end[i]);
-		cli_json_kdouble(j, "algbw_gbps", algbw / 1e9);
-		cli_json_kdouble(j, "busbw_gbps", algbw * coll_busbw_factor(op->coll, n) / 1e9);
-		cli_json_obj_end(j);
+		sim_json_obj_begin(j);
+		sim_json_kstr(j, "name", trace_op_label(t, (uint32_t)i, label, sizeof(label)));
+		sim_json_kstr(j, "collective", trace_coll_names[op->coll]);
+		sim_json_kstr(j, "algorithm", coll_algo_label(op->coll, op->algo));
+		sim_json_ku64(j, "bytes", op->bytes);
+		sim_json_ku64(j, "ranks", n);
+		sim_json_ku64(j, "start_ps", r->op_start[i]);
+		sim_json_ku64(j, "end_ps", r->op_end[i]);
+		sim_json_kdouble(j, "algbw_gbps", algbw / 1e9);
+		sim_json_kdouble(j, "busbw_gbps", algbw * coll_busbw_factor(op->coll, n) / 1e9);
+		sim_json_obj_end(j);
 	}
-	cli_json_arr_end(j);
-	cli_json_key(j, "ranks");
-	cli_json_arr_begin(j);
+	sim_json_arr_end(j);
+	sim_json_key(j, "ranks");
+	sim_json_arr_begin(j);
 	for (int32_t k = 0; k < t->nranks; k++) {
 		const struct trace_rank_time *rt = &r->rank[k];
 
-		cli_json_obj_begin(j);
-		cli_json_ku64(j, "rank", (uint64_t)k);
-		cli_json_kstr(j, "host", rep->net->nodes[t->rank_node[k]].desc);
-		cli_json_ku64(j, "compute_ps", rt->compute_ps);
-		cli_json_ku64(j, "comm_ps", rt->comm_ps);
-		cli_json_ku64(j, "overlap_ps", rt->overlap_ps);
-		cli_json_ku64(j, "end_ps", rt->end_ps);
-		cli_json_obj_end(j);
+		sim_json_obj_begin(j);
+		sim_json_ku64(j, "rank", (uint64_t)k);
+		sim_json_kstr(j, "host", rep->net->nodes[t->rank_node[k]].desc);
+		sim_json_ku64(j, "compute_ps", rt->compute_ps);
+		sim_json_ku64(j, "comm_ps", rt->comm_ps);
+		sim_json_ku64(j, "overlap_ps", rt->overlap_ps);
+		sim_json_ku64(j, "end_ps", rt->end_ps);
+		sim_json_obj_end(j);
 	}
-	cli_json_arr_end(j);
-	cli_json_key(j, "critical_path");
-	cli_json_obj_begin(j);
-	cli_json_ku64(j, "steps", r->ncrit);
-	cli_json_ku64(j, "compute_ps", r->crit_compute_ps);
-	cli_json_ku64(j, "comm_ps", r->crit_comm_ps);
-	cli_json_obj_end(j);
+	sim_json_arr_end(j);
+	sim_json_key(j, "critical_path");
+	sim_json_obj_begin(j);
+	sim_json_ku64(j, "steps", r->ncrit);
+	sim_json_ku64(j, "compute_ps", r->crit_compute_ps);
+	sim_json_ku64(j, "comm_ps", r->crit_comm_ps);
+	sim_json_obj_end(j);
 }
 
 int cli_trace_csv(FILE *out, const struct net *net, const struct trace_program *p,

@@ -10,7 +10,7 @@
 
 #include "sim/sim_diag.h"
 
-struct cli_json;
+struct sim_json;
 struct net;
 struct cli_report;
 struct trace_program;
@@ -20,7 +20,7 @@ struct trace_results;
  * split and the critical path, after the summary. */
 void cli_trace_summary(FILE *out, const struct trace_program *p, const struct trace_results *r);
 /* JSON "collectives", "ranks" and "critical_path" (nothing without a trace). */
-void cli_trace_json(struct cli_json *j, const struct cli_report *r);
+void cli_trace_json(struct sim_json *j, const struct cli_report *r);
 /* collectives.csv: name,collective,algorithm,bytes,ranks,start_ps,end_ps,
  * algbw_gbps,busbw_gbps - one row per collective. 0 or -1 (write error). */
 int cli_trace_csv(FILE *out, const struct net *net, const struct trace_program *p,

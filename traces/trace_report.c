@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/sim_json.h"
+
 /* Consecutive identical collectives (a sweep's iterations) make one row. */
 static bool same_row(const struct trace_op *a, const struct trace_op *b)
 {
@@ -63,28 +65,12 @@ void trace_nccl_table(FILE *out, const struct trace_program *p, const struct tra
 		fprintf(out, "# Avg bus bandwidth    : %g\n", sum_busbw / rows);
 }
 
-static void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
 /* An "X" (complete) event: ts and dur in microseconds, as Chrome-trace wants. */
 static void event(FILE *out, bool *first, const char *name, const char *cat, int pid,
 		  int tid, sim_time_t start, sim_time_t end)
 {
 	fprintf(out, "%s\n  {\"name\": ", *first ? "" : ",");
-	json_str(out, name);
+	sim_json_write_string(out, name);
 	fprintf(out, ", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %d, \"tid\": %d, "
 		"\"ts\": %.6f, \"dur\": %.6f}", cat, pid, tid, (double)start * 1e-6,
 		(double)(end - start) * 1e-6);

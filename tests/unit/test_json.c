@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_cli_json.c - the streaming JSON writer (tools/cli_json.c): escaping
+ * test_sim_json.c - the streaming JSON writer (tools/sim_json.c): escaping
  * of quotes, backslashes, control characters and non-ASCII (including
  * invalid UTF-8), nesting, deterministic doubles, misuse detection. Every
  * document written is also run through a small RFC 8259 validator below,
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/cli_json.h"
+#include "sim/sim_json.h"
 #include "tools/cli_report.h"
 
 /* ---- a minimal validating JSON parser (accept/reject only) ---- */
@@ -167,7 +167,7 @@ struct buf {
 	char *text;
 	size_t len;
 	FILE *f;
-	struct cli_json j;
+	struct sim_json j;
 };
 
 static void buf_open(struct buf *b, int indent)
@@ -175,13 +175,13 @@ static void buf_open(struct buf *b, int indent)
 	b->text = NULL;
 	b->f = open_memstream(&b->text, &b->len);
 	CU_ASSERT_FATAL(b->f != NULL);
-	cli_json_init(&b->j, b->f, indent);
+	sim_json_init(&b->j, b->f, indent);
 }
 
-/* Finish the document; returns cli_json_finish's result, text in b->text. */
+/* Finish the document; returns sim_json_finish's result, text in b->text. */
 static int buf_close(struct buf *b)
 {
-	int rc = cli_json_finish(&b->j);
+	int rc = sim_json_finish(&b->j);
 
 	fclose(b->f);
 	return rc;
@@ -193,7 +193,7 @@ static char *one_string(const char *s)
 	struct buf b;
 
 	buf_open(&b, 0);
-	cli_json_str(&b.j, s);
+	sim_json_str(&b.j, s);
 	CU_ASSERT_EQUAL(buf_close(&b), 0);
 	CU_ASSERT(json_valid(b.text));
 	return b.text;
@@ -246,25 +246,25 @@ static void test_nesting_compact(void)
 	struct buf b;
 
 	buf_open(&b, 0);
-	cli_json_obj_begin(&b.j);
-	cli_json_kstr(&b.j, "name", "leaf\"0");
-	cli_json_ku64(&b.j, "big", UINT64_MAX);
-	cli_json_ki64(&b.j, "neg", INT64_MIN);
-	cli_json_kbool(&b.j, "t", true);
-	cli_json_key(&b.j, "n");
-	cli_json_null(&b.j);
-	cli_json_key(&b.j, "arr");
-	cli_json_arr_begin(&b.j);
-	cli_json_u64(&b.j, 1);
-	cli_json_arr_begin(&b.j);
-	cli_json_arr_end(&b.j);
-	cli_json_obj_begin(&b.j);
-	cli_json_obj_end(&b.j);
-	cli_json_obj_begin(&b.j);
-	cli_json_kstr(&b.j, "k", NULL);
-	cli_json_obj_end(&b.j);
-	cli_json_arr_end(&b.j);
-	cli_json_obj_end(&b.j);
+	sim_json_obj_begin(&b.j);
+	sim_json_kstr(&b.j, "name", "leaf\"0");
+	sim_json_ku64(&b.j, "big", UINT64_MAX);
+	sim_json_ki64(&b.j, "neg", INT64_MIN);
+	sim_json_kbool(&b.j, "t", true);
+	sim_json_key(&b.j, "n");
+	sim_json_null(&b.j);
+	sim_json_key(&b.j, "arr");
+	sim_json_arr_begin(&b.j);
+	sim_json_u64(&b.j, 1);
+	sim_json_arr_begin(&b.j);
+	sim_json_arr_end(&b.j);
+	sim_json_obj_begin(&b.j);
+	sim_json_obj_end(&b.j);
+	sim_json_obj_begin(&b.j);
+	sim_json_kstr(&b.j, "k", NULL);
+	sim_json_obj_end(&b.j);
+	sim_json_arr_end(&b.j);
+	sim_json_obj_end(&b.j);
 	CU_ASSERT_EQUAL(buf_close(&b), 0);
 	CU_ASSERT_STRING_EQUAL(b.text,
 		"{\"name\":\"leaf\\\"0\",\"big\":18446744073709551615,"
@@ -279,17 +279,17 @@ static void test_nesting_pretty(void)
 	struct buf b;
 
 	buf_open(&b, 2);
-	cli_json_obj_begin(&b.j);
-	cli_json_ku64(&b.j, "a", 1);
-	cli_json_key(&b.j, "b");
-	cli_json_arr_begin(&b.j);
-	cli_json_u64(&b.j, 2);
-	cli_json_u64(&b.j, 3);
-	cli_json_arr_end(&b.j);
-	cli_json_key(&b.j, "e");
-	cli_json_arr_begin(&b.j);
-	cli_json_arr_end(&b.j);
-	cli_json_obj_end(&b.j);
+	sim_json_obj_begin(&b.j);
+	sim_json_ku64(&b.j, "a", 1);
+	sim_json_key(&b.j, "b");
+	sim_json_arr_begin(&b.j);
+	sim_json_u64(&b.j, 2);
+	sim_json_u64(&b.j, 3);
+	sim_json_arr_end(&b.j);
+	sim_json_key(&b.j, "e");
+	sim_json_arr_begin(&b.j);
+	sim_json_arr_end(&b.j);
+	sim_json_obj_end(&b.j);
 	CU_ASSERT_EQUAL(buf_close(&b), 0);
 	CU_ASSERT_STRING_EQUAL(b.text,
 		"{\n  \"a\": 1,\n  \"b\": [\n    2,\n    3\n  ],\n  \"e\": []\n}\n");
@@ -310,12 +310,12 @@ static void test_doubles(void)
 	struct buf b;
 
 	buf_open(&b, 0);
-	cli_json_arr_begin(&b.j);
+	sim_json_arr_begin(&b.j);
 	for (size_t i = 0; i < SIM_ARRAY_SIZE(cases); i++)
-		cli_json_double(&b.j, cases[i].v);
-	cli_json_double(&b.j, NAN);		/* JSON has no NaN: null */
-	cli_json_double(&b.j, INFINITY);
-	cli_json_arr_end(&b.j);
+		sim_json_double(&b.j, cases[i].v);
+	sim_json_double(&b.j, NAN);		/* JSON has no NaN: null */
+	sim_json_double(&b.j, INFINITY);
+	sim_json_arr_end(&b.j);
 	CU_ASSERT_EQUAL(buf_close(&b), 0);
 	CU_ASSERT_STRING_EQUAL(b.text,
 		"[0.1,1,-2.5,200,0.333333333,1e+21,1.5e-07,0,1.23456789e+11,null,null]\n");
@@ -328,11 +328,11 @@ static void test_doubles(void)
 
 	for (int k = 0; k < 2; k++) {
 		FILE *f = open_memstream(k ? &y : &x, &n);
-		struct cli_json j;
+		struct sim_json j;
 
-		cli_json_init(&j, f, 0);
-		cli_json_double(&j, 2.0 / 7.0 * 1e9);
-		CU_ASSERT_EQUAL(cli_json_finish(&j), 0);
+		sim_json_init(&j, f, 0);
+		sim_json_double(&j, 2.0 / 7.0 * 1e9);
+		CU_ASSERT_EQUAL(sim_json_finish(&j), 0);
 		fclose(f);
 	}
 	CU_ASSERT_STRING_EQUAL(x, y);
@@ -346,43 +346,43 @@ static void test_misuse(void)
 
 	/* value in an object without a key */
 	buf_open(&b, 0);
-	cli_json_obj_begin(&b.j);
-	cli_json_u64(&b.j, 1);
-	cli_json_obj_end(&b.j);
+	sim_json_obj_begin(&b.j);
+	sim_json_u64(&b.j, 1);
+	sim_json_obj_end(&b.j);
 	CU_ASSERT_NOT_EQUAL(buf_close(&b), 0);
 	free(b.text);
 
 	/* key inside an array */
 	buf_open(&b, 0);
-	cli_json_arr_begin(&b.j);
-	cli_json_key(&b.j, "k");
-	cli_json_arr_end(&b.j);
+	sim_json_arr_begin(&b.j);
+	sim_json_key(&b.j, "k");
+	sim_json_arr_end(&b.j);
 	CU_ASSERT_NOT_EQUAL(buf_close(&b), 0);
 	free(b.text);
 
 	/* unbalanced and mismatched ends */
 	buf_open(&b, 0);
-	cli_json_obj_begin(&b.j);
+	sim_json_obj_begin(&b.j);
 	CU_ASSERT_NOT_EQUAL(buf_close(&b), 0);
 	free(b.text);
 	buf_open(&b, 0);
-	cli_json_obj_begin(&b.j);
-	cli_json_arr_end(&b.j);
+	sim_json_obj_begin(&b.j);
+	sim_json_arr_end(&b.j);
 	CU_ASSERT_NOT_EQUAL(buf_close(&b), 0);
 	free(b.text);
 
 	/* key without its value */
 	buf_open(&b, 0);
-	cli_json_obj_begin(&b.j);
-	cli_json_key(&b.j, "k");
-	cli_json_obj_end(&b.j);
+	sim_json_obj_begin(&b.j);
+	sim_json_key(&b.j, "k");
+	sim_json_obj_end(&b.j);
 	CU_ASSERT_NOT_EQUAL(buf_close(&b), 0);
 	free(b.text);
 
 	/* two top-level values, and none at all */
 	buf_open(&b, 0);
-	cli_json_u64(&b.j, 1);
-	cli_json_u64(&b.j, 2);
+	sim_json_u64(&b.j, 1);
+	sim_json_u64(&b.j, 2);
 	CU_ASSERT_NOT_EQUAL(buf_close(&b), 0);
 	free(b.text);
 	buf_open(&b, 0);
@@ -391,19 +391,19 @@ static void test_misuse(void)
 
 	/* too deep: refused, not overflowed */
 	buf_open(&b, 0);
-	for (int i = 0; i < CLI_JSON_MAX_DEPTH + 5; i++)
-		cli_json_arr_begin(&b.j);
-	for (int i = 0; i < CLI_JSON_MAX_DEPTH + 5; i++)
-		cli_json_arr_end(&b.j);
+	for (int i = 0; i < SIM_JSON_MAX_DEPTH + 5; i++)
+		sim_json_arr_begin(&b.j);
+	for (int i = 0; i < SIM_JSON_MAX_DEPTH + 5; i++)
+		sim_json_arr_end(&b.j);
 	CU_ASSERT_NOT_EQUAL(buf_close(&b), 0);
 	free(b.text);
 
 	/* exactly the maximum depth is fine */
 	buf_open(&b, 0);
-	for (int i = 0; i < CLI_JSON_MAX_DEPTH; i++)
-		cli_json_arr_begin(&b.j);
-	for (int i = 0; i < CLI_JSON_MAX_DEPTH; i++)
-		cli_json_arr_end(&b.j);
+	for (int i = 0; i < SIM_JSON_MAX_DEPTH; i++)
+		sim_json_arr_begin(&b.j);
+	for (int i = 0; i < SIM_JSON_MAX_DEPTH; i++)
+		sim_json_arr_end(&b.j);
 	CU_ASSERT_EQUAL(buf_close(&b), 0);
 	CU_ASSERT(json_valid(b.text));
 	free(b.text);
@@ -483,4 +483,4 @@ static const struct test_case tests[] = {
 	{ NULL, NULL },
 };
 
-TEST_MAIN("cli_json", tests)
+TEST_MAIN("json", tests)

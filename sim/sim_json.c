@@ -1,25 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli_json.c - the streaming JSON writer behind `ibfab run --json` (see
- * cli_json.h for the contract). It keeps one bit of state per nesting level
+ * sim_json.c - the streaming JSON writer behind `ibfab run --json` (see
+ * sim_json.h for the contract). It keeps one bit of state per nesting level
  * (object or array, first element or not) and nothing else; the output is
  * RFC 8259 JSON in pure ASCII. Pretty-printing is optional and purely
  * cosmetic; both forms are deterministic.
  */
-#include "tools/cli_json.h"
+#include "sim/sim_json.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
-void cli_json_init(struct cli_json *j, FILE *out, int indent)
+void sim_json_init(struct sim_json *j, FILE *out, int indent)
 {
 	memset(j, 0, sizeof(*j));
 	j->out = out;
 	j->indent = indent;
 }
 
-static void newline(struct cli_json *j)
+static void newline(struct sim_json *j)
 {
 	if (!j->indent)
 		return;
@@ -32,7 +32,7 @@ static void newline(struct cli_json *j)
  * Called before every value: checks that a value may go here and writes the
  * separator. Returns false (and latches err) on misuse.
  */
-static bool before_value(struct cli_json *j)
+static bool before_value(struct sim_json *j)
 {
 	if (j->err)
 		return false;
@@ -54,17 +54,17 @@ static bool before_value(struct cli_json *j)
 	return true;
 }
 
-static void after_value(struct cli_json *j)
+static void after_value(struct sim_json *j)
 {
 	if (j->depth == 0)
 		j->done = true;
 }
 
-static void begin(struct cli_json *j, bool obj)
+static void begin(struct sim_json *j, bool obj)
 {
 	if (!before_value(j))
 		return;
-	if (j->depth == CLI_JSON_MAX_DEPTH) {
+	if (j->depth == SIM_JSON_MAX_DEPTH) {
 		j->err = true;
 		return;
 	}
@@ -74,7 +74,7 @@ static void begin(struct cli_json *j, bool obj)
 	j->depth++;
 }
 
-static void end(struct cli_json *j, bool obj)
+static void end(struct sim_json *j, bool obj)
 {
 	if (j->err)
 		return;
@@ -89,12 +89,12 @@ static void end(struct cli_json *j, bool obj)
 	after_value(j);
 }
 
-void cli_json_obj_begin(struct cli_json *j) { begin(j, true); }
-void cli_json_obj_end(struct cli_json *j) { end(j, true); }
-void cli_json_arr_begin(struct cli_json *j) { begin(j, false); }
-void cli_json_arr_end(struct cli_json *j) { end(j, false); }
+void sim_json_obj_begin(struct sim_json *j) { begin(j, true); }
+void sim_json_obj_end(struct sim_json *j) { end(j, true); }
+void sim_json_arr_begin(struct sim_json *j) { begin(j, false); }
+void sim_json_arr_end(struct sim_json *j) { end(j, false); }
 
-void cli_json_key(struct cli_json *j, const char *key)
+void sim_json_key(struct sim_json *j, const char *key)
 {
 	if (j->err)
 		return;
@@ -106,7 +106,7 @@ void cli_json_key(struct cli_json *j, const char *key)
 		fputc(',', j->out);
 	j->nonempty[j->depth - 1] = true;
 	newline(j);
-	cli_json_write_string(j->out, key);
+	sim_json_write_string(j->out, key);
 	fputs(j->indent ? ": " : ":", j->out);
 	j->want_value = true;
 }
@@ -150,7 +150,7 @@ static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
 	return len;
 }
 
-void cli_json_write_string(FILE *out, const char *str)
+void sim_json_write_string(FILE *out, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t n = strlen(str);
@@ -188,19 +188,19 @@ void cli_json_write_string(FILE *out, const char *str)
 	fputc('"', out);
 }
 
-void cli_json_str(struct cli_json *j, const char *s)
+void sim_json_str(struct sim_json *j, const char *s)
 {
 	if (!s) {
-		cli_json_null(j);
+		sim_json_null(j);
 		return;
 	}
 	if (!before_value(j))
 		return;
-	cli_json_write_string(j->out, s);
+	sim_json_write_string(j->out, s);
 	after_value(j);
 }
 
-void cli_json_u64(struct cli_json *j, uint64_t v)
+void sim_json_u64(struct sim_json *j, uint64_t v)
 {
 	if (!before_value(j))
 		return;
@@ -208,7 +208,7 @@ void cli_json_u64(struct cli_json *j, uint64_t v)
 	after_value(j);
 }
 
-void cli_json_i64(struct cli_json *j, int64_t v)
+void sim_json_i64(struct sim_json *j, int64_t v)
 {
 	if (!before_value(j))
 		return;
@@ -223,10 +223,10 @@ void cli_json_i64(struct cli_json *j, int64_t v)
  * same double always gives the same text. We never call setlocale(), so the
  * decimal point is '.'.
  */
-void cli_json_double(struct cli_json *j, double v)
+void sim_json_double(struct sim_json *j, double v)
 {
 	if (!isfinite(v)) {
-		cli_json_null(j);
+		sim_json_null(j);
 		return;
 	}
 	if (!before_value(j))
@@ -237,7 +237,7 @@ void cli_json_double(struct cli_json *j, double v)
 	after_value(j);
 }
 
-void cli_json_bool(struct cli_json *j, bool v)
+void sim_json_bool(struct sim_json *j, bool v)
 {
 	if (!before_value(j))
 		return;
@@ -245,7 +245,7 @@ void cli_json_bool(struct cli_json *j, bool v)
 	after_value(j);
 }
 
-void cli_json_null(struct cli_json *j)
+void sim_json_null(struct sim_json *j)
 {
 	if (!before_value(j))
 		return;
@@ -253,37 +253,37 @@ void cli_json_null(struct cli_json *j)
 	after_value(j);
 }
 
-void cli_json_kstr(struct cli_json *j, const char *key, const char *s)
+void sim_json_kstr(struct sim_json *j, const char *key, const char *s)
 {
-	cli_json_key(j, key);
-	cli_json_str(j, s);
+	sim_json_key(j, key);
+	sim_json_str(j, s);
 }
 
-void cli_json_ku64(struct cli_json *j, const char *key, uint64_t v)
+void sim_json_ku64(struct sim_json *j, const char *key, uint64_t v)
 {
-	cli_json_key(j, key);
-	cli_json_u64(j, v);
+	sim_json_key(j, key);
+	sim_json_u64(j, v);
 }
 
-void cli_json_ki64(struct cli_json *j, const char *key, int64_t v)
+void sim_json_ki64(struct sim_json *j, const char *key, int64_t v)
 {
-	cli_json_key(j, key);
-	cli_json_i64(j, v);
+	sim_json_key(j, key);
+	sim_json_i64(j, v);
 }
 
-void cli_json_kdouble(struct cli_json *j, const char *key, double v)
+void sim_json_kdouble(struct sim_json *j, const char *key, double v)
 {
-	cli_json_key(j, key);
-	cli_json_double(j, v);
+	sim_json_key(j, key);
+	sim_json_double(j, v);
 }
 
-void cli_json_kbool(struct cli_json *j, const char *key, bool v)
+void sim_json_kbool(struct sim_json *j, const char *key, bool v)
 {
-	cli_json_key(j, key);
-	cli_json_bool(j, v);
+	sim_json_key(j, key);
+	sim_json_bool(j, v);
 }
 
-int cli_json_finish(struct cli_json *j)
+int sim_json_finish(struct sim_json *j)
 {
 	if (j->err || j->depth || !j->done)
 		return -1;
