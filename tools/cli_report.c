@@ -256,7 +256,7 @@ static void summary_setup(FILE *out, const struct cli_report *r)
 		fprintf(out, "%s: Ethernet, %s shared buffer per switch port, %s\n",
 			fab_fabric_names[p->fabric],
 			cli_fmt_bytes(p->eth.buffer_per_port, a, sizeof(a)),
-			p->fabric == FAB_FABRIC_ROCE ? "PFC on" : "PFC off (lossy)");
+			fab_kind_of(p)->pfc ? "PFC on" : "PFC off (lossy)");
 	else
 		fprintf(out, "ib: InfiniBand, credit-based flow control\n");
 	label(out, "preset");
@@ -370,7 +370,7 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 		fprintf(out, " (%" PRIu64 " VL15 management, not flow controlled; %" PRIu64
 			" with no route; %" PRIu64 " failed their CRC: link.drop_prob/ber)",
 			s.t.drops_vl15, s.t.drops_route, s.t.drops_corrupt);
-	else if (r->params->fabric == FAB_FABRIC_ROCE)
+	else if (fab_kind_of(r->params)->pfc)
 		fprintf(out, " (lossless: PFC pauses instead of dropping)");
 	else if (!eth)
 		fprintf(out, " (lossless: data VLs never drop)");
@@ -388,7 +388,7 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 			s.t.cnps);
 	}
 	label(out, "transport");
-	if (r->params->fabric == FAB_FABRIC_TCP)
+	if (fab_kind_of(r->params)->tcp)
 		fprintf(out, "TCP: %" PRIu64 " segments, %" PRIu64 " retransmitted (%" PRIu64
 			" fast recoveries, %" PRIu64 " RTO timeouts), %" PRIu64 " pure ACKs%s\n",
 			s.t.tcp_segments, s.t.tcp_retransmits, s.t.tcp_fast_recoveries,

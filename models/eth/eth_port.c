@@ -71,7 +71,7 @@ void eth_ecn_thresholds(const struct fab_params *p, struct link_rate r, uint32_t
 			uint32_t *kmax)
 {
 	double gbps = link_data_rate_bps(r) / 1e9;
-	bool dctcp = p->fabric == FAB_FABRIC_TCP;
+	bool dctcp = fab_kind_of(p)->tcp;
 	uint32_t lo = dctcp ? (uint32_t)(30000 * gbps / 10) : (uint32_t)(100000 * gbps / 25);
 	uint32_t hi = dctcp ? lo : (uint32_t)(400000 * gbps / 25);
 
@@ -106,7 +106,7 @@ int eth_port_init(struct fab *f, struct fab_port *pt)
 	if (!e)
 		return -1;
 	pt->eth = e;
-	e->pfc = f->p.fabric == FAB_FABRIC_ROCE;
+	e->pfc = fab_kind_of(&f->p)->pfc;
 	e->quantum_ps = link_ser_ps(pt->rate, ETH_PAUSE_QUANTUM_BITS / 8);
 	e->xoff_cells = (f->p.eth.pfc_xoff + IB_BLOCK_BYTES - 1) / IB_BLOCK_BYTES;
 	e->xon_cells = f->p.eth.pfc_xon / IB_BLOCK_BYTES;

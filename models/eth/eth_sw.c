@@ -44,8 +44,7 @@ static bool ecn_enabled(const struct fab_params *p)
 		return p->eth.ecn == ETH_ECN_ON;
 	/* RoCE marks for DCQCN; TCP's senders react to marks only with
 	 * DCTCP (models/tcp), the others get drop-tail. */
-	return p->fabric == FAB_FABRIC_ROCE || p->fabric == FAB_FABRIC_ROCE_LOSSY ||
-	       tcp_wants_ecn(&p->tcp);
+	return fab_kind_of(p)->ecn || tcp_wants_ecn(&p->tcp);
 }
 
 int eth_sw_init(struct fab *f, struct fab_node *n)

@@ -44,8 +44,24 @@ struct fab_vlarb_entry {
  * with credits; RoCEv2 over Ethernet with PFC (lossless) or without it
  * (lossy: drops recovered by go-back-N); or TCP over lossy Ethernet.
  */
-enum fab_fabric { FAB_FABRIC_IB, FAB_FABRIC_ROCE, FAB_FABRIC_ROCE_LOSSY, FAB_FABRIC_TCP };
+enum fab_fabric { FAB_FABRIC_IB, FAB_FABRIC_ROCE, FAB_FABRIC_ROCE_LOSSY, FAB_FABRIC_TCP,
+		  FAB_NFABRICS };
 extern const char *const fab_fabric_names[];	/* "ib", "roce", "roce-lossy", "tcp" */
+
+/*
+ * What a fabric kind is made of: one row of fab_kinds[] (fab_params.c), in
+ * enum order beside its name in fab_fabric_names[]. The models ask these
+ * properties, never which fabric it is.
+ */
+struct fab_kind {
+	bool eth;	/* Ethernet ports and switches (else IB credits and switches) */
+	bool pfc;	/* lossless by PFC (else a full Ethernet queue drops) */
+	bool tcp;	/* TCP carries the RC queue pairs' messages (else the IB transports) */
+	bool dcqcn;	/* dcqcn.on applies (RoCEv2 congestion control) */
+	bool ibcc;	/* ib.cc applies (IB congestion control, Annex A10) */
+	bool ecn;	/* switches mark ECN under eth.ecn=auto (TCP: only with DCTCP) */
+};
+extern const struct fab_kind fab_kinds[FAB_NFABRICS];
 int fab_fabric_parse(const char *name);		/* enum value, or -1 */
 
 struct fab_params {
@@ -103,9 +119,14 @@ struct fab_params {
 	struct tcp_params tcp;		/* tcp.*: TCP and the host stack */
 };
 
+static inline const struct fab_kind *fab_kind_of(const struct fab_params *p)
+{
+	return &fab_kinds[p->fabric];
+}
+
 static inline bool fab_is_eth(const struct fab_params *p)
 {
-	return p->fabric != FAB_FABRIC_IB;
+	return fab_kind_of(p)->eth;
 }
 
 /* Fill with the default preset ("hdr"). */

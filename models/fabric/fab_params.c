@@ -782,6 +782,15 @@ static void print_tcp_g(const struct fab_params *p, char *buf, size_t len)
 
 const char *const fab_fabric_names[] = { "ib", "roce", "roce-lossy", "tcp", NULL };
 
+const struct fab_kind fab_kinds[FAB_NFABRICS] = {
+	[FAB_FABRIC_IB] = { .ibcc = true },
+	[FAB_FABRIC_ROCE] = { .eth = true, .pfc = true, .dcqcn = true, .ecn = true },
+	[FAB_FABRIC_ROCE_LOSSY] = { .eth = true, .dcqcn = true, .ecn = true },
+	[FAB_FABRIC_TCP] = { .eth = true, .tcp = true },
+};
+_Static_assert(SIM_ARRAY_SIZE(fab_fabric_names) == FAB_NFABRICS + 1,
+	       "a fabric kind: a name and a row of fab_kinds");
+
 int fab_fabric_parse(const char *name)
 {
 	for (int i = 0; fab_fabric_names[i]; i++)
@@ -1204,7 +1213,7 @@ int fab_params_check(const struct fab_params *p, struct sim_diag *d)
 		    ibcc_params_check(&p->ibcc, err, sizeof(err)))
 			return sim_diag_set(d, NULL, 0, 0, "%s", err);
 	}
-	if (p->fabric > FAB_FABRIC_TCP)
+	if (p->fabric >= FAB_NFABRICS)
 		return sim_diag_set(d, NULL, 0, 0, "fabric: %u is not a fabric", p->fabric);
 	/* Ethernet has 8 priorities (802.1Q PCP) and the SL-to-VL table gives
 	 * the priority there; 7 carries CNPs, served first and never paused. */

@@ -423,7 +423,7 @@ struct hca_qp *hca_create_qp(struct hca *h, const struct hca_qp_init_attr *a)
 	qp->mtu = h->f->p.mtu;
 	qp->max_rd_atomic = qp->max_dest_rd_atomic = 1;
 	/* fabric=tcp: an RC QP is carried by a TCP connection (models/tcp) */
-	if (h->f->p.fabric == FAB_FABRIC_TCP && qp->type == HCA_QPT_RC && tcp_conn_create(qp)) {
+	if (fab_kind_of(&h->f->p)->tcp && qp->type == HCA_QPT_RC && tcp_conn_create(qp)) {
 		free(qp->sq);
 		free(qp->rq);
 		free(qp->rsp);

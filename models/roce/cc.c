@@ -36,9 +36,9 @@
 
 enum cc_kind cc_kind_of(const struct fab_params *p)
 {
-	if ((p->fabric == FAB_FABRIC_ROCE || p->fabric == FAB_FABRIC_ROCE_LOSSY) && p->dcqcn.on)
+	if (fab_kind_of(p)->dcqcn && p->dcqcn.on)
 		return CC_DCQCN;
-	if (p->fabric == FAB_FABRIC_IB && p->ibcc.on)
+	if (fab_kind_of(p)->ibcc && p->ibcc.on)
 		return CC_IBCC;
 	return 0;
 }
