@@ -951,10 +951,14 @@ static int parse_options(struct fmt *c, const struct line *L, const struct tok *
 			for (a = 0; a < TRACE_NALGO; a++)
 				if (tok_is(&v, trace_algo_names[a]))
 					break;
-			if (a == TRACE_NALGO)
-				return perr(c, L, v.col,
-					    "unknown algorithm %s (expected auto, ring, tree, hd, direct, pairwise or bruck)",
-					    got(&v, g, sizeof(g)));
+			if (a == TRACE_NALGO) {
+				char names[128];
+
+				return perr(c, L, v.col, "unknown algorithm %s (expected %s)",
+					    got(&v, g, sizeof(g)),
+					    sim_fmt_names(trace_algo_names, TRACE_NALGO, names,
+							  sizeof(names)));
+			}
 			/* Refused here, with its column, rather than when lowering. */
 			if (!coll_algo_find(op->coll, (enum trace_algo)a)) {
 				char list[128];
