@@ -353,15 +353,8 @@ struct cycle_walk {
 static int op_next(void *ctx, uint32_t u, uint32_t k, uint32_t *v)
 {
 	const struct cycle_walk *w = ctx;
-	const struct trace_op *o = &w->t->ops[u];
 
-	if (k < o->ndeps)
-		*v = w->t->deps[o->dep_off + k];
-	else if (k == o->ndeps && w->send_of[u] != NONE)
-		*v = w->send_of[u];
-	else
-		return 0;
-	return 1;
+	return trace_op_next(w->t, w->send_of, u, k, v);
 }
 
 static int op_cycle(void *ctx, const uint32_t *cyc, size_t n)

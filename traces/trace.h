@@ -200,10 +200,11 @@ struct trace_program {
  * send and compute, none for a recv, each collective's exact count from its
  * algorithm (coll_algo.nsteps; the few join steps a member may add are left
  * out). *bytes = steps x TRACE_STEP_BYTES. *big is the op with the most
- * steps (UINT32_MAX if none has any). An op lowering would refuse counts 0.
+ * steps (UINT32_MAX if none has any), *big_steps its count. An op lowering
+ * would refuse counts 0.
  */
 void trace_lower_estimate(const struct trace *t, uint64_t *steps, uint64_t *bytes,
-			  uint32_t *big);
+			  uint32_t *big, uint64_t *big_steps);
 /* Half of the memory this process may use: the machine's RAM, or less where
  * RLIMIT_AS, RLIMIT_DATA or a cgroup (memory.max) allows less. */
 uint64_t trace_mem_budget_default(void);

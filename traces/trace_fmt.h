@@ -52,6 +52,25 @@ bool trace_fmt_sniff(const char *text, size_t len);
  * send, or with another size), at the recv's file:line.
  */
 int trace_match_recvs(const struct trace *t, uint32_t *send_of, struct sim_diag *d);
+/*
+ * The k-th op that op u waits for (k = 0, 1, ...): its deps, then, for a
+ * recv, its matched send (send_of[u], UINT32_MAX for none). 1 with *v, or
+ * 0 when u waits for no more: sim_dfs's successors, for the cycle check
+ * and the lowering's walk.
+ */
+static inline int trace_op_next(const struct trace *t, const uint32_t *send_of, uint32_t u,
+				uint32_t k, uint32_t *v)
+{
+	const struct trace_op *o = &t->ops[u];
+
+	if (k < o->ndeps)
+		*v = t->deps[o->dep_off + k];
+	else if (k == o->ndeps && send_of[u] != UINT32_MAX)
+		*v = send_of[u];
+	else
+		return 0;
+	return 1;
+}
 
 /* A short name for op i in messages: its name, or "send 0->1 (line 12)". */
 const char *trace_op_label(const struct trace *t, uint32_t i, char *buf, size_t len);

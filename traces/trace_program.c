@@ -503,11 +503,7 @@ static int walk_next(void *ctx, uint32_t u, uint32_t k, uint32_t *v)
 	struct lower *L = ctx;
 	const struct trace_op *o = &L->t->ops[u];
 
-	if (k < o->ndeps)
-		*v = L->t->deps[o->dep_off + k];
-	else if (k == o->ndeps && L->send_of[u] != NONE)
-		*v = L->send_of[u];
-	else
+	if (!trace_op_next(L->t, L->send_of, u, k, v))
 		return 0;
 	if (*v >= L->t->nops)
 		return sim_diag_set(L->d, o->file, o->line, 0,
@@ -533,7 +529,7 @@ static int walk(struct lower *L)
 }
 
 void trace_lower_estimate(const struct trace *t, uint64_t *steps, uint64_t *bytes,
-			  uint32_t *big)
+			  uint32_t *big, uint64_t *big_steps)
 {
 	uint64_t n = 0, most = 0;
 
@@ -560,6 +556,7 @@ void trace_lower_estimate(const struct trace *t, uint64_t *steps, uint64_t *byte
 		n = n + k < n ? UINT64_MAX : n + k;
 	}
 	*steps = n;
+	*big_steps = most;
 	*bytes = n > UINT64_MAX / TRACE_STEP_BYTES ? UINT64_MAX : n * TRACE_STEP_BYTES;
 }
 
@@ -618,24 +615,17 @@ uint64_t trace_mem_budget_default(void)
 static int check_budget(const struct trace *t, const struct trace_program *p,
 			struct sim_diag *d)
 {
-	uint64_t steps, bytes, budget = p->max_bytes ? p->max_bytes : trace_mem_budget_default();
+	uint64_t steps, bytes, k, budget = p->max_bytes ? p->max_bytes : trace_mem_budget_default();
 	uint32_t big;
 	char lab[64], what[160] = "";
 	const char *file = t->nfiles ? t->files[0] : NULL;
 
-	trace_lower_estimate(t, &steps, &bytes, &big);
+	trace_lower_estimate(t, &steps, &bytes, &big, &k);
 	if (bytes <= budget)
 		return 0;
 	if (big != UINT32_MAX) {
 		const struct trace_op *o = &t->ops[big];
-		struct coll_ctx c;
-		struct sim_diag cd;
-		uint64_t k = 1;
 
-		if (o->kind == TRACE_COLL && !coll_ctx_init(&c, t, big, NULL, &cd))
-			k = c.algo->nsteps(&c);
-		if (o->kind == TRACE_COLL)
-			coll_ctx_fini(&c);
 		snprintf(what, sizeof(what), "; the largest, %s at %s:%d, makes %" PRIu64,
 			 o->name[0] ? trace_op_label(t, big, lab, sizeof(lab)) :
 			 o->kind == TRACE_COLL ? trace_coll_names[o->coll] :
