@@ -22,7 +22,10 @@ struct eth_fq {
 	uint32_t head, n, cap;	/* power-of-two capacity */
 };
 
+/* A port's Ethernet state: its link (port.link points to it, with the
+ * ops of eth_port.c) comes first. */
 struct eth_port {
+	struct port_link link;
 	bool pfc;			/* this receiver sends PFC frames */
 	/* transmitter: pauses received from the peer */
 	uint8_t paused;			/* priorities with a pause interval open */
@@ -43,6 +46,16 @@ struct eth_port {
 	uint32_t kmin_cells, kmax_cells;
 };
 
+/* The Ethernet state of a port of an Ethernet fabric. */
+static inline struct eth_port *eth_of(const struct port *pt)
+{
+	return (struct eth_port *)pt->link;
+}
+
+/* Its events. */
+enum { ETH_EV_WAKE = PORT_EV_LINK,	/* a paused transmitter may resume (sim_timer tag) */
+       ETH_EV_PFC_REFRESH };		/* re-send XOFF before its pause expires (sim_timer tag) */
+
 struct eth_sw {
 	uint32_t cap_cells;		/* shared buffer */
 	uint32_t used_cells;
@@ -54,10 +67,10 @@ struct eth_sw {
 /* eth_port.c */
 void eth_ecn_thresholds(const struct fab_params *p, struct link_rate r, uint32_t *kmin,
 			uint32_t *kmax);
-uint32_t eth_headroom(const struct fab_params *p, const struct fab_port *pt);
+uint32_t eth_headroom(const struct fab_params *p, const struct port *pt);
 /* Apply the PFC frames that have landed (before looking at the queues). */
-void eth_port_prepare(struct fab_port *pt);
+void eth_port_prepare(struct port *pt);
 /* End of run: close open pause intervals at `now`. */
-void eth_port_finish(struct fab_port *pt, sim_time_t now);
+void eth_port_finish(struct port *pt, sim_time_t now);
 
 #endif

@@ -18,7 +18,7 @@
  *    the reverse transmitter is sending (it cannot pre-empt it), then takes
  *    84 bytes of wire time (with preamble and gap) plus propagation;
  *  - the transmitter starts nothing on a paused priority. Frames are applied
- *    lazily, as IB credits are (ib_port.c): in flight they sit on the link
+ *    lazily, as IB credits are (models/port/port.c): in flight they sit on the link
  *    and the transmitter takes in every one that has landed when it looks;
  *    only a transmitter with all its data paused needs an event, at the next
  *    landing or the earliest pause expiry;
@@ -89,7 +89,7 @@ void eth_ecn_thresholds(const struct fab_params *p, struct link_rate r, uint32_t
  * rate, plus two maximum frames and the PFC frame (the standard sizing, as
  * in IEEE 802.1Qbb Annex N, without the PHY/MAC response delays).
  */
-uint32_t eth_headroom(const struct fab_params *p, const struct fab_port *pt)
+uint32_t eth_headroom(const struct fab_params *p, const struct port *pt)
 {
 	double bytes_per_ps = (link_data_rate_bps(pt->rate) / 1e9) / 8.0 / 1000.0;
 	uint32_t frame = 2 * 4352;	/* a 4096-byte payload in any fabric's frame, rounded up */
@@ -99,13 +99,16 @@ uint32_t eth_headroom(const struct fab_params *p, const struct fab_port *pt)
 	return (uint32_t)(2.0 * (double)pt->prop * bytes_per_ps) + 2 * frame + ETH_PFC_WIRE_BYTES;
 }
 
-int eth_port_init(struct fab *f, struct fab_port *pt)
+static const struct port_link_ops eth_link_ops;
+
+int eth_port_init(struct fab *f, struct port *pt)
 {
 	struct eth_port *e = calloc(1, sizeof(*e));
 
 	if (!e)
 		return -1;
-	pt->eth = e;
+	e->link.ops = &eth_link_ops;
+	pt->link = &e->link;
 	e->pfc = fab_kind_of(&f->p)->pfc;
 	e->quantum_ps = link_ser_ps(pt->rate, ETH_PAUSE_QUANTUM_BITS / 8);
 	e->xoff_cells = (f->p.eth.pfc_xoff + IB_BLOCK_BYTES - 1) / IB_BLOCK_BYTES;
@@ -113,12 +116,12 @@ int eth_port_init(struct fab *f, struct fab_port *pt)
 	return 0;
 }
 
-void eth_port_fini(struct fab_port *pt)
+void eth_port_fini(struct port *pt)
 {
-	if (pt->eth)
-		free(pt->eth->fq.v);
-	free(pt->eth);
-	pt->eth = NULL;
+	if (pt->link)
+		free(eth_of(pt)->fq.v);
+	free(eth_of(pt));
+	pt->link = NULL;
 }
 
 static int fq_push(struct eth_fq *q, const struct eth_pfc_frame *fr)
@@ -141,9 +144,9 @@ static int fq_push(struct eth_fq *q, const struct eth_pfc_frame *fr)
 }
 
 /* Close priority prio's pause interval if it has expired by `now`. */
-static void pause_close(struct fab_port *pt, int prio, sim_time_t now)
+static void pause_close(struct port *pt, int prio, sim_time_t now)
 {
-	struct eth_port *e = pt->eth;
+	struct eth_port *e = eth_of(pt);
 
 	if (!(e->paused & (1u << prio)) || e->paused_until[prio] > now)
 		return;
@@ -152,10 +155,10 @@ static void pause_close(struct fab_port *pt, int prio, sim_time_t now)
 }
 
 /* Take in every PFC frame from the peer that has landed by now. */
-static void eth_apply(struct fab_port *pt)
+static void eth_apply(struct port *pt)
 {
-	struct eth_fq *q = &pt->peer->eth->fq;
-	struct eth_port *e = pt->eth;
+	struct eth_fq *q = &eth_of(pt->peer)->fq;
+	struct eth_port *e = eth_of(pt);
 	sim_time_t now = pt->fab->eng.now;
 
 	while (q->n) {
@@ -183,21 +186,21 @@ static void eth_apply(struct fab_port *pt)
 		pause_close(pt, __builtin_ctz(m), now);
 }
 
-bool eth_port_fits(const struct fab_port *pt, uint8_t prio)
+bool eth_port_fits(const struct port *pt, uint8_t prio)
 {
-	const struct eth_port *e = pt->eth;
+	const struct eth_port *e = eth_of(pt);
 
 	return !(e->paused & (1u << prio)) || e->paused_until[prio] <= pt->fab->eng.now;
 }
 
-void eth_port_prepare(struct fab_port *pt)
+void eth_port_prepare(struct port *pt)
 {
 	eth_apply(pt);
 }
 
-int eth_port_pick(struct fab_port *pt, uint16_t ready)
+int eth_port_pick(struct port *pt, uint16_t ready)
 {
-	struct eth_port *e = pt->eth;
+	struct eth_port *e = eth_of(pt);
 	uint16_t data = ready & (uint16_t)~(1u << FAB_ETH_CNP_PRIO);
 
 	if (ready & (1u << FAB_ETH_CNP_PRIO))
@@ -216,10 +219,10 @@ int eth_port_pick(struct fab_port *pt, uint16_t ready)
 
 /* Every priority with data is paused: wake at the next frame's landing or
  * the earliest expiry of a pause that blocks data. */
-void eth_port_blocked(struct fab_port *pt, uint16_t has_data)
+void eth_port_blocked(struct port *pt, uint16_t has_data)
 {
-	struct eth_port *e = pt->eth;
-	const struct eth_fq *q = &pt->peer->eth->fq;
+	struct eth_port *e = eth_of(pt);
+	const struct eth_fq *q = &eth_of(pt->peer)->fq;
 	sim_time_t at = SIM_TIME_MAX;
 
 	if (q->n)
@@ -233,15 +236,15 @@ void eth_port_blocked(struct fab_port *pt, uint16_t has_data)
 	if (at == SIM_TIME_MAX)
 		return;
 	if (!e->wake.armed || at < e->wake.when)
-		sim_timer_arm(&pt->fab->eng, &e->wake, at, pt->comp, FAB_EV_ETH_WAKE);
+		sim_timer_arm(&pt->fab->eng, &e->wake, at, pt->comp, ETH_EV_WAKE);
 }
 
 /* Send a PFC frame for `prio` upstream (to the peer's transmitter). */
-static void send_pfc(struct fab_port *rx, int prio, uint16_t quanta)
+static void send_pfc(struct port *rx, int prio, uint16_t quanta)
 {
 	struct fab *f = rx->fab;
-	struct eth_port *e = rx->eth;
-	struct fab_port *tx = rx->peer;
+	struct eth_port *e = eth_of(rx);
+	struct port *tx = rx->peer;
 	sim_time_t now = f->eng.now;
 	struct eth_pfc_frame fr = { .prio = (uint8_t)prio, .quanta = quanta };
 
@@ -263,16 +266,16 @@ static void send_pfc(struct fab_port *rx, int prio, uint16_t quanta)
 	}
 	/* A transmitter blocked by this pause learns of the XON by an event;
 	 * an XOFF needs none (it is applied when the transmitter next looks). */
-	if (!quanta && tx->eth->wake.armed && fr.arrive < tx->eth->wake.when)
-		sim_timer_arm(&f->eng, &tx->eth->wake, fr.arrive, tx->comp, FAB_EV_ETH_WAKE);
+	if (!quanta && eth_of(tx)->wake.armed && fr.arrive < eth_of(tx)->wake.when)
+		sim_timer_arm(&f->eng, &eth_of(tx)->wake, fr.arrive, tx->comp, ETH_EV_WAKE);
 	SIM_LOG(SIM_LOG_CREDIT, now, "node %d port %u PFC prio %d quanta %u (holds %u cells)",
 		rx->node->idx, rx->port_no, prio, quanta, rx->vl[prio].rx_used);
 }
 
 /* Refresh XOFF at half its pause time while the priority stays congested. */
-static void refresh_arm(struct fab_port *rx)
+static void refresh_arm(struct port *rx)
 {
-	struct eth_port *e = rx->eth;
+	struct eth_port *e = eth_of(rx);
 	sim_time_t half = (sim_time_t)rx->fab->p.eth.pfc_quanta * e->quantum_ps / 2;
 	sim_time_t at = SIM_TIME_MAX;
 
@@ -283,7 +286,7 @@ static void refresh_arm(struct fab_port *rx)
 			at = t;
 	}
 	if (at != SIM_TIME_MAX && (!e->refresh.armed || at < e->refresh.when))
-		sim_timer_arm(&rx->fab->eng, &e->refresh, at, rx->comp, FAB_EV_PFC_REFRESH);
+		sim_timer_arm(&rx->fab->eng, &e->refresh, at, rx->comp, ETH_EV_PFC_REFRESH);
 }
 
 /*
@@ -293,22 +296,22 @@ static void refresh_arm(struct fab_port *rx)
  * congested port may fill much of an idle buffer, many congested ports
  * share it and pause earlier. NICs (no shared buffer) stay static.
  */
-static uint32_t xoff_threshold(const struct fab_port *rx)
+static uint32_t xoff_threshold(const struct port *rx)
 {
 	const struct fab_params *p = &rx->fab->p;
 	const struct eth_sw *s = rx->node->eth;
 
 	if (p->eth.pfc_alpha <= 0 || !s)
-		return rx->eth->xoff_cells;
+		return eth_of(rx)->xoff_cells;
 	uint32_t pool = s->cap_cells - s->headroom_cells;
 	uint32_t free_cells = pool > s->used_cells ? pool - s->used_cells : 0;
 
 	return (uint32_t)(p->eth.pfc_alpha * free_cells);
 }
 
-void eth_port_ingress(struct fab_port *rx, uint8_t prio)
+void eth_port_ingress(struct port *rx, uint8_t prio)
 {
-	struct eth_port *e = rx->eth;
+	struct eth_port *e = eth_of(rx);
 
 	if (!e->pfc || prio == FAB_ETH_CNP_PRIO || (e->xoff & (1u << prio)) ||
 	    rx->vl[prio].rx_used <= xoff_threshold(rx))
@@ -318,9 +321,9 @@ void eth_port_ingress(struct fab_port *rx, uint8_t prio)
 	refresh_arm(rx);
 }
 
-void eth_port_egress(struct fab_port *rx, uint8_t prio)
+void eth_port_egress(struct port *rx, uint8_t prio)
 {
-	struct eth_port *e = rx->eth;
+	struct eth_port *e = eth_of(rx);
 
 	uint32_t xon = e->xon_cells;
 
@@ -346,7 +349,7 @@ void eth_port_egress(struct fab_port *rx, uint8_t prio)
  * the cycle spelled out. Checked only when an XOFF is refreshed (a pause
  * has lasted half its quanta), so it costs nothing while traffic flows.
  */
-static bool holds_for(const struct fab *f, const struct fab_port *out, uint8_t prio,
+static bool holds_for(const struct fab *f, const struct port *out, uint8_t prio,
 		      uint8_t in_port)
 {
 	for (uint32_t i = out->vl[prio].inq.head; i != SIM_POOL_NIL; i = fab_pkt(f, i)->next)
@@ -355,8 +358,8 @@ static bool holds_for(const struct fab *f, const struct fab_port *out, uint8_t p
 	return false;
 }
 
-static bool pfc_cycle(struct fab_port *start, struct fab_port *x, uint8_t prio, int depth,
-		      struct fab_port **path)
+static bool pfc_cycle(struct port *start, struct port *x, uint8_t prio, int depth,
+		      struct port **path)
 {
 	struct fab *f = x->fab;
 	struct fab_node *n = x->node;
@@ -365,13 +368,13 @@ static bool pfc_cycle(struct fab_port *start, struct fab_port *x, uint8_t prio, 
 		return false;
 	path[depth] = x;
 	for (int o = 1; o <= n->nports; o++) {
-		struct fab_port *out = n->ports[o];
-		struct fab_port *y;
+		struct port *out = n->ports[o];
+		struct port *y;
 
 		if (!out || !out->vl[prio].inq.len || eth_port_fits(out, prio))
 			continue;
 		y = out->peer;
-		if (!(y->eth->xoff & (1u << prio)) || !holds_for(f, out, prio, x->port_no))
+		if (!(eth_of(y)->xoff & (1u << prio)) || !holds_for(f, out, prio, x->port_no))
 			continue;
 		if (y == start) {
 			path[depth + 1] = NULL;
@@ -387,10 +390,10 @@ static bool pfc_cycle(struct fab_port *start, struct fab_port *x, uint8_t prio, 
 	return false;
 }
 
-static void pfc_deadlock_check(struct fab_port *pt, uint8_t prio)
+static void pfc_deadlock_check(struct port *pt, uint8_t prio)
 {
 	struct fab *f = pt->fab;
-	struct fab_port *path[66];
+	struct port *path[66];
 	char buf[768];
 	size_t off = 0;
 
@@ -402,7 +405,7 @@ static void pfc_deadlock_check(struct fab_port *pt, uint8_t prio)
 		return;
 	buf[0] = 0;
 	for (int k = 0; path[k] && k < 65; k++) {
-		const struct fab_port *x = path[k];
+		const struct port *x = path[k];
 
 		sim_append(buf, sizeof(buf), &off, "%s[%u] -> ",
 			   f->net->nodes[x->node->idx].desc, x->port_no);
@@ -413,16 +416,16 @@ static void pfc_deadlock_check(struct fab_port *pt, uint8_t prio)
 		 "each holding packets queued for an output the next one pauses: %s", prio, buf);
 }
 
-void eth_port_handler(struct fab_port *pt, uint32_t arg)
+void eth_port_handler(struct port *pt, uint32_t arg)
 {
-	struct eth_port *e = pt->eth;
+	struct eth_port *e = eth_of(pt);
 
 	switch (arg & 0xff) {
-	case FAB_EV_ETH_WAKE:
+	case ETH_EV_WAKE:
 		if (sim_timer_fire(&e->wake, arg))
-			ib_port_kick(pt);
+			port_kick(pt);
 		break;
-	case FAB_EV_PFC_REFRESH: {
+	case ETH_EV_PFC_REFRESH: {
 		sim_time_t now = pt->fab->eng.now;
 		sim_time_t half = (sim_time_t)pt->fab->p.eth.pfc_quanta * e->quantum_ps / 2;
 
@@ -446,9 +449,9 @@ void eth_port_handler(struct fab_port *pt, uint32_t arg)
 }
 
 /* End of run: close the pause intervals still open, up to `now`. */
-void eth_port_finish(struct fab_port *pt, sim_time_t now)
+void eth_port_finish(struct port *pt, sim_time_t now)
 {
-	struct eth_port *e = pt->eth;
+	struct eth_port *e = eth_of(pt);
 
 	eth_apply(pt);
 	for (uint8_t m = e->paused; m; m &= (uint8_t)(m - 1)) {
@@ -459,3 +462,13 @@ void eth_port_finish(struct fab_port *pt, sim_time_t now)
 		e->pause_from[prio] = end;
 	}
 }
+
+/* The link layer a port of an Ethernet fabric runs (port.h). */
+static const struct port_link_ops eth_link_ops = {
+	.fits = eth_port_fits,
+	.prepare = eth_port_prepare,
+	.pick = eth_port_pick,
+	.blocked = eth_port_blocked,
+	.egress = eth_port_egress,
+	.event = eth_port_handler,
+};

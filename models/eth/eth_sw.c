@@ -59,15 +59,15 @@ int eth_sw_init(struct fab *f, struct fab_node *n)
 	n->lft = nn->lft;
 	n->lft_len = nn->lft ? nn->lft_len : 0;
 	for (int i = 1; i <= n->nports; i++) {
-		struct fab_port *pt = n->ports[i];
+		struct port *pt = n->ports[i];
 
 		if (!pt)
 			continue;
 		ports++;
-		eth_ecn_thresholds(&f->p, pt->rate, &pt->eth->kmin_cells, &pt->eth->kmax_cells);
-		pt->eth->kmin_cells /= IB_BLOCK_BYTES;
-		pt->eth->kmax_cells /= IB_BLOCK_BYTES;
-		if (pt->eth->pfc) {
+		eth_ecn_thresholds(&f->p, pt->rate, &eth_of(pt)->kmin_cells, &eth_of(pt)->kmax_cells);
+		eth_of(pt)->kmin_cells /= IB_BLOCK_BYTES;
+		eth_of(pt)->kmax_cells /= IB_BLOCK_BYTES;
+		if (eth_of(pt)->pfc) {
 			uint32_t h = eth_headroom(&f->p, pt);
 
 			s->headroom_cells += (h + IB_BLOCK_BYTES - 1) / IB_BLOCK_BYTES;
@@ -87,7 +87,7 @@ void eth_sw_fini(struct fab_node *n)
 	n->eth = NULL;
 }
 
-static void drop(struct fab_port *in, struct fab_port *out, uint32_t idx)
+static void drop(struct port *in, struct port *out, uint32_t idx)
 {
 	struct fab *f = in->fab;
 	struct ib_pkt *p = fab_pkt(f, idx);
@@ -96,14 +96,14 @@ static void drop(struct fab_port *in, struct fab_port *out, uint32_t idx)
 		in->node->idx, p->dlid, out->port_no, p->vl);
 	out->info.vl[p->vl].drops++;
 	out->info.vl[p->vl].xmit_discards++;
-	ib_port_rx_free(in, p->vl, p->blocks);
+	port_rx_free(in, p->vl, p->blocks);
 	fab_pkt_drop(f, idx, FAB_DROP_CONGESTION);
 }
 
 /* Mark CE with the RED probability of this queue length (cells). */
-static void ecn_mark(struct eth_sw *s, struct fab_port *out, struct ib_pkt *p, uint32_t q)
+static void ecn_mark(struct eth_sw *s, struct port *out, struct ib_pkt *p, uint32_t q)
 {
-	struct eth_port *e = out->eth;
+	struct eth_port *e = eth_of(out);
 	const struct fab_params *fp = &out->fab->p;
 	bool mark;
 
@@ -122,26 +122,26 @@ static void ecn_mark(struct eth_sw *s, struct fab_port *out, struct ib_pkt *p, u
 	out->fab->tot.ecn_marks++;
 }
 
-void eth_sw_receive(struct fab_port *in, uint32_t idx)
+void eth_sw_receive(struct port *in, uint32_t idx)
 {
 	struct fab *f = in->fab;
 	struct fab_node *n = in->node;
 	struct eth_sw *s = n->eth;
 	struct ib_pkt *p = fab_pkt(f, idx);
 	int o = sw_route(in, idx);
-	struct fab_port *out;
+	struct port *out;
 	uint8_t prio = p->vl;
 	uint32_t q;
 
 	if (o < 0)
 		return;
 	out = n->ports[o];
-	q = out->eth->q_cells[prio];
+	q = eth_of(out)->q_cells[prio];
 	if (s->used_cells + p->blocks > s->cap_cells) {
 		drop(in, out, idx);
 		return;
 	}
-	if (!in->eth->pfc || prio == FAB_ETH_CNP_PRIO) {
+	if (!eth_of(in)->pfc || prio == FAB_ETH_CNP_PRIO) {
 		uint32_t free_cells = s->cap_cells - s->headroom_cells > s->used_cells ?
 				      s->cap_cells - s->headroom_cells - s->used_cells : 0;
 		double limit = f->p.eth.alpha * free_cells;
@@ -158,17 +158,17 @@ void eth_sw_receive(struct fab_port *in, uint32_t idx)
 		ecn_mark(s, out, p, q);
 	p->in_port = in->port_no;
 	p->out_port = (uint8_t)o;
-	out->eth->q_cells[prio] = q + p->blocks;
+	eth_of(out)->q_cells[prio] = q + p->blocks;
 	if ((q + p->blocks) * IB_BLOCK_BYTES > out->info.vl[prio].queue_high)
 		out->info.vl[prio].queue_high = (q + p->blocks) * IB_BLOCK_BYTES;
-	fab_pq_push(f, &out->vl[prio].inq, idx);
+	port_pq_push(f, &out->vl[prio].inq, idx);
 	eth_port_ingress(in, prio);
 	SIM_LOG(SIM_LOG_SWITCH, f->eng.now, "node %d in %u prio %u dlid %u -> out %u (queue %u cells)",
-		n->idx, in->port_no, prio, p->dlid, o, out->eth->q_cells[prio]);
-	ib_port_kick(out);
+		n->idx, in->port_no, prio, p->dlid, o, eth_of(out)->q_cells[prio]);
+	port_kick(out);
 }
 
-uint16_t eth_sw_candidates(struct fab_port *out, uint32_t cand[FAB_NVL], uint16_t *has_data)
+uint16_t eth_sw_candidates(struct port *out, uint32_t cand[PORT_NVL], uint16_t *has_data)
 {
 	uint16_t ready = 0, data = 0;
 
@@ -185,22 +185,32 @@ uint16_t eth_sw_candidates(struct fab_port *out, uint32_t cand[FAB_NVL], uint16_
 	return ready;
 }
 
-void eth_sw_take(struct fab_port *out, uint32_t idx)
+uint32_t eth_sw_take(struct port *out, uint8_t chosen, uint32_t idx)
 {
+	(void)chosen;	/* the packet's own priority */
 	struct fab *f = out->fab;
 	struct ib_pkt *p = fab_pkt(f, idx);
 
-	fab_pq_pop(f, &out->vl[p->vl].inq);
-	out->eth->q_cells[p->vl] -= p->blocks;
+	port_pq_pop(f, &out->vl[p->vl].inq);
+	eth_of(out)->q_cells[p->vl] -= p->blocks;
 	out->tx_src = out->node->ports[p->in_port];
 	out->tx_src_vl = p->vl;
 	out->tx_src_blocks = p->blocks;
+	return idx;
 }
 
-void eth_sw_sent(struct fab_port *out)
+void eth_sw_sent(struct port *out)
 {
 	struct eth_sw *s = out->node->eth;
 
 	s->used_cells -= out->tx_src_blocks;
-	ib_port_rx_free(out->tx_src, out->tx_src_vl, out->tx_src_blocks);
+	port_rx_free(out->tx_src, out->tx_src_vl, out->tx_src_blocks);
 }
+
+/* The node kind "Ethernet switch" (port.h). */
+const struct port_node_ops eth_sw_node_ops = {
+	.candidates = eth_sw_candidates,
+	.take = eth_sw_take,
+	.sent = eth_sw_sent,
+	.receive = eth_sw_receive,
+};

@@ -3,7 +3,8 @@
  * fab.c - builds a simulated IB fabric from a fabric graph and runs it.
  *
  * Every cable becomes two link directions, each owned by the transmitting
- * port (ib_port.c); switches (sw.c) and HCAs (hca.c) sit on the ports. Link
+ * port (models/port/port.c); switches and HCAs sit on the ports, each
+ * reached through its node kind's table (node_kinds[] below). Link
  * rates come from the topology file where it states them (ibnetdiscover
  * prints the active width and speed), else from the preset; `--set
  * link.width/link.speed` overrides both. Entities touch each other only
@@ -383,7 +384,7 @@ static int build_deps(struct fab *f, size_t waiting)
 
 /* The nodes, and one port per connected port end, in node order in one
  * block: a switch's ports lie side by side, and the per-VL lines (struct
- * fab_port_vl) are cache-line aligned. */
+ * port_vl) are cache-line aligned. */
 static int build_nodes(struct fab *f)
 {
 	const struct net *net = f->net;
@@ -401,7 +402,7 @@ static int build_nodes(struct fab *f)
 			if (net->nodes[i].ports[k].remote_node >= 0)
 				nports++;
 	f->ports = calloc((size_t)(nports ? nports : 1), sizeof(*f->ports));
-	port_bytes = (size_t)(nports ? nports : 1) * sizeof(struct fab_port);
+	port_bytes = (size_t)(nports ? nports : 1) * sizeof(struct port);
 	f->port_mem = aligned_alloc(64, port_bytes);
 	if (!f->ports || !f->port_mem)
 		return -1;
@@ -420,7 +421,7 @@ static int build_nodes(struct fab *f)
 		for (int k = 1; k <= nn->nports; k++) {
 			if (nn->ports[k].remote_node < 0)
 				continue;
-			struct fab_port *pt = &f->port_mem[f->nports];
+			struct port *pt = &f->port_mem[f->nports];
 
 			pt->fab = f;
 			pt->node = n;
@@ -432,6 +433,34 @@ static int build_nodes(struct fab *f)
 	return 0;
 }
 
+/*
+ * The node kinds a fabric is made of: each a row of port_node_ops that its
+ * ports dispatch through (port.kind indexes fab.node_ops), and its set-up.
+ * A channel adapter is an HCA; a switch is the fabric kind's (Ethernet's
+ * output-queued switch, else InfiniBand's). A new kind of node is one row
+ * here and its own file.
+ */
+enum { NODE_HCA, NODE_IB_SW, NODE_ETH_SW, NODE_NKINDS };
+
+static const struct fab_node_kind {
+	const struct port_node_ops *ops;
+	int (*init)(struct fab *f, struct fab_node *n);
+	void (*fini)(struct fab_node *n);
+} node_kinds[NODE_NKINDS] = {
+	[NODE_HCA] = { &hca_node_ops, hca_init, hca_fini },
+	[NODE_IB_SW] = { &sw_node_ops, sw_init, sw_fini },
+	[NODE_ETH_SW] = { &eth_sw_node_ops, eth_sw_init, eth_sw_fini },
+};
+
+_Static_assert(NODE_NKINDS <= PORT_NODE_KINDS, "port.kind indexes fab.node_ops");
+
+static uint8_t node_kind(const struct fab *f, const struct fab_node *n)
+{
+	if (n->type != NET_SWITCH)
+		return NODE_HCA;
+	return fab_is_eth(&f->p) ? NODE_ETH_SW : NODE_IB_SW;
+}
+
 /* Each port's link (peer, rate, cable, LID), its link layer's state, and
  * the links up. The ports are one array: one engine range, dispatched
  * without a per-port table (sim_register_range). */
@@ -439,14 +468,17 @@ static int link_ports(struct fab *f, struct sim_diag *d)
 {
 	const struct net *net = f->net;
 	const struct fab_params *p = &f->p;
-	int port_comp = sim_register_range(&f->eng, ib_port_handler, f->port_mem,
-					   sizeof(struct fab_port), (uint32_t)f->nports, "port");
+	int port_comp = sim_register_range(&f->eng, port_handler, f->port_mem,
+					   sizeof(struct port), (uint32_t)f->nports, "port");
 
 	if (port_comp < 0)
 		return -1;
-	sim_range_prefetch(&f->eng, (uint32_t)port_comp, ib_port_prefetch);
+	for (int k = 0; k < NODE_NKINDS; k++)
+		f->node_ops[k] = node_kinds[k].ops;
+	f->port_links = fab_is_eth(p);
+	sim_range_prefetch(&f->eng, (uint32_t)port_comp, port_prefetch);
 	for (int pi = 0; pi < f->nports; pi++) {
-		struct fab_port *pt = f->ports[pi];
+		struct port *pt = f->ports[pi];
 		const struct net_port *np = &net->nodes[pt->node->idx].ports[pt->port_no];
 		const struct net_port *rp = &net->nodes[np->remote_node].ports[np->remote_port];
 		double metres = np->cable_m >= 0 ? np->cable_m : rp->cable_m >= 0 ? rp->cable_m : p->cable_m;
@@ -461,6 +493,7 @@ static int link_ports(struct fab *f, struct sim_diag *d)
 		}
 		pt->prop = link_prop_ps(metres, p->ps_per_m);
 		pt->lid = net_lid_of(net, pt->node->idx, pt->port_no);
+		pt->kind = node_kind(f, pt->node);
 		pt->is_sw = pt->node->type == NET_SWITCH;
 		pt->peer_is_sw = net->nodes[np->remote_node].type == NET_SWITCH;
 		pt->info.node = pt->node->idx;
@@ -469,25 +502,21 @@ static int link_ports(struct fab *f, struct sim_diag *d)
 		pt->info.peer_port = np->remote_port;
 		pt->info.rate = pt->rate;
 		pt->info.prop_ps = pt->prop;
-		if (ib_port_init(f, pt) || (fab_is_eth(p) && eth_port_init(f, pt)))
+		if (port_init(f, pt) || (fab_is_eth(p) && eth_port_init(f, pt)))
 			return -1;
 		pt->comp = (uint32_t)port_comp + (uint32_t)pi;
 	}
 	for (int pi = 0; pi < f->nports; pi++)
-		ib_port_link_up(f->ports[pi]);
+		port_link_up(f->ports[pi]);
 	return 0;
 }
 
-/* The node kinds: an HCA on every channel adapter, the fabric's switch. */
+/* Each node's state, as its kind sets it up. */
 static int init_nodes(struct fab *f)
 {
-	for (int i = 0; i < f->nnodes; i++) {
-		struct fab_node *n = &f->nodes[i];
-
-		if (n->type != NET_SWITCH ? hca_init(f, n) :
-		    fab_is_eth(&f->p) ? eth_sw_init(f, n) : sw_init(f, n))
+	for (int i = 0; i < f->nnodes; i++)
+		if (node_kinds[node_kind(f, &f->nodes[i])].init(f, &f->nodes[i]))
 			return -1;
-	}
 	return 0;
 }
 
@@ -567,16 +596,11 @@ void fab_destroy(struct fab *f)
 	for (int i = 0; i < f->nnodes && f->nodes; i++) {
 		struct fab_node *n = &f->nodes[i];
 
-		if (n->type == NET_SWITCH) {
-			sw_fini(n);
-			eth_sw_fini(n);
-		} else {
-			hca_fini(n);
-		}
+		node_kinds[node_kind(f, n)].fini(n);
 		free(n->ports);
 	}
 	for (int pi = 0; pi < f->nports; pi++) {
-		ib_port_fini(f->ports[pi]);
+		port_fini(f->ports[pi]);
 		eth_port_fini(f->ports[pi]);
 	}
 	free(f->port_mem);
@@ -593,7 +617,7 @@ void fab_destroy(struct fab *f)
 static void close_waits(struct fab *f)
 {
 	for (int pi = 0; pi < f->nports; pi++) {
-		struct fab_port *pt = f->ports[pi];
+		struct port *pt = f->ports[pi];
 
 		if (pt->waiting) {
 			sim_time_t dt = f->eng.now - pt->wait_since;
@@ -602,7 +626,7 @@ static void close_waits(struct fab *f)
 				pt->info.vl[__builtin_ctz(m)].xmit_wait_ps += dt;
 			pt->waiting = false;
 		}
-		if (pt->eth)
+		if (pt->link)
 			eth_port_finish(pt, f->eng.now);
 	}
 }
@@ -644,7 +668,7 @@ int fab_run(struct fab *f, struct sim_diag *d)
 		char why[512];
 
 		for (int pi = 0; pi < f->nports; pi++)
-			for (int v = 0; v < FAB_NVL; v++)
+			for (int v = 0; v < PORT_NVL; v++)
 				queued += f->ports[pi]->vl[v].inq.len;
 		fab_deadlock_explain(f, why, sizeof(why));
 		return sim_diag_set(d, NULL, 0, 0,
@@ -687,13 +711,13 @@ int fab_nports(const struct fab *f)
 
 const struct fab_port_info *fab_port(const struct fab *f, int i)
 {
-	struct fab_port *pt = f->ports[i];
+	struct port *pt = f->ports[i];
 
-	/* the per-packet counters live beside the credits (struct fab_port_vl) */
+	/* the per-packet counters live beside the credits (struct port_vl) */
 	pt->info.busy_ps = pt->busy_ps;
-	for (int v = 0; v < FAB_NVL; v++) {
+	for (int v = 0; v < PORT_NVL; v++) {
 		struct fab_vl_stats *s = &pt->info.vl[v];
-		const struct fab_port_vl *q = &pt->vl[v];
+		const struct port_vl *q = &pt->vl[v];
 
 		s->xmit_bytes = q->xmit_bytes;
 		s->xmit_pkts = q->xmit_pkts;
@@ -707,18 +731,18 @@ const struct fab_port_info *fab_port(const struct fab *f, int i)
 
 void fab_port_sample(const struct fab *f, int i, struct fab_sample *s)
 {
-	const struct fab_port *pt = f->ports[i];
+	const struct port *pt = f->ports[i];
 
 	memset(s, 0, sizeof(*s));
-	for (int v = 0; v < FAB_NVL; v++)
+	for (int v = 0; v < PORT_NVL; v++)
 		s->xmit_bytes += pt->vl[v].xmit_bytes;
 	for (int v = 0; v < FAB_MAX_VLS && v < f->p.vls; v++) {
-		const struct fab_fc_ring *q = &pt->fcq;
+		const struct port_fc_ring *q = &pt->fcq;
 		uint16_t fccl = pt->vl[v].fccl;
 
-		/* credits are applied lazily (ib_port.c): count those landed by now */
+		/* credits are applied lazily (models/port/port.c): count those landed by now */
 		for (uint32_t k = 0; k < q->n; k++) {
-			const struct fab_fc *fc = fab_fc_ring_at(q, k);
+			const struct port_fc *fc = port_fc_ring_at(q, k);
 
 			if (fc->arrive > f->eng.now)
 				break;
@@ -757,7 +781,7 @@ void fab_totals(const struct fab *f, struct fab_totals *t)
 	}
 	t->paused_ps = 0;
 	for (int pi = 0; pi < f->nports; pi++)
-		for (int v = 0; v < FAB_NVL; v++) {
+		for (int v = 0; v < PORT_NVL; v++) {
 			t->xmit_wait_ps += f->ports[pi]->info.vl[v].xmit_wait_ps;
 			t->paused_ps += f->ports[pi]->info.vl[v].paused_ps;
 		}
@@ -768,7 +792,7 @@ int fab_check_credits(const struct fab *f, struct sim_diag *d)
 	if (fab_is_eth(&f->p))
 		return 0;	/* no credits on Ethernet (PFC: tests count drops) */
 	for (int pi = 0; pi < f->nports; pi++) {
-		const struct fab_port *tx = f->ports[pi], *rx = tx->peer;
+		const struct port *tx = f->ports[pi], *rx = tx->peer;
 
 		for (int v = 0; v < f->p.vls; v++) {
 			uint64_t cap = rx->vl[v].rx_cap;

@@ -83,18 +83,18 @@ static const char *lid_name(const struct fab *f, uint16_t lid)
 	return net->nodes[net->lid_node[lid]].desc;
 }
 
-static const struct fab_port *vport(const struct dl *g, int u)
+static const struct port *vport(const struct dl *g, int u)
 {
 	return g->f->ports[u / g->nvl];
 }
 
-static int vertex(const struct dl *g, const struct fab_port *pt, int vl)
+static int vertex(const struct dl *g, const struct port *pt, int vl)
 {
 	return g->idx_of[g->base[pt->node->idx] + pt->port_no] * g->nvl + vl;
 }
 
 /* The output port the head of switch input (pt, vl) wants; NULL if none. */
-static const struct fab_port *head_out(const struct fab *f, const struct fab_port *pt,
+static const struct port *head_out(const struct fab *f, const struct port *pt,
 				       int vl, const struct ib_pkt **head)
 {
 	if (pt->node->type != NET_SWITCH || !pt->vl[vl].inq.len)
@@ -110,8 +110,8 @@ static void classify(struct dl *g)
 	const struct fab *f = g->f;
 
 	for (int pi = 0; pi < f->nports; pi++) {
-		struct fab_port *pt = f->ports[pi];
-		uint32_t blocks[FAB_NVL];
+		struct port *pt = f->ports[pi];
+		uint32_t blocks[PORT_NVL];
 		uint16_t has = 0, ready = 0;
 
 		if (pt->node->type != NET_SWITCH)
@@ -119,7 +119,7 @@ static void classify(struct dl *g)
 		for (int v = 0; v < g->nvl; v++) {
 			int u = pi * g->nvl + v;
 			const struct ib_pkt *h;
-			const struct fab_port *out;
+			const struct port *out;
 
 			g->succ[u] = -1;
 			g->kind[u] = DL_NONE;
@@ -136,7 +136,7 @@ static void classify(struct dl *g)
 				continue;
 			out = head_out(f, pt, v, &h);
 			if (!out || pt->in_flight >= f->p.sw_speedup || out->tx_busy ||
-			    ib_port_fits(out, (uint8_t)v, h->blocks)) {
+			    port_fits(out, (uint8_t)v, h->blocks)) {
 				g->kind[u] = DL_SW_IDLE;
 				continue;
 			}
@@ -180,7 +180,7 @@ static void put(struct out *o, const char *fmt, ...)
 static void hop_text(const struct dl *g, int u, int w, char *s, size_t len)
 {
 	const struct fab *f = g->f;
-	const struct fab_port *in = vport(g, w), *out;
+	const struct port *in = vport(g, w), *out;
 	const struct ib_pkt *h = NULL, *waiting = NULL;
 	int v = w % g->nvl;
 	uint32_t free_blocks = in->vl[v].rx_cap - in->vl[v].rx_used;
@@ -207,7 +207,7 @@ static void report_cycle(struct dl *g, int start, int ncycles, struct out *o)
 	int len = 0, u = start, v = start % g->nvl;
 	uint64_t stuck = 0, total = 0;
 	const struct ib_pkt *h;
-	const struct fab_port *out;
+	const struct port *out;
 	char (*hop)[320];	/* NodeDescription is at most 64 bytes (IBA 14.2.5.2) */
 	size_t sum = 0, head_room;
 
@@ -217,7 +217,7 @@ static void report_cycle(struct dl *g, int start, int ncycles, struct out *o)
 		u = g->succ[u];
 	} while (u != start);
 	for (int pi = 0; pi < f->nports; pi++)
-		for (int k = 0; k < FAB_NVL; k++)
+		for (int k = 0; k < PORT_NVL; k++)
 			total += f->ports[pi]->vl[k].inq.len;
 	put(o, "credit loop on VL %d through %d switch%s (%llu of the %llu stuck packets are in its buffers%s",
 	    v, len, len == 1 ? "" : "es", (unsigned long long)stuck,
@@ -277,7 +277,7 @@ static int chain_end(struct dl *g, int u)
 static void describe_end(const struct dl *g, int t, struct out *o)
 {
 	const struct fab *f = g->f;
-	const struct fab_port *pt = vport(g, t), *out;
+	const struct port *pt = vport(g, t), *out;
 	const struct ib_pkt *h = NULL;
 	int v = t % g->nvl;
 

@@ -847,13 +847,13 @@ void hca_qp_update_active(struct hca_qp *qp)
 	if (has && !qp->active) {
 		ring_insert(qp);
 		if (!h->in_take && h->port)
-			ib_port_kick(h->port);
+			port_kick(h->port);
 	} else if (!has && qp->active) {
 		ring_remove(qp);
 	}
 }
 
-uint16_t hca_candidates(struct fab_port *pt, uint32_t blocks[FAB_NVL], uint16_t *has_data)
+uint16_t hca_candidates(struct port *pt, uint32_t blocks[PORT_NVL], uint16_t *has_data)
 {
 	struct hca *h = pt->hca;
 	uint16_t ready = 0;
@@ -872,7 +872,7 @@ uint16_t hca_candidates(struct fab_port *pt, uint32_t blocks[FAB_NVL], uint16_t 
 				qp_resp_has_packet(qp) ? qp_resp_next_size(qp) : qp_req_next_size(qp);
 
 		blocks[v] = ib_blocks(wire);
-		if (ib_port_fits(pt, (uint8_t)v, blocks[v]))
+		if (port_fits(pt, (uint8_t)v, blocks[v]))
 			ready |= (uint16_t)(1u << v);
 	}
 	return ready;
@@ -890,8 +890,9 @@ uint32_t hca_alloc_pkt(struct hca *h)
 	return idx;
 }
 
-uint32_t hca_take(struct fab_port *pt, uint8_t vl)
+uint32_t hca_take(struct port *pt, uint8_t vl, uint32_t blocks)
 {
+	(void)blocks;	/* hca_candidates' size of it: the QP builds it again */
 	struct hca *h = pt->hca;
 	struct hca_qp *qp;
 	uint32_t idx;
@@ -930,24 +931,32 @@ uint32_t hca_take(struct fab_port *pt, uint8_t vl)
 	return idx;
 }
 
-void hca_sent(struct fab_port *pt)
+void hca_sent(struct port *pt)
 {
 	(void)pt;
 }
+
+/* The node kind "HCA" (port.h). */
+const struct port_node_ops hca_node_ops = {
+	.candidates = hca_candidates,
+	.take = hca_take,
+	.sent = hca_sent,
+	.receive = hca_receive,
+};
 
 static bool is_response(uint8_t op)
 {
 	return (op >= IB_OP_READ_RESP_FIRST && op <= IB_OP_ATOMIC_ACK);
 }
 
-void hca_receive(struct fab_port *pt, uint32_t idx)
+void hca_receive(struct port *pt, uint32_t idx)
 {
 	struct fab *f = pt->fab;
 	struct hca *h = pt->hca;
 	struct ib_pkt *p = fab_pkt(f, idx);
 	struct hca_qp *qp;
 
-	ib_port_rx_free(pt, p->vl, p->blocks);
+	port_rx_free(pt, p->vl, p->blocks);
 	if (p->dlid != pt->lid) {
 		SIM_LOG(SIM_LOG_HCA, f->eng.now, "node %d: misrouted packet for dlid %u",
 			pt->node->idx, p->dlid);
@@ -961,7 +970,7 @@ void hca_receive(struct fab_port *pt, uint32_t idx)
 	qp = hca_qp_by_num(h, p->dqpn);
 	/* The next packet over this link likely goes to the same QP: the
 	 * sending switch port (this event's, in the cache) keeps it for the
-	 * look-ahead (ib_port_prefetch). */
+	 * look-ahead (port_prefetch). */
 	if (h->hint && pt->peer_is_sw)
 		pt->peer->rx_hint = qp;
 	if (!qp || qp->state == HCA_QPS_RESET || qp->state == HCA_QPS_INIT ||

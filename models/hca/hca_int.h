@@ -244,13 +244,13 @@ struct hca {
 	 * lines of its HCA.
 	 */
 	struct fab *f;
-	struct fab_port *port;		/* the port traffic leaves by */
+	struct port *port;		/* the port traffic leaves by */
 	struct cc_hca *cc;		/* congestion control (models/roce/cc.c), NULL when off */
 	uint16_t lid;
 	uint16_t active_vls;
 	bool in_take;			/* building a packet: do not kick the port */
 	bool hint;			/* keep port->tx_hint (hca_hint_next): the look-ahead runs */
-	struct hca_qp *cur[FAB_NVL] __attribute__((aligned(32)));
+	struct hca_qp *cur[PORT_NVL] __attribute__((aligned(32)));
 	/* line 2, after cur[12..15]: what every packet received reads (it
 	 * finds its QP; the fabric comes from the port, qp_resp_receive) */
 	struct hca_qp **qps;		/* by QP number (0 and 1 reserved: QP0/QP1) */
@@ -319,7 +319,7 @@ static inline struct hca_swqe *hca_swqe_at(struct hca_qp *qp, uint32_t i)
 }
 
 /*
- * Tell the port which packet is likely next (fab_port.tx_hint): the
+ * Tell the port which packet is likely next (port.tx_hint): the
  * current QP of the lowest active VL, and that QP's next send WQE. The
  * engine's look-ahead asks for their lines (and the HCA's) an event before
  * the port's transmitter finishes, so that choosing and building the next

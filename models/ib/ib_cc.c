@@ -281,9 +281,9 @@ void ibcc_ca_becn(struct ibcc_ca *ca, const struct ibcc_params *p, sim_time_t no
 
 struct ibcc_port {
 	uint32_t threshold;		/* bytes */
-	uint32_t queued[FAB_NVL];	/* bytes queued at the switch's inputs for this output */
-	uint64_t wait_seen[FAB_NVL];	/* PortVLXmitWait when this VL last sent */
-	uint16_t skip[FAB_NVL];		/* eligible packets still to pass over before a mark */
+	uint32_t queued[PORT_NVL];	/* bytes queued at the switch's inputs for this output */
+	uint64_t wait_seen[PORT_NVL];	/* PortVLXmitWait when this VL last sent */
+	uint16_t skip[PORT_NVL];		/* eligible packets still to pass over before a mark */
 };
 
 int ibcc_sw_init(struct fab *f, struct fab_node *n)
@@ -291,7 +291,7 @@ int ibcc_sw_init(struct fab *f, struct fab_node *n)
 	uint32_t thr = ibcc_threshold_bytes(&f->p.ibcc, f->p.vl_buf_bytes);
 
 	for (int k = 1; k <= n->nports; k++) {
-		struct fab_port *pt = n->ports[k];
+		struct port *pt = n->ports[k];
 
 		if (!pt)
 			continue;
@@ -314,12 +314,12 @@ void ibcc_sw_fini(struct fab_node *n)
 		}
 }
 
-void ibcc_sw_queued(struct fab_port *out, const struct ib_pkt *p)
+void ibcc_sw_queued(struct port *out, const struct ib_pkt *p)
 {
 	out->ibcc->queued[p->vl] += p->wire;
 }
 
-void ibcc_sw_take(struct fab_port *out, struct ib_pkt *p)
+void ibcc_sw_take(struct port *out, struct ib_pkt *p)
 {
 	struct ibcc_port *c = out->ibcc;
 	const struct ibcc_params *cp = &out->fab->p.ibcc;

@@ -159,7 +159,7 @@ static void owe(struct hca_qp *qp)
 	};
 	qp->cc->owed = true;
 	if (!h->in_take && h->port)
-		ib_port_kick(h->port);
+		port_kick(h->port);
 }
 
 bool cc_receive(struct hca_qp *qp, struct ib_pkt *p)
@@ -196,7 +196,7 @@ int cc_owed_vl(const struct hca *h)
 	return h->cc->n ? note_vl(h->cc) : -1;
 }
 
-uint16_t cc_offer(struct hca *h, struct fab_port *pt, uint32_t *blocks, uint16_t *ready)
+uint16_t cc_offer(struct hca *h, struct port *pt, uint32_t *blocks, uint16_t *ready)
 {
 	struct cc_hca *c = h->cc;
 	uint8_t vl;
@@ -205,7 +205,7 @@ uint16_t cc_offer(struct hca *h, struct fab_port *pt, uint32_t *blocks, uint16_t
 		return 0;
 	vl = note_vl(c);
 	blocks[vl] = ib_blocks(c->note_wire);
-	if (ib_port_fits(pt, vl, blocks[vl]))
+	if (port_fits(pt, vl, blocks[vl]))
 		*ready |= (uint16_t)(1u << vl);
 	return (uint16_t)(1u << vl);
 }

@@ -46,7 +46,7 @@ struct cc_hca {
 struct hca;
 struct hca_qp;
 struct ib_pkt;
-struct fab_port;
+struct port;
 struct fab_params;
 
 /* Which CC the parameters turn on (0: none). */
@@ -64,7 +64,7 @@ bool cc_receive(struct hca_qp *qp, struct ib_pkt *p);
 /* The port looks for packets: a notification owed goes first on its VL
  * (priority FAB_ETH_CNP_PRIO on Ethernet). Returns that VL's bit (0: none)
  * and sets blocks[vl] and the ready bit if it fits. */
-uint16_t cc_offer(struct hca *h, struct fab_port *pt, uint32_t *blocks, uint16_t *ready);
+uint16_t cc_offer(struct hca *h, struct port *pt, uint32_t *blocks, uint16_t *ready);
 /* The VL of the notification owed next, or -1. */
 int cc_owed_vl(const struct hca *h);
 /* Build the notification offered on vl (pool index). */

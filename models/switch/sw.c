@@ -71,9 +71,9 @@ int sw_init(struct fab *f, struct fab_node *n)
 	n->lft = nn->lft;
 	n->lft_len = nn->lft ? nn->lft_len : 0;
 	n->req_words = (n->nports + 1 + 63) / 64;
-	n->req = calloc(nout * FAB_NVL * n->req_words, sizeof(*n->req));
+	n->req = calloc(nout * PORT_NVL * n->req_words, sizeof(*n->req));
 	n->req_vls = calloc(nout, sizeof(*n->req_vls));
-	n->rr = calloc(nout * FAB_NVL, sizeof(*n->rr));
+	n->rr = calloc(nout * PORT_NVL, sizeof(*n->rr));
 	if (f->p.ibcc.on && ibcc_sw_init(f, n))		/* FECN marking (ib_cc.c) */
 		return -1;
 	return n->req && n->req_vls && n->rr ? 0 : -1;
@@ -88,24 +88,24 @@ void sw_fini(struct fab_node *n)
 }
 
 /* The input's head packets (one per VL) ask for their outputs. */
-static void input_request(struct fab_port *in, struct fab_port *except)
+static void input_request(struct port *in, struct port *except)
 {
 	struct fab *f = in->fab;
 	struct fab_node *n = in->node;
 
 	/* The VLs in order, as inq_vls says now (a kick may take a head). */
-	for (unsigned v = 0; v < FAB_NVL && (in->inq_vls >> v); v++) {
+	for (unsigned v = 0; v < PORT_NVL && (in->inq_vls >> v); v++) {
 		v += (unsigned)__builtin_ctz(in->inq_vls >> v);
 		struct ib_pkt *p = fab_pkt(f, in->vl[v].inq.head);
-		struct fab_port *out = n->ports[p->out_port];
+		struct port *out = n->ports[p->out_port];
 
 		req_set(n, p->out_port, v, in->port_no);
 		if (out != except)
-			ib_port_kick(out);
+			port_kick(out);
 	}
 }
 
-static void drop(struct fab_port *in, uint32_t idx, const char *why)
+static void drop(struct port *in, uint32_t idx, const char *why)
 {
 	struct fab *f = in->fab;
 	struct ib_pkt *p = fab_pkt(f, idx);
@@ -113,11 +113,11 @@ static void drop(struct fab_port *in, uint32_t idx, const char *why)
 	SIM_LOG(SIM_LOG_SWITCH, f->eng.now, "node %d port %u drops dlid %u: %s",
 		in->node->idx, in->port_no, p->dlid, why);
 	in->info.vl[p->vl].xmit_discards++;
-	ib_port_rx_free(in, p->vl, p->blocks);
+	port_rx_free(in, p->vl, p->blocks);
 	fab_pkt_drop(f, idx, FAB_DROP_ROUTE);
 }
 
-int sw_route(struct fab_port *in, uint32_t idx)
+int sw_route(struct port *in, uint32_t idx)
 {
 	struct fab_node *n = in->node;
 	struct ib_pkt *p = fab_pkt(in->fab, idx);
@@ -140,7 +140,7 @@ int sw_route(struct fab_port *in, uint32_t idx)
 	return out;
 }
 
-void sw_receive(struct fab_port *in, uint32_t idx)
+void sw_receive(struct port *in, uint32_t idx)
 {
 	struct fab *f = in->fab;
 	struct fab_node *n = in->node;
@@ -151,7 +151,7 @@ void sw_receive(struct fab_port *in, uint32_t idx)
 		return;
 	/* The next packet over this link likely goes the same way: the
 	 * sending port (this event's, in the cache) keeps the output for the
-	 * look-ahead (ib_port_prefetch), where it runs; a CA's port by index,
+	 * look-ahead (port_prefetch), where it runs; a CA's port by index,
 	 * its line 1 holding its own hints. */
 	if (f->eng.prefetch) {
 		if (in->peer_is_sw)
@@ -161,7 +161,7 @@ void sw_receive(struct fab_port *in, uint32_t idx)
 	}
 	p->in_port = in->port_no;
 	p->out_port = (uint8_t)out;
-	fab_pq_push(f, &in->vl[p->vl].inq, idx);
+	port_pq_push(f, &in->vl[p->vl].inq, idx);
 	in->inq_vls |= (uint16_t)(1u << p->vl);
 	if (n->ports[out]->has_ibcc)
 		ibcc_sw_queued(n->ports[out], p);
@@ -169,7 +169,7 @@ void sw_receive(struct fab_port *in, uint32_t idx)
 		n->idx, in->port_no, p->vl, p->dlid, out, in->vl[p->vl].inq.len);
 	if (in->vl[p->vl].inq.len == 1 && in->in_flight < f->p.sw_speedup) {
 		req_set(n, out, p->vl, in->port_no);
-		ib_port_kick(n->ports[out]);
+		port_kick(n->ports[out]);
 	}
 }
 
@@ -178,13 +178,13 @@ void sw_receive(struct fab_port *in, uint32_t idx)
  * packet fits the output's credits on VL v; -1 if none. Two passes over the
  * bitset: inputs above `after`, then from 0 up to it.
  */
-static int rr_pick(struct fab_port *out, const uint64_t *w, int words, int after,
+static int rr_pick(struct port *out, const uint64_t *w, int words, int after,
 		   uint8_t v)
 {
 	struct fab *f = out->fab;
 	struct fab_node *n = out->node;
 	/* after is a port number, below nbits: no division (an idiv was 4% of
-	 * ib_port_kick on bench/run's B1) */
+	 * port_kick on bench/run's B1) */
 	int nbits = words * 64, s = after + 1 < nbits ? after + 1 : 0;
 
 	for (int pass = 0; pass < 2; pass++) {
@@ -201,7 +201,7 @@ static int rr_pick(struct fab_port *out, const uint64_t *w, int words, int after
 				int i = wi * 64 + __builtin_ctzll(word);
 				uint32_t idx = n->ports[i]->vl[v].inq.head;
 
-				if (ib_port_fits(out, v, fab_pkt(f, idx)->blocks))
+				if (port_fits(out, v, fab_pkt(f, idx)->blocks))
 					return i;
 			}
 		}
@@ -209,7 +209,7 @@ static int rr_pick(struct fab_port *out, const uint64_t *w, int words, int after
 	return -1;
 }
 
-uint16_t sw_candidates(struct fab_port *out, uint32_t cand[FAB_NVL], uint16_t *has_data)
+uint16_t sw_candidates(struct port *out, uint32_t cand[PORT_NVL], uint16_t *has_data)
 {
 	struct fab_node *n = out->node;
 	int o = out->port_no;
@@ -229,16 +229,17 @@ uint16_t sw_candidates(struct fab_port *out, uint32_t cand[FAB_NVL], uint16_t *h
 	return ready;
 }
 
-void sw_take(struct fab_port *out, uint32_t idx)
+uint32_t sw_take(struct port *out, uint8_t chosen, uint32_t idx)
 {
 	struct fab *f = out->fab;
 	struct fab_node *n = out->node;
 	struct ib_pkt *p = fab_pkt(f, idx);
-	struct fab_port *in = n->ports[p->in_port];
-	uint8_t vl = p->vl;
+	struct port *in = n->ports[p->in_port];
+	uint8_t vl = p->vl;	/* the arbiter's choice (chosen): cand[chosen] is on it */
 
+	(void)chosen;
 	req_clear(n, out->port_no, vl, in->port_no);
-	fab_pq_pop(f, &in->vl[vl].inq);
+	port_pq_pop(f, &in->vl[vl].inq);
 	if (!in->vl[vl].inq.len)
 		in->inq_vls &= (uint16_t)~(1u << vl);
 	if (out->has_ibcc)
@@ -254,7 +255,7 @@ void sw_take(struct fab_port *out, uint32_t idx)
 
 			req_clear(n, fab_pkt(f, in->vl[v].inq.head)->out_port, v, in->port_no);
 		}
-		return;
+		return idx;
 	}
 	/* Below the speedup: the VL's next packet is now its head and asks for
 	 * its output (not this one, which is about to start sending). */
@@ -263,17 +264,26 @@ void sw_take(struct fab_port *out, uint32_t idx)
 
 		req_set(n, h->out_port, vl, in->port_no);
 		if (h->out_port != out->port_no)
-			ib_port_kick(n->ports[h->out_port]);
+			port_kick(n->ports[h->out_port]);
 	}
+	return idx;
 }
 
-void sw_sent(struct fab_port *out)
+void sw_sent(struct port *out)
 {
-	struct fab_port *in = out->tx_src;
+	struct port *in = out->tx_src;
 	struct fab *f = out->fab;
 
-	ib_port_rx_free(in, out->tx_src_vl, out->tx_src_blocks);
+	port_rx_free(in, out->tx_src_vl, out->tx_src_blocks);
 	/* Back below the speedup: the heads withdrawn at the limit ask again. */
 	if (in->in_flight-- == f->p.sw_speedup)
 		input_request(in, out);
 }
+
+/* The node kind "InfiniBand switch" (port.h). */
+const struct port_node_ops sw_node_ops = {
+	.candidates = sw_candidates,
+	.take = sw_take,
+	.sent = sw_sent,
+	.receive = sw_receive,
+};

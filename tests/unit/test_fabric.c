@@ -605,7 +605,7 @@ static void test_repeatable(void)
 }
 
 /*
- * Credits are applied lazily (ib_port.c): only a sender blocked on credits
+ * Credits are applied lazily (models/port/port.c): only a sender blocked on credits
  * gets an event for an FC packet. An uncongested stream then costs two
  * events per packet-hop (transmitter done, head arrives), not three (one
  * more per FC packet), and the FC packets are still sent and counted.
@@ -644,22 +644,22 @@ static void test_lazy_credits(void)
 static void test_fc_ring(void)
 {
 	struct sim_rng rng;
-	struct fab_fc_ring r;
-	struct fab_fc ref[128];
+	struct port_fc_ring r;
+	struct port_fc ref[128];
 	uint32_t ref_n = 0, inline_pushes = 0, wrapped_growths = 0;
 	uint64_t next = 1;
 
 	sim_rng_init(&rng, 11, 0x46435152ULL);
-	fab_fc_ring_init(&r);
+	port_fc_ring_init(&r);
 	for (int step = 0; step < 200000; step++) {
 		/* bias towards growing or draining in turns of 5,000 steps */
 		bool grow = (step / 5000) % 2 == 0;
 		bool push = ref_n == 0 || (ref_n < 100 && sim_rng_below(&rng, 100) < (grow ? 60u : 40u));
 
 		if (push) {
-			struct fab_fc fc = { .arrive = next, .limit = (uint32_t)(next * 7), .vl = next % 15 };
+			struct port_fc fc = { .arrive = next, .limit = (uint32_t)(next * 7), .vl = next % 15 };
 			bool was_wrapped = r.n == r.cap && r.cap > 1 && r.head != 0;
-			struct fab_fc *e = fab_fc_ring_add(&r);
+			struct port_fc *e = port_fc_ring_add(&r);
 
 			next++;
 			CU_ASSERT_FATAL(e != NULL);
@@ -672,12 +672,12 @@ static void test_fc_ring(void)
 			wrapped_growths += was_wrapped;
 			ref[ref_n++] = fc;
 		} else {
-			fab_fc_ring_pop(&r);
+			port_fc_ring_pop(&r);
 			memmove(ref, ref + 1, --ref_n * sizeof(ref[0]));
 		}
 		CU_ASSERT_FATAL(r.n == ref_n);
 		for (uint32_t i = 0; i < ref_n; i++) {
-			const struct fab_fc *q = fab_fc_ring_at(&r, i);
+			const struct port_fc *q = port_fc_ring_at(&r, i);
 
 			if (q->arrive != ref[i].arrive || q->limit != ref[i].limit ||
 			    q->vl != ref[i].vl) {
@@ -688,7 +688,7 @@ static void test_fc_ring(void)
 	CU_ASSERT(r.spill_cap >= 128);
 	CU_ASSERT(inline_pushes > 100);
 	CU_ASSERT(wrapped_growths > 0);
-	fab_fc_ring_free(&r);
+	port_fc_ring_free(&r);
 	CU_ASSERT(r.spill == NULL && r.v == &r.one && r.n == 0);
 }
 
@@ -700,7 +700,7 @@ static void test_fc_ring(void)
  * started (cut-through, FC at once: fc_threshold 1), so at MTU 1024
  * k = floor(1024 blocks / 17) = 60 packets go per C. About 30 FC packets
  * are in flight to the sender at any time: its queue leaves the port's own
- * line for the heap ring (fab_fc_ring), which grows while wrapped, and
+ * line for the heap ring (port_fc_ring), which grows while wrapped, and
  * must still apply them in order, which the credit walk after every event
  * checks, also where the limits wrap past 2^32 blocks. A short cable never
  * leaves the port's line.
@@ -720,8 +720,8 @@ static struct fab *run_near_wrap(const struct net *n, const struct fab_params *p
 
 	CU_ASSERT_FATAL(f != NULL);
 	for (int i = 0; i < f->nports; i++)
-		for (int v = 0; v < FAB_NVL - 1; v++) {
-			struct fab_port_vl *q = &f->ports[i]->vl[v];
+		for (int v = 0; v < PORT_NVL - 1; v++) {
+			struct port_vl *q = &f->ports[i]->vl[v];
 
 			q->tx_blocks += k;
 			q->limit_abs += k;
@@ -757,7 +757,7 @@ static void check_fc_many(double cable_m, bool spills, bool wrap)
 	CU_ASSERT_EQUAL(t.drops, 0);
 	CU_ASSERT(fab_check_credits(f, NULL) == 0);
 
-	const struct fab_port *tx = NULL;
+	const struct port *tx = NULL;
 
 	for (int i = 0; i < f->nports; i++)
 		if (f->ports[i]->node->idx == h0)

@@ -11,7 +11,7 @@
  *    header bytes (LRH 8, BTH 12, ICRC 4, VCRC 2), plus RETH (16) on the
  *    first and ImmDt (4) on the last, so m/B = wire(m) / 25 GB/s exactly.
  *    No term for flow-control packets (the model leaves their 6 bytes of
- *    reverse-link time out: models/ib/ib_port.c; on a real link < 0.15%)
+ *    reverse-link time out: models/port/port.c; on a real link < 0.15%)
  *    nor for ACKs (one 30-byte packet per transfer, sent while the next
  *    step's post is still in the HCA: it costs nothing measurable here).
  *  - a: the per-step latency, measured alone: the replay time of a single

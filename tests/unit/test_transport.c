@@ -231,8 +231,8 @@ static void hint_after_event(struct sim_engine *eng, void *ctx)
 }
 
 /*
- * fab_port.tx_hint, what the engine's look-ahead prefetches before a CA's
- * transmitter finishes (ib_port_prefetch), and rx_hint, what it prefetches
+ * port.tx_hint, what the engine's look-ahead prefetches before a CA's
+ * transmitter finishes (port_prefetch), and rx_hint, what it prefetches
  * before a packet reaches a CA from a switch: two QPs of one HCA, one VL,
  * several multi-packet WRITEs each, the send queue outgrowing its storage
  * while its QP is the hint, packets lost and resent, a post while the
@@ -307,7 +307,7 @@ static void test_tx_hint(void)
 }
 
 /*
- * fab_port.fwd_hint: a switch port into another switch names the output
+ * port.fwd_hint: a switch port into another switch names the output
  * port there that its last packet was forwarded to (sw_receive), for the
  * look-ahead, and a CA's port does the same by index (fwd_idx). h0 - sw0 -
  * sw1 - h1, traffic from h0 to h1: sw0's port into sw1 must name sw1's
@@ -332,13 +332,13 @@ static void test_fwd_hint(void)
 	CU_ASSERT_FATAL(f != NULL);
 	fab_engine(f)->prefetch = true;	/* the hints are kept where the look-ahead runs */
 	CU_ASSERT_FATAL(fab_run(f, &d) == 0);
-	const struct fab_port *into_h0 = fab_hca(f, h0)->port->peer;
-	const struct fab_port *into_h1 = fab_hca(f, h1)->port->peer;
+	const struct port *into_h0 = fab_hca(f, h0)->port->peer;
+	const struct port *into_h1 = fab_hca(f, h1)->port->peer;
 
-	const struct fab_port *up[2] = { NULL, NULL };	/* sw0 into sw1, sw1 into sw0 */
+	const struct port *up[2] = { NULL, NULL };	/* sw0 into sw1, sw1 into sw0 */
 
 	for (int i = 0; i < f->nports; i++) {
-		const struct fab_port *pt = f->ports[i];
+		const struct port *pt = f->ports[i];
 
 		if (pt->is_sw && pt->peer_is_sw)
 			up[pt->node != into_h0->node] = pt;

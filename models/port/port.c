@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ib_port.c - one end of an IB link: transmitter, wire, credits, receiver.
+ * port.c - one end of a link: transmitter, wire, credits, receiver.
  *
  * What it models (IBA vol. 1 ch. 7, link layer):
  *  - the transmitter serialises one packet at a time at the link's exact
@@ -35,14 +35,16 @@
  * packet to send and sent nothing because no VL had the credits for it;
  * the per-VL figure (PortVLXmitWait) splits it by the VLs that were blocked.
  *
- * The same transmitter, wire and receiver serve the Ethernet fabrics
- * (models/eth): there a port has `eth` state, "fits" means "not paused by
- * PFC" instead of credits, eth_port_pick() replaces VL arbitration, the
- * receiver's freed cells may send XON instead of an FC packet, and a
- * switch is eth_sw.c's output-queued one instead of sw.c's. The IB paths
- * only test a NULL pointer.
+ * The same transmitter, wire and receiver serve the Ethernet fabrics: there
+ * a port has a `link` (models/eth/eth_port.c), "fits" means "not paused by
+ * PFC" instead of credits, the link's pick() replaces VL arbitration, the
+ * receiver's freed cells may send XON instead of an FC packet. The IB
+ * paths only test a NULL pointer. What a port's node does with packets
+ * (an HCA, an IB switch, Ethernet's output-queued switch) is its node
+ * kind's table (port.h): this file names none of them.
  */
-#include "models/eth/eth_int.h"
+#include "models/port/port.h"
+
 #include "models/fabric/fab_int.h"
 
 #include <math.h>
@@ -52,7 +54,7 @@
 #include "models/link/link.h"
 #include "sim/sim_log.h"
 
-void fab_pq_push(struct fab *f, struct fab_pq *q, uint32_t idx)
+void port_pq_push(struct fab *f, struct port_pq *q, uint32_t idx)
 {
 	fab_pkt(f, idx)->next = SIM_POOL_NIL;
 	if (q->len)
@@ -63,7 +65,7 @@ void fab_pq_push(struct fab *f, struct fab_pq *q, uint32_t idx)
 	q->len++;
 }
 
-uint32_t fab_pq_pop(struct fab *f, struct fab_pq *q)
+uint32_t port_pq_pop(struct fab *f, struct port_pq *q)
 {
 	uint32_t idx = q->head;
 
@@ -75,7 +77,7 @@ uint32_t fab_pq_pop(struct fab *f, struct fab_pq *q)
 	return idx;
 }
 
-int fab_fc_ring_room(struct fab_fc_ring *r)
+int port_fc_ring_room(struct port_fc_ring *r)
 {
 	if (!r->n && r->v != &r->one) {
 		/* Drained: back to the entry in the port's line. */
@@ -85,7 +87,7 @@ int fab_fc_ring_room(struct fab_fc_ring *r)
 	}
 	if (r->n < r->cap)
 		return 0;
-	struct fab_fc *nv = r->spill;
+	struct port_fc *nv = r->spill;
 	uint32_t cap = r->spill_cap;
 
 	if (r->v == r->spill || !nv) {
@@ -98,7 +100,7 @@ int fab_fc_ring_room(struct fab_fc_ring *r)
 			return -1;
 	}
 	for (uint32_t i = 0; i < r->n; i++)
-		nv[i] = *fab_fc_ring_at(r, i);
+		nv[i] = *port_fc_ring_at(r, i);
 	if (nv != r->spill) {
 		free(r->spill);
 		r->spill = nv;
@@ -110,25 +112,25 @@ int fab_fc_ring_room(struct fab_fc_ring *r)
 	return 0;
 }
 
-void fab_fc_ring_init(struct fab_fc_ring *r)
+void port_fc_ring_init(struct port_fc_ring *r)
 {
-	*r = (struct fab_fc_ring){ .v = &r->one, .cap = 1 };
+	*r = (struct port_fc_ring){ .v = &r->one, .cap = 1 };
 }
 
-void fab_fc_ring_free(struct fab_fc_ring *r)
+void port_fc_ring_free(struct port_fc_ring *r)
 {
 	free(r->spill);
-	fab_fc_ring_init(r);
+	port_fc_ring_init(r);
 }
 
-int ib_port_init(struct fab *f, struct fab_port *pt)
+int port_init(struct fab *f, struct port *pt)
 {
 	const struct fab_params *p = &f->p;
 	bool hca = pt->node->type != NET_SWITCH;
 
 	pt->wire_head = pt->wire_tail = SIM_POOL_NIL;
-	fab_fc_ring_init(&pt->fcq);
-	for (int v = 0; v < FAB_NVL; v++) {
+	port_fc_ring_init(&pt->fcq);
+	for (int v = 0; v < PORT_NVL; v++) {
 		pt->vl[v].inq.head = pt->vl[v].inq.tail = SIM_POOL_NIL;
 		if (v < p->vls)
 			pt->vl[v].rx_cap = (hca ? p->hca_buf_bytes : p->vl_buf_bytes) / IB_BLOCK_BYTES;
@@ -142,9 +144,9 @@ int ib_port_init(struct fab *f, struct fab_port *pt)
 }
 
 /* Link initialisation: each sender learns the peer's empty buffer (7.9.4). */
-void ib_port_link_up(struct fab_port *pt)
+void port_link_up(struct port *pt)
 {
-	for (int v = 0; v < FAB_NVL - 1; v++) {
+	for (int v = 0; v < PORT_NVL - 1; v++) {
 		uint32_t cap = pt->peer->vl[v].rx_cap;
 
 		pt->vl[v].fccl = ib_credit_fccl(0, cap);
@@ -154,16 +156,16 @@ void ib_port_link_up(struct fab_port *pt)
 	pt->fc_delay = link_ser_ps(pt->peer->rate, IB_FC_PKT_BYTES) + pt->peer->prop;
 }
 
-void ib_port_fini(struct fab_port *pt)
+void port_fini(struct port *pt)
 {
-	fab_fc_ring_free(&pt->fcq);
+	port_fc_ring_free(&pt->fcq);
 }
 
 /*
  * Close the current waiting interval (if any) and open a new one when the
  * port has data blocked on credits (`blocked`) and is sending nothing.
  */
-static void port_wait_update(struct fab_port *pt, uint16_t blocked)
+static void port_wait_update(struct port *pt, uint16_t blocked)
 {
 	sim_time_t now = pt->fab->eng.now;
 
@@ -182,35 +184,35 @@ static void port_wait_update(struct fab_port *pt, uint16_t blocked)
 }
 
 /* Take in every FC packet from the peer that has landed by now. */
-static void port_apply_fc(struct fab_port *pt)
+static void port_apply_fc(struct port *pt)
 {
-	struct fab_fc_ring *q = &pt->fcq;
+	struct port_fc_ring *q = &pt->fcq;
 	sim_time_t now = pt->fab->eng.now;
 
 	while (q->n) {
-		const struct fab_fc *fc = fab_fc_ring_at(q, 0);
+		const struct port_fc *fc = port_fc_ring_at(q, 0);
 
 		if (fc->arrive > now)
 			break;
-		struct fab_port_vl *v = &pt->vl[fc->vl];
+		struct port_vl *v = &pt->vl[fc->vl];
 
 		v->fccl = (uint16_t)(fc->limit & IB_CREDIT_MASK);
 		v->limit_abs += (uint32_t)(fc->limit - (uint32_t)v->limit_abs);
-		fab_fc_ring_pop(q);
+		port_fc_ring_pop(q);
 	}
 }
 
 /* Blocked on credits: wake at the next FC packet's landing, if one is coming. */
-static void port_fc_wait(struct fab_port *pt)
+static void port_fc_wait(struct port *pt)
 {
-	const struct fab_fc_ring *q = &pt->fcq;
+	const struct port_fc_ring *q = &pt->fcq;
 	sim_time_t at;
 
 	if (!q->n)
 		return;		/* the next FC packet will arm it (port_send_fc) */
 	at = q->v[q->head & (q->cap - 1)].arrive;
 	if (!pt->fc_wake.armed || at < pt->fc_wake.when)
-		sim_timer_arm(&pt->fab->eng, &pt->fc_wake, at, pt->comp, FAB_EV_FC_WAKE);
+		sim_timer_arm(&pt->fab->eng, &pt->fc_wake, at, pt->comp, PORT_EV_FC_WAKE);
 }
 
 /*
@@ -220,7 +222,7 @@ static void port_fc_wait(struct fab_port *pt)
  * are four sizes, too many for the memo: link_ser_ps() divided
  * 128-bit numbers (and missed its rate table) for most packets.
  */
-static inline sim_time_t port_ser(struct fab_port *pt, uint32_t bytes)
+static inline sim_time_t port_ser(struct port *pt, uint32_t bytes)
 {
 	if (pt->ps_per_byte)
 		return (sim_time_t)bytes * pt->ps_per_byte;
@@ -241,7 +243,7 @@ static inline sim_time_t port_ser(struct fab_port *pt, uint32_t bytes)
 	return t;
 }
 
-static void port_start_tx(struct fab_port *pt, uint32_t idx, enum ib_vlarb_table table)
+static void port_start_tx(struct port *pt, uint32_t idx, enum ib_vlarb_table table)
 {
 	struct fab *f = pt->fab;
 	struct ib_pkt *p = fab_pkt(f, idx);
@@ -252,20 +254,20 @@ static void port_start_tx(struct fab_port *pt, uint32_t idx, enum ib_vlarb_table
 	/* Cut-through: the last bit cannot leave before it has arrived. */
 	if (pt->is_sw && end < p->t_tail)
 		end = p->t_tail;
-	if (pt->eth) {
-		/* Ethernet: no credits, no VLArb (eth_port_pick chose) */
+	if (pt->link) {
+		/* another link layer: no credits, no VLArb (its pick() chose) */
 	} else if (vl != 15) {
 		pt->vl[vl].fctbs = (uint16_t)((pt->vl[vl].fctbs + p->blocks) & IB_CREDIT_MASK);
 		pt->vl[vl].tx_blocks += p->blocks;
 	}
-	if (!pt->eth)
+	if (!pt->link)
 		ib_vlarb_sent(&pt->vlarb, table, p->wire, p->blocks);
 	pt->vl[vl].xmit_bytes += p->wire;
 	pt->vl[vl].xmit_pkts++;
 	pt->busy_ps += end - now;
 	pt->tx_busy = true;
 	pt->tx_end = end;
-	sim_schedule_at(&f->eng, end, pt->comp, FAB_EV_TX_DONE);
+	sim_schedule_at(&f->eng, end, pt->comp, PORT_EV_TX_DONE);
 
 	/* Onto the wire. */
 	f->tot.packet_hops++;
@@ -279,7 +281,7 @@ static void port_start_tx(struct fab_port *pt, uint32_t idx, enum ib_vlarb_table
 		fab_pkt(f, pt->wire_tail)->next = idx;
 	} else {
 		pt->wire_head = idx;
-		sim_schedule_at(&f->eng, p->t_event, pt->comp, FAB_EV_WIRE_HEAD);
+		sim_schedule_at(&f->eng, p->t_event, pt->comp, PORT_EV_WIRE_HEAD);
 	}
 	pt->wire_tail = idx;
 	SIM_LOG(SIM_LOG_LINK, now, "node %d port %u tx vl %u dlid %u %u B until %llu",
@@ -287,30 +289,27 @@ static void port_start_tx(struct fab_port *pt, uint32_t idx, enum ib_vlarb_table
 		(unsigned long long)end);
 }
 
-void ib_port_kick(struct fab_port *pt)
+void port_kick(struct port *pt)
 {
-	uint32_t cand[FAB_NVL];
+	uint32_t cand[PORT_NVL];
 	uint16_t ready, has_data = 0;
 	struct fab *f = pt->fab;
 
 	if (pt->tx_busy)
 		return;
-	if (pt->eth)
-		eth_port_prepare(pt);
+	const struct port_node_ops *node = f->node_ops[pt->kind];
+
+	if (pt->link)
+		pt->link->ops->prepare(pt);
 	else
 		port_apply_fc(pt);
-	if (!pt->is_sw)
-		ready = hca_candidates(pt, cand, &has_data);
-	else if (pt->node->eth)
-		ready = eth_sw_candidates(pt, cand, &has_data);
-	else
-		ready = sw_candidates(pt, cand, &has_data);
+	ready = node->candidates(pt, cand, &has_data);
 	if (!has_data) {
 		port_wait_update(pt, 0);
 		return;
 	}
 	enum ib_vlarb_table table = IB_VLARB_LOW;
-	int vl = !ready ? -1 : pt->eth ? eth_port_pick(pt, ready) :
+	int vl = !ready ? -1 : pt->link ? pt->link->ops->pick(pt, ready) :
 		 ib_vlarb_pick(&pt->vlarb, &f->p, &f->vlarb_map, ready, &table);
 
 	if (vl < 0) {
@@ -318,8 +317,8 @@ void ib_port_kick(struct fab_port *pt)
 		 * PortXmitWait runs. */
 		if (!pt->waiting || pt->vl_waiting != (has_data & ~ready))
 			port_wait_update(pt, has_data & ~ready ? has_data & ~ready : has_data);
-		if (pt->eth)
-			eth_port_blocked(pt, has_data);
+		if (pt->link)
+			pt->link->ops->blocked(pt, has_data);
 		else
 			port_fc_wait(pt);
 		SIM_LOG(SIM_LOG_CREDIT, f->eng.now, "node %d port %u blocked: data vls 0x%x ready 0x%x",
@@ -336,17 +335,9 @@ void ib_port_kick(struct fab_port *pt)
 	 * input below its speedup offers its next head), and a kick that
 	 * comes back to this port must not start a second packet. */
 	pt->tx_busy = true;
-	if (pt->is_sw) {
-		idx = cand[vl];
-		if (pt->node->eth)
-			eth_sw_take(pt, idx);
-		else
-			sw_take(pt, idx);
-	} else {
-		idx = hca_take(pt, (uint8_t)vl);
-		if (idx == SIM_POOL_NIL)
-			return;		/* out of memory: the run is failing */
-	}
+	idx = node->take(pt, (uint8_t)vl, cand[vl]);
+	if (idx == SIM_POOL_NIL)
+		return;		/* out of memory: the run is failing */
 	port_start_tx(pt, idx, table);
 }
 
@@ -360,12 +351,12 @@ static __attribute__((noinline, cold)) void port_fc_oom(struct fab *f)
 
 /* port_apply_fc() for a receiver that finds the sender's queue full: out
  * of line, so that port_send_fc() (every FC packet) stays small. */
-static __attribute__((noinline)) void port_apply_fc_full(struct fab_port *tx)
+static __attribute__((noinline)) void port_apply_fc_full(struct port *tx)
 {
 	port_apply_fc(tx);
 }
 
-static void port_send_fc(struct fab_port *pt, uint8_t vl)
+static void port_send_fc(struct port *pt, uint8_t vl)
 {
 	struct fab *f = pt->fab;
 	sim_time_t now = f->eng.now;
@@ -374,14 +365,14 @@ static void port_send_fc(struct fab_port *pt, uint8_t vl)
 	 * the limit (ib_credit_fccl) */
 	uint32_t limit = (uint32_t)pt->vl[vl].rx_blocks +
 			 (free_blocks < IB_CREDIT_WINDOW ? free_blocks : IB_CREDIT_WINDOW);
-	struct fab_port *tx = pt->peer;	/* the data's sender, to whom this FC packet goes */
-	struct fab_fc_ring *q = &tx->fcq;
+	struct port *tx = pt->peer;	/* the data's sender, to whom this FC packet goes */
+	struct port_fc_ring *q = &tx->fcq;
 
 	pt->vl[vl].fc_pending = 0;
 	/* Still waiting behind the reverse data packet (it departs after
 	 * now: lands after now + fc_delay)? Update it in place. */
 	for (uint32_t i = q->n; i-- > 0;) {
-		struct fab_fc *e = fab_fc_ring_at(q, i);
+		struct port_fc *e = port_fc_ring_at(q, i);
 
 		if (e->arrive <= now + tx->fc_delay)
 			break;
@@ -398,7 +389,7 @@ static void port_send_fc(struct fab_port *pt, uint8_t vl)
 	 * packets really in flight (nearly always one: the port's own line). */
 	if (q->n == q->cap)
 		port_apply_fc_full(tx);
-	struct fab_fc *e = fab_fc_ring_add(q);
+	struct port_fc *e = port_fc_ring_add(q);
 
 	if (!e) {
 		port_fc_oom(f);
@@ -413,19 +404,19 @@ static void port_send_fc(struct fab_port *pt, uint8_t vl)
 	/* The sender needs telling only if it is waiting for credits. */
 	if (tx->waiting && !tx->tx_busy &&
 	    (!tx->fc_wake.armed || arrive < tx->fc_wake.when))
-		sim_timer_arm(&f->eng, &tx->fc_wake, arrive, tx->comp, FAB_EV_FC_WAKE);
+		sim_timer_arm(&f->eng, &tx->fc_wake, arrive, tx->comp, PORT_EV_FC_WAKE);
 	SIM_LOG(SIM_LOG_CREDIT, now, "node %d port %u FC vl %u fccl %u (free %u blocks)",
 		pt->node->idx, pt->port_no, vl, limit & IB_CREDIT_MASK, free_blocks);
 }
 
-void ib_port_rx_free(struct fab_port *pt, uint8_t vl, uint32_t blocks)
+void port_rx_free(struct port *pt, uint8_t vl, uint32_t blocks)
 {
 	const struct fab_params *p = &pt->fab->p;
 
 	pt->vl[vl].rx_used -= blocks;
 	pt->vl[vl].rx_freed += blocks;
-	if (fab_is_eth(p)) {	/* pt->eth is set: not read, it is on line 2 */
-		eth_port_egress(pt, vl);
+	if (pt->fab->port_links) {	/* pt->link is set: read only now (line 2) */
+		pt->link->ops->egress(pt, vl);
 		return;
 	}
 	if (vl == 15)
@@ -436,14 +427,14 @@ void ib_port_rx_free(struct fab_port *pt, uint8_t vl, uint32_t blocks)
 	else if (p->fc_period_ns && !pt->fc_timer.armed)
 		sim_timer_arm(&pt->fab->eng, &pt->fc_timer,
 			      pt->fab->eng.now + (sim_time_t)p->fc_period_ns * SIM_NS,
-			      pt->comp, FAB_EV_FC_TIMER);
+			      pt->comp, PORT_EV_FC_TIMER);
 }
 
 /*
  * Fault injection: does this packet arrive with a bad CRC? With a drop
  * probability d and a bit error rate b, P = 1 - (1 - d)(1 - b)^bits.
  */
-static bool port_corrupt(struct fab_port *rx, const struct ib_pkt *p)
+static bool port_corrupt(struct port *rx, const struct ib_pkt *p)
 {
 	const struct fab_params *fp = &rx->fab->p;
 	double ok = 1.0 - fp->drop_prob;
@@ -454,10 +445,10 @@ static bool port_corrupt(struct fab_port *rx, const struct ib_pkt *p)
 }
 
 /* The head of this port's wire reaches the peer's receiver. */
-static void port_wire_head(struct fab_port *pt)
+static void port_wire_head(struct port *pt)
 {
 	struct fab *f = pt->fab;
-	struct fab_port *rx = pt->peer;
+	struct port *rx = pt->peer;
 	uint32_t idx = pt->wire_head;
 	struct ib_pkt *p = fab_pkt(f, idx);
 	uint8_t vl = p->vl;
@@ -465,8 +456,8 @@ static void port_wire_head(struct fab_port *pt)
 	pt->wire_head = p->next;
 	if (pt->wire_head != SIM_POOL_NIL)
 		sim_schedule_at(&f->eng, fab_pkt(f, pt->wire_head)->t_event, pt->comp,
-				FAB_EV_WIRE_HEAD);
-	if (vl == 15 && !rx->eth && rx->vl[15].rx_used + p->blocks > rx->vl[15].rx_cap) {
+				PORT_EV_WIRE_HEAD);
+	if (vl == 15 && !rx->link && rx->vl[15].rx_used + p->blocks > rx->vl[15].rx_cap) {
 		/* VL15 is not flow controlled: a full buffer drops (IBA 7.9.4). */
 		rx->info.vl[15].xmit_discards++;
 		fab_pkt_drop(f, idx, FAB_DROP_VL15);
@@ -478,11 +469,11 @@ static void port_wire_head(struct fab_port *pt)
 		/* A bad CRC: the receiver takes the blocks, finds the error at
 		 * the tail, discards the packet and frees them (IBA 7.8). */
 		rx->info.vl[vl].rcv_errors++;
-		ib_port_rx_free(rx, vl, p->blocks);
+		port_rx_free(rx, vl, p->blocks);
 		fab_pkt_drop(f, idx, FAB_DROP_CORRUPT);
 		return;
 	}
-	if (rx->vl[vl].rx_used > rx->vl[vl].rx_cap && !rx->eth && !f->failed) {
+	if (rx->vl[vl].rx_used > rx->vl[vl].rx_cap && !rx->link && !f->failed) {
 		f->failed = true;
 		sim_diag_set(&f->fail, NULL, 0, 0,
 			     "credit violation: node %d port %u VL %u holds %u blocks > buffer %u",
@@ -495,12 +486,7 @@ static void port_wire_head(struct fab_port *pt)
 		rx->vl[vl].buf_high = bytes;
 	rx->vl[vl].rcv_bytes += p->wire;
 	rx->vl[vl].rcv_pkts++;
-	if (!rx->is_sw)
-		hca_receive(rx, idx);
-	else if (rx->node->eth)
-		eth_sw_receive(rx, idx);
-	else
-		sw_receive(rx, idx);
+	f->node_ops[rx->kind]->receive(rx, idx);
 }
 
 /*
@@ -521,12 +507,12 @@ static void port_wire_head(struct fab_port *pt)
  * send from (tx_hint). Reads this port's lines 0 and 1, the packet pool's
  * table of chunks, and changes nothing.
  */
-void ib_port_prefetch(const void *ctx, uint32_t arg)
+void port_prefetch(const void *ctx, uint32_t arg)
 {
-	const struct fab_port *pt = ctx;
+	const struct port *pt = ctx;
 
 	switch (arg & 0xff) {
-	case FAB_EV_WIRE_HEAD:
+	case PORT_EV_WIRE_HEAD:
 		if (pt->wire_head != SIM_POOL_NIL)
 			__builtin_prefetch(fab_pkt(pt->fab, pt->wire_head), 1);
 		__builtin_prefetch(pt->peer, 1);
@@ -546,7 +532,7 @@ void ib_port_prefetch(const void *ctx, uint32_t arg)
 		 * its lines 0-2 and its VL 0 credits (the packet is queued for
 		 * it, and kicks it when it is idle) */
 		{
-			const struct fab_port *fwd =
+			const struct port *fwd =
 				pt->is_sw ? (pt->peer_is_sw ? pt->fwd_hint : NULL) :
 				pt->fwd_idx ? &pt->fab->port_mem[pt->fwd_idx - 1] : NULL;
 
@@ -558,7 +544,7 @@ void ib_port_prefetch(const void *ctx, uint32_t arg)
 			}
 		}
 		break;
-	case FAB_EV_TX_DONE:
+	case PORT_EV_TX_DONE:
 		/* line 2; the engine asked for line 1 (the arbiter) with line 0 */
 		__builtin_prefetch(&pt->fc_delay, 1);
 		/* A switch's output: the input the packet leaves, whose buffer
@@ -586,38 +572,33 @@ void ib_port_prefetch(const void *ctx, uint32_t arg)
 	}
 }
 
-void ib_port_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
+void port_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 {
-	struct fab_port *pt = ctx;
+	struct port *pt = ctx;
 
 	(void)eng;
 	switch (arg & 0xff) {
-	case FAB_EV_TX_DONE:
+	case PORT_EV_TX_DONE:
 		pt->tx_busy = false;
-		if (!pt->is_sw)
-			hca_sent(pt);
-		else if (pt->node->eth)
-			eth_sw_sent(pt);
-		else
-			sw_sent(pt);
-		ib_port_kick(pt);
+		pt->fab->node_ops[pt->kind]->sent(pt);
+		port_kick(pt);
 		break;
-	case FAB_EV_WIRE_HEAD:
+	case PORT_EV_WIRE_HEAD:
 		port_wire_head(pt);
 		break;
-	case FAB_EV_FC_WAKE:
+	case PORT_EV_FC_WAKE:
 		if (sim_timer_fire(&pt->fc_wake, arg))
-			ib_port_kick(pt);
+			port_kick(pt);
 		break;
-	case FAB_EV_FC_TIMER:
+	case PORT_EV_FC_TIMER:
 		if (!sim_timer_fire(&pt->fc_timer, arg))
 			break;
-		for (uint8_t v = 0; v < FAB_NVL - 1; v++)
+		for (uint8_t v = 0; v < PORT_NVL - 1; v++)
 			if (pt->vl[v].fc_pending)
 				port_send_fc(pt, v);
 		break;
 	default:
-		eth_port_handler(pt, arg);
+		pt->link->ops->event(pt, arg);
 		break;
 	}
 }

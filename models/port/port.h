@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * port.h - one end of a link, the component every fabric is made of: its
+ * transmitter (the outgoing wire, a FIFO of packets in flight, and a FIFO
+ * of flow-control packets in flight), the credit state for the receiver at
+ * the other end, and its own receiver (per-VL buffer accounting and, at a
+ * switch, the per-VL input queues). A port is one engine component; its
+ * events are the transmitter finishing a packet, the head packet of its
+ * wire arriving at the peer, credits arriving while it is blocked, its
+ * periodic flow-control timer, and its link layer's own timers.
+ *
+ * Two tables plug into a port, set once when the fabric is built:
+ *  - the node kind (struct port_node_ops): the node the port belongs to
+ *    (an HCA, an InfiniBand switch, an Ethernet switch) offers the
+ *    transmitter its candidate packet per VL, hands over the one VL
+ *    arbitration chose, hears when it has left, and takes the packets that
+ *    arrive. This is the pull model credits and VL arbitration need;
+ *  - the link layer. InfiniBand's credits per VL and VL arbitration
+ *    (IBA vol. 1 7.6.9, 7.9) are the port's own: their state is in every
+ *    port (struct port_vl), and they run inline on the hot path. A port
+ *    whose `link` is set runs another link layer instead (Ethernet's
+ *    priorities, PFC and ECN: models/eth), through that link's ops.
+ * The IB path tests one NULL pointer for it.
+ */
+#ifndef IBFAB_PORT_H
+#define IBFAB_PORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "models/fabric/fab.h"	/* struct fab_port_info: the counters a port keeps */
+#include "models/ib/ib_credit.h"
+#include "models/ib/ib_vlarb.h"
+#include "models/link/link.h"
+#include "sim/sim.h"
+#include "sim/sim_rng.h"
+
+#define PORT_NVL 16		/* VL 0..14 data, 15 management */
+
+/* The port's events (the low byte of an event's argument). A link layer
+ * numbers its own from PORT_EV_LINK. */
+enum port_ev {
+	PORT_EV_TX_DONE,	/* transmitter finished serialising its packet */
+	PORT_EV_WIRE_HEAD,	/* head of the wire FIFO reaches the peer */
+	PORT_EV_FC_WAKE,	/* a blocked transmitter's credits arrive (sim_timer tag) */
+	PORT_EV_FC_TIMER,	/* periodic flow-control update (sim_timer tag) */
+	PORT_EV_LINK,		/* the first of the link layer's events */
+};
+
+/* A FIFO of pool-indexed packets linked through ib_pkt.next. */
+struct port_pq {
+	uint32_t head, tail, len;
+};
+
+/*
+ * A flow-control packet in flight: the advertised limit for one VL. Its
+ * FCCL is the low 12 bits of the limit (ib_credit_fccl), and the sender's
+ * unwrapped limit (the invariant checker's shadow) only grows, by less than
+ * 2^32 blocks between two FC packets: the low 32 bits say all of it. It
+ * left the receiver fc_delay (the sender port's constant) before it lands.
+ * 16 bytes.
+ */
+struct port_fc {
+	sim_time_t arrive;
+	uint32_t limit;			/* unwrapped limit mod 2^32 */
+	uint8_t vl;
+};
+
+/*
+ * The FC packets in flight to a port, in arrival order. Nearly always at
+ * most one is: it lives in the port's own line (one), and a ring on the
+ * heap (spill, kept once allocated) takes over only while more are in
+ * flight. In a ring of its own each entry cost the sender and the
+ * receiver a miss per FC packet on a 1,024-host fabric.
+ */
+struct port_fc_ring {
+	struct port_fc *v;		/* &one, or spill */
+	struct port_fc *spill;
+	uint16_t head, n, cap;		/* power-of-two capacity of v */
+	uint16_t spill_cap;
+	struct port_fc one;
+};
+
+void port_fc_ring_init(struct port_fc_ring *r);
+void port_fc_ring_free(struct port_fc_ring *r);
+/* port_fc_ring_add()'s slow path: back to `one` when drained, to the heap
+ * ring (grown if needed) when full; 0, or -1 when out of memory. */
+int port_fc_ring_room(struct port_fc_ring *r);
+
+/* The i-th oldest (i < n). */
+static inline struct port_fc *port_fc_ring_at(const struct port_fc_ring *r, uint32_t i)
+{
+	return &r->v[(r->head + i) & (r->cap - 1)];
+}
+
+/* A new newest entry for the caller to fill; NULL when out of memory. */
+static inline struct port_fc *port_fc_ring_add(struct port_fc_ring *r)
+{
+	if ((r->n == r->cap || (!r->n && r->v != &r->one)) && port_fc_ring_room(r))
+		return NULL;
+	return &r->v[(r->head + r->n++) & (r->cap - 1)];
+}
+
+static inline void port_fc_ring_pop(struct port_fc_ring *r)
+{
+	r->head = (uint16_t)((r->head + 1) & (r->cap - 1));
+	r->n--;
+}
+
+struct fab;
+struct fab_node;
+struct hca;
+struct hca_qp;
+struct hca_swqe;
+struct ibcc_port;
+struct port;
+
+/*
+ * A node kind: what a port's node does with the packets it sends and
+ * receives. The builder keeps one table per kind (struct fab.node_ops) and
+ * gives each port the index of its node's (port.kind).
+ */
+struct port_node_ops {
+	/* The transmitter is idle: fill cand[vl] for every VL with a packet
+	 * to send (a packet index, or at an HCA the packet's size in
+	 * blocks), set *has_data to the VLs with data, and return those
+	 * whose candidate fits its credits (port_fits). */
+	uint16_t (*candidates)(struct port *pt, uint32_t cand[PORT_NVL], uint16_t *has_data);
+	/* Arbitration chose VL vl: hand over its packet (cand is what
+	 * candidates() put in cand[vl]); SIM_POOL_NIL when out of memory,
+	 * the run then failing. */
+	uint32_t (*take)(struct port *pt, uint8_t vl, uint32_t cand);
+	/* The packet take() handed over has left the transmitter. */
+	void (*sent)(struct port *pt);
+	/* A packet arrived at this port's receiver: its head at a switch
+	 * (after the pipeline latency: cut-through), its tail at an HCA. */
+	void (*receive)(struct port *pt, uint32_t pkt);
+};
+
+/* At most this many node kinds in one fabric. */
+#define PORT_NODE_KINDS 4
+
+/*
+ * A link layer other than InfiniBand's credits. Its state for a port
+ * begins with a struct port_link, which port.link points to.
+ */
+struct port_link_ops {
+	/* May the transmitter start a packet on VL (priority) vl now? */
+	bool (*fits)(const struct port *pt, uint8_t vl);
+	/* The transmitter is about to ask for candidates. */
+	void (*prepare)(struct port *pt);
+	/* Choose the VL to serve among `ready` (VL arbitration's place). */
+	int (*pick)(struct port *pt, uint16_t ready);
+	/* Data waits on `has_data` and none of it may go. */
+	void (*blocked)(struct port *pt, uint16_t has_data);
+	/* A packet left this receiver's buffer (rx_used has shrunk). */
+	void (*egress)(struct port *rx, uint8_t vl);
+	/* One of its events, numbered from PORT_EV_LINK. */
+	void (*event)(struct port *pt, uint32_t arg);
+};
+
+struct port_link {
+	const struct port_link_ops *ops;
+};
+
+/*
+ * One virtual lane of a port end: the sender's credit state for the peer's
+ * buffer of that VL, and this end's own receive buffer and input queue,
+ * with the counters every packet bumps. A packet-hop on a large fabric is
+ * a string of cache misses, so what one packet touches on one VL shares a
+ * cache line: the first line is the transmitter's, the second the
+ * receiver's (per-field arrays of 16 VLs put each field on its own line).
+ * The counters are copied into fab_port_info when it is read (fab_port()).
+ */
+struct port_vl {
+	/* transmitter: credits for the peer's receive buffer of this VL */
+	uint64_t tx_blocks;		/* shadow of FCTBS, unwrapped */
+	uint64_t limit_abs;		/* shadow of FCCL, unwrapped */
+	uint64_t xmit_bytes, xmit_pkts;	/* PortXmitData, PortXmitPkts (bytes here) */
+	uint64_t fc_sent_wraps;		/* times fc_sent wrapped past 2^32 */
+	uint16_t fctbs;			/* FCTBS */
+	uint16_t fccl;			/* the last FCCL received */
+	/* receiver (packets arriving from the peer), from byte 64 */
+	uint64_t rx_blocks __attribute__((aligned(64)));	/* shadow of ABR, unwrapped */
+	uint64_t rx_freed;		/* blocks freed since start */
+	uint64_t rcv_bytes, rcv_pkts;	/* PortRcvData, PortRcvPkts */
+	uint32_t rx_cap;		/* buffer capacity in blocks */
+	uint32_t rx_used;		/* blocks occupied */
+	uint32_t fc_pending;		/* blocks freed since the last FC update */
+	uint32_t buf_high;		/* receive-buffer high-water mark, bytes */
+	uint32_t fc_sent;		/* FC packets sent for this VL (mod 2^32: fc_sent_wraps) */
+	struct port_pq inq;		/* switch input: packets queued on this VL */
+} __attribute__((aligned(64)));
+
+_Static_assert(sizeof(struct port_vl) == 128, "one line per side of a VL");
+
+struct port {
+	/*
+	 * One hop touches two ports (the packet's sender and its receiver)
+	 * and, with 1,000 hosts, finds almost none of their lines in the
+	 * core's cache: the fields are grouped by the events that read them,
+	 * so that each hop misses as few lines as it can.
+	 * Line 0: what every event at this port reads, as sender or receiver,
+	 * and what the receiver reads when it sends credits back (its own
+	 * transmitter's state: an FC packet waits for the current packet).
+	 */
+	struct fab *fab;
+	struct fab_node *node;
+	struct port *peer;
+	struct hca *hca;		/* node->hca, or NULL at a switch */
+	/* packets in flight to the peer, a FIFO linked through ib_pkt.next
+	 * (empty: head is SIM_POOL_NIL, and tail then means nothing; the
+	 * length was never needed). Here, not on line 2: the event of
+	 * a packet's head reaching the peer reads nothing else of this end
+	 * but the fabric, the peer and the component (0.4 misses a hop
+	 * fewer on 8,192 hosts; where the receiver is an HCA its credits go
+	 * back at once and read line 2 anyway). */
+	uint32_t wire_head, wire_tail;
+	sim_time_t tx_end;
+	uint32_t comp;			/* engine component id */
+	uint16_t lid;			/* this end's LID (its switch's at a switch port) */
+	uint8_t port_no;
+	uint8_t kind;			/* its node's kind: fab.node_ops[kind] */
+	bool tx_busy;
+	bool is_sw : 1, peer_is_sw : 1;	/* this end, the other end: a switch (else a CA) */
+	bool has_ibcc : 1;		/* ibcc is set */
+	uint8_t in_flight;		/* switch input: packets it is feeding to outputs now */
+	union {
+		struct {	/* a switch port */
+			uint8_t tx_src_vl;
+			uint8_t tx_src_blocks;
+			uint16_t inq_vls;	/* switch input: VLs whose queue holds packets */
+		};
+		/* A CA's port into a switch: the output port there that took
+		 * its last packet, as 1 + its index in fab.port_mem (0: none),
+		 * for the look-ahead (sw_receive, port_prefetch; fwd_hint's
+		 * counterpart, whose slot on line 1 a CA's port uses for its
+		 * own hints) */
+		uint32_t fwd_idx;
+	};
+
+	/* Line 1: the transmitter, when it starts a packet */
+	struct ib_vlarb vlarb;
+	uint32_t ps_per_byte;		/* link_ps_per_byte(rate): port_ser() without a division */
+	sim_time_t prop;
+	sim_time_t busy_ps;		/* fab_port_info.busy_ps, kept here (fab_port()) */
+	/*
+	 * The rest of line 1 is a switch port's, or a CA port's. A switch
+	 * port keeps where its packet came from (tx_src: to free its input
+	 * buffer at TX_DONE; with cut-through the next hop may already hold,
+	 * and relabel, it) and what the last packet over this link went on
+	 * to: where its peer is a CA, the QP that received it (rx_hint,
+	 * hca_receive); where a switch, the output port there that took it
+	 * (fwd_hint, sw_receive). A CA's port keeps the QP whose packet is
+	 * likely next and that QP's next send WQE (hca_hint_next, tx_hint and
+	 * tx_hint_wqe), and its fwd_hint as an index on line 0 (fwd_idx).
+	 * The hints are for the look-ahead (port_prefetch), never read
+	 * through: they may be stale (a send queue that grew, a QP
+	 * destroyed), and a prefetch of a stale address costs a line and
+	 * nothing else.
+	 */
+	union {
+		struct port *tx_src;
+		const struct hca_qp *tx_hint;
+	};
+	/* Where ps_per_byte is 0 (FDR, FDR10): link_ser_ps() divides 128-bit
+	 * numbers, so remember the two sizes last serialised and their times */
+	uint32_t ser_bytes[2];
+	union {
+		const struct hca_qp *rx_hint;
+		const struct port *fwd_hint;
+		const struct hca_swqe *tx_hint_wqe;
+	};
+
+	/*
+	 * Line 2: the transmitter, when it looks at its credits and sends,
+	 * and all the peer's receiver touches here when it sends an FC
+	 * packet (the queue with its usual one entry, its delay, whether
+	 * this sender waits for it).
+	 */
+	sim_time_t fc_delay;		/* an FC packet's serialisation plus propagation */
+	/* FC packets in flight to this port (sent by the peer's receiver):
+	 * the sender takes in those that have landed (models/port/port.c) */
+	struct port_fc_ring fcq;
+	/* A link layer other than IB's credits (Ethernet: models/eth), else
+	 * NULL. All ports of a fabric have one or none (fab.port_links says
+	 * which without reading a port's line 2). */
+	struct port_link *link;
+	bool waiting;			/* PortXmitWait: data, and no VL has the credits */
+	uint16_t vl_waiting;		/* VLs with data but no credits */
+
+	/* Line 3: timers and what only some runs read */
+	struct sim_timer fc_wake;	/* blocked on credits: when the next FC packet lands */
+	struct sim_timer fc_timer;	/* receiver: periodic FC update */
+	sim_time_t wait_since;		/* PortXmitWait: since when the port waits */
+	struct link_rate rate;
+	sim_time_t ser_ps[2];		/* the times of ser_bytes (line 1) */
+
+	struct port_vl vl[PORT_NVL] __attribute__((aligned(64)));	/* per VL: credits, receive buffer, input queue */
+
+	struct fab_port_info info;	/* public counters (fab.h) */
+	struct sim_rng rng;		/* fault injection at this receiver */
+	/* IB CC at a switch output (models/ib/ib_cc.c), else NULL: read
+	 * only where has_ibcc (line 0) says so */
+	struct ibcc_port *ibcc;
+};
+
+_Static_assert(offsetof(struct port, vlarb) == 64 && offsetof(struct port, fc_delay) == 128 &&
+	       offsetof(struct port, tx_hint_wqe) < 128 &&
+	       offsetof(struct port, waiting) < 192 && offsetof(struct port, fc_wake) == 192 &&
+	       offsetof(struct port, vl) == 256,
+	       "port's lines as its comments say");
+
+/* A FIFO of packets (the switch's input queues). */
+void port_pq_push(struct fab *f, struct port_pq *q, uint32_t idx);
+uint32_t port_pq_pop(struct fab *f, struct port_pq *q);
+
+int port_init(struct fab *f, struct port *pt);
+/* Link initialisation: learn the peer's empty buffers as credits. */
+void port_link_up(struct port *pt);
+void port_fini(struct port *pt);
+void port_handler(struct sim_engine *eng, void *ctx, uint32_t arg);
+void port_prefetch(const void *ctx, uint32_t arg);
+/* Try to start a packet on this port's transmitter (idle, credits allowing). */
+void port_kick(struct port *pt);
+/* Release `blocks` of the receive buffer of VL vl at this port (packet left). */
+void port_rx_free(struct port *pt, uint8_t vl, uint32_t blocks);
+
+/* Can a packet of `blocks` go out on VL vl now? */
+static inline bool port_fits(const struct port *pt, uint8_t vl, uint32_t blocks)
+{
+	if (pt->link)
+		return pt->link->ops->fits(pt, vl);
+	if (vl == 15)
+		return true;	/* VL15 is not flow controlled */
+	return ib_credit_fits(pt->vl[vl].fccl, pt->vl[vl].fctbs, blocks);
+}
+
+#endif
