@@ -7,7 +7,10 @@
 #define IBFAB_ETH_INT_H
 
 #include "models/eth/eth.h"
-#include "models/fabric/fab_int.h"
+#include "models/core/fab_core.h"
+#include "models/eth/eth_ops.h"
+#include "models/port/port.h"
+#include "models/switch/sw.h"
 #include "sim/sim_rng.h"
 
 /* A PFC frame on the wire: pause `prio` for `quanta` (0 = XON). */
@@ -70,7 +73,29 @@ void eth_ecn_thresholds(const struct fab_params *p, struct link_rate r, uint32_t
 uint32_t eth_headroom(const struct fab_params *p, const struct port *pt);
 /* Apply the PFC frames that have landed (before looking at the queues). */
 void eth_port_prepare(struct port *pt);
-/* End of run: close open pause intervals at `now`. */
-void eth_port_finish(struct port *pt, sim_time_t now);
+
+/* eth_port.c, more: the Ethernet link layer (fabrics roce, roce-lossy,
+ * tcp), a port_link whose ops are these (set by eth_port_init).
+ * Receivers count the 64-byte cells they hold per priority (rx_used, as
+ * the IB receiver counts credit blocks); PFC sends XOFF upstream above
+ * eth.pfc_xoff and XON below eth.pfc_xon; transmitters honour pauses. */
+/* May this transmitter start a packet on priority prio now (not paused)? */
+bool eth_port_fits(const struct port *pt, uint8_t prio);
+/* A packet's cells entered this receiver (after rx_used grew): XOFF? */
+void eth_port_ingress(struct port *rx, uint8_t prio);
+/* Cells left this receiver (after rx_used shrank): XON? */
+void eth_port_egress(struct port *rx, uint8_t prio);
+/* Its events (from PORT_EV_LINK): a pause ending, a pause to refresh. */
+void eth_port_handler(struct port *pt, uint32_t arg);
+/* Pick the priority to serve among `ready` (strict for CNPs, then eth.sched). */
+int eth_port_pick(struct port *pt, uint16_t ready);
+/* The transmitter is blocked by pauses on every priority with data. */
+void eth_port_blocked(struct port *pt, uint16_t has_data);
+
+/* eth_sw.c: the Ethernet switch (shared buffer, output queues, ECN) */
+void eth_sw_receive(struct port *in, uint32_t pkt);
+uint16_t eth_sw_candidates(struct port *out, uint32_t cand[PORT_NVL], uint16_t *has_data);
+uint32_t eth_sw_take(struct port *out, uint8_t vl, uint32_t pkt);
+void eth_sw_sent(struct port *out);
 
 #endif

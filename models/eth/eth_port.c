@@ -22,7 +22,7 @@
  *    and the transmitter takes in every one that has landed when it looks;
  *    only a transmitter with all its data paused needs an event, at the next
  *    landing or the earliest pause expiry;
- *  - between ready priorities: CNPs (FAB_ETH_CNP_PRIO) strictly first, then
+ *  - between ready priorities: CNPs (ETH_CNP_PRIO) strictly first, then
  *    eth.sched: strict priority (highest first) or round robin per packet.
  * Paused time (per port and priority) counts from the frame's landing to
  * the XON or the expiry, whether or not data was waiting, as switches'
@@ -201,10 +201,10 @@ void eth_port_prepare(struct port *pt)
 int eth_port_pick(struct port *pt, uint16_t ready)
 {
 	struct eth_port *e = eth_of(pt);
-	uint16_t data = ready & (uint16_t)~(1u << FAB_ETH_CNP_PRIO);
+	uint16_t data = ready & (uint16_t)~(1u << ETH_CNP_PRIO);
 
-	if (ready & (1u << FAB_ETH_CNP_PRIO))
-		return FAB_ETH_CNP_PRIO;
+	if (ready & (1u << ETH_CNP_PRIO))
+		return ETH_CNP_PRIO;
 	if (!data)
 		return -1;
 	if (pt->fab->p.eth.sched == ETH_SCHED_STRICT)
@@ -313,7 +313,7 @@ void eth_port_ingress(struct port *rx, uint8_t prio)
 {
 	struct eth_port *e = eth_of(rx);
 
-	if (!e->pfc || prio == FAB_ETH_CNP_PRIO || (e->xoff & (1u << prio)) ||
+	if (!e->pfc || prio == ETH_CNP_PRIO || (e->xoff & (1u << prio)) ||
 	    rx->vl[prio].rx_used <= xoff_threshold(rx))
 		return;
 	e->xoff |= (uint8_t)(1u << prio);

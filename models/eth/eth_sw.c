@@ -141,7 +141,7 @@ void eth_sw_receive(struct port *in, uint32_t idx)
 		drop(in, out, idx);
 		return;
 	}
-	if (!eth_of(in)->pfc || prio == FAB_ETH_CNP_PRIO) {
+	if (!eth_of(in)->pfc || prio == ETH_CNP_PRIO) {
 		uint32_t free_cells = s->cap_cells - s->headroom_cells > s->used_cells ?
 				      s->cap_cells - s->headroom_cells - s->used_cells : 0;
 		double limit = f->p.eth.alpha * free_cells;
@@ -154,7 +154,7 @@ void eth_sw_receive(struct port *in, uint32_t idx)
 		}
 	}
 	s->used_cells += p->blocks;
-	if (s->ecn && prio != FAB_ETH_CNP_PRIO)
+	if (s->ecn && prio != ETH_CNP_PRIO)
 		ecn_mark(s, out, p, q);
 	p->in_port = in->port_no;
 	p->out_port = (uint8_t)o;

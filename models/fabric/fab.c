@@ -16,7 +16,8 @@
  * first, what is left cannot move (a credit loop, or no route): the run is
  * reported as stalled, never hangs.
  */
-#include "models/eth/eth_int.h"
+#include "models/fabric/fab_int.h"
+
 #include "models/hca/hca_int.h"
 
 #include <stdarg.h>
@@ -70,20 +71,6 @@ static void check_hook(struct sim_engine *eng, void *ctx)
 	}
 }
 
-void fab_fail(struct fab *f, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (f->failed)
-		return;
-	f->failed = true;
-	sim_diag_clear(&f->fail);
-	va_start(ap, fmt);
-	vsnprintf(f->fail.msg, sizeof(f->fail.msg), fmt, ap);
-	va_end(ap);
-	sim_stop(&f->eng);
-}
-
 /* A message is finished once delivered (or lost) and completed: the run
  * ends when every message is. */
 static void msg_check_finished(struct fab *f, struct fab_msg *m)
@@ -117,7 +104,7 @@ static void post_dependents(struct fab *f, int32_t mi, sim_time_t t, bool cqe)
 	}
 }
 
-void fab_traffic_delivered(struct fab *f, int32_t mi, sim_time_t t)
+static void msg_delivered(struct fab *f, int32_t mi, sim_time_t t)
 {
 	struct fab_msg *m = &f->msgs->v[mi];
 
@@ -139,7 +126,7 @@ void fab_traffic_delivered(struct fab *f, int32_t mi, sim_time_t t)
 	msg_check_finished(f, m);
 }
 
-void fab_traffic_completed(struct fab *f, int32_t mi, sim_time_t t, enum hca_wc_status st)
+static void msg_completed(struct fab *f, int32_t mi, sim_time_t t, uint8_t st)
 {
 	struct fab_msg *m = &f->msgs->v[mi];
 
@@ -147,7 +134,7 @@ void fab_traffic_completed(struct fab *f, int32_t mi, sim_time_t t, enum hca_wc_
 		return;
 	m->cqe = true;
 	m->completed = t;
-	m->status = (uint8_t)st;
+	m->status = st;
 	if (st != HCA_WC_SUCCESS && !m->done && !m->lost) {
 		m->lost = true;
 		f->tot.msgs_lost++;
@@ -160,27 +147,7 @@ void fab_traffic_completed(struct fab *f, int32_t mi, sim_time_t t, enum hca_wc_
 	msg_check_finished(f, m);
 }
 
-void fab_pkt_drop(struct fab *f, uint32_t idx, enum fab_drop why)
-{
-	struct ib_pkt *p = fab_pkt(f, idx);
-
-	f->tot.drops++;
-	if (why == FAB_DROP_VL15)
-		f->tot.drops_vl15++;
-	else if (why == FAB_DROP_CORRUPT)
-		f->tot.drops_corrupt++;
-	else if (why == FAB_DROP_CONGESTION)
-		f->tot.drops_congestion++;
-	else
-		f->tot.drops_route++;
-	/* A reliable connection resends what it loses; a datagram or an
-	 * unreliable connection's message is gone with its packet. */
-	if (p->qpt != HCA_QPT_RC)
-		fab_traffic_lost(f, p->msg);
-	sim_pool_put(&f->pkts, idx);
-}
-
-void fab_traffic_lost(struct fab *f, uint32_t mi)
+static void msg_lost(struct fab *f, uint32_t mi)
 {
 	struct fab_msg *m;
 
@@ -194,12 +161,21 @@ void fab_traffic_lost(struct fab *f, uint32_t mi)
 	}
 }
 
-void fab_traffic_given_up(struct fab *f, uint32_t mi)
+static void msg_given_up(struct fab *f, uint32_t mi)
 {
 	if (mi < f->msgs->n && !f->msgs->v[mi].done && !f->msgs->v[mi].lost)
 		msg_activity(f, f->eng.now);
-	fab_traffic_lost(f, mi);
+	msg_lost(f, mi);
 }
+
+/* Where the models report a traffic message's fate (fab_core.h). */
+static const struct fab_hooks traffic_hooks = {
+	.post = fab_traffic_post_now,
+	.delivered = msg_delivered,
+	.completed = msg_completed,
+	.lost = msg_lost,
+	.given_up = msg_given_up,
+};
 
 static struct link_rate port_rate(const struct fab_params *p, const struct net_port *a,
 				  const struct net_port *b)
@@ -452,7 +428,7 @@ static const struct fab_node_kind {
 	[NODE_ETH_SW] = { &eth_sw_node_ops, eth_sw_init, eth_sw_fini },
 };
 
-_Static_assert(NODE_NKINDS <= PORT_NODE_KINDS, "port.kind indexes fab.node_ops");
+_Static_assert(NODE_NKINDS <= FAB_NODE_KINDS, "port.kind indexes fab.node_ops");
 
 static uint8_t node_kind(const struct fab *f, const struct fab_node *n)
 {
@@ -554,6 +530,7 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 	}
 	f->net = net;
 	f->p = *p;
+	f->hooks = &traffic_hooks;
 	ib_vlarb_map_init(&f->vlarb_map, p);
 	f->msgs = msgs;
 	f->seed = seed;

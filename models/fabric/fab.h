@@ -49,7 +49,7 @@ enum fab_fabric { FAB_FABRIC_IB, FAB_FABRIC_ROCE, FAB_FABRIC_ROCE_LOSSY, FAB_FAB
 extern const char *const fab_fabric_names[];	/* "ib", "roce", "roce-lossy", "tcp" */
 
 /*
- * What a fabric kind is made of: one row of fab_kinds[] (fab_params.c), in
+ * What a fabric kind is made of: one row of fab_kinds[] (models/core/fab_core.c), in
  * enum order beside its name in fab_fabric_names[]. The models ask these
  * properties, never which fabric it is.
  */

@@ -115,7 +115,7 @@ static void classify(struct dl *g)
 		uint16_t has = 0, ready = 0;
 
 		if (pt->node->type != NET_SWITCH)
-			ready = hca_candidates(pt, blocks, &has);
+			ready = f->node_ops[pt->kind]->candidates(pt, blocks, &has);
 		for (int v = 0; v < g->nvl; v++) {
 			int u = pi * g->nvl + v;
 			const struct ib_pkt *h;

@@ -780,17 +780,6 @@ static void print_tcp_g(const struct fab_params *p, char *buf, size_t len)
 
 /* -- fabric and Ethernet (models/eth) -- */
 
-const char *const fab_fabric_names[] = { "ib", "roce", "roce-lossy", "tcp", NULL };
-
-const struct fab_kind fab_kinds[FAB_NFABRICS] = {
-	[FAB_FABRIC_IB] = { .ibcc = true },
-	[FAB_FABRIC_ROCE] = { .eth = true, .pfc = true, .dcqcn = true, .ecn = true },
-	[FAB_FABRIC_ROCE_LOSSY] = { .eth = true, .dcqcn = true, .ecn = true },
-	[FAB_FABRIC_TCP] = { .eth = true, .tcp = true },
-};
-_Static_assert(SIM_ARRAY_SIZE(fab_fabric_names) == FAB_NFABRICS + 1,
-	       "a fabric kind: a name and a row of fab_kinds");
-
 int fab_fabric_parse(const char *name)
 {
 	for (int i = 0; fab_fabric_names[i]; i++)

@@ -22,6 +22,8 @@
  * retransmission (IBA 9.8.5). Dependent messages (ping-pong) are posted
  * when what they wait for is delivered at their source.
  */
+#include "models/fabric/fab_int.h"
+
 #include "models/hca/hca_int.h"
 
 #include <stdlib.h>
@@ -201,7 +203,7 @@ void fab_traffic_free(struct fab *f)
 }
 
 /* Post message mi now, on its stream's requester QP. */
-void fab_traffic_post(struct fab *f, uint32_t mi)
+void fab_traffic_post_now(struct fab *f, uint32_t mi)
 {
 	struct fab_msg *m = &f->msgs->v[mi];
 	struct fab_stream *s = &f->streams[m->stream];
@@ -269,7 +271,7 @@ void fab_traffic_schedule(struct fab *f, uint32_t mi, sim_time_t t)
 	struct fab_msg *m = &f->msgs->v[mi];
 
 	if (t <= f->eng.now && f->eng.events)
-		fab_traffic_post(f, mi);
+		fab_traffic_post_now(f, mi);
 	else
 		hca_post_at(f->nodes[m->src].hca, t, mi);
 }

@@ -19,6 +19,7 @@
  */
 #define _GNU_SOURCE	/* qsort_r */
 #include "models/hca/hca_int.h"
+#include "models/hca/hca_node.h"
 
 #include <errno.h>
 #include <stdlib.h>

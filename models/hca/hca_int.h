@@ -11,9 +11,10 @@
 #ifndef IBFAB_HCA_INT_H
 #define IBFAB_HCA_INT_H
 
-#include "models/fabric/fab_int.h"
+#include "models/core/fab_core.h"
 #include "models/hca/hca.h"
 #include "models/host/host.h"
+#include "models/port/port.h"
 #include "models/roce/cc.h"
 
 #define HCA_PSN_MASK 0xffffffu
@@ -453,15 +454,12 @@ static inline uint32_t hca_wire_bytes(const struct hca_qp *qp, uint8_t op, uint3
 	return b;
 }
 
-/* The traffic adapter (models/fabric/fab_traffic.c): fab messages become
- * work requests on per-stream QPs. */
-void fab_traffic_post(struct fab *f, uint32_t msg);
-void fab_traffic_delivered(struct fab *f, int32_t msg, sim_time_t t);
-/* A datagram (or UC message) that will never arrive: dropped, or no receive. */
-void fab_traffic_lost(struct fab *f, uint32_t msg);
-/* Lost now, by a transport that gave up (TCP's tcp.retries2): the run's
- * end counts this moment, as it counts a delivery. */
-void fab_traffic_given_up(struct fab *f, uint32_t msg);
-void fab_traffic_completed(struct fab *f, int32_t msg, sim_time_t t, enum hca_wc_status st);
+/* hca.c: the HCA as a node kind (its rows of hca_node_ops) */
+uint16_t hca_candidates(struct port *pt, uint32_t blocks[PORT_NVL], uint16_t *has_data);
+/* Build the next packet on VL vl (the one hca_candidates sized). */
+uint32_t hca_take(struct port *pt, uint8_t vl, uint32_t blocks);
+void hca_sent(struct port *pt);
+/* The tail of a packet reached this HCA. */
+void hca_receive(struct port *pt, uint32_t pkt);
 
 #endif

@@ -49,7 +49,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "models/fabric/fab_int.h"
+#include "models/core/fab_core.h"
+#include "models/port/port.h"
 #include "sim/sim_parse.h"
 
 /* ---- parameters ------------------------------------------------------------ */

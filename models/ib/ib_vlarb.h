@@ -23,7 +23,7 @@
 
 struct fab_params;
 
-/* 24 bytes: it shares the transmitter's cache line (fab_int.h), so the
+/* 24 bytes: it shares the transmitter's cache line (models/port/port.h), so the
  * tables are passed in, not pointed to. */
 struct ib_vlarb {
 	uint8_t hi_idx, lo_idx;		/* current entry */

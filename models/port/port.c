@@ -45,7 +45,8 @@
  */
 #include "models/port/port.h"
 
-#include "models/fabric/fab_int.h"
+#include "models/core/fab_core.h"
+#include "models/port/port.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -138,8 +138,6 @@ struct port_node_ops {
 	void (*receive)(struct port *pt, uint32_t pkt);
 };
 
-/* At most this many node kinds in one fabric. */
-#define PORT_NODE_KINDS 4
 
 /*
  * A link layer other than InfiniBand's credits. Its state for a port

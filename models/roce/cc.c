@@ -12,7 +12,7 @@
  *    packet carrying BECN (LRH, BTH, ICRC, VCRC: 26 bytes) for every FECN
  *    (one waits at a time per QP). Notifications wait in a per-HCA FIFO
  *    and the port sends them before any data: on Ethernet on priority
- *    FAB_ETH_CNP_PRIO (strict priority at every switch), on IB on the
+ *    ETH_CNP_PRIO (strict priority at every switch), on IB on the
  *    QP's VL ahead of that VL's QPs. f->tot.cnps counts them.
  *  - Reaction point (the requester): a CNP feeds the QP's DCQCN machine
  *    (a rate cut), a BECN raises its CCT index. Request packets are then
@@ -188,7 +188,7 @@ bool cc_receive(struct hca_qp *qp, struct ib_pkt *p)
 
 static uint8_t note_vl(const struct cc_hca *c)
 {
-	return c->kind == CC_DCQCN ? FAB_ETH_CNP_PRIO : c->q[c->head].vl;
+	return c->kind == CC_DCQCN ? ETH_CNP_PRIO : c->q[c->head].vl;
 }
 
 int cc_owed_vl(const struct hca *h)

@@ -62,7 +62,7 @@ void cc_req_sent(struct hca_qp *qp, const struct ib_pkt *p);
 /* A packet for qp carrying CE/FECN, or a CNP/BECN: true if consumed. */
 bool cc_receive(struct hca_qp *qp, struct ib_pkt *p);
 /* The port looks for packets: a notification owed goes first on its VL
- * (priority FAB_ETH_CNP_PRIO on Ethernet). Returns that VL's bit (0: none)
+ * (priority ETH_CNP_PRIO on Ethernet). Returns that VL's bit (0: none)
  * and sets blocks[vl] and the ready bit if it fits. */
 uint16_t cc_offer(struct hca *h, struct port *pt, uint32_t *blocks, uint16_t *ready);
 /* The VL of the notification owed next, or -1. */

@@ -25,7 +25,7 @@
  * The input buffer space is released, and a credit update goes upstream,
  * when the packet's last bit has left through the output.
  */
-#include "models/fabric/fab_int.h"
+#include "models/switch/sw.h"
 
 #include <stdlib.h>
 

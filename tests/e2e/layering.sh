@@ -16,14 +16,11 @@ lib=$(dirname "$IBFAB")/../models/libibfab_models.a
 command -v nm >/dev/null || { fail "nm missing (binutils)"; finish; exit; }
 
 # lowest first: a folder may use those before it
-ORDER="link net sm host ib port switch eth roce tcp hca fabric"
+ORDER="link net sm host core ib port switch eth roce tcp hca fabric"
 # folder -> folder above it that it uses today
-KNOT="eth->fabric hca->fabric port->fabric roce->fabric roce->hca switch->fabric
-tcp->fabric tcp->hca"
+KNOT="roce->hca tcp->hca"
 # folder -> another folder's private header that it includes today
-PRIVATE="eth->fabric/fab_int.h fabric->eth/eth_int.h fabric->hca/hca_int.h
-hca->fabric/fab_int.h ib->fabric/fab_int.h port->fabric/fab_int.h roce->hca/hca_int.h
-switch->fabric/fab_int.h tcp->hca/hca_int.h"
+PRIVATE="fabric->hca/hca_int.h roce->hca/hca_int.h tcp->hca/hca_int.h"
 
 python3 - "$lib" "$IBFAB_SRC" "$ORDER" "$KNOT" "$PRIVATE" > "$tmp/out" <<'PY'
 import collections, os, re, subprocess, sys

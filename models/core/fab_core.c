@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fab_core.c - the services every model reports to (fab_core.h): the
+ * run's failure and a dropped packet's count; and the fabric kinds, the
+ * rows of properties the models ask (fab.h: struct fab_kind).
+ */
+#include "models/core/fab_core.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "models/hca/hca.h"	/* enum hca_qp_type: which transports resend */
+
+const char *const fab_fabric_names[] = { "ib", "roce", "roce-lossy", "tcp", NULL };
+
+const struct fab_kind fab_kinds[FAB_NFABRICS] = {
+	[FAB_FABRIC_IB] = { .ibcc = true },
+	[FAB_FABRIC_ROCE] = { .eth = true, .pfc = true, .dcqcn = true, .ecn = true },
+	[FAB_FABRIC_ROCE_LOSSY] = { .eth = true, .dcqcn = true, .ecn = true },
+	[FAB_FABRIC_TCP] = { .eth = true, .tcp = true },
+};
+_Static_assert(SIM_ARRAY_SIZE(fab_fabric_names) == FAB_NFABRICS + 1,
+	       "a fabric kind: a name and a row of fab_kinds");
+
+void fab_fail(struct fab *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (f->failed)
+		return;
+	f->failed = true;
+	sim_diag_clear(&f->fail);
+	va_start(ap, fmt);
+	vsnprintf(f->fail.msg, sizeof(f->fail.msg), fmt, ap);
+	va_end(ap);
+	sim_stop(&f->eng);
+}
+
+void fab_pkt_drop(struct fab *f, uint32_t idx, enum fab_drop why)
+{
+	struct ib_pkt *p = fab_pkt(f, idx);
+
+	f->tot.drops++;
+	if (why == FAB_DROP_VL15)
+		f->tot.drops_vl15++;
+	else if (why == FAB_DROP_CORRUPT)
+		f->tot.drops_corrupt++;
+	else if (why == FAB_DROP_CONGESTION)
+		f->tot.drops_congestion++;
+	else
+		f->tot.drops_route++;
+	/* A reliable connection resends what it loses; a datagram or an
+	 * unreliable connection's message is gone with its packet. */
+	if (p->qpt != HCA_QPT_RC)
+		fab_traffic_lost(f, p->msg);
+	sim_pool_put(&f->pkts, idx);
+}

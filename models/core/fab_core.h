@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fab_core.h - the state every model of one simulated fabric shares, and
+ * the services the models report to.
+ *
+ * The state: the engine, the parameters, the packet pool, the nodes and
+ * their ports (models/port), the totals and the run's failure. The
+ * services: stopping the run on an error (fab_fail), dropping a packet
+ * (fab_pkt_drop), and a traffic message's post, delivery, completion and
+ * loss, which the builder (models/fabric) learns through the hooks it
+ * installs (struct fab_hooks): the models below it never name it.
+ * Not a public API: tools and tests use models/fabric/fab.h.
+ */
+#ifndef IBFAB_FAB_CORE_H
+#define IBFAB_FAB_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "models/fabric/fab.h"	/* the public types: fab_params, fab_totals, fab_msgs */
+#include "models/ib/ib_pkt.h"
+#include "models/ib/ib_vlarb.h"
+#include "sim/sim.h"
+#include "sim/sim_diag.h"
+#include "sim/sim_pool.h"
+
+struct eth_sw;
+struct hca;
+struct hca_cq;
+struct hca_mr;
+struct port;
+struct port_node_ops;
+struct fab_stream;
+
+/* At most this many node kinds in one fabric (port.kind indexes fab.node_ops). */
+#define FAB_NODE_KINDS 4
+
+/*
+ * Where the models report a traffic message's fate (msg: its index in
+ * fab.msgs; a message of the replay or the verbs daemon has none, and
+ * the builder ignores it). Installed by the builder.
+ */
+struct fab_hooks {
+	/* Post message msg now (its planned time has come: hca_post_at). */
+	void (*post)(struct fab *f, uint32_t msg);
+	/* Its data is all at the responder, visible at t. */
+	void (*delivered)(struct fab *f, int32_t msg, sim_time_t t);
+	/* The requester's completion at t, with its status (enum hca_wc_status). */
+	void (*completed)(struct fab *f, int32_t msg, sim_time_t t, uint8_t status);
+	/* A datagram's or UC message's packet was lost: the message is. */
+	void (*lost)(struct fab *f, uint32_t msg);
+	/* The transport gave up on it (TCP's retries2). */
+	void (*given_up)(struct fab *f, uint32_t msg);
+};
+
+/*
+ * A node. Line 0 is what a packet through a switch reads (routing,
+ * requests, the kick's Ethernet test); the array is 64-byte aligned, so
+ * that line is one line: at 88 bytes a node straddled two for most nodes.
+ */
+struct fab_node {
+	struct port **ports;	/* by port number; NULL if unconnected */
+	/* switch */
+	const uint8_t *lft;
+	/* requests: for output o and VL v, bitset of input ports whose head
+	 * packet wants o on v; rr pointer per (o, v) */
+	uint64_t *req;			/* [(v * (nports + 1) + o) * req_words + w] */
+	uint16_t *req_vls;		/* per output: VLs with any request */
+	uint8_t *rr;			/* [v * (nports + 1) + o] last input served */
+	/* Ethernet switch (models/eth/eth_sw.c), else NULL */
+	struct eth_sw *eth;
+	int nports;
+	uint32_t lft_len;
+	int req_words;
+	enum net_node_type type;
+	/* line 1 */
+	int idx;			/* node index in the net */
+	/* HCA */
+	struct hca *hca;
+} __attribute__((aligned(64)));
+
+_Static_assert(offsetof(struct fab_node, type) < 64 && sizeof(struct fab_node) == 128,
+	       "fab_node's line 0 as its comment says");
+
+struct fab {
+	struct sim_engine eng;
+	const struct net *net;
+	struct fab_params p;
+	struct ib_vlarb_map vlarb_map;	/* p's VLArb tables by VL */
+	struct fab_msgs *msgs;
+	struct sim_pool pkts;
+	struct fab_node *nodes;
+	int nnodes;
+	struct port **ports;	/* every connected port end */
+	struct port *port_mem;	/* their storage, one block (ports[i] = &port_mem[i]) */
+	int nports;
+	uint64_t seed;
+	/* the ports' node kinds (port.kind indexes it), and whether the
+	 * ports have a link layer of their own (port.link: Ethernet) */
+	const struct port_node_ops *node_ops[FAB_NODE_KINDS];
+	bool port_links;
+	/* timing constants */
+	sim_time_t sw_lat, hca_lat;
+	/* results */
+	struct fab_totals tot;
+	sim_time_t last_done;
+	bool failed;
+	struct sim_diag fail;
+	/* the builder's from here on (models/fabric) */
+	/* sampling */
+	fab_sample_fn sample_fn;
+	void *sample_ctx;
+	uint32_t sample_comp;
+	/* traffic (fab_traffic.c): a QP pair per stream, per-node region and CQ */
+	struct fab_stream *streams;
+	struct hca_mr **node_mr;
+	struct hca_cq **node_cq;
+	/* messages: dependents of each message (CSR arrays) */
+	uint32_t *dep_off, *dep;
+	/* where the models' message reports go (the builder's hooks) */
+	const struct fab_hooks *hooks;
+};
+
+static inline struct ib_pkt *fab_pkt(const struct fab *f, uint32_t idx)
+{
+	return sim_pool_get(&f->pkts, idx);
+}
+
+/* Stop the run with an error (out of memory, a broken invariant). */
+void fab_fail(struct fab *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Drop packet idx (counted), marking its message lost. Data VLs never drop
+ * for lack of buffer: the credit checker fails the run before that. */
+enum fab_drop { FAB_DROP_VL15, FAB_DROP_ROUTE, FAB_DROP_CORRUPT, FAB_DROP_CONGESTION };
+void fab_pkt_drop(struct fab *f, uint32_t idx, enum fab_drop why);
+
+/* The reports, through the builder's hooks. */
+static inline void fab_traffic_post(struct fab *f, uint32_t msg)
+{
+	f->hooks->post(f, msg);
+}
+
+static inline void fab_traffic_delivered(struct fab *f, int32_t msg, sim_time_t t)
+{
+	f->hooks->delivered(f, msg, t);
+}
+
+static inline void fab_traffic_completed(struct fab *f, int32_t msg, sim_time_t t, uint8_t status)
+{
+	f->hooks->completed(f, msg, t, status);
+}
+
+static inline void fab_traffic_lost(struct fab *f, uint32_t msg)
+{
+	f->hooks->lost(f, msg);
+}
+
+static inline void fab_traffic_given_up(struct fab *f, uint32_t msg)
+{
+	f->hooks->given_up(f, msg);
+}
+
+#endif
