@@ -32,6 +32,8 @@ struct hca_mr;
 struct port;
 struct port_node_ops;
 struct fab_stream;
+struct hca_transport_ops;
+struct hca_cc_ops;
 
 /* At most this many node kinds in one fabric (port.kind indexes fab.node_ops). */
 #define FAB_NODE_KINDS 4
@@ -120,6 +122,12 @@ struct fab {
 	uint32_t *dep_off, *dep;
 	/* where the models' message reports go (the builder's hooks) */
 	const struct fab_hooks *hooks;
+	/* read when a QP or an HCA is made, kept off the lines every packet
+	 * reads: the transport carrying RC QPs instead of the HCA's own
+	 * (TCP), or NULL; congestion control at the HCAs (models/cc), or
+	 * NULL when off */
+	const struct hca_transport_ops *rc_transport;
+	const struct hca_cc_ops *cc;
 };
 
 static inline struct ib_pkt *fab_pkt(const struct fab *f, uint32_t idx)

@@ -18,7 +18,8 @@
  */
 #include "models/fabric/fab_int.h"
 
-#include "models/hca/hca_int.h"
+#include "models/cc/cc.h"
+#include "models/hca/hca_plug.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -531,6 +532,9 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 	f->net = net;
 	f->p = *p;
 	f->hooks = &traffic_hooks;
+	/* the fabric kind's transport for RC QPs, if not the HCA's own */
+	f->rc_transport = fab_kind_of(p)->tcp ? tcp_transport : NULL;
+	f->cc = cc_for(p);	/* DCQCN or IB CC at the HCAs, if on */
 	ib_vlarb_map_init(&f->vlarb_map, p);
 	f->msgs = msgs;
 	f->seed = seed;

@@ -24,7 +24,7 @@
  */
 #include "models/fabric/fab_int.h"
 
-#include "models/hca/hca_int.h"
+#include "models/hca/hca_plug.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -402,7 +402,7 @@ struct hca_qp *hca_create_qp(struct hca *h, const struct hca_qp_init_attr *a)
 	qp->rq = qp->rq_cap ? calloc((size_t)qp->rq_mask + 1, sizeof(*qp->rq)) : NULL;
 	qp->rsp_cap = 16;
 	qp->rsp = calloc(qp->rsp_cap, sizeof(*qp->rsp));
-	qp->cc = h->cc && a->qp_type != HCA_QPT_UD ? cc_qp_new(h) : NULL;
+	qp->cc = h->cc && a->qp_type != HCA_QPT_UD ? h->cc->ops->qp_new(h) : NULL;
 	if (!qp->sq || (qp->rq_cap && !qp->rq) || !qp->rsp ||
 	    (h->cc && a->qp_type != HCA_QPT_UD && !qp->cc)) {
 		free(qp->sq);
@@ -423,8 +423,8 @@ struct hca_qp *hca_create_qp(struct hca *h, const struct hca_qp_init_attr *a)
 	qp->cap = a->cap;
 	qp->mtu = h->f->p.mtu;
 	qp->max_rd_atomic = qp->max_dest_rd_atomic = 1;
-	/* fabric=tcp: an RC QP is carried by a TCP connection (models/tcp) */
-	if (fab_kind_of(&h->f->p)->tcp && qp->type == HCA_QPT_RC && tcp_conn_create(qp)) {
+	/* another transport carries the fabric's RC QPs (TCP) */
+	if (h->f->rc_transport && qp->type == HCA_QPT_RC && h->f->rc_transport->create(qp)) {
 		free(qp->sq);
 		free(qp->rq);
 		free(qp->rsp);
@@ -467,7 +467,8 @@ int hca_destroy_qp(struct hca_qp *qp)
 	h->qps[qp->qpn] = NULL;
 	if (qp->qpn - 2 < HCA_QP_NEAR)
 		h->qp_near[qp->qpn - 2] = NULL;
-	tcp_conn_destroy(qp);
+	if (qp->xport)
+		qp->xport->ops->destroy(qp);
 	free(qp->sq);
 	free(qp->rq);
 	free(qp->rsp);
@@ -639,7 +640,7 @@ int hca_post_send_msg(struct hca_qp *qp, const struct hca_send_wr *wr, int32_t m
 
 	if (atomic && wr->sg.length != 8)
 		return -EINVAL;
-	if (atomic && qp->tcp)
+	if (atomic && qp->xport && !qp->xport->ops->atomics)
 		return -EOPNOTSUPP;	/* no atomics over a socket */
 	/* The local buffer must be registered (inline data needs no key). */
 	struct hca_mr *mr = NULL;
@@ -679,8 +680,8 @@ int hca_post_send_msg(struct hca_qp *qp, const struct hca_send_wr *wr, int32_t m
 		w->ready = host_post(&h->host, w->ready,
 				     (wr->send_flags & HCA_SEND_INLINE) ? wr->sg.length : 0);
 	w->ready += h->f->hca_lat;
-	if (qp->tcp) {
-		tcp_post(qp, w);	/* send() into the socket (models/tcp) */
+	if (qp->xport) {
+		qp->xport->ops->post(qp, w);	/* TCP: send() into the socket */
 		return 0;
 	}
 	hca_qp_arm_ready(qp, w->ready);
@@ -835,8 +836,8 @@ static void ring_remove(struct hca_qp *qp)
 
 static bool qp_has_packet(struct hca_qp *qp)
 {
-	if (qp->tcp)
-		return tcp_has_segment(qp);
+	if (qp->xport)
+		return qp->xport->ops->has_packet(qp);
 	return qp_resp_has_packet(qp) || qp_req_has_packet(qp);
 }
 
@@ -863,13 +864,13 @@ uint16_t hca_candidates(struct port *pt, uint32_t blocks[PORT_NVL], uint16_t *ha
 	if (!h || pt != h->port)
 		return 0;
 	/* A congestion notification owed goes first on its VL (cc.c). */
-	uint16_t note = h->cc ? cc_offer(h, pt, blocks, &ready) : 0;
+	uint16_t note = h->cc ? h->cc->ops->offer(h, pt, blocks, &ready) : 0;
 
 	*has_data = h->active_vls | note;
 	for (uint16_t m = h->active_vls & ~note; m; m &= m - 1) {
 		int v = __builtin_ctz(m);
 		struct hca_qp *qp = h->cur[v];
-		uint32_t wire = qp->tcp ? tcp_next_size(qp) :
+		uint32_t wire = qp->xport ? qp->xport->ops->next_size(qp) :
 				qp_resp_has_packet(qp) ? qp_resp_next_size(qp) : qp_req_next_size(qp);
 
 		blocks[v] = ib_blocks(wire);
@@ -899,8 +900,8 @@ uint32_t hca_take(struct port *pt, uint8_t vl, uint32_t blocks)
 	uint32_t idx;
 	struct ib_pkt *p;
 
-	if (h->cc && cc_owed_vl(h) == vl)
-		return cc_take(h, vl);
+	if (h->cc && h->cc->ops->owed_vl(h) == vl)
+		return h->cc->ops->take(h, vl);
 	qp = h->cur[vl];
 	idx = hca_alloc_pkt(h);
 	if (idx == SIM_POOL_NIL)
@@ -914,8 +915,8 @@ uint32_t hca_take(struct port *pt, uint8_t vl, uint32_t blocks)
 	p->sqpn = qp->qpn;
 	p->dqpn = qp->dest_qpn;
 	h->in_take = true;
-	if (qp->tcp)
-		tcp_build(qp, p);
+	if (qp->xport)
+		qp->xport->ops->build(qp, p);
 	else if (qp_resp_has_packet(qp))
 		qp_resp_build(qp, p);
 	else
@@ -983,12 +984,13 @@ void hca_receive(struct port *pt, uint32_t idx)
 		sim_pool_put(&f->pkts, idx);
 		return;
 	}
-	if (qp->cc && (p->opcode == IB_OP_CNP || (p->flags & IB_PKT_CE)) && cc_receive(qp, p)) {
+	if (qp->cc && (p->opcode == IB_OP_CNP || (p->flags & IB_PKT_CE)) &&
+	    h->cc->ops->receive(qp, p)) {
 		sim_pool_put(&f->pkts, idx);
 		return;
 	}
-	if (qp->tcp)
-		tcp_receive(qp, p);
+	if (qp->xport)
+		qp->xport->ops->receive(qp, p);
 	else if (is_response(p->opcode))
 		qp_comp_receive(qp, p);
 	else
@@ -1083,9 +1085,9 @@ void hca_qp_arm_timer(struct hca_qp *qp, sim_time_t at, bool rnr)
 	timer_push(qp->hca, at, qp->qpn, TIMER_ACK);
 }
 
-void hca_qp_arm_tcp(struct hca_qp *qp, sim_time_t at)
+void hca_qp_arm_xport(struct hca_qp *qp, sim_time_t at)
 {
-	timer_push(qp->hca, at, qp->qpn, TIMER_TCP);
+	timer_push(qp->hca, at, qp->qpn, TIMER_XPORT);
 }
 
 void hca_qp_disarm_timer(struct hca_qp *qp)
@@ -1122,9 +1124,9 @@ static void hca_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 
 		if (!qp)
 			continue;
-		if (e.arg == TIMER_TCP) {
-			if (qp->tcp)
-				tcp_timer(qp, e.time);
+		if (e.arg == TIMER_XPORT) {
+			if (qp->xport)
+				qp->xport->ops->timer(qp, e.time);
 			continue;
 		}
 		if (e.arg == TIMER_READY) {
@@ -1228,7 +1230,7 @@ int hca_init(struct fab *f, struct fab_node *n)
 	sim_heap_init(&h->timers);
 	sim_wake_init(&h->wake);
 	host_init(&h->host, &f->p.host);
-	if (cc_hca_init(h))
+	if (f->cc && f->cc->hca_init(h))
 		return -1;
 	c = sim_register(&f->eng, hca_handler, h, "hca");
 	if (c < 0)
@@ -1245,7 +1247,8 @@ void hca_fini(struct fab_node *n)
 		return;
 	for (uint32_t i = 0; i < h->nqps; i++)
 		if (h->qps[i]) {
-			tcp_conn_destroy(h->qps[i]);
+			if (h->qps[i]->xport)
+				h->qps[i]->xport->ops->destroy(h->qps[i]);
 			free(h->qps[i]->sq);
 			free(h->qps[i]->rq);
 			free(h->qps[i]->rsp);
@@ -1272,7 +1275,10 @@ void hca_fini(struct fab_node *n)
 	sim_heap_free(&h->timers);
 	free(h->plan);
 	sim_wake_fini(&h->wake);
-	cc_hca_fini(h);
+	if (h->xport_host)
+		h->f->rc_transport->hca_fini(h);
+	if (h->cc)
+		h->cc->ops->hca_fini(h);
 	free(h);
 	n->hca = NULL;
 	for (int k = 0; k <= n->nports; k++)

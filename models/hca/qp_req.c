@@ -166,8 +166,8 @@ bool qp_req_has_packet(struct hca_qp *qp)
 			return false;
 		}
 	}
-	/* Congestion control paces the QP's requests (models/roce/cc.c). */
-	if (qp->cc && !cc_req_may_send(qp))
+	/* Congestion control paces the QP's requests (models/cc/cc.c). */
+	if (qp->cc && !qp->hca->cc->ops->req_may_send(qp))
 		return false;
 	return true;
 }
@@ -311,7 +311,7 @@ void qp_req_build(struct hca_qp *qp, struct ib_pkt *p)
 		break;
 	}
 	if (qp->cc)
-		cc_req_sent(qp, p);
+		qp->hca->cc->ops->req_sent(qp, p);
 	qp->pkts_sent++;
 	if (p->flags & IB_PKT_RETRANS)
 		qp->st.pkts_retransmitted++;

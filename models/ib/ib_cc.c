@@ -23,7 +23,7 @@
  *
  * CA (CACongestionSetting, CongestionControlTable), QP-based: the
  * destination answers a packet carrying FECN with a BECN in a congestion
- * notification packet to the source QP (models/roce/cc.c; one waits at a
+ * notification packet to the source QP (models/cc/cc.c; one waits at a
  * time per QP). The source raises its CCT index by CCTI_Increase per BECN,
  * up to CCTI_Limit; every CCTI_Timer the index falls by one, down to
  * CCTI_Min. The requester waits CCT[CCTI] after each request packet

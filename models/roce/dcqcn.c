@@ -34,7 +34,7 @@
  * `now` in time order (alpha decays between two other events in closed
  * form), so no engine event is needed per QP and the machine is exact
  * whatever the spacing of the calls. The HCA calls it at each CNP and each
- * packet sent (models/roce/cc.c); the rate a packet is paced at is the Rc
+ * packet sent (models/cc/cc.c); the rate a packet is paced at is the Rc
  * at the time it is sent.
  *
  * Left out: the NIC's rate_to_set_on_first_cnp and clamp_tgt_rate knobs

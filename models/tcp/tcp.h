@@ -167,6 +167,11 @@ struct ib_pkt;
 struct fab;
 struct fab_totals;
 
+/* The transport that carries a TCP fabric's RC QPs (its rows are the
+ * functions below); the builder sets fab.rc_transport to it. */
+struct hca_transport_ops;
+extern const struct hca_transport_ops *const tcp_transport;
+
 /* fabric=tcp: give an RC QP its connection (0, or -1 out of memory). */
 int tcp_conn_create(struct hca_qp *qp);
 void tcp_conn_destroy(struct hca_qp *qp);

@@ -63,7 +63,7 @@
  * Costs: the NIC's DMA and doorbell are the HCA's (models/host, as for
  * RDMA); the kernel's send, receive and wake-up paths are tcp_host.c's.
  */
-#include "models/hca/hca_int.h"
+#include "models/hca/hca_plug.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -102,6 +102,7 @@ struct tcp_seg {
 };
 
 struct tcp_conn {
+	struct hca_xport xport;	/* first: qp->xport points here */
 	struct hca_qp *qp;
 	uint32_t mss, hdr;
 	double gbps;		/* copy rate */
@@ -154,6 +155,19 @@ struct seg_pick {
 	sim_time_t ready;	/* SEG_NONE: when something may become sendable (0: nothing known) */
 };
 
+/* The connection carrying qp (qp->xport set: it is this transport's). */
+static inline struct tcp_conn *tcp_of(const struct hca_qp *qp)
+{
+	return (struct tcp_conn *)qp->xport;
+}
+
+/* The kernel stack's CPU pipelines of the host behind HCA h (made with
+ * the first connection: tcp_conn_create). */
+static inline struct tcp_host *host_of(const struct hca *h)
+{
+	return h->xport_host;
+}
+
 static struct fab *fab_of(const struct tcp_conn *c)
 {
 	return c->qp->hca->f;
@@ -181,27 +195,32 @@ uint32_t tcp_wire_bytes(const struct tcp_params *p, uint32_t len)
 
 /* ---- life cycle ------------------------------------------------------- */
 
+static const struct hca_transport_ops tcp_ops;
+
 int tcp_conn_create(struct hca_qp *qp)
 {
 	struct fab *f = qp->hca->f;
 	const struct tcp_params *p = &f->p.tcp;
-	struct tcp_conn *c = calloc(1, sizeof(*c));
+	struct tcp_conn *c;
 
-	if (!c)
+	if (!qp->hca->xport_host && !(qp->hca->xport_host = calloc(1, sizeof(struct tcp_host))))
 		return -1;
+	if (!(c = calloc(1, sizeof(*c))))
+		return -1;
+	c->xport.ops = &tcp_ops;
 	c->qp = qp;
 	c->mss = p->mss ? p->mss : f->p.mtu;
 	c->hdr = p->msg_hdr;
 	c->gbps = tcp_copy_gbps(p, f->p.host.mem_gbps);
 	tcp_cc_init(&c->cc, p->cc, c->mss, p->init_cwnd, p->dctcp_g);
 	tcp_rtt_init(&c->rtt, (sim_time_t)p->min_rto_us * SIM_US);
-	qp->tcp = c;
+	qp->xport = &c->xport;
 	return 0;
 }
 
 void tcp_conn_destroy(struct hca_qp *qp)
 {
-	struct tcp_conn *c = qp->tcp;
+	struct tcp_conn *c = tcp_of(qp);
 
 	if (!c)
 		return;
@@ -210,7 +229,7 @@ void tcp_conn_destroy(struct hca_qp *qp)
 	free(c->rec);
 	free(c->ooo);
 	free(c);
-	qp->tcp = NULL;
+	qp->xport = NULL;
 }
 
 /* ---- timers ------------------------------------------------------------ */
@@ -225,7 +244,7 @@ static void arm(struct tcp_conn *c, sim_time_t at)
 	if (c->ev_at && c->ev_at <= at)
 		return;
 	c->ev_at = at;
-	hca_qp_arm_tcp(c->qp, at);
+	hca_qp_arm_xport(c->qp, at);
 }
 
 static sim_time_t cur_rto(const struct tcp_conn *c)
@@ -242,7 +261,7 @@ static sim_time_t cur_rto(const struct tcp_conn *c)
 
 static void charge(struct hca *h, uint64_t before)
 {
-	h->host.st.cpu_ps += h->tcp.st.cpu_ps - before;
+	h->host.st.cpu_ps += host_of(h)->st.cpu_ps - before;
 }
 
 /* ---- the send stream ------------------------------------------------- */
@@ -309,12 +328,12 @@ static sim_time_t stream_append(struct tcp_conn *c, struct tcp_rec *r, uint32_t 
 {
 	struct hca *h = c->qp->hca;
 	uint64_t bytes = (uint64_t)c->hdr + (r->op == IB_OP_READ_REQUEST ? 0 : len);
-	uint64_t before = h->tcp.st.cpu_ps;
+	uint64_t before = host_of(h)->st.cpu_ps;
 	sim_time_t c0, done;
 
 	if (!bytes)
 		bytes = 1;	/* tcp.msg_hdr=0 and an empty message: one byte still goes */
-	done = tcp_host_send(&h->tcp, prm(c), c->gbps, t, bytes, nsegs(c, bytes), &c0);
+	done = tcp_host_send(host_of(h), prm(c), c->gbps, t, bytes, nsegs(c, bytes), &c0);
 	charge(h, before);
 	r->seq = c->app_seq;
 	r->end = c->app_seq + bytes;
@@ -326,7 +345,7 @@ static sim_time_t stream_append(struct tcp_conn *c, struct tcp_rec *r, uint32_t 
 
 void tcp_post(struct hca_qp *qp, struct hca_swqe *w)
 {
-	struct tcp_conn *c = qp->tcp;
+	struct tcp_conn *c = tcp_of(qp);
 	struct hca *h = qp->hca;
 	sim_time_t now = h->f->eng.now, done;
 	struct tcp_rec *r = rec_push(c);
@@ -354,7 +373,7 @@ void tcp_post(struct hca_qp *qp, struct hca_swqe *w)
 	qp->sq_next = qp->sq_tail;	/* every WR is in the socket once posted */
 	hca_hint_next(h);
 	if (r->op != IB_OP_READ_REQUEST) {
-		w->tcp_done = done;
+		w->xport_done = done;
 		arm(c, done);
 	}
 	hca_qp_update_active(qp);
@@ -454,7 +473,7 @@ static void pick(struct tcp_conn *c, struct seg_pick *s)
 
 bool tcp_has_segment(struct hca_qp *qp)
 {
-	struct tcp_conn *c = qp->tcp;
+	struct tcp_conn *c = tcp_of(qp);
 	struct seg_pick s;
 
 	/* RTR already answers (ACKs, READ responses), as an RC responder does */
@@ -468,7 +487,7 @@ bool tcp_has_segment(struct hca_qp *qp)
 
 uint32_t tcp_next_size(struct hca_qp *qp)
 {
-	struct tcp_conn *c = qp->tcp;
+	struct tcp_conn *c = tcp_of(qp);
 	struct seg_pick s;
 
 	pick(c, &s);
@@ -477,7 +496,7 @@ uint32_t tcp_next_size(struct hca_qp *qp)
 
 void tcp_build(struct hca_qp *qp, struct ib_pkt *p)
 {
-	struct tcp_conn *c = qp->tcp;
+	struct tcp_conn *c = tcp_of(qp);
 	struct fab *f = qp->hca->f;
 	sim_time_t now = f->eng.now;
 	struct seg_pick s;
@@ -702,7 +721,7 @@ static struct hca_swqe *pending_read(struct hca_qp *qp)
 	for (uint32_t i = qp->sq_head; i != qp->sq_tail; i++) {
 		struct hca_swqe *w = hca_swqe_at(qp, i);
 
-		if (w->state != SWQE_DONE && w->wr.opcode == HCA_WR_RDMA_READ && !w->tcp_done)
+		if (w->state != SWQE_DONE && w->wr.opcode == HCA_WR_RDMA_READ && !w->xport_done)
 			return w;
 	}
 	return NULL;
@@ -756,7 +775,7 @@ static void deliver(struct tcp_conn *c, const struct tcp_seg *s)
 	bool first = s->flags & IB_PKT_FIRST, last = s->flags & IB_PKT_LAST;
 	uint32_t poff = s->off > c->hdr ? s->off - c->hdr : 0;
 	uint32_t plen = s->off + s->len > c->hdr ? s->off + s->len - (s->off > c->hdr ? s->off : c->hdr) : 0;
-	uint64_t before = h->tcp.st.cpu_ps;
+	uint64_t before = host_of(h)->st.cpu_ps;
 	sim_time_t t;
 	uint8_t *dst = NULL;
 
@@ -796,7 +815,7 @@ static void deliver(struct tcp_conn *c, const struct tcp_seg *s)
 		if (dst)
 			memcpy(dst, s->data, plen);
 	}
-	t = tcp_host_rx_copy(&h->tcp, prm(c), c->gbps, s->t, s->len, first, last);
+	t = tcp_host_rx_copy(host_of(h), prm(c), c->gbps, s->t, s->len, first, last);
 	charge(h, before);
 	if (!last)
 		return;
@@ -823,7 +842,7 @@ static void deliver(struct tcp_conn *c, const struct tcp_seg *s)
 
 		if (!w)
 			break;
-		w->tcp_done = t;
+		w->xport_done = t;
 		if (w->msg >= 0)
 			fab_traffic_delivered(f, w->msg, t);
 		arm(c, t);
@@ -922,7 +941,7 @@ static void data_input(struct tcp_conn *c, const struct ib_pkt *p, sim_time_t t)
 
 void tcp_receive(struct hca_qp *qp, struct ib_pkt *p)
 {
-	struct tcp_conn *c = qp->tcp;
+	struct tcp_conn *c = tcp_of(qp);
 	struct hca *h = qp->hca;
 	sim_time_t now = h->f->eng.now, t = now;
 
@@ -931,10 +950,10 @@ void tcp_receive(struct hca_qp *qp, struct ib_pkt *p)
 	c->st.segs_rcvd++;
 	/* the NIC writes the frame into the ring, the softirq processes it */
 	if (p->payload) {
-		uint64_t before = h->tcp.st.cpu_ps;
+		uint64_t before = host_of(h)->st.cpu_ps;
 
 		t = hca_dma_write(h, now, HCA_MEM_HOST, p->payload);
-		t = tcp_host_rx_seg(&h->tcp, prm(c), t);
+		t = tcp_host_rx_seg(host_of(h), prm(c), t);
 		charge(h, before);
 	}
 	ack_input(c, p->atomic[1], p->flags & IB_PKT_ECE, !p->payload);
@@ -961,10 +980,10 @@ static void complete_due(struct tcp_conn *c)
 		struct hca_swqe *w = hca_swqe_at(qp, qp->sq_head);
 
 		if (w->state != SWQE_DONE) {
-			if (!w->tcp_done)
+			if (!w->xport_done)
 				return;
-			if (w->tcp_done > now) {
-				arm(c, w->tcp_done);
+			if (w->xport_done > now) {
+				arm(c, w->xport_done);
 				return;
 			}
 			qp_req_complete(qp, w, HCA_WC_SUCCESS);
@@ -975,7 +994,7 @@ static void complete_due(struct tcp_conn *c)
 
 void tcp_timer(struct hca_qp *qp, sim_time_t t)
 {
-	struct tcp_conn *c = qp->tcp;
+	struct tcp_conn *c = tcp_of(qp);
 	sim_time_t now = qp->hca->f->eng.now;
 
 	if (t == c->ev_at)
@@ -1010,13 +1029,38 @@ void tcp_totals(const struct fab *f, struct fab_totals *t)
 		for (uint32_t q = 0; h && q < h->nqps; q++) {
 			const struct hca_qp *qp = h->qps[q];
 
-			if (!qp || !qp->tcp)
+			if (!qp || !qp->xport || qp->xport->ops != &tcp_ops)
 				continue;
-			t->tcp_segments += qp->tcp->st.segs_sent;
-			t->tcp_retransmits += qp->tcp->st.retransmits;
-			t->tcp_timeouts += qp->tcp->st.timeouts;
-			t->tcp_fast_recoveries += qp->tcp->st.fast_recoveries;
-			t->tcp_gave_up += qp->tcp->st.gave_up;
+			const struct tcp_conn *c = tcp_of(qp);
+
+			t->tcp_segments += c->st.segs_sent;
+			t->tcp_retransmits += c->st.retransmits;
+			t->tcp_timeouts += c->st.timeouts;
+			t->tcp_fast_recoveries += c->st.fast_recoveries;
+			t->tcp_gave_up += c->st.gave_up;
 		}
 	}
 }
+
+static void tcp_hca_fini(struct hca *h)
+{
+	free(h->xport_host);
+	h->xport_host = NULL;
+}
+
+/* TCP as the transport under the fabric's RC QPs (hca_int.h): no atomics
+ * over a socket. */
+static const struct hca_transport_ops tcp_ops = {
+	.atomics = false,
+	.create = tcp_conn_create,
+	.destroy = tcp_conn_destroy,
+	.post = tcp_post,
+	.has_packet = tcp_has_segment,
+	.next_size = tcp_next_size,
+	.build = tcp_build,
+	.receive = tcp_receive,
+	.timer = tcp_timer,
+	.hca_fini = tcp_hca_fini,
+};
+
+const struct hca_transport_ops *const tcp_transport = &tcp_ops;

@@ -27,12 +27,20 @@
  * have no CC. With CC off (the IB default) the HCA holds NULL pointers and
  * every hook is one test of a pointer.
  */
-#include "models/roce/cc.h"
+#include "models/cc/cc.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "models/hca/hca_int.h"
+#include "models/hca/hca_plug.h"
+
+static const struct hca_cc_ops cc_ops;
+
+/* The HCA's state (h->cc set: it is this module's). */
+static inline struct cc_hca *cc_of(const struct hca *h)
+{
+	return (struct cc_hca *)h->cc;
+}
 
 enum cc_kind cc_kind_of(const struct fab_params *p)
 {
@@ -68,7 +76,8 @@ int cc_hca_init(struct hca *h)
 	} else {
 		c->note_wire = IB_LRH_BYTES + IB_BTH_BYTES + IB_ICRC_BYTES + IB_VCRC_BYTES;
 	}
-	h->cc = c;
+	c->base.ops = &cc_ops;
+	h->cc = &c->base;
 	return 0;
 }
 
@@ -76,8 +85,8 @@ void cc_hca_fini(struct hca *h)
 {
 	if (!h->cc)
 		return;
-	free(h->cc->q);
-	free(h->cc);
+	free(cc_of(h)->q);
+	free(cc_of(h));
 	h->cc = NULL;
 }
 
@@ -85,8 +94,8 @@ struct cc_qp *cc_qp_new(struct hca *h)
 {
 	struct cc_qp *q = calloc(1, sizeof(*q));
 
-	if (q && h->cc->kind == CC_DCQCN)
-		dcqcn_rp_init(&q->rp, &h->cc->dcqcn);
+	if (q && cc_of(h)->kind == CC_DCQCN)
+		dcqcn_rp_init(&q->rp, &cc_of(h)->dcqcn);
 	return q;
 }
 
@@ -105,7 +114,7 @@ bool cc_req_may_send(struct hca_qp *qp)
 void cc_req_sent(struct hca_qp *qp, const struct ib_pkt *p)
 {
 	struct hca *h = qp->hca;
-	struct cc_hca *c = h->cc;
+	struct cc_hca *c = cc_of(h);
 	struct cc_qp *q = qp->cc;
 	sim_time_t now = h->f->eng.now;
 
@@ -134,7 +143,7 @@ static bool is_response(uint8_t op)
 static void owe(struct hca_qp *qp)
 {
 	struct hca *h = qp->hca;
-	struct cc_hca *c = h->cc;
+	struct cc_hca *c = cc_of(h);
 
 	if (qp->cc->owed)
 		return;
@@ -165,7 +174,7 @@ static void owe(struct hca_qp *qp)
 bool cc_receive(struct hca_qp *qp, struct ib_pkt *p)
 {
 	struct hca *h = qp->hca;
-	struct cc_hca *c = h->cc;
+	struct cc_hca *c = cc_of(h);
 	sim_time_t now = h->f->eng.now;
 
 	if (p->opcode == IB_OP_CNP) {
@@ -193,12 +202,12 @@ static uint8_t note_vl(const struct cc_hca *c)
 
 int cc_owed_vl(const struct hca *h)
 {
-	return h->cc->n ? note_vl(h->cc) : -1;
+	return cc_of(h)->n ? note_vl(cc_of(h)) : -1;
 }
 
 uint16_t cc_offer(struct hca *h, struct port *pt, uint32_t *blocks, uint16_t *ready)
 {
-	struct cc_hca *c = h->cc;
+	struct cc_hca *c = cc_of(h);
 	uint8_t vl;
 
 	if (!c->n)
@@ -212,7 +221,7 @@ uint16_t cc_offer(struct hca *h, struct port *pt, uint32_t *blocks, uint16_t *re
 
 uint32_t cc_take(struct hca *h, uint8_t vl)
 {
-	struct cc_hca *c = h->cc;
+	struct cc_hca *c = cc_of(h);
 	struct cc_note nt = c->q[c->head];
 	uint32_t idx = hca_alloc_pkt(h);
 	struct ib_pkt *p;
@@ -241,4 +250,22 @@ uint32_t cc_take(struct hca *h, uint8_t vl)
 		p->flags |= IB_PKT_ECE;		/* BECN */
 	h->f->tot.cnps++;
 	return idx;
+}
+
+/* The congestion controls at the HCA, DCQCN and IB CC (hca_int.h). */
+static const struct hca_cc_ops cc_ops = {
+	.hca_init = cc_hca_init,
+	.hca_fini = cc_hca_fini,
+	.qp_new = cc_qp_new,
+	.req_may_send = cc_req_may_send,
+	.req_sent = cc_req_sent,
+	.receive = cc_receive,
+	.offer = cc_offer,
+	.owed_vl = cc_owed_vl,
+	.take = cc_take,
+};
+
+const struct hca_cc_ops *cc_for(const struct fab_params *p)
+{
+	return cc_kind_of(p) ? &cc_ops : NULL;
 }

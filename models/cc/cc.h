@@ -3,8 +3,8 @@
  * cc.h - the HCA's congestion-control edge, shared by DCQCN (RoCE) and
  * IB congestion control (Annex A10): per-QP pacing of request packets,
  * the notification point (CE/FECN in -> CNP/BECN out) and the queue of
- * notifications the HCA owes. Internal to models/: hca.c, qp_req.c and
- * the CC models call it; see cc.c.
+ * notifications the HCA owes. The HCA reaches it through its table
+ * (struct hca_cc_ops, models/hca/hca_plug.h); see cc.c.
  */
 #ifndef IBFAB_CC_H
 #define IBFAB_CC_H
@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "models/hca/hca_plug.h"
 #include "models/ib/ib_cc.h"
 #include "models/roce/dcqcn.h"
 #include "sim/sim.h"
@@ -35,6 +36,7 @@ struct cc_note {
 };
 
 struct cc_hca {
+	struct hca_cc base;	/* first: hca.cc points here */
 	enum cc_kind kind;
 	double line_bps;
 	uint32_t note_wire;	/* bytes of a CNP / CN packet */
@@ -51,6 +53,9 @@ struct fab_params;
 
 /* Which CC the parameters turn on (0: none). */
 enum cc_kind cc_kind_of(const struct fab_params *p);
+/* The HCA's congestion-control table for them (hca_int.h), or NULL when
+ * none is on: the builder's choice of fab.cc. */
+const struct hca_cc_ops *cc_for(const struct fab_params *p);
 int cc_hca_init(struct hca *h);
 void cc_hca_fini(struct hca *h);
 struct cc_qp *cc_qp_new(struct hca *h);
