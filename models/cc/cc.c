@@ -111,7 +111,7 @@ bool cc_req_may_send(struct hca_qp *qp)
 	return false;
 }
 
-void cc_req_sent(struct hca_qp *qp, const struct ib_pkt *p)
+void cc_req_sent(struct hca_qp *qp, const struct pkt *p)
 {
 	struct hca *h = qp->hca;
 	struct cc_hca *c = cc_of(h);
@@ -171,7 +171,7 @@ static void owe(struct hca_qp *qp)
 		port_kick(h->port);
 }
 
-bool cc_receive(struct hca_qp *qp, struct ib_pkt *p)
+bool cc_receive(struct hca_qp *qp, struct pkt *p)
 {
 	struct hca *h = qp->hca;
 	struct cc_hca *c = cc_of(h);
@@ -224,7 +224,7 @@ uint32_t cc_take(struct hca *h, uint8_t vl)
 	struct cc_hca *c = cc_of(h);
 	struct cc_note nt = c->q[c->head];
 	uint32_t idx = hca_alloc_pkt(h);
-	struct ib_pkt *p;
+	struct pkt *p;
 	struct hca_qp *qp;
 
 	if (idx == SIM_POOL_NIL)
@@ -252,7 +252,7 @@ uint32_t cc_take(struct hca *h, uint8_t vl)
 	return idx;
 }
 
-/* The congestion controls at the HCA, DCQCN and IB CC (hca_int.h). */
+/* The congestion controls at the HCA, DCQCN and IB CC (hca_plug.h). */
 static const struct hca_cc_ops cc_ops = {
 	.hca_init = cc_hca_init,
 	.hca_fini = cc_hca_fini,

@@ -47,13 +47,13 @@ struct cc_hca {
 
 struct hca;
 struct hca_qp;
-struct ib_pkt;
+struct pkt;
 struct port;
 struct fab_params;
 
 /* Which CC the parameters turn on (0: none). */
 enum cc_kind cc_kind_of(const struct fab_params *p);
-/* The HCA's congestion-control table for them (hca_int.h), or NULL when
+/* The HCA's congestion-control table for them (hca_plug.h), or NULL when
  * none is on: the builder's choice of fab.cc. */
 const struct hca_cc_ops *cc_for(const struct fab_params *p);
 int cc_hca_init(struct hca *h);
@@ -63,9 +63,9 @@ struct cc_qp *cc_qp_new(struct hca *h);
 /* Requester: may the next request packet start now? (Arms a wake-up if not.) */
 bool cc_req_may_send(struct hca_qp *qp);
 /* Requester: packet p (its wire size set) starts now. */
-void cc_req_sent(struct hca_qp *qp, const struct ib_pkt *p);
+void cc_req_sent(struct hca_qp *qp, const struct pkt *p);
 /* A packet for qp carrying CE/FECN, or a CNP/BECN: true if consumed. */
-bool cc_receive(struct hca_qp *qp, struct ib_pkt *p);
+bool cc_receive(struct hca_qp *qp, struct pkt *p);
 /* The port looks for packets: a notification owed goes first on its VL
  * (priority ETH_CNP_PRIO on Ethernet). Returns that VL's bit (0: none)
  * and sets blocks[vl] and the ready bit if it fits. */

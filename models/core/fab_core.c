@@ -38,7 +38,7 @@ void fab_fail(struct fab *f, const char *fmt, ...)
 
 void fab_pkt_drop(struct fab *f, uint32_t idx, enum fab_drop why)
 {
-	struct ib_pkt *p = fab_pkt(f, idx);
+	struct pkt *p = fab_pkt(f, idx);
 
 	f->tot.drops++;
 	if (why == FAB_DROP_VL15)

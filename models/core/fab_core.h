@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "models/fabric/fab.h"	/* the public types: fab_params, fab_totals, fab_msgs */
-#include "models/ib/ib_pkt.h"
+#include "models/core/pkt.h"
 #include "models/ib/ib_vlarb.h"
 #include "sim/sim.h"
 #include "sim/sim_diag.h"
@@ -130,7 +130,7 @@ struct fab {
 	const struct hca_cc_ops *cc;
 };
 
-static inline struct ib_pkt *fab_pkt(const struct fab *f, uint32_t idx)
+static inline struct pkt *fab_pkt(const struct fab *f, uint32_t idx)
 {
 	return sim_pool_get(&f->pkts, idx);
 }

@@ -90,7 +90,7 @@ void eth_sw_fini(struct fab_node *n)
 static void drop(struct port *in, struct port *out, uint32_t idx)
 {
 	struct fab *f = in->fab;
-	struct ib_pkt *p = fab_pkt(f, idx);
+	struct pkt *p = fab_pkt(f, idx);
 
 	SIM_LOG(SIM_LOG_SWITCH, f->eng.now, "node %d drops dlid %u at out %u prio %u: buffer",
 		in->node->idx, p->dlid, out->port_no, p->vl);
@@ -101,7 +101,7 @@ static void drop(struct port *in, struct port *out, uint32_t idx)
 }
 
 /* Mark CE with the RED probability of this queue length (cells). */
-static void ecn_mark(struct eth_sw *s, struct port *out, struct ib_pkt *p, uint32_t q)
+static void ecn_mark(struct eth_sw *s, struct port *out, struct pkt *p, uint32_t q)
 {
 	struct eth_port *e = eth_of(out);
 	const struct fab_params *fp = &out->fab->p;
@@ -127,7 +127,7 @@ void eth_sw_receive(struct port *in, uint32_t idx)
 	struct fab *f = in->fab;
 	struct fab_node *n = in->node;
 	struct eth_sw *s = n->eth;
-	struct ib_pkt *p = fab_pkt(f, idx);
+	struct pkt *p = fab_pkt(f, idx);
 	int o = sw_route(in, idx);
 	struct port *out;
 	uint8_t prio = p->vl;
@@ -189,7 +189,7 @@ uint32_t eth_sw_take(struct port *out, uint8_t chosen, uint32_t idx)
 {
 	(void)chosen;	/* the packet's own priority */
 	struct fab *f = out->fab;
-	struct ib_pkt *p = fab_pkt(f, idx);
+	struct pkt *p = fab_pkt(f, idx);
 
 	port_pq_pop(f, &out->vl[p->vl].inq);
 	eth_of(out)->q_cells[p->vl] -= p->blocks;

@@ -542,7 +542,7 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 	f->hca_lat = (sim_time_t)p->hca_latency_ns * SIM_NS;
 	rc = sim_init(&f->eng) ? -1 : 0;
 	if (!rc)
-		sim_pool_init(&f->pkts, sizeof(struct ib_pkt));
+		sim_pool_init(&f->pkts, sizeof(struct pkt));
 	if (!rc)
 		rc = build_nodes(f);
 	if (!rc)

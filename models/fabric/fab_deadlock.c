@@ -95,7 +95,7 @@ static int vertex(const struct dl *g, const struct port *pt, int vl)
 
 /* The output port the head of switch input (pt, vl) wants; NULL if none. */
 static const struct port *head_out(const struct fab *f, const struct port *pt,
-				       int vl, const struct ib_pkt **head)
+				       int vl, const struct pkt **head)
 {
 	if (pt->node->type != NET_SWITCH || !pt->vl[vl].inq.len)
 		return NULL;
@@ -118,7 +118,7 @@ static void classify(struct dl *g)
 			ready = f->node_ops[pt->kind]->candidates(pt, blocks, &has);
 		for (int v = 0; v < g->nvl; v++) {
 			int u = pi * g->nvl + v;
-			const struct ib_pkt *h;
+			const struct pkt *h;
 			const struct port *out;
 
 			g->succ[u] = -1;
@@ -181,7 +181,7 @@ static void hop_text(const struct dl *g, int u, int w, char *s, size_t len)
 {
 	const struct fab *f = g->f;
 	const struct port *in = vport(g, w), *out;
-	const struct ib_pkt *h = NULL, *waiting = NULL;
+	const struct pkt *h = NULL, *waiting = NULL;
 	int v = w % g->nvl;
 	uint32_t free_blocks = in->vl[v].rx_cap - in->vl[v].rx_used;
 	int n;
@@ -206,7 +206,7 @@ static void report_cycle(struct dl *g, int start, int ncycles, struct out *o)
 	const struct fab *f = g->f;
 	int len = 0, u = start, v = start % g->nvl;
 	uint64_t stuck = 0, total = 0;
-	const struct ib_pkt *h;
+	const struct pkt *h;
 	const struct port *out;
 	char (*hop)[320];	/* NodeDescription is at most 64 bytes (IBA 14.2.5.2) */
 	size_t sum = 0, head_room;
@@ -278,7 +278,7 @@ static void describe_end(const struct dl *g, int t, struct out *o)
 {
 	const struct fab *f = g->f;
 	const struct port *pt = vport(g, t), *out;
-	const struct ib_pkt *h = NULL;
+	const struct pkt *h = NULL;
 	int v = t % g->nvl;
 
 	switch (g->kind[t]) {

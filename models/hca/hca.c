@@ -888,7 +888,7 @@ uint32_t hca_alloc_pkt(struct hca *h)
 		fab_fail(h->f, "out of memory for packets");
 		return SIM_POOL_NIL;
 	}
-	memset(fab_pkt(h->f, idx), 0, sizeof(struct ib_pkt));
+	memset(fab_pkt(h->f, idx), 0, sizeof(struct pkt));
 	return idx;
 }
 
@@ -898,7 +898,7 @@ uint32_t hca_take(struct port *pt, uint8_t vl, uint32_t blocks)
 	struct hca *h = pt->hca;
 	struct hca_qp *qp;
 	uint32_t idx;
-	struct ib_pkt *p;
+	struct pkt *p;
 
 	if (h->cc && h->cc->ops->owed_vl(h) == vl)
 		return h->cc->ops->take(h, vl);
@@ -955,7 +955,7 @@ void hca_receive(struct port *pt, uint32_t idx)
 {
 	struct fab *f = pt->fab;
 	struct hca *h = pt->hca;
-	struct ib_pkt *p = fab_pkt(f, idx);
+	struct pkt *p = fab_pkt(f, idx);
 	struct hca_qp *qp;
 
 	port_rx_free(pt, p->vl, p->blocks);

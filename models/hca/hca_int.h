@@ -17,17 +17,17 @@
 /* qp_req.c: requester and completer */
 bool qp_req_has_packet(struct hca_qp *qp);
 uint32_t qp_req_next_size(struct hca_qp *qp);
-void qp_req_build(struct hca_qp *qp, struct ib_pkt *p);
-void qp_comp_receive(struct hca_qp *qp, struct ib_pkt *p);
+void qp_req_build(struct hca_qp *qp, struct pkt *p);
+void qp_comp_receive(struct hca_qp *qp, struct pkt *p);
 void qp_req_timer(struct hca_qp *qp);
 
 /* qp_resp.c: responder */
 /* f: the receiving port's fabric (pt->fab), so that a packet received
  * reads no line of struct hca but the QP lookup's */
-void qp_resp_receive(struct fab *f, struct hca_qp *qp, struct ib_pkt *p);
+void qp_resp_receive(struct fab *f, struct hca_qp *qp, struct pkt *p);
 bool qp_resp_has_packet(struct hca_qp *qp);
 uint32_t qp_resp_next_size(const struct hca_qp *qp);
-void qp_resp_build(struct hca_qp *qp, struct ib_pkt *p);
+void qp_resp_build(struct hca_qp *qp, struct pkt *p);
 
 /* hca.c: the HCA as a node kind (its rows of hca_node_ops) */
 uint16_t hca_candidates(struct port *pt, uint32_t blocks[PORT_NVL], uint16_t *has_data);

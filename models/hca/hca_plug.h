@@ -13,6 +13,7 @@
 #include "models/core/fab_core.h"
 #include "models/hca/hca.h"
 #include "models/host/host.h"
+#include "models/ib/ib_pkt.h"
 #include "models/port/port.h"
 
 #define HCA_PSN_MASK 0xffffffu
@@ -357,9 +358,9 @@ struct hca_transport_ops {
 	/* the port asks: a packet to send now? its wire size? build it */
 	bool (*has_packet)(struct hca_qp *qp);
 	uint32_t (*next_size)(struct hca_qp *qp);
-	void (*build)(struct hca_qp *qp, struct ib_pkt *p);
+	void (*build)(struct hca_qp *qp, struct pkt *p);
 	/* a packet for qp arrived (its tail at the HCA) */
-	void (*receive)(struct hca_qp *qp, struct ib_pkt *p);
+	void (*receive)(struct hca_qp *qp, struct pkt *p);
 	/* its timer (hca_qp_arm_xport) fired at t */
 	void (*timer)(struct hca_qp *qp, sim_time_t t);
 	/* free its state for the HCA (hca.xport_host) */
@@ -388,9 +389,9 @@ struct hca_cc_ops {
 	/* requester: may the next request packet start now? (arms a wake-up if not) */
 	bool (*req_may_send)(struct hca_qp *qp);
 	/* requester: packet p (its wire size set) starts now */
-	void (*req_sent)(struct hca_qp *qp, const struct ib_pkt *p);
+	void (*req_sent)(struct hca_qp *qp, const struct pkt *p);
 	/* a packet for qp carrying CE/FECN, or a notification: true if consumed */
-	bool (*receive)(struct hca_qp *qp, struct ib_pkt *p);
+	bool (*receive)(struct hca_qp *qp, struct pkt *p);
 	/* the port looks for packets: a notification owed goes first on its
 	 * VL; returns that VL's bit (0: none), sets blocks[vl] and the ready
 	 * bit if it fits */

@@ -230,7 +230,7 @@ void qp_req_complete(struct hca_qp *qp, struct hca_swqe *w, enum hca_wc_status s
 		fab_traffic_completed(f, msg, t, st);
 }
 
-void qp_req_build(struct hca_qp *qp, struct ib_pkt *p)
+void qp_req_build(struct hca_qp *qp, struct pkt *p)
 {
 	struct hca *h = qp->hca;
 	struct hca_swqe *w = hca_swqe_at(qp, qp->sq_next);
@@ -432,7 +432,7 @@ static struct hca_swqe *pending_rd(struct hca_qp *qp)
 	return NULL;
 }
 
-static void read_response(struct hca_qp *qp, struct ib_pkt *p)
+static void read_response(struct hca_qp *qp, struct pkt *p)
 {
 	struct fab *f = qp->hca->f;
 	struct hca_swqe *w;
@@ -466,7 +466,7 @@ static void read_response(struct hca_qp *qp, struct ib_pkt *p)
 	}
 }
 
-static void atomic_ack(struct hca_qp *qp, struct ib_pkt *p)
+static void atomic_ack(struct hca_qp *qp, struct pkt *p)
 {
 	struct fab *f = qp->hca->f;
 	struct hca_swqe *w;
@@ -487,7 +487,7 @@ static void atomic_ack(struct hca_qp *qp, struct ib_pkt *p)
 	qp_req_complete(qp, w, HCA_WC_SUCCESS);
 }
 
-void qp_comp_receive(struct hca_qp *qp, struct ib_pkt *p)
+void qp_comp_receive(struct hca_qp *qp, struct pkt *p)
 {
 	struct fab *f = qp->hca->f;
 

@@ -163,7 +163,7 @@ uint32_t qp_resp_next_size(const struct hca_qp *qp)
 	return 0;
 }
 
-void qp_resp_build(struct hca_qp *qp, struct ib_pkt *p)
+void qp_resp_build(struct hca_qp *qp, struct pkt *p)
 {
 	struct hca_resp *r = resp_head(qp);
 	uint32_t payload = 0;
@@ -236,7 +236,7 @@ static bool op_imm(uint8_t op)
 
 /* The payload goes to memory over PCIe: note when it is visible there. */
 static void copy_in(struct fab *f, struct hca_qp *qp, struct hca_mr *mr, uint64_t va,
-		    const struct ib_pkt *p)
+		    const struct pkt *p)
 {
 	struct hca *h = qp->hca;
 	sim_time_t now = f->eng.now, vis = now;
@@ -273,7 +273,7 @@ static sim_time_t visible(const struct hca_qp *qp)
 /* A receive completes once its data is in memory; returns when the CPU sees the CQE. */
 static sim_time_t recv_complete(struct hca_qp *qp, const struct hca_recv_wr *r,
 				enum hca_wc_status st, enum hca_wc_opcode op, uint32_t len,
-				const struct ib_pkt *p)
+				const struct pkt *p)
 {
 	struct hca_wc wc = {
 		.wr_id = r->wr_id, .status = st, .opcode = op, .byte_len = len,
@@ -287,7 +287,7 @@ static sim_time_t recv_complete(struct hca_qp *qp, const struct hca_recv_wr *r,
 }
 
 /* UD (IBA 9.8.5): one packet, one receive, or a silent drop. */
-static void ud_receive(struct fab *f, struct hca_qp *qp, struct ib_pkt *p)
+static void ud_receive(struct fab *f, struct hca_qp *qp, struct pkt *p)
 {
 	struct hca_recv_wr r;
 
@@ -314,7 +314,7 @@ static void ud_receive(struct fab *f, struct hca_qp *qp, struct ib_pkt *p)
  * responder states): each returns false if it refused the request (a NAK
  * or RNR NAK went back, or UC dropped it) and the PSN is not consumed.
  */
-static bool exec_send(struct fab *f, struct hca_qp *qp, struct ib_pkt *p, bool rc)
+static bool exec_send(struct fab *f, struct hca_qp *qp, struct pkt *p, bool rc)
 {
 	struct hca *h = qp->hca;
 	uint8_t op = p->opcode;
@@ -357,7 +357,7 @@ static bool exec_send(struct fab *f, struct hca_qp *qp, struct ib_pkt *p, bool r
 	return true;
 }
 
-static bool exec_write(struct fab *f, struct hca_qp *qp, struct ib_pkt *p, bool rc)
+static bool exec_write(struct fab *f, struct hca_qp *qp, struct pkt *p, bool rc)
 {
 	struct hca *h = qp->hca;
 	uint8_t op = p->opcode;
@@ -405,7 +405,7 @@ static bool exec_write(struct fab *f, struct hca_qp *qp, struct ib_pkt *p, bool 
 
 /* A READ request: its response is queued (resp_push) and sent as the
  * responder's resources allow. */
-static bool exec_read(struct hca_qp *qp, struct ib_pkt *p)
+static bool exec_read(struct hca_qp *qp, struct pkt *p)
 {
 	struct hca_mr *mr = hca_mr_find(qp->hca, p->rkey);
 	struct hca_resp *r;
@@ -429,7 +429,7 @@ static bool exec_read(struct hca_qp *qp, struct ib_pkt *p)
 }
 
 /* A compare-and-swap or fetch-and-add, done at once on the 8 bytes. */
-static bool exec_atomic(struct fab *f, struct hca_qp *qp, struct ib_pkt *p)
+static bool exec_atomic(struct fab *f, struct hca_qp *qp, struct pkt *p)
 {
 	struct hca *h = qp->hca;
 	uint8_t op = p->opcode;
@@ -472,7 +472,7 @@ static bool exec_atomic(struct fab *f, struct hca_qp *qp, struct ib_pkt *p)
 	return true;
 }
 
-static bool execute(struct fab *f, struct hca_qp *qp, struct ib_pkt *p)
+static bool execute(struct fab *f, struct hca_qp *qp, struct pkt *p)
 {
 	bool rc = qp->type == HCA_QPT_RC;
 	uint8_t op = p->opcode;
@@ -495,7 +495,7 @@ static bool execute(struct fab *f, struct hca_qp *qp, struct ib_pkt *p)
 	return true;
 }
 
-static uint32_t psns_of(const struct hca_qp *qp, const struct ib_pkt *p)
+static uint32_t psns_of(const struct hca_qp *qp, const struct pkt *p)
 {
 	if (p->opcode == IB_OP_READ_REQUEST)
 		return p->dma_len ? (p->dma_len + qp->mtu - 1) / qp->mtu : 1;
@@ -503,7 +503,7 @@ static uint32_t psns_of(const struct hca_qp *qp, const struct ib_pkt *p)
 }
 
 /* A duplicate (PSN behind): answer again, never execute again. */
-static void duplicate(struct hca_qp *qp, struct ib_pkt *p)
+static void duplicate(struct hca_qp *qp, struct pkt *p)
 {
 	qp->st.dup_pkts_rcvd++;
 	if (p->opcode == IB_OP_READ_REQUEST) {
@@ -546,7 +546,7 @@ static void duplicate(struct hca_qp *qp, struct ib_pkt *p)
 	queue_ack(qp, IB_AETH_ACK, psn_add(qp->epsn, HCA_PSN_MASK));	/* epsn - 1 */
 }
 
-void qp_resp_receive(struct fab *f, struct hca_qp *qp, struct ib_pkt *p)
+void qp_resp_receive(struct fab *f, struct hca_qp *qp, struct pkt *p)
 {
 	int32_t d;
 

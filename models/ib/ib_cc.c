@@ -315,12 +315,12 @@ void ibcc_sw_fini(struct fab_node *n)
 		}
 }
 
-void ibcc_sw_queued(struct port *out, const struct ib_pkt *p)
+void ibcc_sw_queued(struct port *out, const struct pkt *p)
 {
 	out->ibcc->queued[p->vl] += p->wire;
 }
 
-void ibcc_sw_take(struct port *out, struct ib_pkt *p)
+void ibcc_sw_take(struct port *out, struct pkt *p)
 {
 	struct ibcc_port *c = out->ibcc;
 	const struct ibcc_params *cp = &out->fab->p.ibcc;

@@ -65,12 +65,12 @@ void ibcc_ca_becn(struct ibcc_ca *ca, const struct ibcc_params *p, sim_time_t no
 struct fab;
 struct fab_node;
 struct port;
-struct ib_pkt;
+struct pkt;
 int ibcc_sw_init(struct fab *f, struct fab_node *n);
 void ibcc_sw_fini(struct fab_node *n);
 /* A packet was queued at an input for output `out`. */
-void ibcc_sw_queued(struct port *out, const struct ib_pkt *p);
+void ibcc_sw_queued(struct port *out, const struct pkt *p);
 /* Output `out` starts sending p: leaves the queue, maybe marked FECN. */
-void ibcc_sw_take(struct port *out, struct ib_pkt *p);
+void ibcc_sw_take(struct port *out, struct pkt *p);
 
 #endif

@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ib_pkt.h - a data packet on the simulated wire, and IB header sizes.
+ * ib_pkt.h - InfiniBand's headers on a packet (struct pkt:
+ * models/core/pkt.h): their sizes, the BTH opcodes, the AETH syndromes.
  *
- * Packets carry the header fields the model acts on (LRH: SLID, DLID, SL, VL;
- * BTH-level: which message, first/last) and their exact size on the wire:
- * LRH 8 + BTH 12 (+ RETH 16 on the first packet of an RDMA WRITE) + payload
- * padded to 4 bytes (BTH PadCnt, IBA 9.2) + ICRC 4 + VCRC 2 (IBA 7.8).
- * Credits are counted in 64-byte blocks of the whole packet (IBA 7.9.4.2).
- * Packets live in a sim_pool and are linked into queues by index.
+ * A packet's exact size on the wire is LRH 8 + BTH 12 (+ RETH 16 on the
+ * first packet of an RDMA WRITE) + payload padded to 4 bytes (BTH PadCnt,
+ * IBA 9.2) + ICRC 4 + VCRC 2 (IBA 7.8). Credits are counted in 64-byte
+ * blocks of the whole packet (IBA 7.9.4.2).
  */
 #ifndef IBFAB_IB_PKT_H
 #define IBFAB_IB_PKT_H
 
 #include <stdint.h>
 
+#include "models/core/pkt.h"
 #include "sim/sim.h"
 
 #define IB_LRH_BYTES	8
@@ -29,18 +29,6 @@
 #define IB_BLOCK_BYTES	64	/* one credit */
 #define IB_MAD_BYTES	256	/* a management datagram on VL15 */
 
-enum ib_pkt_flags {
-	IB_PKT_FIRST = 1 << 0,		/* first packet of its message */
-	IB_PKT_LAST = 1 << 1,		/* last packet of its message */
-	IB_PKT_ACKREQ = 1 << 2,		/* BTH AckReq */
-	IB_PKT_SOLICITED = 1 << 3,	/* BTH SE */
-	IB_PKT_CORRUPT = 1 << 4,	/* fault injection: fails its CRC at the next receiver */
-	IB_PKT_RETRANS = 1 << 5,	/* sent again by go-back-N (statistics) */
-	IB_PKT_CE = 1 << 6,		/* congestion experienced: IP ECN CE (Ethernet
-					 * switches) or BTH FECN (IB CC, Annex A10) */
-	IB_PKT_ECE = 1 << 7,		/* congestion echoed back: BTH BECN (IB CC) or
-					 * TCP's ECE flag */
-};
 
 /* BTH opcodes (IBA 9.2.1, Table 38): RC 0x00-0x14, UC 0x20 + the same
  * SEND/WRITE codes, UD 0x64/0x65. The transport keeps the RC numbering
@@ -67,36 +55,6 @@ enum ib_aeth {
 	IB_AETH_NAK_REM_OP = 0x63,
 };
 
-struct ib_pkt {
-	uint32_t next;		/* queue link (pool index) */
-	uint32_t msg;		/* message this packet belongs to */
-	uint16_t slid, dlid;
-	uint16_t wire;		/* bytes on the wire */
-	uint16_t payload;	/* payload bytes (unpadded) */
-	uint8_t sl, vl;
-	uint8_t blocks;		/* credits it takes: ceil(wire / 64) */
-	uint8_t flags;
-	uint8_t in_port;	/* at a switch: the input port holding it */
-	uint8_t out_port;	/* at a switch: the LFT's output port */
-	sim_time_t t_event;	/* on a link: when its arrival event fires */
-	sim_time_t t_tail;	/* at a hop: when its last bit is received */
-	/* transport headers (BTH, DETH, RETH, AETH, AtomicETH, ImmDt) */
-	uint8_t opcode;		/* enum ib_opcode */
-	uint8_t qpt;		/* enum hca_qp_type of the sender */
-	uint8_t aeth;		/* AETH syndrome (ACKs, NAKs, read responses) */
-	uint32_t dqpn, sqpn;	/* BTH DestQP; DETH SrcQP (UD) */
-	uint32_t psn;		/* 24 bits */
-	uint32_t msn;		/* AETH MSN */
-	uint64_t va;		/* RETH / AtomicETH virtual address */
-	uint32_t rkey;
-	uint32_t dma_len;	/* RETH DMA length */
-	uint32_t imm;
-	uint64_t atomic[2];	/* AtomicETH compare/add, swap; AtomicAckETH original value */
-	const uint8_t *data;	/* the payload's bytes at the sender (NULL: timing only) */
-} __attribute__((aligned(64)));
-
-_Static_assert(offsetof(struct ib_pkt, t_tail) + sizeof(sim_time_t) <= 64 && sizeof(struct ib_pkt) == 128,
-	       "a packet's per-hop fields are its first line");
 
 /* Wire size of an RDMA WRITE packet carrying `payload` bytes. */
 static inline uint32_t ib_wire_bytes(uint32_t payload, int first)

@@ -247,7 +247,7 @@ static inline sim_time_t port_ser(struct port *pt, uint32_t bytes)
 static void port_start_tx(struct port *pt, uint32_t idx, enum ib_vlarb_table table)
 {
 	struct fab *f = pt->fab;
-	struct ib_pkt *p = fab_pkt(f, idx);
+	struct pkt *p = fab_pkt(f, idx);
 	sim_time_t now = f->eng.now;
 	sim_time_t end = now + port_ser(pt, p->wire);
 	uint8_t vl = p->vl;
@@ -435,7 +435,7 @@ void port_rx_free(struct port *pt, uint8_t vl, uint32_t blocks)
  * Fault injection: does this packet arrive with a bad CRC? With a drop
  * probability d and a bit error rate b, P = 1 - (1 - d)(1 - b)^bits.
  */
-static bool port_corrupt(struct port *rx, const struct ib_pkt *p)
+static bool port_corrupt(struct port *rx, const struct pkt *p)
 {
 	const struct fab_params *fp = &rx->fab->p;
 	double ok = 1.0 - fp->drop_prob;
@@ -451,7 +451,7 @@ static void port_wire_head(struct port *pt)
 	struct fab *f = pt->fab;
 	struct port *rx = pt->peer;
 	uint32_t idx = pt->wire_head;
-	struct ib_pkt *p = fab_pkt(f, idx);
+	struct pkt *p = fab_pkt(f, idx);
 	uint8_t vl = p->vl;
 
 	pt->wire_head = p->next;

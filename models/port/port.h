@@ -31,6 +31,7 @@
 
 #include "models/fabric/fab.h"	/* struct fab_port_info: the counters a port keeps */
 #include "models/ib/ib_credit.h"
+#include "models/ib/ib_pkt.h"
 #include "models/ib/ib_vlarb.h"
 #include "models/link/link.h"
 #include "sim/sim.h"
@@ -48,7 +49,7 @@ enum port_ev {
 	PORT_EV_LINK,		/* the first of the link layer's events */
 };
 
-/* A FIFO of pool-indexed packets linked through ib_pkt.next. */
+/* A FIFO of pool-indexed packets linked through pkt.next. */
 struct port_pq {
 	uint32_t head, tail, len;
 };
@@ -207,7 +208,7 @@ struct port {
 	struct fab_node *node;
 	struct port *peer;
 	struct hca *hca;		/* node->hca, or NULL at a switch */
-	/* packets in flight to the peer, a FIFO linked through ib_pkt.next
+	/* packets in flight to the peer, a FIFO linked through pkt.next
 	 * (empty: head is SIM_POOL_NIL, and tail then means nothing; the
 	 * length was never needed). Here, not on line 2: the event of
 	 * a packet's head reaching the peer reads nothing else of this end

@@ -96,7 +96,7 @@ static void input_request(struct port *in, struct port *except)
 	/* The VLs in order, as inq_vls says now (a kick may take a head). */
 	for (unsigned v = 0; v < PORT_NVL && (in->inq_vls >> v); v++) {
 		v += (unsigned)__builtin_ctz(in->inq_vls >> v);
-		struct ib_pkt *p = fab_pkt(f, in->vl[v].inq.head);
+		struct pkt *p = fab_pkt(f, in->vl[v].inq.head);
 		struct port *out = n->ports[p->out_port];
 
 		req_set(n, p->out_port, v, in->port_no);
@@ -108,7 +108,7 @@ static void input_request(struct port *in, struct port *except)
 static void drop(struct port *in, uint32_t idx, const char *why)
 {
 	struct fab *f = in->fab;
-	struct ib_pkt *p = fab_pkt(f, idx);
+	struct pkt *p = fab_pkt(f, idx);
 
 	SIM_LOG(SIM_LOG_SWITCH, f->eng.now, "node %d port %u drops dlid %u: %s",
 		in->node->idx, in->port_no, p->dlid, why);
@@ -120,7 +120,7 @@ static void drop(struct port *in, uint32_t idx, const char *why)
 int sw_route(struct port *in, uint32_t idx)
 {
 	struct fab_node *n = in->node;
-	struct ib_pkt *p = fab_pkt(in->fab, idx);
+	struct pkt *p = fab_pkt(in->fab, idx);
 	uint8_t out;
 
 	if (p->dlid >= n->lft_len || (out = n->lft[p->dlid]) == 255 ||
@@ -144,7 +144,7 @@ void sw_receive(struct port *in, uint32_t idx)
 {
 	struct fab *f = in->fab;
 	struct fab_node *n = in->node;
-	struct ib_pkt *p = fab_pkt(f, idx);
+	struct pkt *p = fab_pkt(f, idx);
 	int out = sw_route(in, idx);
 
 	if (out < 0)
@@ -233,7 +233,7 @@ uint32_t sw_take(struct port *out, uint8_t chosen, uint32_t idx)
 {
 	struct fab *f = out->fab;
 	struct fab_node *n = out->node;
-	struct ib_pkt *p = fab_pkt(f, idx);
+	struct pkt *p = fab_pkt(f, idx);
 	struct port *in = n->ports[p->in_port];
 	uint8_t vl = p->vl;	/* the arbiter's choice (chosen): cand[chosen] is on it */
 
@@ -260,7 +260,7 @@ uint32_t sw_take(struct port *out, uint8_t chosen, uint32_t idx)
 	/* Below the speedup: the VL's next packet is now its head and asks for
 	 * its output (not this one, which is about to start sending). */
 	if (in->vl[vl].inq.len) {
-		struct ib_pkt *h = fab_pkt(f, in->vl[vl].inq.head);
+		struct pkt *h = fab_pkt(f, in->vl[vl].inq.head);
 
 		req_set(n, h->out_port, vl, in->port_no);
 		if (h->out_port != out->port_no)

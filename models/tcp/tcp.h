@@ -163,7 +163,7 @@ sim_time_t tcp_host_rx_copy(struct tcp_host *th, const struct tcp_params *p, dou
 
 struct hca_qp;
 struct hca_swqe;
-struct ib_pkt;
+struct pkt;
 struct fab;
 struct fab_totals;
 
@@ -180,9 +180,9 @@ void tcp_post(struct hca_qp *qp, struct hca_swqe *w);
 /* The HCA's port asks: a segment to send now? its wire size? build it. */
 bool tcp_has_segment(struct hca_qp *qp);
 uint32_t tcp_next_size(struct hca_qp *qp);
-void tcp_build(struct hca_qp *qp, struct ib_pkt *p);
+void tcp_build(struct hca_qp *qp, struct pkt *p);
 /* A segment for this QP arrived (tail at the NIC). */
-void tcp_receive(struct hca_qp *qp, struct ib_pkt *p);
+void tcp_receive(struct hca_qp *qp, struct pkt *p);
 /* The QP's TCP timer (RTO, delayed ACK, completions) fired at t. */
 void tcp_timer(struct hca_qp *qp, sim_time_t t);
 /* Wire bytes of a segment carrying `len` stream bytes. */

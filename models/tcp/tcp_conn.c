@@ -494,7 +494,7 @@ uint32_t tcp_next_size(struct hca_qp *qp)
 	return tcp_wire_bytes(prm(c), s.kind == SEG_RTX || s.kind == SEG_NEW ? s.len : 0);
 }
 
-void tcp_build(struct hca_qp *qp, struct ib_pkt *p)
+void tcp_build(struct hca_qp *qp, struct pkt *p)
 {
 	struct tcp_conn *c = tcp_of(qp);
 	struct fab *f = qp->hca->f;
@@ -502,7 +502,7 @@ void tcp_build(struct hca_qp *qp, struct ib_pkt *p)
 	struct seg_pick s;
 
 	pick(c, &s);
-	p->atomic[1] = c->rcv_nxt;	/* the ACK rides on every segment */
+	p->tcp.ack = c->rcv_nxt;	/* the ACK rides on every segment */
 	if (c->ce)
 		p->flags |= IB_PKT_ECE;
 	p->msg = UINT32_MAX;
@@ -528,7 +528,7 @@ void tcp_build(struct hca_qp *qp, struct ib_pkt *p)
 	struct tcp_rec *r = s.r;
 	uint64_t off = s.seq - r->seq;
 
-	p->atomic[0] = s.seq;
+	p->tcp.seq = s.seq;
 	p->opcode = r->op;
 	p->payload = (uint16_t)s.len;
 	p->wire = (uint16_t)tcp_wire_bytes(prm(c), s.len);
@@ -853,10 +853,10 @@ static void deliver(struct tcp_conn *c, const struct tcp_seg *s)
 	}
 }
 
-static void seg_of_pkt(struct tcp_seg *s, const struct ib_pkt *p, sim_time_t t)
+static void seg_of_pkt(struct tcp_seg *s, const struct pkt *p, sim_time_t t)
 {
 	*s = (struct tcp_seg){
-		.seq = p->atomic[0], .len = p->payload, .off = p->psn, .op = p->opcode,
+		.seq = p->tcp.seq, .len = p->payload, .off = p->psn, .op = p->opcode,
 		.flags = p->flags, .msg = (int32_t)p->msg, .va = p->va, .rkey = p->rkey,
 		.mlen = p->dma_len, .imm = p->imm, .data = p->data, .t = t,
 	};
@@ -890,7 +890,7 @@ static void ooo_insert(struct tcp_conn *c, const struct tcp_seg *s)
 		c->st.max_ooo = c->ooo_n;
 }
 
-static void data_input(struct tcp_conn *c, const struct ib_pkt *p, sim_time_t t)
+static void data_input(struct tcp_conn *c, const struct pkt *p, sim_time_t t)
 {
 	const struct tcp_params *prm_ = prm(c);
 	struct tcp_seg s;
@@ -939,7 +939,7 @@ static void data_input(struct tcp_conn *c, const struct ib_pkt *p, sim_time_t t)
 	}
 }
 
-void tcp_receive(struct hca_qp *qp, struct ib_pkt *p)
+void tcp_receive(struct hca_qp *qp, struct pkt *p)
 {
 	struct tcp_conn *c = tcp_of(qp);
 	struct hca *h = qp->hca;
@@ -956,7 +956,7 @@ void tcp_receive(struct hca_qp *qp, struct ib_pkt *p)
 		t = tcp_host_rx_seg(host_of(h), prm(c), t);
 		charge(h, before);
 	}
-	ack_input(c, p->atomic[1], p->flags & IB_PKT_ECE, !p->payload);
+	ack_input(c, p->tcp.ack, p->flags & IB_PKT_ECE, !p->payload);
 	if (p->payload) {
 		bool due = c->ack_now || c->dup_owed;
 
@@ -1048,7 +1048,7 @@ static void tcp_hca_fini(struct hca *h)
 	h->xport_host = NULL;
 }
 
-/* TCP as the transport under the fabric's RC QPs (hca_int.h): no atomics
+/* TCP as the transport under the fabric's RC QPs (hca_plug.h): no atomics
  * over a socket. */
 static const struct hca_transport_ops tcp_ops = {
 	.atomics = false,
