@@ -48,6 +48,7 @@
 #include "tools/cli_perftest.h"
 #include "tools/cli_report.h"
 #include "tools/cli_trace.h"
+#include "traces/import.h"
 #include "traces/trace_replay.h"
 #include "topologies/lft.h"
 #include "topologies/topo.h"
@@ -79,6 +80,8 @@ static const char *const default_traffic_user[] = {
 
 void cli_run_usage(FILE *out)
 {
+	char names[256];
+
 	fputs(
 "usage: ibfab run [options]\n"
 "\n"
@@ -117,8 +120,12 @@ void cli_run_usage(FILE *out)
 "                     RC QP per rank pair) and the report adds nccl-tests'\n"
 "                     table (time, algbw, busbw), each rank's compute and\n"
 "                     communication time and the critical path.\n"
-"  --trace-format F   ibfab, htsim, hpcc, nccl-log or nccl-tests (default:\n"
-"                     recognised from the file).\n"
+	, out);
+	fprintf(out,
+"  --trace-format F   %s\n"
+"                     (default: recognised from the file).\n",
+		import_format_names(names, sizeof(names)));
+	fputs(
 "  --explain OP       print the point-to-point steps one collective is\n"
 "                     lowered to (OP: its id, or index in the trace) and exit.\n"
 "  --timeline FILE    a Chrome-trace / Perfetto JSON timeline: one track per\n"

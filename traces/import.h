@@ -26,16 +26,54 @@
 #ifndef IBFAB_IMPORT_H
 #define IBFAB_IMPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "sim/sim_diag.h"
 #include "traces/trace.h"
 
-/* The format of a file from its name and first bytes: "htsim", "hpcc", "nccl-log", "nccl-tests", or NULL (not one of these). */
+/* A trace format: one row of import_formats[] (import.c). */
+struct import_format {
+	const char *name;	/* --trace-format NAME */
+	const char *what;	/* a file of it, for messages: "an HPCC flow file" */
+	int (*load)(const char *path, const char *text, size_t len, struct trace *t,
+		    struct sim_diag *d);
+	/* Is this file one, from its name and first bytes? */
+	bool (*detect)(const char *path, const char *text, size_t len);
+};
+
+/* Every format, the native one first, in the order detection tries them;
+ * a row with a NULL name ends it. */
+extern const struct import_format import_formats[];
+/* The row named `name`, or NULL. */
+const struct import_format *import_format_find(const char *name);
+/* The format of a file from its name and first bytes, or NULL (none). */
 const char *import_detect(const char *path, const char *text, size_t len);
+/* The formats' names ("ibfab, nccl-log, ... or hpcc") and what their files
+ * are, for help and messages. */
+const char *import_format_names(char *buf, size_t len);
+const char *import_format_whats(char *buf, size_t len);
+
 int import_htsim(const char *path, const char *text, size_t len, struct trace *t, struct sim_diag *d);
+bool import_htsim_detect(const char *path, const char *text, size_t len);
 int import_hpcc(const char *path, const char *text, size_t len, struct trace *t, struct sim_diag *d);
+bool import_hpcc_detect(const char *path, const char *text, size_t len);
 int import_nccl_log(const char *path, const char *text, size_t len, struct trace *t, struct sim_diag *d);
+bool import_nccl_log_detect(const char *path, const char *text, size_t len);
 int import_nccl_tests(const char *path, const char *text, size_t len, struct trace *t, struct sim_diag *d);
+bool import_nccl_tests_detect(const char *path, const char *text, size_t len);
+
+/* For the detectors: the first SNIFF_HEAD bytes are all they read (an NCCL
+ * log's mark may come later: SNIFF_LOG); the next line that is not blank
+ * and not a '#' comment; the next blank-separated word of a line; a run of
+ * digits. */
+#define IMPORT_SNIFF_HEAD	(64u << 10)
+#define IMPORT_SNIFF_LOG	(4u << 20)	/* NCCL logs may open with pages of other output */
+struct import_line {
+	const char *s, *e;
+};
+bool import_next_line(const char **p, const char *end, struct import_line *l);
+bool import_word(const char **p, const char *e, const char **ws, size_t *wn);
+bool import_is_uint(const char *s, size_t n);
 
 #endif

@@ -337,3 +337,40 @@ out:
 	free(fl);
 	return rc;
 }
+
+/* ---- detection ---------------------------------------------------------- */
+
+static bool hpcc_head(const char *text, const char *end)
+{
+	struct import_line l;
+	const char *p = text, *q, *ws;
+	size_t wn;
+	int n = 0;
+
+	if (!import_next_line(&p, end, &l))
+		return false;
+	q = l.s;
+	if (!import_word(&q, l.e, &ws, &wn) || !import_is_uint(ws, wn) || import_word(&q, l.e, &ws, &wn))
+		return false;
+	if (!import_next_line(&p, end, &l))
+		return false;
+	/* the shape, not the values: a size of -1000 or a time of nan is the
+	 * importer's to name by field (file:line:col), not a reason to call
+	 * the file unknown */
+	q = l.s;
+	while (import_word(&q, l.e, &ws, &wn)) {
+		if (n < 4 && !import_is_uint(ws, wn))
+			return false;
+		n++;
+	}
+	return n == 6;
+}
+
+/* Detection (import.c): the first line is one number (the flow count) and
+ * the next has six fields, the first four integers (src dst pg dport size
+ * start: the importer checks the size and the time). */
+bool import_hpcc_detect(const char *path, const char *text, size_t len)
+{
+	(void)path;
+	return hpcc_head(text, text + (len < IMPORT_SNIFF_HEAD ? len : IMPORT_SNIFF_HEAD));
+}

@@ -1046,3 +1046,34 @@ out:
 	cm_free(&c);
 	return rc;
 }
+
+/* ---- detection ---------------------------------------------------------- */
+
+static bool htsim_head(const char *text, const char *end)
+{
+	struct import_line l;
+	const char *p = text, *ws;
+	size_t wn;
+
+	if (!import_next_line(&p, end, &l))
+		return false;
+	p = l.s;
+	if (!import_word(&p, l.e, &ws, &wn))
+		return false;
+	/* htsim reads its header lines in any order */
+	if (!(wn == 5 && !memcmp(ws, "Nodes", 5)) && !(wn == 11 && !memcmp(ws, "Connections", 11)) &&
+	    !(wn == 8 && !memcmp(ws, "Triggers", 8)) && !(wn == 8 && !memcmp(ws, "Failures", 8)))
+		return false;
+	return import_word(&p, l.e, &ws, &wn) && import_is_uint(ws, wn);
+}
+
+/* Detection (import.c): the first line is a .cm header line ("Nodes 16",
+ * or Connections, Triggers, Failures and a number), or the name ends in
+ * ".cm". */
+bool import_htsim_detect(const char *path, const char *text, size_t len)
+{
+	size_t pl = path ? strlen(path) : 0;
+
+	return htsim_head(text, text + (len < IMPORT_SNIFF_HEAD ? len : IMPORT_SNIFF_HEAD)) ||
+	       (pl > 3 && !strcmp(path + pl - 3, ".cm"));
+}

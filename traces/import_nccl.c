@@ -2169,3 +2169,54 @@ out:
 	free(s.prev_rank);
 	return rc;
 }
+
+/* ---- detection ---------------------------------------------------------- */
+
+static bool has_nccl_info(const char *text, size_t len)
+{
+	static const char pat[] = "NCCL INFO ";
+	const char *p = text, *end = text + (len < IMPORT_SNIFF_LOG ? len : IMPORT_SNIFF_LOG);
+
+	while ((p = memchr(p, 'N', (size_t)(end - p))) && (size_t)(end - p) >= sizeof(pat) - 1) {
+		if (!memcmp(p, pat, sizeof(pat) - 1))
+			return true;
+		p++;
+	}
+	return false;
+}
+
+/* The first command (lines joined by a trailing '\') names a program. */
+static bool nccl_tests_head(const char *text, const char *end)
+{
+	struct import_line l;
+	const char *p = text, *q, *ws;
+	size_t wn;
+
+	for (int lines = 0; lines < 16 && import_next_line(&p, end, &l); lines++) {
+		bool more = l.e[-1] == '\\';
+
+		q = l.s;
+		while (import_word(&q, more ? l.e - 1 : l.e, &ws, &wn))
+			if (is_prog(&(struct ntok){ .s = ws, .n = wn }))
+				return true;
+		if (!more)
+			break;
+	}
+	return false;
+}
+
+/* Detection (import.c): a line with "NCCL INFO " (every NCCL debug line
+ * has it). */
+bool import_nccl_log_detect(const char *path, const char *text, size_t len)
+{
+	(void)path;
+	return has_nccl_info(text, len);
+}
+
+/* Detection (import.c): the first command line names an nccl-tests
+ * program ("..._perf", after VAR=value and an mpirun/srun launcher). */
+bool import_nccl_tests_detect(const char *path, const char *text, size_t len)
+{
+	(void)path;
+	return nccl_tests_head(text, text + (len < IMPORT_SNIFF_HEAD ? len : IMPORT_SNIFF_HEAD));
+}

@@ -767,38 +767,9 @@ int trace_read_file(const char *path, char **buf, size_t *len, struct sim_diag *
 	return 0;
 }
 
-static int load_native(const char *path, const char *text, size_t len, struct trace *t,
-		       struct sim_diag *d)
-{
-	char *canon = realpath(path, NULL);
-	int rc = trace_fmt_parse(text, len, path, canon, t, d);
-
-	free(canon);
-	return rc;
-}
-
-static const struct trace_format {
-	const char *name;
-	int (*load)(const char *path, const char *text, size_t len, struct trace *t,
-		    struct sim_diag *d);
-} formats[] = {
-	{ "ibfab", load_native },
-	{ "htsim", import_htsim },
-	{ "hpcc", import_hpcc },
-	{ "nccl-log", import_nccl_log },
-	{ "nccl-tests", import_nccl_tests },
-};
-
-static bool has_ext(const char *path, const char *ext)
-{
-	size_t pl = strlen(path), el = strlen(ext);
-
-	return pl > el && !strcmp(path + pl - el, ext);
-}
-
 int trace_load(const char *path, const char *format, struct trace *t, struct sim_diag *d)
 {
-	const struct trace_format *fmt = NULL;
+	const struct import_format *fmt;
 	char *buf;
 	size_t len;
 	int rc;
@@ -807,25 +778,23 @@ int trace_load(const char *path, const char *format, struct trace *t, struct sim
 	sim_diag_clear(d);
 	if (trace_read_file(path, &buf, &len, d))
 		return -1;
-	/* A native file says so by its extension or its first keyword; the
-	 * importers recognise their own formats. */
-	if (!format && (has_ext(path, ".trace") || trace_fmt_sniff(buf, len)))
-		format = "ibfab";
+	/* Each format recognises its own files (import.c). */
 	if (!format)
 		format = import_detect(path, buf, len);
 	if (!format) {
+		char whats[512];
+
 		free(buf);
 		return sim_diag_set(d, path, 0, 0,
-				    "cannot tell the trace format: expected a native trace (first line 'ranks N', docs/trace-format.md) or an htsim .cm, HPCC flow file, NCCL log or nccl-tests command line; name the format with --trace-format");
+				    "cannot tell the trace format: expected %s; name the format with --trace-format",
+				    import_format_whats(whats, sizeof(whats)));
 	}
-	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
-		if (!strcmp(formats[i].name, format))
-			fmt = &formats[i];
-	if (!fmt) {
+	if (!(fmt = import_format_find(format))) {
+		char names[256];
+
 		free(buf);
-		return sim_diag_set(d, path, 0, 0,
-				    "unknown trace format '%s' (expected ibfab, htsim, hpcc, nccl-log or nccl-tests)",
-				    format);
+		return sim_diag_set(d, path, 0, 0, "unknown trace format '%s' (expected %s)",
+				    format, import_format_names(names, sizeof(names)));
 	}
 	rc = fmt->load(path, buf, len, t, d);
 	free(buf);

@@ -1579,3 +1579,22 @@ bool trace_fmt_sniff(const char *text, size_t len)
 	}
 	return false;
 }
+
+/* The native format as a row of import_formats[] (traces/import.c). */
+int trace_fmt_load(const char *path, const char *text, size_t len, struct trace *t,
+		   struct sim_diag *d)
+{
+	char *canon = realpath(path, NULL);
+	int rc = trace_fmt_parse(text, len, path, canon, t, d);
+
+	free(canon);
+	return rc;
+}
+
+/* A native file says so by its extension or its first keyword. */
+bool trace_fmt_detect(const char *path, const char *text, size_t len)
+{
+	size_t pl = path ? strlen(path) : 0;
+
+	return (pl > 6 && !strcmp(path + pl - 6, ".trace")) || trace_fmt_sniff(text, len);
+}

@@ -44,6 +44,13 @@ int trace_fmt_parse(const char *buf, size_t len, const char *name, const char *c
  * include, repeat). Used by trace_load() to recognise a file. */
 bool trace_fmt_sniff(const char *text, size_t len);
 
+/* The native format's row of import_formats[] (traces/import.c): read a
+ * file's text (trace_fmt_parse with its canonical path), and recognise
+ * one (a name ending in ".trace", or trace_fmt_sniff). */
+int trace_fmt_load(const char *path, const char *text, size_t len, struct trace *t,
+		   struct sim_diag *d);
+bool trace_fmt_detect(const char *path, const char *text, size_t len);
+
 /*
  * Match every recv with its send: the k-th recv on rank r from rank p with
  * tag t matches the k-th send from p to r with tag t, in op order.

@@ -981,12 +981,40 @@ static void test_detect(void)
 	CU_ASSERT_STRING_EQUAL(import_detect("x.log", "Nodes 2\n", 8), "htsim");
 	CU_ASSERT_STRING_EQUAL(import_detect("x.cm", "garbage\n", 8), "htsim");
 	CU_ASSERT_STRING_EQUAL(import_detect("x", "1\n0 1 3 100 64 2.0\n", 18), "hpcc");
-	CU_ASSERT_PTR_NULL(import_detect("x.trace", native, strlen(native)));
+	CU_ASSERT_STRING_EQUAL(import_detect("x.trace", native, strlen(native)), "ibfab");
+	CU_ASSERT_STRING_EQUAL(import_detect("x.txt", native, strlen(native)), "ibfab");
 	CU_ASSERT_PTR_NULL(import_detect("a.out", junk, sizeof(junk) - 1));
 	CU_ASSERT_PTR_NULL(import_detect("empty", "", 0));
 	CU_ASSERT_PTR_NULL(import_detect("x", "1\n0 1 3 100 64\n", 15));	/* 5 fields */
 	CU_ASSERT_PTR_NULL(import_detect("x", "hello world\nNodes 3\n", 20));
 	CU_ASSERT_PTR_NULL(import_detect("x", "perf -b 8\n", 10));
+}
+
+/* The registry is the one list of formats: every row is whole, and the
+ * messages name every row. */
+static void test_registry(void)
+{
+	struct trace t;
+	struct sim_diag d;
+	const char *path = test_tmpfile("unknown.bin", "\x01\x02 nothing here\n");
+	int n = 0;
+
+	for (const struct import_format *f = import_formats; f->name; f++, n++) {
+		CU_ASSERT_PTR_NOT_NULL(f->what);
+		CU_ASSERT_PTR_NOT_NULL(f->load);
+		CU_ASSERT_PTR_NOT_NULL(f->detect);
+		CU_ASSERT_PTR_EQUAL(import_format_find(f->name), f);
+	}
+	CU_ASSERT(n >= 5);
+	CU_ASSERT_PTR_NULL(import_format_find("pcap"));
+	CU_ASSERT_EQUAL(trace_load(path, NULL, &t, &d), -1);
+	trace_free(&t);
+	for (const struct import_format *f = import_formats; f->name; f++)
+		CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, f->what));
+	CU_ASSERT_EQUAL(trace_load(path, "pcap", &t, &d), -1);
+	trace_free(&t);
+	for (const struct import_format *f = import_formats; f->name; f++)
+		CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, f->name));
 }
 
 /* trace_load() finds the importer itself, and validates. */
@@ -1255,6 +1283,7 @@ static const struct test_case tests[] = {
 	{ "nccl-tests: options", test_nccl_tests_options },
 	{ "nccl-tests: malformed refused at file:line", test_nccl_tests_malformed },
 	{ "detect: each format, NULL for others", test_detect },
+	{ "registry: one row per format, messages from it", test_registry },
 	{ "trace_load: detects and validates", test_trace_load },
 	{ "mutations never crash", test_mutations },
 #ifdef HAVE_REPLAY
