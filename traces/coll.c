@@ -26,47 +26,39 @@
 
 #include "sim/sim_parse.h"
 
-static const struct coll_algo *const algos[TRACE_NCOLL][TRACE_NALGO] = {
-	[TRACE_ALLREDUCE] = {
-		[TRACE_ALGO_AUTO] = &coll_ring_allreduce,
-		[TRACE_ALGO_RING] = &coll_ring_allreduce,
-		[TRACE_ALGO_TREE] = &coll_tree_allreduce,
-		[TRACE_ALGO_HD] = &coll_hd_allreduce,
-	},
-	[TRACE_ALLGATHER] = {
-		[TRACE_ALGO_AUTO] = &coll_ring_allgather,
-		[TRACE_ALGO_RING] = &coll_ring_allgather,
-		[TRACE_ALGO_BRUCK] = &coll_bruck_allgather,
-	},
-	[TRACE_REDUCESCATTER] = {
-		[TRACE_ALGO_AUTO] = &coll_ring_reducescatter,
-		[TRACE_ALGO_RING] = &coll_ring_reducescatter,
-	},
-	[TRACE_ALLTOALL] = {
-		[TRACE_ALGO_AUTO] = &coll_pairwise_alltoall,
-		[TRACE_ALGO_DIRECT] = &coll_direct_alltoall,
-		[TRACE_ALGO_PAIRWISE] = &coll_pairwise_alltoall,
-	},
-	[TRACE_BROADCAST] = {
-		[TRACE_ALGO_AUTO] = &coll_tree_broadcast,
-		[TRACE_ALGO_RING] = &coll_ring_broadcast,
-		[TRACE_ALGO_TREE] = &coll_tree_broadcast,
-	},
-	[TRACE_REDUCE] = {
-		[TRACE_ALGO_AUTO] = &coll_tree_reduce,
-		[TRACE_ALGO_RING] = &coll_ring_reduce,
-		[TRACE_ALGO_TREE] = &coll_tree_reduce,
-	},
-	[TRACE_BARRIER] = {
-		[TRACE_ALGO_AUTO] = &coll_dissemination_barrier,
-	},
+/*
+ * Every algorithm, one row each (its struct coll_algo, in its coll_*.c,
+ * says which collective and which algo= name it serves, and whether it is
+ * that collective's default). A new algorithm is its file and one row.
+ */
+#define COLL_ALGOS(X) \
+	X(coll_ring_allreduce) X(coll_tree_allreduce) X(coll_hd_allreduce) \
+	X(coll_direct_alltoall) X(coll_pairwise_alltoall) \
+	X(coll_ring_allgather) X(coll_bruck_allgather) \
+	X(coll_ring_reducescatter) \
+	X(coll_ring_broadcast) X(coll_tree_broadcast) \
+	X(coll_ring_reduce) X(coll_tree_reduce) \
+	X(coll_dissemination_barrier)
+
+#define COLL_ALGO_EXTERN(a) extern const struct coll_algo a;
+COLL_ALGOS(COLL_ALGO_EXTERN)
+#undef COLL_ALGO_EXTERN
+
+const struct coll_algo *const coll_algos[] = {
+#define COLL_ALGO_ROW(a) &a,
+	COLL_ALGOS(COLL_ALGO_ROW)
+#undef COLL_ALGO_ROW
+	NULL
 };
 
 const struct coll_algo *coll_algo_find(enum trace_coll coll, enum trace_algo algo)
 {
 	if ((unsigned)coll >= TRACE_NCOLL || (unsigned)algo >= TRACE_NALGO)
 		return NULL;
-	return algos[coll][algo];
+	for (const struct coll_algo *const *a = coll_algos; *a; a++)
+		if ((*a)->coll == coll && (algo == TRACE_ALGO_AUTO ? (*a)->dflt : (*a)->algo == algo))
+			return *a;
+	return NULL;
 }
 
 const char *coll_algo_label(enum trace_coll coll, enum trace_algo algo)
@@ -172,17 +164,17 @@ static void supported(enum trace_coll coll, char *buf, size_t len)
 	int n = 0, total = 0;
 
 	for (int a = TRACE_ALGO_AUTO + 1; a < TRACE_NALGO; a++)
-		total += algos[coll][a] != NULL;
+		total += coll_algo_find(coll, (enum trace_algo)a) != NULL;
 	buf[0] = 0;
 	for (int a = TRACE_ALGO_AUTO + 1; a < TRACE_NALGO; a++) {
-		if (!algos[coll][a])
+		if (!coll_algo_find(coll, (enum trace_algo)a))
 			continue;
 		n++;
 		sim_append(buf, len, &off, "%s%s", n == 1 ? "" : n == total ? " or " : ", ",
 			   trace_algo_names[a]);
 	}
 	if (!total)
-		sim_append(buf, len, &off, "auto (%s)", algos[coll][TRACE_ALGO_AUTO]->name);
+		sim_append(buf, len, &off, "auto (%s)", coll_algo_find(coll, TRACE_ALGO_AUTO)->name);
 }
 
 int coll_ctx_init(struct coll_ctx *c, const struct trace *t, uint32_t op_index,

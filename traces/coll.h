@@ -94,7 +94,8 @@ struct coll_ctx {
 struct coll_algo {
 	const char *name;	/* as --explain names it: "ring", "double binary tree" */
 	enum trace_coll coll;
-	enum trace_algo algo;
+	enum trace_algo algo;	/* the algo= name it answers to (AUTO: none but auto) */
+	bool dflt;		/* the collective's default: what algo=auto means */
 	bool pipelines;		/* honours chunks > 1 */
 	bool multichannel;	/* honours channels > 1 */
 	bool runs;		/* steps carry runs of chunks (K <= COLL_MAX_RANGE_CHUNKS) */
@@ -216,13 +217,7 @@ static inline uint32_t coll_clog2(uint32_t x)
  * else "1398101 B". */
 const char *coll_fmt_bytes(uint64_t b, char *buf, size_t len);
 
-/* The algorithms (coll_*.c), collected into coll.c's table. */
-extern const struct coll_algo coll_ring_allreduce, coll_ring_allgather,
-	coll_ring_reducescatter, coll_ring_broadcast, coll_ring_reduce;
-extern const struct coll_algo coll_tree_allreduce, coll_tree_broadcast, coll_tree_reduce;
-extern const struct coll_algo coll_hd_allreduce;
-extern const struct coll_algo coll_direct_alltoall, coll_pairwise_alltoall;
-extern const struct coll_algo coll_bruck_allgather;
-extern const struct coll_algo coll_dissemination_barrier;
+/* Every algorithm (coll_*.c), in coll.c's registry order; NULL ends it. */
+extern const struct coll_algo *const coll_algos[];
 
 #endif

@@ -148,6 +148,7 @@ const struct coll_algo coll_pairwise_alltoall = {
 	.name = "pairwise exchange",
 	.coll = TRACE_ALLTOALL,
 	.algo = TRACE_ALGO_PAIRWISE,
+	.dflt = true,
 	.pipelines = true,
 	.multichannel = true,
 	.nchunks = a2a_nchunks,

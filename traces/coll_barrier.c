@@ -70,6 +70,7 @@ const struct coll_algo coll_dissemination_barrier = {
 	.name = "dissemination",
 	.coll = TRACE_BARRIER,
 	.algo = TRACE_ALGO_AUTO,
+	.dflt = true,
 	.nchunks = diss_nchunks,
 	.nsteps = diss_nsteps,
 	.lower = diss_lower,

@@ -48,13 +48,9 @@ const char *const trace_coll_names[TRACE_NCOLL] = {
 };
 
 const char *const trace_algo_names[TRACE_NALGO] = {
-	[TRACE_ALGO_AUTO] = "auto",
-	[TRACE_ALGO_RING] = "ring",
-	[TRACE_ALGO_TREE] = "tree",
-	[TRACE_ALGO_HD] = "hd",
-	[TRACE_ALGO_DIRECT] = "direct",
-	[TRACE_ALGO_PAIRWISE] = "pairwise",
-	[TRACE_ALGO_BRUCK] = "bruck",
+#define TRACE_ALGO_NAME(id, name) [TRACE_ALGO_##id] = name,
+	TRACE_ALGOS(TRACE_ALGO_NAME)
+#undef TRACE_ALGO_NAME
 };
 
 /* ---- building ------------------------------------------------------------ */

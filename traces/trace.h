@@ -41,14 +41,24 @@ enum trace_coll {
 };
 extern const char *const trace_coll_names[TRACE_NCOLL];	/* "allreduce", ... */
 
+/*
+ * The algorithm names `algo=` accepts, one line each: the enum and
+ * trace_algo_names[] are made from this list. Which collectives an
+ * algorithm serves, and how, is its row of coll.c's registry.
+ */
+#define TRACE_ALGOS(X) \
+	X(AUTO, "auto")		/* the collective's default (its registry row says) */ \
+	X(RING, "ring")		/* ring (NCCL's), reduce-scatter + all-gather for allreduce */ \
+	X(TREE, "tree")		/* double binary tree (NCCL's tree) */ \
+	X(HD, "hd")		/* recursive halving-doubling (Rabenseifner) */ \
+	X(DIRECT, "direct")	/* all-to-all: every pair at once */ \
+	X(PAIRWISE, "pairwise")	/* all-to-all: N-1 rounds, partner r xor k / r + k */ \
+	X(BRUCK, "bruck")	/* all-gather (small messages): log2 N rounds */
+
 enum trace_algo {
-	TRACE_ALGO_AUTO,	/* the collective's default (ring for allreduce, ...) */
-	TRACE_ALGO_RING,	/* ring (NCCL's), reduce-scatter + all-gather for allreduce */
-	TRACE_ALGO_TREE,	/* double binary tree (NCCL's tree) */
-	TRACE_ALGO_HD,		/* recursive halving-doubling (Rabenseifner) */
-	TRACE_ALGO_DIRECT,	/* all-to-all: every pair at once */
-	TRACE_ALGO_PAIRWISE,	/* all-to-all: N-1 rounds, partner r xor k / r + k */
-	TRACE_ALGO_BRUCK,	/* all-gather (small messages): log2 N rounds */
+#define TRACE_ALGO_ENUM(id, name) TRACE_ALGO_##id,
+	TRACE_ALGOS(TRACE_ALGO_ENUM)
+#undef TRACE_ALGO_ENUM
 	TRACE_NALGO
 };
 extern const char *const trace_algo_names[TRACE_NALGO];	/* "auto", "ring", "tree", "hd", ... */

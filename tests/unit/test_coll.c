@@ -1055,7 +1055,35 @@ static void test_busbw(void)
 	CU_ASSERT_DOUBLE_EQUAL(coll_busbw_factor(TRACE_ALLREDUCE, 1), 0, 1e-12);
 }
 
+/* The registry: each collective has one default (what algo=auto runs),
+ * no (collective, name) pair is served twice, and every row is found by
+ * its own pair. */
+static void test_registry(void)
+{
+	int rows = 0;
+
+	for (int c = 0; c < TRACE_NCOLL; c++) {
+		int dflt = 0;
+
+		for (const struct coll_algo *const *a = coll_algos; *a; a++)
+			dflt += (*a)->coll == (enum trace_coll)c && (*a)->dflt;
+		CU_ASSERT_EQUAL(dflt, 1);
+	}
+	for (const struct coll_algo *const *a = coll_algos; *a; a++, rows++) {
+		CU_ASSERT((unsigned)(*a)->algo < TRACE_NALGO);
+		CU_ASSERT_PTR_NOT_NULL((*a)->name);
+		if ((*a)->algo != TRACE_ALGO_AUTO)
+			CU_ASSERT_PTR_EQUAL(coll_algo_find((*a)->coll, (*a)->algo), *a);
+		if ((*a)->dflt)
+			CU_ASSERT_PTR_EQUAL(coll_algo_find((*a)->coll, TRACE_ALGO_AUTO), *a);
+		for (const struct coll_algo *const *b = a + 1; *b; b++)
+			CU_ASSERT(!((*a)->coll == (*b)->coll && (*a)->algo == (*b)->algo));
+	}
+	CU_ASSERT(rows >= 13);
+}
+
 static const struct test_case tests[] = {
+	{ "registry: one default per collective, each pair once", test_registry },
 	{ "every algorithm passes the reduction check", test_all_correct },
 	{ "sub-communicators", test_sub_communicator },
 	{ "a dropped or duplicated step fails the check", test_broken_fail },
