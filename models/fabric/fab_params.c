@@ -70,6 +70,7 @@
 #include "models/ib/ib_credit.h"
 #include "models/ib/ib_pkt.h"
 #include "models/link/link.h"
+#include "sim/sim_param.h"
 #include "sim/sim_parse.h"
 
 #define DEFAULT_PRESET	"hdr"
@@ -253,119 +254,39 @@ int fab_params_preset(struct fab_params *p, const char *name, struct sim_diag *d
 
 /* ---- keys ------------------------------------------------------------- */
 
-enum key_kind {
-	K_UINT,		/* integer, stored in a field of `size` bytes */
-	K_NS,		/* nanoseconds: bare number, or a time with a unit */
-	K_SIZE,		/* bytes, with size units */
-	K_BUF,		/* a credit buffer: size units, multiple of 64, <= 128 KiB */
-	K_SPECIAL,	/* own setter and printer */
-};
+/*
+ * The keys of struct fab_params, rows of the parameter schema
+ * (sim/sim_param.h); the host's, DCQCN's and IB CC's are their modules'
+ * tables, set through the same call (fab_params_set).
+ */
 
-struct key;
-typedef int (*key_set_fn)(struct fab_params *p, const struct key *k, const char *v,
-			  char *err, size_t errlen);
-typedef void (*key_print_fn)(const struct fab_params *p, char *buf, size_t len);
-
-struct key {
-	const char *name;
-	enum key_kind kind;
-	size_t off, size;	/* field, for the generic kinds */
-	uint64_t min, max;
-	key_set_fn set;
-	key_print_fn print;
-	const char *meaning;
-};
-
-#define FIELD(f) offsetof(struct fab_params, f), sizeof(((struct fab_params *)0)->f)
-
-static uint64_t get_field(const struct fab_params *p, const struct key *k)
+/* ib.buffer, hca.buffer: a credit buffer is whole 64-byte blocks, and at
+ * most what a receiver can advertise. */
+static int check_buf(const struct sim_param *k, uint64_t x, const char *v, char *err,
+		     size_t errlen)
 {
-	const char *f = (const char *)p + k->off;
+	char a[32];
 
-	switch (k->size) {
-	case 1: return *(const uint8_t *)f;
-	case 4: return *(const uint32_t *)f;
-	default: return *(const uint64_t *)f;
-	}
-}
-
-static void put_field(struct fab_params *p, const struct key *k, uint64_t v)
-{
-	char *f = (char *)p + k->off;
-
-	switch (k->size) {
-	case 1: *(uint8_t *)f = (uint8_t)v; break;
-	case 4: *(uint32_t *)f = (uint32_t)v; break;
-	default: *(uint64_t *)f = v; break;
-	}
-}
-
-
-static int set_generic(struct fab_params *p, const struct key *k, const char *v,
-		       char *err, size_t errlen)
-{
-	char a[32], b[32];
-	uint64_t x;
-	int rc;
-
-	switch (k->kind) {
-	case K_UINT:
-		rc = sim_parse_u64(v, &x, err, errlen);
-		break;
-	case K_NS:
-		rc = sim_parse_ns(v, &x, err, errlen);
-		break;
-	case K_SIZE:
-		rc = sim_parse_size(v, &x, err, errlen);
-		break;
-	case K_BUF:
-		rc = sim_parse_size(v, &x, err, errlen);
-		if (!rc && x % IB_BLOCK_BYTES) {
-			snprintf(err, errlen,
-				 "'%s' is not a multiple of the 64-byte credit block (IBA 7.9.4)", v);
-			return -1;
-		}
-		if (!rc && x > k->max) {
-			snprintf(err, errlen,
-				 "'%s' is more than a receiver can advertise: %u credit blocks = %s (IBA 7.9.4.3)",
-				 v, IB_CREDIT_WINDOW, sim_fmt_size(k->max, a, sizeof(a)));
-			return -1;
-		}
-		break;
-	default:
+	if (x % IB_BLOCK_BYTES) {
+		snprintf(err, errlen,
+			 "'%s' is not a multiple of the 64-byte credit block (IBA 7.9.4)", v);
 		return -1;
 	}
-	if (rc)
-		return -1;
-	if (x < k->min || x > k->max) {
-		if (k->kind == K_BUF || k->kind == K_SIZE)
-			snprintf(err, errlen, "'%s' is out of range (%s..%s)", v,
-				 sim_fmt_size(k->min, a, sizeof(a)), sim_fmt_size(k->max, b, sizeof(b)));
-		else
-			snprintf(err, errlen, "'%s' is out of range (%llu..%llu)", v,
-				 (unsigned long long)k->min, (unsigned long long)k->max);
+	if (x > k->max) {
+		snprintf(err, errlen,
+			 "'%s' is more than a receiver can advertise: %u credit blocks = %s (IBA 7.9.4.3)",
+			 v, IB_CREDIT_WINDOW, sim_fmt_size(k->max, a, sizeof(a)));
 		return -1;
 	}
-	put_field(p, k, x);
 	return 0;
-}
-
-static void print_generic(const struct fab_params *p, const struct key *k, char *buf,
-			  size_t len)
-{
-	uint64_t x = get_field(p, k);
-
-	if (k->kind == K_BUF || k->kind == K_SIZE)
-		sim_fmt_size(x, buf, len);
-	else
-		snprintf(buf, len, "%llu", (unsigned long long)x);
 }
 
 /* -- link -- */
 
-static int set_width(struct fab_params *p, const struct key *k, const char *v,
+static int set_width(void *obj, const struct sim_param *k, const char *v,
 		     char *err, size_t errlen)
 {
+	struct fab_params *p = obj;
 	int w = link_width_parse(v);
 
 	(void)k;
@@ -378,14 +299,18 @@ static int set_width(struct fab_params *p, const struct key *k, const char *v,
 	return 0;
 }
 
-static void print_width(const struct fab_params *p, char *buf, size_t len)
+static void print_width(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
+	const struct fab_params *p = obj;
+
+	(void)k;
 	snprintf(buf, len, "%ux", p->lanes);
 }
 
-static int set_speed(struct fab_params *p, const struct key *k, const char *v,
+static int set_speed(void *obj, const struct sim_param *k, const char *v,
 		     char *err, size_t errlen)
 {
+	struct fab_params *p = obj;
 	enum link_speed s = link_speed_parse(v);
 
 	(void)k;
@@ -399,14 +324,18 @@ static int set_speed(struct fab_params *p, const struct key *k, const char *v,
 	return 0;
 }
 
-static void print_speed(const struct fab_params *p, char *buf, size_t len)
+static void print_speed(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
+	const struct fab_params *p = obj;
+
+	(void)k;
 	snprintf(buf, len, "%s", link_speed_info(p->speed)->name);
 }
 
-static int set_cable(struct fab_params *p, const struct key *k, const char *v,
+static int set_cable(void *obj, const struct sim_param *k, const char *v,
 		     char *err, size_t errlen)
 {
+	struct fab_params *p = obj;
 	double m;
 
 	(void)k;
@@ -420,16 +349,20 @@ static int set_cable(struct fab_params *p, const struct key *k, const char *v,
 	return 0;
 }
 
-static void print_cable(const struct fab_params *p, char *buf, size_t len)
+static void print_cable(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
+	const struct fab_params *p = obj;
+
+	(void)k;
 	snprintf(buf, len, "%g", p->cable_m);
 }
 
 /* -- ib -- */
 
-static int set_mtu(struct fab_params *p, const struct key *k, const char *v,
+static int set_mtu(void *obj, const struct sim_param *k, const char *v,
 		   char *err, size_t errlen)
 {
+	struct fab_params *p = obj;
 	uint64_t x;
 
 	(void)k;
@@ -443,14 +376,18 @@ static int set_mtu(struct fab_params *p, const struct key *k, const char *v,
 	return 0;
 }
 
-static void print_mtu(const struct fab_params *p, char *buf, size_t len)
+static void print_mtu(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
+	const struct fab_params *p = obj;
+
+	(void)k;
 	snprintf(buf, len, "%u", p->mtu);
 }
 
-static int set_vls(struct fab_params *p, const struct key *k, const char *v,
+static int set_vls(void *obj, const struct sim_param *k, const char *v,
 		   char *err, size_t errlen)
 {
+	struct fab_params *p = obj;
 	uint64_t x;
 
 	(void)k;
@@ -469,8 +406,11 @@ static int set_vls(struct fab_params *p, const struct key *k, const char *v,
 	return 0;
 }
 
-static void print_vls(const struct fab_params *p, char *buf, size_t len)
+static void print_vls(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
+	const struct fab_params *p = obj;
+
+	(void)k;
 	snprintf(buf, len, "%u", p->vls);
 }
 
@@ -518,9 +458,10 @@ static int parse_data_vl(const char *s, uint8_t *vl, char *err, size_t errlen)
  * "0,1,2,3" -> SL i maps to entry i mod 4. Sixteen entries give the full
  * table; fewer repeat, so "0" sends every SL to VL0 and "0,1" alternates.
  */
-static int set_sl2vl(struct fab_params *p, const struct key *k, const char *v,
+static int set_sl2vl(void *obj, const struct sim_param *k, const char *v,
 		     char *err, size_t errlen)
 {
+	struct fab_params *p = obj;
 	char items[FAB_NSL][32], e[160];
 	uint8_t vl[FAB_NSL];
 	int n;
@@ -541,8 +482,11 @@ static int set_sl2vl(struct fab_params *p, const struct key *k, const char *v,
 	return 0;
 }
 
-static void print_sl2vl(const struct fab_params *p, char *buf, size_t len)
+static void print_sl2vl(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
+	const struct fab_params *p = obj;
+
+	(void)k;
 	size_t off = 0;
 
 	buf[0] = 0;
@@ -592,9 +536,10 @@ static int parse_vlarb(const char *v, struct fab_vlarb_entry *tab, uint8_t *n,
 	return 0;
 }
 
-static int set_vlarb_high(struct fab_params *p, const struct key *k, const char *v,
+static int set_vlarb_high(void *obj, const struct sim_param *k, const char *v,
 			  char *err, size_t errlen)
 {
+	struct fab_params *p = obj;
 	(void)k;
 	if (parse_vlarb(v, p->vlarb_high, &p->vlarb_nhigh, err, errlen))
 		return -1;
@@ -602,9 +547,10 @@ static int set_vlarb_high(struct fab_params *p, const struct key *k, const char 
 	return 0;
 }
 
-static int set_vlarb_low(struct fab_params *p, const struct key *k, const char *v,
+static int set_vlarb_low(void *obj, const struct sim_param *k, const char *v,
 			 char *err, size_t errlen)
 {
+	struct fab_params *p = obj;
 	(void)k;
 	if (parse_vlarb(v, p->vlarb_low, &p->vlarb_nlow, err, errlen))
 		return -1;
@@ -621,25 +567,35 @@ static void print_vlarb(const struct fab_vlarb_entry *t, int n, char *buf, size_
 		sim_append(buf, len, &off, "%s%u:%u", i ? "," : "", t[i].vl, t[i].weight);
 }
 
-static void print_vlarb_high(const struct fab_params *p, char *buf, size_t len)
+static void print_vlarb_high(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
+	const struct fab_params *p = obj;
+
+	(void)k;
 	print_vlarb(p->vlarb_high, p->vlarb_nhigh, buf, len);
 }
 
-static void print_vlarb_low(const struct fab_params *p, char *buf, size_t len)
+static void print_vlarb_low(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
+	const struct fab_params *p = obj;
+
+	(void)k;
 	print_vlarb(p->vlarb_low, p->vlarb_nlow, buf, len);
 }
 
-static int set_check(struct fab_params *p, const struct key *k, const char *v,
+static int set_check(void *obj, const struct sim_param *k, const char *v,
 		     char *err, size_t errlen)
 {
+	struct fab_params *p = obj;
 	(void)k;
 	return sim_parse_bool(v, &p->check, err, errlen);
 }
 
-static void print_check(const struct fab_params *p, char *buf, size_t len)
+static void print_check(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
+	const struct fab_params *p = obj;
+
+	(void)k;
 	snprintf(buf, len, "%s", p->check ? "on" : "off");
 }
 
@@ -658,33 +614,42 @@ static int set_unit(double *out, const char *v, char *err, size_t errlen)
 	return 0;
 }
 
-static int set_drop(struct fab_params *p, const struct key *k, const char *v,
+static int set_drop(void *obj, const struct sim_param *k, const char *v,
 		    char *err, size_t errlen)
 {
+	struct fab_params *p = obj;
 	(void)k;
 	return set_unit(&p->drop_prob, v, err, errlen);
 }
 
-static void print_drop(const struct fab_params *p, char *buf, size_t len)
+static void print_drop(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
+	const struct fab_params *p = obj;
+
+	(void)k;
 	snprintf(buf, len, "%g", p->drop_prob);
 }
 
-static int set_ber(struct fab_params *p, const struct key *k, const char *v,
+static int set_ber(void *obj, const struct sim_param *k, const char *v,
 		   char *err, size_t errlen)
 {
+	struct fab_params *p = obj;
 	(void)k;
 	return set_unit(&p->ber, v, err, errlen);
 }
 
-static void print_ber(const struct fab_params *p, char *buf, size_t len)
+static void print_ber(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
+	const struct fab_params *p = obj;
+
+	(void)k;
 	snprintf(buf, len, "%g", p->ber);
 }
 
-static int set_preset(struct fab_params *p, const struct key *k, const char *v,
+static int set_preset(void *obj, const struct sim_param *k, const char *v,
 		      char *err, size_t errlen)
 {
+	struct fab_params *p = obj;
 	struct sim_diag d;
 
 	(void)k;
@@ -695,16 +660,20 @@ static int set_preset(struct fab_params *p, const struct key *k, const char *v,
 	return 0;
 }
 
-static void print_preset(const struct fab_params *p, char *buf, size_t len)
+static void print_preset(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
+	const struct fab_params *p = obj;
+
+	(void)k;
 	snprintf(buf, len, "%s", p->preset[0] ? p->preset : "-");
 }
 
 /* -- TCP (models/tcp) -- */
 
-static int set_tcp_cc(struct fab_params *p, const struct key *k, const char *v,
+static int set_tcp_cc(void *obj, const struct sim_param *k, const char *v,
 		      char *err, size_t errlen)
 {
+	struct fab_params *p = obj;
 	int cc = tcp_cc_parse(v);
 
 	(void)k;
@@ -719,26 +688,34 @@ static int set_tcp_cc(struct fab_params *p, const struct key *k, const char *v,
 	return 0;
 }
 
-static void print_tcp_cc(const struct fab_params *p, char *buf, size_t len)
+static void print_tcp_cc(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
+	const struct fab_params *p = obj;
+
+	(void)k;
 	snprintf(buf, len, "%s", tcp_cc_names[p->tcp.cc]);
 }
 
-static int set_tcp_ts(struct fab_params *p, const struct key *k, const char *v,
+static int set_tcp_ts(void *obj, const struct sim_param *k, const char *v,
 		      char *err, size_t errlen)
 {
+	struct fab_params *p = obj;
 	(void)k;
 	return sim_parse_bool(v, &p->tcp.timestamps, err, errlen);
 }
 
-static void print_tcp_ts(const struct fab_params *p, char *buf, size_t len)
+static void print_tcp_ts(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
+	const struct fab_params *p = obj;
+
+	(void)k;
 	snprintf(buf, len, "%s", p->tcp.timestamps ? "on" : "off");
 }
 
-static int set_tcp_copy(struct fab_params *p, const struct key *k, const char *v,
+static int set_tcp_copy(void *obj, const struct sim_param *k, const char *v,
 			char *err, size_t errlen)
 {
+	struct fab_params *p = obj;
 	double x;
 
 	(void)k;
@@ -752,14 +729,18 @@ static int set_tcp_copy(struct fab_params *p, const struct key *k, const char *v
 	return 0;
 }
 
-static void print_tcp_copy(const struct fab_params *p, char *buf, size_t len)
+static void print_tcp_copy(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
+	const struct fab_params *p = obj;
+
+	(void)k;
 	snprintf(buf, len, "%g", p->tcp.copy_gbps);
 }
 
-static int set_tcp_g(struct fab_params *p, const struct key *k, const char *v,
+static int set_tcp_g(void *obj, const struct sim_param *k, const char *v,
 		     char *err, size_t errlen)
 {
+	struct fab_params *p = obj;
 	double x;
 
 	(void)k;
@@ -773,8 +754,11 @@ static int set_tcp_g(struct fab_params *p, const struct key *k, const char *v,
 	return 0;
 }
 
-static void print_tcp_g(const struct fab_params *p, char *buf, size_t len)
+static void print_tcp_g(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
+	const struct fab_params *p = obj;
+
+	(void)k;
 	snprintf(buf, len, "%g", p->tcp.dctcp_g);
 }
 
@@ -788,9 +772,10 @@ int fab_fabric_parse(const char *name)
 	return -1;
 }
 
-static int set_fabric(struct fab_params *p, const struct key *k, const char *v,
+static int set_fabric(void *obj, const struct sim_param *k, const char *v,
 		      char *err, size_t errlen)
 {
+	struct fab_params *p = obj;
 	int fb = fab_fabric_parse(v);
 
 	(void)k;
@@ -805,14 +790,18 @@ static int set_fabric(struct fab_params *p, const struct key *k, const char *v,
 	return 0;
 }
 
-static void print_fabric(const struct fab_params *p, char *buf, size_t len)
+static void print_fabric(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
+	const struct fab_params *p = obj;
+
+	(void)k;
 	snprintf(buf, len, "%s", fab_fabric_names[p->fabric]);
 }
 
-static int set_alpha(struct fab_params *p, const struct key *k, const char *v,
+static int set_alpha(void *obj, const struct sim_param *k, const char *v,
 		     char *err, size_t errlen)
 {
+	struct fab_params *p = obj;
 	double x;
 
 	(void)k;
@@ -826,14 +815,18 @@ static int set_alpha(struct fab_params *p, const struct key *k, const char *v,
 	return 0;
 }
 
-static void print_alpha(const struct fab_params *p, char *buf, size_t len)
+static void print_alpha(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
+	const struct fab_params *p = obj;
+
+	(void)k;
 	snprintf(buf, len, "%g", p->eth.alpha);
 }
 
-static int set_pfc_alpha(struct fab_params *p, const struct key *k, const char *v,
+static int set_pfc_alpha(void *obj, const struct sim_param *k, const char *v,
 			 char *err, size_t errlen)
 {
+	struct fab_params *p = obj;
 	double x;
 
 	(void)k;
@@ -847,14 +840,18 @@ static int set_pfc_alpha(struct fab_params *p, const struct key *k, const char *
 	return 0;
 }
 
-static void print_pfc_alpha(const struct fab_params *p, char *buf, size_t len)
+static void print_pfc_alpha(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
+	const struct fab_params *p = obj;
+
+	(void)k;
 	snprintf(buf, len, "%g", p->eth.pfc_alpha);
 }
 
-static int set_pmax(struct fab_params *p, const struct key *k, const char *v,
+static int set_pmax(void *obj, const struct sim_param *k, const char *v,
 		    char *err, size_t errlen)
 {
+	struct fab_params *p = obj;
 	double x;
 
 	(void)k;
@@ -868,14 +865,18 @@ static int set_pmax(struct fab_params *p, const struct key *k, const char *v,
 	return 0;
 }
 
-static void print_pmax(const struct fab_params *p, char *buf, size_t len)
+static void print_pmax(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
+	const struct fab_params *p = obj;
+
+	(void)k;
 	snprintf(buf, len, "%g", p->eth.pmax);
 }
 
-static int set_ecn(struct fab_params *p, const struct key *k, const char *v,
+static int set_ecn(void *obj, const struct sim_param *k, const char *v,
 		   char *err, size_t errlen)
 {
+	struct fab_params *p = obj;
 	bool b;
 
 	(void)k;
@@ -891,15 +892,19 @@ static int set_ecn(struct fab_params *p, const struct key *k, const char *v,
 	return 0;
 }
 
-static void print_ecn(const struct fab_params *p, char *buf, size_t len)
+static void print_ecn(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
+	const struct fab_params *p = obj;
+
+	(void)k;
 	snprintf(buf, len, "%s", p->eth.ecn == ETH_ECN_AUTO ? "auto" :
 				 p->eth.ecn == ETH_ECN_ON ? "on" : "off");
 }
 
-static int set_sched(struct fab_params *p, const struct key *k, const char *v,
+static int set_sched(void *obj, const struct sim_param *k, const char *v,
 		     char *err, size_t errlen)
 {
+	struct fab_params *p = obj;
 	(void)k;
 	if (!strcasecmp(v, "strict"))
 		p->eth.sched = ETH_SCHED_STRICT;
@@ -912,16 +917,26 @@ static int set_sched(struct fab_params *p, const struct key *k, const char *v,
 	return 0;
 }
 
-static void print_sched(const struct fab_params *p, char *buf, size_t len)
+static void print_sched(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
+	const struct fab_params *p = obj;
+
+	(void)k;
 	snprintf(buf, len, "%s", p->eth.sched == ETH_SCHED_STRICT ? "strict" : "wrr");
 }
 
-#define GEN(n, kind, f, lo, hi, m) { n, kind, FIELD(f), lo, hi, NULL, NULL, m }
-#define SPECIAL(n, s, pr, m) { n, K_SPECIAL, 0, 0, 0, 0, s, pr, m }
+#define K_UINT SIM_PARAM_UINT
+#define K_NS SIM_PARAM_NS
+#define K_SIZE SIM_PARAM_SIZE
+#define GEN(n, kind, f, lo, hi, m) \
+	{ n, kind, SIM_PARAM_FIELD(struct fab_params, f), lo, hi, NULL, NULL, NULL, m }
+/* a credit buffer: sizes in whole 64-byte blocks, at most 128 KiB */
+#define BUF(n, f, lo, hi, m) \
+	{ n, SIM_PARAM_SIZE, SIM_PARAM_FIELD(struct fab_params, f), lo, hi, NULL, NULL, check_buf, m }
+#define SPECIAL(n, s, pr, m) { n, SIM_PARAM_SPECIAL, 0, 0, 0, 0, s, pr, NULL, m }
 
 /* In print order: the order of --help-params and of run reports. */
-static const struct key keys[] = {
+static const struct sim_param keys[] = {
 	SPECIAL("preset", set_preset, print_preset,
 		"starting point: sdr ddr qdr fdr10 fdr edr hdr ndr xdr (resets all but sim.*)"),
 	SPECIAL("fabric", set_fabric, print_fabric,
@@ -938,7 +953,7 @@ static const struct key keys[] = {
 		"path MTU in bytes: 256 512 1024 2048 4096"),
 	SPECIAL("ib.vls", set_vls, print_vls,
 		"operational data VLs, 1..15 (tables not set follow it)"),
-	GEN("ib.buffer", K_BUF, vl_buf_bytes, IB_BLOCK_BYTES, MAX_BUF_BYTES,
+	BUF("ib.buffer", vl_buf_bytes, IB_BLOCK_BYTES, MAX_BUF_BYTES,
 	    "switch receive buffer per input port and data VL (64-byte blocks)"),
 	GEN("ib.vl15_buffer", K_SIZE, vl15_buf_bytes, VL15_PKT_BYTES, 1 << 20,
 	    "VL15 (management) receive buffer; not flow controlled"),
@@ -960,7 +975,7 @@ static const struct key keys[] = {
 	    "packets one input port feeds to outputs at once (crossbar speedup; 1 = none)"),
 	GEN("hca.latency_ns", K_NS, hca_latency_ns, 0, UINT32_MAX,
 	    "HCA post to first bit on the wire, ns"),
-	GEN("hca.buffer", K_BUF, hca_buf_bytes, IB_BLOCK_BYTES, MAX_BUF_BYTES,
+	BUF("hca.buffer", hca_buf_bytes, IB_BLOCK_BYTES, MAX_BUF_BYTES,
 	    "HCA receive buffer per data VL"),
 	GEN("hca.timeout", K_UINT, hca_timeout, 0, 31,
 	    "local ACK timeout: 4.096 us x 2^N (14 = 67 ms; 0 = none)"),
@@ -1059,95 +1074,37 @@ static const struct key keys[] = {
 	    "rows links.csv holds at most; later samples are dropped with a warning (0 = no limit)"),
 	SPECIAL("sim.check", set_check, print_check,
 		"check credit invariants after every event: on/off (slow)"),
+	{ NULL },
 };
 
-static const struct key *find_key(const char *name, size_t len)
-{
-	for (size_t i = 0; i < SIM_ARRAY_SIZE(keys); i++)
-		if (strlen(keys[i].name) == len && !strncasecmp(keys[i].name, name, len))
-			return &keys[i];
-	return NULL;
-}
+static const struct sim_param_table fab_table = { keys, 0, 17, 12 };
 
-/* The closest key (edit distance <= 2, or the same name after the dot). */
-static const char *suggest_key(const char *name)
-{
-	const char *best = NULL;
-	unsigned bd = 3;
+/* host.model: whether the host is modelled (the rest of host.* is the
+ * host model's own) */
+static const struct sim_param host_model_key[] = {
+	{ "host.model", SIM_PARAM_BOOL, SIM_PARAM_FIELD(struct fab_params, host_model), 0, 1,
+	  NULL, NULL, NULL, "model the host: PCIe, DMA, memory, CPU (off = an ideal host)" },
+	{ NULL },
+};
+static const struct sim_param_table host_model_table = { host_model_key, 0, 22, 8 };
+static const struct sim_param_table host_table = {
+	host_param_keys, offsetof(struct fab_params, host), 22, 8,
+};
+static const struct sim_param_table dcqcn_table = {
+	dcqcn_param_keys, offsetof(struct fab_params, dcqcn), 22, 8,
+};
+static const struct sim_param_table ibcc_table = {
+	ibcc_param_keys, offsetof(struct fab_params, ibcc), 22, 8,
+};
 
-	for (size_t i = 0; i < SIM_ARRAY_SIZE(keys); i++) {
-		const char *dot = strchr(keys[i].name, '.');
-		unsigned e = sim_edit_distance(name, keys[i].name);
-
-		if (dot && !strcasecmp(dot + 1, name) && bd > 1) {
-			e = 1;	/* "mtu" -> "ib.mtu" */
-		}
-		if (e < bd) {
-			bd = e;
-			best = keys[i].name;
-		}
-	}
-	return best;
-}
+/* The tables fab_params_set() reads, in print order. */
+static const struct sim_param_table *const tables[] = {
+	&fab_table, &host_model_table, &host_table, &dcqcn_table, &ibcc_table, NULL,
+};
 
 int fab_params_set(struct fab_params *p, const char *kv, struct sim_diag *d)
 {
-	const char *eq = kv ? strchr(kv, '=') : NULL;
-	const struct key *k;
-	char name[64], err[512];
-
-	if (!kv || !*kv)
-		return sim_diag_set(d, NULL, 0, 0, "empty parameter (expected key=value)");
-	/* host.* belongs to the host model (models/host), but host.model here */
-	if (eq && !strncasecmp(kv, "host.", 5)) {
-		snprintf(name, sizeof(name), "%.*s", (int)(eq - kv - 5), kv + 5);
-		if (!strcasecmp(name, "model")) {
-			if (sim_parse_bool(eq + 1, &p->host_model, err, sizeof(err)))
-				return sim_diag_set(d, NULL, 0, 0, "host.model: %s", err);
-			return 0;
-		}
-		return host_params_set(&p->host, name, eq + 1, d);
-	}
-	/* Congestion control keys: dcqcn.* (models/roce/dcqcn.c), ib.cc and
-	 * ib.cc.* (models/ib/ib_cc.c); they parse their own values. */
-	if (eq && (!strncasecmp(kv, "dcqcn.", 6) || !strncasecmp(kv, "ib.cc", 5))) {
-		int rc;
-
-		snprintf(name, sizeof(name), "%.*s", (int)(eq - kv), kv);
-		err[0] = 0;
-		rc = name[0] == 'd' || name[0] == 'D' ?
-		     dcqcn_params_set(&p->dcqcn, name, eq + 1, err, sizeof(err)) :
-		     ibcc_params_set(&p->ibcc, name, eq + 1, err, sizeof(err));
-		if (rc < 0)
-			return sim_diag_set(d, NULL, 0, 0, "%s: %s", name, err);
-		if (rc > 0)
-			return sim_diag_set(d, NULL, 0, 0,
-					    "unknown parameter '%s' (see ibfab run --help-params)", name);
-		return 0;
-	}
-	if (!eq) {
-		k = find_key(kv, strlen(kv));
-		if (k)
-			return sim_diag_set(d, NULL, 0, 0, "%s: expected %s=VALUE", k->name, k->name);
-		return sim_diag_set(d, NULL, 0, 0, "expected key=value, got '%s'", kv);
-	}
-	k = find_key(kv, (size_t)(eq - kv));
-	if (!k) {
-		const char *best;
-
-		snprintf(name, sizeof(name), "%.*s", (int)(eq - kv), kv);
-		best = suggest_key(name);
-		if (best)
-			return sim_diag_set(d, NULL, 0, 0,
-					    "unknown parameter '%s' (see ibfab run --help-params); did you mean '%s'?",
-					    name, best);
-		return sim_diag_set(d, NULL, 0, 0,
-				    "unknown parameter '%s' (see ibfab run --help-params)", name);
-	}
-	err[0] = 0;
-	if ((k->set ? k->set : set_generic)(p, k, eq + 1, err, sizeof(err)))
-		return sim_diag_set(d, NULL, 0, 0, "%s: %s", k->name, err);
-	return 0;
+	return sim_param_set(tables, p, kv, "ibfab run --help-params", d);
 }
 
 /* ---- cross-field checks ----------------------------------------------- */
@@ -1284,19 +1241,5 @@ int fab_params_check(const struct fab_params *p, struct sim_diag *d)
 
 void fab_params_print(const struct fab_params *p, FILE *out)
 {
-	for (size_t i = 0; i < SIM_ARRAY_SIZE(keys); i++) {
-		const struct key *k = &keys[i];
-		char val[512];
-
-		if (k->print)
-			k->print(p, val, sizeof(val));
-		else
-			print_generic(p, k, val, sizeof(val));
-		fprintf(out, "%-17s = %-12s  # %s\n", k->name, val, k->meaning);
-	}
-	fprintf(out, "%-22s = %-8s  # %s\n", "host.model", p->host_model ? "on" : "off",
-		"model the host: PCIe, DMA, memory, CPU (off = an ideal host)");
-	host_params_print(&p->host, out);
-	dcqcn_params_print(&p->dcqcn, out);
-	ibcc_params_print(&p->ibcc, out);
+	sim_param_print(tables, p, out);
 }

@@ -101,6 +101,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "sim/sim_param.h"
 #include "sim/sim_parse.h"
 
 /* ---- the PCIe link ---------------------------------------------------- */
@@ -386,104 +387,11 @@ void host_params_default(struct host_params *p)
 	p->poll_cpu_ns = 50;
 }
 
-enum key_kind {
-	K_GEN,		/* 3..6, "gen4" accepted */
-	K_LANES,	/* 1 2 4 8 16, "x16" accepted */
-	K_MPS,		/* 128..4096, a power of two, size units accepted */
-	K_UINT,		/* integer in [min, max] */
-	K_NS,		/* nanoseconds: bare number or a time with a unit */
-	K_GBPS,		/* GB/s, > 0 */
-	K_GBPS0,	/* GB/s, >= 0 (0 = same as the HCA's link) */
-	K_BOOL,
-};
-
-struct key {
-	const char *name;
-	enum key_kind kind;
-	size_t off, size;
-	uint64_t min, max;	/* K_UINT */
-	const char *meaning;
-};
-
-#define FIELD(f) offsetof(struct host_params, f), sizeof(((struct host_params *)0)->f)
-
-/* In print order. */
-static const struct key keys[] = {
-	{ "pcie_gen", K_GEN, FIELD(pcie_gen), 0, 0,
-	  "PCIe generation of the HCA's link: 3 4 5 6 (8 16 32 64 GT/s per lane)" },
-	{ "pcie_lanes", K_LANES, FIELD(pcie_lanes), 0, 0,
-	  "PCIe lanes of the HCA's link: 1 2 4 8 16" },
-	{ "pcie_mps", K_MPS, FIELD(pcie_mps), 0, 0,
-	  "PCIe max payload size, bytes (128..4096): TLP overhead per chunk" },
-	{ "tlp_overhead", K_UINT, FIELD(tlp_overhead), 0, 1024,
-	  "bytes per TLP beside payload: framing, header, LCRC, DLLP share" },
-	{ "dma_read_ns", K_NS, FIELD(dma_read_ns), 0, UINT32_MAX,
-	  "DMA read round trip: request to first data back, ns" },
-	{ "dma_write_ns", K_NS, FIELD(dma_write_ns), 0, UINT32_MAX,
-	  "DMA write: posted write to visible in memory, ns" },
-	{ "doorbell_ns", K_NS, FIELD(doorbell_ns), 0, UINT32_MAX,
-	  "MMIO doorbell write reaching the HCA, ns" },
-	{ "wqe_fetch_ns", K_NS, FIELD(wqe_fetch_ns), 0, UINT32_MAX,
-	  "WQE fetch, a 64-byte DMA read, ns (0 = BlueFlame: WQE sent by MMIO)" },
-	{ "cqe_ns", K_NS, FIELD(cqe_ns), 0, UINT32_MAX,
-	  "CQE write to visible to a polling CPU, ns" },
-	{ "mem_gbps", K_GBPS, FIELD(mem_gbps), 0, 0,
-	  "host memory bandwidth, GB/s (a cap on each host-memory transfer)" },
-	{ "gpu_pcie_gbps", K_GBPS0, FIELD(gpu_pcie_gbps), 0, 0,
-	  "GPU's PCIe link, GB/s of payload (0 = same as the HCA's link)" },
-	{ "gpudirect", K_BOOL, FIELD(gpudirect), 0, 0,
-	  "GPUDirect RDMA: the HCA reads and writes GPU memory directly: on/off" },
-	{ "gpu_same_switch", K_BOOL, FIELD(gpu_same_switch), 0, 0,
-	  "GPU and HCA under one PCIe switch (P2P stays below the root complex): on/off" },
-	{ "p2p_switch_ns", K_NS, FIELD(p2p_switch_ns), 0, UINT32_MAX,
-	  "extra latency of P2P under one switch, ns" },
-	{ "p2p_rc_penalty_ns", K_NS, FIELD(p2p_rc_penalty_ns), 0, UINT32_MAX,
-	  "extra latency of P2P through the root complex, ns" },
-	{ "p2p_rc_gbps", K_GBPS, FIELD(p2p_rc_gbps), 0, 0,
-	  "P2P bandwidth through the root complex, GB/s" },
-	{ "memcpy_launch_ns", K_NS, FIELD(memcpy_launch_ns), 0, UINT32_MAX,
-	  "CPU time to launch one staging copy (cudaMemcpy), ns" },
-	{ "post_cpu_ns", K_NS, FIELD(post_cpu_ns), 0, UINT32_MAX,
-	  "CPU time to post one WR from user space, ns" },
-	{ "poll_cpu_ns", K_NS, FIELD(poll_cpu_ns), 0, UINT32_MAX,
-	  "CPU time per polled completion, ns" },
-};
-
-static const void *cfield(const struct host_params *p, const struct key *k)
-{
-	return (const char *)p + k->off;
-}
-
-static uint64_t get_uint(const struct host_params *p, const struct key *k)
-{
-	const char *f = cfield(p, k);
-
-	switch (k->size) {
-	case 1: return *(const uint8_t *)f;
-	default: return *(const uint32_t *)f;
-	}
-}
-
-static void put_uint(struct host_params *p, const struct key *k, uint64_t v)
-{
-	char *f = (char *)p + k->off;
-
-	switch (k->size) {
-	case 1: *(uint8_t *)f = (uint8_t)v; break;
-	default: *(uint32_t *)f = (uint32_t)v; break;
-	}
-}
-
-static double *dbl_field(struct host_params *p, const struct key *k)
-{
-	return (double *)((char *)p + k->off);
-}
-
-static bool *bool_field(struct host_params *p, const struct key *k)
-{
-	return (bool *)((char *)p + k->off);
-}
-
+/*
+ * host.* keys, rows of the parameter schema (sim/sim_param.h): PCIe's
+ * generation, lanes and payload size and the GB/s rates have their own
+ * parsers, the rest are generic.
+ */
 
 /* Skip an optional case-insensitive prefix ("gen4", "x16"). */
 static const char *skip_prefix(const char *v, const char *pre)
@@ -493,161 +401,136 @@ static const char *skip_prefix(const char *v, const char *pre)
 	return strncasecmp(v, pre, n) ? v : v + n;
 }
 
-static int set_value(struct host_params *p, const struct key *k, const char *v,
-		     char *err, size_t errlen)
+static int set_gen(void *obj, const struct sim_param *k, const char *v, char *err, size_t errlen)
 {
 	uint64_t x = 0;
-	double g;
-	bool b;
 
-	switch (k->kind) {
-	case K_GEN:
-		if (sim_parse_uint(skip_prefix(v, "gen"), 255, &x, NULL, 0) || !find_gen((unsigned)x)) {
-			snprintf(err, errlen, "expected 3, 4, 5 or 6 (PCIe generation), got '%s'", v);
-			return -1;
-		}
-		break;
-	case K_LANES:
-		if (sim_parse_uint(skip_prefix(v, "x"), 255, &x, NULL, 0) || !lanes_valid((unsigned)x)) {
-			snprintf(err, errlen, "expected 1, 2, 4, 8 or 16 (PCIe lanes), got '%s'", v);
-			return -1;
-		}
-		break;
-	case K_MPS:
-		if (sim_parse_size(v, &x, err, errlen))
-			return -1;
-		if (!mps_valid(x)) {
-			snprintf(err, errlen,
-				 "expected 128, 256, 512, 1024, 2048 or 4096 (PCIe max payload size), got '%s'",
-				 v);
-			return -1;
-		}
-		break;
-	case K_UINT:
-	case K_NS:
-		if ((k->kind == K_NS ? sim_parse_ns(v, &x, err, errlen) :
-				       sim_parse_u64(v, &x, err, errlen)))
-			return -1;
-		if (x < k->min || x > k->max) {
-			snprintf(err, errlen, "'%s' is out of range (%llu..%llu)", v,
-				 (unsigned long long)k->min, (unsigned long long)k->max);
-			return -1;
-		}
-		break;
-	case K_GBPS:
-	case K_GBPS0:
-		if (sim_parse_double(v, &g, err, errlen))
-			return -1;
-		if (!gbps_valid(g, k->kind == K_GBPS0)) {
-			snprintf(err, errlen, "'%s' is out of range (%s up to 100000 GB/s)", v,
-				 k->kind == K_GBPS0 ? "0, or above 0" : "above 0");
-			return -1;
-		}
-		*dbl_field(p, k) = g;
-		return 0;
-	case K_BOOL:
-		if (sim_parse_bool(v, &b, err, errlen))
-			return -1;
-		*bool_field(p, k) = b;
-		return 0;
+	(void)k;
+	if (sim_parse_uint(skip_prefix(v, "gen"), 255, &x, NULL, 0) || !find_gen((unsigned)x)) {
+		snprintf(err, errlen, "expected 3, 4, 5 or 6 (PCIe generation), got '%s'", v);
+		return -1;
 	}
-	put_uint(p, k, x);
+	((struct host_params *)obj)->pcie_gen = (uint8_t)x;
 	return 0;
 }
 
-static void print_value(const struct host_params *p, const struct key *k, char *buf,
-			size_t len)
+static int set_lanes(void *obj, const struct sim_param *k, const char *v, char *err,
+		     size_t errlen)
 {
-	switch (k->kind) {
-	case K_GBPS:
-	case K_GBPS0:
-		snprintf(buf, len, "%.12g", *(const double *)cfield(p, k));
-		break;
-	case K_BOOL:
-		snprintf(buf, len, "%s", *(const bool *)cfield(p, k) ? "on" : "off");
-		break;
-	default:
-		snprintf(buf, len, "%llu", (unsigned long long)get_uint(p, k));
-		break;
+	uint64_t x = 0;
+
+	(void)k;
+	if (sim_parse_uint(skip_prefix(v, "x"), 255, &x, NULL, 0) || !lanes_valid((unsigned)x)) {
+		snprintf(err, errlen, "expected 1, 2, 4, 8 or 16 (PCIe lanes), got '%s'", v);
+		return -1;
 	}
+	((struct host_params *)obj)->pcie_lanes = (uint8_t)x;
+	return 0;
 }
 
-
-/* Case-insensitive substring test (strcasestr() is a GNU extension). */
-static bool contains_ci(const char *hay, const char *needle)
+static int check_mps(const struct sim_param *k, uint64_t x, const char *v, char *err,
+		     size_t errlen)
 {
-	size_t n = strlen(needle);
-
-	for (; *hay; hay++)
-		if (!strncasecmp(hay, needle, n))
-			return true;
-	return false;
+	(void)k;
+	if (mps_valid(x))
+		return 0;
+	snprintf(err, errlen,
+		 "expected 128, 256, 512, 1024, 2048 or 4096 (PCIe max payload size), got '%s'", v);
+	return -1;
 }
 
-/*
- * The closest key: edit distance <= 2 ("pcie_gne"), else the first key
- * that contains what was typed ("lanes" -> pcie_lanes, "dma_read" ->
- * dma_read_ns); NULL when nothing is close.
- */
-static const char *suggest_key(const char *name)
+/* GB/s in a double: above 0 (rows with min 1), or 0 too (min 0). */
+static int set_gbps(void *obj, const struct sim_param *k, const char *v, char *err,
+		    size_t errlen)
 {
-	const char *best = NULL;
-	unsigned bd = 3;
+	double g;
 
-	for (size_t i = 0; i < SIM_ARRAY_SIZE(keys); i++) {
-		unsigned e = sim_edit_distance(name, keys[i].name);
-
-		if (e < bd) {
-			bd = e;
-			best = keys[i].name;
-		}
+	if (sim_parse_double(v, &g, err, errlen))
+		return -1;
+	if (!gbps_valid(g, !k->min)) {
+		snprintf(err, errlen, "'%s' is out of range (%s up to 100000 GB/s)", v,
+			 !k->min ? "0, or above 0" : "above 0");
+		return -1;
 	}
-	if (best || strlen(name) < 3)
-		return best;
-	for (size_t i = 0; i < SIM_ARRAY_SIZE(keys); i++)
-		if (contains_ci(keys[i].name, name))
-			return keys[i].name;
-	return NULL;
+	*(double *)((char *)obj + k->off) = g;
+	return 0;
 }
+
+static void print_gbps(const void *obj, const struct sim_param *k, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.12g", *(const double *)((const char *)obj + k->off));
+}
+
+#define F(f) SIM_PARAM_FIELD(struct host_params, f)
+#define NS(n, f, m) { "host." n, SIM_PARAM_NS, F(f), 0, UINT32_MAX, NULL, NULL, NULL, m }
+#define GBPS(n, f, zero_ok, m) \
+	{ "host." n, SIM_PARAM_SPECIAL, F(f), (zero_ok) ? 0 : 1, 0, set_gbps, print_gbps, NULL, m }
+#define BOOL(n, f, m) { "host." n, SIM_PARAM_BOOL, F(f), 0, 1, NULL, NULL, NULL, m }
+
+/* In print order. */
+const struct sim_param host_param_keys[] = {
+	{ "host.pcie_gen", SIM_PARAM_SPECIAL, F(pcie_gen), 0, 0, set_gen, sim_param_print_number,
+	  NULL,
+	  "PCIe generation of the HCA's link: 3 4 5 6 (8 16 32 64 GT/s per lane)" },
+	{ "host.pcie_lanes", SIM_PARAM_SPECIAL, F(pcie_lanes), 0, 0, set_lanes,
+	  sim_param_print_number, NULL,
+	  "PCIe lanes of the HCA's link: 1 2 4 8 16" },
+	{ "host.pcie_mps", SIM_PARAM_SIZE, F(pcie_mps), 0, UINT32_MAX, NULL,
+	  sim_param_print_number, check_mps,
+	  "PCIe max payload size, bytes (128..4096): TLP overhead per chunk" },
+	{ "host.tlp_overhead", SIM_PARAM_UINT, F(tlp_overhead), 0, 1024, NULL, NULL, NULL,
+	  "bytes per TLP beside payload: framing, header, LCRC, DLLP share" },
+	NS("dma_read_ns", dma_read_ns, "DMA read round trip: request to first data back, ns"),
+	NS("dma_write_ns", dma_write_ns, "DMA write: posted write to visible in memory, ns"),
+	NS("doorbell_ns", doorbell_ns, "MMIO doorbell write reaching the HCA, ns"),
+	NS("wqe_fetch_ns", wqe_fetch_ns,
+	   "WQE fetch, a 64-byte DMA read, ns (0 = BlueFlame: WQE sent by MMIO)"),
+	NS("cqe_ns", cqe_ns, "CQE write to visible to a polling CPU, ns"),
+	GBPS("mem_gbps", mem_gbps, false,
+	     "host memory bandwidth, GB/s (a cap on each host-memory transfer)"),
+	GBPS("gpu_pcie_gbps", gpu_pcie_gbps, true,
+	     "GPU's PCIe link, GB/s of payload (0 = same as the HCA's link)"),
+	BOOL("gpudirect", gpudirect,
+	     "GPUDirect RDMA: the HCA reads and writes GPU memory directly: on/off"),
+	BOOL("gpu_same_switch", gpu_same_switch,
+	     "GPU and HCA under one PCIe switch (P2P stays below the root complex): on/off"),
+	NS("p2p_switch_ns", p2p_switch_ns, "extra latency of P2P under one switch, ns"),
+	NS("p2p_rc_penalty_ns", p2p_rc_penalty_ns, "extra latency of P2P through the root complex, ns"),
+	GBPS("p2p_rc_gbps", p2p_rc_gbps, false, "P2P bandwidth through the root complex, GB/s"),
+	NS("memcpy_launch_ns", memcpy_launch_ns,
+	   "CPU time to launch one staging copy (cudaMemcpy), ns"),
+	NS("post_cpu_ns", post_cpu_ns, "CPU time to post one WR from user space, ns"),
+	NS("poll_cpu_ns", poll_cpu_ns, "CPU time per polled completion, ns"),
+	{ NULL },
+};
+
+#undef F
+#undef NS
+#undef GBPS
+#undef BOOL
+
+static const struct sim_param_table host_table = {
+	host_param_keys, 0, 22, 8,
+};
 
 int host_params_set(struct host_params *p, const char *key, const char *value,
 		    struct sim_diag *d)
 {
-	const struct key *k = NULL;
-	char err[512];
-	const char *best;
+	static const struct sim_param_table *const tables[] = { &host_table, NULL };
+	char kv[600];
 
 	if (!key || !*key)
 		return sim_diag_set(d, NULL, 0, 0, "empty parameter name (expected host.KEY=VALUE)");
-	if (!strncasecmp(key, "host.", 5))
-		key += 5;
-	for (size_t i = 0; i < SIM_ARRAY_SIZE(keys); i++)
-		if (!strcasecmp(key, keys[i].name))
-			k = &keys[i];
-	if (!k) {
-		best = suggest_key(key);
-		if (best)
-			return sim_diag_set(d, NULL, 0, 0,
-					    "unknown parameter 'host.%s' (see ibfab run --help-params); did you mean 'host.%s'?",
-					    key, best);
-		return sim_diag_set(d, NULL, 0, 0,
-				    "unknown parameter 'host.%s' (see ibfab run --help-params)", key);
-	}
-	err[0] = 0;
-	if (set_value(p, k, value ? value : "", err, sizeof(err)))
-		return sim_diag_set(d, NULL, 0, 0, "host.%s: %s", k->name, err);
-	return 0;
+	snprintf(kv, sizeof(kv), "%s%s=%s", strncasecmp(key, "host.", 5) ? "host." : "", key,
+		 value ? value : "");
+	return sim_param_set(tables, p, kv, "ibfab run --help-params", d);
 }
 
 void host_params_print(const struct host_params *p, FILE *out)
 {
-	for (size_t i = 0; i < SIM_ARRAY_SIZE(keys); i++) {
-		char name[64], val[64];
+	static const struct sim_param_table *const tables[] = { &host_table, NULL };
 
-		snprintf(name, sizeof(name), "host.%s", keys[i].name);
-		print_value(p, &keys[i], val, sizeof(val));
-		fprintf(out, "%-22s = %-8s  # %s\n", name, val, keys[i].meaning);
-	}
+	sim_param_print(tables, p, out);
 }
 
 int host_params_check(const struct host_params *p, struct sim_diag *d)

@@ -82,6 +82,7 @@
 #include <stdio.h>
 
 #include "models/hca/hca.h"
+#include "sim/sim_param.h"
 #include "sim/sim.h"
 #include "sim/sim_diag.h"
 
@@ -119,6 +120,8 @@ void host_params_default(struct host_params *p);
  * value the expected form or range. A refused value changes nothing.
  */
 int host_params_set(struct host_params *p, const char *key, const char *value, struct sim_diag *d);
+/* The host.* keys, rows of the parameter schema (sim/sim_param.h). */
+extern const struct sim_param host_param_keys[];	/* a NULL name ends them */
 /* Every parameter, one "host.key = value  # meaning" line each; the values
  * parse back with host_params_set(). */
 void host_params_print(const struct host_params *p, FILE *out);

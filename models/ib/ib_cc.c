@@ -51,6 +51,7 @@
 
 #include "models/core/fab_core.h"
 #include "models/port/port.h"
+#include "sim/sim_param.h"
 #include "sim/sim_parse.h"
 
 /* ---- parameters ------------------------------------------------------------ */
@@ -136,87 +137,56 @@ bad:
 	return -1;
 }
 
-int ibcc_params_set(struct ibcc_params *p, const char *key, const char *v, char *err,
-		    size_t errlen)
+static int set_cct(void *obj, const struct sim_param *k, const char *v, char *err,
+		   size_t errlen)
 {
-	uint64_t x;
-
-	if (!strcasecmp(key, "ib.cc"))
-		return sim_parse_bool(v, &p->on, err, errlen);
-	if (strncasecmp(key, "ib.cc.", 6))
-		return 1;
-	key += 6;
-	if (!strcasecmp(key, "victim_mark"))
-		return sim_parse_bool(v, &p->victim_mark, err, errlen);
-	if (!strcasecmp(key, "cct"))
-		return parse_cct(p, v, err, errlen);
-	static const struct {
-		const char *name;
-		size_t off, size;
-		uint64_t lo, hi;
-	} u[] = {
-#define U(f, lo, hi) { #f, offsetof(struct ibcc_params, f), sizeof(((struct ibcc_params *)0)->f), lo, hi }
-		U(threshold, 0, 15), U(marking_rate, 0, 65535), U(packet_size, 0, 255),
-		U(ccti_timer_us, 1, 100000000), U(ccti_increase, 0, 255),
-		U(ccti_limit, 0, IBCC_CCT_MAX - 1), U(ccti_min, 0, IBCC_CCT_MAX - 1),
-#undef U
-	};
-	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
-		if (strcasecmp(key, u[i].name))
-			continue;
-		if (sim_parse_u64(v, &x, err, errlen))
-			return -1;
-		if (x < u[i].lo || x > u[i].hi) {
-			snprintf(err, errlen, "'%s' is out of range (%llu..%llu)", v,
-				 (unsigned long long)u[i].lo, (unsigned long long)u[i].hi);
-			return -1;
-		}
-		char *f = (char *)p + u[i].off;
-
-		if (u[i].size == 1)
-			*(uint8_t *)f = (uint8_t)x;
-		else if (u[i].size == 2)
-			*(uint16_t *)f = (uint16_t)x;
-		else
-			*(uint32_t *)f = (uint32_t)x;
-		return 0;
-	}
-	return 1;
+	(void)k;
+	return parse_cct(obj, v, err, errlen);
 }
 
-void ibcc_params_print(const struct ibcc_params *p, FILE *out)
+static void print_cct(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
-	const int w = 22;
+	const struct ibcc_params *p = obj;
+	size_t off = 0;
 
-	fprintf(out, "%-*s = %-8s  # %s\n", w, "ib.cc", p->on ? "on" : "off",
-		"IB congestion control (IBA Annex A10) on the ib fabric");
-	fprintf(out, "%-*s = %-8u  # %s\n", w, "ib.cc.threshold", p->threshold,
-		"switch: 0 = never mark FECN, 1..15 = above (16-t)/16 of a VL buffer queued");
-	fprintf(out, "%-*s = %-8u  # %s\n", w, "ib.cc.marking_rate", p->marking_rate,
-		"switch: eligible packets passed over between two FECN marks");
-	fprintf(out, "%-*s = %-8u  # %s\n", w, "ib.cc.packet_size", p->packet_size,
-		"switch: packets under this many 64-byte units are not marked");
-	fprintf(out, "%-*s = %-8s  # %s\n", w, "ib.cc.victim_mark", p->victim_mark ? "on" : "off",
-		"switch: mark at outputs blocked for credits too (Victim_Mask)");
-	fprintf(out, "%-*s = %-8u  # %s\n", w, "ib.cc.ccti_timer_us", p->ccti_timer_us,
-		"CA: the CCT index falls by one per period, us");
-	fprintf(out, "%-*s = %-8u  # %s\n", w, "ib.cc.ccti_increase", p->ccti_increase,
-		"CA: CCT index added per BECN");
-	fprintf(out, "%-*s = %-8u  # %s\n", w, "ib.cc.ccti_limit", p->ccti_limit,
-		"CA: highest CCT index");
-	fprintf(out, "%-*s = %-8u  # %s\n", w, "ib.cc.ccti_min", p->ccti_min,
-		"CA: lowest CCT index");
+	(void)k;
+	buf[0] = 0;
 	if (cct_is_default(p)) {
-		fprintf(out, "%-*s = %-8s  # %s\n", w, "ib.cc.cct", "default",
-			"CA: SHIFT:MULT,...: delay MULT << SHIFT x 64-byte times (default i^2/2)");
+		snprintf(buf, len, "default");
 		return;
 	}
-	fprintf(out, "%-*s = ", w, "ib.cc.cct");
 	for (int i = 0; i < p->cct_len; i++)
-		fprintf(out, "%s%u:%u", i ? "," : "", IBCC_CCT_SHIFT(p->cct[i]),
-			IBCC_CCT_MULT(p->cct[i]));
-	fprintf(out, "  # %s\n", "CA: SHIFT:MULT,...: delay MULT << SHIFT x 64-byte times");
+		sim_append(buf, len, &off, "%s%u:%u", i ? "," : "", IBCC_CCT_SHIFT(p->cct[i]),
+			   IBCC_CCT_MULT(p->cct[i]));
 }
+
+#define F(f) SIM_PARAM_FIELD(struct ibcc_params, f)
+#define U(n, f, lo, hi, m) { "ib.cc." n, SIM_PARAM_UINT, F(f), lo, hi, NULL, NULL, NULL, m }
+
+/* ib.cc and ib.cc.* keys, rows of the parameter schema (sim/sim_param.h),
+ * in print order. */
+const struct sim_param ibcc_param_keys[] = {
+	{ "ib.cc", SIM_PARAM_BOOL, F(on), 0, 1, NULL, NULL, NULL,
+	  "IB congestion control (IBA Annex A10) on the ib fabric" },
+	U("threshold", threshold, 0, 15,
+	  "switch: 0 = never mark FECN, 1..15 = above (16-t)/16 of a VL buffer queued"),
+	U("marking_rate", marking_rate, 0, 65535,
+	  "switch: eligible packets passed over between two FECN marks"),
+	U("packet_size", packet_size, 0, 255,
+	  "switch: packets under this many 64-byte units are not marked"),
+	{ "ib.cc.victim_mark", SIM_PARAM_BOOL, F(victim_mark), 0, 1, NULL, NULL, NULL,
+	  "switch: mark at outputs blocked for credits too (Victim_Mask)" },
+	U("ccti_timer_us", ccti_timer_us, 1, 100000000, "CA: the CCT index falls by one per period, us"),
+	U("ccti_increase", ccti_increase, 0, 255, "CA: CCT index added per BECN"),
+	U("ccti_limit", ccti_limit, 0, IBCC_CCT_MAX - 1, "CA: highest CCT index"),
+	U("ccti_min", ccti_min, 0, IBCC_CCT_MAX - 1, "CA: lowest CCT index"),
+	{ "ib.cc.cct", SIM_PARAM_SPECIAL, 0, 0, 0, 0, set_cct, print_cct, NULL,
+	  "CA: SHIFT:MULT,...: delay MULT << SHIFT x 64-byte times (default i^2/2)" },
+	{ NULL },
+};
+
+#undef F
+#undef U
 
 int ibcc_params_check(const struct ibcc_params *p, char *err, size_t errlen)
 {

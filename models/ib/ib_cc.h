@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "sim/sim_param.h"
 #include "sim/sim.h"
 
 #define IBCC_CCT_MAX 128	/* CCT entries shipped (the annex allows more, in blocks of 64) */
@@ -38,10 +39,9 @@ struct ibcc_params {
 };
 
 void ibcc_params_default(struct ibcc_params *p);
-/* "ib.cc" or "ib.cc.KEY" = value: 0, or -1 with err filled; 1 when not ours. */
-int ibcc_params_set(struct ibcc_params *p, const char *key, const char *val, char *err,
-		    size_t errlen);
-void ibcc_params_print(const struct ibcc_params *p, FILE *out);
+/* The ib.cc and ib.cc.* keys, rows of the parameter schema
+ * (sim/sim_param.h); a NULL name ends them. */
+extern const struct sim_param ibcc_param_keys[];
 int ibcc_params_check(const struct ibcc_params *p, char *err, size_t errlen);
 
 /* Switch: the queued bytes above which an output marks, for a VL buffer

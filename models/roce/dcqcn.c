@@ -48,9 +48,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "sim/sim_param.h"
 #include "sim/sim_parse.h"
 
-const char *const dcqcn_set_names[] = { [DCQCN_SET_NIC] = "nic", [DCQCN_SET_PAPER] = "paper" };
+const char *const dcqcn_set_names[] = {
+	[DCQCN_SET_NIC] = "nic", [DCQCN_SET_PAPER] = "paper", NULL
+};
 const char *const dcqcn_stage_names[] = {
 	[DCQCN_NONE] = "none", [DCQCN_FAST_RECOVERY] = "fast recovery",
 	[DCQCN_ADDITIVE] = "additive increase", [DCQCN_HYPER] = "hyper increase",
@@ -158,103 +161,69 @@ static int parse_g(const char *v, double *out, char *err, size_t errlen)
 	return 0;
 }
 
-static int parse_u32(const char *v, uint32_t *out, uint64_t lo, uint64_t hi, bool size,
-		     char *err, size_t errlen)
+static int set_set(void *obj, const struct sim_param *k, const char *v, char *err,
+		   size_t errlen)
 {
-	uint64_t x;
+	char names[64];
 
-	if ((size ? sim_parse_size(v, &x, err, errlen) : sim_parse_u64(v, &x, err, errlen)))
-		return -1;
-	if (x < lo || x > hi) {
-		snprintf(err, errlen, "'%s' is out of range (%llu..%llu)", v,
-			 (unsigned long long)lo, (unsigned long long)hi);
-		return -1;
-	}
-	*out = (uint32_t)x;
-	return 0;
+	(void)k;
+	for (int i = 0; dcqcn_set_names[i]; i++)
+		if (!strcasecmp(v, dcqcn_set_names[i])) {
+			dcqcn_params_set_named(obj, (enum dcqcn_set)i);
+			return 0;
+		}
+	snprintf(err, errlen, "expected %s, got '%s'",
+		 sim_fmt_names(dcqcn_set_names, -1, names, sizeof(names)), v);
+	return -1;
 }
 
-int dcqcn_params_set(struct dcqcn_params *p, const char *key, const char *v, char *err,
-		     size_t errlen)
+static void print_set(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
-	uint32_t x;
-
-	if (!strncasecmp(key, "dcqcn.", 6))
-		key += 6;
-	if (!strcasecmp(key, "on"))
-		return sim_parse_bool(v, &p->on, err, errlen);
-	if (!strcasecmp(key, "set")) {
-		for (int s = 0; s < 2; s++)
-			if (!strcasecmp(v, dcqcn_set_names[s])) {
-				dcqcn_params_set_named(p, (enum dcqcn_set)s);
-				return 0;
-			}
-		snprintf(err, errlen, "expected nic or paper, got '%s'", v);
-		return -1;
-	}
-	if (!strcasecmp(key, "clamp"))
-		return sim_parse_bool(v, &p->clamp, err, errlen);
-	if (!strcasecmp(key, "g"))
-		return parse_g(v, &p->g, err, errlen);
-	if (!strcasecmp(key, "f")) {
-		if (parse_u32(v, &x, 0, 255, false, err, errlen))
-			return -1;
-		p->f = (uint8_t)x;
-		return 0;
-	}
-	static const struct {
-		const char *name;
-		size_t off;
-		uint64_t lo, hi;
-		bool size;
-	} u[] = {
-		{ "rai_mbps", offsetof(struct dcqcn_params, rai_mbps), 0, 1000000, false },
-		{ "rhai_mbps", offsetof(struct dcqcn_params, rhai_mbps), 0, 1000000, false },
-		{ "min_rate_mbps", offsetof(struct dcqcn_params, min_rate_mbps), 1, 1000000, false },
-		{ "byte_counter", offsetof(struct dcqcn_params, byte_counter), 0, UINT32_MAX, true },
-		{ "timer_us", offsetof(struct dcqcn_params, timer_us), 1, 10000000, false },
-		{ "alpha_us", offsetof(struct dcqcn_params, alpha_us), 1, 10000000, false },
-		{ "dec_us", offsetof(struct dcqcn_params, dec_us), 0, 10000000, false },
-		{ "cnp_interval_us", offsetof(struct dcqcn_params, cnp_interval_us), 0, 10000000,
-		  false },
-	};
-	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++)
-		if (!strcasecmp(key, u[i].name))
-			return parse_u32(v, (uint32_t *)((char *)p + u[i].off), u[i].lo, u[i].hi,
-					 u[i].size, err, errlen);
-	return 1;
+	(void)k;
+	snprintf(buf, len, "%s", dcqcn_set_names[((const struct dcqcn_params *)obj)->set]);
 }
 
-void dcqcn_params_print(const struct dcqcn_params *p, FILE *out)
+static int set_g(void *obj, const struct sim_param *k, const char *v, char *err, size_t errlen)
 {
-	const int w = 22;
-
-	fprintf(out, "%-*s = %-8s  # %s\n", w, "dcqcn.on", p->on ? "on" : "off",
-		"DCQCN on the RoCE fabrics (roce, roce-lossy)");
-	fprintf(out, "%-*s = %-8s  # %s\n", w, "dcqcn.set", dcqcn_set_names[p->set],
-		"parameter set loaded: nic (ConnectX timers) or paper (Zhu et al. 2015)");
-	fprintf(out, "%-*s = %-8g  # %s\n", w, "dcqcn.g", p->g, "alpha gain g (1/256)");
-	fprintf(out, "%-*s = %-8u  # %s\n", w, "dcqcn.rai_mbps", p->rai_mbps,
-		"additive increase R_AI, Mb/s (0 = the set's rule x line rate)");
-	fprintf(out, "%-*s = %-8u  # %s\n", w, "dcqcn.rhai_mbps", p->rhai_mbps,
-		"hyper increase R_HAI, Mb/s (0 = 10 x R_AI's rule)");
-	fprintf(out, "%-*s = %-8u  # %s\n", w, "dcqcn.min_rate_mbps", p->min_rate_mbps,
-		"lowest current rate, Mb/s");
-	fprintf(out, "%-*s = %-8u  # %s\n", w, "dcqcn.byte_counter", p->byte_counter,
-		"B: bytes sent per increase event (0 = timer only)");
-	fprintf(out, "%-*s = %-8u  # %s\n", w, "dcqcn.timer_us", p->timer_us,
-		"T: rate increase timer, us");
-	fprintf(out, "%-*s = %-8u  # %s\n", w, "dcqcn.alpha_us", p->alpha_us,
-		"K: alpha decays after this long without a decrease, us");
-	fprintf(out, "%-*s = %-8u  # %s\n", w, "dcqcn.dec_us", p->dec_us,
-		"at most one rate decrease per interval, us");
-	fprintf(out, "%-*s = %-8u  # %s\n", w, "dcqcn.cnp_interval_us", p->cnp_interval_us,
-		"N: at most one CNP per QP per interval (notification point), us");
-	fprintf(out, "%-*s = %-8u  # %s\n", w, "dcqcn.f", p->f,
-		"F: fast recovery steps after a decrease");
-	fprintf(out, "%-*s = %-8s  # %s\n", w, "dcqcn.clamp", p->clamp ? "on" : "off",
-		"Rt = Rc at every decrease (off: only after a rate increase)");
+	(void)k;
+	return parse_g(v, &((struct dcqcn_params *)obj)->g, err, errlen);
 }
+
+static void print_g(const void *obj, const struct sim_param *k, char *buf, size_t len)
+{
+	(void)k;
+	snprintf(buf, len, "%g", ((const struct dcqcn_params *)obj)->g);
+}
+
+#define F(f) SIM_PARAM_FIELD(struct dcqcn_params, f)
+#define U(n, f, lo, hi, m) { "dcqcn." n, SIM_PARAM_UINT, F(f), lo, hi, NULL, NULL, NULL, m }
+
+/* dcqcn.* keys, rows of the parameter schema (sim/sim_param.h), in print order. */
+const struct sim_param dcqcn_param_keys[] = {
+	{ "dcqcn.on", SIM_PARAM_BOOL, F(on), 0, 1, NULL, NULL, NULL,
+	  "DCQCN on the RoCE fabrics (roce, roce-lossy)" },
+	{ "dcqcn.set", SIM_PARAM_SPECIAL, 0, 0, 0, 0, set_set, print_set, NULL,
+	  "parameter set loaded: nic (ConnectX timers) or paper (Zhu et al. 2015)" },
+	{ "dcqcn.g", SIM_PARAM_SPECIAL, 0, 0, 0, 0, set_g, print_g, NULL, "alpha gain g (1/256)" },
+	U("rai_mbps", rai_mbps, 0, 1000000,
+	  "additive increase R_AI, Mb/s (0 = the set's rule x line rate)"),
+	U("rhai_mbps", rhai_mbps, 0, 1000000, "hyper increase R_HAI, Mb/s (0 = 10 x R_AI's rule)"),
+	U("min_rate_mbps", min_rate_mbps, 1, 1000000, "lowest current rate, Mb/s"),
+	{ "dcqcn.byte_counter", SIM_PARAM_SIZE, F(byte_counter), 0, UINT32_MAX, NULL,
+	  sim_param_print_number, NULL, "B: bytes sent per increase event (0 = timer only)" },
+	U("timer_us", timer_us, 1, 10000000, "T: rate increase timer, us"),
+	U("alpha_us", alpha_us, 1, 10000000, "K: alpha decays after this long without a decrease, us"),
+	U("dec_us", dec_us, 0, 10000000, "at most one rate decrease per interval, us"),
+	U("cnp_interval_us", cnp_interval_us, 0, 10000000,
+	  "N: at most one CNP per QP per interval (notification point), us"),
+	U("f", f, 0, 255, "F: fast recovery steps after a decrease"),
+	{ "dcqcn.clamp", SIM_PARAM_BOOL, F(clamp), 0, 1, NULL, NULL, NULL,
+	  "Rt = Rc at every decrease (off: only after a rate increase)" },
+	{ NULL },
+};
+
+#undef F
+#undef U
 
 int dcqcn_params_check(const struct dcqcn_params *p, char *err, size_t errlen)
 {

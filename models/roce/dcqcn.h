@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "sim/sim_param.h"
 #include "sim/sim.h"
 
 /* The shipped parameter sets (dcqcn.set). */
@@ -24,7 +25,7 @@ enum dcqcn_set {
 	DCQCN_SET_NIC,		/* the "Mellanox" timers public simulators use (HPCC's ns-3) */
 	DCQCN_SET_PAPER,	/* the paper's timers and F, B */
 };
-extern const char *const dcqcn_set_names[];	/* "nic", "paper" */
+extern const char *const dcqcn_set_names[];	/* "nic", "paper", NULL */
 
 struct dcqcn_params {
 	bool on;		/* dcqcn.on: applies to fabric=roce and roce-lossy */
@@ -45,10 +46,9 @@ struct dcqcn_params {
 void dcqcn_params_default(struct dcqcn_params *p);
 /* Load a shipped set (keeps `on`). */
 void dcqcn_params_set_named(struct dcqcn_params *p, enum dcqcn_set s);
-/* "dcqcn.KEY" = value: 0, or -1 with err filled; 1 when KEY is not ours. */
-int dcqcn_params_set(struct dcqcn_params *p, const char *key, const char *val, char *err,
-		     size_t errlen);
-void dcqcn_params_print(const struct dcqcn_params *p, FILE *out);
+/* The dcqcn.* keys, rows of the parameter schema (sim/sim_param.h); a
+ * NULL name ends them. */
+extern const struct sim_param dcqcn_param_keys[];
 int dcqcn_params_check(const struct dcqcn_params *p, char *err, size_t errlen);
 
 /* The parameters resolved for one QP: rates in bits/s, times in ps. */

@@ -336,6 +336,13 @@ static void test_did_you_mean(void)
 	set_bad("swich.latency_ns=100", "unknown parameter", "did you mean 'switch.latency_ns'?");
 	set_bad("link.sped=HDR", "unknown parameter", "did you mean 'link.speed'?");
 	set_bad("vls=8", "unknown parameter", "did you mean 'ib.vls'?");
+	/* one schema: a key is suggested whichever module owns it */
+	set_bad("hostmodel=on", "unknown parameter", "did you mean 'host.model'?");
+	set_bad("ib.ccc=on", "unknown parameter", "did you mean 'ib.cc'?");
+	set_bad("dcqcn.timer=55", "unknown parameter", "did you mean 'dcqcn.timer_us'?");
+	set_bad("host.pcie_gne=4", "unknown parameter", "did you mean 'host.pcie_gen'?");
+	set_bad("dcqcn.f=256", "dcqcn.f", "out of range (0..255)");
+	set_bad("ib.cc.threshold=16", "ib.cc.threshold", "out of range (0..15)");
 
 	struct fab_params p;
 
