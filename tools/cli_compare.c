@@ -43,6 +43,7 @@
 #include "sim/sim_parse.h"
 #include "sim/sim_stats.h"
 #include "sim/sim_json.h"
+#include "tools/cli_help.h"
 #include "tools/cli_report.h"
 #include "tools/cli_run.h"
 #include "tools/plot_svg.h"
@@ -174,7 +175,7 @@ struct cmp_ctx {
 
 void cli_compare_usage(FILE *out)
 {
-	fputs(
+	cli_help_put(
 "usage: ibfab compare [options]\n"
 "\n"
 "Run the same workload on several fabrics - the same topology, routes and\n"
@@ -186,10 +187,7 @@ void cli_compare_usage(FILE *out)
 "time and the distribution of message completion times.\n"
 "\n"
 "Fabrics (docs/compare.md):\n"
-"  ib          InfiniBand: credit-based flow control, never drops\n"
-"  roce        RoCEv2 over Ethernet with PFC (lossless) and ECN\n"
-"  roce-lossy  RoCEv2 without PFC: drops, recovered by go-back-N\n"
-"  tcp         TCP over lossy Ethernet, with the host stack's cost\n"
+"@fabric-lines@"
 "\n"
 "Inputs (as for 'ibfab run'; see 'ibfab run --help'):\n"
 "  --topo FILE        topology in ibnetdiscover or ibsim net format.\n"
@@ -203,13 +201,13 @@ void cli_compare_usage(FILE *out)
 "                     file with fewer hosts: over min(16, hosts) ranks, with\n"
 "                     min(8, ranks - 1) senders.\n"
 "  --fabrics LIST     comma-separated, in the order of the columns\n"
-"                     (default ib,roce,roce-lossy,tcp).\n"
+"                     (default @fabrics,@).\n"
 "  --preset NAME      parameter preset (default hdr; 'ibfab run --help-params').\n"
 "  --set KEY=VALUE    override a parameter for every fabric; repeatable, applied\n"
 "                     in order after the preset and the fabric (eth.*, dcqcn.*,\n"
 "                     tcp.* act only on the fabrics that use them). 'fabric'\n"
 "                     itself is chosen by --fabrics.\n"
-"  --routing NAME     minhop (default), updn, ftree or dor.\n"
+"  --routing NAME     @engines@.\n"
 "  --seed N           seed of every random choice (default 1), the same for\n"
 "                     every fabric.\n"
 "\n"

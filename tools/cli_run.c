@@ -45,10 +45,10 @@
 #include "sim/sim_diag.h"
 #include "sim/sim_log.h"
 #include "sim/sim_parse.h"
+#include "tools/cli_help.h"
 #include "tools/cli_perftest.h"
 #include "tools/cli_report.h"
 #include "tools/cli_trace.h"
-#include "traces/import.h"
 #include "traces/trace_replay.h"
 #include "topologies/lft.h"
 #include "topologies/topo.h"
@@ -80,9 +80,7 @@ static const char *const default_traffic_user[] = {
 
 void cli_run_usage(FILE *out)
 {
-	char names[256];
-
-	fputs(
+	cli_help_put(
 "usage: ibfab run [options]\n"
 "\n"
 "Simulate traffic over an InfiniBand fabric and report what happened.\n"
@@ -101,7 +99,7 @@ void cli_run_usage(FILE *out)
 "  --preset NAME      fabric parameter preset (default hdr; see --help-params).\n"
 "  --set KEY=VALUE    override one parameter; repeatable, applied in order\n"
 "                     after the preset (see --help-params for every key).\n"
-"                     --set fabric=ib|roce|roce-lossy|tcp runs the same\n"
+"                     --set fabric=@fabrics|@ runs the same\n"
 "                     topology and traffic on InfiniBand (default), RoCEv2\n"
 "                     with PFC, RoCEv2 without it, or TCP (eth.*, dcqcn.*,\n"
 "                     tcp.* keys); --set ib.cc=on adds IB congestion\n"
@@ -120,12 +118,8 @@ void cli_run_usage(FILE *out)
 "                     RC QP per rank pair) and the report adds nccl-tests'\n"
 "                     table (time, algbw, busbw), each rank's compute and\n"
 "                     communication time and the critical path.\n"
-	, out);
-	fprintf(out,
-"  --trace-format F   %s\n"
-"                     (default: recognised from the file).\n",
-		import_format_names(names, sizeof(names)));
-	fputs(
+"  --trace-format F   @trace-formats@\n"
+"                     (default: recognised from the file).\n"
 "  --explain OP       print the point-to-point steps one collective is\n"
 "                     lowered to (OP: its id, or index in the trace) and exit.\n"
 "  --timeline FILE    a Chrome-trace / Perfetto JSON timeline: one track per\n"
@@ -135,10 +129,7 @@ void cli_run_usage(FILE *out)
 "\n"
 "Routing (docs/routing.md):\n"
 "  --routing NAME     the subnet manager's routing engine, by OpenSM's names:\n"
-"                       minhop  shortest paths, balanced (default)\n"
-"                       updn    up-then-down paths from roots; deadlock free\n"
-"                       ftree   fat trees: shift patterns without contention\n"
-"                       dor     meshes and tori, x then y then z\n"
+"@engine-lines@"
 "  --roots LIST       updn roots: switch descriptions, ids or GUIDs, comma\n"
 "                     separated (default: chosen as OpenSM does).\n"
 "  --lmc N            give each CA port 2^N LIDs (0..7, IBA 7.11.1), each\n"
@@ -243,9 +234,21 @@ void cli_run_help_params(FILE *out)
 {
 	struct fab_params p;
 
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
 	fab_params_default(&p);
 	fputs("Fabric parameters (ibfab run --set KEY=VALUE), with the default values:\n\n", out);
-	fab_params_print(&p, out);
+	/* the keys' meanings name lists from their tables (cli_help.h) */
+	if (m) {
+		fab_params_print(&p, m);
+		fclose(m);
+		cli_help_put(text, out);
+		free(text);
+	} else {
+		fab_params_print(&p, out);
+	}
 	fputs("\nPresets (ibfab run --preset NAME):", out);
 	for (int i = 0; fab_preset_names[i]; i++)
 		fprintf(out, " %s", fab_preset_names[i]);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tools/cli_compare.h"
+#include "tools/cli_help.h"
 #include "tools/cli_out.h"
 #include "tools/cli_run.h"
 #include "tools/cli_serve.h"
@@ -15,13 +16,13 @@
 
 static void usage(FILE *out)
 {
-	fputs("usage: ibfab COMMAND [options]\n"
+	cli_help_put("usage: ibfab COMMAND [options]\n"
 	      "\n"
 	      "A userspace InfiniBand fabric simulator.\n"
 	      "\n"
 	      "Commands:\n"
 	      "  run       simulate traffic over a fabric and report (ibfab run --help)\n"
-	      "  compare   one workload on ib, roce, roce-lossy and tcp, side by side\n"
+	      "  compare   one workload on @fabrics-and@, side by side\n"
 	      "            (ibfab compare --help)\n"
 	      "  topo      generate, check and convert topologies (ibfab topo --help)\n"
 	      "  serve     run the fabric daemon for unmodified verbs programs (ibfab serve --help)\n"

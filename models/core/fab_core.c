@@ -14,10 +14,13 @@
 const char *const fab_fabric_names[] = { "ib", "roce", "roce-lossy", "tcp", NULL };
 
 const struct fab_kind fab_kinds[FAB_NFABRICS] = {
-	[FAB_FABRIC_IB] = { .ibcc = true },
-	[FAB_FABRIC_ROCE] = { .eth = true, .pfc = true, .dcqcn = true, .ecn = true },
-	[FAB_FABRIC_ROCE_LOSSY] = { .eth = true, .dcqcn = true, .ecn = true },
-	[FAB_FABRIC_TCP] = { .eth = true, .tcp = true },
+	[FAB_FABRIC_IB] = { "InfiniBand: credit-based flow control, never drops", .ibcc = true },
+	[FAB_FABRIC_ROCE] = { "RoCEv2 over Ethernet with PFC (lossless) and ECN",
+			      .eth = true, .pfc = true, .dcqcn = true, .ecn = true },
+	[FAB_FABRIC_ROCE_LOSSY] = { "RoCEv2 without PFC: drops, recovered by go-back-N",
+				    .eth = true, .dcqcn = true, .ecn = true },
+	[FAB_FABRIC_TCP] = { "TCP over lossy Ethernet, with the host stack's cost",
+			     .eth = true, .tcp = true },
 };
 _Static_assert(SIM_ARRAY_SIZE(fab_fabric_names) == FAB_NFABRICS + 1,
 	       "a fabric kind: a name and a row of fab_kinds");

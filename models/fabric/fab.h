@@ -54,6 +54,7 @@ extern const char *const fab_fabric_names[];	/* "ib", "roce", "roce-lossy", "tcp
  * properties, never which fabric it is.
  */
 struct fab_kind {
+	const char *what;	/* one line for --help: what it is */
 	bool eth;	/* Ethernet ports and switches (else IB credits and switches) */
 	bool pfc;	/* lossless by PFC (else a full Ethernet queue drops) */
 	bool tcp;	/* TCP carries the RC queue pairs' messages (else the IB transports) */

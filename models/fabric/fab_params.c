@@ -940,7 +940,7 @@ static const struct sim_param keys[] = {
 	SPECIAL("preset", set_preset, print_preset,
 		"starting point: sdr ddr qdr fdr10 fdr edr hdr ndr xdr (resets all but sim.*)"),
 	SPECIAL("fabric", set_fabric, print_fabric,
-		"ib (credits), roce (Ethernet + PFC), roce-lossy (no PFC), tcp (lossy Ethernet)"),
+		"@fabrics-and@ ('ibfab compare --help' says what each is)"),
 	SPECIAL("link.width", set_width, print_width,
 		"lanes per link: 1x 2x 4x 8x 12x (setting it overrides the topology file)"),
 	SPECIAL("link.speed", set_speed, print_speed,

@@ -15,7 +15,11 @@
 #include "models/net/net.h"
 #include "models/sm/sm.h"
 #include "tests/unit/test_main.h"
+#include "tools/cli_compare.h"
+#include "tools/cli_help.h"
 #include "tools/cli_report.h"
+#include "tools/cli_run.h"
+#include "traces/import.h"
 
 /* Names a topology file may contain (net.h refuses '"'): a comma, a
  * backslash, non-ASCII. */
@@ -323,7 +327,70 @@ static void test_auto_sample(void)
 	net_free(&w.net);
 }
 
+/* The output of a help function as a string (free it). */
+static char *help_text(void (*fn)(FILE *))
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+	fn(m);
+	fclose(m);
+	return text;
+}
+
+/* The lists in the helps are printed from the tables that own them: every
+ * fabric kind, routing engine and trace format appears, and no @mark@ is
+ * left unexpanded. */
+static void test_help_lists(void)
+{
+	char *run = help_text(cli_run_usage), *cmp = help_text(cli_compare_usage);
+	char *prm = help_text(cli_run_help_params);
+
+	for (int i = 0; fab_fabric_names[i]; i++) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "  %-10s  %s\n", fab_fabric_names[i], fab_kinds[i].what);
+		CU_ASSERT_PTR_NOT_NULL(strstr(cmp, want));
+		CU_ASSERT_PTR_NOT_NULL(strstr(run, fab_fabric_names[i]));
+		CU_ASSERT_PTR_NOT_NULL(strstr(prm, fab_fabric_names[i]));
+	}
+	for (int i = 0; sm_engines[i]; i++) {
+		CU_ASSERT_PTR_NOT_NULL(strstr(run, sm_engines[i]->name));
+		CU_ASSERT_PTR_NOT_NULL(strstr(cmp, sm_engines[i]->name));
+	}
+	for (const struct import_format *f = import_formats; f->name; f++)
+		CU_ASSERT_PTR_NOT_NULL(strstr(run, f->name));
+	CU_ASSERT_PTR_NULL(strstr(run, "@fabric"));
+	CU_ASSERT_PTR_NULL(strstr(cmp, "@fabric"));
+	CU_ASSERT_PTR_NULL(strstr(prm, "@fabric"));
+	CU_ASSERT_PTR_NULL(strstr(run, "@engine"));
+	/* what is not a mark stays as it is */
+	{
+		char *t = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&t, &len);
+
+		char want[256];
+		size_t off = 0;
+
+		cli_help_put("a@b, @unknown@ and @fabrics,@", m);
+		fclose(m);
+		off += (size_t)snprintf(want, sizeof(want), "a@b, @unknown@ and ");
+		for (int i = 0; fab_fabric_names[i]; i++)
+			off += (size_t)snprintf(want + off, sizeof(want) - off, "%s%s", i ? "," : "",
+						fab_fabric_names[i]);
+		CU_ASSERT_STRING_EQUAL(t, want);
+		free(t);
+	}
+	free(run);
+	free(cmp);
+	free(prm);
+}
+
 static const struct test_case tests[] = {
+	{ "help lists come from their tables", test_help_lists },
 	{ "JSON: escaping, determinism, VLs", test_json },
 	{ "summary", test_summary },
 	{ "links.csv and flows.csv", test_links_csv },
