@@ -97,6 +97,7 @@ struct fab {
 	struct port **ports;	/* every connected port end */
 	struct port *port_mem;	/* their storage, one block (ports[i] = &port_mem[i]) */
 	int nports;
+	uint32_t port_comp0;	/* port_mem[i]'s engine component is port_comp0 + i */
 	uint64_t seed;
 	/* the ports' node kinds (port.kind indexes it), and whether the
 	 * ports have a link layer of their own (port.link: Ethernet) */

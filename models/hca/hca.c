@@ -971,10 +971,10 @@ void hca_receive(struct port *pt, uint32_t idx)
 	f->tot.payload_delivered += p->payload;
 	qp = hca_qp_by_num(h, p->dqpn);
 	/* The next packet over this link likely goes to the same QP: the
-	 * sending switch port (this event's, in the cache) keeps it for the
-	 * look-ahead (port_prefetch). */
-	if (h->hint && pt->peer_is_sw)
-		pt->peer->rx_hint = qp;
+	 * port (this event's, in the cache) keeps it for the look-ahead
+	 * (port_prefetch). */
+	if (h->hint)
+		pt->rx_hint = qp;
 	if (!qp || qp->state == HCA_QPS_RESET || qp->state == HCA_QPS_INIT ||
 	    qp->state == HCA_QPS_ERR || qp->type != p->qpt) {
 		/* IBA 9.6.1.1: a packet for no QP (or a QP not receiving) is

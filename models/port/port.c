@@ -230,11 +230,11 @@ static inline sim_time_t port_ser(struct port *pt, uint32_t bytes)
 	if (pt->ser_bytes[0] == bytes)
 		return pt->ser_ps[0];
 	if (pt->ser_bytes[1] != bytes) {
-		pt->ser_bytes[1] = bytes;
+		pt->ser_bytes[1] = (uint16_t)bytes;
 		pt->ser_ps[1] = link_ser_ps(pt->rate, bytes);
 	}
 	/* Most recent first. */
-	uint32_t b = pt->ser_bytes[1];
+	uint16_t b = pt->ser_bytes[1];
 	sim_time_t t = pt->ser_ps[1];
 
 	pt->ser_bytes[1] = pt->ser_bytes[0];
@@ -242,6 +242,27 @@ static inline sim_time_t port_ser(struct port *pt, uint32_t bytes)
 	pt->ser_bytes[0] = b;
 	pt->ser_ps[0] = t;
 	return t;
+}
+
+/* The engine component of this port's peer, without reading its lines. */
+static inline uint32_t peer_comp(const struct port *pt)
+{
+	return pt->fab->port_comp0 + (uint32_t)(pt->peer - pt->fab->port_mem);
+}
+
+/* Out of packet numbers for the arrival event (rare, kept out of line). */
+static __attribute__((noinline, cold)) void port_wire_oom(struct fab *f)
+{
+	fab_fail(f, "more than %u packets in flight", PORT_WIRE_MAX_PKTS);
+}
+
+/* A packet's arrival: an event of the receiving port, the packet's index
+ * in the argument's upper 24 bits (PORT_WIRE_MAX_PKTS). */
+static inline uint32_t wire_arg(struct fab *f, uint32_t idx)
+{
+	if (__builtin_expect(idx >= PORT_WIRE_MAX_PKTS, 0))
+		port_wire_oom(f);
+	return idx << 8 | PORT_EV_WIRE_HEAD;
 }
 
 static void port_start_tx(struct port *pt, uint32_t idx, enum ib_vlarb_table table)
@@ -282,7 +303,7 @@ static void port_start_tx(struct port *pt, uint32_t idx, enum ib_vlarb_table tab
 		fab_pkt(f, pt->wire_tail)->next = idx;
 	} else {
 		pt->wire_head = idx;
-		sim_schedule_at(&f->eng, p->t_event, pt->comp, PORT_EV_WIRE_HEAD);
+		sim_schedule_at(&f->eng, p->t_event, peer_comp(pt), wire_arg(f, idx));
 	}
 	pt->wire_tail = idx;
 	SIM_LOG(SIM_LOG_LINK, now, "node %d port %u tx vl %u dlid %u %u B until %llu",
@@ -445,19 +466,21 @@ static bool port_corrupt(struct port *rx, const struct pkt *p)
 	return sim_rng_double(&rx->rng) >= ok;
 }
 
-/* The head of this port's wire reaches the peer's receiver. */
-static void port_wire_head(struct port *pt)
+/* The head of the peer's wire, packet idx, reaches this port's receiver:
+ * an event of the receiver. It takes the packet off the wire (the link's
+ * FIFO, kept by its sender) and the next one's arrival is its own next
+ * event. */
+static void port_wire_head(struct port *rx, uint32_t idx)
 {
-	struct fab *f = pt->fab;
-	struct port *rx = pt->peer;
-	uint32_t idx = pt->wire_head;
+	struct fab *f = rx->fab;
+	struct port *pt = rx->peer;
 	struct pkt *p = fab_pkt(f, idx);
 	uint8_t vl = p->vl;
 
 	pt->wire_head = p->next;
 	if (pt->wire_head != SIM_POOL_NIL)
-		sim_schedule_at(&f->eng, fab_pkt(f, pt->wire_head)->t_event, pt->comp,
-				PORT_EV_WIRE_HEAD);
+		sim_schedule_at(&f->eng, fab_pkt(f, pt->wire_head)->t_event, rx->comp,
+				wire_arg(f, pt->wire_head));
 	if (vl == 15 && !rx->link && rx->vl[15].rx_used + p->blocks > rx->vl[15].rx_cap) {
 		/* VL15 is not flow controlled: a full buffer drops (IBA 7.9.4). */
 		rx->info.vl[15].xmit_discards++;
@@ -493,13 +516,13 @@ static void port_wire_head(struct port *pt)
 /*
  * The engine's look-ahead (sim_range_prefetch), one event before the port's
  * event (arg) runs and with its lines 0 and 1 in the cache: ask for the next
- * links of the chain the handler will walk. The head of the wire lands:
- * the packet, the receiving port and its VL 0 receive line (most traffic
- * rides VL 0; another VL's line costs what it did), and from this port's
- * line 1 the receiver's likely next step: its QP at a CA (rx_hint), its
- * output port at a switch (fwd_hint; from a CA's port fwd_idx, on line 0).
- * A CA takes the packet whole at once and returns its credits then: this
- * port's line 2, where the FC packet queues.
+ * links of the chain the handler will walk. A packet lands here: the
+ * packet (named by the event), this port's VL 0 receive line (most traffic
+ * rides VL 0; another VL's line costs what it did), the sender's line 0
+ * (the wire), and from this port's line 1 its likely next step: the QP at
+ * a CA (rx_hint), the output port at a switch (fwd_hint). A CA takes the
+ * packet whole at once and returns its credits then: the sender's line
+ * 2, where the FC packet queues.
  * The transmitter is done:
  * its lines 1 and 2 (arbiter and rate, then credits), read when it starts
  * the next packet; at a switch the input whose buffer the packet leaves
@@ -514,35 +537,30 @@ void port_prefetch(const void *ctx, uint32_t arg)
 
 	switch (arg & 0xff) {
 	case PORT_EV_WIRE_HEAD:
-		if (pt->wire_head != SIM_POOL_NIL)
-			__builtin_prefetch(fab_pkt(pt->fab, pt->wire_head), 1);
+		/* pt receives: the packet, this port's VL 0 receive line, and
+		 * the sender's line 0 (the wire's FIFO) */
+		__builtin_prefetch(fab_pkt(pt->fab, arg >> 8), 1);
+		__builtin_prefetch(&pt->vl[0].rx_blocks, 1);
 		__builtin_prefetch(pt->peer, 1);
-		__builtin_prefetch(&pt->peer->vl[0].rx_blocks, 1);
-		/* Into a CA: this port's FC queue, which the CA's credits
-		 * join at once (port_send_fc) */
-		if (!pt->peer_is_sw)
-			__builtin_prefetch(&pt->fc_delay, 1);
-		/* A switch port into a CA: the QP the last packet went to,
-		 * its line 0 (state, type) and line 2 (the responder) */
-		if (pt->is_sw && !pt->peer_is_sw && pt->rx_hint) {
-			__builtin_prefetch(pt->rx_hint, 1);
-			__builtin_prefetch((const char *)pt->rx_hint + 128, 1);
-		}
-		/* A port into a switch (a switch's: fwd_hint; a CA's, by
-		 * index: fwd_idx): the output the last packet went on to there,
-		 * its lines 0-2 and its VL 0 credits (the packet is queued for
-		 * it, and kicks it when it is idle) */
-		{
-			const struct port *fwd =
-				pt->is_sw ? (pt->peer_is_sw ? pt->fwd_hint : NULL) :
-				pt->fwd_idx ? &pt->fab->port_mem[pt->fwd_idx - 1] : NULL;
-
-			if (fwd) {
-				__builtin_prefetch(fwd, 1);
-				__builtin_prefetch(&fwd->vlarb, 1);
-				__builtin_prefetch(&fwd->fc_delay, 1);
-				__builtin_prefetch(&fwd->vl[0], 1);
+		if (!pt->is_sw) {
+			/* A CA: the sender's FC queue, which its credits join at
+			 * once (port_send_fc); the QP the last packet went to,
+			 * its line 0 (state, type) and line 2 (the responder) */
+			__builtin_prefetch(&pt->peer->fc_delay, 1);
+			if (pt->rx_hint) {
+				__builtin_prefetch(pt->rx_hint, 1);
+				__builtin_prefetch((const char *)pt->rx_hint + 128, 1);
 			}
+		} else if (pt->fwd_hint) {
+			/* A switch input: the output the last packet went on to,
+			 * its lines 0-2 and its VL 0 credits (the packet is queued
+			 * for it, and kicks it when it is idle) */
+			const struct port *fwd = pt->fwd_hint;
+
+			__builtin_prefetch(fwd, 1);
+			__builtin_prefetch(&fwd->vlarb, 1);
+			__builtin_prefetch(&fwd->fc_delay, 1);
+			__builtin_prefetch(&fwd->vl[0], 1);
 		}
 		break;
 	case PORT_EV_TX_DONE:
@@ -585,7 +603,7 @@ void port_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 		port_kick(pt);
 		break;
 	case PORT_EV_WIRE_HEAD:
-		port_wire_head(pt);
+		port_wire_head(pt, arg >> 8);
 		break;
 	case PORT_EV_FC_WAKE:
 		if (sim_timer_fire(&pt->fc_wake, arg))

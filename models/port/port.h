@@ -43,11 +43,16 @@
  * numbers its own from PORT_EV_LINK. */
 enum port_ev {
 	PORT_EV_TX_DONE,	/* transmitter finished serialising its packet */
-	PORT_EV_WIRE_HEAD,	/* head of the wire FIFO reaches the peer */
+	PORT_EV_WIRE_HEAD,	/* the peer's wire's head packet arrives (the receiver's
+				 * event; the packet's index in the upper 24 bits) */
 	PORT_EV_FC_WAKE,	/* a blocked transmitter's credits arrive (sim_timer tag) */
 	PORT_EV_FC_TIMER,	/* periodic flow-control update (sim_timer tag) */
 	PORT_EV_LINK,		/* the first of the link layer's events */
 };
+
+/* Packets a run may have at once (an arrival event names its packet in
+ * 24 bits): far above what fills every buffer of the largest fabrics. */
+#define PORT_WIRE_MAX_PKTS (1u << 24)
 
 /* A FIFO of pool-indexed packets linked through pkt.next. */
 struct port_pq {
@@ -210,11 +215,8 @@ struct port {
 	struct hca *hca;		/* node->hca, or NULL at a switch */
 	/* packets in flight to the peer, a FIFO linked through pkt.next
 	 * (empty: head is SIM_POOL_NIL, and tail then means nothing; the
-	 * length was never needed). Here, not on line 2: the event of
-	 * a packet's head reaching the peer reads nothing else of this end
-	 * but the fabric, the peer and the component (0.4 misses a hop
-	 * fewer on 8,192 hosts; where the receiver is an HCA its credits go
-	 * back at once and read line 2 anyway). */
+	 * length was never needed): the wire's, kept by its sender, which
+	 * appends; the receiver's arrival event takes the head off. */
 	uint32_t wire_head, wire_tail;
 	sim_time_t tx_end;
 	uint32_t comp;			/* engine component id */
@@ -225,19 +227,10 @@ struct port {
 	bool is_sw : 1, peer_is_sw : 1;	/* this end, the other end: a switch (else a CA) */
 	bool has_ibcc : 1;		/* ibcc is set */
 	uint8_t in_flight;		/* switch input: packets it is feeding to outputs now */
-	union {
-		struct {	/* a switch port */
-			uint8_t tx_src_vl;
-			uint8_t tx_src_blocks;
-			uint16_t inq_vls;	/* switch input: VLs whose queue holds packets */
-		};
-		/* A CA's port into a switch: the output port there that took
-		 * its last packet, as 1 + its index in fab.port_mem (0: none),
-		 * for the look-ahead (sw_receive, port_prefetch; fwd_hint's
-		 * counterpart, whose slot on line 1 a CA's port uses for its
-		 * own hints) */
-		uint32_t fwd_idx;
-	};
+	/* a switch port */
+	uint8_t tx_src_vl;
+	uint8_t tx_src_blocks;
+	uint16_t inq_vls;		/* switch input: VLs whose queue holds packets */
 
 	/* Line 1: the transmitter, when it starts a packet */
 	struct ib_vlarb vlarb;
@@ -245,32 +238,27 @@ struct port {
 	sim_time_t prop;
 	sim_time_t busy_ps;		/* fab_port_info.busy_ps, kept here (fab_port()) */
 	/*
-	 * The rest of line 1 is a switch port's, or a CA port's. A switch
-	 * port keeps where its packet came from (tx_src: to free its input
-	 * buffer at TX_DONE; with cut-through the next hop may already hold,
-	 * and relabel, it) and what the last packet over this link went on
-	 * to: where its peer is a CA, the QP that received it (rx_hint,
-	 * hca_receive); where a switch, the output port there that took it
-	 * (fwd_hint, sw_receive). A CA's port keeps the QP whose packet is
-	 * likely next and that QP's next send WQE (hca_hint_next, tx_hint and
-	 * tx_hint_wqe), and its fwd_hint as an index on line 0 (fwd_idx).
-	 * The hints are for the look-ahead (port_prefetch), never read
-	 * through: they may be stale (a send queue that grew, a QP
-	 * destroyed), and a prefetch of a stale address costs a line and
-	 * nothing else.
+	 * The rest of line 1: as a sender, a switch port keeps where its
+	 * packet came from (tx_src: to free its input buffer at TX_DONE;
+	 * with cut-through the next hop may already hold, and relabel, it),
+	 * a CA's port the QP whose packet is likely next and that QP's next
+	 * send WQE (hca_hint_next: tx_hint, tx_hint_wqe). As a receiver, each
+	 * port keeps where the last packet it received went on to: at a CA,
+	 * the QP that took it (rx_hint, hca_receive); at a switch, the output
+	 * port (fwd_hint, sw_receive). Each port writes only its own. The
+	 * hints are for the look-ahead (port_prefetch), never read through:
+	 * they may be stale (a send queue that grew, a QP destroyed), and a
+	 * prefetch of a stale address costs a line and nothing else.
 	 */
 	union {
 		struct port *tx_src;
 		const struct hca_qp *tx_hint;
 	};
-	/* Where ps_per_byte is 0 (FDR, FDR10): link_ser_ps() divides 128-bit
-	 * numbers, so remember the two sizes last serialised and their times */
-	uint32_t ser_bytes[2];
 	union {
 		const struct hca_qp *rx_hint;
 		const struct port *fwd_hint;
-		const struct hca_swqe *tx_hint_wqe;
 	};
+	const struct hca_swqe *tx_hint_wqe;
 
 	/*
 	 * Line 2: the transmitter, when it looks at its credits and sends,
@@ -294,7 +282,11 @@ struct port {
 	struct sim_timer fc_timer;	/* receiver: periodic FC update */
 	sim_time_t wait_since;		/* PortXmitWait: since when the port waits */
 	struct link_rate rate;
-	sim_time_t ser_ps[2];		/* the times of ser_bytes (line 1) */
+	/* Where ps_per_byte is 0 (FDR, FDR10): link_ser_ps() divides 128-bit
+	 * numbers, so remember the two sizes last serialised (a packet's
+	 * wire size fits 16 bits) and their times */
+	uint16_t ser_bytes[2];
+	sim_time_t ser_ps[2];
 
 	struct port_vl vl[PORT_NVL] __attribute__((aligned(64)));	/* per VL: credits, receive buffer, input queue */
 

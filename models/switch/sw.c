@@ -150,15 +150,10 @@ void sw_receive(struct port *in, uint32_t idx)
 	if (out < 0)
 		return;
 	/* The next packet over this link likely goes the same way: the
-	 * sending port (this event's, in the cache) keeps the output for the
-	 * look-ahead (port_prefetch), where it runs; a CA's port by index,
-	 * its line 1 holding its own hints. */
-	if (f->eng.prefetch) {
-		if (in->peer_is_sw)
-			in->peer->fwd_hint = n->ports[out];
-		else
-			in->peer->fwd_idx = (uint32_t)(n->ports[out] - f->port_mem) + 1;
-	}
+	 * input keeps the output for the look-ahead (port_prefetch), where
+	 * it runs. */
+	if (f->eng.prefetch)
+		in->fwd_hint = n->ports[out];
 	p->in_port = in->port_no;
 	p->out_port = (uint8_t)out;
 	port_pq_push(f, &in->vl[p->vl].inq, idx);

@@ -214,6 +214,7 @@ static struct rig *rig_new(const struct fab_params *p, struct link_rate rate, do
 				      (uint32_t)nports, "port");
 
 	CU_ASSERT_FATAL(comp >= 0);
+	f->port_comp0 = (uint32_t)comp;
 	for (int pi = 0; pi < nports; pi++) {
 		struct port *pt = f->ports[pi];
 		const struct net_port *np = &r->net.nodes[pt->node->idx].ports[pt->port_no];
