@@ -124,10 +124,10 @@ struct fab {
 	/* where the models' message reports go (the builder's hooks) */
 	const struct fab_hooks *hooks;
 	/* read when a QP or an HCA is made, kept off the lines every packet
-	 * reads: the transport carrying RC QPs instead of the HCA's own
-	 * (TCP), or NULL; congestion control at the HCAs (models/cc), or
-	 * NULL when off */
-	const struct hca_transport_ops *rc_transport;
+	 * reads: the transport of the QPs (InfiniBand's), the one for RC QPs
+	 * when another carries them (TCP) or NULL; congestion control at the
+	 * HCAs (models/cc), or NULL when off */
+	const struct hca_transport_ops *transport, *rc_transport;
 	const struct hca_cc_ops *cc;
 };
 

@@ -533,7 +533,8 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 	f->net = net;
 	f->p = *p;
 	f->hooks = &traffic_hooks;
-	/* the fabric kind's transport for RC QPs, if not the HCA's own */
+	/* the QPs' transport, and the fabric kind's for RC QPs if another */
+	f->transport = hca_ib_transport;
 	f->rc_transport = fab_kind_of(p)->tcp ? tcp_transport : NULL;
 	f->cc = cc_for(p);	/* DCQCN or IB CC at the HCAs, if on */
 	ib_vlarb_map_init(&f->vlarb_map, p);

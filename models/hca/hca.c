@@ -423,8 +423,11 @@ struct hca_qp *hca_create_qp(struct hca *h, const struct hca_qp_init_attr *a)
 	qp->cap = a->cap;
 	qp->mtu = h->f->p.mtu;
 	qp->max_rd_atomic = qp->max_dest_rd_atomic = 1;
-	/* another transport carries the fabric's RC QPs (TCP) */
-	if (h->f->rc_transport && qp->type == HCA_QPT_RC && h->f->rc_transport->create(qp)) {
+	/* its transport: the fabric's, or another for RC QPs (TCP) */
+	const struct hca_transport_ops *t = qp->type == HCA_QPT_RC && h->f->rc_transport ?
+					    h->f->rc_transport : h->f->transport;
+
+	if (t->create(qp)) {
 		free(qp->sq);
 		free(qp->rq);
 		free(qp->rsp);
@@ -467,8 +470,7 @@ int hca_destroy_qp(struct hca_qp *qp)
 	h->qps[qp->qpn] = NULL;
 	if (qp->qpn - 2 < HCA_QP_NEAR)
 		h->qp_near[qp->qpn - 2] = NULL;
-	if (qp->xport)
-		qp->xport->ops->destroy(qp);
+	qp->xport->ops->destroy(qp);
 	free(qp->sq);
 	free(qp->rq);
 	free(qp->rsp);
@@ -640,7 +642,7 @@ int hca_post_send_msg(struct hca_qp *qp, const struct hca_send_wr *wr, int32_t m
 
 	if (atomic && wr->sg.length != 8)
 		return -EINVAL;
-	if (atomic && qp->xport && !qp->xport->ops->atomics)
+	if (atomic && !qp->xport->ops->atomics)
 		return -EOPNOTSUPP;	/* no atomics over a socket */
 	/* The local buffer must be registered (inline data needs no key). */
 	struct hca_mr *mr = NULL;
@@ -680,11 +682,7 @@ int hca_post_send_msg(struct hca_qp *qp, const struct hca_send_wr *wr, int32_t m
 		w->ready = host_post(&h->host, w->ready,
 				     (wr->send_flags & HCA_SEND_INLINE) ? wr->sg.length : 0);
 	w->ready += h->f->hca_lat;
-	if (qp->xport) {
-		qp->xport->ops->post(qp, w);	/* TCP: send() into the socket */
-		return 0;
-	}
-	hca_qp_arm_ready(qp, w->ready);
+	qp->xport->ops->post(qp, w);	/* TCP: send() into the socket */
 	return 0;
 }
 
@@ -836,9 +834,7 @@ static void ring_remove(struct hca_qp *qp)
 
 static bool qp_has_packet(struct hca_qp *qp)
 {
-	if (qp->xport)
-		return qp->xport->ops->has_packet(qp);
-	return qp_resp_has_packet(qp) || qp_req_has_packet(qp);
+	return qp->xport->ops->has_packet(qp);
 }
 
 void hca_qp_update_active(struct hca_qp *qp)
@@ -870,8 +866,7 @@ uint16_t hca_candidates(struct port *pt, uint32_t blocks[PORT_NVL], uint16_t *ha
 	for (uint16_t m = h->active_vls & ~note; m; m &= m - 1) {
 		int v = __builtin_ctz(m);
 		struct hca_qp *qp = h->cur[v];
-		uint32_t wire = qp->xport ? qp->xport->ops->next_size(qp) :
-				qp_resp_has_packet(qp) ? qp_resp_next_size(qp) : qp_req_next_size(qp);
+		uint32_t wire = qp->xport->ops->next_size(qp);
 
 		blocks[v] = ib_blocks(wire);
 		if (port_fits(pt, (uint8_t)v, blocks[v]))
@@ -915,12 +910,7 @@ uint32_t hca_take(struct port *pt, uint8_t vl, uint32_t blocks)
 	p->sqpn = qp->qpn;
 	p->dqpn = qp->dest_qpn;
 	h->in_take = true;
-	if (qp->xport)
-		qp->xport->ops->build(qp, p);
-	else if (qp_resp_has_packet(qp))
-		qp_resp_build(qp, p);
-	else
-		qp_req_build(qp, p);
+	qp->xport->ops->build(qp, p);
 	p->blocks = (uint8_t)ib_blocks(p->wire);
 	/* Round-robin: the next QP of this VL gets the next turn; the
 	 * port's hint follows it, or this QP's next WQE when it is alone. */
@@ -945,11 +935,6 @@ const struct port_node_ops hca_node_ops = {
 	.sent = hca_sent,
 	.receive = hca_receive,
 };
-
-static bool is_response(uint8_t op)
-{
-	return (op >= IB_OP_READ_RESP_FIRST && op <= IB_OP_ATOMIC_ACK);
-}
 
 void hca_receive(struct port *pt, uint32_t idx)
 {
@@ -989,12 +974,7 @@ void hca_receive(struct port *pt, uint32_t idx)
 		sim_pool_put(&f->pkts, idx);
 		return;
 	}
-	if (qp->xport)
-		qp->xport->ops->receive(qp, p);
-	else if (is_response(p->opcode))
-		qp_comp_receive(qp, p);
-	else
-		qp_resp_receive(f, qp, p);
+	qp->xport->ops->receive(f, qp, p);
 	sim_pool_put(&f->pkts, idx);
 }
 
@@ -1125,8 +1105,7 @@ static void hca_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 		if (!qp)
 			continue;
 		if (e.arg == TIMER_XPORT) {
-			if (qp->xport)
-				qp->xport->ops->timer(qp, e.time);
+			qp->xport->ops->timer(qp, e.time);
 			continue;
 		}
 		if (e.arg == TIMER_READY) {
@@ -1147,7 +1126,7 @@ static void hca_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 			continue;
 		}
 		qp->timer_at = 0;
-		qp_req_timer(qp);
+		qp->xport->ops->timer(qp, e.time);	/* the ACK / RNR timer */
 	}
 	wake_arm(h);
 }

@@ -12,5 +12,9 @@
 int hca_init(struct fab *f, struct fab_node *n);
 void hca_fini(struct fab_node *n);
 extern const struct port_node_ops hca_node_ops;
+/* InfiniBand's transports (RC, UC, UD over IB or RoCEv2), the builder's
+ * default for every QP (fab.transport). */
+struct hca_transport_ops;
+extern const struct hca_transport_ops *const hca_ib_transport;
 
 #endif

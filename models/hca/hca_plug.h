@@ -134,7 +134,7 @@ struct hca_resp {
 struct hca_qp {
 	/* line 0: both sides */
 	struct hca *hca;
-	struct hca_xport *xport;	/* another transport carrying this QP (TCP), else NULL */
+	struct hca_xport *xport;	/* the transport carrying it (qp_ib.c, models/tcp) */
 	/* congestion control (models/cc/cc.c): pacing, DCQCN or IB CC
 	 * state; NULL when CC is off */
 	struct cc_qp *cc;
@@ -341,12 +341,14 @@ static inline void hca_hint_next(struct hca *h)
 #define TIMER_XPORT (UINT32_MAX - 2)	/* another transport's QP timer (hca_qp_arm_xport) */
 
 /*
- * Another transport: a QP whose `xport` is set is carried by it instead of
- * the HCA's own InfiniBand transports (RC, UC and UD over IB or RoCEv2:
- * qp_req.c, qp_resp.c). Its state for a QP begins with a struct
- * hca_xport. The builder names the transport that carries a fabric's RC
- * QPs (fab.rc_transport: TCP on fabric=tcp), and the HCA creates its state
- * for every RC QP; a new transport is its own file with one of these.
+ * A transport: what carries a QP's work requests as packets. Every QP has
+ * one (qp.xport), whose state for the QP begins with a struct hca_xport:
+ * InfiniBand's RC, UC and UD, over IB or RoCEv2 (qp_ib.c, with the
+ * requester and completer of qp_req.c and the responder of qp_resp.c),
+ * or TCP for a TCP fabric's RC QPs (models/tcp). The builder names them
+ * (fab.transport, and fab.rc_transport for RC QPs when another carries
+ * those); the HCA names none. A new transport is its own file with one
+ * of these.
  */
 struct hca_transport_ops {
 	bool atomics;				/* it carries atomic operations */
@@ -359,9 +361,9 @@ struct hca_transport_ops {
 	bool (*has_packet)(struct hca_qp *qp);
 	uint32_t (*next_size)(struct hca_qp *qp);
 	void (*build)(struct hca_qp *qp, struct pkt *p);
-	/* a packet for qp arrived (its tail at the HCA) */
-	void (*receive)(struct hca_qp *qp, struct pkt *p);
-	/* its timer (hca_qp_arm_xport) fired at t */
+	/* a packet for qp arrived (its tail at the HCA); f is the port's */
+	void (*receive)(struct fab *f, struct hca_qp *qp, struct pkt *p);
+	/* its timer (hca_qp_arm_xport, or the ACK timer) fired at t */
 	void (*timer)(struct hca_qp *qp, sim_time_t t);
 	/* free its state for the HCA (hca.xport_host) */
 	void (*hca_fini)(struct hca *h);

@@ -182,7 +182,7 @@ bool tcp_has_segment(struct hca_qp *qp);
 uint32_t tcp_next_size(struct hca_qp *qp);
 void tcp_build(struct hca_qp *qp, struct pkt *p);
 /* A segment for this QP arrived (tail at the NIC). */
-void tcp_receive(struct hca_qp *qp, struct pkt *p);
+void tcp_receive(struct fab *f, struct hca_qp *qp, struct pkt *p);
 /* The QP's TCP timer (RTO, delayed ACK, completions) fired at t. */
 void tcp_timer(struct hca_qp *qp, sim_time_t t);
 /* Wire bytes of a segment carrying `len` stream bytes. */

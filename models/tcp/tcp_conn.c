@@ -939,11 +939,11 @@ static void data_input(struct tcp_conn *c, const struct pkt *p, sim_time_t t)
 	}
 }
 
-void tcp_receive(struct hca_qp *qp, struct pkt *p)
+void tcp_receive(struct fab *f, struct hca_qp *qp, struct pkt *p)
 {
 	struct tcp_conn *c = tcp_of(qp);
 	struct hca *h = qp->hca;
-	sim_time_t now = h->f->eng.now, t = now;
+	sim_time_t now = f->eng.now, t = now;
 
 	if (qp->state != HCA_QPS_RTS && qp->state != HCA_QPS_SQD && qp->state != HCA_QPS_RTR)
 		return;
