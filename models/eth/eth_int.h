@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * eth_int.h - the Ethernet link layer's internal state (eth_port.c,
- * eth_sw.c), shared with the fabric builder. Not a public API.
+ * eth_int.h - the Ethernet link layer's internal state, shared by
+ * eth_port.c and eth_sw.c. Not a public API: the builder sees eth_ops.h.
  */
 #ifndef IBFAB_ETH_INT_H
 #define IBFAB_ETH_INT_H

@@ -2,8 +2,8 @@
 /*
  * hca_plug.h - the HCA as the modules plugged into it see it (as a
  * provider sees rdma-core through its driver.h): its state (the HCA, QPs,
- * WQEs, CQs, SRQs), the tables of another transport (models/tcp) and of
- * congestion control (models/cc), and the services they call. The builder
+ * WQEs, CQs, SRQs), the tables of a transport (qp_ib.c, models/tcp) and
+ * of congestion control (models/cc), and the services they call. The builder
  * reads it too (the traffic's QPs, the totals). Not a public API: see
  * hca.h; what only the HCA's own files share is hca_int.h.
  */
