@@ -11,16 +11,17 @@
 
 #include "models/hca/hca.h"	/* enum hca_qp_type: which transports resend */
 
-const char *const fab_fabric_names[] = { "ib", "roce", "roce-lossy", "tcp", NULL };
+const char *const fab_fabric_names[] = {
+#define FAB_FABRIC_NAME(id, name, what, ...) name,
+	FAB_FABRICS(FAB_FABRIC_NAME)
+#undef FAB_FABRIC_NAME
+	NULL
+};
 
 const struct fab_kind fab_kinds[FAB_NFABRICS] = {
-	[FAB_FABRIC_IB] = { "InfiniBand: credit-based flow control, never drops", .ibcc = true },
-	[FAB_FABRIC_ROCE] = { "RoCEv2 over Ethernet with PFC (lossless) and ECN",
-			      .eth = true, .pfc = true, .dcqcn = true, .ecn = true },
-	[FAB_FABRIC_ROCE_LOSSY] = { "RoCEv2 without PFC: drops, recovered by go-back-N",
-				    .eth = true, .dcqcn = true, .ecn = true },
-	[FAB_FABRIC_TCP] = { "TCP over lossy Ethernet, with the host stack's cost",
-			     .eth = true, .tcp = true },
+#define FAB_FABRIC_ROW(id, name, what, ...) [FAB_FABRIC_##id] = { what, __VA_ARGS__ },
+	FAB_FABRICS(FAB_FABRIC_ROW)
+#undef FAB_FABRIC_ROW
 };
 _Static_assert(SIM_ARRAY_SIZE(fab_fabric_names) == FAB_NFABRICS + 1,
 	       "a fabric kind: a name and a row of fab_kinds");

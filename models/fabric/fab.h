@@ -40,17 +40,33 @@ struct fab_vlarb_entry {
 };
 
 /*
- * The fabric a run uses on the same topology (docs/architecture.md, "Fabrics"): InfiniBand
- * with credits; RoCEv2 over Ethernet with PFC (lossless) or without it
- * (lossy: drops recovered by go-back-N); or TCP over lossy Ethernet.
+ * The fabric a run uses on the same topology (docs/architecture.md,
+ * "Fabrics"): InfiniBand with credits; RoCEv2 over Ethernet with PFC
+ * (lossless) or without it (lossy: drops recovered by go-back-N); or TCP
+ * over lossy Ethernet. One line each: its id, its name (fabric=NAME), what
+ * it is (for --help), and its properties (struct fab_kind below).
  */
-enum fab_fabric { FAB_FABRIC_IB, FAB_FABRIC_ROCE, FAB_FABRIC_ROCE_LOSSY, FAB_FABRIC_TCP,
-		  FAB_NFABRICS };
-extern const char *const fab_fabric_names[];	/* "ib", "roce", "roce-lossy", "tcp" */
+#define FAB_FABRICS(X) \
+	X(IB, "ib", "InfiniBand: credit-based flow control, never drops", .ibcc = true) \
+	X(ROCE, "roce", "RoCEv2 over Ethernet with PFC (lossless) and ECN", \
+	  .eth = true, .pfc = true, .dcqcn = true, .ecn = true) \
+	X(ROCE_LOSSY, "roce-lossy", "RoCEv2 without PFC: drops, recovered by go-back-N", \
+	  .eth = true, .dcqcn = true, .ecn = true) \
+	X(TCP, "tcp", "TCP over lossy Ethernet, with the host stack's cost", \
+	  .eth = true, .tcp = true)
+
+enum fab_fabric {
+#define FAB_FABRIC_ENUM(id, name, what, ...) FAB_FABRIC_##id,
+	FAB_FABRICS(FAB_FABRIC_ENUM)
+#undef FAB_FABRIC_ENUM
+	FAB_NFABRICS
+};
+extern const char *const fab_fabric_names[];	/* "ib", "roce", "roce-lossy", "tcp", NULL */
 
 /*
- * What a fabric kind is made of: one row of fab_kinds[] (models/core/fab_core.c), in
- * enum order beside its name in fab_fabric_names[]. The models ask these
+ * What a fabric kind is made of: one line of FAB_FABRICS above (its name,
+ * what it is, its properties), from which the enum, fab_fabric_names[] and
+ * fab_kinds[] (models/core/fab_core.c) are made. The models ask these
  * properties, never which fabric it is.
  */
 struct fab_kind {
