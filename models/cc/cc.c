@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cc.c - the HCA's congestion-control edge: what DCQCN (dcqcn.c) and IB
- * congestion control (models/ib/ib_cc.c) need from the transport.
+ * cc.c - the HCA's congestion-control edge: what DCQCN (cc_dcqcn.c, over
+ * models/roce/dcqcn.c) and IB congestion control (cc_ibcc.c, over
+ * models/ib/ib_cc.c) need from the transport, and share. What differs
+ * between them is each one's struct cc_algo.
  *
  *  - Notification point (the responder of an RC/UC QP): a request packet
  *    arriving with CE (RoCE: IP ECN, set by an Ethernet switch) or FECN
@@ -42,40 +44,31 @@ static inline struct cc_hca *cc_of(const struct hca *h)
 	return (struct cc_hca *)h->cc;
 }
 
-enum cc_kind cc_kind_of(const struct fab_params *p)
+/* The algorithms, in the order they are asked whether they apply. */
+static const struct cc_algo *const algos[] = { &cc_dcqcn, &cc_ibcc, NULL };
+
+const struct cc_algo *cc_algo_of(const struct fab_params *p)
 {
-	if (fab_kind_of(p)->dcqcn && p->dcqcn.on)
-		return CC_DCQCN;
-	if (fab_kind_of(p)->ibcc && p->ibcc.on)
-		return CC_IBCC;
-	return 0;
+	for (int i = 0; algos[i]; i++)
+		if (algos[i]->applies(p))
+			return algos[i];
+	return NULL;
 }
 
 int cc_hca_init(struct hca *h)
 {
 	const struct fab_params *p = &h->f->p;
-	enum cc_kind k = cc_kind_of(p);
+	const struct cc_algo *algo = cc_algo_of(p);
 	struct cc_hca *c;
 
-	if (!k || !h->port)
+	if (!algo || !h->port)
 		return 0;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -1;
-	c->kind = k;
+	c->algo = algo;
 	c->line_bps = link_data_rate_bps(h->port->rate);
-	if (k == CC_DCQCN) {
-		dcqcn_cfg_resolve(&c->dcqcn, &p->dcqcn, c->line_bps);
-		/* Ethernet + 802.1Q + IPv4 + UDP + BTH + 16 reserved + ICRC + FCS,
-		 * at least 64, then preamble and inter-frame gap. */
-		c->note_wire = ETH_HDR_BYTES + ETH_VLAN_BYTES + IPV4_HDR_BYTES + UDP_HDR_BYTES +
-			       IB_BTH_BYTES + ROCE_CNP_PAYLOAD + IB_ICRC_BYTES + ETH_FCS_BYTES;
-		if (c->note_wire < ETH_MIN_FRAME)
-			c->note_wire = ETH_MIN_FRAME;
-		c->note_wire += ETH_PREAMBLE_BYTES + ETH_IFG_BYTES;
-	} else {
-		c->note_wire = IB_LRH_BYTES + IB_BTH_BYTES + IB_ICRC_BYTES + IB_VCRC_BYTES;
-	}
+	algo->setup(c, p);
 	c->base.ops = &cc_ops;
 	h->cc = &c->base;
 	return 0;
@@ -94,8 +87,8 @@ struct cc_qp *cc_qp_new(struct hca *h)
 {
 	struct cc_qp *q = calloc(1, sizeof(*q));
 
-	if (q && cc_of(h)->kind == CC_DCQCN)
-		dcqcn_rp_init(&q->rp, &cc_of(h)->dcqcn);
+	if (q && cc_of(h)->algo->qp_init)
+		cc_of(h)->algo->qp_init(q, cc_of(h));
 	return q;
 }
 
@@ -118,20 +111,7 @@ void cc_req_sent(struct hca_qp *qp, const struct pkt *p)
 	struct cc_qp *q = qp->cc;
 	sim_time_t now = h->f->eng.now;
 
-	if (c->kind == CC_DCQCN) {
-		dcqcn_rp_sent(&q->rp, &c->dcqcn, now, p->wire);
-		q->next = q->rp.rc < c->line_bps ?
-			  now + (sim_time_t)((double)p->wire * 8e12 / q->rp.rc + 0.5) : 0;
-		return;
-	}
-	ibcc_ca_advance(&q->ca, &h->f->p.ibcc, now);
-	uint32_t ird = q->ca.ccti ? ibcc_ird_units(&h->f->p.ibcc, q->ca.ccti) : 0;
-
-	/* The packet's own time plus the delay. In floating point on
-	 * purpose: one more caller of link_ser_ps() made GCC stop inlining
-	 * it into the link layer, +6% instructions on every IB run. */
-	q->next = ird ? now + (sim_time_t)(((double)p->wire + (double)ird * IB_BLOCK_BYTES) *
-					   8e12 / c->line_bps + 0.5) : 0;
+	q->next = c->algo->sent(q, c, &h->f->p, now, p->wire);
 }
 
 static bool is_response(uint8_t op)
@@ -178,16 +158,12 @@ bool cc_receive(struct hca_qp *qp, struct pkt *p)
 	sim_time_t now = h->f->eng.now;
 
 	if (p->opcode == IB_OP_CNP) {
-		if (c->kind == CC_DCQCN)
-			dcqcn_rp_cnp(&qp->cc->rp, &c->dcqcn, now);
-		else
-			ibcc_ca_becn(&qp->cc->ca, &h->f->p.ibcc, now);
+		c->algo->notified(qp->cc, c, &h->f->p, now);
 		return true;
 	}
 	if (!(p->flags & IB_PKT_CE) || is_response(p->opcode))	/* ACKs are responses */
 		return false;
-	if (c->kind == CC_DCQCN &&
-	    !dcqcn_np_may_send(&qp->cc->np_last, &qp->cc->np_sent, &c->dcqcn, now))
+	if (c->algo->may_notify && !c->algo->may_notify(qp->cc, c, now))
 		return false;
 	owe(qp);
 	return false;
@@ -197,7 +173,7 @@ bool cc_receive(struct hca_qp *qp, struct pkt *p)
 
 static uint8_t note_vl(const struct cc_hca *c)
 {
-	return c->kind == CC_DCQCN ? ETH_CNP_PRIO : c->q[c->head].vl;
+	return c->algo->note_prio >= 0 ? (uint8_t)c->algo->note_prio : c->q[c->head].vl;
 }
 
 int cc_owed_vl(const struct hca *h)
@@ -246,8 +222,7 @@ uint32_t cc_take(struct hca *h, uint8_t vl)
 	p->msg = UINT32_MAX;
 	p->wire = (uint16_t)c->note_wire;
 	p->blocks = (uint8_t)ib_blocks(p->wire);
-	if (c->kind == CC_IBCC)
-		p->flags |= IB_PKT_ECE;		/* BECN */
+	p->flags |= c->algo->note_flags;	/* IB: BECN */
 	h->f->tot.cnps++;
 	return idx;
 }
@@ -267,5 +242,5 @@ static const struct hca_cc_ops cc_ops = {
 
 const struct hca_cc_ops *cc_for(const struct fab_params *p)
 {
-	return cc_kind_of(p) ? &cc_ops : NULL;
+	return cc_algo_of(p) ? &cc_ops : NULL;
 }

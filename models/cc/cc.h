@@ -17,7 +17,38 @@
 #include "models/roce/dcqcn.h"
 #include "sim/sim.h"
 
-enum cc_kind { CC_DCQCN = 1, CC_IBCC = 2 };
+struct cc_hca;
+struct cc_qp;
+struct fab_params;
+
+/*
+ * A congestion-control algorithm at the HCA, one row each in its own file
+ * (cc_dcqcn.c, cc_ibcc.c): what differs between them. cc.c holds what
+ * they share (the notification point's queue, pacing, the port's side).
+ */
+struct cc_algo {
+	const char *name;
+	/* Does it run on this fabric with these parameters? */
+	bool (*applies)(const struct fab_params *p);
+	/* The HCA's constants: the notification's wire size, the resolved
+	 * parameters. */
+	void (*setup)(struct cc_hca *c, const struct fab_params *p);
+	/* A new QP's reaction-point state (NULL: zeros). */
+	void (*qp_init)(struct cc_qp *q, const struct cc_hca *c);
+	/* A request packet of `wire` bytes starts now: when the next may
+	 * start (0: at once). */
+	sim_time_t (*sent)(struct cc_qp *q, const struct cc_hca *c, const struct fab_params *p,
+			   sim_time_t now, uint32_t wire);
+	/* A notification (CNP, BECN) for the QP arrived. */
+	void (*notified)(struct cc_qp *q, const struct cc_hca *c, const struct fab_params *p,
+			 sim_time_t now);
+	/* May the notification point answer a mark now? (NULL: always) */
+	bool (*may_notify)(struct cc_qp *q, const struct cc_hca *c, sim_time_t now);
+	int note_prio;		/* the notifications' VL (priority), or -1: the QP's */
+	uint8_t note_flags;	/* set on a notification (IB: BECN) */
+};
+
+extern const struct cc_algo cc_dcqcn, cc_ibcc;
 
 struct cc_qp {
 	sim_time_t next;	/* pacing: the next request packet may start then (0: now) */
@@ -37,7 +68,7 @@ struct cc_note {
 
 struct cc_hca {
 	struct hca_cc base;	/* first: hca.cc points here */
-	enum cc_kind kind;
+	const struct cc_algo *algo;
 	double line_bps;
 	uint32_t note_wire;	/* bytes of a CNP / CN packet */
 	struct dcqcn_cfg dcqcn;
@@ -49,10 +80,9 @@ struct hca;
 struct hca_qp;
 struct pkt;
 struct port;
-struct fab_params;
 
-/* Which CC the parameters turn on (0: none). */
-enum cc_kind cc_kind_of(const struct fab_params *p);
+/* Which CC the parameters turn on (NULL: none). */
+const struct cc_algo *cc_algo_of(const struct fab_params *p);
 /* The HCA's congestion-control table for them (hca_plug.h), or NULL when
  * none is on: the builder's choice of fab.cc. */
 const struct hca_cc_ops *cc_for(const struct fab_params *p);
