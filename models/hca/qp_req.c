@@ -16,7 +16,8 @@
  * atomic ACK brings back the original value. Work requests complete in
  * order. A NAK-sequence-error, or the local ACK timer (4.096 us x
  * 2^timeout, IBA 9.7.6.1.3) running out, rewinds to the first unacknowledged
- * PSN and resends from there (go-back-N), spending one of retry_cnt; an RNR
+ * PSN and resends from there (go-back-N), spending one of retry_cnt (which
+ * any progress, an ACK or a NAK past the last one, fills again); an RNR
  * NAK waits the responder's RNR timer (Table 45) and spends one of
  * rnr_retry (7 = for ever). Exhausted counters complete the work request
  * with the retry-exceeded status and move the QP to the Error state, which
@@ -527,7 +528,14 @@ void qp_comp_receive(struct hca_qp *qp, struct pkt *p)
 			retire(qp);
 			return;
 		default:	/* NAKs */
-			ack_upto(qp, p->psn);
+			/* a NAK acknowledges what came before its PSN: progress
+			 * restores the retry budgets before this NAK spends one
+			 * (IBA 9.7.5: the retry counts bound attempts without
+			 * progress) */
+			if (ack_upto(qp, p->psn)) {
+				qp->retry_left = qp->retry_cnt;
+				qp->rnr_left = qp->rnr_retry;
+			}
 			if (p->aeth == IB_AETH_NAK_SEQ) {
 				qp->st.seq_naks_rcvd++;
 				if (!qp->retry_left) {

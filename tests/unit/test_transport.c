@@ -505,6 +505,51 @@ static void test_rc_loss_exactly_once(void)
 }
 
 /*
+ * Long RC messages under loss: four 4 MiB WRITEs (1,024 packets each) at
+ * link.drop_prob=0.001 (about two losses a message over two hops) with
+ * retry_cnt 7. A sequence NAK acknowledges what came before its PSN, and
+ * that progress fills the retry budget again, so every WRITE arrives
+ * intact. Go-back-N resends, at each rewind, everything posted after the
+ * rewind point (all four WRITEs are in flight at once). Before, a NAK
+ * spent a retry even when it acknowledged new packets, and a WRITE failed
+ * with the retry counter exceeded.
+ */
+static void test_long_message_loss(void)
+{
+	static const char *const sets[] = { "link.drop_prob=0.001", NULL };
+	enum { N = 4, LEN = 4 << 20, PKTS = LEN / 4096 };
+	struct tp t;
+	struct hca_wc wc[N];
+
+	tp_init(&t, sets, (size_t)N * LEN);
+	tp_connect(&t, HCA_QPT_RC, 14, 7, 7, 1, 16);
+	for (size_t i = 0; i < (size_t)N * LEN; i++)
+		t.bufa[i] = (uint8_t)(i * 7 + i / 4093);
+	for (int k = 0; k < N; k++) {
+		struct hca_send_wr w = wr_of(&t, HCA_WR_RDMA_WRITE, (uint64_t)k,
+					     (uint32_t)k * LEN, LEN);
+
+		CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+	}
+	tp_run(&t);
+	CU_ASSERT_EQUAL_FATAL(poll_all(t.ca, wc, N), N);
+	for (int k = 0; k < N; k++)
+		CU_ASSERT_EQUAL(wc[k].status, HCA_WC_SUCCESS);
+	CU_ASSERT(memcmp(t.bufa, t.bufb, (size_t)N * LEN) == 0);
+	const struct hca_qp_stats *a = hca_qp_stats(t.qa), *b = hca_qp_stats(t.qb);
+
+	uint64_t rewinds = a->seq_naks_rcvd + a->timeouts;
+
+	/* go-back-N: every retransmission comes from a rewind, which resends
+	 * at least its first packet and at most what was posted */
+	CU_ASSERT(rewinds > 0);
+	CU_ASSERT(a->pkts_retransmitted >= rewinds);
+	CU_ASSERT(a->pkts_retransmitted <= rewinds * (uint64_t)N * PKTS);
+	CU_ASSERT(b->acks_sent >= N);
+	tp_fini(&t);
+}
+
+/*
  * The send queue's storage starts small and doubles as it fills; posting
  * past a wrapped head (entries at free-running indexes 10.. that wrap the
  * first 16-entry storage) must keep every WQE, in order, through
@@ -1479,6 +1524,7 @@ static void test_qp_numbers(void)
 }
 
 static const struct test_case tests[] = {
+	{ "long RC messages survive 0.1% loss", test_long_message_loss },
 	{ "WRITE/SEND/READ latency closed form", test_latency_closed_form },
 	{ "RC under loss: exactly once, in order", test_rc_loss_exactly_once },
 	{ "send queue storage grows past a wrapped head", test_sq_growth },
