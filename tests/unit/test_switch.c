@@ -10,7 +10,7 @@
  *
  * What is checked: a packet's time through an idle switch (cut-through,
  * closed form), the order and spacing of packets two inputs send to one
- * output, the credits that keep a switch's input buffer from overflowing,
+ * output (and that each arrival is an event of the receiving port), the credits that keep a switch's input buffer from overflowing,
  * a packet for a LID the forwarding table does not know (dropped and
  * counted), and on Ethernet the pause frames of PFC (lossless: nothing
  * dropped) against the drops of a lossy switch with a small buffer.
@@ -47,6 +47,8 @@ struct rig {
 	struct fab *f;
 	struct stub stub[NSTUB + 1];
 	uint32_t lost;
+	/* arrival events, and those whose port's receiver took nothing */
+	uint64_t arrivals, foreign;
 };
 
 static struct rig *the_rig;
@@ -95,6 +97,31 @@ static void stub_receive(struct port *pt, uint32_t idx)
 	}
 	s->rcvd++;
 	sim_pool_put(&pt->fab->pkts, idx);
+}
+
+/* Every block a port's receiver has taken, on all its VLs. */
+static uint64_t rx_blocks(const struct port *pt)
+{
+	uint64_t n = 0;
+
+	for (int v = 0; v < PORT_NVL; v++)
+		n += pt->vl[v].rx_blocks;
+	return n;
+}
+
+/* The ports' handler, watched: a packet's arrival must be an event of the
+ * port that receives it (its own receive buffer takes the blocks), never
+ * of the sender's port. */
+static void rig_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
+{
+	const struct port *pt = ctx;
+	uint64_t before = rx_blocks(pt);
+
+	port_handler(eng, ctx, arg);
+	if ((arg & 0xff) == PORT_EV_WIRE_HEAD) {
+		the_rig->arrivals++;
+		the_rig->foreign += rx_blocks(pt) == before;
+	}
 }
 
 static const struct port_node_ops stub_ops = {
@@ -210,7 +237,7 @@ static struct rig *rig_new(const struct fab_params *p, struct link_rate rate, do
 	f->node_ops[0] = &stub_ops;
 	f->node_ops[1] = eth ? &eth_sw_node_ops : &sw_node_ops;
 	f->port_links = eth;
-	int comp = sim_register_range(&f->eng, port_handler, f->port_mem, sizeof(struct port),
+	int comp = sim_register_range(&f->eng, rig_handler, f->port_mem, sizeof(struct port),
 				      (uint32_t)nports, "port");
 
 	CU_ASSERT_FATAL(comp >= 0);
@@ -350,6 +377,9 @@ static void test_ib_two_to_one(void)
 	sim_run(&f->eng);
 	CU_ASSERT_FALSE(f->failed);
 	CU_ASSERT_EQUAL(r->stub[4].rcvd, 100);
+	/* 100 packets, two hops each: 200 arrivals, each the receiver's */
+	CU_ASSERT_EQUAL(r->arrivals, 200);
+	CU_ASSERT_EQUAL(r->foreign, 0);
 	for (uint32_t k = 0; k < r->stub[4].rcvd; k++) {
 		uint8_t src = r->stub[4].rx_src[k];
 
