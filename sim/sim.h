@@ -94,15 +94,17 @@ struct sim_cal_node {
 };
 
 /*
- * A bucket's list ends and finger side by side: an insert or a pop reads
- * all three, and where events are sparse (bench/run's B1: one per ~100
- * buckets) three arrays cost three lines an event where one struct costs
- * one. Where events are dense, 12 bytes a bucket fill as many lines as
- * three arrays of 4.
+ * A bucket's list ends and fingers side by side: an insert or a pop reads
+ * them together, and where events are sparse (bench/run's B1: one per ~100
+ * buckets) separate arrays cost a line each an event where one struct
+ * costs one. Where events are dense, 16 bytes a bucket fill as many lines
+ * as four arrays of 4.
  */
 struct sim_cal_bucket {
 	uint32_t head, tail;		/* the bucket's list, by node index */
-	uint32_t finger;		/* the node inserted here last out of order */
+	/* the nodes inserted here last out of order, one per stream of such
+	 * inserts (finger[0] the more recent) */
+	uint32_t finger[2];
 };
 
 struct sim_cal {

@@ -1864,11 +1864,12 @@ static void noop_fn(struct sim_engine *eng, void *ctx, uint32_t arg)
 }
 
 /*
- * A bucket's finger is the node it took last out of order, and an append
- * at its tail does not move it: on the 8,192-host permutation the next
- * out-of-order insert then starts where the last one ended, not at the
- * head of a list of ~200 (4.3% of that run's instructions). A popped
- * finger is forgotten, never followed.
+ * A bucket's fingers are the nodes it took last out of order, and an
+ * append at its tail does not move them: on the 8,192-host permutation the
+ * next out-of-order insert then starts where the last one ended, not at
+ * the head of a list of ~200 (4.3% of that run's instructions). Two
+ * streams of out-of-order inserts into different groups each keep their
+ * own finger. A popped finger is forgotten, never followed.
  */
 static void test_calendar_finger(void)
 {
@@ -1882,21 +1883,35 @@ static void test_calendar_finger(void)
 	k = &eng.cal.bucket[0];			/* times below 2^SIM_CAL_SHIFT ps */
 	for (int i = 0; i < 50; i++)
 		sim_schedule_at(&eng, 500, (uint32_t)c, 0);	/* appends */
-	CU_ASSERT(k->finger == UINT32_MAX);
+	CU_ASSERT(k->finger[0] == UINT32_MAX && k->finger[1] == UINT32_MAX);
 	sim_schedule_at(&eng, 100, (uint32_t)c, 1);		/* out of order */
-	CU_ASSERT_FATAL(k->finger != UINT32_MAX);
-	CU_ASSERT(eng.cal.node[k->finger].time == 100);
+	CU_ASSERT_FATAL(k->finger[0] != UINT32_MAX);
+	CU_ASSERT(eng.cal.node[k->finger[0]].time == 100);
 	sim_schedule_at(&eng, 900, (uint32_t)c, 2);		/* an append */
-	CU_ASSERT_FATAL(k->finger != UINT32_MAX);
-	CU_ASSERT(eng.cal.node[k->finger].time == 100 && eng.cal.node[k->finger].arg == 1);
+	CU_ASSERT_FATAL(k->finger[0] != UINT32_MAX);
+	CU_ASSERT(eng.cal.node[k->finger[0]].time == 100 && eng.cal.node[k->finger[0]].arg == 1);
 	sim_schedule_at(&eng, 100, (uint32_t)c, 3);		/* after it, from it */
-	CU_ASSERT(eng.cal.node[k->finger].arg == 3);
-	CU_ASSERT(sim_step(&eng) && eng.now == 100);		/* arg 1 */
-	CU_ASSERT(k->finger != UINT32_MAX && eng.cal.node[k->finger].arg == 3);
-	CU_ASSERT(sim_step(&eng) && eng.now == 100);		/* arg 3: the finger */
-	CU_ASSERT(k->finger == UINT32_MAX);
+	CU_ASSERT(eng.cal.node[k->finger[0]].arg == 3);
+	CU_ASSERT(k->finger[1] == UINT32_MAX);		/* the same stream: one finger */
+	/* a second stream, into the group at 500: its first insert walks on
+	 * from the first stream's finger (it comes before) and takes it over;
+	 * the first stream's next then starts at the head and gets a finger of
+	 * its own, and from there each stream walks from its own */
+	sim_schedule_at(&eng, 500, (uint32_t)c, 4);
+	CU_ASSERT(eng.cal.node[k->finger[0]].arg == 4 && k->finger[1] == UINT32_MAX);
+	sim_schedule_at(&eng, 100, (uint32_t)c, 5);		/* from the head */
+	CU_ASSERT(eng.cal.node[k->finger[0]].arg == 5 && eng.cal.node[k->finger[1]].arg == 4);
+	sim_schedule_at(&eng, 500, (uint32_t)c, 6);		/* from arg 4's finger */
+	CU_ASSERT(eng.cal.node[k->finger[0]].arg == 6 && eng.cal.node[k->finger[1]].arg == 5);
+	sim_schedule_at(&eng, 100, (uint32_t)c, 7);		/* from arg 5's finger */
+	CU_ASSERT(eng.cal.node[k->finger[0]].arg == 7 && eng.cal.node[k->finger[1]].arg == 6);
+	CU_ASSERT(sim_step(&eng) && eng.now == 100 && eng.events == 1);	/* arg 1 */
+	CU_ASSERT(sim_step(&eng) && eng.now == 100);		/* arg 3 */
+	CU_ASSERT(sim_step(&eng) && eng.now == 100);		/* arg 5 */
+	CU_ASSERT(sim_step(&eng) && eng.now == 100);		/* arg 7: a finger, forgotten */
+	CU_ASSERT(k->finger[0] == UINT32_MAX && eng.cal.node[k->finger[1]].arg == 6);
 	sim_run(&eng);
-	CU_ASSERT(eng.events == 53 && eng.now == 900);
+	CU_ASSERT(eng.events == 57 && eng.now == 900);
 	sim_fini(&eng);
 }
 
