@@ -47,7 +47,7 @@ static inline struct cc_hca *cc_of(const struct hca *h)
 /* The algorithms, in the order they are asked whether they apply. */
 static const struct cc_algo *const algos[] = { &cc_dcqcn, &cc_ibcc, NULL };
 
-const struct cc_algo *cc_algo_of(const struct fab_params *p)
+static const struct cc_algo *cc_algo_of(const struct fab_params *p)
 {
 	for (int i = 0; algos[i]; i++)
 		if (algos[i]->applies(p))
@@ -55,7 +55,7 @@ const struct cc_algo *cc_algo_of(const struct fab_params *p)
 	return NULL;
 }
 
-int cc_hca_init(struct hca *h)
+static int cc_hca_init(struct hca *h)
 {
 	const struct fab_params *p = &h->f->p;
 	const struct cc_algo *algo = cc_algo_of(p);
@@ -74,7 +74,7 @@ int cc_hca_init(struct hca *h)
 	return 0;
 }
 
-void cc_hca_fini(struct hca *h)
+static void cc_hca_fini(struct hca *h)
 {
 	if (!h->cc)
 		return;
@@ -83,7 +83,7 @@ void cc_hca_fini(struct hca *h)
 	h->cc = NULL;
 }
 
-struct cc_qp *cc_qp_new(struct hca *h)
+static struct cc_qp *cc_qp_new(struct hca *h)
 {
 	struct cc_qp *q = calloc(1, sizeof(*q));
 
@@ -94,7 +94,7 @@ struct cc_qp *cc_qp_new(struct hca *h)
 
 /* ---- requester: pacing and reaction ----------------------------------------- */
 
-bool cc_req_may_send(struct hca_qp *qp)
+static bool cc_req_may_send(struct hca_qp *qp)
 {
 	struct cc_qp *q = qp->cc;
 
@@ -104,7 +104,7 @@ bool cc_req_may_send(struct hca_qp *qp)
 	return false;
 }
 
-void cc_req_sent(struct hca_qp *qp, const struct pkt *p)
+static void cc_req_sent(struct hca_qp *qp, const struct pkt *p)
 {
 	struct hca *h = qp->hca;
 	struct cc_hca *c = cc_of(h);
@@ -151,7 +151,7 @@ static void owe(struct hca_qp *qp)
 		port_kick(h->port);
 }
 
-bool cc_receive(struct hca_qp *qp, struct pkt *p)
+static bool cc_receive(struct hca_qp *qp, struct pkt *p)
 {
 	struct hca *h = qp->hca;
 	struct cc_hca *c = cc_of(h);
@@ -176,12 +176,12 @@ static uint8_t note_vl(const struct cc_hca *c)
 	return c->algo->note_prio >= 0 ? (uint8_t)c->algo->note_prio : c->q[c->head].vl;
 }
 
-int cc_owed_vl(const struct hca *h)
+static int cc_owed_vl(const struct hca *h)
 {
 	return cc_of(h)->n ? note_vl(cc_of(h)) : -1;
 }
 
-uint16_t cc_offer(struct hca *h, struct port *pt, uint32_t *blocks, uint16_t *ready)
+static uint16_t cc_offer(struct hca *h, struct port *pt, uint32_t *blocks, uint16_t *ready)
 {
 	struct cc_hca *c = cc_of(h);
 	uint8_t vl;
@@ -195,7 +195,7 @@ uint16_t cc_offer(struct hca *h, struct port *pt, uint32_t *blocks, uint16_t *re
 	return (uint16_t)(1u << vl);
 }
 
-uint32_t cc_take(struct hca *h, uint8_t vl)
+static uint32_t cc_take(struct hca *h, uint8_t vl)
 {
 	struct cc_hca *c = cc_of(h);
 	struct cc_note nt = c->q[c->head];

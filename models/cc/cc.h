@@ -76,33 +76,9 @@ struct cc_hca {
 	uint32_t head, n, cap;
 };
 
-struct hca;
-struct hca_qp;
-struct pkt;
-struct port;
-
-/* Which CC the parameters turn on (NULL: none). */
-const struct cc_algo *cc_algo_of(const struct fab_params *p);
-/* The HCA's congestion-control table for them (hca_plug.h), or NULL when
- * none is on: the builder's choice of fab.cc. */
+/* The HCA's congestion-control table for the parameters (hca_plug.h: what
+ * each of its functions does), or NULL when none is on: the builder's
+ * choice of fab.cc. */
 const struct hca_cc_ops *cc_for(const struct fab_params *p);
-int cc_hca_init(struct hca *h);
-void cc_hca_fini(struct hca *h);
-struct cc_qp *cc_qp_new(struct hca *h);
-
-/* Requester: may the next request packet start now? (Arms a wake-up if not.) */
-bool cc_req_may_send(struct hca_qp *qp);
-/* Requester: packet p (its wire size set) starts now. */
-void cc_req_sent(struct hca_qp *qp, const struct pkt *p);
-/* A packet for qp carrying CE/FECN, or a CNP/BECN: true if consumed. */
-bool cc_receive(struct hca_qp *qp, struct pkt *p);
-/* The port looks for packets: a notification owed goes first on its VL
- * (priority ETH_CNP_PRIO on Ethernet). Returns that VL's bit (0: none)
- * and sets blocks[vl] and the ready bit if it fits. */
-uint16_t cc_offer(struct hca *h, struct port *pt, uint32_t *blocks, uint16_t *ready);
-/* The VL of the notification owed next, or -1. */
-int cc_owed_vl(const struct hca *h);
-/* Build the notification offered on vl (pool index). */
-uint32_t cc_take(struct hca *h, uint8_t vl);
 
 #endif

@@ -167,24 +167,11 @@ struct pkt;
 struct fab;
 struct fab_totals;
 
-/* The transport that carries a TCP fabric's RC QPs (its rows are the
- * functions below); the builder sets fab.rc_transport to it. */
+/* The transport that carries a TCP fabric's RC QPs (tcp_conn.c: the
+ * connection under a QP); the builder sets fab.rc_transport to it. */
 struct hca_transport_ops;
 extern const struct hca_transport_ops *const tcp_transport;
 
-/* fabric=tcp: give an RC QP its connection (0, or -1 out of memory). */
-int tcp_conn_create(struct hca_qp *qp);
-void tcp_conn_destroy(struct hca_qp *qp);
-/* A work request was posted on a TCP QP (after hca_post_send's checks). */
-void tcp_post(struct hca_qp *qp, struct hca_swqe *w);
-/* The HCA's port asks: a segment to send now? its wire size? build it. */
-bool tcp_has_segment(struct hca_qp *qp);
-uint32_t tcp_next_size(struct hca_qp *qp);
-void tcp_build(struct hca_qp *qp, struct pkt *p);
-/* A segment for this QP arrived (tail at the NIC). */
-void tcp_receive(struct fab *f, struct hca_qp *qp, struct pkt *p);
-/* The QP's TCP timer (RTO, delayed ACK, completions) fired at t. */
-void tcp_timer(struct hca_qp *qp, sim_time_t t);
 /* Wire bytes of a segment carrying `len` stream bytes. */
 uint32_t tcp_wire_bytes(const struct tcp_params *p, uint32_t len);
 /* Add this fabric's TCP counters and host-stack CPU time to t. */

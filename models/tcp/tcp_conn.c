@@ -197,7 +197,7 @@ uint32_t tcp_wire_bytes(const struct tcp_params *p, uint32_t len)
 
 static const struct hca_transport_ops tcp_ops;
 
-int tcp_conn_create(struct hca_qp *qp)
+static int tcp_conn_create(struct hca_qp *qp)
 {
 	struct fab *f = qp->hca->f;
 	const struct tcp_params *p = &f->p.tcp;
@@ -218,7 +218,7 @@ int tcp_conn_create(struct hca_qp *qp)
 	return 0;
 }
 
-void tcp_conn_destroy(struct hca_qp *qp)
+static void tcp_conn_destroy(struct hca_qp *qp)
 {
 	struct tcp_conn *c = tcp_of(qp);
 
@@ -343,7 +343,7 @@ static sim_time_t stream_append(struct tcp_conn *c, struct tcp_rec *r, uint32_t 
 	return done;
 }
 
-void tcp_post(struct hca_qp *qp, struct hca_swqe *w)
+static void tcp_post(struct hca_qp *qp, struct hca_swqe *w)
 {
 	struct tcp_conn *c = tcp_of(qp);
 	struct hca *h = qp->hca;
@@ -471,7 +471,7 @@ static void pick(struct tcp_conn *c, struct seg_pick *s)
 	}
 }
 
-bool tcp_has_segment(struct hca_qp *qp)
+static bool tcp_has_segment(struct hca_qp *qp)
 {
 	struct tcp_conn *c = tcp_of(qp);
 	struct seg_pick s;
@@ -485,7 +485,7 @@ bool tcp_has_segment(struct hca_qp *qp)
 	return s.kind != SEG_NONE;
 }
 
-uint32_t tcp_next_size(struct hca_qp *qp)
+static uint32_t tcp_next_size(struct hca_qp *qp)
 {
 	struct tcp_conn *c = tcp_of(qp);
 	struct seg_pick s;
@@ -494,7 +494,7 @@ uint32_t tcp_next_size(struct hca_qp *qp)
 	return tcp_wire_bytes(prm(c), s.kind == SEG_RTX || s.kind == SEG_NEW ? s.len : 0);
 }
 
-void tcp_build(struct hca_qp *qp, struct pkt *p)
+static void tcp_build(struct hca_qp *qp, struct pkt *p)
 {
 	struct tcp_conn *c = tcp_of(qp);
 	struct fab *f = qp->hca->f;
@@ -939,7 +939,7 @@ static void data_input(struct tcp_conn *c, const struct pkt *p, sim_time_t t)
 	}
 }
 
-void tcp_receive(struct fab *f, struct hca_qp *qp, struct pkt *p)
+static void tcp_receive(struct fab *f, struct hca_qp *qp, struct pkt *p)
 {
 	struct tcp_conn *c = tcp_of(qp);
 	struct hca *h = qp->hca;
@@ -992,7 +992,7 @@ static void complete_due(struct tcp_conn *c)
 	}
 }
 
-void tcp_timer(struct hca_qp *qp, sim_time_t t)
+static void tcp_timer(struct hca_qp *qp, sim_time_t t)
 {
 	struct tcp_conn *c = tcp_of(qp);
 	sim_time_t now = qp->hca->f->eng.now;
