@@ -1184,6 +1184,10 @@ static int do_post_send(struct client *c, const struct shim_req *q, const uint8_
 	wr.opcode = (enum hca_wr_opcode)q->u.send.opcode;
 	wr.send_flags = q->u.send.send_flags & (HCA_SEND_FENCE | HCA_SEND_SIGNALED |
 						HCA_SEND_SOLICITED);
+	if (q->u.send.send_flags & SHIM_SEND_LIST)
+		wr.send_flags |= HCA_SEND_LIST;
+	if (q->u.send.send_flags & SHIM_SEND_LIST_MORE)
+		wr.send_flags |= HCA_SEND_LIST_MORE;
 	wr.sg.addr = q->u.send.sg.addr;
 	wr.sg.length = q->u.send.sg.length;
 	wr.sg.lkey = q->u.send.sg.lkey;
@@ -1219,6 +1223,8 @@ static int do_post_send(struct client *c, const struct shim_req *q, const uint8_
 		memcpy(slot, tail, q->inline_len);
 		wr.sg.addr = (uintptr_t)slot;
 		wr.sg.lkey = d->bounce->lkey;
+		/* inline to the model too: no payload DMA, BlueFlame if it fits */
+		wr.send_flags |= HCA_SEND_INLINE;
 	}
 	rc = hca_post_send(d->qp, &wr);
 	return rc < 0 ? -rc : 0;

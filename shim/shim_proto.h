@@ -31,6 +31,11 @@
 					 * 3: segments sealed (F_SEAL_SHRINK) */
 #define SHIM_MAX_WC	16		/* completions per poll reply */
 #define SHIM_MAX_INLINE	256		/* inline bytes carried in one post */
+/* In a post's send_flags beside ibv's own (which stay below bit 8): a WR
+ * of an ibv_post_send list of several (mlx5 rings one doorbell after the
+ * last and uses no BlueFlame), and one that is not the list's last. */
+#define SHIM_SEND_LIST		(1u << 30)
+#define SHIM_SEND_LIST_MORE	(1u << 29)
 #define SHIM_NAME_LEN	64
 #define SHIM_UD_GRH	40		/* UD receive buffers start with a GRH slot */
 

@@ -1137,7 +1137,7 @@ static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_se
 {
 	struct shim_qp *q = container_of(qp, struct shim_qp, qp);
 
-	for (; wr; wr = wr->next) {
+	for (bool first = true; wr; wr = wr->next, first = false) {
 		struct shim_req req = { .op = SHIM_OP_POST_SEND };
 		struct shim_rep rep;
 		char inl[SHIM_MAX_INLINE];
@@ -1148,6 +1148,10 @@ static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_se
 		req.u.send.wr_id = wr->wr_id;
 		req.u.send.opcode = wr->opcode;
 		req.u.send.send_flags = wr->send_flags;
+		if (!first || wr->next)
+			req.u.send.send_flags |= SHIM_SEND_LIST;
+		if (wr->next)
+			req.u.send.send_flags |= SHIM_SEND_LIST_MORE;
 		req.u.send.imm = wr->imm_data;
 		req.u.send.num_sge = (uint32_t)wr->num_sge;
 		if (wr->opcode > IBV_WR_ATOMIC_FETCH_AND_ADD) {

@@ -105,6 +105,7 @@ struct fab {
 	bool port_links;
 	/* timing constants */
 	sim_time_t sw_lat, hca_lat;
+	sim_time_t hca_wqe, hca_msg;	/* per WQE on one QP; per message on the HCA */
 	/* results */
 	struct fab_totals tot;
 	sim_time_t last_done;

@@ -542,6 +542,8 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 	f->seed = seed;
 	f->sw_lat = (sim_time_t)p->sw_latency_ns * SIM_NS;
 	f->hca_lat = (sim_time_t)p->hca_latency_ns * SIM_NS;
+	f->hca_wqe = (sim_time_t)p->hca_wqe_ns * SIM_NS;
+	f->hca_msg = p->hca_max_mpps ? (sim_time_t)(SIM_US / p->hca_max_mpps) : 0;
 	rc = sim_init(&f->eng) ? -1 : 0;
 	if (!rc)
 		sim_pool_init(&f->pkts, sizeof(struct pkt));

@@ -105,6 +105,8 @@ struct fab_params {
 	uint32_t sw_latency_ns;		/* switch.latency_ns: port-to-port, head in -> head out */
 	/* HCA */
 	uint32_t hca_latency_ns;	/* hca.latency_ns: post -> first bit on the wire */
+	uint32_t hca_wqe_ns;		/* hca.wqe_ns: a QP starts at most one WQE per this */
+	uint32_t hca_max_mpps;		/* hca.max_mpps: messages started per us, all QPs (0 = no cap) */
 	uint32_t hca_buf_bytes;		/* hca.buffer: HCA receive buffer per VL */
 	/* run */
 	uint64_t sample_ns;		/* sim.sample_ns: CSV time-series interval */

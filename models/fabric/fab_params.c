@@ -97,19 +97,20 @@ struct preset {
 	uint32_t sw_ns;
 	uint32_t hca_ns;
 	uint8_t pcie_gen;	/* the HCA generation's PCIe (x16) */
+	uint32_t hca_mpps;	/* the HCA's message rate, all QPs (0: no published figure) */
 	const char *what;
 };
 
 static const struct preset presets[] = {
-	{ "sdr",   LINK_SDR,   2048,   8192, 200, 1000, 3, "4x SDR, 8 Gb/s (InfiniScale III era)" },
-	{ "ddr",   LINK_DDR,   2048,   8192, 140,  800, 3, "4x DDR, 16 Gb/s" },
-	{ "qdr",   LINK_QDR,   2048,   8192, 100,  500, 3, "4x QDR, 32 Gb/s (InfiniScale IV, ConnectX-2)" },
-	{ "fdr10", LINK_FDR10, 4096,  16384, 170,  350, 3, "4x FDR10, 40 Gb/s (SwitchX-2, ConnectX-3)" },
-	{ "fdr",   LINK_FDR,   4096,  16384, 170,  350, 3, "4x FDR, 54.5 Gb/s (SwitchX-2, ConnectX-3)" },
-	{ "edr",   LINK_EDR,   4096,  32768,  90,  300, 3, "4x EDR, 100 Gb/s (Switch-IB 2, ConnectX-4/5)" },
-	{ "hdr",   LINK_HDR,   4096,  32768, 130,  250, 4, "4x HDR, 200 Gb/s (Quantum, ConnectX-6)" },
-	{ "ndr",   LINK_NDR,   4096,  65536, 130,  250, 5, "4x NDR, 400 Gb/s (Quantum-2, ConnectX-7)" },
-	{ "xdr",   LINK_XDR,   4096, 131072, 130,  250, 6, "4x XDR, 800 Gb/s (Quantum-X800, ConnectX-8)" },
+	{ "sdr",   LINK_SDR,   2048,   8192, 200, 1000, 3,   0, "4x SDR, 8 Gb/s (InfiniScale III era)" },
+	{ "ddr",   LINK_DDR,   2048,   8192, 140,  800, 3,   0, "4x DDR, 16 Gb/s" },
+	{ "qdr",   LINK_QDR,   2048,   8192, 100,  500, 3,   0, "4x QDR, 32 Gb/s (InfiniScale IV, ConnectX-2)" },
+	{ "fdr10", LINK_FDR10, 4096,  16384, 170,  350, 3,   0, "4x FDR10, 40 Gb/s (SwitchX-2, ConnectX-3)" },
+	{ "fdr",   LINK_FDR,   4096,  16384, 170,  350, 3,   0, "4x FDR, 54.5 Gb/s (SwitchX-2, ConnectX-3)" },
+	{ "edr",   LINK_EDR,   4096,  32768,  90,  300, 3, 200, "4x EDR, 100 Gb/s (Switch-IB 2, ConnectX-4/5)" },
+	{ "hdr",   LINK_HDR,   4096,  32768, 130,  250, 4, 215, "4x HDR, 200 Gb/s (Quantum, ConnectX-6)" },
+	{ "ndr",   LINK_NDR,   4096,  65536, 130,  250, 5, 330, "4x NDR, 400 Gb/s (Quantum-2, ConnectX-7)" },
+	{ "xdr",   LINK_XDR,   4096, 131072, 130,  250, 6,   0, "4x XDR, 800 Gb/s (Quantum-X800, ConnectX-8)" },
 };
 
 const char *const fab_preset_names[] = {
@@ -175,6 +176,10 @@ static void apply_preset(struct fab_params *p, const struct preset *pr)
 	p->vlarb_limit = 0;
 	p->sw_latency_ns = pr->sw_ns;
 	p->hca_latency_ns = pr->hca_ns;
+	/* the vendors' message rates (docs/host-model.md); no per-QP
+	 * ceiling below the posting thread's is published */
+	p->hca_max_mpps = pr->hca_mpps;
+	p->hca_wqe_ns = 0;
 	/* HCAs drain to host memory at PCIe speed, at least the link rate:
 	 * the same per-VL buffer keeps them from stalling the last hop. */
 	p->hca_buf_bytes = pr->vl_buf;
@@ -975,6 +980,10 @@ static const struct sim_param keys[] = {
 	    "packets one input port feeds to outputs at once (crossbar speedup; 1 = none)"),
 	GEN("hca.latency_ns", K_NS, hca_latency_ns, 0, UINT32_MAX,
 	    "HCA post to first bit on the wire, ns"),
+	GEN("hca.wqe_ns", K_NS, hca_wqe_ns, 0, UINT32_MAX,
+	    "HCA time per WQE on one QP: a QP starts at most one message per this, ns"),
+	GEN("hca.max_mpps", K_UINT, hca_max_mpps, 0, 100000,
+	    "HCA message rate over all its QPs, millions per second (0 = no limit)"),
 	BUF("hca.buffer", hca_buf_bytes, IB_BLOCK_BYTES, MAX_BUF_BYTES,
 	    "HCA receive buffer per data VL"),
 	GEN("hca.timeout", K_UINT, hca_timeout, 0, 31,
@@ -1020,7 +1029,7 @@ static const struct sim_param keys[] = {
 	SPECIAL("tcp.cc", set_tcp_cc, print_tcp_cc,
 		"TCP congestion control: newreno, cubic (Linux's default), dctcp (fabric=tcp)"),
 	GEN("tcp.mss", K_SIZE, tcp.mss, 0, 9000,
-	    "TCP payload bytes per segment (0 = ib.mtu, as RoCE and IB packets carry)"),
+	    "TCP payload bytes per segment (1448: MTU 1500; 8948: MTU 9000; 0 = ib.mtu)"),
 	GEN("tcp.init_cwnd", K_UINT, tcp.init_cwnd, 1, 100000,
 	    "initial congestion window, segments (RFC 6928: 10)"),
 	GEN("tcp.min_rto_us", K_UINT, tcp.min_rto_us, 1, UINT32_MAX,
@@ -1046,7 +1055,7 @@ static const struct sim_param keys[] = {
 	GEN("tcp.syscall_ns", K_NS, tcp.syscall_ns, 0, UINT32_MAX,
 	    "host stack: one send()/recv() through the socket layer, ns"),
 	SPECIAL("tcp.copy_gbps", set_tcp_copy, print_tcp_copy,
-		"host stack: user<->kernel copy rate, GB/s (0 = host.mem_gbps / 2)"),
+		"host stack: one core's user<->kernel copy rate, GB/s (0 = host.mem_gbps / 2)"),
 	GEN("tcp.seg_cpu_ns", K_NS, tcp.seg_cpu_ns, 0, UINT32_MAX,
 	    "host stack: TCP/IP processing per segment on each side, ns"),
 	GEN("tcp.irq_ns", K_NS, tcp.irq_ns, 0, UINT32_MAX,
@@ -1055,6 +1064,8 @@ static const struct sim_param keys[] = {
 	    "host stack: segments one interrupt serves at most (NAPI budget 64)"),
 	GEN("tcp.ctx_switch_ns", K_NS, tcp.ctx_switch_ns, 0, UINT32_MAX,
 	    "host stack: waking the blocked receiver (wake-up + context switch), ns"),
+	GEN("tcp.cores", K_UINT, tcp.cores, 0, 65536,
+	    "host stack: cores a host's connections share (0 = one per connection, as RSS gives)"),
 	SPECIAL("link.drop_prob", set_drop, print_drop,
 		"fault injection: probability a packet fails its CRC at a receiver"),
 	SPECIAL("link.ber", set_ber, print_ber,

@@ -107,9 +107,11 @@ sim_time_t hca_dma_write(struct hca *h, sim_time_t t, enum hca_mem mem, uint32_t
 	return host_dma_write(&h->host, t, mem, bytes);
 }
 
-sim_time_t hca_cqe_time(struct hca *h, sim_time_t t)
+sim_time_t hca_cqe_time(struct hca *h, sim_time_t t, sim_time_t after)
 {
-	return h->f->p.host_model ? host_cqe(&h->host, t) : t;
+	if (!h->f->p.host_model)
+		return t > after ? t : after;
+	return host_cqe(&h->host, t, after);
 }
 
 /* ---- memory regions ----------------------------------------------------- */
@@ -656,6 +658,13 @@ int hca_post_send_msg(struct hca_qp *qp, const struct hca_send_wr *wr, int32_t m
 			complete_now(qp, wr, HCA_WC_LOC_PROT_ERR);
 			return 0;
 		}
+	} else if (wr->sg.length && wr->sg.lkey) {
+		/* Inline data copied by the caller into a buffer it registered
+		 * (the verbs shim's per-slot copy): the bytes come from there,
+		 * the timing is inline's. */
+		mr = hca_mr_find(h, wr->sg.lkey);
+		if (hca_mr_check(mr, wr->sg.addr, wr->sg.length, 0))
+			mr = NULL;
 	}
 	struct hca_swqe *w = hca_swqe_at(qp, qp->sq_tail++);
 
@@ -680,7 +689,10 @@ int hca_post_send_msg(struct hca_qp *qp, const struct hca_send_wr *wr, int32_t m
 	w->ready = h->f->eng.now;
 	if (h->f->p.host_model)
 		w->ready = host_post(&h->host, w->ready,
-				     (wr->send_flags & HCA_SEND_INLINE) ? wr->sg.length : 0);
+				     (wr->send_flags & HCA_SEND_INLINE) ? wr->sg.length : 0,
+				     !(wr->send_flags & HCA_SEND_LIST) ? HOST_POST_ALONE :
+				     (wr->send_flags & HCA_SEND_LIST_MORE) ? HOST_POST_LIST :
+				     HOST_POST_LIST_LAST);
 	w->ready += h->f->hca_lat;
 	qp->xport->ops->post(qp, w);	/* TCP: send() into the socket */
 	return 0;

@@ -75,6 +75,11 @@ enum {
 enum {
 	HCA_SEND_FENCE = 1, HCA_SEND_SIGNALED = 2, HCA_SEND_SOLICITED = 4,
 	HCA_SEND_INLINE = 8,
+	/* not verbs flags: a WR of a list of several posted in one call (mlx5
+	 * rings one doorbell, after the last, and fetches their WQEs: no
+	 * BlueFlame); LIST_MORE on every one but the last */
+	HCA_SEND_LIST = 1u << 30,
+	HCA_SEND_LIST_MORE = 1u << 29,
 };
 
 /* Where a buffer lives (models/host decides what reaching it costs). */

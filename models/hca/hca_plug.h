@@ -74,7 +74,8 @@ struct hca_dma {
  * on line boundaries (3 KiB for the first 16).
  */
 struct hca_swqe {
-	sim_time_t ready;	/* doorbell + WQE fetch done: may start */
+	sim_time_t ready;	/* doorbell + WQE fetch + the HCA's pipeline done: may start
+				 * (its payload read may start hca.latency_ns before) */
 	int32_t msg;		/* fab message it carries (traffic), or -1 */
 	enum swqe_state state : 8;
 	bool started;		/* PSNs assigned */
@@ -117,6 +118,8 @@ struct hca_resp {
 	/* ATOMIC */
 	uint64_t orig;
 	uint32_t msg;		/* fab message it answers (traffic), or UINT32_MAX */
+	sim_time_t go;		/* READ/atomic: when it was executed; hca.latency_ns after it, or
+				 * after its data is in, the response may leave (the send pipeline) */
 };
 
 /*
@@ -201,6 +204,7 @@ struct hca_qp {
 	 * (once per message) */
 	struct hca_qp *ring_prev;
 	sim_time_t wait_at;	/* a "ready" wake-up is armed for this time (0: none) */
+	sim_time_t wqe_free;	/* its send engine takes the next WQE from then (hca.wqe_ns) */
 	struct hca_qp_stats st;
 
 	/* set-up, errors, reports */
@@ -286,6 +290,7 @@ struct hca {
 	sim_time_t plan_last;		/* the last planned post's time */
 	bool plan_unsorted;		/* a post planned before an earlier one */
 	struct sim_wake wake;		/* engine events for the heap top (sim.h) */
+	sim_time_t msg_free;		/* the next message may start then (hca.max_mpps) */
 	struct host host;		/* PCIe, memory, CPU behind this HCA (models/host) */
 	void *xport_host;		/* another transport's state for this HCA (TCP: the kernel
 				 * stack's CPU pipelines), its own; NULL until it makes it */
@@ -311,6 +316,14 @@ static inline struct hca_qp *hca_qp_by_num(const struct hca *h, uint32_t qpn)
 	if (qpn - 2 < HCA_QP_NEAR)
 		return h->qp_near[qpn - 2];
 	return qpn < h->nqps ? h->qps[qpn] : NULL;
+}
+
+/* Does the requester read this WQE's payload from memory (not inline,
+ * not a READ or an atomic)? */
+static inline bool swqe_reads_payload(const struct hca_swqe *w)
+{
+	return !(w->wr.send_flags & HCA_SEND_INLINE) && w->wr.opcode != HCA_WR_RDMA_READ &&
+	       w->wr.opcode != HCA_WR_ATOMIC_CMP_AND_SWP && w->wr.opcode != HCA_WR_ATOMIC_FETCH_AND_ADD;
 }
 
 /* The send WQE with free-running index i. */
@@ -453,7 +466,9 @@ void qp_req_complete(struct hca_qp *qp, struct hca_swqe *w, enum hca_wc_status s
 sim_time_t hca_dma_ready(struct hca *h, struct hca_dma *d, enum hca_mem mem, uint64_t len,
 			 uint64_t start, uint64_t end, uint32_t mtu);
 sim_time_t hca_dma_write(struct hca *h, sim_time_t t, enum hca_mem mem, uint32_t bytes);
-sim_time_t hca_cqe_time(struct hca *h, sim_time_t t);
+/* A CQE the HCA writes at t, behind data that is visible at `after`
+ * (posted writes stay in order): when the polling CPU has it. */
+sim_time_t hca_cqe_time(struct hca *h, sim_time_t t, sim_time_t after);
 
 /*
  * RoCEv2 (IBTA Annex A17) replaces LRH and VCRC by an Ethernet frame with

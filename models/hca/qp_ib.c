@@ -17,10 +17,12 @@ static void ib_destroy(struct hca_qp *qp)
 	(void)qp;
 }
 
-/* Work is ready at w->ready (the doorbell, the WQE fetch, the HCA). */
+/* Work is ready at w->ready (the doorbell, the WQE fetch, the HCA); a
+ * payload to read from memory is asked for as soon as the WQE is in
+ * (qp_req_has_packet). */
 static void ib_post(struct hca_qp *qp, struct hca_swqe *w)
 {
-	hca_qp_arm_ready(qp, w->ready);
+	hca_qp_arm_ready(qp, swqe_reads_payload(w) ? w->ready - qp->hca->f->hca_lat : w->ready);
 }
 
 static bool ib_has_packet(struct hca_qp *qp)

@@ -125,7 +125,7 @@ static void prefetch_next(struct hca_qp *qp, const struct hca_swqe *w, uint64_t 
 		struct hca_swqe *nx = hca_swqe_at(qp, i);
 		uint64_t len = swqe_len(nx);
 
-		if (nx->ready > h->f->eng.now)
+		if (nx->ready - h->f->hca_lat > h->f->eng.now)
 			break;	/* not fetched yet: it is booked when it becomes ready */
 		if (is_rd_atomic(nx->wr.opcode) || (nx->wr.send_flags & HCA_SEND_INLINE) || !len)
 			continue;
@@ -139,12 +139,28 @@ static void prefetch_next(struct hca_qp *qp, const struct hca_swqe *w, uint64_t 
 bool qp_req_has_packet(struct hca_qp *qp)
 {
 	struct hca_swqe *w;
+	sim_time_t now = qp->hca->f->eng.now;
 
 	if (qp->state != HCA_QPS_RTS || qp->rnr_wait || qp->sq_next == qp->sq_tail)
 		return false;
 	w = hca_swqe_at(qp, qp->sq_next);
-	if (w->ready > qp->hca->f->eng.now)
+	/* Not ready: but the payload read is asked for once the WQE is in
+	 * the HCA, overlapping the HCA's own pipeline (hca.latency_ns), as a
+	 * real HCA gathers while it schedules (the packet still waits for
+	 * w->ready, below). */
+	if (w->ready > now &&
+	    (w->started || !swqe_reads_payload(w) || w->ready - qp->hca->f->hca_lat > now))
 		return false;
+	/* A new WQE waits for the QP's send engine (one per hca.wqe_ns) and
+	 * for the HCA's message rate over all QPs (hca.max_mpps). */
+	if (!w->started) {
+		sim_time_t at = qp->wqe_free > qp->hca->msg_free ? qp->wqe_free : qp->hca->msg_free;
+
+		if (at > now) {
+			hca_qp_arm_ready(qp, at);
+			return false;
+		}
+	}
 	if (is_rd_atomic(w->wr.opcode) && qp->rd_outstanding >= qp->max_rd_atomic)
 		return false;
 	/* Fence: wait until every earlier READ/atomic has completed. */
@@ -162,7 +178,9 @@ bool qp_req_has_packet(struct hca_qp *qp)
 				      qp->seg_off + payload, qp->mtu);
 		if (qp->hca->f->p.host_model)
 			prefetch_next(qp, w, qp->seg_off + payload);
-		if (ready > qp->hca->f->eng.now) {
+		if (ready < w->ready)
+			ready = w->ready;
+		if (ready > now) {
 			hca_qp_arm_ready(qp, ready);
 			return false;
 		}
@@ -213,10 +231,9 @@ void qp_req_complete(struct hca_qp *qp, struct hca_swqe *w, enum hca_wc_status s
 	if (w->state == SWQE_DONE)
 		return;
 	w->state = SWQE_DONE;
-	/* READ/atomic data lands in memory first; then the CQE is written. */
-	if (st == HCA_WC_SUCCESS && is_rd_atomic(w->wr.opcode) && w->rd_visible > t)
-		t = w->rd_visible;
-	t = hca_cqe_time(qp->hca, t);
+	/* READ/atomic data lands in memory first: the CQE is written behind it. */
+	t = hca_cqe_time(qp->hca, t, st == HCA_WC_SUCCESS && is_rd_atomic(w->wr.opcode) &&
+				     w->rd_visible > t ? w->rd_visible : t);
 	if (st != HCA_WC_SUCCESS || qp->sq_sig_all || (w->wr.send_flags & HCA_SEND_SIGNALED)) {
 		struct hca_wc wc = {
 			.wr_id = w->wr.wr_id, .status = st, .opcode = wc_op[w->wr.opcode],
@@ -243,6 +260,9 @@ void qp_req_build(struct hca_qp *qp, struct pkt *p)
 	if (!w->started) {
 		w->first_psn = qp->snd_psn;
 		w->started = true;
+		qp->wqe_free = h->f->eng.now + h->f->hca_wqe;
+		if (h->f->hca_msg)
+			h->msg_free = h->f->eng.now + h->f->hca_msg;
 		if (w->msg >= 0)
 			h->f->msgs->v[w->msg].first_tx = h->f->eng.now;
 	}
@@ -266,7 +286,7 @@ void qp_req_build(struct hca_qp *qp, struct pkt *p)
 	if (psn_diff(qp->snd_psn, qp->psn_hi) < 0)
 		p->flags |= IB_PKT_RETRANS;
 	/* The bytes: from the registered buffer (or the WR for inline data). */
-	if (payload && !(w->wr.send_flags & HCA_SEND_INLINE)) {
+	if (payload && (!(w->wr.send_flags & HCA_SEND_INLINE) || w->mr_bytes)) {
 		const uint8_t *b = swqe_buf(w);
 
 		p->data = b ? b + qp->seg_off : NULL;

@@ -107,20 +107,64 @@ static uint8_t read_opcode(const struct hca_resp *r, uint32_t mtu, uint32_t *pay
 	       last ? IB_OP_READ_RESP_LAST : IB_OP_READ_RESP_MIDDLE;
 }
 
+/*
+ * The responder's read engine asks for a READ's data as soon as the
+ * request is decoded, not when its response reaches the head of the
+ * queue: with up to hca.max_rd_atomic READs outstanding their DMA round
+ * trips overlap, as a real HCA's do, and small READs do not go one per
+ * dma_read_ns. As for a request's payload (prefetch_next in qp_req.c), a
+ * queued READ's first chunk (hca.dma_window packets at most) is booked
+ * once the READs before it have less than a window of packets left to
+ * send; a READ once started reads on by itself (resp_ready), so that a
+ * long one is not held up behind the next one's data on the PCIe pipe.
+ * Called as each READ request arrives and each READ response packet
+ * leaves.
+ */
+static void read_engine(struct hca_qp *qp)
+{
+	uint32_t mtu = qp->mtu, window = qp->hca->f->p.hca_dma_window;
+	uint64_t ahead = 0, chunk = (uint64_t)window * mtu;
+
+	if (!qp->hca->f->p.host_model)
+		return;
+	for (uint32_t i = 0; i < qp->rsp_n; i++) {
+		struct hca_resp *r = &qp->rsp[rsp_slot(qp, i)];
+		uint64_t hi;
+
+		if (r->kind != RESP_READ || !r->len)
+			continue;
+		if (r->dma.hi) {
+			/* it reads on by itself: all it has left to send */
+			ahead += (r->len - r->off + mtu - 1) / mtu;
+			continue;
+		}
+		if (ahead >= window)
+			return;
+		hi = r->len < chunk ? r->len : chunk;
+		hca_dma_ready(qp->hca, &r->dma, r->mr ? r->mr->mem : HCA_MEM_HOST, r->len, 0,
+			      hi < mtu ? hi : mtu, mtu);
+		ahead += (hi + mtu - 1) / mtu;
+	}
+}
+
 /* When the head response can go: READ data and atomics need memory first. */
 static sim_time_t resp_ready(struct hca_qp *qp, struct hca_resp *r)
 {
 	uint32_t payload;
+	sim_time_t t;
 
 	switch (r->kind) {
 	case RESP_READ:
 		if (!r->len)
-			return 0;
+			return r->go + qp->hca->f->hca_lat;
 		read_opcode(r, qp->mtu, &payload);
-		return hca_dma_ready(qp->hca, &r->dma, r->mr ? r->mr->mem : HCA_MEM_HOST, r->len,
-				     r->off, r->off + payload, qp->mtu);
+		t = hca_dma_ready(qp->hca, &r->dma, r->mr ? r->mr->mem : HCA_MEM_HOST, r->len,
+				  r->off, r->off + payload, qp->mtu);
+		/* the data then goes through the send pipeline */
+		return (t > r->go ? t : r->go) + qp->hca->f->hca_lat;
 	case RESP_ATOMIC:
-		return r->dma.done;	/* the read of the 8 bytes (set when executed) */
+		/* the read of the 8 bytes (set when executed) */
+		return (r->dma.done > r->go ? r->dma.done : r->go) + qp->hca->f->hca_lat;
 	default:
 		return 0;
 	}
@@ -200,6 +244,7 @@ void qp_resp_build(struct hca_qp *qp, struct pkt *p)
 			resp_pop(qp);
 			qp->rd_responding--;
 		}
+		read_engine(qp);
 		break;
 	}
 	p->wire = (uint16_t)hca_wire_bytes(qp, p->opcode, payload);
@@ -279,7 +324,7 @@ static sim_time_t recv_complete(struct hca_qp *qp, const struct hca_recv_wr *r,
 		.wr_id = r->wr_id, .status = st, .opcode = op, .byte_len = len,
 		.qp_num = qp->qpn, .src_qp = p->sqpn, .slid = p->slid,
 		.imm_data = p->imm, .with_imm = op_imm(p->opcode),
-		.time = hca_cqe_time(qp->hca, visible(qp)),
+		.time = hca_cqe_time(qp->hca, qp->hca->f->eng.now, visible(qp)),
 	};
 
 	hca_cq_push(qp->rcq, &wc);
@@ -418,6 +463,7 @@ static bool exec_read(struct hca_qp *qp, struct pkt *p)
 	if (!r)
 		return false;
 	r->kind = RESP_READ;
+	r->go = qp->hca->f->eng.now;
 	r->mr = mr;
 	r->va = p->va;
 	r->len = p->dma_len;
@@ -425,6 +471,7 @@ static bool exec_read(struct hca_qp *qp, struct pkt *p)
 	r->msg = p->msg;
 	qp->msn++;
 	r->msn = qp->msn;
+	read_engine(qp);
 	return true;
 }
 
@@ -464,6 +511,7 @@ static bool exec_atomic(struct fab *f, struct hca_qp *qp, struct pkt *p)
 		hca_dma_write(h, r->dma.done, mr->mem, 8);
 	}
 	r->kind = RESP_ATOMIC;
+	r->go = qp->hca->f->eng.now;
 	r->orig = orig;
 	r->psn = p->psn;
 	r->msg = p->msg;
@@ -516,12 +564,14 @@ static void duplicate(struct hca_qp *qp, struct pkt *p)
 		if (!r)
 			return;
 		r->kind = RESP_READ;
+		r->go = qp->hca->f->eng.now;
 		r->mr = mr;
 		r->va = p->va;
 		r->len = p->dma_len;
 		r->psn = p->psn;
 		r->msg = p->msg;
 		r->msn = qp->msn;
+		read_engine(qp);
 		qp->rd_responding++;
 		hca_qp_update_active(qp);
 		return;
@@ -535,6 +585,7 @@ static void duplicate(struct hca_qp *qp, struct pkt *p)
 		if (!r)
 			return;
 		r->kind = RESP_ATOMIC;
+		r->go = qp->hca->f->eng.now;
 		r->orig = qp->last_atomic_orig;
 		r->psn = p->psn;
 		r->msg = p->msg;

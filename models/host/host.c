@@ -51,20 +51,32 @@
  * Gen6 link's payload rate by 3.5%.
  *
  * Latencies (ns). Estimates unless a measurement is named:
- *   dma_read_ns 500   pcie-bench measurements (github.com/pcie-bench/data,
- *                     NFP-6000 on a Broadwell Xeon E5-2630v4, IOMMU on):
- *                     64-byte DMA read median 560 ns, 4-byte 546 ns. That
- *                     includes the NFP's own DMA engine; 500 for a current
- *                     HCA and host is an estimate.
+ *   dma_read_ns 250   a ConnectX-class HCA's read of host memory. Fitted
+ *                     to perftest on an mlx5 host (perftest issue #131,
+ *                     2-byte ib_write_lat 0.93 us inline, 1.32 us without
+ *                     inline, ib_read_lat 1.91 us): the WQE fetch and the
+ *                     payload read add 0.39 us to a WRITE, about 200 ns a
+ *                     read round trip, and a READ's round trip puts it
+ *                     nearer 300; 250 keeps all three within 8%. An upper
+ *                     bound: pcie-bench (github.com/pcie-bench/data,
+ *                     NFP-6000 on a Xeon E5-2630v4, IOMMU on) measures a
+ *                     64-byte read at 560 ns median, its own slower DMA
+ *                     engine included.
  *   dma_write_ns 250  estimate. Same data set: a 64-byte write followed by
  *                     a read takes 773 ns median, ~210 ns more than the read
  *                     alone; a posted write is one trip plus the write into
  *                     the last-level cache (DDIO).
  *   doorbell_ns 200   estimate: a posted MMIO write crosses the root complex
  *                     and the link once, about half a read round trip.
- *   wqe_fetch_ns 500  = dma_read_ns: fetching a WQE is a 64-byte DMA read.
- *                     BlueFlame (the CPU writes small WQEs through MMIO with
- *                     the doorbell) skips it: set 0 to model that.
+ *   wqe_fetch_ns 250  = dma_read_ns: fetching a WQE is a 64-byte DMA read.
+ *                     BlueFlame skips it (bf_bytes).
+ *   bf_bytes 256      mlx5 writes a WQE through the BlueFlame register
+ *                     when it is posted alone, carries its data inline and
+ *                     fits half of the 512-byte register (rdma-core,
+ *                     providers/mlx5/qp.c: nreq == 1, inline, size <=
+ *                     bf->buf_size / 16 in 16-byte units). That is why
+ *                     perftest inlines up to 220 bytes of a WRITE (16 + 16
+ *                     + 4 + 220 = 256).
  *   cqe_ns 250        = dma_write_ns: a CQE is a 64-byte posted write.
  *   p2p_switch_ns 100 estimate: a read of GPU memory through its BAR under a
  *                     switch; NCCL's documentation notes that reading GPU
@@ -84,9 +96,19 @@
  *                     may not work. 8 is below HDR's 25 on purpose: the
  *                     model then shows why GPU servers put each GPU and its
  *                     HCA under one switch (as DGX-class systems do).
- * CPU (ns), estimates:
- *   post_cpu_ns 50    ibv_post_send builds a 64-byte WQE and rings the
- *                     doorbell from user space: no system call.
+ * CPU (ns):
+ *   post_cpu_ns 100   ibv_post_send builds the WQE and its doorbell record
+ *                     from user space, no system call;
+ *   mmio_cpu_ns 280   and writes the doorbell (or the WQE, BlueFlame) to
+ *                     write-combining MMIO and flushes it (sfence), which
+ *                     holds the CPU. Together 380 ns a WR: perftest's
+ *                     default single-QP rate on mlx5 hosts, 2.64 Mpps for
+ *                     ib_write_bw and 2.45-2.56 for ib_read_bw at 2-16
+ *                     bytes (perftest issue #132, UCX issue #8851), is
+ *                     bound by the posting thread. The split is an
+ *                     estimate: flushing write-combined MMIO costs more
+ *                     than building a WQE, which is why doorbell batching
+ *                     raises a core's rate (Kalia et al., ATC 2016).
  *   poll_cpu_ns 50    ibv_poll_cq reads one 64-byte CQE from the cache.
  *   memcpy_launch_ns 5000  the fixed cost of a small cudaMemcpy (driver,
  *                     copy-engine start, synchronisation): several us.
@@ -219,6 +241,22 @@ static sim_time_t run(sim_time_t t, sim_time_t *a, sim_time_t *b, sim_time_t occ
 	return start + occ + lat;
 }
 
+/*
+ * A post's own transfer (its WQE by BlueFlame, or the WQE fetch) at t,
+ * which the posting thread's queue may have put later than the payload
+ * reads the HCA books meanwhile: booked on the pipe only when it queues
+ * behind them. One that starts later than everything booked so far does
+ * not hold the pipe, so that the DMA reads of work posted earlier are not
+ * pushed behind it; it takes the pipe for a few ns (a 64-byte WQE: 2.9 ns
+ * at Gen4 x16), which a DMA overlapping it does not see.
+ */
+static sim_time_t run_post(sim_time_t t, sim_time_t *pipe, sim_time_t occ, sim_time_t lat)
+{
+	if (t > *pipe)
+		return t + occ + lat;
+	return run(t, pipe, NULL, occ, lat);
+}
+
 /* ---- the model --------------------------------------------------------- */
 
 void host_init(struct host *h, const struct host_params *p)
@@ -232,7 +270,8 @@ bool host_needs_staging(const struct host_params *p, enum hca_mem mem)
 	return mem == HCA_MEM_GPU && !p->gpudirect;
 }
 
-sim_time_t host_post(struct host *h, sim_time_t t, uint32_t inline_bytes)
+sim_time_t host_post(struct host *h, sim_time_t t, uint32_t inline_bytes,
+		     enum host_post_kind kind)
 {
 	const struct host_params *p = &h->p;
 	/* Inline data follows the WQE's segments; WQEs grow in 64-byte blocks. */
@@ -241,18 +280,42 @@ sim_time_t host_post(struct host *h, sim_time_t t, uint32_t inline_bytes)
 	uint64_t db_wire = host_pcie_wire_bytes(p, HOST_DOORBELL_BYTES);
 	uint64_t wqe_wire = host_pcie_wire_bytes(p, wqe);
 	sim_time_t occ = max_t(host_pcie_ser_ps(p, wqe_wire), rate_ps(wqe, p->mem_gbps));
+	/* mlx5's rule (rdma-core providers/mlx5, post_send_db): one WR in the
+	 * call, data inline, WQE within the BlueFlame buffer's half */
+	bool bf = kind == HOST_POST_ALONE && inline_bytes && wqe <= p->bf_bytes;
+	sim_time_t mmio = kind == HOST_POST_LIST ? 0 : (sim_time_t)p->mmio_cpu_ns * SIM_NS;
 
 	h->st.posts++;
-	h->st.cpu_ps += (uint64_t)p->post_cpu_ns * SIM_NS;
-	h->st.pcie_rd_bytes += db_wire + wqe_wire;
-	h->st.rc_bytes += db_wire + wqe_wire;
+	h->st.cpu_ps += (uint64_t)p->post_cpu_ns * SIM_NS + mmio;
+	h->st.rc_bytes += wqe_wire;
 	h->st.hostmem_bytes += wqe;	/* the send queue lives in host memory */
+	/* One posting thread: a post starts when the last one is done. The
+	 * MMIO write leaves once the WQE is built; flushing it holds the CPU
+	 * (mmio) but does not delay its way to the HCA. */
+	t = max_t(t, h->cpu_free) + (sim_time_t)p->post_cpu_ns * SIM_NS;
+	h->cpu_free = t + mmio;
+	if (bf) {
+		/* The WQE is the doorbell: a write-combined MMIO burst of its
+		 * bytes crosses the link once; nothing is fetched. */
+		h->st.pcie_rd_bytes += wqe_wire;
+		h->st.bf_posts++;
+		return run_post(t, &h->rd_free, occ, (sim_time_t)p->doorbell_ns * SIM_NS);
+	}
+	if (kind == HOST_POST_LIST) {
+		/* no doorbell of its own: the list's last WR rings it (the
+		 * HCA is told a little late by the rest of the list's posts;
+		 * left out) */
+		h->st.pcie_rd_bytes += wqe_wire;
+		return run_post(t, &h->rd_free, occ, (sim_time_t)p->wqe_fetch_ns * SIM_NS);
+	}
+	h->st.pcie_rd_bytes += db_wire + wqe_wire;
+	h->st.rc_bytes += db_wire;
 	/*
 	 * The doorbell is latency only: its 34 wire bytes are 1 ns at Gen4 x16.
 	 * The WQE fetch then queues on the rd pipe behind payload reads.
 	 */
-	t += (sim_time_t)(p->post_cpu_ns + (uint64_t)p->doorbell_ns) * SIM_NS;
-	return run(t, &h->rd_free, NULL, occ, (sim_time_t)p->wqe_fetch_ns * SIM_NS);
+	t += (sim_time_t)p->doorbell_ns * SIM_NS;
+	return run_post(t, &h->rd_free, occ, (sim_time_t)p->wqe_fetch_ns * SIM_NS);
 }
 
 /*
@@ -345,7 +408,7 @@ sim_time_t host_stage_host_to_gpu(struct host *h, sim_time_t t, uint64_t bytes)
 	return stage(h, t, bytes, &h->gpu_in_free, &h->rd_free, h->p.dma_read_ns);
 }
 
-sim_time_t host_cqe(struct host *h, sim_time_t t)
+sim_time_t host_cqe(struct host *h, sim_time_t t, sim_time_t after)
 {
 	const struct host_params *p = &h->p;
 	uint64_t wire = host_pcie_wire_bytes(p, HOST_CQE_BYTES);
@@ -357,7 +420,7 @@ sim_time_t host_cqe(struct host *h, sim_time_t t)
 	h->st.pcie_wr_bytes += wire;
 	h->st.rc_bytes += wire;
 	h->st.hostmem_bytes += HOST_CQE_BYTES;
-	seen = run(t, &h->wr_free, NULL, occ, (sim_time_t)p->cqe_ns * SIM_NS);
+	seen = max_t(run(t, &h->wr_free, NULL, occ, (sim_time_t)p->cqe_ns * SIM_NS), after);
 	return seen + (sim_time_t)p->poll_cpu_ns * SIM_NS;
 }
 
@@ -370,10 +433,11 @@ void host_params_default(struct host_params *p)
 	p->pcie_lanes = 16;
 	p->pcie_mps = 256;		/* the common server setting */
 	p->tlp_overhead = 26;		/* 24 TLP + 2 DLLP share: see the top of this file */
-	p->dma_read_ns = 500;
+	p->dma_read_ns = 250;
 	p->dma_write_ns = 250;
 	p->doorbell_ns = 200;
-	p->wqe_fetch_ns = 500;
+	p->wqe_fetch_ns = 250;
+	p->bf_bytes = 256;	/* mlx5: half of the 512-byte BlueFlame register */
 	p->cqe_ns = 250;
 	p->mem_gbps = 150;
 	p->gpu_pcie_gbps = 0;
@@ -383,7 +447,8 @@ void host_params_default(struct host_params *p)
 	p->p2p_rc_penalty_ns = 300;
 	p->p2p_rc_gbps = 8;
 	p->memcpy_launch_ns = 5000;
-	p->post_cpu_ns = 50;
+	p->post_cpu_ns = 100;
+	p->mmio_cpu_ns = 280;
 	p->poll_cpu_ns = 50;
 }
 
@@ -484,7 +549,9 @@ const struct sim_param host_param_keys[] = {
 	NS("dma_write_ns", dma_write_ns, "DMA write: posted write to visible in memory, ns"),
 	NS("doorbell_ns", doorbell_ns, "MMIO doorbell write reaching the HCA, ns"),
 	NS("wqe_fetch_ns", wqe_fetch_ns,
-	   "WQE fetch, a 64-byte DMA read, ns (0 = BlueFlame: WQE sent by MMIO)"),
+	   "WQE fetch, a 64-byte DMA read of a WQE not sent by BlueFlame, ns"),
+	{ "host.bf_bytes", SIM_PARAM_SIZE, F(bf_bytes), 0, 4096, NULL, sim_param_print_number, NULL,
+	  "BlueFlame: an inline WQE up to this size, posted alone, is written by MMIO (0 = never)" },
 	NS("cqe_ns", cqe_ns, "CQE write to visible to a polling CPU, ns"),
 	GBPS("mem_gbps", mem_gbps, false,
 	     "host memory bandwidth, GB/s (a cap on each host-memory transfer)"),
@@ -499,7 +566,8 @@ const struct sim_param host_param_keys[] = {
 	GBPS("p2p_rc_gbps", p2p_rc_gbps, false, "P2P bandwidth through the root complex, GB/s"),
 	NS("memcpy_launch_ns", memcpy_launch_ns,
 	   "CPU time to launch one staging copy (cudaMemcpy), ns"),
-	NS("post_cpu_ns", post_cpu_ns, "CPU time to post one WR from user space, ns"),
+	NS("post_cpu_ns", post_cpu_ns, "CPU time to build and post one WR from user space, ns"),
+	NS("mmio_cpu_ns", mmio_cpu_ns, "CPU time of one doorbell or BlueFlame MMIO write and its flush, ns"),
 	NS("poll_cpu_ns", poll_cpu_ns, "CPU time per polled completion, ns"),
 	{ NULL },
 };

@@ -41,6 +41,8 @@
  *   host_dma_write               wr (+ gpu_in)     as for reads         dma_write_ns (+ the same P2P extras)
  *   host_post (WQE of W bytes)   rd, after         mem_gbps             wqe_fetch_ns
  *                                t + post_cpu_ns + doorbell_ns
+ *   host_post, BlueFlame         rd, after         mem_gbps             doorbell_ns
+ *     (inline, W <= bf_bytes)    t + post_cpu_ns
  *   host_cqe (64-byte CQE)       wr                mem_gbps             cqe_ns, then + poll_cpu_ns
  *   host_stage_gpu_to_host       gpu (+ wr if      GPU link, mem_gbps   dma_write_ns (the copy engine's
  *                                same switch),                           posted writes into host memory)
@@ -68,8 +70,11 @@
  * every packet. Staging copies cover the whole message (a cudaMemcpy of
  * the buffer before the post), so their cost is store-and-forward.
  *
- * The CPU is charged (st.cpu_ps) but not queued: post_cpu_ns per post,
- * poll_cpu_ns per polled CQE, memcpy_launch_ns per staging copy.
+ * The CPU is charged (st.cpu_ps): post_cpu_ns per post plus mmio_cpu_ns
+ * per doorbell, poll_cpu_ns per polled CQE, memcpy_launch_ns per staging
+ * copy. Posts also queue on one posting thread per host (cpu_free): that
+ * is what bounds a single-threaded program's message rate (one WR per
+ * post_cpu_ns + mmio_cpu_ns); polls and copies are charged, not queued.
  *
  * State is per host (one HCA); no call reads another entity's state, as
  * the parallel engine requires (docs/architecture.md).
@@ -99,6 +104,7 @@ struct host_params {
 	uint32_t dma_write_ns;	/* posted write -> visible in memory */
 	uint32_t doorbell_ns;	/* MMIO doorbell write reaching the HCA */
 	uint32_t wqe_fetch_ns;	/* WQE fetch (a DMA read of 64 B) */
+	uint32_t bf_bytes;	/* BlueFlame: an inline WQE up to this size, posted alone, goes by MMIO (0 = never) */
 	uint32_t cqe_ns;	/* CQE write visible to a polling CPU */
 	double mem_gbps;	/* host memory bandwidth, GB/s */
 	double gpu_pcie_gbps;	/* GPU's own PCIe link, GB/s of payload, if it differs; 0 = same as HCA's */
@@ -108,7 +114,8 @@ struct host_params {
 	uint32_t p2p_rc_penalty_ns; /* extra latency when P2P crosses the root complex */
 	double p2p_rc_gbps;	/* P2P bandwidth through the root complex (often much lower) */
 	uint32_t memcpy_launch_ns; /* CPU time to launch one staging copy (cudaMemcpy) */
-	uint32_t post_cpu_ns;	/* CPU time to post a WR from user space (no syscall) */
+	uint32_t post_cpu_ns;	/* CPU time to build and post a WR from user space (no syscall) */
+	uint32_t mmio_cpu_ns;	/* CPU time of a doorbell's (or BlueFlame's) MMIO write and its flush */
 	uint32_t poll_cpu_ns;	/* CPU time per polled completion */
 };
 
@@ -138,6 +145,7 @@ struct host_stats {
 	uint64_t cpu_ps;			/* CPU time charged */
 	uint64_t staging_copies;
 	uint64_t posts, cqes;			/* host_post() and host_cqe() calls: CPU time per message */
+	uint64_t bf_posts;			/* posts whose WQE went by BlueFlame (no fetch) */
 	uint64_t dma_reads, dma_writes;		/* host_dma_read() / host_dma_write() calls moving bytes */
 };
 
@@ -148,12 +156,23 @@ struct host {
 	sim_time_t rd_free, wr_free;	/* the HCA's link, host -> HCA and HCA -> host */
 	sim_time_t gpu_free;		/* the GPU's link, out of the GPU */
 	sim_time_t gpu_in_free;		/* the GPU's link, into the GPU */
+	sim_time_t cpu_free;		/* the posting thread: posts queue behind each other */
 };
 
 /* p must pass host_params_check(). Pipes free at 0, statistics zero. */
 void host_init(struct host *h, const struct host_params *p);
-/* When the HCA holds the WR of a post made at t (doorbell + WQE fetch; inline bytes ride with the WQE). */
-sim_time_t host_post(struct host *h, sim_time_t t, uint32_t inline_bytes);
+/* How a WR was posted: alone (one per call), or in a list of several,
+ * whose last one rings the doorbell (mlx5: no BlueFlame for a list). */
+enum host_post_kind { HOST_POST_ALONE, HOST_POST_LIST, HOST_POST_LIST_LAST };
+/*
+ * When the HCA holds the WR of a post made at t: the posting thread's time
+ * (posts queue on it: post_cpu_ns, and mmio_cpu_ns for the WR that rings
+ * the doorbell), then BlueFlame (an inline WQE of at most bf_bytes posted
+ * alone: the CPU writes it by MMIO as the doorbell) or the doorbell and
+ * the WQE fetch. `inline_bytes` ride in the WQE.
+ */
+sim_time_t host_post(struct host *h, sim_time_t t, uint32_t inline_bytes,
+		     enum host_post_kind kind);
 /* The HCA asks at t for `bytes` of payload in `mem`; returns when the last byte is in the HCA. */
 sim_time_t host_dma_read(struct host *h, sim_time_t t, enum hca_mem mem, uint32_t bytes);
 /* `bytes` arrive at the HCA at t to be written into `mem`; returns when they are visible. */
@@ -161,8 +180,13 @@ sim_time_t host_dma_write(struct host *h, sim_time_t t, enum hca_mem mem, uint32
 /* Staging copies when a GPU buffer is used without GPUDirect; return the end time. */
 sim_time_t host_stage_gpu_to_host(struct host *h, sim_time_t t, uint64_t bytes);
 sim_time_t host_stage_host_to_gpu(struct host *h, sim_time_t t, uint64_t bytes);
-/* A CQE written at t: when a polling CPU has it (visible + poll_cpu_ns). */
-sim_time_t host_cqe(struct host *h, sim_time_t t);
+/*
+ * A CQE the HCA writes at t: when a polling CPU has it (visible, then
+ * poll_cpu_ns). It follows the data it completes on the same pipe, and
+ * PCIe keeps posted writes in order: it is never visible before `after`,
+ * when that data is.
+ */
+sim_time_t host_cqe(struct host *h, sim_time_t t, sim_time_t after);
 /* True when a buffer in `mem` must be staged through host memory. */
 bool host_needs_staging(const struct host_params *p, enum hca_mem mem);
 

@@ -53,6 +53,7 @@ struct tcp_params {
 	uint32_t irq_ns;	/* tcp.irq_ns: one receive interrupt (entry, NAPI poll start) */
 	uint32_t irq_coalesce;	/* tcp.irq_coalesce: segments one interrupt serves at most */
 	uint32_t ctx_switch_ns;	/* tcp.ctx_switch_ns: waking the blocked receiver (wake-up + switch) */
+	uint32_t cores;		/* tcp.cores: cores a host's connections share (0 = one each) */
 };
 
 void tcp_params_default(struct tcp_params *p);
@@ -127,6 +128,8 @@ void tcp_rtt_sample(struct tcp_rtt *r, sim_time_t rtt, sim_time_t min_rto, sim_t
  * (interrupt, protocol processing per segment) and the receiving thread
  * (wake-up, copy to the user buffer, recv() returning).
  */
+/* One core's pipelines: a connection's sending thread, its receive queue's
+ * softirq (RSS) and its receiving thread (tcp_host.c). */
 struct tcp_host {
 	sim_time_t tx_free, rx_free, app_free;
 	uint32_t batch;		/* segments served by the current interrupt */
@@ -134,6 +137,13 @@ struct tcp_host {
 		uint64_t cpu_ps;
 		uint64_t syscalls, irqs, ctx_switches, segs_tx, segs_rx, copy_bytes;
 	} st;
+};
+
+/* A host's cores (hca.xport_host): connection k of the host runs on core
+ * k, or k mod tcp.cores when that is set. */
+struct tcp_cores {
+	struct tcp_host *v;
+	uint32_t n, cap, next;
 };
 
 /* The copy rate in bytes per ps used for `copy_gbps` (0 = mem_gbps / 2). */

@@ -105,6 +105,7 @@ struct tcp_conn {
 	struct hca_xport xport;	/* first: qp->xport points here */
 	struct hca_qp *qp;
 	uint32_t mss, hdr;
+	uint32_t core;		/* its host's core (struct tcp_cores) */
 	double gbps;		/* copy rate */
 	/* sender */
 	uint64_t app_seq;	/* stream bytes written by send() */
@@ -161,11 +162,39 @@ static inline struct tcp_conn *tcp_of(const struct hca_qp *qp)
 	return (struct tcp_conn *)qp->xport;
 }
 
-/* The kernel stack's CPU pipelines of the host behind HCA h (made with
- * the first connection: tcp_conn_create). */
-static inline struct tcp_host *host_of(const struct hca *h)
+/* The core that runs connection c's kernel stack at this end (its
+ * host's cores are made with its connections: tcp_conn_create). */
+static inline struct tcp_host *core_of(const struct tcp_conn *c)
 {
-	return h->xport_host;
+	const struct tcp_cores *cs = c->qp->hca->xport_host;
+
+	return &cs->v[c->core];
+}
+
+/* A core for a new connection of the host behind h: its own, or one of
+ * tcp.cores in turn. */
+static int core_take(struct hca *h, uint32_t cores, uint32_t *core)
+{
+	struct tcp_cores *cs = h->xport_host;
+
+	if (!cs && !(cs = h->xport_host = calloc(1, sizeof(*cs))))
+		return -1;
+	if (cores && cs->n >= cores) {
+		*core = cs->next++ % cores;
+		return 0;
+	}
+	if (cs->n == cs->cap) {
+		uint32_t cap = cs->cap ? 2 * cs->cap : 4;
+		struct tcp_host *v = realloc(cs->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		cs->v = v;
+		cs->cap = cap;
+	}
+	memset(&cs->v[cs->n], 0, sizeof(cs->v[0]));
+	*core = cs->n++;
+	return 0;
 }
 
 static struct fab *fab_of(const struct tcp_conn *c)
@@ -203,10 +232,13 @@ static int tcp_conn_create(struct hca_qp *qp)
 	const struct tcp_params *p = &f->p.tcp;
 	struct tcp_conn *c;
 
-	if (!qp->hca->xport_host && !(qp->hca->xport_host = calloc(1, sizeof(struct tcp_host))))
+	uint32_t core;
+
+	if (core_take(qp->hca, p->cores, &core))
 		return -1;
 	if (!(c = calloc(1, sizeof(*c))))
 		return -1;
+	c->core = core;
 	c->xport.ops = &tcp_ops;
 	c->qp = qp;
 	c->mss = p->mss ? p->mss : f->p.mtu;
@@ -259,9 +291,9 @@ static sim_time_t cur_rto(const struct tcp_conn *c)
 
 /* ---- host costs, charged to the host's CPU as well -------------------- */
 
-static void charge(struct hca *h, uint64_t before)
+static void charge(struct hca *h, const struct tcp_host *core, uint64_t before)
 {
-	h->host.st.cpu_ps += host_of(h)->st.cpu_ps - before;
+	h->host.st.cpu_ps += core->st.cpu_ps - before;
 }
 
 /* ---- the send stream ------------------------------------------------- */
@@ -328,13 +360,13 @@ static sim_time_t stream_append(struct tcp_conn *c, struct tcp_rec *r, uint32_t 
 {
 	struct hca *h = c->qp->hca;
 	uint64_t bytes = (uint64_t)c->hdr + (r->op == IB_OP_READ_REQUEST ? 0 : len);
-	uint64_t before = host_of(h)->st.cpu_ps;
+	uint64_t before = core_of(c)->st.cpu_ps;
 	sim_time_t c0, done;
 
 	if (!bytes)
 		bytes = 1;	/* tcp.msg_hdr=0 and an empty message: one byte still goes */
-	done = tcp_host_send(host_of(h), prm(c), c->gbps, t, bytes, nsegs(c, bytes), &c0);
-	charge(h, before);
+	done = tcp_host_send(core_of(c), prm(c), c->gbps, t, bytes, nsegs(c, bytes), &c0);
+	charge(h, core_of(c), before);
 	r->seq = c->app_seq;
 	r->end = c->app_seq + bytes;
 	r->t0 = c0 + nic;
@@ -761,7 +793,7 @@ static void read_respond(struct tcp_conn *c, const struct tcp_seg *s, sim_time_t
 	r->mem = HCA_MEM_HOST;
 	snapshot(c, r, mr ? hca_mr_ptr(mr, s->va) : NULL);
 	if (h->f->p.host_model)
-		nic += host_post(&h->host, t, 0) - t;
+		nic += host_post(&h->host, t, 0, HOST_POST_ALONE) - t;
 	stream_append(c, r, r->len, t, nic);
 	hca_qp_update_active(c->qp);
 }
@@ -775,7 +807,7 @@ static void deliver(struct tcp_conn *c, const struct tcp_seg *s)
 	bool first = s->flags & IB_PKT_FIRST, last = s->flags & IB_PKT_LAST;
 	uint32_t poff = s->off > c->hdr ? s->off - c->hdr : 0;
 	uint32_t plen = s->off + s->len > c->hdr ? s->off + s->len - (s->off > c->hdr ? s->off : c->hdr) : 0;
-	uint64_t before = host_of(h)->st.cpu_ps;
+	uint64_t before = core_of(c)->st.cpu_ps;
 	sim_time_t t;
 	uint8_t *dst = NULL;
 
@@ -815,8 +847,8 @@ static void deliver(struct tcp_conn *c, const struct tcp_seg *s)
 		if (dst)
 			memcpy(dst, s->data, plen);
 	}
-	t = tcp_host_rx_copy(host_of(h), prm(c), c->gbps, s->t, s->len, first, last);
-	charge(h, before);
+	t = tcp_host_rx_copy(core_of(c), prm(c), c->gbps, s->t, s->len, first, last);
+	charge(h, core_of(c), before);
 	if (!last)
 		return;
 	switch (s->op) {
@@ -950,11 +982,11 @@ static void tcp_receive(struct fab *f, struct hca_qp *qp, struct pkt *p)
 	c->st.segs_rcvd++;
 	/* the NIC writes the frame into the ring, the softirq processes it */
 	if (p->payload) {
-		uint64_t before = host_of(h)->st.cpu_ps;
+		uint64_t before = core_of(c)->st.cpu_ps;
 
 		t = hca_dma_write(h, now, HCA_MEM_HOST, p->payload);
-		t = tcp_host_rx_seg(host_of(h), prm(c), t);
-		charge(h, before);
+		t = tcp_host_rx_seg(core_of(c), prm(c), t);
+		charge(h, core_of(c), before);
 	}
 	ack_input(c, p->tcp.ack, p->flags & IB_PKT_ECE, !p->payload);
 	if (p->payload) {
@@ -1044,7 +1076,11 @@ void tcp_totals(const struct fab *f, struct fab_totals *t)
 
 static void tcp_hca_fini(struct hca *h)
 {
-	free(h->xport_host);
+	struct tcp_cores *cs = h->xport_host;
+
+	if (cs)
+		free(cs->v);
+	free(cs);
 	h->xport_host = NULL;
 }
 

@@ -5,9 +5,13 @@
  * CPU time on the host (added to the host's cpu_ps, which also holds the
  * verbs costs of models/host: post, poll).
  *
- * Three pipelines per host, each a "free at" time, so back-to-back work
- * queues and the CPU can become the bottleneck (as a single core does at
- * 100 Gb/s and above, Cai et al., SIGCOMM 2021):
+ * Three pipelines per connection, each a "free at" time, so back-to-back
+ * work queues and the CPU can become the bottleneck (as a single core does
+ * at 100 Gb/s and above, Cai et al., SIGCOMM 2021). Linux processes one
+ * flow on one core at each end: RSS steers its segments to one receive
+ * queue and its softirq, and the application's thread sends and reads it.
+ * So each connection has its own core (struct tcp_host) unless tcp.cores
+ * makes a host's connections share that many:
  *
  *   sending thread   send(): syscall_ns, then the copy of the message into
  *                    the socket buffer at the copy rate plus seg_cpu_ns per
@@ -27,18 +31,32 @@
  *                    the last: the message is then "seen".
  *
  * Defaults and where they come from (estimates unless a measurement is
- * named; all are keys, so a measured host can be described):
+ * named; all are keys, so a measured host can be described; docs/tcp.md
+ * has the table):
+ *   mss 1448           Ethernet's standard MTU 1500 less IPv4 (20), TCP
+ *                      (20) and the timestamps option (12); 8948 for MTU
+ *                      9000. Segments are what the wire carries; the
+ *                      per-segment costs below are paid per segment.
  *   syscall_ns 500     the sendmsg/recvmsg path through the socket layer
  *                      (a bare system call on current x86 is ~0.1 us; the
  *                      socket layer, locking and the TCP send/receive entry
  *                      points make it several times that). Estimate.
- *   copy_gbps 0        = host.mem_gbps / 2: a copy reads and writes every
- *                      byte, so memory bandwidth halves. A single core's
- *                      memcpy is lower (~10-20 GB/s); Cai et al. measure
- *                      the receiver's kernel-to-user copy as the bottleneck
- *                      of one flow at 100 Gb/s (about 42 Gb/s per core).
- *                      Set tcp.copy_gbps to model a single-core flow.
- *   seg_cpu_ns 100     TCP/IP processing per 4 KiB segment per side with
+ *   copy_gbps 6        one core's kernel<->user copy of network data.
+ *                      Dumazet's zero-copy receive (Linux 4.18, "tcp:
+ *                      implement mmap() for zero copy receive") saved
+ *                      71-83 us of CPU per MB received against
+ *                      recvmsg() at 33.8 Gb/s: a copy of
+ *                      12.6-14.8 GB/s while the data is still in the
+ *                      cache. At 100 Gb/s DDIO's share of the last-level
+ *                      cache overflows and the copy misses (Cai et al.
+ *                      measure a 49% miss rate on one flow, whose copy
+ *                      bounds it near 42 Gb/s per core): about half that
+ *                      rate. With the costs below one flow gets 34 Gb/s
+ *                      at MTU 1500 and 45 at 9000, in ESnet's 15-35 Gb/s
+ *                      for a single stream on a 100G host and near Cai's
+ *                      42. 0 = host.mem_gbps / 2 (a copy bound by memory
+ *                      bandwidth alone).
+ *   seg_cpu_ns 100     TCP/IP processing per segment per side with
  *                      GSO/GRO amortising the per-packet work; Cai et al.
  *                      find protocol processing a small share next to the
  *                      copy. Estimate.
@@ -51,11 +69,15 @@
  *                      ping-pong, e.g. 1.1 us thread / 2.4 us process on an
  *                      11th-gen Core, Linux 6.6), plus the scheduler's
  *                      wake-up path and the cache refill. Estimate.
- * Left out: TSO/GSO batching on the send side beyond seg_cpu_ns, zero-copy
- * (MSG_ZEROCOPY), busy polling, RSS spreading one host over several cores
- * (each host is one core per direction here), the NIC's interrupt
- * moderation timer (rx-usecs: an isolated segment is interrupted at once),
- * socket buffer limits on the sender (send() never blocks).
+ *   cores 0            one core per connection at each end (RSS and a
+ *                      thread per socket); N: the host's connections share
+ *                      N cores, connection k on core k mod N.
+ * Left out: TSO/GSO and GRO batching beyond seg_cpu_ns (the per-segment
+ * cost is per wire segment, with the batching's saving folded into it;
+ * tcp.seg_cpu_ns models a host without it), zero-copy (MSG_ZEROCOPY),
+ * busy polling, the NIC's interrupt moderation timer (rx-usecs: an
+ * isolated segment is interrupted at once), socket buffer limits on the
+ * sender (send() never blocks).
  */
 #include "models/tcp/tcp.h"
 
@@ -65,7 +87,7 @@ void tcp_params_default(struct tcp_params *p)
 {
 	*p = (struct tcp_params){
 		.cc = TCP_CC_CUBIC,
-		.mss = 0,
+		.mss = 1448,	/* Ethernet MTU 1500 - IPv4 20 - TCP 20 - timestamps 12 */
 		.init_cwnd = 10,
 		.min_rto_us = 200000,
 		.max_rto_us = 60000000,
@@ -77,11 +99,12 @@ void tcp_params_default(struct tcp_params *p)
 		.msg_hdr = 16,
 		.dctcp_g = 1.0 / 16,
 		.syscall_ns = 500,
-		.copy_gbps = 0,
+		.copy_gbps = 6,
 		.seg_cpu_ns = 100,
 		.irq_ns = 1500,
 		.irq_coalesce = 64,
 		.ctx_switch_ns = 3000,
+		.cores = 0,
 	};
 }
 

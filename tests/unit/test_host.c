@@ -31,16 +31,17 @@
 #define MiB	(1024ull * 1024)
 
 /* The defaults as numbers (host.c's comment gives their sources). */
-#define RD_NS	500ull
+#define RD_NS	250ull
 #define WR_NS	250ull
 #define DB_NS	200ull
-#define WQE_NS	500ull
+#define WQE_NS	250ull
 #define CQE_NS	250ull
 #define SW_NS	100ull
 #define RC_NS	300ull
 #define RC_GBPS	8.0
 #define CPY_NS	5000ull
-#define POST_NS	50ull
+#define POST_NS	100ull
+#define MMIO_NS	280ull
 #define POLL_NS	50ull
 
 static struct sim_diag d;
@@ -133,6 +134,7 @@ static void test_defaults(void)
 	CU_ASSERT_EQUAL(p.p2p_rc_gbps, RC_GBPS);
 	CU_ASSERT_EQUAL(p.memcpy_launch_ns, CPY_NS);
 	CU_ASSERT_EQUAL(p.post_cpu_ns, POST_NS);
+	CU_ASSERT_EQUAL(p.mmio_cpu_ns, MMIO_NS);
 	CU_ASSERT_EQUAL(p.poll_cpu_ns, POLL_NS);
 	CU_ASSERT_EQUAL(p.mem_gbps, 150);
 	CU_ASSERT_EQUAL(p.gpu_pcie_gbps, 0);
@@ -275,29 +277,70 @@ static void test_post_closed_form(void)
 	static const struct {
 		uint32_t inl;
 		uint64_t wqe;	/* 64 + inline, in 64-byte blocks */
-	} c[] = { { 0, 64 }, { 1, 128 }, { 64, 128 }, { 65, 192 }, { 100, 192 }, { 448, 512 } };
+	} c[] = { { 0, 64 }, { 1, 128 }, { 64, 128 }, { 65, 192 }, { 100, 192 }, { 192, 256 },
+		  { 193, 320 }, { 448, 512 } };
 	const sim_time_t t0 = 10 * NS, big = ser(wire(MiB));
 	struct host h;
 
 	for (size_t i = 0; i < SIM_ARRAY_SIZE(c); i++) {
 		sim_time_t occ = ser(wire(c[i].wqe));
+		/* BlueFlame: data inline, posted alone, WQE within 256 bytes */
+		bool bf = c[i].inl && c[i].wqe <= 256;
 
+		/* In a list (not alone): the doorbell, then the WQE is fetched. */
 		mk(&h);
-		CU_ASSERT_EQUAL(host_post(&h, t0, c[i].inl),
+		CU_ASSERT_EQUAL(host_post(&h, t0, c[i].inl, HOST_POST_LIST_LAST),
 				t0 + (POST_NS + DB_NS) * NS + occ + WQE_NS * NS);
 		CU_ASSERT_EQUAL(h.st.posts, 1);
-		CU_ASSERT_EQUAL(h.st.cpu_ps, POST_NS * NS);
+		CU_ASSERT_EQUAL(h.st.bf_posts, 0);
+		CU_ASSERT_EQUAL(h.st.cpu_ps, (POST_NS + MMIO_NS) * NS);
 		CU_ASSERT_EQUAL(h.st.pcie_rd_bytes, wire(8) + wire(c[i].wqe));
+		/* Not the list's last: no doorbell of its own, no MMIO. */
+		mk(&h);
+		CU_ASSERT_EQUAL(host_post(&h, t0, c[i].inl, HOST_POST_LIST),
+				t0 + POST_NS * NS + occ + WQE_NS * NS);
+		CU_ASSERT_EQUAL(h.st.cpu_ps, POST_NS * NS);
+		CU_ASSERT_EQUAL(h.st.pcie_rd_bytes, wire(c[i].wqe));
 		CU_ASSERT_EQUAL(h.st.hostmem_bytes, c[i].wqe);
+		/* Alone: BlueFlame when it qualifies, the WQE crossing once as
+		 * the doorbell; the fetch otherwise. */
+		mk(&h);
+		CU_ASSERT_EQUAL(host_post(&h, t0, c[i].inl, HOST_POST_ALONE),
+				bf ? t0 + POST_NS * NS + occ + DB_NS * NS :
+				     t0 + (POST_NS + DB_NS) * NS + occ + WQE_NS * NS);
+		CU_ASSERT_EQUAL(h.st.bf_posts, bf);
+		CU_ASSERT_EQUAL(h.st.pcie_rd_bytes, (bf ? 0 : wire(8)) + wire(c[i].wqe));
 	}
-	/* Default post of a 0-inline WR: 50 + 200 + 2.857 + 500 ns. */
+	/* Default post of a 0-inline WR: 100 + 200 + 2.857 + 250 ns; of a
+	 * 2-byte inline one by BlueFlame: 100 + 4.095 (a 128-byte WQE) + 200. */
 	mk(&h);
-	CU_ASSERT_EQUAL(host_post(&h, 0, 0), 752857);
+	CU_ASSERT_EQUAL(host_post(&h, 0, 0, HOST_POST_ALONE), 552857);
+	mk(&h);
+	CU_ASSERT_EQUAL(host_post(&h, 0, 2, HOST_POST_ALONE), (POST_NS + DB_NS) * NS + ser(wire(128)));
+	/* bf_bytes = 0: never BlueFlame. */
+	mk(&h);
+	h.p.bf_bytes = 0;
+	CU_ASSERT_EQUAL(host_post(&h, 0, 2, HOST_POST_ALONE), (POST_NS + DB_NS) * NS + ser(wire(128)) +
+						 WQE_NS * NS);
 
 	/* The WQE fetch shares the rd pipe: it waits behind a 1 MiB payload read. */
 	mk(&h);
 	host_dma_read(&h, 0, HCA_MEM_HOST, MiB);
-	CU_ASSERT_EQUAL(host_post(&h, 0, 0), big + ser(90) + WQE_NS * NS);
+	CU_ASSERT_EQUAL(host_post(&h, 0, 0, HOST_POST_ALONE), big + ser(90) + WQE_NS * NS);
+
+	/* One posting thread: ten posts asked for at once leave POST_NS +
+	 * MMIO_NS apart (the CPU, not PCIe, sets their rate); in a list,
+	 * only the last one's doorbell costs the MMIO. */
+	mk(&h);
+	for (int i = 0; i < 10; i++)
+		CU_ASSERT_EQUAL(host_post(&h, t0, 0, HOST_POST_ALONE),
+				t0 + (sim_time_t)i * (POST_NS + MMIO_NS) * NS + POST_NS * NS +
+				DB_NS * NS + ser(90) + WQE_NS * NS);
+	mk(&h);
+	for (int i = 0; i < 10; i++)
+		host_post(&h, t0, 0, i < 9 ? HOST_POST_LIST : HOST_POST_LIST_LAST);
+	CU_ASSERT_EQUAL(h.cpu_free, t0 + (10 * POST_NS + MMIO_NS) * NS);
+	CU_ASSERT_EQUAL(h.st.cpu_ps, (10 * POST_NS + MMIO_NS) * NS);
 }
 
 static void test_cqe_closed_form(void)
@@ -305,15 +348,20 @@ static void test_cqe_closed_form(void)
 	struct host h;
 
 	mk(&h);
-	CU_ASSERT_EQUAL(host_cqe(&h, 7 * NS), 7 * NS + ser(90) + CQE_NS * NS + POLL_NS * NS);
+	CU_ASSERT_EQUAL(host_cqe(&h, 7 * NS, 0), 7 * NS + ser(90) + CQE_NS * NS + POLL_NS * NS);
 	CU_ASSERT_EQUAL(h.st.cqes, 1);
 	CU_ASSERT_EQUAL(h.st.cpu_ps, POLL_NS * NS);
 	CU_ASSERT_EQUAL(h.st.pcie_wr_bytes, 90);
 	CU_ASSERT_EQUAL(h.st.hostmem_bytes, 64);
 	/* The CQE queues behind payload the HCA is writing (same direction). */
 	host_dma_write(&h, 0, HCA_MEM_HOST, MiB);
-	CU_ASSERT_EQUAL(host_cqe(&h, 0), 7 * NS + ser(90) + ser(wire(MiB)) + ser(90) +
+	CU_ASSERT_EQUAL(host_cqe(&h, 0, 0), 7 * NS + ser(90) + ser(wire(MiB)) + ser(90) +
 			(CQE_NS + POLL_NS) * NS);
+	/* Never visible before the data it completes (posted writes stay in
+	 * order): a CQE issued with the data's last byte, whose write is
+	 * slower, is seen right behind it. */
+	mk(&h);
+	CU_ASSERT_EQUAL(host_cqe(&h, 0, 900 * NS), 900 * NS + POLL_NS * NS);
 }
 
 /* ---- queueing ------------------------------------------------------------- */
@@ -614,7 +662,7 @@ static void test_stats_accounting(void)
 		sim_time_t t = (sim_time_t)i * SIM_US;
 
 		/* send side: post, stage, read, completion */
-		t = host_post(&h, t, (uint32_t)i * 16);
+		t = host_post(&h, t, (uint32_t)i * 16, HOST_POST_LIST_LAST);
 		rd += wire(8) + wire((64 + (uint64_t)i * 16 + 63) / 64 * 64);
 		rc += wire(8) + wire((64 + (uint64_t)i * 16 + 63) / 64 * 64);
 		mem += (64 + (uint64_t)i * 16 + 63) / 64 * 64;
@@ -626,7 +674,7 @@ static void test_stats_accounting(void)
 		rd += wire(s);
 		rc += wire(s);
 		mem += s;
-		t = host_cqe(&h, t);
+		t = host_cqe(&h, t, t);
 		wr += wire(64);
 		rc += wire(64);
 		mem += 64;
@@ -635,7 +683,7 @@ static void test_stats_accounting(void)
 		wr += wire(s);
 		rc += wire(s);
 		mem += s;
-		t = host_cqe(&h, t);
+		t = host_cqe(&h, t, t);
 		wr += wire(64);
 		rc += wire(64);
 		mem += 64;
@@ -654,7 +702,7 @@ static void test_stats_accounting(void)
 	CU_ASSERT_EQUAL(h.st.staging_copies, 20);
 	CU_ASSERT_EQUAL(h.st.dma_reads, 10);
 	CU_ASSERT_EQUAL(h.st.dma_writes, 10);
-	CU_ASSERT_EQUAL(h.st.cpu_ps, (10 * POST_NS + 20 * POLL_NS + 20 * CPY_NS) * NS);
+	CU_ASSERT_EQUAL(h.st.cpu_ps, (10 * (POST_NS + MMIO_NS) + 20 * POLL_NS + 20 * CPY_NS) * NS);
 }
 
 /* ---- parameters ------------------------------------------------------------ */
@@ -692,6 +740,8 @@ static void test_params_every_key(void)
 	SET_OK(&p, "p2p_rc_gbps", "3.5");
 	SET_OK(&p, "memcpy_launch_ns", "8us");
 	SET_OK(&p, "post_cpu_ns", "70");
+	SET_OK(&p, "bf_bytes", "128");
+	SET_OK(&p, "mmio_cpu_ns", "300");
 	SET_OK(&p, "POLL_CPU_NS", "40");
 	CU_ASSERT_EQUAL(p.pcie_gen, 5);
 	CU_ASSERT_EQUAL(p.pcie_lanes, 8);
@@ -711,6 +761,8 @@ static void test_params_every_key(void)
 	CU_ASSERT_EQUAL(p.p2p_rc_gbps, 3.5);
 	CU_ASSERT_EQUAL(p.memcpy_launch_ns, 8000);
 	CU_ASSERT_EQUAL(p.post_cpu_ns, 70);
+	CU_ASSERT_EQUAL(p.bf_bytes, 128);
+	CU_ASSERT_EQUAL(p.mmio_cpu_ns, 300);
 	CU_ASSERT_EQUAL(p.poll_cpu_ns, 40);
 	CU_ASSERT_EQUAL(host_params_check(&p, &d), 0);
 
@@ -742,7 +794,7 @@ static void test_params_every_key(void)
 		n++;
 	}
 	fclose(f);
-	CU_ASSERT_EQUAL(n, 19);
+	CU_ASSERT_EQUAL(n, 21);
 	CU_ASSERT_EQUAL(memcmp(&p, &q, sizeof(p)), 0);
 }
 

@@ -423,8 +423,9 @@ static void test_latency_closed_form(void)
 				expect = hca + hop + wire_time(msg_bytes(len, t.p.mtu, 16, 0, 0, 16)) + ack;
 			else if (op == 1)	/* no extension header, then the ACK */
 				expect = hca + hop + wire_time(msg_bytes(len, t.p.mtu, 0, 0, 0, 0)) + ack;
-			else			/* request with RETH; responses with AETH but the middles */
-				expect = hca + hop + wire_time(pkt_bytes(0, 16)) + hop +
+			else			/* request with RETH; responses with AETH but the
+						 * middles, through the responder's HCA too */
+				expect = hca + hop + wire_time(pkt_bytes(0, 16)) + hca + hop +
 					 wire_time(msg_bytes(len, t.p.mtu, 4, 0, 4, 4));
 			double got = (double)wc[0].time * 1e-12;
 
@@ -1281,7 +1282,7 @@ static void check_host_op(const char *gen, enum hca_wr_opcode op, uint32_t len)
 	uint32_t mtu = t.p.mtu, chunk = t.p.hca_dma_window * mtu;
 	double ps = 1e-12, rate = 200e9 / 8 * ps;	/* bytes per ps */
 	double hop = (2 * t.p.cable_m * t.p.ps_per_m + t.p.sw_latency_ns * 1e3);
-	double ready = (double)(host_post(&ha, 0, 0) + (sim_time_t)t.p.hca_latency_ns * SIM_NS);
+	double ready = (double)(host_post(&ha, 0, 0, HOST_POST_ALONE) + (sim_time_t)t.p.hca_latency_ns * SIM_NS);
 	uint64_t c0 = len < chunk ? len : chunk, p0 = len < mtu ? len : mtu;
 	double lastpl = (double)(len - (len - 1) / mtu * mtu);
 	/* RETH on a WRITE's first packet; AETH on a READ response's first and last */
@@ -1292,20 +1293,28 @@ static void check_host_op(const char *gen, enum hca_wr_opcode op, uint32_t len)
 	double last = pkt_bytes((uint32_t)lastpl, n == 1 ? (x_first ? x_first : x_last) : x_last);
 	struct host *rd = op == HCA_WR_RDMA_READ ? &hb : &ha;	/* who reads the data */
 	struct host *wr = op == HCA_WR_RDMA_READ ? &ha : &hb;	/* who writes it */
-	double t0 = ready;
+	/* the payload read starts once the WQE is in, overlapping the HCA's
+	 * pipeline; a READ's data goes through the responder's after it */
+	double hca = (double)t.p.hca_latency_ns * SIM_NS, t0 = ready - hca, go = ready, after = 0;
 
-	if (op == HCA_WR_RDMA_READ)	/* the request (RETH, no payload) crosses first */
+	if (op == HCA_WR_RDMA_READ) {	/* the request (RETH, no payload) crosses first */
 		t0 = ready + pkt_bytes(0, 16) / rate + hop;
+		go = 0;
+		after = hca;
+	}
 	struct host one = *rd;
 	double first = (double)host_dma_read(&one, (sim_time_t)t0, HCA_MEM_HOST, (uint32_t)c0) -
 		       (double)(host_pcie_ser_ps(&t.p.host, host_pcie_wire_bytes(&t.p.host, c0)) -
 				host_pcie_ser_ps(&t.p.host, host_pcie_wire_bytes(&t.p.host, p0)));
 	double all = (double)host_dma_read(rd, (sim_time_t)t0, HCA_MEM_HOST, len);
-	double tail = fmax(first + data / rate, all + last / rate) + hop;
+	double tail = fmax(fmax(first + after, go) + data / rate, all + after + last / rate) + hop;
 	double seen = (double)host_dma_write(wr, (sim_time_t)tail, HCA_MEM_HOST, (uint32_t)lastpl);
 	double done = op == HCA_WR_RDMA_READ ? seen :
 		      tail + hop + pkt_bytes(0, 4) / rate;	/* the ACK */
-	double cqe = (double)host_cqe(&ha, (sim_time_t)done);
+	/* the CQE is written as the last packet lands, behind a READ's data */
+	double cqe = op == HCA_WR_RDMA_READ ?
+		     (double)host_cqe(&ha, (sim_time_t)tail, (sim_time_t)seen) :
+		     (double)host_cqe(&ha, (sim_time_t)done, (sim_time_t)done);
 	static const char *const names[] = { [HCA_WR_RDMA_WRITE] = "write", [HCA_WR_SEND] = "send",
 					     [HCA_WR_RDMA_READ] = "read" };
 
@@ -1523,6 +1532,135 @@ static void test_qp_numbers(void)
 	tp_fini(&t);
 }
 
+/* ---- the HCA's message rate -------------------------------------------- */
+
+/*
+ * N 8-byte WRITEs posted at once on each of q QPs from one host, the
+ * posting thread's cost set to 0 so that only the HCA limits them: each
+ * WR's completion time (one ACK each) in done[] by wr_id, QP k's i-th WR
+ * at k * n + i.
+ */
+static void rate_run(const char *const *sets, int q, int n, sim_time_t *done)
+{
+	struct tp t;
+	struct hca_qp *qa[4], *qb[4];
+	struct hca_wc wc[64];
+	int got = 0;
+
+	tp_init(&t, sets, 4096);
+	for (int k = 0; k < q; k++) {
+		qa[k] = make_qp(t.a, t.ca, HCA_QPT_RC);
+		qb[k] = make_qp(t.b, t.cb, HCA_QPT_RC);
+		to_rts(qa[k], t.b, hca_qp_num(qb[k]), &t, 14, 7, 7, 12, 16);
+		to_rts(qb[k], t.a, hca_qp_num(qa[k]), &t, 14, 7, 7, 12, 16);
+	}
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < q; k++) {
+			struct hca_send_wr w = wr_of(&t, HCA_WR_RDMA_WRITE, (uint64_t)(k * n + i),
+						     (uint32_t)(8 * (k * n + i)), 8);
+
+			CU_ASSERT_FATAL(hca_post_send(qa[k], &w) == 0);
+		}
+	tp_run(&t);
+	while (got < q * n) {
+		int k = poll_all(t.ca, wc, 64);
+
+		CU_ASSERT_FATAL(k > 0);
+		for (int j = 0; j < k; j++) {
+			CU_ASSERT_EQUAL(wc[j].status, HCA_WC_SUCCESS);
+			done[wc[j].wr_id] = wc[j].time;
+		}
+		got += k;
+	}
+	tp_fini(&t);
+}
+
+/*
+ * hca.wqe_ns: a QP's send engine takes one WQE per wqe_ns, so a QP's
+ * completions (one ACK each) come wqe_ns apart; hca.max_mpps: the HCA
+ * starts at most that many messages a microsecond over all its QPs, so
+ * two QPs together go no faster. Without either the same WRITEs leave
+ * back to back on the link (62 wire bytes, 2.5 ns each).
+ */
+static void test_hca_message_rate(void)
+{
+	static const char *const free_cpu[] = { "host.model=on", "host.post_cpu_ns=0",
+						"host.mmio_cpu_ns=0", "hca.max_mpps=0", NULL };
+	static const char *const per_qp[] = { "host.model=on", "host.post_cpu_ns=0",
+					      "host.mmio_cpu_ns=0", "hca.max_mpps=0", "hca.wqe_ns=500",
+					      NULL };
+	static const char *const per_hca[] = { "host.model=on", "host.post_cpu_ns=0",
+					       "host.mmio_cpu_ns=0", "hca.max_mpps=2", NULL };
+	enum { N = 20 };
+	sim_time_t t[2 * N], lo, hi;
+
+	rate_run(free_cpu, 1, N, t);
+	CU_ASSERT(t[N - 1] - t[0] < (N - 1) * 50 * SIM_NS);
+	rate_run(per_qp, 1, N, t);
+	for (int i = 1; i < N; i++)
+		CU_ASSERT_EQUAL(t[i] - t[i - 1], 500 * SIM_NS);
+	/* two QPs: their engines run side by side */
+	rate_run(per_qp, 2, N, t);
+	CU_ASSERT(t[N - 1] - t[0] >= (N - 1) * 500 * SIM_NS);
+	CU_ASSERT(t[2 * N - 1] - t[N] >= (N - 1) * 500 * SIM_NS);
+	CU_ASSERT(t[2 * N - 1] - t[0] < N * 500 * SIM_NS);
+	/* 2 million a second over the HCA: 40 messages take 19.5 us or more */
+	rate_run(per_hca, 2, N, t);
+	lo = hi = t[0];
+	for (int i = 0; i < 2 * N; i++) {
+		lo = t[i] < lo ? t[i] : lo;
+		hi = t[i] > hi ? t[i] : hi;
+	}
+	CU_ASSERT(hi - lo >= (2 * N - 1) * 500 * SIM_NS);
+	CU_ASSERT(hi - lo < 2 * N * 500 * SIM_NS);
+}
+
+/*
+ * The responder's read engine: small READs outstanding overlap their
+ * memory reads, so they complete far closer than one DMA read (250 ns)
+ * apart; and 64 KiB READs back to back fill the link, the next READ's
+ * data read while the one before is still on the wire.
+ */
+static void test_read_engine(void)
+{
+	static const char *const free_cpu[] = { "host.model=on", "host.post_cpu_ns=0",
+						"host.mmio_cpu_ns=0", NULL };
+	enum { N = 32, BIG = 64 << 10, NB = 16 };
+	struct tp t;
+	struct hca_wc wc[N];
+
+	tp_init(&t, free_cpu, (size_t)NB * BIG);
+	tp_connect(&t, HCA_QPT_RC, 14, 7, 7, 12, 16);
+	for (int i = 0; i < N; i++) {
+		struct hca_send_wr w = wr_of(&t, HCA_WR_RDMA_READ, (uint64_t)i, (uint32_t)(8 * i), 8);
+
+		CU_ASSERT_FATAL(hca_post_send(t.qa, &w) == 0);
+	}
+	tp_run(&t);
+	CU_ASSERT_FATAL(poll_all(t.ca, wc, N) == N);
+	/* 16 READs' completions within 15 x 100 ns, not 15 x 250 */
+	CU_ASSERT(wc[N - 1].time - wc[N - 16].time < 15 * 100 * SIM_NS);
+	tp_fini(&t);
+
+	tp_init(&t, free_cpu, (size_t)NB * BIG);
+	tp_connect(&t, HCA_QPT_RC, 14, 7, 7, 12, 16);
+	for (int i = 0; i < NB; i++) {
+		struct hca_send_wr w = wr_of(&t, HCA_WR_RDMA_READ, (uint64_t)i, (uint32_t)i * BIG, BIG);
+
+		CU_ASSERT_FATAL(hca_post_send(t.qa, &w) == 0);
+	}
+	tp_run(&t);
+	CU_ASSERT_FATAL(poll_all(t.ca, wc, NB) == NB);
+	/* from the first READ's completion to the last: NB - 1 READs at the
+	 * link's rate: 16 packets of 4096 bytes and 26 of headers, the first
+	 * and the last with a 4-byte AETH; within 1% */
+	double per = (double)(16 * (4096 + 26) + 8) * 8 / 200e9 * 1e12;	/* ps */
+	double span = (double)(wc[NB - 1].time - wc[0].time);
+
+	CU_ASSERT_DOUBLE_EQUAL(span / ((NB - 1) * per), 1, 0.01);
+	tp_fini(&t);
+}
+
 static const struct test_case tests[] = {
 	{ "long RC messages survive 0.1% loss", test_long_message_loss },
 	{ "WRITE/SEND/READ latency closed form", test_latency_closed_form },
@@ -1548,6 +1686,8 @@ static const struct test_case tests[] = {
 	{ "host model: WRITE/SEND/READ closed form with PCIe and DMA", test_host_closed_form },
 	{ "host model: the narrower of PCIe and the link", test_pcie_bottleneck },
 	{ "GPUDirect on and off", test_gpudirect },
+	{ "the HCA's message rate: per QP and over all its QPs", test_hca_message_rate },
+	{ "READ responder: small READs overlap, large ones fill the link", test_read_engine },
 	{ NULL, NULL },
 };
 
