@@ -41,12 +41,29 @@
  * Treat them as the right order of magnitude, and override with
  * switch.latency_ns when a measured number exists.
  *
- * HCA latency (post -> first bit on the wire: doorbell, WQE fetch, payload
- * DMA read). Estimates, not datasheet values: a share of the commonly
- * reported ib_write_lat half round trip of each adapter generation (about
- * 2-3 us for InfiniHost-era SDR/DDR, 1.3 us ConnectX-2 QDR, 0.7-1 us for
- * ConnectX-3 onwards), the rest of which is wire, switch and the receive
- * side, which this parameter does not cover.
+ * HCA latency (hca.latency_ns): the HCA's send pipeline, from holding a WR
+ * (its WQE fetched or written by BlueFlame; its payload read overlaps this)
+ * to the first bit on the wire; a READ's response passes through it too.
+ * The host's costs (posting, doorbell, WQE fetch, DMA) are the host
+ * model's (models/host). EDR 200 ns and HDR/NDR 250 ns are fitted with the
+ * host's DMA read round trip (dma_ns below) to published perftest runs
+ * (docs/validation.md): ConnectX-4 EDR back to back, ib_send_lat 0.81-0.83
+ * us at 32 bytes, 1.52-1.61 at 1 KiB, 2.25-2.28 at 4 KiB, 4.56-4.58 at 32
+ * KiB (D. Potter, MSc thesis, RWTH Aachen 2018), and an mlx5 host at 0.93
+ * us (ib_write_lat inline), 1.32 (not inline), 1.91 (ib_read_lat)
+ * (perftest issue #131). Older generations: estimates, a share of the
+ * commonly reported ib_write_lat half round trip (about 2-3 us for
+ * InfiniHost-era SDR/DDR, 1.3 us ConnectX-2 QDR, 0.7-1 us ConnectX-3).
+ *
+ * Host DMA read round trip (host.dma_read_ns, wqe_fetch_ns): 400 ns for
+ * the PCIe Gen3 servers of EDR and before (Potter's Xeon E5-2643 v4: the
+ * WQE fetch and payload read add 0.7 us to a 1 KiB SEND; pcie-bench
+ * measures 546-560 ns on a Xeon E5-2630 v4 with the IOMMU on and its own
+ * slower DMA engine), 250 ns for Gen4 and later (docs/host-model.md).
+ *
+ * HCA message rate (hca.max_mpps): the vendors' figures, ConnectX-5 one
+ * message per 5 ns, ConnectX-6 215 million a second, ConnectX-7 330-370
+ * million (docs/host-model.md); none found for earlier or later ones.
  *
  * Flow control. fc_threshold 1: a receiver sends an FC update as soon as
  * any block frees. Blocks free a packet at a time, so this means one FC
@@ -98,19 +115,20 @@ struct preset {
 	uint32_t hca_ns;
 	uint8_t pcie_gen;	/* the HCA generation's PCIe (x16) */
 	uint32_t hca_mpps;	/* the HCA's message rate, all QPs (0: no published figure) */
+	uint32_t dma_ns;	/* its host's DMA read round trip (host.dma_read_ns, wqe_fetch_ns) */
 	const char *what;
 };
 
 static const struct preset presets[] = {
-	{ "sdr",   LINK_SDR,   2048,   8192, 200, 1000, 3,   0, "4x SDR, 8 Gb/s (InfiniScale III era)" },
-	{ "ddr",   LINK_DDR,   2048,   8192, 140,  800, 3,   0, "4x DDR, 16 Gb/s" },
-	{ "qdr",   LINK_QDR,   2048,   8192, 100,  500, 3,   0, "4x QDR, 32 Gb/s (InfiniScale IV, ConnectX-2)" },
-	{ "fdr10", LINK_FDR10, 4096,  16384, 170,  350, 3,   0, "4x FDR10, 40 Gb/s (SwitchX-2, ConnectX-3)" },
-	{ "fdr",   LINK_FDR,   4096,  16384, 170,  350, 3,   0, "4x FDR, 54.5 Gb/s (SwitchX-2, ConnectX-3)" },
-	{ "edr",   LINK_EDR,   4096,  32768,  90,  300, 3, 200, "4x EDR, 100 Gb/s (Switch-IB 2, ConnectX-4/5)" },
-	{ "hdr",   LINK_HDR,   4096,  32768, 130,  250, 4, 215, "4x HDR, 200 Gb/s (Quantum, ConnectX-6)" },
-	{ "ndr",   LINK_NDR,   4096,  65536, 130,  250, 5, 330, "4x NDR, 400 Gb/s (Quantum-2, ConnectX-7)" },
-	{ "xdr",   LINK_XDR,   4096, 131072, 130,  250, 6,   0, "4x XDR, 800 Gb/s (Quantum-X800, ConnectX-8)" },
+	{ "sdr",   LINK_SDR,   2048,   8192, 200, 1000, 3,   0, 400, "4x SDR, 8 Gb/s (InfiniScale III era)" },
+	{ "ddr",   LINK_DDR,   2048,   8192, 140,  800, 3,   0, 400, "4x DDR, 16 Gb/s" },
+	{ "qdr",   LINK_QDR,   2048,   8192, 100,  500, 3,   0, 400, "4x QDR, 32 Gb/s (InfiniScale IV, ConnectX-2)" },
+	{ "fdr10", LINK_FDR10, 4096,  16384, 170,  350, 3,   0, 400, "4x FDR10, 40 Gb/s (SwitchX-2, ConnectX-3)" },
+	{ "fdr",   LINK_FDR,   4096,  16384, 170,  350, 3,   0, 400, "4x FDR, 54.5 Gb/s (SwitchX-2, ConnectX-3)" },
+	{ "edr",   LINK_EDR,   4096,  32768,  90,  200, 3, 200, 400, "4x EDR, 100 Gb/s (Switch-IB 2, ConnectX-4/5)" },
+	{ "hdr",   LINK_HDR,   4096,  32768, 130,  250, 4, 215, 250, "4x HDR, 200 Gb/s (Quantum, ConnectX-6)" },
+	{ "ndr",   LINK_NDR,   4096,  65536, 130,  250, 5, 330, 250, "4x NDR, 400 Gb/s (Quantum-2, ConnectX-7)" },
+	{ "xdr",   LINK_XDR,   4096, 131072, 130,  250, 6,   0, 250, "4x XDR, 800 Gb/s (Quantum-X800, ConnectX-8)" },
 };
 
 const char *const fab_preset_names[] = {
@@ -209,6 +227,8 @@ static void apply_preset(struct fab_params *p, const struct preset *pr)
 	ibcc_params_default(&p->ibcc);		/* models/ib/ib_cc.c */
 	tcp_params_default(&p->tcp);		/* models/tcp/tcp_host.c */
 	p->host.pcie_gen = pr->pcie_gen;	/* the PCIe of that generation's HCAs */
+	p->host.dma_read_ns = pr->dma_ns;	/* and of the servers they were built into */
+	p->host.wqe_fetch_ns = pr->dma_ns;
 }
 
 void fab_params_default(struct fab_params *p)
