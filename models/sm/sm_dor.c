@@ -13,8 +13,11 @@
  * shorter way round a ring (ties go the + way), so paths are shortest, and
  * parallel cables to the same neighbour are balanced by load.
  *
- * Without coordinates: OpenSM's definition, which takes the dimensions from
- * the port numbers: among the ports on a shortest path, the lowest-numbered
+ * Without coordinates, or when the descriptions' numbers do not make a grid
+ * that the cables follow (names such as "sw2_2", whose last number alone
+ * is read, or coordinates that contradict the cabling): OpenSM's
+ * definition, which never reads names and takes the dimensions from the
+ * port numbers: among the ports on a shortest path, the lowest-numbered
  * one's neighbour, balancing only across parallel cables to it. That is
  * dimension order when port pairs are cabled per dimension (ports 1-2 for
  * x, 3-4 for y, ...), as OpenSM's documentation asks.
@@ -345,18 +348,34 @@ int sm_route_dor(struct net *n, const struct sm_opts *o, struct sim_diag *d)
 		rc = 0;
 		goto out;
 	}
-	rc = find_coords(&r, d);
-	if (rc < 0)
+	/* The coordinates' own errors (duplicates, a cable between switches
+	 * that are not grid neighbours) are why the names cannot be used;
+	 * routing then goes by port number, as OpenSM's does. */
+	struct sim_diag why = { 0 };
+
+	rc = find_coords(&r, &why);
+	if (rc < 0 && !r.grid) {	/* out of memory, not the names */
+		*d = why;
 		goto out;
+	}
+	if (rc == 0) {
+		find_wraps(&r);
+		if (find_neighbours(&r, &why) || route_coords(&r, &why))
+			rc = -1;
+	}
+	if (rc < 0) {
+		char msg[300];
+
+		sim_diag_format(&why, msg, sizeof(msg));
+		sm_note(o, "dor: the switch descriptions do not give a grid the cables follow (%s): "
+			"routing by port number, as OpenSM does", msg);
+		rc = 1;
+	}
 	if (rc == 0) {
 		char shape[64];
 		size_t off = 0;
 		bool any_wrap = false, all_wrap = true;
 
-		find_wraps(&r);
-		rc = -1;
-		if (find_neighbours(&r, d) || route_coords(&r, d))
-			goto out;
 		for (int i = 0; i < r.ndim; i++) {
 			off += (size_t)snprintf(shape + off, sizeof(shape) - off, "%s%d",
 						i ? "x" : "", r.size[i]);
@@ -383,7 +402,8 @@ int sm_route_dor(struct net *n, const struct sm_opts *o, struct sim_diag *d)
 
 			route_ports(&r, D, &lid, 1, dist);
 		}
-		sm_note(o, "dor by port number (no x_y[_z] coordinates in the switch descriptions)");
+		if (!why.msg[0])
+			sm_note(o, "dor by port number (no x_y[_z] coordinates in the switch descriptions)");
 		rc = 0;
 	}
 out:

@@ -742,9 +742,49 @@ static void test_dor(void)
 		"Switch 4 \"sw_1_0\"\n[3] \"h1\"[1]\n"
 		"Switch 4 \"sw_1_1\"\n[3] \"h2\"[1]\n"
 		"Ca 1 \"h0\"\nCa 1 \"h1\"\nCa 1 \"h2\"\n", "diag.net", &n, &d) == 0);
-	CU_ASSERT_EQUAL(sm_route(&n, "dor", NULL, &d), -1);
-	CU_ASSERT(strstr(d.msg, "does not join grid neighbours") != NULL);
+	/* a cable that is not between grid neighbours: the names are not a
+	 * grid, so the routes go by port number, as OpenSM's do, and the note
+	 * says why */
+	char note[400] = "";
+	struct sm_opts o = { .note = note, .note_len = sizeof(note) };
+
+	CU_ASSERT_EQUAL(sm_route(&n, "dor", &o, &d), 0);
+	CU_ASSERT(strstr(note, "does not join grid neighbours") != NULL);
+	CU_ASSERT(strstr(note, "routing by port number") != NULL);
+	check_reach(&n, "dor, no grid in the names");
 	net_free(&n);
+
+	/* A torus whose switches are named "sw2_2": only the last number is
+	 * read, the coordinates collide, and the routes are OpenSM's by port
+	 * number: the same as with names that carry no numbers at all. */
+	struct net m;
+
+	gen(&n, "torus --dims 4x4");
+	gen(&m, "torus --dims 4x4");
+	for (int i = 0; i < n.nnodes; i++) {
+		char *p;
+
+		if (n.nodes[i].type != NET_SWITCH)
+			continue;
+		p = strchr(n.nodes[i].desc, '_');
+		if (p)
+			memmove(p, p + 1, strlen(p));	/* "sw_2_2" -> "sw2_2" */
+		for (p = m.nodes[i].desc; *p; p++)
+			if (isdigit((unsigned char)*p) || *p == '_')
+				*p = 'x';		/* "sw_2_2" -> "swxxxx" */
+	}
+	note[0] = 0;
+	CU_ASSERT_EQUAL(sm_route(&n, "dor", &o, &d), 0);
+	CU_ASSERT(strstr(note, "same coordinates") != NULL);
+	CU_ASSERT_EQUAL(sm_route(&m, "dor", NULL, &d), 0);
+	check_reach(&n, "dor, torus named sw2_2");
+	for (int i = 0; i < n.nnodes; i++)
+		if (n.nodes[i].type == NET_SWITCH) {
+			CU_ASSERT_EQUAL_FATAL(n.nodes[i].lft_len, m.nodes[i].lft_len);
+			CU_ASSERT(!memcmp(n.nodes[i].lft, m.nodes[i].lft, n.nodes[i].lft_len));
+		}
+	net_free(&n);
+	net_free(&m);
 }
 
 /* ---- LMC ---------------------------------------------------------------- */
