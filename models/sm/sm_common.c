@@ -11,6 +11,7 @@
  * cabled to no switch (back to back, or to another CA) is left out: no LFT
  * can reach it.
  */
+#define _GNU_SOURCE	/* qsort_r */
 #include "models/sm/sm_int.h"
 
 #include <errno.h>
@@ -209,7 +210,8 @@ static bool used_by_sibling(const struct sm_topo *t, int s, uint16_t lid, int p)
 	return false;
 }
 
-void sm_route_lid(struct sm_topo *t, int s, uint16_t lid, const int *cand, int k)
+static void route_lid(struct sm_topo *t, int s, uint16_t lid, const int *cand, int k,
+		      bool count)
 {
 	uint32_t *load = t->load[s];
 	int best = -1;
@@ -229,7 +231,63 @@ void sm_route_lid(struct sm_topo *t, int s, uint16_t lid, const int *cand, int k
 		}
 	}
 	t->n->nodes[t->sw[s]].lft[lid] = (uint8_t)best;
-	load[best]++;
+	if (count)
+		load[best]++;
+}
+
+void sm_route_lid(struct sm_topo *t, int s, uint16_t lid, const int *cand, int k)
+{
+	route_lid(t, s, lid, cand, k, true);
+}
+
+void sm_route_lid_uncounted(struct sm_topo *t, int s, uint16_t lid, const int *cand, int k)
+{
+	route_lid(t, s, lid, cand, k, false);
+}
+
+static int cmp_dest(const void *a, const void *b, void *ctx)
+{
+	const struct sm_topo *t = ctx;
+	int x = *(const int *)a, y = *(const int *)b;
+	int cx = t->ep_first[x + 1] - t->ep_first[x], cy = t->ep_first[y + 1] - t->ep_first[y];
+	uint64_t gx = sm_switch_key(t, x), gy = sm_switch_key(t, y);
+
+	if (cx != cy)
+		return cx > cy ? -1 : 1;
+	if (gx != gy)
+		return gx < gy ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* An endpoint LID's place: its offset from its port's base LID (LMC),
+ * then the switch port it hangs off. */
+static uint32_t ep_key(const struct sm_topo *t, int i)
+{
+	const struct net_node *nd = &t->n->nodes[t->ep_node[i]];
+
+	return (uint32_t)(t->ep_lid[i] - nd->ports[t->ep_nport[i]].lid) << 8 | t->ep_port[i];
+}
+
+int sm_dest_order(const struct sm_topo *t, int *sw, int *ep)
+{
+	for (int s = 0; s < t->nsw; s++)
+		sw[s] = s;
+	qsort_r(sw, (size_t)t->nsw, sizeof(int), cmp_dest, (void *)t);
+	/* within each switch: every port's base LID by port, then every
+	 * port's second LID, and so on (OpenSM's LMC loop is the outer one);
+	 * insertion sort, a switch has a few dozen ports */
+	for (int s = 0; s < t->nsw; s++)
+		for (int i = t->ep_first[s]; i < t->ep_first[s + 1]; i++) {
+			int j = i;
+			uint32_t k = ep_key(t, i);
+
+			while (j > t->ep_first[s] && ep_key(t, ep[j - 1]) > k) {
+				ep[j] = ep[j - 1];
+				j--;
+			}
+			ep[j] = i;
+		}
+	return 0;
 }
 
 uint64_t sm_switch_key(const struct sm_topo *t, int s)

@@ -70,6 +70,17 @@ static inline int sm_peer(const struct sm_topo *t, int s, int p)
  * cables (dist[s] = -1: unreachable); uses t->queue. */
 void sm_bfs(struct sm_topo *t, int from, int *dist);
 void sm_route_lid(struct sm_topo *t, int s, uint16_t lid, const int *cand, int k);
+/* The same without counting it: switch LIDs, which OpenSM leaves out of
+ * the balance (port_profile_switch_nodes off). */
+void sm_route_lid_uncounted(struct sm_topo *t, int s, uint16_t lid, const int *cand, int k);
+/*
+ * OpenSM's order of destinations (osm_ucast_mgr.c, ucast_mgr_build_lfts):
+ * switches with the most endpoints first, then by GUID (sw[] gets them);
+ * each switch's endpoint LIDs by the port they hang off, every port's base
+ * LID before any port's second (ep[] gets the indexes into ep_lid, switch
+ * by switch as ep_first). Returns 0.
+ */
+int sm_dest_order(const struct sm_topo *t, int *sw, int *ep);
 
 /*
  * Match a comma-separated list of switches (node description, node id, or

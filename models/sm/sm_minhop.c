@@ -12,13 +12,19 @@
  * least-loaded candidate from a small heap. A 10k-host two-level fat tree
  * routes in about a tenth of a second.
  *
- * Order: all CA LIDs first (destination switches in file order, LIDs
- * ascending), then the switches' own LIDs, so that management LIDs, which
- * carry no data, cannot skew the balance of the data paths. Left out:
+ * Order, as OpenSM's (osm_ucast_mgr.c, ucast_mgr_build_lfts): the CA LIDs
+ * first, destination switch by destination switch, those with the most
+ * CAs cabled first and then by GUID, each switch's CAs by the port they
+ * hang off; then the switches' own LIDs, which are not counted in the
+ * balance (OpenSM's port_profile_switch_nodes is off by default), so that
+ * management LIDs cannot skew the data paths. With the same LIDs the
+ * tables are then OpenSM's entry for entry (tests/interop/opensm.sh).
+ * Left out:
  * OpenSM's preference for distinct remote switches, LMC > 0 (one path per
  * LID), credit-loop avoidance (min-hop is not deadlock free on every
  * topology; updn/ftree are).
  */
+#define _GNU_SOURCE	/* qsort_r */
 #include "models/sm/sm.h"
 
 #include <stdlib.h>
@@ -36,6 +42,7 @@ struct mh {
 	int *ca_first, *ca_lids;
 	uint8_t *ca_port;	/* switch port the CA LID hangs off */
 	int *cand;		/* scratch: candidate ports of one switch */
+	int *order;		/* destination switches in OpenSM's order */
 };
 
 static void bfs(struct mh *m, int dst)
@@ -87,9 +94,10 @@ static void sift_down(const uint32_t *load, int *h, int k, int i)
 
 /*
  * Route the LIDs lids[0..cnt-1], all behind destination switch dst (BFS
- * already run), on every other switch. own: the LID is dst's own.
+ * already run), on every other switch; `count`: they weigh in the balance
+ * (CA LIDs do, switch LIDs do not).
  */
-static void route_behind(struct mh *m, int dst, const int *lids, int cnt)
+static void route_behind(struct mh *m, int dst, const int *lids, int cnt, bool count)
 {
 	for (int s = 0; s < m->nsw; s++) {
 		struct net_node *nd = &m->n->nodes[m->sw[s]];
@@ -113,6 +121,8 @@ static void route_behind(struct mh *m, int dst, const int *lids, int cnt)
 			int p = m->cand[0];
 
 			nd->lft[lids[i]] = (uint8_t)p;
+			if (!count)
+				continue;
 			load[p]++;
 			sift_down(load, m->cand, k, 0);
 		}
@@ -133,6 +143,7 @@ static void mh_free(struct mh *m)
 	free(m->ca_lids);
 	free(m->ca_port);
 	free(m->cand);
+	free(m->order);
 }
 
 /* Group the CA LIDs by the switch they are cabled to. */
@@ -170,7 +181,44 @@ static int collect_ca_lids(struct mh *m)
 		m->ca_port[slot] = (uint8_t)pp->remote_port;
 	}
 	free(count);
+	/* each switch's CAs by the port they hang off (insertion sort: a
+	 * switch has a few dozen ports) */
+	for (int s = 0; s < m->nsw; s++)
+		for (int i = m->ca_first[s] + 1; i < m->ca_first[s + 1]; i++)
+			for (int j = i; j > m->ca_first[s] &&
+			     m->ca_port[j - 1] > m->ca_port[j]; j--) {
+				int l = m->ca_lids[j];
+				uint8_t p = m->ca_port[j];
+
+				m->ca_lids[j] = m->ca_lids[j - 1];
+				m->ca_port[j] = m->ca_port[j - 1];
+				m->ca_lids[j - 1] = l;
+				m->ca_port[j - 1] = p;
+			}
 	return 0;
+}
+
+/* OpenSM's destination order: most CAs first, then lowest GUID (a stable
+ * sort of its switch table, which is kept by GUID). */
+static uint64_t mh_guid(const struct mh *m, int s)
+{
+	const struct net_node *nd = &m->n->nodes[m->sw[s]];
+
+	return nd->guid ? nd->guid : nd->ports[0].guid;
+}
+
+static int cmp_dest(const void *a, const void *b, void *ctx)
+{
+	const struct mh *m = ctx;
+	int x = *(const int *)a, y = *(const int *)b;
+	int cx = m->ca_first[x + 1] - m->ca_first[x], cy = m->ca_first[y + 1] - m->ca_first[y];
+	uint64_t gx = mh_guid(m, x), gy = mh_guid(m, y);
+
+	if (cx != cy)
+		return cx > cy ? -1 : 1;
+	if (gx != gy)
+		return gx < gy ? -1 : 1;
+	return x < y ? -1 : x > y;
 }
 
 int sm_route_minhop(struct net *n, struct sim_diag *d)
@@ -213,10 +261,15 @@ int sm_route_minhop(struct net *n, struct sim_diag *d)
 		s++;
 	}
 	m.cand = malloc(sizeof(int) * (maxports + 1));
-	if (!m.cand || collect_ca_lids(&m))
+	m.order = malloc(sizeof(int) * (m.nsw + 1));
+	if (!m.cand || !m.order || collect_ca_lids(&m))
 		goto nomem;
 
-	for (int t = 0; t < m.nsw; t++) {
+	for (int i = 0; i < m.nsw; i++)
+		m.order[i] = i;
+	qsort_r(m.order, (size_t)m.nsw, sizeof(int), cmp_dest, &m);
+	for (int o = 0; o < m.nsw; o++) {
+		int t = m.order[o];
 		int first = m.ca_first[t], cnt = m.ca_first[t + 1] - first;
 		struct net_node *dn = &n->nodes[m.sw[t]];
 
@@ -227,13 +280,13 @@ int sm_route_minhop(struct net *n, struct sim_diag *d)
 			m.load[t][m.ca_port[first + i]]++;
 		}
 		bfs(&m, t);
-		route_behind(&m, t, m.ca_lids + first, cnt);
+		route_behind(&m, t, m.ca_lids + first, cnt, true);
 	}
 	for (int t = 0; t < m.nsw; t++) {
 		int lid = n->nodes[m.sw[t]].lid;
 
 		bfs(&m, t);
-		route_behind(&m, t, &lid, 1);
+		route_behind(&m, t, &lid, 1, false);
 	}
 	mh_free(&m);
 	return 0;

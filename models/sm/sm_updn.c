@@ -32,7 +32,9 @@
  * which on fat trees is also the shortest up/down path (on other graphs it
  * may cost a hop over the shortest legal path). Among equal candidates the
  * least-loaded port wins (LIDs routed so far, ties to the lowest port), as
- * in minhop. Every LID of a port (LMC) is routed and balanced on its own.
+ * in minhop, and the destinations are visited in OpenSM's order
+ * (sm_dest_order), switch LIDs last and left out of the balance. Every
+ * LID of a port (LMC) is routed and balanced on its own.
  *
  * Left out: OpenSM's connect_roots option. Switch-to-switch LIDs with no
  * up/down path (between two top switches) stay unrouted, exactly as in
@@ -261,12 +263,24 @@ static int candidates(struct updn *u, int s)
  * or similar, diag filled) or 1 when some CA LID has no up/down path from
  * a switch in its component (diag names the pair).
  */
+/* Destinations in OpenSM's order (sm_dest_order); switch LIDs last and
+ * out of the balance, as OpenSM leaves them. */
 static int route_all(struct updn *u, struct sim_diag *d)
 {
 	struct sm_topo *t = &u->t;
 	struct net *n = t->n;
+	int *dorder = malloc(sizeof(int) * ((size_t)t->nsw + 1));
+	int *eorder = malloc(sizeof(int) * ((size_t)t->nep + 1));
+	int rc = 0;
 
-	for (int D = 0; D < t->nsw; D++) {
+	if (!dorder || !eorder) {
+		free(dorder);
+		free(eorder);
+		return sim_diag_set(d, NULL, 0, 0, "out of memory");
+	}
+	sm_dest_order(t, dorder, eorder);
+	for (int o = 0; o < t->nsw && !rc; o++) {
+		int D = dorder[o];
 		int first = t->ep_first[D], cnt = t->ep_first[D + 1] - first;
 
 		if (!cnt)
@@ -284,12 +298,17 @@ static int route_all(struct updn *u, struct sim_diag *d)
 					     n->nodes[t->sw[s]].desc,
 					     n->nodes[t->ep_node[first]].desc,
 					     t->ep_lid[first]);
-				return 1;
+				rc = 1;
+				break;
 			}
 			for (int i = 0; i < cnt; i++)
-				sm_route_lid(t, s, t->ep_lid[first + i], u->cand, k);
+				sm_route_lid(t, s, t->ep_lid[eorder[first + i]], u->cand, k);
 		}
 	}
+	free(dorder);
+	free(eorder);
+	if (rc)
+		return rc;
 	/* switch LIDs last, so management routes do not skew the data paths */
 	for (int D = 0; D < t->nsw; D++) {
 		uint16_t lid = n->nodes[t->sw[D]].lid;
@@ -302,7 +321,7 @@ static int route_all(struct updn *u, struct sim_diag *d)
 				continue;
 			k = candidates(u, s);
 			if (k)		/* none: top to top, unrouted as in OpenSM */
-				sm_route_lid(t, s, lid, u->cand, k);
+				sm_route_lid_uncounted(t, s, lid, u->cand, k);
 		}
 	}
 	return 0;

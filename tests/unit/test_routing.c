@@ -569,16 +569,18 @@ static void test_ftree_shift_paths(void)
 {
 	struct net n;
 
+	/* minhop visits each switch's CAs by port, as OpenSM does, not by
+	 * LID: scrambled LIDs change nothing on two levels */
 	load_example(&n, "fattree-16.topo");
 	shift_case(&n, "fattree-16", false);
 	scramble_lids(&n);
-	shift_case(&n, "fattree-16, scrambled LIDs", true);
+	shift_case(&n, "fattree-16, scrambled LIDs", false);
 	net_free(&n);
 
 	load_example(&n, "fattree-128.topo");
 	shift_case(&n, "fattree-128", false);
 	scramble_lids(&n);
-	shift_case(&n, "fattree-128, scrambled LIDs", true);
+	shift_case(&n, "fattree-128, scrambled LIDs", false);
 	net_free(&n);
 
 	gen(&n, "leafspine --leaves 6 --spines 2 --hosts 6 --links-per-spine 3");
