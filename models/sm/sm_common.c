@@ -245,18 +245,40 @@ void sm_route_lid_uncounted(struct sm_topo *t, int s, uint16_t lid, const int *c
 	route_lid(t, s, lid, cand, k, false);
 }
 
+struct dest_keys {
+	const int *first;
+	const struct net *n;
+	const int *sw;
+};
+
+static uint64_t dest_guid(const struct dest_keys *k, int s)
+{
+	const struct net_node *nd = &k->n->nodes[k->sw[s]];
+
+	return nd->guid ? nd->guid : nd->ports[0].guid;
+}
+
 static int cmp_dest(const void *a, const void *b, void *ctx)
 {
-	const struct sm_topo *t = ctx;
+	const struct dest_keys *k = ctx;
 	int x = *(const int *)a, y = *(const int *)b;
-	int cx = t->ep_first[x + 1] - t->ep_first[x], cy = t->ep_first[y + 1] - t->ep_first[y];
-	uint64_t gx = sm_switch_key(t, x), gy = sm_switch_key(t, y);
+	int cx = k->first[x + 1] - k->first[x], cy = k->first[y + 1] - k->first[y];
+	uint64_t gx = dest_guid(k, x), gy = dest_guid(k, y);
 
 	if (cx != cy)
 		return cx > cy ? -1 : 1;
 	if (gx != gy)
 		return gx < gy ? -1 : 1;
 	return x < y ? -1 : x > y;
+}
+
+void sm_sort_dests(const struct net *n, const int *sw, int nsw, const int *first, int *order)
+{
+	struct dest_keys k = { first, n, sw };
+
+	for (int s = 0; s < nsw; s++)
+		order[s] = s;
+	qsort_r(order, (size_t)nsw, sizeof(int), cmp_dest, &k);
 }
 
 /* An endpoint LID's place: its offset from its port's base LID (LMC),
@@ -270,9 +292,7 @@ static uint32_t ep_key(const struct sm_topo *t, int i)
 
 int sm_dest_order(const struct sm_topo *t, int *sw, int *ep)
 {
-	for (int s = 0; s < t->nsw; s++)
-		sw[s] = s;
-	qsort_r(sw, (size_t)t->nsw, sizeof(int), cmp_dest, (void *)t);
+	sm_sort_dests(t->n, t->sw, t->nsw, t->ep_first, sw);
 	/* within each switch: every port's base LID by port, then every
 	 * port's second LID, and so on (OpenSM's LMC loop is the outer one);
 	 * insertion sort, a switch has a few dozen ports */

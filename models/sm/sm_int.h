@@ -81,6 +81,10 @@ void sm_route_lid_uncounted(struct sm_topo *t, int s, uint16_t lid, const int *c
  * by switch as ep_first). Returns 0.
  */
 int sm_dest_order(const struct sm_topo *t, int *sw, int *ep);
+/* The switch part of it for any grouping: order[] gets switches 0..nsw-1
+ * (nodes sw[]), those with most entries in [first[s], first[s + 1])
+ * first, then by GUID. */
+void sm_sort_dests(const struct net *n, const int *sw, int nsw, const int *first, int *order);
 
 /*
  * Match a comma-separated list of switches (node description, node id, or

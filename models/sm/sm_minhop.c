@@ -24,8 +24,7 @@
  * LID), credit-loop avoidance (min-hop is not deadlock free on every
  * topology; updn/ftree are).
  */
-#define _GNU_SOURCE	/* qsort_r */
-#include "models/sm/sm.h"
+#include "models/sm/sm_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -198,29 +197,6 @@ static int collect_ca_lids(struct mh *m)
 	return 0;
 }
 
-/* OpenSM's destination order: most CAs first, then lowest GUID (a stable
- * sort of its switch table, which is kept by GUID). */
-static uint64_t mh_guid(const struct mh *m, int s)
-{
-	const struct net_node *nd = &m->n->nodes[m->sw[s]];
-
-	return nd->guid ? nd->guid : nd->ports[0].guid;
-}
-
-static int cmp_dest(const void *a, const void *b, void *ctx)
-{
-	const struct mh *m = ctx;
-	int x = *(const int *)a, y = *(const int *)b;
-	int cx = m->ca_first[x + 1] - m->ca_first[x], cy = m->ca_first[y + 1] - m->ca_first[y];
-	uint64_t gx = mh_guid(m, x), gy = mh_guid(m, y);
-
-	if (cx != cy)
-		return cx > cy ? -1 : 1;
-	if (gx != gy)
-		return gx < gy ? -1 : 1;
-	return x < y ? -1 : x > y;
-}
-
 int sm_route_minhop(struct net *n, struct sim_diag *d)
 {
 	struct mh m = { .n = n };
@@ -265,9 +241,8 @@ int sm_route_minhop(struct net *n, struct sim_diag *d)
 	if (!m.cand || !m.order || collect_ca_lids(&m))
 		goto nomem;
 
-	for (int i = 0; i < m.nsw; i++)
-		m.order[i] = i;
-	qsort_r(m.order, (size_t)m.nsw, sizeof(int), cmp_dest, &m);
+	/* OpenSM's destination order: most CAs first, then lowest GUID */
+	sm_sort_dests(n, m.sw, m.nsw, m.ca_first, m.order);
 	for (int o = 0; o < m.nsw; o++) {
 		int t = m.order[o];
 		int first = m.ca_first[t], cnt = m.ca_first[t + 1] - first;
