@@ -28,9 +28,10 @@
  *   - each flow is a TRACE_SEND src -> dst of `size` bytes. No TRACE_RECV:
  *     in ibfab a send is done when delivered, so whatever waits for the
  *     receiver (recv_done) waits for the send itself;
- *   - send_done and recv_done both mean "the send op is done" (delivered).
- *     htsim's send_done comes about one ack delay later than recv_done;
- *     ibfab has no separate sender-side completion in a trace;
+ *   - a flow with a send_done trigger (and no recv_done one) is an `acked`
+ *     send: done when its source has everything acknowledged (its RC work
+ *     completion), as htsim fires send_done on the last ACK; with both,
+ *     the delivery (recv_done, the earlier) serves both;
  *   - a start time t > 0 is a chain of TRACE_COMPUTE ops on the source rank
  *     (one per distinct start time, each lasting the gap to the previous
  *     one, since a rank computes one thing at a time) and the flow depends
@@ -910,6 +911,9 @@ static int emit_flow(struct cm *c, struct cm_flow *f)
 	op.peer = f->dst;
 	op.bytes = f->size;
 	op.chunks = op.channels = 1;
+	/* what waits for it waits for its send_done: everything acknowledged
+	 * at the source (with a recv_done too, the earlier, delivery) */
+	op.acked = f->sdone && !f->rdone;
 	if (f->id)
 		snprintf(op.name, sizeof(op.name), "flow %" PRIu32, f->id);
 	else

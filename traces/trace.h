@@ -80,6 +80,9 @@ struct trace_op {
 	uint32_t channels;	/* NCCL-like parallel rings/trees (>= 1) */
 	/* dependencies: ops (by index into trace.ops) that must be done first */
 	uint32_t dep_off, ndeps;	/* into trace.deps */
+	/* send: done when its source has had all of it acknowledged (the RC
+	 * work completion, htsim's send_done), not when it is delivered */
+	bool acked;
 	char name[32];		/* a label for reports (e.g. "grad_allreduce_3"), may be empty */
 	const char *file;	/* points into trace.files */
 	int line;
@@ -173,6 +176,7 @@ struct trace_step {
 	uint32_t dep_off, ndeps;	/* into program.deps: steps that must be done first */
 	enum trace_step_kind kind : 8;
 	enum trace_data data : 8;
+	bool acked;		/* TS_XFER: done at the source's completion (trace_op.acked) */
 };
 
 _Static_assert(sizeof(struct trace_step) == 48, "trace_step: 48 bytes");

@@ -754,15 +754,18 @@ static int do_include(struct fmt *c, const struct line *L)
 
 enum opt {
 	OPT_AFTER, OPT_TAG, OPT_COMM, OPT_RANKS, OPT_ALGO, OPT_CHUNKS, OPT_CHANNELS, OPT_ROOT,
-	OPT_ASYNC, NOPT
+	OPT_ASYNC, OPT_ACKED, NOPT
 };
 static const char *const opt_names[NOPT] = {
-	"after", "tag", "comm", "ranks", "algo", "chunks", "channels", "root", "async",
+	"after", "tag", "comm", "ranks", "algo", "chunks", "channels", "root", "async", "acked",
 };
+/* the options that are a bare word, not key=value */
+#define FLAG_OPT(o) ((o) == OPT_ASYNC || (o) == OPT_ACKED)
 
 /* Options each kind of op takes (bit per enum opt). */
 #define O(x) (1u << OPT_##x)
 #define P2P_OPTS (O(AFTER) | O(TAG) | O(ASYNC))
+#define SEND_OPTS (P2P_OPTS | O(ACKED))
 #define COMPUTE_OPTS (O(AFTER) | O(ASYNC))
 #define COLL_OPTS (O(AFTER) | O(COMM) | O(RANKS) | O(ALGO) | O(CHUNKS) | O(CHANNELS) | O(ASYNC))
 #define ROOTED_OPTS (COLL_OPTS | O(ROOT))
@@ -903,13 +906,14 @@ static int parse_options(struct fmt *c, const struct line *L, const struct tok *
 		for (o = 0; o < NOPT; o++)
 			if ((size_t)klen == strlen(opt_names[o]) && !memcmp(k->s, opt_names[o], (size_t)klen))
 				break;
-		if (k->quoted || o == NOPT || (o == OPT_ASYNC) != !eq)
+		if (k->quoted || o == NOPT || FLAG_OPT(o) != !eq)
 			return perr(c, L, k->col,
-				    "unexpected %s (expected an option: after=, tag=, comm=, ranks=, algo=, chunks=, channels=, root=, async)",
+				    "unexpected %s (expected an option: after=, tag=, comm=, ranks=, algo=, chunks=, channels=, root=, async, acked)",
 				    got(k, g, sizeof(g)));
 		if (!(allowed & (1u << o)))
 			return perr(c, L, k->col, "option '%s' does not apply to this op%s", opt_names[o],
-				    o == OPT_ROOT ? " (only broadcast and reduce have a root)" : "");
+				    o == OPT_ROOT ? " (only broadcast and reduce have a root)" :
+				    o == OPT_ACKED ? " (only a send is acknowledged)" : "");
 		if (seen & (1u << o))
 			return perr(c, L, k->col, "option '%s' given twice", opt_names[o]);
 		if ((o == OPT_COMM && (seen & O(RANKS))) || (o == OPT_RANKS && (seen & O(COMM))))
@@ -995,6 +999,9 @@ static int parse_options(struct fmt *c, const struct line *L, const struct tok *
 		case OPT_ASYNC:
 			p->async = true;
 			break;
+		case OPT_ACKED:
+			op->acked = true;
+			break;
 		case NOPT:
 			break;
 		}
@@ -1065,7 +1072,7 @@ static int args_p2p(struct fmt *c, struct line *L, struct op_line *o)
 	if (op->peer == op->rank)
 		return perr(c, L, w[o->i - 2].col, "rank %" PRId32 " cannot %s itself", op->rank,
 			    op->kind == TRACE_SEND ? "send to" : "receive from");
-	return P2P_OPTS;
+	return op->kind == TRACE_SEND ? SEND_OPTS : P2P_OPTS;
 }
 
 /* compute <rank|all> <duration> */
@@ -1113,7 +1120,8 @@ static int args_coll(struct fmt *c, struct line *L, struct op_line *o)
 				    "a %s of 0 bytes moves nothing (use barrier to synchronise)",
 				    trace_coll_names[op->coll]);
 		o->i++;
-	} else if (i < o->nw && !memchr(w[i].s, '=', (size_t)w[i].len) && !tok_is(&w[i], "async")) {
+	} else if (i < o->nw && !memchr(w[i].s, '=', (size_t)w[i].len) && !tok_is(&w[i], "async") &&
+		   !tok_is(&w[i], "acked")) {
 		return perr(c, L, w[i].col, "barrier takes no size, got %s",
 			    got(&w[i], g, sizeof(g)));
 	}

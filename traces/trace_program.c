@@ -308,6 +308,7 @@ static int lower_p2p(struct lower *L, uint32_t i)
 	if (o->kind == TRACE_SEND) {
 		s.kind = TS_XFER;
 		s.bytes = o->bytes;
+		s.acked = o->acked;
 	} else {
 		s.kind = TS_COMPUTE;
 		s.peer = -1;

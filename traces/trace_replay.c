@@ -232,6 +232,8 @@ static void post_xfer(struct replay *rp, struct pair_qp *pq, uint32_t s)
 		wr.send_flags = HCA_SEND_SIGNALED;
 		wr.wr_id |= (uint64_t)(pq->sent + 1) << 32;
 	}
+	if (st->acked)		/* done at this completion, not at the delivery */
+		wr.send_flags = HCA_SEND_SIGNALED;
 	pq->sent++;
 	if (hca_post_send(pq->sqp, &wr))
 		replay_fail(rp, "step %u: the HCA refused the transfer (%" PRIu64 " bytes)",
@@ -376,13 +378,19 @@ static void cq_notify(struct hca_cq *cq, void *ctx)
 				return;
 			}
 			if (wc[i].opcode == HCA_WC_RECV_RDMA_WITH_IMM) {
-				push(rp, wc[i].time, wc[i].imm_data, EV_DONE);
+				/* delivered: done, unless it is done when acknowledged */
+				if (wc[i].imm_data < rp->p->nsteps &&
+				    !rp->p->steps[wc[i].imm_data].acked)
+					push(rp, wc[i].time, wc[i].imm_data, EV_DONE);
 			} else if (wc[i].opcode == HCA_WC_RDMA_WRITE && s < rp->p->nsteps) {
-				/* a signalled send of a pair with a backlog */
 				const struct trace_step *st = &rp->p->steps[s];
 				struct pair_qp *pq = pair_find(rp, st->rank, st->peer, false);
 
-				if (pq && pq->bl) {
+				if (st->acked)	/* acknowledged at its source */
+					push(rp, wc[i].time, s, EV_DONE);
+				/* a signalled send of a pair with a backlog (the high
+				 * half counts the sends gone) */
+				if (pq && pq->bl && (wc[i].wr_id >> 32)) {
 					pq->bl->acked = (uint32_t)(wc[i].wr_id >> 32);
 					push(rp, wc[i].time, s, EV_ROOM);
 				}

@@ -1224,7 +1224,7 @@ static void same_times(import_fn fn, const char *in, const char *native, int nh)
 			    x->duration == y->duration && x->ndeps == y->ndeps;
 
 		if (x->kind == TRACE_SEND || x->kind == TRACE_RECV)
-			same &= x->peer == y->peer && x->tag == y->tag;
+			same &= x->peer == y->peer && x->tag == y->tag && x->acked == y->acked;
 		if (x->kind == TRACE_COLL)
 			same &= x->coll == y->coll && x->root == y->root &&
 				a.comms[x->comm].n == b.comms[y->comm].n &&

@@ -1047,6 +1047,39 @@ static void test_joins(void)
 	net_free(&n);
 }
 
+/*
+ * An `acked` send is done when its source has it all acknowledged: what
+ * waits for it starts one ACK's trip after the delivery (a 30-byte ACK,
+ * IBA 9.2 + AETH, back over the star's two cables and its switch), as
+ * htsim's send_done; without `acked` it starts at the delivery.
+ */
+static void test_acked(void)
+{
+	static const char plain[] = "ranks 3\na: send 0 1 64KiB\nb: send 1 2 64KiB after=a\n";
+	static const char acked[] = "ranks 3\na: send 0 1 64KiB acked\nb: send 1 2 64KiB after=a\n";
+	struct net n;
+	struct fab_params prm;
+	struct run p, a;
+	double trip;
+
+	net_star(&n, 3);
+	tf_params(&prm, "hdr");
+	prm.host_model = false;
+	trip = (2 * prm.cable_m * prm.ps_per_m + prm.sw_latency_ns * 1000.0) * 1e-12 +
+	       30 / RATE_BYTES;
+	replay_text(&n, &prm, plain, &p);
+	replay_text(&n, &prm, acked, &a);
+	/* the first send is the same transfer either way; what follows it
+	 * starts the ACK's trip later */
+	CU_ASSERT_EQUAL(a.op_start[0], p.op_start[0]);
+	CU_ASSERT_DOUBLE_EQUAL((double)(a.op_end[0] - p.op_end[0]) * 1e-12, trip, 2e-12);
+	CU_ASSERT_EQUAL(a.op_start[1], a.op_end[0]);
+	CU_ASSERT_EQUAL(a.end_ps - p.end_ps, a.op_end[0] - p.op_end[0]);
+	run_free(&p);
+	run_free(&a);
+	net_free(&n);
+}
+
 static void test_determinism(void)
 {
 	static const char text[] =
@@ -1210,6 +1243,7 @@ static const struct test_case tests[] = {
 	{ "ring allreduce closed form, host model on", test_ring_host_model },
 	{ "busbw at 256 MiB approaches link rate x efficiency", test_busbw, .heavy = true },
 	{ "halving-doubling closed form", test_hd },
+	{ "an acked send is done at its source's completion", test_acked },
 	{ "double binary tree closed form (chunks=1)", test_tree },
 	{ "pairwise all-to-all on a 2:1 fat tree: slower by 2", test_alltoall_oversubscribed, .heavy = true },
 	{ "direct all-to-all, 128 ranks on a 2:1 tree: slower by 2", test_alltoall_direct_oversubscribed, .heavy = true },

@@ -590,6 +590,9 @@ static void test_malformed(void)
 		{ "ranks 4\nallreduce 1MiB chunks=0\n", 2, 23, "at least 1" },
 		{ "ranks 4\nallreduce 1MiB channels=65\n", 2, 25, "at most 64" },
 		{ "ranks 4\nallreduce 1MiB tag=3\n", 2, 16, "does not apply" },
+		{ "ranks 4\nrecv 1 0 1MiB acked\n", 2, 15, "only a send is acknowledged" },
+		{ "ranks 4\nbarrier acked\n", 2, 9, "only a send is acknowledged" },
+		{ "ranks 4\nsend 0 1 1MiB acked=1\n", 2, 15, "unexpected 'acked=1'" },
 		{ "ranks 4\nallreduce 1MiB algo=ring algo=tree\n", 2, 26, "given twice" },
 		{ "ranks 4\nallreduce 0\n", 2, 11, "0 bytes" },
 		{ "ranks 4\nbarrier 1MiB\n", 2, 9, "barrier takes no size" },
@@ -936,7 +939,7 @@ static const char *const dict[] = {
 	"repeat 3 {\n", "repeat 2 {\n", "ranks 4\n", "ranks 0\n", "map gpu\n", "map random seed=",
 	"host 1 h1\n", "comm c = 0-2\n", "comm=c ", "ranks=0,1 ", "after=", "after=a ", "a:",
 	"b: ", "c", "send 0 1 1KiB", "recv 1 0 1KiB", "compute all 1us", "compute 3 2ms",
-	"allreduce 1MiB ", "barrier ", "broadcast 4 root=2", "async", "tag=9", "algo=tree",
+	"allreduce 1MiB ", "barrier ", "broadcast 4 root=2", "async", "acked", "tag=9", "algo=tree",
 	"chunks=4096", "channels=", "99999999999999999999", "-1", "0x", "1.5KiB", "4Kb",
 	"include x.trace\n", "\0", "\xff", "\r\n", "@9", "a.0", "a@1",
 };
