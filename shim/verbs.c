@@ -12,9 +12,11 @@
  * region onto a memfd (same contents, same addresses) and gives the fd to
  * the daemon, whose HCA model then reads and writes the program's bytes at
  * the simulated time the packets arrive - even while the program spins on
- * its memory or sits in a TCP read. What the model does not have (multiple
- * gather entries that are not contiguous, memory windows, XRC, DM, flows,
- * the new post-send API) fails with EOPNOTSUPP and one line on stderr.
+ * its memory or sits in a TCP read. The device is the ConnectX of the
+ * link's generation (fill_device), and the new post-send API (ibv_qp_ex)
+ * batches work requests into one post. What the model does not have
+ * (multiple gather entries that are not contiguous, memory windows, XRC,
+ * DM, flows) fails with EOPNOTSUPP and one line on stderr.
  */
 #define _GNU_SOURCE
 #include <infiniband/verbs.h>
@@ -50,12 +52,21 @@ struct shim_cq {
 	uint32_t h;
 };
 
+struct shim_wr;
+
 struct shim_qp {
 	struct ibv_qp qp;
 	uint32_t h;
 	struct ibv_qp_cap cap;
 	struct ibv_qp_attr attr;	/* what the program set, for ibv_query_qp */
 	int attr_mask;
+	/* the extended post-send API, when created with send_ops_flags */
+	bool ex;
+	uint64_t send_ops;		/* IBV_QP_EX_WITH_* it was created for */
+	struct ibv_qp_ex qpx;
+	struct shim_wr *wrs;		/* the batch between wr_start and wr_complete */
+	uint32_t nwr, wr_cap;
+	int wr_err;
 };
 
 struct shim_srq {
@@ -235,8 +246,21 @@ static void fill_device(struct ibv_device_attr *a)
 	a->sys_image_guid = htobe64(i->guid);
 	a->max_mr_size = 1ULL << 40;
 	a->page_size_cap = 4096;
-	a->vendor_id = 0;	/* unknown vendor: perftest's classic verbs path */
-	a->vendor_part_id = 0;
+	/* The ConnectX of the link's generation (Mellanox's vendor ID and the
+	 * adapter's PCI device ID), so that programs that tune themselves by
+	 * device take their ConnectX defaults: perftest inlines small WRITEs
+	 * and SENDs and posts with the ibv_wr API, as on the real adapter. */
+	static const uint16_t part[] = {
+		[1] = 26428, [2] = 26428, [3] = 26428,	/* SDR-QDR: ConnectX-2 */
+		[4] = 4099, [5] = 4099,			/* FDR10, FDR: ConnectX-3 */
+		[6] = 4119,				/* EDR: ConnectX-5 */
+		[7] = 4123,				/* HDR: ConnectX-6 */
+		[8] = 4129,				/* NDR: ConnectX-7 */
+		[9] = 4131,				/* XDR: ConnectX-8 */
+	};
+	a->vendor_id = 0x02c9;
+	a->vendor_part_id = i->speed < sizeof(part) / sizeof(part[0]) && part[i->speed] ?
+			    part[i->speed] : 4123;
 	a->hw_ver = 1;
 	a->max_qp = 65536;
 	a->max_qp_wr = 32768;
@@ -386,6 +410,7 @@ static int op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_re
 static int op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			    struct ibv_recv_wr **bad);
 static struct ibv_mw *op_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type t);
+static struct ibv_qp *op_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a);
 
 SHIM_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
 {
@@ -411,6 +436,7 @@ SHIM_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
 	c->vctx.sz = sizeof(c->vctx);
 	c->vctx.query_port = query_port_ex;
 	c->vctx.query_device_ex = query_device_ex;
+	c->vctx.create_qp_ex = op_create_qp_ex;
 	ctx->ops.poll_cq = op_poll_cq;
 	ctx->ops.req_notify_cq = op_req_notify;
 	ctx->ops.post_send = op_post_send;
@@ -1129,6 +1155,7 @@ SHIM_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 
 	if (rc && rc != EPIPE)
 		return rc;
+	free(q->wrs);
 	free(q);
 	return 0;
 }
@@ -1207,6 +1234,306 @@ static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_se
 	}
 	return 0;
 }
+
+/* ---- the extended post-send API (ibv_qp_ex, ibv_wr_*) ------------------- */
+
+/*
+ * ibv_wr_start() opens a batch; each ibv_wr_<opcode>() starts one WR with
+ * the qp_ex's wr_id and wr_flags of that moment, the ibv_wr_set_*() calls
+ * that follow fill it in, and ibv_wr_complete() posts the batch as one
+ * ibv_post_send() list (so one doorbell, as mlx5 rings it). Inline data is
+ * copied when it is set, as the API says. An error in the batch (an
+ * operation the QP was not created for, no WR to set data on, too much
+ * inline data) is returned by ibv_wr_complete(), which then posts nothing.
+ */
+struct shim_wr {
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;		/* its one SGE (sg_list is set at wr_complete: the
+					 * batch's array may move as it grows) */
+	bool inl_used;			/* the SGE is inl[] */
+	char inl[SHIM_MAX_INLINE];
+};
+
+static struct shim_qp *qpx_of(struct ibv_qp_ex *x)
+{
+	return container_of(x, struct shim_qp, qpx);
+}
+
+/* A new WR of the batch, or NULL (the batch has failed). */
+static struct ibv_send_wr *wr_new(struct ibv_qp_ex *x, enum ibv_wr_opcode op, uint64_t flag)
+{
+	struct shim_qp *q = qpx_of(x);
+	struct shim_wr *w;
+
+	if (q->wr_err)
+		return NULL;
+	if (!(q->send_ops & flag)) {
+		q->wr_err = EOPNOTSUPP;
+		return NULL;
+	}
+	if (q->nwr == q->wr_cap) {
+		uint32_t cap = q->wr_cap ? 2 * q->wr_cap : 8;
+		struct shim_wr *v = realloc(q->wrs, cap * sizeof(*v));
+
+		if (!v) {
+			q->wr_err = ENOMEM;
+			return NULL;
+		}
+		q->wrs = v;
+		q->wr_cap = cap;
+	}
+	w = &q->wrs[q->nwr++];
+	memset(&w->wr, 0, sizeof(w->wr));
+	w->wr.wr_id = x->wr_id;
+	w->wr.send_flags = x->wr_flags;
+	w->wr.opcode = op;
+	w->inl_used = false;
+	return &w->wr;
+}
+
+/* The batch's last WR, for the wr_set_* calls. */
+static struct shim_wr *wr_last(struct ibv_qp_ex *x)
+{
+	struct shim_qp *q = qpx_of(x);
+
+	if (q->wr_err)
+		return NULL;
+	if (!q->nwr) {
+		q->wr_err = EINVAL;
+		return NULL;
+	}
+	return &q->wrs[q->nwr - 1];
+}
+
+static void wrx_start(struct ibv_qp_ex *x)
+{
+	struct shim_qp *q = qpx_of(x);
+
+	q->nwr = 0;
+	q->wr_err = 0;
+}
+
+static void wrx_abort(struct ibv_qp_ex *x)
+{
+	wrx_start(x);
+}
+
+static int wrx_complete(struct ibv_qp_ex *x)
+{
+	struct shim_qp *q = qpx_of(x);
+	struct ibv_send_wr *bad;
+	int rc = q->wr_err;
+
+	if (!rc && q->nwr) {
+		for (uint32_t i = 0; i < q->nwr; i++) {
+			struct shim_wr *w = &q->wrs[i];
+
+			w->wr.next = i + 1 < q->nwr ? &q->wrs[i + 1].wr : NULL;
+			w->wr.sg_list = w->wr.num_sge ? &w->sge : NULL;
+			if (w->inl_used)
+				w->sge.addr = (uintptr_t)w->inl;
+		}
+		rc = op_post_send(&q->qp, &q->wrs[0].wr, &bad);
+	}
+	wrx_start(x);
+	return rc;
+}
+
+/* A new WR with a remote address: RDMA WRITE or READ. */
+static struct ibv_send_wr *wr_rdma(struct ibv_qp_ex *x, enum ibv_wr_opcode op, uint64_t flag,
+				   uint32_t rkey, uint64_t raddr)
+{
+	struct ibv_send_wr *wr = wr_new(x, op, flag);
+
+	if (wr) {
+		wr->wr.rdma.rkey = rkey;
+		wr->wr.rdma.remote_addr = raddr;
+	}
+	return wr;
+}
+
+/* A new atomic WR on the 8 bytes at raddr. */
+static void wr_atomic(struct ibv_qp_ex *x, enum ibv_wr_opcode op, uint64_t flag, uint32_t rkey,
+		      uint64_t raddr, uint64_t compare_add, uint64_t swap)
+{
+	struct ibv_send_wr *wr = wr_new(x, op, flag);
+
+	if (wr) {
+		wr->wr.atomic.rkey = rkey;
+		wr->wr.atomic.remote_addr = raddr;
+		wr->wr.atomic.compare_add = compare_add;
+		wr->wr.atomic.swap = swap;
+	}
+}
+
+static void wrx_rdma_write(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr)
+{
+	wr_rdma(x, IBV_WR_RDMA_WRITE, IBV_QP_EX_WITH_RDMA_WRITE, rkey, raddr);
+}
+
+static void wrx_rdma_write_imm(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr, __be32 imm)
+{
+	struct ibv_send_wr *wr = wr_rdma(x, IBV_WR_RDMA_WRITE_WITH_IMM,
+					 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM, rkey, raddr);
+
+	if (wr)
+		wr->imm_data = imm;
+}
+
+static void wrx_rdma_read(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr)
+{
+	wr_rdma(x, IBV_WR_RDMA_READ, IBV_QP_EX_WITH_RDMA_READ, rkey, raddr);
+}
+
+static void wrx_send(struct ibv_qp_ex *x)
+{
+	wr_new(x, IBV_WR_SEND, IBV_QP_EX_WITH_SEND);
+}
+
+static void wrx_send_imm(struct ibv_qp_ex *x, __be32 imm)
+{
+	struct ibv_send_wr *wr = wr_new(x, IBV_WR_SEND_WITH_IMM, IBV_QP_EX_WITH_SEND_WITH_IMM);
+
+	if (wr)
+		wr->imm_data = imm;
+}
+
+static void wrx_cmp_swp(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr, uint64_t compare,
+			uint64_t swap)
+{
+	wr_atomic(x, IBV_WR_ATOMIC_CMP_AND_SWP, IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP, rkey, raddr,
+		  compare, swap);
+}
+
+static void wrx_fetch_add(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr, uint64_t add)
+{
+	wr_atomic(x, IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD, rkey, raddr,
+		  add, 0);
+}
+
+static void wrx_set_ud_addr(struct ibv_qp_ex *x, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey)
+{
+	struct shim_wr *w = wr_last(x);
+
+	if (w) {
+		w->wr.wr.ud.ah = ah;
+		w->wr.wr.ud.remote_qpn = qpn;
+		w->wr.wr.ud.remote_qkey = qkey;
+	}
+}
+
+static void wrx_set_sge(struct ibv_qp_ex *x, uint32_t lkey, uint64_t addr, uint32_t length)
+{
+	struct shim_wr *w = wr_last(x);
+
+	if (w) {
+		w->sge = (struct ibv_sge){ .addr = addr, .length = length, .lkey = lkey };
+		w->inl_used = false;
+		w->wr.num_sge = 1;
+	}
+}
+
+static void wrx_set_sge_list(struct ibv_qp_ex *x, size_t n, const struct ibv_sge *sg)
+{
+	struct shim_wr *w = wr_last(x);
+
+	if (!w)
+		return;
+	if (n > 1) {		/* one SGE per WR, as max_send_sge says */
+		qpx_of(x)->wr_err = EINVAL;
+		return;
+	}
+	if (n)
+		wrx_set_sge(x, sg[0].lkey, sg[0].addr, sg[0].length);
+}
+
+/* Inline data: copied now into the WR's own buffer. */
+static void wrx_set_inline_list(struct ibv_qp_ex *x, size_t n, const struct ibv_data_buf *b)
+{
+	struct shim_wr *w = wr_last(x);
+	size_t len = 0;
+
+	if (!w)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (b[i].length > sizeof(w->inl) - len) {
+			qpx_of(x)->wr_err = EINVAL;
+			return;
+		}
+		memcpy(w->inl + len, b[i].addr, b[i].length);
+		len += b[i].length;
+	}
+	w->sge = (struct ibv_sge){ .addr = (uintptr_t)w->inl, .length = (uint32_t)len };
+	w->inl_used = true;
+	w->wr.num_sge = 1;
+	w->wr.send_flags |= IBV_SEND_INLINE;
+}
+
+static void wrx_set_inline(struct ibv_qp_ex *x, void *addr, size_t length)
+{
+	struct ibv_data_buf b = { .addr = addr, .length = length };
+
+	wrx_set_inline_list(x, 1, &b);
+}
+
+/* The send operations ibv_create_qp_ex may ask for (the rest: EOPNOTSUPP). */
+#define SHIM_SEND_OPS (IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+		       IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
+		       IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
+		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+
+static struct ibv_qp *op_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp *qp;
+	struct shim_qp *q;
+
+	if (!a || !(a->comp_mask & IBV_QP_INIT_ATTR_PD) ||
+	    (a->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))) {
+		shim_unsupported("ibv_create_qp_ex beyond a PD and send_ops_flags");
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && (a->send_ops_flags & ~SHIM_SEND_OPS)) {
+		shim_unsupported("these send operations (memory windows, invalidation, TSO)");
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	(void)ctx;
+	ia = (struct ibv_qp_init_attr){
+		.qp_context = a->qp_context, .send_cq = a->send_cq, .recv_cq = a->recv_cq,
+		.srq = a->srq, .cap = a->cap, .qp_type = a->qp_type, .sq_sig_all = a->sq_sig_all,
+	};
+	qp = ibv_create_qp(a->pd, &ia);
+	if (!qp)
+		return NULL;
+	a->cap = ia.cap;
+	q = container_of(qp, struct shim_qp, qp);
+	if (a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		struct ibv_qp_ex *x = &q->qpx;
+
+		q->send_ops = a->send_ops_flags;
+		x->qp_base = *qp;
+		x->wr_start = wrx_start;
+		x->wr_complete = wrx_complete;
+		x->wr_abort = wrx_abort;
+		x->wr_rdma_write = wrx_rdma_write;
+		x->wr_rdma_write_imm = wrx_rdma_write_imm;
+		x->wr_rdma_read = wrx_rdma_read;
+		x->wr_send = wrx_send;
+		x->wr_send_imm = wrx_send_imm;
+		x->wr_atomic_cmp_swp = wrx_cmp_swp;
+		x->wr_atomic_fetch_add = wrx_fetch_add;
+		x->wr_set_ud_addr = wrx_set_ud_addr;
+		x->wr_set_sge = wrx_set_sge;
+		x->wr_set_sge_list = wrx_set_sge_list;
+		x->wr_set_inline_data = wrx_set_inline;
+		x->wr_set_inline_data_list = wrx_set_inline_list;
+		q->ex = true;
+	}
+	return qp;
+}
+
 
 /* ---- address handles ---------------------------------------------------- */
 
@@ -1344,8 +1671,11 @@ int ibv_dofork_range(void *base, size_t size)
 
 SHIM_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 {
-	(void)qp;
-	shim_unsupported("ibv_qp_to_qp_ex (the new post-send API)");
+	struct shim_qp *q = qp ? container_of(qp, struct shim_qp, qp) : NULL;
+
+	if (q && q->ex)
+		return &q->qpx;
+	shim_unsupported("ibv_qp_to_qp_ex on a QP created without send_ops_flags");
 	errno = EOPNOTSUPP;
 	return NULL;
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * shim_unsupported.c - calls verbs the simulated HCA does not implement
- * (memory windows, raw packet QPs, the extended CQ and new post-send APIs,
- * non-contiguous gather lists, CQ resize) and checks each fails cleanly with
- * EOPNOTSUPP (or ENOSYS) instead of crashing. The shim prints one line per
+ * (memory windows, raw packet QPs, the extended CQ API, the new post-send
+ * API on a QP not created for it or for operations the QP was not created
+ * with, non-contiguous gather lists, CQ resize) and checks each fails
+ * cleanly with EOPNOTSUPP (or ENOSYS) instead of crashing. The shim prints one line per
  * verb on stderr; tests/interop/shim_robust.sh counts them. Exits 0 when
  * every call failed as it should.
  */
@@ -66,6 +67,38 @@ int main(void)
 	errno = 0;
 	none = ibv_qp_to_qp_ex(qp) == NULL;
 	expect("ibv_qp_to_qp_ex", none, errno);
+
+	/* the new post-send API: memory windows are not there; a batch with
+	 * an operation the QP was not created for fails at wr_complete and
+	 * posts nothing */
+	struct ibv_qp_init_attr_ex ix = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, .pd = pd,
+		.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_BIND_MW,
+	};
+
+	errno = 0;
+	none = ibv_create_qp_ex(ctx, &ix) == NULL;
+	expect("ibv_create_qp_ex with memory-window binds", none, errno);
+	ix.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE;
+
+	struct ibv_qp *qx = ibv_create_qp_ex(ctx, &ix);
+	struct ibv_qp_ex *x = qx ? ibv_qp_to_qp_ex(qx) : NULL;
+
+	if (!x) {
+		printf("FAIL ibv_create_qp_ex with RDMA WRITE: %s\n", strerror(errno));
+		bad++;
+	} else {
+		ibv_wr_start(x);
+		x->wr_id = 1;
+		ibv_wr_send(x);
+		ibv_wr_set_sge(x, mr->lkey, (uintptr_t)buf, 16);
+		int rcx = ibv_wr_complete(x);
+
+		expect("a SEND on a QP created for WRITEs only", rcx != 0, rcx);
+		ibv_destroy_qp(qx);
+	}
 
 	struct ibv_cq_init_attr_ex cx = { .cqe = 8 };
 
