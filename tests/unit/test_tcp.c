@@ -508,7 +508,10 @@ static void test_cpu_per_gib(void)
 			(double)tcp1.t.cpu_ps / ((double)bytes / (1024.0 * MiB)) / 1e9,
 			lo / ((double)bytes / (1024.0 * MiB)) / 1e9,
 			hi / ((double)bytes / (1024.0 * MiB)) / 1e9, per_gib_roce / 1e9);
-	CU_ASSERT(per_gib_tcp > 1000 * per_gib_roce);
+	/* RDMA pays a post and a poll per message (430 ns), TCP per byte: at
+	 * 4 MiB (quick runs) TCP's CPU per GiB is ~900 times RDMA's, at 64 MiB
+	 * ~14,000 times */
+	CU_ASSERT(per_gib_tcp > 500 * per_gib_roce);
 	one_free(&tcp);
 	one_free(&tcp1);
 	one_free(&roce);
