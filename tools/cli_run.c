@@ -135,10 +135,15 @@ void cli_run_usage(FILE *out)
 "  --lmc N            give each CA port 2^N LIDs (0..7, IBA 7.11.1), each\n"
 "                     routed on its own; traffic uses the base LID. 0 keeps\n"
 "                     the LMC of LIDs the topology file gives.\n"
+"  --sm NODE          where the subnet manager runs, for a topology without\n"
+"                     LIDs: its port gets LID 1, the others follow by port\n"
+"                     GUID, as OpenSM assigns them (default: the file's\n"
+"                     first node, where ibsim attaches the SM).\n"
 "  --lft FILE         do not route: use the forwarding tables (and LIDs) of\n"
 "                     OpenSM's opensm-lfts.dump or of concatenated 'ibroute'\n"
 "                     output taken on the fabric; switches and ports are\n"
-"                     matched by GUID. Excludes --routing, --roots, --lmc.\n"
+"                     matched by GUID. Excludes --routing, --roots, --lmc,\n"
+"                     --sm.\n"
 "  --allow-unreachable  run even when the forwarding tables give some pair of\n"
 "                     hosts the traffic uses no route (a split fabric, a\n"
 "                     partial --lft dump): their messages are lost. Without\n"
@@ -260,7 +265,7 @@ void cli_run_help_params(FILE *out)
 enum opt_id {
 	OPT_HELP, OPT_HELP_PARAMS, OPT_TOPO, OPT_TRAFFIC, OPT_PRESET, OPT_SET,
 	OPT_SEED, OPT_JSON, OPT_CSV, OPT_REPRODUCIBLE, OPT_QUIET,
-	OPT_ROUTING, OPT_ROOTS, OPT_LMC, OPT_LFT,
+	OPT_ROUTING, OPT_ROOTS, OPT_LMC, OPT_SM, OPT_LFT,
 	OPT_TRACE, OPT_TRACE_FORMAT, OPT_EXPLAIN, OPT_TIMELINE, OPT_OP,
 	OPT_ALLOW_UNREACHABLE,
 };
@@ -282,6 +287,7 @@ static const struct cli_opt run_options[] = {
 	{ "--routing", OPT_ROUTING, true },
 	{ "--roots", OPT_ROOTS, true },
 	{ "--lmc", OPT_LMC, true },
+	{ "--sm", OPT_SM, true },
 	{ "--lft", OPT_LFT, true },
 	{ "--trace", OPT_TRACE, true },
 	{ "--trace-format", OPT_TRACE_FORMAT, true },
@@ -431,6 +437,9 @@ static int parse_args(int argc, char **argv, struct cli_run_opts *o)
 		case OPT_ROOTS:
 			rc = set_once(&o->roots, name, val);
 			break;
+		case OPT_SM:
+			rc = set_once(&o->sm, name, val);
+			break;
 		case OPT_LMC:
 			rc = set_once(&o->lmc, name, val);
 			if (!rc && (strlen(val) != 1 || val[0] < '0' || val[0] > '7'))
@@ -464,8 +473,8 @@ static int parse_args(int argc, char **argv, struct cli_run_opts *o)
 		return usage_error("--trace and --traffic are two ways to say what runs: give one%s%s", "", "");
 	if (!o->trace && (o->trace_format || o->explain || o->timeline))
 		return usage_error("--trace-format, --explain and --timeline need --trace%s%s", "", "");
-	if (o->lft && (o->routing || o->roots || o->lmc))
-		return usage_error("--lft loads the routes: it excludes --routing, --roots and --lmc%s%s",
+	if (o->lft && (o->routing || o->roots || o->lmc || o->sm))
+		return usage_error("--lft loads the routes: it excludes --routing, --roots, --lmc and --sm%s%s",
 				   "", "");
 	return 0;
 }
@@ -570,6 +579,7 @@ static int load_topology(struct cli_run *c)
 	/* --lmc was checked to be one digit 0..7 */
 	struct sm_opts so = {
 		.roots = c->o->roots,
+		.sm = c->o->sm,
 		.lmc = (uint8_t)(c->o->lmc ? c->o->lmc[0] - '0' : 0),
 	};
 	int rc;

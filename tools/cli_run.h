@@ -55,6 +55,7 @@ struct cli_run_opts {
 	/* routing (docs/routing.md) */
 	const char *routing;
 	const char *roots;
+	const char *sm;		/* --sm: the node the SM runs on (LID assignment) */
 	const char *lmc;
 	const char *lft;
 	/* workloads (docs/trace-format.md) */

@@ -39,6 +39,7 @@ struct route_args {
 	const char *file;
 	const char *routing;
 	const char *roots;
+	const char *sm;
 	const char *lmc;
 	const char *lft;
 	const char *lft_out;
@@ -50,7 +51,7 @@ struct route_args {
 static void usage_route(FILE *out)
 {
 	fputs("usage: ibfab topo route FILE [--routing NAME] [--roots LIST] [--lmc N]\n"
-	      "                             [--lft DUMP] [--lft-out OUT] [--hops]\n"
+	      "                             [--sm NODE] [--lft DUMP] [--lft-out OUT] [--hops]\n"
 	      "\n"
 	      "Route FILE (ibnetdiscover or ibsim net format) and report what the\n"
 	      "forwarding tables do:\n"
@@ -69,6 +70,10 @@ static void usage_route(FILE *out)
 	      "                   separated (default: chosen as OpenSM does)\n"
 	      "  --lmc N          2^N LIDs per CA port, 0..7 (IBA 7.11.1); 0 keeps\n"
 	      "                   the LMC of the file's LIDs\n"
+	      "  --sm NODE        where the subnet manager runs, when the file has no\n"
+	      "                   LIDs: its port gets LID 1, the others follow by port\n"
+	      "                   GUID, as OpenSM assigns them (default: the file's\n"
+	      "                   first node, where ibsim attaches it)\n"
 	      "  --lft DUMP       do not route: load OpenSM's opensm-lfts.dump or\n"
 	      "                   concatenated `ibroute` output (LIDs come from it)\n"
 	      "  --lft-out OUT    write the tables in OpenSM's dump format ('-':\n"
@@ -84,7 +89,7 @@ static void usage_route(FILE *out)
 static void usage_path(FILE *out)
 {
 	fputs("usage: ibfab topo path FILE SRC DST [--routing NAME] [--roots LIST]\n"
-	      "                                    [--lmc N] [--lft DUMP]\n"
+	      "                                    [--lmc N] [--sm NODE] [--lft DUMP]\n"
 	      "\n"
 	      "Print the route from SRC to DST in ibtracert's format:\n"
 	      "  From ca {node GUID} portnum P lid A-B \"desc\"\n"
@@ -140,6 +145,8 @@ static int parse(int argc, char **argv, struct route_args *a, bool path)
 			slot = &a->roots;
 		else if (!strcmp(name, "--lmc"))
 			slot = &a->lmc;
+		else if (!strcmp(name, "--sm"))
+			slot = &a->sm;
 		else if (!strcmp(name, "--lft"))
 			slot = &a->lft;
 		else if (!strcmp(name, "--lft-out") && !path)
@@ -171,8 +178,8 @@ static int parse(int argc, char **argv, struct route_args *a, bool path)
 			cmd, a->routing, known);
 		return 2;
 	}
-	if (a->lft && (a->routing || a->roots || a->lmc))
-		return usage_err(cmd, "--lft loads the tables; it cannot be combined with --routing, --roots or --lmc", NULL);
+	if (a->lft && (a->routing || a->roots || a->lmc || a->sm))
+		return usage_err(cmd, "--lft loads the tables; it cannot be combined with --routing, --roots, --lmc or --sm", NULL);
 	if (a->lmc) {
 		char *end;
 		long v;
@@ -190,7 +197,7 @@ static int load_and_route(const struct route_args *a, struct net *n, char *note,
 			  unsigned note_len)
 {
 	struct sim_diag d;
-	struct sm_opts o = { .roots = a->roots, .note = note, .note_len = note_len };
+	struct sm_opts o = { .roots = a->roots, .sm = a->sm, .note = note, .note_len = note_len };
 
 	note[0] = 0;
 	if (a->lmc)

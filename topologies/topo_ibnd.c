@@ -905,6 +905,42 @@ static int parse_buffer(struct ctx *c, const char *file, const char *buf,
 	return 0;
 }
 
+/*
+ * A file that gives no GUID at all (an ibsim net file, as written by
+ * hand) gets the ones ibsim gives its nodes (ibsim/sim_net.c): in the
+ * order the nodes are declared, a CA takes the next of 0x100000, 0x100001,
+ * ... as its node GUID, its port p the node GUID + p, and reserves its
+ * ports + 1 of them; a switch takes the next of 0x200000, ... for itself
+ * and its port 0. OpenSM then sees the same fabric through ibsim as ibfab
+ * reads from the file: its LIDs (by port GUID) and tables can be compared.
+ */
+static void ibsim_guids(struct net *n)
+{
+	uint64_t ca = 0x100000, sw = 0x200000;
+
+	for (int i = 0; i < n->nnodes; i++) {
+		const struct net_node *nd = &n->nodes[i];
+
+		if (nd->guid)
+			return;
+		for (int p = 0; p <= nd->nports; p++)
+			if (nd->ports[p].guid)
+				return;
+	}
+	for (int i = 0; i < n->nnodes; i++) {
+		struct net_node *nd = &n->nodes[i];
+
+		if (nd->type == NET_SWITCH) {
+			nd->guid = nd->ports[0].guid = sw++;
+		} else if (nd->type == NET_CA) {
+			nd->guid = ca;
+			for (int p = 1; p <= nd->nports; p++)
+				nd->ports[p].guid = ca + (uint64_t)p;
+			ca += (uint64_t)nd->nports + 1;
+		}
+	}
+}
+
 static int load(const char *buf, size_t len, const char *name, char *canon,
 		struct net *out, struct sim_diag *d)
 {
@@ -925,8 +961,10 @@ static int load(const char *buf, size_t len, const char *name, char *canon,
 	if (!rc && out->nnodes == 0)
 		rc = sim_diag_set(d, stored, 0, 0,
 				  "no nodes: expected at least one 'Switch', 'Ca' or 'Hca' header (empty topology)");
-	if (!rc)
+	if (!rc) {
+		ibsim_guids(out);
 		rc = net_validate(out, d);
+	}
 	if (rc)
 		net_free(out);
 	return rc;

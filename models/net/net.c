@@ -648,8 +648,68 @@ int net_install_lids(struct net *n, struct sim_diag *d)
 	return fill_lid_tables(n, max, d);
 }
 
-int net_assign_lids_lmc(struct net *n, int lmc, struct sim_diag *d)
+/*
+ * The ports that get LIDs, in OpenSM's order (osm_lid_mgr.c): the subnet
+ * manager's own node first, then every other port as OpenSM walks its port
+ * GUID table (a switch's port 0 has the node's GUID). That table is keyed
+ * by the GUID in network byte order, so on the little-endian hosts OpenSM
+ * runs on it is walked by the byte-swapped GUID: the lowest byte first
+ * (0x100001, 0x200001, 0x200002, 0x100003, ...). Ports without a GUID come
+ * after those, in file order.
+ */
+struct lid_port {
+	int node, port;
+	uint64_t key;		/* 0: the SM's node; else the GUID, ~0 when unknown */
+	int seq;		/* file order, for ties */
+};
+
+static int cmp_lid_port(const void *a, const void *b)
 {
+	const struct lid_port *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->seq - y->seq;
+}
+
+static int lid_order(const struct net *n, bool file_order, struct lid_port **out)
+{
+	struct lid_port *v;
+	int cnt = 0;
+
+	for (int i = 0; i < n->nnodes; i++)
+		for (int p = 0; p <= n->nodes[i].nports; p++)
+			cnt += n->nodes[i].type == NET_SWITCH ? !p : needs_lid(&n->nodes[i], p);
+	v = malloc(sizeof(*v) * (size_t)(cnt + 1));
+	if (!v)
+		return -1;
+	cnt = 0;
+	for (int i = 0; i < n->nnodes; i++) {
+		const struct net_node *nd = &n->nodes[i];
+
+		for (int p = 0; p <= nd->nports; p++) {
+			uint64_t g;
+
+			if (nd->type == NET_SWITCH ? p != 0 : !needs_lid(nd, p))
+				continue;
+			g = nd->type == NET_SWITCH ? (nd->guid ? nd->guid : nd->ports[0].guid) :
+			    nd->ports[p].guid;
+			v[cnt] = (struct lid_port){
+				.node = i, .port = p, .seq = cnt,
+				.key = file_order || i == n->sm_node ? 0 :
+				       g ? __builtin_bswap64(g) : UINT64_MAX,
+			};
+			cnt++;
+		}
+	}
+	qsort(v, (size_t)cnt, sizeof(*v), cmp_lid_port);
+	*out = v;
+	return cnt;
+}
+
+static int assign_lids(struct net *n, int lmc, bool file_order, struct sim_diag *d)
+{
+	struct lid_port *order = NULL;
 	uint16_t max = 0;
 	bool keep;
 
@@ -663,39 +723,53 @@ int net_assign_lids_lmc(struct net *n, int lmc, struct sim_diag *d)
 	} else {
 		unsigned c = 1u << (lmc > 0 ? lmc : 0);
 		uint32_t next = 1;
+		int cnt = lid_order(n, file_order, &order);
 
+		if (cnt < 0)
+			return sim_diag_set(d, NULL, 0, 0, "out of memory");
 		for (int i = 0; i < n->nnodes; i++) {
 			struct net_node *nd = &n->nodes[i];
 
 			nd->lmc = nd->type == NET_SWITCH ? 0 : (uint8_t)(c > 1 ? lmc : 0);
-			for (int p = 0; p <= nd->nports; p++) {
-				if (nd->type == NET_SWITCH) {
-					if (p)
-						continue;
-					if (next > NET_LID_UCAST_MAX)
-						goto full;
-					nd->lid = (uint16_t)next++;
-					continue;
-				}
-				if (!needs_lid(nd, p)) {
+			for (int p = 0; p <= nd->nports; p++)
+				if (nd->type != NET_SWITCH)
 					nd->ports[p].lid = 0;
-					continue;
-				}
-				/* IBA 7.11.1: the base's LMC low bits are 0 */
-				next = (next + c - 1) & ~(c - 1);
-				if (next + c - 1 > NET_LID_UCAST_MAX)
-					goto full;
-				nd->ports[p].lid = (uint16_t)next;
-				next += c;
-			}
 		}
+		for (int k = 0; k < cnt; k++) {
+			struct net_node *nd = &n->nodes[order[k].node];
+
+			if (nd->type == NET_SWITCH) {
+				if (next > NET_LID_UCAST_MAX)
+					goto full;
+				nd->lid = (uint16_t)next++;
+				continue;
+			}
+			/* IBA 7.11.1: the base's LMC low bits are 0 */
+			next = (next + c - 1) & ~(c - 1);
+			if (next + c - 1 > NET_LID_UCAST_MAX)
+				goto full;
+			nd->ports[order[k].port].lid = (uint16_t)next;
+			next += c;
+		}
+		free(order);
 		max = (uint16_t)(next - 1);
 	}
 	return fill_lid_tables(n, max, d);
 full:
+	free(order);
 	return sim_diag_set(d, NULL, 0, 0,
 			    "too many endpoints: more than %d unicast LIDs needed",
 			    NET_LID_UCAST_MAX);
+}
+
+int net_assign_lids_lmc(struct net *n, int lmc, struct sim_diag *d)
+{
+	return assign_lids(n, lmc, false, d);
+}
+
+int net_assign_lids_file_order(struct net *n, struct sim_diag *d)
+{
+	return assign_lids(n, NET_LMC_FILE, true, d);
 }
 
 int net_assign_lids(struct net *n, struct sim_diag *d)

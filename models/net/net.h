@@ -73,6 +73,9 @@ struct net {
 	int nfiles;
 	uint16_t max_lid;	/* highest LID assigned */
 	uint8_t lmc;		/* highest LMC of any port after LID assignment */
+	int sm_node;		/* where the subnet manager runs (its port gets LID 1 when
+				 * LIDs are assigned): 0, the first node of the file, is
+				 * where ibsim attaches it */
 	/* LID -> (node, port); filled by net_assign_lids() */
 	int *lid_node;
 	uint8_t *lid_port;
@@ -136,14 +139,18 @@ void net_set_link_rate(struct net *n, int node, int port, uint8_t lanes,
 const char *net_add_file(struct net *n, const char *path);
 
 /*
- * LID assignment in file order: switches get one LID, each connected CA (or
- * router) port one, from 1. Exception: when the file gave every one of those
- * a LID (ibnetdiscover prints them) and they are all unicast and unique, they
- * are kept, so a user's real LIDs show up; a CA's `lmc M` from the file is
- * then kept too (its 2^M LIDs from the base). Same as
- * net_assign_lids_lmc(n, NET_LMC_FILE, d).
+ * LID assignment as OpenSM does it (osm_lid_mgr.c): switches get one LID,
+ * each connected CA (or router) port one, from 1: the subnet manager's node
+ * first (n->sm_node), then by port GUID (a switch's port 0 has the node's),
+ * ports without a GUID last in file order. Exception: when the file gave
+ * every one of those a LID (ibnetdiscover prints them) and they are all
+ * unicast and unique, they are kept, so a user's real LIDs show up; a CA's
+ * `lmc M` from the file is then kept too (its 2^M LIDs from the base). Same
+ * as net_assign_lids_lmc(n, NET_LMC_FILE, d).
  */
 int net_assign_lids(struct net *n, struct sim_diag *d);
+/* The same in file order (the generators write their LIDs so). */
+int net_assign_lids_file_order(struct net *n, struct sim_diag *d);
 
 /*
  * LMC (IBA 7.11.1, PortInfo:LMC in 14.2.5.6): a CA or router port answers
@@ -158,7 +165,7 @@ int net_assign_lids(struct net *n, struct sim_diag *d);
  * net_assign_lids() with every CA/router port given 2^lmc LIDs (lmc 0..7),
  * or NET_LMC_FILE. The file's LIDs are kept when they are complete, unique
  * and aligned for that LMC (IBA 7.11.1); otherwise every LID is assigned in
- * file order, each port's base rounded up to a multiple of 2^lmc (the gaps
+ * OpenSM's order, each port's base rounded up to a multiple of 2^lmc (the gaps
  * stay unused). Fills lid_node/lid_port for every LID of every port, and
  * n->lmc. Returns 0 or -1 (diag filled: too many LIDs, out of memory).
  */

@@ -55,6 +55,9 @@ struct sm_opts {
 	const char *roots;	/* updn/ftree: comma list of root node names or GUIDs; NULL = automatic */
 	uint8_t lmc;		/* LIDs per CA port = 2^lmc (IBA 7.11.1); 0..7.
 				 * 0 keeps the LIDs already assigned (or the file's) */
+	const char *sm;		/* the node the SM runs on (description, id or "#k"):
+				 * LIDs, when assigned, start at its port; NULL = the
+				 * file's first node, where ibsim attaches it */
 	/* Out: when note is not NULL, the engine writes one line saying what it
 	 * chose ("roots spine0,spine1", "3 levels", "2D torus 4x4") */
 	char *note;

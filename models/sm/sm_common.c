@@ -132,6 +132,16 @@ int sm_lids(struct net *n, const struct sm_opts *o, struct sim_diag *d)
 	if (o && o->lmc > NET_LMC_MAX)
 		return sim_diag_set(d, NULL, 0, 0, "LMC %u out of range 0..%d",
 				    o->lmc, NET_LMC_MAX);
+	if (o && o->sm) {
+		int node = net_find_host(n, o->sm);
+
+		if (node < 0)
+			node = net_find(n, o->sm);
+		if (node < 0)
+			return sim_diag_set(d, NULL, 0, 0,
+					    "--sm: no node '%s' (a description, an id or #k)", o->sm);
+		n->sm_node = node;
+	}
 	/*
 	 * --lmc 0 (the default) keeps whatever LIDs are there, or the file's;
 	 * a nonzero LMC different from the assigned one reassigns.
@@ -263,7 +273,9 @@ static int cmp_dest(const void *a, const void *b, void *ctx)
 	const struct dest_keys *k = ctx;
 	int x = *(const int *)a, y = *(const int *)b;
 	int cx = k->first[x + 1] - k->first[x], cy = k->first[y + 1] - k->first[y];
-	uint64_t gx = dest_guid(k, x), gy = dest_guid(k, y);
+	/* OpenSM's switch table is keyed by the GUID in network byte order:
+	 * walked by the byte-swapped GUID on a little-endian host */
+	uint64_t gx = __builtin_bswap64(dest_guid(k, x)), gy = __builtin_bswap64(dest_guid(k, y));
 
 	if (cx != cy)
 		return cx > cy ? -1 : 1;

@@ -75,7 +75,9 @@ void sm_route_lid(struct sm_topo *t, int s, uint16_t lid, const int *cand, int k
 void sm_route_lid_uncounted(struct sm_topo *t, int s, uint16_t lid, const int *cand, int k);
 /*
  * OpenSM's order of destinations (osm_ucast_mgr.c, ucast_mgr_build_lfts):
- * switches with the most endpoints first, then by GUID (sw[] gets them);
+ * switches with the most endpoints first, then in the order of OpenSM's
+ * switch table, by the byte-swapped GUID (its key is in network byte
+ * order; OpenSM runs on little-endian hosts) (sw[] gets them);
  * each switch's endpoint LIDs by the port they hang off, every port's base
  * LID before any port's second (ep[] gets the indexes into ep_lid, switch
  * by switch as ep_first). Returns 0.

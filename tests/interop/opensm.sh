@@ -49,7 +49,7 @@ EX=$SRC/topologies/examples
 # their queries by LID.
 sm_on_host() {
 	awk 'BEGIN { RS = ""; ORS = "\n\n" }
-	     !done && /(^|\n)Ca[ \t]/ { ca = $0; done = 1; next }
+	     !done && /(^|\n)H?[Cc]a[ \t]/ { ca = $0; done = 1; next }
 	     { rest[n++] = $0 }
 	     END { print ca; for (i = 0; i < n; i++) print rest[i] }' "$1"
 }
@@ -233,6 +233,10 @@ check_fabric() {
 check_fabric ft16 "$EX/fattree-16.topo" minhop updn ftree
 check_fabric ft3 "$work/ft3.gen" minhop updn ftree
 check_fabric torus "$work/torus.gen" minhop dor
+# ibsim net files with no GUIDs and no LIDs: ibsim's GUIDs, and the LIDs
+# OpenSM assigns (its own port first, then by port GUID) are ours too
+check_fabric ring4 "$EX/ring-4.net" minhop
+check_fabric star6 "$EX/star-6.net" minhop
 check_fabric ft128 "$EX/fattree-128.topo" minhop updn ftree
 
 # LMC 1: OpenSM gives every host two LIDs (and new ones); its dump loads

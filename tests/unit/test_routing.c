@@ -1069,12 +1069,14 @@ static void test_dump_round_trip(void)
 	net_free(&a);
 	net_free(&b);
 
-	/* no GUIDs, no LIDs (an ibsim net file): matched by description */
+	/* no GUIDs, no LIDs (an ibsim net file): ibsim's GUIDs, the switch
+	 * 0x200000, the first CA 0x100000 with its port 0x100001 */
 	load_example(&a, "star-6.net");
 	load_example(&b, "star-6.net");
 	CU_ASSERT_EQUAL_FATAL(route(&a, "minhop", NULL, 0), 0);
 	text = dump_to_string(&a);
-	CU_ASSERT(strstr(text, "portguid 0x0000000000000000") != NULL);
+	CU_ASSERT(strstr(text, "guid 0x0000000000200000 ('sw0')") != NULL);
+	CU_ASSERT(strstr(text, "portguid 0x0000000000100001: 'h0'") != NULL);
 	if (lft_load_buffer(&b, text, strlen(text), "star.dump", &d))
 		report(&d, "by description");
 	same_routes(&a, &b);

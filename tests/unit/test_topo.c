@@ -253,12 +253,32 @@ static void test_ibnd_full_codes(void)
 		"\"Switch1\"[5] <-> \"Switch2\"[5] 4xEDR\n"
 		"\"Switch1\"[6] <-> \"Switch2\"[6] 4xHDR\n");
 	free(l);
-	/* LIDs all 0 (no SM ran): not kept, assigned in file order. */
+	/* LIDs all 0 (no SM ran): not kept, assigned as OpenSM does: the
+	 * SM's node (the file's first, Switch2) first, then by the port GUID
+	 * byte-swapped (OpenSM's table keys are in network byte order): the
+	 * lowest byte first, Switch1's 0x200000, Hca1's 0x100001, Hca2's
+	 * 0x100004. */
 	CU_ASSERT_EQUAL_FATAL(net_assign_lids(&n, &d), 0);
 	CU_ASSERT_EQUAL(n.nodes[node_of(&n, "Switch2")].lid, 1);
 	CU_ASSERT_EQUAL(n.nodes[node_of(&n, "Switch1")].lid, 2);
-	CU_ASSERT_EQUAL(net_lid_of(&n, node_of(&n, "Hca2"), 1), 3);
+	CU_ASSERT_EQUAL(net_lid_of(&n, node_of(&n, "Hca1"), 1), 3);
+	CU_ASSERT_EQUAL(net_lid_of(&n, node_of(&n, "Hca2"), 1), 4);
+	/* in file order for the generators (LIDs assigned once are kept:
+	 * load afresh) */
+	net_free(&n);
+	CU_ASSERT_EQUAL_FATAL(topo_load_string(ibnd_full, "full.topo", &n, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(net_assign_lids_file_order(&n, &d), 0);
+	CU_ASSERT_EQUAL(n.nodes[node_of(&n, "Switch1")].lid, 2);
 	CU_ASSERT_EQUAL(net_lid_of(&n, node_of(&n, "Hca1"), 1), 4);
+	/* the SM elsewhere (an option names its node): its port first */
+	net_free(&n);
+	CU_ASSERT_EQUAL_FATAL(topo_load_string(ibnd_full, "full.topo", &n, &d), 0);
+	n.sm_node = node_of(&n, "Hca2");
+	CU_ASSERT_EQUAL_FATAL(net_assign_lids(&n, &d), 0);
+	CU_ASSERT_EQUAL(net_lid_of(&n, node_of(&n, "Hca2"), 1), 1);
+	CU_ASSERT_EQUAL(n.nodes[node_of(&n, "Switch1")].lid, 2);
+	CU_ASSERT_EQUAL(net_lid_of(&n, node_of(&n, "Hca1"), 1), 3);	/* 0x..10 01 before */
+	CU_ASSERT_EQUAL(n.nodes[node_of(&n, "Switch2")].lid, 4);	/* 0x..20 01 */
 	net_free(&n);
 }
 
