@@ -940,6 +940,7 @@ static int do_hello(struct client *c, const struct shim_req *q)
 		if (m == s->p.mtu)
 			r.u.hello.mtu_code = (uint8_t)code;
 	r.u.hello.link_layer = fab_is_eth(&s->p) ? 2 : 1;	/* IBV_LINK_LAYER_ETHERNET : _INFINIBAND */
+	r.u.hello.atomics = hca_rc_atomics(c->hca);
 	r.u.hello.guid = np->guid ? np->guid : 0x0002c90300000000ULL + (uint64_t)node;
 	snprintf(r.u.hello.host, sizeof(r.u.hello.host), "%s", s->net.nodes[node].desc);
 	snprintf(r.u.hello.fabric, sizeof(r.u.hello.fabric), "%s", fab_fabric_names[s->p.fabric]);

@@ -19,6 +19,7 @@ struct shim_conn_info {
 	uint32_t host_index, nhosts;
 	uint16_t lid, sm_lid;
 	uint8_t lanes, speed, mtu_code, link_layer;
+	bool atomics;		/* the device says IBV_ATOMIC_HCA, else NONE */
 	uint64_t guid;
 	char host[SHIM_NAME_LEN];
 	char fabric[16];

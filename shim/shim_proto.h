@@ -27,8 +27,9 @@
 #include <sys/socket.h>
 
 #define SHIM_MAGIC	0x31466249u	/* "IbF1" */
-#define SHIM_VERSION	3		/* 2: IO_END answered, CPU time trailer;
-					 * 3: segments sealed (F_SEAL_SHRINK) */
+#define SHIM_VERSION	4		/* 2: IO_END answered, CPU time trailer;
+					 * 3: segments sealed (F_SEAL_SHRINK);
+					 * 4: post lists flagged, hello says atomics */
 #define SHIM_MAX_WC	16		/* completions per poll reply */
 #define SHIM_MAX_INLINE	256		/* inline bytes carried in one post */
 /* In a post's send_flags beside ibv's own (which stay below bit 8): a WR
@@ -139,6 +140,7 @@ struct shim_rep {
 			uint32_t host_index, nhosts;
 			uint16_t lid, sm_lid;
 			uint8_t lanes, speed, mtu_code, link_layer;
+			uint8_t atomics;	/* RC QPs carry atomics (not on fabric=tcp) */
 			uint64_t guid;
 			uint32_t max_mtu_code;
 			char host[SHIM_NAME_LEN];

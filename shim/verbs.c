@@ -275,7 +275,8 @@ static void fill_device(struct ibv_device_attr *a)
 	a->max_qp_rd_atom = 16;
 	a->max_res_rd_atom = 1 << 20;
 	a->max_qp_init_rd_atom = 16;
-	a->atomic_cap = IBV_ATOMIC_HCA;
+	/* sockets carry no atomics: the model refuses them on fabric=tcp */
+	a->atomic_cap = i->atomics ? IBV_ATOMIC_HCA : IBV_ATOMIC_NONE;
 	a->max_ah = 1 << 20;
 	a->max_srq = 1 << 16;
 	a->max_srq_wr = 32768;

@@ -1282,6 +1282,14 @@ uint16_t hca_lid(const struct hca *h)
 	return h->lid;
 }
 
+bool hca_rc_atomics(const struct hca *h)
+{
+	const struct hca_transport_ops *t = h->f->rc_transport ? h->f->rc_transport :
+					    h->f->transport;
+
+	return t && t->atomics;
+}
+
 sim_time_t hca_now(const struct hca *h)
 {
 	return h->f->eng.now;

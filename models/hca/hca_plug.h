@@ -205,6 +205,8 @@ struct hca_qp {
 	struct hca_qp *ring_prev;
 	sim_time_t wait_at;	/* a "ready" wake-up is armed for this time (0: none) */
 	sim_time_t wqe_free;	/* its send engine takes the next WQE from then (hca.wqe_ns) */
+	uint32_t wr_len;	/* the WRITE being received: its length, which a WRITE with
+				 * immediate's receive completion reports (once a message) */
 	struct hca_qp_stats st;
 
 	/* set-up, errors, reports */

@@ -419,6 +419,7 @@ static bool exec_write(struct fab *f, struct hca_qp *qp, struct pkt *p, bool rc)
 		qp->wr_mr = mr;
 		qp->wr_va = p->va;
 		qp->wr_left = p->dma_len;
+		qp->wr_len = p->dma_len;
 	}
 	/* WRITE with immediate consumes a receive: RNR before touching memory. */
 	if (op_imm(op) && !hca_qp_take_recv(qp, &r)) {
@@ -439,7 +440,7 @@ static bool exec_write(struct fab *f, struct hca_qp *qp, struct pkt *p, bool rc)
 		/* a plain WRITE is there when its last byte is (a program
 		 * polling memory sees it); with immediate, at the CQE */
 		sim_time_t seen = op_imm(op) ?
-			recv_complete(qp, &r, HCA_WC_SUCCESS, HCA_WC_RECV_RDMA_WITH_IMM, 0, p) :
+			recv_complete(qp, &r, HCA_WC_SUCCESS, HCA_WC_RECV_RDMA_WITH_IMM, qp->wr_len, p) :
 			visible(qp);
 
 		if ((int32_t)p->msg >= 0)

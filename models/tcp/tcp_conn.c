@@ -856,8 +856,7 @@ static void deliver(struct tcp_conn *c, const struct tcp_seg *s)
 	case IB_OP_SEND_ONLY: case IB_OP_SEND_ONLY_IMM:
 		if (c->in.have_recv)
 			recv_cqe(qp, &c->in.r, s->op == IB_OP_WRITE_ONLY_IMM ? HCA_WC_RECV_RDMA_WITH_IMM :
-				 HCA_WC_RECV, s->op == IB_OP_WRITE_ONLY_IMM ? 0 : s->mlen, s->imm,
-				 s->op != IB_OP_SEND_ONLY, t);
+				 HCA_WC_RECV, s->mlen, s->imm, s->op != IB_OP_SEND_ONLY, t);
 		else
 			SIM_LOG(SIM_LOG_HCA, f->eng.now, "qp %u tcp message without a receive",
 				qp->qpn);

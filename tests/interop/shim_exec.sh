@@ -28,6 +28,17 @@ grep -q "port_lid:.*4" "$tmp/a.out" || fail "exec --host h2: $(grep lid "$tmp/a.
 timeout 30 "$IBFAB" exec --socket "$sock" --host h4 -- ibv_devinfo >"$tmp/b.out" 2>&1 ||
 	fail "exec on the running daemon: $(tail -3 "$tmp/b.out")"
 grep -q "port_lid:.*6" "$tmp/b.out" || fail "exec --host h4: $(grep lid "$tmp/b.out")"
+# the device: the ConnectX of the link's generation (HDR: ConnectX-6,
+# PCI 4123) with atomics; on fabric=tcp it says it has none
+timeout 30 "$IBFAB" exec --socket "$sock" --host h4 -- ibv_devinfo -v >"$tmp/v.out" 2>&1 ||
+	fail "exec ibv_devinfo -v: $(tail -3 "$tmp/v.out")"
+grep -Eq "vendor_id:\s+0x02c9$" "$tmp/v.out" && grep -Eq "vendor_part_id:\s+4123$" "$tmp/v.out" ||
+	fail "device ids: $(grep vendor "$tmp/v.out")"
+grep -Eq "atomic_cap:\s+ATOMIC_HCA" "$tmp/v.out" || fail "IB atomics: $(grep atomic_cap "$tmp/v.out")"
+tsock="$tmp/tcp/ibfab/sock"
+timeout 30 "$IBFAB" exec --socket "$tsock" --topo "$topo" --set fabric=tcp --host h1 -- \
+	ibv_devinfo -v >"$tmp/t.out" 2>&1 || fail "exec on fabric=tcp: $(tail -3 "$tmp/t.out")"
+grep -Eq "atomic_cap:\s+ATOMIC_NONE" "$tmp/t.out" || fail "TCP atomics: $(grep atomic_cap "$tmp/t.out")"
 timeout 30 "$IBFAB" exec --socket "$sock" -- sh -c 'exit 3' >/dev/null 2>&1
 [ $? -eq 3 ] || fail "exec should pass the program's exit status through"
 timeout 30 "$IBFAB" exec --socket "$sock" --host nosuch -- ibv_devices >"$tmp/c.out" 2>&1

@@ -715,6 +715,43 @@ static void test_mr_chunks(void)
 }
 
 /*
+ * A WRITE with immediate consumes a receive whose completion reports the
+ * bytes written (ibv_wc.byte_len, IBA 11.4.2.1: the length of the data
+ * transferred) and the immediate, on InfiniBand and over TCP alike.
+ */
+static void test_write_imm_len(void)
+{
+	static const char *const tcp[] = { "fabric=tcp", NULL };
+	const char *const *sets[] = { NULL, tcp };
+	enum { LEN = 10000 };	/* three packets at MTU 4096 */
+
+	for (int k = 0; k < 2; k++) {
+		struct tp t;
+		struct hca_wc wc[4];
+		struct hca_recv_wr r = { .wr_id = 9 };
+
+		tp_init(&t, sets[k], LEN);
+		tp_connect(&t, HCA_QPT_RC, 14, 7, 7, 12, 16);
+		CU_ASSERT(hca_post_recv(t.qb, &r) == 0);
+		struct hca_send_wr w = wr_of(&t, HCA_WR_RDMA_WRITE_WITH_IMM, 1, 0, LEN);
+
+		w.imm_data = 0x1234;
+		memset(t.bufa, 0x5a, LEN);
+		CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+		tp_run(&t);
+		CU_ASSERT_EQUAL(poll_all(t.ca, wc, 4), 1);
+		CU_ASSERT_EQUAL_FATAL(poll_all(t.cb, wc, 4), 1);
+		CU_ASSERT_EQUAL(wc[0].status, HCA_WC_SUCCESS);
+		CU_ASSERT_EQUAL(wc[0].opcode, HCA_WC_RECV_RDMA_WITH_IMM);
+		CU_ASSERT_EQUAL(wc[0].byte_len, LEN);
+		CU_ASSERT_EQUAL(wc[0].imm_data, 0x1234);
+		CU_ASSERT_EQUAL(wc[0].wr_id, 9);
+		CU_ASSERT_EQUAL(t.bufb[LEN - 1], 0x5a);
+		tp_fini(&t);
+	}
+}
+
+/*
  * Every ACK that makes progress re-arms the ACK timer (67 ms at
  * hca.timeout=14); the old one is cancelled lazily. A QP must not leave
  * one dead heap entry per message in its HCA's timer heap (2,000 per HCA
@@ -1677,6 +1714,7 @@ static const struct test_case tests[] = {
 	{ "an MR deregistered after the post moves no bytes", test_dereg_after_post },
 	{ "packets find their QP by number, near or far, none once destroyed", test_qp_numbers },
 	{ "atomics return the old value", test_atomics },
+	{ "WRITE with immediate: the receive reports the bytes", test_write_imm_len },
 	{ "UD: MTU limit, no ACKs", test_ud },
 	{ "UC loses whole messages only", test_uc_loses_whole_messages },
 	{ "verbs misuse", test_bad_verbs },
