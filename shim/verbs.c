@@ -13,8 +13,9 @@
  * the daemon, whose HCA model then reads and writes the program's bytes at
  * the simulated time the packets arrive - even while the program spins on
  * its memory or sits in a TCP read. The device is the ConnectX of the
- * link's generation (fill_device), and the new post-send API (ibv_qp_ex)
- * batches work requests into one post. What the model does not have
+ * link's generation (fill_device), the new post-send API (ibv_qp_ex)
+ * batches work requests into one post, and the extended CQ (ibv_cq_ex)
+ * reads the completions ibv_poll_cq would. What the model does not have
  * (multiple gather entries that are not contiguous, memory windows, XRC,
  * DM, flows) fails with EOPNOTSUPP and one line on stderr.
  */
@@ -48,8 +49,14 @@ struct shim_ctx {
 };
 
 struct shim_cq {
-	struct ibv_cq cq;
+	union {				/* an ibv_cq_ex begins as an ibv_cq does */
+		struct ibv_cq cq;
+		struct ibv_cq_ex cqx;	/* made by ibv_create_cq_ex */
+	};
 	uint32_t h;
+	/* the extended API's batch: [pos, nbuf) not yet consumed */
+	struct ibv_wc buf[SHIM_MAX_WC];
+	int pos, nbuf;
 };
 
 struct shim_wr;
@@ -412,6 +419,7 @@ static int op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			    struct ibv_recv_wr **bad);
 static struct ibv_mw *op_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type t);
 static struct ibv_qp *op_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a);
+static struct ibv_cq_ex *op_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *a);
 
 SHIM_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
 {
@@ -438,6 +446,7 @@ SHIM_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
 	c->vctx.query_port = query_port_ex;
 	c->vctx.query_device_ex = query_device_ex;
 	c->vctx.create_qp_ex = op_create_qp_ex;
+	c->vctx.create_cq_ex = op_create_cq_ex;
 	ctx->ops.poll_cq = op_poll_cq;
 	ctx->ops.req_notify_cq = op_req_notify;
 	ctx->ops.post_send = op_post_send;
@@ -858,6 +867,115 @@ static int op_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 		wc[i].pkey_index = 0;
 	}
 	return (int)rep.count;
+}
+
+/* ---- the extended CQ (ibv_cq_ex) ----------------------------------------- */
+
+/*
+ * ibv_start_poll() takes the next completion (and fetches a batch from the
+ * daemon when none is left), ibv_next_poll() the one after, ibv_end_poll()
+ * consumes the current one; the ibv_wc_read_*() calls read the current
+ * one. Every field of an ibv_wc can be read; completion timestamps, VLANs,
+ * flow tags and tag matching are not there (ibv_create_cq_ex refuses
+ * wc_flags that ask for them).
+ */
+static struct shim_cq *cqx_of(struct ibv_cq_ex *x)
+{
+	return container_of(x, struct shim_cq, cqx);
+}
+
+/* Make buf[pos] current, fetching a batch when the buffer is spent: 0,
+ * ENOENT (empty), or an errno. */
+static int cqx_current(struct shim_cq *c)
+{
+	if (c->pos >= c->nbuf) {
+		int n = op_poll_cq(&c->cq, SHIM_MAX_WC, c->buf);
+
+		c->pos = 0;
+		c->nbuf = n > 0 ? n : 0;
+		if (n < 0)
+			return -n;
+		if (!n)
+			return ENOENT;
+	}
+	c->cqx.status = c->buf[c->pos].status;
+	c->cqx.wr_id = c->buf[c->pos].wr_id;
+	return 0;
+}
+
+static int cqx_start_poll(struct ibv_cq_ex *x, struct ibv_poll_cq_attr *attr)
+{
+	(void)attr;
+	return cqx_current(cqx_of(x));
+}
+
+static int cqx_next_poll(struct ibv_cq_ex *x)
+{
+	struct shim_cq *c = cqx_of(x);
+
+	c->pos++;
+	return cqx_current(c);
+}
+
+static void cqx_end_poll(struct ibv_cq_ex *x)
+{
+	cqx_of(x)->pos++;
+}
+
+static const struct ibv_wc *cqx_wc(struct ibv_cq_ex *x)
+{
+	struct shim_cq *c = cqx_of(x);
+
+	return &c->buf[c->pos < c->nbuf ? c->pos : 0];
+}
+
+/* The ibv_wc_read_*() of the current completion: one field each. */
+#define CQX_READ(name, type, field) \
+	static type cqx_##name(struct ibv_cq_ex *x) \
+	{ \
+		return cqx_wc(x)->field; \
+	}
+CQX_READ(opcode, enum ibv_wc_opcode, opcode)
+CQX_READ(vendor_err, uint32_t, vendor_err)
+CQX_READ(byte_len, uint32_t, byte_len)
+CQX_READ(imm, __be32, imm_data)
+CQX_READ(qp_num, uint32_t, qp_num)
+CQX_READ(src_qp, uint32_t, src_qp)
+CQX_READ(wc_flags, unsigned int, wc_flags)
+CQX_READ(slid, uint32_t, slid)
+CQX_READ(sl, uint8_t, sl)
+CQX_READ(path_bits, uint8_t, dlid_path_bits)
+#undef CQX_READ
+
+static struct ibv_cq_ex *op_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *a)
+{
+	struct ibv_cq *cq;
+	struct shim_cq *c;
+
+	if (!a || a->comp_mask || (a->wc_flags & ~(uint64_t)IBV_WC_STANDARD_FLAGS)) {
+		shim_unsupported("ibv_create_cq_ex beyond the standard completion fields "
+				 "(timestamps, VLANs, flow tags, parent domains)");
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	cq = ibv_create_cq(ctx, (int)a->cqe, a->cq_context, a->channel, (int)a->comp_vector);
+	if (!cq)
+		return NULL;
+	c = container_of(cq, struct shim_cq, cq);
+	c->cqx.start_poll = cqx_start_poll;
+	c->cqx.next_poll = cqx_next_poll;
+	c->cqx.end_poll = cqx_end_poll;
+	c->cqx.read_opcode = cqx_opcode;
+	c->cqx.read_vendor_err = cqx_vendor_err;
+	c->cqx.read_byte_len = cqx_byte_len;
+	c->cqx.read_imm_data = cqx_imm;
+	c->cqx.read_qp_num = cqx_qp_num;
+	c->cqx.read_src_qp = cqx_src_qp;
+	c->cqx.read_wc_flags = cqx_wc_flags;
+	c->cqx.read_slid = cqx_slid;
+	c->cqx.read_sl = cqx_sl;
+	c->cqx.read_dlid_path_bits = cqx_path_bits;
+	return &c->cqx;
 }
 
 /* ---- SRQ ---------------------------------------------------------------- */

@@ -3,7 +3,9 @@
 # shim_integrity.c) moves patterned buffers with RDMA WRITE, READ, SEND and
 # both atomics between two simulated hosts through the shim, and checks
 # every byte and every atomic result on both sides; twice (the second on a
-# three-hop path of a fat tree, so packets cross switches).
+# three-hop path of a fat tree, so packets cross switches, and with its
+# completions polled by the extended CQ API: ibv_create_cq_ex,
+# ibv_start_poll, ibv_wc_read_*, ibv_end_poll).
 . "$IBFAB_SRC/tests/lib/e2e.sh"
 . "$IBFAB_SRC/tests/shim/lib.sh"
 prog="$IBFAB_BUILD/tests/shim/shim_integrity"
@@ -11,12 +13,13 @@ prog="$IBFAB_BUILD/tests/shim/shim_integrity"
 for topo in star-6.net fattree-16.topo; do
 	start_daemon "$IBFAB_SRC/topologies/examples/$topo" || continue
 	h1=h1
-	[ "$topo" = fattree-16.topo ] && h1=h15	# another leaf: up and down the tree
+	x=
+	[ "$topo" = fattree-16.topo ] && { h1=h15; x=-x; }	# another leaf: up and down the tree
 	port=$((18680 + RANDOM % 100))
-	SHIM_TIMEOUT=60 shim h0 "$prog" -p "$port" >"$tmp/srv" 2>&1 &
+	SHIM_TIMEOUT=60 shim h0 "$prog" $x -p "$port" >"$tmp/srv" 2>&1 &
 	spid=$!
 	sleep 0.3
-	SHIM_TIMEOUT=60 shim "$h1" "$prog" -p "$port" 127.0.0.1 >"$tmp/cli" 2>&1
+	SHIM_TIMEOUT=60 shim "$h1" "$prog" $x -p "$port" 127.0.0.1 >"$tmp/cli" 2>&1
 	crc=$?
 	wait "$spid"
 	src=$?

@@ -24,6 +24,8 @@
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -47,6 +49,7 @@ struct ctx {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
+	struct ibv_cq_ex *cqx;		/* -x: the same CQ, polled with the extended API */
 	struct ibv_qp *qp;
 	uint8_t *a;			/* target region (server: written by the client) */
 	uint8_t *b;			/* client: READ landing area, unaligned malloc */
@@ -69,10 +72,34 @@ static void fail(struct ctx *c, const char *what, uint64_t i, unsigned got, unsi
 		fprintf(stderr, "MISMATCH %s at %" PRIu64 ": got %#x want %#x\n", what, i, got, want);
 }
 
+static bool use_cq_ex;		/* -x: poll with the extended CQ API */
+
 static void die(const char *m)
 {
 	perror(m);
 	exit(2);
+}
+
+/* One completion by ibv_start_poll / ibv_wc_read_* / ibv_end_poll. */
+static int poll_ex(struct ibv_cq_ex *x, struct ibv_wc *wc)
+{
+	struct ibv_poll_cq_attr attr = { 0 };
+	int rc = ibv_start_poll(x, &attr);
+
+	if (rc == ENOENT)
+		return 0;
+	if (rc)
+		return -rc;
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = x->wr_id;
+	wc->status = x->status;
+	wc->opcode = ibv_wc_read_opcode(x);
+	wc->byte_len = ibv_wc_read_byte_len(x);
+	wc->wc_flags = ibv_wc_read_wc_flags(x);
+	wc->imm_data = ibv_wc_read_imm_data(x);
+	wc->qp_num = ibv_wc_read_qp_num(x);
+	ibv_end_poll(x);
+	return 1;
 }
 
 static struct ibv_wc wait_wc(struct ctx *c)
@@ -81,7 +108,7 @@ static struct ibv_wc wait_wc(struct ctx *c)
 	int n;
 
 	do
-		n = ibv_poll_cq(c->cq, 1, &wc);
+		n = c->cqx ? poll_ex(c->cqx, &wc) : ibv_poll_cq(c->cq, 1, &wc);
 	while (n == 0);
 	if (n < 0)
 		die("poll_cq");
@@ -177,7 +204,14 @@ static void setup(struct ctx *c, int server)
 	if (!c->ctx)
 		die("open_device");
 	c->pd = ibv_alloc_pd(c->ctx);
-	c->cq = ibv_create_cq(c->ctx, 64, NULL, NULL, 0);
+	if (use_cq_ex) {
+		struct ibv_cq_init_attr_ex cx = { .cqe = 64, .wc_flags = IBV_WC_STANDARD_FLAGS };
+
+		c->cqx = ibv_create_cq_ex(c->ctx, &cx);
+		c->cq = c->cqx ? ibv_cq_ex_to_cq(c->cqx) : NULL;
+	} else {
+		c->cq = ibv_create_cq(c->ctx, 64, NULL, NULL, 0);
+	}
 	if (!c->pd || !c->cq)
 		die("pd/cq");
 	c->a = aligned_alloc(4096, REGION);
@@ -401,11 +435,13 @@ int main(int argc, char **argv)
 	struct ctx c = { 0 };
 	int port = 18600, opt;
 
-	while ((opt = getopt(argc, argv, "p:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:x")) != -1) {
 		if (opt == 'p')
 			port = atoi(optarg);
+		else if (opt == 'x')
+			use_cq_ex = true;
 		else {
-			fprintf(stderr, "usage: %s [-p port] [server-address]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-p port] [-x] [server-address]\n", argv[0]);
 			return 2;
 		}
 	}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * shim_unsupported.c - calls verbs the simulated HCA does not implement
- * (memory windows, raw packet QPs, the extended CQ API, the new post-send
+ * (memory windows, raw packet QPs, completion timestamps, the new post-send
  * API on a QP not created for it or for operations the QP was not created
  * with, non-contiguous gather lists, CQ resize) and checks each fails
  * cleanly with EOPNOTSUPP (or ENOSYS) instead of crashing. The shim prints one line per
@@ -100,11 +100,13 @@ int main(void)
 		ibv_destroy_qp(qx);
 	}
 
-	struct ibv_cq_init_attr_ex cx = { .cqe = 8 };
+	/* the extended CQ: standard fields only, no completion timestamps */
+	struct ibv_cq_init_attr_ex cx = { .cqe = 8, .wc_flags = IBV_WC_STANDARD_FLAGS |
+								IBV_WC_EX_WITH_COMPLETION_TIMESTAMP };
 
 	errno = 0;
 	none = ibv_create_cq_ex(ctx, &cx) == NULL;
-	expect("ibv_create_cq_ex", none, errno);
+	expect("ibv_create_cq_ex with timestamps", none, errno);
 
 	struct ibv_sge sg[2] = {
 		{ .addr = (uintptr_t)buf, .length = 16, .lkey = mr->lkey },
