@@ -934,8 +934,8 @@ static int do_hello(struct client *c, const struct shim_req *q)
 	r.u.hello.nhosts = (uint32_t)s->nhosts;
 	r.u.hello.lid = hca_lid(c->hca);
 	r.u.hello.sm_lid = 1;
-	r.u.hello.lanes = s->p.link_forced || !np->lanes ? s->p.lanes : np->lanes;
-	r.u.hello.speed = s->p.link_forced || np->speed == LINK_SPEED_NONE ? s->p.speed : np->speed;
+	r.u.hello.lanes = s->p.width_forced || !np->lanes ? s->p.lanes : np->lanes;
+	r.u.hello.speed = s->p.speed_forced || np->speed == LINK_SPEED_NONE ? s->p.speed : np->speed;
 	for (uint32_t m = 256, code = 1; m <= 4096; m <<= 1, code++)
 		if (m == s->p.mtu)
 			r.u.hello.mtu_code = (uint8_t)code;

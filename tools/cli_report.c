@@ -873,12 +873,12 @@ static struct link_rate host_rate(const struct net *net, const struct fab_params
 	struct link_rate r = { .lanes = p->lanes, .speed = p->speed };
 	int port = node < (uint32_t)net->nnodes ? net_first_port(net, (int)node) : -1;
 
-	if (port >= 0 && !p->link_forced) {
+	if (port >= 0) {
 		const struct net_port *np = &net->nodes[node].ports[port];
 
-		if (np->lanes)
+		if (np->lanes && !p->width_forced)
 			r.lanes = np->lanes;
-		if (np->speed != LINK_SPEED_NONE)
+		if (np->speed != LINK_SPEED_NONE && !p->speed_forced)
 			r.speed = np->speed;
 	}
 	return r;

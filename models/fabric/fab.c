@@ -183,11 +183,11 @@ static struct link_rate port_rate(const struct fab_params *p, const struct net_p
 {
 	struct link_rate r = { p->lanes, p->speed };
 
-	if (p->link_forced)
-		return r;
-	if (a->lanes || b->lanes)
+	/* link.width and link.speed override the file each on its own: a
+	 * faster speed keeps a 1x cable 1x */
+	if (!p->width_forced && (a->lanes || b->lanes))
 		r.lanes = a->lanes ? a->lanes : b->lanes;
-	if (a->speed || b->speed)
+	if (!p->speed_forced && (a->speed || b->speed))
 		r.speed = a->speed ? a->speed : b->speed;
 	return r;
 }

@@ -86,7 +86,9 @@ struct fab_params {
 	/* link */
 	uint8_t lanes;			/* link.width  (default for links the file leaves open) */
 	uint8_t speed;			/* link.speed  (enum link_speed) */
-	bool link_forced;		/* link.width/speed given with --set: override the file */
+	bool link_forced;		/* link.width or link.speed given with --set */
+	bool width_forced;		/* link.width given: every link's width, the file's too */
+	bool speed_forced;		/* link.speed given: every link's speed; each keeps its width */
 	double cable_m;			/* link.cable_m */
 	uint32_t ps_per_m;		/* link.ps_per_m (propagation) */
 	/* IB link layer */

@@ -179,7 +179,7 @@ static void apply_preset(struct fab_params *p, const struct preset *pr)
 {
 	p->lanes = DEFAULT_LANES;
 	p->speed = (uint8_t)pr->speed;
-	p->link_forced = false;
+	p->link_forced = p->width_forced = p->speed_forced = false;
 	p->cable_m = DEFAULT_CABLE_M;
 	p->ps_per_m = DEFAULT_PS_PER_M;
 	p->mtu = pr->mtu;
@@ -320,7 +320,7 @@ static int set_width(void *obj, const struct sim_param *k, const char *v,
 		return -1;
 	}
 	p->lanes = (uint8_t)w;
-	p->link_forced = true;
+	p->link_forced = p->width_forced = true;
 	return 0;
 }
 
@@ -345,7 +345,7 @@ static int set_speed(void *obj, const struct sim_param *k, const char *v,
 		return -1;
 	}
 	p->speed = (uint8_t)s;
-	p->link_forced = true;
+	p->link_forced = p->speed_forced = true;
 	return 0;
 }
 
@@ -969,7 +969,7 @@ static const struct sim_param keys[] = {
 	SPECIAL("link.width", set_width, print_width,
 		"lanes per link: 1x 2x 4x 8x 12x (setting it overrides the topology file)"),
 	SPECIAL("link.speed", set_speed, print_speed,
-		"lane speed: SDR DDR QDR FDR10 FDR EDR HDR NDR XDR (overrides the file)"),
+		"lane speed: SDR DDR QDR FDR10 FDR EDR HDR NDR XDR (overrides the file; widths stay)"),
 	SPECIAL("link.cable_m", set_cable, print_cable,
 		"cable length in metres where the topology gives none"),
 	GEN("link.ps_per_m", K_UINT, ps_per_m, LIGHT_PS_PER_M, 100000,

@@ -12,6 +12,8 @@
 #include "models/fabric/fab.h"
 #include "models/ib/ib_pkt.h"
 #include "models/link/link.h"
+#include "models/net/net.h"
+#include "topologies/topo.h"
 #include "tests/unit/test_main.h"
 
 static struct sim_diag d;
@@ -260,6 +262,52 @@ static void test_set_every_key(void)
 	CU_ASSERT_TRUE(p.check);
 	CU_ASSERT_EQUAL(p.max_time_ns, 1000000);
 	check_ok(&p);
+}
+
+/*
+ * link.speed overrides every link's speed and keeps each link's width (a
+ * 1x cable stays 1x at NDR); link.width overrides the widths too.
+ */
+static void rates_of(const char *const *sets, struct link_rate *r)
+{
+	static const char text[] =
+		"Switch\t4 \"sw0\"\n[1]\t\"h0\"[1]\t# lid 2 1xHDR\n[2]\t\"h1\"[1]\t# lid 3 4xHDR\n"
+		"Hca\t1 \"h0\"\n[1]\t\"sw0\"[1]\t# lid 2 1xHDR\nHca\t1 \"h1\"\n[1]\t\"sw0\"[2]\n";
+	struct fab_params p;
+	struct fab_msgs m = { 0 };
+	struct sim_diag dg;
+	struct net n;
+	struct fab *f;
+
+	CU_ASSERT_EQUAL_FATAL(topo_load_string(text, "w.net", &n, &dg), 0);
+	fab_params_default(&p);
+	for (; *sets; sets++)
+		SET_OK(&p, *sets);
+	f = fab_create(&n, &p, &m, 1, &dg);
+	CU_ASSERT_FATAL(f != NULL);
+	for (int i = 0; i < fab_nports(f); i++) {
+		const struct fab_port_info *pi = fab_port(f, i);
+
+		if (n.nodes[pi->node].type != NET_SWITCH)
+			r[strcmp(n.nodes[pi->node].desc, "h0") ? 1 : 0] = pi->rate;
+	}
+	fab_destroy(f);
+	net_free(&n);
+}
+
+static void test_link_overrides(void)
+{
+	static const char *const none[] = { NULL };
+	static const char *const speed[] = { "link.speed=NDR", NULL };
+	static const char *const width[] = { "link.width=2x", NULL };
+	struct link_rate r[2];
+
+	rates_of(none, r);
+	CU_ASSERT(r[0].lanes == 1 && r[0].speed == LINK_HDR && r[1].lanes == 4 && r[1].speed == LINK_HDR);
+	rates_of(speed, r);
+	CU_ASSERT(r[0].lanes == 1 && r[0].speed == LINK_NDR && r[1].lanes == 4 && r[1].speed == LINK_NDR);
+	rates_of(width, r);
+	CU_ASSERT(r[0].lanes == 2 && r[0].speed == LINK_HDR && r[1].lanes == 2 && r[1].speed == LINK_HDR);
 }
 
 static void test_set_bad(void)
@@ -516,8 +564,10 @@ static void test_print(void)
 	CU_ASSERT(host_lines > 10);	/* host.model and the host model's keys */
 	CU_ASSERT(cc_lines > 20);	/* dcqcn.* and ib.cc* */
 	/* The round trip marks tables and the link as explicitly set. */
-	CU_ASSERT_TRUE(q.link_forced);
+	CU_ASSERT_TRUE(q.link_forced && q.width_forced && q.speed_forced);
 	q.link_forced = p.link_forced;
+	q.width_forced = p.width_forced;
+	q.speed_forced = p.speed_forced;
 	q.sl2vl_set = p.sl2vl_set;
 	q.vlarb_high_set = p.vlarb_high_set;
 	q.vlarb_low_set = p.vlarb_low_set;
@@ -528,6 +578,7 @@ static const struct test_case tests[] = {
 	{ "presets: rates, MTU, buffer rule, check", test_presets },
 	{ "default is the hdr preset", test_defaults },
 	{ "every key can be set", test_set_every_key },
+	{ "link.speed keeps each link's width, link.width does not", test_link_overrides },
 	{ "bad values name the key", test_set_bad },
 	{ "did you mean", test_did_you_mean },
 	{ "cross-field checks", test_check },
