@@ -933,18 +933,83 @@ sim_time_t cli_run_estimate_ps(const struct net *net, const struct fab_params *p
 	return est;
 }
 
-uint64_t cli_csv_rows_per_sample(const struct net *net, const struct fab_params *p,
-				 const struct fab_msgs *m)
+/*
+ * The same bound for a trace's lowered steps: a transfer's serialisation
+ * and allowance after the last of its dependencies (which come earlier in
+ * the program), a compute step's duration after them, and what each host
+ * sends and receives through its port. 8 bytes a step while it runs,
+ * freed before the replay allocates its own (32 and more a step).
+ */
+sim_time_t cli_trace_estimate_ps(const struct net *net, const struct fab_params *p,
+				  const struct trace_program *prog)
+{
+	sim_time_t lat = 2 * (sim_time_t)p->hca_latency_ns * SIM_NS +
+			 4 * ((sim_time_t)p->sw_latency_ns * SIM_NS +
+			      link_prop_ps(p->cable_m, p->ps_per_m));
+	size_t nn = net->nnodes > 0 ? (size_t)net->nnodes : 1;
+	sim_time_t *end = malloc((prog->nsteps ? prog->nsteps : 1) * sizeof(*end));
+	sim_time_t *tx = calloc(nn, sizeof(*tx)), *rx = calloc(nn, sizeof(*rx));
+	const int32_t *node = prog->trace->rank_node;
+	sim_time_t est = 0;
+
+	if (!end || !tx || !rx) {
+		free(end);
+		free(tx);
+		free(rx);
+		return 0;
+	}
+	for (size_t s = 0; s < prog->nsteps; s++) {
+		const struct trace_step *st = &prog->steps[s];
+		sim_time_t base = 0, ser;
+
+		for (uint32_t j = 0; j < st->ndeps; j++) {
+			uint32_t d = prog->deps[st->dep_off + j];
+
+			if (d < s && end[d] > base)
+				base = end[d];
+		}
+		switch (st->kind) {
+		case TS_XFER:
+			ser = link_ser_ps(host_rate(net, p, (uint32_t)node[st->rank]), st->bytes);
+			end[s] = base + ser + lat;
+			if ((tx[node[st->rank]] += ser) > est)
+				est = tx[node[st->rank]];
+			if ((rx[node[st->peer]] += ser) > est)
+				est = rx[node[st->peer]];
+			break;
+		case TS_COMPUTE:
+			end[s] = base + st->duration;
+			break;
+		default:
+			end[s] = base;
+			break;
+		}
+		if (end[s] > est)
+			est = end[s];
+	}
+	free(end);
+	free(tx);
+	free(rx);
+	return est;
+}
+
+uint16_t cli_trace_vls(const struct fab_params *p)
+{
+	uint8_t vl = p->sl2vl[0];
+
+	return vl < FAB_MAX_VLS ? (uint16_t)(1u << vl) : 0;
+}
+
+uint64_t cli_csv_rows_per_sample(const struct net *net, uint16_t vls)
 {
 	/* every link has a port at each end; a row per used data VL */
-	return 2 * (uint64_t)net_nlinks(net) * (uint64_t)__builtin_popcount(cli_used_vls(p, m));
+	return 2 * (uint64_t)net_nlinks(net) * (uint64_t)__builtin_popcount(vls);
 }
 
 uint64_t cli_auto_sample_ns(const struct net *net, const struct fab_params *p,
-			    const struct fab_msgs *m)
+			    sim_time_t est, uint16_t vls)
 {
 	static const uint64_t mult[] = { 2, 5, 10 };
-	sim_time_t est = cli_run_estimate_ps(net, p, m);
 	uint64_t ns = est / SIM_NS / 1000, step, best, per, floor_ns;
 
 	if (!ns)
@@ -969,7 +1034,7 @@ uint64_t cli_auto_sample_ns(const struct net *net, const struct fab_params *p,
 	 * up. 1000 samples of an 8,192-host fat tree's 49,152 ports would be
 	 * 49M rows, 2 GB.
 	 */
-	per = cli_csv_rows_per_sample(net, p, m);
+	per = cli_csv_rows_per_sample(net, vls);
 	if (p->max_csv_rows && per &&
 	    (double)est / SIM_NS / (double)best * (double)per > (double)(p->max_csv_rows / 2)) {
 		floor_ns = (uint64_t)((double)est / SIM_NS * (double)per /

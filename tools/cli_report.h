@@ -82,17 +82,23 @@ uint16_t cli_used_vls(const struct fab_params *p, const struct fab_msgs *m);
 /* A lower bound on the run's length, ps (0: out of memory): cli_report.c. */
 sim_time_t cli_run_estimate_ps(const struct net *net, const struct fab_params *p,
 				const struct fab_msgs *m);
+/* The same for a trace's lowered program (its ranks placed). */
+struct trace_program;
+sim_time_t cli_trace_estimate_ps(const struct net *net, const struct fab_params *p,
+				  const struct trace_program *prog);
+/* The data VLs a trace's transfers use (they go on SL 0). */
+uint16_t cli_trace_vls(const struct fab_params *p);
 /* Rows links.csv takes per sample: two ports a link, one row per used VL. */
-uint64_t cli_csv_rows_per_sample(const struct net *net, const struct fab_params *p,
-				 const struct fab_msgs *m);
+uint64_t cli_csv_rows_per_sample(const struct net *net, uint16_t vls);
 /*
- * A sampling interval for sim.sample_ns = 0: about 1000 samples over an
- * estimate of the run's length (see cli_report.c), rounded to the nearest
- * 1, 2 or 5 times a power of ten nanoseconds; coarser where that would
- * take more than half of sim.max_csv_rows.
+ * A sampling interval for sim.sample_ns = 0: about 1000 samples over `est`,
+ * an estimate of the run's length (cli_run_estimate_ps,
+ * cli_trace_estimate_ps), rounded to the nearest 1, 2 or 5 times a power of
+ * ten nanoseconds; coarser where that would take more than half of
+ * sim.max_csv_rows with `vls` in use.
  */
 uint64_t cli_auto_sample_ns(const struct net *net, const struct fab_params *p,
-			    const struct fab_msgs *m);
+			    sim_time_t est, uint16_t vls);
 
 /* "12.345 us", "800 ps", "1.500 ms"; "1.50 MiB", "64 B". Return buf. */
 const char *cli_fmt_time(sim_time_t ps, char *buf, size_t len);

@@ -689,10 +689,22 @@ static void progress_hook(struct sim_engine *eng, void *ctx)
 #define CSV_ROW_BYTES 40.0		/* a links.csv row: 37 bytes on the default fat tree */
 #define CSV_WARN_BYTES 64e6		/* past this, say how big links.csv will be */
 
+/* The run's estimated length and the data VLs it uses: a trace's, or the messages'. */
+static sim_time_t run_estimate_ps(const struct cli_run *c)
+{
+	return c->o->trace ? cli_trace_estimate_ps(&c->net, &c->p, &c->prog)
+			   : cli_run_estimate_ps(&c->net, &c->p, &c->msgs);
+}
+
+static uint16_t run_vls(const struct cli_run *c)
+{
+	return c->o->trace ? cli_trace_vls(&c->p) : cli_used_vls(&c->p, &c->msgs);
+}
+
 static void csv_budget_warn(struct cli_run *c)
 {
-	sim_time_t est = cli_run_estimate_ps(&c->net, &c->p, &c->msgs);
-	uint64_t per = cli_csv_rows_per_sample(&c->net, &c->p, &c->msgs);
+	sim_time_t est = run_estimate_ps(c);
+	uint64_t per = cli_csv_rows_per_sample(&c->net, run_vls(c));
 	double rows = (double)est / SIM_NS / (double)c->p.sample_ns * (double)per;
 
 	if (c->p.max_csv_rows && rows > (double)c->p.max_csv_rows)
@@ -724,14 +736,21 @@ int cli_run_simulate(struct cli_run *c)
 
 	/* --csv with sim.sample_ns = 0: choose, and record the choice in params */
 	if (c->o->csv && !c->p.sample_ns)
-		c->p.sample_ns = cli_auto_sample_ns(&c->net, &c->p, &c->msgs);
-	else if (c->o->csv && !c->o->trace)	/* a trace writes no links.csv */
+		c->p.sample_ns = cli_auto_sample_ns(&c->net, &c->p, run_estimate_ps(c), run_vls(c));
+	else if (c->o->csv)
 		csv_budget_warn(c);
 	c->fab = fab_create(&c->net, &c->p, &c->msgs, c->o->seed, &c->d);
 	if (!c->fab)
 		return -1;
 	if (c->before_run && c->before_run(c, c->before_run_ctx))
 		return -1;
+	if (c->o->csv) {
+		if (cli_links_csv_init(&c->lc, c->links.f, &c->net, c->fab, run_vls(c),
+				       c->p.max_csv_rows))
+			return sim_diag_set(&c->d, "", 0, 0, "out of memory");
+		c->lc_init = true;
+		fab_set_sampler(c->fab, cli_links_csv_sample, &c->lc);
+	}
 	if (c->o->trace) {
 		/* the workload drives the HCAs itself (traces/trace_replay.c) */
 		clock_gettime(CLOCK_MONOTONIC, &c->t0);
@@ -741,14 +760,8 @@ int cli_run_simulate(struct cli_run *c)
 		c->replayed = !rc;
 		if (!rc && !c->summary_only && trace_results_flows(&c->prog, &c->tres))
 			rc = sim_diag_set(&c->d, NULL, 0, 0, "out of memory for the flow list");
+		csv_cut_warn(c);
 		return rc;
-	}
-	if (c->o->csv) {
-		if (cli_links_csv_init(&c->lc, c->links.f, &c->net, c->fab,
-				       cli_used_vls(&c->p, &c->msgs), c->p.max_csv_rows))
-			return sim_diag_set(&c->d, "", 0, 0, "out of memory");
-		c->lc_init = true;
-		fab_set_sampler(c->fab, cli_links_csv_sample, &c->lc);
 	}
 	eng = fab_engine(c->fab);
 	/* Progress only if the fabric does not use the hook itself (sim.check). */

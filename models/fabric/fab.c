@@ -43,8 +43,11 @@ static void sample_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 	if (f->sample_fn)
 		f->sample_fn(f, eng->now, f->sample_ctx);
 	/* Only while something else can still happen: a stalled fabric (credit
-	 * loop, no route) must end the run, not tick the sampler for ever. */
-	if (f->tot.msgs_finished < f->tot.msgs_total && sim_pending(eng) > 0)
+	 * loop, no route) must end the run, not tick the sampler for ever. A
+	 * run without messages is driven from outside (a trace replay, verbs
+	 * programs), which stops the engine when its workload is done. */
+	if ((f->tot.msgs_finished < f->tot.msgs_total || !f->tot.msgs_total) &&
+	    sim_pending(eng) > 0)
 		sim_schedule_in(eng, f->p.sample_ns * SIM_NS, f->sample_comp, 0);
 }
 

@@ -286,7 +286,8 @@ bool fab_time_limit_reached(const struct fab *f);
 /*
  * Time series: while running, every `sample_ns` the fabric calls `fn` with
  * the current time; the callback reads ports with fab_port_sample(). Set
- * before fab_run().
+ * before fab_run(). The samples go on while messages are left, or, in a
+ * run without messages (a trace replay), until it is stopped.
  */
 struct fab_sample {
 	uint64_t xmit_bytes;		/* since the start, all VLs */

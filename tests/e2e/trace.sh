@@ -75,6 +75,21 @@ cut=$("$IBFAB" run --topo "$topo" --trace "$tmp/joins.trace" --set sim.max_time_
 head -1 "$tmp/csv/collectives.csv" | grep -q "^name,collective,algorithm,bytes,ranks" ||
 	fail "collectives.csv: no header"
 [ "$(grep -c ',alltoall,' "$tmp/csv/collectives.csv")" -ge 2 ] || fail "collectives.csv: no alltoall rows"
+# and links.csv samples the links over the whole replay (it was written
+# empty once): about 1000 samples from the trace's estimate, the last within
+# one interval of the end, the all-to-all's links saturated at times
+"$IBFAB" run --topo "$topo" --trace "$ex/moe.trace" --json - --quiet > "$tmp/moe.end.json" ||
+	fail "moe --json: exit non-zero"
+python3 - "$tmp/csv/links.csv" "$tmp/moe.end.json" <<'PY' || fail "links.csv of a trace run: wrong"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+end = json.load(open(sys.argv[2]))["sim_time_ps"]
+ts = sorted({int(r["time_ps"]) for r in rows})
+assert 300 <= len(ts) <= 3000, f"{len(ts)} samples"
+step = ts[1] - ts[0]
+assert end - step <= ts[-1] <= end, f"last sample {ts[-1]}, end {end}, interval {step}"
+assert max(float(r["util"]) for r in rows) > 0.99, "no saturated link"
+PY
 # --op sets the work request of specs that name none
 w=$("$IBFAB" run --json - --quiet --reproducible --traffic p2p:src=h0,dst=h15,size=1MiB |
 	python3 -c 'import json,sys; print(json.load(sys.stdin)["flows"][0]["op"])')

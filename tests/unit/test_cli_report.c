@@ -193,6 +193,13 @@ static int count_lines(const char *text, const char *prefix)
 	return n;
 }
 
+/* sim.sample_ns = 0's choice for the world's messages */
+static uint64_t auto_ns(const struct world *w)
+{
+	return cli_auto_sample_ns(&w->net, &w->p, cli_run_estimate_ps(&w->net, &w->p, &w->msgs),
+				  cli_used_vls(&w->p, &w->msgs));
+}
+
 static void test_links_csv(void)
 {
 	struct world w;
@@ -207,7 +214,7 @@ static void test_links_csv(void)
 	build(&w, 4 << 20);		/* 4 MiB: about 168 us at HDR */
 	vls = cli_used_vls(&w.p, &w.msgs);
 	CU_ASSERT_EQUAL(vls, 0x3);	/* SL0 -> VL0, SL1 -> VL1 */
-	w.p.sample_ns = cli_auto_sample_ns(&w.net, &w.p, &w.msgs);
+	w.p.sample_ns = auto_ns(&w);
 	/* 4 MiB / 25 B/ns = 168 us, / 1000 = 168 ns, nearest 1-2-5: 200 ns */
 	CU_ASSERT_EQUAL(w.p.sample_ns, 200);
 	create(&w);
@@ -288,7 +295,7 @@ static void test_links_csv_budget(void)
 	w.p.sample_ns = 200;	/* about 840 samples over the 168 us */
 	create(&w);
 	per = (uint64_t)fab_nports(w.fab) * 2;	/* two VLs */
-	CU_ASSERT_EQUAL(per, cli_csv_rows_per_sample(&w.net, &w.p, &w.msgs));
+	CU_ASSERT_EQUAL(per, cli_csv_rows_per_sample(&w.net, cli_used_vls(&w.p, &w.msgs)));
 	f = open_memstream(&text, &len);
 	/* 100 samples and half of one: the half is not written */
 	CU_ASSERT_FATAL(cli_links_csv_init(&c, f, &w.net, w.fab, vls, 100 * per + per / 2) == 0);
@@ -309,20 +316,20 @@ static void test_auto_sample(void)
 	struct world w;
 
 	build(&w, 1 << 30);		/* 1 GiB at 200 Gb/s: 43 ms -> 43 us -> 50 us */
-	CU_ASSERT_EQUAL(cli_auto_sample_ns(&w.net, &w.p, &w.msgs), 50000);
+	CU_ASSERT_EQUAL(auto_ns(&w), 50000);
 	w.msgs.v[0].bytes = 3 << 20;	/* 126 us -> 126 ns -> 100 ns */
-	CU_ASSERT_EQUAL(cli_auto_sample_ns(&w.net, &w.p, &w.msgs), 100);
+	CU_ASSERT_EQUAL(auto_ns(&w), 100);
 	w.msgs.v[0].bytes = 1;		/* tiny: never below 1 ns */
-	CU_ASSERT(cli_auto_sample_ns(&w.net, &w.p, &w.msgs) >= 1);
+	CU_ASSERT(auto_ns(&w) >= 1);
 	/* a row budget the ~1000 samples would pass: 126 us at 8 rows a
 	 * sample (2 links x 2 ends x 2 VLs) within 1000 rows (half of 2000)
 	 * wants >= 1008 ns, so 2 us */
 	w.msgs.v[0].bytes = 3 << 20;
 	w.p.max_csv_rows = 2000;
-	CU_ASSERT_EQUAL(cli_csv_rows_per_sample(&w.net, &w.p, &w.msgs), 8);
-	CU_ASSERT_EQUAL(cli_auto_sample_ns(&w.net, &w.p, &w.msgs), 2000);
+	CU_ASSERT_EQUAL(cli_csv_rows_per_sample(&w.net, cli_used_vls(&w.p, &w.msgs)), 8);
+	CU_ASSERT_EQUAL(auto_ns(&w), 2000);
 	w.p.max_csv_rows = 0;		/* no limit: as before */
-	CU_ASSERT_EQUAL(cli_auto_sample_ns(&w.net, &w.p, &w.msgs), 100);
+	CU_ASSERT_EQUAL(auto_ns(&w), 100);
 	fab_msgs_free(&w.msgs);
 	net_free(&w.net);
 }
