@@ -2,7 +2,8 @@
 /*
  * trace_report.c - what a replay measured, in the shapes people already
  * read: nccl-tests' table (size count type redop root time algbw busbw,
- * as all_reduce_perf prints it, busbw by nccl-tests' factors) and a
+ * as all_reduce_perf prints it, busbw by nccl-tests' factors, and the
+ * collective's name last) and a
  * Chrome-trace / Perfetto timeline (one process per rank; threads for its
  * compute, its collectives and the transfers it sends).
  */
@@ -14,12 +15,18 @@
 
 #include "sim/sim_json.h"
 
-/* Consecutive identical collectives (a sweep's iterations) make one row. */
+/*
+ * Consecutive identical collectives written by one statement make one row,
+ * their times averaged, as nccl-tests averages a size's iterations: an
+ * imported sweep's (one command line) and a `repeat` block's (one line of
+ * its body). Identical collectives on lines of their own are rows of their
+ * own: two layers' allreduces of the same size are two collectives.
+ */
 static bool same_row(const struct trace_op *a, const struct trace_op *b)
 {
 	return a->kind == TRACE_COLL && b->kind == TRACE_COLL && a->coll == b->coll &&
 	       a->bytes == b->bytes && a->comm == b->comm && a->algo == b->algo &&
-	       a->root == b->root;
+	       a->root == b->root && a->line == b->line && a->file == b->file;
 }
 
 void trace_nccl_table(FILE *out, const struct trace_program *p, const struct trace_results *r)
@@ -28,8 +35,8 @@ void trace_nccl_table(FILE *out, const struct trace_program *p, const struct tra
 	double sum_busbw = 0;
 	int rows = 0;
 
-	fprintf(out, "#%12s %13s %9s %7s %7s %10s %8s %8s %6s\n", "size", "count", "type",
-		"redop", "root", "time", "algbw", "busbw", "#wrong");
+	fprintf(out, "#%12s %13s %9s %7s %7s %10s %8s %8s %6s  %s\n", "size", "count", "type",
+		"redop", "root", "time", "algbw", "busbw", "#wrong", "name");
 	fprintf(out, "#%12s %13s %9s %7s %7s %10s %8s %8s %6s\n", "(B)", "(elements)", "", "",
 		"", "(us)", "(GB/s)", "(GB/s)", "");
 	for (size_t i = 0; i < t->nops;) {
@@ -54,9 +61,18 @@ void trace_nccl_table(FILE *out, const struct trace_program *p, const struct tra
 		bool rooted = op->coll == TRACE_BROADCAST || op->coll == TRACE_REDUCE;
 
 		/* count in 4-byte float elements, as nccl-tests' default type */
-		fprintf(out, " %12" PRIu64 " %13" PRIu64 " %9s %7s %7d %10.2f %8.2f %8.2f %6s\n",
+		fprintf(out, " %12" PRIu64 " %13" PRIu64 " %9s %7s %7d %10.2f %8.2f %8.2f %6s  ",
 			op->bytes, op->bytes / 4, "float", red ? "sum" : "none",
 			rooted ? op->root : -1, time_ps * 1e-6, algbw, busbw, "N/A");
+		/* the first one's name (its op id without one), and how many
+		 * the row averages */
+		if (op->name[0])
+			fputs(op->name, out);
+		else
+			fprintf(out, "op %" PRIu32, op->id);
+		if (j - i > 1)
+			fprintf(out, " x%zu", j - i);
+		fputc('\n', out);
 		sum_busbw += busbw;
 		rows++;
 		i = j;

@@ -40,6 +40,15 @@ done
 last=$(grep -E '^ +[0-9]+ ' "$tmp/sweep.out" | tail -1 | awk '{print $8}')
 python3 -c "import sys; b=float('$last'); sys.exit(0 if 23.5 < b < 24.9 else 1)" ||
 	fail "nccl-tests sweep: busbw at the largest size is $last GB/s, not near 24.8"
+grep -q "^#  *size .* #wrong  name$" "$tmp/sweep.out" || fail "nccl-tests table: no name column"
+grep -q " N/A  allreduce 134217728B #0 x20$" "$tmp/sweep.out" ||
+	fail "nccl-tests sweep: a size's 20 iterations are not one row"
+# identical collectives on lines of their own are rows of their own; a
+# repeat block's iterations of one line are one row
+printf 'ranks 4\nl1: allreduce 1MiB\nl2: allreduce 1MiB\nl3: allreduce 1MiB\nrepeat 3 {\n  it: allreduce 1MiB\n}\nallreduce 1MiB\n' > "$tmp/same.trace"
+"$IBFAB" run --topo "$topo" --trace "$tmp/same.trace" > "$tmp/same.out" 2>&1 || fail "same.trace: exit non-zero"
+names=$(grep ' N/A  ' "$tmp/same.out" | sed 's/.* N\/A  //' | tr '\n' ',')
+[ "$names" = "l1,l2,l3,it.0 x3,op 6," ] || fail "identical collectives: rows named '$names'"
 # --explain prints the ring's steps; unknown ops list the collectives
 "$IBFAB" run --topo "$topo" --trace "$ex/dp-train.trace" --explain ar3.0 > "$tmp/ex.out" 2>&1 ||
 	fail "--explain ar3.0 failed"
