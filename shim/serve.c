@@ -111,6 +111,7 @@ struct dcq {
 	int32_t chan;		/* handle of its completion channel, -1 none */
 	struct hca_wc *q;	/* completions taken from the model, not yet polled */
 	uint64_t *qseq;
+	struct sgl **qsg;	/* a receive's scatter list, done when it is polled */
 	uint32_t cap, head, n;
 	uint64_t pushed;	/* sequence of the next completion */
 	bool armed;
@@ -124,14 +125,28 @@ struct dchan {
 	uint32_t n, cap;
 };
 
+/* A send's gathered bytes, one per send queue entry (see "gather/scatter"). */
+struct gslot {
+	uint8_t *buf;
+	uint64_t cap;
+	struct hca_mr *mr;
+};
+
 struct dqp {
 	struct hca_qp *qp;
 	int type;
 	uint32_t scq, rcq;	/* handles of its CQs: they may not go first */
+	int32_t srq;		/* handle of its SRQ, -1 none */
 	uint32_t max_send_wr;
+	uint32_t max_send_sge, max_recv_sge;
 	struct hca_mr *bounce;	/* inline data's home until the model reads it */
 	uint8_t *bounce_buf;
 	uint32_t bounce_next;
+	struct gslot *gs;	/* max_send_wr of them, once a list is posted */
+	uint32_t gnext;
+	/* max_recv_sge > 1: every receive posted, in order (the receive
+	 * queue completes in order, IBA 10.8.3) */
+	struct sgl *rq, **rq_tail;
 };
 
 struct dseg {
@@ -189,6 +204,7 @@ struct client {
 	bool connected;		/* it has a QP ready to receive: it may spin */
 	bool holds;		/* advance() last counted it as running */
 	bool touched;		/* ... and it has not reacted yet */
+	struct sgl *srq_sgls;	/* receives with lists posted to its SRQs, oldest first */
 };
 
 /*
@@ -198,7 +214,7 @@ struct client {
 struct grave {
 	struct grave *next;
 	void *map;
-	size_t len;
+	size_t len;		/* 0: a malloc'ed buffer of the daemon's */
 	sim_time_t until;
 };
 #define GRAVE_PS	(10 * SIM_MS)
@@ -333,6 +349,224 @@ static struct obj *obj_get(struct client *c, uint32_t h, enum obj_type t)
 	return h < c->nobjs && c->objs[h].t == t ? &c->objs[h] : NULL;
 }
 
+/* ---- gather/scatter lists ----------------------------------------------- */
+
+/*
+ * The model's work requests have one SGE. A WR with several goes through a
+ * buffer of the daemon's own, registered with the HCA: a send's SGEs are
+ * gathered into it when it is posted (a program may not change them before
+ * the completion: ibv_post_send(3)), a receive lands in it and is
+ * scattered into the program's SGEs when its completion is polled, when
+ * every byte before the CQE is visible. The SGEs are checked as the HCA
+ * checks them (key, bounds, local write for a receive); a list that fails
+ * is posted with its first bad SGE alone, so that the model completes it
+ * in error as the HCA would. A send queue's slot is reused only once its
+ * WR has left the queue (max_send_wr slots, taken by successful posts).
+ */
+struct sgl {
+	struct sgl *next;
+	uint64_t wr_id;
+	int32_t srq;			/* SRQ handle, or -1: a QP's receive queue */
+	uint32_t n;			/* 0: a one-SGE receive, kept for the order */
+	struct shim_wire_sge sg[SHIM_MAX_SGE];
+	struct hca_mr *mr;		/* over buf */
+	uint8_t *buf;
+	uint64_t len;
+};
+
+static struct hca_mr *mr_by_lkey(struct client *c, uint32_t lkey)
+{
+	for (uint32_t i = 0; i < c->nobjs; i++)
+		if (c->objs[i].t == O_MR && c->objs[i].u.mr->lkey == lkey)
+			return c->objs[i].u.mr;
+	return NULL;
+}
+
+/* The program's bytes behind one SGE, or NULL where the HCA would refuse it. */
+static uint8_t *sge_ptr(struct client *c, const struct shim_wire_sge *g, uint32_t access,
+			enum hca_mem *mem)
+{
+	struct hca_mr *mr = mr_by_lkey(c, g->lkey);
+	uint64_t off;
+
+	if (!mr || !mr->valid || !mr->buf || (mr->access & access) != access ||
+	    g->addr < mr->addr)
+		return NULL;
+	off = g->addr - mr->addr;
+	if (off > mr->length || g->length > mr->length - off)
+		return NULL;
+	if (mem)
+		*mem = mr->mem;
+	return (uint8_t *)mr->buf + off;
+}
+
+/*
+ * A buffer of the daemon's that packets in flight may still point at (a
+ * gathered send's payload) or a placement may still be due for: freed once
+ * GRAVE_PS have passed, as a gone process's memory is.
+ */
+static void buf_bury(struct srv *s, void *p)
+{
+	struct grave *g;
+	sim_time_t now;
+
+	if (!p)
+		return;
+	g = malloc(sizeof(*g));
+	if (!g)
+		return;		/* out of memory: kept, rather than freed too early */
+	now = s->eng ? sim_now(s->eng) : 0;
+	g->map = p;
+	g->len = 0;
+	g->until = now > SIM_TIME_MAX - GRAVE_PS ? SIM_TIME_MAX : now + GRAVE_PS;
+	g->next = s->graves;
+	s->graves = g;
+}
+
+static void sgl_free(struct srv *s, struct sgl *e)
+{
+	if (!e)
+		return;
+	if (e->mr)
+		hca_dereg_mr(e->mr);
+	buf_bury(s, e->buf);
+	free(e);
+}
+
+/* A send's list into its queue slot; *out is the one SGE the model gets. */
+static int sgl_gather(struct client *c, struct dqp *d, const struct shim_wire_sge *g,
+		      uint32_t n, struct hca_sge *out)
+{
+	uint32_t slots = d->max_send_wr ? d->max_send_wr : 1;
+	enum hca_mem mem = HCA_MEM_HOST;
+	uint64_t len = 0, at = 0;
+	struct gslot *sl;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (!sge_ptr(c, &g[i], 0, i ? NULL : &mem)) {
+			*out = (struct hca_sge){ .addr = g[i].addr, .length = g[i].length,
+						 .lkey = g[i].lkey };
+			return 0;
+		}
+		len += g[i].length;
+	}
+	if (len > UINT32_MAX)
+		return EINVAL;
+	if (!d->gs && !(d->gs = calloc(slots, sizeof(*d->gs))))
+		return ENOMEM;
+	sl = &d->gs[d->gnext % slots];
+	if (!sl->mr || sl->cap < len || sl->mr->mem != mem) {
+		uint64_t cap = len > sl->cap ? len : sl->cap;
+		uint8_t *b = malloc(cap ? cap : 1);
+		struct hca_mr *mr = b ? hca_reg_mr(c->hca, b, (uintptr_t)b, cap ? cap : 1,
+						   HCA_ACCESS_LOCAL_WRITE, mem) : NULL;
+
+		if (!mr) {
+			free(b);
+			return ENOMEM;
+		}
+		if (sl->mr)
+			hca_dereg_mr(sl->mr);
+		buf_bury(c->s, sl->buf);
+		*sl = (struct gslot){ .buf = b, .cap = cap, .mr = mr };
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		memcpy(sl->buf + at, sge_ptr(c, &g[i], 0, NULL), g[i].length);
+		at += g[i].length;
+	}
+	*out = (struct hca_sge){ .addr = (uintptr_t)sl->buf, .length = (uint32_t)len,
+				 .lkey = sl->mr->lkey };
+	return 0;
+}
+
+/*
+ * A receive's list: its buffer, and in wr the one SGE the model gets (after
+ * the GRH slot on UD). n = 0: a one-SGE receive kept only for the order.
+ */
+static int sgl_recv(struct client *c, const struct shim_wire_sge *g, uint32_t n, bool ud,
+		    struct hca_recv_wr *wr, struct sgl **out)
+{
+	enum hca_mem mem = HCA_MEM_HOST;
+	struct sgl *e = calloc(1, sizeof(*e));
+	uint64_t len = 0;
+
+	*out = NULL;
+	if (!e)
+		return ENOMEM;
+	e->wr_id = wr->wr_id;
+	e->srq = -1;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!sge_ptr(c, &g[i], HCA_ACCESS_LOCAL_WRITE, i ? NULL : &mem)) {
+			wr->sg = (struct hca_sge){ .addr = g[i].addr, .length = g[i].length,
+						   .lkey = g[i].lkey };
+			*out = e;	/* in error: nothing to scatter */
+			return 0;
+		}
+		len += g[i].length;
+	}
+	if (len > UINT32_MAX || (ud && n && len < SHIM_UD_GRH)) {
+		free(e);
+		return EINVAL;
+	}
+	if (n) {
+		e->buf = calloc(1, len ? len : 1);
+		e->mr = e->buf ? hca_reg_mr(c->hca, e->buf, (uintptr_t)e->buf, len ? len : 1,
+					    HCA_ACCESS_LOCAL_WRITE, mem) : NULL;
+		if (!e->mr) {
+			free(e->buf);
+			free(e);
+			return ENOMEM;
+		}
+		e->n = n;
+		e->len = len;
+		memcpy(e->sg, g, n * sizeof(*g));
+		wr->sg = (struct hca_sge){ .addr = (uintptr_t)e->buf, .length = (uint32_t)len,
+					   .lkey = e->mr->lkey };
+		if (ud) {
+			wr->sg.addr += SHIM_UD_GRH;
+			wr->sg.length -= SHIM_UD_GRH;
+		}
+	}
+	*out = e;
+	return 0;
+}
+
+/* The receive a completion of QP q consumed, taken from its list (or NULL). */
+static struct sgl *sgl_take(struct client *c, struct dqp *q, uint64_t wr_id)
+{
+	struct sgl *e, **pp;
+
+	if (q->srq < 0) {
+		if (!(e = q->rq))
+			return NULL;
+		if (!(q->rq = e->next))
+			q->rq_tail = &q->rq;
+		return e;
+	}
+	/* an SRQ completes out of order across its QPs: by wr_id, oldest first */
+	for (pp = &c->srq_sgls; (e = *pp); pp = &e->next)
+		if (e->srq == q->srq && e->wr_id == wr_id) {
+			*pp = e->next;
+			return e;
+		}
+	return NULL;
+}
+
+/* Scatter what a successful receive brought, as far as the SGEs still hold. */
+static void sgl_scatter(struct client *c, const struct sgl *e, uint32_t bytes)
+{
+	uint64_t at = 0;
+
+	for (uint32_t i = 0; i < e->n && at < bytes && at < e->len; i++) {
+		uint8_t *p = sge_ptr(c, &e->sg[i], 0, NULL);
+		uint64_t k = e->sg[i].length < bytes - at ? e->sg[i].length : bytes - at;
+
+		if (p)	/* deregistered meanwhile: the HCA would have failed it */
+			memcpy(p, e->buf + at, k);
+		at += e->sg[i].length;
+	}
+}
+
 /* ---- completion queues -------------------------------------------------- */
 
 static struct dqp *qp_by_num(struct client *c, uint32_t qpn)
@@ -351,19 +585,31 @@ static void cq_notify(struct hca_cq *cq, void *ctx)
 	struct hca_wc wc;
 
 	while (hca_poll_cq(cq, 1, &wc) == 1) {
-		if (d->n == d->cap)
-			continue;	/* overrun: the CQE is lost (IBA 11.4.2.1) */
+		struct sgl *e = NULL;
+
 		if (wc.opcode == HCA_WC_RECV || wc.opcode == HCA_WC_RECV_RDMA_WITH_IMM) {
 			struct dqp *q = qp_by_num(d->c, wc.qp_num);
 
 			/* UD: the program's buffer starts with the GRH slot */
 			if (q && q->type == HCA_QPT_UD && wc.status == HCA_WC_SUCCESS)
 				wc.byte_len += SHIM_UD_GRH;
+			if (q && (q->srq >= 0 || q->max_recv_sge > 1))
+				e = sgl_take(d->c, q, wc.wr_id);
+			/* a WRITE with immediate left the receive buffer alone */
+			if (e && (!e->n || wc.opcode != HCA_WC_RECV || wc.status != HCA_WC_SUCCESS)) {
+				sgl_free(d->c->s, e);
+				e = NULL;
+			}
+		}
+		if (d->n == d->cap) {
+			sgl_free(d->c->s, e);
+			continue;	/* overrun: the CQE is lost (IBA 11.4.2.1) */
 		}
 		uint32_t i = (d->head + d->n++) % d->cap;
 
 		d->q[i] = wc;
 		d->qseq[i] = d->pushed++;
+		d->qsg[i] = e;
 		d->c->cqe_gen++;
 	}
 }
@@ -405,6 +651,11 @@ static bool poll_reply(struct client *c, struct dcq *d, uint32_t n, bool reply_e
 		k = n;
 	for (uint32_t i = 0; i < k; i++) {
 		wire_wc(&r.u.wc[i], &d->q[d->head]);
+		if (d->qsg[d->head]) {
+			sgl_scatter(d->c, d->qsg[d->head], d->q[d->head].byte_len);
+			sgl_free(d->c->s, d->qsg[d->head]);
+			d->qsg[d->head] = NULL;
+		}
 		d->head = (d->head + 1) % d->cap;
 		d->n--;
 	}
@@ -757,7 +1008,10 @@ static void bury(struct srv *s, bool all)
 		struct grave *g = *gp;
 
 		if (all || now >= g->until) {
-			munmap(g->map, g->len);
+			if (g->len)
+				munmap(g->map, g->len);
+			else
+				free(g->map);	/* a daemon buffer (buf_bury) */
 			*gp = g->next;
 			free(g);
 		} else {
@@ -1044,14 +1298,16 @@ static int do_create_cq(struct client *c, const struct shim_req *q)
 		return ENOMEM;
 	d->q = calloc(cqe, sizeof(*d->q));
 	d->qseq = calloc(cqe, sizeof(*d->qseq));
+	d->qsg = calloc(cqe, sizeof(*d->qsg));
 	/* the model's own queue only passes completions through to ours */
-	d->cq = d->q && d->qseq ? hca_create_cq(c->hca, cqe, cq_notify, d) : NULL;
+	d->cq = d->q && d->qseq && d->qsg ? hca_create_cq(c->hca, cqe, cq_notify, d) : NULL;
 	rc = d->cq ? obj_new(c, O_CQ, &h) : ENOMEM;
 	if (rc) {
 		if (d->cq)
 			hca_destroy_cq(d->cq);
 		free(d->q);
 		free(d->qseq);
+		free(d->qsg);
 		free(d);
 		return rc;
 	}
@@ -1069,8 +1325,11 @@ static int do_create_cq(struct client *c, const struct shim_req *q)
 static void dcq_free(struct dcq *d)
 {
 	hca_destroy_cq(d->cq);
+	for (uint32_t i = 0; d->qsg && i < d->cap; i++)
+		sgl_free(d->c->s, d->qsg[i]);
 	free(d->q);
 	free(d->qseq);
+	free(d->qsg);
 	free(d);
 }
 
@@ -1088,7 +1347,8 @@ static int do_create_qp(struct client *c, const struct shim_req *q)
 
 	if (!scq || !rcq || (q->u.create_qp.srq >= 0 && !srq))
 		return EBADF;
-	if (q->u.create_qp.max_send_wr > 32768 || q->u.create_qp.max_recv_wr > 32768)
+	if (q->u.create_qp.max_send_wr > 32768 || q->u.create_qp.max_recv_wr > 32768 ||
+	    q->u.create_qp.max_send_sge > SHIM_MAX_SGE || q->u.create_qp.max_recv_sge > SHIM_MAX_SGE)
 		return EINVAL;
 	a.qp_type = (enum hca_qp_type)q->u.create_qp.type;
 	a.send_cq = scq->u.cq->cq;
@@ -1118,7 +1378,11 @@ static int do_create_qp(struct client *c, const struct shim_req *q)
 	d->type = (int)a.qp_type;
 	d->scq = q->u.create_qp.send_cq;
 	d->rcq = q->u.create_qp.recv_cq;
+	d->srq = srq ? q->u.create_qp.srq : -1;
 	d->max_send_wr = a.cap.max_send_wr;
+	d->max_send_sge = q->u.create_qp.max_send_sge ? q->u.create_qp.max_send_sge : 1;
+	d->max_recv_sge = q->u.create_qp.max_recv_sge ? q->u.create_qp.max_recv_sge : 1;
+	d->rq_tail = &d->rq;
 	c->objs[h].u.qp = d;
 	memset(&r, 0, sizeof(r));
 	r.u.qp.handle = h;
@@ -1130,7 +1394,7 @@ static int do_create_qp(struct client *c, const struct shim_req *q)
 	return -1;
 }
 
-static void dqp_free(struct dqp *d)
+static void dqp_free(struct srv *s, struct dqp *d)
 {
 	if (hca_qp_state(d->qp) != HCA_QPS_ERR && hca_qp_state(d->qp) != HCA_QPS_RESET) {
 		struct hca_qp_attr a = { .qp_state = HCA_QPS_ERR };
@@ -1140,7 +1404,19 @@ static void dqp_free(struct dqp *d)
 	hca_destroy_qp(d->qp);
 	if (d->bounce)
 		hca_dereg_mr(d->bounce);
-	free(d->bounce_buf);
+	buf_bury(s, d->bounce_buf);
+	for (uint32_t i = 0; d->gs && i < (d->max_send_wr ? d->max_send_wr : 1); i++) {
+		if (d->gs[i].mr)
+			hca_dereg_mr(d->gs[i].mr);
+		buf_bury(s, d->gs[i].buf);
+	}
+	free(d->gs);
+	while (d->rq) {
+		struct sgl *e = d->rq;
+
+		d->rq = e->next;
+		sgl_free(s, e);
+	}
 	free(d);
 }
 
@@ -1201,6 +1477,25 @@ static int do_post_send(struct client *c, const struct shim_req *q, const uint8_
 	wr.ah.sl = q->u.send.sl;
 	wr.remote_qpn = q->u.send.remote_qpn;
 	wr.remote_qkey = q->u.send.remote_qkey;
+	if (q->u.send.num_sge > d->max_send_sge)
+		return EINVAL;
+	if (q->u.send.send_flags & SHIM_SEND_SGL) {
+		uint32_t n = q->u.send.num_sge;
+
+		if (n < 2 || q->inline_len != n * sizeof(struct shim_wire_sge) ||
+		    wr.opcode == HCA_WR_RDMA_READ || wr.opcode >= HCA_WR_ATOMIC_CMP_AND_SWP)
+			return EINVAL;
+		struct shim_wire_sge g[SHIM_MAX_SGE];
+
+		memcpy(g, tail, q->inline_len);
+		rc = sgl_gather(c, d, g, n, &wr.sg);
+		if (rc)
+			return rc;
+		rc = hca_post_send(d->qp, &wr);
+		if (!rc)
+			d->gnext++;
+		return rc < 0 ? -rc : 0;
+	}
 	if (q->inline_len) {
 		/* inline bytes live in a daemon-side buffer until the model
 		 * reads them; one slot per send queue entry, so a slot is only
@@ -1219,7 +1514,7 @@ static int do_post_send(struct client *c, const struct shim_req *q, const uint8_
 			if (!d->bounce)
 				return ENOMEM;
 		}
-		uint8_t *slot = d->bounce_buf + (size_t)(d->bounce_next++ % slots) * SHIM_MAX_INLINE;
+		uint8_t *slot = d->bounce_buf + (size_t)(d->bounce_next % slots) * SHIM_MAX_INLINE;
 
 		memcpy(slot, tail, q->inline_len);
 		wr.sg.addr = (uintptr_t)slot;
@@ -1228,31 +1523,65 @@ static int do_post_send(struct client *c, const struct shim_req *q, const uint8_
 		wr.send_flags |= HCA_SEND_INLINE;
 	}
 	rc = hca_post_send(d->qp, &wr);
+	if (!rc && q->inline_len)
+		d->bounce_next++;	/* a refused post took no slot */
 	return rc < 0 ? -rc : 0;
 }
 
-static int do_post_recv(struct client *c, const struct shim_req *q, bool srq)
+static int do_post_recv(struct client *c, const struct shim_req *q, const uint8_t *tail,
+			bool srq)
 {
 	struct hca_recv_wr wr = { .wr_id = q->u.recv.wr_id };
 	struct obj *o = obj_get(c, q->u.recv.qp, srq ? O_SRQ : O_QP);
+	struct dqp *d = srq || !o ? NULL : o->u.qp;
+	uint32_t n = q->u.recv.num_sge;
+	struct shim_wire_sge g[SHIM_MAX_SGE];
+	struct sgl *e = NULL, **at = NULL;
+	bool ud = d && d->type == HCA_QPT_UD;
 	int rc;
 
 	if (!o)
 		return EBADF;
+	if (n > (d ? d->max_recv_sge : SHIM_MAX_SGE))
+		return EINVAL;
 	wr.sg.addr = q->u.recv.sg.addr;
 	wr.sg.length = q->u.recv.sg.length;
 	wr.sg.lkey = q->u.recv.sg.lkey;
-	if (srq) {
-		rc = hca_post_srq_recv(o->u.srq, &wr);
-	} else {
-		if (o->u.qp->type == HCA_QPT_UD) {
-			/* the first 40 bytes are the GRH slot: data lands after it */
-			if (wr.sg.length < SHIM_UD_GRH)
-				return EINVAL;
-			wr.sg.addr += SHIM_UD_GRH;
-			wr.sg.length -= SHIM_UD_GRH;
-		}
-		rc = hca_post_recv(o->u.qp->qp, &wr);
+	if (q->inline_len) {
+		if (n < 2 || q->inline_len != n * sizeof(g[0]))
+			return EINVAL;
+		memcpy(g, tail, q->inline_len);
+	} else if (ud) {
+		/* the first 40 bytes are the GRH slot: data lands after it */
+		if (wr.sg.length < SHIM_UD_GRH)
+			return EINVAL;
+		wr.sg.addr += SHIM_UD_GRH;
+		wr.sg.length -= SHIM_UD_GRH;
+	}
+	/* a list, or any receive of a queue that takes lists (its order) */
+	if (q->inline_len || (d && d->max_recv_sge > 1)) {
+		rc = sgl_recv(c, g, q->inline_len ? n : 0, ud, &wr, &e);
+		if (rc)
+			return rc;
+	}
+	/* listed before the post: a QP in the error state completes it at once */
+	if (e && d) {
+		at = d->rq_tail;
+		*at = e;
+		d->rq_tail = &e->next;
+	} else if (e) {
+		e->srq = (int32_t)q->u.recv.qp;
+		for (at = &c->srq_sgls; *at; at = &(*at)->next)
+			;
+		*at = e;
+	}
+	rc = srq ? hca_post_srq_recv(o->u.srq, &wr) : hca_post_recv(d->qp, &wr);
+	if (rc && e) {
+		/* refused: nothing completed it, it is still last */
+		*at = NULL;
+		if (d)
+			d->rq_tail = at;
+		sgl_free(c->s, e);
 	}
 	return rc < 0 ? -rc : 0;
 }
@@ -1280,7 +1609,7 @@ static void obj_destroy(struct client *c, uint32_t h)
 		/* the model has no hca_destroy_srq: it is freed with the HCA */
 		break;
 	case O_QP:
-		dqp_free(o->u.qp);
+		dqp_free(c->s, o->u.qp);
 		break;
 	case O_FREE:
 		break;
@@ -1473,9 +1802,8 @@ static int op_create_srq(struct client *c, const struct shim_req *q, const uint8
 static int op_post_srq_recv(struct client *c, const struct shim_req *q, const uint8_t *tail,
 			    int *fd)
 {
-	(void)tail;
 	(void)fd;
-	return do_post_recv(c, q, true);
+	return do_post_recv(c, q, tail, true);
 }
 
 static int op_create_qp(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
@@ -1500,9 +1828,8 @@ static int op_post_send(struct client *c, const struct shim_req *q, const uint8_
 
 static int op_post_recv(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
 {
-	(void)tail;
 	(void)fd;
-	return do_post_recv(c, q, false);
+	return do_post_recv(c, q, tail, false);
 }
 
 static int op_sleep(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
@@ -1588,8 +1915,10 @@ static int check_request(struct client *c, const struct shim_req *q, size_t len)
 	size_t body = sizeof(*q) + q->inline_len;
 	shim_cpu_trailer cpu;
 
-	if (q->inline_len > SHIM_MAX_INLINE || (len != body && len != body + sizeof(cpu)) ||
-	    (q->inline_len && q->op != SHIM_OP_POST_SEND))
+	if (q->inline_len > SHIM_MAX_TAIL ||
+	    (len != body && len != body + sizeof(cpu)) ||
+	    (q->inline_len && q->op != SHIM_OP_POST_SEND && q->op != SHIM_OP_POST_RECV &&
+	     q->op != SHIM_OP_POST_SRQ_RECV))
 		return EPROTO;
 	/* the CPU time it had used as it sent this: exact from the shim, else
 	 * our own reading, which may lag while it still runs */
@@ -1655,6 +1984,12 @@ static void client_free(struct client *c)
 			obj_destroy(c, i);
 	for (uint32_t i = 0; i < c->nobjs; i++)
 		obj_destroy(c, i);
+	while (c->srq_sgls) {
+		struct sgl *e = c->srq_sgls;
+
+		c->srq_sgls = e->next;
+		sgl_free(c->s, e);
+	}
 	free(c->objs);
 	if (c->io_fd >= 0)
 		close(c->io_fd);
@@ -1696,7 +2031,7 @@ static void client_cb(struct ev_loop *loop, ev_io *w, int revents)
 	union { char buf[CMSG_SPACE(4 * sizeof(int))]; struct cmsghdr align; } u;
 	union {
 		struct shim_req q;
-		uint8_t raw[sizeof(struct shim_req) + SHIM_MAX_INLINE + sizeof(shim_cpu_trailer)];
+		uint8_t raw[sizeof(struct shim_req) + SHIM_MAX_TAIL + sizeof(shim_cpu_trailer)];
 	} b;
 	struct iovec iov = { &b, sizeof(b) };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,

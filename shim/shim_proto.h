@@ -27,9 +27,10 @@
 #include <sys/socket.h>
 
 #define SHIM_MAGIC	0x31466249u	/* "IbF1" */
-#define SHIM_VERSION	4		/* 2: IO_END answered, CPU time trailer;
+#define SHIM_VERSION	5		/* 2: IO_END answered, CPU time trailer;
 					 * 3: segments sealed (F_SEAL_SHRINK);
-					 * 4: post lists flagged, hello says atomics */
+					 * 4: post lists flagged, hello says atomics;
+					 * 5: gather/scatter lists */
 #define SHIM_MAX_WC	16		/* completions per poll reply */
 #define SHIM_MAX_INLINE	256		/* inline bytes carried in one post */
 /* In a post's send_flags beside ibv's own (which stay below bit 8): a WR
@@ -37,6 +38,15 @@
  * last and uses no BlueFlame), and one that is not the list's last. */
 #define SHIM_SEND_LIST		(1u << 30)
 #define SHIM_SEND_LIST_MORE	(1u << 29)
+/*
+ * Gather/scatter lists: a post whose WR has several SGEs carries them all
+ * after the request (inline_len = num_sge x sizeof(struct shim_wire_sge);
+ * on POST_SEND flagged SHIM_SEND_SGL, since inline data uses the same
+ * tail). 30 per WR, as ConnectX HCAs report max_sge; READs take one
+ * (max_sge_rd).
+ */
+#define SHIM_SEND_SGL		(1u << 28)
+#define SHIM_MAX_SGE	30
 #define SHIM_NAME_LEN	64
 #define SHIM_UD_GRH	40		/* UD receive buffers start with a GRH slot */
 
@@ -72,6 +82,10 @@ struct shim_wire_sge {
 	uint32_t length, lkey;
 };
 
+/* The most bytes a request carries after itself: inline data or an SGE list. */
+#define SHIM_MAX_TAIL	(SHIM_MAX_SGE * sizeof(struct shim_wire_sge) > SHIM_MAX_INLINE ? \
+			 SHIM_MAX_SGE * sizeof(struct shim_wire_sge) : SHIM_MAX_INLINE)
+
 struct shim_wire_wc {
 	uint64_t wr_id;
 	uint32_t status, opcode, byte_len, qp_num, src_qp, imm;
@@ -89,7 +103,7 @@ struct shim_qp_attr {
 
 struct shim_req {
 	uint32_t op;
-	uint32_t inline_len;	/* bytes after the struct (POST_SEND inline data) */
+	uint32_t inline_len;	/* bytes after the struct: inline data or an SGE list */
 	union {
 		struct {
 			uint32_t magic, version, pid;
@@ -107,6 +121,7 @@ struct shim_req {
 			int32_t srq;
 			uint32_t max_send_wr, max_recv_wr, max_inline;
 			uint32_t sq_sig_all;
+			uint32_t max_send_sge, max_recv_sge;
 		} create_qp;
 		struct { uint32_t qp; struct shim_qp_attr attr; } modify_qp;
 		struct {

@@ -273,7 +273,7 @@ static void fill_device(struct ibv_device_attr *a)
 	a->max_qp_wr = 32768;
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
 			      IBV_DEVICE_SRQ_RESIZE;
-	a->max_sge = 1;
+	a->max_sge = SHIM_MAX_SGE;	/* ConnectX's; READs scatter into one */
 	a->max_sge_rd = 1;
 	a->max_cq = 65536;
 	a->max_cqe = 1 << 20;
@@ -987,7 +987,7 @@ SHIM_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_ini
 	struct shim_srq *s;
 	int rc;
 
-	if (!pd || !a || !a->attr.max_wr) {
+	if (!pd || !a || !a->attr.max_wr || a->attr.max_sge > SHIM_MAX_SGE) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -1005,7 +1005,7 @@ SHIM_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_ini
 	}
 	s->h = rep.u.obj.handle;
 	s->max_wr = a->attr.max_wr;
-	a->attr.max_sge = 1;
+	a->attr.max_sge = SHIM_MAX_SGE;
 	s->srq.context = pd->context;
 	s->srq.srq_context = a->srq_context;
 	s->srq.pd = pd;
@@ -1029,22 +1029,39 @@ SHIM_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 }
 
 /* One gather/scatter entry for the model: several only when contiguous. */
-static int one_sge(const struct ibv_sge *sg, int n, struct shim_wire_sge *out)
+/*
+ * A WR's SGEs for the daemon: one in *out when they are one contiguous
+ * range of one MR (the HCA reads the same bytes), else all of them in
+ * list[] (returned: how many; the daemon gathers and scatters them), or -1
+ * for more than SHIM_MAX_SGE.
+ */
+static int sge_list(const struct ibv_sge *sg, int n, struct shim_wire_sge *out,
+		    struct shim_wire_sge *list)
 {
+	bool one = true;
+
 	memset(out, 0, sizeof(*out));
 	if (n <= 0)
 		return 0;
+	if (n > SHIM_MAX_SGE)
+		return -1;
 	out->addr = sg[0].addr;
 	out->length = sg[0].length;
 	out->lkey = sg[0].lkey;
-	for (int i = 1; i < n; i++) {
-		if (sg[i].lkey != out->lkey || sg[i].addr != out->addr + out->length) {
-			shim_unsupported("a work request with several non-contiguous SGEs");
-			return EOPNOTSUPP;
-		}
-		out->length += sg[i].length;
+	for (int i = 1; i < n && one; i++) {
+		if (sg[i].lkey != out->lkey || sg[i].addr != out->addr + out->length ||
+		    sg[i].length > UINT32_MAX - out->length)
+			one = false;
+		else
+			out->length += sg[i].length;
 	}
-	return 0;
+	if (one)
+		return 0;
+	for (int i = 0; i < n; i++)
+		list[i] = (struct shim_wire_sge){ .addr = sg[i].addr, .length = sg[i].length,
+						  .lkey = sg[i].lkey };
+	*out = list[0];
+	return n;
 }
 
 static int post_recv_common(uint32_t op, uint32_t h, struct ibv_recv_wr *wr,
@@ -1055,12 +1072,19 @@ static int post_recv_common(uint32_t op, uint32_t h, struct ibv_recv_wr *wr,
 		struct shim_rep rep;
 		int rc;
 
+		struct shim_wire_sge list[SHIM_MAX_SGE];
+		int nl;
+
 		req.u.recv.qp = h;
 		req.u.recv.wr_id = wr->wr_id;
 		req.u.recv.num_sge = (uint32_t)wr->num_sge;
-		rc = one_sge(wr->sg_list, wr->num_sge, &req.u.recv.sg);
-		if (!rc)
-			rc = rpc0(&req, &rep);
+		nl = sge_list(wr->sg_list, wr->num_sge, &req.u.recv.sg, list);
+		if (nl < 0) {
+			rc = EINVAL;
+		} else {
+			req.inline_len = (uint32_t)nl * sizeof(list[0]);
+			rc = shim_rpc(&req, list, req.inline_len, -1, &rep, NULL);
+		}
 		if (rc) {
 			if (bad)
 				*bad = wr;
@@ -1101,6 +1125,10 @@ SHIM_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_a
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
+	if (a->cap.max_send_sge > SHIM_MAX_SGE || a->cap.max_recv_sge > SHIM_MAX_SGE) {
+		errno = EINVAL;		/* more than query_device's max_sge */
+		return NULL;
+	}
 	q = calloc(1, sizeof(*q));
 	if (!q) {
 		errno = ENOMEM;
@@ -1115,6 +1143,8 @@ SHIM_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_a
 	req.u.create_qp.max_recv_wr = a->cap.max_recv_wr ? a->cap.max_recv_wr : 1;
 	req.u.create_qp.max_inline = a->cap.max_inline_data;
 	req.u.create_qp.sq_sig_all = a->sq_sig_all ? 1 : 0;
+	req.u.create_qp.max_send_sge = a->cap.max_send_sge ? a->cap.max_send_sge : 1;
+	req.u.create_qp.max_recv_sge = a->cap.max_recv_sge ? a->cap.max_recv_sge : 1;
 	rc = rpc0(&req, &rep);
 	if (rc) {
 		free(q);
@@ -1124,8 +1154,8 @@ SHIM_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_a
 	q->h = rep.u.qp.handle;
 	a->cap.max_send_wr = rep.u.qp.max_send_wr;
 	a->cap.max_recv_wr = a->srq ? 0 : rep.u.qp.max_recv_wr;
-	a->cap.max_send_sge = 1;
-	a->cap.max_recv_sge = 1;
+	a->cap.max_send_sge = req.u.create_qp.max_send_sge;
+	a->cap.max_recv_sge = a->srq ? 0 : req.u.create_qp.max_recv_sge;
 	a->cap.max_inline_data = rep.u.qp.max_inline;
 	q->cap = a->cap;
 	q->qp.context = pd->context;
@@ -1287,7 +1317,9 @@ static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_se
 		struct shim_req req = { .op = SHIM_OP_POST_SEND };
 		struct shim_rep rep;
 		char inl[SHIM_MAX_INLINE];
-		uint32_t inl_len = 0;
+		struct shim_wire_sge list[SHIM_MAX_SGE];
+		uint32_t inl_len = 0, tail_len = 0;
+		const void *tail = NULL;
 		int rc = 0;
 
 		req.u.send.qp = q->h;
@@ -1317,8 +1349,22 @@ static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_se
 				inl_len += wr->sg_list[i].length;
 			}
 			req.u.send.sg.length = inl_len;
+			tail = inl;
+			tail_len = inl_len;
 		} else {
-			rc = one_sge(wr->sg_list, wr->num_sge, &req.u.send.sg);
+			int nl = sge_list(wr->sg_list, wr->num_sge, &req.u.send.sg, list);
+
+			if (nl < 0) {
+				rc = EINVAL;
+			} else if (nl) {
+				/* READs scatter into one SGE (max_sge_rd), atomics take one */
+				if (wr->opcode == IBV_WR_RDMA_READ ||
+				    wr->opcode >= IBV_WR_ATOMIC_CMP_AND_SWP)
+					rc = EINVAL;
+				req.u.send.send_flags |= SHIM_SEND_SGL;
+				tail = list;
+				tail_len = (uint32_t)nl * sizeof(list[0]);
+			}
 		}
 		if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 		    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
@@ -1342,9 +1388,9 @@ static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_se
 			req.u.send.remote_addr = wr->wr.rdma.remote_addr;
 			req.u.send.rkey = wr->wr.rdma.rkey;
 		}
-		req.inline_len = inl_len;
+		req.inline_len = tail_len;
 		if (!rc)
-			rc = shim_rpc(&req, inl, inl_len, -1, &rep, NULL);
+			rc = shim_rpc(&req, tail, tail_len, -1, &rep, NULL);
 		if (rc) {
 			if (bad)
 				*bad = wr;
@@ -1367,8 +1413,8 @@ static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_se
  */
 struct shim_wr {
 	struct ibv_send_wr wr;
-	struct ibv_sge sge;		/* its one SGE (sg_list is set at wr_complete: the
-					 * batch's array may move as it grows) */
+	struct ibv_sge sge[SHIM_MAX_SGE];	/* its SGEs (sg_list is set at wr_complete:
+						 * the batch's array may move as it grows) */
 	bool inl_used;			/* the SGE is inl[] */
 	char inl[SHIM_MAX_INLINE];
 };
@@ -1448,9 +1494,9 @@ static int wrx_complete(struct ibv_qp_ex *x)
 			struct shim_wr *w = &q->wrs[i];
 
 			w->wr.next = i + 1 < q->nwr ? &q->wrs[i + 1].wr : NULL;
-			w->wr.sg_list = w->wr.num_sge ? &w->sge : NULL;
+			w->wr.sg_list = w->wr.num_sge ? w->sge : NULL;
 			if (w->inl_used)
-				w->sge.addr = (uintptr_t)w->inl;
+				w->sge[0].addr = (uintptr_t)w->inl;
 		}
 		rc = op_post_send(&q->qp, &q->wrs[0].wr, &bad);
 	}
@@ -1546,7 +1592,7 @@ static void wrx_set_sge(struct ibv_qp_ex *x, uint32_t lkey, uint64_t addr, uint3
 	struct shim_wr *w = wr_last(x);
 
 	if (w) {
-		w->sge = (struct ibv_sge){ .addr = addr, .length = length, .lkey = lkey };
+		w->sge[0] = (struct ibv_sge){ .addr = addr, .length = length, .lkey = lkey };
 		w->inl_used = false;
 		w->wr.num_sge = 1;
 	}
@@ -1558,12 +1604,13 @@ static void wrx_set_sge_list(struct ibv_qp_ex *x, size_t n, const struct ibv_sge
 
 	if (!w)
 		return;
-	if (n > 1) {		/* one SGE per WR, as max_send_sge says */
+	if (n > qpx_of(x)->cap.max_send_sge) {		/* as the QP was created */
 		qpx_of(x)->wr_err = EINVAL;
 		return;
 	}
-	if (n)
-		wrx_set_sge(x, sg[0].lkey, sg[0].addr, sg[0].length);
+	memcpy(w->sge, sg, n * sizeof(*sg));
+	w->inl_used = false;
+	w->wr.num_sge = (int)n;
 }
 
 /* Inline data: copied now into the WR's own buffer. */
@@ -1582,7 +1629,7 @@ static void wrx_set_inline_list(struct ibv_qp_ex *x, size_t n, const struct ibv_
 		memcpy(w->inl + len, b[i].addr, b[i].length);
 		len += b[i].length;
 	}
-	w->sge = (struct ibv_sge){ .addr = (uintptr_t)w->inl, .length = (uint32_t)len };
+	w->sge[0] = (struct ibv_sge){ .addr = (uintptr_t)w->inl, .length = (uint32_t)len };
 	w->inl_used = true;
 	w->wr.num_sge = 1;
 	w->wr.send_flags |= IBV_SEND_INLINE;
@@ -1822,7 +1869,7 @@ SHIM_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *a)
 
 	memset(a, 0, sizeof(*a));
 	a->max_wr = s->max_wr;
-	a->max_sge = 1;
+	a->max_sge = SHIM_MAX_SGE;
 	return 0;
 }
 

@@ -13,9 +13,13 @@
  * The client WRITEs patterns of several sizes and alignments into the
  * server, READs them back and compares, SENDs patterned messages, and runs
  * fetch-and-add and compare-and-swap (hit and miss) checking each returned
- * value. The server WRITEs into the client, checks the messages it received
- * and its memory, and reports over TCP. Both exit 0 only if every check
- * passed; the first mismatch is printed.
+ * value. Then gather/scatter lists: a SEND gathered from three MRs into a
+ * receive scattered over three SGEs of two MRs, a WRITE with immediate
+ * gathered from two (its receive's buffers left alone, byte_len and
+ * imm_data as the IBA says), a WRITE gathered from four, and a READ with
+ * two SGEs refused (max_sge_rd is 1). The server WRITEs into the client,
+ * checks the messages it received and its memory, and reports over TCP.
+ * Both exit 0 only if every check passed; the first mismatch is printed.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -33,6 +37,13 @@
 #define NSENDS	6
 #define MSGMAX	65536
 #define NATOM	8
+#define SGBUF	(256 << 10)		/* scatter/gather targets */
+#define SG_SEND	50000			/* the gathered SEND: 10000 + 1 + 39999 */
+#define SG_IMM	9096			/* the gathered WRITE with immediate: 4096 + 5000 */
+#define SG_IMM_AT 150000
+#define SG_WRITE_AT 200000
+#define SG_IMM_DATA 0x1234567u
+static const uint32_t sg_write[4] = { 3, 4093, 1, 20000 };
 
 static const uint32_t send_sizes[NSENDS] = { 1, 100, 4095, 4096, 10000, 65536 };
 static const struct { uint32_t off, len; } writes[] = {
@@ -41,8 +52,8 @@ static const struct { uint32_t off, len; } writes[] = {
 };
 
 struct dest {
-	uint32_t lid, qpn, psn, rkey_a, rkey_at;
-	uint64_t addr_a, addr_at;
+	uint32_t lid, qpn, psn, rkey_a, rkey_at, rkey_sg;
+	uint64_t addr_a, addr_at, addr_sg;
 };
 
 struct ctx {
@@ -55,7 +66,8 @@ struct ctx {
 	uint8_t *b;			/* client: READ landing area, unaligned malloc */
 	uint8_t *msgs;			/* server: receive buffers */
 	uint64_t *atom;			/* server: atomic words; client: results */
-	struct ibv_mr *mr_a, *mr_b, *mr_msgs, *mr_atom;
+	uint8_t *sg;			/* server: scatter targets */
+	struct ibv_mr *mr_a, *mr_b, *mr_msgs, *mr_atom, *mr_sg;
 	int fails;
 };
 
@@ -218,7 +230,8 @@ static void setup(struct ctx *c, int server)
 	c->b = malloc(REGION + 64);	/* deliberately not page aligned */
 	c->msgs = aligned_alloc(4096, NSENDS * MSGMAX);
 	c->atom = aligned_alloc(64, NATOM * sizeof(uint64_t));
-	if (!c->a || !c->b || !c->msgs || !c->atom)
+	c->sg = calloc(1, SGBUF);
+	if (!c->a || !c->b || !c->msgs || !c->atom || !c->sg)
 		die("malloc");
 	memset(c->a, 0, REGION);
 	memset(c->b, 0, REGION + 64);
@@ -229,16 +242,32 @@ static void setup(struct ctx *c, int server)
 	c->mr_b = ibv_reg_mr(c->pd, c->b + 5, REGION, acc);
 	c->mr_msgs = ibv_reg_mr(c->pd, c->msgs, NSENDS * MSGMAX, acc);
 	c->mr_atom = ibv_reg_mr(c->pd, c->atom, NATOM * sizeof(uint64_t), acc);
-	if (!c->mr_a || !c->mr_b || !c->mr_msgs || !c->mr_atom)
+	c->mr_sg = ibv_reg_mr(c->pd, c->sg, SGBUF, acc);
+	if (!c->mr_a || !c->mr_b || !c->mr_msgs || !c->mr_atom || !c->mr_sg)
 		die("reg_mr");
+	struct ibv_device_attr da;
 	struct ibv_qp_init_attr ia = {
 		.send_cq = c->cq, .recv_cq = c->cq, .qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 16, .max_recv_wr = NSENDS, .max_send_sge = 1,
-			 .max_recv_sge = 1 },
+		.cap = { .max_send_wr = 16, .max_recv_wr = NSENDS + 2, .max_send_sge = 4,
+			 .max_recv_sge = 3 },
 	};
+	if (ibv_query_device(c->ctx, &da))
+		die("query_device");
+	if (da.max_sge < 4 || da.max_sge_rd < 1) {
+		fprintf(stderr, "max_sge %d, max_sge_rd %d\n", da.max_sge, da.max_sge_rd);
+		die("device caps");
+	}
+	/* more SGEs than the device has: refused, not cut down */
+	ia.cap.max_send_sge = (uint32_t)da.max_sge + 1;
+	c->qp = ibv_create_qp(c->pd, &ia);
+	if (c->qp)
+		fail(c, "create_qp past max_sge", 0, 1, 0);
+	ia.cap.max_send_sge = 4;
 	c->qp = ibv_create_qp(c->pd, &ia);
 	if (!c->qp)
 		die("create_qp");
+	if (ia.cap.max_send_sge < 4 || ia.cap.max_recv_sge < 3)
+		fail(c, "create_qp caps", 0, ia.cap.max_send_sge, 4);
 	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
 				  .qp_access_flags = acc };
 	if (ibv_modify_qp(c->qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
@@ -253,6 +282,135 @@ static void setup(struct ctx *c, int server)
 
 			if (ibv_post_recv(c->qp, &r, &bad))
 				die("post_recv");
+		}
+	if (server) {
+		/* after them, two receives over several SGEs of two MRs; the
+		 * second is taken by the WRITE with immediate and stays zero */
+		struct ibv_sge a[3] = {
+			{ (uintptr_t)c->sg, 777, c->mr_sg->lkey },
+			{ (uintptr_t)(c->b + 5 + 400000), 3000, c->mr_b->lkey },
+			{ (uintptr_t)(c->sg + 10000), 70000, c->mr_sg->lkey },
+		}, b[2] = {
+			{ (uintptr_t)(c->sg + 100000), 1, c->mr_sg->lkey },
+			{ (uintptr_t)(c->sg + 100002), 4095, c->mr_sg->lkey },
+		};
+		struct ibv_recv_wr rb = { .wr_id = 101, .sg_list = b, .num_sge = 2 },
+				   ra = { .wr_id = 100, .sg_list = a, .num_sge = 3, .next = &rb },
+				   *bad;
+
+		if (ibv_post_recv(c->qp, &ra, &bad))
+			die("post_recv (lists)");
+	}
+}
+
+/* The byte at position i of the gathered SEND, in the server's scatter. */
+static uint8_t *sg_send_at(struct ctx *c, uint32_t i)
+{
+	if (i < 777)
+		return c->sg + i;
+	if (i < 777 + 3000)
+		return c->b + 5 + 400000 + (i - 777);
+	return c->sg + 10000 + (i - 3777);
+}
+
+/* Post one WR over several SGEs and wait for it; the post's status. */
+static int post_sgl(struct ctx *c, enum ibv_wr_opcode op, struct ibv_sge *sg, int n,
+		    uint64_t raddr, uint32_t rkey, uint32_t imm)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = 1000 + (uint64_t)op, .sg_list = sg, .num_sge = n, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED, .imm_data = htonl(imm),
+	}, *bad;
+	int rc;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	rc = ibv_post_send(c->qp, &wr, &bad);
+	if (!rc)
+		wait_wc(c);
+	return rc;
+}
+
+/* The client's gather/scatter phase (see the top). */
+static void client_sgl(struct ctx *c, const struct dest *rem)
+{
+	struct ibv_sge s[4];
+	uint32_t at = 0;
+	int rc;
+
+	/* SEND from msgs, b and a: seed 200 over the whole message */
+	s[0] = (struct ibv_sge){ (uintptr_t)(c->msgs + 1000), 10000, c->mr_msgs->lkey };
+	s[1] = (struct ibv_sge){ (uintptr_t)(c->b + 5 + 7), 1, c->mr_b->lkey };
+	s[2] = (struct ibv_sge){ (uintptr_t)(c->a + 300000), 39999, c->mr_a->lkey };
+	for (int k = 0; k < 3; k++)
+		for (uint32_t i = 0; i < s[k].length; i++)
+			((uint8_t *)(uintptr_t)s[k].addr)[i] = pat(200, at++);
+	if ((rc = post_sgl(c, IBV_WR_SEND, s, 3, 0, 0, 0)))
+		fail(c, "gathered SEND posted", 0, (unsigned)rc, 0);
+	/* WRITE with immediate from msgs and a: seed 201 */
+	s[0] = (struct ibv_sge){ (uintptr_t)(c->msgs + 20000), 4096, c->mr_msgs->lkey };
+	s[1] = (struct ibv_sge){ (uintptr_t)(c->a + 500001), 5000, c->mr_a->lkey };
+	at = 0;
+	for (int k = 0; k < 2; k++)
+		for (uint32_t i = 0; i < s[k].length; i++)
+			((uint8_t *)(uintptr_t)s[k].addr)[i] = pat(201, at++);
+	if ((rc = post_sgl(c, IBV_WR_RDMA_WRITE_WITH_IMM, s, 2, rem->addr_sg + SG_IMM_AT,
+			   rem->rkey_sg, SG_IMM_DATA)))
+		fail(c, "gathered WRITE_WITH_IMM posted", 0, (unsigned)rc, 0);
+	/* WRITE from four pieces of a (out of order in memory): seed 202 */
+	at = 0;
+	for (int k = 0; k < 4; k++) {
+		s[k] = (struct ibv_sge){ (uintptr_t)(c->a + 700000 - 30000 * (uint32_t)k),
+					 sg_write[k], c->mr_a->lkey };
+		for (uint32_t i = 0; i < s[k].length; i++)
+			((uint8_t *)(uintptr_t)s[k].addr)[i] = pat(202, at++);
+	}
+	if ((rc = post_sgl(c, IBV_WR_RDMA_WRITE, s, 4, rem->addr_sg + SG_WRITE_AT, rem->rkey_sg, 0)))
+		fail(c, "gathered WRITE posted", 0, (unsigned)rc, 0);
+	/* a READ scatters into one SGE (max_sge_rd): two are refused */
+	s[0] = (struct ibv_sge){ (uintptr_t)(c->b + 5), 10, c->mr_b->lkey };
+	s[1] = (struct ibv_sge){ (uintptr_t)(c->b + 5 + 100), 10, c->mr_b->lkey };
+	if ((rc = post_sgl(c, IBV_WR_RDMA_READ, s, 2, rem->addr_sg, rem->rkey_sg, 0)) != EINVAL)
+		fail(c, "READ with two SGEs", 0, (unsigned)rc, EINVAL);
+}
+
+/* The server's side of it, once the client is done. */
+static void server_sgl(struct ctx *c)
+{
+	struct ibv_wc wc = wait_wc(c);
+	uint32_t at = 0;
+
+	if (wc.opcode != IBV_WC_RECV || wc.wr_id != 100 || wc.byte_len != SG_SEND)
+		fail(c, "scattered receive's completion", wc.wr_id, wc.byte_len, SG_SEND);
+	for (uint32_t i = 0; i < SG_SEND; i++)
+		if (*sg_send_at(c, i) != pat(200, i)) {
+			fail(c, "scattered SEND", i, *sg_send_at(c, i), pat(200, i));
+			break;
+		}
+	/* past the message, the last SGE is untouched */
+	if (c->sg[10000 + (SG_SEND - 3777)] != 0)
+		fail(c, "past the scattered SEND", SG_SEND, c->sg[10000 + SG_SEND - 3777], 0);
+	wc = wait_wc(c);
+	if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM || wc.wr_id != 101 ||
+	    wc.byte_len != SG_IMM || !(wc.wc_flags & IBV_WC_WITH_IMM) ||
+	    wc.imm_data != htonl(SG_IMM_DATA))
+		fail(c, "WRITE_WITH_IMM completion", wc.wr_id, wc.byte_len, SG_IMM);
+	for (uint32_t i = 0; i < 4096; i++)
+		if (c->sg[100000 + i] != 0) {
+			fail(c, "WRITE_WITH_IMM's receive buffer", i, c->sg[100000 + i], 0);
+			break;
+		}
+	for (uint32_t i = 0; i < SG_IMM; i++)
+		if (c->sg[SG_IMM_AT + i] != pat(201, i)) {
+			fail(c, "gathered WRITE_WITH_IMM", i, c->sg[SG_IMM_AT + i], pat(201, i));
+			break;
+		}
+	for (int k = 0; k < 4; k++)
+		at += sg_write[k];
+	for (uint32_t i = 0; i < at; i++)
+		if (c->sg[SG_WRITE_AT + i] != pat(202, i)) {
+			fail(c, "gathered WRITE", i, c->sg[SG_WRITE_AT + i], pat(202, i));
+			break;
 		}
 }
 
@@ -292,6 +450,8 @@ static void exchange(struct ctx *c, int fd, struct dest *me, struct dest *rem)
 	me->rkey_a = c->mr_a->rkey;
 	me->addr_at = (uintptr_t)c->atom;
 	me->rkey_at = c->mr_atom->rkey;
+	me->addr_sg = (uintptr_t)c->sg;
+	me->rkey_sg = c->mr_sg->rkey;
 	if (xfer(fd, me, sizeof(*me), 1) || xfer(fd, rem, sizeof(*rem), 0))
 		die("exchange");
 	connect_qp(c, me, rem);
@@ -327,6 +487,7 @@ static int run_server(struct ctx *c, int port)
 				break;
 			}
 	}
+	server_sgl(c);
 	/* the last WRITE covered the whole region with seed 5 */
 	for (uint32_t i = 0; i < REGION; i++)
 		if (c->a[i] != pat(5, i)) {
@@ -388,6 +549,7 @@ static int run_client(struct ctx *c, const char *host, int port)
 			c->msgs[k] = pat(100 + (uint32_t)i, k);
 		post(c, IBV_WR_SEND, c->msgs, send_sizes[i], c->mr_msgs->lkey, 0, 0, 0, 0);
 	}
+	client_sgl(c, &rem);
 	/* atomics: each returns the word's value before the operation */
 	post(c, IBV_WR_ATOMIC_FETCH_AND_ADD, &c->atom[0], 8, c->mr_atom->lkey, rem.addr_at, rem.rkey_at,
 	     5, 0);
@@ -419,7 +581,8 @@ static int run_client(struct ctx *c, const char *host, int port)
 static void teardown(struct ctx *c)
 {
 	if (ibv_destroy_qp(c->qp) || ibv_dereg_mr(c->mr_a) || ibv_dereg_mr(c->mr_b) ||
-	    ibv_dereg_mr(c->mr_msgs) || ibv_dereg_mr(c->mr_atom) || ibv_destroy_cq(c->cq) ||
+	    ibv_dereg_mr(c->mr_msgs) || ibv_dereg_mr(c->mr_atom) || ibv_dereg_mr(c->mr_sg) ||
+	    ibv_destroy_cq(c->cq) ||
 	    ibv_dealloc_pd(c->pd) || ibv_close_device(c->ctx)) {
 		fprintf(stderr, "teardown failed\n");
 		c->fails++;
@@ -428,6 +591,7 @@ static void teardown(struct ctx *c)
 	free(c->b);
 	free(c->msgs);
 	free(c->atom);
+	free(c->sg);
 }
 
 int main(int argc, char **argv)
