@@ -884,6 +884,14 @@ static struct link_rate host_rate(const struct net *net, const struct fab_params
 	return r;
 }
 
+/* What a message takes beyond its serialisation: the HCA at each end and
+ * about four switch hops. */
+static sim_time_t msg_allowance_ps(const struct fab_params *p)
+{
+	return 2 * (sim_time_t)p->hca_latency_ns * SIM_NS +
+	       4 * ((sim_time_t)p->sw_latency_ns * SIM_NS + link_prop_ps(p->cable_m, p->ps_per_m));
+}
+
 /*
  * The estimate behind sim.sample_ns = 0. A lower bound on the run's length
  * from three things that cannot overlap: each message's own serialisation
@@ -897,9 +905,7 @@ static struct link_rate host_rate(const struct net *net, const struct fab_params
 sim_time_t cli_run_estimate_ps(const struct net *net, const struct fab_params *p,
 				const struct fab_msgs *m)
 {
-	sim_time_t lat = 2 * (sim_time_t)p->hca_latency_ns * SIM_NS +
-			 4 * ((sim_time_t)p->sw_latency_ns * SIM_NS +
-			      link_prop_ps(p->cable_m, p->ps_per_m));
+	sim_time_t lat = msg_allowance_ps(p);
 	size_t nn = net->nnodes > 0 ? (size_t)net->nnodes : 1;
 	sim_time_t *end = calloc(m->n ? m->n : 1, sizeof(*end));
 	sim_time_t *tx = calloc(nn, sizeof(*tx)), *rx = calloc(nn, sizeof(*rx));
@@ -943,9 +949,7 @@ sim_time_t cli_run_estimate_ps(const struct net *net, const struct fab_params *p
 sim_time_t cli_trace_estimate_ps(const struct net *net, const struct fab_params *p,
 				  const struct trace_program *prog)
 {
-	sim_time_t lat = 2 * (sim_time_t)p->hca_latency_ns * SIM_NS +
-			 4 * ((sim_time_t)p->sw_latency_ns * SIM_NS +
-			      link_prop_ps(p->cable_m, p->ps_per_m));
+	sim_time_t lat = msg_allowance_ps(p);
 	size_t nn = net->nnodes > 0 ? (size_t)net->nnodes : 1;
 	sim_time_t *end = malloc((prog->nsteps ? prog->nsteps : 1) * sizeof(*end));
 	sim_time_t *tx = calloc(nn, sizeof(*tx)), *rx = calloc(nn, sizeof(*rx));
