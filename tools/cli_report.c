@@ -892,6 +892,54 @@ static sim_time_t msg_allowance_ps(const struct fab_params *p)
 	       4 * ((sim_time_t)p->sw_latency_ns * SIM_NS + link_prop_ps(p->cable_m, p->ps_per_m));
 }
 
+/* The three bounds of the estimates below, item by item: when each item
+ * ends, and what each host has sent and received through its port. */
+struct bound {
+	sim_time_t *end, *tx, *rx, est, lat;
+	size_t nn;
+};
+
+static int bound_init(struct bound *b, const struct net *net, const struct fab_params *p,
+		      size_t items)
+{
+	b->nn = net->nnodes > 0 ? (size_t)net->nnodes : 1;
+	b->end = malloc((items ? items : 1) * sizeof(*b->end));
+	b->tx = calloc(b->nn, sizeof(*b->tx));
+	b->rx = calloc(b->nn, sizeof(*b->rx));
+	b->est = 0;
+	b->lat = msg_allowance_ps(p);
+	if (b->end && b->tx && b->rx)
+		return 0;
+	free(b->end);
+	free(b->tx);
+	free(b->rx);
+	return -1;
+}
+
+/* Item i ends at t (or, moving ser bytes' time from src to dst, ser and the
+ * allowance after t). */
+static void bound_item(struct bound *b, size_t i, sim_time_t t, sim_time_t ser, bool xfer,
+		       uint32_t src, uint32_t dst)
+{
+	b->end[i] = xfer ? t + ser + b->lat : t;
+	if (b->end[i] > b->est)
+		b->est = b->end[i];
+	if (!xfer)
+		return;
+	if (src < b->nn && (b->tx[src] += ser) > b->est)
+		b->est = b->tx[src];
+	if (dst < b->nn && (b->rx[dst] += ser) > b->est)
+		b->est = b->rx[dst];
+}
+
+static sim_time_t bound_fini(struct bound *b)
+{
+	free(b->end);
+	free(b->tx);
+	free(b->rx);
+	return b->est;
+}
+
 /*
  * The estimate behind sim.sample_ns = 0. A lower bound on the run's length
  * from three things that cannot overlap: each message's own serialisation
@@ -905,38 +953,21 @@ static sim_time_t msg_allowance_ps(const struct fab_params *p)
 sim_time_t cli_run_estimate_ps(const struct net *net, const struct fab_params *p,
 				const struct fab_msgs *m)
 {
-	sim_time_t lat = msg_allowance_ps(p);
-	size_t nn = net->nnodes > 0 ? (size_t)net->nnodes : 1;
-	sim_time_t *end = calloc(m->n ? m->n : 1, sizeof(*end));
-	sim_time_t *tx = calloc(nn, sizeof(*tx)), *rx = calloc(nn, sizeof(*rx));
-	sim_time_t est = 0;
+	struct bound b;
 
-	if (!end || !tx || !rx) {
-		free(end);
-		free(tx);
-		free(rx);
+	if (bound_init(&b, net, p, m->n))
 		return 0;
-	}
 	for (size_t i = 0; i < m->n; i++) {
 		const struct fab_msg *g = &m->v[i];
-		sim_time_t ser = link_ser_ps(host_rate(net, p, g->src), g->bytes);
 		sim_time_t base = g->post;
 
 		/* dependencies normally point backwards; a forward one is ignored */
 		if (g->after >= 0 && (size_t)g->after < i)
-			base = end[g->after] + g->after_delay;
-		end[i] = base + ser + lat;
-		if (end[i] > est)
-			est = end[i];
-		if (g->src < nn && (tx[g->src] += ser) > est)
-			est = tx[g->src];
-		if (g->dst < nn && (rx[g->dst] += ser) > est)
-			est = rx[g->dst];
+			base = b.end[g->after] + g->after_delay;
+		bound_item(&b, i, base, link_ser_ps(host_rate(net, p, g->src), g->bytes), true,
+			   g->src, g->dst);
 	}
-	free(end);
-	free(tx);
-	free(rx);
-	return est;
+	return bound_fini(&b);
 }
 
 /*
@@ -949,52 +980,30 @@ sim_time_t cli_run_estimate_ps(const struct net *net, const struct fab_params *p
 sim_time_t cli_trace_estimate_ps(const struct net *net, const struct fab_params *p,
 				  const struct trace_program *prog)
 {
-	sim_time_t lat = msg_allowance_ps(p);
-	size_t nn = net->nnodes > 0 ? (size_t)net->nnodes : 1;
-	sim_time_t *end = malloc((prog->nsteps ? prog->nsteps : 1) * sizeof(*end));
-	sim_time_t *tx = calloc(nn, sizeof(*tx)), *rx = calloc(nn, sizeof(*rx));
 	const int32_t *node = prog->trace->rank_node;
-	sim_time_t est = 0;
+	struct bound b;
 
-	if (!end || !tx || !rx) {
-		free(end);
-		free(tx);
-		free(rx);
+	if (bound_init(&b, net, p, prog->nsteps))
 		return 0;
-	}
 	for (size_t s = 0; s < prog->nsteps; s++) {
 		const struct trace_step *st = &prog->steps[s];
-		sim_time_t base = 0, ser;
+		uint32_t src = (uint32_t)node[st->rank], dst = (uint32_t)node[st->peer];
+		sim_time_t base = 0;
 
 		for (uint32_t j = 0; j < st->ndeps; j++) {
 			uint32_t d = prog->deps[st->dep_off + j];
 
-			if (d < s && end[d] > base)
-				base = end[d];
+			if (d < s && b.end[d] > base)
+				base = b.end[d];
 		}
-		switch (st->kind) {
-		case TS_XFER:
-			ser = link_ser_ps(host_rate(net, p, (uint32_t)node[st->rank]), st->bytes);
-			end[s] = base + ser + lat;
-			if ((tx[node[st->rank]] += ser) > est)
-				est = tx[node[st->rank]];
-			if ((rx[node[st->peer]] += ser) > est)
-				est = rx[node[st->peer]];
-			break;
-		case TS_COMPUTE:
-			end[s] = base + st->duration;
-			break;
-		default:
-			end[s] = base;
-			break;
-		}
-		if (end[s] > est)
-			est = end[s];
+		if (st->kind == TS_XFER)
+			bound_item(&b, s, base, link_ser_ps(host_rate(net, p, src), st->bytes), true,
+				   src, dst);
+		else	/* compute: its duration; a join: nothing */
+			bound_item(&b, s, base + (st->kind == TS_COMPUTE ? st->duration : 0), 0,
+				   false, src, dst);
 	}
-	free(end);
-	free(tx);
-	free(rx);
-	return est;
+	return bound_fini(&b);
 }
 
 uint16_t cli_trace_vls(const struct fab_params *p)
