@@ -29,8 +29,8 @@
 enum { EV_START, EV_DONE, EV_ROOM };
 
 /*
- * A pair with more transfers than a send queue holds (the HCA takes at
- * most 2^20 work requests a queue, as ConnectX's max_qp_wr) posts at most
+ * A pair with more transfers than a send queue holds (the model HCA takes
+ * at most HCA_MAX_QP_WR, 2^20, work requests a queue) posts at most
  * PAIR_SQ_MAX at a time; the rest wait, in order, in its backlog. Every
  * PAIR_SIGNAL_EVERY-th send it posts is signalled: its completion says
  * that it and every send before it on the RC queue pair have left the send
@@ -38,8 +38,7 @@ enum { EV_START, EV_DONE, EV_ROOM };
  * pairs of ordinary traces never get a backlog: their queues hold all
  * their transfers, and nothing about them changes.
  */
-#define HCA_MAX_WR (1u << 20)
-#define PAIR_SQ_MAX (HCA_MAX_WR - RECV_BATCH - 1)
+#define PAIR_SQ_MAX (HCA_MAX_QP_WR - RECV_BATCH - 1)
 #define PAIR_SIGNAL_EVERY 4096u
 
 struct pair_backlog {
@@ -62,7 +61,7 @@ struct pair_qp {
  * transfer (50 MB on a 1,024-rank ring), one with each send touched the
  * peer's QP at the sender's time (4.7% more cache misses). At most
  * sends in flight + RECV_BATCH are posted: within the receive queue's
- * HCA_MAX_WR when the sends are within PAIR_SQ_MAX. */
+ * HCA_MAX_QP_WR when the sends are within PAIR_SQ_MAX. */
 #define RECV_BATCH 16
 
 struct replay {
@@ -432,7 +431,7 @@ static int connect_pair(struct replay *rp, struct pair_qp *pq, int32_t a, int32_
 	ia.send_cq = ia.recv_cq = rp->cq[rp->t->rank_node[b]];
 	ia.cap = (struct hca_qp_cap){
 		.max_send_wr = 1,
-		.max_recv_wr = pq->nxfer < HCA_MAX_WR ? pq->nxfer + 1 : HCA_MAX_WR,
+		.max_recv_wr = pq->nxfer < HCA_MAX_QP_WR ? pq->nxfer + 1 : HCA_MAX_QP_WR,
 	};
 	q[1] = pq->rqp = hca_create_qp(hb, &ia);
 	if (!q[0] || !q[1])

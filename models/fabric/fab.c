@@ -144,6 +144,7 @@ static void msg_completed(struct fab *f, int32_t mi, sim_time_t t, uint8_t st)
 		f->tot.msgs_lost++;
 	}
 	msg_activity(f, t);
+	fab_traffic_slot_free(f, (uint32_t)mi);
 	/* A send window (perftest's tx_depth) refills when the program polls
 	 * a completion, whatever its status: an error completion frees the
 	 * slot too, and the next WR then meets the QP's error state. */

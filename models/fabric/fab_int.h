@@ -43,6 +43,9 @@ void fab_traffic_free(struct fab *f);
 void fab_traffic_schedule(struct fab *f, uint32_t mi, sim_time_t t);
 /* Post message mi now, on its stream's requester QP (the hooks' post). */
 void fab_traffic_post_now(struct fab *f, uint32_t mi);
+/* Message mi completed at its requester: its send queue slot goes to the
+ * stream's oldest message waiting for one. */
+void fab_traffic_slot_free(struct fab *f, uint32_t mi);
 
 /* fab_deadlock.c: when the fabric stalls with packets still buffered,
  * explain why (e.g. the cycle of ports waiting for each other's credits)

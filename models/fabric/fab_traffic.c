@@ -29,10 +29,47 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * A program keeps at most max_qp_wr work requests outstanding on a send
+ * queue, and ibv_post_send refuses one more (ENOMEM): ConnectX-4 and later
+ * report 32,768 (mlx5 gives 1 << log_max_qp_sz, and log_max_qp_sz is 15).
+ * A stream with more messages waiting to go than that posts as such a
+ * program must: the rest wait, in order, in the stream's backlog, and
+ * each requester completion lets the next one go. A p2p stream of a
+ * million messages posted at once held them all in its send queue (192
+ * bytes a WQE: 200 MB), and one of more than 2^20, the model HCA's limit
+ * on a queue, could not be built at all.
+ */
+#define FAB_TRAFFIC_SQ_DEPTH 32768u
+
 struct fab_stream {
 	struct hca_qp *sqp, *dqp;
 	struct hca_mr *dmr;		/* the destination's region (its rkey) */
+	uint32_t depth;			/* the send queue's depth: at most this many posted and not completed */
+	uint32_t inflight;		/* posted and not completed */
+	uint32_t *bl;			/* messages waiting for room: a FIFO ring */
+	uint32_t bl_head, bl_len, bl_cap;
 };
+
+/* Queue message mi behind the stream's full send queue. */
+static int backlog_push(struct fab_stream *s, uint32_t mi)
+{
+	if (s->bl_len == s->bl_cap) {
+		uint32_t cap = s->bl_cap ? 2 * s->bl_cap : 256;
+		uint32_t *v = malloc((size_t)cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		for (uint32_t i = 0; i < s->bl_len; i++)
+			v[i] = s->bl[(s->bl_head + i) & (s->bl_cap - 1)];
+		free(s->bl);
+		s->bl = v;
+		s->bl_cap = cap;
+		s->bl_head = 0;
+	}
+	s->bl[(s->bl_head + s->bl_len++) & (s->bl_cap - 1)] = mi;
+	return 0;
+}
 
 /* The region covering a node's whole address space in host (k = 0) or GPU
  * (k = 1) memory: node_mr[2 * node + k]. */
@@ -172,11 +209,23 @@ int fab_traffic_setup(struct fab *f, const struct fab_scan *sc)
 			if (!f->node_cq[h->n->idx] || !msg_mr(f, h, m))
 				return -1;
 		}
-		uint32_t depth = sc->count[m->stream] + 1;
+		uint32_t count = sc->count[m->stream];
+		/* Receives are posted with their SENDs and a datagram's may
+		 * outlive its completion (or never be consumed, when it is
+		 * dropped): the receive queue takes the whole stream, up to
+		 * the HCA's limit, and grows only as it is used. */
+		uint32_t rq_depth = count < HCA_MAX_QP_WR ? count + 1 : HCA_MAX_QP_WR;
+
+		/* The model's queue also holds a completed WQE until the ones
+		 * before it are (in order, after the completion callback, which
+		 * may post the next): room for twice the program's bound. */
+		s->depth = count < FAB_TRAFFIC_SQ_DEPTH ? count + 1 : FAB_TRAFFIC_SQ_DEPTH;
 		struct hca_qp_init_attr ia = {
 			.qp_type = fab_msg_is_ud(m) ? HCA_QPT_UD : HCA_QPT_RC,
 			.send_cq = f->node_cq[m->src], .recv_cq = f->node_cq[m->src],
-			.cap = { .max_send_wr = depth, .max_recv_wr = depth,
+			.cap = { .max_send_wr = count < FAB_TRAFFIC_SQ_DEPTH ? count + 1 :
+						2 * FAB_TRAFFIC_SQ_DEPTH,
+				 .max_recv_wr = rq_depth,
 				 .max_inline_data = f->p.hca_max_inline },
 		};
 
@@ -199,7 +248,26 @@ void fab_traffic_free(struct fab *f)
 		hca_destroy_cq(f->node_cq[i]);
 	free(f->node_cq);
 	free(f->node_mr);
+	for (uint32_t i = 0; f->streams && i < f->msgs->nstreams; i++)
+		free(f->streams[i].bl);
 	free(f->streams);
+}
+
+/* Message mi's requester completion: its send queue slot is free, and the
+ * stream's oldest waiting message takes it. */
+void fab_traffic_slot_free(struct fab *f, uint32_t mi)
+{
+	struct fab_stream *s = &f->streams[f->msgs->v[mi].stream];
+
+	if (s->inflight)
+		s->inflight--;
+	if (s->bl_len) {
+		uint32_t next = s->bl[s->bl_head];
+
+		s->bl_head = (s->bl_head + 1) & (s->bl_cap - 1);
+		s->bl_len--;
+		fab_traffic_post_now(f, next);
+	}
 }
 
 /* Post message mi now, on its stream's requester QP. */
@@ -215,6 +283,18 @@ void fab_traffic_post_now(struct fab *f, uint32_t mi)
 		.remote_addr = 0, .rkey = s->dmr->rkey,
 	};
 
+	/* A full send queue: the program waits for a completion before it
+	 * stages or posts (an errored QP takes every post, completing it at
+	 * once as flushed, and frees no slot later). A message back from
+	 * staging has its slot already. */
+	if (!m->staged && hca_qp_state(s->sqp) != HCA_QPS_ERR) {
+		if (s->inflight == s->depth) {
+			if (backlog_push(s, mi))
+				fab_fail(f, "message %u: out of memory queueing it behind a full send queue", mi);
+			return;
+		}
+		s->inflight++;
+	}
 	/* GPU data without GPUDirect: the program first copies it to host
 	 * memory (cudaMemcpy), then posts (models/host). A READ stages after. */
 	if (!m->staged && m->op != FAB_OP_READ && f->p.host_model &&

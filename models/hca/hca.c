@@ -304,7 +304,7 @@ struct hca_srq *hca_create_srq(struct hca *h, uint32_t max_wr)
 {
 	struct hca_srq *s;
 
-	if (!h || !max_wr || max_wr > (1u << 20))
+	if (!h || !max_wr || max_wr > HCA_MAX_QP_WR)
 		return NULL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -368,8 +368,8 @@ struct hca_qp *hca_create_qp(struct hca *h, const struct hca_qp_init_attr *a)
 		return NULL;
 	if (a->qp_type != HCA_QPT_RC && a->qp_type != HCA_QPT_UC && a->qp_type != HCA_QPT_UD)
 		return NULL;
-	if (!a->cap.max_send_wr || a->cap.max_send_wr > (1u << 20) ||
-	    a->cap.max_recv_wr > (1u << 20) || (!a->srq && !a->cap.max_recv_wr))
+	if (!a->cap.max_send_wr || a->cap.max_send_wr > HCA_MAX_QP_WR ||
+	    a->cap.max_recv_wr > HCA_MAX_QP_WR || (!a->srq && !a->cap.max_recv_wr))
 		return NULL;
 	if (h->nqps == h->qps_cap) {
 		uint32_t cap = h->qps_cap ? h->qps_cap * 2 : 16;

@@ -205,6 +205,10 @@ void hca_cq_set_notify(struct hca_cq *cq, hca_cq_notify_fn fn, void *ctx);
 int hca_poll_cq(struct hca_cq *cq, int n, struct hca_wc *wc);
 struct hca_srq *hca_create_srq(struct hca *h, uint32_t max_wr);
 int hca_post_srq_recv(struct hca_srq *srq, const struct hca_recv_wr *wr);
+/* The most work requests one queue (send, receive, shared receive) takes:
+ * the model's own bound, above any device's max_qp_wr (ConnectX reports
+ * 32,768), so that a queue's indexes stay far from wrapping. */
+#define HCA_MAX_QP_WR (1u << 20)
 struct hca_qp *hca_create_qp(struct hca *h, const struct hca_qp_init_attr *a);
 int hca_destroy_qp(struct hca_qp *qp);
 uint32_t hca_qp_num(const struct hca_qp *qp);

@@ -4,6 +4,8 @@
 #   - a trace whose lowered steps pass sim.max_memory is refused before any
 #     step is made, and one pair with more transfers than a send queue
 #     holds (2^20) runs;
+#   - a traffic stream of 1.1M messages posted at once runs, keeping at
+#     most 32,768 (max_qp_wr) in its send queue and the rest waiting;
 #   - links.csv warns before a run that would write more than 64 MB, and
 #     stops at sim.max_csv_rows, saying so;
 #   - a FIFO with no writer as --topo, --trace, --lft or an include is
@@ -38,6 +40,17 @@ printf 'ranks 2\nmap linear\nrepeat 2 {\nrepeat 550000 {\n  send 0 1 64B async\n
 	fail "1.1M transfers on one pair: $(cat "$tmp/pair.err")"
 grep -q "^messages *1100000 / 1100000 delivered" "$tmp/pair.out" ||
 	fail "1.1M transfers on one pair: $(grep -E '^messages' "$tmp/pair.out")"
+# 1.1M messages on one traffic stream, all posted at once: the program
+# keeps 32,768 in the send queue (ConnectX's max_qp_wr) and posts the next
+# as each completes, so none waits longer than a full queue's posts
+# (32,768 x 380 ns = 12.45 ms; with every one queued the last would wait
+# 1.1M x 380 ns = 418 ms)
+"$IBFAB" run --traffic p2p:src=h0,dst=h1,size=64B,count=1100000 > "$tmp/stream.out" 2> "$tmp/stream.err" ||
+	fail "1.1M messages on one stream: $(cat "$tmp/stream.err")"
+grep -q "^messages *1100000 / 1100000 delivered" "$tmp/stream.out" ||
+	fail "1.1M messages on one stream: $(grep -E '^messages' "$tmp/stream.out")"
+grep -Eq "^completion .* max 12\.4[0-9]* ms" "$tmp/stream.out" ||
+	fail "1.1M messages on one stream: the send queue is not 32,768 deep: $(grep -E '^completion' "$tmp/stream.out")"
 
 # ---- links.csv ----
 "$IBFAB" run --traffic p2p:src=h0,dst=h15,size=1MiB --set sim.sample_ns=1 \
