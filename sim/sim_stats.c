@@ -86,11 +86,102 @@ void sim_samples_init(struct sim_samples *s)
 void sim_samples_fini(struct sim_samples *s)
 {
 	free(s->v);
+	for (int i = 0; i < SIM_SAMPLES_POWERS; i++)
+		free(s->hist[i]);
 	memset(s, 0, sizeof(*s));
+}
+
+/* ---- past exact_max: the histogram ------------------------------------------ */
+
+#define SUB (1u << SIM_SAMPLES_SUB_BITS)
+
+/* Power slot 0 holds 0 .. SUB-1 one value a bucket; slot p >= 1 the values
+ * whose highest bit is SIM_SAMPLES_SUB_BITS - 1 + p, by their next bits. */
+static unsigned samples_slot(uint64_t v, unsigned *sub)
+{
+	if (v < SUB) {
+		*sub = (unsigned)v;
+		return 0;
+	}
+	unsigned msb = 63 - (unsigned)__builtin_clzll(v);	/* >= SUB_BITS */
+
+	*sub = (unsigned)(v >> (msb - SIM_SAMPLES_SUB_BITS)) & (SUB - 1);
+	return msb - SIM_SAMPLES_SUB_BITS + 1;
+}
+
+static uint64_t samples_lower(unsigned slot, unsigned sub)
+{
+	if (!slot)
+		return sub;
+	return ((uint64_t)SUB + sub) << (slot - 1);
+}
+
+static int hist_put(struct sim_samples *s, uint64_t v)
+{
+	unsigned sub, slot = samples_slot(v, &sub);
+
+	if (!s->hist[slot] && !(s->hist[slot] = calloc(SUB, sizeof(uint64_t))))
+		return -1;
+	s->hist[slot][sub]++;
+	if (v < s->min)
+		s->min = v;
+	if (v > s->max)
+		s->max = v;
+	return 0;
+}
+
+/* The exact values into the histogram; then the array goes. */
+static int to_hist(struct sim_samples *s)
+{
+	s->min = UINT64_MAX;
+	s->max = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (hist_put(s, s->v[i]))
+			return -1;
+	free(s->v);
+	s->v = NULL;
+	s->cap = 0;
+	s->sorted = 0;
+	return 0;
+}
+
+/* The value of 0-based rank k of n: the lower bound of its bucket, the
+ * extremes exact. */
+static uint64_t hist_rank(const struct sim_samples *s, uint64_t k)
+{
+	uint64_t acc = 0;
+
+	if (k == 0)
+		return s->min;
+	if (k + 1 >= s->n)
+		return s->max;
+	for (unsigned p = 0; p < SIM_SAMPLES_POWERS; p++) {
+		if (!s->hist[p])
+			continue;
+		for (unsigned i = 0; i < SUB; i++) {
+			acc += s->hist[p][i];
+			if (acc > k) {
+				uint64_t lo = samples_lower(p, i);
+
+				return lo < s->min ? s->min : lo;
+			}
+		}
+	}
+	return s->max;
 }
 
 int sim_samples_add(struct sim_samples *s, uint64_t v)
 {
+	size_t lim = s->exact_max ? s->exact_max : SIM_SAMPLES_EXACT;
+
+	if (s->n >= lim) {
+		if (s->v && to_hist(s))
+			return -1;
+		if (hist_put(s, v))
+			return -1;
+		s->n++;
+		return 0;
+	}
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 64;
 		uint64_t *nv = realloc(s->v, cap * sizeof(*nv));
@@ -237,6 +328,11 @@ void sim_samples_quantiles(struct sim_samples *s, const double *q, int nq, uint6
 		}
 		size_t k = (size_t)nearest_rank(q[i], s->n) - 1;
 
+		if (!s->v) {
+			out[i] = hist_rank(s, k);
+			continue;
+		}
+
 		if (s->sorted) {
 			out[i] = s->v[k];
 			continue;
@@ -251,6 +347,8 @@ uint64_t sim_samples_quantile(struct sim_samples *s, double q)
 {
 	if (!s->n)
 		return 0;
+	if (!s->v)
+		return hist_rank(s, nearest_rank(q, s->n) - 1);
 	if (!s->sorted) {
 		sort_u64(s->v, s->n);
 		s->sorted = 1;

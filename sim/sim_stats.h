@@ -28,15 +28,37 @@ void sim_hist_add(struct sim_hist *h, uint64_t v);
  * clamped to [min, max]. 0 when empty. */
 uint64_t sim_hist_quantile(const struct sim_hist *h, double q);
 
+/*
+ * sim_samples keeps its first `exact_max` values (SIM_SAMPLES_EXACT by
+ * default: 2^20, 8 MB) and answers exactly. Past that it moves them into
+ * a log-linear histogram of 2^SIM_SAMPLES_SUB_BITS linear sub-buckets per
+ * power of two (each power's counts allocated when first used, 32 KB), and
+ * its memory stops growing: a quantile is then the lower bound of the
+ * bucket that holds it, at most 1/4096 (0.025%) below the exact value,
+ * and exact below 4096; the minimum and maximum stay exact.
+ */
+#define SIM_SAMPLES_EXACT (1u << 20)
+#define SIM_SAMPLES_SUB_BITS 12
+#define SIM_SAMPLES_POWERS (64 - SIM_SAMPLES_SUB_BITS + 1)
+
 struct sim_samples {
 	uint64_t *v;
 	size_t n, cap;
 	int sorted;
+	size_t exact_max;	/* 0: SIM_SAMPLES_EXACT */
+	/* past exact_max (v is then NULL): counts per power, and the extremes */
+	uint64_t *hist[SIM_SAMPLES_POWERS];
+	uint64_t min, max;
 };
 
 void sim_samples_init(struct sim_samples *s);
 void sim_samples_fini(struct sim_samples *s);
 int sim_samples_add(struct sim_samples *s, uint64_t v);
+/* Whether the answers are exact (every value kept). */
+static inline int sim_samples_exact(const struct sim_samples *s)
+{
+	return s->n <= (s->exact_max ? s->exact_max : SIM_SAMPLES_EXACT);
+}
 /* Nearest-rank quantile (q=0.5 median, 0.99 p99); sorts on first call. */
 uint64_t sim_samples_quantile(struct sim_samples *s, double q);
 /*

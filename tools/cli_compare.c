@@ -547,6 +547,7 @@ static int collect(struct cli_run *run, struct tp_sampler *tp, struct cmp_result
 	res->wall_s = run->wall_s;
 	res->msgs_total = rep.msgs->n;
 	sim_samples_init(&cs);
+	cs.exact_max = SIZE_MAX;	/* every value: the chart's distribution is drawn from them */
 	for (size_t i = 0; i < rep.msgs->n; i++) {
 		const struct fab_msg *m = &rep.msgs->v[i];
 

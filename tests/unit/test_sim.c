@@ -1249,6 +1249,63 @@ static void test_samples_radix(void)
 }
 
 /*
+ * Past its exact limit a sample set is a histogram: every quantile lies
+ * within 1/4096 below the exact nearest-rank value (exact below 4096),
+ * the minimum and maximum stay exact, both query functions agree, and the
+ * values it had kept are counted in. A limit of 5,000 and 200,000 values
+ * spread over eight powers of two (completion times of 1 us to 300 us in
+ * ps), plus small ones that fall in the exact buckets. Under the limit the
+ * same set answers exactly.
+ */
+static void test_samples_bounded(void)
+{
+	enum { N = 200000, LIM = 5000 };
+	struct sim_rng rng;
+	uint64_t *ref = malloc(N * sizeof(*ref));
+	struct sim_samples s, x;
+	static const double q[6] = { 0, 0.01, 0.5, 0.9, 0.99, 1 };
+	uint64_t got[6], one;
+
+	CU_ASSERT_FATAL(ref != NULL);
+	sim_rng_init(&rng, 5, 9);
+	sim_samples_init(&s);
+	sim_samples_init(&x);
+	s.exact_max = LIM;
+	for (int i = 0; i < N; i++) {
+		ref[i] = i % 50 == 0 ? sim_rng_next(&rng) % 4096 :
+			 1000000 + sim_rng_next(&rng) % 300000000;
+		CU_ASSERT_FATAL(sim_samples_add(&s, ref[i]) == 0);
+		if (i < LIM)
+			CU_ASSERT_FATAL(sim_samples_add(&x, ref[i]) == 0);
+	}
+	CU_ASSERT(!sim_samples_exact(&s) && s.v == NULL);
+	CU_ASSERT(sim_samples_exact(&x));
+	qsort(ref, N, sizeof(*ref), cmp_u64_test);
+	sim_samples_quantiles(&s, q, 6, got);
+	bool within = true;
+
+	for (int i = 0; i < 6; i++) {
+		uint64_t want = ref[(size_t)(q[i] > 0 ? ceil(q[i] * N) : 1) - 1];
+
+		within &= got[i] <= want && want - got[i] <= want / 4096;
+		one = sim_samples_quantile(&s, q[i]);
+		CU_ASSERT_EQUAL(one, got[i]);
+	}
+	CU_ASSERT(within);
+	CU_ASSERT_EQUAL(got[0], ref[0]);
+	CU_ASSERT_EQUAL(got[5], ref[N - 1]);
+	/* a rank among the small values is exact */
+	double qs = 0.005;
+
+	sim_samples_quantiles(&s, &qs, 1, &one);
+	CU_ASSERT_EQUAL(one, ref[(size_t)ceil(qs * N) - 1]);
+	CU_ASSERT(ref[(size_t)ceil(qs * N) - 1] < 4096);
+	sim_samples_fini(&s);
+	sim_samples_fini(&x);
+	free(ref);
+}
+
+/*
  * sim_samples_quantiles (selection, no sort) gives what sorting gives, for
  * every rank, on inputs a quickselect finds hard: all equal (B1's
  * completion times), two values, sorted, reversed, organ pipe, and random
@@ -2012,6 +2069,7 @@ static const struct test_case tests[] = {
 	{ "mem_huge: large blocks advised for huge pages", test_mem_huge },
 	{ "mem_resize: grows without a copy, aligned, one mapping, small pages", test_mem_resize },
 	{ "samples: quantiles by selection equal the sorted ranks", test_samples_select },
+	{ "samples: past the exact limit, within 1/4096 and the extremes exact", test_samples_bounded },
 	{ "rng_reference_vector", test_rng_reference_vector },
 	{ "rng_seeding_pinned", test_rng_seeding_pinned },
 	{ "rng_streams", test_rng_streams },
