@@ -634,6 +634,7 @@ static int load_traffic(struct cli_run *c)
 		c->ntraffic = (int)SIM_ARRAY_SIZE(default_traffic_user);
 		c->traffic_default = true;
 	}
+	c->msgs.max_bytes = c->p.max_memory;
 	for (int i = 0; i < c->ntraffic; i++) {
 		const char *spec = c->traffic[i];
 		char *with_op = NULL;

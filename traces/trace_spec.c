@@ -25,6 +25,8 @@
  */
 #include "traces/trace_spec.h"
 
+#include "traces/trace.h"
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -401,6 +403,15 @@ static int check_times(struct ctx *c, const struct args *a)
 }
 
 /* Bounded so a typo cannot ask for terabytes, and so fab_msg.after (int32) can index the list. */
+static const char *mem_size(uint64_t b, char *buf, size_t len)
+{
+	if (b >= (1ULL << 30))
+		snprintf(buf, len, "%.1f GiB", (double)b / (double)(1ULL << 30));
+	else
+		snprintf(buf, len, "%.1f MiB", (double)b / (double)(1ULL << 20));
+	return buf;
+}
+
 static int check_total(struct ctx *c, const struct args *a, unsigned __int128 msgs)
 {
 	if (msgs > TRACE_SPEC_MAX_MSGS)
@@ -410,6 +421,18 @@ static int check_total(struct ctx *c, const struct args *a, unsigned __int128 ms
 				(unsigned long long)msgs, TRACE_SPEC_MAX_MSGS);
 	if (c->out->n + (size_t)msgs > INT32_MAX)
 		return spec_err(c, 1, "the message list would exceed %d messages", INT32_MAX);
+	uint64_t budget = c->out->max_bytes ? c->out->max_bytes : trace_mem_budget_default();
+	uint64_t bytes = ((uint64_t)c->out->n + (uint64_t)msgs) * TRACE_SPEC_MSG_BYTES;
+	char hb[32], hl[32];
+
+	if (bytes > budget)
+		return spec_err(c, a->col[KEY_COUNT] ? a->col[KEY_COUNT] : 1,
+				"%s%llu messages take about %s at %u bytes a message: more than sim.max_memory, %s%s; raise it (--set sim.max_memory=SIZE), or lower count",
+				c->out->n ? "with the specs before it, " : "",
+				(unsigned long long)(c->out->n + (size_t)msgs),
+				mem_size(bytes, hb, sizeof(hb)), TRACE_SPEC_MSG_BYTES,
+				mem_size(budget, hl, sizeof(hl)),
+				c->out->max_bytes ? "" : " (half of the memory this process may use)");
 	return 0;
 }
 

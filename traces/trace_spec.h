@@ -21,8 +21,12 @@
 #include "models/net/net.h"
 #include "sim/sim_diag.h"
 
-/* Most messages one spec may create (a struct fab_msg is ~80 bytes). */
-#define TRACE_SPEC_MAX_MSGS (1u << 22)
+/* Most messages one spec may create; the list as a whole is also held to
+ * fab_msgs.max_bytes at TRACE_SPEC_MSG_BYTES a message (its struct
+ * fab_msg, 80 bytes, its place in its host's post plan and its completion
+ * time in the summary's samples). */
+#define TRACE_SPEC_MAX_MSGS (1u << 27)
+#define TRACE_SPEC_MSG_BYTES 96u
 
 /*
  * Append the messages of `spec` to `out`. Stream ids continue from

@@ -221,6 +221,10 @@ struct fab_msgs {
 	struct fab_msg *v;
 	size_t n, cap;
 	uint32_t nstreams;
+	/* what traffic specs may make the list hold, in bytes (trace_spec
+	 * refuses a spec past it before making a message); 0 = half of the
+	 * memory the process may use. fab_msgs_add itself does not check. */
+	uint64_t max_bytes;
 };
 
 int fab_msgs_add(struct fab_msgs *m, const struct fab_msg *msg);

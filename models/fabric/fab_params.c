@@ -1100,7 +1100,7 @@ static const struct sim_param keys[] = {
 	 * steps are counted before they are made (trace_lower), and links.csv
 	 * stops at its row budget (about 45 bytes a row: 2^24 is 0.7 GB) */
 	GEN("sim.max_memory", K_SIZE, max_memory, 0, UINT64_MAX,
-	    "memory a trace's lowered steps may take (0 = half of the machine's)"),
+	    "memory a trace's lowered steps, or the traffic specs' messages, may take (0 = half of the machine's)"),
 	GEN("sim.max_csv_rows", K_UINT, max_csv_rows, 0, UINT64_MAX,
 	    "rows links.csv holds at most; later samples are dropped with a warning (0 = no limit)"),
 	SPECIAL("sim.check", set_check, print_check,

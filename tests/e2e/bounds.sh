@@ -5,7 +5,8 @@
 #     step is made, and one pair with more transfers than a send queue
 #     holds (2^20) runs;
 #   - a traffic stream of 1.1M messages posted at once runs, keeping at
-#     most 32,768 (max_qp_wr) in its send queue and the rest waiting;
+#     most 32,768 (max_qp_wr) in its send queue and the rest waiting, and
+#     specs whose messages would pass sim.max_memory are refused;
 #   - links.csv warns before a run that would write more than 64 MB, and
 #     stops at sim.max_csv_rows, saying so;
 #   - a FIFO with no writer as --topo, --trace, --lft or an include is
@@ -51,6 +52,14 @@ grep -q "^messages *1100000 / 1100000 delivered" "$tmp/stream.out" ||
 	fail "1.1M messages on one stream: $(grep -E '^messages' "$tmp/stream.out")"
 grep -Eq "^completion .* max 12\.4[0-9]* ms" "$tmp/stream.out" ||
 	fail "1.1M messages on one stream: the send queue is not 32,768 deep: $(grep -E '^completion' "$tmp/stream.out")"
+
+# the traffic specs' messages against sim.max_memory, before any is made
+"$IBFAB" run --traffic p2p:src=h0,dst=h1,size=1000B,count=300000 \
+	--traffic p2p:src=h2,dst=h3,size=1000B,count=300000 --set sim.max_memory=50MiB \
+	--json "$tmp/specmem.json" > /dev/null 2> "$tmp/specmem.err"
+check "spec budget" $? 1 "$tmp/specmem.err" \
+	"count=300000': with the specs before it, 600000 messages take about 54.9 MiB at 96 bytes a message: more than sim.max_memory, 50.0 MiB"
+[ -e "$tmp/specmem.json" ] && fail "spec budget: --json written for a refused spec"
 
 # ---- links.csv ----
 "$IBFAB" run --traffic p2p:src=h0,dst=h15,size=1MiB --set sim.sample_ns=1 \

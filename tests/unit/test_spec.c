@@ -365,7 +365,7 @@ static void test_malformed(void)
 	bad("incast:dst=h0,size=1,n=0", 24, "n: 0 senders");
 	bad("alltoall:size=1,hosts=1", 23, "alltoall needs 2..8 hosts");
 	bad("alltoall:size=1,hosts=9", 23, "alltoall needs 2..8 hosts");
-	bad("alltoall:size=1,count=100000", 23, "5600000 messages (at most 4194304 per spec)");
+	bad("alltoall:size=1,count=2400000", 23, "134400000 messages (at most 134217728 per spec)");
 	bad("permutation:size=1,seed=-1", 25, "seed: negative");
 }
 
