@@ -152,7 +152,15 @@ static void run_stats(const struct cli_report *r, struct run_stats *s)
 				s->n_done++;
 				sim_samples_add(&cs, r->tres->step[i].end - r->tres->step[i].start);
 			}
-	} else {
+	}
+	/* the traffic's: kept by the fabric as its messages finish, whichever
+	 * form the list has (a replay's flows are not the fabric's messages) */
+	struct sim_samples *ct = &cs;
+
+	if (!r->prog) {
+		s->n_total = r->msgs->n;
+		ct = fab_completions(r->fab, &s->n_done);
+	} else if (!r->tres || r->tres->flows_built) {
 		s->n_total = r->msgs->n;
 		for (size_t i = 0; i < r->msgs->n; i++) {
 			const struct fab_msg *m = &r->msgs->v[i];
@@ -163,12 +171,12 @@ static void run_stats(const struct cli_report *r, struct run_stats *s)
 			sim_samples_add(&cs, m->end - m->start);
 		}
 	}
-	if (cs.n) {
+	if (ct->n) {
 		static const double q[4] = { 0, 0.5, 0.99, 1 };
 		uint64_t v[4];
 
-		sim_samples_quantiles(&cs, q, 4, v);
-		s->c_exact = sim_samples_exact(&cs);
+		sim_samples_quantiles(ct, q, 4, v);
+		s->c_exact = sim_samples_exact(ct);
 		s->c_min = v[0];
 		s->c_p50 = v[1];
 		s->c_p99 = v[2];
@@ -864,8 +872,11 @@ uint16_t cli_used_vls(const struct fab_params *p, const struct fab_msgs *m)
 {
 	uint16_t mask = 0;
 
-	for (size_t i = 0; i < m->n; i++) {
-		uint8_t vl = p->sl2vl[m->v[i].sl & (FAB_NSL - 1)];
+	uint64_t first, count;
+	sim_time_t gap;
+
+	for (size_t r = 0; r < fab_msgs_nruns(m); r++) {
+		uint8_t vl = p->sl2vl[fab_msgs_run(m, r, &first, &count, &gap)->sl & (FAB_NSL - 1)];
 
 		if (vl < FAB_MAX_VLS)
 			mask |= 1u << vl;
@@ -961,18 +972,40 @@ sim_time_t cli_run_estimate_ps(const struct net *net, const struct fab_params *p
 				const struct fab_msgs *m)
 {
 	struct bound b;
+	size_t nr = fab_msgs_nruns(m);
+	uint64_t first, count, f0, c0;
+	sim_time_t gap, g0;
 
-	if (bound_init(&b, net, p, m->n))
+	if (bound_init(&b, net, p, nr))
 		return 0;
-	for (size_t i = 0; i < m->n; i++) {
-		const struct fab_msg *g = &m->v[i];
-		sim_time_t base = g->post;
+	/* run by run (an explicit list's are its messages): a run's messages
+	 * are posted gap apart and wait for none, so its last ends last, and
+	 * its hosts' ports carry count of them */
+	for (size_t r = 0; r < nr; r++) {
+		const struct fab_msg *g = fab_msgs_run(m, r, &first, &count, &gap);
+		sim_time_t ser = link_ser_ps(host_rate(net, p, g->src), g->bytes);
+		sim_time_t base = g->post + (count - 1) * gap;
 
 		/* dependencies normally point backwards; a forward one is ignored */
-		if (g->after >= 0 && (size_t)g->after < i)
-			base = b.end[g->after] + g->after_delay;
-		bound_item(&b, i, base, link_ser_ps(host_rate(net, p, g->src), g->bytes), true,
-			   g->src, g->dst);
+		if (g->after >= 0 && (size_t)g->after < first) {
+			size_t q = fab_msgs_run_of(m, (size_t)g->after);
+			const struct fab_msg *a = fab_msgs_run(m, q, &f0, &c0, &g0);
+
+			/* inside a run of several, the message's own post time */
+			base = (c0 == 1 ? b.end[q] :
+				a->post + ((uint64_t)g->after - f0) * g0 +
+				link_ser_ps(host_rate(net, p, a->src), a->bytes) + b.lat) +
+			       g->after_delay;
+		}
+		bound_item(&b, r, base, ser, true, g->src, g->dst);
+		if (count > 1) {	/* the others' bytes through the same ports */
+			b.tx[g->src] += (count - 1) * ser;
+			b.rx[g->dst] += (count - 1) * ser;
+			if (b.tx[g->src] > b.est)
+				b.est = b.tx[g->src];
+			if (b.rx[g->dst] > b.est)
+				b.est = b.rx[g->dst];
+		}
 	}
 	return bound_fini(&b);
 }

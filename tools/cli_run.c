@@ -635,6 +635,13 @@ static int load_traffic(struct cli_run *c)
 		c->traffic_default = true;
 	}
 	c->msgs.max_bytes = c->p.max_memory;
+	/* Messages listed one by one (JSON flows, flows.csv, a perftest
+	 * table) need the explicit list; otherwise the compact one, whose
+	 * memory follows the messages in flight (fab.h). */
+	c->msgs.compact = c->o->compact && !c->o->json && !c->o->csv;
+	for (int i = 0; i < c->ntraffic; i++)
+		if (!strncmp(c->traffic[i], "perftest", 8))
+			c->msgs.compact = false;
 	for (int i = 0; i < c->ntraffic; i++) {
 		const char *spec = c->traffic[i];
 		char *with_op = NULL;
@@ -981,8 +988,11 @@ static int check_routes(struct cli_run *c)
 		}
 		free(last);
 	} else {
-		for (size_t i = 0; i < c->msgs.n && !rcode; i++) {
-			const struct fab_msg *m = &c->msgs.v[i];
+		uint64_t first, count;
+		sim_time_t gap;
+
+		for (size_t r = 0; r < fab_msgs_nruns(&c->msgs) && !rcode; r++) {
+			const struct fab_msg *m = fab_msgs_run(&c->msgs, r, &first, &count, &gap);
 
 			if (m->sl != 0xff)	/* VL15 MADs go by directed route */
 				rcode = route_check_pair(c, &rc, m->src, m->dst, !m->ud);
@@ -1059,7 +1069,7 @@ static int run_pipeline(struct cli_run *c)
 
 int cli_run_main(int argc, char **argv)
 {
-	struct cli_run_opts o = { .seed = DEFAULT_SEED };
+	struct cli_run_opts o = { .seed = DEFAULT_SEED, .compact = true };
 	struct cli_run c;
 	char buf[1100];
 	int rc;

@@ -65,6 +65,10 @@ struct cli_run_opts {
 	const char *explain;
 	const char *timeline;
 	const char *op;		/* --op: the default op= of every --traffic spec */
+	/* the messages may be a compact list (fab.h) when no output lists
+	 * them one by one: `ibfab run` sets it; compare reads every
+	 * message's time */
+	bool compact;
 };
 
 /* One run: what it loaded, the fabric, its outputs. */

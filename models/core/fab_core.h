@@ -46,6 +46,11 @@ struct hca_cc_ops;
 struct fab_hooks {
 	/* Post message msg now (its planned time has come: hca_post_at). */
 	void (*post)(struct fab *f, uint32_t msg);
+	/* Post the next of h's posts known before the run (h->plan_at has
+	 * come), and move h->plan_at to the one after. */
+	void (*post_planned)(struct fab *f, struct hca *h);
+	/* Its first packet is on the wire at t (kept if it is the first). */
+	void (*sent)(struct fab *f, int32_t msg, sim_time_t t);
 	/* Its data is all at the responder, visible at t. */
 	void (*delivered)(struct fab *f, int32_t msg, sim_time_t t);
 	/* The requester's completion at t, with its status (enum hca_wc_status). */
@@ -122,6 +127,13 @@ struct fab {
 	struct hca_cq **node_cq;
 	/* messages: dependents of each message (CSR arrays) */
 	uint32_t *dep_off, *dep;
+	/* the posts known before the run, per node (fab_plan.c); the state of
+	 * the messages in flight when the list is compact, and the completion
+	 * times of every delivered message (fab_live.c) */
+	struct fab_plan *plans;
+	uint64_t *run_next;	/* compact list: each run's next message to post */
+	struct fab_live *live;
+	struct fab_done *done;
 	/* where the models' message reports go (the builder's hooks) */
 	const struct fab_hooks *hooks;
 	/* read when a QP or an HCA is made, kept off the lines every packet
@@ -149,6 +161,16 @@ void fab_pkt_drop(struct fab *f, uint32_t idx, enum fab_drop why);
 static inline void fab_traffic_post(struct fab *f, uint32_t msg)
 {
 	f->hooks->post(f, msg);
+}
+
+static inline void fab_traffic_post_planned(struct fab *f, struct hca *h)
+{
+	f->hooks->post_planned(f, h);
+}
+
+static inline void fab_traffic_sent(struct fab *f, int32_t msg, sim_time_t t)
+{
+	f->hooks->sent(f, msg, t);
 }
 
 static inline void fab_traffic_delivered(struct fab *f, int32_t msg, sim_time_t t)

@@ -21,6 +21,7 @@
 #include "models/cc/cc.h"
 #include "models/hca/hca_plug.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,12 +78,13 @@ static void check_hook(struct sim_engine *eng, void *ctx)
 
 /* A message is finished once delivered (or lost) and completed: the run
  * ends when every message is. */
-static void msg_check_finished(struct fab *f, struct fab_msg *m)
+static void msg_check_finished(struct fab *f, uint32_t mi, struct fab_msg *m)
 {
 	if (m->finished || !m->cqe || !(m->done || m->lost))
 		return;
 	m->finished = true;
 	f->tot.msgs_finished++;
+	fab_msg_finished(f, mi, m);	/* m goes, when the list is compact */
 	if (f->tot.msgs_finished == f->tot.msgs_total)
 		sim_stop(&f->eng);
 }
@@ -102,17 +104,27 @@ static void post_dependents(struct fab *f, int32_t mi, sim_time_t t, bool cqe)
 		return;
 	for (uint32_t k = f->dep_off[mi]; k < f->dep_off[mi + 1]; k++) {
 		uint32_t d = f->dep[k];
+		struct fab_msg tmp;
+		const struct fab_msg *x = fab_msgs_in(f->msgs, d, &tmp);
 
-		if (f->msgs->v[d].after_cqe == cqe)
-			fab_traffic_schedule(f, d, t + f->msgs->v[d].after_delay);
+		if (x->after_cqe == cqe)
+			fab_traffic_schedule(f, d, t + x->after_delay);
 	}
+}
+
+static void msg_sent(struct fab *f, int32_t mi, sim_time_t t)
+{
+	struct fab_msg *m = fab_msg_state(f, (uint32_t)mi);
+
+	if (m && !m->first_tx)
+		m->first_tx = t;
 }
 
 static void msg_delivered(struct fab *f, int32_t mi, sim_time_t t)
 {
-	struct fab_msg *m = &f->msgs->v[mi];
+	struct fab_msg *m = fab_msg_state(f, (uint32_t)mi);
 
-	if (m->done || m->lost)
+	if (!m || m->done || m->lost)
 		return;
 	/* Without GPUDirect, GPU data lands in a host bounce buffer and the
 	 * program copies it to the GPU (models/host: host_needs_staging). */
@@ -127,14 +139,14 @@ static void msg_delivered(struct fab *f, int32_t mi, sim_time_t t)
 	f->tot.msgs_done++;
 	msg_activity(f, t);
 	post_dependents(f, mi, t, false);
-	msg_check_finished(f, m);
+	msg_check_finished(f, (uint32_t)mi, m);
 }
 
 static void msg_completed(struct fab *f, int32_t mi, sim_time_t t, uint8_t st)
 {
-	struct fab_msg *m = &f->msgs->v[mi];
+	struct fab_msg *m = fab_msg_state(f, (uint32_t)mi);
 
-	if (m->cqe)
+	if (!m || m->cqe)
 		return;
 	m->cqe = true;
 	m->completed = t;
@@ -144,31 +156,32 @@ static void msg_completed(struct fab *f, int32_t mi, sim_time_t t, uint8_t st)
 		f->tot.msgs_lost++;
 	}
 	msg_activity(f, t);
-	fab_traffic_slot_free(f, (uint32_t)mi);
+	fab_traffic_slot_free(f, m->stream);
 	/* A send window (perftest's tx_depth) refills when the program polls
 	 * a completion, whatever its status: an error completion frees the
 	 * slot too, and the next WR then meets the QP's error state. */
 	post_dependents(f, mi, t, true);
-	msg_check_finished(f, m);
+	msg_check_finished(f, (uint32_t)mi, m);
 }
 
 static void msg_lost(struct fab *f, uint32_t mi)
 {
-	struct fab_msg *m;
+	struct fab_msg *m = fab_msg_state(f, mi);
 
-	if (mi >= f->msgs->n)
+	if (!m)
 		return;		/* not a traffic message (replay, shim) */
-	m = &f->msgs->v[mi];
 	if (!m->lost && !m->done) {
 		m->lost = true;
 		f->tot.msgs_lost++;
-		msg_check_finished(f, m);
+		msg_check_finished(f, mi, m);
 	}
 }
 
 static void msg_given_up(struct fab *f, uint32_t mi)
 {
-	if (mi < f->msgs->n && !f->msgs->v[mi].done && !f->msgs->v[mi].lost)
+	const struct fab_msg *m = fab_msg_state(f, mi);
+
+	if (m && !m->done && !m->lost)
 		msg_activity(f, f->eng.now);
 	msg_lost(f, mi);
 }
@@ -176,6 +189,8 @@ static void msg_given_up(struct fab *f, uint32_t mi)
 /* Where the models report a traffic message's fate (fab_core.h). */
 static const struct fab_hooks traffic_hooks = {
 	.post = fab_traffic_post_now,
+	.post_planned = fab_plan_post,
+	.sent = msg_sent,
 	.delivered = msg_delivered,
 	.completed = msg_completed,
 	.lost = msg_lost,
@@ -227,87 +242,96 @@ static int scan_msgs(const struct net *net, const struct fab_params *p, struct f
 	}
 	for (uint32_t s = 0; s < msgs->nstreams; s++)
 		stream_src[s] = UINT32_MAX;
-	for (size_t i = 0; i < msgs->n; i++) {
-		struct fab_msg *m = &msgs->v[i];
+	/* a run's messages differ only in their post times: one check each */
+	for (size_t r = 0; r < fab_msgs_nruns(msgs); r++) {
+		uint64_t i, count;
+		sim_time_t gap;
+		const struct fab_msg *m = fab_msgs_run(msgs, r, &i, &count, &gap);
 
 		if (m->src >= (uint32_t)net->nnodes || m->dst >= (uint32_t)net->nnodes ||
 		    net->nodes[m->src].type == NET_SWITCH || net->nodes[m->dst].type == NET_SWITCH) {
-			sim_diag_set(d, NULL, 0, 0, "message %zu: source and destination must be channel adapters", i);
+			sim_diag_set(d, NULL, 0, 0, "message %" PRIu64 ": source and destination must be channel adapters", i);
 			goto out;
 		}
 		if (net_first_port(net, (int)m->src) < 0 || net_first_port(net, (int)m->dst) < 0) {
-			sim_diag_set(d, NULL, 0, 0, "message %zu: %s has no connected port", i,
+			sim_diag_set(d, NULL, 0, 0, "message %" PRIu64 ": %s has no connected port", i,
 				     net->nodes[net_first_port(net, (int)m->src) < 0 ? m->src : m->dst].desc);
 			goto out;
 		}
 		if (m->src == m->dst) {
-			sim_diag_set(d, NULL, 0, 0, "message %zu: %s sends to itself (loopback does not cross the fabric)",
+			sim_diag_set(d, NULL, 0, 0, "message %" PRIu64 ": %s sends to itself (loopback does not cross the fabric)",
 				     i, net->nodes[m->src].desc);
 			goto out;
 		}
 		if (m->stream >= msgs->nstreams) {
-			sim_diag_set(d, NULL, 0, 0, "message %zu: stream %u out of range", i, m->stream);
+			sim_diag_set(d, NULL, 0, 0, "message %" PRIu64 ": stream %u out of range", i, m->stream);
 			goto out;
 		}
 		if (stream_src[m->stream] == UINT32_MAX) {
 			stream_src[m->stream] = m->src;
 			sc->first[sc->nfirst++] = (uint32_t)i;
 		} else if (stream_src[m->stream] != m->src) {
-			sim_diag_set(d, NULL, 0, 0, "message %zu: stream %u mixes sources", i, m->stream);
+			sim_diag_set(d, NULL, 0, 0, "message %" PRIu64 ": stream %u mixes sources", i, m->stream);
 			goto out;
 		}
 		if (m->op > FAB_OP_SEND) {
-			sim_diag_set(d, NULL, 0, 0, "message %zu: unknown operation %u", i, m->op);
+			sim_diag_set(d, NULL, 0, 0, "message %" PRIu64 ": unknown operation %u", i, m->op);
 			goto out;
 		}
 		if (m->bytes > (1ULL << 31)) {
-			sim_diag_set(d, NULL, 0, 0, "message %zu: %llu bytes is more than 2 GiB, the largest IB message",
+			sim_diag_set(d, NULL, 0, 0, "message %" PRIu64 ": %llu bytes is more than 2 GiB, the largest IB message",
 				     i, (unsigned long long)m->bytes);
 			goto out;
 		}
 		if (m->sl != 0xff && m->sl >= FAB_NSL) {
-			sim_diag_set(d, NULL, 0, 0, "message %zu: SL %u out of range 0..15", i, m->sl);
+			sim_diag_set(d, NULL, 0, 0, "message %" PRIu64 ": SL %u out of range 0..15", i, m->sl);
 			goto out;
 		}
 		if (m->sl == 0xff && m->bytes > IB_MAD_BYTES) {
-			sim_diag_set(d, NULL, 0, 0, "message %zu: a VL15 management message carries at most %d bytes",
+			sim_diag_set(d, NULL, 0, 0, "message %" PRIu64 ": a VL15 management message carries at most %d bytes",
 				     i, IB_MAD_BYTES);
 			goto out;
 		}
 		if (m->after >= 0) {
 			if ((size_t)m->after >= msgs->n) {
-				sim_diag_set(d, NULL, 0, 0, "message %zu: waits for message %d, which does not exist",
+				sim_diag_set(d, NULL, 0, 0, "message %" PRIu64 ": waits for message %d, which does not exist",
 					     i, m->after);
 				goto out;
 			}
-			const struct fab_msg *a = &msgs->v[m->after];
+			struct fab_msg tmp;
+			const struct fab_msg *a = fab_msgs_in(msgs, (size_t)m->after, &tmp);
 
 			/* completed at its requester (after_cqe), or delivered
 			 * where the data goes: dst, or src for a READ */
 			if (m->after_cqe ? a->src != m->src :
 			    (a->op == FAB_OP_READ ? a->src : a->dst) != m->src) {
 				sim_diag_set(d, NULL, 0, 0,
-					     "message %zu: waits for message %d %s at another host (a dependency must be local to the sender)",
+					     "message %" PRIu64 ": waits for message %d %s at another host (a dependency must be local to the sender)",
 					     i, m->after, m->after_cqe ? "completed" : "delivered");
 				goto out;
 			}
-			sc->waiting++;
+			sc->waiting += count;
 		}
 		if (fab_msg_check(m, i, p, d))
 			goto out;
-		sc->count[m->stream]++;
-		m->start = m->first_tx = m->end = m->completed = 0;
-		m->status = 0;
-		m->done = m->cqe = m->lost = m->finished = m->staged = false;
+		sc->count[m->stream] += (uint32_t)count;
+		if (!msgs->compact) {	/* an explicit list's results are written in place */
+			struct fab_msg *w = &msgs->v[r];
+
+			w->start = w->first_tx = w->end = w->completed = 0;
+			w->status = 0;
+			w->done = w->cqe = w->lost = w->finished = w->staged = false;
+		}
 	}
 	/* Each message waits for at most one other: a cycle is a loop in that
 	 * chain. (After the pass: a message can wait for a later one.) */
 	for (size_t i = 0; i < msgs->n && sc->waiting; i++) {
 		size_t steps = 0;
-		int32_t j = msgs->v[i].after;
+		struct fab_msg tmp;
+		int32_t j = fab_msgs_in(msgs, i, &tmp)->after;
 
 		while (j >= 0 && steps <= msgs->n) {
-			j = msgs->v[j].after;
+			j = fab_msgs_in(msgs, (size_t)j, &tmp)->after;
 			steps++;
 		}
 		if (steps > msgs->n) {
@@ -331,7 +355,10 @@ out:
  */
 static int build_deps(struct fab *f, size_t waiting)
 {
-	size_t n = f->msgs->n;
+	const struct fab_msgs *ms = f->msgs;
+	size_t n = ms->n;
+	uint64_t first, count;
+	sim_time_t gap;
 
 	if (!waiting)
 		return 0;
@@ -339,20 +366,24 @@ static int build_deps(struct fab *f, size_t waiting)
 	f->dep = malloc(waiting * sizeof(*f->dep));
 	if (!f->dep_off || !f->dep)
 		return -1;
-	for (size_t i = 0; i < n; i++)
-		if (f->msgs->v[i].after >= 0)
-			f->dep_off[f->msgs->v[i].after + 1]++;
+	/* a message that waits for another is a run of its own */
+	for (size_t r = 0; r < fab_msgs_nruns(ms); r++) {
+		int32_t a = fab_msgs_run(ms, r, &first, &count, &gap)->after;
+
+		if (a >= 0)
+			f->dep_off[a + 1]++;
+	}
 	for (size_t i = 0; i < n; i++)
 		f->dep_off[i + 1] += f->dep_off[i];
 	uint32_t *fill = calloc(n + 1, sizeof(*fill));
 
 	if (!fill)
 		return -1;
-	for (size_t i = 0; i < n; i++) {
-		int32_t a = f->msgs->v[i].after;
+	for (size_t r = 0; r < fab_msgs_nruns(ms); r++) {
+		int32_t a = fab_msgs_run(ms, r, &first, &count, &gap)->after;
 
 		if (a >= 0)
-			f->dep[f->dep_off[a] + fill[a]++] = (uint32_t)i;
+			f->dep[f->dep_off[a] + fill[a]++] = (uint32_t)first;
 	}
 	free(fill);
 	return 0;
@@ -502,21 +533,6 @@ static int init_nodes(struct fab *f)
 	return 0;
 }
 
-/* Posts known now go to their HCAs' plans (hca_post_plan), in order. */
-static int plan_posts(struct fab *f)
-{
-	const struct fab_msgs *msgs = f->msgs;
-
-	for (size_t i = 0; i < msgs->n; i++)
-		if (msgs->v[i].after < 0 &&
-		    hca_post_plan(f->nodes[msgs->v[i].src].hca, (uint32_t)i))
-			return -1;
-	for (int i = 0; i < f->nnodes; i++)
-		if (f->nodes[i].hca)
-			hca_plan_ready(f->nodes[i].hca);
-	return 0;
-}
-
 struct fab *fab_create(const struct net *net, const struct fab_params *p,
 		       struct fab_msgs *msgs, uint64_t seed, struct sim_diag *d)
 {
@@ -559,11 +575,11 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 		rc = init_nodes(f);
 	if (!rc) {
 		f->tot.msgs_total = msgs->n;
-		rc = build_deps(f, sc.waiting) || fab_traffic_setup(f, &sc) ? -1 : 0;
+		rc = fab_live_init(f) || build_deps(f, sc.waiting) || fab_traffic_setup(f, &sc) ? -1 : 0;
 	}
 	fab_scan_free(&sc);
 	if (!rc)
-		rc = plan_posts(f);
+		rc = fab_plan_build(f);
 	if (rc) {
 		if (rc == -1)
 			sim_diag_set(d, NULL, 0, 0, "out of memory building the fabric");
@@ -582,6 +598,8 @@ void fab_destroy(struct fab *f)
 	if (!f)
 		return;
 	fab_traffic_free(f);	/* its CQs first: the HCAs free what is left */
+	fab_plan_free(f);
+	fab_live_free(f);
 	for (int i = 0; i < f->nnodes && f->nodes; i++) {
 		struct fab_node *n = &f->nodes[i];
 

@@ -217,6 +217,29 @@ static inline bool fab_msg_is_ud(const struct fab_msg *m)
 	return m->ud || m->sl == 0xff;
 }
 
+/*
+ * Messages of one stream in compact form: `count` messages like m, the
+ * k-th (index first + k) posted at m.post + k * gap. A constant-rate
+ * stream of a million messages is one of these, not 80 MB.
+ */
+struct fab_msg_run {
+	struct fab_msg m;	/* the first message's input (no results) */
+	uint64_t first, count;
+	sim_time_t gap;
+};
+
+/*
+ * The messages of a run, in one of two forms. Explicit (the default):
+ * v[] holds every message, and the fabric writes each one's results there
+ * (reports that list messages read them). Compact (`compact` set before
+ * the first fab_msgs_add): consecutive messages of a stream that differ
+ * only by a constant step in post time, with no dependency, are kept as
+ * one run (struct fab_msg_run) and v stays empty; the fabric then holds
+ * state only for the messages in flight and keeps their results as
+ * running statistics (fab_completions), so memory follows what is in
+ * flight, not what happened. Either way a message is named by its index,
+ * 0 .. n-1, and fab_msgs_in() reads its input.
+ */
 struct fab_msgs {
 	struct fab_msg *v;
 	size_t n, cap;
@@ -225,11 +248,25 @@ struct fab_msgs {
 	 * refuses a spec past it before making a message); 0 = half of the
 	 * memory the process may use. fab_msgs_add itself does not check. */
 	uint64_t max_bytes;
+	bool compact;
+	struct fab_msg_run *runs;	/* compact: in index order */
+	size_t nruns, runs_cap;
 };
 
 int fab_msgs_add(struct fab_msgs *m, const struct fab_msg *msg);
+/* Message i's input: &v[i], or *tmp filled from its run (results zero). */
+const struct fab_msg *fab_msgs_in(const struct fab_msgs *m, size_t i, struct fab_msg *tmp);
+/* The list as runs, in index order (an explicit list is one run a
+ * message): how many, and run r's first message's input with its first
+ * index, count and step. */
+size_t fab_msgs_nruns(const struct fab_msgs *m);
+/* The run holding message i. */
+size_t fab_msgs_run_of(const struct fab_msgs *m, size_t i);
+const struct fab_msg *fab_msgs_run(const struct fab_msgs *m, size_t r, uint64_t *first,
+				   uint64_t *count, sim_time_t *gap);
 /* Room for n messages in all (a builder that knows its count allocates
- * once, exactly, instead of doubling). 0 or -1 (out of memory). */
+ * once, exactly, instead of doubling). 0 or -1 (out of memory). An
+ * explicit list only; a compact one ignores it. */
 int fab_msgs_reserve(struct fab_msgs *m, size_t n);
 void fab_msgs_free(struct fab_msgs *m);
 /* What the list needs of the parameters: a datagram (ud) is a SEND of at
@@ -269,6 +306,7 @@ struct fab_port_info {
 };
 
 struct fab;
+struct sim_samples;
 struct hca;
 
 /* The HCA of a CA node (its verbs API is models/hca/hca.h), or NULL. */
@@ -338,6 +376,13 @@ struct fab_totals {
 	sim_time_t end_ps;
 };
 void fab_totals(const struct fab *f, struct fab_totals *t);
+/* The completion time (end - start) of every delivered message, finished
+ * or not, and how many: the summary's percentiles, in either form of the
+ * list (sim_samples: exact to 2^20, then within 1/4096). After the run. */
+struct sim_samples *fab_completions(const struct fab *f, uint64_t *n_done);
+/* Messages in flight with state of their own (a compact list; 0 else),
+ * and the most there were at once. */
+size_t fab_live_count(const struct fab *f, size_t *peak);
 
 /* The invariant walk used by tests: credits never negative, blocks conserved
  * on every link and VL, occupancy <= buffer. Returns 0 or -1 with d filled. */

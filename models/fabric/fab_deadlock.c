@@ -307,6 +307,34 @@ static void describe_end(const struct dl *g, int t, struct out *o)
 	}
 }
 
+
+/* The messages left when nothing waits for credits, and those of them
+ * waiting for a message that will never be delivered. */
+struct left_count {
+	const struct fab *f;
+	uint64_t left, orphans;
+};
+
+static void count_left(const struct fab_msg *m, uint32_t id, void *ctx)
+{
+	struct left_count *lc = ctx;
+	struct fab_msg tmp;
+	const struct fab_msg *a;
+
+	(void)id;
+	if (m->done || m->lost || m->after < 0)
+		return;
+	a = fab_msg_state(lc->f, (uint32_t)m->after);
+	/* finished (no longer in flight, when the list is compact) is done
+	 * or lost; a message never posted is not done */
+	if (!a && lc->f->live)
+		return;
+	if (!a)
+		a = fab_msgs_in(lc->f->msgs, (size_t)m->after, &tmp);
+	if (!a->done)
+		lc->orphans++;
+}
+
 static void report_chains(struct dl *g, struct out *o)
 {
 	const struct fab *f = g->f;
@@ -329,19 +357,14 @@ static void report_chains(struct dl *g, struct out *o)
 			nends++;
 	}
 	if (!nwait) {
-		uint64_t orphans = 0, left = 0;
+		struct left_count lc = { .f = f };
 
-		for (size_t i = 0; i < f->msgs->n; i++) {
-			const struct fab_msg *m = &f->msgs->v[i];
-
-			if (m->done || m->lost)
-				continue;
-			left++;
-			if (m->after >= 0 && !f->msgs->v[m->after].done)
-				orphans++;
-		}
+		fab_live_each(f, count_left, &lc);
+		/* a compact list's messages not yet made are left too: they wait
+		 * for one of those */
+		lc.left = f->tot.msgs_total - f->tot.msgs_done - f->tot.msgs_lost;
 		put(o, "nothing waits for credits; %llu of the %llu messages left wait for a message that was lost or never completes",
-		    (unsigned long long)orphans, (unsigned long long)left);
+		    (unsigned long long)lc.orphans, (unsigned long long)lc.left);
 		free(count);
 		return;
 	}

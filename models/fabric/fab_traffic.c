@@ -42,15 +42,6 @@
  */
 #define FAB_TRAFFIC_SQ_DEPTH 32768u
 
-struct fab_stream {
-	struct hca_qp *sqp, *dqp;
-	struct hca_mr *dmr;		/* the destination's region (its rkey) */
-	uint32_t depth;			/* the send queue's depth: at most this many posted and not completed */
-	uint32_t inflight;		/* posted and not completed */
-	uint32_t *bl;			/* messages waiting for room: a FIFO ring */
-	uint32_t bl_head, bl_len, bl_cap;
-};
-
 /* Queue message mi behind the stream's full send queue. */
 static int backlog_push(struct fab_stream *s, uint32_t mi)
 {
@@ -196,7 +187,8 @@ int fab_traffic_setup(struct fab *f, const struct fab_scan *sc)
 	if (!f->streams || !f->node_mr || !f->node_cq)
 		return -1;
 	for (uint32_t k = 0; k < sc->nfirst; k++) {
-		struct fab_msg *m = &ms->v[sc->first[k]];
+		struct fab_msg tmp;
+		const struct fab_msg *m = fab_msgs_in(ms, sc->first[k], &tmp);
 		struct fab_stream *s = &f->streams[m->stream];
 		struct hca *hs = f->nodes[m->src].hca, *hd = f->nodes[m->dst].hca;
 
@@ -248,16 +240,43 @@ void fab_traffic_free(struct fab *f)
 		hca_destroy_cq(f->node_cq[i]);
 	free(f->node_cq);
 	free(f->node_mr);
-	for (uint32_t i = 0; f->streams && i < f->msgs->nstreams; i++)
+	for (uint32_t i = 0; f->streams && i < f->msgs->nstreams; i++) {
 		free(f->streams[i].bl);
+		free(f->streams[i].parked);
+	}
 	free(f->streams);
 }
 
-/* Message mi's requester completion: its send queue slot is free, and the
- * stream's oldest waiting message takes it. */
-void fab_traffic_slot_free(struct fab *f, uint32_t mi)
+bool fab_traffic_stream_full(const struct fab *f, uint32_t stream)
 {
-	struct fab_stream *s = &f->streams[f->msgs->v[mi].stream];
+	const struct fab_stream *s = &f->streams[stream];
+
+	return s->inflight == s->depth && hca_qp_state(s->sqp) != HCA_QPS_ERR;
+}
+
+int fab_traffic_park(struct fab *f, uint32_t r)
+{
+	struct fab_stream *s = &f->streams[f->msgs->runs[r].m.stream];
+
+	if (s->nparked == s->parked_cap) {
+		uint32_t cap = s->parked_cap ? 2 * s->parked_cap : 4;
+		uint32_t *v = realloc(s->parked, (size_t)cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		s->parked = v;
+		s->parked_cap = cap;
+	}
+	s->parked[s->nparked++] = r;
+	return 0;
+}
+
+/* A requester completion on the stream: its send queue slot is free, and
+ * the stream's oldest waiting message takes it (a compact list's runs
+ * parked there wait after the messages in its backlog). */
+void fab_traffic_slot_free(struct fab *f, uint32_t stream)
+{
+	struct fab_stream *s = &f->streams[stream];
 
 	if (s->inflight)
 		s->inflight--;
@@ -267,13 +286,20 @@ void fab_traffic_slot_free(struct fab *f, uint32_t mi)
 		s->bl_head = (s->bl_head + 1) & (s->bl_cap - 1);
 		s->bl_len--;
 		fab_traffic_post_now(f, next);
+	} else if (s->nparked) {
+		fab_plan_unpark(f, s->parked, &s->nparked);
 	}
 }
 
 /* Post message mi now, on its stream's requester QP. */
 void fab_traffic_post_now(struct fab *f, uint32_t mi)
 {
-	struct fab_msg *m = &f->msgs->v[mi];
+	struct fab_msg *m = fab_msg_state(f, mi);
+
+	if (!m) {
+		fab_fail(f, "message %u: posted, but not in flight", mi);
+		return;
+	}
 	struct fab_stream *s = &f->streams[m->stream];
 	struct hca *src = f->nodes[m->src].hca;
 	struct hca_send_wr wr = {
@@ -348,7 +374,12 @@ void fab_traffic_post_now(struct fab *f, uint32_t mi)
 /* Queue message mi to be posted at t (the traffic's own post time). */
 void fab_traffic_schedule(struct fab *f, uint32_t mi, sim_time_t t)
 {
-	struct fab_msg *m = &f->msgs->v[mi];
+	struct fab_msg *m = f->live ? fab_live_add(f, mi) : fab_msg_state(f, mi);
+
+	if (!m) {
+		fab_fail(f, "out of memory for message %u in flight", mi);
+		return;
+	}
 
 	if (t <= f->eng.now && f->eng.events)
 		fab_traffic_post_now(f, mi);

@@ -17,7 +17,6 @@
  * in the foundation: blocks are freed when a packet's tail arrives.
  * Left out: memory windows, reliable datagram, XRC, multicast, APM.
  */
-#define _GNU_SOURCE	/* qsort_r */
 #include "models/hca/hca_int.h"
 #include "models/hca/hca_node.h"
 
@@ -992,31 +991,6 @@ void hca_receive(struct port *pt, uint32_t idx)
 
 /* ---- timers ------------------------------------------------------------------ */
 
-/* The time of the next planned post (the plan's messages' own post times). */
-static inline sim_time_t plan_time(const struct hca *h, size_t i)
-{
-	return h->f->msgs->v[h->plan[i]].post;
-}
-
-/*
- * The message list of a constant-rate run is far larger than the caches
- * (B1 at 1 s: 95 MB), and each message is read cold twice: its post time
- * when the HCA arms its wake for it (wake_arm), and all of it when it is
- * posted. As the handler posts one, it fetches the message two plan
- * entries on (the next one's time is read at once, by wake_arm): that one
- * is first read a post period later, its lines in cache by then. A struct
- * fab_msg spans two lines.
- */
-static inline void plan_prefetch(const struct hca *h, size_t i)
-{
-	if (i < h->nplan) {
-		const char *m = (const char *)&h->f->msgs->v[h->plan[i]];
-
-		__builtin_prefetch(m);
-		__builtin_prefetch(m + sizeof(struct fab_msg) - 1);
-	}
-}
-
 /* Wake the HCA by its next timer or planned post. Inlined into its three
  * callers (two events a message on B1: 0.6% of its instructions). */
 static inline __attribute__((always_inline)) void wake_arm(struct hca *h)
@@ -1024,8 +998,8 @@ static inline __attribute__((always_inline)) void wake_arm(struct hca *h)
 	const struct sim_event *t = sim_heap_top(&h->timers);
 	sim_time_t at = t ? t->time : SIM_TIME_MAX;
 
-	if (h->plan_next < h->nplan && plan_time(h, h->plan_next) < at)
-		at = plan_time(h, h->plan_next);
+	if (h->plan_at < at)
+		at = h->plan_at;
 	if (at != SIM_TIME_MAX && sim_wake_at(&h->f->eng, &h->wake, at, h->comp, 0))
 		fab_fail(h->f, "out of memory for HCA timers");
 }
@@ -1099,10 +1073,8 @@ static void hca_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 
 		/* a planned post goes before a heap timer of the same time: it
 		 * was known first (as if pushed before the run, the lowest seq) */
-		if (h->plan_next < h->nplan && plan_time(h, h->plan_next) <= eng->now &&
-		    (!top || plan_time(h, h->plan_next) <= top->time)) {
-			plan_prefetch(h, h->plan_next + 2);
-			fab_traffic_post(h->f, h->plan[h->plan_next++]);
+		if (h->plan_at <= eng->now && (!top || h->plan_at <= top->time)) {
+			fab_traffic_post_planned(h->f, h);
 			continue;
 		}
 		if (!top || top->time > eng->now)
@@ -1148,53 +1120,14 @@ void hca_post_at(struct hca *h, sim_time_t at, uint32_t msg)
 	timer_push(h, at, msg, TIMER_POST);
 }
 
-/*
- * A run of constant-rate traffic knows every post before it starts (B1:
- * 74,000 per sender per simulated second). In the heap they would make
- * every timer operation walk a deep, cold tree; as a sorted list read
- * from the front they cost a comparison. Same order as the heap: by time,
- * then by the order planned.
- */
-int hca_post_plan(struct hca *h, uint32_t msg)
+/* Posts known before the run (constant-rate traffic: 74,000 per sender
+ * per simulated second on B1) are not pushed into the heap, where they
+ * would make every timer operation walk a deep, cold tree: the builder
+ * keeps them in order and the handler reads plan_at beside the heap. */
+int hca_plan_wake(struct hca *h, sim_time_t t)
 {
-	if (h->nplan == h->plan_cap) {
-		size_t cap = h->plan_cap ? 2 * h->plan_cap : 64;
-		uint32_t *v = realloc(h->plan, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		h->plan = v;
-		h->plan_cap = cap;
-	}
-	sim_time_t t = h->f->msgs->v[msg].post;
-
-	/* posts are planned in message order: the plan is sorted unless a
-	 * time goes back (known here, where the message is in cache, rather
-	 * than by hca_plan_ready reading every one again) */
-	if (h->nplan && (t < h->plan_last ||
-			 (t == h->plan_last && msg < h->plan[h->nplan - 1])))
-		h->plan_unsorted = true;
-	h->plan_last = t;
-	h->plan[h->nplan++] = msg;
 	/* the wake-up a heap push would have asked for, in the same order */
 	return sim_wake_at(&h->f->eng, &h->wake, t, h->comp, 0);
-}
-
-static int plan_cmp(const void *a, const void *b, void *ctx)
-{
-	const struct fab_msg *v = ctx;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	if (v[x].post != v[y].post)
-		return v[x].post < v[y].post ? -1 : 1;
-	return (x > y) - (x < y);	/* planned in message order */
-}
-
-void hca_plan_ready(struct hca *h)
-{
-	if (h->plan_unsorted)
-		qsort_r(h->plan, h->nplan, sizeof(*h->plan), plan_cmp, h->f->msgs->v);
-	h->plan_next = 0;
 }
 
 /* ---- life cycle --------------------------------------------------------------- */
@@ -1215,6 +1148,7 @@ int hca_init(struct fab *f, struct fab_node *n)
 			n->ports[k]->hca = h;	/* the receive path's first step */
 	h->f = f;
 	h->n = n;
+	h->plan_at = SIM_TIME_MAX;
 	h->port = port > 0 ? n->ports[port] : NULL;
 	h->hint = f->eng.prefetch && h->port;	/* the ports are registered: the look-ahead is decided */
 	h->lid = port > 0 ? net_lid_of(f->net, n->idx, port) : 0;
@@ -1264,7 +1198,6 @@ void hca_fini(struct fab_node *n)
 	free(h->qps);
 	free(h->mr_chunks);
 	sim_heap_free(&h->timers);
-	free(h->plan);
 	sim_wake_fini(&h->wake);
 	if (h->xport_host)
 		h->f->rc_transport->hca_fini(h);

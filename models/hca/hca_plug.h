@@ -284,13 +284,11 @@ struct hca {
 	 * during the run (comp = message, arg TIMER_POST) */
 	struct sim_heap timers;
 	uint64_t timer_seq;
-	/* the traffic's posts known before the run, as message indexes in
-	 * (post time, index) order: read in order beside the heap rather than
-	 * pushed into it (hca_post_plan); a post's time is its message's */
-	uint32_t *plan;
-	size_t nplan, plan_cap, plan_next;
-	sim_time_t plan_last;		/* the last planned post's time */
-	bool plan_unsorted;		/* a post planned before an earlier one */
+	/* the time of the traffic's next post known before the run
+	 * (SIM_TIME_MAX: none): the builder keeps that plan, in (post time,
+	 * index) order beside the heap rather than in it, and posts its head
+	 * through fab_traffic_post_planned(), which moves plan_at on */
+	sim_time_t plan_at;
 	struct sim_wake wake;		/* engine events for the heap top (sim.h) */
 	sim_time_t msg_free;		/* the next message may start then (hca.max_mpps) */
 	struct host host;		/* PCIe, memory, CPU behind this HCA (models/host) */
@@ -431,10 +429,10 @@ int hca_post_send_msg(struct hca_qp *qp, const struct hca_send_wr *wr, int32_t m
 void hca_qp_arm_ready(struct hca_qp *qp, sim_time_t at);
 /* Call fab_traffic_post(f, msg) at `at`. */
 void hca_post_at(struct hca *h, sim_time_t at, uint32_t msg);
-/* The same for a post known before the run starts; hca_plan_ready() once
- * all are planned. 0 or -1 (out of memory). */
-int hca_post_plan(struct hca *h, uint32_t msg);
-void hca_plan_ready(struct hca *h);
+/* A post known before the run starts, at t: the wake-up it needs (the
+ * builder plans posts in index order and sets plan_at when done). 0 or
+ * -1 (out of memory). */
+int hca_plan_wake(struct hca *h, sim_time_t t);
 void hca_qp_arm_timer(struct hca_qp *qp, sim_time_t at, bool rnr);
 void hca_qp_disarm_timer(struct hca_qp *qp);
 /* Call qp's transport's timer() at `at` (qp->xport set). */

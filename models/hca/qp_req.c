@@ -264,7 +264,7 @@ void qp_req_build(struct hca_qp *qp, struct pkt *p)
 		if (h->f->hca_msg)
 			h->msg_free = h->f->eng.now + h->f->hca_msg;
 		if (w->msg >= 0)
-			h->f->msgs->v[w->msg].first_tx = h->f->eng.now;
+			fab_traffic_sent(h->f, w->msg, h->f->eng.now);
 	}
 	p->opcode = op;
 	p->psn = qp->snd_psn;

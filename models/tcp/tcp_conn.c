@@ -574,8 +574,8 @@ static void tcp_build(struct hca_qp *qp, struct pkt *p)
 		p->data = r->data + (off > c->hdr ? off - c->hdr : 0);
 	if (!off) {
 		p->flags |= IB_PKT_FIRST;
-		if (r->msg >= 0 && r->op != IB_OP_READ_RESP_ONLY && !f->msgs->v[r->msg].first_tx)
-			f->msgs->v[r->msg].first_tx = now;
+		if (r->msg >= 0 && r->op != IB_OP_READ_RESP_ONLY)
+			fab_traffic_sent(f, r->msg, now);
 	}
 	if (s.seq + s.len == r->end)
 		p->flags |= IB_PKT_LAST;

@@ -2,7 +2,9 @@
 # determinism.sh - the same inputs and seed give byte-identical outputs
 # (docs/architecture.md) once --reproducible takes out the wall clock: the default
 # run and a permutation run, JSON and CSV, each twice. A different seed must
-# change the permutation, or the seed is not reaching the workload.
+# change the permutation, or the seed is not reaching the workload. The
+# summary is the same whether the messages are kept one by one (an output
+# lists them: --json) or as a compact list with state only in flight.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 run() { "$IBFAB" run --quiet --reproducible "$@" > /dev/null || fail "ibfab run $* exited non-zero"; }
 
@@ -49,4 +51,23 @@ for b in bad: print("  ", b)
 sys.exit(1 if bad else 0)
 PY
 
+
+# the compact list (no output lists messages) against the explicit one
+# (--json FILE): one stream past its 32,768-deep send queue, constant-rate
+# and lossy datagrams, ping-pong chains, TCP, GPU staging, a time limit
+same_summary() {
+	"$IBFAB" run --reproducible "$@" > "$tmp/sc.txt" 2>&1 || fail "ibfab run $*: $(tail -2 "$tmp/sc.txt")"
+	"$IBFAB" run --reproducible "$@" --json "$tmp/sj.json" > "$tmp/sj.txt" 2>&1 ||
+		fail "ibfab run $* --json: $(tail -2 "$tmp/sj.txt")"
+	cmp -s <(grep -v '^wall' "$tmp/sc.txt") <(grep -v '^wall' "$tmp/sj.txt") ||
+		fail "compact and explicit lists differ on $*: $(diff <(grep -v '^wall' "$tmp/sc.txt") <(grep -v '^wall' "$tmp/sj.txt") | head -4)"
+}
+same_summary --traffic p2p:src=h0,dst=h1,size=64KiB,count=40000
+same_summary --traffic incast:dst=h0,size=4KiB,count=300,gap=1us --traffic alltoall:size=8KiB,count=3
+same_summary --set fabric=roce-lossy --traffic p2p:src=h0,dst=h1,size=1000B,count=2000,qp=ud \
+	--traffic incast:dst=h1,size=1000B,count=500,qp=ud --traffic permutation:size=1MiB
+same_summary --traffic pingpong:a=h0,b=h5,size=64B,count=200 --traffic p2p:src=h1,dst=h5,size=1MiB,count=3
+same_summary --set fabric=tcp --traffic alltoall:size=64KiB
+same_summary --set host.gpudirect=off --traffic p2p:src=h0,dst=h9,size=256KiB,count=40,mem=gpu
+same_summary --set sim.max_time_ns=20000 --traffic shift:k=3,size=32KiB,count=4,gap=2us
 finish

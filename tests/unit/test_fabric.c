@@ -26,6 +26,7 @@
 #include "models/ib/ib_vlarb.h"
 #include "models/net/net.h"
 #include "models/sm/sm.h"
+#include "sim/sim_stats.h"
 #include "sim/sim_rng.h"
 #include "tests/unit/test_main.h"
 #include "tests/unit/util_fabric.h"
@@ -605,6 +606,77 @@ static void test_repeatable(void)
 }
 
 /*
+ * A compact message list (fab.h) carries the same run as the explicit one
+ * with state only for the messages in flight: 100,000 messages of one
+ * stream posted at once (the send queue keeps 32,768, the rest wait) and
+ * a second stream of 2,000 at a constant rate, then a ping-pong, which
+ * waits message by message. The two forms give the same end, events and
+ * completion percentiles; the compact one holds the explicit list in
+ * 3 runs plus the ping-pong's messages, and at most the full queue's
+ * messages in flight (plus the other streams' few), never the 100,000.
+ */
+static void test_compact_list(void)
+{
+	struct net n;
+	struct fab_params p;
+	int hosts[5];
+	sim_time_t end[2];
+	uint64_t events[2], done[2], q[2][3];
+	size_t peak = 0, runs = 0;
+
+	tf_star(&n, 5, hosts);
+	tf_params(&p, "hdr");
+	for (int c = 0; c < 2; c++) {
+		struct fab_msgs m = { .compact = c == 1 };
+		struct fab_msg x = { .src = (uint32_t)hosts[0], .dst = (uint32_t)hosts[1],
+				     .bytes = 1000, .after = -1 };
+
+		for (int i = 0; i < 100000; i++)
+			CU_ASSERT_FATAL(fab_msgs_add(&m, &x) == 0);
+		x = (struct fab_msg){ .src = (uint32_t)hosts[2], .dst = (uint32_t)hosts[1],
+				      .bytes = 4096, .after = -1, .stream = 1 };
+		for (int i = 0; i < 2000; i++, x.post += 500 * SIM_NS)
+			CU_ASSERT_FATAL(fab_msgs_add(&m, &x) == 0);
+		for (int i = 0; i < 50; i++) {
+			struct fab_msg y = {
+				.src = (uint32_t)hosts[i % 2 ? 4 : 3], .dst = (uint32_t)hosts[i % 2 ? 3 : 4],
+				.bytes = 64, .stream = 2 + (uint32_t)(i % 2),
+				.after = i ? (int32_t)m.n - 1 : -1,
+			};
+
+			CU_ASSERT_FATAL(fab_msgs_add(&m, &y) == 0);
+		}
+		CU_ASSERT_EQUAL_FATAL(m.n, 102050);
+		struct fab *f = tf_run(&n, &p, &m);
+		static const double qs[3] = { 0.01, 0.5, 1 };
+		struct sim_samples *cs = fab_completions(f, &done[c]);
+
+		sim_samples_quantiles(cs, qs, 3, q[c]);
+		struct fab_totals t;
+
+		fab_totals(f, &t);
+		end[c] = t.end_ps;
+		events[c] = fab_engine(f)->events;
+		if (c) {
+			runs = m.nruns;
+			fab_live_count(f, &peak);
+			CU_ASSERT(m.v == NULL);
+		}
+		fab_destroy(f);
+		fab_msgs_free(&m);
+	}
+	CU_ASSERT_EQUAL(end[0], end[1]);
+	CU_ASSERT_EQUAL(events[0], events[1]);
+	CU_ASSERT_EQUAL(done[0], 102050);
+	CU_ASSERT_EQUAL(done[1], 102050);
+	CU_ASSERT(memcmp(q[0], q[1], sizeof(q[0])) == 0);
+	CU_ASSERT_EQUAL(runs, 2 + 50);
+	CU_ASSERT(peak >= 32768 && peak < 32768 + 100);
+	printf("\n  compact: %zu runs for 102050 messages, at most %zu in flight\n", runs, peak);
+	net_free(&n);
+}
+
+/*
  * Credits are applied lazily (models/port/port.c): only a sender blocked on credits
  * gets an event for an FC packet. An uncongested stream then costs two
  * events per packet-hop (transmitter done, head arrives), not three (one
@@ -807,6 +879,7 @@ static const struct test_case tests[] = {
 	{ "FC packets only periodically cap the rate", test_fc_periodic },
 	{ "VL15 is not flow controlled and drops", test_vl15_uncredited },
 	{ "same inputs, same results", test_repeatable },
+	{ "a compact message list: the same run, state only in flight", test_compact_list },
 	{ "lazy credits: no event per FC packet for an unblocked sender", test_lazy_credits },
 	{ "the FC queue is a FIFO, in the port's line or on the heap", test_fc_ring },
 	{ "many FC packets in flight: the credit loop of a long cable", test_fc_many_in_flight },
