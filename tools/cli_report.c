@@ -523,14 +523,17 @@ static void json_topology(struct sim_json *j, const struct cli_report *r)
 }
 
 /*
- * What is known of a message that did not finish (sim.max_time_ns): a
- * dependent message (after >= 0) is posted only once its predecessor is
- * delivered, and that is never at time 0; a first packet never leaves
- * before the HCA latency, and with 0 latency a delivered one has end > 0.
+ * What is known of a message that did not finish (sim.max_time_ns): it was
+ * posted if its post set start, which is 0 only for a message posted at
+ * time 0 (a dependent message, after >= 0, is posted only once its
+ * predecessor is delivered, never at time 0; one planned later, or waiting
+ * for room in its send queue when the run stopped, was not); a first
+ * packet never leaves before the HCA latency, and with 0 latency a
+ * delivered one has end > 0.
  */
 static bool msg_posted(const struct fab_msg *m)
 {
-	return m->done || m->after < 0 || m->start;
+	return m->done || m->start || (m->after < 0 && !m->post);
 }
 
 static bool msg_sent(const struct fab_msg *m)
@@ -552,12 +555,24 @@ static const char *op_name(uint8_t op)
 	return op == FAB_OP_READ ? "read" : op == FAB_OP_SEND ? "send" : "write";
 }
 
-static void json_flows(struct sim_json *j, const struct cli_report *r)
+/* Message i's record after the run: in the list, or - a compact list's -
+ * read back from the fabric (fab_keep_results); NULL on a read error. */
+static const struct fab_msg *msg_at(const struct cli_report *r, size_t i, struct fab_msg *tmp)
 {
+	return r->msgs->compact ? fab_msg_result(r->fab, i, tmp) : &r->msgs->v[i];
+}
+
+static int json_flows(struct sim_json *j, const struct cli_report *r)
+{
+	struct fab_msg tmp;
+
 	sim_json_key(j, "flows");
 	sim_json_arr_begin(j);
 	for (size_t i = 0; i < r->msgs->n; i++) {
-		const struct fab_msg *m = &r->msgs->v[i];
+		const struct fab_msg *m = msg_at(r, i, &tmp);
+
+		if (!m)
+			return -1;
 
 		sim_json_obj_begin(j);
 		sim_json_ku64(j, "id", i);
@@ -577,6 +592,7 @@ static void json_flows(struct sim_json *j, const struct cli_report *r)
 		sim_json_obj_end(j);
 	}
 	sim_json_arr_end(j);
+	return 0;
 }
 
 static bool vl_used(const struct fab_vl_stats *v)
@@ -738,7 +754,10 @@ int cli_report_json(FILE *out, const struct cli_report *r)
 		sim_json_str(&j, r->traffic[i]);
 	sim_json_arr_end(&j);
 	sim_json_obj_end(&j);
-	json_flows(&j, r);
+	if (json_flows(&j, r)) {
+		sim_json_finish(&j);
+		return -1;
+	}
 	json_hosts(&j, r);
 	sim_json_key(&j, "ports");
 	sim_json_arr_begin(&j);
@@ -772,9 +791,13 @@ int cli_report_flows_csv(FILE *out, const struct cli_report *r)
 {
 	fputs("id,src,dst,bytes,sl,stream,after,done,start_ps,first_tx_ps,end_ps,completion_ps,"
 	      "op,completed_ps,status\n", out);
-	for (size_t i = 0; i < r->msgs->n; i++) {
-		const struct fab_msg *m = &r->msgs->v[i];
+	struct fab_msg tmp;
 
+	for (size_t i = 0; i < r->msgs->n; i++) {
+		const struct fab_msg *m = msg_at(r, i, &tmp);
+
+		if (!m)
+			return -1;
 		fprintf(out, "%zu,", i);
 		cli_csv_field(out, node_desc(r->net, (int)m->src));
 		fputc(',', out);

@@ -635,10 +635,11 @@ static int load_traffic(struct cli_run *c)
 		c->traffic_default = true;
 	}
 	c->msgs.max_bytes = c->p.max_memory;
-	/* Messages listed one by one (JSON flows, flows.csv, a perftest
-	 * table) need the explicit list; otherwise the compact one, whose
-	 * memory follows the messages in flight (fab.h). */
-	c->msgs.compact = c->o->compact && !c->o->json && !c->o->csv;
+	/* The compact list, whose memory follows the messages in flight
+	 * (fab.h); the outputs that list messages read them back from disk
+	 * (fab_keep_results). A perftest table reads its sweep's messages by
+	 * place, from the explicit list. */
+	c->msgs.compact = c->o->compact;
 	for (int i = 0; i < c->ntraffic; i++)
 		if (!strncmp(c->traffic[i], "perftest", 8))
 			c->msgs.compact = false;
@@ -750,6 +751,9 @@ int cli_run_simulate(struct cli_run *c)
 	c->fab = fab_create(&c->net, &c->p, &c->msgs, c->o->seed, &c->d);
 	if (!c->fab)
 		return -1;
+	if ((c->o->json || c->o->csv) && !c->o->trace && fab_keep_results(c->fab))
+		return sim_diag_set(&c->d, "", 0, 0, "cannot make a temporary file for the messages' records: %s",
+				    strerror(errno));
 	if (c->before_run && c->before_run(c, c->before_run_ctx))
 		return -1;
 	if (c->o->csv) {

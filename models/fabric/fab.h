@@ -380,6 +380,13 @@ void fab_totals(const struct fab *f, struct fab_totals *t);
  * or not, and how many: the summary's percentiles, in either form of the
  * list (sim_samples: exact to 2^20, then within 1/4096). After the run. */
 struct sim_samples *fab_completions(const struct fab *f, uint64_t *n_done);
+/* Keep every message's record for after the run (a compact list: on disk;
+ * an explicit list has them in place). Before fab_run; 0 or -1. */
+int fab_keep_results(struct fab *f);
+/* Message id's record after the run: its input and results (&v[id], or
+ * read back, or - never posted - its input in *tmp); NULL on a read
+ * error or when fab_keep_results was not asked. Read in index order. */
+const struct fab_msg *fab_msg_result(const struct fab *f, size_t id, struct fab_msg *tmp);
 /* Messages in flight with state of their own (a compact list; 0 else),
  * and the most there were at once. */
 size_t fab_live_count(const struct fab *f, size_t *peak);

@@ -19,11 +19,21 @@
  * (end - start) to one sample set (sim_samples: exact to 2^20 values,
  * then within 1/4096), in either form of the list; fab_completions() adds
  * the ones delivered but not completed when the run stopped early.
+ *
+ * An output that lists the messages (JSON flows, flows.csv) needs every
+ * message's record after the run. A compact list then keeps them on disk
+ * (fab_keep_results): each finished message's struct fab_msg is written
+ * at its index in an unlinked temporary file, consecutive indexes in one
+ * write, and read back in blocks of 4,096 (fab_msg_result): 80 bytes of
+ * disk a message, a fixed 640 KB of memory.
  */
 #include "models/fabric/fab_int.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sim/sim_stats.h"
 
@@ -57,13 +67,25 @@ struct fab_done {
 	struct sim_samples times;	/* end - start of each delivered message */
 	uint64_t n;
 	bool closed;			/* fab_completions() has added the unfinished */
+	/* fab_keep_results: every message's record, at its index, in an
+	 * unlinked file; written a contiguous run of indexes at a time, read
+	 * back a block at a time */
+	int fd;
+	struct fab_msg *wbuf, *rbuf;
+	uint64_t wfirst, rfirst;
+	size_t wn, rn;
+	bool kept_all;			/* the unfinished are written too */
+	bool keep_err;			/* a write failed */
 };
+
+#define KEEP_BUF 4096	/* records: 320 KB each way */
 
 int fab_live_init(struct fab *f)
 {
 	f->done = calloc(1, sizeof(*f->done));
 	if (!f->done)
 		return -1;
+	f->done->fd = -1;
 	sim_samples_init(&f->done->times);
 	if (!f->msgs->compact)
 		return 0;
@@ -84,6 +106,10 @@ void fab_live_free(struct fab *f)
 
 	if (f->done) {
 		sim_samples_fini(&f->done->times);
+		if (f->done->fd >= 0)
+			close(f->done->fd);
+		free(f->done->wbuf);
+		free(f->done->rbuf);
 		free(f->done);
 	}
 	if (!L)
@@ -218,11 +244,108 @@ static void live_drop(struct fab_live *L, uint32_t id)
 	}
 }
 
+/* ---- the records of a compact list's messages, on disk ----------------- */
+
+static int keep_flush(struct fab_done *d)
+{
+	size_t len = d->wn * sizeof(struct fab_msg);
+	off_t at = (off_t)(d->wfirst * sizeof(struct fab_msg));
+
+	for (size_t done = 0; done < len;) {
+		ssize_t k = pwrite(d->fd, (const char *)d->wbuf + done, len - done, at + (off_t)done);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		done += (size_t)k;
+	}
+	d->wn = 0;
+	return 0;
+}
+
+static int keep_put(struct fab_done *d, uint32_t id, const struct fab_msg *m)
+{
+	if (d->wn && (id != d->wfirst + d->wn || d->wn == KEEP_BUF) && keep_flush(d))
+		return -1;
+	if (!d->wn)
+		d->wfirst = id;
+	d->wbuf[d->wn++] = *m;
+	d->rn = 0;	/* what was read may be stale */
+	return 0;
+}
+
+int fab_keep_results(struct fab *f)
+{
+	struct fab_done *d = f->done;
+	FILE *t;
+
+	if (!f->live || d->fd >= 0)
+		return 0;	/* an explicit list keeps them in place */
+	d->wbuf = malloc(KEEP_BUF * sizeof(*d->wbuf));
+	d->rbuf = malloc(KEEP_BUF * sizeof(*d->rbuf));
+	if (!d->wbuf || !d->rbuf || !(t = tmpfile()))
+		return -1;
+	d->fd = dup(fileno(t));
+	fclose(t);	/* the file is unlinked; the descriptor keeps it */
+	return d->fd >= 0 ? 0 : -1;
+}
+
+static void keep_unfinished(const struct fab_msg *m, uint32_t id, void *ctx)
+{
+	struct fab_done *d = ctx;
+
+	if (keep_put(d, id, m))
+		d->keep_err = true;
+}
+
+const struct fab_msg *fab_msg_result(const struct fab *f, size_t id, struct fab_msg *tmp)
+{
+	struct fab_done *d = f->done;
+
+	if (!f->live)
+		return &f->msgs->v[id];
+	if (d->fd < 0)
+		return NULL;
+	if (!d->kept_all) {	/* the messages still in flight, once */
+		d->kept_all = true;
+		fab_live_each(f, keep_unfinished, d);
+		if (d->wn && keep_flush(d))
+			d->keep_err = true;
+	}
+	if (d->keep_err)
+		return NULL;
+	if (!d->rn || id < d->rfirst || id >= d->rfirst + d->rn) {
+		ssize_t k;
+
+		do
+			k = pread(d->fd, d->rbuf, KEEP_BUF * sizeof(*d->rbuf),
+				  (off_t)(id * sizeof(struct fab_msg)));
+		while (k < 0 && errno == EINTR);
+		if (k < 0)
+			return NULL;
+		d->rfirst = id;
+		d->rn = (size_t)k / sizeof(struct fab_msg);
+		/* past the end of the file: never made, like a hole */
+		memset(d->rbuf + d->rn, 0, (KEEP_BUF - d->rn) * sizeof(*d->rbuf));
+		d->rn = KEEP_BUF;
+	}
+	const struct fab_msg *m = &d->rbuf[id - d->rfirst];
+
+	/* a hole is a message never made (posted after the run stopped): its
+	 * input, no results (a message's source is never its destination) */
+	if (m->src == m->dst)
+		return fab_msgs_in(f->msgs, id, tmp);
+	return m;
+}
+
 void fab_msg_finished(struct fab *f, uint32_t id, struct fab_msg *m)
 {
 	if (m->done && sim_samples_add(&f->done->times, m->end - m->start))
 		fab_fail(f, "out of memory keeping completion times");
 	f->done->n += m->done;
+	if (f->done->fd >= 0 && keep_put(f->done, id, m))
+		fab_fail(f, "writing the messages' records to a temporary file failed");
 	if (f->live)
 		live_drop(f->live, id);
 }

@@ -3,8 +3,9 @@
 # (docs/architecture.md) once --reproducible takes out the wall clock: the default
 # run and a permutation run, JSON and CSV, each twice. A different seed must
 # change the permutation, or the seed is not reaching the workload. The
-# summary is the same whether the messages are kept one by one (an output
-# lists them: --json) or as a compact list with state only in flight.
+# summary is the same whether an output lists the messages (--json: their
+# records kept on disk) or not; test_fabric and test_cli_report check the
+# compact list against the explicit one.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 run() { "$IBFAB" run --quiet --reproducible "$@" > /dev/null || fail "ibfab run $* exited non-zero"; }
 
@@ -52,15 +53,15 @@ sys.exit(1 if bad else 0)
 PY
 
 
-# the compact list (no output lists messages) against the explicit one
-# (--json FILE): one stream past its 32,768-deep send queue, constant-rate
-# and lossy datagrams, ping-pong chains, TCP, GPU staging, a time limit
+# the summary with and without --json FILE: one stream past its
+# 32,768-deep send queue, constant-rate and lossy datagrams, ping-pong
+# chains, TCP, GPU staging, a time limit
 same_summary() {
 	"$IBFAB" run --reproducible "$@" > "$tmp/sc.txt" 2>&1 || fail "ibfab run $*: $(tail -2 "$tmp/sc.txt")"
 	"$IBFAB" run --reproducible "$@" --json "$tmp/sj.json" > "$tmp/sj.txt" 2>&1 ||
 		fail "ibfab run $* --json: $(tail -2 "$tmp/sj.txt")"
 	cmp -s <(grep -v '^wall' "$tmp/sc.txt") <(grep -v '^wall' "$tmp/sj.txt") ||
-		fail "compact and explicit lists differ on $*: $(diff <(grep -v '^wall' "$tmp/sc.txt") <(grep -v '^wall' "$tmp/sj.txt") | head -4)"
+		fail "the summary changes with --json on $*: $(diff <(grep -v '^wall' "$tmp/sc.txt") <(grep -v '^wall' "$tmp/sj.txt") | head -4)"
 }
 same_summary --traffic p2p:src=h0,dst=h1,size=64KiB,count=40000
 same_summary --traffic incast:dst=h0,size=4KiB,count=300,gap=1us --traffic alltoall:size=8KiB,count=3
