@@ -555,24 +555,59 @@ static const char *op_name(uint8_t op)
 	return op == FAB_OP_READ ? "read" : op == FAB_OP_SEND ? "send" : "write";
 }
 
-/* Message i's record after the run: in the list, or - a compact list's -
- * read back from the fabric (fab_keep_results); NULL on a read error. */
-static const struct fab_msg *msg_at(const struct cli_report *r, size_t i, struct fab_msg *tmp)
+/*
+ * The messages the outputs list, in order: a list's (explicit), a compact
+ * list's read back from the fabric (fab_keep_results), or a replay's
+ * transfer steps made into flows one at a time as trace_results_flows()
+ * would make them, rather than 80 bytes a transfer held at the end of the
+ * run. msg_next gives the next, NULL at the end; *err on a read error.
+ */
+struct msg_iter {
+	size_t i, s;
+	struct fab_msg tmp;
+	bool err;
+};
+
+static const struct fab_msg *msg_next(const struct cli_report *r, struct msg_iter *it)
 {
-	return r->msgs->compact ? fab_msg_result(r->fab, i, tmp) : &r->msgs->v[i];
+	if (r->prog && r->tres && !r->tres->flows_built) {
+		const struct trace_program *p = r->prog;
+		const int32_t *node = p->trace->rank_node;
+
+		while (it->s < p->nsteps && p->steps[it->s].kind != TS_XFER)
+			it->s++;
+		if (it->s == p->nsteps)
+			return NULL;
+		const struct trace_step *st = &p->steps[it->s];
+		const struct trace_step_time *tt = &r->tres->step[it->s++];
+
+		it->tmp = (struct fab_msg){
+			.src = (uint32_t)node[st->rank], .dst = (uint32_t)node[st->peer],
+			.bytes = st->bytes, .after = -1,
+			.start = tt->start, .first_tx = tt->start, .end = tt->end,
+			.completed = tt->end, .done = true, .cqe = true, .finished = true,
+		};
+		it->i++;
+		return &it->tmp;
+	}
+	if (it->i == r->msgs->n)
+		return NULL;
+	if (!r->msgs->compact)
+		return &r->msgs->v[it->i++];
+	const struct fab_msg *m = fab_msg_result(r->fab, it->i++, &it->tmp);
+
+	it->err = !m;
+	return m;
 }
 
 static int json_flows(struct sim_json *j, const struct cli_report *r)
 {
-	struct fab_msg tmp;
+	struct msg_iter it = { 0 };
+	const struct fab_msg *m;
 
 	sim_json_key(j, "flows");
 	sim_json_arr_begin(j);
-	for (size_t i = 0; i < r->msgs->n; i++) {
-		const struct fab_msg *m = msg_at(r, i, &tmp);
-
-		if (!m)
-			return -1;
+	for (size_t i = 0; (m = msg_next(r, &it)); i++) {
 
 		sim_json_obj_begin(j);
 		sim_json_ku64(j, "id", i);
@@ -592,7 +627,7 @@ static int json_flows(struct sim_json *j, const struct cli_report *r)
 		sim_json_obj_end(j);
 	}
 	sim_json_arr_end(j);
-	return 0;
+	return it.err ? -1 : 0;
 }
 
 static bool vl_used(const struct fab_vl_stats *v)
@@ -791,13 +826,10 @@ int cli_report_flows_csv(FILE *out, const struct cli_report *r)
 {
 	fputs("id,src,dst,bytes,sl,stream,after,done,start_ps,first_tx_ps,end_ps,completion_ps,"
 	      "op,completed_ps,status\n", out);
-	struct fab_msg tmp;
+	struct msg_iter it = { 0 };
+	const struct fab_msg *m;
 
-	for (size_t i = 0; i < r->msgs->n; i++) {
-		const struct fab_msg *m = msg_at(r, i, &tmp);
-
-		if (!m)
-			return -1;
+	for (size_t i = 0; (m = msg_next(r, &it)); i++) {
 		fprintf(out, "%zu,", i);
 		cli_csv_field(out, node_desc(r->net, (int)m->src));
 		fputc(',', out);
@@ -822,7 +854,7 @@ int cli_report_flows_csv(FILE *out, const struct cli_report *r)
 		cli_csv_field(out, m->cqe ? hca_wc_status_str(m->status) : "pending");
 		fputc('\n', out);
 	}
-	return ferror(out) ? -1 : 0;
+	return ferror(out) || it.err ? -1 : 0;
 }
 
 int cli_links_csv_init(struct cli_links_csv *c, FILE *out, const struct net *net,

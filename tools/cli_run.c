@@ -639,7 +639,7 @@ static int load_traffic(struct cli_run *c)
 	 * (fab.h); the outputs that list messages read them back from disk
 	 * (fab_keep_results). A perftest table reads its sweep's messages by
 	 * place, from the explicit list. */
-	c->msgs.compact = c->o->compact;
+	c->msgs.compact = c->o->streamed;
 	for (int i = 0; i < c->ntraffic; i++)
 		if (!strncmp(c->traffic[i], "perftest", 8))
 			c->msgs.compact = false;
@@ -770,7 +770,7 @@ int cli_run_simulate(struct cli_run *c)
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		c->wall_s = elapsed(&c->t0, &t1);
 		c->replayed = !rc;
-		if (!rc && !c->summary_only && trace_results_flows(&c->prog, &c->tres))
+		if (!rc && !c->o->streamed && trace_results_flows(&c->prog, &c->tres))
 			rc = sim_diag_set(&c->d, NULL, 0, 0, "out of memory for the flow list");
 		csv_cut_warn(c);
 		return rc;
@@ -1073,7 +1073,7 @@ static int run_pipeline(struct cli_run *c)
 
 int cli_run_main(int argc, char **argv)
 {
-	struct cli_run_opts o = { .seed = DEFAULT_SEED, .compact = true };
+	struct cli_run_opts o = { .seed = DEFAULT_SEED, .streamed = true };
 	struct cli_run c;
 	char buf[1100];
 	int rc;

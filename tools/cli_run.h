@@ -65,10 +65,11 @@ struct cli_run_opts {
 	const char *explain;
 	const char *timeline;
 	const char *op;		/* --op: the default op= of every --traffic spec */
-	/* the messages may be a compact list (fab.h) when no output lists
-	 * them one by one: `ibfab run` sets it; compare reads every
-	 * message's time */
-	bool compact;
+	/* results kept streamed (`ibfab run`): the traffic as a compact list
+	 * (fab.h) whose records an output reads back from disk, a trace's
+	 * flows read from its steps; unset (compare), every message and
+	 * transfer is in a list the report reads by place */
+	bool streamed;
 };
 
 /* One run: what it loaded, the fabric, its outputs. */

@@ -59,12 +59,13 @@ int trace_replay(const struct trace_program *p, struct fab *f, struct trace_resu
 void trace_results_free(struct trace_results *r);
 /*
  * The flows of a replay: one struct fab_msg per transfer step (src and dst
- * nodes, bytes, start, end: the step's times), in step order, for the JSON
- * document, flows.csv and `ibfab compare`. Built on request because they
- * copy what the steps hold, 80 bytes a transfer at the end of the run when
- * memory peaks: on the 1,024-host 4 MiB ring 164 of its 457 MB. The
- * summary reads the steps instead (cli_report). 0, or -1 out of memory.
- * Once built, a second call does nothing.
+ * nodes, bytes, start, end: the step's times), in step order, for `ibfab
+ * compare`. Built on request because they copy what the steps hold, 80
+ * bytes a transfer at the end of the run when memory peaks: on the
+ * 1,024-host 4 MiB ring 164 of its 457 MB. `ibfab run`'s summary, JSON
+ * document and flows.csv make the same records from the steps one at a
+ * time instead (cli_report). 0, or -1 out of memory. Once built, a second
+ * call does nothing.
  */
 int trace_results_flows(const struct trace_program *p, struct trace_results *r);
 
