@@ -484,6 +484,17 @@ static void json_params(struct sim_json *j, const struct fab_params *p)
 	sim_json_kbool(j, "link.forced", p->link_forced);
 	sim_json_kdouble(j, "link.cable_m", p->cable_m);
 	sim_json_ku64(j, "link.ps_per_m", p->ps_per_m);
+	if (p->nlink_sets) {	/* single cables' own values, as given */
+		char buf[160];
+
+		sim_json_key(j, "link_sets");
+		sim_json_arr_begin(j);
+		for (int i = 0; i < p->nlink_sets; i++) {
+			fab_link_set_format(&p->link_sets[i], buf, sizeof(buf));
+			sim_json_str(j, buf);
+		}
+		sim_json_arr_end(j);
+	}
 	sim_json_ku64(j, "ib.mtu", p->mtu);
 	sim_json_ku64(j, "ib.vls", p->vls);
 	sim_json_ku64(j, "ib.buffer", p->vl_buf_bytes);

@@ -98,7 +98,8 @@ void cli_run_usage(FILE *out)
 "                     and permutation:size=1MiB on a --topo file.\n"
 "  --preset NAME      fabric parameter preset (default hdr; see --help-params).\n"
 "  --set KEY=VALUE    override one parameter; repeatable, applied in order\n"
-"                     after the preset (see --help-params for every key).\n"
+"                     after the preset (see --help-params for every key);\n"
+"                     'link[sw1/3].speed=EDR' sets one cable's (or a group's).\n"
 "                     --set fabric=@fabrics|@ runs the same\n"
 "                     topology and traffic on InfiniBand (default), RoCEv2\n"
 "                     with PFC, RoCEv2 without it, or TCP (eth.*, dcqcn.*,\n"
@@ -254,6 +255,11 @@ void cli_run_help_params(FILE *out)
 	} else {
 		fab_params_print(&p, out);
 	}
+	fputs("\nOne cable or a group (what-ifs): --set 'link[NODE].KEY=VALUE',\n"
+	      "'link[NODE/PORT].KEY=VALUE' or 'link[NODE/LO-HI].KEY=VALUE' sets KEY (width,\n"
+	      "speed, cable_m, drop_prob, ber) for the cables at those ports of NODE: a node's\n"
+	      "id, description or GUID (0x...), or a shell pattern ('leaf*'). Both ends of a\n"
+	      "cable take it; later settings win. A setting that names no cable is refused.\n", out);
 	fputs("\nPresets (ibfab run --preset NAME):", out);
 	for (int i = 0; fab_preset_names[i]; i++)
 		fprintf(out, " %s", fab_preset_names[i]);

@@ -90,6 +90,11 @@ struct fab_node {
 _Static_assert(offsetof(struct fab_node, type) < 64 && sizeof(struct fab_node) == 128,
 	       "fab_node's line 0 as its comment says");
 
+/* A receiver's fault injection, where a link[...] setting gives one its own. */
+struct fab_port_fault {
+	double drop_prob, ber;
+};
+
 struct fab {
 	struct sim_engine eng;
 	const struct net *net;
@@ -130,6 +135,7 @@ struct fab {
 	/* the posts known before the run, per node (fab_plan.c); the state of
 	 * the messages in flight when the list is compact, and the completion
 	 * times of every delivered message (fab_live.c) */
+	struct fab_port_fault *port_fault;	/* per port (f->ports order), or NULL: p's */
 	struct fab_plan *plans;
 	uint64_t *run_next;	/* compact list: each run's next message to post */
 	struct fab_live *live;

@@ -473,6 +473,48 @@ static uint8_t node_kind(const struct fab *f, const struct fab_node *n)
 	return fab_is_eth(&f->p) ? NODE_ETH_SW : NODE_IB_SW;
 }
 
+/*
+ * The link[...] settings on the cable at port pi (either end named), in
+ * the order given: its rate, its length and its receivers' fault
+ * injection (f->port_fault, made at the first such setting).
+ */
+static int link_sets_apply(struct fab *f, int pi, struct link_rate *r, double *metres)
+{
+	const struct fab_params *p = &f->p;
+	const struct port *pt = f->ports[pi];
+	const struct net_node *a = &f->net->nodes[pt->node->idx];
+	const struct net_port *np = &a->ports[pt->port_no];
+	const struct net_node *b = &f->net->nodes[np->remote_node];
+
+	for (int k = 0; k < p->nlink_sets; k++) {
+		const struct fab_link_set *s = &p->link_sets[k];
+
+		if (!fab_link_set_matches(s, a, pt->port_no) &&
+		    !fab_link_set_matches(s, b, np->remote_port))
+			continue;
+		switch ((enum fab_link_key)s->key) {
+		case FAB_LK_WIDTH: r->lanes = s->lanes; break;
+		case FAB_LK_SPEED: r->speed = s->speed; break;
+		case FAB_LK_CABLE_M: *metres = s->value; break;
+		case FAB_LK_DROP:
+		case FAB_LK_BER:
+			if (!f->port_fault) {
+				f->port_fault = malloc((size_t)f->nports * sizeof(*f->port_fault));
+				if (!f->port_fault)
+					return -1;
+				for (int q = 0; q < f->nports; q++)
+					f->port_fault[q] = (struct fab_port_fault){ p->drop_prob, p->ber };
+			}
+			if (s->key == FAB_LK_DROP)
+				f->port_fault[pi].drop_prob = s->value;
+			else
+				f->port_fault[pi].ber = s->value;
+			break;
+		}
+	}
+	return 0;
+}
+
 /* Each port's link (peer, rate, cable, LID), its link layer's state, and
  * the links up. The ports are one array: one engine range, dispatched
  * without a per-port table (sim_register_range). */
@@ -498,6 +540,8 @@ static int link_ports(struct fab *f, struct sim_diag *d)
 
 		pt->peer = f->nodes[np->remote_node].ports[np->remote_port];
 		pt->rate = port_rate(p, np, rp);
+		if (p->nlink_sets && link_sets_apply(f, pi, &pt->rate, &metres))
+			return -1;
 		if (!pt->rate.lanes || !pt->rate.speed) {
 			sim_diag_set(d, net->nodes[pt->node->idx].file, np->line, 0,
 				     "link from %s port %u has no rate", net->nodes[pt->node->idx].desc,
@@ -521,6 +565,29 @@ static int link_ports(struct fab *f, struct sim_diag *d)
 	}
 	for (int pi = 0; pi < f->nports; pi++)
 		port_link_up(f->ports[pi]);
+	return 0;
+}
+
+/* A link set that names no cable is a mistake in the command, not a
+ * what-if: say which. */
+static int link_sets_check(struct fab *f, struct sim_diag *d)
+{
+	const struct fab_params *p = &f->p;
+
+	for (int k = 0; k < p->nlink_sets; k++) {
+		bool hit = false;
+		char what[160];
+
+		for (int pi = 0; pi < f->nports && !hit; pi++)
+			hit = fab_link_set_matches(&p->link_sets[k], &f->net->nodes[f->ports[pi]->node->idx],
+						   f->ports[pi]->port_no);
+		if (!hit) {
+			fab_link_set_format(&p->link_sets[k], what, sizeof(what));
+			return sim_diag_set(d, NULL, 0, 0,
+					    "%s: no connected port matches (a node's id, description or GUID, or a pattern of them; the ports of a cable)",
+					    what);
+		}
+	}
 	return 0;
 }
 
@@ -570,6 +637,8 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 	if (!rc)
 		rc = build_nodes(f);
 	if (!rc)
+		rc = link_sets_check(f, d) ? -2 : 0;
+	if (!rc)
 		rc = link_ports(f, d);
 	if (!rc)
 		rc = init_nodes(f);
@@ -615,6 +684,7 @@ void fab_destroy(struct fab *f)
 	free(f->nodes);
 	free(f->dep_off);
 	free(f->dep);
+	free(f->port_fault);
 	sim_pool_fini(&f->pkts);
 	sim_fini(&f->eng);
 	free(f);

@@ -81,6 +81,24 @@ struct fab_kind {
 extern const struct fab_kind fab_kinds[FAB_NFABRICS];
 int fab_fabric_parse(const char *name);		/* enum value, or -1 */
 
+/*
+ * One cable's (or a group's) own value of a link key, given as
+ * `--set 'link[NODE].KEY=V'` or `link[NODE/PORT]`, `link[NODE/LO-HI]`:
+ * the cables at those ports of the nodes NODE names (an id, a
+ * description, a GUID as 0x..., or a shell pattern of ids or
+ * descriptions), both directions. Later settings win over earlier ones.
+ */
+#define FAB_LINK_SETS 32
+enum fab_link_key { FAB_LK_WIDTH, FAB_LK_SPEED, FAB_LK_CABLE_M, FAB_LK_DROP, FAB_LK_BER };
+
+struct fab_link_set {
+	char node[64];
+	uint8_t port_lo, port_hi;	/* 0-255: every port */
+	uint8_t key;			/* enum fab_link_key */
+	uint8_t lanes, speed;		/* width, speed */
+	double value;			/* cable_m, drop_prob, ber */
+};
+
 struct fab_params {
 	uint8_t fabric;			/* fabric: enum fab_fabric */
 	/* link */
@@ -138,6 +156,10 @@ struct fab_params {
 	struct dcqcn_params dcqcn;	/* dcqcn.*: RoCE congestion control */
 	struct ibcc_params ibcc;	/* ib.cc*: IB congestion control (Annex A10) */
 	struct tcp_params tcp;		/* tcp.*: TCP and the host stack */
+	/* link[...].KEY: single cables' own values, in the order given (last,
+	 * 2.5 KB, away from the fields the hot path reads) */
+	uint8_t nlink_sets;
+	struct fab_link_set link_sets[FAB_LINK_SETS];
 };
 
 static inline const struct fab_kind *fab_kind_of(const struct fab_params *p)
@@ -156,6 +178,10 @@ void fab_params_default(struct fab_params *p);
 int fab_params_preset(struct fab_params *p, const char *name, struct sim_diag *d);
 /* Apply one "key=value" override; -1 with a message naming the key and what was expected. */
 int fab_params_set(struct fab_params *p, const char *kv, struct sim_diag *d);
+/* Whether link set s names port `port` of node n (its id, description or GUID). */
+bool fab_link_set_matches(const struct fab_link_set *s, const struct net_node *n, int port);
+/* "link[NODE/PORT].KEY=VALUE" of set s into buf (JSON, messages). */
+void fab_link_set_format(const struct fab_link_set *s, char *buf, size_t len);
 /* Cross-field checks (VLs in the tables exist, MTU fits the buffers, ...). */
 int fab_params_check(const struct fab_params *p, struct sim_diag *d);
 /* Print every key, its current value and meaning (for --help and docs). */

@@ -76,6 +76,7 @@
 #include "models/fabric/fab.h"
 
 #include <ctype.h>
+#include <fnmatch.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1133,8 +1134,121 @@ static const struct sim_param_table *const tables[] = {
 	&fab_table, &host_model_table, &host_table, &dcqcn_table, &ibcc_table, NULL,
 };
 
+/* ---- link[NODE/PORT].KEY=VALUE: one cable's own value ---------------------- */
+
+static const struct {
+	const char *name;
+	enum fab_link_key key;
+	int (*set)(void *obj, const struct sim_param *k, const char *v, char *err, size_t errlen);
+} link_keys[] = {
+	{ "width", FAB_LK_WIDTH, set_width },
+	{ "speed", FAB_LK_SPEED, set_speed },
+	{ "cable_m", FAB_LK_CABLE_M, set_cable },
+	{ "drop_prob", FAB_LK_DROP, set_drop },
+	{ "ber", FAB_LK_BER, set_ber },
+};
+
+static int set_link(struct fab_params *p, const char *kv, struct sim_diag *d)
+{
+	const char *close = strchr(kv, ']'), *eq = strchr(kv, '=');
+	struct fab_link_set ls = { .port_lo = 0, .port_hi = 255 };
+	char sel[128], key[32], err[256];
+	size_t n;
+
+	if (!close || close[1] != '.' || !eq || eq < close)
+		return sim_diag_set(d, NULL, 0, 0,
+				    "%s: expected link[NODE].KEY=VALUE or link[NODE/PORT].KEY=VALUE", kv);
+	n = (size_t)(close - kv - 5);
+	if (!n || n >= sizeof(sel))
+		return sim_diag_set(d, NULL, 0, 0, "%s: expected a node (id, description, GUID or pattern) in link[...]", kv);
+	memcpy(sel, kv + 5, n);
+	sel[n] = 0;
+	char *slash = strrchr(sel, '/');
+
+	if (slash) {
+		char *end;
+		unsigned long lo = strtoul(slash + 1, &end, 10), hi = lo;
+
+		if (*end == '-')
+			hi = strtoul(end + 1, &end, 10);
+		if (end == slash + 1 || *end || lo < 1 || hi < lo || hi > 254)
+			return sim_diag_set(d, NULL, 0, 0,
+					    "%s: '%s' is not a port or a range of ports (1..254, as 3 or 1-8)",
+					    kv, slash + 1);
+		ls.port_lo = (uint8_t)lo;
+		ls.port_hi = (uint8_t)hi;
+		*slash = 0;
+	}
+	if (!sel[0] || strlen(sel) >= sizeof(ls.node))
+		return sim_diag_set(d, NULL, 0, 0, "%s: expected a node name of 1 to %zu characters", kv,
+				    sizeof(ls.node) - 1);
+	strcpy(ls.node, sel);
+	n = (size_t)(eq - close - 2);
+	if (!n || n >= sizeof(key))
+		return sim_diag_set(d, NULL, 0, 0, "%s: expected a key after link[...]", kv);
+	memcpy(key, close + 2, n);
+	key[n] = 0;
+	for (size_t i = 0; i < sizeof(link_keys) / sizeof(link_keys[0]); i++) {
+		struct fab_params tmp = *p;
+
+		if (strcmp(key, link_keys[i].name))
+			continue;
+		if (link_keys[i].set(&tmp, NULL, eq + 1, err, sizeof(err)))
+			return sim_diag_set(d, NULL, 0, 0, "%s: %s", kv, err);
+		if (p->nlink_sets == FAB_LINK_SETS)
+			return sim_diag_set(d, NULL, 0, 0, "%s: at most %d link[...] settings", kv,
+					    FAB_LINK_SETS);
+		ls.key = (uint8_t)link_keys[i].key;
+		ls.lanes = tmp.lanes;
+		ls.speed = tmp.speed;
+		ls.value = ls.key == FAB_LK_CABLE_M ? tmp.cable_m :
+			   ls.key == FAB_LK_DROP ? tmp.drop_prob : tmp.ber;
+		p->link_sets[p->nlink_sets++] = ls;
+		return 0;
+	}
+	return sim_diag_set(d, NULL, 0, 0,
+			    "%s: '%s' is not a key of one link (width, speed, cable_m, drop_prob, ber)",
+			    kv, key);
+}
+
+bool fab_link_set_matches(const struct fab_link_set *s, const struct net_node *n, int port)
+{
+	if (port < s->port_lo || port > s->port_hi)
+		return false;
+	if (!strcmp(s->node, n->id) || !strcmp(s->node, n->desc))
+		return true;
+	if (!strncmp(s->node, "0x", 2) || !strncmp(s->node, "0X", 2)) {
+		char *end;
+		unsigned long long g = strtoull(s->node, &end, 16);
+
+		if (!*end && n->guid && g == n->guid)
+			return true;
+	}
+	return strpbrk(s->node, "*?[") &&
+	       (!fnmatch(s->node, n->id, 0) || !fnmatch(s->node, n->desc, 0));
+}
+
+void fab_link_set_format(const struct fab_link_set *s, char *buf, size_t len)
+{
+	char port[16] = "", val[32];
+
+	if (s->port_lo == s->port_hi)
+		snprintf(port, sizeof(port), "/%u", s->port_lo);
+	else if (s->port_lo > 0 || s->port_hi < 255)
+		snprintf(port, sizeof(port), "/%u-%u", s->port_lo, s->port_hi);
+	switch ((enum fab_link_key)s->key) {
+	case FAB_LK_WIDTH: snprintf(val, sizeof(val), "%ux", s->lanes); break;
+	case FAB_LK_SPEED: snprintf(val, sizeof(val), "%s", link_speed_info(s->speed)->name); break;
+	default: snprintf(val, sizeof(val), "%g", s->value); break;
+	}
+	snprintf(buf, len, "link[%s%s].%s=%s", s->node, port,
+		 link_keys[s->key].name, val);
+}
+
 int fab_params_set(struct fab_params *p, const char *kv, struct sim_diag *d)
 {
+	if (kv && !strncmp(kv, "link[", 5))
+		return set_link(p, kv, d);
 	return sim_param_set(tables, p, kv, "ibfab run --help-params", d);
 }
 

@@ -458,11 +458,21 @@ void port_rx_free(struct port *pt, uint8_t vl, uint32_t blocks)
  */
 static bool port_corrupt(struct port *rx, const struct pkt *p)
 {
-	const struct fab_params *fp = &rx->fab->p;
-	double ok = 1.0 - fp->drop_prob;
+	const struct fab *f = rx->fab;
+	double drop = f->p.drop_prob, ber = f->p.ber;
 
-	if (fp->ber > 0)
-		ok *= exp((double)p->wire * 8 * log1p(-fp->ber));
+	if (f->port_fault) {	/* a link[...] setting: this receiver's own */
+		const struct fab_port_fault *pf = &f->port_fault[rx->comp - f->port_comp0];
+
+		drop = pf->drop_prob;
+		ber = pf->ber;
+		if (!(drop > 0 || ber > 0))
+			return false;	/* a clean cable draws nothing */
+	}
+	double ok = 1.0 - drop;
+
+	if (ber > 0)
+		ok *= exp((double)p->wire * 8 * log1p(-ber));
 	return sim_rng_double(&rx->rng) >= ok;
 }
 
@@ -489,7 +499,7 @@ static void port_wire_head(struct port *rx, uint32_t idx)
 	}
 	rx->vl[vl].rx_used += p->blocks;
 	rx->vl[vl].rx_blocks += p->blocks;
-	if ((f->p.drop_prob > 0 || f->p.ber > 0) && port_corrupt(rx, p)) {
+	if ((f->p.drop_prob > 0 || f->p.ber > 0 || f->port_fault) && port_corrupt(rx, p)) {
 		/* A bad CRC: the receiver takes the blocks, finds the error at
 		 * the tail, discards the packet and frees them (IBA 7.8). */
 		rx->info.vl[vl].rcv_errors++;

@@ -677,6 +677,50 @@ static void test_compact_list(void)
 }
 
 /*
+ * A bad cable (link[h1].drop_prob): packets fail their CRC only at the two
+ * receivers of h1's cable; h2's traffic through the same switch sees
+ * none, and RC delivers everything.
+ */
+static void test_link_fault(void)
+{
+	struct net n;
+	struct fab_params p;
+	struct sim_diag d;
+	int hosts[3];
+	struct fab_msgs m = { 0 };
+	uint64_t on = 0, off = 0;
+
+	tf_star(&n, 3, hosts);
+	tf_params(&p, "hdr");
+	CU_ASSERT_FATAL(fab_params_set(&p, "link[h1].drop_prob=0.05", &d) == 0);
+	for (int i = 0; i < 200; i++) {
+		tf_add_msg(&m, hosts[0], hosts[1], 4096, 0, 0);
+		tf_add_msg(&m, hosts[0], hosts[2], 4096, 1, 0);
+	}
+	struct fab *f = tf_run(&n, &p, &m);
+	struct fab_totals t;
+
+	fab_totals(f, &t);
+	CU_ASSERT_EQUAL(t.msgs_done, 400);
+	for (int i = 0; i < fab_nports(f); i++) {
+		const struct fab_port_info *pi = fab_port(f, i);
+		bool h1_cable = pi->node == hosts[1] || pi->peer_node == hosts[1];
+		uint64_t e = 0;
+
+		for (int v = 0; v <= FAB_MAX_VLS; v++)
+			e += pi->vl[v].rcv_errors;
+		*(h1_cable ? &on : &off) += e;
+	}
+	CU_ASSERT(on > 0);
+	CU_ASSERT_EQUAL(off, 0);
+	printf("\n  link[h1].drop_prob=0.05: %llu bad CRCs on its cable, %llu elsewhere\n",
+	       (unsigned long long)on, (unsigned long long)off);
+	fab_destroy(f);
+	fab_msgs_free(&m);
+	net_free(&n);
+}
+
+/*
  * Credits are applied lazily (models/port/port.c): only a sender blocked on credits
  * gets an event for an FC packet. An uncongested stream then costs two
  * events per packet-hop (transmitter done, head arrives), not three (one
@@ -880,6 +924,7 @@ static const struct test_case tests[] = {
 	{ "VL15 is not flow controlled and drops", test_vl15_uncredited },
 	{ "same inputs, same results", test_repeatable },
 	{ "a compact message list: the same run, state only in flight", test_compact_list },
+	{ "a bad cable: CRC failures on its receivers only", test_link_fault },
 	{ "lazy credits: no event per FC packet for an unblocked sender", test_lazy_credits },
 	{ "the FC queue is a FIFO, in the port's line or on the heap", test_fc_ring },
 	{ "many FC packets in flight: the credit loop of a long cable", test_fc_many_in_flight },

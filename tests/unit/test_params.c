@@ -268,7 +268,7 @@ static void test_set_every_key(void)
  * link.speed overrides every link's speed and keeps each link's width (a
  * 1x cable stays 1x at NDR); link.width overrides the widths too.
  */
-static void rates_of(const char *const *sets, struct link_rate *r)
+static void rates_of2(const char *const *sets, struct link_rate *r, sim_time_t *prop)
 {
 	static const char text[] =
 		"Switch\t4 \"sw0\"\n[1]\t\"h0\"[1]\t# lid 2 1xHDR\n[2]\t\"h1\"[1]\t# lid 3 4xHDR\n"
@@ -288,11 +288,27 @@ static void rates_of(const char *const *sets, struct link_rate *r)
 	for (int i = 0; i < fab_nports(f); i++) {
 		const struct fab_port_info *pi = fab_port(f, i);
 
-		if (n.nodes[pi->node].type != NET_SWITCH)
+		if (n.nodes[pi->node].type != NET_SWITCH) {
 			r[strcmp(n.nodes[pi->node].desc, "h0") ? 1 : 0] = pi->rate;
+			if (prop)
+				prop[strcmp(n.nodes[pi->node].desc, "h0") ? 1 : 0] = pi->prop_ps;
+		}
+		/* a cable's two ends run at one rate */
+		for (int k = 0; k < fab_nports(f); k++) {
+			const struct fab_port_info *q = fab_port(f, k);
+
+			if (q->node == pi->peer_node && q->port == pi->peer_port)
+				CU_ASSERT(q->rate.lanes == pi->rate.lanes && q->rate.speed == pi->rate.speed &&
+					  q->prop_ps == pi->prop_ps);
+		}
 	}
 	fab_destroy(f);
 	net_free(&n);
+}
+
+static void rates_of(const char *const *sets, struct link_rate *r)
+{
+	rates_of2(sets, r, NULL);
 }
 
 static void test_link_overrides(void)
@@ -310,8 +326,83 @@ static void test_link_overrides(void)
 	CU_ASSERT(r[0].lanes == 2 && r[0].speed == LINK_HDR && r[1].lanes == 2 && r[1].speed == LINK_HDR);
 }
 
+/*
+ * link[...]: one cable's own width, speed or length, named by either end
+ * (a node, a port, a range, a pattern), later settings over earlier ones
+ * and over link.speed; the cables it does not name stay as they were.
+ */
+static void test_link_sets(void)
+{
+	static const char *const one[] = { "link[h1].speed=EDR", NULL };
+	static const char *const sw_end[] = { "link[sw0/1].width=4x", NULL };
+	static const char *const pattern[] = { "link[h*].speed=NDR", NULL };
+	static const char *const over[] = { "link.speed=NDR", "link[h0].speed=SDR", NULL };
+	static const char *const later[] = { "link[h0].speed=EDR", "link[sw0/1-2].speed=FDR",
+					     "link[sw0/2].speed=QDR", NULL };
+	static const char *const len[] = { "link[h1/1].cable_m=10", NULL };
+	struct link_rate r[2];
+	sim_time_t prop[2];
+
+	rates_of(one, r);
+	CU_ASSERT(r[0].lanes == 1 && r[0].speed == LINK_HDR && r[1].lanes == 4 && r[1].speed == LINK_EDR);
+	rates_of(sw_end, r);
+	CU_ASSERT(r[0].lanes == 4 && r[0].speed == LINK_HDR && r[1].lanes == 4 && r[1].speed == LINK_HDR);
+	rates_of(pattern, r);
+	CU_ASSERT(r[0].lanes == 1 && r[0].speed == LINK_NDR && r[1].lanes == 4 && r[1].speed == LINK_NDR);
+	rates_of(over, r);
+	CU_ASSERT(r[0].speed == LINK_SDR && r[1].speed == LINK_NDR);
+	rates_of(later, r);
+	CU_ASSERT(r[0].speed == LINK_FDR && r[1].speed == LINK_QDR);
+	rates_of2(len, r, prop);
+	CU_ASSERT(prop[0] == 3 * 5000 && prop[1] == 10 * 5000);
+
+	/* the settings as given, for the JSON */
+	struct fab_params p;
+	char buf[160];
+
+	fab_params_default(&p);
+	SET_OK(&p, "link[leaf*/3-8].width=1x");
+	SET_OK(&p, "link[0x0002c90300a1b2c3].ber=1e-09");
+	CU_ASSERT_EQUAL_FATAL(p.nlink_sets, 2);
+	fab_link_set_format(&p.link_sets[0], buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "link[leaf*/3-8].width=1x");
+	fab_link_set_format(&p.link_sets[1], buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "link[0x0002c90300a1b2c3].ber=1e-09");
+	struct net_node x = { .id = "S-0002c90300a1b2c3", .desc = "spine", .guid = 0x0002c90300a1b2c3ULL };
+
+	CU_ASSERT(fab_link_set_matches(&p.link_sets[1], &x, 5));
+	x.desc = "leaf2";
+	CU_ASSERT(fab_link_set_matches(&p.link_sets[0], &x, 3));
+	CU_ASSERT(!fab_link_set_matches(&p.link_sets[0], &x, 2));
+	x.desc = "spine2";
+	CU_ASSERT(!fab_link_set_matches(&p.link_sets[0], &x, 3));
+
+	/* naming no cable is refused, naming the setting */
+	static const char text[] =
+		"Switch\t4 \"sw0\"\n[1]\t\"h0\"[1]\n[2]\t\"h1\"[1]\n"
+		"Hca\t1 \"h0\"\n[1]\t\"sw0\"[1]\nHca\t1 \"h1\"\n[1]\t\"sw0\"[2]\n";
+	struct fab_msgs m = { 0 };
+	struct net n;
+
+	CU_ASSERT_EQUAL_FATAL(topo_load_string(text, "w.net", &n, &d), 0);
+	fab_params_default(&p);
+	SET_OK(&p, "link[sw0/3].speed=EDR");
+	sim_diag_clear(&d);
+	CU_ASSERT_PTR_NULL(fab_create(&n, &p, &m, 1, &d));
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "link[sw0/3].speed=EDR: no connected port matches"));
+	net_free(&n);
+}
+
 static void test_set_bad(void)
 {
+	set_bad("link[sw0.speed=EDR", "link[sw0.speed=EDR", "expected link[NODE].KEY=VALUE");
+	set_bad("link[].speed=EDR", "link[]", "expected a node");
+	set_bad("link[sw0/0].speed=EDR", "link[sw0/0]", "'0' is not a port");
+	set_bad("link[sw0/3-1].speed=EDR", "link[sw0/3-1]", "'3-1' is not a port");
+	set_bad("link[sw0].sped=EDR", "link[sw0]", "'sped' is not a key of one link");
+	set_bad("link[sw0].speed=EDRX", "link[sw0]", "'EDRX'");
+	set_bad("link[sw0].drop_prob=1", "link[sw0]", "[0, 1)");
+	set_bad("link[sw0].cable_m=-2", "link[sw0]", "out of range");
 	set_bad("link.width=3x", "link.width", "1x, 2x, 4x, 8x or 12x");
 	set_bad("link.width=", "link.width", NULL);
 	set_bad("link.speed=FDR14", "link.speed", "'FDR14'");
@@ -579,6 +670,7 @@ static const struct test_case tests[] = {
 	{ "default is the hdr preset", test_defaults },
 	{ "every key can be set", test_set_every_key },
 	{ "link.speed keeps each link's width, link.width does not", test_link_overrides },
+	{ "link[...]: one cable's own width, speed and length", test_link_sets },
 	{ "bad values name the key", test_set_bad },
 	{ "did you mean", test_did_you_mean },
 	{ "cross-field checks", test_check },
