@@ -2244,6 +2244,8 @@ static int build_fabric(struct srv *s, const struct serve_opts *o, struct sim_di
 	/* no --topo: the built-in 16-host fat tree, as `ibfab run` uses */
 	if (o->topo ? topo_load(o->topo, &s->net, d) : topo_default(&s->net, d))
 		return -1;
+	if (fab_link_sets_cut(&s->net, &s->p, d))	/* link[...].state=down */
+		return -1;
 	if (sm_route(&s->net, o->routing, &so, d))
 		return -1;
 	s->nhosts = net_nhosts(&s->net);

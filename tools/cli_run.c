@@ -257,8 +257,9 @@ void cli_run_help_params(FILE *out)
 	}
 	fputs("\nOne cable or a group (what-ifs): --set 'link[NODE].KEY=VALUE',\n"
 	      "'link[NODE/PORT].KEY=VALUE' or 'link[NODE/LO-HI].KEY=VALUE' sets KEY (width,\n"
-	      "speed, cable_m, drop_prob, ber) for the cables at those ports of NODE: a node's\n"
-	      "id, description or GUID (0x...), or a shell pattern ('leaf*'). Both ends of a\n"
+	      "speed, cable_m, drop_prob, ber; state=down takes the cable out before routing,\n"
+	      "state=active puts it back) for the cables at those ports of NODE: a node's id,\n"
+	      "description or GUID (0x...), or a shell pattern ('leaf*'). Both ends of a\n"
 	      "cable take it; later settings win. A setting that names no cable is refused.\n", out);
 	fputs("\nPresets (ibfab run --preset NAME):", out);
 	for (int i = 0; fab_preset_names[i]; i++)
@@ -596,7 +597,7 @@ static int load_topology(struct cli_run *c)
 	} else {
 		rc = load_default_topology(c);
 	}
-	if (rc)
+	if (rc || fab_link_sets_cut(&c->net, &c->p, &c->d))
 		return -1;
 	/* the tables the user's SM wrote, or our engine's */
 	if (c->o->lft)

@@ -496,6 +496,7 @@ static int link_sets_apply(struct fab *f, int pi, struct link_rate *r, double *m
 		case FAB_LK_WIDTH: r->lanes = s->lanes; break;
 		case FAB_LK_SPEED: r->speed = s->speed; break;
 		case FAB_LK_CABLE_M: *metres = s->value; break;
+		case FAB_LK_STATE: break;	/* fab_link_sets_cut, before routing */
 		case FAB_LK_DROP:
 		case FAB_LK_BER:
 			if (!f->port_fault) {
@@ -577,6 +578,9 @@ static int link_sets_check(struct fab *f, struct sim_diag *d)
 	for (int k = 0; k < p->nlink_sets; k++) {
 		bool hit = false;
 		char what[160];
+
+		if (p->link_sets[k].key == FAB_LK_STATE)
+			continue;	/* applied to the graph, before routing */
 
 		for (int pi = 0; pi < f->nports && !hit; pi++)
 			hit = fab_link_set_matches(&p->link_sets[k], &f->net->nodes[f->ports[pi]->node->idx],

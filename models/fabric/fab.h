@@ -89,14 +89,14 @@ int fab_fabric_parse(const char *name);		/* enum value, or -1 */
  * descriptions), both directions. Later settings win over earlier ones.
  */
 #define FAB_LINK_SETS 32
-enum fab_link_key { FAB_LK_WIDTH, FAB_LK_SPEED, FAB_LK_CABLE_M, FAB_LK_DROP, FAB_LK_BER };
+enum fab_link_key { FAB_LK_WIDTH, FAB_LK_SPEED, FAB_LK_CABLE_M, FAB_LK_DROP, FAB_LK_BER, FAB_LK_STATE };
 
 struct fab_link_set {
 	char node[64];
 	uint8_t port_lo, port_hi;	/* 0-255: every port */
 	uint8_t key;			/* enum fab_link_key */
 	uint8_t lanes, speed;		/* width, speed */
-	double value;			/* cable_m, drop_prob, ber */
+	double value;			/* cable_m, drop_prob, ber; state: 1 down, 0 active */
 };
 
 struct fab_params {
@@ -182,6 +182,10 @@ int fab_params_set(struct fab_params *p, const char *kv, struct sim_diag *d);
 bool fab_link_set_matches(const struct fab_link_set *s, const struct net_node *n, int port);
 /* "link[NODE/PORT].KEY=VALUE" of set s into buf (JSON, messages). */
 void fab_link_set_format(const struct fab_link_set *s, char *buf, size_t len);
+/* The cables p's link[...].state settings leave down, taken out of n
+ * before it is routed (a cable that is not there); 0, or -1 with d naming
+ * a setting that matches no cable. */
+int fab_link_sets_cut(struct net *n, const struct fab_params *p, struct sim_diag *d);
 /* Cross-field checks (VLs in the tables exist, MTU fits the buffers, ...). */
 int fab_params_check(const struct fab_params *p, struct sim_diag *d);
 /* Print every key, its current value and meaning (for --help and docs). */

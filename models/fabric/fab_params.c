@@ -1136,6 +1136,22 @@ static const struct sim_param_table *const tables[] = {
 
 /* ---- link[NODE/PORT].KEY=VALUE: one cable's own value ---------------------- */
 
+/* state: down (the cable is not there) or active (it is, undoing an
+ * earlier down); kept in drop_prob's place of the scratch copy. */
+static int set_state(void *obj, const struct sim_param *k, const char *v,
+		     char *err, size_t errlen)
+{
+	struct fab_params *p = obj;
+
+	(void)k;
+	if (strcmp(v, "down") && strcmp(v, "active")) {
+		snprintf(err, errlen, "expected down or active, got '%s'", v);
+		return -1;
+	}
+	p->drop_prob = !strcmp(v, "down");
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	enum fab_link_key key;
@@ -1146,6 +1162,7 @@ static const struct {
 	{ "cable_m", FAB_LK_CABLE_M, set_cable },
 	{ "drop_prob", FAB_LK_DROP, set_drop },
 	{ "ber", FAB_LK_BER, set_ber },
+	{ "state", FAB_LK_STATE, set_state },
 };
 
 static int set_link(struct fab_params *p, const char *kv, struct sim_diag *d)
@@ -1202,12 +1219,12 @@ static int set_link(struct fab_params *p, const char *kv, struct sim_diag *d)
 		ls.lanes = tmp.lanes;
 		ls.speed = tmp.speed;
 		ls.value = ls.key == FAB_LK_CABLE_M ? tmp.cable_m :
-			   ls.key == FAB_LK_DROP ? tmp.drop_prob : tmp.ber;
+			   ls.key == FAB_LK_DROP || ls.key == FAB_LK_STATE ? tmp.drop_prob : tmp.ber;
 		p->link_sets[p->nlink_sets++] = ls;
 		return 0;
 	}
 	return sim_diag_set(d, NULL, 0, 0,
-			    "%s: '%s' is not a key of one link (width, speed, cable_m, drop_prob, ber)",
+			    "%s: '%s' is not a key of one link (width, speed, cable_m, drop_prob, ber, state)",
 			    kv, key);
 }
 
@@ -1239,10 +1256,53 @@ void fab_link_set_format(const struct fab_link_set *s, char *buf, size_t len)
 	switch ((enum fab_link_key)s->key) {
 	case FAB_LK_WIDTH: snprintf(val, sizeof(val), "%ux", s->lanes); break;
 	case FAB_LK_SPEED: snprintf(val, sizeof(val), "%s", link_speed_info(s->speed)->name); break;
+	case FAB_LK_STATE: snprintf(val, sizeof(val), "%s", s->value > 0 ? "down" : "active"); break;
 	default: snprintf(val, sizeof(val), "%g", s->value); break;
 	}
 	snprintf(buf, len, "link[%s%s].%s=%s", s->node, port,
 		 link_keys[s->key].name, val);
+}
+
+int fab_link_sets_cut(struct net *n, const struct fab_params *p, struct sim_diag *d)
+{
+	bool hit[FAB_LINK_SETS] = { false };
+	char what[160];
+
+	/* each cable once, from its end with the lower (node, port) */
+	for (int a = 0; a < n->nnodes; a++) {
+		for (int pa = 1; pa <= n->nodes[a].nports; pa++) {
+			struct net_port *x = &n->nodes[a].ports[pa];
+			int b = x->remote_node, pb = x->remote_port;
+			bool down = false;
+
+			if (b < 0 || b < a || (b == a && pb < pa))
+				continue;
+			for (int k = 0; k < p->nlink_sets; k++) {
+				const struct fab_link_set *s = &p->link_sets[k];
+
+				if (s->key != FAB_LK_STATE ||
+				    (!fab_link_set_matches(s, &n->nodes[a], pa) &&
+				     !fab_link_set_matches(s, &n->nodes[b], pb)))
+					continue;
+				hit[k] = true;
+				down = s->value > 0;	/* the last setting wins */
+			}
+			if (down) {
+				struct net_port *y = &n->nodes[b].ports[pb];
+
+				x->remote_node = y->remote_node = -1;
+				x->remote_port = y->remote_port = -1;
+			}
+		}
+	}
+	for (int k = 0; k < p->nlink_sets; k++)
+		if (p->link_sets[k].key == FAB_LK_STATE && !hit[k]) {
+			fab_link_set_format(&p->link_sets[k], what, sizeof(what));
+			return sim_diag_set(d, NULL, 0, 0,
+					    "%s: no cable at those ports (a node's id, description or GUID, or a pattern of them)",
+					    what);
+		}
+	return 0;
 }
 
 int fab_params_set(struct fab_params *p, const char *kv, struct sim_diag *d)

@@ -329,7 +329,8 @@ static void test_link_overrides(void)
 /*
  * link[...]: one cable's own width, speed or length, named by either end
  * (a node, a port, a range, a pattern), later settings over earlier ones
- * and over link.speed; the cables it does not name stay as they were.
+ * and over link.speed; the cables it does not name stay as they were;
+ * state=down takes a cable out before routing.
  */
 static void test_link_sets(void)
 {
@@ -390,6 +391,25 @@ static void test_link_sets(void)
 	sim_diag_clear(&d);
 	CU_ASSERT_PTR_NULL(fab_create(&n, &p, &m, 1, &d));
 	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "link[sw0/3].speed=EDR: no connected port matches"));
+
+	/* state=down takes a cable out of the graph (both ends), the last
+	 * setting for a cable wins, and one that names no cable is refused */
+	fab_params_default(&p);
+	SET_OK(&p, "link[h0].state=down");
+	SET_OK(&p, "link[sw0/2].state=down");
+	SET_OK(&p, "link[h1].state=active");
+	fab_link_set_format(&p.link_sets[0], buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "link[h0].state=down");
+	CU_ASSERT_EQUAL(fab_link_sets_cut(&n, &p, &d), 0);
+	CU_ASSERT(n.nodes[net_find(&n, "h0")].ports[1].remote_node < 0);
+	CU_ASSERT(n.nodes[net_find(&n, "sw0")].ports[1].remote_node < 0);
+	CU_ASSERT(n.nodes[net_find(&n, "h1")].ports[1].remote_node == net_find(&n, "sw0"));
+	CU_ASSERT(n.nodes[net_find(&n, "sw0")].ports[2].remote_node == net_find(&n, "h1"));
+	fab_params_default(&p);
+	SET_OK(&p, "link[sw0/3].state=down");
+	sim_diag_clear(&d);
+	CU_ASSERT_EQUAL(fab_link_sets_cut(&n, &p, &d), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "link[sw0/3].state=down: no cable at those ports"));
 	net_free(&n);
 }
 
@@ -403,6 +423,7 @@ static void test_set_bad(void)
 	set_bad("link[sw0].speed=EDRX", "link[sw0]", "'EDRX'");
 	set_bad("link[sw0].drop_prob=1", "link[sw0]", "[0, 1)");
 	set_bad("link[sw0].cable_m=-2", "link[sw0]", "out of range");
+	set_bad("link[sw0].state=up", "link[sw0]", "expected down or active");
 	set_bad("link.width=3x", "link.width", "1x, 2x, 4x, 8x or 12x");
 	set_bad("link.width=", "link.width", NULL);
 	set_bad("link.speed=FDR14", "link.speed", "'FDR14'");
