@@ -164,6 +164,13 @@ void cli_run_usage(FILE *out)
 "                     sim.max_csv_rows rows. links.csv stops at that many\n"
 "                     rows (whole samples), with a warning before the run\n"
 "                     when the interval given would reach it, and one after.\n"
+"  --pcap FILE        the packets as a capture (pcap, nanosecond times) for\n"
+"                     Wireshark or tshark: native InfiniBand, or RoCEv2 and\n"
+"                     TCP over Ethernet, headers as the model has them.\n"
+"                     Without --pcap-filter: what every host sends.\n"
+"  --pcap-filter F    KEY=V[,KEY=V...]: node=NODE[/PORT] (both directions of\n"
+"                     the cables there; a name, GUID or pattern, as in\n"
+"                     link[...]), from=TIME, to=TIME, count=N (the first N).\n"
 "  --reproducible     leave every wall-clock figure out of the outputs (wall_s\n"
 "                     is written as 0): two runs with the same inputs and seed\n"
 "                     then give byte-identical JSON and CSV, which is what the\n"
@@ -274,7 +281,7 @@ enum opt_id {
 	OPT_SEED, OPT_JSON, OPT_CSV, OPT_REPRODUCIBLE, OPT_QUIET,
 	OPT_ROUTING, OPT_ROOTS, OPT_LMC, OPT_SM, OPT_LFT,
 	OPT_TRACE, OPT_TRACE_FORMAT, OPT_EXPLAIN, OPT_TIMELINE, OPT_OP,
-	OPT_ALLOW_UNREACHABLE,
+	OPT_ALLOW_UNREACHABLE, OPT_PCAP, OPT_PCAP_FILTER,
 };
 
 static const struct cli_opt run_options[] = {
@@ -300,6 +307,8 @@ static const struct cli_opt run_options[] = {
 	{ "--trace-format", OPT_TRACE_FORMAT, true },
 	{ "--explain", OPT_EXPLAIN, true },
 	{ "--timeline", OPT_TIMELINE, true },
+	{ "--pcap", OPT_PCAP, true },
+	{ "--pcap-filter", OPT_PCAP_FILTER, true },
 	{ "--op", OPT_OP, true },
 	{ "--allow-unreachable", OPT_ALLOW_UNREACHABLE, false },
 };
@@ -467,6 +476,12 @@ static int parse_args(int argc, char **argv, struct cli_run_opts *o)
 		case OPT_TIMELINE:
 			rc = set_once(&o->timeline, name, val);
 			break;
+		case OPT_PCAP:
+			rc = set_once(&o->pcap, name, val);
+			break;
+		case OPT_PCAP_FILTER:
+			rc = set_once(&o->pcap_filter, name, val);
+			break;
 		case OPT_OP:
 			rc = set_once(&o->op, name, val);
 			if (!rc && strcmp(val, "write") && strcmp(val, "read") && strcmp(val, "send"))
@@ -480,6 +495,8 @@ static int parse_args(int argc, char **argv, struct cli_run_opts *o)
 		return usage_error("--trace and --traffic are two ways to say what runs: give one%s%s", "", "");
 	if (!o->trace && (o->trace_format || o->explain || o->timeline))
 		return usage_error("--trace-format, --explain and --timeline need --trace%s%s", "", "");
+	if (o->pcap_filter && !o->pcap)
+		return usage_error("--pcap-filter needs --pcap FILE%s%s", "", "");
 	if (o->lft && (o->routing || o->roots || o->lmc || o->sm))
 		return usage_error("--lft loads the routes: it excludes --routing, --roots, --lmc and --sm%s%s",
 				   "", "");
@@ -517,6 +534,9 @@ static int csv_open(struct cli_run *c, struct sim_diag *d)
 
 static int outputs_open(struct cli_run *c)
 {
+	/* a bad filter is refused before any output is made */
+	if (c->o->pcap && cli_pcap_filter(&c->pcap, c->o->pcap_filter, &c->d))
+		return -1;
 	if (c->o->json && !strcmp(c->o->json, "-"))
 		c->json_stdout = true;
 	else if (c->o->json && cli_out_open(&c->json, c->o->json, false, &c->d))
@@ -524,6 +544,8 @@ static int outputs_open(struct cli_run *c)
 	if (c->o->csv && csv_open(c, &c->d))
 		return -1;
 	if (c->o->timeline && cli_out_open(&c->timeline, c->o->timeline, false, &c->d))
+		return -1;
+	if (c->o->pcap && cli_out_open(&c->pcap_out, c->o->pcap, false, &c->d))
 		return -1;
 	return 0;
 }
@@ -536,6 +558,7 @@ static void outputs_free(struct cli_run *c, bool failed)
 	cli_out_free(&c->flows);
 	cli_out_free(&c->timeline);
 	cli_out_free(&c->colls);
+	cli_out_free(&c->pcap_out);
 	if (failed && c->csv_dir_created)
 		rmdir(c->o->csv);
 	cli_out_untrack_dir();
@@ -761,6 +784,8 @@ int cli_run_simulate(struct cli_run *c)
 	if ((c->o->json || c->o->csv) && !c->o->trace && fab_keep_results(c->fab))
 		return sim_diag_set(&c->d, "", 0, 0, "cannot make a temporary file for the messages' records: %s",
 				    strerror(errno));
+	if (c->pcap_out.f && cli_pcap_start(&c->pcap, c->pcap_out.f, c->fab, &c->net, &c->d))
+		return -1;
 	if (c->before_run && c->before_run(c, c->before_run_ctx))
 		return -1;
 	if (c->o->csv) {
@@ -823,6 +848,10 @@ static int write_outputs(struct cli_run *c, const struct cli_report *r)
 	if (c->timeline.f && trace_timeline_write(c->timeline.f, &c->prog, &c->tres))
 		return sim_diag_set(&c->d, c->timeline.path, 0, 0, "write error");
 	if (cli_out_close(&c->timeline, &c->d) || cli_out_commit(&c->timeline, &c->d))
+		return -1;
+	if (c->pcap.err)
+		return sim_diag_set(&c->d, c->pcap_out.path, 0, 0, "write error");
+	if (cli_out_close(&c->pcap_out, &c->d) || cli_out_commit(&c->pcap_out, &c->d))
 		return -1;
 	if (cli_out_close(&c->json, &c->d) || cli_out_close(&c->links, &c->d) ||
 	    cli_out_close(&c->flows, &c->d))

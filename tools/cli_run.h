@@ -18,6 +18,7 @@
 #include "models/net/net.h"
 #include "sim/sim_diag.h"
 #include "tools/cli_out.h"
+#include "tools/cli_pcap.h"
 #include "tools/cli_report.h"
 #include "traces/trace.h"
 #include "traces/trace_replay.h"
@@ -65,6 +66,8 @@ struct cli_run_opts {
 	const char *explain;
 	const char *timeline;
 	const char *op;		/* --op: the default op= of every --traffic spec */
+	const char *pcap;	/* --pcap FILE: the packets as a capture (cli_pcap.c) */
+	const char *pcap_filter;	/* --pcap-filter: which of them */
 	/* results kept streamed (`ibfab run`): the traffic as a compact list
 	 * (fab.h) whose records an output reads back from disk, a trace's
 	 * flows read from its steps; unset (compare), every message and
@@ -88,6 +91,8 @@ struct cli_run {
 	struct cli_out json;
 	bool json_stdout;
 	struct cli_out links, flows, timeline, colls;
+	struct cli_out pcap_out;
+	struct cli_pcap pcap;
 	/* --trace */
 	struct trace trace;
 	struct trace_program prog;

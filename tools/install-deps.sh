@@ -15,6 +15,8 @@ packages=(
 	graphviz valgrind python3
 	# /usr/bin/time: bench/pairs and bench/run time runs with it (e2e.bench_pairs)
 	time
+	# tshark: the interop test reads --pcap captures with Wireshark's dissectors
+	tshark
 )
 
 missing=()

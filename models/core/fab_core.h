@@ -136,6 +136,8 @@ struct fab {
 	 * the messages in flight when the list is compact, and the completion
 	 * times of every delivered message (fab_live.c) */
 	struct fab_port_fault *port_fault;	/* per port (f->ports order), or NULL: p's */
+	fab_tap_fn tap_fn;		/* the capture the tapped ports' packets go to */
+	void *tap_ctx;
 	struct fab_plan *plans;
 	uint64_t *run_next;	/* compact list: each run's next message to post */
 	struct fab_live *live;

@@ -763,6 +763,15 @@ int fab_run(struct fab *f, struct sim_diag *d)
 	return 0;
 }
 
+void fab_set_tap(struct fab *f, int i, fab_tap_fn fn, void *ctx)
+{
+	if (i < 0 || i >= f->nports)
+		return;
+	f->tap_fn = fn;
+	f->tap_ctx = ctx;
+	f->ports[i]->tap = true;
+}
+
 bool fab_time_limit_reached(const struct fab *f)
 {
 	return f->p.max_time_ns && f->eng.now >= f->p.max_time_ns * SIM_NS;

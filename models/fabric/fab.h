@@ -410,6 +410,14 @@ void fab_totals(const struct fab *f, struct fab_totals *t);
  * or not, and how many: the summary's percentiles, in either form of the
  * list (sim_samples: exact to 2^20, then within 1/4096). After the run. */
 struct sim_samples *fab_completions(const struct fab *f, uint64_t *n_done);
+/* A capture: fn sees every packet that port i (fab_port order) starts to
+ * send, at the time its first bit leaves, with its headers as the model
+ * has them (models/core/pkt.h). Data and ACK packets, not link-level
+ * flow-control packets. Before fab_run; one fn for every tapped port. */
+struct pkt;
+typedef void (*fab_tap_fn)(void *ctx, int port, const struct pkt *p, sim_time_t t);
+void fab_set_tap(struct fab *f, int i, fab_tap_fn fn, void *ctx);
+
 /* Keep every message's record for after the run (a compact list: on disk;
  * an explicit list has them in place). Before fab_run; 0 or -1. */
 int fab_keep_results(struct fab *f);

@@ -293,6 +293,8 @@ static void port_start_tx(struct port *pt, uint32_t idx, enum ib_vlarb_table tab
 
 	/* Onto the wire. */
 	f->tot.packet_hops++;
+	if (pt->tap)	/* a capture (fab_set_tap): its first bit leaves now */
+		f->tap_fn(f->tap_ctx, (int)(pt->comp - f->port_comp0), p, now);
 	if (pt->peer_is_sw)
 		p->t_event = now + pt->prop + f->sw_lat;
 	else

@@ -226,6 +226,7 @@ struct port {
 	bool tx_busy;
 	bool is_sw : 1, peer_is_sw : 1;	/* this end, the other end: a switch (else a CA) */
 	bool has_ibcc : 1;		/* ibcc is set */
+	bool tap : 1;			/* its packets go to fab.tap_fn as they leave (a capture) */
 	uint8_t in_flight;		/* switch input: packets it is feeding to outputs now */
 	/* a switch port */
 	uint8_t tx_src_vl;
