@@ -144,6 +144,7 @@ struct cmp_result {
 	size_t tp_n;
 	uint64_t cpu_ps;		/* host CPU time on communication, all hosts */
 	int nhosts;
+	int nactive;			/* hosts that posted, completed or received */
 	uint64_t events;
 	double wall_s;
 	struct cmp_coll *coll;		/* trace collectives, in trace order */
@@ -238,7 +239,8 @@ void cli_compare_usage(FILE *out)
 "  segments resent) retransmitted_packets seq_naks ack_timeouts tcp_segments\n"
 "  tcp_retransmits tcp_timeouts tcp_fast_recoveries timeouts (ACK timeouts or\n"
 "  TCP RTOs) pause_frames paused_ps xmit_wait_ps (credit stalls) ecn_marks\n"
-"  cnps (CNPs, or BECNs with IB CC) cpu_ps cpu_ps_per_host events wall_s\n"
+"  cnps (CNPs, or BECNs with IB CC) cpu_ps cpu_ps_per_host (per active host)\n"
+"  active_hosts syscalls interrupts context_switches cpu_copy_bytes events wall_s\n"
 "  collectives [{name collective algorithm bytes ranks start_ps end_ps\n"
 "  time_ps algbw_gbps busbw_gbps}] (GB/s, as nccl-tests and 'ibfab run')\n"
 "  sends_end_ps (traces: when the last point-to-point send was delivered)\n"
@@ -575,6 +577,8 @@ static int collect(struct cli_run *run, struct tp_sampler *tp, struct cmp_result
 
 		if (h)
 			host_cpu += h->cpu_ps;
+		if (h && (h->posts || h->dma_writes || h->cqes))
+			res->nactive++;
 	}
 	res->nhosts = net_nhosts(&run->net);
 	/* the HCA host model's CPU time, or the fabric's total when it counts
@@ -713,7 +717,7 @@ static int run_fabric(struct cmp_ctx *c, int k)
 #define LABEL_W 22
 #define COL_W 14
 
-enum cell_kind { CELL_COUNT, CELL_TIME };
+enum cell_kind { CELL_COUNT, CELL_TIME, CELL_BYTES };
 
 static void row_vals(FILE *out, const struct cmp_ctx *c, const char *label, const uint64_t *v,
 		     enum cell_kind kind)
@@ -724,6 +728,8 @@ static void row_vals(FILE *out, const struct cmp_ctx *c, const char *label, cons
 	for (int k = 0; k < c->nres; k++) {
 		if (kind == CELL_TIME)
 			cli_fmt_time(v[k], buf, sizeof(buf));
+		else if (kind == CELL_BYTES)
+			cli_fmt_bytes(v[k], buf, sizeof(buf));
 		else
 			snprintf(buf, sizeof(buf), "%" PRIu64, v[k]);
 		fprintf(out, "%*s", COL_W, buf);
@@ -771,9 +777,11 @@ static uint64_t timeouts(const struct cmp_result *r)
 	return r->t.ack_timeouts > r->t.tcp_timeouts ? r->t.ack_timeouts : r->t.tcp_timeouts;
 }
 
+/* Over the hosts that took part, not every host of the topology: an
+ * incast's idle hosts would thin it out. */
 static uint64_t cpu_per_host(const struct cmp_result *r)
 {
-	return r->nhosts ? r->cpu_ps / (uint64_t)r->nhosts : 0;
+	return r->nactive ? r->cpu_ps / (uint64_t)r->nactive : 0;
 }
 
 
@@ -823,7 +831,10 @@ static void print_table(FILE *out, const struct cmp_ctx *c)
 	ROW(out, c, "credit stalls", CELL_TIME, r->t.xmit_wait_ps);
 	ROW(out, c, "ECN marks", CELL_COUNT, r->t.ecn_marks);
 	ROW(out, c, "CNPs", CELL_COUNT, r->t.cnps);
-	ROW(out, c, "CPU per host", CELL_TIME, cpu_per_host(r));
+	ROW(out, c, "CPU per active host", CELL_TIME, cpu_per_host(r));
+	ROW(out, c, "system calls", CELL_COUNT, r->t.kernel.syscalls);
+	ROW(out, c, "interrupts", CELL_COUNT, r->t.kernel.interrupts);
+	ROW(out, c, "copied by a CPU", CELL_BYTES, r->t.kernel.cpu_copy_bytes);
 	if (r0->has_sends)
 		ROW(out, c, "sends done at", CELL_TIME, r->sends_end_ps);
 	for (size_t i = 0; i < r0->ncoll && i < TABLE_MAX_COLLS; i++) {
@@ -904,6 +915,11 @@ static void json_fabric(struct sim_json *j, const struct cmp_ctx *c, const struc
 	sim_json_ku64(j, "cnps", r->t.cnps);
 	sim_json_ku64(j, "cpu_ps", r->cpu_ps);
 	sim_json_ku64(j, "cpu_ps_per_host", cpu_per_host(r));
+	sim_json_ku64(j, "active_hosts", (uint64_t)r->nactive);
+	sim_json_ku64(j, "syscalls", r->t.kernel.syscalls);
+	sim_json_ku64(j, "interrupts", r->t.kernel.interrupts);
+	sim_json_ku64(j, "context_switches", r->t.kernel.ctx_switches);
+	sim_json_ku64(j, "cpu_copy_bytes", r->t.kernel.cpu_copy_bytes);
 	sim_json_ku64(j, "events", r->events);
 	sim_json_kdouble(j, "wall_s", c->o->reproducible ? 0 : r->wall_s);
 	if (c->is_trace) {

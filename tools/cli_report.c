@@ -131,6 +131,55 @@ static uint64_t port_wait(const struct fab_port_info *pi)
 	return w;
 }
 
+static void label(FILE *out, const char *l)
+{
+	fprintf(out, "%-*s", LABEL_W, l);
+}
+
+/* A host that took part: it posted, completed or received something. */
+static bool host_active(const struct host_stats *h)
+{
+	return h->posts || h->dma_writes || h->cqes;
+}
+
+/* What the kernel did (fabric=tcp), or that verbs bypassed it: the
+ * lesson's counts, and the kernel's CPU time taken apart by cost. */
+static void summary_kernel(FILE *out, const struct fab_kernel *k, const struct fab_params *p)
+{
+	char a[32], b[32], c[32], d[32], e[32];
+
+	label(out, "kernel");
+	if (!fab_kind_of(p)->tcp) {
+		fprintf(out, "bypassed (verbs): 0 system calls, 0 interrupts, 0 bytes copied by a CPU\n");
+		return;
+	}
+	fprintf(out, "%" PRIu64 " system call%s, %" PRIu64 " interrupt%s, %" PRIu64
+		" context switch%s, %s copied by a CPU\n", k->syscalls, k->syscalls == 1 ? "" : "s",
+		k->interrupts, k->interrupts == 1 ? "" : "s", k->ctx_switches,
+		k->ctx_switches == 1 ? "" : "es", cli_fmt_bytes(k->cpu_copy_bytes, a, sizeof(a)));
+	label(out, "");
+	fprintf(out, "CPU: system calls %s, copies %s, protocol %s, interrupts %s, wake-ups %s\n",
+		cli_fmt_time(k->syscall_ps, a, sizeof(a)), cli_fmt_time(k->copy_ps, b, sizeof(b)),
+		cli_fmt_time(k->proto_ps, c, sizeof(c)), cli_fmt_time(k->irq_ps, d, sizeof(d)),
+		cli_fmt_time(k->wake_ps, e, sizeof(e)));
+}
+
+static void json_kernel(struct sim_json *j, const struct fab_kernel *k)
+{
+	sim_json_key(j, "kernel");
+	sim_json_obj_begin(j);
+	sim_json_ku64(j, "syscalls", k->syscalls);
+	sim_json_ku64(j, "interrupts", k->interrupts);
+	sim_json_ku64(j, "context_switches", k->ctx_switches);
+	sim_json_ku64(j, "cpu_copy_bytes", k->cpu_copy_bytes);
+	sim_json_ku64(j, "syscall_ps", k->syscall_ps);
+	sim_json_ku64(j, "copy_ps", k->copy_ps);
+	sim_json_ku64(j, "protocol_ps", k->proto_ps);
+	sim_json_ku64(j, "interrupt_ps", k->irq_ps);
+	sim_json_ku64(j, "wakeup_ps", k->wake_ps);
+	sim_json_obj_end(j);
+}
+
 static void run_stats(const struct cli_report *r, struct run_stats *s)
 {
 	struct sim_samples cs;
@@ -214,11 +263,6 @@ static void run_stats(const struct cli_report *r, struct run_stats *s)
 			s->top_wait[k] = w;
 		}
 	}
-}
-
-static void label(FILE *out, const char *l)
-{
-	fprintf(out, "%-*s", LABEL_W, l);
 }
 
 /*
@@ -410,12 +454,14 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 			s.t.acks, s.t.retransmitted, s.t.seq_naks, s.t.ack_timeouts, s.t.rnr_naks);
 	if (r->params->host_model) {
 		struct host_stats sum = { 0 };
+		int active = 0;
 
 		for (int i = 0; i < r->net->nnodes; i++) {
 			const struct host_stats *h = fab_host_stats(r->fab, i);
 
 			if (!h)
 				continue;
+			active += host_active(h);
 			sum.pcie_rd_bytes += h->pcie_rd_bytes;
 			sum.pcie_wr_bytes += h->pcie_wr_bytes;
 			sum.hostmem_bytes += h->hostmem_bytes;
@@ -428,9 +474,11 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 			cli_fmt_bytes(sum.pcie_wr_bytes, b, sizeof(b)),
 			cli_fmt_bytes(sum.hostmem_bytes, c, sizeof(c)), sum.staging_copies);
 		label(out, "");
-		fprintf(out, "CPU %s in all, %s per message (posts, polls, copies)\n",
+		fprintf(out, "CPU %s in all, %s per message (posts, polls, copies), %s per active host (%d)\n",
 			cli_fmt_time(sum.cpu_ps, a, sizeof(a)),
-			cli_fmt_time(s.n_total ? sum.cpu_ps / s.n_total : 0, b, sizeof(b)));
+			cli_fmt_time(s.n_total ? sum.cpu_ps / s.n_total : 0, b, sizeof(b)),
+			cli_fmt_time(active ? sum.cpu_ps / (uint64_t)active : 0, c, sizeof(c)), active);
+		summary_kernel(out, &s.t.kernel, fab_get_params(r->fab));
 	}
 	if (!eth) {
 		label(out, "FC packets");
@@ -655,8 +703,11 @@ static void json_hosts(struct sim_json *j, const struct cli_report *r)
 	for (int i = 0; i < r->net->nnodes; i++) {
 		const struct host_stats *h = fab_host_stats(r->fab, i);
 
-		if (!h || !(h->posts || h->dma_writes || h->cqes))
+		struct fab_kernel k;
+
+		if (!h || !host_active(h))
 			continue;
+		fab_host_kernel(r->fab, i, &k);
 		sim_json_obj_begin(j);
 		sim_json_kstr(j, "node", node_desc(r->net, i));
 		sim_json_ku64(j, "pcie_rd_bytes", h->pcie_rd_bytes);
@@ -668,6 +719,7 @@ static void json_hosts(struct sim_json *j, const struct cli_report *r)
 		sim_json_ku64(j, "staging_copies", h->staging_copies);
 		sim_json_ku64(j, "posts", h->posts);
 		sim_json_ku64(j, "cqes", h->cqes);
+		json_kernel(j, &k);
 		sim_json_obj_end(j);
 	}
 	sim_json_arr_end(j);
@@ -758,6 +810,7 @@ int cli_report_json(FILE *out, const struct cli_report *r)
 	sim_json_ku64(&j, "tcp_timeouts", s.t.tcp_timeouts);
 	sim_json_ku64(&j, "tcp_fast_recoveries", s.t.tcp_fast_recoveries);
 	sim_json_ku64(&j, "cpu_ps", s.t.cpu_ps);
+	json_kernel(&j, &s.t.kernel);
 	sim_json_ku64(&j, "acks", s.t.acks);
 	sim_json_ku64(&j, "retransmitted_packets", s.t.retransmitted);
 	sim_json_ku64(&j, "seq_naks", s.t.seq_naks);

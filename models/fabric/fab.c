@@ -763,6 +763,13 @@ int fab_run(struct fab *f, struct sim_diag *d)
 	return 0;
 }
 
+void fab_host_kernel(const struct fab *f, int node, struct fab_kernel *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (node >= 0 && node < f->nnodes && f->rc_transport)
+		tcp_host_kernel(f->nodes[node].hca, k);
+}
+
 void fab_set_tap(struct fab *f, int i, fab_tap_fn fn, void *ctx)
 {
 	if (i < 0 || i >= f->nports)

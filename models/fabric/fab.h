@@ -377,6 +377,18 @@ void fab_port_sample(const struct fab *f, int i, struct fab_sample *s);
 const struct host_stats *fab_host_stats(const struct fab *f, int node);
 
 /* Totals over the run. */
+/*
+ * What the kernel's network stack did for the traffic, on one host or in
+ * all (fabric=tcp, models/tcp/tcp_host.c; verbs bypass it, and stay 0):
+ * system calls (send, recv), interrupts, the reader's wake-ups, the bytes a
+ * CPU copied between user and kernel memory, and the CPU time by cost.
+ */
+struct fab_kernel {
+	uint64_t syscalls, interrupts, ctx_switches;
+	uint64_t cpu_copy_bytes;
+	uint64_t syscall_ps, copy_ps, proto_ps, irq_ps, wake_ps;
+};
+
 struct fab_totals {
 	uint64_t packets_delivered, bytes_delivered, payload_delivered;
 	uint64_t packet_hops;
@@ -403,6 +415,8 @@ struct fab_totals {
 	uint64_t tcp_gave_up;		/* connections given up after tcp.retries2 timeouts */
 	/* host CPU time spent on communication, summed over hosts (models/host, tcp) */
 	uint64_t cpu_ps;
+	/* the kernel's share of it (fabric=tcp; verbs bypass the kernel: 0) */
+	struct fab_kernel kernel;
 	sim_time_t end_ps;
 };
 void fab_totals(const struct fab *f, struct fab_totals *t);
@@ -425,6 +439,8 @@ int fab_keep_results(struct fab *f);
  * read back, or - never posted - its input in *tmp); NULL on a read
  * error or when fab_keep_results was not asked. Read in index order. */
 const struct fab_msg *fab_msg_result(const struct fab *f, size_t id, struct fab_msg *tmp);
+/* Host `node`'s kernel counters (all 0 for a switch or without TCP). */
+void fab_host_kernel(const struct fab *f, int node, struct fab_kernel *k);
 /* Messages in flight with state of their own (a compact list; 0 else),
  * and the most there were at once. */
 size_t fab_live_count(const struct fab *f, size_t *peak);

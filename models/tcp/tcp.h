@@ -136,6 +136,9 @@ struct tcp_host {
 	struct tcp_host_stats {
 		uint64_t cpu_ps;
 		uint64_t syscalls, irqs, ctx_switches, segs_tx, segs_rx, copy_bytes;
+		/* cpu_ps by cost: system calls, copies, per-segment protocol
+		 * work, interrupts, waking the reader */
+		uint64_t syscall_ps, copy_ps, proto_ps, irq_ps, wake_ps;
 	} st;
 };
 
@@ -176,6 +179,8 @@ struct hca_swqe;
 struct pkt;
 struct fab;
 struct fab_totals;
+struct fab_kernel;
+struct hca;
 
 /* The transport that carries a TCP fabric's RC QPs (tcp_conn.c: the
  * connection under a QP); the builder sets fab.rc_transport to it. */
@@ -186,6 +191,8 @@ extern const struct hca_transport_ops *const tcp_transport;
 uint32_t tcp_wire_bytes(const struct tcp_params *p, uint32_t len);
 /* Add this fabric's TCP counters and host-stack CPU time to t. */
 void tcp_totals(const struct fab *f, struct fab_totals *t);
+/* Add the kernel counters of host h's cores to k. */
+void tcp_host_kernel(const struct hca *h, struct fab_kernel *k);
 
 struct tcp_conn_stats {
 	uint64_t segs_sent, segs_rcvd, retransmits, timeouts, fast_recoveries;

@@ -1050,12 +1050,35 @@ static void tcp_timer(struct hca_qp *qp, sim_time_t t)
 	hca_qp_update_active(qp);
 }
 
+void tcp_host_kernel(const struct hca *h, struct fab_kernel *k)
+{
+	const struct tcp_cores *cs = h ? h->xport_host : NULL;
+
+	for (uint32_t i = 0; cs && i < cs->n; i++) {
+		const struct tcp_host_stats *st = &cs->v[i].st;
+
+		k->syscalls += st->syscalls;
+		k->interrupts += st->irqs;
+		k->ctx_switches += st->ctx_switches;
+		k->cpu_copy_bytes += st->copy_bytes;
+		k->syscall_ps += st->syscall_ps;
+		k->copy_ps += st->copy_ps;
+		k->proto_ps += st->proto_ps;
+		k->irq_ps += st->irq_ps;
+		k->wake_ps += st->wake_ps;
+	}
+}
+
 void tcp_totals(const struct fab *f, struct fab_totals *t)
 {
 	t->tcp_segments = t->tcp_retransmits = t->tcp_timeouts = t->tcp_fast_recoveries = 0;
 	t->tcp_gave_up = 0;
+	memset(&t->kernel, 0, sizeof(t->kernel));
 	for (int i = 0; i < f->nnodes; i++) {
 		const struct hca *h = f->nodes[i].hca;
+
+		if (f->rc_transport)	/* the kernel's stack carries the RC QPs */
+			tcp_host_kernel(h, &t->kernel);
 
 		for (uint32_t q = 0; h && q < h->nqps; q++) {
 			const struct hca_qp *qp = h->qps[q];

@@ -136,6 +136,9 @@ sim_time_t tcp_host_send(struct tcp_host *th, const struct tcp_params *p, double
 	*c0 = s;
 	th->tx_free = s + work;
 	th->st.cpu_ps += (sim_time_t)p->syscall_ns * SIM_NS + work;
+	th->st.syscall_ps += (sim_time_t)p->syscall_ns * SIM_NS;
+	th->st.copy_ps += tcp_copy_ps(bytes, gbps);
+	th->st.proto_ps += (sim_time_t)nseg * p->seg_cpu_ns * SIM_NS;
 	th->st.syscalls++;
 	th->st.segs_tx += nseg;
 	th->st.copy_bytes += bytes;
@@ -153,12 +156,14 @@ sim_time_t tcp_host_rx_seg(struct tcp_host *th, const struct tcp_params *p, sim_
 		th->batch = 0;
 		th->st.irqs++;
 		th->st.cpu_ps += irq;
+		th->st.irq_ps += irq;
 	} else {
 		s = th->rx_free;
 	}
 	th->batch++;
 	th->rx_free = s + seg;
 	th->st.cpu_ps += seg;
+	th->st.proto_ps += seg;
 	th->st.segs_rx++;
 	return s + seg;
 }
@@ -171,14 +176,17 @@ sim_time_t tcp_host_rx_copy(struct tcp_host *th, const struct tcp_params *p, dou
 	if (first) {
 		s += (sim_time_t)p->ctx_switch_ns * SIM_NS;
 		th->st.cpu_ps += (sim_time_t)p->ctx_switch_ns * SIM_NS;
+		th->st.wake_ps += (sim_time_t)p->ctx_switch_ns * SIM_NS;
 		th->st.ctx_switches++;
 	}
 	s += c;
 	th->st.cpu_ps += c;
+	th->st.copy_ps += c;
 	th->st.copy_bytes += bytes;
 	if (last) {
 		s += (sim_time_t)p->syscall_ns * SIM_NS;
 		th->st.cpu_ps += (sim_time_t)p->syscall_ns * SIM_NS;
+		th->st.syscall_ps += (sim_time_t)p->syscall_ns * SIM_NS;
 		th->st.syscalls++;
 	}
 	th->app_free = s;

@@ -22,7 +22,8 @@ cat "$tmp/a/table.txt"
 for row in "completion time" "relative to ib" "throughput" "transfers done" \
 	   "transfer time p50" "p99" "max" "drops" "retransmissions" "timeouts" \
 	   "pause frames (PFC)" "paused time" "credit stalls" "ECN marks" "CNPs" \
-	   "CPU per host" "sends done at" "ring_allreduce" "bus bandwidth" \
+	   "CPU per active host" "system calls" "interrupts" "copied by a CPU" \
+	   "sends done at" "ring_allreduce" "bus bandwidth" \
 	   "ring allreduce 64MiB over 16 ranks" "8-to-1 incast" "default" "compare.svg"; do
 	grep -qF -- "$row" "$tmp/a/table.txt" || fail "table lacks '$row'"
 done
@@ -77,6 +78,22 @@ if fab:
     if ib.get("relative_time") != 1: bad.append("ib relative_time != 1")
     if tcp.get("cpu_ps_per_host", 0) <= ib.get("cpu_ps_per_host", 0):
         bad.append("tcp does not cost more CPU than ib")
+    # the lesson: verbs bypass the kernel and copy nothing; TCP copies each
+    # byte twice (into the socket and out of it), in system calls, with
+    # interrupts. The payload: the ring allreduce's 2 (N-1)/N x 64 MiB a
+    # rank over 16 ranks, and the incast's 8 x 4 MiB.
+    payload = 16 * 2 * 15 * (64 << 20) // 16 + 8 * (4 << 20)
+    for n in ["ib", "roce", "roce-lossy"]:
+        f = fab.get(n, {})
+        if f.get("syscalls") != 0 or f.get("interrupts") != 0 or f.get("cpu_copy_bytes") != 0:
+            bad.append(f"{n}: kernel work {f.get('syscalls')} syscalls, {f.get('interrupts')} interrupts, {f.get('cpu_copy_bytes')} bytes copied")
+    # (each message rides the stream with its 16-byte header, docs/tcp.md)
+    framed = payload + 16 * tcp.get("messages_total", 0)
+    if tcp.get("cpu_copy_bytes") != 2 * framed:
+        bad.append(f"tcp copied {tcp.get('cpu_copy_bytes')} bytes, not twice the payload and headers {framed}")
+    if tcp.get("syscalls", 0) <= 0 or tcp.get("interrupts", 0) <= tcp.get("syscalls", 0):
+        bad.append(f"tcp: {tcp.get('syscalls')} syscalls, {tcp.get('interrupts')} interrupts (more interrupts than calls: one a batch of segments)")
+    if tcp.get("active_hosts") != 16: bad.append(f"tcp: {tcp.get('active_hosts')} active hosts")
 rows = list(csv.DictReader(open(os.path.join(d, "out.csv"))))
 if [r["fabric"] for r in rows] != ["ib", "roce", "roce-lossy", "tcp"]:
     bad.append("CSV: not one row per fabric")

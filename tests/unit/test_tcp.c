@@ -471,6 +471,20 @@ static void test_small_latency(void)
 			lat_tcp / 1e6, lat_roce / 1e6, (lat_tcp - lat_roce) / 1e6, extra / 1e6);
 	CU_ASSERT_DOUBLE_EQUAL(lat_tcp - lat_roce, extra, 1000);
 	CU_ASSERT(lat_tcp > 3 * lat_roce);
+	/* the kernel's counters take the extra time apart: every cost it
+	 * charged lies on this lone message's path, so they add up to it
+	 * (within 1%), and verbs charged none */
+	struct fab_totals tt, tr;
+
+	fab_totals(tcp.f, &tt);
+	fab_totals(roce.f, &tr);
+	double parts = (double)(tt.kernel.syscall_ps + tt.kernel.copy_ps + tt.kernel.proto_ps +
+				tt.kernel.irq_ps + tt.kernel.wake_ps);
+
+	CU_ASSERT_DOUBLE_EQUAL(parts / (lat_tcp - lat_roce), 1, 0.01);
+	CU_ASSERT(tt.kernel.syscalls == 2 && tt.kernel.interrupts == 1 && tt.kernel.ctx_switches == 1);
+	CU_ASSERT_EQUAL(tt.kernel.cpu_copy_bytes, 2 * stream);
+	CU_ASSERT(tr.kernel.syscalls == 0 && tr.kernel.interrupts == 0 && tr.kernel.cpu_copy_bytes == 0);
 	one_free(&tcp);
 	one_free(&roce);
 }
