@@ -126,10 +126,9 @@ static void msg_delivered(struct fab *f, int32_t mi, sim_time_t t)
 
 	if (!m || m->done || m->lost)
 		return;
-	/* Without GPUDirect, GPU data lands in a host bounce buffer and the
-	 * program copies it to the GPU (models/host: host_needs_staging). */
-	if (f->p.host_model && m->mem == HCA_MEM_GPU &&
-	    host_needs_staging(&f->p.host, HCA_MEM_GPU)) {
+	/* Without GPUDirect (or over a socket), GPU data lands in a host
+	 * bounce buffer and the program copies it to the GPU. */
+	if (fab_msg_stages(f, m)) {
 		struct hca *h = f->nodes[m->op == FAB_OP_READ ? m->src : m->dst].hca;
 
 		t = host_stage_host_to_gpu(&h->host, t, m->bytes);

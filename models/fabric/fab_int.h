@@ -85,6 +85,20 @@ void fab_msg_finished(struct fab *f, uint32_t id, struct fab_msg *m);
 void fab_live_each(const struct fab *f, void (*fn)(const struct fab_msg *m, uint32_t id,
 						    void *ctx), void *ctx);
 
+/*
+ * Whether message m's GPU data goes through a host bounce buffer (the
+ * program's cudaMemcpy before the post and after the delivery,
+ * models/host): without GPUDirect RDMA, and always over a socket, since
+ * the kernel's stack reads and writes host memory only (fabric=tcp's RC
+ * messages; its datagrams are RoCEv2 and use GPUDirect like RoCE's).
+ */
+static inline bool fab_msg_stages(const struct fab *f, const struct fab_msg *m)
+{
+	return f->p.host_model && m->mem == HCA_MEM_GPU &&
+	       (host_needs_staging(&f->p.host, HCA_MEM_GPU) ||
+		(f->rc_transport && !fab_msg_is_ud(m)));
+}
+
 /* Message id's state: its entry of an explicit list, or its slot in
  * flight; NULL when there is none (not a traffic message, or not in
  * flight). */

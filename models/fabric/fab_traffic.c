@@ -76,11 +76,12 @@ static struct hca_mr *whole_mr(struct fab *f, struct hca *h, enum hca_mem mem)
 }
 
 /* The region the HCA touches for message m at node h: a GPU buffer is used
- * in place with GPUDirect, through a host bounce buffer without it. */
+ * in place with GPUDirect, through a host bounce buffer without it or over
+ * a socket (fab_msg_stages). */
 static struct hca_mr *msg_mr(struct fab *f, struct hca *h, const struct fab_msg *m)
 {
 	enum hca_mem mem = m->mem == HCA_MEM_GPU && f->p.host_model &&
-			   !host_needs_staging(&f->p.host, HCA_MEM_GPU) ? HCA_MEM_GPU : HCA_MEM_HOST;
+			   !fab_msg_stages(f, m) ? HCA_MEM_GPU : HCA_MEM_HOST;
 
 	return whole_mr(f, h, mem);
 }
@@ -321,10 +322,10 @@ void fab_traffic_post_now(struct fab *f, uint32_t mi)
 		}
 		s->inflight++;
 	}
-	/* GPU data without GPUDirect: the program first copies it to host
-	 * memory (cudaMemcpy), then posts (models/host). A READ stages after. */
-	if (!m->staged && m->op != FAB_OP_READ && f->p.host_model &&
-	    m->mem == HCA_MEM_GPU && host_needs_staging(&f->p.host, HCA_MEM_GPU)) {
+	/* GPU data without GPUDirect (or for a socket): the program first
+	 * copies it to host memory (cudaMemcpy), then posts (models/host). A
+	 * READ stages after. */
+	if (!m->staged && m->op != FAB_OP_READ && fab_msg_stages(f, m)) {
 		sim_time_t t = host_stage_gpu_to_host(&src->host, f->eng.now, m->bytes);
 
 		m->staged = true;

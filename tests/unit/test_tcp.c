@@ -489,6 +489,65 @@ static void test_small_latency(void)
 	one_free(&roce);
 }
 
+/* One 1 MiB message h0 -> h1 from and to GPU memory (or host memory):
+ * its completion time, and the staging copies the hosts made. */
+static sim_time_t gpu_run(const char *fb, const char *gpudirect, bool gpu, uint64_t *staged)
+{
+	struct net n;
+	struct fab_params p;
+	struct fab_msgs m = { 0 };
+	char kv[64];
+	int h0, h1;
+
+	tf_chain(&n, 1, &h0, &h1);
+	tf_params(&p, "hdr");
+	p.host_model = true;
+	snprintf(kv, sizeof(kv), "fabric=%s", fb);
+	tf_set(&p, kv);
+	snprintf(kv, sizeof(kv), "host.gpudirect=%s", gpudirect);
+	tf_set(&p, kv);
+	tf_add_msg(&m, h0, h1, 1 << 20, 0, 0);
+	m.v[0].mem = gpu ? HCA_MEM_GPU : HCA_MEM_HOST;
+	struct fab *f = tf_run(&n, &p, &m);
+	sim_time_t t = m.v[0].end - m.v[0].start;
+
+	*staged = 0;
+	for (int i = 0; i < n.nnodes; i++) {
+		const struct host_stats *h = fab_host_stats(f, i);
+
+		*staged += h ? h->staging_copies : 0;
+	}
+	fab_destroy(f);
+	fab_msgs_free(&m);
+	net_free(&n);
+	return t;
+}
+
+/*
+ * A socket cannot read or write GPU memory: TCP from GPU buffers copies
+ * through host memory at both ends (cudaMemcpy before send(), after
+ * recv()), GPUDirect or not, and pays the same two staging copies RoCE
+ * pays without GPUDirect.
+ */
+static void test_gpu_staging(void)
+{
+	uint64_t st_host, st_gpu, st_gpu_off, st_roce_on, st_roce_off;
+	sim_time_t host = gpu_run("tcp", "on", false, &st_host);
+	sim_time_t gpu = gpu_run("tcp", "on", true, &st_gpu);
+	sim_time_t gpu_off = gpu_run("tcp", "off", true, &st_gpu_off);
+	sim_time_t roce_on = gpu_run("roce", "on", true, &st_roce_on);
+	sim_time_t roce_off = gpu_run("roce", "off", true, &st_roce_off);
+
+	CU_ASSERT(st_host == 0 && st_gpu == 2 && st_gpu_off == 2);
+	CU_ASSERT(st_roce_on == 0 && st_roce_off == 2);
+	CU_ASSERT_EQUAL(gpu, gpu_off);
+	/* the two copies: what RoCE loses without GPUDirect, within 1% */
+	CU_ASSERT_DOUBLE_EQUAL((double)(gpu - host) / (double)(roce_off - roce_on), 1, 0.01);
+	if (getenv("IBFAB_TEST_VERBOSE"))
+		fprintf(stderr, "1 MiB from GPU memory: tcp %.3f us (host memory %.3f us), roce %.3f us (%.3f without GPUDirect)\n",
+			(double)gpu / 1e6, (double)host / 1e6, (double)roce_on / 1e6, (double)roce_off / 1e6);
+}
+
 static void test_cpu_per_gib(void)
 {
 	uint64_t bytes = (test_quick() ? 4 : 64) * MiB, stream = bytes + HDR, mtu = 4096;
@@ -915,6 +974,7 @@ static const struct test_case tests[] = {
 	{ "one flow at the defaults: bound by one core", test_one_core },
 	{ "a connection's own core, or tcp.cores shared", test_cores },
 	{ "small-message latency: RDMA's plus the host stack", test_small_latency },
+	{ "GPU memory over TCP: two staging copies, GPUDirect or not", test_gpu_staging },
 	{ "CPU time per GiB: the host stack's closed form", test_cpu_per_gib },
 	{ "32-to-1 incast on shallow buffers: RTO-driven tail", test_incast },
 	{ "DCTCP holds the queue near K", test_dctcp_queue },
