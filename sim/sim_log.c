@@ -14,7 +14,7 @@ static const char *const sub_names[SIM_LOG_NSUB] = {
 	[SIM_LOG_CREDIT] = "credit",	[SIM_LOG_VLARB] = "vlarb",
 	[SIM_LOG_SWITCH] = "switch",	[SIM_LOG_HCA] = "hca",
 	[SIM_LOG_TRAFFIC] = "traffic",	[SIM_LOG_SM] = "sm",
-	[SIM_LOG_TOPO] = "topo",
+	[SIM_LOG_TOPO] = "topo",	[SIM_LOG_TCP] = "tcp",
 };
 
 const char *sim_log_sub_name(enum sim_log_sub s)

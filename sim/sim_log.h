@@ -2,6 +2,7 @@
 /*
  * sim_log.h - debug logging by subsystem, switched on at run time:
  *   IBFAB_DEBUG=credit,vlarb,switch ibfab run ...
+ * (tcp: each send(), segment and recv() with what the host stack charged)
  * A disabled subsystem costs one predictable branch on a global mask, so the
  * calls can stay in hot paths. Lines go to stderr prefixed with the simulated
  * time in nanoseconds, so a trace reads in simulated order.
@@ -21,6 +22,7 @@ enum sim_log_sub {
 	SIM_LOG_TRAFFIC,
 	SIM_LOG_SM,
 	SIM_LOG_TOPO,
+	SIM_LOG_TCP,
 	SIM_LOG_NSUB
 };
 

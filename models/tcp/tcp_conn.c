@@ -367,6 +367,11 @@ static sim_time_t stream_append(struct tcp_conn *c, struct tcp_rec *r, uint32_t 
 		bytes = 1;	/* tcp.msg_hdr=0 and an empty message: one byte still goes */
 	done = tcp_host_send(core_of(c), prm(c), c->gbps, t, bytes, nsegs(c, bytes), &c0);
 	charge(h, core_of(c), before);
+	SIM_LOG(SIM_LOG_TCP, t, "qp %u send() of %llu bytes: system call %u ns, copy %llu ps, "
+		"protocol %u segments x %u ns; returns at %llu ps", c->qp->qpn,
+		(unsigned long long)bytes, prm(c)->syscall_ns,
+		(unsigned long long)tcp_copy_ps(bytes, c->gbps), nsegs(c, bytes), prm(c)->seg_cpu_ns,
+		(unsigned long long)done);
 	r->seq = c->app_seq;
 	r->end = c->app_seq + bytes;
 	r->t0 = c0 + nic;
@@ -695,7 +700,7 @@ static void ack_input(struct tcp_conn *c, uint64_t ack, bool ece, bool pure)
 	c->rtx = true;
 	c->rtt_on = false;
 	c->st.fast_recoveries++;
-	SIM_LOG(SIM_LOG_HCA, now, "qp %u tcp fast retransmit at %llu, cwnd %.0f",
+	SIM_LOG(SIM_LOG_TCP, now, "qp %u tcp fast retransmit at %llu, cwnd %.0f",
 		c->qp->qpn, (unsigned long long)c->snd_una, c->cc.cwnd);
 }
 
@@ -705,7 +710,7 @@ static void give_up(struct tcp_conn *c)
 	struct hca_qp *qp = c->qp;
 	struct fab *f = fab_of(c);
 
-	SIM_LOG(SIM_LOG_HCA, now_of(c), "qp %u tcp gives up after %u timeouts at %llu",
+	SIM_LOG(SIM_LOG_TCP, now_of(c), "qp %u tcp gives up after %u timeouts at %llu",
 		qp->qpn, c->backoff, (unsigned long long)c->snd_una);
 	for (uint32_t i = 0; i < c->rec_n; i++) {
 		const struct tcp_rec *r = &c->rec[(c->rec_head + i) % c->rec_cap];
@@ -742,7 +747,7 @@ static void timeout(struct tcp_conn *c)
 	c->snd_nxt = c->snd_una;	/* go back: resend from the first hole */
 	c->rec_hint = c->rec_head;
 	c->backoff++;
-	SIM_LOG(SIM_LOG_HCA, now, "qp %u tcp RTO at %llu, next RTO %llu ps", c->qp->qpn,
+	SIM_LOG(SIM_LOG_TCP, now, "qp %u tcp RTO at %llu, next RTO %llu ps", c->qp->qpn,
 		(unsigned long long)c->snd_una, (unsigned long long)cur_rto(c));
 }
 
@@ -849,6 +854,10 @@ static void deliver(struct tcp_conn *c, const struct tcp_seg *s)
 	}
 	t = tcp_host_rx_copy(core_of(c), prm(c), c->gbps, s->t, s->len, first, last);
 	charge(h, core_of(c), before);
+	SIM_LOG(SIM_LOG_TCP, now_of(c), "qp %u recv: %s%u bytes copied (%llu ps)%s; at %llu ps",
+		c->qp->qpn, first ? "the reader woken (context switch), " : "", s->len,
+		(unsigned long long)tcp_copy_ps(s->len, c->gbps),
+		last ? ", recv() returns (system call)" : "", (unsigned long long)t);
 	if (!last)
 		return;
 	switch (s->op) {
@@ -983,9 +992,15 @@ static void tcp_receive(struct fab *f, struct hca_qp *qp, struct pkt *p)
 	if (p->payload) {
 		uint64_t before = core_of(c)->st.cpu_ps;
 
+		uint64_t irqs = core_of(c)->st.irqs;
+
 		t = hca_dma_write(h, now, HCA_MEM_HOST, p->payload);
 		t = tcp_host_rx_seg(core_of(c), prm(c), t);
 		charge(h, core_of(c), before);
+		SIM_LOG(SIM_LOG_TCP, now, "qp %u segment of %u bytes: %s, protocol %u ns; done at %llu ps",
+			c->qp->qpn, p->payload,
+			core_of(c)->st.irqs != irqs ? "an interrupt" : "in the softirq's batch",
+			prm(c)->seg_cpu_ns, (unsigned long long)t);
 	}
 	ack_input(c, p->tcp.ack, p->flags & IB_PKT_ECE, !p->payload);
 	if (p->payload) {
