@@ -132,6 +132,7 @@ struct tp_sampler {
 /* What one fabric's run measured. */
 struct cmp_result {
 	int fabric;
+	const char *lb;			/* how its switches choose paths: "table" or "ecmp" */
 	struct fab_totals t;
 	bool complete;
 	sim_time_t end_ps;
@@ -581,6 +582,9 @@ static int collect(struct cli_run *run, struct tp_sampler *tp, struct cmp_result
 			res->nactive++;
 	}
 	res->nhosts = net_nhosts(&run->net);
+	/* InfiniBand forwards by the subnet manager's tables; Ethernet by a
+	 * flow hash over the shortest paths unless eth.lb=static */
+	res->lb = fab_kind_of(&run->p)->eth && run->p.eth.lb == ETH_LB_ECMP ? "ecmp" : "table";
 	/* the HCA host model's CPU time, or the fabric's total when it counts
 	 * more (the TCP stack's system calls, copies and interrupts) */
 	res->cpu_ps = res->t.cpu_ps > host_cpu ? res->t.cpu_ps : host_cpu;
@@ -817,6 +821,7 @@ static void print_table(FILE *out, const struct cmp_ctx *c)
 			snprintf(cell_, sizeof(cell_), "-"));
 	}
 	ROW_FMT(out, c, "throughput", snprintf(cell_, sizeof(cell_), "%.1f Gb/s", r->gbps));
+	ROW_FMT(out, c, "paths", snprintf(cell_, sizeof(cell_), "%s", r->lb));
 	ROW_FMT(out, c, c->is_trace ? "transfers done" : "messages done",
 		snprintf(cell_, sizeof(cell_), "%" PRIu64 "/%" PRIu64 "%s", r->msgs_done,
 			 r->msgs_total, r->msgs_done < r->msgs_total ? "!" : ""));
@@ -880,6 +885,7 @@ static void json_fabric(struct sim_json *j, const struct cmp_ctx *c, const struc
 {
 	sim_json_obj_begin(j);
 	sim_json_kstr(j, "fabric", fab_fabric_names[r->fabric]);
+	sim_json_kstr(j, "load_balancing", r->lb);
 	sim_json_kbool(j, "complete", r->complete);
 	sim_json_ku64(j, "sim_time_ps", r->end_ps);
 	sim_json_kdouble(j, "relative_time",

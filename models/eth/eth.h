@@ -30,6 +30,8 @@
 #define ETH_CNP_PRIO	7	/* CNPs' priority: served first, never paused; data uses 0..6 */
 
 enum eth_sched { ETH_SCHED_STRICT, ETH_SCHED_WRR };
+/* How a switch picks among equal-cost output ports (eth.lb). */
+enum eth_lb { ETH_LB_ECMP, ETH_LB_STATIC };
 
 /* eth.ecn: mark on every Ethernet fabric, never, or by fabric (RoCE:
  * for DCQCN; TCP: only for DCTCP, whose senders react to it). */
@@ -51,6 +53,8 @@ struct eth_params {
 	uint32_t kmin, kmax;	/* eth.kmin / eth.kmax: egress queue bytes (0 = by link rate) */
 	double pmax;		/* eth.pmax: marking probability at kmax (above: every packet) */
 	uint8_t sched;		/* eth.sched: enum eth_sched, between data priorities */
+	uint8_t lb;		/* eth.lb: enum eth_lb */
+	uint64_t hash_seed;	/* eth.hash_seed: mixed into every switch's ECMP hash */
 };
 
 void eth_params_default(struct eth_params *p);

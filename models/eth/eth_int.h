@@ -65,7 +65,18 @@ struct eth_sw {
 	uint32_t headroom_cells;	/* reserved per (ingress port, lossless priority) */
 	bool ecn;
 	struct sim_rng rng;		/* ECN marking */
+	/* ECMP (eth_ecmp.c), NULL with eth.lb=static: per destination switch,
+	 * its equal-cost ports as offset << 8 | count into grp_port */
+	uint32_t *grp;
+	uint8_t *grp_port;
+	uint64_t hash_seed;
 };
+
+/* eth_ecmp.c: the switch's equal-cost port sets (eth.lb=ecmp), and the
+ * output port for packet idx: one of them by the flow's hash, else the
+ * LFT's (sw_route). */
+int eth_ecmp_init(struct fab *f, struct fab_node *n, struct eth_sw *s);
+int eth_ecmp_route(struct port *in, uint32_t idx);
 
 /* eth_port.c */
 void eth_ecn_thresholds(const struct fab_params *p, struct link_rate r, uint32_t *kmin,

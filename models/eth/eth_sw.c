@@ -78,11 +78,15 @@ int eth_sw_init(struct fab *f, struct fab_node *n)
 	s->cap_cells += s->headroom_cells;
 	s->ecn = ecn_enabled(&f->p);
 	sim_rng_init(&s->rng, f->seed, 0x45434e0000000000ULL | (uint64_t)n->idx);
-	return 0;
+	return eth_ecmp_init(f, n, s);
 }
 
 void eth_sw_fini(struct fab_node *n)
 {
+	if (n->eth) {
+		free(n->eth->grp);
+		free(n->eth->grp_port);
+	}
 	free(n->eth);
 	n->eth = NULL;
 }
@@ -128,7 +132,7 @@ void eth_sw_receive(struct port *in, uint32_t idx)
 	struct fab_node *n = in->node;
 	struct eth_sw *s = n->eth;
 	struct pkt *p = fab_pkt(f, idx);
-	int o = sw_route(in, idx);
+	int o = s->grp ? eth_ecmp_route(in, idx) : sw_route(in, idx);
 	struct port *out;
 	uint8_t prio = p->vl;
 	uint32_t q;

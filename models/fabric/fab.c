@@ -682,6 +682,7 @@ void fab_destroy(struct fab *f)
 		port_fini(f->ports[pi]);
 		eth_port_fini(f->ports[pi]);
 	}
+	eth_ecmp_free(f->ecmp);
 	free(f->port_mem);
 	free(f->ports);
 	free(f->nodes);

@@ -951,6 +951,31 @@ static void print_sched(const void *obj, const struct sim_param *k, char *buf, s
 	snprintf(buf, len, "%s", p->eth.sched == ETH_SCHED_STRICT ? "strict" : "wrr");
 }
 
+static int set_lb(void *obj, const struct sim_param *k, const char *v,
+		  char *err, size_t errlen)
+{
+	struct fab_params *p = obj;
+
+	(void)k;
+	if (!strcasecmp(v, "ecmp"))
+		p->eth.lb = ETH_LB_ECMP;
+	else if (!strcasecmp(v, "static"))
+		p->eth.lb = ETH_LB_STATIC;
+	else {
+		snprintf(err, errlen, "expected ecmp or static, got '%s'", v);
+		return -1;
+	}
+	return 0;
+}
+
+static void print_lb(const void *obj, const struct sim_param *k, char *buf, size_t len)
+{
+	const struct fab_params *p = obj;
+
+	(void)k;
+	snprintf(buf, len, "%s", p->eth.lb == ETH_LB_ECMP ? "ecmp" : "static");
+}
+
 #define K_UINT SIM_PARAM_UINT
 #define K_NS SIM_PARAM_NS
 #define K_SIZE SIM_PARAM_SIZE
@@ -1047,6 +1072,10 @@ static const struct sim_param keys[] = {
 		"ECN: marking probability at kmax (RED-style between kmin and kmax)"),
 	SPECIAL("eth.sched", set_sched, print_sched,
 		"between data priorities: strict or wrr (CNPs always first)"),
+	SPECIAL("eth.lb", set_lb, print_lb,
+		"load balancing at the switches: ecmp (a flow's hash picks one of the shortest paths) or static (the subnet manager's table)"),
+	GEN("eth.hash_seed", SIM_PARAM_UINT, eth.hash_seed, 0, UINT64_MAX,
+	    "ECMP: mixed into every switch's flow hash (another seed, other collisions)"),
 	SPECIAL("tcp.cc", set_tcp_cc, print_tcp_cc,
 		"TCP congestion control: newreno, cubic (Linux's default), dctcp (fabric=tcp)"),
 	GEN("tcp.mss", K_SIZE, tcp.mss, 0, 9000,

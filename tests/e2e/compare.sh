@@ -19,7 +19,7 @@ echo "default compare: ${took} s wall"
 cat "$tmp/a/table.txt"
 [ -s "$tmp/a/err.txt" ] && { fail "stderr not empty when it is not a terminal"; cat "$tmp/a/err.txt"; }
 
-for row in "completion time" "relative to ib" "throughput" "transfers done" \
+for row in "completion time" "relative to ib" "throughput" "paths" "transfers done" \
 	   "transfer time p50" "p99" "max" "drops" "retransmissions" "timeouts" \
 	   "pause frames (PFC)" "paused time" "credit stalls" "ECN marks" "CNPs" \
 	   "CPU per active host" "system calls" "interrupts" "copied by a CPU" \
@@ -94,6 +94,8 @@ if fab:
     if tcp.get("syscalls", 0) <= 0 or tcp.get("interrupts", 0) <= tcp.get("syscalls", 0):
         bad.append(f"tcp: {tcp.get('syscalls')} syscalls, {tcp.get('interrupts')} interrupts (more interrupts than calls: one a batch of segments)")
     if tcp.get("active_hosts") != 16: bad.append(f"tcp: {tcp.get('active_hosts')} active hosts")
+    lbs = [fab.get(n, {}).get("load_balancing") for n in ["ib", "roce", "roce-lossy", "tcp"]]
+    if lbs != ["table", "ecmp", "ecmp", "ecmp"]: bad.append(f"load_balancing {lbs}")
 rows = list(csv.DictReader(open(os.path.join(d, "out.csv"))))
 if [r["fabric"] for r in rows] != ["ib", "roce", "roce-lossy", "tcp"]:
     bad.append("CSV: not one row per fabric")

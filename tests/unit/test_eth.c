@@ -268,7 +268,7 @@ static void test_victim(void)
 }
 
 /*
- * ring-4.net with min-hop routes and all-to-all: the clockwise channels
+ * ring-4.net with min-hop routes (eth.lb=static) and all-to-all: the clockwise channels
  * wait for each other. On IB this is a credit loop; with PFC the ingress
  * ports pause each other in a cycle. The run must stop and say so, not
  * refresh its pauses for ever.
@@ -289,6 +289,7 @@ static void test_pfc_deadlock(void)
 	CU_ASSERT_FATAL(sm_route_minhop(&n, &d) == 0);
 	tf_params(&p, "hdr");
 	tf_set(&p, "fabric=roce");
+	tf_set(&p, "eth.lb=static");	/* the min-hop table's routes, not ECMP's spread */
 	tf_set(&p, "dcqcn.on=0");
 	tf_set(&p, "ib.vls=1");
 	tf_set(&p, "eth.pfc_xoff=32KiB");
@@ -332,6 +333,93 @@ static void test_priorities_checked(void)
 	CU_ASSERT_EQUAL(fab_params_check(&p, &d), 0);
 }
 
+/*
+ * ECMP (eth.lb=ecmp) on fattree-16: leaf0's four hosts each send one flow
+ * to a host of leaf1; leaf0 has four up-links. A flow keeps one path (no
+ * packet out of order: no NAK, no retransmission, on a lossless fabric),
+ * and the flows fall on the up-links as balls into bins: over 200 hash
+ * seeds the mean number of up-links used is 4 (1 - (3/4)^4) = 2.734 and
+ * all four are used with probability 4!/4^4 = 0.094 (the collisions that
+ * cost RoCE throughput). eth.lb=static follows the table: the up-links
+ * minhop gave the four destinations.
+ */
+static int uplinks_used(struct net *n, const char *lb, uint64_t seed, int *ooo)
+{
+	struct fab_params p;
+	struct fab_msgs m = { 0 };
+	struct fab_totals t;
+	char kv[64];
+	int leaf0 = net_find(n, "S-0000000000200002"), used = 0;
+
+	tf_params(&p, "hdr");
+	tf_set(&p, "fabric=roce");
+	tf_set(&p, "dcqcn.on=0");
+	snprintf(kv, sizeof(kv), "eth.lb=%s", lb);
+	tf_set(&p, kv);
+	snprintf(kv, sizeof(kv), "eth.hash_seed=%llu", (unsigned long long)seed);
+	tf_set(&p, kv);
+	for (int i = 0; i < 4; i++) {
+		char a[8], b[8];
+
+		snprintf(a, sizeof(a), "h%d", i);
+		snprintf(b, sizeof(b), "h%d", 4 + i);
+		tf_add_msg(&m, net_find_host(n, a), net_find_host(n, b), 256 << 10, (uint32_t)i, 0);
+	}
+	struct fab *f = tf_run(n, &p, &m);
+
+	for (int i = 0; i < fab_nports(f); i++) {
+		const struct fab_port_info *pi = fab_port(f, i);
+
+		if (pi->node == leaf0 && n->nodes[pi->peer_node].type == NET_SWITCH &&
+		    pi->vl[0].xmit_bytes > (200 << 10))
+			used++;
+	}
+	fab_totals(f, &t);
+	*ooo += (int)(t.retransmitted + t.seq_naks);
+	CU_ASSERT_EQUAL(t.msgs_done, 4);
+	fab_destroy(f);
+	fab_msgs_free(&m);
+	return used;
+}
+
+static void test_ecmp(void)
+{
+	struct net n;
+	struct sim_diag d;
+	char path[512];
+	int ooo = 0, all4 = 0, sum = 0, seeds = 200;
+
+	CU_ASSERT_FATAL(topo_load(test_src_path("topologies/examples/fattree-16.topo", path,
+						  sizeof(path)), &n, &d) == 0);
+	CU_ASSERT_FATAL(sm_route_minhop(&n, &d) == 0);
+	for (int s = 0; s < seeds; s++) {
+		int u = uplinks_used(&n, "ecmp", (uint64_t)s, &ooo);
+
+		sum += u;
+		all4 += u == 4;
+	}
+	double mean = (double)sum / seeds, p4 = (double)all4 / seeds;
+
+	fprintf(stderr, "\n  ECMP, 4 flows on 4 up-links over %d seeds: %.3f used on average (balls into bins: 2.734), all four %.3f (0.094)\n",
+		seeds, mean, p4);
+	CU_ASSERT_EQUAL(ooo, 0);
+	CU_ASSERT_DOUBLE_EQUAL(mean, 2.734, 0.15);
+	CU_ASSERT_DOUBLE_EQUAL(p4, 0.094, 0.06);
+	/* static: the table's up-links, whatever the seed */
+	int leaf0 = net_find(&n, "S-0000000000200002");
+	uint64_t ports = 0;
+
+	for (int i = 4; i < 8; i++) {
+		char b[8];
+
+		snprintf(b, sizeof(b), "h%d", i);
+		ports |= 1ull << n.nodes[leaf0].lft[net_lid_of(&n, net_find_host(&n, b), 1)];
+	}
+	CU_ASSERT_EQUAL(uplinks_used(&n, "static", 1, &ooo), __builtin_popcountll(ports));
+	CU_ASSERT_EQUAL(uplinks_used(&n, "static", 2, &ooo), __builtin_popcountll(ports));
+	net_free(&n);
+}
+
 static const struct test_case tests[] = {
 	{ "RoCEv2 and IB differ by their frame overheads", test_overheads },
 	{ "16-to-1 incast: IB and PFC lossless, lossy drops", test_incast_16 },
@@ -339,6 +427,7 @@ static const struct test_case tests[] = {
 	{ "dynamic PFC thresholds settle at alpha x free buffer", test_pfc_dynamic },
 	{ "PFC spreads congestion to a victim; IB VLs isolate it", test_victim },
 	{ "PFC deadlock on a ring is reported", test_pfc_deadlock },
+	{ "ECMP: a flow keeps its path, flows fall as balls into bins", test_ecmp },
 	{ "Ethernet priorities: data on 0..6 only", test_priorities_checked },
 	{ NULL, NULL },
 };
