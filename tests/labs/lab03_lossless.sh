@@ -1,0 +1,47 @@
+#!/bin/bash
+# lab03_lossless.sh - every number docs/labs/03-lossless.md states: the
+# 8-to-1 incast on ib, roce and roce-lossy (times, drops, retransmissions,
+# timeouts, pauses, credit stalls), IB against the link's ideal, and the
+# credit loop with 8 KiB and 128 KiB receive buffers.
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
+T=incast:dst=h0,n=8,size=1MiB
+"$IBFAB" compare --traffic $T --fabrics ib,roce,roce-lossy --reproducible --no-plot \
+	--json "$tmp/cmp.json" > "$tmp/cmp.txt" 2>&1 || fail "ibfab compare: $(tail -2 "$tmp/cmp.txt")"
+for b in 8KiB 32KiB 128KiB; do
+	"$IBFAB" run --traffic $T --set ib.buffer=$b --reproducible --json "$tmp/b$b.json" \
+		> "$tmp/b$b.txt" || fail "ibfab run ib.buffer=$b"
+done
+python3 - "$tmp" <<'PY' || fail "the lab's figures"
+import json, sys
+d = sys.argv[1]
+c = {f["fabric"]: f for f in json.load(open(f"{d}/cmp.json"))["fabrics"]}
+b = {k: json.load(open(f"{d}/b{k}.json")) for k in ["8KiB", "32KiB", "128KiB"]}
+bad = []
+def near(what, got, want, rel):
+    if abs(got - want) > rel * abs(want):
+        bad.append(f"{what}: {got:.5g}, the lab says {want:.5g}")
+ib, ro, lo = c["ib"], c["roce"], c["roce-lossy"]
+near("ib us", ib["sim_time_ps"] / 1e6, 339.5, 0.001)
+near("roce us", ro["sim_time_ps"] / 1e6, 344.5, 0.001)
+near("roce-lossy ms", lo["sim_time_ps"] / 1e9, 67.3, 0.002)
+if ib["drops"] or ro["drops"]: bad.append("a lossless fabric dropped")
+if (lo["drops"], lo["retransmitted_packets"], lo["timeouts"]) != (287, 1413, 4):
+    bad.append(f"roce-lossy drops/retransmissions/timeouts {lo['drops']} {lo['retransmitted_packets']} {lo['timeouts']}")
+near("ib credit stalls ms", ib["xmit_wait_ps"] / 1e9, 2.144, 0.002)
+if ro["pause_frames"] != 864: bad.append(f"roce pause frames {ro['pause_frames']}")
+near("roce paused ms", ro["paused_ps"] / 1e9, 2.208, 0.002)
+ideal = 8 * (1 << 20) * 8 / 200e9 * 1e12
+near("the ideal us", ideal / 1e6, 335.5, 0.001)
+near("ib over the ideal", ib["sim_time_ps"] / ideal, 1.012, 0.002)
+if lo["sim_time_ps"] / ib["sim_time_ps"] < 190: bad.append("roce-lossy not ~200x ib")
+near("8 KiB us", b["8KiB"]["sim_time_ps"] / 1e6, 503.6, 0.001)
+near("128 KiB us", b["128KiB"]["sim_time_ps"] / 1e6, 339.5, 0.001)
+if b["128KiB"]["sim_time_ps"] != b["32KiB"]["sim_time_ps"]: bad.append("128 KiB differs from 32 KiB")
+for k, v in b.items():
+    if v["drops"]: bad.append(f"ib.buffer={k} dropped")
+near("8 KiB high-water KiB", b["8KiB"]["buf_high"]["bytes"] / 1024, 4.06, 0.01)
+for x in bad:
+    print("  ", x)
+sys.exit(1 if bad else 0)
+PY
+finish
