@@ -141,7 +141,7 @@ struct host_stats {
 	uint64_t gpu_pcie_bytes;		/* crossing the GPU's link (staging or P2P) */
 	uint64_t rc_bytes;			/* through the root complex: host-memory DMA, staging,
 						 * P2P not under one switch (0 for GPUDirect under a switch) */
-	uint64_t hostmem_bytes;			/* host memory touched (DMA + staging) */
+	uint64_t hostmem_bytes;			/* host memory touched (DMA, staging, and a TCP stack's copies) */
 	uint64_t cpu_ps;			/* CPU time charged */
 	uint64_t staging_copies;
 	uint64_t posts, cqes;			/* host_post() and host_cqe() calls: CPU time per message */

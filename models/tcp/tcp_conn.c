@@ -291,9 +291,14 @@ static sim_time_t cur_rto(const struct tcp_conn *c)
 
 /* ---- host costs, charged to the host's CPU as well -------------------- */
 
-static void charge(struct hca *h, const struct tcp_host *core, uint64_t before)
+/* What the core did since `before`, on its host's account: the CPU time,
+ * and the memory its copies touched (each byte read from one buffer and
+ * written to another: 2 bytes of memory traffic; DMA is counted by the
+ * host model as it happens). */
+static void charge(struct hca *h, const struct tcp_host *core, const struct tcp_host_stats *before)
 {
-	h->host.st.cpu_ps += core->st.cpu_ps - before;
+	h->host.st.cpu_ps += core->st.cpu_ps - before->cpu_ps;
+	h->host.st.hostmem_bytes += 2 * (core->st.copy_bytes - before->copy_bytes);
 }
 
 /* ---- the send stream ------------------------------------------------- */
@@ -360,13 +365,13 @@ static sim_time_t stream_append(struct tcp_conn *c, struct tcp_rec *r, uint32_t 
 {
 	struct hca *h = c->qp->hca;
 	uint64_t bytes = (uint64_t)c->hdr + (r->op == IB_OP_READ_REQUEST ? 0 : len);
-	uint64_t before = core_of(c)->st.cpu_ps;
+	struct tcp_host_stats before = core_of(c)->st;
 	sim_time_t c0, done;
 
 	if (!bytes)
 		bytes = 1;	/* tcp.msg_hdr=0 and an empty message: one byte still goes */
 	done = tcp_host_send(core_of(c), prm(c), c->gbps, t, bytes, nsegs(c, bytes), &c0);
-	charge(h, core_of(c), before);
+	charge(h, core_of(c), &before);
 	SIM_LOG(SIM_LOG_TCP, t, "qp %u send() of %llu bytes: system call %u ns, copy %llu ps, "
 		"protocol %u segments x %u ns; returns at %llu ps", c->qp->qpn,
 		(unsigned long long)bytes, prm(c)->syscall_ns,
@@ -812,7 +817,7 @@ static void deliver(struct tcp_conn *c, const struct tcp_seg *s)
 	bool first = s->flags & IB_PKT_FIRST, last = s->flags & IB_PKT_LAST;
 	uint32_t poff = s->off > c->hdr ? s->off - c->hdr : 0;
 	uint32_t plen = s->off + s->len > c->hdr ? s->off + s->len - (s->off > c->hdr ? s->off : c->hdr) : 0;
-	uint64_t before = core_of(c)->st.cpu_ps;
+	struct tcp_host_stats before = core_of(c)->st;
 	sim_time_t t;
 	uint8_t *dst = NULL;
 
@@ -853,7 +858,7 @@ static void deliver(struct tcp_conn *c, const struct tcp_seg *s)
 			memcpy(dst, s->data, plen);
 	}
 	t = tcp_host_rx_copy(core_of(c), prm(c), c->gbps, s->t, s->len, first, last);
-	charge(h, core_of(c), before);
+	charge(h, core_of(c), &before);
 	SIM_LOG(SIM_LOG_TCP, now_of(c), "qp %u recv: %s%u bytes copied (%llu ps)%s; at %llu ps",
 		c->qp->qpn, first ? "the reader woken (context switch), " : "", s->len,
 		(unsigned long long)tcp_copy_ps(s->len, c->gbps),
@@ -990,13 +995,13 @@ static void tcp_receive(struct fab *f, struct hca_qp *qp, struct pkt *p)
 	c->st.segs_rcvd++;
 	/* the NIC writes the frame into the ring, the softirq processes it */
 	if (p->payload) {
-		uint64_t before = core_of(c)->st.cpu_ps;
+		struct tcp_host_stats before = core_of(c)->st;
 
 		uint64_t irqs = core_of(c)->st.irqs;
 
 		t = hca_dma_write(h, now, HCA_MEM_HOST, p->payload);
 		t = tcp_host_rx_seg(core_of(c), prm(c), t);
-		charge(h, core_of(c), before);
+		charge(h, core_of(c), &before);
 		SIM_LOG(SIM_LOG_TCP, now, "qp %u segment of %u bytes: %s, protocol %u ns; done at %llu ps",
 			c->qp->qpn, p->payload,
 			core_of(c)->st.irqs != irqs ? "an interrupt" : "in the softirq's batch",

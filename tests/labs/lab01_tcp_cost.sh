@@ -59,6 +59,9 @@ near("an interrupt a segment, closed form", J["irq"]["throughput_gbps"], 1448 * 
 if J["irq"]["kernel"]["interrupts"] != 11600: bad.append(f"irq interrupts {J['irq']['kernel']['interrupts']}")
 if tcp["tcp_segments"] != 11600: bad.append(f"segments {tcp['tcp_segments']}")
 if ib["throughput_gbps"] / tcp["throughput_gbps"] < 5.8: bad.append("IB/TCP below 5.8x")
+mem = lambda x: sum(h["hostmem_bytes"] for h in x["hosts"]) / 2**20
+near("IB host memory MiB", mem(ib), 32, 0.001)
+near("TCP host memory MiB", mem(tcp), 96, 0.001)
 f = lambda x: x["flows"][0]["end_ps"] - x["flows"][0]["start_ps"]
 r, t = f(J["roce64"]), f(J["tcp64"])
 near("RoCE 64 B us", r / 1e6, 1.26, 0.005)
