@@ -241,7 +241,8 @@ void cli_compare_usage(FILE *out)
 "  tcp_retransmits tcp_timeouts tcp_fast_recoveries timeouts (ACK timeouts or\n"
 "  TCP RTOs) pause_frames paused_ps xmit_wait_ps (credit stalls) ecn_marks\n"
 "  cnps (CNPs, or BECNs with IB CC) cpu_ps cpu_ps_per_host (per active host)\n"
-"  active_hosts syscalls interrupts context_switches cpu_copy_bytes events wall_s\n"
+"  active_hosts kernel {syscalls interrupts context_switches cpu_copy_bytes\n"
+"  syscall_ps copy_ps protocol_ps interrupt_ps wakeup_ps} events wall_s\n"
 "  collectives [{name collective algorithm bytes ranks start_ps end_ps\n"
 "  time_ps algbw_gbps busbw_gbps}] (GB/s, as nccl-tests and 'ibfab run')\n"
 "  sends_end_ps (traces: when the last point-to-point send was delivered)\n"
@@ -922,10 +923,7 @@ static void json_fabric(struct sim_json *j, const struct cmp_ctx *c, const struc
 	sim_json_ku64(j, "cpu_ps", r->cpu_ps);
 	sim_json_ku64(j, "cpu_ps_per_host", cpu_per_host(r));
 	sim_json_ku64(j, "active_hosts", (uint64_t)r->nactive);
-	sim_json_ku64(j, "syscalls", r->t.kernel.syscalls);
-	sim_json_ku64(j, "interrupts", r->t.kernel.interrupts);
-	sim_json_ku64(j, "context_switches", r->t.kernel.ctx_switches);
-	sim_json_ku64(j, "cpu_copy_bytes", r->t.kernel.cpu_copy_bytes);
+	cli_json_kernel(j, &r->t.kernel);
 	sim_json_ku64(j, "events", r->events);
 	sim_json_kdouble(j, "wall_s", c->o->reproducible ? 0 : r->wall_s);
 	if (c->is_trace) {

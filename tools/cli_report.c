@@ -164,7 +164,7 @@ static void summary_kernel(FILE *out, const struct fab_kernel *k, const struct f
 		cli_fmt_time(k->wake_ps, e, sizeof(e)));
 }
 
-static void json_kernel(struct sim_json *j, const struct fab_kernel *k)
+void cli_json_kernel(struct sim_json *j, const struct fab_kernel *k)
 {
 	sim_json_key(j, "kernel");
 	sim_json_obj_begin(j);
@@ -719,7 +719,7 @@ static void json_hosts(struct sim_json *j, const struct cli_report *r)
 		sim_json_ku64(j, "staging_copies", h->staging_copies);
 		sim_json_ku64(j, "posts", h->posts);
 		sim_json_ku64(j, "cqes", h->cqes);
-		json_kernel(j, &k);
+		cli_json_kernel(j, &k);
 		sim_json_obj_end(j);
 	}
 	sim_json_arr_end(j);
@@ -810,7 +810,7 @@ int cli_report_json(FILE *out, const struct cli_report *r)
 	sim_json_ku64(&j, "tcp_timeouts", s.t.tcp_timeouts);
 	sim_json_ku64(&j, "tcp_fast_recoveries", s.t.tcp_fast_recoveries);
 	sim_json_ku64(&j, "cpu_ps", s.t.cpu_ps);
-	json_kernel(&j, &s.t.kernel);
+	cli_json_kernel(&j, &s.t.kernel);
 	sim_json_ku64(&j, "acks", s.t.acks);
 	sim_json_ku64(&j, "retransmitted_packets", s.t.retransmitted);
 	sim_json_ku64(&j, "seq_naks", s.t.seq_naks);

@@ -41,6 +41,11 @@ struct cli_report {
 	const struct trace_results *tres;
 };
 
+/* A "kernel" object: what the kernel's stack did (struct fab_kernel), as
+ * run's and compare's JSON give it. */
+struct sim_json;
+void cli_json_kernel(struct sim_json *j, const struct fab_kernel *k);
+
 /* The human summary (docs/architecture.md, "Inputs and outputs"). */
 void cli_report_summary(FILE *out, const struct cli_report *r);
 
