@@ -41,6 +41,7 @@
 #include "sim/sim_diag.h"
 #include "tools/cli_out.h"
 #include "tools/cli_topo.h"
+#include "topologies/lft.h"
 #include "topologies/topo.h"
 
 extern char **environ;
@@ -52,6 +53,8 @@ struct topo_opts {
 	const char *file;
 	const char *routing;	/* NULL: minhop */
 	const char *roots;
+	const char *lft;	/* check: the tables a subnet manager dumped, not an engine's */
+	bool health;		/* check --health: the findings against the fabric's pattern */
 	const char *run;	/* dot: RESULT.json */
 	const char *out;	/* dot: -o OUT.dot */
 	const char *render;	/* dot: svg | png */
@@ -60,7 +63,7 @@ struct topo_opts {
 
 static void usage_check(FILE *out)
 {
-	fputs("usage: ibfab topo check FILE [--routing NAME] [--roots LIST]\n"
+	fputs("usage: ibfab topo check FILE [--routing NAME] [--roots LIST] [--lft DUMP] [--health]\n"
 	      "\n"
 	      "Route FILE (ibnetdiscover or ibsim net format, '-' for stdin) and print:\n"
 	      "  - nodes by type, cables by rate, the LIDs assigned;\n"
@@ -72,8 +75,17 @@ static void usage_check(FILE *out)
 	      "    the switch ports it crosses, \"sw0[3] -> sw1[3] -> ... -> sw0[3]\".\n"
 	      "    See docs/deadlock.md.\n"
 	      "\n"
+	      "  - with --health, what differs from the fabric's own pattern: cables\n"
+	      "    slower or narrower than the others of their tier (a 1x among 4x,\n"
+	      "    EDR among HDR), switches with fewer cables up or down than the\n"
+	      "    others of their level (a missing cable), switches the routing\n"
+	      "    sends no path through, and host pairs without a route.\n"
+	      "\n"
 	      "  --routing NAME   routing engine (default minhop; see 'ibfab topo route --help')\n"
 	      "  --roots LIST     updn/ftree roots: comma list of node names or GUIDs\n"
+	      "  --lft DUMP       the forwarding tables a subnet manager dumped (OpenSM's\n"
+	      "                   ibroute / dump_lfts format) instead of a routing engine\n"
+	      "  --health         add the health findings (above)\n"
 	      "\n"
 	      "Exit status: 0 the CDG is acyclic (no credit loop is possible);\n"
 	      "1 the CDG has a cycle (the routing can deadlock: the cycle is printed and\n"
@@ -130,6 +142,7 @@ static int parse_opts(int argc, char **argv, bool dot, struct topo_opts *o)
 	} opts[] = {
 		{ "--routing", false, offsetof(struct topo_opts, routing) },
 		{ "--roots", false, offsetof(struct topo_opts, roots) },
+		{ "--lft", false, offsetof(struct topo_opts, lft) },
 		{ "--run", true, offsetof(struct topo_opts, run) },
 		{ "-o", true, offsetof(struct topo_opts, out) },
 		{ "--render", true, offsetof(struct topo_opts, render) },
@@ -145,6 +158,10 @@ static int parse_opts(int argc, char **argv, bool dot, struct topo_opts *o)
 		if (cli_is_help(a)) {
 			(dot ? usage_dot : usage_check)(stdout);
 			return 0;
+		}
+		if (!dot && !strcmp(a, "--health")) {
+			o->health = true;
+			continue;
 		}
 		if (a[0] != '-' || !a[1]) {
 			if (o->file)
@@ -170,6 +187,8 @@ static int parse_opts(int argc, char **argv, bool dot, struct topo_opts *o)
 	}
 	if (!o->file)
 		return usage_err(o, "missing FILE%s", "");
+	if (o->lft && (o->routing || o->roots))
+		return usage_err(o, "--lft (the dumped tables) excludes --routing and --roots%s", "");
 	if (o->routing && !sm_engine_find(o->routing)) {
 		fprintf(stderr, "ibfab topo %s: unknown routing engine '%s' (known:", o->cmd,
 			o->routing);
@@ -187,6 +206,19 @@ static int parse_opts(int argc, char **argv, bool dot, struct topo_opts *o)
 	return -1;
 }
 
+/* What routed the fabric, for the report: "minhop routing", or "the tables
+ * of DUMP" (--lft). */
+static const char *routes_of(const struct topo_opts *o)
+{
+	static char buf[600];
+
+	if (o->lft)
+		snprintf(buf, sizeof(buf), "the tables of %s", o->lft);
+	else
+		snprintf(buf, sizeof(buf), "%s routing", o->routing ? o->routing : "minhop");
+	return buf;
+}
+
 static int load_and_route(struct topo_opts *o, struct net *n, bool route)
 {
 	struct sim_diag d;
@@ -195,6 +227,13 @@ static int load_and_route(struct topo_opts *o, struct net *n, bool route)
 
 	if (cli_topo_load(o->file, n, &d))
 		return cli_topo_report(&d);
+	if (route && o->lft) {
+		if (lft_load(n, o->lft, &d)) {
+			net_free(n);
+			return cli_topo_report(&d);
+		}
+		return 0;
+	}
 	if (route ? sm_route(n, o->routing, &so, &d) :
 		    (!n->lid_node && net_assign_lids(n, &d))) {
 		net_free(n);
@@ -432,6 +471,169 @@ static void print_balance(const struct net *n, const struct paths *p)
 	}
 }
 
+/* ---- health: what differs from the fabric's own pattern ------------------ */
+
+static int *node_levels(const struct net *n, int *maxlevel);
+
+/* The most common value among v[0..k): ties go to the larger (the
+ * fabric as built, where a fault only removes or slows). */
+static int mode_of(const int *v, int k)
+{
+	int best = 0, bestn = 0;
+
+	for (int i = 0; i < k; i++) {
+		int c = 0;
+
+		for (int j = 0; j < k; j++)
+			c += v[j] == v[i];
+		if (c > bestn || (c == bestn && v[i] > best)) {
+			best = v[i];
+			bestn = c;
+		}
+	}
+	return best;
+}
+
+static const char *level_name(int level, int maxlevel)
+{
+	return level == 1 ? "leaf" : level == maxlevel ? "top switch" : "switch of its level";
+}
+
+/*
+ * The findings a cluster engineer looks for first, each against the
+ * fabric's own majority rather than a model of what it should be: a cable
+ * whose rate differs from the most common rate of cables between the same
+ * two levels (a 1x among 4x, EDR among HDR); a switch with fewer cables
+ * up or down than most switches of its level (a missing cable); a switch
+ * above the leaves that the routing sends no host-to-host path through
+ * (updn can leave a spine idle); host pairs with no route. Levels are hop
+ * distances from the hosts (leaves 1). Returns the number of findings.
+ */
+static int print_health(const struct net *n, const struct paths *p, const char *routing)
+{
+	int maxlevel, found = 0, *lv = node_levels(n, &maxlevel);
+	char rate[32], want[32];
+
+	printf("\nhealth       against the fabric's own pattern\n");
+	if (!lv) {
+		printf("  out of memory\n");
+		return 0;
+	}
+	/* rates, per pair of levels: the majority's, and the others */
+	for (int lo = 0; lo < maxlevel; lo++) {
+		struct rate_count rc[16];
+		int nrc = 0;
+
+		for (int i = 0; i < n->nnodes; i++)
+			for (int q = 1; q <= n->nodes[i].nports; q++) {
+				int r = n->nodes[i].ports[q].remote_node, k;
+
+				if (!cable_end(n, i, q) ||
+				    (lv[i] < lv[r] ? lv[i] : lv[r]) != lo || abs(lv[i] - lv[r]) != 1)
+					continue;
+				topo_rate_str(n, i, q, rate, sizeof(rate));
+				for (k = 0; k < nrc && strcmp(rc[k].rate, rate); k++)
+					;
+				if (k == nrc && nrc < (int)SIM_ARRAY_SIZE(rc)) {
+					snprintf(rc[nrc].rate, sizeof(rc[nrc].rate), "%s", rate);
+					rc[nrc++].n = 0;
+				}
+				if (k < nrc)
+					rc[k].n++;
+			}
+		if (nrc < 2)
+			continue;
+		int top = 0;
+
+		for (int k = 1; k < nrc; k++)
+			if (rc[k].n > rc[top].n)
+				top = k;
+		snprintf(want, sizeof(want), "%s", rc[top].rate);
+		for (int i = 0; i < n->nnodes; i++)
+			for (int q = 1; q <= n->nodes[i].nports; q++) {
+				const struct net_port *pp = &n->nodes[i].ports[q];
+				int r = pp->remote_node;
+
+				if (!cable_end(n, i, q) ||
+				    (lv[i] < lv[r] ? lv[i] : lv[r]) != lo || abs(lv[i] - lv[r]) != 1)
+					continue;
+				topo_rate_str(n, i, q, rate, sizeof(rate));
+				if (!strcmp(rate, want) || !strcmp(rate, "-"))
+					continue;
+				printf("  slow cable   %s[%d] <-> %s[%d] runs %s; %d of the %s cables between levels %d and %d run %s\n",
+				       n->nodes[i].desc, q, n->nodes[r].desc, pp->remote_port, rate,
+				       rc[top].n, lo ? "switch" : "host", lo, lo + 1, want);
+				found++;
+			}
+	}
+	/* cables up and down, per level of switches */
+	for (int l = 1; l <= maxlevel; l++) {
+		int k = 0, *up = malloc(sizeof(int) * (size_t)n->nnodes),
+		    *down = malloc(sizeof(int) * (size_t)n->nnodes), *who = malloc(sizeof(int) * (size_t)n->nnodes);
+
+		if (!up || !down || !who) {
+			free(up), free(down), free(who);
+			break;
+		}
+		for (int i = 0; i < n->nnodes; i++) {
+			if (lv[i] != l || n->nodes[i].type != NET_SWITCH)
+				continue;
+			up[k] = down[k] = 0;
+			for (int q = 1; q <= n->nodes[i].nports; q++) {
+				int r = n->nodes[i].ports[q].remote_node;
+
+				if (r >= 0 && lv[r] == l + 1)
+					up[k]++;
+				else if (r >= 0 && lv[r] == l - 1)
+					down[k]++;
+			}
+			who[k++] = i;
+		}
+		int mu = mode_of(up, k), md = mode_of(down, k);
+
+		for (int j = 0; j < k && k > 1; j++) {
+			if (l < maxlevel && up[j] < mu) {
+				printf("  missing      %s (%s) has %d cable%s up, most %s have %d\n",
+				       n->nodes[who[j]].desc, level_name(l, maxlevel), up[j],
+				       up[j] == 1 ? "" : "s", l == 1 ? "leaves" : "switches of its level", mu);
+				found++;
+			}
+			if (l > 1 && down[j] < md) {
+				printf("  missing      %s (%s) has %d cable%s down, most of its level have %d\n",
+				       n->nodes[who[j]].desc, level_name(l, maxlevel), down[j],
+				       down[j] == 1 ? "" : "s", md);
+				found++;
+			}
+		}
+		free(up), free(down), free(who);
+	}
+	/* switches above the leaves that carry no path */
+	for (int i = 0; i < n->nnodes; i++) {
+		uint64_t carried = 0;
+
+		if (n->nodes[i].type != NET_SWITCH || lv[i] < 2)
+			continue;
+		for (int q = 1; q <= n->nodes[i].nports; q++)
+			carried += p->load[p->pe_base[i] + q];
+		if (!carried && p->pairs) {
+			printf("  idle         %s carries none of the %llu host-to-host paths (%s)\n",
+			       n->nodes[i].desc, (unsigned long long)p->pairs, routing);
+			found++;
+		}
+	}
+	if (p->unreachable) {
+		printf("  unreachable  %llu of the %llu host pairs have no route\n",
+		       (unsigned long long)p->unreachable, (unsigned long long)p->pairs);
+		found++;
+	}
+	if (!found)
+		printf("  no finding: every cable runs at its tier's rate, every switch has its level's cables, every switch above the leaves carries paths, every host pair has a route\n");
+	else
+		printf("  %d finding%s\n", found, found == 1 ? "" : "s");
+	free(lv);
+	return found;
+}
+
 /* Returns 0 acyclic, 1 cycle, -1 error (reported). */
 static int print_cdg(const struct net *n, const struct topo_opts *o)
 {
@@ -450,8 +652,7 @@ static int print_cdg(const struct net *n, const struct topo_opts *o)
 		cli_topo_report(&d);
 		return -1;
 	}
-	printf("\ndeadlock     channel dependency graph of %s routing, all pairs on VL 0:\n",
-	       o->routing ? o->routing : "minhop");
+	printf("\ndeadlock     channel dependency graph of %s, all pairs on VL 0:\n", routes_of(o));
 	printf("  %u channels carry traffic, %llu dependencies, %llu (CA port, LID) pairs",
 	       g.nused, (unsigned long long)g.nedges, (unsigned long long)g.pairs);
 	if (g.pairs_unrouted || g.pairs_looping)
@@ -493,9 +694,10 @@ int cli_topo_check(int argc, char **argv)
 	rc = load_and_route(&o, &n, true);
 	if (rc)
 		return rc;
-	if (!strcmp(o.note, o.routing ? o.routing : "minhop"))
+	if (o.lft || !strcmp(o.note, o.routing ? o.routing : "minhop"))
 		o.note[0] = '\0';	/* says nothing more than the name */
-	printf("%s, routed with %s%s%s%s\n", o.file, o.routing ? o.routing : "minhop",
+	printf("%s, routed with %s%s%s%s\n", o.file,
+	       o.lft ? routes_of(&o) : o.routing ? o.routing : "minhop",
 	       o.note[0] ? " (" : "", o.note, o.note[0] ? ")" : "");
 	print_inventory(&n);
 	if (paths_count(&n, &p)) {
@@ -505,6 +707,8 @@ int cli_topo_check(int argc, char **argv)
 	}
 	print_hops(&p);
 	print_balance(&n, &p);
+	if (o.health)
+		print_health(&n, &p, routes_of(&o));
 	paths_free(&p);
 	fflush(stdout);
 	verdict = print_cdg(&n, &o);
@@ -512,8 +716,8 @@ int cli_topo_check(int argc, char **argv)
 	if (fflush(stdout))
 		return 1;
 	if (verdict == 1)
-		fprintf(stderr, "ibfab topo check: %s: the channel dependency graph of %s routing has a cycle: the fabric can deadlock under load\n",
-			o.file, o.routing ? o.routing : "minhop");
+		fprintf(stderr, "ibfab topo check: %s: the channel dependency graph of %s has a cycle: the fabric can deadlock under load\n",
+			o.file, routes_of(&o));
 	return verdict ? 1 : 0;
 }
 

@@ -8,6 +8,11 @@
 #  - dot on the 128-host fat tree renders with Graphviz without a warning,
 #    and with --run the links of an incast are coloured: h0's link red, an
 #    idle host link blue; the output is the same twice;
+#  - check --health names what differs from the fabric's pattern on a copy
+#    of the 16-host tree with a pulled cable, an EDR cable among HDR and a
+#    1x host cable, names a spine that carries no path, and finds nothing
+#    on the clean tree; check --lft reads a dumped table (its hops equal
+#    the engine's that wrote it);
 #  - usage errors exit 2, bad inputs 1 with a message and nothing written.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 : "${IBFAB_SRC:?IBFAB_SRC must name the source tree}"
@@ -147,6 +152,64 @@ expect 1 "sim_time_ps"             topo dot "$EX/ring-4.net" --run "$tmp/arr.jso
 expect 1 "not in the topology"     topo dot "$EX/ring-4.net" --run "$tmp/run.json" -o "$tmp/out.dot"
 "$IBFAB" topo check --help | grep -q 'Exit status' || fail "check --help"
 "$IBFAB" topo dot --help | grep -q -- '--render' || fail "dot --help"
+
+# ---- --health and --lft ----
+python3 - "$EX/fattree-16.topo" "$tmp" <<'PY'
+import sys
+src, d = sys.argv[1], sys.argv[2]
+lines = open(src).read().split("\n")
+faults, idle = [], []
+for i, l in enumerate(lines):
+    # pull spine1[8] <-> leaf3[8]; spine0[3] <-> leaf1[5] at EDR; h5's cable 1x
+    if l.startswith('[8]\t"S-0000000000200005"[8]') or l.startswith('[8]\t"S-0000000000200001"[8]'):
+        continue
+    m = l
+    if l.startswith('[3]\t"S-0000000000200003"[5]') or l.startswith('[5]\t"S-0000000000200000"[3]'):
+        m = l.replace("4xHDR s=4 w=2 e=4", "4xEDR")
+    if '"h5"' in l and l.startswith("[2]"):
+        m = l.replace("4xHDR s=4 w=2 e=4", "1xHDR s=4 w=1 e=4")
+    if i > 0 and lines[i - 1].startswith('Ca\t1 "H-000000000010000a"'):
+        m = l.replace("4xHDR s=4 w=2 e=4", "1xHDR s=4 w=1 e=4")
+    faults.append(m)
+open(f"{d}/faults.topo", "w").write("\n".join(faults))
+# spine1 cabled to leaf0 alone: it carries no path under any routing
+out, in_spine1 = [], False
+for l in lines:
+    if l.startswith("Switch"):
+        in_spine1 = '"S-0000000000200001"' in l
+    if in_spine1 and l[:3] in ("[3]", "[4]", "[5]", "[6]", "[7]", "[8]"):
+        continue
+    if not in_spine1 and '"S-0000000000200001"' in l and l.startswith("[") and \
+            any(f'"S-0000000000200001"[{q}]' in l for q in range(3, 9)):
+        continue
+    out.append(l)
+open(f"{d}/idle.topo", "w").write("\n".join(out))
+PY
+"$IBFAB" topo check "$tmp/faults.topo" --health > "$tmp/h.out" 2>&1
+for want in "slow cable   leaf1[2] <-> h5[1] runs 1xHDR; 15 of the host cables between levels 0 and 1 run 4xHDR" \
+	    "slow cable   spine0[3] <-> leaf1[5] runs 4xEDR; 14 of the switch cables between levels 1 and 2 run 4xHDR" \
+	    "missing      leaf3 (leaf) has 3 cables up, most leaves have 4" \
+	    "missing      spine1 (top switch) has 7 cables down, most of its level have 8" \
+	    "  4 findings"; do
+	grep -qF -- "$want" "$tmp/h.out" || fail "--health on the faulted tree lacks '$want': $(sed -n '/^health/,/^deadlock/p' "$tmp/h.out")"
+done
+"$IBFAB" topo check "$tmp/idle.topo" --health > "$tmp/i.out" 2>&1
+grep -qF "idle         spine1 carries none of the 240 host-to-host paths (minhop routing)" "$tmp/i.out" ||
+	fail "--health does not name the idle spine: $(sed -n '/^health/,/^deadlock/p' "$tmp/i.out")"
+"$IBFAB" topo check "$EX/fattree-16.topo" --health > "$tmp/c.out" 2>&1 || fail "--health on the clean tree failed"
+grep -q "^  no finding" "$tmp/c.out" || fail "--health finds something on the clean tree: $(sed -n '/^health/,/^deadlock/p' "$tmp/c.out")"
+"$IBFAB" topo check "$EX/fattree-16.topo" > "$tmp/plain.out" 2>&1
+grep -q "^health" "$tmp/plain.out" && fail "the health section without --health"
+"$IBFAB" topo route "$EX/fattree-16.topo" --routing updn --lft-out "$tmp/updn.lft" > /dev/null ||
+	fail "topo route --lft-out"
+"$IBFAB" topo check "$EX/fattree-16.topo" --lft "$tmp/updn.lft" > "$tmp/l.out" 2>&1 || fail "check --lft failed"
+"$IBFAB" topo check "$EX/fattree-16.topo" --routing updn > "$tmp/u.out" 2>&1
+grep -q "routed with the tables of $tmp/updn.lft" "$tmp/l.out" || fail "check --lft: $(head -1 "$tmp/l.out")"
+cmp -s <(sed -n '/^hop count/,/^deadlock/p' "$tmp/l.out" | grep -v '^deadlock') \
+	<(sed -n '/^hop count/,/^deadlock/p' "$tmp/u.out" | grep -v '^deadlock') ||
+	fail "check --lft: hops and balance differ from the engine that wrote the table"
+"$IBFAB" topo check "$EX/fattree-16.topo" --lft "$tmp/updn.lft" --routing updn > /dev/null 2> "$tmp/e.err"
+[ $? = 2 ] && grep -q "excludes --routing" "$tmp/e.err" || fail "--lft with --routing: $(head -1 "$tmp/e.err")"
 
 if [ "$fails" -eq 0 ] && [ -n "${no_graphviz:-}" ]; then
 	echo "everything else passed; skipped for want of graphviz"

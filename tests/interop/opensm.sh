@@ -119,6 +119,14 @@ check_fabric() {
 			fail "$name $eng: our routes leave host pairs unrouted"
 		route "$topo" --lft "$d/$eng.dump" --hops | sort >"$d/osm-$eng.hops"
 		route "$topo" --routing "$eng" --hops | sort >"$d/ours-$eng.hops"
+		# topo check reads OpenSM's dump too: its hop histogram and health
+		# are those of our engine's tables where the hops agree
+		"$IBFAB" topo check "$topo" --lft "$d/$eng.dump" --health >"$d/osm-$eng.check" 2>&1
+		[ $? -le 1 ] && grep -q "^health " "$d/osm-$eng.check" &&
+			grep -q "routed with the tables of $d/$eng.dump" "$d/osm-$eng.check" ||
+			fail "$name $eng: topo check --lft on OpenSM's dump: $(tail -3 "$d/osm-$eng.check")"
+		grep -q "unreachable" "$d/osm-$eng.check" &&
+			fail "$name $eng: topo check --lft finds host pairs without a route in OpenSM's tables"
 		local theirs ours
 		theirs=$(maxpaths <"$d/osm-$eng.report")
 		ours=$(maxpaths <"$d/ours-$eng.report")
