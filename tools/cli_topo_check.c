@@ -34,6 +34,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "models/link/link.h"
 #include "models/net/net.h"
 #include "models/sm/sm.h"
 #include "models/sm/sm_cdg.h"
@@ -500,6 +501,130 @@ static const char *level_name(int level, int maxlevel)
 }
 
 /*
+ * Bisection: the max flow, in Gb/s of data, from the first half of the
+ * hosts (file order) to the second half, every cable a capacity its rate
+ * gives in each direction (4xHDR where the file states none), by Dinic's
+ * algorithm; against the full-bisection ideal, half the hosts at their
+ * own links' rates. -1 when out of memory.
+ */
+struct arc {
+	int to, next;
+	double cap;
+};
+
+static double cable_gbps(const struct net *n, int i, int q)
+{
+	const struct net_port *a = &n->nodes[i].ports[q];
+	const struct net_port *b = &n->nodes[a->remote_node].ports[a->remote_port];
+	struct link_rate r = { a->lanes ? a->lanes : b->lanes ? b->lanes : 4,
+			       a->speed != LINK_SPEED_NONE ? a->speed :
+			       b->speed != LINK_SPEED_NONE ? b->speed : LINK_HDR };
+
+	return link_data_rate_bps(r) / 1e9;
+}
+
+static double bisection_gbps(const struct net *n, double *ideal)
+{
+	int nn = n->nnodes + 2, src = n->nnodes, dst = n->nnodes + 1, na = 0, cap = 16;
+	int nh = net_nhosts(n), *head = malloc(sizeof(int) * (size_t)nn);
+	int *lvl = malloc(sizeof(int) * (size_t)nn), *it = malloc(sizeof(int) * (size_t)nn);
+	int *q = malloc(sizeof(int) * (size_t)nn), *stk = malloc(sizeof(int) * (size_t)nn);
+	struct arc *a = malloc(sizeof(*a) * (size_t)cap);
+	double flow = 0;
+
+	*ideal = 0;
+	if (!head || !lvl || !it || !q || !stk || !a)
+		goto nomem;
+	for (int i = 0; i < nn; i++)
+		head[i] = -1;
+#define ADD(u, v, c) do {							\
+		if (na + 2 > cap) {						\
+			struct arc *x_ = realloc(a, sizeof(*a) * (size_t)(cap *= 2)); \
+			if (!x_)						\
+				goto nomem;					\
+			a = x_;							\
+		}								\
+		a[na] = (struct arc){ v, head[u], c }; head[u] = na++;		\
+		a[na] = (struct arc){ u, head[v], 0 }; head[v] = na++;		\
+	} while (0)
+	for (int i = 0; i < n->nnodes; i++)
+		for (int qq = 1; qq <= n->nodes[i].nports; qq++)
+			if (cable_end(n, i, qq)) {
+				int r = n->nodes[i].ports[qq].remote_node;
+				double c = cable_gbps(n, i, qq);
+
+				ADD(i, r, c);
+				ADD(r, i, c);
+			}
+	for (int h = 0; h < nh; h++) {
+		int node = net_host(n, h), port = net_first_port(n, node);
+
+		if (h < nh / 2) {
+			ADD(src, node, 1e18);
+			*ideal += port > 0 ? cable_gbps(n, node, port) : 0;
+		} else if (h >= nh - nh / 2) {
+			ADD(node, dst, 1e18);
+		}
+	}
+#undef ADD
+	for (;;) {	/* Dinic: levels by breadth-first search, then blocking flows */
+		int qh = 0, qt = 0;
+
+		for (int i = 0; i < nn; i++)
+			lvl[i] = -1;
+		lvl[src] = 0;
+		q[qt++] = src;
+		while (qh < qt) {
+			int u = q[qh++];
+
+			for (int e = head[u]; e >= 0; e = a[e].next)
+				if (a[e].cap > 1e-9 && lvl[a[e].to] < 0) {
+					lvl[a[e].to] = lvl[u] + 1;
+					q[qt++] = a[e].to;
+				}
+		}
+		if (lvl[dst] < 0)
+			break;
+		for (int i = 0; i < nn; i++)
+			it[i] = head[i];
+		for (;;) {	/* augmenting paths along the levels, iteratively */
+			int depth = 0, u = src;
+			double f = 1e18;
+
+			while (u != dst) {
+				int e = it[u];
+
+				while (e >= 0 && !(a[e].cap > 1e-9 && lvl[a[e].to] == lvl[u] + 1))
+					e = it[u] = a[e].next;
+				if (e < 0) {	/* dead end: retreat */
+					lvl[u] = -1;
+					if (!depth)
+						break;
+					u = a[stk[--depth] ^ 1].to;
+					continue;
+				}
+				stk[depth++] = e;
+				u = a[e].to;
+			}
+			if (u != dst)
+				break;
+			for (int k = 0; k < depth; k++)
+				f = a[stk[k]].cap < f ? a[stk[k]].cap : f;
+			for (int k = 0; k < depth; k++) {
+				a[stk[k]].cap -= f;
+				a[stk[k] ^ 1].cap += f;
+			}
+			flow += f;
+		}
+	}
+	free(head), free(lvl), free(it), free(q), free(stk), free(a);
+	return flow;
+nomem:
+	free(head), free(lvl), free(it), free(q), free(stk), free(a);
+	return -1;
+}
+
+/*
  * The findings a cluster engineer looks for first, each against the
  * fabric's own majority rather than a model of what it should be: a cable
  * whose rate differs from the most common rate of cables between the same
@@ -626,6 +751,11 @@ static int print_health(const struct net *n, const struct paths *p, const char *
 		       (unsigned long long)p->unreachable, (unsigned long long)p->pairs);
 		found++;
 	}
+	double ideal, bis = bisection_gbps(n, &ideal);
+
+	if (bis >= 0 && ideal > 0)
+		printf("  bisection    %.0f Gb/s from the first half of the hosts to the second, %.2f of full bisection (%.0f Gb/s)\n",
+		       bis, bis / ideal, ideal);
 	if (!found)
 		printf("  no finding: every cable runs at its tier's rate, every switch has its level's cables, every switch above the leaves carries paths, every host pair has a route\n");
 	else
