@@ -18,6 +18,7 @@
 #include <CUnit/CUnit.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "models/fabric/fab.h"
@@ -677,6 +678,124 @@ static void test_compact_list(void)
 }
 
 /*
+ * The compact list against the explicit one on random workloads: streams
+ * of random length (some past their 32,768-deep queue), sizes, steps,
+ * operations and datagrams, ping-pong chains, on InfiniBand, lossy RoCE
+ * with CRC failures and TCP, some cut by a time limit. Every message's
+ * record (the compact list's read back from disk, fab_keep_results), the
+ * totals, the end and the events must be the same.
+ */
+static void random_list(struct fab_msgs *m, struct sim_rng *rng, const int *hosts, int nh)
+{
+	uint32_t stream = 0;
+	int nstreams = 2 + (int)sim_rng_below(rng, 6);
+
+	for (int k = 0; k < nstreams; k++, stream++) {
+		int a = (int)sim_rng_below(rng, (uint64_t)nh), b = (int)sim_rng_below(rng, (uint64_t)nh - 1);
+		struct fab_msg x = {
+			.src = (uint32_t)hosts[a], .dst = (uint32_t)hosts[b >= a ? b + 1 : b],
+			.bytes = 1 + sim_rng_below(rng, 9000), .after = -1, .stream = stream,
+			.op = (uint8_t)sim_rng_below(rng, 3), .post = sim_rng_below(rng, 3) * SIM_US,
+		};
+		sim_time_t gap = sim_rng_below(rng, 2) ? 0 : (1 + sim_rng_below(rng, 400)) * SIM_NS;
+		uint64_t count = sim_rng_below(rng, 5) ? 1 + sim_rng_below(rng, 300) : 33000;
+
+		if (sim_rng_below(rng, 4) == 0) {	/* datagrams */
+			x.ud = true;
+			x.op = FAB_OP_SEND;
+			x.bytes = 1 + sim_rng_below(rng, 4096);
+		}
+		for (uint64_t i = 0; i < count; i++, x.post += gap)
+			CU_ASSERT_FATAL(fab_msgs_add(m, &x) == 0);
+	}
+	/* a ping-pong of 6 round trips */
+	for (int i = 0; i < 12; i++) {
+		struct fab_msg y = {
+			.src = (uint32_t)hosts[i % 2 ? 1 : 0], .dst = (uint32_t)hosts[i % 2 ? 0 : 1],
+			.bytes = 64, .stream = stream + (uint32_t)(i % 2),
+			.after = i ? (int32_t)m->n - 1 : -1,
+		};
+
+		CU_ASSERT_FATAL(fab_msgs_add(m, &y) == 0);
+	}
+}
+
+static void test_compact_random(void)
+{
+	static const char *const fabrics[] = { "ib", "roce-lossy", "tcp" };
+	int hosts[5], mismatched = 0;
+	struct net n;
+
+	tf_star(&n, 5, hosts);
+	for (int seed = 0; seed < 12; seed++) {
+		struct fab_totals t[2];
+		struct fab_msg *rec[2];
+		uint64_t events[2];
+		size_t nmsg = 0;
+
+		for (int c = 0; c < 2; c++) {
+			struct fab_params p;
+			struct sim_rng rng;
+			struct fab_msgs m = { .compact = c == 1 };
+			struct sim_diag d;
+			char kv[64];
+
+			sim_rng_init(&rng, (uint64_t)seed, 0x52414e44ULL);
+			tf_params(&p, "hdr");
+			p.host_model = seed % 2;
+			snprintf(kv, sizeof(kv), "fabric=%s", fabrics[seed % 3]);
+			tf_set(&p, kv);
+			if (seed % 3 == 1)
+				tf_set(&p, "link.drop_prob=0.002");
+			if (seed % 4 == 3)
+				tf_set(&p, "sim.max_time_ns=40000");
+			random_list(&m, &rng, hosts, 5);
+			nmsg = m.n;
+			struct fab *f = fab_create(&n, &p, &m, 1, &d);
+
+			CU_ASSERT_FATAL(f != NULL);
+			if (c)
+				CU_ASSERT_FATAL(fab_keep_results(f) == 0);
+			fab_run(f, &d);	/* a time limit may stop it: both alike */
+			fab_totals(f, &t[c]);
+			events[c] = fab_engine(f)->events;
+			rec[c] = malloc(nmsg * sizeof(struct fab_msg));
+			CU_ASSERT_FATAL(rec[c] != NULL);
+			for (size_t i = 0; i < nmsg; i++) {
+				struct fab_msg tmp;
+				const struct fab_msg *x = c ? fab_msg_result(f, i, &tmp) : &m.v[i];
+
+				CU_ASSERT_FATAL(x != NULL);
+				rec[c][i] = *x;
+			}
+			fab_destroy(f);
+			fab_msgs_free(&m);
+		}
+		CU_ASSERT_EQUAL(events[0], events[1]);
+		CU_ASSERT_EQUAL(t[0].end_ps, t[1].end_ps);
+		CU_ASSERT_EQUAL(t[0].msgs_done, t[1].msgs_done);
+		CU_ASSERT_EQUAL(t[0].msgs_lost, t[1].msgs_lost);
+		for (size_t i = 0; i < nmsg; i++) {
+			const struct fab_msg *a = &rec[0][i], *b = &rec[1][i];
+
+			if (a->start != b->start || a->first_tx != b->first_tx || a->end != b->end ||
+			    a->completed != b->completed || a->done != b->done || a->cqe != b->cqe ||
+			    a->lost != b->lost || a->status != b->status || a->post != b->post ||
+			    a->bytes != b->bytes) {
+				if (!mismatched++)
+					fprintf(stderr, "\n  seed %d message %zu: explicit start %llu end %llu, compact %llu %llu\n",
+						seed, i, (unsigned long long)a->start, (unsigned long long)a->end,
+						(unsigned long long)b->start, (unsigned long long)b->end);
+			}
+		}
+		free(rec[0]);
+		free(rec[1]);
+	}
+	CU_ASSERT_EQUAL(mismatched, 0);
+	net_free(&n);
+}
+
+/*
  * A bad cable (link[h1].drop_prob): packets fail their CRC only at the two
  * receivers of h1's cable; h2's traffic through the same switch sees
  * none, and RC delivers everything.
@@ -924,6 +1043,7 @@ static const struct test_case tests[] = {
 	{ "VL15 is not flow controlled and drops", test_vl15_uncredited },
 	{ "same inputs, same results", test_repeatable },
 	{ "a compact message list: the same run, state only in flight", test_compact_list },
+	{ "a compact message list: the same records as the explicit one, randomly", test_compact_random },
 	{ "a bad cable: CRC failures on its receivers only", test_link_fault },
 	{ "lazy credits: no event per FC packet for an unblocked sender", test_lazy_credits },
 	{ "the FC queue is a FIFO, in the port's line or on the heap", test_fc_ring },
