@@ -266,7 +266,8 @@ struct fab_msg_run {
  * only by a constant step in post time, with no dependency, are kept as
  * one run (struct fab_msg_run) and v stays empty; the fabric then holds
  * state only for the messages in flight and keeps their results as
- * running statistics (fab_completions), so memory follows what is in
+ * running statistics (fab_completions), and, when asked, their records on
+ * disk (fab_keep_results, fab_msg_result), so memory follows what is in
  * flight, not what happened. Either way a message is named by its index,
  * 0 .. n-1, and fab_msgs_in() reads its input.
  */
