@@ -37,6 +37,8 @@ void cli_topo_usage(FILE *out)
 	      "  path FILE SRC DST   the hop-by-hop route between two hosts (like ibtracert)\n"
 	      "  check FILE          hop counts, routing balance and the deadlock verdict\n"
 	      "                      (channel dependency graph); exit 1 on a cycle\n"
+	      "  health FILE         check with its health findings: slow or missing cables,\n"
+	      "                      idle switches, unreachable pairs, the bisection\n"
 	      "  dot FILE            Graphviz DOT, switch tiers ranked; --run colours links by\n"
 	      "                      the utilisation an `ibfab run --json` measured\n"
 	      "\n"
@@ -203,6 +205,7 @@ static const struct {
 	{ "route", cli_topo_route },
 	{ "path", cli_topo_path },
 	{ "check", cli_topo_check },
+	{ "health", cli_topo_check },	/* check --health */
 	{ "dot", cli_topo_dot },
 };
 
@@ -219,7 +222,9 @@ int cli_topo_main(int argc, char **argv)
 	for (unsigned i = 0; i < SIM_ARRAY_SIZE(cmds); i++)
 		if (!strcmp(argv[1], cmds[i].name))
 			return cmds[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "ibfab topo: unknown command '%s' (links, show, gen, route, path, check, dot)\n",
-		argv[1]);
+	fprintf(stderr, "ibfab topo: unknown command '%s' (", argv[1]);
+	for (unsigned i = 0; i < SIM_ARRAY_SIZE(cmds); i++)
+		fprintf(stderr, "%s%s", i ? ", " : "", cmds[i].name);
+	fprintf(stderr, ")\n");
 	return 2;
 }

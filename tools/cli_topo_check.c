@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli_topo_check.c - `ibfab topo check` and `ibfab topo dot`.
+ * cli_topo_check.c - `ibfab topo check` (and `topo health`, check with
+ * --health) and `ibfab topo dot`.
  *
  * check: what a subnet manager's operator looks at after a sweep - node and
  * cable counts, rates, LIDs - then what the routing does with them: the
@@ -821,6 +822,8 @@ int cli_topo_check(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
+	if (!strcmp(o.cmd, "health"))
+		o.health = true;	/* `topo health` is check --health */
 	rc = load_and_route(&o, &n, true);
 	if (rc)
 		return rc;

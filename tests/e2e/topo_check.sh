@@ -213,6 +213,8 @@ for want in "slow cable   leaf1[2] <-> h5[1] runs 1xHDR; 15 of the host cables b
 	    "  4 findings"; do
 	grep -qF -- "$want" "$tmp/h.out" || fail "--health on the faulted tree lacks '$want': $(sed -n '/^health/,/^deadlock/p' "$tmp/h.out")"
 done
+"$IBFAB" topo health "$tmp/faults.topo" > "$tmp/h2.out" 2>&1
+cmp -s "$tmp/h.out" "$tmp/h2.out" || fail "topo health differs from topo check --health"
 "$IBFAB" topo check "$tmp/idle.topo" --health > "$tmp/i.out" 2>&1
 grep -qF "idle         spine1 carries none of the 240 host-to-host paths (minhop routing)" "$tmp/i.out" ||
 	fail "--health does not name the idle spine: $(sed -n '/^health/,/^deadlock/p' "$tmp/i.out")"
