@@ -26,7 +26,7 @@
 #include "sim/sim_pool.h"
 
 struct eth_sw;
-struct eth_ecmp;
+struct sm_mp;
 struct hca;
 struct hca_cq;
 struct hca_mr;
@@ -137,7 +137,7 @@ struct fab {
 	 * the messages in flight when the list is compact, and the completion
 	 * times of every delivered message (fab_live.c) */
 	struct fab_port_fault *port_fault;	/* per port (f->ports order), or NULL: p's */
-	struct eth_ecmp *ecmp;		/* Ethernet's equal-cost paths (models/eth), or NULL */
+	struct sm_mp *mp;		/* the switches' equal-cost sets (models/sm/sm_mp.h), or NULL */
 	fab_tap_fn tap_fn;		/* the capture the tapped ports' packets go to */
 	void *tap_ctx;
 	struct fab_plan *plans;

@@ -10,6 +10,7 @@
 #include "models/core/fab_core.h"
 #include "models/eth/eth_ops.h"
 #include "models/port/port.h"
+#include "models/sm/sm_mp.h"
 #include "models/switch/sw.h"
 #include "sim/sim_rng.h"
 
@@ -65,10 +66,9 @@ struct eth_sw {
 	uint32_t headroom_cells;	/* reserved per (ingress port, lossless priority) */
 	bool ecn;
 	struct sim_rng rng;		/* ECN marking */
-	/* ECMP (eth_ecmp.c), NULL with eth.lb=static: per destination switch,
-	 * its equal-cost ports as offset << 8 | count into grp_port */
-	uint32_t *grp;
-	uint8_t *grp_port;
+	/* ECMP (eth_ecmp.c): the equal-cost ports per destination switch;
+	 * empty (grp NULL) with eth.lb=static */
+	struct sm_mp_sw mp;
 	uint64_t hash_seed;
 };
 

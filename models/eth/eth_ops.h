@@ -13,9 +13,6 @@
 /* The Ethernet switch (shared buffer, output queues, ECN). */
 int eth_sw_init(struct fab *f, struct fab_node *n);
 void eth_sw_fini(struct fab_node *n);
-/* The fabric's shared ECMP distances (fab.ecmp), after the switches'. */
-struct eth_ecmp;
-void eth_ecmp_free(struct eth_ecmp *e);
 extern const struct port_node_ops eth_sw_node_ops;
 
 /* A port's Ethernet link: PFC, pauses, priorities (its link ops). */

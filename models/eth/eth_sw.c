@@ -84,8 +84,7 @@ int eth_sw_init(struct fab *f, struct fab_node *n)
 void eth_sw_fini(struct fab_node *n)
 {
 	if (n->eth) {
-		free(n->eth->grp);
-		free(n->eth->grp_port);
+		sm_mp_sw_fini(&n->eth->mp);
 	}
 	free(n->eth);
 	n->eth = NULL;
@@ -132,7 +131,7 @@ void eth_sw_receive(struct port *in, uint32_t idx)
 	struct fab_node *n = in->node;
 	struct eth_sw *s = n->eth;
 	struct pkt *p = fab_pkt(f, idx);
-	int o = s->grp ? eth_ecmp_route(in, idx) : sw_route(in, idx);
+	int o = s->mp.grp ? eth_ecmp_route(in, idx) : sw_route(in, idx);
 	struct port *out;
 	uint8_t prio = p->vl;
 	uint32_t q;

@@ -20,6 +20,7 @@
 
 #include "models/cc/cc.h"
 #include "models/hca/hca_plug.h"
+#include "models/sm/sm_mp.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -682,7 +683,7 @@ void fab_destroy(struct fab *f)
 		port_fini(f->ports[pi]);
 		eth_port_fini(f->ports[pi]);
 	}
-	eth_ecmp_free(f->ecmp);
+	sm_mp_free(f->mp);
 	free(f->port_mem);
 	free(f->ports);
 	free(f->nodes);

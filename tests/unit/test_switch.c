@@ -25,6 +25,7 @@
 #include "models/link/link.h"
 #include "models/net/net.h"
 #include "models/port/port.h"
+#include "models/sm/sm_mp.h"
 #include "models/switch/sw.h"
 #include "test_main.h"
 
@@ -273,7 +274,7 @@ static void rig_free(struct rig *r)
 	struct fab *f = r->f;
 
 	(fab_is_eth(&f->p) ? eth_sw_fini : sw_fini)(&f->nodes[SW_NODE]);
-	eth_ecmp_free(f->ecmp);	/* the builder's part, as fab_destroy does it */
+	sm_mp_free(f->mp);	/* the builder's part, as fab_destroy does it */
 	for (int pi = 0; pi < f->nports; pi++) {
 		port_fini(f->ports[pi]);
 		if (fab_is_eth(&f->p))
