@@ -4,11 +4,7 @@
 
 static uint64_t splitmix64(uint64_t *x)
 {
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return sim_mix64(*x += 0x9e3779b97f4a7c15ULL);
 }
 
 void sim_rng_init(struct sim_rng *r, uint64_t run_seed, uint64_t stream_id)

@@ -25,4 +25,13 @@ double sim_rng_double(struct sim_rng *r);
 /* Stable 64-bit hash of a string, for deriving stream ids from names. */
 uint64_t sim_hash_str(const char *s);
 
+/* splitmix64's finaliser: every input bit moves every output bit (a
+ * hash of a 64-bit key, as ECMP's and flowlet tables use). */
+static inline uint64_t sim_mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
 #endif

@@ -132,7 +132,7 @@ struct tp_sampler {
 /* What one fabric's run measured. */
 struct cmp_result {
 	int fabric;
-	const char *lb;			/* how its switches choose paths: "table" or "ecmp" */
+	const char *lb;			/* how its switches choose paths (cli_lb_name) */
 	struct fab_totals t;
 	bool complete;
 	sim_time_t end_ps;
@@ -583,9 +583,9 @@ static int collect(struct cli_run *run, struct tp_sampler *tp, struct cmp_result
 			res->nactive++;
 	}
 	res->nhosts = net_nhosts(&run->net);
-	/* InfiniBand forwards by the subnet manager's tables; Ethernet by a
-	 * flow hash over the shortest paths unless eth.lb=static */
-	res->lb = fab_kind_of(&run->p)->eth && run->p.eth.lb == ETH_LB_ECMP ? "ecmp" : "table";
+	/* the subnet manager's tables, a flow hash (Ethernet's ECMP), or a
+	 * choice by load (IB adaptive routing, flowlets, spraying) */
+	res->lb = cli_lb_name(&run->p);
 	/* the HCA host model's CPU time, or the fabric's total when it counts
 	 * more (the TCP stack's system calls, copies and interrupts) */
 	res->cpu_ps = res->t.cpu_ps > host_cpu ? res->t.cpu_ps : host_cpu;

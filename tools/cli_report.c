@@ -164,6 +164,21 @@ static void summary_kernel(FILE *out, const struct fab_kernel *k, const struct f
 		cli_fmt_time(k->wake_ps, e, sizeof(e)));
 }
 
+const char *cli_lb_name(const struct fab_params *p)
+{
+	if (fab_kind_of(p)->eth) {
+		static const char *const eth[] = {
+			[ETH_LB_ECMP] = "ecmp", [ETH_LB_STATIC] = "table",
+			[ETH_LB_FLOWLET] = "flowlet", [ETH_LB_SPRAY] = "spray",
+		};
+
+		return eth[p->eth.lb];
+	}
+	if (!p->ib_ar)
+		return "table";
+	return p->ib_ar_flowlet ? "ar flowlet" : "ar";
+}
+
 void cli_json_kernel(struct sim_json *j, const struct fab_kernel *k)
 {
 	sim_json_key(j, "kernel");
@@ -452,6 +467,16 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 		fprintf(out, "%" PRIu64 " ACKs, %" PRIu64 " packets retransmitted (%" PRIu64
 			" sequence NAKs, %" PRIu64 " ACK timeouts, %" PRIu64 " RNR NAKs)\n",
 			s.t.acks, s.t.retransmitted, s.t.seq_naks, s.t.ack_timeouts, s.t.rnr_naks);
+	if (s.t.lb_chosen || s.t.ooo_held) {
+		/* adaptive routing, flowlets or spraying: how much it moved, and
+		 * what the receivers had to put back in order */
+		label(out, "paths");
+		fprintf(out, "%s: %" PRIu64 " of %" PRIu64 " choices off the table's port (%.1f%%); "
+			"%" PRIu64 " packets held out of order at the receivers\n",
+			cli_lb_name(r->params), s.t.lb_moved, s.t.lb_chosen,
+			s.t.lb_chosen ? 100.0 * (double)s.t.lb_moved / (double)s.t.lb_chosen : 0.0,
+			s.t.ooo_held);
+	}
 	if (r->params->host_model) {
 		struct host_stats sum = { 0 };
 		int active = 0;
@@ -816,6 +841,10 @@ int cli_report_json(FILE *out, const struct cli_report *r)
 	sim_json_ku64(&j, "seq_naks", s.t.seq_naks);
 	sim_json_ku64(&j, "rnr_naks", s.t.rnr_naks);
 	sim_json_ku64(&j, "ack_timeouts", s.t.ack_timeouts);
+	sim_json_kstr(&j, "load_balancing", cli_lb_name(r->params));
+	sim_json_ku64(&j, "lb_choices", s.t.lb_chosen);
+	sim_json_ku64(&j, "lb_off_table", s.t.lb_moved);
+	sim_json_ku64(&j, "ooo_held", s.t.ooo_held);
 	sim_json_ku64(&j, "fc_packets", s.t.fc_pkts);
 	sim_json_ku64(&j, "xmit_wait_ps", s.t.xmit_wait_ps);
 	sim_json_kdouble(&j, "throughput_gbps", s.gbps);

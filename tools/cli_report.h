@@ -46,6 +46,12 @@ struct cli_report {
 struct sim_json;
 void cli_json_kernel(struct sim_json *j, const struct fab_kernel *k);
 
+/* How the fabric's switches choose among equal-cost paths, in a word or
+ * two: "table" (the subnet manager's LFT), "ecmp", "flowlet", "spray",
+ * "ar" (IB adaptive routing per packet), "ar flowlet". */
+struct fab_params;
+const char *cli_lb_name(const struct fab_params *p);
+
 /* The human summary (docs/architecture.md, "Inputs and outputs"). */
 void cli_report_summary(FILE *out, const struct cli_report *r);
 

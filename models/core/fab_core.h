@@ -28,6 +28,8 @@
 struct eth_sw;
 struct sm_mp;
 struct hca;
+struct sw_ar;
+struct sw_voq;
 struct hca_cq;
 struct hca_mr;
 struct port;
@@ -67,6 +69,8 @@ struct fab_hooks {
  * requests, the kick's Ethernet test); the array is 64-byte aligned, so
  * that line is one line: at 88 bytes a node straddled two for most nodes.
  */
+enum { FAB_SW_AR = 1, FAB_SW_VOQ = 2 };
+
 struct fab_node {
 	struct port **ports;	/* by port number; NULL if unconnected */
 	/* switch */
@@ -81,11 +85,19 @@ struct fab_node {
 	int nports;
 	uint32_t lft_len;
 	int req_words;
-	enum net_node_type type;
+	uint8_t type;			/* enum net_node_type */
+	/* an IB switch's modes, on the line every packet reads (sw.c):
+	 * FAB_SW_AR adaptive routing (ar below), FAB_SW_VOQ per-output
+	 * queues (voq); 0 for neither, the common case */
+	uint8_t sw_modes;
 	/* line 1 */
 	int idx;			/* node index in the net */
 	/* HCA */
 	struct hca *hca;
+	/* IB switch with adaptive routing, with virtual output queues
+	 * (models/switch/sw.c), else NULL */
+	struct sw_ar *ar;
+	struct sw_voq *voq;
 } __attribute__((aligned(64)));
 
 _Static_assert(offsetof(struct fab_node, type) < 64 && sizeof(struct fab_node) == 128,

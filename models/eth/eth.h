@@ -31,7 +31,7 @@
 
 enum eth_sched { ETH_SCHED_STRICT, ETH_SCHED_WRR };
 /* How a switch picks among equal-cost output ports (eth.lb). */
-enum eth_lb { ETH_LB_ECMP, ETH_LB_STATIC };
+enum eth_lb { ETH_LB_ECMP, ETH_LB_STATIC, ETH_LB_FLOWLET, ETH_LB_SPRAY };
 
 /* eth.ecn: mark on every Ethernet fabric, never, or by fabric (RoCE:
  * for DCQCN; TCP: only for DCTCP, whose senders react to it). */
@@ -55,6 +55,7 @@ struct eth_params {
 	uint8_t sched;		/* eth.sched: enum eth_sched, between data priorities */
 	uint8_t lb;		/* eth.lb: enum eth_lb */
 	uint64_t hash_seed;	/* eth.hash_seed: mixed into every switch's ECMP hash */
+	uint32_t flowlet_ns;	/* eth.flowlet_ns: idle gap that ends a flowlet (eth.lb=flowlet) */
 };
 
 void eth_params_default(struct eth_params *p);

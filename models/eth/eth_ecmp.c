@@ -20,34 +20,39 @@
  * table (eth.lb=static always does). Each switch mixes its own
  * index and eth.hash_seed into the hash, so that the levels of a tree do
  * not choose in lockstep (hash polarisation).
- * Left out: weighted ECMP, resilient hashing, flowlet switching and
- * per-packet spraying (which needs a receiver that reorders).
+ * eth.lb=flowlet and eth.lb=spray choose by load instead
+ * (models/switch/sw_lb.c), with the same sets.
+ * Left out: weighted ECMP, resilient hashing.
  */
 #include "models/eth/eth_int.h"
 
 #include "models/sm/sm_mp.h"
 
+/* An egress port's load for flowlets and spraying: the cells its queues
+ * hold, every priority (they share the wire). */
+static int64_t eth_load(const struct fab_node *n, const struct port *out, const struct pkt *p)
+{
+	const struct eth_port *e = eth_of(out);
+	int64_t q = 0;
+
+	(void)n;
+	(void)p;
+	for (int i = 0; i < ETH_NPRIO; i++)
+		q += e->q_cells[i];
+	return q;
+}
+
 int eth_ecmp_init(struct fab *f, struct fab_node *n, struct eth_sw *s)
 {
-	if (f->p.eth.lb != ETH_LB_ECMP)
+	uint8_t lb = f->p.eth.lb;
+
+	if (lb == ETH_LB_STATIC)
 		return 0;
-	if (!f->mp && !(f->mp = sm_mp_build(f->net)))
-		return -1;
-	if (sm_mp_sw_init(&s->mp, f->mp, f->net, n->idx))
+	if (sw_lb_init(&s->lb, f, n, eth_load, lb == ETH_LB_FLOWLET ? f->p.eth.flowlet_ns : 0))
 		return -1;
 	/* this switch's own draw of the hash (no polarisation across levels) */
 	s->hash_seed = f->p.eth.hash_seed ^ (0x9e3779b97f4a7c15ULL * ((uint64_t)n->idx + 1));
 	return 0;
-}
-
-/* splitmix64's finaliser: every input bit moves every output bit. */
-static inline uint64_t mix(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
 }
 
 int eth_ecmp_route(struct port *in, uint32_t idx)
@@ -56,15 +61,18 @@ int eth_ecmp_route(struct port *in, uint32_t idx)
 	const struct eth_sw *s = in->node->eth;
 	const struct pkt *p = fab_pkt(f, idx);
 	const uint8_t *ports;
-	uint32_t cnt = sm_mp_ports(f->mp, &s->mp, p->dlid, &ports);
+	uint32_t cnt;
 
+	if (f->p.eth.lb != ETH_LB_ECMP) {
+		int o = sw_lb_pick(&in->node->eth->lb, f, in->node, p,
+				   p->dlid < in->node->lft_len ? in->node->lft[p->dlid] : 0);
+
+		return o > 0 ? o : sw_route(in, idx);
+	}
+	cnt = sm_mp_ports(f->mp, &s->lb.mp, p->dlid, &ports);
 	if (cnt == 0)
 		return sw_route(in, idx);	/* local, or unreachable: the LFT */
 	if (cnt == 1)
 		return ports[0];
-	/* the flow: addresses, and the QPs standing for the UDP/TCP ports */
-	uint64_t key = ((uint64_t)p->slid << 48) ^ ((uint64_t)p->dlid << 32) ^
-		       ((uint64_t)(p->sqpn & 0xffffff) << 8) ^ ((uint64_t)p->dqpn << 20);
-
-	return ports[mix(key ^ s->hash_seed) % cnt];
+	return ports[sim_mix64(sw_lb_flow(p) ^ s->hash_seed) % cnt];
 }

@@ -10,8 +10,8 @@
 #include "models/core/fab_core.h"
 #include "models/eth/eth_ops.h"
 #include "models/port/port.h"
-#include "models/sm/sm_mp.h"
 #include "models/switch/sw.h"
+#include "models/switch/sw_lb.h"
 #include "sim/sim_rng.h"
 
 /* A PFC frame on the wire: pause `prio` for `quanta` (0 = XON). */
@@ -66,15 +66,15 @@ struct eth_sw {
 	uint32_t headroom_cells;	/* reserved per (ingress port, lossless priority) */
 	bool ecn;
 	struct sim_rng rng;		/* ECN marking */
-	/* ECMP (eth_ecmp.c): the equal-cost ports per destination switch;
-	 * empty (grp NULL) with eth.lb=static */
-	struct sm_mp_sw mp;
+	/* load balancing (eth_ecmp.c): the equal-cost ports per destination
+	 * switch, and the flowlet table; empty (mp.grp NULL) with eth.lb=static */
+	struct sw_lb lb;
 	uint64_t hash_seed;
 };
 
-/* eth_ecmp.c: the switch's equal-cost port sets (eth.lb=ecmp), and the
- * output port for packet idx: one of them by the flow's hash, else the
- * LFT's (sw_route). */
+/* eth_ecmp.c: the switch's equal-cost port sets (eth.lb other than
+ * static), and the output port for packet idx: one of them by the flow's
+ * hash (ecmp) or by load (flowlet, spray), else the LFT's (sw_route). */
 int eth_ecmp_init(struct fab *f, struct fab_node *n, struct eth_sw *s);
 int eth_ecmp_route(struct port *in, uint32_t idx);
 

@@ -81,10 +81,16 @@ int eth_sw_init(struct fab *f, struct fab_node *n)
 	return eth_ecmp_init(f, n, s);
 }
 
+void eth_sw_lb_counts(const struct fab_node *n, uint64_t *chosen, uint64_t *moved)
+{
+	*chosen = n->eth ? n->eth->lb.chosen : 0;
+	*moved = n->eth ? n->eth->lb.moved : 0;
+}
+
 void eth_sw_fini(struct fab_node *n)
 {
 	if (n->eth) {
-		sm_mp_sw_fini(&n->eth->mp);
+		sw_lb_fini(&n->eth->lb);
 	}
 	free(n->eth);
 	n->eth = NULL;
@@ -131,7 +137,7 @@ void eth_sw_receive(struct port *in, uint32_t idx)
 	struct fab_node *n = in->node;
 	struct eth_sw *s = n->eth;
 	struct pkt *p = fab_pkt(f, idx);
-	int o = s->mp.grp ? eth_ecmp_route(in, idx) : sw_route(in, idx);
+	int o = s->lb.mp.grp ? eth_ecmp_route(in, idx) : sw_route(in, idx);
 	struct port *out;
 	uint8_t prio = p->vl;
 	uint32_t q;

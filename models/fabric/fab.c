@@ -857,6 +857,7 @@ void fab_totals(const struct fab *f, struct fab_totals *t)
 	*t = f->tot;
 	t->xmit_wait_ps = 0;
 	t->acks = t->retransmitted = t->seq_naks = t->rnr_naks = t->ack_timeouts = 0;
+	t->ooo_held = t->lb_chosen = t->lb_moved = 0;
 	t->cpu_ps = 0;
 	tcp_totals(f, t);	/* tcp_segments ... (models/tcp) */
 	for (int i = 0; i < f->nnodes; i++) {
@@ -864,6 +865,13 @@ void fab_totals(const struct fab *f, struct fab_totals *t)
 
 		if (h)	/* verbs costs and, on fabric=tcp, the kernel stack's */
 			t->cpu_ps += h->host.st.cpu_ps;
+		if (f->nodes[i].type == NET_SWITCH) {
+			uint64_t c, m;
+
+			(f->nodes[i].eth ? eth_sw_lb_counts : sw_lb_counts)(&f->nodes[i], &c, &m);
+			t->lb_chosen += c;
+			t->lb_moved += m;
+		}
 
 		for (uint32_t q = 0; h && q < h->nqps; q++) {
 			const struct hca_qp *qp = h->qps[q];
@@ -875,6 +883,7 @@ void fab_totals(const struct fab *f, struct fab_totals *t)
 			t->seq_naks += qp->st.seq_naks_rcvd;
 			t->rnr_naks += qp->st.rnr_naks_rcvd;
 			t->ack_timeouts += qp->st.timeouts;
+			t->ooo_held += qp->st.ooo_held;
 		}
 	}
 	t->paused_ps = 0;

@@ -151,6 +151,15 @@ struct fab_params {
 	/* the host behind every HCA (models/host): host.KEY=VALUE */
 	bool host_model;		/* host.model: off = an ideal host (no PCIe, no DMA latency) */
 	uint8_t sw_speedup;		/* switch.speedup: packets one input feeds to outputs at once */
+	/* adaptive routing at the IB switches (models/switch/sw_lb.c) and
+	 * out-of-order arrival at the HCAs (models/hca/qp_ooo.c) */
+	bool sw_voq;			/* switch.queues=voq (else fifo) */
+	bool ib_ar;			/* ib.ar */
+	bool ib_ar_flowlet;		/* ib.ar_mode=flowlet (else per packet) */
+	uint16_t ib_ar_sl_mask;		/* ib.ar_sl_mask: SLs routed adaptively */
+	uint32_t ib_ar_flowlet_ns;	/* ib.ar_flowlet_ns: idle gap that ends a flowlet */
+	uint8_t hca_ooo;		/* hca.ooo: enum fab_ooo */
+	uint32_t hca_ooo_window;	/* hca.ooo_window: PSNs ahead it holds */
 	struct host_params host;
 	struct eth_params eth;		/* eth.*: Ethernet switches, PFC, ECN (roce, tcp) */
 	struct dcqcn_params dcqcn;	/* dcqcn.*: RoCE congestion control */
@@ -170,6 +179,19 @@ static inline const struct fab_kind *fab_kind_of(const struct fab_params *p)
 static inline bool fab_is_eth(const struct fab_params *p)
 {
 	return fab_kind_of(p)->eth;
+}
+
+/* hca.ooo: does RC take packets that overtook others (qp_ooo.c)? auto:
+ * where the fabric sends one flow's packets over several paths (IB
+ * adaptive routing; Ethernet flowlets or spraying), as NCCL turns the
+ * HCAs' out-of-order placement on where it turns AR on. */
+enum fab_ooo { FAB_OOO_AUTO, FAB_OOO_OFF, FAB_OOO_ON };
+
+static inline bool fab_ooo(const struct fab_params *p)
+{
+	if (p->hca_ooo != FAB_OOO_AUTO)
+		return p->hca_ooo == FAB_OOO_ON;
+	return fab_is_eth(p) ? p->eth.lb == ETH_LB_FLOWLET || p->eth.lb == ETH_LB_SPRAY : p->ib_ar;
 }
 
 /* Fill with the default preset ("hdr"). */
@@ -405,6 +427,10 @@ struct fab_totals {
 	uint64_t fc_pkts;
 	/* transport, summed over every QP (models/hca) */
 	uint64_t acks, retransmitted, seq_naks, rnr_naks, ack_timeouts;
+	uint64_t ooo_held;		/* RC packets that arrived ahead of a gap and were held (hca.ooo) */
+	/* load balancing at the switches (ib.ar, eth.lb other than static) */
+	uint64_t lb_chosen;		/* packet-hops that had two ports or more to choose from */
+	uint64_t lb_moved;		/* of them, sent elsewhere than the LFT's port */
 	uint64_t credit_checks;	/* invariant walks done (sim.check) */
 	/* Ethernet and congestion control */
 	uint64_t pause_frames;		/* PFC XOFF frames sent */

@@ -221,6 +221,22 @@ static void apply_preset(struct fab_params *p, const struct preset *pr)
 	 * crossbar ASICs): an input can feed two outputs at once, so two flows
 	 * leaving one input for two busy outputs share each fairly */
 	p->sw_speedup = 2;
+	/* Adaptive routing: off, as OpenSM routes unless an AR engine is
+	 * configured; every SL may use it once on; per packet, which the
+	 * HCAs' out-of-order placement allows (ConnectX-5 and later, RC:
+	 * NVIDIA's "Out-of-Order (OOO) Data Placement"), on by hca.ooo=auto
+	 * wherever the fabric spreads a flow (ConnectX-4, before it: set
+	 * hca.ooo=off). The flowlet gap,
+	 * 5 us, exceeds what queues of ib.buffer at a few hops can make two
+	 * paths differ by at HDR (32 KiB drains in 1.3 us). The window is
+	 * the model's: PSNs ahead of the expected one that RC holds. */
+	p->sw_voq = false;
+	p->ib_ar = false;
+	p->ib_ar_flowlet = false;
+	p->ib_ar_sl_mask = 0xffff;
+	p->ib_ar_flowlet_ns = 5000;
+	p->hca_ooo = FAB_OOO_AUTO;
+	p->hca_ooo_window = 4096;
 	p->host_model = true;
 	host_params_default(&p->host);
 	eth_params_default(&p->eth);
@@ -951,29 +967,130 @@ static void print_sched(const void *obj, const struct sim_param *k, char *buf, s
 	snprintf(buf, len, "%s", p->eth.sched == ETH_SCHED_STRICT ? "strict" : "wrr");
 }
 
+static const char *const lb_names[] = {
+	[ETH_LB_ECMP] = "ecmp", [ETH_LB_STATIC] = "static",
+	[ETH_LB_FLOWLET] = "flowlet", [ETH_LB_SPRAY] = "spray",
+};
+
 static int set_lb(void *obj, const struct sim_param *k, const char *v,
 		  char *err, size_t errlen)
 {
 	struct fab_params *p = obj;
 
 	(void)k;
-	if (!strcasecmp(v, "ecmp"))
-		p->eth.lb = ETH_LB_ECMP;
-	else if (!strcasecmp(v, "static"))
-		p->eth.lb = ETH_LB_STATIC;
-	else {
-		snprintf(err, errlen, "expected ecmp or static, got '%s'", v);
-		return -1;
-	}
-	return 0;
+	for (uint8_t i = 0; i < SIM_ARRAY_SIZE(lb_names); i++)
+		if (!strcasecmp(v, lb_names[i])) {
+			p->eth.lb = i;
+			return 0;
+		}
+	snprintf(err, errlen, "expected ecmp, flowlet, spray or static, got '%s'", v);
+	return -1;
 }
+
 
 static void print_lb(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
 	const struct fab_params *p = obj;
 
 	(void)k;
-	snprintf(buf, len, "%s", p->eth.lb == ETH_LB_ECMP ? "ecmp" : "static");
+	snprintf(buf, len, "%s", lb_names[p->eth.lb]);
+}
+
+static int set_onoff(bool *b, const char *v, char *err, size_t errlen)
+{
+	if (!strcasecmp(v, "on") || !strcmp(v, "1") || !strcasecmp(v, "true"))
+		*b = true;
+	else if (!strcasecmp(v, "off") || !strcmp(v, "0") || !strcasecmp(v, "false"))
+		*b = false;
+	else {
+		snprintf(err, errlen, "expected on or off, got '%s'", v);
+		return -1;
+	}
+	return 0;
+}
+
+static int set_ar(void *obj, const struct sim_param *k, const char *v, char *err, size_t errlen)
+{
+	(void)k;
+	return set_onoff(&((struct fab_params *)obj)->ib_ar, v, err, errlen);
+}
+
+static void print_ar(const void *obj, const struct sim_param *k, char *buf, size_t len)
+{
+	(void)k;
+	snprintf(buf, len, "%s", ((const struct fab_params *)obj)->ib_ar ? "on" : "off");
+}
+
+static int set_ar_mode(void *obj, const struct sim_param *k, const char *v,
+		       char *err, size_t errlen)
+{
+	struct fab_params *p = obj;
+
+	(void)k;
+	if (!strcasecmp(v, "packet"))
+		p->ib_ar_flowlet = false;
+	else if (!strcasecmp(v, "flowlet"))
+		p->ib_ar_flowlet = true;
+	else {
+		snprintf(err, errlen, "expected packet or flowlet, got '%s'", v);
+		return -1;
+	}
+	return 0;
+}
+
+static void print_ar_mode(const void *obj, const struct sim_param *k, char *buf, size_t len)
+{
+	(void)k;
+	snprintf(buf, len, "%s", ((const struct fab_params *)obj)->ib_ar_flowlet ? "flowlet" : "packet");
+}
+
+static int set_queues(void *obj, const struct sim_param *k, const char *v,
+		      char *err, size_t errlen)
+{
+	struct fab_params *p = obj;
+
+	(void)k;
+	if (!strcasecmp(v, "fifo"))
+		p->sw_voq = false;
+	else if (!strcasecmp(v, "voq"))
+		p->sw_voq = true;
+	else {
+		snprintf(err, errlen, "expected fifo or voq, got '%s'", v);
+		return -1;
+	}
+	return 0;
+}
+
+static void print_queues(const void *obj, const struct sim_param *k, char *buf, size_t len)
+{
+	(void)k;
+	snprintf(buf, len, "%s", ((const struct fab_params *)obj)->sw_voq ? "voq" : "fifo");
+}
+
+static int set_ooo(void *obj, const struct sim_param *k, const char *v, char *err, size_t errlen)
+{
+	struct fab_params *p = obj;
+	bool on;
+
+	(void)k;
+	if (!strcasecmp(v, "auto")) {
+		p->hca_ooo = FAB_OOO_AUTO;
+		return 0;
+	}
+	if (set_onoff(&on, v, err, errlen)) {
+		snprintf(err, errlen, "expected auto, on or off, got '%s'", v);
+		return -1;
+	}
+	p->hca_ooo = on ? FAB_OOO_ON : FAB_OOO_OFF;
+	return 0;
+}
+
+static void print_ooo(const void *obj, const struct sim_param *k, char *buf, size_t len)
+{
+	static const char *const names[] = { "auto", "off", "on" };
+
+	(void)k;
+	snprintf(buf, len, "%s", names[((const struct fab_params *)obj)->hca_ooo]);
 }
 
 #define K_UINT SIM_PARAM_UINT
@@ -1024,6 +1141,16 @@ static const struct sim_param keys[] = {
 	    "switch port-to-port latency, head in to head out, ns"),
 	GEN("switch.speedup", K_UINT, sw_speedup, 1, 8,
 	    "packets one input port feeds to outputs at once (crossbar speedup; 1 = none)"),
+	SPECIAL("switch.queues", set_queues, print_queues,
+		"input queues: fifo (only each VL's head competes: head-of-line blocking) or voq (per output)"),
+	SPECIAL("ib.ar", set_ar, print_ar,
+		"adaptive routing: on = switches send each packet to the least loaded port on a shortest path"),
+	SPECIAL("ib.ar_mode", set_ar_mode, print_ar_mode,
+		"adaptive routing per packet, or per flowlet (a flow keeps its port until idle ib.ar_flowlet_ns)"),
+	GEN("ib.ar_sl_mask", K_UINT, ib_ar_sl_mask, 0, 0xffff,
+	    "SLs that may be routed adaptively, bit i for SL i (the others follow the LFT)"),
+	GEN("ib.ar_flowlet_ns", K_NS, ib_ar_flowlet_ns, 1, UINT32_MAX,
+	    "adaptive routing per flowlet: the idle gap that starts a new flowlet, ns"),
 	GEN("hca.latency_ns", K_NS, hca_latency_ns, 0, UINT32_MAX,
 	    "HCA post to first bit on the wire, ns"),
 	GEN("hca.wqe_ns", K_NS, hca_wqe_ns, 0, UINT32_MAX,
@@ -1046,6 +1173,10 @@ static const struct sim_param keys[] = {
 	    "traffic messages up to this size are sent inline (no payload DMA read)"),
 	GEN("hca.dma_window", K_UINT, hca_dma_window, 1, 256,
 	    "payload DMA reads in flight per QP, in packets (the HCA's prefetch)"),
+	SPECIAL("hca.ooo", set_ooo, print_ooo,
+		"RC takes packets out of order (ConnectX-5 and later): auto = where ib.ar or eth.lb spreads a flow; off = go-back-N on any gap"),
+	GEN("hca.ooo_window", K_UINT, hca_ooo_window, 1, 1u << 22,
+	    "out of order: PSNs ahead of the expected one an RC QP holds (beyond: go-back-N)"),
 	GEN("eth.buffer_per_port", K_SIZE, eth.buffer_per_port, 16 << 10, 1u << 30,
 	    "Ethernet switch: shared buffer per port (the switch has ports x this)"),
 	SPECIAL("eth.dt_alpha", set_alpha, print_alpha,
@@ -1073,9 +1204,11 @@ static const struct sim_param keys[] = {
 	SPECIAL("eth.sched", set_sched, print_sched,
 		"between data priorities: strict or wrr (CNPs always first)"),
 	SPECIAL("eth.lb", set_lb, print_lb,
-		"load balancing at the switches: ecmp (a flow's hash picks one of the shortest paths) or static (the subnet manager's table)"),
+		"load balancing at the switches: ecmp (a flow's hash picks one of the shortest paths), flowlet (the least loaded, anew after an idle eth.flowlet_ns), spray (the least loaded per packet) or static (the subnet manager's table)"),
 	GEN("eth.hash_seed", SIM_PARAM_UINT, eth.hash_seed, 0, UINT64_MAX,
 	    "ECMP: mixed into every switch's flow hash (another seed, other collisions)"),
+	GEN("eth.flowlet_ns", K_NS, eth.flowlet_ns, 1, UINT32_MAX,
+	    "eth.lb=flowlet: the idle gap that starts a new flowlet, ns"),
 	SPECIAL("tcp.cc", set_tcp_cc, print_tcp_cc,
 		"TCP congestion control: newreno, cubic (Linux's default), dctcp (fabric=tcp)"),
 	GEN("tcp.mss", K_SIZE, tcp.mss, 0, 9000,

@@ -507,6 +507,9 @@ static void qp_reset(struct hca_qp *qp)
 	qp->rd_outstanding = qp->rd_responding = 0;
 	qp->recv_active = qp->rnr_wait = qp->uc_drop = false;
 	qp->timer_at = 0;
+	qp_ooo_flush(qp->ooo_req);
+	qp_ooo_flush(qp->ooo_rsp);
+	qp->ooo_waiting = false;
 }
 
 int hca_modify_qp(struct hca_qp *qp, const struct hca_qp_attr *at, uint32_t mask)

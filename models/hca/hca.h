@@ -231,6 +231,7 @@ struct hca_qp_stats {
 	uint64_t pkts_sent, pkts_retransmitted, acks_sent, naks_sent;
 	uint64_t rnr_naks_sent, rnr_naks_rcvd, timeouts, seq_naks_rcvd;
 	uint64_t dup_pkts_rcvd, pkts_dropped_uc;
+	uint64_t ooo_held;		/* packets that arrived ahead of a gap and were held (hca.ooo) */
 	uint32_t max_rd_outstanding;	/* high-water mark as requester */
 	uint32_t max_rd_responding;	/* high-water mark as responder */
 };

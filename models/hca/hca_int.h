@@ -29,6 +29,18 @@ bool qp_resp_has_packet(struct hca_qp *qp);
 uint32_t qp_resp_next_size(const struct hca_qp *qp);
 void qp_resp_build(struct hca_qp *qp, struct pkt *p);
 
+/* qp_ooo.c: RC packets held ahead of a gap. hold: p is `ahead` PSNs
+ * past the expected one; false when beyond hca.ooo_window (or out of
+ * memory): the caller then treats it as a sequence error. take: the held
+ * packet with that PSN, if any. flush: forget them all (the requester
+ * goes back and sends them again). */
+struct hca_ooo;
+bool qp_ooo_hold(struct hca_qp *qp, struct hca_ooo **o, const struct pkt *p, uint32_t ahead);
+bool qp_ooo_take(struct hca_ooo *o, uint32_t psn, struct pkt *out);
+void qp_ooo_flush(struct hca_ooo *o);
+uint32_t qp_ooo_count(const struct hca_ooo *o);
+void qp_ooo_free(struct hca_ooo *o);
+
 /* hca.c: the HCA as a node kind (its rows of hca_node_ops) */
 uint16_t hca_candidates(struct port *pt, uint32_t blocks[PORT_NVL], uint16_t *has_data);
 /* Build the next packet on VL vl (the one hca_candidates sized). */

@@ -173,7 +173,7 @@ struct hca_qp {
 	uint32_t epsn;		/* expected PSN */
 	uint32_t recv_off;
 	bool nak_seq_sent;	/* one sequence NAK per expected PSN */
-	bool rnr_nak_sent;
+	bool ooo_waiting;	/* requests held ahead of a gap (ooo_req) */
 	bool recv_active;	/* a SEND is being received into cur_recv */
 	bool uc_drop;		/* UC: discarding until the next FIRST/ONLY */
 	uint32_t wr_left;
@@ -199,6 +199,10 @@ struct hca_qp {
 	uint32_t rd_resp_psn;	/* requester: next READ response PSN expected */
 	uint8_t retry_left, rnr_left;
 	bool timer_rnr;		/* the armed timer is the RNR wait */
+	/* RC packets that arrived ahead of a gap (qp_ooo.c; hca.ooo):
+	 * requests at the responder, READ responses and atomic ACKs at the
+	 * requester; NULL until the first one */
+	struct hca_ooo *ooo_req, *ooo_rsp;
 
 	/* the scheduling ring, the counters; the requester's "ready" wake-up
 	 * (once per message) */

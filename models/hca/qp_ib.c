@@ -14,7 +14,9 @@ static int ib_create(struct hca_qp *qp);
 
 static void ib_destroy(struct hca_qp *qp)
 {
-	(void)qp;
+	qp_ooo_free(qp->ooo_req);
+	qp_ooo_free(qp->ooo_rsp);
+	qp->ooo_req = qp->ooo_rsp = NULL;
 }
 
 /* Work is ready at w->ready (the doorbell, the WQE fetch, the HCA); a

@@ -466,8 +466,14 @@ static void read_response(struct hca_qp *qp, struct pkt *p)
 		return;		/* stale (a duplicate response): drop */
 	expect = psn_add(w->first_psn, w->rd_rcvd / qp->mtu);
 	if (p->psn != expect) {
+		int32_t ahead = psn_diff(p->psn, expect);
+
+		/* ahead of a gap: held where the HCA takes responses out of
+		 * order (qp_ooo.c), else lost: the ACK timer recovers */
+		if (ahead > 0 && fab_ooo(&f->p) && qp_ooo_hold(qp, &qp->ooo_rsp, p, (uint32_t)ahead))
+			return;
 		qp->st.dup_pkts_rcvd++;
-		return;		/* out of order: the ACK timer recovers */
+		return;
 	}
 	if (p->payload) {
 		uint8_t *dst = swqe_buf(w);
@@ -494,6 +500,11 @@ static void atomic_ack(struct hca_qp *qp, struct pkt *p)
 
 	ack_upto(qp, p->psn);
 	w = pending_rd(qp);
+	if (w && fab_ooo(&f->p) && psn_diff(p->psn, w->first_psn) > 0) {
+		/* ahead of the READ or atomic before it: held (qp_ooo.c) */
+		qp_ooo_hold(qp, &qp->ooo_rsp, p, (uint32_t)psn_diff(p->psn, w->first_psn));
+		return;
+	}
 	if (!w || w->wr.opcode == HCA_WR_RDMA_READ || w->first_psn != p->psn)
 		return;
 	uint8_t *dst = swqe_buf(w);
@@ -508,6 +519,28 @@ static void atomic_ack(struct hca_qp *qp, struct pkt *p)
 	qp_req_complete(qp, w, HCA_WC_SUCCESS);
 }
 
+/* The responses held ahead of a gap (qp_ooo.c) that are now next. */
+static void comp_drain(struct hca_qp *qp)
+{
+	struct pkt h;
+
+	while (qp->ooo_rsp && qp->state != HCA_QPS_ERR) {
+		struct hca_swqe *w = pending_rd(qp);
+		uint32_t want;
+
+		if (!w)
+			return;
+		want = w->wr.opcode == HCA_WR_RDMA_READ ?
+		       psn_add(w->first_psn, w->rd_rcvd / qp->mtu) : w->first_psn;
+		if (!qp_ooo_take(qp->ooo_rsp, want, &h))
+			return;
+		if (h.opcode == IB_OP_ATOMIC_ACK)
+			atomic_ack(qp, &h);
+		else
+			read_response(qp, &h);
+	}
+}
+
 void qp_comp_receive(struct hca_qp *qp, struct pkt *p)
 {
 	struct fab *f = qp->hca->f;
@@ -518,9 +551,11 @@ void qp_comp_receive(struct hca_qp *qp, struct pkt *p)
 	case IB_OP_READ_RESP_FIRST: case IB_OP_READ_RESP_MIDDLE:
 	case IB_OP_READ_RESP_LAST: case IB_OP_READ_RESP_ONLY:
 		read_response(qp, p);
+		comp_drain(qp);
 		break;
 	case IB_OP_ATOMIC_ACK:
 		atomic_ack(qp, p);
+		comp_drain(qp);
 		break;
 	case IB_OP_ACK:
 		switch (p->aeth & 0xe0) {

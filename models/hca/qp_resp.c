@@ -10,8 +10,10 @@
  * queued as response packets within max_dest_rd_atomic, an atomic reads,
  * modifies and returns the original 8 bytes. A packet asking for an ACK
  * gets one (a pending, unsent ACK is updated rather than doubled: ACK
- * coalescing). A PSN beyond the expected one is a sequence error: one NAK
- * per expected PSN, then silence until the requester rewinds. A duplicate
+ * coalescing). A PSN beyond the expected one is held until the gap fills
+ * where the HCA takes packets out of order (hca.ooo, qp_ooo.c), else a
+ * sequence error: one NAK per expected PSN, then silence until the
+ * requester rewinds. A duplicate
  * (PSN behind) is acknowledged again, a duplicate READ answered again,
  * a duplicate atomic replayed from its saved result, never re-executed.
  *
@@ -598,6 +600,39 @@ static void duplicate(struct hca_qp *qp, struct pkt *p)
 	queue_ack(qp, IB_AETH_ACK, psn_add(qp->epsn, HCA_PSN_MASK));	/* epsn - 1 */
 }
 
+/* An executed request that asks for an ACK gets one (READs and atomics
+ * are answered by their responses). */
+static inline void ack_if_asked(struct hca_qp *qp, const struct pkt *p)
+{
+	if ((p->flags & IB_PKT_ACKREQ) && p->opcode != IB_OP_READ_REQUEST &&
+	    p->opcode != IB_OP_CMP_SWAP && p->opcode != IB_OP_FETCH_ADD)
+		queue_ack(qp, IB_AETH_ACK, p->psn);
+}
+
+/* Forget the requests held ahead of a gap (qp_ooo.c). */
+static void held_drop(struct hca_qp *qp)
+{
+	qp_ooo_flush(qp->ooo_req);
+	qp->ooo_waiting = false;
+}
+
+/* The gap is filled: execute the requests held behind it, in order, as
+ * qp_resp_receive does one with the expected PSN. */
+static __attribute__((noinline)) void held_run(struct fab *f, struct hca_qp *qp)
+{
+	struct pkt p;
+
+	while (qp_ooo_take(qp->ooo_req, qp->epsn, &p)) {
+		if (!execute(f, qp, &p)) {
+			held_drop(qp);
+			return;
+		}
+		qp->epsn = psn_add(qp->epsn, psns_of(qp, &p));
+		ack_if_asked(qp, &p);
+	}
+	qp->ooo_waiting = qp_ooo_count(qp->ooo_req) > 0;
+}
+
 void qp_resp_receive(struct fab *f, struct hca_qp *qp, struct pkt *p)
 {
 	int32_t d;
@@ -631,6 +666,11 @@ void qp_resp_receive(struct fab *f, struct hca_qp *qp, struct pkt *p)
 		return;
 	}
 	if (d > 0) {
+		/* ahead of a gap: held where the HCA places out of order */
+		if (fab_ooo(&f->p) && qp_ooo_hold(qp, &qp->ooo_req, p, (uint32_t)d)) {
+			qp->ooo_waiting = true;
+			return;
+		}
 		if (!qp->nak_seq_sent) {
 			queue_ack(qp, IB_AETH_NAK_SEQ, qp->epsn);
 			qp->nak_seq_sent = true;
@@ -638,10 +678,13 @@ void qp_resp_receive(struct fab *f, struct hca_qp *qp, struct pkt *p)
 		return;
 	}
 	qp->nak_seq_sent = false;
-	if (!execute(f, qp, p))
+	if (!execute(f, qp, p)) {
+		if (qp->ooo_waiting)
+			held_drop(qp);	/* the requester sends them again */
 		return;
+	}
 	qp->epsn = psn_add(qp->epsn, psns_of(qp, p));
-	if ((p->flags & IB_PKT_ACKREQ) && p->opcode != IB_OP_READ_REQUEST &&
-	    p->opcode != IB_OP_CMP_SWAP && p->opcode != IB_OP_FETCH_ADD)
-		queue_ack(qp, IB_AETH_ACK, p->psn);
+	ack_if_asked(qp, p);
+	if (qp->ooo_waiting)
+		held_run(f, qp);
 }

@@ -21,13 +21,25 @@
  *  - the SL-to-VL table is the same on every port (ib.sl2vl), so a packet
  *    keeps its VL from hop to hop;
  *  - a packet whose DLID has no route (LFT entry 255, or an unconnected
- *    port) is discarded and counted, as IBA 18.2.4.3 requires.
+ *    port) is discarded and counted, as IBA 18.2.4.3 requires;
+ *  - with adaptive routing (ib.ar=on), a packet of an AR-enabled SL
+ *    (ib.ar_sl_mask) goes to the least loaded port of its destination's
+ *    AR group instead of the LFT's (sw_lb.c), per packet or per flowlet
+ *    (ib.ar_mode), as the packet arrives. The load of an output is the
+ *    blocks queued for it at this switch's inputs, less the credits its
+ *    downstream buffer has left on the packet's VL. The input queues stay
+ *    FIFO: a packet waits behind the ones ahead of it whatever outputs
+ *    they chose, so on the way down, where there is no choice, sprayed
+ *    traffic meets the head-of-line blocking of input-queued switches
+ *    (docs/routing.md, adaptive routing).
  * The input buffer space is released, and a credit update goes upstream,
  * when the packet's last bit has left through the output.
  */
 #include "models/switch/sw.h"
 
 #include <stdlib.h>
+
+#include "models/switch/sw_lb.h"
 
 #include "sim/sim_log.h"
 
@@ -63,6 +75,105 @@ static void req_clear(struct fab_node *n, int o, int v, int in)
 	n->req_vls[o] &= (uint16_t)~(1u << v);
 }
 
+/* Adaptive routing's state at one switch. */
+struct sw_ar {
+	struct sw_lb lb;
+	uint16_t sl_mask;	/* SLs routed adaptively */
+	uint32_t outq[];	/* per output: blocks queued for it at the inputs */
+};
+
+/* The load of output `out` for p: the blocks waiting for it here, less
+ * the credits its downstream buffer has left on p's VL. */
+static int64_t ar_load(const struct fab_node *n, const struct port *out, const struct pkt *p)
+{
+	const struct port_vl *v = &out->vl[p->vl];
+
+	return (int64_t)n->ar->outq[out->port_no] - (int64_t)ib_credit_avail(v->fccl, v->fctbs);
+}
+
+static int ar_init(struct fab *f, struct fab_node *n)
+{
+	struct sw_ar *ar = calloc(1, sizeof(*ar) + ((size_t)n->nports + 1) * sizeof(ar->outq[0]));
+
+	if (!ar)
+		return -1;
+	n->ar = ar;
+	ar->sl_mask = f->p.ib_ar_sl_mask;
+	return sw_lb_init(&ar->lb, f, n, ar_load,
+			  f->p.ib_ar_flowlet ? f->p.ib_ar_flowlet_ns : 0);
+}
+
+/*
+ * Virtual output queues (switch.queues=voq): each input VL's packets, in
+ * one FIFO as ever, counted per output, so that an output can take the
+ * first packet for it wherever it stands in the FIFO. has[] is the set of
+ * outputs an input VL holds packets for: what it asks for.
+ */
+struct sw_voq {
+	int nvl;
+	uint16_t *cnt;		/* [(in * nvl + v) * (nports + 1) + o] packets for o */
+	uint64_t *has;		/* [(in * nvl + v) * req_words + w] outputs with cnt > 0 */
+};
+
+static inline uint16_t *voq_cnt(struct fab_node *n, int in, int v, int o)
+{
+	return &n->voq->cnt[((size_t)in * (size_t)n->voq->nvl + (size_t)v) *
+			    (size_t)(n->nports + 1) + (size_t)o];
+}
+
+static inline uint64_t *voq_has(struct fab_node *n, int in, int v)
+{
+	return &n->voq->has[((size_t)in * (size_t)n->voq->nvl + (size_t)v) * (size_t)n->req_words];
+}
+
+static int voq_init(struct fab *f, struct fab_node *n)
+{
+	size_t nin = (size_t)n->nports + 1, nvl = f->p.vls ? f->p.vls : 1;
+
+	n->voq = calloc(1, sizeof(*n->voq));
+	if (!n->voq)
+		return -1;
+	n->voq->nvl = (int)nvl;
+	n->voq->cnt = calloc(nin * nvl * nin, sizeof(*n->voq->cnt));
+	n->voq->has = calloc(nin * nvl * (size_t)n->req_words, sizeof(*n->voq->has));
+	return n->voq->cnt && n->voq->has ? 0 : -1;
+}
+
+/* The first packet on input in's VL v bound for output o. */
+static uint32_t voq_first(struct fab *f, const struct port *in, int v, int o)
+{
+	uint32_t i = in->vl[v].inq.head;
+
+	while (i != SIM_POOL_NIL && fab_pkt(f, i)->out_port != o)
+		i = fab_pkt(f, i)->next;
+	return i;
+}
+
+/* Take packet idx out of the FIFO q, wherever it stands. */
+static void pq_remove(struct fab *f, struct port_pq *q, uint32_t idx)
+{
+	uint32_t prev = SIM_POOL_NIL, i = q->head;
+
+	while (i != idx) {
+		prev = i;
+		i = fab_pkt(f, i)->next;
+	}
+	if (prev == SIM_POOL_NIL)
+		q->head = fab_pkt(f, idx)->next;
+	else
+		fab_pkt(f, prev)->next = fab_pkt(f, idx)->next;
+	if (q->tail == idx)
+		q->tail = prev;
+	if (!--q->len)
+		q->head = q->tail = SIM_POOL_NIL;
+}
+
+void sw_lb_counts(const struct fab_node *n, uint64_t *chosen, uint64_t *moved)
+{
+	*chosen = n->ar ? n->ar->lb.chosen : 0;
+	*moved = n->ar ? n->ar->lb.moved : 0;
+}
+
 int sw_init(struct fab *f, struct fab_node *n)
 {
 	const struct net_node *nn = &f->net->nodes[n->idx];
@@ -76,6 +187,11 @@ int sw_init(struct fab *f, struct fab_node *n)
 	n->rr = calloc(nout * PORT_NVL, sizeof(*n->rr));
 	if (f->p.ibcc.on && ibcc_sw_init(f, n))		/* FECN marking (ib_cc.c) */
 		return -1;
+	if (f->p.ib_ar && ar_init(f, n))
+		return -1;
+	if (f->p.sw_voq && voq_init(f, n))
+		return -1;
+	n->sw_modes = (uint8_t)((n->ar ? FAB_SW_AR : 0) | (n->voq ? FAB_SW_VOQ : 0));
 	return n->req && n->req_vls && n->rr ? 0 : -1;
 }
 
@@ -85,6 +201,62 @@ void sw_fini(struct fab_node *n)
 	free(n->req_vls);
 	free(n->rr);
 	ibcc_sw_fini(n);
+	if (n->ar) {
+		sw_lb_fini(&n->ar->lb);
+		free(n->ar);
+		n->ar = NULL;
+	}
+	if (n->voq) {
+		free(n->voq->cnt);
+		free(n->voq->has);
+		free(n->voq);
+		n->voq = NULL;
+	}
+}
+
+/* VOQ: every output the input holds packets for asks (the requests
+ * first, then the kicks: a kick may take packets and change has[]). */
+static void voq_request(struct port *in, struct port *except)
+{
+	struct fab_node *n = in->node;
+	uint64_t kick[4] = { 0 };	/* port numbers fit a byte: 4 words */
+
+	for (unsigned v = 0; v < (unsigned)n->voq->nvl; v++) {
+		const uint64_t *h = voq_has(n, in->port_no, (int)v);
+
+		if (!(in->inq_vls >> v & 1))
+			continue;
+		for (int w = 0; w < n->req_words; w++)
+			for (uint64_t b = h[w]; b; b &= b - 1) {
+				int o = w * 64 + __builtin_ctzll(b);
+
+				req_set(n, o, (int)v, in->port_no);
+				kick[w] |= 1ULL << (o & 63);
+			}
+	}
+	for (int w = 0; w < n->req_words; w++)
+		for (uint64_t b = kick[w]; b; b &= b - 1) {
+			struct port *out = n->ports[w * 64 + __builtin_ctzll(b)];
+
+			if (out != except)
+				port_kick(out);
+		}
+}
+
+/* VOQ: the input feeds all it can: withdraw every request it made. */
+static void voq_withdraw(struct port *in)
+{
+	struct fab_node *n = in->node;
+
+	for (unsigned v = 0; v < (unsigned)n->voq->nvl; v++) {
+		const uint64_t *h = voq_has(n, in->port_no, (int)v);
+
+		if (!(in->inq_vls >> v & 1))
+			continue;
+		for (int w = 0; w < n->req_words; w++)
+			for (uint64_t b = h[w]; b; b &= b - 1)
+				req_clear(n, w * 64 + __builtin_ctzll(b), (int)v, in->port_no);
+	}
 }
 
 /* The input's head packets (one per VL) ask for their outputs. */
@@ -93,6 +265,10 @@ static void input_request(struct port *in, struct port *except)
 	struct fab *f = in->fab;
 	struct fab_node *n = in->node;
 
+	if (n->sw_modes & FAB_SW_VOQ) {
+		voq_request(in, except);
+		return;
+	}
 	/* The VLs in order, as inq_vls says now (a kick may take a head). */
 	for (unsigned v = 0; v < PORT_NVL && (in->inq_vls >> v); v++) {
 		v += (unsigned)__builtin_ctz(in->inq_vls >> v);
@@ -117,7 +293,9 @@ static void drop(struct port *in, uint32_t idx, const char *why)
 	fab_pkt_drop(f, idx, FAB_DROP_ROUTE);
 }
 
-int sw_route(struct port *in, uint32_t idx)
+/* The LFT's output (sw_route), inlined into sw_receive: one call less
+ * per packet-hop. */
+static inline __attribute__((always_inline)) int lft_route(struct port *in, uint32_t idx)
 {
 	struct fab_node *n = in->node;
 	struct pkt *p = fab_pkt(in->fab, idx);
@@ -140,15 +318,27 @@ int sw_route(struct port *in, uint32_t idx)
 	return out;
 }
 
+int sw_route(struct port *in, uint32_t idx)
+{
+	return lft_route(in, idx);
+}
+
 void sw_receive(struct port *in, uint32_t idx)
 {
 	struct fab *f = in->fab;
 	struct fab_node *n = in->node;
 	struct pkt *p = fab_pkt(f, idx);
-	int out = sw_route(in, idx);
+	int out = lft_route(in, idx);
 
 	if (out < 0)
 		return;
+	if (__builtin_expect(n->sw_modes & FAB_SW_AR, 0) && (n->ar->sl_mask >> p->sl & 1)) {
+		int o = sw_lb_pick(&n->ar->lb, f, n, p, out);
+
+		if (o > 0)
+			out = o;
+		n->ar->outq[out] += p->blocks;
+	}
 	/* The next packet over this link likely goes the same way: the
 	 * input keeps the output for the look-ahead (port_prefetch), where
 	 * it runs. */
@@ -158,6 +348,18 @@ void sw_receive(struct port *in, uint32_t idx)
 	p->out_port = (uint8_t)out;
 	port_pq_push(f, &in->vl[p->vl].inq, idx);
 	in->inq_vls |= (uint16_t)(1u << p->vl);
+	if (__builtin_expect(n->sw_modes & FAB_SW_VOQ, 0)) {
+		if (n->ports[out]->has_ibcc)
+			ibcc_sw_queued(n->ports[out], p);
+		if ((*voq_cnt(n, in->port_no, p->vl, out))++)
+			return;		/* the output knows of the input's packets */
+		voq_has(n, in->port_no, p->vl)[out >> 6] |= 1ULL << (out & 63);
+		if (in->in_flight < f->p.sw_speedup) {
+			req_set(n, out, p->vl, in->port_no);
+			port_kick(n->ports[out]);
+		}
+		return;
+	}
 	if (n->ports[out]->has_ibcc)
 		ibcc_sw_queued(n->ports[out], p);
 	SIM_LOG(SIM_LOG_SWITCH, f->eng.now, "node %d in %u vl %u dlid %u -> out %u (queue %u)",
@@ -170,11 +372,12 @@ void sw_receive(struct port *in, uint32_t idx)
 
 /*
  * The first requesting input, in round-robin order after `after`, whose head
- * packet fits the output's credits on VL v; -1 if none. Two passes over the
+ * packet (with VOQs: first packet for this output) fits the output's
+ * credits on VL v, and that packet in *pkt; -1 if none. Two passes over the
  * bitset: inputs above `after`, then from 0 up to it.
  */
 static int rr_pick(struct port *out, const uint64_t *w, int words, int after,
-		   uint8_t v)
+		   uint8_t v, uint32_t *pkt)
 {
 	struct fab *f = out->fab;
 	struct fab_node *n = out->node;
@@ -194,10 +397,14 @@ static int rr_pick(struct port *out, const uint64_t *w, int words, int after,
 				word &= (1ULL << (hi & 63)) - 1;
 			for (; word; word &= word - 1) {
 				int i = wi * 64 + __builtin_ctzll(word);
-				uint32_t idx = n->ports[i]->vl[v].inq.head;
+				uint32_t idx = n->sw_modes & FAB_SW_VOQ ?
+					       voq_first(f, n->ports[i], v, out->port_no) :
+					       n->ports[i]->vl[v].inq.head;
 
-				if (port_fits(out, v, fab_pkt(f, idx)->blocks))
+				if (port_fits(out, v, fab_pkt(f, idx)->blocks)) {
+					*pkt = idx;
 					return i;
+				}
 			}
 		}
 	}
@@ -213,15 +420,43 @@ uint16_t sw_candidates(struct port *out, uint32_t cand[PORT_NVL], uint16_t *has_
 	*has_data = vls;
 	for (uint16_t m = vls; m; m &= m - 1) {
 		int v = __builtin_ctz(m);
+		uint32_t idx;
 		int i = rr_pick(out, req_word(n, o, v), n->req_words, *rr_at(n, o, v),
-				(uint8_t)v);
+				(uint8_t)v, &idx);
 
 		if (i >= 0) {
-			cand[v] = n->ports[i]->vl[v].inq.head;
+			cand[v] = idx;
 			ready |= (uint16_t)(1u << v);
 		}
 	}
 	return ready;
+}
+
+/* sw_take with VOQs: the packet leaves its FIFO wherever it stands; the
+ * input asks for this output as long as it holds packets for it. */
+static uint32_t voq_take(struct port *out, struct port *in, struct pkt *p, uint32_t idx)
+{
+	struct fab *f = out->fab;
+	struct fab_node *n = out->node;
+	uint8_t vl = p->vl;
+	int o = out->port_no;
+
+	pq_remove(f, &in->vl[vl].inq, idx);
+	if (!in->vl[vl].inq.len)
+		in->inq_vls &= (uint16_t)~(1u << vl);
+	if (!--*voq_cnt(n, in->port_no, vl, o)) {
+		voq_has(n, in->port_no, vl)[o >> 6] &= ~(1ULL << (o & 63));
+		req_clear(n, o, vl, in->port_no);
+	}
+	if (out->has_ibcc)
+		ibcc_sw_take(out, p);
+	*rr_at(n, o, vl) = p->in_port;
+	out->tx_src = in;
+	out->tx_src_vl = vl;
+	out->tx_src_blocks = p->blocks;
+	if (++in->in_flight >= f->p.sw_speedup)
+		voq_withdraw(in);
+	return idx;
 }
 
 uint32_t sw_take(struct port *out, uint8_t chosen, uint32_t idx)
@@ -233,6 +468,12 @@ uint32_t sw_take(struct port *out, uint8_t chosen, uint32_t idx)
 	uint8_t vl = p->vl;	/* the arbiter's choice (chosen): cand[chosen] is on it */
 
 	(void)chosen;
+	if (__builtin_expect(n->sw_modes, 0)) {
+		if ((n->sw_modes & FAB_SW_AR) && (n->ar->sl_mask >> p->sl & 1))
+			n->ar->outq[out->port_no] -= p->blocks;
+		if (n->sw_modes & FAB_SW_VOQ)
+			return voq_take(out, in, p, idx);
+	}
 	req_clear(n, out->port_no, vl, in->port_no);
 	port_pq_pop(f, &in->vl[vl].inq);
 	if (!in->vl[vl].inq.len)

@@ -26,6 +26,10 @@ uint16_t sw_candidates(struct port *out, uint32_t cand[PORT_NVL], uint16_t *has_
 uint32_t sw_take(struct port *out, uint8_t vl, uint32_t pkt);
 /* The output finished sending it: free the input buffer, re-request. */
 void sw_sent(struct port *out);
+/* Adaptive routing's counters at switch n: packets that had a choice of
+ * ports, and of them those sent elsewhere than the LFT's port (0 without
+ * ib.ar). */
+void sw_lb_counts(const struct fab_node *n, uint64_t *chosen, uint64_t *moved);
 /* The node kind "InfiniBand switch": the four above. */
 extern const struct port_node_ops sw_node_ops;
 

@@ -454,6 +454,15 @@ static void test_set_bad(void)
 	set_bad("vlarb.high=0:-1", "vlarb.high", "negative");
 	set_bad("vlarb.limit_high=256", "vlarb.limit_high", "out of range");
 	set_bad("switch.latency_ns=fast", "switch.latency_ns", "'fast'");
+	set_bad("switch.queues=shared", "switch.queues", "expected fifo or voq");
+	set_bad("ib.ar=yes", "ib.ar", "expected on or off");
+	set_bad("ib.ar_mode=flow", "ib.ar_mode", "expected packet or flowlet");
+	set_bad("ib.ar_sl_mask=65536", "ib.ar_sl_mask", "out of range");
+	set_bad("ib.ar_flowlet_ns=0", "ib.ar_flowlet_ns", "out of range");
+	set_bad("hca.ooo=maybe", "hca.ooo", "expected auto, on or off");
+	set_bad("hca.ooo_window=0", "hca.ooo_window", "out of range");
+	set_bad("eth.lb=hash", "eth.lb", "expected ecmp, flowlet, spray or static");
+	set_bad("eth.flowlet_ns=0", "eth.flowlet_ns", "out of range");
 	set_bad("hca.latency_ns=-3", "hca.latency_ns", "negative");
 	set_bad("hca.buffer=100B", "hca.buffer", "64-byte");
 	set_bad("sim.sample_ns=1ps", "sim.sample_ns", "nanoseconds");
@@ -672,7 +681,7 @@ static void test_print(void)
 		SET_OK(&q, kv);
 	}
 	free(buf);
-	CU_ASSERT_EQUAL(lines, 70);	/* one per key (tcp.* included): a forgotten key shows here */
+	CU_ASSERT_EQUAL(lines, 78);	/* one per key (tcp.* included): a forgotten key shows here */
 	CU_ASSERT(host_lines > 10);	/* host.model and the host model's keys */
 	CU_ASSERT(cc_lines > 20);	/* dcqcn.* and ib.cc* */
 	/* The round trip marks tables and the link as explicitly set. */

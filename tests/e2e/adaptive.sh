@@ -1,0 +1,102 @@
+#!/bin/bash
+# adaptive.sh - load balancing over equal-cost paths, as a user runs it:
+#  - IB adaptive routing (ib.ar=on) with per-output queues (switch.queues=
+#    voq) takes a random permutation on the full-bisection fattree-128 to
+#    within 5% of one uncontended flow's time, where the ftree table's
+#    collisions (ib.ar=off) take 3x and more; with FIFO input queues AR
+#    helps less (sprayed packets meet head-of-line blocking on the way
+#    down); the receivers hold what arrived early (ooo_held), nothing is
+#    retransmitted, and without out-of-order placement (hca.ooo=off) the
+#    same run goes back N (with every link's credits walked after each
+#    event, sim.check: packets leaving a VOQ from mid-FIFO lose none);
+#  - on the 2:1 fattree-64-2to1 a free-running all-to-all with AR finishes
+#    within 10% of the bisection bound (the bytes leaving a leaf over its
+#    up-links), and the table's figure without AR stays what it was;
+#  - RoCE with ECMP loses what balls into bins predicts: 8 flows hashed
+#    onto 8 spines get on average (1 - (7/8)^8) = 0.656 of the line rate
+#    (over 30 hash seeds, within 10%), and spraying or flowlets give every
+#    flow the line rate.
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
+EX="$IBFAB_SRC/topologies/examples"
+
+run() {	# name, then ibfab run's arguments
+	local name=$1
+	shift
+	"$IBFAB" run --reproducible --json "$tmp/$name.json" "$@" > "$tmp/$name.txt" 2>&1 ||
+		fail "ibfab run $*: $(tail -2 "$tmp/$name.txt")"
+}
+
+P="--topo $EX/fattree-128.topo --traffic permutation:size=4MiB"
+run perm_off $P --set ib.ar=off
+run perm_fifo $P --set ib.ar=on
+run perm_voq $P --set ib.ar=on --set switch.queues=voq
+run one --topo "$EX/fattree-128.topo" --traffic p2p:src=h0,dst=h100,size=4MiB \
+	--set ib.ar=on --set switch.queues=voq
+run perm_gbn --topo "$EX/fattree-128.topo" --traffic permutation:size=256KiB \
+	--set ib.ar=on --set switch.queues=voq --set hca.ooo=off --set sim.check=1
+grep -q "^paths  *ar: " "$tmp/perm_voq.txt" || fail "the summary has no paths line: $(cat "$tmp/perm_voq.txt")"
+
+A="--topo $EX/fattree-64-2to1.topo --traffic alltoall:size=1MiB"
+run a2a_off $A
+run a2a_ar $A --set ib.ar=on --set switch.queues=voq
+
+"$IBFAB" topo gen leafspine --leaves 2 --spines 8 --hosts 8 --links-per-spine 1 \
+	> "$tmp/ls.topo" || fail "topo gen"
+E="--topo $tmp/ls.topo --traffic shift:size=1MiB,k=8 --set fabric=roce --set dcqcn.on=0"
+for s in $(seq 1 30); do
+	"$IBFAB" run $E --set eth.hash_seed=$s --reproducible --csv "$tmp/ecmp$s" > /dev/null 2>&1 ||
+		fail "ecmp seed $s"
+done
+"$IBFAB" run $E --set eth.lb=spray --reproducible --csv "$tmp/spray" > /dev/null 2>&1 || fail "spray"
+"$IBFAB" run $E --set eth.lb=flowlet --reproducible --csv "$tmp/flowlet" > /dev/null 2>&1 || fail "flowlet"
+
+python3 - "$tmp" <<'PY' || fail "load-balancing figures"
+import csv, json, sys
+d = sys.argv[1]
+j = {k: json.load(open(f"{d}/{k}.json")) for k in
+     ["perm_off", "perm_fifo", "perm_voq", "one", "perm_gbn", "a2a_off", "a2a_ar"]}
+bad = []
+one = j["one"]["sim_time_ps"]
+off, fifo, voq = (j[k]["sim_time_ps"] / one for k in ["perm_off", "perm_fifo", "perm_voq"])
+print(f"  permutation over one flow's time: table {off:.3f}, AR fifo {fifo:.3f}, AR voq {voq:.3f}")
+if off < 3: bad.append(f"the table's permutation only {off:.2f}x one flow")
+if voq > 1.05: bad.append(f"AR with VOQs {voq:.3f}x one flow (want within 5%)")
+if not voq < fifo < off: bad.append("AR with FIFO queues not between")
+for k in ["perm_fifo", "perm_voq"]:
+    if j[k]["load_balancing"] != "ar": bad.append(f"{k}: load_balancing {j[k]['load_balancing']}")
+    if not j[k]["ooo_held"] or j[k]["retransmitted_packets"]:
+        bad.append(f"{k}: ooo_held {j[k]['ooo_held']}, retransmitted {j[k]['retransmitted_packets']}")
+    if not 0 < j[k]["lb_off_table"] < j[k]["lb_choices"]:
+        bad.append(f"{k}: {j[k]['lb_off_table']} of {j[k]['lb_choices']} off the table")
+if j["perm_off"]["load_balancing"] != "table" or j["perm_off"]["lb_choices"] or j["perm_off"]["ooo_held"]:
+    bad.append("ib.ar=off still balances")
+g = j["perm_gbn"]
+if not g["seq_naks"] or not g["retransmitted_packets"] or g["ooo_held"]:
+    bad.append(f"hca.ooo=off under AR: {g['seq_naks']} NAKs, {g['retransmitted_packets']} resent")
+if g["messages_delivered"] != 128: bad.append("hca.ooo=off lost messages")
+# the 2:1 tree: 8 leaves of 8 hosts, 4 up-links of 200 Gb/s each; a leaf
+# sends 8 x 56 messages out, on the wire at the run's bytes per payload
+a = j["a2a_ar"]
+wire = a["bytes_delivered"] / a["payload_bytes_delivered"]
+bound = 8 * 56 * (1 << 20) * wire * 8 / (4 * 200e9) * 1e12
+r_ar, r_off = a["sim_time_ps"] / bound, j["a2a_off"]["sim_time_ps"] / bound
+print(f"  2:1 all-to-all over the bisection bound: table {r_off:.3f}, AR {r_ar:.3f}")
+if r_ar > 1.10: bad.append(f"2:1 all-to-all with AR {r_ar:.3f}x the bound (want within 10%)")
+if abs(j["a2a_off"]["sim_time_ps"] / 1e9 - 5.447) > 0.005:
+    bad.append(f"2:1 all-to-all without AR {j['a2a_off']['sim_time_ps'] / 1e9:.4f} ms, was 5.447")
+def fracs(path):
+    rows = list(csv.DictReader(open(f"{path}/flows.csv")))
+    return [int(r["completion_ps"]) for r in rows]
+t1 = min(min(fracs(f"{d}/spray")), min(fracs(f"{d}/ecmp1")))
+ecmp = [t1 / c for s in range(1, 31) for c in fracs(f"{d}/ecmp{s}")]
+mean, est = sum(ecmp) / len(ecmp), 1 - (7 / 8) ** 8
+print(f"  ECMP: mean flow rate {mean:.3f} of the line, balls into bins {est:.3f}")
+if abs(mean - est) > 0.10 * est: bad.append(f"ECMP mean {mean:.3f}, balls into bins {est:.3f}")
+for k in ["spray", "flowlet"]:
+    worst = t1 / max(fracs(f"{d}/{k}"))
+    if worst < 0.98: bad.append(f"{k}: slowest flow at {worst:.3f} of the line")
+for x in bad:
+    print("  ", x)
+sys.exit(1 if bad else 0)
+PY
+finish
