@@ -20,6 +20,8 @@
 #include "models/net/net.h"
 
 #define SM_MP_NONE UINT32_MAX
+#define SM_MP_DOWN 0x8000
+#define SM_MP_HOPS 0x7fff
 
 /* The fabric's part: which switch each CA LID hangs on, and switch-hop
  * distances to each such switch. */
@@ -27,7 +29,11 @@ struct sm_mp {
 	uint32_t ndst;		/* destination switches: those with a CA port */
 	uint32_t *dst_of_lid;	/* LID -> its CA port's switch, as a destination index */
 	uint32_t nlid;
-	uint16_t *dist;		/* [dst * nnodes + node]: switch hops from node to dst */
+	/* [dst * nnodes + node]: switch hops from node to dst on an
+	 * up-then-down path (SM_MP_HOPS), and SM_MP_DOWN where node is above
+	 * dst (its path goes down only); 0xffff where it has none */
+	uint16_t *dist;
+	uint16_t *level;	/* per node: 1 for a switch with CAs, +1 per level up */
 	int nnodes;
 };
 

@@ -82,13 +82,14 @@ struct sw_ar {
 	uint32_t outq[];	/* per output: blocks queued for it at the inputs */
 };
 
-/* The load of output `out` for p: the blocks waiting for it here, less
- * the credits its downstream buffer has left on p's VL. */
+/* The load of output `out`: the blocks queued for it here and the packet
+ * it is sending (its egress queue, in a switch that queues at the
+ * output); a downstream buffer that fills shows in it, as packets stop
+ * leaving. 0 when idle. */
 static int64_t ar_load(const struct fab_node *n, const struct port *out, const struct pkt *p)
 {
-	const struct port_vl *v = &out->vl[p->vl];
-
-	return (int64_t)n->ar->outq[out->port_no] - (int64_t)ib_credit_avail(v->fccl, v->fctbs);
+	(void)p;
+	return (int64_t)n->ar->outq[out->port_no] + (out->tx_busy ? out->tx_src_blocks : 0);
 }
 
 static int ar_init(struct fab *f, struct fab_node *n)

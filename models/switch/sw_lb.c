@@ -69,7 +69,7 @@ static int least_loaded(struct sw_lb *lb, const struct fab_node *n, const struct
 	int best = ports[start];
 	int64_t best_load = lb->load(n, n->ports[best], p);
 
-	for (uint32_t k = 1; k < cnt; k++) {
+	for (uint32_t k = 1; k < cnt && best_load > 0; k++) {
 		int o = ports[(start + k) % cnt];
 		int64_t l = lb->load(n, n->ports[o], p);
 

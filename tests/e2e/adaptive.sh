@@ -3,7 +3,8 @@
 #  - IB adaptive routing (ib.ar=on) with per-output queues (switch.queues=
 #    voq) takes a random permutation on the full-bisection fattree-128 to
 #    within 5% of one uncontended flow's time, where the ftree table's
-#    collisions (ib.ar=off) take 3x and more; with FIFO input queues AR
+#    collisions (ib.ar=off) take 3x and more, and costs a shift (which
+#    ftree routes on disjoint paths) at most 8%; with FIFO input queues AR
 #    helps less (sprayed packets meet head-of-line blocking on the way
 #    down); the receivers hold what arrived early (ooo_held), nothing is
 #    retransmitted, and without out-of-order placement (hca.ooo=off) the
@@ -32,6 +33,8 @@ run perm_fifo $P --set ib.ar=on
 run perm_voq $P --set ib.ar=on --set switch.queues=voq
 run one --topo "$EX/fattree-128.topo" --traffic p2p:src=h0,dst=h100,size=4MiB \
 	--set ib.ar=on --set switch.queues=voq
+run shift_ar --topo "$EX/fattree-128.topo" --traffic shift:size=4MiB,k=17 \
+	--set ib.ar=on --set switch.queues=voq
 run perm_gbn --topo "$EX/fattree-128.topo" --traffic permutation:size=256KiB \
 	--set ib.ar=on --set switch.queues=voq --set hca.ooo=off --set sim.check=1
 grep -q "^paths  *ar: " "$tmp/perm_voq.txt" || fail "the summary has no paths line: $(cat "$tmp/perm_voq.txt")"
@@ -54,7 +57,7 @@ python3 - "$tmp" <<'PY' || fail "load-balancing figures"
 import csv, json, sys
 d = sys.argv[1]
 j = {k: json.load(open(f"{d}/{k}.json")) for k in
-     ["perm_off", "perm_fifo", "perm_voq", "one", "perm_gbn", "a2a_off", "a2a_ar"]}
+     ["perm_off", "perm_fifo", "perm_voq", "one", "perm_gbn", "a2a_off", "a2a_ar", "shift_ar"]}
 bad = []
 one = j["one"]["sim_time_ps"]
 off, fifo, voq = (j[k]["sim_time_ps"] / one for k in ["perm_off", "perm_fifo", "perm_voq"])
@@ -62,6 +65,10 @@ print(f"  permutation over one flow's time: table {off:.3f}, AR fifo {fifo:.3f},
 if off < 3: bad.append(f"the table's permutation only {off:.2f}x one flow")
 if voq > 1.05: bad.append(f"AR with VOQs {voq:.3f}x one flow (want within 5%)")
 if not voq < fifo < off: bad.append("AR with FIFO queues not between")
+# ftree gives a shift disjoint paths; AR spreads it and pays on the way down
+sh = j["shift_ar"]["sim_time_ps"] / one
+print(f"  shift by 17 with AR over one flow's time: {sh:.3f}")
+if sh > 1.08: bad.append(f"AR costs a shift {sh:.3f}x one flow (at most 8%)")
 for k in ["perm_fifo", "perm_voq"]:
     if j[k]["load_balancing"] != "ar": bad.append(f"{k}: load_balancing {j[k]['load_balancing']}")
     if not j[k]["ooo_held"] or j[k]["retransmitted_packets"]:

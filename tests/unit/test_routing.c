@@ -20,6 +20,7 @@
 
 #include "models/net/net.h"
 #include "models/sm/sm.h"
+#include "models/sm/sm_mp.h"
 #include "tests/unit/test_main.h"
 #include "topologies/lft.h"
 #include "topologies/topo.h"
@@ -1297,6 +1298,144 @@ static void test_engine_table(void)
 	net_free(&n);
 }
 
+/* ---- adaptive routing's and ECMP's sets (sm_mp.c) ------------------------ */
+
+/* Every switch's set towards every CA LID, walked from every switch:
+ * every branch must go up, then down, and reach the destination's switch
+ * in the hops the set promises. Returns the number of non-empty sets; on
+ * fat trees (minimal) each set must hold all the ports one hop closer. */
+static int mp_walk(const struct net *n, const struct sm_mp *mp, const struct sm_mp_sw *sw,
+		   int from, int dst_sw, uint16_t lid, bool went_down, int depth)
+{
+	const uint8_t *ports;
+	uint32_t cnt = sm_mp_ports(mp, &sw[from], lid, &ports);
+
+	if (from == dst_sw) {
+		CU_ASSERT_EQUAL(cnt, 0);	/* its own hosts: the LFT */
+		return 0;
+	}
+	CU_ASSERT_FATAL(depth < 16);
+	if (cnt == 0)
+		return 0;
+	for (uint32_t k = 0; k < cnt; k++) {
+		int v = n->nodes[from].ports[ports[k]].remote_node;
+		bool down = mp->level[v] < mp->level[from];
+
+		CU_ASSERT_EQUAL_FATAL(n->nodes[v].type, NET_SWITCH);
+		CU_ASSERT(mp->level[v] != mp->level[from]);
+		CU_ASSERT(!(went_down && !down));	/* never up after down */
+		CU_ASSERT(mp_walk(n, mp, sw, v, dst_sw, lid, down, depth + 1) >= 0);
+		if (v != dst_sw)
+			CU_ASSERT_NOT_EQUAL(sm_mp_ports(mp, &sw[v], lid, &ports), 0);
+		sm_mp_ports(mp, &sw[from], lid, &ports);
+	}
+	return 1;
+}
+
+static int mp_check(const struct net *n, bool minimal)
+{
+	struct sm_mp *mp = sm_mp_build(n);
+	struct sm_mp_sw *sw = calloc((size_t)n->nnodes, sizeof(*sw));
+	int sets = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mp);
+	for (int i = 0; i < n->nnodes; i++)
+		if (n->nodes[i].type == NET_SWITCH)
+			CU_ASSERT_FATAL(sm_mp_sw_init(&sw[i], mp, n, i) == 0);
+	for (int h = 0; h < n->nnodes; h++) {
+		if (n->nodes[h].type == NET_SWITCH)
+			continue;
+		int dst_sw = n->nodes[h].ports[1].remote_node;
+		uint16_t lid = net_lid_of(n, h, 1);
+
+		for (int s = 0; s < n->nnodes; s++) {
+			const uint8_t *ports;
+			uint32_t cnt;
+
+			if (n->nodes[s].type != NET_SWITCH)
+				continue;
+			sets += mp_walk(n, mp, sw, s, dst_sw, lid, false, 0);
+			cnt = sm_mp_ports(mp, &sw[s], lid, &ports);
+			if (!minimal || s == dst_sw)
+				continue;
+			/* minimal: the ports whose far switch is one hop closer */
+			int want = 0, here = sm_hops(n, s, lid);
+
+			for (int pp = 1; pp <= n->nodes[s].nports; pp++) {
+				int v = n->nodes[s].ports[pp].remote_node;
+
+				if (v >= 0 && n->nodes[v].type == NET_SWITCH &&
+				    sm_hops(n, v, lid) == here - 1)
+					want++;
+			}
+			CU_ASSERT_EQUAL(cnt, (uint32_t)want);
+		}
+	}
+	for (int i = 0; i < n->nnodes; i++)
+		sm_mp_sw_fini(&sw[i]);
+	free(sw);
+	sm_mp_free(mp);
+	return sets;
+}
+
+static void test_multipath_sets(void)
+{
+	struct net n;
+	struct sim_diag d;
+	int l0, l1, s0, s1, c, h0, h1;
+
+	/* fat trees: every minimal port, and up then down */
+	static const char *const trees[] = {
+		"fattree --radix 8", "fattree --levels 3 --radix 4",
+		"fattree --radix 12 --oversub 2:1 --leaves 6",
+	};
+	for (size_t i = 0; i < sizeof(trees) / sizeof(*trees); i++) {
+		gen(&n, trees[i]);
+		CU_ASSERT_EQUAL_FATAL(route(&n, "minhop", NULL, 0), 0);
+		CU_ASSERT(mp_check(&n, true) > 0);
+		net_free(&n);
+	}
+	/* a torus: every switch has hosts, one level, no set (the LFT) */
+	gen(&n, "torus --dims 4x4");
+	CU_ASSERT_EQUAL_FATAL(route(&n, "dor", NULL, 0), 0);
+	CU_ASSERT_EQUAL(mp_check(&n, false), 0);
+	net_free(&n);
+	/*
+	 * l0 - s0 - c - s1 - l1, and l0 - s1: from s0, l1 is three hops by
+	 * the core (up, down, down) and three by l0 (down, up, down). Only
+	 * the first is up then down: s0's set towards l1 is the core alone.
+	 */
+	net_init(&n);
+	l0 = net_add_node(&n, NET_SWITCH, 4, "l0", "l0", &d);
+	l1 = net_add_node(&n, NET_SWITCH, 4, "l1", "l1", &d);
+	s0 = net_add_node(&n, NET_SWITCH, 4, "s0", "s0", &d);
+	s1 = net_add_node(&n, NET_SWITCH, 4, "s1", "s1", &d);
+	c = net_add_node(&n, NET_SWITCH, 4, "c", "c", &d);
+	h0 = net_add_node(&n, NET_CA, 1, "h0", "h0", &d);
+	h1 = net_add_node(&n, NET_CA, 1, "h1", "h1", &d);
+	CU_ASSERT_FATAL(!net_connect(&n, h0, 1, l0, 1, 0, &d) && !net_connect(&n, h1, 1, l1, 1, 0, &d) &&
+			!net_connect(&n, l0, 2, s0, 1, 0, &d) && !net_connect(&n, l0, 3, s1, 1, 0, &d) &&
+			!net_connect(&n, l1, 2, s1, 2, 0, &d) && !net_connect(&n, s0, 2, c, 1, 0, &d) &&
+			!net_connect(&n, s1, 3, c, 2, 0, &d));
+	CU_ASSERT_FATAL(net_validate(&n, &d) == 0);
+	CU_ASSERT_EQUAL_FATAL(route(&n, "minhop", NULL, 0), 0);
+	CU_ASSERT(mp_check(&n, false) > 0);
+	{
+		struct sm_mp *mp = sm_mp_build(&n);
+		struct sm_mp_sw sw;
+		const uint8_t *ports;
+
+		CU_ASSERT_FATAL(mp && sm_mp_sw_init(&sw, mp, &n, s0) == 0);
+		CU_ASSERT_EQUAL(sm_mp_ports(mp, &sw, net_lid_of(&n, h1, 1), &ports), 1);
+		CU_ASSERT_EQUAL(ports[0], 2);	/* to the core */
+		/* both ways are as short: three switch hops, and the cable to h1 */
+		CU_ASSERT_EQUAL(sm_hops(&n, s0, net_lid_of(&n, h1, 1)), 4);
+		sm_mp_sw_fini(&sw);
+		sm_mp_free(mp);
+	}
+	net_free(&n);
+}
+
 static const struct test_case tests[] = {
 	{ "every engine reaches every LID", test_reach_all },
 	{ "updn: up then down, shortest on trees", test_updn },
@@ -1310,6 +1449,7 @@ static const struct test_case tests[] = {
 	{ "malformed dumps", test_dump_malformed },
 	{ "dump LIDs win over the topology's", test_dump_relabelled },
 	{ "engine table", test_engine_table },
+	{ "AR and ECMP sets: minimal on trees, up then down, none on a torus", test_multipath_sets },
 	{ NULL, NULL },
 };
 
