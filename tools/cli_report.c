@@ -111,6 +111,10 @@ struct run_stats {
 	int ntop;
 	int hi_port, hi_vl;			/* buffer high-water mark */
 	uint32_t hi_bytes;
+	/* how evenly the switch-to-switch links carried the load: each
+	 * direction's time serialising over the simulated time */
+	int sw_links, busiest;			/* busiest: a port index, or -1 */
+	double load_max, load_mean;
 };
 
 /*
@@ -251,9 +255,22 @@ static void run_stats(const struct cli_report *r, struct run_stats *s)
 		s->gbps = (double)s->t.payload_delivered * 8000.0 / (double)s->t.end_ps;
 
 	s->hi_port = -1;
+	s->busiest = -1;
 	for (int i = 0; i < np; i++) {
 		const struct fab_port_info *pi = fab_port(r->fab, i);
 		uint64_t w = port_wait(pi);
+
+		if (r->net->nodes[pi->node].type == NET_SWITCH &&
+		    r->net->nodes[pi->peer_node].type == NET_SWITCH && s->t.end_ps) {
+			double u = (double)pi->busy_ps / (double)s->t.end_ps;
+
+			s->sw_links++;
+			s->load_mean += u;
+			if (s->busiest < 0 || u > s->load_max) {
+				s->load_max = u;
+				s->busiest = i;
+			}
+		}
 
 		for (int v = 0; v <= FAB_MAX_VLS; v++)
 			if (pi->vl[v].buf_high > s->hi_bytes) {
@@ -278,6 +295,8 @@ static void run_stats(const struct cli_report *r, struct run_stats *s)
 			s->top_wait[k] = w;
 		}
 	}
+	if (s->sw_links)
+		s->load_mean /= s->sw_links;
 }
 
 /*
@@ -410,6 +429,14 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 		fprintf(out, "(no message completed)\n");
 	label(out, "throughput");
 	fprintf(out, "%.1f Gb/s aggregate payload over the simulated time\n", s.gbps);
+	if (s.busiest >= 0) {
+		/* the spread adaptive routing and ECMP are about */
+		label(out, "link load");
+		fprintf(out, "switch-to-switch links busy %.1f%% on average, at most %.1f%% (",
+			100 * s.load_mean, 100 * s.load_max);
+		summary_port(out, r, s.busiest);
+		fprintf(out, ")\n");
+	}
 
 	label(out, eth ? "xmit waits" : "credit stalls");
 	fprintf(out, "%s total PortXmitWait%s\n", cli_fmt_time(s.t.xmit_wait_ps, a, sizeof(a)),
@@ -859,6 +886,18 @@ int cli_report_json(FILE *out, const struct cli_report *r)
 	 * at most this fraction below the exact values */
 	if (s.n_done && !s.c_exact)
 		sim_json_kdouble(&j, "quantile_error", 1.0 / (1u << SIM_SAMPLES_SUB_BITS));
+	sim_json_obj_end(&j);
+	sim_json_key(&j, "link_load");
+	sim_json_obj_begin(&j);
+	sim_json_ki64(&j, "switch_links", s.sw_links);
+	sim_json_kdouble(&j, "mean", s.load_mean);
+	sim_json_kdouble(&j, "max", s.load_max);
+	if (s.busiest >= 0) {
+		const struct fab_port_info *pi = fab_port(r->fab, s.busiest);
+
+		sim_json_kstr(&j, "node", node_desc(r->net, pi->node));
+		sim_json_ki64(&j, "port", pi->port);
+	}
 	sim_json_obj_end(&j);
 	sim_json_key(&j, "buf_high");
 	sim_json_obj_begin(&j);

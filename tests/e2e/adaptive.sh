@@ -75,6 +75,13 @@ for k in ["perm_fifo", "perm_voq"]:
         bad.append(f"{k}: ooo_held {j[k]['ooo_held']}, retransmitted {j[k]['retransmitted_packets']}")
     if not 0 < j[k]["lb_off_table"] < j[k]["lb_choices"]:
         bad.append(f"{k}: {j[k]['lb_off_table']} of {j[k]['lb_choices']} off the table")
+# the spread: the table's collisions leave links idle beside full ones
+for k, lo, hi in [("perm_off", 3, 99), ("perm_voq", 1, 1.3)]:
+    ll = j[k]["link_load"]
+    spread = ll["max"] / ll["mean"]
+    print(f"  {k}: switch links busy {ll['mean']:.3f} on average, {ll['max']:.3f} at most")
+    if not (ll["switch_links"] == 256 and lo <= spread <= hi):
+        bad.append(f"{k}: link load {ll}")
 if j["perm_off"]["load_balancing"] != "table" or j["perm_off"]["lb_choices"] or j["perm_off"]["ooo_held"]:
     bad.append("ib.ar=off still balances")
 g = j["perm_gbn"]

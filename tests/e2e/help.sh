@@ -40,6 +40,28 @@ for o in --topo --traffic --preset --set --seed --json --csv; do
 	grep -q "needs a value" "$tmp/err" || fail "'$o' is not an option taking a value"
 done
 
+# run --help's JSON key list is the JSON's: every top-level key of a run
+# (and of a run with wall-clock figures), in the order the help gives
+"$IBFAB" run --help > "$tmp/help.txt" 2>&1
+"$IBFAB" run --json "$tmp/run.json" --traffic p2p:src=h0,dst=h1,size=4KiB > /dev/null ||
+	fail "a run for its JSON keys"
+python3 - "$tmp/help.txt" "$tmp/run.json" <<'PY' || fail "run --help's JSON keys differ from the JSON's"
+import json, re, sys
+text = open(sys.argv[1]).read()
+sec = text.split("JSON (keys in this order")[1].split("\n\n")[0]
+words = re.findall(r"[a-z_][a-z0-9_]*", sec)
+keys = [k for k in json.load(open(sys.argv[2]))]
+pos, bad = 0, []
+for k in keys:
+    try:
+        pos = words.index(k, pos) + 1
+    except ValueError:
+        bad.append(k)
+if bad:
+    print("  not in the help, or out of order:", bad)
+sys.exit(1 if bad else 0)
+PY
+
 # no command at all: usage on stderr, status 2
 "$IBFAB" > "$tmp/out" 2> "$tmp/err"
 [ $? -eq 2 ] || fail "ibfab with no command: status is not 2"
