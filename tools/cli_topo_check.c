@@ -39,6 +39,7 @@
 #include "models/net/net.h"
 #include "models/sm/sm.h"
 #include "models/sm/sm_cdg.h"
+#include "models/sm/sm_mp.h"
 #include "sim/sim.h"
 #include "sim/sim_diag.h"
 #include "tools/cli_out.h"
@@ -57,6 +58,7 @@ struct topo_opts {
 	const char *roots;
 	const char *lft;	/* check: the tables a subnet manager dumped, not an engine's */
 	bool health;		/* check --health: the findings against the fabric's pattern */
+	bool ar;		/* check --ar: adaptive routing's groups in the CDG */
 	const char *run;	/* dot: RESULT.json */
 	const char *out;	/* dot: -o OUT.dot */
 	const char *render;	/* dot: svg | png */
@@ -66,6 +68,7 @@ struct topo_opts {
 static void usage_check(FILE *out)
 {
 	fputs("usage: ibfab topo check FILE [--routing NAME] [--roots LIST] [--lft DUMP] [--health]\n"
+	      "                        [--ar]\n"
 	      "\n"
 	      "Route FILE (ibnetdiscover or ibsim net format, '-' for stdin) and print:\n"
 	      "  - nodes by type, cables by rate, the LIDs assigned;\n"
@@ -88,6 +91,8 @@ static void usage_check(FILE *out)
 	      "  --lft DUMP       the forwarding tables a subnet manager dumped (OpenSM's\n"
 	      "                   ibroute / dump_lfts format) instead of a routing engine\n"
 	      "  --health         add the health findings (above)\n"
+	      "  --ar             the deadlock verdict with adaptive routing's groups too\n"
+	      "                   (what ib.ar=on lets a switch choose: docs/routing.md)\n"
 	      "\n"
 	      "Exit status: 0 the CDG is acyclic (no credit loop is possible);\n"
 	      "1 the CDG has a cycle (the routing can deadlock: the cycle is printed and\n"
@@ -163,6 +168,10 @@ static int parse_opts(int argc, char **argv, bool dot, struct topo_opts *o)
 		}
 		if (!dot && !strcmp(a, "--health")) {
 			o->health = true;
+			continue;
+		}
+		if (!dot && !strcmp(a, "--ar")) {
+			o->ar = true;
 			continue;
 		}
 		if (a[0] != '-' || !a[1]) {
@@ -766,14 +775,49 @@ static int print_health(const struct net *n, const struct paths *p, const char *
 }
 
 /* Returns 0 acyclic, 1 cycle, -1 error (reported). */
+/* --ar: the subnet manager's AR groups for every switch (sm_mp.h). */
+static struct sm_mp_sw *ar_groups(const struct net *n, struct sm_mp **mp)
+{
+	struct sm_mp_sw *sw = calloc((size_t)n->nnodes + 1, sizeof(*sw));
+
+	*mp = sm_mp_build(n);
+	for (int i = 0; sw && *mp && i < n->nnodes; i++)
+		if (n->nodes[i].type == NET_SWITCH && sm_mp_sw_init(&sw[i], *mp, n, i)) {
+			free(sw);
+			sw = NULL;
+		}
+	return sw;
+}
+
+static void ar_groups_free(const struct net *n, struct sm_mp *mp, struct sm_mp_sw *sw)
+{
+	for (int i = 0; sw && i < n->nnodes; i++)
+		sm_mp_sw_fini(&sw[i]);
+	free(sw);
+	sm_mp_free(mp);
+}
+
 static int print_cdg(const struct net *n, const struct topo_opts *o)
 {
 	struct sm_cdg g;
 	struct sm_cdg_cycle c;
 	struct sim_diag d;
+	struct sm_cdg_opts co = { 0 };
+	struct sm_mp *mp = NULL;
+	struct sm_mp_sw *sw = NULL;
 	int rc;
 
-	if (sm_cdg_build(&g, n, NULL, &d)) {
+	if (o->ar && !(sw = ar_groups(n, &mp))) {
+		ar_groups_free(n, mp, sw);
+		sim_diag_set(&d, NULL, 0, 0, "adaptive routing's groups: out of memory");
+		cli_topo_report(&d);
+		return -1;
+	}
+	co.mp = mp;
+	co.mp_sw = sw;
+	rc = sm_cdg_build(&g, n, &co, &d);
+	ar_groups_free(n, mp, sw);
+	if (rc) {
 		cli_topo_report(&d);
 		return -1;
 	}
@@ -791,8 +835,13 @@ static int print_cdg(const struct net *n, const struct topo_opts *o)
 		       (unsigned long long)g.pairs_unrouted, (unsigned long long)g.pairs_looping,
 		       g.first_bad);
 	printf("\n");
+	if (o->ar)
+		printf("  with adaptive routing's groups (up then down; docs/routing.md): %llu\n"
+		       "  (switch, LID) pairs with a choice of ports\n",
+		       (unsigned long long)g.ar_choices);
 	if (rc == 0) {
-		printf("  acyclic: no credit loop can form with this routing\n");
+		printf("  acyclic: no credit loop can form with this routing%s\n",
+		       o->ar ? ", adaptive or not" : "");
 	} else {
 		int need = sm_cdg_cycle_str(&g, &c, NULL, 0);
 		char *s = malloc((size_t)need + 1);

@@ -32,6 +32,8 @@
  */
 #include "models/sm/sm_cdg.h"
 
+#include "models/sm/sm_mp.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +114,11 @@ struct build {
 	uint64_t *onpath;	/* walk id that last passed this node */
 	uint64_t walk_id;
 	int *path;		/* switches of the current walk */
+	/* adaptive routing's pass: the channels a destination's packets can
+	 * reach, from the sources' first channels */
+	uint32_t *seen, stamp;	/* per channel: the pass that reached it */
+	uint32_t *sw_seen;	/* per node: the pass that counted its choice */
+	uint32_t *queue, nq;
 };
 
 static uint32_t chan_of(const struct sm_cdg *g, int node, int port, int vl)
@@ -260,6 +267,65 @@ static void build_free(struct build *b)
 	free(b->loop_vls);
 	free(b->onpath);
 	free(b->path);
+	free(b->seen);
+	free(b->sw_seen);
+	free(b->queue);
+}
+
+/*
+ * Adaptive routing: from the first channels of every source towards dlid
+ * (b->queue[0 .. nq)), every channel its packets can reach when each
+ * switch may use any port of its set (the LFT's where it has none), and
+ * the dependencies on the way. Returns 0 or -1 (out of memory).
+ */
+static int ar_pass(struct build *b, const struct sm_cdg_opts *o, uint16_t dlid)
+{
+	const struct net *n = b->n;
+	struct sm_cdg *g = b->g;
+	uint32_t head = 0;
+
+	b->stamp++;
+	for (uint32_t i = 0; i < b->nq; i++)
+		b->seen[b->queue[i]] = b->stamp;
+	while (head < b->nq) {
+		uint32_t c = b->queue[head++];
+		int node, port, vl;
+
+		sm_cdg_chan_parts(g, c, &node, &port, &vl);
+		const struct net_port *np = &n->nodes[node].ports[port];
+		const struct net_node *sw = &n->nodes[np->remote_node];
+		const uint8_t *ports;
+		uint8_t lft;
+		uint32_t cnt;
+
+		if (sw->type != NET_SWITCH)
+			continue;
+		cnt = sm_mp_ports(o->mp, &o->mp_sw[np->remote_node], dlid, &ports);
+		if (cnt > 1 && b->sw_seen[np->remote_node] != b->stamp) {
+			b->sw_seen[np->remote_node] = b->stamp;
+			g->ar_choices++;
+		}
+		if (cnt == 0) {
+			lft = sw->lft && dlid < sw->lft_len ? sw->lft[dlid] : SM_NO_ROUTE;
+			if (lft == SM_NO_ROUTE || lft == 0 || lft > sw->nports ||
+			    sw->ports[lft].remote_node < 0)
+				continue;	/* the LFT walk reported it */
+			ports = &lft;
+			cnt = 1;
+		}
+		for (uint32_t k = 0; k < cnt; k++) {
+			uint32_t c2 = chan_of(g, np->remote_node, ports[k], vl);
+
+			if (eset_add(&b->set, (uint64_t)c << 32 | c2))
+				return -1;
+			b->used[c2] = 1;
+			if (b->seen[c2] != b->stamp) {
+				b->seen[c2] = b->stamp;
+				b->queue[b->nq++] = c2;
+			}
+		}
+	}
+	return 0;
 }
 
 int sm_cdg_build(struct sm_cdg *g, const struct net *n,
@@ -305,12 +371,20 @@ int sm_cdg_build(struct sm_cdg *g, const struct net *n,
 	if (!b.used || !b.done_lid || !b.done_vls || !b.bad_vls || !b.loop_vls ||
 	    !b.onpath || !b.path || eset_init(&b.set, 12))
 		goto nomem;
+	if (o && o->mp) {
+		b.seen = calloc((size_t)g->nchan + 1, sizeof(*b.seen));
+		b.sw_seen = calloc((size_t)n->nnodes + 1, sizeof(*b.sw_seen));
+		b.queue = malloc(((size_t)g->nchan + 1) * sizeof(*b.queue));
+		if (!b.seen || !b.sw_seen || !b.queue)
+			goto nomem;
+	}
 
 	for (uint32_t l = 1; l <= n->max_lid; l++) {
 		int dn = n->lid_node[l];
 
 		if (dn < 0 || n->nodes[dn].type == NET_SWITCH)
 			continue;
+		b.nq = 0;
 		for (int s = 0; s < n->nnodes; s++) {
 			const struct net_node *sn = &n->nodes[s];
 
@@ -336,6 +410,8 @@ int sm_cdg_build(struct sm_cdg *g, const struct net *n,
 				r = walk(&b, s, p, (uint16_t)l, vl);
 				if (r < 0)
 					goto nomem;
+				if (b.queue)	/* adaptive routing's pass starts here */
+					b.queue[b.nq++] = chan_of(g, s, p, vl);
 				g->pairs++;
 				if (r == WALK_UNROUTED)
 					g->pairs_unrouted++;
@@ -343,6 +419,8 @@ int sm_cdg_build(struct sm_cdg *g, const struct net *n,
 					g->pairs_looping++;
 			}
 		}
+		if (b.queue && ar_pass(&b, o, (uint16_t)l))
+			goto nomem;
 	}
 	if (to_csr(&b))
 		goto nomem;

@@ -11,6 +11,9 @@
  * a deterministic routing is free of deadlock if and only if this graph is
  * acyclic; with credit-based flow control (IBA 7.9.4) a cycle is the
  * "credit loop" that, once every buffer on it fills, freezes the fabric.
+ * With adaptive routing (opts.mp) every port a switch may choose adds its
+ * dependency; acyclic is then sufficient (Duato's condition would need
+ * less, a subset: not modelled).
  *
  * Usage:
  *	struct sm_cdg g;
@@ -41,10 +44,19 @@
  */
 typedef int (*sm_cdg_vl_fn)(void *ctx, int src_node, int src_port, uint16_t dlid);
 
+struct sm_mp;
+struct sm_mp_sw;
+
 struct sm_cdg_opts {
 	int nvls;		/* VLs 0..nvls-1 exist; 0 means 1 */
 	sm_cdg_vl_fn vl_of;	/* NULL: VL 0 for every pair */
 	void *ctx;
+	/* Adaptive routing (models/sm/sm_mp.h): when set, a switch may send
+	 * a packet to any port of its set towards the destination (the LFT's
+	 * where the set is empty), and every such dependency is added. mp_sw
+	 * is per node (switches only). */
+	const struct sm_mp *mp;
+	const struct sm_mp_sw *mp_sw;
 };
 
 struct sm_cdg {
@@ -64,6 +76,7 @@ struct sm_cdg {
 	uint64_t pairs;
 	uint64_t pairs_unrouted;	/* LFT entry 255, unconnected port, wrong CA */
 	uint64_t pairs_looping;		/* the LFTs send it round in a loop */
+	uint64_t ar_choices;		/* with o->mp: (switch, LID) pairs with two ports or more */
 	char first_bad[256];		/* the first such pair, for messages; "" */
 };
 

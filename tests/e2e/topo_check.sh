@@ -222,6 +222,14 @@ grep -qF "idle         spine1 carries none of the 240 host-to-host paths (minhop
 grep -q "^  no finding" "$tmp/c.out" || fail "--health finds something on the clean tree: $(sed -n '/^health/,/^deadlock/p' "$tmp/c.out")"
 "$IBFAB" topo check "$EX/fattree-16.topo" > "$tmp/plain.out" 2>&1
 grep -q "^health" "$tmp/plain.out" && fail "the health section without --health"
+# --ar: adaptive routing's groups in the verdict; a tree's add none
+"$IBFAB" topo check "$EX/fattree-16.topo" --ar > "$tmp/ar.out" 2>&1 || fail "check --ar on a tree"
+grep -q "^  with adaptive routing's groups" "$tmp/ar.out" && grep -q "acyclic: .*, adaptive or not" "$tmp/ar.out" ||
+	fail "check --ar: $(sed -n '/^deadlock/,$p' "$tmp/ar.out")"
+"$IBFAB" topo check "$EX/fattree-16.topo" > "$tmp/noar.out" 2>&1
+deps() { sed -n 's/.*carry traffic, \([0-9]*\) dependencies.*/\1/p' "$1"; }
+[ "$(deps "$tmp/ar.out")" -gt "$(deps "$tmp/noar.out")" ] ||
+	fail "check --ar adds no dependency: $(deps "$tmp/ar.out") vs $(deps "$tmp/noar.out")"
 "$IBFAB" topo route "$EX/fattree-16.topo" --routing updn --lft-out "$tmp/updn.lft" > /dev/null ||
 	fail "topo route --lft-out"
 "$IBFAB" topo check "$EX/fattree-16.topo" --lft "$tmp/updn.lft" > "$tmp/l.out" 2>&1 || fail "check --lft failed"

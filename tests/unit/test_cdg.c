@@ -27,6 +27,7 @@
 #include "models/net/net.h"
 #include "models/sm/sm.h"
 #include "models/sm/sm_cdg.h"
+#include "models/sm/sm_mp.h"
 #include "tests/unit/test_main.h"
 #include "topologies/topo.h"
 
@@ -852,6 +853,95 @@ static void test_engines(void)
 	}
 }
 
+/*
+ * Adaptive routing's groups in the CDG (sm_cdg_opts.mp). The ring routed
+ * as a line is acyclic; groups that let every switch send either way
+ * round (hand-made: the subnet manager's own have none on a ring) close
+ * the loop the line avoided, and the check must see it. On a fat tree the
+ * real groups (up then down) add dependencies and stay acyclic.
+ */
+static void test_ar_groups(void)
+{
+	struct net n;
+	struct sm_cdg g;
+	struct sm_cdg_cycle c;
+	struct sim_diag d;
+	struct sm_cdg_opts o = { 0 };
+	struct sm_mp *mp;
+	struct sm_mp_sw sw[4] = { { 0 } };
+	char path[512];
+
+	build_ring(&n, 4, 2);
+	route_line(&n, 4, 2);
+	mp = sm_mp_build(&n);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mp);
+	for (int i = 0; i < 4; i++) {
+		CU_ASSERT_FATAL(sm_mp_sw_init(&sw[i], mp, &n, i) == 0);
+		for (uint32_t k = 0; k < mp->ndst; k++)
+			CU_ASSERT_EQUAL(sw[i].grp[k], 0);	/* one level: none */
+		/* every other switch's hosts: both ring ports (3 and 4) */
+		free(sw[i].port);
+		sw[i].port = malloc(2);
+		CU_ASSERT_FATAL(sw[i].port != NULL);
+		sw[i].port[0] = 3;
+		sw[i].port[1] = 4;
+		for (int h = 4; h < n.nnodes; h++) {
+			uint32_t dst = mp->dst_of_lid[net_lid_of(&n, h, 1)];
+
+			if (n.nodes[h].ports[1].remote_node != i)
+				sw[i].grp[dst] = 0 << 8 | 2;
+		}
+	}
+	o.mp = mp;
+	o.mp_sw = sw;
+	CU_ASSERT_FATAL(sm_cdg_build(&g, &n, NULL, &d) == 0);
+	CU_ASSERT_EQUAL(sm_cdg_find_cycle(&g, &c, &d), 0);
+	sm_cdg_cycle_free(&c);
+	sm_cdg_free(&g);
+	CU_ASSERT_FATAL(sm_cdg_build(&g, &n, &o, &d) == 0);
+	/* every LID (8 hosts): the three switches not its own have a choice */
+	CU_ASSERT_EQUAL(g.ar_choices, 8 * 3);
+	CU_ASSERT_EQUAL_FATAL(sm_cdg_find_cycle(&g, &c, &d), 1);
+	CU_ASSERT(c.len >= 2);	/* there and back, or round the ring */
+	for (uint32_t i = 0; i < c.len; i++)
+		CU_ASSERT(sm_cdg_has_edge(&g, c.chan[i], c.chan[(i + 1) % c.len]));
+	sm_cdg_cycle_free(&c);
+	sm_cdg_free(&g);
+	for (int i = 0; i < 4; i++)
+		sm_mp_sw_fini(&sw[i]);
+	sm_mp_free(mp);
+	net_free(&n);
+
+	/* fattree-16: the real groups add dependencies, and no cycle */
+	CU_ASSERT_FATAL(topo_load(test_src_path("topologies/examples/fattree-16.topo", path,
+						sizeof(path)), &n, &d) == 0);
+	route(&n, "minhop");
+	mp = sm_mp_build(&n);
+	struct sm_mp_sw *ts = calloc((size_t)n.nnodes, sizeof(*ts));
+	uint64_t plain;
+
+	CU_ASSERT_FATAL(mp && ts);
+	for (int i = 0; i < n.nnodes; i++)
+		if (n.nodes[i].type == NET_SWITCH)
+			CU_ASSERT_FATAL(sm_mp_sw_init(&ts[i], mp, &n, i) == 0);
+	CU_ASSERT_FATAL(sm_cdg_build(&g, &n, NULL, &d) == 0);
+	plain = g.nedges;
+	sm_cdg_free(&g);
+	o.mp = mp;
+	o.mp_sw = ts;
+	CU_ASSERT_FATAL(sm_cdg_build(&g, &n, &o, &d) == 0);
+	CU_ASSERT(g.nedges > plain);
+	CU_ASSERT(g.ar_choices > 0);
+	CU_ASSERT_EQUAL(sm_cdg_find_cycle(&g, &c, &d), 0);
+	sm_cdg_cycle_free(&c);
+	sm_cdg_free(&g);
+	for (int i = 0; i < n.nnodes; i++)
+		sm_mp_sw_fini(&ts[i]);
+	free(ts);
+	sm_mp_free(mp);
+	net_free(&n);
+}
+
 static const struct test_case tests[] = {
 	{ "fat tree, minhop: acyclic, same edges as the naive model", test_tree_acyclic },
 	{ "ring-4, minhop: cyclic, the cycle is real", test_ring_cyclic },
@@ -865,6 +955,7 @@ static const struct test_case tests[] = {
 	{ "run time: acyclic routing carries the same load", test_runtime_acyclic_completes },
 	{ "run time: a stall without a loop is explained", test_runtime_no_loop },
 	{ "updn on ring and torus, dor on mesh (when the engines exist)", test_engines },
+	{ "adaptive routing's groups: a loop they close is seen; a tree's add none", test_ar_groups },
 	{ NULL, NULL },
 };
 
