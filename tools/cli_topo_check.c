@@ -46,6 +46,7 @@
 #include "tools/cli_topo.h"
 #include "topologies/lft.h"
 #include "topologies/topo.h"
+#include "traces/trace_spec.h"
 
 extern char **environ;
 
@@ -644,6 +645,84 @@ nomem:
  * (updn can leave a spine idle); host pairs with no route. Levels are hop
  * distances from the hosts (leaves 1). Returns the number of findings.
  */
+/*
+ * A short simulation of `spec` on the routed fabric (the default preset,
+ * the file's rates): bytes each host sent over the time, GB/s, or -1 when
+ * it could not run (err says why).
+ */
+static double short_run(const struct net *n, const char *spec, char *err, size_t errlen)
+{
+	struct fab_params fp;
+	struct fab_msgs m = { 0 };
+	struct fab_totals t;
+	struct sim_diag d;
+	struct fab *f = NULL;
+	double gbs = -1;
+	int hosts = net_nhosts(n);
+
+	fab_params_default(&fp);
+	if (trace_spec_parse(spec, n, 1, &m, &d) || !(f = fab_create(n, &fp, &m, 1, &d)) ||
+	    fab_run(f, &d)) {
+		snprintf(err, errlen, "%s", d.msg);
+		goto out;
+	}
+	fab_totals(f, &t);
+	if (t.msgs_done == t.msgs_total && t.end_ps && hosts)
+		gbs = (double)t.payload_delivered / hosts / ((double)t.end_ps * 1e-12) / 1e9;
+	else
+		snprintf(err, errlen, "%llu of %llu messages delivered",
+			 (unsigned long long)t.msgs_done, (unsigned long long)t.msgs_total);
+out:
+	if (f)
+		fab_destroy(f);
+	fab_msgs_free(&m);
+	return gbs;
+}
+
+/*
+ * What the fabric should give the collectives a job runs on it, by two
+ * short simulations with its own routes: an all-to-all (nccl-tests' bus
+ * bandwidth is the bytes a rank sends to the others over the time, and a
+ * host sends 1 MiB in all, or 4 KiB to each other host at least) and a
+ * shift by one host (a ring allreduce's steps: its bus bandwidth is the
+ * rate each host sends to the next, 4 MiB here). Up to 512 hosts: beyond,
+ * the all-to-all alone is 2^18 messages and more (run it with ibfab run).
+ */
+static void print_expected(const struct net *n)
+{
+	int hosts = net_nhosts(n);
+	char spec[96], err[sizeof(((struct sim_diag *)0)->msg)];
+	double line = 0, a2a, ring;
+
+	if (hosts < 2)
+		return;
+	if (hosts > 512) {
+		printf("  expected     %d hosts: run the all-to-all and allreduce yourself "
+		       "(ibfab run --traffic alltoall:size=..., a collective --trace)\n", hosts);
+		return;
+	}
+	for (int i = 0; i < n->nnodes; i++)	/* the hosts' own links, the fastest */
+		if (n->nodes[i].type != NET_SWITCH)
+			for (int q = 1; q <= n->nodes[i].nports; q++)
+				if (n->nodes[i].ports[q].remote_node >= 0 && cable_gbps(n, i, q) > line)
+					line = cable_gbps(n, i, q);
+	uint64_t per = ((1u << 20) / (uint64_t)(hosts - 1) + 4095) / 4096 * 4096;
+
+	snprintf(spec, sizeof(spec), "alltoall:size=%lluKiB", (unsigned long long)(per >> 10));
+	a2a = short_run(n, spec, err, sizeof(err));
+	if (a2a < 0)
+		printf("  expected     all-to-all: %s\n", err);
+	else
+		printf("  expected     all-to-all busbw %.1f GB/s per host (%s), %.2f of a host link\n",
+		       a2a, spec, line ? a2a * 8 / line : 0.0);
+	ring = short_run(n, "shift:size=4MiB,k=1", err, sizeof(err));
+	if (ring < 0)
+		printf("  expected     allreduce: %s\n", err);
+	else
+		printf("  expected     ring allreduce busbw %.1f GB/s (shift:size=4MiB,k=1: each host to the next), %.2f of a host link\n",
+		       ring, line ? ring * 8 / line : 0.0);
+}
+
 static int print_health(const struct net *n, const struct paths *p, const char *routing)
 {
 	int maxlevel, found = 0, *lv = node_levels(n, &maxlevel);
@@ -766,6 +845,8 @@ static int print_health(const struct net *n, const struct paths *p, const char *
 	if (bis >= 0 && ideal > 0)
 		printf("  bisection    %.0f Gb/s from the first half of the hosts to the second, %.2f of full bisection (%.0f Gb/s)\n",
 		       bis, bis / ideal, ideal);
+	fflush(stdout);
+	print_expected(n);
 	if (!found)
 		printf("  no finding: every cable runs at its tier's rate, every switch has its level's cables, every switch above the leaves carries paths, every host pair has a route\n");
 	else
@@ -774,7 +855,6 @@ static int print_health(const struct net *n, const struct paths *p, const char *
 	return found;
 }
 
-/* Returns 0 acyclic, 1 cycle, -1 error (reported). */
 /* --ar: the subnet manager's AR groups for every switch (sm_mp.h). */
 static struct sm_mp_sw *ar_groups(const struct net *n, struct sm_mp **mp)
 {
@@ -797,6 +877,7 @@ static void ar_groups_free(const struct net *n, struct sm_mp *mp, struct sm_mp_s
 	sm_mp_free(mp);
 }
 
+/* Returns 0 acyclic, 1 cycle, -1 error (reported). */
 static int print_cdg(const struct net *n, const struct topo_opts *o)
 {
 	struct sm_cdg g;
