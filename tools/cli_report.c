@@ -14,6 +14,8 @@
  */
 #include "tools/cli_report.h"
 
+#include "tools/cli_fault.h"
+
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -467,6 +469,8 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 		fprintf(out, " (%" PRIu64 " VL15 management, not flow controlled; %" PRIu64
 			" with no route; %" PRIu64 " failed their CRC: link.drop_prob/ber)",
 			s.t.drops_vl15, s.t.drops_route, s.t.drops_corrupt);
+	if (s.t.drops_link)
+		fprintf(out, "; %" PRIu64 " on links that were down (--fault)", s.t.drops_link);
 	else if (fab_kind_of(r->params)->pfc)
 		fprintf(out, " (lossless: PFC pauses instead of dropping)");
 	else if (!eth)
@@ -504,6 +508,7 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 			s.t.lb_chosen ? 100.0 * (double)s.t.lb_moved / (double)s.t.lb_chosen : 0.0,
 			s.t.ooo_held);
 	}
+	cli_fault_summary(out, r->fab, r->net);	/* --fault: what happened */
 	if (r->params->host_model) {
 		struct host_stats sum = { 0 };
 		int active = 0;
@@ -853,6 +858,7 @@ int cli_report_json(FILE *out, const struct cli_report *r)
 	sim_json_ku64(&j, "drops_route", s.t.drops_route);
 	sim_json_ku64(&j, "drops_corrupt", s.t.drops_corrupt);
 	sim_json_ku64(&j, "drops_congestion", s.t.drops_congestion);
+	sim_json_ku64(&j, "drops_link", s.t.drops_link);
 	sim_json_ku64(&j, "pause_frames", s.t.pause_frames);
 	sim_json_ku64(&j, "paused_ps", s.t.paused_ps);
 	sim_json_ku64(&j, "ecn_marks", s.t.ecn_marks);
@@ -899,6 +905,7 @@ int cli_report_json(FILE *out, const struct cli_report *r)
 		sim_json_ki64(&j, "port", pi->port);
 	}
 	sim_json_obj_end(&j);
+	cli_fault_json(&j, r->fab, r->net);	/* only with --fault */
 	sim_json_key(&j, "buf_high");
 	sim_json_obj_begin(&j);
 	sim_json_ku64(&j, "bytes", s.hi_bytes);

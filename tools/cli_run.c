@@ -28,6 +28,8 @@
 #define _GNU_SOURCE	/* asprintf */
 #include "tools/cli_run.h"
 
+#include "tools/cli_fault.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -171,6 +173,13 @@ void cli_run_usage(FILE *out)
 "  --pcap-filter F    KEY=V[,KEY=V...]: node=NODE[/PORT] (both directions of\n"
 "                     the cables there; a name, GUID or pattern, as in\n"
 "                     link[...]), from=TIME, to=TIME, count=N (the first N).\n"
+"  --fault SPEC       a failure during the run (repeatable): 'link NODE/PORT\n"
+"                     down at TIME' (the cable at that port, both ends),\n"
+"                     'link NODE/PORT up at TIME', 'node NODE down|up at TIME'\n"
+"                     (every cable of a switch or host). What a dead link\n"
+"                     carries is lost; RC retries; the subnet manager\n"
+"                     installs new tables (the run's --routing, checked for\n"
+"                     credit loops) sm.reroute_ns later (0: never).\n"
 "  --reproducible     leave every wall-clock figure out of the outputs (wall_s\n"
 "                     is written as 0): two runs with the same inputs and seed\n"
 "                     then give byte-identical JSON and CSV, which is what the\n"
@@ -194,7 +203,8 @@ void cli_run_usage(FILE *out)
 "  events_per_s packet_hops_per_s            (left out with --reproducible)\n"
 "  messages_total messages_delivered messages_lost packets_delivered\n"
 "  bytes_delivered (on the wire) payload_bytes_delivered packet_hops drops\n"
-"  drops_vl15 drops_route drops_corrupt drops_congestion pause_frames\n"
+"  drops_vl15 drops_route drops_corrupt drops_congestion drops_link\n"
+"  pause_frames\n"
 "  paused_ps ecn_marks cnps tcp_segments tcp_retransmits tcp_timeouts\n"
 "  tcp_fast_recoveries cpu_ps kernel {syscalls interrupts context_switches\n"
 "  cpu_copy_bytes syscall_ps copy_ps protocol_ps interrupt_ps wakeup_ps} acks\n"
@@ -207,6 +217,9 @@ void cli_run_usage(FILE *out)
 "  completion_ps {count min p50 p99 max}      end - start of each message\n"
 "  link_load {switch_links mean max node port}  switch-to-switch links:\n"
 "                                             busy time over simulated time\n"
+"  faults {events [{what at_ps applied}] reroutes [{at_ps ok acyclic\n"
+"          lost_with_old_tables note}] packets_lost qps_recovered\n"
+"          last_recovery_ps qps_failed}      (with --fault only)\n"
 "  buf_high {bytes node port vl}              the fullest receive buffer\n"
 "  params {every --set key}                   sizes in bytes\n"
 "  topology {source default nodes switches cas routers hosts links}\n"
@@ -291,7 +304,7 @@ enum opt_id {
 	OPT_SEED, OPT_JSON, OPT_CSV, OPT_REPRODUCIBLE, OPT_QUIET,
 	OPT_ROUTING, OPT_ROOTS, OPT_LMC, OPT_SM, OPT_LFT,
 	OPT_TRACE, OPT_TRACE_FORMAT, OPT_EXPLAIN, OPT_TIMELINE, OPT_OP,
-	OPT_ALLOW_UNREACHABLE, OPT_PCAP, OPT_PCAP_FILTER,
+	OPT_ALLOW_UNREACHABLE, OPT_PCAP, OPT_PCAP_FILTER, OPT_FAULT,
 };
 
 static const struct cli_opt run_options[] = {
@@ -321,6 +334,7 @@ static const struct cli_opt run_options[] = {
 	{ "--pcap-filter", OPT_PCAP_FILTER, true },
 	{ "--op", OPT_OP, true },
 	{ "--allow-unreachable", OPT_ALLOW_UNREACHABLE, false },
+	{ "--fault", OPT_FAULT, true },
 };
 
 int cli_usage_error(const char *cmd, const char *fmt, const char *a, const char *b)
@@ -491,6 +505,9 @@ static int parse_args(int argc, char **argv, struct cli_run_opts *o)
 			break;
 		case OPT_PCAP_FILTER:
 			rc = set_once(&o->pcap_filter, name, val);
+			break;
+		case OPT_FAULT:
+			o->faults[o->nfaults++] = val;
 			break;
 		case OPT_OP:
 			rc = set_once(&o->op, name, val);
@@ -791,6 +808,16 @@ int cli_run_simulate(struct cli_run *c)
 	c->fab = fab_create(&c->net, &c->p, &c->msgs, c->o->seed, &c->d);
 	if (!c->fab)
 		return -1;
+	for (int i = 0; i < c->o->nfaults; i++) {
+		struct fab_fault x;
+
+		if (cli_fault_parse(c->o->faults[i], &c->net, &x, &c->d) ||
+		    fab_fault_add(c->fab, &x, &c->d))
+			return -1;
+	}
+	/* the SM reroutes with the run's engine; a dumped table has none */
+	if (c->o->nfaults && !c->o->lft)
+		fab_set_rerouter(c->fab, cli_fault_reroute, c->o);
 	if ((c->o->json || c->o->csv) && !c->o->trace && fab_keep_results(c->fab))
 		return sim_diag_set(&c->d, "", 0, 0, "cannot make a temporary file for the messages' records: %s",
 				    strerror(errno));
@@ -1127,7 +1154,8 @@ int cli_run_main(int argc, char **argv)
 	/* each repeatable option appears at most argc times */
 	o.traffic = calloc((size_t)argc + 1, sizeof(*o.traffic));
 	o.sets = calloc((size_t)argc + 1, sizeof(*o.sets));
-	if (!o.traffic || !o.sets) {
+	o.faults = calloc((size_t)argc + 1, sizeof(*o.faults));
+	if (!o.traffic || !o.sets || !o.faults) {
 		fputs("ibfab run: out of memory\n", stderr);
 		rc = 1;
 		goto out_opts;
@@ -1151,5 +1179,6 @@ int cli_run_main(int argc, char **argv)
 out_opts:
 	free(o.traffic);
 	free(o.sets);
+	free(o.faults);
 	return rc;
 }

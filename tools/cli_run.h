@@ -68,6 +68,8 @@ struct cli_run_opts {
 	const char *op;		/* --op: the default op= of every --traffic spec */
 	const char *pcap;	/* --pcap FILE: the packets as a capture (cli_pcap.c) */
 	const char *pcap_filter;	/* --pcap-filter: which of them */
+	const char **faults;	/* --fault SPEC, in order (cli_fault.c) */
+	int nfaults;
 	/* results kept streamed (`ibfab run`): the traffic as a compact list
 	 * (fab.h) whose records an output reads back from disk, a trace's
 	 * flows read from its steps; unset (compare), every message and

@@ -51,6 +51,8 @@ void fab_pkt_drop(struct fab *f, uint32_t idx, enum fab_drop why)
 		f->tot.drops_corrupt++;
 	else if (why == FAB_DROP_CONGESTION)
 		f->tot.drops_congestion++;
+	else if (why == FAB_DROP_LINK)
+		f->tot.drops_link++;
 	else
 		f->tot.drops_route++;
 	/* A reliable connection resends what it loses; a datagram or an

@@ -30,6 +30,7 @@ struct sm_mp;
 struct hca;
 struct sw_ar;
 struct sw_voq;
+struct fab_faults;
 struct hca_cq;
 struct hca_mr;
 struct port;
@@ -156,6 +157,7 @@ struct fab {
 	uint64_t *run_next;	/* compact list: each run's next message to post */
 	struct fab_live *live;
 	struct fab_done *done;
+	struct fab_faults *faults;	/* faults during the run (fab_fault.c), or NULL */
 	/* where the models' message reports go (the builder's hooks) */
 	const struct fab_hooks *hooks;
 	/* read when a QP or an HCA is made, kept off the lines every packet
@@ -176,7 +178,8 @@ void fab_fail(struct fab *f, const char *fmt, ...) __attribute__((format(printf,
 
 /* Drop packet idx (counted), marking its message lost. Data VLs never drop
  * for lack of buffer: the credit checker fails the run before that. */
-enum fab_drop { FAB_DROP_VL15, FAB_DROP_ROUTE, FAB_DROP_CORRUPT, FAB_DROP_CONGESTION };
+enum fab_drop { FAB_DROP_VL15, FAB_DROP_ROUTE, FAB_DROP_CORRUPT, FAB_DROP_CONGESTION,
+		FAB_DROP_LINK };
 void fab_pkt_drop(struct fab *f, uint32_t idx, enum fab_drop why);
 
 /* The reports, through the builder's hooks. */

@@ -72,7 +72,15 @@ int eth_ecmp_route(struct port *in, uint32_t idx)
 	cnt = sm_mp_ports(f->mp, &s->lb.mp, p->dlid, &ports);
 	if (cnt == 0)
 		return sw_route(in, idx);	/* local, or unreachable: the LFT */
-	if (cnt == 1)
-		return ports[0];
-	return ports[sim_mix64(sw_lb_flow(p) ^ s->hash_seed) % cnt];
+	uint64_t h = sim_mix64(sw_lb_flow(p) ^ s->hash_seed);
+
+	/* a dead next hop: the next live one in the set (the switch knows
+	 * its own links before the routes change) */
+	for (uint32_t k = 0; k < cnt; k++) {
+		int o = ports[(h + k) % cnt];
+
+		if (!in->node->ports[o]->down)
+			return o;
+	}
+	return sw_route(in, idx);
 }

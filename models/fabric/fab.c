@@ -671,6 +671,7 @@ void fab_destroy(struct fab *f)
 	if (!f)
 		return;
 	fab_traffic_free(f);	/* its CQs first: the HCAs free what is left */
+	fab_faults_free(f);	/* the rerouted tables: the switches point into them */
 	fab_plan_free(f);
 	fab_live_free(f);
 	for (int i = 0; i < f->nnodes && f->nodes; i++) {
@@ -715,6 +716,8 @@ static void close_waits(struct fab *f)
 
 int fab_run(struct fab *f, struct sim_diag *d)
 {
+	if (fab_faults_start(f, d))
+		return -1;
 	if (f->sample_fn && f->p.sample_ns) {
 		int c = sim_register(&f->eng, sample_handler, f, "sampler");
 
@@ -901,6 +904,8 @@ int fab_check_credits(const struct fab *f, struct sim_diag *d)
 	for (int pi = 0; pi < f->nports; pi++) {
 		const struct port *tx = f->ports[pi], *rx = tx->peer;
 
+		if (tx->down)	/* no credits count on a dead link (port_set_down) */
+			continue;
 		for (int v = 0; v < f->p.vls; v++) {
 			uint64_t cap = rx->vl[v].rx_cap;
 			const char *bad = NULL;

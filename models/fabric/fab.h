@@ -160,6 +160,7 @@ struct fab_params {
 	uint32_t ib_ar_flowlet_ns;	/* ib.ar_flowlet_ns: idle gap that ends a flowlet */
 	uint8_t hca_ooo;		/* hca.ooo: enum fab_ooo */
 	uint32_t hca_ooo_window;	/* hca.ooo_window: PSNs ahead it holds */
+	uint64_t sm_reroute_ns;		/* sm.reroute_ns: a link's change to new tables (0: never) */
 	struct host_params host;
 	struct eth_params eth;		/* eth.*: Ethernet switches, PFC, ECN (roce, tcp) */
 	struct dcqcn_params dcqcn;	/* dcqcn.*: RoCE congestion control */
@@ -415,11 +416,13 @@ struct fab_kernel {
 struct fab_totals {
 	uint64_t packets_delivered, bytes_delivered, payload_delivered;
 	uint64_t packet_hops;
-	uint64_t drops;			/* = drops_vl15 + drops_route + drops_corrupt + drops_congestion */
+	uint64_t drops;			/* = drops_vl15 + drops_route + drops_corrupt + drops_congestion
+					 * + drops_link */
 	uint64_t drops_vl15;		/* VL15 buffer full (not flow controlled) */
 	uint64_t drops_route;		/* no route in an LFT, or delivered to the wrong CA */
 	uint64_t drops_corrupt;		/* failed CRC (link.drop_prob, link.ber): PortRcvErrors */
 	uint64_t drops_congestion;	/* Ethernet: a buffer was full (lossy, or PFC headroom overrun) */
+	uint64_t drops_link;		/* sent to, or in flight on, a link that was down (--fault) */
 	uint64_t msgs_done, msgs_total;	/* delivered, all */
 	uint64_t msgs_finished;
 	uint64_t msgs_lost;		/* datagrams (UD, VL15) and UC messages that lost a packet: never resent */
@@ -475,5 +478,55 @@ size_t fab_live_count(const struct fab *f, size_t *peak);
 /* The invariant walk used by tests: credits never negative, blocks conserved
  * on every link and VL, occupancy <= buffer. Returns 0 or -1 with d filled. */
 int fab_check_credits(const struct fab *f, struct sim_diag *d);
+
+/*
+ * Faults during a run (fab_fault.c): a cable, or every cable of a node,
+ * goes down or comes up at a time. The subnet manager notices and installs
+ * new tables sm.reroute_ns later, from the rerouter the caller gives (the
+ * run's routing engine on the fabric's graph with the cables that are down
+ * cut), after checking their channel dependencies. Add before fab_run().
+ */
+enum fab_fault_kind { FAB_FAULT_DOWN, FAB_FAULT_UP };
+
+struct fab_fault {
+	sim_time_t at;
+	int node;
+	int port;		/* 0: every connected port of the node */
+	uint8_t kind;		/* enum fab_fault_kind */
+	/* filled as the run goes */
+	bool applied;
+	uint64_t lost_before;	/* drops_link when it was applied */
+};
+
+/* Route `n` (LIDs kept) as the run's subnet manager does; 0 or -1 (d filled). */
+typedef int (*fab_reroute_fn)(void *ctx, struct net *n, struct sim_diag *d);
+
+struct fab_reroute {
+	sim_time_t at;
+	bool ok;		/* routed and installed */
+	bool acyclic;		/* the new tables' channel dependency graph */
+	uint64_t lost_stale;	/* packets lost to links that were down, since the
+				 * fault it follows, with the old tables */
+	char note[256];		/* a cycle, or why it failed */
+};
+
+struct fab_fault_report {
+	const struct fab_fault *faults;
+	int nfaults;
+	const struct fab_reroute *reroutes;
+	int nreroutes;
+	sim_time_t first;	/* the first fault applied (SIM_TIME_MAX: none) */
+	uint64_t lost;		/* packets lost to links that were down (drops_link) */
+	/* RC QPs: those that made progress again after spending retries since
+	 * the first fault, the last of those moments (after the first fault),
+	 * and those left in the error state (retry budget spent) */
+	int qps_recovered, qps_failed;
+	sim_time_t last_recovery;
+};
+
+int fab_fault_add(struct fab *f, const struct fab_fault *x, struct sim_diag *d);
+void fab_set_rerouter(struct fab *f, fab_reroute_fn fn, void *ctx);
+/* NULL when the run had no fault. */
+const struct fab_fault_report *fab_fault_report(const struct fab *f);
 
 #endif

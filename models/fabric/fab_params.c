@@ -237,6 +237,13 @@ static void apply_preset(struct fab_params *p, const struct preset *pr)
 	p->ib_ar_flowlet_ns = 5000;
 	p->hca_ooo = FAB_OOO_AUTO;
 	p->hca_ooo_window = 4096;
+	/* After a link changes, the subnet manager's new tables are in the
+	 * switches 100 ms later: a trap 128 (port state change) starts a
+	 * sweep at once (OpenSM's trap handling), and routing and
+	 * programming a few hundred switches' LFTs by MADs takes tens to
+	 * hundreds of ms; beyond one RC timeout at hca.timeout 14 (67 ms),
+	 * within its retry budget (7 x 67 ms), as fabrics are tuned. */
+	p->sm_reroute_ns = 100000000;
 	p->host_model = true;
 	host_params_default(&p->host);
 	eth_params_default(&p->eth);
@@ -1173,6 +1180,8 @@ static const struct sim_param keys[] = {
 	    "traffic messages up to this size are sent inline (no payload DMA read)"),
 	GEN("hca.dma_window", K_UINT, hca_dma_window, 1, 256,
 	    "payload DMA reads in flight per QP, in packets (the HCA's prefetch)"),
+	GEN("sm.reroute_ns", K_NS, sm_reroute_ns, 0, UINT64_MAX,
+	    "after a --fault, the subnet manager's new tables are in the switches this much later (0 = never)"),
 	SPECIAL("hca.ooo", set_ooo, print_ooo,
 		"RC takes packets out of order (ConnectX-5 and later): auto = where ib.ar or eth.lb spreads a flow; off = go-back-N on any gap"),
 	GEN("hca.ooo_window", K_UINT, hca_ooo_window, 1, 1u << 22,

@@ -232,6 +232,7 @@ struct hca_qp_stats {
 	uint64_t rnr_naks_sent, rnr_naks_rcvd, timeouts, seq_naks_rcvd;
 	uint64_t dup_pkts_rcvd, pkts_dropped_uc;
 	uint64_t ooo_held;		/* packets that arrived ahead of a gap and were held (hca.ooo) */
+	uint64_t recovered_ps;		/* when an ACK last made progress after a retry (0: never) */
 	uint32_t max_rd_outstanding;	/* high-water mark as requester */
 	uint32_t max_rd_responding;	/* high-water mark as responder */
 };

@@ -562,6 +562,8 @@ void qp_comp_receive(struct hca_qp *qp, struct pkt *p)
 		case IB_AETH_ACK:
 			/* progress restores the retry budgets */
 			if (ack_upto(qp, psn_add(p->psn, 1))) {
+				if (qp->retry_left != qp->retry_cnt)
+					qp->st.recovered_ps = f->eng.now;	/* back after a retry */
 				qp->retry_left = qp->retry_cnt;
 				qp->rnr_left = qp->rnr_retry;
 			}

@@ -56,6 +56,68 @@ void net_free(struct net *n)
 	net_init(n);
 }
 
+static void *dup_mem(const void *src, size_t bytes)
+{
+	void *p = bytes ? malloc(bytes) : NULL;
+
+	if (p)
+		memcpy(p, src, bytes);
+	return p;
+}
+
+int net_dup(struct net *dst, const struct net *src)
+{
+	net_init(dst);
+	dst->nodes = calloc((size_t)src->nnodes + 1, sizeof(*dst->nodes));
+	dst->files = calloc((size_t)src->nfiles + 1, sizeof(*dst->files));
+	if (!dst->nodes || !dst->files)
+		goto fail;
+	dst->cap = src->nnodes + 1;
+	for (int i = 0; i < src->nfiles; i++)
+		if (!(dst->files[dst->nfiles++] = strdup(src->files[i])))
+			goto fail;
+	for (int i = 0; i < src->nnodes; i++) {
+		const struct net_node *s = &src->nodes[i];
+		struct net_node *d = &dst->nodes[i];
+
+		*d = *s;
+		d->id = strdup(s->id);
+		d->desc = strdup(s->desc);
+		d->ports = dup_mem(s->ports, ((size_t)s->nports + 1) * sizeof(*s->ports));
+		d->lft = s->lft ? dup_mem(s->lft, s->lft_len) : NULL;
+		dst->nnodes++;
+		if (!d->id || !d->desc || !d->ports || (s->lft && s->lft_len && !d->lft))
+			goto fail;
+		/* where a line came from: the copy's own file names */
+		for (int k = 0; k < src->nfiles; k++) {
+			if (s->file == src->files[k])
+				d->file = dst->files[k];
+			for (int p = 0; p <= s->nports; p++)
+				if (s->ports[p].file == src->files[k])
+					d->ports[p].file = dst->files[k];
+		}
+	}
+	dst->max_lid = src->max_lid;
+	dst->lmc = src->lmc;
+	dst->sm_node = src->sm_node;
+	if (src->lid_node) {
+		dst->lid_node = dup_mem(src->lid_node, ((size_t)src->max_lid + 1) * sizeof(*src->lid_node));
+		dst->lid_port = dup_mem(src->lid_port, ((size_t)src->max_lid + 1) * sizeof(*src->lid_port));
+		if (!dst->lid_node || !dst->lid_port)
+			goto fail;
+	}
+	dst->idx = src->idx_cap ? dup_mem(src->idx, src->idx_cap * sizeof(*src->idx)) : NULL;
+	dst->idx_cap = dst->idx ? src->idx_cap : 0;
+	dst->didx = src->didx_cap ? dup_mem(src->didx, src->didx_cap * sizeof(*src->didx)) : NULL;
+	dst->didx_cap = dst->didx ? src->didx_cap : 0;
+	if ((src->idx_cap && !dst->idx) || (src->didx_cap && !dst->didx))
+		goto fail;
+	return 0;
+fail:
+	net_free(dst);
+	return -1;
+}
+
 /* ---- hash tables of strings -> node index ------------------------------ */
 
 static uint32_t hash_str(const char *s)

@@ -96,6 +96,9 @@ struct net {
 
 void net_init(struct net *n);
 void net_free(struct net *n);
+/* A deep copy of a validated net (nodes, cables, LIDs, tables; no pending
+ * references): 0, or -1 when out of memory (dst then empty). */
+int net_dup(struct net *dst, const struct net *src);
 
 /* Add a node; id must be unique. Returns its index or -1 (diag filled). */
 int net_add_node(struct net *n, enum net_node_type type, int nports,

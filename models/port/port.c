@@ -157,6 +157,59 @@ void port_link_up(struct port *pt)
 	pt->fc_delay = link_ser_ps(pt->peer->rate, IB_FC_PKT_BYTES) + pt->peer->prop;
 }
 
+/* One end of a link that goes down: FC packets to it are lost, and its
+ * transmitter may take any packet (credits are not counted while down). */
+static void end_down(struct port *pt)
+{
+	while (pt->fcq.n)
+		port_fc_ring_pop(&pt->fcq);
+	pt->down = true;
+	for (int v = 0; v < PORT_NVL - 1; v++) {
+		pt->vl[v].fccl = (uint16_t)((pt->vl[v].fctbs + IB_CREDIT_WINDOW) & IB_CREDIT_MASK);
+		pt->vl[v].limit_abs = pt->vl[v].tx_blocks + IB_CREDIT_WINDOW;
+	}
+}
+
+/* One end of a link that comes up: its credits for the peer's buffer as
+ * the buffer is (what it holds, and what is still on the wire to it). */
+static void end_up(struct port *pt)
+{
+	struct fab *f = pt->fab;
+	struct port *rx = pt->peer;
+	uint64_t wire[PORT_NVL] = { 0 };
+
+	for (uint32_t i = pt->wire_head; i != SIM_POOL_NIL; i = fab_pkt(f, i)->next)
+		wire[fab_pkt(f, i)->vl] += fab_pkt(f, i)->blocks;
+	while (pt->fcq.n)
+		port_fc_ring_pop(&pt->fcq);
+	pt->down = false;
+	for (int v = 0; v < PORT_NVL - 1; v++) {
+		uint64_t cap = rx->vl[v].rx_cap < IB_CREDIT_WINDOW ? rx->vl[v].rx_cap : IB_CREDIT_WINDOW;
+
+		pt->vl[v].tx_blocks = rx->vl[v].rx_blocks + wire[v];
+		pt->vl[v].fctbs = (uint16_t)(pt->vl[v].tx_blocks & IB_CREDIT_MASK);
+		pt->vl[v].limit_abs = rx->vl[v].rx_freed + cap;
+		if (pt->vl[v].limit_abs < pt->vl[v].tx_blocks)
+			pt->vl[v].limit_abs = pt->vl[v].tx_blocks;
+		pt->vl[v].fccl = (uint16_t)(pt->vl[v].limit_abs & IB_CREDIT_MASK);
+		rx->vl[v].fc_pending = 0;
+	}
+}
+
+void port_set_down(struct port *pt)
+{
+	end_down(pt);
+	end_down(pt->peer);
+}
+
+void port_set_up(struct port *pt)
+{
+	end_up(pt);
+	end_up(pt->peer);
+	port_kick(pt);
+	port_kick(pt->peer);
+}
+
 void port_fini(struct port *pt)
 {
 	port_fc_ring_free(&pt->fcq);
@@ -276,6 +329,14 @@ static void port_start_tx(struct port *pt, uint32_t idx, enum ib_vlarb_table tab
 	/* Cut-through: the last bit cannot leave before it has arrived. */
 	if (pt->is_sw && end < p->t_tail)
 		end = p->t_tail;
+	if (__builtin_expect(pt->down, 0)) {
+		/* a link that is down: taken at its rate, and lost */
+		fab_pkt_drop(f, idx, FAB_DROP_LINK);
+		pt->tx_busy = true;
+		pt->tx_end = end;
+		sim_schedule_at(&f->eng, end, pt->comp, PORT_EV_TX_DONE);
+		return;
+	}
 	if (pt->link) {
 		/* another link layer: no credits, no VLArb (its pick() chose) */
 	} else if (vl != 15) {
@@ -393,6 +454,8 @@ static void port_send_fc(struct port *pt, uint8_t vl)
 	struct port_fc_ring *q = &tx->fcq;
 
 	pt->vl[vl].fc_pending = 0;
+	if (pt->down)
+		return;		/* lost: the link trains afresh when it comes up */
 	/* Still waiting behind the reverse data packet (it departs after
 	 * now: lands after now + fc_delay)? Update it in place. */
 	for (uint32_t i = q->n; i-- > 0;) {
@@ -493,6 +556,10 @@ static void port_wire_head(struct port *rx, uint32_t idx)
 	if (pt->wire_head != SIM_POOL_NIL)
 		sim_schedule_at(&f->eng, fab_pkt(f, pt->wire_head)->t_event, rx->comp,
 				wire_arg(f, pt->wire_head));
+	if (__builtin_expect(rx->down, 0)) {
+		fab_pkt_drop(f, idx, FAB_DROP_LINK);	/* on the wire when it went down */
+		return;
+	}
 	if (vl == 15 && !rx->link && rx->vl[15].rx_used + p->blocks > rx->vl[15].rx_cap) {
 		/* VL15 is not flow controlled: a full buffer drops (IBA 7.9.4). */
 		rx->info.vl[15].xmit_discards++;

@@ -227,6 +227,8 @@ struct port {
 	bool is_sw : 1, peer_is_sw : 1;	/* this end, the other end: a switch (else a CA) */
 	bool has_ibcc : 1;		/* ibcc is set */
 	bool tap : 1;			/* its packets go to fab.tap_fn as they leave (a capture) */
+	bool down : 1;			/* its link is down (a fault): what it sends and
+					 * what reaches it is lost (port_set_down) */
 	uint8_t in_flight;		/* switch input: packets it is feeding to outputs now */
 	/* a switch port */
 	uint8_t tx_src_vl;
@@ -316,6 +318,18 @@ void port_handler(struct sim_engine *eng, void *ctx, uint32_t arg);
 void port_prefetch(const void *ctx, uint32_t arg);
 /* Try to start a packet on this port's transmitter (idle, credits allowing). */
 void port_kick(struct port *pt);
+/*
+ * A link fault (models/fabric/fab_fault.c), on both ends of pt's cable.
+ * Down: each transmitter still takes its packets at the link's rate but
+ * they are lost (a switch discards what it routes to a port that is not
+ * active, IBA 18.2.4.3, until the tables change), credits no longer count,
+ * FC packets in flight are lost, and what was on the wire is lost when it
+ * lands. Up: the link trains again (IBA 7.9.4): each sender's credit state
+ * is set afresh from its peer's buffer as it is now.
+ */
+void port_set_down(struct port *pt);
+void port_set_up(struct port *pt);
+
 /* Release `blocks` of the receive buffer of VL vl at this port (packet left). */
 void port_rx_free(struct port *pt, uint8_t vl, uint32_t blocks);
 

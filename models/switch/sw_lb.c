@@ -66,19 +66,24 @@ static int least_loaded(struct sw_lb *lb, const struct fab_node *n, const struct
 			const uint8_t *ports, uint32_t cnt)
 {
 	uint32_t start = lb->rr++ % cnt;
-	int best = ports[start];
-	int64_t best_load = lb->load(n, n->ports[best], p);
+	int best = -1;
+	int64_t best_load = 0;
 
-	for (uint32_t k = 1; k < cnt && best_load > 0; k++) {
+	for (uint32_t k = 0; k < cnt; k++) {
 		int o = ports[(start + k) % cnt];
-		int64_t l = lb->load(n, n->ports[o], p);
+		int64_t l;
 
-		if (l < best_load) {
+		if (n->ports[o]->down)
+			continue;	/* a dead link: the switch knows its own ports */
+		l = lb->load(n, n->ports[o], p);
+		if (best < 0 || l < best_load) {
 			best = o;
 			best_load = l;
+			if (l <= 0)
+				break;
 		}
 	}
-	return best;
+	return best < 0 ? 0 : best;	/* every port dead: the LFT's */
 }
 
 int sw_lb_pick(struct sw_lb *lb, struct fab *f, const struct fab_node *n,
@@ -91,20 +96,24 @@ int sw_lb_pick(struct sw_lb *lb, struct fab *f, const struct fab_node *n,
 	if (cnt == 0)
 		return 0;
 	if (cnt == 1)
-		return ports[0];
+		return n->ports[ports[0]]->down ? 0 : ports[0];
 	if (!lb->fl) {
 		o = least_loaded(lb, n, p, ports, cnt);
+		if (!o)
+			return 0;
 	} else {
 		struct sw_lb_flowlet *e = &lb->fl[sim_mix64(sw_lb_flow(p) ^ lb->seed) & lb->fl_mask];
 		sim_time_t now = f->eng.now;
 
 		o = 0;
-		if (e->port && now - e->last < lb->gap)
+		if (e->port && now - e->last < lb->gap && !n->ports[e->port]->down)
 			for (uint32_t k = 0; k < cnt; k++)	/* a colliding flow's port may not lead there */
 				if (ports[k] == e->port)
 					o = e->port;
 		if (!o)
 			o = least_loaded(lb, n, p, ports, cnt);
+		if (!o)
+			return 0;
 		e->port = (uint8_t)o;
 		e->last = now;
 	}

@@ -1,0 +1,92 @@
+#!/bin/bash
+# faults.sh - failures during a run (--fault), as a cluster engineer runs
+# them on fattree-16 under a 256 KiB all-to-all, the RC timeout shortened
+# to hca.timeout=10 (4.2 ms) so that the runs stay short:
+#  - a spine-to-leaf cable dies at 20 us and the subnet manager reroutes
+#    1 ms later: every message is delivered, the lost packets are resent
+#    (ACK timeouts), the new tables are acyclic and some RC QPs recover;
+#  - with rerouting off (sm.reroute_ns=0) and 2 retries, the QPs whose
+#    paths cross the dead cable go to the error state and their messages
+#    are lost, as the IBA's retry budget says;
+#  - the cable coming back at 2 ms, without rerouting, lets them finish
+#    (every credit invariant walked after each event, sim.check);
+#  - a whole spine failing, and RoCE and TCP losing the same cable, end
+#    with everything delivered after the reroute;
+#  - adaptive routing leaves the dead up-link at once and loses fewer;
+#  - a fault that names nothing, or is not a fault, is refused by name.
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
+EX="$IBFAB_SRC/topologies/examples"
+BASE=(--topo "$EX/fattree-16.topo" --traffic alltoall:size=256KiB --set hca.timeout=10)
+
+run() {	# name, then ibfab run's arguments
+	local name=$1
+	shift
+	"$IBFAB" run "${BASE[@]}" --reproducible --json "$tmp/$name.json" "$@" > "$tmp/$name.txt" 2>&1 ||
+		fail "ibfab run $*: $(tail -2 "$tmp/$name.txt")"
+}
+
+run reroute --fault 'link spine0/1 down at 20us' --set sm.reroute_ns=1ms
+run noreroute --fault 'link spine0/1 down at 20us' --set sm.reroute_ns=0 --set hca.retry_cnt=2
+run updown --fault 'link spine0/1 down at 20us' --fault 'link spine0/1 up at 2ms' --set sim.check=1 \
+	--set sm.reroute_ns=0
+run spine --fault 'node spine1 down at 20us' --set sm.reroute_ns=1ms
+run roce --fault 'link spine0/1 down at 20us' --set sm.reroute_ns=1ms --set fabric=roce
+run tcp --fault 'link spine0/1 down at 20us' --set sm.reroute_ns=1ms --set fabric=tcp
+run ar --fault 'link leaf0/5 down at 20us' --set sm.reroute_ns=1ms --set ib.ar=on
+run table --fault 'link leaf0/5 down at 20us' --set sm.reroute_ns=1ms
+grep -q "^faults *link spine0/1 <-> leaf0/5 down at 20.000 us" "$tmp/reroute.txt" &&
+	grep -q "^  rerouted *new tables at 1.020 ms: acyclic" "$tmp/reroute.txt" ||
+	fail "the summary's fault lines: $(grep -A3 '^faults' "$tmp/reroute.txt")"
+
+python3 - "$tmp" <<'PY' || fail "fault figures"
+import json, sys
+d = sys.argv[1]
+j = {k: json.load(open(f"{d}/{k}.json")) for k in
+     ["reroute", "noreroute", "updown", "spine", "roce", "tcp", "ar", "table"]}
+bad = []
+def all_done(k):
+    if j[k]["messages_delivered"] != j[k]["messages_total"]:
+        bad.append(f"{k}: {j[k]['messages_delivered']} of {j[k]['messages_total']} delivered")
+r = j["reroute"]
+all_done("reroute")
+f = r["faults"]
+if not (f["packets_lost"] > 0 and f["packets_lost"] == r["drops_link"] == r["drops"]):
+    bad.append(f"reroute: lost {f['packets_lost']}, drops_link {r['drops_link']}, drops {r['drops']}")
+if not (r["retransmitted_packets"] > 0 and r["ack_timeouts"] > 0):
+    bad.append("reroute: nothing resent")
+rr = f["reroutes"]
+if len(rr) != 1 or not rr[0]["ok"] or not rr[0]["acyclic"] or rr[0]["at_ps"] != 1020000000:
+    bad.append(f"reroute: {rr}")
+if not f["qps_recovered"] or f["qps_failed"]:
+    bad.append(f"reroute: {f['qps_recovered']} recovered, {f['qps_failed']} failed")
+n = j["noreroute"]
+if n["faults"]["reroutes"] or not n["faults"]["qps_failed"] or \
+        n["messages_delivered"] + n["messages_lost"] != n["messages_total"] or not n["messages_lost"]:
+    bad.append(f"no reroute: {n['faults']}, {n['messages_delivered']} delivered, {n['messages_lost']} lost")
+u = j["updown"]
+all_done("updown")
+if [e["what"] for e in u["faults"]["events"]] != ["link spine0/1 <-> leaf0/5 down", "link spine0/1 <-> leaf0/5 up"]:
+    bad.append(f"updown: {u['faults']['events']}")
+if u["sim_time_ps"] < 2e9: bad.append("updown: done before the link came back")
+for k in ["spine", "roce", "tcp"]:
+    all_done(k)
+    if not j[k]["drops_link"]: bad.append(f"{k}: nothing lost")
+if j["spine"]["faults"]["events"][0]["what"] != "node spine1 down":
+    bad.append(f"spine: {j['spine']['faults']['events']}")
+if not j["tcp"]["tcp_retransmits"]: bad.append("tcp: nothing resent")
+all_done("ar")
+print(f"  lost to a dead up-link: table {j['table']['drops_link']}, adaptive routing {j['ar']['drops_link']}")
+if not j["ar"]["drops_link"] < j["table"]["drops_link"]:
+    bad.append("adaptive routing loses as much as the table")
+for x in bad:
+    print("  ", x)
+sys.exit(1 if bad else 0)
+PY
+
+# refusals name the spec
+for spec in "link nowhere/1 down at 1us" "link spine0/99 down at 1us" "link spine0 down at 1us" \
+	    "link spine0/1 sideways at 1us" "link spine0/1 down at soon" "node spine0 down"; do
+	"$IBFAB" run "${BASE[@]}" --fault "$spec" > "$tmp/err.txt" 2>&1 && fail "--fault '$spec' accepted"
+	grep -qF -- "--fault '$spec'" "$tmp/err.txt" || fail "--fault '$spec': $(cat "$tmp/err.txt")"
+done
+finish

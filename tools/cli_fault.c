@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_fault.c - `ibfab run --fault SPEC`: a cable or a node that fails or
+ * comes back during the run (models/fabric/fab_fault.c), the subnet
+ * manager's reroute with the run's engine, and what the report says.
+ *
+ *   link NODE/PORT down at TIME      the cable at NODE's PORT (both ends)
+ *   link NODE/PORT up at TIME
+ *   node NODE down at TIME           every cable of NODE (a switch or host
+ *   node NODE up at TIME             failing, or coming back)
+ *
+ * NODE is a node's description, id or GUID (0x...), TIME a time with its
+ * unit ("2ms", "150us"). "switch" is accepted for "node".
+ */
+#include "tools/cli_fault.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/sm/sm.h"
+#include "sim/sim_json.h"
+#include "sim/sim_parse.h"
+#include "tools/cli_out.h"
+
+static int find_node(const struct net *net, const char *name)
+{
+	int i = net_find_host(net, name);
+	char *end;
+
+	if (i >= 0)
+		return i;
+	if (!strncmp(name, "0x", 2)) {
+		uint64_t g = strtoull(name, &end, 16);
+
+		for (int k = 0; !*end && k < net->nnodes; k++)
+			if (net->nodes[k].guid == g)
+				return k;
+	}
+	return -1;
+}
+
+int cli_fault_parse(const char *spec, const struct net *net, struct fab_fault *x,
+		    struct sim_diag *d)
+{
+	char buf[256], *tok[8], *save = NULL, err[128];
+	int nt = 0;
+
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (char *t = strtok_r(buf, " \t", &save); t && nt < 8; t = strtok_r(NULL, " \t", &save))
+		tok[nt++] = t;
+	memset(x, 0, sizeof(*x));
+	if (nt != 5 || strcmp(tok[3], "at") ||
+	    (strcmp(tok[0], "link") && strcmp(tok[0], "node") && strcmp(tok[0], "switch")) ||
+	    (strcmp(tok[2], "down") && strcmp(tok[2], "up")))
+		return sim_diag_set(d, NULL, 0, 0,
+				    "--fault '%s': expected 'link NODE/PORT down|up at TIME' or "
+				    "'node NODE down|up at TIME'", spec);
+	bool link = !strcmp(tok[0], "link");
+	char *slash = strrchr(tok[1], '/');
+
+	if (link) {
+		uint64_t port;
+
+		if (!slash || sim_parse_uint(slash + 1, NET_MAX_PORTS, &port, err, sizeof(err)) ||
+		    !port)
+			return sim_diag_set(d, NULL, 0, 0, "--fault '%s': '%s' is not NODE/PORT",
+					    spec, tok[1]);
+		*slash = 0;
+		x->port = (int)port;
+	}
+	x->node = find_node(net, tok[1]);
+	if (x->node < 0)
+		return sim_diag_set(d, NULL, 0, 0, "--fault '%s': no node '%s' in the topology",
+				    spec, tok[1]);
+	if (link && (x->port > net->nodes[x->node].nports ||
+		     net->nodes[x->node].ports[x->port].remote_node < 0))
+		return sim_diag_set(d, NULL, 0, 0, "--fault '%s': %s has no cable at port %d",
+				    spec, net->nodes[x->node].desc, x->port);
+	if (sim_parse_time_ps(tok[4], &x->at, err, sizeof(err)))
+		return sim_diag_set(d, NULL, 0, 0, "--fault '%s': %s", spec, err);
+	x->kind = !strcmp(tok[2], "down") ? FAB_FAULT_DOWN : FAB_FAULT_UP;
+	return 0;
+}
+
+int cli_fault_reroute(void *ctx, struct net *n, struct sim_diag *d)
+{
+	const struct cli_run_opts *o = ctx;
+	struct sm_opts so = { .roots = o->roots, .sm = o->sm };
+
+	/* the LIDs stay (they are assigned); the engine the run routed with */
+	return sm_route(n, o->routing, &so, d);
+}
+
+static const char *what(const struct net *net, const struct fab_fault *x, char *buf, size_t len)
+{
+	if (x->port) {
+		const struct net_port *np = &net->nodes[x->node].ports[x->port];
+
+		snprintf(buf, len, "link %s/%d <-> %s/%d %s", net->nodes[x->node].desc, x->port,
+			 net->nodes[np->remote_node].desc, np->remote_port,
+			 x->kind == FAB_FAULT_DOWN ? "down" : "up");
+	} else {
+		snprintf(buf, len, "node %s %s", net->nodes[x->node].desc,
+			 x->kind == FAB_FAULT_DOWN ? "down" : "up");
+	}
+	return buf;
+}
+
+void cli_fault_summary(FILE *out, const struct fab *f, const struct net *net)
+{
+	const struct fab_fault_report *r = fab_fault_report(f);
+	char a[32], b[160];
+
+	if (!r)
+		return;
+	for (int i = 0; i < r->nfaults; i++) {
+		const struct fab_fault *x = &r->faults[i];
+
+		fprintf(out, "%-15s%s at %s%s\n", i ? "" : "faults", what(net, x, b, sizeof(b)),
+			cli_fmt_time(x->at, a, sizeof(a)), x->applied ? "" : " (after the run ended)");
+	}
+	for (int i = 0; i < r->nreroutes; i++) {
+		const struct fab_reroute *rr = &r->reroutes[i];
+
+		fprintf(out, "%-15snew tables at %s: ", i ? "" : "  rerouted",
+			cli_fmt_time(rr->at, a, sizeof(a)));
+		if (!rr->ok)
+			fprintf(out, "failed (%s)\n", rr->note);
+		else
+			fprintf(out, "%s; %" PRIu64 " packets lost to dead links with the old tables\n",
+				rr->acyclic ? "acyclic" : rr->note[0] ? rr->note : "the deadlock check failed",
+				rr->lost_stale);
+	}
+	fprintf(out, "%-15s%" PRIu64 " packets lost to links that were down; %d RC QPs recovered "
+		"after retries", "  lost", r->lost, r->qps_recovered);
+	if (r->qps_recovered)
+		fprintf(out, " (the last %s after the first fault)",
+			cli_fmt_time(r->last_recovery, a, sizeof(a)));
+	fprintf(out, ", %d in error (retry budget spent)\n", r->qps_failed);
+}
+
+void cli_fault_json(struct sim_json *j, const struct fab *f, const struct net *net)
+{
+	const struct fab_fault_report *r = fab_fault_report(f);
+	char b[160];
+
+	if (!r)
+		return;
+	sim_json_key(j, "faults");
+	sim_json_obj_begin(j);
+	sim_json_key(j, "events");
+	sim_json_arr_begin(j);
+	for (int i = 0; i < r->nfaults; i++) {
+		const struct fab_fault *x = &r->faults[i];
+
+		sim_json_obj_begin(j);
+		sim_json_kstr(j, "what", what(net, x, b, sizeof(b)));
+		sim_json_ku64(j, "at_ps", x->at);
+		sim_json_kbool(j, "applied", x->applied);
+		sim_json_obj_end(j);
+	}
+	sim_json_arr_end(j);
+	sim_json_key(j, "reroutes");
+	sim_json_arr_begin(j);
+	for (int i = 0; i < r->nreroutes; i++) {
+		const struct fab_reroute *rr = &r->reroutes[i];
+
+		sim_json_obj_begin(j);
+		sim_json_ku64(j, "at_ps", rr->at);
+		sim_json_kbool(j, "ok", rr->ok);
+		sim_json_kbool(j, "acyclic", rr->acyclic);
+		sim_json_ku64(j, "lost_with_old_tables", rr->lost_stale);
+		sim_json_kstr(j, "note", rr->note);
+		sim_json_obj_end(j);
+	}
+	sim_json_arr_end(j);
+	sim_json_ku64(j, "packets_lost", r->lost);
+	sim_json_ki64(j, "qps_recovered", r->qps_recovered);
+	sim_json_ku64(j, "last_recovery_ps", r->last_recovery);
+	sim_json_ki64(j, "qps_failed", r->qps_failed);
+	sim_json_obj_end(j);
+}

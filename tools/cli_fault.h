@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_fault.h - `ibfab run --fault SPEC` (cli_fault.c): parsing a fault,
+ * rerouting with the run's engine, and the report's lines.
+ */
+#ifndef IBFAB_CLI_FAULT_H
+#define IBFAB_CLI_FAULT_H
+
+#include <stdio.h>
+
+#include "models/fabric/fab.h"
+#include "models/net/net.h"
+#include "sim/sim_diag.h"
+#include "tools/cli_run.h"
+
+/* One --fault SPEC against the topology: 0, or -1 (d names the spec). */
+int cli_fault_parse(const char *spec, const struct net *net, struct fab_fault *x,
+		    struct sim_diag *d);
+/* fab_reroute_fn for the run: ctx is its struct cli_run_opts. */
+int cli_fault_reroute(void *ctx, struct net *n, struct sim_diag *d);
+/* The summary's "faults" lines and the JSON's "faults" object (nothing
+ * when the run had no fault). */
+void cli_fault_summary(FILE *out, const struct fab *f, const struct net *net);
+struct sim_json;
+void cli_fault_json(struct sim_json *j, const struct fab *f, const struct net *net);
+
+#endif
