@@ -324,6 +324,46 @@ int sw_route(struct port *in, uint32_t idx)
 	return lft_route(in, idx);
 }
 
+/*
+ * sw_receive with adaptive routing or VOQs (kept out of the common path:
+ * one test of sw_modes there): the output AR chooses, and the VOQ's
+ * counts and request.
+ */
+static __attribute__((noinline)) void receive_modes(struct port *in, uint32_t idx, int out)
+{
+	struct fab *f = in->fab;
+	struct fab_node *n = in->node;
+	struct pkt *p = fab_pkt(f, idx);
+
+	if ((n->sw_modes & FAB_SW_AR) && (n->ar->sl_mask >> p->sl & 1)) {
+		int o = sw_lb_pick(&n->ar->lb, f, n, p, out);
+
+		if (o > 0)
+			out = o;
+		n->ar->outq[out] += p->blocks;
+	}
+	if (f->eng.prefetch)
+		in->fwd_hint = n->ports[out];
+	p->in_port = in->port_no;
+	p->out_port = (uint8_t)out;
+	port_pq_push(f, &in->vl[p->vl].inq, idx);
+	in->inq_vls |= (uint16_t)(1u << p->vl);
+	if (n->ports[out]->has_ibcc)
+		ibcc_sw_queued(n->ports[out], p);
+	if (n->sw_modes & FAB_SW_VOQ) {
+		if ((*voq_cnt(n, in->port_no, p->vl, out))++)
+			return;		/* the output knows of the input's packets */
+		voq_has(n, in->port_no, p->vl)[out >> 6] |= 1ULL << (out & 63);
+		if (in->in_flight < f->p.sw_speedup) {
+			req_set(n, out, p->vl, in->port_no);
+			port_kick(n->ports[out]);
+		}
+	} else if (in->vl[p->vl].inq.len == 1 && in->in_flight < f->p.sw_speedup) {
+		req_set(n, out, p->vl, in->port_no);
+		port_kick(n->ports[out]);
+	}
+}
+
 void sw_receive(struct port *in, uint32_t idx)
 {
 	struct fab *f = in->fab;
@@ -333,12 +373,9 @@ void sw_receive(struct port *in, uint32_t idx)
 
 	if (out < 0)
 		return;
-	if (__builtin_expect(n->sw_modes & FAB_SW_AR, 0) && (n->ar->sl_mask >> p->sl & 1)) {
-		int o = sw_lb_pick(&n->ar->lb, f, n, p, out);
-
-		if (o > 0)
-			out = o;
-		n->ar->outq[out] += p->blocks;
+	if (__builtin_expect(n->sw_modes, 0)) {
+		receive_modes(in, idx, out);
+		return;
 	}
 	/* The next packet over this link likely goes the same way: the
 	 * input keeps the output for the look-ahead (port_prefetch), where
@@ -349,18 +386,6 @@ void sw_receive(struct port *in, uint32_t idx)
 	p->out_port = (uint8_t)out;
 	port_pq_push(f, &in->vl[p->vl].inq, idx);
 	in->inq_vls |= (uint16_t)(1u << p->vl);
-	if (__builtin_expect(n->sw_modes & FAB_SW_VOQ, 0)) {
-		if (n->ports[out]->has_ibcc)
-			ibcc_sw_queued(n->ports[out], p);
-		if ((*voq_cnt(n, in->port_no, p->vl, out))++)
-			return;		/* the output knows of the input's packets */
-		voq_has(n, in->port_no, p->vl)[out >> 6] |= 1ULL << (out & 63);
-		if (in->in_flight < f->p.sw_speedup) {
-			req_set(n, out, p->vl, in->port_no);
-			port_kick(n->ports[out]);
-		}
-		return;
-	}
 	if (n->ports[out]->has_ibcc)
 		ibcc_sw_queued(n->ports[out], p);
 	SIM_LOG(SIM_LOG_SWITCH, f->eng.now, "node %d in %u vl %u dlid %u -> out %u (queue %u)",
