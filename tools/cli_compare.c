@@ -227,6 +227,10 @@ void cli_compare_usage(FILE *out)
 "  --reproducible     leave wall-clock figures out (wall_s written as 0): two\n"
 "                     runs with the same inputs then give byte-identical table,\n"
 "                     JSON and CSV. The chart never holds wall-clock figures.\n"
+"  --fault SPEC       the same failure during every fabric's run (repeatable;\n"
+"                     'ibfab run --help', docs/faults.md): what a dead link\n"
+"                     carries is lost, each transport recovers its way, the\n"
+"                     subnet manager reroutes sm.reroute_ns later.\n"
 "  --quiet            nothing on stderr but errors (no progress line; with\n"
 "                     --json -, no table).\n"
 "  --help             this text.\n"
@@ -236,8 +240,9 @@ void cli_compare_usage(FILE *out)
 "  sim_time_ps relative_time (to the first column)\n"
 "  throughput_gbps (payload over the simulated time) messages_total\n"
 "  messages_delivered messages_lost completion_ps {count min p50 p99 max}\n"
-"  drops drops_congestion drops_corrupt retransmissions (RDMA packets or TCP\n"
-"  segments resent) retransmitted_packets seq_naks ack_timeouts tcp_segments\n"
+"  drops drops_congestion drops_corrupt drops_link (on links a --fault took\n"
+"  down) retransmissions (RDMA packets or TCP segments resent)\n"
+"  retransmitted_packets seq_naks ack_timeouts tcp_segments\n"
 "  tcp_retransmits tcp_timeouts tcp_fast_recoveries timeouts (ACK timeouts or\n"
 "  TCP RTOs) pause_frames paused_ps xmit_wait_ps (credit stalls) ecn_marks\n"
 "  cnps (CNPs, or BECNs with IB CC) cpu_ps cpu_ps_per_host (per active host)\n"
@@ -262,7 +267,7 @@ void cli_compare_usage(FILE *out)
 
 enum cmp_opt_id {
 	CO_HELP, CO_TOPO, CO_TRACE, CO_TRAFFIC, CO_FABRICS, CO_PRESET, CO_SET, CO_SEED,
-	CO_ROUTING, CO_JSON, CO_CSV, CO_PLOT, CO_NO_PLOT, CO_REPRODUCIBLE, CO_QUIET,
+	CO_ROUTING, CO_JSON, CO_CSV, CO_PLOT, CO_NO_PLOT, CO_REPRODUCIBLE, CO_QUIET, CO_FAULT,
 };
 
 static const struct cli_opt cmp_options[] = {
@@ -283,6 +288,7 @@ static const struct cli_opt cmp_options[] = {
 	{ "--reproducible", CO_REPRODUCIBLE, false },
 	{ "--quiet", CO_QUIET, false },
 	{ "-q", CO_QUIET, false },
+	{ "--fault", CO_FAULT, true },
 };
 
 static int usage_error(const char *fmt, const char *a, const char *b)
@@ -360,6 +366,9 @@ static int parse_args(int argc, char **argv, struct cmp_opts *o)
 			if (!*val)
 				return usage_error("option '%s' needs a non-empty value%s", name, "");
 			o->run.traffic[o->run.ntraffic++] = val;
+			break;
+		case CO_FAULT:
+			o->run.faults[o->run.nfaults++] = val;
 			break;
 		case CO_FABRICS:
 			rc = set_once(&o->fabrics_arg, name, val);
@@ -905,6 +914,7 @@ static void json_fabric(struct sim_json *j, const struct cmp_ctx *c, const struc
 	sim_json_obj_end(j);
 	sim_json_ku64(j, "drops", r->t.drops);
 	sim_json_ku64(j, "drops_congestion", r->t.drops_congestion);
+	sim_json_ku64(j, "drops_link", r->t.drops_link);
 	sim_json_ku64(j, "drops_corrupt", r->t.drops_corrupt);
 	sim_json_ku64(j, "retransmissions", retransmissions(r));
 	sim_json_ku64(j, "retransmitted_packets", r->t.retransmitted);
@@ -1377,7 +1387,8 @@ int cli_compare_main(int argc, char **argv)
 	/* each repeatable option appears at most argc times; sets[0] is fabric= */
 	o.run.traffic = calloc((size_t)argc + 1, sizeof(*o.run.traffic));
 	o.run.sets = calloc((size_t)argc + 2, sizeof(*o.run.sets));
-	if (!o.run.traffic || !o.run.sets) {
+	o.run.faults = calloc((size_t)argc + 1, sizeof(*o.run.faults));
+	if (!o.run.traffic || !o.run.sets || !o.run.faults) {
 		fputs("ibfab compare: out of memory\n", stderr);
 		rc = 1;
 		goto out_opts;
@@ -1411,5 +1422,6 @@ int cli_compare_main(int argc, char **argv)
 out_opts:
 	free(o.run.traffic);
 	free(o.run.sets);
+	free(o.run.faults);
 	return rc;
 }

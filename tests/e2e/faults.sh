@@ -13,6 +13,7 @@
 #  - a whole spine failing, and RoCE and TCP losing the same cable, end
 #    with everything delivered after the reroute;
 #  - adaptive routing leaves the dead up-link at once and loses fewer;
+#  - compare --fault runs the same failure on all four fabrics;
 #  - a fault that names nothing, or is not a fault, is refused by name.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 EX="$IBFAB_SRC/topologies/examples"
@@ -80,6 +81,19 @@ if not j["ar"]["drops_link"] < j["table"]["drops_link"]:
     bad.append("adaptive routing loses as much as the table")
 for x in bad:
     print("  ", x)
+sys.exit(1 if bad else 0)
+PY
+
+# compare: the same fault on every fabric, each recovering its way
+"$IBFAB" compare "${BASE[@]}" --fault 'link spine0/1 down at 20us' --set sm.reroute_ns=1ms \
+	--no-plot --reproducible --json "$tmp/cmp.json" > "$tmp/cmp.txt" 2>&1 || fail "compare --fault: $(tail -2 "$tmp/cmp.txt")"
+python3 - "$tmp/cmp.json" <<'PY' || fail "compare --fault figures"
+import json, sys
+fab = {f["fabric"]: f for f in json.load(open(sys.argv[1]))["fabrics"]}
+bad = [f"{k}: {f['messages_delivered']}/{f['messages_total']}, {f['drops_link']} lost to the link"
+       for k, f in fab.items() if f["messages_delivered"] != f["messages_total"] or not f["drops_link"]]
+if list(fab) != ["ib", "roce", "roce-lossy", "tcp"]: bad.append(f"fabrics {list(fab)}")
+for x in bad: print("  ", x)
 sys.exit(1 if bad else 0)
 PY
 
