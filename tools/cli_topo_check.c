@@ -25,6 +25,7 @@
  * balance figures use each host's base LID, as the traffic does).
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <spawn.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -42,6 +43,7 @@
 #include "models/sm/sm_mp.h"
 #include "sim/sim.h"
 #include "sim/sim_diag.h"
+#include "sim/sim_json.h"
 #include "tools/cli_out.h"
 #include "tools/cli_topo.h"
 #include "topologies/lft.h"
@@ -49,6 +51,10 @@
 #include "traces/trace_spec.h"
 
 extern char **environ;
+
+/* check --json: where each section writes its figures too, NULL without
+ * (the sections print and write in one pass, so the two never disagree) */
+static struct sim_json *J;
 
 /* ---- options ------------------------------------------------------------- */
 
@@ -60,6 +66,7 @@ struct topo_opts {
 	const char *lft;	/* check: the tables a subnet manager dumped, not an engine's */
 	bool health;		/* check --health: the findings against the fabric's pattern */
 	bool ar;		/* check --ar: adaptive routing's groups in the CDG */
+	const char *json;	/* check --json FILE: the same figures as JSON */
 	const char *run;	/* dot: RESULT.json */
 	const char *out;	/* dot: -o OUT.dot */
 	const char *render;	/* dot: svg | png */
@@ -69,7 +76,7 @@ struct topo_opts {
 static void usage_check(FILE *out)
 {
 	fputs("usage: ibfab topo check FILE [--routing NAME] [--roots LIST] [--lft DUMP] [--health]\n"
-	      "                        [--ar]\n"
+	      "                        [--ar] [--json FILE]\n"
 	      "\n"
 	      "Route FILE (ibnetdiscover or ibsim net format, '-' for stdin) and print:\n"
 	      "  - nodes by type, cables by rate, the LIDs assigned;\n"
@@ -92,6 +99,8 @@ static void usage_check(FILE *out)
 	      "  --lft DUMP       the forwarding tables a subnet manager dumped (OpenSM's\n"
 	      "                   ibroute / dump_lfts format) instead of a routing engine\n"
 	      "  --health         add the health findings (above)\n"
+	      "  --json FILE      the same figures as JSON (nodes, cables, lids, hops,\n"
+	      "                   balance, health {findings bisection expected}, deadlock)\n"
 	      "  --ar             the deadlock verdict with adaptive routing's groups too\n"
 	      "                   (what ib.ar=on lets a switch choose: docs/routing.md)\n"
 	      "\n"
@@ -151,6 +160,7 @@ static int parse_opts(int argc, char **argv, bool dot, struct topo_opts *o)
 		{ "--routing", false, offsetof(struct topo_opts, routing) },
 		{ "--roots", false, offsetof(struct topo_opts, roots) },
 		{ "--lft", false, offsetof(struct topo_opts, lft) },
+		{ "--json", false, offsetof(struct topo_opts, json) },
 		{ "--run", true, offsetof(struct topo_opts, run) },
 		{ "-o", true, offsetof(struct topo_opts, out) },
 		{ "--render", true, offsetof(struct topo_opts, render) },
@@ -397,6 +407,28 @@ static void print_inventory(const struct net *n)
 	}
 	printf("LIDs         %d assigned, 1..%u: %d switches, %d CA/router ports; LMC %d\n",
 	       nsw_lid + nca_lid, n->max_lid, nsw_lid, nca_lid, lmc);
+	if (!J)
+		return;
+	sim_json_key(J, "nodes");
+	sim_json_obj_begin(J);
+	sim_json_ki64(J, "total", n->nnodes);
+	sim_json_ki64(J, "switches", nsw);
+	sim_json_ki64(J, "cas", nca);
+	sim_json_ki64(J, "routers", nrt);
+	sim_json_ki64(J, "hosts", nh);
+	sim_json_obj_end(J);
+	sim_json_key(J, "cables");
+	sim_json_obj_begin(J);
+	sim_json_ki64(J, "total", net_nlinks(n));
+	for (int k = 0; k < nrc; k++)
+		sim_json_ki64(J, strcmp(rc[k].rate, "-") ? rc[k].rate : "unstated", rc[k].n);
+	sim_json_obj_end(J);
+	sim_json_key(J, "lids");
+	sim_json_obj_begin(J);
+	sim_json_ki64(J, "assigned", nsw_lid + nca_lid);
+	sim_json_ki64(J, "max", n->max_lid);
+	sim_json_ki64(J, "lmc", lmc);
+	sim_json_obj_end(J);
 }
 
 static void print_hops(const struct paths *p)
@@ -427,6 +459,23 @@ static void print_hops(const struct paths *p)
 		printf("; %llu pairs UNREACHABLE (no route, or the LFTs loop)",
 		       (unsigned long long)p->unreachable);
 	printf("\n");
+	if (!J)
+		return;
+	sim_json_key(J, "hops");
+	sim_json_obj_begin(J);
+	sim_json_ku64(J, "pairs", p->pairs);
+	sim_json_ku64(J, "unreachable", p->unreachable);
+	sim_json_kdouble(J, "mean", routed ? (double)sum / (double)routed : 0.0);
+	sim_json_key(J, "histogram");
+	sim_json_arr_begin(J);
+	for (int h = minh; h <= p->maxhops; h++) {
+		sim_json_obj_begin(J);
+		sim_json_ki64(J, "hops", h);
+		sim_json_ku64(J, "pairs", p->hist[h]);
+		sim_json_obj_end(J);
+	}
+	sim_json_arr_end(J);
+	sim_json_obj_end(J);
 }
 
 struct hot {
@@ -466,6 +515,15 @@ static void print_balance(const struct net *n, const struct paths *p)
 		}
 	}
 	printf("\nbalance      paths per link direction between switches\n");
+	if (J) {
+		sim_json_key(J, "balance");
+		sim_json_obj_begin(J);
+		sim_json_ki64(J, "directions", nlinks);
+		sim_json_ku64(J, "min", nlinks ? lo : 0);
+		sim_json_kdouble(J, "mean", nlinks ? (double)sum / nlinks : 0.0);
+		sim_json_ku64(J, "max", hi);
+		sim_json_obj_end(J);
+	}
 	if (!nlinks) {
 		printf("  no cable joins two switches\n");
 		return;
@@ -715,12 +773,43 @@ static void print_expected(const struct net *n)
 	else
 		printf("  expected     all-to-all busbw %.1f GB/s per host (%s), %.2f of a host link\n",
 		       a2a, spec, line ? a2a * 8 / line : 0.0);
+	if (J) {
+		sim_json_key(J, "expected");
+		sim_json_obj_begin(J);
+		sim_json_kstr(J, "alltoall_spec", spec);
+		sim_json_kdouble(J, "alltoall_busbw_gbs", a2a);	/* -1: it could not run */
+	}
 	ring = short_run(n, "shift:size=4MiB,k=1", err, sizeof(err));
 	if (ring < 0)
 		printf("  expected     allreduce: %s\n", err);
 	else
 		printf("  expected     ring allreduce busbw %.1f GB/s (shift:size=4MiB,k=1: each host to the next), %.2f of a host link\n",
 		       ring, line ? ring * 8 / line : 0.0);
+	if (J) {
+		sim_json_kdouble(J, "allreduce_busbw_gbs", ring);
+		sim_json_kdouble(J, "host_link_gbps", line);
+		sim_json_obj_end(J);
+	}
+}
+
+/* One health finding: a line of the summary, an entry of the JSON. */
+static void __attribute__((format(printf, 3, 4))) finding(int *found, const char *kind,
+							   const char *fmt, ...)
+{
+	char text[600];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	printf("  %-13s%s\n", kind, text);
+	(*found)++;
+	if (J) {
+		sim_json_obj_begin(J);
+		sim_json_kstr(J, "kind", kind);
+		sim_json_kstr(J, "text", text);
+		sim_json_obj_end(J);
+	}
 }
 
 static int print_health(const struct net *n, const struct paths *p, const char *routing)
@@ -729,6 +818,12 @@ static int print_health(const struct net *n, const struct paths *p, const char *
 	char rate[32], want[32];
 
 	printf("\nhealth       against the fabric's own pattern\n");
+	if (J) {
+		sim_json_key(J, "health");
+		sim_json_obj_begin(J);
+		sim_json_key(J, "findings");
+		sim_json_arr_begin(J);
+	}
 	if (!lv) {
 		printf("  out of memory\n");
 		return 0;
@@ -774,10 +869,9 @@ static int print_health(const struct net *n, const struct paths *p, const char *
 				topo_rate_str(n, i, q, rate, sizeof(rate));
 				if (!strcmp(rate, want) || !strcmp(rate, "-"))
 					continue;
-				printf("  slow cable   %s[%d] <-> %s[%d] runs %s; %d of the %s cables between levels %d and %d run %s\n",
-				       n->nodes[i].desc, q, n->nodes[r].desc, pp->remote_port, rate,
-				       rc[top].n, lo ? "switch" : "host", lo, lo + 1, want);
-				found++;
+				finding(&found, "slow cable", "%s[%d] <-> %s[%d] runs %s; %d of the %s cables between levels %d and %d run %s",
+					n->nodes[i].desc, q, n->nodes[r].desc, pp->remote_port, rate,
+					rc[top].n, lo ? "switch" : "host", lo, lo + 1, want);
 			}
 	}
 	/* cables up and down, per level of switches */
@@ -807,16 +901,14 @@ static int print_health(const struct net *n, const struct paths *p, const char *
 
 		for (int j = 0; j < k && k > 1; j++) {
 			if (l < maxlevel && up[j] < mu) {
-				printf("  missing      %s (%s) has %d cable%s up, most %s have %d\n",
-				       n->nodes[who[j]].desc, level_name(l, maxlevel), up[j],
-				       up[j] == 1 ? "" : "s", l == 1 ? "leaves" : "switches of its level", mu);
-				found++;
+				finding(&found, "missing", "%s (%s) has %d cable%s up, most %s have %d",
+					n->nodes[who[j]].desc, level_name(l, maxlevel), up[j],
+					up[j] == 1 ? "" : "s", l == 1 ? "leaves" : "switches of its level", mu);
 			}
 			if (l > 1 && down[j] < md) {
-				printf("  missing      %s (%s) has %d cable%s down, most of its level have %d\n",
-				       n->nodes[who[j]].desc, level_name(l, maxlevel), down[j],
-				       down[j] == 1 ? "" : "s", md);
-				found++;
+				finding(&found, "missing", "%s (%s) has %d cable%s down, most of its level have %d",
+					n->nodes[who[j]].desc, level_name(l, maxlevel), down[j],
+					down[j] == 1 ? "" : "s", md);
 			}
 		}
 		free(up), free(down), free(who);
@@ -830,27 +922,38 @@ static int print_health(const struct net *n, const struct paths *p, const char *
 		for (int q = 1; q <= n->nodes[i].nports; q++)
 			carried += p->load[p->pe_base[i] + q];
 		if (!carried && p->pairs) {
-			printf("  idle         %s carries none of the %llu host-to-host paths (%s)\n",
-			       n->nodes[i].desc, (unsigned long long)p->pairs, routing);
-			found++;
+			finding(&found, "idle", "%s carries none of the %llu host-to-host paths (%s)",
+				n->nodes[i].desc, (unsigned long long)p->pairs, routing);
 		}
 	}
 	if (p->unreachable) {
-		printf("  unreachable  %llu of the %llu host pairs have no route\n",
-		       (unsigned long long)p->unreachable, (unsigned long long)p->pairs);
-		found++;
+		finding(&found, "unreachable", "%llu of the %llu host pairs have no route",
+			(unsigned long long)p->unreachable, (unsigned long long)p->pairs);
 	}
 	double ideal, bis = bisection_gbps(n, &ideal);
 
-	if (bis >= 0 && ideal > 0)
+	if (J)
+		sim_json_arr_end(J);
+	if (bis >= 0 && ideal > 0) {
 		printf("  bisection    %.0f Gb/s from the first half of the hosts to the second, %.2f of full bisection (%.0f Gb/s)\n",
 		       bis, bis / ideal, ideal);
+		if (J) {
+			sim_json_key(J, "bisection");
+			sim_json_obj_begin(J);
+			sim_json_kdouble(J, "gbps", bis);
+			sim_json_kdouble(J, "full_gbps", ideal);
+			sim_json_kdouble(J, "ratio", bis / ideal);
+			sim_json_obj_end(J);
+		}
+	}
 	fflush(stdout);
 	print_expected(n);
 	if (!found)
 		printf("  no finding: every cable runs at its tier's rate, every switch has its level's cables, every switch above the leaves carries paths, every host pair has a route\n");
 	else
 		printf("  %d finding%s\n", found, found == 1 ? "" : "s");
+	if (J)
+		sim_json_obj_end(J);
 	free(lv);
 	return found;
 }
@@ -920,6 +1023,29 @@ static int print_cdg(const struct net *n, const struct topo_opts *o)
 		printf("  with adaptive routing's groups (up then down; docs/routing.md): %llu\n"
 		       "  (switch, LID) pairs with a choice of ports\n",
 		       (unsigned long long)g.ar_choices);
+	if (J) {
+		sim_json_key(J, "deadlock");
+		sim_json_obj_begin(J);
+		sim_json_kbool(J, "acyclic", rc == 0);
+		sim_json_ku64(J, "channels", g.nused);
+		sim_json_ku64(J, "dependencies", g.nedges);
+		sim_json_ku64(J, "pairs", g.pairs);
+		sim_json_ku64(J, "pairs_unrouted", g.pairs_unrouted);
+		sim_json_ku64(J, "pairs_looping", g.pairs_looping);
+		if (o->ar)
+			sim_json_ku64(J, "ar_choices", g.ar_choices);
+		if (rc == 1) {
+			int need = sm_cdg_cycle_str(&g, &c, NULL, 0);
+			char *cs = malloc((size_t)need + 1);
+
+			if (cs) {
+				sm_cdg_cycle_str(&g, &c, cs, (size_t)need + 1);
+				sim_json_kstr(J, "cycle", cs);
+				free(cs);
+			}
+		}
+		sim_json_obj_end(J);
+	}
 	if (rc == 0) {
 		printf("  acyclic: no credit loop can form with this routing%s\n",
 		       o->ar ? ", adaptive or not" : "");
@@ -959,6 +1085,22 @@ int cli_topo_check(int argc, char **argv)
 		return rc;
 	if (o.lft || !strcmp(o.note, o.routing ? o.routing : "minhop"))
 		o.note[0] = '\0';	/* says nothing more than the name */
+	struct cli_out jout = { 0 };
+	struct sim_json jw;
+	struct sim_diag jd;
+
+	if (o.json) {
+		if (cli_out_open(&jout, o.json, false, &jd)) {
+			cli_topo_report(&jd);
+			net_free(&n);
+			return 1;
+		}
+		sim_json_init(&jw, jout.f, 1);
+		J = &jw;
+		sim_json_obj_begin(J);
+		sim_json_kstr(J, "file", o.file);
+		sim_json_kstr(J, "routing", o.lft ? routes_of(&o) : o.routing ? o.routing : "minhop");
+	}
 	printf("%s, routed with %s%s%s%s\n", o.file,
 	       o.lft ? routes_of(&o) : o.routing ? o.routing : "minhop",
 	       o.note[0] ? " (" : "", o.note, o.note[0] ? ")" : "");
@@ -976,6 +1118,18 @@ int cli_topo_check(int argc, char **argv)
 	fflush(stdout);
 	verdict = print_cdg(&n, &o);
 	net_free(&n);
+	if (J) {
+		sim_json_obj_end(J);
+		J = NULL;
+		if (sim_json_finish(&jw) || cli_out_close(&jout, &jd) || cli_out_commit(&jout, &jd)) {
+			if (!jd.msg[0])
+				sim_diag_set(&jd, o.json, 0, 0, "could not write the JSON");
+			cli_topo_report(&jd);
+			cli_out_free(&jout);
+			return 1;
+		}
+		cli_out_free(&jout);
+	}
 	if (fflush(stdout))
 		return 1;
 	if (verdict == 1)

@@ -183,6 +183,26 @@ for want in "slow cable   leaf1[2] <-> h5[1] runs 1xHDR; 15 of the host cables b
 	    "  4 findings"; do
 	grep -qF -- "$want" "$tmp/h.out" || fail "--health on the faulted tree lacks '$want': $(sed -n '/^health/,/^deadlock/p' "$tmp/h.out")"
 done
+# --json: the same figures (the findings, the bisection, the verdict)
+"$IBFAB" topo health "$tmp/faults.topo" --json "$tmp/h.json" > /dev/null 2>&1
+"$IBFAB" topo check "$EX/torus-4x4.topo" --json "$tmp/t.json" > /dev/null 2>&1
+python3 - "$tmp/h.json" "$tmp/t.json" <<'PY' || fail "topo check --json"
+import json, sys
+h, t = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+bad = []
+kinds = [f["kind"] for f in h["health"]["findings"]]
+if kinds != ["slow cable", "slow cable", "missing", "missing"]: bad.append(f"findings {kinds}")
+if not any("leaf3 (leaf) has 3 cables up" in f["text"] for f in h["health"]["findings"]):
+    bad.append("the missing up-link's text")
+if h["nodes"]["hosts"] != 16 or h["cables"]["total"] != 31 or h["hops"]["pairs"] != 240:
+    bad.append(f"inventory {h['nodes']} {h['cables']} {h['hops']['pairs']}")
+if not h["deadlock"]["acyclic"] or not 0 < h["health"]["bisection"]["ratio"] < 1:
+    bad.append(f"deadlock {h['deadlock']}, bisection {h['health']['bisection']}")
+if t["deadlock"]["acyclic"] or "->" not in t["deadlock"].get("cycle", "") or "health" in t:
+    bad.append(f"torus: {t['deadlock']}")
+for x in bad: print("  ", x)
+sys.exit(1 if bad else 0)
+PY
 "$IBFAB" topo health "$tmp/faults.topo" > "$tmp/h2.out" 2>&1
 cmp -s "$tmp/h.out" "$tmp/h2.out" || fail "topo health differs from topo check --health"
 "$IBFAB" topo check "$tmp/idle.topo" --health > "$tmp/i.out" 2>&1
