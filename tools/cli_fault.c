@@ -8,6 +8,8 @@
  *   link NODE/PORT up at TIME
  *   node NODE down at TIME           every cable of NODE (a switch or host
  *   node NODE up at TIME             failing, or coming back)
+ *   link NODE/PORT ber=X at TIME     the cable's bit error rate, or its
+ *   link NODE/PORT drop_prob=P at TIME   packet drop probability, from then
  *
  * NODE is a node's description, id or GUID (0x...), TIME a time with its
  * unit ("2ms", "150us"). "switch" is accepted for "node".
@@ -50,12 +52,22 @@ int cli_fault_parse(const char *spec, const struct net *net, struct fab_fault *x
 	for (char *t = strtok_r(buf, " \t", &save); t && nt < 8; t = strtok_r(NULL, " \t", &save))
 		tok[nt++] = t;
 	memset(x, 0, sizeof(*x));
+	bool rate = nt == 5 && (!strncmp(tok[2], "ber=", 4) || !strncmp(tok[2], "drop_prob=", 10));
+
 	if (nt != 5 || strcmp(tok[3], "at") ||
 	    (strcmp(tok[0], "link") && strcmp(tok[0], "node") && strcmp(tok[0], "switch")) ||
-	    (strcmp(tok[2], "down") && strcmp(tok[2], "up")))
+	    (strcmp(tok[2], "down") && strcmp(tok[2], "up") && !rate))
 		return sim_diag_set(d, NULL, 0, 0,
-				    "--fault '%s': expected 'link NODE/PORT down|up at TIME' or "
+				    "--fault '%s': expected 'link NODE/PORT down|up|ber=X|drop_prob=P at TIME' or "
 				    "'node NODE down|up at TIME'", spec);
+	if (rate) {
+		const char *v = strchr(tok[2], '=') + 1;
+
+		if (sim_parse_double(v, &x->value, err, sizeof(err)) || x->value < 0 || x->value >= 1)
+			return sim_diag_set(d, NULL, 0, 0, "--fault '%s': '%s' is not a rate in [0, 1)",
+					    spec, v);
+		x->kind = tok[2][0] == 'b' ? FAB_FAULT_BER : FAB_FAULT_DROP;
+	}
 	bool link = !strcmp(tok[0], "link");
 	char *slash = strrchr(tok[1], '/');
 
@@ -79,7 +91,8 @@ int cli_fault_parse(const char *spec, const struct net *net, struct fab_fault *x
 				    spec, net->nodes[x->node].desc, x->port);
 	if (sim_parse_time_ps(tok[4], &x->at, err, sizeof(err)))
 		return sim_diag_set(d, NULL, 0, 0, "--fault '%s': %s", spec, err);
-	x->kind = !strcmp(tok[2], "down") ? FAB_FAULT_DOWN : FAB_FAULT_UP;
+	if (!rate)
+		x->kind = !strcmp(tok[2], "down") ? FAB_FAULT_DOWN : FAB_FAULT_UP;
 	return 0;
 }
 
@@ -94,7 +107,17 @@ int cli_fault_reroute(void *ctx, struct net *n, struct sim_diag *d)
 
 static const char *what(const struct net *net, const struct fab_fault *x, char *buf, size_t len)
 {
-	if (x->port) {
+	if (x->kind == FAB_FAULT_BER || x->kind == FAB_FAULT_DROP) {
+		const struct net_port *np = &net->nodes[x->node].ports[x->port];
+
+		if (x->port)
+			snprintf(buf, len, "link %s/%d <-> %s/%d %s=%g", net->nodes[x->node].desc,
+				 x->port, net->nodes[np->remote_node].desc, np->remote_port,
+				 x->kind == FAB_FAULT_BER ? "ber" : "drop_prob", x->value);
+		else
+			snprintf(buf, len, "node %s %s=%g", net->nodes[x->node].desc,
+				 x->kind == FAB_FAULT_BER ? "ber" : "drop_prob", x->value);
+	} else if (x->port) {
 		const struct net_port *np = &net->nodes[x->node].ports[x->port];
 
 		snprintf(buf, len, "link %s/%d <-> %s/%d %s", net->nodes[x->node].desc, x->port,

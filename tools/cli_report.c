@@ -469,12 +469,12 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 		fprintf(out, " (%" PRIu64 " VL15 management, not flow controlled; %" PRIu64
 			" with no route; %" PRIu64 " failed their CRC: link.drop_prob/ber)",
 			s.t.drops_vl15, s.t.drops_route, s.t.drops_corrupt);
-	if (s.t.drops_link)
-		fprintf(out, "; %" PRIu64 " on links that were down (--fault)", s.t.drops_link);
 	else if (fab_kind_of(r->params)->pfc)
 		fprintf(out, " (lossless: PFC pauses instead of dropping)");
 	else if (!eth)
 		fprintf(out, " (lossless: data VLs never drop)");
+	if (s.t.drops_link)
+		fprintf(out, "; %" PRIu64 " on links that were down (--fault)", s.t.drops_link);
 	fputc('\n', out);
 	if (eth) {
 		label(out, "PFC");

@@ -486,13 +486,15 @@ int fab_check_credits(const struct fab *f, struct sim_diag *d);
  * run's routing engine on the fabric's graph with the cables that are down
  * cut), after checking their channel dependencies. Add before fab_run().
  */
-enum fab_fault_kind { FAB_FAULT_DOWN, FAB_FAULT_UP };
+enum fab_fault_kind { FAB_FAULT_DOWN, FAB_FAULT_UP,
+		     FAB_FAULT_BER, FAB_FAULT_DROP };	/* a cable's link.ber, link.drop_prob from then on */
 
 struct fab_fault {
 	sim_time_t at;
 	int node;
 	int port;		/* 0: every connected port of the node */
 	uint8_t kind;		/* enum fab_fault_kind */
+	double value;		/* FAB_FAULT_BER, FAB_FAULT_DROP: the new value */
 	/* filled as the run goes */
 	bool applied;
 	uint64_t lost_before;	/* drops_link when it was applied */

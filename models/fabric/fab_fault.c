@@ -3,6 +3,10 @@
  * fab_fault.c - faults during a run: cables and nodes that go down and
  * come up at given times, and the subnet manager that reroutes after them.
  *
+ * A cable can also start to corrupt packets: its link.ber or
+ * link.drop_prob from a time on (both directions; the receiver finds the
+ * bad CRC and drops, RC resends; no reroute).
+ *
  * A cable that goes down loses what is on it and what its ends send from
  * then on (models/port: port_set_down): a switch keeps forwarding by its
  * tables and so discards what they route over the dead port (IBA 18.2.4.3:
@@ -130,6 +134,27 @@ const struct fab_fault_report *fab_fault_report(const struct fab *f)
 	return r;
 }
 
+/* A receiver's own fault injection (fab.port_fault: made here at the
+ * first change, every port starting from the run's link.drop_prob/ber). */
+static void set_rx_fault(struct fab *f, struct port *rx, const struct fab_fault *x)
+{
+	if (!f->port_fault) {
+		f->port_fault = malloc((size_t)f->nports * sizeof(*f->port_fault));
+		if (!f->port_fault) {
+			fab_fail(f, "out of memory for a link's error rate");
+			return;
+		}
+		for (int q = 0; q < f->nports; q++)
+			f->port_fault[q] = (struct fab_port_fault){ f->p.drop_prob, f->p.ber };
+	}
+	struct fab_port_fault *pf = &f->port_fault[rx->comp - f->port_comp0];
+
+	if (x->kind == FAB_FAULT_BER)
+		pf->ber = x->value;
+	else
+		pf->drop_prob = x->value;
+}
+
 /* The fault's ports: one, or every connected port of the node. */
 static void apply(struct fab *f, struct fab_fault *x)
 {
@@ -140,7 +165,10 @@ static void apply(struct fab *f, struct fab_fault *x)
 
 		if (!pt)
 			continue;
-		if (x->kind == FAB_FAULT_DOWN && !pt->down)
+		if (x->kind == FAB_FAULT_BER || x->kind == FAB_FAULT_DROP) {
+			set_rx_fault(f, pt, x);	/* both directions of the cable */
+			set_rx_fault(f, pt->peer, x);
+		} else if (x->kind == FAB_FAULT_DOWN && !pt->down)
 			port_set_down(pt);
 		else if (x->kind == FAB_FAULT_UP && pt->down)
 			port_set_up(pt);
@@ -241,6 +269,8 @@ static void fault_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 		return;
 	}
 	apply(f, &ff->v[arg]);
+	if (ff->v[arg].kind != FAB_FAULT_DOWN && ff->v[arg].kind != FAB_FAULT_UP)
+		return;		/* an error rate: the links stay, the tables too */
 	if (ff->fn && f->p.sm_reroute_ns)
 		sim_schedule_at(&f->eng, f->eng.now + (sim_time_t)f->p.sm_reroute_ns * SIM_NS,
 				ff->comp, REROUTE_ARG | arg);

@@ -13,6 +13,8 @@
 #  - a whole spine failing, and RoCE and TCP losing the same cable, end
 #    with everything delivered after the reroute;
 #  - adaptive routing leaves the dead up-link at once and loses fewer;
+#  - a cable that starts corrupting (ber=1e-5) costs CRC drops and resends,
+#    no reroute;
 #  - compare --fault runs the same failure on all four fabrics;
 #  - a fault that names nothing, or is not a fault, is refused by name.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
@@ -35,6 +37,9 @@ run roce --fault 'link spine0/1 down at 20us' --set sm.reroute_ns=1ms --set fabr
 run tcp --fault 'link spine0/1 down at 20us' --set sm.reroute_ns=1ms --set fabric=tcp
 run ar --fault 'link leaf0/5 down at 20us' --set sm.reroute_ns=1ms --set ib.ar=on
 run table --fault 'link leaf0/5 down at 20us' --set sm.reroute_ns=1ms
+run ber --fault 'link spine0/1 ber=1e-5 at 20us' --set sm.reroute_ns=1ms
+grep "^drops" "$tmp/ber.txt" | grep -q "failed their CRC" && ! grep "^drops" "$tmp/ber.txt" | grep -q lossless ||
+	fail "the drops line of a corrupting cable: $(grep '^drops' "$tmp/ber.txt")"
 grep -q "^faults *link spine0/1 <-> leaf0/5 down at 20.000 us" "$tmp/reroute.txt" &&
 	grep -q "^  rerouted *new tables at 1.020 ms: acyclic" "$tmp/reroute.txt" ||
 	fail "the summary's fault lines: $(grep -A3 '^faults' "$tmp/reroute.txt")"
@@ -43,7 +48,7 @@ python3 - "$tmp" <<'PY' || fail "fault figures"
 import json, sys
 d = sys.argv[1]
 j = {k: json.load(open(f"{d}/{k}.json")) for k in
-     ["reroute", "noreroute", "updown", "spine", "roce", "tcp", "ar", "table"]}
+     ["reroute", "noreroute", "updown", "spine", "roce", "tcp", "ar", "table", "ber"]}
 bad = []
 def all_done(k):
     if j[k]["messages_delivered"] != j[k]["messages_total"]:
@@ -79,6 +84,11 @@ all_done("ar")
 print(f"  lost to a dead up-link: table {j['table']['drops_link']}, adaptive routing {j['ar']['drops_link']}")
 if not j["ar"]["drops_link"] < j["table"]["drops_link"]:
     bad.append("adaptive routing loses as much as the table")
+b = j["ber"]
+all_done("ber")
+if not b["drops_corrupt"] or b["drops_link"] or b["faults"]["reroutes"] or \
+        b["faults"]["events"][0]["what"] != "link spine0/1 <-> leaf0/5 ber=1e-05":
+    bad.append(f"ber: {b['drops_corrupt']} corrupt, {b['drops_link']} lost, {b['faults']}")
 for x in bad:
     print("  ", x)
 sys.exit(1 if bad else 0)
@@ -99,7 +109,8 @@ PY
 
 # refusals name the spec
 for spec in "link nowhere/1 down at 1us" "link spine0/99 down at 1us" "link spine0 down at 1us" \
-	    "link spine0/1 sideways at 1us" "link spine0/1 down at soon" "node spine0 down"; do
+	    "link spine0/1 sideways at 1us" "link spine0/1 down at soon" "node spine0 down" \
+	    "link spine0/1 ber=2 at 1us" "link spine0/1 drop_prob=x at 1us"; do
 	"$IBFAB" run "${BASE[@]}" --fault "$spec" > "$tmp/err.txt" 2>&1 && fail "--fault '$spec' accepted"
 	grep -qF -- "--fault '$spec'" "$tmp/err.txt" || fail "--fault '$spec': $(cat "$tmp/err.txt")"
 done
