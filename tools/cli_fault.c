@@ -130,6 +130,13 @@ static const char *what(const struct net *net, const struct fab_fault *x, char *
 	return buf;
 }
 
+static int cmp_time(const void *a, const void *b)
+{
+	sim_time_t x = *(const sim_time_t *)a, y = *(const sim_time_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 void cli_fault_summary(FILE *out, const struct fab *f, const struct net *net)
 {
 	const struct fab_fault_report *r = fab_fault_report(f);
@@ -157,9 +164,19 @@ void cli_fault_summary(FILE *out, const struct fab *f, const struct net *net)
 	}
 	fprintf(out, "%-15s%" PRIu64 " packets lost to links that were down; %d RC QPs recovered "
 		"after retries", "  lost", r->lost, r->qps_recovered);
-	if (r->qps_recovered)
-		fprintf(out, " (the last %s after the first fault)",
+	if (r->qps_recovered) {
+		sim_time_t *t = malloc((size_t)r->qps_recovered * sizeof(*t));
+		char m[32];
+
+		for (int i = 0; t && i < r->qps_recovered; i++)
+			t[i] = r->recovered[i].after;
+		if (t)
+			qsort(t, (size_t)r->qps_recovered, sizeof(*t), cmp_time);
+		fprintf(out, " (median %s, the last %s after the first fault)",
+			t ? cli_fmt_time(t[r->qps_recovered / 2], m, sizeof(m)) : "?",
 			cli_fmt_time(r->last_recovery, a, sizeof(a)));
+		free(t);
+	}
 	fprintf(out, ", %d in error (retry budget spent)\n", r->qps_failed);
 }
 
@@ -201,6 +218,16 @@ void cli_fault_json(struct sim_json *j, const struct fab *f, const struct net *n
 	sim_json_ku64(j, "packets_lost", r->lost);
 	sim_json_ki64(j, "qps_recovered", r->qps_recovered);
 	sim_json_ku64(j, "last_recovery_ps", r->last_recovery);
+	sim_json_key(j, "recovered");	/* each QP: after the first fault */
+	sim_json_arr_begin(j);
+	for (int i = 0; i < r->qps_recovered; i++) {
+		sim_json_obj_begin(j);
+		sim_json_kstr(j, "node", net->nodes[r->recovered[i].node].desc);
+		sim_json_ku64(j, "qpn", r->recovered[i].qpn);
+		sim_json_ku64(j, "after_ps", r->recovered[i].after);
+		sim_json_obj_end(j);
+	}
+	sim_json_arr_end(j);
 	sim_json_ki64(j, "qps_failed", r->qps_failed);
 	sim_json_obj_end(j);
 }

@@ -524,6 +524,14 @@ struct fab_fault_report {
 	 * and those left in the error state (retry budget spent) */
 	int qps_recovered, qps_failed;
 	sim_time_t last_recovery;
+	/* each recovered QP: its node, number, and when after the first fault */
+	const struct fab_qp_recovery *recovered;
+};
+
+struct fab_qp_recovery {
+	int node;
+	uint32_t qpn;
+	sim_time_t after;
 };
 
 int fab_fault_add(struct fab *f, const struct fab_fault *x, struct sim_diag *d);

@@ -46,6 +46,7 @@ struct fab_faults {
 	int nnets;
 	fab_reroute_fn fn;
 	void *ctx;
+	struct fab_qp_recovery *rec;	/* the report's list */
 	uint32_t comp;
 	bool registered;
 	struct fab_fault_report report;
@@ -125,12 +126,21 @@ const struct fab_fault_report *fab_fault_report(const struct fab *f)
 				r->qps_failed++;
 			} else if (qp->st.recovered_ps && r->first != SIM_TIME_MAX &&
 				   qp->st.recovered_ps >= r->first) {
-				r->qps_recovered++;
+				struct fab_qp_recovery *v = realloc(ff->rec, ((size_t)r->qps_recovered + 1) *
+								    sizeof(*v));
+
+				if (v) {
+					ff->rec = v;
+					v[r->qps_recovered] = (struct fab_qp_recovery){
+						i, qp->qpn, qp->st.recovered_ps - r->first };
+				}
+				r->qps_recovered += v != NULL;
 				if (qp->st.recovered_ps - r->first > r->last_recovery)
 					r->last_recovery = qp->st.recovered_ps - r->first;
 			}
 		}
 	}
+	r->recovered = ff->rec;
 	return r;
 }
 
@@ -304,6 +314,7 @@ void fab_faults_free(struct fab *f)
 	free(ff->nets);
 	free(ff->rr);
 	free(ff->v);
+	free(ff->rec);
 	free(ff);
 	f->faults = NULL;
 }

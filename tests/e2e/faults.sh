@@ -65,6 +65,10 @@ if len(rr) != 1 or not rr[0]["ok"] or not rr[0]["acyclic"] or rr[0]["at_ps"] != 
     bad.append(f"reroute: {rr}")
 if not f["qps_recovered"] or f["qps_failed"]:
     bad.append(f"reroute: {f['qps_recovered']} recovered, {f['qps_failed']} failed")
+rec = f["recovered"]
+if len(rec) != f["qps_recovered"] or max(q["after_ps"] for q in rec) != f["last_recovery_ps"] or \
+        not all(1e9 < q["after_ps"] < r["sim_time_ps"] for q in rec):
+    bad.append(f"reroute: the QPs' recovery times {rec[:3]}...")
 n = j["noreroute"]
 if n["faults"]["reroutes"] or not n["faults"]["qps_failed"] or \
         n["messages_delivered"] + n["messages_lost"] != n["messages_total"] or not n["messages_lost"]:
