@@ -10,6 +10,8 @@
  *   node NODE up at TIME             failing, or coming back)
  *   link NODE/PORT ber=X at TIME     the cable's bit error rate, or its
  *   link NODE/PORT drop_prob=P at TIME   packet drop probability, from then
+ *   link NODE/PORT flap at TIME for DURATION [every PERIOD count N]
+ *                                    down, and up DURATION later (N times)
  *
  * NODE is a node's description, id or GUID (0x...), TIME a time with its
  * unit ("2ms", "150us"). "switch" is accepted for "node".
@@ -42,32 +44,11 @@ static int find_node(const struct net *net, const char *name)
 	return -1;
 }
 
-int cli_fault_parse(const char *spec, const struct net *net, struct fab_fault *x,
-		    struct sim_diag *d)
+/* "link NODE/PORT" or "node NODE" (tok[0], tok[1]) into x. */
+static int parse_where(const char *spec, char **tok, const struct net *net, struct fab_fault *x,
+		       struct sim_diag *d)
 {
-	char buf[256], *tok[8], *save = NULL, err[128];
-	int nt = 0;
-
-	snprintf(buf, sizeof(buf), "%s", spec);
-	for (char *t = strtok_r(buf, " \t", &save); t && nt < 8; t = strtok_r(NULL, " \t", &save))
-		tok[nt++] = t;
-	memset(x, 0, sizeof(*x));
-	bool rate = nt == 5 && (!strncmp(tok[2], "ber=", 4) || !strncmp(tok[2], "drop_prob=", 10));
-
-	if (nt != 5 || strcmp(tok[3], "at") ||
-	    (strcmp(tok[0], "link") && strcmp(tok[0], "node") && strcmp(tok[0], "switch")) ||
-	    (strcmp(tok[2], "down") && strcmp(tok[2], "up") && !rate))
-		return sim_diag_set(d, NULL, 0, 0,
-				    "--fault '%s': expected 'link NODE/PORT down|up|ber=X|drop_prob=P at TIME' or "
-				    "'node NODE down|up at TIME'", spec);
-	if (rate) {
-		const char *v = strchr(tok[2], '=') + 1;
-
-		if (sim_parse_double(v, &x->value, err, sizeof(err)) || x->value < 0 || x->value >= 1)
-			return sim_diag_set(d, NULL, 0, 0, "--fault '%s': '%s' is not a rate in [0, 1)",
-					    spec, v);
-		x->kind = tok[2][0] == 'b' ? FAB_FAULT_BER : FAB_FAULT_DROP;
-	}
+	char err[128];
 	bool link = !strcmp(tok[0], "link");
 	char *slash = strrchr(tok[1], '/');
 
@@ -89,11 +70,86 @@ int cli_fault_parse(const char *spec, const struct net *net, struct fab_fault *x
 		     net->nodes[x->node].ports[x->port].remote_node < 0))
 		return sim_diag_set(d, NULL, 0, 0, "--fault '%s': %s has no cable at port %d",
 				    spec, net->nodes[x->node].desc, x->port);
-	if (sim_parse_time_ps(tok[4], &x->at, err, sizeof(err)))
-		return sim_diag_set(d, NULL, 0, 0, "--fault '%s': %s", spec, err);
-	if (!rate)
-		x->kind = !strcmp(tok[2], "down") ? FAB_FAULT_DOWN : FAB_FAULT_UP;
 	return 0;
+}
+
+static int parse_time(const char *spec, const char *v, sim_time_t *t, struct sim_diag *d)
+{
+	char err[128];
+
+	if (sim_parse_time_ps(v, t, err, sizeof(err)))
+		return sim_diag_set(d, NULL, 0, 0, "--fault '%s': %s", spec, err);
+	return 0;
+}
+
+/* "... flap at T for D [every P count N]": N downs of D, P apart. */
+static int parse_flap(const char *spec, char **tok, int nt, struct fab_fault *x, int max,
+		      struct sim_diag *d)
+{
+	sim_time_t at, dur, every = 0;
+	uint64_t count = 1;
+	char err[128];
+
+	if (strcmp(tok[3], "at") || strcmp(tok[5], "for") ||
+	    (nt == 11 && (strcmp(tok[7], "every") || strcmp(tok[9], "count"))))
+		return sim_diag_set(d, NULL, 0, 0, "--fault '%s': expected 'link NODE/PORT flap at "
+				    "TIME for DURATION [every PERIOD count N]'", spec);
+	if (parse_time(spec, tok[4], &at, d) || parse_time(spec, tok[6], &dur, d) ||
+	    (nt == 11 && parse_time(spec, tok[8], &every, d)))
+		return -1;
+	if (nt == 11 && sim_parse_uint(tok[10], (uint64_t)max / 2, &count, err, sizeof(err)))
+		return sim_diag_set(d, NULL, 0, 0, "--fault '%s': count: %s", spec, err);
+	if (!dur || (count > 1 && every <= dur) || !count)
+		return sim_diag_set(d, NULL, 0, 0, "--fault '%s': a flap lasts more than 0 and "
+				    "less than its period", spec);
+	for (uint64_t k = 0; k < count; k++) {
+		x[2 * k] = x[0];
+		x[2 * k].at = at + k * every;
+		x[2 * k].kind = FAB_FAULT_DOWN;
+		x[2 * k + 1] = x[0];
+		x[2 * k + 1].at = at + k * every + dur;
+		x[2 * k + 1].kind = FAB_FAULT_UP;
+	}
+	return (int)(2 * count);
+}
+
+int cli_fault_parse(const char *spec, const struct net *net, struct fab_fault *x, int max,
+		    struct sim_diag *d)
+{
+	char buf[256], *tok[12], *save = NULL, err[128];
+	int nt = 0;
+
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (char *t = strtok_r(buf, " \t", &save); t && nt < 12; t = strtok_r(NULL, " \t", &save))
+		tok[nt++] = t;
+	memset(x, 0, sizeof(*x));
+	if (nt >= 2 && (!strcmp(tok[0], "link") || !strcmp(tok[0], "node") ||
+			!strcmp(tok[0], "switch")) && parse_where(spec, tok, net, x, d))
+		return -1;
+	if ((nt == 7 || nt == 11) && !strcmp(tok[2], "flap"))
+		return parse_flap(spec, tok, nt, x, max, d);
+	bool rate = nt == 5 && (!strncmp(tok[2], "ber=", 4) || !strncmp(tok[2], "drop_prob=", 10));
+
+	if (nt != 5 || strcmp(tok[3], "at") ||
+	    (strcmp(tok[0], "link") && strcmp(tok[0], "node") && strcmp(tok[0], "switch")) ||
+	    (strcmp(tok[2], "down") && strcmp(tok[2], "up") && !rate))
+		return sim_diag_set(d, NULL, 0, 0,
+				    "--fault '%s': expected 'link NODE/PORT down|up|ber=X|drop_prob=P at TIME', "
+				    "'link NODE/PORT flap at TIME for DURATION [every PERIOD count N]' or "
+				    "'node NODE down|up at TIME'", spec);
+	if (rate) {
+		const char *v = strchr(tok[2], '=') + 1;
+
+		if (sim_parse_double(v, &x->value, err, sizeof(err)) || x->value < 0 || x->value >= 1)
+			return sim_diag_set(d, NULL, 0, 0, "--fault '%s': '%s' is not a rate in [0, 1)",
+					    spec, v);
+		x->kind = tok[2][0] == 'b' ? FAB_FAULT_BER : FAB_FAULT_DROP;
+	} else {
+		x->kind = !strcmp(tok[2], "down") ? FAB_FAULT_DOWN : FAB_FAULT_UP;
+	}
+	if (parse_time(spec, tok[4], &x->at, d))
+		return -1;
+	return 1;
 }
 
 int cli_fault_reroute(void *ctx, struct net *n, struct sim_diag *d)

@@ -13,8 +13,10 @@
 #include "sim/sim_diag.h"
 #include "tools/cli_run.h"
 
-/* One --fault SPEC against the topology: 0, or -1 (d names the spec). */
-int cli_fault_parse(const char *spec, const struct net *net, struct fab_fault *x,
+/* One --fault SPEC against the topology, into x[0..max): how many faults
+ * it makes (a flap: a down and an up each time), or -1 (d names the spec). */
+#define CLI_FAULT_MAX 2000
+int cli_fault_parse(const char *spec, const struct net *net, struct fab_fault *x, int max,
 		    struct sim_diag *d);
 /* fab_reroute_fn for the run: ctx is its struct cli_run_opts. */
 int cli_fault_reroute(void *ctx, struct net *n, struct sim_diag *d);

@@ -178,10 +178,11 @@ void cli_run_usage(FILE *out)
 "                     'link NODE/PORT up at TIME', 'node NODE down|up at TIME'\n"
 "                     (every cable of a switch or host); 'link NODE/PORT\n"
 "                     ber=X at TIME' or drop_prob=P: it corrupts from then\n"
-"                     on. What a dead link carries is lost; RC retries; the\n"
-"                     subnet manager installs new tables (the run's\n"
-"                     --routing, checked for credit loops) sm.reroute_ns\n"
-"                     later (0: never). docs/faults.md.\n"
+"                     on; 'link NODE/PORT flap at TIME for DURATION [every\n"
+"                     PERIOD count N]'. What a dead link carries is lost;\n"
+"                     RC retries; the subnet manager installs new tables\n"
+"                     (the run's --routing, checked for credit loops)\n"
+"                     sm.reroute_ns later (0: never). docs/faults.md.\n"
 "  --reproducible     leave every wall-clock figure out of the outputs (wall_s\n"
 "                     is written as 0): two runs with the same inputs and seed\n"
 "                     then give byte-identical JSON and CSV, which is what the\n"
@@ -811,11 +812,19 @@ int cli_run_simulate(struct cli_run *c)
 	c->fab = fab_create(&c->net, &c->p, &c->msgs, c->o->seed, &c->d);
 	if (!c->fab)
 		return -1;
-	for (int i = 0; i < c->o->nfaults; i++) {
-		struct fab_fault x;
+	if (c->o->nfaults) {
+		struct fab_fault *x = malloc(CLI_FAULT_MAX * sizeof(*x));
+		int bad = x ? 0 : sim_diag_set(&c->d, NULL, 0, 0, "out of memory");
 
-		if (cli_fault_parse(c->o->faults[i], &c->net, &x, &c->d) ||
-		    fab_fault_add(c->fab, &x, &c->d))
+		for (int i = 0; !bad && i < c->o->nfaults; i++) {
+			int k = cli_fault_parse(c->o->faults[i], &c->net, x, CLI_FAULT_MAX, &c->d);
+
+			bad = k < 0 ? -1 : 0;
+			for (int q = 0; !bad && q < k; q++)
+				bad = fab_fault_add(c->fab, &x[q], &c->d);
+		}
+		free(x);
+		if (bad)
 			return -1;
 	}
 	/* the SM reroutes with the run's engine; a dumped table has none */

@@ -14,7 +14,7 @@
 #    with everything delivered after the reroute;
 #  - adaptive routing leaves the dead up-link at once and loses fewer;
 #  - a cable that starts corrupting (ber=1e-5) costs CRC drops and resends,
-#    no reroute;
+#    no reroute; a cable that flaps three times (sim.check on) costs drops;
 #  - compare --fault runs the same failure on all four fabrics;
 #  - a fault that names nothing, or is not a fault, is refused by name.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
@@ -38,6 +38,8 @@ run tcp --fault 'link spine0/1 down at 20us' --set sm.reroute_ns=1ms --set fabri
 run ar --fault 'link leaf0/5 down at 20us' --set sm.reroute_ns=1ms --set ib.ar=on
 run table --fault 'link leaf0/5 down at 20us' --set sm.reroute_ns=1ms
 run ber --fault 'link spine0/1 ber=1e-5 at 20us' --set sm.reroute_ns=1ms
+run flap --fault 'link spine0/1 flap at 20us for 50us every 300us count 3' --set sm.reroute_ns=0 \
+	--set sim.check=1
 grep "^drops" "$tmp/ber.txt" | grep -q "failed their CRC" && ! grep "^drops" "$tmp/ber.txt" | grep -q lossless ||
 	fail "the drops line of a corrupting cable: $(grep '^drops' "$tmp/ber.txt")"
 grep -q "^faults *link spine0/1 <-> leaf0/5 down at 20.000 us" "$tmp/reroute.txt" &&
@@ -48,7 +50,7 @@ python3 - "$tmp" <<'PY' || fail "fault figures"
 import json, sys
 d = sys.argv[1]
 j = {k: json.load(open(f"{d}/{k}.json")) for k in
-     ["reroute", "noreroute", "updown", "spine", "roce", "tcp", "ar", "table", "ber"]}
+     ["reroute", "noreroute", "updown", "spine", "roce", "tcp", "ar", "table", "ber", "flap"]}
 bad = []
 def all_done(k):
     if j[k]["messages_delivered"] != j[k]["messages_total"]:
@@ -93,6 +95,12 @@ all_done("ber")
 if not b["drops_corrupt"] or b["drops_link"] or b["faults"]["reroutes"] or \
         b["faults"]["events"][0]["what"] != "link spine0/1 <-> leaf0/5 ber=1e-05":
     bad.append(f"ber: {b['drops_corrupt']} corrupt, {b['drops_link']} lost, {b['faults']}")
+fl = j["flap"]
+all_done("flap")
+if [(e["what"].split()[-1], e["at_ps"]) for e in fl["faults"]["events"]] != \
+        [("down", 20000000), ("up", 70000000), ("down", 320000000), ("up", 370000000),
+         ("down", 620000000), ("up", 670000000)] or not fl["drops_link"]:
+    bad.append(f"flap: {fl['faults']['events']}")
 for x in bad:
     print("  ", x)
 sys.exit(1 if bad else 0)
@@ -114,7 +122,8 @@ PY
 # refusals name the spec
 for spec in "link nowhere/1 down at 1us" "link spine0/99 down at 1us" "link spine0 down at 1us" \
 	    "link spine0/1 sideways at 1us" "link spine0/1 down at soon" "node spine0 down" \
-	    "link spine0/1 ber=2 at 1us" "link spine0/1 drop_prob=x at 1us"; do
+	    "link spine0/1 ber=2 at 1us" "link spine0/1 drop_prob=x at 1us" \
+	    "link spine0/1 flap at 20us for 0us" "link spine0/1 flap at 1us for 5us every 5us count 2"; do
 	"$IBFAB" run "${BASE[@]}" --fault "$spec" > "$tmp/err.txt" 2>&1 && fail "--fault '$spec' accepted"
 	grep -qF -- "--fault '$spec'" "$tmp/err.txt" || fail "--fault '$spec': $(cat "$tmp/err.txt")"
 done
