@@ -25,13 +25,14 @@
  *  - with adaptive routing (ib.ar=on), a packet of an AR-enabled SL
  *    (ib.ar_sl_mask) goes to the least loaded port of its destination's
  *    AR group instead of the LFT's (sw_lb.c), per packet or per flowlet
- *    (ib.ar_mode), as the packet arrives. The load of an output is the
- *    blocks queued for it at this switch's inputs, less the credits its
- *    downstream buffer has left on the packet's VL. The input queues stay
- *    FIFO: a packet waits behind the ones ahead of it whatever outputs
- *    they chose, so on the way down, where there is no choice, sprayed
- *    traffic meets the head-of-line blocking of input-queued switches
- *    (docs/routing.md, adaptive routing).
+ *    (ib.ar_mode), as the packet arrives. The load of an output is its
+ *    egress queue: the blocks queued for it at this switch's inputs and
+ *    the packet it is sending. With switch.queues=fifo (the default) a
+ *    packet waits behind the ones ahead of it in its input whatever
+ *    outputs they chose, so on the way down, where there is no choice,
+ *    sprayed traffic meets the head-of-line blocking of input-queued
+ *    switches; switch.queues=voq lets an output take the first packet for
+ *    it anywhere in an input's FIFO (docs/routing.md, adaptive routing).
  * The input buffer space is released, and a credit update goes upstream,
  * when the packet's last bit has left through the output.
  */

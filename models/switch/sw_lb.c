@@ -16,11 +16,13 @@
  * flow has idled a gap long enough that a new path cannot overtake it,
  * and chooses anew then.
  *
- * The load is the switch kind's (sw_lb_load_fn): for the IB switch the
- * blocks queued at its inputs for the output plus those the downstream
- * buffer still holds (credits not returned); for the Ethernet switch the
- * cells in the egress queue. Among equal loads the choice rotates, so an
- * idle fabric spreads a flow's packets over all its paths.
+ * The load is the switch kind's (sw_lb_load_fn), its egress queue: for
+ * the IB switch the blocks queued at its inputs for the output and the
+ * packet it is sending (a downstream buffer that fills shows there, as
+ * packets stop leaving); for the Ethernet switch the cells in the egress
+ * queues. Among equal loads the choice rotates, so an idle fabric spreads
+ * a flow's packets over all its paths; a port whose link is down is never
+ * chosen.
  * Left out: the AR notification between switches (NVIDIA's "SHIELD" and
  * adaptive routing notifications), which reroute around congestion further
  * down the path; the choice here sees only this switch's outputs.

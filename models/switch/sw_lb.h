@@ -14,8 +14,8 @@
 #include "models/port/port.h"
 #include "models/sm/sm_mp.h"
 
-/* How loaded an output is for packet p (lower is better): the switch
- * kind's own measure (queued and downstream-held data). */
+/* How loaded an output is for packet p (lower is better, 0 idle): the
+ * switch kind's own measure of its egress queue. */
 typedef int64_t (*sw_lb_load_fn)(const struct fab_node *n, const struct port *out,
 				 const struct pkt *p);
 
