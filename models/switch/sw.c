@@ -325,6 +325,24 @@ int sw_route(struct port *in, uint32_t idx)
 	return lft_route(in, idx);
 }
 
+/* Packet idx, bound for `out`, joins its input's queue on its VL. */
+static inline __attribute__((always_inline)) void enqueue(struct fab *f, struct fab_node *n,
+							  struct port *in, struct pkt *p,
+							  uint32_t idx, int out)
+{
+	/* The next packet over this link likely goes the same way: the
+	 * input keeps the output for the look-ahead (port_prefetch), where
+	 * it runs. */
+	if (f->eng.prefetch)
+		in->fwd_hint = n->ports[out];
+	p->in_port = in->port_no;
+	p->out_port = (uint8_t)out;
+	port_pq_push(f, &in->vl[p->vl].inq, idx);
+	in->inq_vls |= (uint16_t)(1u << p->vl);
+	if (n->ports[out]->has_ibcc)
+		ibcc_sw_queued(n->ports[out], p);
+}
+
 /*
  * sw_receive with adaptive routing or VOQs (kept out of the common path:
  * one test of sw_modes there): the output AR chooses, and the VOQ's
@@ -343,14 +361,7 @@ static __attribute__((noinline)) void receive_modes(struct port *in, uint32_t id
 			out = o;
 		n->ar->outq[out] += p->blocks;
 	}
-	if (f->eng.prefetch)
-		in->fwd_hint = n->ports[out];
-	p->in_port = in->port_no;
-	p->out_port = (uint8_t)out;
-	port_pq_push(f, &in->vl[p->vl].inq, idx);
-	in->inq_vls |= (uint16_t)(1u << p->vl);
-	if (n->ports[out]->has_ibcc)
-		ibcc_sw_queued(n->ports[out], p);
+	enqueue(f, n, in, p, idx, out);
 	if (n->sw_modes & FAB_SW_VOQ) {
 		if ((*voq_cnt(n, in->port_no, p->vl, out))++)
 			return;		/* the output knows of the input's packets */
@@ -378,17 +389,7 @@ void sw_receive(struct port *in, uint32_t idx)
 		receive_modes(in, idx, out);
 		return;
 	}
-	/* The next packet over this link likely goes the same way: the
-	 * input keeps the output for the look-ahead (port_prefetch), where
-	 * it runs. */
-	if (f->eng.prefetch)
-		in->fwd_hint = n->ports[out];
-	p->in_port = in->port_no;
-	p->out_port = (uint8_t)out;
-	port_pq_push(f, &in->vl[p->vl].inq, idx);
-	in->inq_vls |= (uint16_t)(1u << p->vl);
-	if (n->ports[out]->has_ibcc)
-		ibcc_sw_queued(n->ports[out], p);
+	enqueue(f, n, in, p, idx, out);
 	SIM_LOG(SIM_LOG_SWITCH, f->eng.now, "node %d in %u vl %u dlid %u -> out %u (queue %u)",
 		n->idx, in->port_no, p->vl, p->dlid, out, in->vl[p->vl].inq.len);
 	if (in->vl[p->vl].inq.len == 1 && in->in_flight < f->p.sw_speedup) {
