@@ -15,6 +15,7 @@
 #include "tools/cli_report.h"
 
 #include "tools/cli_fault.h"
+#include "tools/cli_sharp.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -509,6 +510,7 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 			s.t.ooo_held);
 	}
 	cli_fault_summary(out, r->fab, r->net);	/* --fault: what happened */
+	cli_sharp_summary(out, r->net, r->prog, r->tres);	/* a SHARP tree: where, how busy */
 	if (r->params->host_model) {
 		struct host_stats sum = { 0 };
 		int active = 0;
@@ -906,6 +908,7 @@ int cli_report_json(FILE *out, const struct cli_report *r)
 	}
 	sim_json_obj_end(&j);
 	cli_fault_json(&j, r->fab, r->net);	/* only with --fault */
+	cli_sharp_json(&j, r->net, r->prog, r->tres);	/* only with a SHARP tree */
 	sim_json_key(&j, "buf_high");
 	sim_json_obj_begin(&j);
 	sim_json_ku64(&j, "bytes", s.hi_bytes);

@@ -29,6 +29,7 @@
 #include "tools/cli_run.h"
 
 #include "tools/cli_fault.h"
+#include "tools/cli_sharp.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -224,6 +225,8 @@ void cli_run_usage(FILE *out)
 "          lost_with_old_tables note}] packets_lost qps_recovered\n"
 "          last_recovery_ps recovered [{node qpn after_ps}] qps_failed}\n"
 "                                             (with --fault only)\n"
+"  sharp {aggregation_nodes levels root reductions bytes_reduced\n"
+"          peak_reductions peak_node}         (a SHARP tree: algo=collnet)\n"
 "  buf_high {bytes node port vl}              the fullest receive buffer\n"
 "  params {every --set key}                   sizes in bytes\n"
 "  topology {source default nodes switches cas routers hosts links}\n"
@@ -668,7 +671,7 @@ static int load_trace(struct cli_run *c)
 		rc = trace_load_string(c->o->trace_text, c->o->trace, &c->trace, &c->d);
 	else
 		rc = trace_load(c->o->trace, c->o->trace_format, &c->trace, &c->d);
-	if (rc || trace_map_ranks(&c->trace, &c->net, &c->d))
+	if (rc || trace_map_ranks(&c->trace, &c->net, &c->d) || cli_sharp_setup(c))
 		return -1;
 	trace_program_init(&c->prog, &c->trace);
 	c->prog.max_bytes = c->p.max_memory;
@@ -1058,13 +1061,14 @@ static int check_routes(struct cli_run *c)
 		const struct trace_program *p = &c->prog;
 		/* each rank's last peer: a ring's million steps are 2 pairs a
 		 * rank, and a hash probe each would be 2% of the run */
-		int32_t *last = malloc(sizeof(*last) * (size_t)(c->trace.nranks ? c->trace.nranks : 1));
+		int32_t ne = trace_nendpoints(&c->trace);	/* and SHARP's aggregation nodes */
+		int32_t *last = malloc(sizeof(*last) * (size_t)(ne ? ne : 1));
 
 		if (!last) {
 			rcode = -1;
 			goto out;
 		}
-		for (int32_t r = 0; r < c->trace.nranks; r++)
+		for (int32_t r = 0; r < ne; r++)
 			last[r] = -1;
 		for (size_t s = 0; s < p->nsteps && !rcode; s++) {
 			const struct trace_step *st = &p->steps[s];

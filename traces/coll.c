@@ -38,7 +38,8 @@
 	X(coll_ring_reducescatter) \
 	X(coll_ring_broadcast) X(coll_tree_broadcast) \
 	X(coll_ring_reduce) X(coll_tree_reduce) \
-	X(coll_dissemination_barrier)
+	X(coll_dissemination_barrier) \
+	X(coll_collnet_allreduce)
 
 #define COLL_ALGO_EXTERN(a) extern const struct coll_algo a;
 COLL_ALGOS(COLL_ALGO_EXTERN)
@@ -177,6 +178,28 @@ static void supported(enum trace_coll coll, char *buf, size_t len)
 		sim_append(buf, len, &off, "auto (%s)", coll_algo_find(coll, TRACE_ALGO_AUTO)->name);
 }
 
+/* K, the chunk sizes and the limits, once the algorithm is known. */
+static int ctx_sizes(struct coll_ctx *c, const struct trace_op *o, struct sim_diag *d)
+{
+	c->nchunks = c->algo->nchunks(c);
+	if (!c->nchunks)
+		return op_err(d, o, "%s %s: too many chunks", trace_coll_names[o->coll],
+			      c->algo->name);
+	c->chunk_bytes = c->bytes / c->nchunks;
+	c->chunk_rem = c->bytes % c->nchunks;
+	if (c->algo->runs && c->nchunks > COLL_MAX_RANGE_CHUNKS)
+		return op_err(d, o, "%s %s over %" PRIu32 " ranks and %" PRIu32
+			      " channels cuts the buffer into %" PRIu32 " chunks; at most %u",
+			      trace_coll_names[o->coll], c->algo->name, c->n, c->channels,
+			      c->nchunks, COLL_MAX_RANGE_CHUNKS);
+	if (c->algo->nsteps(c) > COLL_MAX_STEPS)
+		return op_err(d, o, "%s %s over %" PRIu32 " ranks, %" PRIu32 " channels x %" PRIu32
+			      " chunks would take %" PRIu64 " transfers (at most %llu): use fewer chunks or channels",
+			      trace_coll_names[o->coll], c->algo->name, c->n, c->channels,
+			      c->pieces, c->algo->nsteps(c), COLL_MAX_STEPS);
+	return 0;
+}
+
 int coll_ctx_init(struct coll_ctx *c, const struct trace *t, uint32_t op_index,
 		  struct trace_program *p, struct sim_diag *d)
 {
@@ -228,22 +251,12 @@ int coll_ctx_init(struct coll_ctx *c, const struct trace *t, uint32_t op_index,
 		c->root = i;
 	}
 	c->bytes = o->coll == TRACE_BARRIER ? 0 : o->bytes;
-	c->nchunks = c->algo->nchunks(c);
-	if (!c->nchunks)
-		return op_err(d, o, "%s %s: too many chunks", trace_coll_names[o->coll],
-			      c->algo->name);
-	c->chunk_bytes = c->bytes / c->nchunks;
-	c->chunk_rem = c->bytes % c->nchunks;
-	if (c->algo->runs && c->nchunks > COLL_MAX_RANGE_CHUNKS)
-		return op_err(d, o, "%s %s over %" PRIu32 " ranks and %" PRIu32
-			      " channels cuts the buffer into %" PRIu32 " chunks; at most %u",
-			      trace_coll_names[o->coll], c->algo->name, c->n, c->channels,
-			      c->nchunks, COLL_MAX_RANGE_CHUNKS);
-	if (c->algo->nsteps(c) > COLL_MAX_STEPS)
-		return op_err(d, o, "%s %s over %" PRIu32 " ranks, %" PRIu32 " channels x %" PRIu32
-			      " chunks would take %" PRIu64 " transfers (at most %llu): use fewer chunks or channels",
-			      trace_coll_names[o->coll], c->algo->name, c->n, c->channels,
-			      c->pieces, c->algo->nsteps(c), COLL_MAX_STEPS);
+	if (c->algo->endpoints && c->algo->endpoints(c))
+		return -1;
+	if (ctx_sizes(c, o, d)) {
+		coll_ctx_fini(c);	/* the endpoints */
+		return -1;
+	}
 	return 0;
 }
 
@@ -252,6 +265,12 @@ void coll_ctx_fini(struct coll_ctx *c)
 	free(c->dv);
 	c->dv = NULL;
 	c->dn = c->dcap = 0;
+	free(c->xranks);
+	free(c->up);
+	free(c->height);
+	c->xranks = NULL;
+	c->up = c->height = NULL;
+	c->nx = 0;
 }
 
 void coll_dep_grow(struct coll_ctx *c, uint32_t step)
@@ -325,7 +344,8 @@ uint32_t coll_emit(struct coll_ctx *c, uint32_t from, uint32_t to, uint32_t phas
 	}
 	/* The algorithms compute members and chunks; a slip here is a bug in
 	 * one of them, caught before it becomes a strange replay. */
-	if (from >= c->n || to >= c->n || from == to || !count || count > c->nchunks ||
+	if (from >= c->n + c->nx || to >= c->n + c->nx || from == to || !count ||
+	    count > c->nchunks ||
 	    first >= c->nchunks) {
 		op_err(c->d, c->op, "internal error: %s %s emitted a transfer %" PRIu32 " -> %" PRIu32
 		       " of chunks %" PRIu32 "+%" PRIu32 " (N %" PRIu32 ", K %" PRIu32 ")",
@@ -333,8 +353,8 @@ uint32_t coll_emit(struct coll_ctx *c, uint32_t from, uint32_t to, uint32_t phas
 		       c->nchunks);
 		return COLL_NONE;
 	}
-	s.rank = c->ranks[from];
-	s.peer = c->ranks[to];
+	s.rank = from < c->n ? c->ranks[from] : c->xranks[from - c->n];
+	s.peer = to < c->n ? c->ranks[to] : c->xranks[to - c->n];
 	if (count == 1)		/* the common case, without a division */
 		s.bytes = c->chunk_bytes + (first < c->chunk_rem);
 	else

@@ -89,6 +89,17 @@ struct coll_ctx {
 	uint32_t *dv;
 	uint32_t dn, dcap;
 	bool oom;
+	/*
+	 * Endpoints besides the members, for an algorithm whose data passes
+	 * through the fabric (collnet: SHARP aggregation nodes). Endpoint
+	 * n + i is xranks[i], a trace endpoint >= nranks (trace.h); up[e] is
+	 * the endpoint above e in the algorithm's tree (COLL_NONE at its
+	 * root) and height[e] its height (members 0), for e < n + nx. Filled
+	 * by the algorithm's endpoints(), freed by coll_ctx_fini().
+	 */
+	uint32_t nx;
+	int32_t *xranks;
+	uint32_t *up, *height;
 };
 
 struct coll_algo {
@@ -99,6 +110,8 @@ struct coll_algo {
 	bool pipelines;		/* honours chunks > 1 */
 	bool multichannel;	/* honours channels > 1 */
 	bool runs;		/* steps carry runs of chunks (K <= COLL_MAX_RANGE_CHUNKS) */
+	/* endpoints besides the members (c->nx ...), or NULL: none. 0 or -1 with c->d set */
+	int (*endpoints)(struct coll_ctx *c);
 	uint32_t (*nchunks)(const struct coll_ctx *c);	/* K */
 	uint64_t (*nsteps)(const struct coll_ctx *c);	/* transfers it emits, exactly */
 	int (*lower)(struct coll_ctx *c);
@@ -193,7 +206,8 @@ static inline void coll_dep(struct coll_ctx *c, uint32_t step)
 void coll_dep_entry(struct coll_ctx *c, uint32_t member);
 
 /*
- * Append a transfer from member `from` to member `to` carrying chunks
+ * Append a transfer from member `from` to member `to` (an endpoint n + i:
+ * the algorithm's extra endpoint i) carrying chunks
  * [first, first + count) (bytes from the buffer model), doing `data` to the
  * receiver's copy, at the algorithm's step number `phase`, waiting for the
  * dependency list built since coll_dep_reset(). Returns the step index,

@@ -61,8 +61,8 @@ struct chk {
 	const struct trace_program *p;
 	struct coll_ctx c;
 	const struct trace_op *o;
-	uint32_t N, K, W, a, b;
-	uint64_t *set;		/* N x K x W words */
+	uint32_t N, E, K, W, a, b;	/* E: endpoints (the members, then the algorithm's own) */
+	uint64_t *set;		/* E x K x W words */
 	uint64_t *tmp;		/* W words */
 	int32_t *midx;		/* rank -> member index, -1 */
 	uint8_t *seen;		/* member took part */
@@ -281,14 +281,17 @@ static int check_step(struct chk *k, uint32_t s)
 				   ", which is not an earlier one", s - k->a, p->deps[st->dep_off + j]);
 	if (st->kind != TS_XFER)
 		return err(k, "step %" PRIu32 " is not a transfer", s - k->a);
-	if (st->rank < 0 || st->peer < 0 || st->rank >= k->c.t->nranks ||
-	    st->peer >= k->c.t->nranks || k->midx[st->rank] < 0 || k->midx[st->peer] < 0 ||
-	    st->rank == st->peer)
+	if (st->rank < 0 || st->peer < 0 || st->rank >= trace_nendpoints(k->c.t) ||
+	    st->peer >= trace_nendpoints(k->c.t) || k->midx[st->rank] < 0 ||
+	    k->midx[st->peer] < 0 || st->rank == st->peer)
 		return err(k, "step %" PRIu32 " (rank %" PRId32 " -> rank %" PRId32
 			   ") is not between two members", s - k->a, st->rank, st->peer);
 	from = (uint32_t)k->midx[st->rank];
 	to = (uint32_t)k->midx[st->peer];
-	k->seen[from] = k->seen[to] = 1;
+	if (from < k->N)
+		k->seen[from] = 1;
+	if (to < k->N)
+		k->seen[to] = 1;
 	first = st->chunk % k->K;
 	count = st->chunk / k->K + 1;
 	if (count > k->K)
@@ -422,7 +425,7 @@ static bool promise(struct chk *k, uint32_t m, uint32_t c, uint64_t *want)
 
 static int start(struct chk *k)
 {
-	size_t nsets = (size_t)k->N * k->K;
+	size_t nsets = (size_t)k->E * k->K;
 
 	if ((double)nsets * k->W * 8 > (double)COLL_CHECK_MAX_BYTES)
 		return err(k, "too large to check (%" PRIu32 " ranks x %" PRIu32
@@ -431,16 +434,18 @@ static int start(struct chk *k)
 	k->set = calloc(nsets * k->W, sizeof(*k->set));
 	k->tmp = calloc(k->W, sizeof(*k->tmp));
 	k->head = malloc(nsets * sizeof(*k->head));
-	k->midx = malloc((size_t)k->c.t->nranks * sizeof(*k->midx));
+	k->midx = malloc((size_t)trace_nendpoints(k->c.t) * sizeof(*k->midx));
 	k->seen = calloc(k->N, 1);
 	if (!k->set || !k->tmp || !k->head || !k->midx || !k->seen)
 		return err(k, "out of memory");
 	for (size_t i = 0; i < nsets; i++)
 		k->head[i] = NONE;
-	for (int32_t r = 0; r < k->c.t->nranks; r++)
+	for (int32_t r = 0; r < trace_nendpoints(k->c.t); r++)
 		k->midx[r] = -1;
 	for (uint32_t m = 0; m < k->N; m++)
 		k->midx[k->c.ranks[m]] = (int32_t)m;
+	for (uint32_t x = 0; x < k->c.nx; x++)	/* they start with nothing */
+		k->midx[k->c.xranks[x]] = (int32_t)(k->N + x);
 	/* what each member holds before the first step */
 	for (uint32_t m = 0; m < k->N; m++)
 		for (uint32_t c = 0; c < k->K; c++) {
@@ -521,6 +526,7 @@ int coll_check(const struct trace_program *p, uint32_t op_index, struct sim_diag
 		return -1;
 	k.o = k.c.op;
 	k.N = k.c.n;
+	k.E = k.c.n + k.c.nx;
 	k.K = k.c.nchunks;
 	k.W = (k.N + 63) / 64;
 	k.a = p->op_first[op_index];

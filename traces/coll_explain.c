@@ -144,7 +144,7 @@ void trace_explain(const struct trace_program *p, uint32_t op_index, FILE *out)
 	c.algo->describe(&c, out);
 
 	/* what was lowered, against the closed form */
-	sent = calloc((size_t)t->nranks, sizeof(*sent));
+	sent = calloc((size_t)trace_nendpoints(t), sizeof(*sent));
 	for (uint32_t s = a; s < a + n; s++) {
 		if (p->steps[s].phase > maxph)
 			maxph = p->steps[s].phase;

@@ -69,6 +69,8 @@ void trace_free(struct trace *t)
 			free(t->rank_host[r]);
 	free(t->rank_host);
 	free(t->rank_node);
+	free(t->agg_parent);
+	free(t->rank_agg);
 	free(t->ops);
 	free(t->deps);
 	for (size_t i = 0; i < t->ncomms; i++)
@@ -743,6 +745,11 @@ int trace_map_ranks(struct trace *t, const struct net *net, struct sim_diag *d)
 	free(t->rank_node);
 	t->rank_node = rn;
 	rn = NULL;
+	/* a new placement: the old tree's leaves no longer hold */
+	free(t->agg_parent);
+	free(t->rank_agg);
+	t->agg_parent = t->rank_agg = NULL;
+	t->nagg = 0;
 out:
 	free(rn);
 	free(order);
@@ -813,4 +820,35 @@ int trace_load_string(const char *text, const char *name, struct trace *t, struc
 	if (rc)
 		trace_free(t);
 	return rc;
+}
+
+int trace_set_agg(struct trace *t, int32_t nagg, const int *agg_node, const int32_t *parent,
+		  const int32_t *rank_agg, struct sim_diag *d)
+{
+	int32_t *rn, *par, *ra;
+
+	if (!t->rank_node || nagg < 1)
+		return sim_diag_set(d, NULL, 0, 0, "internal error: an aggregation tree before the ranks are placed");
+	rn = realloc(t->rank_node, ((size_t)t->nranks + (size_t)nagg) * sizeof(*rn));
+	if (!rn)
+		return sim_diag_set(d, NULL, 0, 0, "out of memory");
+	t->rank_node = rn;
+	par = malloc((size_t)nagg * sizeof(*par));
+	ra = malloc((size_t)t->nranks * sizeof(*ra));
+	if (!par || !ra) {
+		free(par);
+		free(ra);
+		return sim_diag_set(d, NULL, 0, 0, "out of memory");
+	}
+	for (int32_t i = 0; i < nagg; i++) {
+		rn[t->nranks + i] = agg_node[i];
+		par[i] = parent[i];
+	}
+	memcpy(ra, rank_agg, (size_t)t->nranks * sizeof(*ra));
+	free(t->agg_parent);
+	free(t->rank_agg);
+	t->agg_parent = par;
+	t->rank_agg = ra;
+	t->nagg = nagg;
+	return 0;
 }

@@ -53,7 +53,8 @@ extern const char *const trace_coll_names[TRACE_NCOLL];	/* "allreduce", ... */
 	X(HD, "hd")		/* recursive halving-doubling (Rabenseifner) */ \
 	X(DIRECT, "direct")	/* all-to-all: every pair at once */ \
 	X(PAIRWISE, "pairwise")	/* all-to-all: N-1 rounds, partner r xor k / r + k */ \
-	X(BRUCK, "bruck")	/* all-gather (small messages): log2 N rounds */
+	X(BRUCK, "bruck")	/* all-gather (small messages): log2 N rounds */ \
+	X(COLLNET, "collnet")	/* allreduce in the switches: SHARP (NCCL's CollNet) */
 
 enum trace_algo {
 #define TRACE_ALGO_ENUM(id, name) TRACE_ALGO_##id,
@@ -115,7 +116,33 @@ struct trace {
 	size_t ncomms;
 	char **files;		/* every file read (includes), owned */
 	int nfiles;
+	/*
+	 * SHARP aggregation nodes (traces/coll_collnet.c), when the fabric's
+	 * aggregation manager gave the job a tree (models/sm/sm_sharp.c):
+	 * endpoints nranks .. nranks + nagg - 1 besides the ranks, on the
+	 * nodes rank_node[nranks + i]. agg_parent[i]: the aggregation node
+	 * above node i in the tree, -1 at its root; rank_agg[r]: the one on
+	 * rank r's leaf switch. No rank runs ops on them; collnet's steps
+	 * move data to and from them.
+	 */
+	int32_t nagg;
+	int32_t *agg_parent;
+	int32_t *rank_agg;
 };
+
+/* Ranks and aggregation nodes: what a program's steps may name. */
+static inline int32_t trace_nendpoints(const struct trace *t)
+{
+	return t->nranks + t->nagg;
+}
+
+/*
+ * Give the job a SHARP tree: nagg aggregation nodes on the net's nodes
+ * agg_node[i], parent[i] as above, rank_agg[r] for each rank (copied).
+ * After trace_map_ranks(), before lowering. 0 or -1 (out of memory).
+ */
+int trace_set_agg(struct trace *t, int32_t nagg, const int *agg_node, const int32_t *parent,
+		  const int32_t *rank_agg, struct sim_diag *d);
 
 void trace_init(struct trace *t);
 void trace_free(struct trace *t);

@@ -376,10 +376,14 @@ static int coll_exits(struct lower *L, uint32_t i)
 
 		if (st->kind != TS_XFER)
 			continue;
-		L->sends[L->midx[st->rank]] = 1;
-		if (!(L->mark[s - a] & 1) && exit_push(L, st->rank, s))
+		/* ranks only: an aggregation node (collnet) runs no later op */
+		if (st->rank < L->t->nranks)
+			L->sends[L->midx[st->rank]] = 1;
+		if (st->rank < L->t->nranks && !(L->mark[s - a] & 1) &&
+		    exit_push(L, st->rank, s))
 			return -1;
-		if (!(L->mark[s - a] & 2) && exit_push(L, st->peer, s))
+		if (st->peer < L->t->nranks && !(L->mark[s - a] & 2) &&
+		    exit_push(L, st->peer, s))
 			return -1;
 		for (uint32_t k = 0; k < st->ndeps; k++) {
 			uint32_t dd = p->deps[st->dep_off + k];

@@ -103,7 +103,7 @@ static size_t steps_total(const struct trace_program *p)
 
 static uint64_t pair_key(const struct replay *rp, int32_t a, int32_t b)
 {
-	return (uint64_t)a * (uint64_t)rp->t->nranks + (uint64_t)b + 1;
+	return (uint64_t)a * (uint64_t)trace_nendpoints(rp->t) + (uint64_t)b + 1;
 }
 
 static struct pair_qp *pair_slot(struct pair_qp *v, size_t cap, uint64_t key)
@@ -492,15 +492,16 @@ static int setup(struct replay *rp, struct sim_diag *d)
 {
 	const struct trace_program *p = rp->p;
 	const struct trace *t = rp->t;
+	const int32_t ne = trace_nendpoints(t);	/* steps may name aggregation nodes */
 	size_t n = p->nsteps;
 	rp->left = sim_mem_calloc(n ? n : 1, sizeof(*rp->left));
 	rp->dep_off = sim_mem_calloc(n + 1, sizeof(*rp->dep_off));
 	rp->dep = sim_mem_alloc((p->ndeps ? p->ndeps : 1) * sizeof(*rp->dep));
-	rp->rank_free = calloc((size_t)t->nranks, sizeof(*rp->rank_free));
-	rp->rank_last = malloc((size_t)t->nranks * sizeof(*rp->rank_last));
+	rp->rank_free = calloc((size_t)ne, sizeof(*rp->rank_free));
+	rp->rank_last = malloc((size_t)ne * sizeof(*rp->rank_last));
 	if (!rp->left || !rp->dep_off || !rp->dep || !rp->rank_free || !rp->rank_last)
 		return sim_diag_set(d, NULL, 0, 0, "out of memory");
-	for (int32_t k = 0; k < t->nranks; k++)
+	for (int32_t k = 0; k < ne; k++)
 		rp->rank_last[k] = UINT32_MAX;
 	/* dependents of each step (the program lists dependencies) */
 	for (size_t s = 0; s < n; s++) {
@@ -518,7 +519,7 @@ static int setup(struct replay *rp, struct sim_diag *d)
 		}
 		if (st->kind == TS_XFER) {
 			if (st->rank == st->peer || st->rank < 0 || st->peer < 0 ||
-			    st->rank >= t->nranks || st->peer >= t->nranks)
+			    st->rank >= ne || st->peer >= ne)
 				return sim_diag_set(d, NULL, 0, 0, "program step %zu: transfer %d -> %d",
 						    s, st->rank, st->peer);
 			if (t->rank_node[st->rank] == t->rank_node[st->peer])
@@ -561,7 +562,7 @@ static int setup(struct replay *rp, struct sim_diag *d)
 			return sim_diag_set(d, NULL, 0, 0, "out of memory");
 		pq->nxfer++;
 	}
-	for (int32_t k = 0; k < t->nranks; k++) {
+	for (int32_t k = 0; k < ne; k++) {	/* ranks and aggregation nodes */
 		int node = t->rank_node[k];
 		struct hca *h = fab_hca(rp->f, node);
 
@@ -583,8 +584,8 @@ static int setup(struct replay *rp, struct sim_diag *d)
 
 		if (!pq->key)
 			continue;
-		int32_t a = (int32_t)((pq->key - 1) / (uint64_t)t->nranks);
-		int32_t b = (int32_t)((pq->key - 1) % (uint64_t)t->nranks);
+		int32_t a = (int32_t)((pq->key - 1) / (uint64_t)ne);
+		int32_t b = (int32_t)((pq->key - 1) % (uint64_t)ne);
 
 		if (connect_pair(rp, pq, a, b))
 			return sim_diag_set(d, NULL, 0, 0, "could not connect ranks %d and %d", a, b);
@@ -674,7 +675,7 @@ static sim_time_t union_len(const struct ival *v, size_t n, unsigned mask)
  */
 static int rank_times(const struct trace_program *p, struct trace_results *r)
 {
-	int32_t nr = p->trace->nranks;
+	int32_t nr = trace_nendpoints(p->trace);
 	size_t *cnt = calloc((size_t)nr + 1, sizeof(*cnt));
 	size_t *off = calloc((size_t)nr + 1, sizeof(*off));
 	size_t total = 0, most = 0;
@@ -816,7 +817,7 @@ int trace_replay(const struct trace_program *p, struct fab *f, struct trace_resu
 	r->step = sim_mem_calloc(p->nsteps ? p->nsteps : 1, sizeof(*r->step));
 	r->op_start = calloc(p->trace->nops ? p->trace->nops : 1, sizeof(*r->op_start));
 	r->op_end = calloc(p->trace->nops ? p->trace->nops : 1, sizeof(*r->op_end));
-	r->rank = calloc((size_t)p->trace->nranks, sizeof(*r->rank));
+	r->rank = calloc((size_t)trace_nendpoints(p->trace), sizeof(*r->rank));
 	if (!r->step || !r->op_start || !r->op_end || !r->rank) {
 		sim_diag_set(d, NULL, 0, 0, "out of memory");
 		goto out;

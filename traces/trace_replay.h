@@ -36,7 +36,7 @@ struct trace_rank_time {
 struct trace_results {
 	struct trace_step_time *step;	/* per program step */
 	sim_time_t *op_start, *op_end;	/* per trace op */
-	struct trace_rank_time *rank;	/* per rank */
+	struct trace_rank_time *rank;	/* per rank (then per aggregation node: trace_nendpoints) */
 	uint32_t *crit_path;		/* steps, first to last */
 	size_t ncrit;
 	sim_time_t crit_compute_ps, crit_comm_ps;	/* the critical path's split */

@@ -202,6 +202,14 @@ static struct link_rate port_rate(const struct fab_params *p, const struct net_p
 {
 	struct link_rate r = { p->lanes, p->speed };
 
+	/* inside a switch (its SHARP aggregation node): as wide as the
+	 * aggregation manager made it, at the speed of the fabric */
+	if (a->internal) {
+		r.lanes = a->lanes;
+		if (!p->speed_forced && a->speed)
+			r.speed = a->speed;
+		return r;
+	}
 	/* link.width and link.speed override the file each on its own: a
 	 * faster speed keeps a 1x cable 1x */
 	if (!p->width_forced && (a->lanes || b->lanes))

@@ -155,6 +155,7 @@ struct fab_params {
 	 * out-of-order arrival at the HCAs (models/hca/qp_ooo.c) */
 	bool sw_voq;			/* switch.queues=voq (else fifo) */
 	bool ib_ar;			/* ib.ar */
+	bool ib_sharp;			/* ib.sharp: algo=auto allreduces use SHARP (collnet) */
 	bool ib_ar_flowlet;		/* ib.ar_mode=flowlet (else per packet) */
 	uint16_t ib_ar_sl_mask;		/* ib.ar_sl_mask: SLs routed adaptively */
 	uint32_t ib_ar_flowlet_ns;	/* ib.ar_flowlet_ns: idle gap that ends a flowlet */

@@ -237,6 +237,10 @@ static void apply_preset(struct fab_params *p, const struct preset *pr)
 	p->ib_ar_flowlet_ns = 5000;
 	p->hca_ooo = FAB_OOO_AUTO;
 	p->hca_ooo_window = 4096;
+	/* SHARP: off, as NCCL's CollNet is unless NCCL_COLLNET_ENABLE=1 and
+	 * the SHARP plugin and aggregation manager are there (NCCL's
+	 * environment variables documentation). */
+	p->ib_sharp = false;
 	/* After a link changes, the subnet manager's new tables are in the
 	 * switches 100 ms later: a trap 128 (port state change) starts a
 	 * sweep at once (OpenSM's trap handling), and routing and
@@ -1028,6 +1032,19 @@ static void print_ar(const void *obj, const struct sim_param *k, char *buf, size
 	snprintf(buf, len, "%s", ((const struct fab_params *)obj)->ib_ar ? "on" : "off");
 }
 
+static int set_sharp(void *obj, const struct sim_param *k, const char *v, char *err,
+		     size_t errlen)
+{
+	(void)k;
+	return set_onoff(&((struct fab_params *)obj)->ib_sharp, v, err, errlen);
+}
+
+static void print_sharp(const void *obj, const struct sim_param *k, char *buf, size_t len)
+{
+	(void)k;
+	snprintf(buf, len, "%s", ((const struct fab_params *)obj)->ib_sharp ? "on" : "off");
+}
+
 static int set_ar_mode(void *obj, const struct sim_param *k, const char *v,
 		       char *err, size_t errlen)
 {
@@ -1158,6 +1175,8 @@ static const struct sim_param keys[] = {
 	    "SLs that may be routed adaptively, bit i for SL i (the others follow the LFT)"),
 	GEN("ib.ar_flowlet_ns", K_NS, ib_ar_flowlet_ns, 1, UINT32_MAX,
 	    "adaptive routing per flowlet: the idle gap that starts a new flowlet, ns"),
+	SPECIAL("ib.sharp", set_sharp, print_sharp,
+		"SHARP in-network allreduce: on = algo=auto allreduces run as collnet in the switches (NCCL with NCCL_COLLNET_ENABLE=1)"),
 	GEN("hca.latency_ns", K_NS, hca_latency_ns, 0, UINT32_MAX,
 	    "HCA post to first bit on the wire, ns"),
 	GEN("hca.wqe_ns", K_NS, hca_wqe_ns, 0, UINT32_MAX,

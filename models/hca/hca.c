@@ -77,7 +77,7 @@ sim_time_t hca_dma_ready(struct hca *h, struct hca_dma *d, enum hca_mem mem, uin
 	sim_time_t now = h->f->eng.now;
 	uint64_t chunk = (uint64_t)fp->hca_dma_window * mtu;
 
-	if (!fp->host_model || end <= start)
+	if (!h->host_on || end <= start)
 		return 0;
 	if (end > d->hi && d->nhi > d->nlo && start >= d->nlo && end <= d->nhi) {
 		d->lo = d->nlo;
@@ -101,14 +101,14 @@ sim_time_t hca_dma_ready(struct hca *h, struct hca_dma *d, enum hca_mem mem, uin
 
 sim_time_t hca_dma_write(struct hca *h, sim_time_t t, enum hca_mem mem, uint32_t bytes)
 {
-	if (!h->f->p.host_model || !bytes)
+	if (!h->host_on || !bytes)
 		return t;
 	return host_dma_write(&h->host, t, mem, bytes);
 }
 
 sim_time_t hca_cqe_time(struct hca *h, sim_time_t t, sim_time_t after)
 {
-	if (!h->f->p.host_model)
+	if (!h->host_on)
 		return t > after ? t : after;
 	return host_cqe(&h->host, t, after);
 }
@@ -689,7 +689,7 @@ int hca_post_send_msg(struct hca_qp *qp, const struct hca_send_wr *wr, int32_t m
 	/* The doorbell and the WQE fetch (inline data rides in the WQE), then
 	 * the HCA's own processing. */
 	w->ready = h->f->eng.now;
-	if (h->f->p.host_model)
+	if (h->host_on)
 		w->ready = host_post(&h->host, w->ready,
 				     (wr->send_flags & HCA_SEND_INLINE) ? wr->sg.length : 0,
 				     !(wr->send_flags & HCA_SEND_LIST) ? HOST_POST_ALONE :
@@ -1155,6 +1155,8 @@ int hca_init(struct fab *f, struct fab_node *n)
 	h->port = port > 0 ? n->ports[port] : NULL;
 	h->hint = f->eng.prefetch && h->port;	/* the ports are registered: the look-ahead is decided */
 	h->lid = port > 0 ? net_lid_of(f->net, n->idx, port) : 0;
+	/* a SHARP aggregation node is the switch's own: no PCIe, no host */
+	h->host_on = f->p.host_model && !f->net->nodes[n->idx].agg;
 	sim_heap_init(&h->timers);
 	sim_wake_init(&h->wake);
 	host_init(&h->host, &f->p.host);

@@ -260,6 +260,8 @@ struct hca {
 	uint16_t active_vls;
 	bool in_take;			/* building a packet: do not kick the port */
 	bool hint;			/* keep port->tx_hint (hca_hint_next): the look-ahead runs */
+	bool host_on;			/* host.model, and a host behind it (not a switch's
+					 * SHARP aggregation node): PCIe, DMA, CQE costs */
 	struct hca_qp *cur[PORT_NVL] __attribute__((aligned(32)));
 	/* line 2, after cur[12..15]: what every packet received reads (it
 	 * finds its QP; the fabric comes from the port, qp_resp_receive) */

@@ -176,7 +176,7 @@ bool qp_req_has_packet(struct hca_qp *qp)
 		next_req(qp, &op, &payload, &first, &last);
 		ready = hca_dma_ready(qp->hca, &w->dma, w->mem, swqe_len(w), qp->seg_off,
 				      qp->seg_off + payload, qp->mtu);
-		if (qp->hca->f->p.host_model)
+		if (qp->hca->host_on)
 			prefetch_next(qp, w, qp->seg_off + payload);
 		if (ready < w->ready)
 			ready = w->ready;

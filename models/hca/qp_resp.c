@@ -127,7 +127,7 @@ static void read_engine(struct hca_qp *qp)
 	uint32_t mtu = qp->mtu, window = qp->hca->f->p.hca_dma_window;
 	uint64_t ahead = 0, chunk = (uint64_t)window * mtu;
 
-	if (!qp->hca->f->p.host_model)
+	if (!qp->hca->host_on)
 		return;
 	for (uint32_t i = 0; i < qp->rsp_n; i++) {
 		struct hca_resp *r = &qp->rsp[rsp_slot(qp, i)];
@@ -296,7 +296,7 @@ static void copy_in(struct fab *f, struct hca_qp *qp, struct hca_mr *mr, uint64_
 	 * large fabric is a cache miss per packet. The checks are
 	 * hca_dma_write()'s and hca_mr_ptr()'s.
 	 */
-	if (f->p.host_model && p->payload)
+	if (h->host_on && p->payload)
 		vis = hca_dma_write(h, now, mr ? mr->mem : HCA_MEM_HOST, p->payload);
 	if (p->data && p->payload && (dst = hca_mr_ptr(mr, va)) != NULL) {
 		/* the verbs shim makes the bytes appear when they are visible */
@@ -509,7 +509,7 @@ static bool exec_atomic(struct fab *f, struct hca_qp *qp, struct pkt *p)
 		return false;
 	/* The HCA reads the 8 bytes over PCIe before it can answer; the
 	 * write of the new value is posted behind it. */
-	if (f->p.host_model) {
+	if (h->host_on) {
 		r->dma.done = host_dma_read(&h->host, f->eng.now, mr->mem, 8);
 		hca_dma_write(h, r->dma.done, mr->mem, 8);
 	}

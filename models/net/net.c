@@ -307,7 +307,7 @@ static void hosts_rebuild(struct net *n)
 	n->host_list = h;
 	n->host_count = 0;
 	for (int i = 0; i < n->nnodes; i++)
-		if (n->nodes[i].type == NET_CA && net_first_port(n, i) >= 0)
+		if (n->nodes[i].type == NET_CA && !n->nodes[i].agg && net_first_port(n, i) >= 0)
 			h[n->host_count++] = i;
 	n->hosts_valid = true;
 }
@@ -319,7 +319,7 @@ int net_nhosts(const struct net *n)
 	if (n->hosts_valid)
 		return n->host_count;
 	for (int i = 0; i < n->nnodes; i++)
-		if (n->nodes[i].type == NET_CA && net_first_port(n, i) >= 0)
+		if (n->nodes[i].type == NET_CA && !n->nodes[i].agg && net_first_port(n, i) >= 0)
 			k++;
 	return k;
 }
@@ -331,7 +331,7 @@ int net_host(const struct net *n, int k)
 	if (n->hosts_valid)
 		return k < n->host_count ? n->host_list[k] : -1;
 	for (int i = 0; i < n->nnodes; i++)
-		if (n->nodes[i].type == NET_CA && net_first_port(n, i) >= 0 && k-- == 0)
+		if (n->nodes[i].type == NET_CA && !n->nodes[i].agg && net_first_port(n, i) >= 0 && k-- == 0)
 			return i;
 	return -1;
 }

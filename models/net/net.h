@@ -35,6 +35,10 @@ struct net_port {
 	uint16_t lid;		/* CA ports: own LID; switches: 0 (use node lid) */
 	int line;		/* line in the source file that declared it (0: none) */
 	const char *file;	/* ... and that file (points into net->files; NULL: none) */
+	/* a cable inside a switch, to its SHARP aggregation node
+	 * (models/sm/sm_sharp.c): its width is the aggregation manager's,
+	 * which link.width does not override */
+	bool internal;
 };
 
 struct net_node {
@@ -50,6 +54,9 @@ struct net_node {
 	uint32_t lft_len;
 	int line;		/* line of the node header in its file */
 	const char *file;	/* file that declared it (points into net->files) */
+	/* a CA that is a switch's SHARP aggregation node (sm_sharp.c), not a
+	 * host: no rank or traffic pattern is placed on it */
+	bool agg;
 };
 
 /*
@@ -109,7 +116,8 @@ int net_find(const struct net *n, const char *id);
  * the k-th host (net_host(k)). Returns the node index or -1.
  */
 int net_find_host(const struct net *n, const char *name);
-/* Number of CA nodes with at least one connected port ("hosts"), and the k-th. */
+/* Number of CA nodes with at least one connected port ("hosts"; a switch's
+ * aggregation node is none), and the k-th. */
 int net_nhosts(const struct net *n);
 int net_host(const struct net *n, int k);
 /* First connected port of a node, or -1. */

@@ -128,13 +128,22 @@ int port_init(struct fab *f, struct port *pt)
 {
 	const struct fab_params *p = &f->p;
 	bool hca = pt->node->type != NET_SWITCH;
+	/* Both ends of a SHARP aggregation node's port carry one stream per
+	 * 4x of its width: each stream gets a cable's buffer, or the credits
+	 * would cap them (the buffer must cover rate x round trip). */
+	bool internal = f->net->nodes[pt->node->idx].ports[pt->port_no].internal;
+	uint32_t scale = internal && pt->rate.lanes > 4 ? pt->rate.lanes / 4u : 1u;
 
 	pt->wire_head = pt->wire_tail = SIM_POOL_NIL;
+	/* a switch input feeds switch.speedup outputs at once; an aggregation
+	 * node's port every child at once (the switch replicates its result) */
+	pt->speedup = internal ? pt->rate.lanes : p->sw_speedup;
 	port_fc_ring_init(&pt->fcq);
 	for (int v = 0; v < PORT_NVL; v++) {
 		pt->vl[v].inq.head = pt->vl[v].inq.tail = SIM_POOL_NIL;
 		if (v < p->vls)
-			pt->vl[v].rx_cap = (hca ? p->hca_buf_bytes : p->vl_buf_bytes) / IB_BLOCK_BYTES;
+			pt->vl[v].rx_cap = scale * ((hca ? p->hca_buf_bytes : p->vl_buf_bytes) /
+						    IB_BLOCK_BYTES);
 	}
 	pt->vl[15].rx_cap = p->vl15_buf_bytes / IB_BLOCK_BYTES;
 	ib_vlarb_init(&pt->vlarb, p);

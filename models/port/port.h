@@ -230,6 +230,8 @@ struct port {
 	bool down : 1;			/* its link is down (a fault): what it sends and
 					 * what reaches it is lost (port_set_down) */
 	uint8_t in_flight;		/* switch input: packets it is feeding to outputs now */
+	uint8_t speedup;		/* switch input: in_flight's limit (switch.speedup; a
+					 * SHARP aggregation node's port: the streams it carries) */
 	/* a switch port */
 	uint8_t tx_src_vl;
 	uint8_t tx_src_blocks;

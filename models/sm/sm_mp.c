@@ -55,7 +55,8 @@ static int levels(const struct net *net, uint16_t *level, int *queue, int *order
 
 	for (int i = 0; i < net->nnodes; i++) {
 		level[i] = FAR;
-		if (net->nodes[i].type == NET_SWITCH)
+		/* a switch's aggregation node (SHARP) does not make it a leaf */
+		if (net->nodes[i].type == NET_SWITCH || net->nodes[i].agg)
 			continue;
 		for (int pp = 1; pp <= net->nodes[i].nports; pp++) {
 			int sw = peer_switch(net, i, pp);

@@ -366,11 +366,11 @@ static __attribute__((noinline)) void receive_modes(struct port *in, uint32_t id
 		if ((*voq_cnt(n, in->port_no, p->vl, out))++)
 			return;		/* the output knows of the input's packets */
 		voq_has(n, in->port_no, p->vl)[out >> 6] |= 1ULL << (out & 63);
-		if (in->in_flight < f->p.sw_speedup) {
+		if (in->in_flight < in->speedup) {
 			req_set(n, out, p->vl, in->port_no);
 			port_kick(n->ports[out]);
 		}
-	} else if (in->vl[p->vl].inq.len == 1 && in->in_flight < f->p.sw_speedup) {
+	} else if (in->vl[p->vl].inq.len == 1 && in->in_flight < in->speedup) {
 		req_set(n, out, p->vl, in->port_no);
 		port_kick(n->ports[out]);
 	}
@@ -392,7 +392,7 @@ void sw_receive(struct port *in, uint32_t idx)
 	enqueue(f, n, in, p, idx, out);
 	SIM_LOG(SIM_LOG_SWITCH, f->eng.now, "node %d in %u vl %u dlid %u -> out %u (queue %u)",
 		n->idx, in->port_no, p->vl, p->dlid, out, in->vl[p->vl].inq.len);
-	if (in->vl[p->vl].inq.len == 1 && in->in_flight < f->p.sw_speedup) {
+	if (in->vl[p->vl].inq.len == 1 && in->in_flight < in->speedup) {
 		req_set(n, out, p->vl, in->port_no);
 		port_kick(n->ports[out]);
 	}
@@ -482,7 +482,7 @@ static uint32_t voq_take(struct port *out, struct port *in, struct pkt *p, uint3
 	out->tx_src = in;
 	out->tx_src_vl = vl;
 	out->tx_src_blocks = p->blocks;
-	if (++in->in_flight >= f->p.sw_speedup)
+	if (++in->in_flight >= in->speedup)
 		voq_withdraw(in);
 	return idx;
 }
@@ -512,7 +512,7 @@ uint32_t sw_take(struct port *out, uint8_t chosen, uint32_t idx)
 	out->tx_src = in;
 	out->tx_src_vl = vl;
 	out->tx_src_blocks = p->blocks;
-	if (++in->in_flight >= f->p.sw_speedup) {
+	if (++in->in_flight >= in->speedup) {
 		/* The input feeds all it can: withdraw its other heads. */
 		for (uint16_t m = in->inq_vls; m; m &= (uint16_t)(m - 1)) {
 			int v = __builtin_ctz(m);
@@ -536,11 +536,10 @@ uint32_t sw_take(struct port *out, uint8_t chosen, uint32_t idx)
 void sw_sent(struct port *out)
 {
 	struct port *in = out->tx_src;
-	struct fab *f = out->fab;
 
 	port_rx_free(in, out->tx_src_vl, out->tx_src_blocks);
 	/* Back below the speedup: the heads withdrawn at the limit ask again. */
-	if (in->in_flight-- == f->p.sw_speedup)
+	if (in->in_flight-- == in->speedup)
 		input_request(in, out);
 }
 

@@ -53,7 +53,41 @@ static void variants_init(void)
 	}
 }
 
-/* A trace of nranks ranks holding one collective (op 0) over all of them. */
+/*
+ * A SHARP tree for collnet, as the aggregation manager would give a fat
+ * tree of leaves of 4 hosts: rank r on node r, the aggregation node of
+ * leaf r / 4 above it, leaves in groups of 4 under a middle node, every
+ * middle node under one root (3 levels; a small job's tree is cut to its
+ * lowest node covering all members).
+ */
+static void give_tree(struct trace *t)
+{
+	int32_t n = t->nranks, nl = (n + 3) / 4, nm = (nl + 3) / 4, na = nl + nm + 1;
+	int32_t *parent = malloc((size_t)na * sizeof(*parent));
+	int32_t *ra = malloc((size_t)n * sizeof(*ra));
+	int *node = malloc((size_t)na * sizeof(*node));
+	struct sim_diag d;
+
+	CU_ASSERT_FATAL(parent && ra && node);
+	free(t->rank_node);
+	t->rank_node = malloc((size_t)n * sizeof(*t->rank_node));
+	CU_ASSERT_FATAL(t->rank_node != NULL);
+	for (int32_t r = 0; r < n; r++) {
+		t->rank_node[r] = r;
+		ra[r] = r / 4;
+	}
+	for (int32_t a = 0; a < na; a++) {
+		node[a] = n + a;
+		parent[a] = a < nl ? nl + a / 4 : a < nl + nm ? na - 1 : -1;
+	}
+	CU_ASSERT_FATAL(trace_set_agg(t, na, node, parent, ra, &d) == 0);
+	free(parent);
+	free(ra);
+	free(node);
+}
+
+/* A trace of nranks ranks holding one collective (op 0) over all of them
+ * (and a SHARP tree, for collnet). */
 static void one_coll(struct trace *t, uint32_t nranks, enum trace_coll coll,
 		     enum trace_algo algo, uint64_t bytes, uint32_t chunks, uint32_t channels,
 		     int32_t root)
@@ -68,6 +102,7 @@ static void one_coll(struct trace *t, uint32_t nranks, enum trace_coll coll,
 	trace_init(t);
 	CU_ASSERT_FATAL(trace_set_ranks(t, (int32_t)nranks, &d) == 0);
 	CU_ASSERT_FATAL(trace_add_op(t, &o, NULL, 0, &d) == 0);
+	give_tree(t);
 }
 
 static int lower_ok(const struct trace *t, struct trace_program *p)
@@ -173,6 +208,7 @@ static void test_sub_communicator(void)
 
 		trace_init(&t);
 		CU_ASSERT_FATAL(trace_set_ranks(&t, 12, &d) == 0);
+		give_tree(&t);
 		comm = trace_add_comm(&t, members, SIM_ARRAY_SIZE(members), &d);
 		CU_ASSERT_FATAL(comm == 1);
 		o.comm = (uint32_t)comm;
@@ -182,6 +218,9 @@ static void test_sub_communicator(void)
 		for (uint32_t s = 0; s < p.nsteps; s++) {
 			bool in = false, in2 = false;
 
+			/* collnet's aggregation nodes are endpoints >= nranks */
+			in = p.steps[s].rank >= t.nranks;
+			in2 = p.steps[s].peer >= t.nranks;
 			for (size_t m = 0; m < SIM_ARRAY_SIZE(members); m++) {
 				in |= p.steps[s].rank == members[m];
 				in2 |= p.steps[s].peer == members[m];
@@ -1042,6 +1081,60 @@ static void test_big_ring_fast(void)
 	trace_free(&t);
 }
 
+/* collnet: 16 ranks under 4 leaves of a 3-level tree cut to its 2 lower
+ * levels (4 leaf nodes + the middle one); K = S / 512 KiB; 2K(N + nx - 1)
+ * steps, up to the tree and down; a member's chunk c waits for its result
+ * of chunk c - 8; without a tree it is refused. */
+static void test_collnet(void)
+{
+	struct trace t;
+	struct trace_program p;
+	struct sim_diag d;
+	uint32_t up = 0, down = 0, waits = 0;
+
+	one_coll(&t, 16, TRACE_ALLREDUCE, TRACE_ALGO_COLLNET, 8u << 20, 1, 1, 0);
+	CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+	CU_ASSERT_EQUAL(p.op_nchunks[0], 16);
+	CU_ASSERT_EQUAL(p.nsteps, 2u * 16 * (16 + 5 - 1));
+	CU_ASSERT_EQUAL(check_ok(&p, 0), 0);
+	for (uint32_t s = 0; s < p.nsteps; s++) {
+		const struct trace_step *st = &p.steps[s];
+
+		CU_ASSERT_EQUAL(st->bytes, 512u << 10);
+		up += st->data == TD_REDUCE;
+		down += st->data == TD_COPY;
+		/* the middle node (endpoint 16 + 4) is the root: the tree's
+		 * top (16 + 5) takes no part */
+		CU_ASSERT(st->rank != 21 && st->peer != 21);
+		if (st->data == TD_REDUCE && st->rank < 16 && st->chunk >= 8) {
+			/* its own result of chunk - 8 */
+			bool w = false;
+
+			for (uint32_t k = 0; k < st->ndeps; k++) {
+				const struct trace_step *dd = &p.steps[p.deps[st->dep_off + k]];
+
+				w |= dd->peer == st->rank && dd->chunk == st->chunk - 8 &&
+				     dd->data == TD_COPY;
+			}
+			waits += w;
+		}
+	}
+	CU_ASSERT_EQUAL(up, 16u * 20);
+	CU_ASSERT_EQUAL(down, 16u * 20);
+	CU_ASSERT_EQUAL(waits, 16u * 8);
+	trace_program_free(&p);
+	/* no tree: refused, saying what it needs */
+	free(t.agg_parent);
+	t.agg_parent = NULL;
+	t.nagg = 0;
+	trace_program_init(&p, &t);
+	sim_diag_clear(&d);
+	CU_ASSERT_NOT_EQUAL(trace_lower(&t, &p, &d), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "needs SHARP"));
+	trace_program_free(&p);
+	trace_free(&t);
+}
+
 static void test_busbw(void)
 {
 	CU_ASSERT_DOUBLE_EQUAL(coll_busbw_factor(TRACE_ALLREDUCE, 8), 2.0 * 7 / 8, 1e-12);
@@ -1102,6 +1195,7 @@ static const struct test_case tests[] = {
 	{ "the native format end to end", test_lower_native },
 	{ "lowering is deterministic", test_deterministic },
 	{ "128 ranks x 8 channels x 4 chunks lowers fast", test_big_ring_fast },
+	{ "collnet: up the SHARP tree and down, 8 chunks in flight", test_collnet },
 	{ "busbw factors", test_busbw },
 	{ NULL, NULL },
 };

@@ -1,0 +1,91 @@
+#!/bin/bash
+# sharp.sh - SHARP in-network allreduce (algo=collnet), as a user runs it:
+#  - on 16 and 128 hosts (fattree-16, fattree-128) a large collnet allreduce
+#    reaches about 2(N-1)/N times the ring's algorithm bandwidth (within
+#    10%): each host link carries the buffer once each way, not 2(N-1)/N
+#    times; its algorithm bandwidth is near the link rate (25 GB/s at 4xHDR);
+#  - a small one (8 B) takes one trip up the tree and one down whatever N:
+#    16 and 128 hosts within 10% of each other, between two host-to-host
+#    messages across the tree and 2H messages through one switch (H = 2
+#    levels of aggregation nodes), and a tenth of the ring's time or less;
+#  - the summary and the JSON say where the tree is and what it reduced
+#    (K chunks x (members + aggregation nodes - 1) reductions);
+#  - ib.sharp=on makes algo=auto allreduces collnet on InfiniBand, not on
+#    RoCE; algo=collnet on RoCE is refused, naming the trace's line.
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
+EX="$IBFAB_SRC/topologies/examples"
+
+run() {	# name, topology, trace text, then more arguments
+	local name=$1 topo=$2 text=$3
+	shift 3
+	printf '%b' "$text" > "$tmp/$name.trace"
+	"$IBFAB" run --reproducible --topo "$EX/$topo" --trace "$tmp/$name.trace" \
+		--json "$tmp/$name.json" "$@" > "$tmp/$name.txt" 2>&1 ||
+		fail "ibfab run $name: $(tail -2 "$tmp/$name.txt")"
+}
+
+run cn16 fattree-16.topo 'ranks 16\nallreduce 64MiB algo=collnet\n'
+run ring16 fattree-16.topo 'ranks 16\nallreduce 64MiB algo=ring\n'
+run cn128 fattree-128.topo 'ranks 128\nallreduce 64MiB algo=collnet\n'
+run ring128 fattree-128.topo 'ranks 128\nallreduce 64MiB algo=ring\n'
+run small16 fattree-16.topo 'ranks 16\nallreduce 8B algo=collnet\n'
+run small128 fattree-128.topo 'ranks 128\nallreduce 8B algo=collnet\n'
+run smallring fattree-128.topo 'ranks 128\nallreduce 8B algo=ring\n'
+run auto_ib fattree-16.topo 'ranks 16\nallreduce 8B\n' --set ib.sharp=on
+run auto_roce fattree-16.topo 'ranks 16\nallreduce 8B\n' --set ib.sharp=on --set fabric=roce
+for p in "h0 h1" "h0 h15"; do
+	set -- $p
+	"$IBFAB" run --reproducible --topo "$EX/fattree-16.topo" --json "$tmp/p2p_$2.json" \
+		--traffic "p2p:src=$1,dst=$2,size=8B" > /dev/null || fail "p2p $p"
+done
+grep -q "^sharp  *5 aggregation nodes, 2 levels, root in spine0 aggregation node" "$tmp/cn16.txt" ||
+	fail "no sharp line: $(cat "$tmp/cn16.txt")"
+grep -q "^sharp " "$tmp/auto_ib.txt" || fail "ib.sharp=on did not make auto collnet"
+grep -q "^sharp " "$tmp/auto_roce.txt" && fail "ib.sharp=on made a tree on RoCE"
+
+python3 - "$tmp" <<'PY' || fail "SHARP figures"
+import json, sys
+d = sys.argv[1]
+j = {k: json.load(open(f"{d}/{k}.json")) for k in
+     ["cn16", "ring16", "cn128", "ring128", "small16", "small128", "smallring",
+      "auto_ib", "auto_roce", "p2p_h1", "p2p_h15"]}
+ok = True
+def coll(k):
+    return j[k]["collectives"][0]
+for n, cn, ring in ((16, "cn16", "ring16"), (128, "cn128", "ring128")):
+    want = 2 * (n - 1) / n
+    got = coll(cn)["algbw_gbps"] / coll(ring)["algbw_gbps"]
+    alg = coll(cn)["algbw_gbps"]
+    print(f"{n} hosts: collnet {alg:.2f} GB/s, ring {coll(ring)['algbw_gbps']:.2f}: "
+          f"ratio {got:.3f}, 2(N-1)/N = {want:.3f}")
+    if abs(got / want - 1) > 0.10 or alg < 0.9 * 25:
+        print("  not within 10%"); ok = False
+    if coll(cn)["algorithm"] != "collnet (SHARP)":
+        print("  algorithm", coll(cn)["algorithm"]); ok = False
+s = j["cn16"]["sharp"]
+K, n, nx = 128, 16, 5
+if (s["aggregation_nodes"], s["levels"], s["reductions"], s["bytes_reduced"]) != \
+        (nx, 2, K * (n + nx - 1), (n + nx - 1) * 64 * 2**20):
+    print("sharp object", s); ok = False
+t16 = coll("small16")["end_ps"] - coll("small16")["start_ps"]
+t128 = coll("small128")["end_ps"] - coll("small128")["start_ps"]
+tring = coll("smallring")["end_ps"] - coll("smallring")["start_ps"]
+one = j["p2p_h1"]["completion_ps"]["max"]
+across = j["p2p_h15"]["completion_ps"]["max"]
+print(f"8 B: collnet {t16/1e6:.3f} us (16 hosts), {t128/1e6:.3f} us (128), ring {tring/1e6:.3f} us; "
+      f"p2p one switch {one/1e6:.3f} us, across {across/1e6:.3f} us")
+if abs(t128 / t16 - 1) > 0.10 or not (2 * across <= t16 <= 4 * one) or t128 * 10 > tring:
+    print("  small allreduce not one trip up and down"); ok = False
+if coll("auto_ib")["algorithm"] != "collnet (SHARP)" or coll("auto_roce")["algorithm"] == "collnet (SHARP)":
+    print("  auto:", coll("auto_ib")["algorithm"], coll("auto_roce")["algorithm"]); ok = False
+sys.exit(0 if ok else 1)
+PY
+
+printf 'ranks 16\nallreduce 1MiB algo=collnet\n' > "$tmp/roce.trace"
+if "$IBFAB" run --topo "$EX/fattree-16.topo" --trace "$tmp/roce.trace" --set fabric=roce \
+	> "$tmp/roce.out" 2>&1; then
+	fail "collnet on RoCE was accepted"
+fi
+grep -q "roce.trace:2: allreduce algo=collnet is SHARP" "$tmp/roce.out" ||
+	fail "collnet on RoCE: $(cat "$tmp/roce.out")"
+finish

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * coll_collnet.c - allreduce in the network: SHARP (NVIDIA's Scalable
+ * Hierarchical Aggregation and Reduction Protocol; Graham et al., "Scalable
+ * Hierarchical Aggregation Protocol (SHArP): A Hardware Architecture for
+ * Efficient Data Reduction", COMHPC 2016), as NCCL's CollNet uses it.
+ *
+ * The fabric's aggregation manager (models/sm/sm_sharp.c) gives the job a
+ * tree of aggregation nodes, one in each switch on the way from the job's
+ * leaf switches to a root switch; trace.h holds it (rank_agg, agg_parent).
+ * For one allreduce over a communicator the tree is cut to what its members
+ * need: the aggregation nodes above some member, from the lowest one that
+ * covers them all. Then for every chunk c of the buffer:
+ *
+ *   up    each member sends its chunk c to the aggregation node of its leaf
+ *         switch (TD_REDUCE); an aggregation node that has every child's
+ *         chunk c sends the sum to its parent;
+ *   down  the root, once it has every child's chunk c, sends the result to
+ *         each child (TD_COPY); an aggregation node passes what it gets from
+ *         its parent to each of its children.
+ *
+ * Streaming aggregation (SHARPv2's SAT, for large messages): the chunks
+ * follow each other up and down the tree, so with K chunks of S/K bytes
+ *
+ *	T ~ (K + 2H - 1) (S/K) / B + 2H a
+ *
+ * with H the tree's height (members at 0), B the link rate and a a hop's
+ * latency: every host link carries S once each way, where a ring carries
+ * 2(N-1)/N S each way, so the algorithm bandwidth is about 2(N-1)/N times
+ * the ring's. A small allreduce (one chunk: SHARP's low-latency mode) takes
+ * one trip up the tree and one down, whatever N.
+ *
+ * Chunks: at least the trace's chunks=, and at most 512 KiB each (NCCL's
+ * buffer of NCCL_BUFFSIZE = 4 MiB in NCCL_STEPS = 8 slots, the size of one
+ * CollNet step). Buffers: a member has at most 8 chunks in the tree at once
+ * (NCCL_STEPS): it sends chunk c after it has the result of chunk c - 8,
+ * which also bounds what an aggregation node holds. Left out: the switch's
+ * reduction latency beyond its transport's (an aggregation node is an HCA
+ * without a host behind it, see docs/sharp.md), the limit of one active
+ * streaming tree per Quantum switch (ops on one tree are not serialised),
+ * and reductions of other data types than bytes.
+ */
+#include "traces/coll.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define COLLNET_CHUNK_MAX (512u << 10)	/* bytes: NCCL_BUFFSIZE / NCCL_STEPS */
+#define COLLNET_WINDOW 8u		/* chunks a member has in the tree: NCCL_STEPS */
+
+static int collnet_err(struct coll_ctx *c, const char *msg)
+{
+	return sim_diag_set(c->d, c->op->file, c->op->line, 0, "%s", msg);
+}
+
+/*
+ * The endpoints: members 0..n-1, then the aggregation nodes the members
+ * need, in the tree's order. up[] and height[] as coll.h says.
+ */
+static int collnet_endpoints(struct coll_ctx *c)
+{
+	const struct trace *t = c->t;
+	int32_t na = t->nagg, root;
+	int32_t *ep = NULL;		/* aggregation node -> endpoint, -1 unused */
+	uint32_t *kids = NULL;		/* used children per aggregation node */
+	uint32_t e;
+
+	if (na < 1 || !t->rank_agg || !t->agg_parent)
+		return collnet_err(c, "allreduce algo=collnet needs SHARP: an InfiniBand fabric (fabric=ib) whose switches aggregate (the run gives the job a tree when a collective asks for collnet, or with --set ib.sharp=on)");
+	if (c->n < 2)
+		return 0;	/* nothing to reduce: no steps, as a ring of one */
+	ep = malloc((size_t)na * sizeof(*ep));
+	kids = calloc((size_t)na, sizeof(*kids));
+	if (!ep || !kids)
+		goto oom;
+	for (int32_t a = 0; a < na; a++)
+		ep[a] = -1;
+	/* every aggregation node above a member: used; count each one's children */
+	for (uint32_t m = 0; m < c->n; m++) {
+		int32_t a = t->rank_agg[c->ranks[m]];
+
+		if (a < 0 || a >= na)
+			goto bad;
+		kids[a]++;
+		for (uint32_t hop = 0; ep[a] < 0; hop++) {
+			int32_t p = t->agg_parent[a];
+
+			if (hop > (uint32_t)na || p >= na)
+				goto bad;
+			ep[a] = 0;
+			if (p < 0)
+				break;
+			kids[p]++;
+			a = p;
+		}
+	}
+	/* the lowest aggregation node that covers every member: from the
+	 * tree's root down while a node has one child and it is another node */
+	for (root = 0; root < na && !(ep[root] == 0 && t->agg_parent[root] < 0); root++)
+		;
+	if (root == na)
+		goto bad;
+	for (;;) {
+		int32_t only = -1, used = 0;
+
+		for (int32_t a = 0; a < na; a++)
+			if (ep[a] == 0 && t->agg_parent[a] == root) {
+				only = a;
+				used++;
+			}
+		if (used != 1 || kids[root] != 1)
+			break;
+		ep[root] = -1;	/* a pass-through: above every member */
+		root = only;
+	}
+	for (int32_t a = 0; a < na; a++)
+		if (ep[a] == 0)
+			c->nx++;
+	c->xranks = malloc((size_t)c->nx * sizeof(*c->xranks));
+	c->up = malloc(((size_t)c->n + c->nx) * sizeof(*c->up));
+	c->height = calloc((size_t)c->n + c->nx, sizeof(*c->height));
+	if (!c->xranks || !c->up || !c->height)
+		goto oom;
+	e = c->n;
+	for (int32_t a = 0; a < na; a++)
+		if (ep[a] == 0) {
+			c->xranks[e - c->n] = t->nranks + a;
+			ep[a] = (int32_t)e++;
+		}
+	for (uint32_t m = 0; m < c->n; m++)
+		c->up[m] = (uint32_t)ep[t->rank_agg[c->ranks[m]]];
+	for (int32_t a = 0; a < na; a++)
+		if (ep[a] >= 0)
+			c->up[ep[a]] = a == root ? COLL_NONE : (uint32_t)ep[t->agg_parent[a]];
+	/* heights: a node is one above its highest child; the tree has at
+	 * most nx levels, so nx passes settle it */
+	for (uint32_t pass = 0; pass <= c->nx; pass++)
+		for (uint32_t x = 0; x < c->n + c->nx; x++)
+			if (c->up[x] != COLL_NONE && c->height[c->up[x]] < c->height[x] + 1)
+				c->height[c->up[x]] = c->height[x] + 1;
+	free(ep);
+	free(kids);
+	return 0;
+bad:
+	free(ep);
+	free(kids);
+	return collnet_err(c, "internal error: the SHARP tree does not reach every member");
+oom:
+	free(ep);
+	free(kids);
+	return collnet_err(c, "out of memory");
+}
+
+static uint32_t collnet_nchunks(const struct coll_ctx *c)
+{
+	uint64_t k = (c->bytes + COLLNET_CHUNK_MAX - 1) / COLLNET_CHUNK_MAX;
+
+	if (k < c->pieces)
+		k = c->pieces;
+	if (!k)
+		k = 1;
+	return k > UINT32_MAX ? 0 : (uint32_t)k;
+}
+
+static uint64_t collnet_nsteps(const struct coll_ctx *c)
+{
+	if (c->n < 2)
+		return 0;
+	/* every endpoint but the root: one transfer up and one down per chunk */
+	return 2ull * c->nchunks * (c->n + c->nx - 1);
+}
+
+static uint32_t tree_height(const struct coll_ctx *c)
+{
+	uint32_t h = 0;
+
+	for (uint32_t x = 0; x < c->n + c->nx; x++)
+		if (c->height[x] > h)
+			h = c->height[x];
+	return h;
+}
+
+static int collnet_lower(struct coll_ctx *c)
+{
+	const uint32_t E = c->n + c->nx, K = c->nchunks, W = COLLNET_WINDOW;
+	uint32_t H, *order = NULL, *upstep = NULL, *downstep = NULL, *win = NULL;
+	uint32_t *koff = NULL, *kid = NULL;	/* children of e: kid[koff[e] .. koff[e + 1]) */
+	int rc = -1;
+
+	if (c->n < 2)
+		return 0;
+	H = tree_height(c);
+	koff = calloc((size_t)E + 1, sizeof(*koff));
+	kid = malloc((size_t)E * sizeof(*kid));
+	order = malloc((size_t)E * sizeof(*order));
+	upstep = malloc((size_t)E * sizeof(*upstep));	/* e's transfer up, this chunk */
+	downstep = malloc((size_t)E * sizeof(*downstep));	/* the transfer into e, down */
+	win = malloc((size_t)c->n * W * sizeof(*win));	/* member's results, last W chunks */
+	if (!koff || !kid || !order || !upstep || !downstep || !win) {
+		collnet_err(c, "out of memory");
+		goto out;
+	}
+	for (uint32_t e = 0; e < E; e++)
+		if (c->up[e] != COLL_NONE)
+			koff[c->up[e] + 1]++;
+	for (uint32_t e = 0; e < E; e++)
+		koff[e + 1] += koff[e];
+	for (uint32_t e = 0, *fill = upstep; e < E; e++)	/* upstep: scratch here */
+		fill[e] = koff[e];
+	for (uint32_t e = 0; e < E; e++)	/* in endpoint order: members first */
+		if (c->up[e] != COLL_NONE)
+			kid[upstep[c->up[e]]++] = e;
+	/* endpoints by height, then index: children before parents */
+	for (uint32_t x = 0, k = 0; k <= H; k++)
+		for (uint32_t e = 0; e < E; e++)
+			if (c->height[e] == k)
+				order[x++] = e;
+	for (uint32_t q = 0; q < K; q++) {
+		/* up: each endpoint but the root, once its children's chunk is in */
+		for (uint32_t i = 0; i < E; i++) {
+			uint32_t e = order[i];
+
+			upstep[e] = COLL_NONE;
+			if (c->up[e] == COLL_NONE)
+				continue;
+			coll_dep_reset(c);
+			if (e < c->n) {
+				coll_dep_entry(c, e);
+				if (q >= W)	/* a slot of its buffer is free again */
+					coll_dep(c, win[e * W + q % W]);
+			} else {
+				for (uint32_t k = koff[e]; k < koff[e + 1]; k++)
+					coll_dep(c, upstep[kid[k]]);
+			}
+			upstep[e] = coll_emit(c, e, c->up[e], c->height[e] + 1, q, 1, TD_REDUCE);
+			if (upstep[e] == COLL_NONE)
+				goto out;
+		}
+		/* down: from the root, each node to its children */
+		for (uint32_t i = E; i-- > 0;) {
+			uint32_t a = order[i];
+
+			if (a < c->n)
+				continue;
+			for (uint32_t k = koff[a]; k < koff[a + 1]; k++) {
+				uint32_t ch = kid[k];
+
+				coll_dep_reset(c);
+				if (c->up[a] == COLL_NONE) {	/* the root: every child's sum */
+					for (uint32_t o = koff[a]; o < koff[a + 1]; o++)
+						coll_dep(c, upstep[kid[o]]);
+				} else {
+					coll_dep(c, downstep[a]);
+				}
+				downstep[ch] = coll_emit(c, a, ch, 2 * H - c->height[a] + 1, q, 1,
+							 TD_COPY);
+				if (downstep[ch] == COLL_NONE)
+					goto out;
+				if (ch < c->n)
+					win[ch * W + q % W] = downstep[ch];
+			}
+		}
+	}
+	rc = 0;
+out:
+	free(koff);
+	free(kid);
+	free(order);
+	free(upstep);
+	free(downstep);
+	free(win);
+	return rc;
+}
+
+static const char *collnet_phase(const struct coll_ctx *c, uint32_t phase)
+{
+	uint32_t H = tree_height(c);
+
+	/* phases 1..H up (a node's height + 1), H+1..2H down */
+	if (phase == 1)
+		return "member -> its leaf switch's aggregation node (reduce)";
+	if (phase <= H)
+		return "aggregation node -> its parent (reduce)";
+	if (phase == 2 * H)
+		return "leaf aggregation node -> member (result)";
+	return "aggregation node -> child (result)";
+}
+
+static void collnet_describe(const struct coll_ctx *c, FILE *out)
+{
+	uint32_t H = c->n < 2 ? 0 : tree_height(c);
+
+	fprintf(out,
+		"SHARP in-network allreduce (NCCL's CollNet): %" PRIu32 " aggregation nodes in the switches, a tree %" PRIu32
+		" high; each of %" PRIu32 " chunks goes up the tree, reduced at every node, and its result comes down.\n"
+		"T ~ (K + 2H - 1) (S/K) / B + 2H a: each host link carries S once each way (a ring: 2(N-1)/N S).\n"
+		"The aggregation nodes are endpoints %" PRId32 " and up (after the trace's ranks).\n",
+		c->nx, H, c->nchunks, c->t->nranks);
+}
+
+const struct coll_algo coll_collnet_allreduce = {
+	.name = "collnet (SHARP)",
+	.coll = TRACE_ALLREDUCE,
+	.algo = TRACE_ALGO_COLLNET,
+	.pipelines = true,
+	.endpoints = collnet_endpoints,
+	.nchunks = collnet_nchunks,
+	.nsteps = collnet_nsteps,
+	.lower = collnet_lower,
+	.phase_name = collnet_phase,
+	.describe = collnet_describe,
+};
