@@ -280,13 +280,16 @@ int sm_sharp_attach(struct net *n, const int32_t *member_node, int nmembers,
 
 		if (sn->type != NET_SWITCH || !sn->lft)
 			continue;
-		lft = realloc(sn->lft, (size_t)need + 1);
-		if (!lft)
-			goto oom;
-		for (uint32_t l = sn->lft_len; l <= need; l++)
-			lft[l] = SM_NO_ROUTE;
-		sn->lft = lft;
-		sn->lft_len = need + 1;
+		if (sn->lft_len <= need) {	/* room for the new LIDs */
+			lft = realloc(sn->lft, (size_t)need + 1);
+			if (!lft)
+				goto oom;
+			for (uint32_t l = sn->lft_len; l <= need; l++)
+				lft[l] = SM_NO_ROUTE;
+			sn->lft = lft;
+			sn->lft_len = need + 1;
+		}
+		lft = sn->lft;
 		for (int a = 0; a < na; a++) {
 			uint16_t lid = (uint16_t)(n->max_lid + 1 + a), swlid = n->nodes[t->sw[a]].lid;
 
