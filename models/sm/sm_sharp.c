@@ -197,8 +197,6 @@ int sm_sharp_attach(struct net *n, const int32_t *member_node, int nmembers,
 		t->parent[a] = parent[s] >= 0 ? agg_of[parent[s]] : -1;
 		if (parent[s] >= 0)
 			t->children[agg_of[parent[s]]]++;
-		else
-			t->root = a;
 		if (n->nodes[s].nports >= NET_MAX_PORTS) {
 			sim_diag_set(d, n->nodes[s].file, n->nodes[s].line, 0,
 				     "SHARP: switch '%s' has %d ports: no room for its aggregation node's",
@@ -211,14 +209,6 @@ int sm_sharp_attach(struct net *n, const int32_t *member_node, int nmembers,
 
 		member_agg[m] = a;
 		t->children[a]++;
-	}
-	for (int a = 0; a < na; a++) {
-		int h = 1;
-
-		for (int x = t->parent[a]; x >= 0; x = t->parent[x])
-			h++;
-		if (h > t->height)
-			t->height = h;
 	}
 	need = (uint32_t)n->max_lid + (uint32_t)na;
 	if (need > NET_LID_UCAST_MAX) {

@@ -18,8 +18,6 @@ struct sm_sharp_tree {
 	int *sw;		/* ... the switch it is in */
 	int32_t *parent;	/* ... the aggregation node above it, -1 at the root */
 	uint32_t *children;	/* ... members and aggregation nodes below it */
-	int root;		/* the root's index */
-	int height;		/* levels of aggregation nodes (1: one switch) */
 };
 
 /*
