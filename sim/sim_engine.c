@@ -49,7 +49,9 @@ void sim_heap_free(struct sim_heap *h)
 int sim_heap_push(struct sim_heap *h, const struct sim_event *e)
 {
 	if (h->n == h->cap) {
-		size_t cap = h->cap ? h->cap * 2 : 256;
+		/* from 16: every HCA has a heap of timers that holds a few, and
+		 * 256 each were 12 MB on 1,024 hosts */
+		size_t cap = h->cap ? h->cap * 2 : 16;
 		struct sim_event *nev = sim_mem_realloc(h->ev, cap * sizeof(*nev));
 
 		if (!nev)

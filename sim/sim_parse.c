@@ -324,6 +324,15 @@ int sim_parse_bool(const char *s, bool *out, char *err, size_t errlen)
 	return fail(err, errlen, "expected on/off, true/false, yes/no or 1/0, got '%s'", s);
 }
 
+const char *sim_fmt_mem(uint64_t b, char *buf, size_t len)
+{
+	if (b >= (1ULL << 30))
+		snprintf(buf, len, "%.1f GiB", (double)b / (double)(1ULL << 30));
+	else
+		snprintf(buf, len, "%.1f MiB", (double)b / (double)(1ULL << 20));
+	return buf;
+}
+
 const char *sim_fmt_size(uint64_t bytes, char *buf, size_t len)
 {
 	static const char *const names[] = { "B", "KiB", "MiB", "GiB", "TiB" };

@@ -55,6 +55,8 @@ int sim_parse_bool(const char *s, bool *out, char *err, size_t errlen);
  * same number with sim_parse_size().
  */
 const char *sim_fmt_size(uint64_t bytes, char *buf, size_t len);
+/* An amount of memory for a message, to a tenth: "54.9 MiB", "10.7 GiB". */
+const char *sim_fmt_mem(uint64_t bytes, char *buf, size_t len);
 /* The first n names (n < 0: up to a NULL) as a message lists them: "a",
  * "a or b", "a, b or c". Messages print the table that owns the names
  * rather than a copy typed beside it. Returns buf. */

@@ -212,23 +212,19 @@ static void run_stats(const struct cli_report *r, struct run_stats *s)
 	if (r->tres)		/* a replayed trace ends with its last step */
 		s->t.end_ps = r->tres->end_ps;
 	sim_samples_init(&cs);
-	if (r->prog && r->tres && !r->tres->flows_built) {
-		/* A replay whose flow list was not built (nothing lists flows):
-		 * its transfer steps are the flows trace_results_flows() would
-		 * make, each delivered at its end. An allocation failure only
-		 * loses percentiles, not the run. */
-		for (size_t i = 0; i < r->prog->nsteps; i++)
-			if (r->prog->steps[i].kind == TS_XFER) {
-				s->n_total++;
-				s->n_done++;
-				sim_samples_add(&cs, r->tres->step[i].end - r->tres->step[i].start);
-			}
-	}
 	/* the traffic's: kept by the fabric as its messages finish, whichever
 	 * form the list has (a replay's flows are not the fabric's messages) */
 	struct sim_samples *ct = &cs;
 
-	if (!r->prog) {
+	if (r->prog && r->tres && !r->tres->flows_built) {
+		/* A replay whose flow list was not built (nothing lists flows):
+		 * its transfer steps are the flows trace_results_flows() would
+		 * make, each delivered at its end, their times kept as they
+		 * finished. The quantiles reorder the samples, not their
+		 * values: the results are not const, only this view of them. */
+		s->n_total = s->n_done = r->tres->xfer_times.n;
+		ct = (struct sim_samples *)&r->tres->xfer_times;
+	} else if (!r->prog) {
 		s->n_total = r->msgs->n;
 		ct = fab_completions(r->fab, &s->n_done);
 	} else if (!r->tres || r->tres->flows_built) {
@@ -692,12 +688,26 @@ static const struct fab_msg *msg_next(const struct cli_report *r, struct msg_ite
 		const struct trace_program *p = r->prog;
 		const int32_t *node = p->trace->rank_node;
 
-		while (it->s < p->nsteps && p->steps[it->s].kind != TS_XFER)
-			it->s++;
+		struct trace_step stmp;
+		struct trace_step_time ttmp;
+		const struct trace_step *st = NULL;
+		const uint32_t *deps;
+		uint32_t buf[TRACE_STEP_MAXDEPS];
+
+		for (; it->s < p->nsteps; it->s++) {
+			st = trace_program_step(p, (uint32_t)it->s, &stmp, &deps, buf);
+			if (st->kind == TS_XFER)
+				break;
+		}
 		if (it->s == p->nsteps)
 			return NULL;
-		const struct trace_step *st = &p->steps[it->s];
-		const struct trace_step_time *tt = &r->tres->step[it->s++];
+		const struct trace_step_time *tt = trace_results_time(r->tres, (uint32_t)it->s++,
+								      &ttmp);
+
+		if (!tt) {
+			it->err = true;
+			return NULL;
+		}
 
 		it->tmp = (struct fab_msg){
 			.src = (uint32_t)node[st->rank], .dst = (uint32_t)node[st->peer],
@@ -1223,12 +1233,15 @@ sim_time_t cli_trace_estimate_ps(const struct net *net, const struct fab_params 
 	if (bound_init(&b, net, p, prog->nsteps))
 		return 0;
 	for (size_t s = 0; s < prog->nsteps; s++) {
-		const struct trace_step *st = &prog->steps[s];
+		struct trace_step tmp;
+		const uint32_t *deps;
+		uint32_t buf[TRACE_STEP_MAXDEPS];
+		const struct trace_step *st = trace_program_step(prog, (uint32_t)s, &tmp, &deps, buf);
 		uint32_t src = (uint32_t)node[st->rank], dst = (uint32_t)node[st->peer];
 		sim_time_t base = 0;
 
 		for (uint32_t j = 0; j < st->ndeps; j++) {
-			uint32_t d = prog->deps[st->dep_off + j];
+			uint32_t d = deps[j];
 
 			if (d < s && b.end[d] > base)
 				base = b.end[d];

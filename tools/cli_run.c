@@ -675,6 +675,16 @@ static int load_trace(struct cli_run *c)
 		return -1;
 	trace_program_init(&c->prog, &c->trace);
 	c->prog.max_bytes = c->p.max_memory;
+	/*
+	 * Collectives whose algorithm describes each step by itself are made
+	 * as the replay reaches them (not for --explain, which prints them
+	 * from the program, nor `ibfab compare`, which keeps the flows). The
+	 * outputs that list every step's times - the JSON document's and
+	 * flows.csv's flows, the timeline, SHARP's peak - read them back from
+	 * a file the replay writes as the steps finish.
+	 */
+	c->prog.lazy = c->o->streamed && !c->o->explain;
+	c->prog.keep_times = c->o->json || c->o->csv || c->o->timeline || c->trace.nagg;
 	if (trace_lower(&c->trace, &c->prog, &c->d))
 		return -1;
 	c->traffic = &c->o->trace;
@@ -1071,7 +1081,10 @@ static int check_routes(struct cli_run *c)
 		for (int32_t r = 0; r < ne; r++)
 			last[r] = -1;
 		for (size_t s = 0; s < p->nsteps && !rcode; s++) {
-			const struct trace_step *st = &p->steps[s];
+			struct trace_step tmp;
+			const uint32_t *deps;
+			uint32_t buf[TRACE_STEP_MAXDEPS];
+			const struct trace_step *st = trace_program_step(p, (uint32_t)s, &tmp, &deps, buf);
 
 			if (st->kind != TS_XFER || last[st->rank] == st->peer)
 				continue;

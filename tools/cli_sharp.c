@@ -95,6 +95,10 @@ static bool sharp_use(const struct trace_program *p, const struct trace_results 
 	const struct trace *t = p ? p->trace : NULL;
 	size_t *cnt, *off;
 	struct ev *v;
+	struct trace_step stmp;
+	struct trace_step_time ttmp;
+	const uint32_t *deps;
+	uint32_t buf[TRACE_STEP_MAXDEPS];
 
 	memset(u, 0, sizeof(*u));
 	u->root = u->peak_node = -1;
@@ -115,7 +119,7 @@ static bool sharp_use(const struct trace_program *p, const struct trace_results 
 	if (!cnt || !off)
 		goto out;
 	for (size_t s = 0; s < p->nsteps; s++) {
-		const struct trace_step *st = &p->steps[s];
+		const struct trace_step *st = trace_program_step(p, (uint32_t)s, &stmp, &deps, buf);
 
 		if (st->kind != TS_XFER || st->data != TD_REDUCE || st->peer < t->nranks)
 			continue;
@@ -123,7 +127,7 @@ static bool sharp_use(const struct trace_program *p, const struct trace_results 
 		u->bytes += st->bytes;
 		cnt[st->peer - t->nranks]++;
 	}
-	if (!r || !r->step)
+	if (!r || (!r->step && !r->spill))
 		goto out;
 	for (int32_t a = 0; a < t->nagg; a++)
 		off[a + 1] = off[a] + 2 * cnt[a];
@@ -132,14 +136,19 @@ static bool sharp_use(const struct trace_program *p, const struct trace_results 
 		goto out;
 	memset(cnt, 0, ((size_t)t->nagg + 1) * sizeof(*cnt));
 	for (size_t s = 0; s < p->nsteps; s++) {
-		const struct trace_step *st = &p->steps[s];
+		const struct trace_step *st = trace_program_step(p, (uint32_t)s, &stmp, &deps, buf);
+		const struct trace_step_time *tt;
 		int32_t a;
 
 		if (st->kind != TS_XFER || st->data != TD_REDUCE || st->peer < t->nranks)
 			continue;
+		if (!(tt = trace_results_time(r, (uint32_t)s, &ttmp))) {
+			free(v);
+			goto out;	/* a read error: no peak, the rest stands */
+		}
 		a = st->peer - t->nranks;
-		v[off[a] + cnt[a]++] = (struct ev){ r->step[s].start, 1 };
-		v[off[a] + cnt[a]++] = (struct ev){ r->step[s].end, -1 };
+		v[off[a] + cnt[a]++] = (struct ev){ tt->start, 1 };
+		v[off[a] + cnt[a]++] = (struct ev){ tt->end, -1 };
 	}
 	for (int32_t a = 0; a < t->nagg; a++) {
 		int32_t now = 0;

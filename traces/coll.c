@@ -192,7 +192,16 @@ static int ctx_sizes(struct coll_ctx *c, const struct trace_op *o, struct sim_di
 			      " channels cuts the buffer into %" PRIu32 " chunks; at most %u",
 			      trace_coll_names[o->coll], c->algo->name, c->n, c->channels,
 			      c->nchunks, COLL_MAX_RANGE_CHUNKS);
-	if (c->algo->nsteps(c) > COLL_MAX_STEPS)
+	if (c->p && c->p->lazy && c->algo->gen) {
+		/* lazy: nothing is stored, only the numbering must fit (a step's
+		 * index travels in 32 bits: the immediate data) */
+		if (c->algo->nsteps(c) > (uint64_t)INT32_MAX - c->p->nsteps)
+			return op_err(d, o, "%s %s over %" PRIu32 " ranks, %" PRIu32 " channels x %" PRIu32
+				      " chunks would take %" PRIu64 " transfers, past the %zu a program may still number (2^31 - 1 in all): use fewer chunks or channels",
+				      trace_coll_names[o->coll], c->algo->name, c->n, c->channels,
+				      c->pieces, c->algo->nsteps(c),
+				      (size_t)INT32_MAX - c->p->nsteps);
+	} else if (c->algo->nsteps(c) > COLL_MAX_STEPS)
 		return op_err(d, o, "%s %s over %" PRIu32 " ranks, %" PRIu32 " channels x %" PRIu32
 			      " chunks would take %" PRIu64 " transfers (at most %llu): use fewer chunks or channels",
 			      trace_coll_names[o->coll], c->algo->name, c->n, c->channels,
@@ -327,6 +336,46 @@ static void dep_unique(struct coll_ctx *c)
 	c->dn = n;
 }
 
+/* The endpoints, bytes and chunk encoding of a transfer of chunks
+ * [first, first + count) from member `from` to `to`. */
+static void step_fill(const struct coll_ctx *c, uint32_t from, uint32_t to, uint32_t first,
+		      uint32_t count, struct trace_step *s)
+{
+	s->rank = from < c->n ? c->ranks[from] : c->xranks[from - c->n];
+	s->peer = to < c->n ? c->ranks[to] : c->xranks[to - c->n];
+	if (count == 1)		/* the common case, without a division */
+		s->bytes = c->chunk_bytes + (first < c->chunk_rem);
+	else
+		s->bytes = coll_run_bytes(c->bytes, c->nchunks, first, count);
+	s->chunk = first + (count - 1) * c->nchunks;
+}
+
+void coll_gen_step(const struct coll_ctx *c, const struct coll_gstep *g, struct trace_step *s)
+{
+	*s = (struct trace_step){
+		.kind = TS_XFER, .op = c->op_index, .phase = g->phase, .data = g->data,
+	};
+	step_fill(c, g->from, g->to, g->first, g->count, s);
+}
+
+int coll_lower_gen(struct coll_ctx *c)
+{
+	const uint64_t base = c->p->nsteps, n = c->algo->nsteps(c);
+	struct coll_gstep g;
+
+	for (uint64_t k = 0; k < n; k++) {
+		c->algo->gen(c, k, &g);
+		coll_dep_reset(c);
+		if (g.entry)
+			coll_dep_entry(c, g.from);
+		for (uint32_t j = 0; j < g.ndeps; j++)
+			coll_dep(c, (uint32_t)(base + g.deps[j]));
+		if (coll_emit(c, g.from, g.to, g.phase, g.first, g.count, g.data) == COLL_NONE)
+			return -1;
+	}
+	return 0;
+}
+
 uint32_t coll_emit(struct coll_ctx *c, uint32_t from, uint32_t to, uint32_t phase,
 		   uint32_t first, uint32_t count, enum trace_data data)
 {
@@ -353,13 +402,7 @@ uint32_t coll_emit(struct coll_ctx *c, uint32_t from, uint32_t to, uint32_t phas
 		       c->nchunks);
 		return COLL_NONE;
 	}
-	s.rank = from < c->n ? c->ranks[from] : c->xranks[from - c->n];
-	s.peer = to < c->n ? c->ranks[to] : c->xranks[to - c->n];
-	if (count == 1)		/* the common case, without a division */
-		s.bytes = c->chunk_bytes + (first < c->chunk_rem);
-	else
-		s.bytes = coll_run_bytes(c->bytes, c->nchunks, first, count);
-	s.chunk = first + (count - 1) * c->nchunks;
+	step_fill(c, from, to, first, count, &s);
 	dep_unique(c);
 	ix = trace_program_append(c->p, &s, c->dv, c->dn);
 	c->dn = 0;
@@ -440,9 +483,100 @@ oom:
 /* Back to the program as it was before an op: nothing half-written. */
 static void program_undo(struct trace_program *p, size_t nsteps, size_t ndeps, size_t njoins)
 {
+	p->nstored -= p->nsteps - nsteps;	/* the op's joins: lazy ops are added last */
 	p->nsteps = nsteps;
 	p->ndeps = ndeps;
 	p->njoins = njoins;
+}
+
+/*
+ * Record op c as lazy: steps [first, first + n) of p, described by the
+ * algorithm when asked (coll_lazy_step). The context keeps what that
+ * needs - the members, the buffer model, its own copy of the entries -
+ * and nothing of the lowering's scratch.
+ */
+static int lazy_add(struct trace_program *p, const struct coll_ctx *c, size_t first, uint64_t n)
+{
+	struct coll_ctx *z = malloc(sizeof(*z));
+	size_t ne = c->eoff ? c->eoff[c->n] : 0, before = 0;
+
+	if (!z)
+		return -1;
+	*z = *c;
+	z->d = NULL;
+	z->dv = NULL;
+	z->dn = z->dcap = 0;
+	z->eoff = NULL;
+	z->esteps = NULL;
+	z->xranks = NULL;
+	z->up = z->height = NULL;
+	z->nx = 0;
+	if (c->eoff) {
+		uint32_t *eo = malloc(((size_t)c->n + 1) * sizeof(*eo));
+		uint32_t *es = malloc((ne ? ne : 1) * sizeof(*es));
+
+		z->eoff = eo;
+		z->esteps = es;
+		if (!eo || !es)
+			goto oom;
+		memcpy(eo, c->eoff, ((size_t)c->n + 1) * sizeof(*eo));
+		if (ne)		/* esteps may be NULL when no member waits */
+			memcpy(es, c->esteps, ne * sizeof(*es));
+	}
+	if (c->nx) {	/* an algorithm's extra endpoints (none lazy yet, but kept) */
+		z->xranks = malloc(c->nx * sizeof(*z->xranks));
+		if (!z->xranks)
+			goto oom;
+		memcpy(z->xranks, c->xranks, c->nx * sizeof(*z->xranks));
+		z->nx = c->nx;
+	}
+	if (sim_grow((void **)&p->lz, &p->lz_cap, p->nlz + 1, sizeof(*p->lz)))
+		goto oom;
+	if (p->nlz)
+		before = p->lz[p->nlz - 1].before + p->lz[p->nlz - 1].n;
+	p->lz[p->nlz++] = (struct trace_lazy){
+		.op = c->op_index, .first = (uint32_t)first, .n = (uint32_t)n,
+		.before = (uint32_t)before, .reach = c->algo->reach(c), .c = z,
+	};
+	p->nsteps += n;
+	return 0;
+oom:
+	coll_lazy_free(z);
+	return -1;
+}
+
+void coll_lazy_free(struct coll_ctx *z)
+{
+	if (!z)
+		return;
+	free((void *)z->eoff);
+	free((void *)z->esteps);
+	coll_ctx_fini(z);
+	free(z);
+}
+
+void coll_lazy_step(const struct coll_ctx *c, uint64_t k, uint32_t first, struct trace_step *s,
+		    const uint32_t **deps, uint32_t *buf)
+{
+	struct coll_gstep g;
+
+	c->algo->gen(c, k, &g);
+	coll_gen_step(c, &g, s);
+	s->dep_off = 0;
+	if (g.entry) {		/* the member's entry list: sorted and unique */
+		*deps = c->eoff ? c->esteps + c->eoff[g.from] : buf;
+		s->ndeps = c->eoff ? c->eoff[g.from + 1] - c->eoff[g.from] : 0;
+		return;
+	}
+	for (uint32_t j = 0; j < g.ndeps; j++) {	/* in order, as coll_emit sorts them */
+		uint32_t x = first + (uint32_t)g.deps[j], m = j;
+
+		for (; m > 0 && buf[m - 1] > x; m--)
+			buf[m] = buf[m - 1];
+		buf[m] = x;
+	}
+	s->ndeps = g.ndeps;
+	*deps = buf;
 }
 
 int coll_lower_entries(const struct trace *t, uint32_t op_index, struct trace_program *p,
@@ -476,6 +610,21 @@ int coll_lower_entries(const struct trace *t, uint32_t op_index, struct trace_pr
 	c.esteps = esteps;
 	nentry = eoff ? eoff[c.n] : 0;
 	nsteps = c.algo->nsteps(&c);
+	if (p->lazy && c.algo->gen) {
+		rc = lazy_add(p, &c, first_step, nsteps);
+		coll_ctx_fini(&c);
+		free(jeoff);
+		free(jes);
+		if (rc) {
+			program_undo(p, undo_step, undo_dep, undo_joins);
+			return op_err(d, c.op, "out of memory lowering %s",
+				      trace_coll_names[c.op->coll]);
+		}
+		p->op_first[op_index] = (uint32_t)first_step;
+		p->op_nsteps[op_index] = (uint32_t)nsteps;
+		p->op_nchunks[op_index] = c.nchunks;
+		return 0;
+	}
 	/* Every step waits for two or three others (its data, its own previous
 	 * step), plus the entries: reserving once keeps a million-step ring
 	 * from being copied by realloc on the way. */

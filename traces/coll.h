@@ -54,12 +54,12 @@
 
 /* Chunk runs are encoded in 32 bits as first + (count - 1) * K: K <= 2^16. */
 #define COLL_MAX_RANGE_CHUNKS 65536u
-/* A collective lowered into more transfers than this is refused, so that a
- * typo cannot ask for terabytes: a step costs about 105 bytes from its
- * lowering to the report (the step 56, its times 32, dependencies and the
- * replay's counters; 105 measured on a 2,048-rank ring), so 2^28
- * steps is about 28 GB. A ring allreduce over 8,192 ranks is 2^27 - 2^14
- * steps (14 GB); 128 ranks x 8 channels x 4 chunks is 2^20. */
+/* A stored collective lowered into more transfers than this is refused,
+ * so that a typo cannot ask for terabytes: a stored step costs about 100
+ * bytes from its lowering to the report (trace.h, TRACE_STEP_BYTES), so
+ * 2^28 steps is about 27 GB; 128 ranks x 8 channels x 4 chunks is 2^20.
+ * A collective lowered lazily stores none: it may number up to 2^31 - 1
+ * (a ring allreduce over 32,768 ranks is 2^31 - 2^16). */
 #define COLL_MAX_STEPS (1ull << 28)
 /* The reduction check keeps one bit per (rank, chunk, contribution): it
  * refuses to run past this much memory rather than thrash. */
@@ -102,6 +102,19 @@ struct coll_ctx {
 	uint32_t *up, *height;
 };
 
+/*
+ * Step k of a collective, as an algorithm that can describe each step by
+ * itself gives it (coll_algo.gen): what coll_emit() takes, and what it
+ * waits for - member `from`'s entry, or earlier steps of the op (by k).
+ */
+struct coll_gstep {
+	uint32_t from, to, phase, first, count;
+	enum trace_data data;
+	bool entry;
+	uint32_t ndeps;
+	uint64_t deps[2];
+};
+
 struct coll_algo {
 	const char *name;	/* as --explain names it: "ring", "double binary tree" */
 	enum trace_coll coll;
@@ -115,6 +128,14 @@ struct coll_algo {
 	uint32_t (*nchunks)(const struct coll_ctx *c);	/* K */
 	uint64_t (*nsteps)(const struct coll_ctx *c);	/* transfers it emits, exactly */
 	int (*lower)(struct coll_ctx *c);
+	/*
+	 * Optional: step k (0 <= k < nsteps) by itself, for lazy lowering
+	 * (trace_program.lazy), and reach: no step waits for one more than
+	 * reach steps before it. An algorithm with gen lowers eagerly with
+	 * coll_lower_gen, so both ways make the same steps.
+	 */
+	void (*gen)(const struct coll_ctx *c, uint64_t k, struct coll_gstep *g);
+	uint64_t (*reach)(const struct coll_ctx *c);
 	/* a name for phase (the algorithm's step number) in --explain */
 	const char *(*phase_name)(const struct coll_ctx *c, uint32_t phase);
 	/* the closed form, for --explain's header (docs/collectives.md) */
@@ -161,10 +182,10 @@ static inline int trace_program_append(struct trace_program *p, const struct tra
 	for (uint32_t k = 0; k < ndeps; k++)
 		if (deps[k] >= p->nsteps)
 			return -1;
-	if ((p->nsteps >= p->steps_cap || p->ndeps + ndeps > p->deps_cap) &&
+	if ((p->nstored >= p->steps_cap || p->ndeps + ndeps > p->deps_cap) &&
 	    trace_program_reserve(p, 1, ndeps))
 		return -1;
-	st = &p->steps[p->nsteps];
+	st = &p->steps[p->nstored++];
 	*st = *s;
 	st->dep_off = (uint32_t)p->ndeps;
 	st->ndeps = ndeps;
@@ -215,6 +236,19 @@ void coll_dep_entry(struct coll_ctx *c, uint32_t member);
  */
 uint32_t coll_emit(struct coll_ctx *c, uint32_t from, uint32_t to, uint32_t phase,
 		   uint32_t first, uint32_t count, enum trace_data data);
+
+/* coll_algo.lower for an algorithm with gen: every step in order. */
+int coll_lower_gen(struct coll_ctx *c);
+/* The step coll_emit() would append for g (without its dependencies):
+ * what a lazy op's step k is. */
+void coll_gen_step(const struct coll_ctx *c, const struct coll_gstep *g, struct trace_step *s);
+
+/* A lazy op's step k (its steps start at `first`), its dependencies in
+ * *deps (the member's entry list, or buf: TRACE_STEP_MAXDEPS); and the
+ * context's release (trace_program_free). */
+void coll_lazy_step(const struct coll_ctx *c, uint64_t k, uint32_t first, struct trace_step *s,
+		    const uint32_t **deps, uint32_t *buf);
+void coll_lazy_free(struct coll_ctx *z);
 
 /* floor(log2 x) and ceil(log2 x), x >= 1 */
 static inline uint32_t coll_flog2(uint32_t x)

@@ -46,55 +46,76 @@ static uint32_t a2a_chunk(const struct coll_ctx *c, uint32_t h, uint32_t s, uint
 	return (h * c->n + s) * c->pieces + q;
 }
 
-static int direct_lower(struct coll_ctx *c)
+/*
+ * Both schedules describe each step by itself (coll_algo.gen), so they
+ * can be lowered lazily. direct, piece-major (piece q of every message,
+ * then piece q + 1): step k = ((q Ch + h) N + s)(N - 1) + j - 1 sends
+ * piece q of channel h from s to s + j, after the same message's piece
+ * q - 1, one piece-round (Ch N (N-1) steps) earlier.
+ */
+static void direct_gen(const struct coll_ctx *c, uint64_t k, struct coll_gstep *g)
 {
-	const uint32_t N = c->n, P = c->pieces, Ch = c->channels;
-	const uint64_t base = c->p->nsteps;
+	const uint32_t N = c->n, Ch = c->channels;
+	const uint64_t per = (uint64_t)Ch * N * (N - 1);
+	const uint32_t q = (uint32_t)(k / per);
+	const uint64_t m = k % per / (N - 1);	/* h N + s */
+	const uint32_t h = (uint32_t)(m / N), s = (uint32_t)(m % N);
+	const uint32_t j = (uint32_t)(k % (N - 1)) + 1;
 
-	/* piece-major: piece q of every message, then piece q + 1 */
-	for (uint32_t q = 0; q < P; q++)
-		for (uint32_t h = 0; h < Ch; h++)
-			for (uint32_t s = 0; s < N; s++)
-				for (uint32_t j = 1; j < N; j++) {
-					coll_dep_reset(c);
-					if (!q)
-						coll_dep_entry(c, s);
-					else
-						coll_dep(c, (uint32_t)(base + (((uint64_t)(q - 1) * Ch + h) * N + s) *
-								       (N - 1) + (j - 1)));
-					if (coll_emit(c, s, (s + j) % N, q + 1, a2a_chunk(c, h, s, q), 1,
-						      TD_COPY) == COLL_NONE)
-						return -1;
-				}
-	return 0;
+	g->from = s;
+	g->to = (s + j) % N;
+	g->phase = q + 1;
+	g->first = a2a_chunk(c, h, s, q);
+	g->count = 1;
+	g->data = TD_COPY;
+	g->entry = !q;
+	g->ndeps = q ? 1 : 0;
+	g->deps[0] = k - per;
 }
 
-static int pairwise_lower(struct coll_ctx *c)
+static uint64_t direct_reach(const struct coll_ctx *c)
+{
+	return (uint64_t)c->channels * c->n * (c->n - 1);
+}
+
+/*
+ * pairwise, round-major: step k = (((r - 1) P + q) Ch + h) N + s is piece
+ * q of round r from s to s + r, after its previous piece or, for the
+ * first, after the previous round's send and receive of s have landed.
+ */
+static void pairwise_gen(const struct coll_ctx *c, uint64_t k, struct coll_gstep *g)
 {
 	const uint32_t N = c->n, P = c->pieces, Ch = c->channels;
-	const uint64_t base = c->p->nsteps;
-#define IDX(k, q, h, s) ((uint32_t)(base + ((((uint64_t)(k) - 1) * P + (q)) * Ch + (h)) * N + (s)))
+	const uint32_t s = (uint32_t)(k % N), h = (uint32_t)(k / N % Ch);
+	const uint32_t q = (uint32_t)(k / ((uint64_t)N * Ch) % P);
+	const uint32_t r = (uint32_t)(k / ((uint64_t)N * Ch * P)) + 1;
+#define IDX(r_, q_, s_) (((((uint64_t)(r_) - 1) * P + (q_)) * Ch + h) * N + (s_))
 
-	for (uint32_t k = 1; k < N; k++)
-		for (uint32_t q = 0; q < P; q++)
-			for (uint32_t h = 0; h < Ch; h++)
-				for (uint32_t s = 0; s < N; s++) {
-					coll_dep_reset(c);
-					if (q) {
-						coll_dep(c, IDX(k, q - 1, h, s));
-					} else if (k == 1) {
-						coll_dep_entry(c, s);
-					} else {
-						/* the previous round's send and receive, both landed */
-						coll_dep(c, IDX(k - 1, P - 1, h, s));
-						coll_dep(c, IDX(k - 1, P - 1, h, (s + N - (k - 1)) % N));
-					}
-					if (coll_emit(c, s, (s + k) % N, k, a2a_chunk(c, h, s, q), 1,
-						      TD_COPY) == COLL_NONE)
-						return -1;
-				}
+	g->from = s;
+	g->to = (s + r) % N;
+	g->phase = r;
+	g->first = a2a_chunk(c, h, s, q);
+	g->count = 1;
+	g->data = TD_COPY;
+	g->entry = !q && r == 1;
+	g->ndeps = 0;
+	if (q) {
+		g->ndeps = 1;
+		g->deps[0] = IDX(r, q - 1, s);
+	} else if (r > 1) {
+		/* the previous round's send and receive, both landed */
+		g->ndeps = 2;
+		g->deps[0] = IDX(r - 1, P - 1, s);
+		g->deps[1] = IDX(r - 1, P - 1, (s + N - (r - 1)) % N);
+	}
 #undef IDX
-	return 0;
+}
+
+/* A piece's next piece is Ch N steps on; a round's first piece waits for
+ * the previous round's last, at most Ch N + N - 1 back. */
+static uint64_t pairwise_reach(const struct coll_ctx *c)
+{
+	return (uint64_t)c->channels * c->n + c->n;
 }
 
 static const char *direct_phase(const struct coll_ctx *c, uint32_t phase)
@@ -139,7 +160,9 @@ const struct coll_algo coll_direct_alltoall = {
 	.multichannel = true,
 	.nchunks = a2a_nchunks,
 	.nsteps = a2a_nsteps,
-	.lower = direct_lower,
+	.lower = coll_lower_gen,
+	.gen = direct_gen,
+	.reach = direct_reach,
 	.phase_name = direct_phase,
 	.describe = direct_describe,
 };
@@ -153,7 +176,9 @@ const struct coll_algo coll_pairwise_alltoall = {
 	.multichannel = true,
 	.nchunks = a2a_nchunks,
 	.nsteps = a2a_nsteps,
-	.lower = pairwise_lower,
+	.lower = coll_lower_gen,
+	.gen = pairwise_gen,
+	.reach = pairwise_reach,
 	.phase_name = pairwise_phase,
 	.describe = pairwise_describe,
 };

@@ -67,46 +67,49 @@ static uint64_t ring_nsteps(const struct coll_ctx *c)
 	return (uint64_t)(nrs + nag) * c->channels * c->pieces * c->n;
 }
 
-static int ring_lower(struct coll_ctx *c)
+/*
+ * Step k, round-major (round, then chunk flow, then ring position), so a
+ * step's dependencies (the previous round) come before it and --explain
+ * reads in time order: k = (round F + f) N + i. The ring describes every
+ * step by itself, so it can be lowered lazily (trace_program.lazy).
+ */
+static void ring_gen(const struct coll_ctx *c, uint64_t k, struct coll_gstep *g)
 {
 	const uint32_t N = c->n, P = c->pieces, F = c->channels * c->pieces;
-	const uint64_t base = c->p->nsteps;
-	uint32_t nrs, nag;
+	const uint64_t per = (uint64_t)F * N;
+	const uint32_t r = (uint32_t)(k / per), f = (uint32_t)(k % per / N), i = (uint32_t)(k % N);
+	const uint32_t h = f / P, q = f % P;
+	uint32_t nrs, nag, seg;
 
 	ring_rounds(c, &nrs, &nag);
-	/* Round-major, so a step's dependencies (the previous round) are
-	 * already in the program, and --explain reads in time order. */
-	for (uint32_t k = 0; k < nrs + nag; k++) {
-		for (uint32_t f = 0; f < F; f++) {
-			uint32_t h = f / P, q = f % P;
-
-			for (uint32_t i = 0; i < N; i++) {
-				uint32_t seg, chunk;
-				enum trace_data data;
-
-				if (k < nrs) {
-					seg = (i + 2 * N - 1 - k) % N;
-					data = TD_REDUCE;
-				} else {
-					seg = (i + N - (k - nrs)) % N;
-					data = TD_COPY;
-				}
-				chunk = (h * N + seg) * P + q;
-				coll_dep_reset(c);
-				if (!k) {
-					coll_dep_entry(c, i);
-				} else {
-					uint64_t prev = base + ((uint64_t)(k - 1) * F + f) * N;
-
-					coll_dep(c, (uint32_t)(prev + (i + N - 1) % N));	/* its data */
-					coll_dep(c, (uint32_t)(prev + i));		/* its own last step */
-				}
-				if (coll_emit(c, i, (i + 1) % N, k + 1, chunk, 1, data) == COLL_NONE)
-					return -1;
-			}
-		}
+	if (r < nrs) {
+		seg = (i + 2 * N - 1 - r) % N;
+		g->data = TD_REDUCE;
+	} else {
+		seg = (i + N - (r - nrs)) % N;
+		g->data = TD_COPY;
 	}
-	return 0;
+	g->from = i;
+	g->to = (i + 1) % N;
+	g->phase = r + 1;
+	g->first = (h * N + seg) * P + q;
+	g->count = 1;
+	g->entry = !r;
+	g->ndeps = 0;
+	if (r) {
+		uint64_t prev = ((uint64_t)(r - 1) * F + f) * N;
+
+		g->ndeps = 2;
+		g->deps[0] = prev + (i + N - 1) % N;	/* its data */
+		g->deps[1] = prev + i;			/* its own last step */
+	}
+}
+
+/* A step's dependents are its own next step and its successor's: one
+ * round (F N steps) and one position later at most. */
+static uint64_t ring_reach(const struct coll_ctx *c)
+{
+	return (uint64_t)c->channels * c->pieces * c->n + 1;
 }
 
 static const char *ring_phase(const struct coll_ctx *c, uint32_t phase)
@@ -140,7 +143,9 @@ const struct coll_algo coll_ring_allreduce = {
 	.multichannel = true,
 	.nchunks = ring_nchunks,
 	.nsteps = ring_nsteps,
-	.lower = ring_lower,
+	.lower = coll_lower_gen,
+	.gen = ring_gen,
+	.reach = ring_reach,
 	.phase_name = ring_phase,
 	.describe = ring_describe,
 };
@@ -154,7 +159,9 @@ const struct coll_algo coll_ring_reducescatter = {
 	.multichannel = true,
 	.nchunks = ring_nchunks,
 	.nsteps = ring_nsteps,
-	.lower = ring_lower,
+	.lower = coll_lower_gen,
+	.gen = ring_gen,
+	.reach = ring_reach,
 	.phase_name = ring_phase,
 	.describe = ring_describe,
 };
@@ -168,7 +175,9 @@ const struct coll_algo coll_ring_allgather = {
 	.multichannel = true,
 	.nchunks = ring_nchunks,
 	.nsteps = ring_nsteps,
-	.lower = ring_lower,
+	.lower = coll_lower_gen,
+	.gen = ring_gen,
+	.reach = ring_reach,
 	.phase_name = ring_phase,
 	.describe = ring_describe,
 };

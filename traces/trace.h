@@ -25,6 +25,8 @@
 #include "sim/sim.h"
 #include "sim/sim_diag.h"
 
+struct coll_ctx;
+
 /* ---- the trace ------------------------------------------------------------ */
 
 enum trace_kind {
@@ -187,9 +189,9 @@ enum trace_data { TD_NONE, TD_REDUCE, TD_COPY };
 
 /*
  * One step of a lowered program. A ring allreduce over N ranks has 2N(N-1)
- * of them, all held until the report (134M at 8,192 ranks), so the fields
- * are ordered widest first and the two enums are 8-bit fields: 48 bytes,
- * not 56.
+ * of them (134M at 8,192 ranks); stored, or held while in flight when
+ * lowered lazily, so the fields are ordered widest first and the two
+ * enums are 8-bit fields: 48 bytes, not 56.
  */
 struct trace_step {
 	uint64_t bytes;
@@ -208,10 +210,36 @@ struct trace_step {
 
 _Static_assert(sizeof(struct trace_step) == 48, "trace_step: 48 bytes");
 
+/*
+ * A collective lowered lazily (trace_program.lazy): its steps are
+ * [first, first + n) of the program's numbering, but none is stored; the
+ * algorithm describes any of them by its index (coll_algo.gen), and the
+ * replay makes them as it reaches them (trace_program_step()).
+ */
+struct trace_lazy {
+	uint32_t op;		/* the trace op */
+	uint32_t first, n;	/* its steps */
+	uint32_t before;	/* lazy steps before `first`: storage = index - before */
+	uint64_t reach;		/* a step's dependents are at most this far after it */
+	struct coll_ctx *c;	/* the algorithm's context with the members' entries (owned) */
+};
+
 struct trace_program {
 	const struct trace *trace;
+	/* the stored steps: all of them, unless some ops are lazy (steps
+	 * then holds the others, nstored of them, in program order) */
 	struct trace_step *steps;
 	size_t nsteps, steps_cap;
+	size_t nstored;
+	/* lower the collectives whose algorithm can describe its steps one by
+	 * one lazily (set before trace_lower): their steps cost nothing until
+	 * the replay reaches them, and nothing once it is past them */
+	bool lazy;
+	/* a lazy program's replay keeps every step's times (on disk) for the
+	 * outputs that list steps (trace_results_time) */
+	bool keep_times;
+	struct trace_lazy *lz;	/* in program order */
+	size_t nlz, lz_cap;
 	uint32_t *deps;
 	size_t ndeps, deps_cap;
 	size_t njoins;		/* TS_JOIN steps among nsteps: reports count the others */
@@ -226,13 +254,13 @@ struct trace_program {
 };
 
 /*
- * What one step costs from its lowering to the report: the step (48), its
- * times (struct trace_step_time, 32), and the replay's per-step arrays
- * (dependencies left, the dependents' offsets, the offsets' fill, the
- * critical path: 4 x 4), with about three dependencies each way (a ring
- * step waits for its data and its own previous step: 6 x 4). 120 bytes;
- * 105 were measured on a 2,048-rank ring. The flow list that --json,
- * flows.csv and `ibfab compare` ask for adds 80 bytes a transfer at the end.
+ * What one stored step costs from its lowering to the report: the step
+ * (48) and about three dependencies (12), its times (struct
+ * trace_step_time, 32, when the program is not lazy), the replay's list
+ * of the steps waiting for it (4) and its record while it is in flight
+ * (120 + 16, shared with the steps around it). 120 bytes, rounded up. A
+ * lazily lowered collective stores none: it counts the steps the replay
+ * holds of it at once (trace_lower_estimate).
  */
 #define TRACE_STEP_BYTES 120u
 
@@ -242,13 +270,29 @@ struct trace_program {
  * algorithm (coll_algo.nsteps; the few join steps a member may add are left
  * out). *bytes = steps x TRACE_STEP_BYTES. *big is the op with the most
  * steps (UINT32_MAX if none has any), *big_steps its count. An op lowering
- * would refuse counts 0.
+ * would refuse counts 0. `lazy` (trace_program.lazy): a collective lowered
+ * lazily counts the steps the replay holds of it at once, two reaches.
  */
-void trace_lower_estimate(const struct trace *t, uint64_t *steps, uint64_t *bytes,
+void trace_lower_estimate(const struct trace *t, bool lazy, uint64_t *steps, uint64_t *bytes,
 			  uint32_t *big, uint64_t *big_steps);
 /* Half of the memory this process may use: the machine's RAM, or less where
  * RLIMIT_AS, RLIMIT_DATA or a cgroup (memory.max) allows less. */
 uint64_t trace_mem_budget_default(void);
+
+/*
+ * Step s of the program, stored or lazy: the step, and its dependencies in
+ * *deps (pointing into the program, or into buf, which has room for
+ * TRACE_STEP_MAXDEPS). Lazy steps are made in `tmp`. NULL when s is out
+ * of range.
+ */
+#define TRACE_STEP_MAXDEPS 4
+const struct trace_step *trace_program_step(const struct trace_program *p, uint32_t s,
+					    struct trace_step *tmp, const uint32_t **deps,
+					    uint32_t *buf);
+/* The lazy op whose steps include s, or NULL (a stored step). */
+const struct trace_lazy *trace_program_lazy(const struct trace_program *p, uint32_t s);
+/* Where stored step s is in p->steps (s itself when nothing is lazy). */
+uint32_t trace_program_stored(const struct trace_program *p, uint32_t s);
 
 void trace_program_init(struct trace_program *p, const struct trace *t);
 void trace_program_free(struct trace_program *p);

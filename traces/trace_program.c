@@ -77,6 +77,11 @@ void trace_program_free(struct trace_program *p)
 	const struct trace *t = p->trace;
 	uint64_t max_bytes = p->max_bytes;
 
+	bool lazy = p->lazy, keep = p->keep_times;
+
+	for (size_t i = 0; i < p->nlz; i++)
+		coll_lazy_free(p->lz[i].c);
+	free(p->lz);
 	free(p->steps);
 	free(p->deps);
 	free(p->op_first);
@@ -85,6 +90,69 @@ void trace_program_free(struct trace_program *p)
 	/* empty again, for the same trace: a second free or a new lowering is safe */
 	trace_program_init(p, t);
 	p->max_bytes = max_bytes;
+	p->lazy = lazy;
+	p->keep_times = keep;
+}
+
+const struct trace_lazy *trace_program_lazy(const struct trace_program *p, uint32_t s)
+{
+	size_t lo = 0, hi = p->nlz;
+
+	while (lo < hi) {	/* the last lazy op that starts at or before s */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->lz[mid].first <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && s - p->lz[lo - 1].first < p->lz[lo - 1].n ? &p->lz[lo - 1] : NULL;
+}
+
+uint32_t trace_program_stored(const struct trace_program *p, uint32_t s)
+{
+	size_t lo = 0, hi = p->nlz;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->lz[mid].first <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? s - p->lz[lo - 1].before - p->lz[lo - 1].n : s;
+}
+
+const struct trace_step *trace_program_step(const struct trace_program *p, uint32_t s,
+					    struct trace_step *tmp, const uint32_t **deps,
+					    uint32_t *buf)
+{
+	size_t lo = 0, hi = p->nlz;
+	const struct trace_step *st;
+
+	if (s >= p->nsteps)
+		return NULL;
+	while (lo < hi) {	/* as trace_program_lazy, keeping the storage offset */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->lz[mid].first <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo) {
+		const struct trace_lazy *z = &p->lz[lo - 1];
+
+		if (s - z->first < z->n) {
+			coll_lazy_step(z->c, s - z->first, z->first, tmp, deps, buf);
+			return tmp;
+		}
+		s -= z->before + z->n;
+	}
+	st = &p->steps[s];
+	*deps = p->deps + st->dep_off;
+	return st;
 }
 
 
@@ -109,7 +177,7 @@ int trace_program_reserve(struct trace_program *p, size_t steps, size_t deps)
 {
 	size_t scap = p->steps_cap, dcap = p->deps_cap;
 
-	if (sim_grow((void **)&p->steps, &p->steps_cap, p->nsteps + steps, sizeof(*p->steps)) ||
+	if (sim_grow((void **)&p->steps, &p->steps_cap, p->nstored + steps, sizeof(*p->steps)) ||
 	    sim_grow((void **)&p->deps, &p->deps_cap, p->ndeps + deps, sizeof(*p->deps)))
 		return -1;
 	if (p->steps_cap != scap)
@@ -359,12 +427,18 @@ static int coll_exits(struct lower *L, uint32_t i)
 	const struct trace_program *p = L->p;
 	const struct trace_comm *cm = &L->t->comms[L->t->ops[i].comm];
 	uint32_t a = p->op_first[i], b = a + p->op_nsteps[i];
+	const struct trace_lazy *z = trace_program_lazy(p, a);
+	/* a step's marks come from the steps after it that wait for it: of a
+	 * lazy op, at most reach later, so a ring of reach + 1 marks will do */
+	uint64_t w = z && z->reach < b - a ? z->reach + 1 : b - a;
+	struct trace_step tmp;
+	uint32_t dbuf[TRACE_STEP_MAXDEPS];
 
 	if (sim_grow((void **)&L->sends, &L->sendscap, cm->n, 1) ||
-	    sim_grow((void **)&L->mark, &L->markcap, b - a + 1, 1))
+	    sim_grow((void **)&L->mark, &L->markcap, w + 1, 1))
 		return -1;
 	memset(L->sends, 0, cm->n);
-	memset(L->mark, 0, b - a);
+	memset(L->mark, 0, w);
 	/*
 	 * One pass, last step first: when a step is reached, every step that
 	 * could wait for it has been, so its marks are final (bit 0: a later
@@ -372,30 +446,37 @@ static int coll_exits(struct lower *L, uint32_t i)
 	 * receiver). A million-step ring is read once.
 	 */
 	for (uint32_t s = b; s-- > a;) {
-		const struct trace_step *st = &p->steps[s];
+		const uint32_t *deps;
+		const struct trace_step *st = trace_program_step(p, s, &tmp, &deps, dbuf);
+		uint8_t *mk = &L->mark[(s - a) % w];
+		uint8_t m = *mk;
 
+		*mk = 0;	/* free for step s - w */
 		if (st->kind != TS_XFER)
 			continue;
 		/* ranks only: an aggregation node (collnet) runs no later op */
 		if (st->rank < L->t->nranks)
 			L->sends[L->midx[st->rank]] = 1;
-		if (st->rank < L->t->nranks && !(L->mark[s - a] & 1) &&
-		    exit_push(L, st->rank, s))
+		if (st->rank < L->t->nranks && !(m & 1) && exit_push(L, st->rank, s))
 			return -1;
-		if (st->peer < L->t->nranks && !(L->mark[s - a] & 2) &&
-		    exit_push(L, st->peer, s))
+		if (st->peer < L->t->nranks && !(m & 2) && exit_push(L, st->peer, s))
 			return -1;
+		int32_t rk = st->rank, pr = st->peer;
+
 		for (uint32_t k = 0; k < st->ndeps; k++) {
-			uint32_t dd = p->deps[st->dep_off + k];
+			uint32_t dd = deps[k];
+			struct trace_step dtmp;
+			uint32_t ddbuf[TRACE_STEP_MAXDEPS];
+			const uint32_t *ddeps;
 			const struct trace_step *sd;
 
 			if (dd < a)
 				continue;
-			sd = &p->steps[dd];
-			if (sd->rank == st->rank || sd->rank == st->peer)
-				L->mark[dd - a] |= 1;
-			if (sd->peer == st->rank || sd->peer == st->peer)
-				L->mark[dd - a] |= 2;
+			sd = trace_program_step(p, dd, &dtmp, &ddeps, ddbuf);
+			if (sd->rank == rk || sd->rank == pr)
+				L->mark[(dd - a) % w] |= 1;
+			if (sd->peer == rk || sd->peer == pr)
+				L->mark[(dd - a) % w] |= 2;
 		}
 	}
 	for (uint32_t m = 0; m < cm->n; m++)
@@ -533,7 +614,7 @@ static int walk(struct lower *L)
 	return rc == SIM_DFS_ENOMEM ? oom(L) : rc;
 }
 
-void trace_lower_estimate(const struct trace *t, uint64_t *steps, uint64_t *bytes,
+void trace_lower_estimate(const struct trace *t, bool lazy, uint64_t *steps, uint64_t *bytes,
 			  uint32_t *big, uint64_t *big_steps)
 {
 	uint64_t n = 0, most = 0;
@@ -550,8 +631,11 @@ void trace_lower_estimate(const struct trace *t, uint64_t *steps, uint64_t *byte
 			struct sim_diag d;
 
 			/* coll_ctx_init refuses what lowering would: count it 0 */
-			if (!coll_ctx_init(&c, t, (uint32_t)i, NULL, &d))
+			if (!coll_ctx_init(&c, t, (uint32_t)i, NULL, &d)) {
 				k = c.algo->nsteps(&c);
+				if (lazy && c.algo->gen && c.algo->reach(&c) < k / 2)
+					k = 2 * c.algo->reach(&c);
+			}
 			coll_ctx_fini(&c);
 		}
 		if (k > most) {
@@ -622,12 +706,23 @@ static int check_budget(const struct trace *t, const struct trace_program *p,
 {
 	uint64_t steps, bytes, k, budget = p->max_bytes ? p->max_bytes : trace_mem_budget_default();
 	uint32_t big;
-	char lab[64], what[160] = "";
+	char lab[64], what[160] = "", hb[32], hl[32];
 	const char *file = t->nfiles ? t->files[0] : NULL;
 
-	trace_lower_estimate(t, &steps, &bytes, &big, &k);
+	uint64_t all = 0, ab, ak;
+	uint32_t abig;
+	char held[160] = "";
+
+	trace_lower_estimate(t, p->lazy, &steps, &bytes, &big, &k);
 	if (bytes <= budget)
 		return 0;
+	if (p->lazy) {
+		trace_lower_estimate(t, false, &all, &ab, &abig, &ak);
+		if (all != steps)
+			snprintf(held, sizeof(held),
+				 " held at once (of %" PRIu64 " in all: a collective made as the replay reaches it counts two reaches)",
+				 all);
+	}
 	if (big != UINT32_MAX) {
 		const struct trace_op *o = &t->ops[big];
 
@@ -638,9 +733,11 @@ static int check_budget(const struct trace *t, const struct trace_program *p,
 			 o->file ? o->file : "?", o->line, k);
 	}
 	return sim_diag_set(d, file, 0, 0,
-			    "the trace lowers to %" PRIu64 " steps (%zu ops%s), about %.1f GiB at %u bytes a step: more than sim.max_memory, %.1f GiB%s; raise it (--set sim.max_memory=SIZE), or use fewer ops, ranks, chunks or channels",
-			    steps, t->nops, what, (double)bytes / 1073741824.0, TRACE_STEP_BYTES,
-			    (double)budget / 1073741824.0,
+			    "the trace lowers to %" PRIu64 " steps (%zu ops%s)%s, about %s at %u bytes a step: more than sim.max_memory, %s%s; raise it (--set sim.max_memory=SIZE), or use fewer ops, ranks, chunks or channels",
+			    steps, t->nops, what,
+			    held,
+			    sim_fmt_mem(bytes, hb, sizeof(hb)), TRACE_STEP_BYTES,
+			    sim_fmt_mem(budget, hl, sizeof(hl)),
 			    p->max_bytes ? "" : " (half of the memory this process may use)");
 }
 

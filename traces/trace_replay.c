@@ -13,20 +13,35 @@
  * its last dependency is done and starts then (a compute step: when its
  * rank is also free). The replay keeps its own small event heap so steps
  * start at the simulated time they become ready.
+ *
+ * What it holds grows with the steps in flight, not with the program. A
+ * step is *made* - given a record with its dependency count, its ready
+ * time and the critical path so far - in program order, no later than the
+ * first of its dependencies finishes (a finished step has every step that
+ * waits for it made first: its dependents in the same lazy collective are
+ * at most the algorithm's reach after it, the others are listed before
+ * the run); the record is freed when the step finishes. Results are kept
+ * as running sums: each rank's compute, communication and overlap time by
+ * a sweep over its intervals as they close, each op's first start and last
+ * end, the critical path's length and split carried from step to step.
+ * Only when the program is not lazy does the replay also keep every
+ * step's times (trace_results.step) for the outputs that list steps.
  */
 #include "traces/trace_replay.h"
+#include "traces/trace_spill.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "models/hca/hca.h"
 #include "sim/sim_log.h"
 #include "sim/sim_mem.h"
-
-enum { EV_START, EV_DONE, EV_ROOM };
+#include "sim/sim_parse.h"
+#include "sim/sim_pool.h"
 
 /*
  * A pair with more transfers than a send queue holds (the model HCA takes
@@ -64,6 +79,52 @@ struct pair_qp {
  * HCA_MAX_QP_WR when the sends are within PAIR_SQ_MAX. */
 #define RECV_BATCH 16
 
+enum { EV_START, EV_DONE, EV_ROOM };
+
+/* A step the replay has made and not finished (see the top of the file). */
+struct live {
+	struct trace_step st;
+	sim_time_t ready, start;
+	/* the critical path up to the dependency chosen (trace_step_time.crit):
+	 * its steps, and their compute and communication time */
+	uint64_t cn;
+	sim_time_t ccomp, ccomm;
+	uint32_t crit;		/* that dependency, UINT32_MAX none */
+	uint32_t left;		/* dependencies not yet done */
+	bool crank;		/* it waited for its rank's previous compute instead */
+	uint32_t nd, dcap;	/* the steps made so far that wait for it */
+	union {
+		uint32_t in[2];	/* up to two (a ring step has two) */
+		uint32_t *v;
+	} d;
+};
+
+struct seg {
+	uint32_t first, end, made;	/* its steps [first, end), made [first, made) */
+	const struct trace_lazy *z;	/* a lazy op, or NULL: stored steps */
+};
+
+struct xdep {
+	uint32_t s, seg, max;
+};
+
+/* The critical path ending at a finished step: what its dependents copy. */
+struct crit_sum {
+	uint64_t n;
+	sim_time_t comp, comm;
+};
+
+/* An endpoint's running times (trace_rank_time by a sweep). */
+struct rank_sweep {
+	uint32_t inflight;	/* transfers to or from it */
+	sim_time_t open;	/* since when, while inflight */
+	/* compute intervals that may still overlap a transfer: in start order
+	 * (a rank computes one thing at a time), a FIFO ring */
+	sim_time_t (*ci)[2];
+	uint32_t chead, clen, ccap;
+	struct crit_sum last;	/* its last finished compute step's path */
+};
+
 struct replay {
 	const struct trace_program *p;
 	const struct trace *t;
@@ -74,12 +135,31 @@ struct replay {
 	struct sim_heap heap;
 	uint64_t seq;
 	struct sim_wake wake;
-	uint32_t *left;			/* dependencies not yet done, per step */
-	uint32_t *dep_off, *dep;	/* dependents (CSR), per step */
+	/* the steps made and not finished: records from a pool, found by
+	 * index in an open-addressing table (key s + 1, 0 empty) */
+	struct sim_pool pool;
+	struct { uint32_t key, ix; } *tab;
+	size_t tcap, tn;
+	/* the program in segments - each lazy op, each run of stored steps
+	 * between them - each made in order up to its own frontier */
+	struct seg *seg;
+	size_t nseg;
+	/* for each step that others wait for (but a lazy op's own, within its
+	 * reach): per segment, the last step there that waits for it. The
+	 * frontiers pass those before the step finishes. Sorted by step. */
+	struct xdep *xdep;
+	size_t nxdep;
 	sim_time_t *rank_free;		/* a rank computes one thing at a time */
 	uint32_t *rank_last;		/* its last compute step (critical path) */
+	struct rank_sweep *sw;		/* per endpoint */
+	bool *op_seen;			/* per op: a step has started */
+	struct crit_sum best;		/* the path to the last step to end */
+	uint32_t best_s;
+	sim_time_t best_end;
 	struct pair_qp *pairs;
 	size_t npairs, npairs_cap;
+	struct pair_qp **bls;		/* the pairs with a backlog */
+	size_t nbls, nbls_cap;
 	struct hca_mr **mr;		/* per node */
 	struct hca_cq **cq;		/* per node */
 	bool failed;
@@ -98,7 +178,6 @@ static size_t steps_total(const struct trace_program *p)
 {
 	return p->nsteps - p->njoins;
 }
-
 /* ---- queue pairs per (rank, peer) -------------------------------------- */
 
 static uint64_t pair_key(const struct replay *rp, int32_t a, int32_t b)
@@ -172,6 +251,242 @@ static void replay_fail(struct replay *rp, const char *fmt, ...)
 	sim_stop(rp->eng);
 }
 
+static void oom_fail(struct replay *rp)
+{
+	replay_fail(rp, "out of memory replaying (%zu of %zu steps done)", steps_shown(rp),
+		    steps_total(rp->p));
+}
+
+/* ---- the steps in flight ---------------------------------------------------- */
+
+static size_t tab_home(const struct replay *rp, uint32_t key)
+{
+	return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 24) & (rp->tcap - 1);
+}
+
+static struct live *live_get(const struct replay *rp, uint32_t s)
+{
+	uint32_t key = s + 1;
+
+	if (!rp->tcap)
+		return NULL;
+	for (size_t i = tab_home(rp, key);; i = (i + 1) & (rp->tcap - 1)) {
+		if (rp->tab[i].key == key)
+			return sim_pool_get(&rp->pool, rp->tab[i].ix);
+		if (!rp->tab[i].key)
+			return NULL;
+	}
+}
+
+/* Room for one more entry: the table is kept at most half full. */
+static int tab_room(struct replay *rp)
+{
+	size_t cap = rp->tcap ? 2 * rp->tcap : 1024, old = rp->tcap;
+	__typeof__(rp->tab) v, o = rp->tab;
+
+	if (2 * (rp->tn + 1) <= rp->tcap)
+		return 0;
+	v = calloc(cap, sizeof(*v));
+	if (!v)
+		return -1;
+	rp->tab = v;
+	rp->tcap = cap;
+	for (size_t k = 0; k < old; k++) {
+		if (!o[k].key)
+			continue;
+		size_t i = tab_home(rp, o[k].key);
+
+		while (v[i].key)
+			i = (i + 1) & (cap - 1);
+		v[i] = o[k];
+	}
+	free(o);
+	return 0;
+}
+
+static void tab_put(struct replay *rp, uint32_t s, uint32_t ix)
+{
+	size_t i = tab_home(rp, s + 1);
+
+	while (rp->tab[i].key)
+		i = (i + 1) & (rp->tcap - 1);
+	rp->tab[i].key = s + 1;
+	rp->tab[i].ix = ix;
+	rp->tn++;
+}
+
+/* Take s out of the table, moving back the entries its slot held up
+ * (linear probing's deletion: no tombstones to slow the lookups). */
+static uint32_t tab_del(struct replay *rp, uint32_t s)
+{
+	size_t m = rp->tcap - 1, i = tab_home(rp, s + 1), j;
+	uint32_t ix;
+
+	while (rp->tab[i].key != s + 1)
+		i = (i + 1) & m;
+	ix = rp->tab[i].ix;
+	for (j = (i + 1) & m; rp->tab[j].key; j = (j + 1) & m) {
+		size_t h = tab_home(rp, rp->tab[j].key);
+
+		/* move j to i unless its home lies cyclically in (i, j] */
+		if (i <= j ? (h <= i || h > j) : (h <= i && h > j)) {
+			rp->tab[i] = rp->tab[j];
+			i = j;
+		}
+	}
+	rp->tab[i].key = 0;
+	rp->tn--;
+	return ix;
+}
+
+/* The segment holding step s. */
+static struct seg *seg_of(const struct replay *rp, uint32_t s)
+{
+	size_t lo = 0, hi = rp->nseg;
+
+	while (lo < hi) {	/* the last segment that starts at or before s */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rp->seg[mid].first <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return &rp->seg[lo - 1];
+}
+
+static int dependent_add(struct live *l, uint32_t s)
+{
+	if (l->nd < 2 && !l->dcap) {
+		l->d.in[l->nd++] = s;
+		return 0;
+	}
+	if (l->nd == l->dcap || !l->dcap) {
+		uint32_t cap = l->dcap ? 2 * l->dcap : 8;
+		uint32_t *v = malloc(cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		memcpy(v, l->dcap ? l->d.v : l->d.in, l->nd * sizeof(*v));
+		if (l->dcap)
+			free(l->d.v);
+		l->d.v = v;
+		l->dcap = cap;
+	}
+	l->d.v[l->nd++] = s;
+	return 0;
+}
+
+/* Make the steps of segment g up to `upto` (exclusive): each registers
+ * with the dependencies it waits for, none of which has finished (see
+ * the top of the file). */
+static void make_upto(struct replay *rp, struct seg *g, uint64_t upto)
+{
+	const struct trace_program *p = rp->p;
+	uint32_t buf[TRACE_STEP_MAXDEPS];
+
+	if (upto > g->end)
+		upto = g->end;
+	while (g->made < upto && !rp->failed) {
+		uint32_t s = g->made, ix;
+		const uint32_t *deps;
+		struct trace_step tmp;
+		const struct trace_step *st = trace_program_step(p, s, &tmp, &deps, buf);
+		struct live *l;
+
+		if (tab_room(rp) || (ix = sim_pool_alloc(&rp->pool)) == SIM_POOL_NIL) {
+			oom_fail(rp);
+			return;
+		}
+		l = sim_pool_get(&rp->pool, ix);
+		memset(l, 0, sizeof(*l));
+		l->st = *st;
+		l->left = st->ndeps;
+		l->crit = UINT32_MAX;
+		for (uint32_t k = 0; k < st->ndeps; k++) {
+			struct live *dl = live_get(rp, deps[k]);
+			struct seg *ge;
+
+			if (!dl && deps[k] >= (ge = seg_of(rp, deps[k]))->made) {
+				/* not made yet, in an earlier segment: made first */
+				make_upto(rp, ge, (uint64_t)deps[k] + 1);
+				dl = live_get(rp, deps[k]);
+			}
+			if (!dl) {
+				replay_fail(rp, "internal error: step %u was made after step %u, which it waits for, finished",
+					    s, deps[k]);
+				sim_pool_put(&rp->pool, ix);
+				return;
+			}
+			if (dependent_add(dl, s)) {
+				oom_fail(rp);
+				sim_pool_put(&rp->pool, ix);
+				return;
+			}
+		}
+		tab_put(rp, s, ix);
+		g->made++;
+	}
+}
+
+/* The record of step s, made now if the replay has not reached it (a step
+ * with no dependencies, started from the list made before the run). */
+static struct live *live_need(struct replay *rp, uint32_t s)
+{
+	struct seg *g = seg_of(rp, s);
+
+	if (s >= g->made)
+		make_upto(rp, g, (uint64_t)s + 1);
+	return live_get(rp, s);
+}
+
+static void live_free(struct replay *rp, uint32_t s)
+{
+	uint32_t ix = tab_del(rp, s);
+	struct live *l = sim_pool_get(&rp->pool, ix);
+
+	if (l->dcap)
+		free(l->d.v);
+	sim_pool_put(&rp->pool, ix);
+}
+
+/* Before step s finishes: make every step that waits for it - its lazy
+ * op's own within reach, and the last one in each segment the list
+ * before the run names. */
+static void make_dependents(struct replay *rp, uint32_t s)
+{
+	struct seg *g = seg_of(rp, s);
+	size_t lo = 0, hi = rp->nxdep;
+
+	if (g->z)
+		make_upto(rp, g, (uint64_t)s + g->z->reach + 1);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rp->xdep[mid].s < s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < rp->nxdep && rp->xdep[lo].s == s && !rp->failed; lo++)
+		make_upto(rp, &rp->seg[rp->xdep[lo].seg], (uint64_t)rp->xdep[lo].max + 1);
+}
+
+/* A step's dependents in step order, as the replay processes them: they
+ * were made segment by segment, not always in that order. */
+static void dependents_sort(struct live *l)
+{
+	uint32_t *v = l->dcap ? l->d.v : l->d.in;
+
+	for (uint32_t i = 1; i < l->nd; i++) {
+		uint32_t x = v[i], j = i;
+
+		for (; j > 0 && v[j - 1] > x; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
+}
+
 /* ---- events ------------------------------------------------------------ */
 
 static void push(struct replay *rp, sim_time_t t, uint32_t step, uint32_t kind)
@@ -179,8 +494,7 @@ static void push(struct replay *rp, sim_time_t t, uint32_t step, uint32_t kind)
 	struct sim_event e = { .time = t, .seq = rp->seq++, .comp = step, .arg = kind };
 
 	if (sim_heap_push(&rp->heap, &e)) {
-		replay_fail(rp, "out of memory replaying (%zu of %zu steps done)",
-			    steps_shown(rp), steps_total(rp->p));
+		oom_fail(rp);
 		return;
 	}
 	if (sim_wake_at(rp->eng, &rp->wake, sim_heap_top(&rp->heap)->time, rp->comp, 0))
@@ -211,17 +525,73 @@ static int post_recvs(struct pair_qp *pq)
 	return 0;
 }
 
-/* Post transfer step s on its pair: a WRITE with immediate (its step). */
-static void post_xfer(struct replay *rp, struct pair_qp *pq, uint32_t s)
+/* A transfer to or from endpoint e begins now. */
+static void comm_open(struct replay *rp, int32_t e)
 {
-	const struct trace_step *st = &rp->p->steps[s];
+	struct rank_sweep *w = &rp->sw[e];
+
+	if (!w->inflight++)
+		w->open = rp->eng->now;
+}
+
+/* One ends now: when it was the last, [open, now] is communication time,
+ * and overlap where the endpoint computed meanwhile. Compute intervals
+ * ending by now can overlap no later transfer (those start now or later). */
+static void comm_close(struct replay *rp, int32_t e)
+{
+	struct rank_sweep *w = &rp->sw[e];
+	struct trace_rank_time *rt = &rp->r->rank[e];
+	sim_time_t a = w->open, b = rp->eng->now;
+
+	if (--w->inflight)
+		return;
+	rt->comm_ps += b - a;
+	for (uint32_t k = 0; k < w->clen; k++) {
+		const sim_time_t *c = w->ci[(w->chead + k) % w->ccap];
+		sim_time_t lo = c[0] > a ? c[0] : a, hi = c[1] < b ? c[1] : b;
+
+		if (hi > lo)
+			rt->overlap_ps += hi - lo;
+	}
+	while (w->clen && w->ci[w->chead][1] <= b) {
+		w->chead = (w->chead + 1) % w->ccap;
+		w->clen--;
+	}
+}
+
+static int compute_add(struct rank_sweep *w, sim_time_t a, sim_time_t b)
+{
+	if (w->clen == w->ccap) {
+		uint32_t cap = w->ccap ? 2 * w->ccap : 4;
+		sim_time_t (*v)[2] = malloc(cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		for (uint32_t k = 0; k < w->clen; k++)
+			memcpy(v[k], w->ci[(w->chead + k) % w->ccap], sizeof(*v));
+		free(w->ci);
+		w->ci = v;
+		w->ccap = cap;
+		w->chead = 0;
+	}
+	w->ci[(w->chead + w->clen++) % w->ccap][0] = a;
+	w->ci[(w->chead + w->clen - 1) % w->ccap][1] = b;
+	return 0;
+}
+
+/* Post transfer step s on its pair: a WRITE with immediate (its step). */
+static void post_xfer(struct replay *rp, struct pair_qp *pq, uint32_t s, struct live *l)
+{
+	const struct trace_step *st = &l->st;
 	struct hca_send_wr wr = {
 		.wr_id = s, .opcode = HCA_WR_RDMA_WRITE_WITH_IMM, .imm_data = s,
 		.sg = { .addr = 0, .length = (uint32_t)st->bytes, .lkey = pq->lkey },
 		.remote_addr = 0, .rkey = pq->rkey,
 	};
 
-	rp->r->step[s].start = rp->eng->now;
+	l->start = rp->eng->now;
+	comm_open(rp, st->rank);
+	comm_open(rp, st->peer);
 	if (pq->sent == pq->posted && post_recvs(pq)) {
 		replay_fail(rp, "step %u: the HCA refused the receive for it", s);
 		return;
@@ -246,8 +616,7 @@ static void backlog_push(struct replay *rp, struct pair_backlog *b, uint32_t s)
 		uint32_t *q = cap > b->cap ? malloc((size_t)cap * sizeof(*q)) : NULL;
 
 		if (!q) {
-			replay_fail(rp, "out of memory replaying (%zu of %zu steps done)",
-				    steps_shown(rp), steps_total(rp->p));
+			oom_fail(rp);
 			return;
 		}
 		for (uint32_t k = 0; k < b->len; k++)
@@ -260,41 +629,52 @@ static void backlog_push(struct replay *rp, struct pair_backlog *b, uint32_t s)
 	b->q[(b->head + b->len++) % b->cap] = s;
 }
 
-/* A signalled send of step s's pair has completed: post what now fits. */
-static void backlog_room(struct replay *rp, uint32_t s)
+/* A signalled send of pair pairs[i] has completed: post what now fits. */
+static void backlog_room(struct replay *rp, uint32_t i)
 {
-	const struct trace_step *st = &rp->p->steps[s];
-	struct pair_qp *pq = pair_find(rp, st->rank, st->peer, false);
-	struct pair_backlog *b = pq ? pq->bl : NULL;
+	struct pair_qp *pq = &rp->pairs[i];
+	struct pair_backlog *b = pq->bl;
 
 	while (b && b->len && pq->sent - b->acked < PAIR_SQ_MAX && !rp->failed) {
 		uint32_t next = b->q[b->head];
 
 		b->head = (b->head + 1) % b->cap;
 		b->len--;
-		post_xfer(rp, pq, next);
+		post_xfer(rp, pq, next, live_get(rp, next));
 	}
 }
 
 static void step_start(struct replay *rp, uint32_t s)
 {
-	const struct trace_step *st = &rp->p->steps[s];
-	struct trace_step_time *tm = &rp->r->step[s];
+	struct live *l = live_need(rp, s);
+	const struct trace_step *st;
 	sim_time_t now = rp->eng->now;
 
+	if (!l)
+		return;		/* failed making it */
+	st = &l->st;
+	if (!rp->op_seen[st->op] && st->kind != TS_JOIN) {
+		rp->op_seen[st->op] = true;
+		rp->r->op_start[st->op] = UINT64_MAX;
+	}
 	if (st->kind == TS_JOIN) {	/* its deps are done: so is it */
-		tm->start = now;
+		l->start = now;
 		push(rp, now, s, EV_DONE);
 		return;
 	}
 	if (st->kind == TS_COMPUTE) {
 		sim_time_t start = now > rp->rank_free[st->rank] ? now : rp->rank_free[st->rank];
 
-		if (start > now && rp->rank_last[st->rank] != UINT32_MAX)
-			tm->crit = rp->rank_last[st->rank];	/* waited for its rank */
-		tm->start = start;
+		if (start > now && rp->rank_last[st->rank] != UINT32_MAX) {
+			l->crit = rp->rank_last[st->rank];	/* waited for its rank */
+			l->crank = true;
+		}
+		l->start = start;
 		rp->rank_free[st->rank] = start + st->duration;
 		rp->rank_last[st->rank] = s;
+		rp->r->rank[st->rank].compute_ps += st->duration;
+		if (compute_add(&rp->sw[st->rank], start, start + st->duration))
+			oom_fail(rp);
 		push(rp, start + st->duration, s, EV_DONE);
 		return;
 	}
@@ -309,31 +689,84 @@ static void step_start(struct replay *rp, uint32_t s)
 		backlog_push(rp, pq->bl, s);
 		return;
 	}
-	post_xfer(rp, pq, s);
+	post_xfer(rp, pq, s, l);
 }
 
 static void step_done(struct replay *rp, uint32_t s)
 {
 	struct trace_results *r = rp->r;
 	sim_time_t now = rp->eng->now;
+	struct live *l = live_get(rp, s);
+	struct crit_sum own;
 
-	r->step[s].end = now;
+	if (!l)
+		return;
+	const struct trace_step *st = &l->st;
+
 	if (now > r->end_ps)
 		r->end_ps = now;
 	r->steps_done++;
-	rp->joins_done += rp->p->steps[s].kind == TS_JOIN;
-	for (uint32_t k = rp->dep_off[s]; k < rp->dep_off[s + 1]; k++) {
-		uint32_t d = rp->dep[k];
-		struct trace_step_time *td = &r->step[d];
-
-		if (now >= td->ready) {
-			if (now > td->ready || td->crit == UINT32_MAX)
-				td->crit = s;
-			td->ready = now;
-		}
-		if (!--rp->left[d])
-			push(rp, td->ready, d, EV_START);
+	/* the critical path to s: the one to what it waited for, and s */
+	own = l->crank ? rp->sw[st->rank].last : (struct crit_sum){ l->cn, l->ccomp, l->ccomm };
+	if (st->kind == TS_JOIN) {
+		rp->joins_done++;
+	} else {
+		own.n++;
+		if (st->kind == TS_COMPUTE)
+			own.comp += now - l->start;
+		else
+			own.comm += now - l->start;
+		if (l->start < r->op_start[st->op])
+			r->op_start[st->op] = l->start;
+		if (now > r->op_end[st->op])
+			r->op_end[st->op] = now;
+		if (now > r->rank[st->rank].end_ps)
+			r->rank[st->rank].end_ps = now;
 	}
+	if (st->kind == TS_COMPUTE)
+		rp->sw[st->rank].last = own;
+	if (st->kind == TS_XFER) {
+		if (now > r->rank[st->peer].end_ps)
+			r->rank[st->peer].end_ps = now;
+		comm_close(rp, st->rank);
+		comm_close(rp, st->peer);
+		if (sim_samples_add(&r->xfer_times, now - l->start))
+			oom_fail(rp);
+	}
+	/* the last step to end, the lowest-numbered of those that end last */
+	if (rp->best_s == UINT32_MAX || now > rp->best_end ||
+	    (now == rp->best_end && s < rp->best_s)) {
+		rp->best_s = s;
+		rp->best_end = now;
+		rp->best = own;
+	}
+	if (r->step)
+		r->step[s] = (struct trace_step_time){ l->ready, l->start, now, l->crit };
+	else if (r->spill && trace_spill_put(r->spill, s, l->start, now))
+		replay_fail(rp, "could not keep the steps' times in a temporary file (TMPDIR): %s",
+			    strerror(errno ? errno : ENOSPC));
+	/* every step that waits for s is made before s is done with */
+	make_dependents(rp, s);
+	if (rp->failed)
+		return;
+	dependents_sort(l);
+	for (uint32_t k = 0; k < l->nd; k++) {
+		uint32_t d = l->dcap ? l->d.v[k] : l->d.in[k];
+		struct live *ld = live_get(rp, d);
+
+		if (now >= ld->ready) {
+			if (now > ld->ready || ld->crit == UINT32_MAX) {
+				ld->crit = s;
+				ld->cn = own.n;
+				ld->ccomp = own.comp;
+				ld->ccomm = own.comm;
+			}
+			ld->ready = now;
+		}
+		if (!--ld->left)
+			push(rp, ld->ready, d, EV_START);
+	}
+	live_free(rp, s);
 	if (r->steps_done == rp->p->nsteps)
 		sim_stop(rp->eng);
 }
@@ -360,6 +793,15 @@ static void replay_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 		replay_fail(rp, "out of memory replaying");
 }
 
+/* The pair whose send queue is qp (a pair with a backlog), as its index. */
+static uint32_t backlog_pair(const struct replay *rp, uint32_t qp_num)
+{
+	for (size_t i = 0; i < rp->nbls; i++)
+		if (hca_qp_num(rp->bls[i]->sqp) == qp_num)
+			return (uint32_t)(rp->bls[i] - rp->pairs);
+	return UINT32_MAX;
+}
+
 /* A completion at some host: a transfer's arrival (or an error). */
 static void cq_notify(struct hca_cq *cq, void *ctx)
 {
@@ -377,21 +819,26 @@ static void cq_notify(struct hca_cq *cq, void *ctx)
 				return;
 			}
 			if (wc[i].opcode == HCA_WC_RECV_RDMA_WITH_IMM) {
-				/* delivered: done, unless it is done when acknowledged */
-				if (wc[i].imm_data < rp->p->nsteps &&
-				    !rp->p->steps[wc[i].imm_data].acked)
-					push(rp, wc[i].time, wc[i].imm_data, EV_DONE);
-			} else if (wc[i].opcode == HCA_WC_RDMA_WRITE && s < rp->p->nsteps) {
-				const struct trace_step *st = &rp->p->steps[s];
-				struct pair_qp *pq = pair_find(rp, st->rank, st->peer, false);
+				/* delivered: done, unless it is done when acknowledged
+				 * (and then perhaps already done with) */
+				const struct live *l = live_get(rp, wc[i].imm_data);
 
-				if (st->acked)	/* acknowledged at its source */
+				if (l && !l->st.acked)
+					push(rp, wc[i].time, wc[i].imm_data, EV_DONE);
+			} else if (wc[i].opcode == HCA_WC_RDMA_WRITE) {
+				const struct live *l = live_get(rp, s);
+
+				if (l && l->st.acked)	/* acknowledged at its source */
 					push(rp, wc[i].time, s, EV_DONE);
 				/* a signalled send of a pair with a backlog (the high
 				 * half counts the sends gone) */
-				if (pq && pq->bl && (wc[i].wr_id >> 32)) {
-					pq->bl->acked = (uint32_t)(wc[i].wr_id >> 32);
-					push(rp, wc[i].time, s, EV_ROOM);
+				if (wc[i].wr_id >> 32) {
+					uint32_t pi = backlog_pair(rp, wc[i].qp_num);
+
+					if (pi != UINT32_MAX) {
+						rp->pairs[pi].bl->acked = (uint32_t)(wc[i].wr_id >> 32);
+						push(rp, wc[i].time, pi, EV_ROOM);
+					}
 				}
 			}
 		}
@@ -488,80 +935,180 @@ static int too_big(const struct trace *t, const struct trace_step *st, struct si
 				       ((st->bytes + (1ULL << 31) - 1) >> 31)));
 }
 
-static int setup(struct replay *rp, struct sim_diag *d)
+static int cmp_xdep(const void *a, const void *b)
+{
+	const struct xdep *x = a, *y = b;
+
+	if (x->s != y->s)
+		return x->s < y->s ? -1 : 1;
+	if (x->seg != y->seg)
+		return x->seg < y->seg ? -1 : 1;
+	return (x->max > y->max) - (x->max < y->max);
+}
+
+/* Step s (in segment sg) waits for e: the frontier of sg must pass s
+ * before e finishes - said by the reach when both are of one lazy op. */
+static int note_dep(struct replay *rp, uint32_t e, uint32_t s, const struct seg *sg, size_t *xcap)
+{
+	const struct seg *ge = seg_of(rp, e);
+
+	if (ge == sg && sg->z)
+		return 0;
+	if (rp->nxdep && rp->xdep[rp->nxdep - 1].s == e &&
+	    rp->xdep[rp->nxdep - 1].seg == (uint32_t)(sg - rp->seg)) {
+		rp->xdep[rp->nxdep - 1].max = s;	/* a step's deps often repeat */
+		return 0;
+	}
+	if (sim_grow((void **)&rp->xdep, xcap, rp->nxdep + 1, sizeof(*rp->xdep)))
+		return -1;
+	rp->xdep[rp->nxdep++] = (struct xdep){ e, (uint32_t)(sg - rp->seg), s };
+	return 0;
+}
+
+/* Sort the list by step and segment; keep each pair's last dependent. */
+static void xdep_close(struct replay *rp)
+{
+	size_t m = 0;
+
+	if (rp->nxdep > 1)
+		qsort(rp->xdep, rp->nxdep, sizeof(*rp->xdep), cmp_xdep);
+	for (size_t k = 0; k < rp->nxdep; k++) {
+		if (m && rp->xdep[m - 1].s == rp->xdep[k].s && rp->xdep[m - 1].seg == rp->xdep[k].seg)
+			rp->xdep[m - 1].max = rp->xdep[k].max;	/* sorted: the larger */
+		else
+			rp->xdep[m++] = rp->xdep[k];
+	}
+	rp->nxdep = m;
+}
+
+/* The segments: each lazy op, and the stored runs before, between and
+ * after them. */
+static int segs_make(struct replay *rp)
+{
+	const struct trace_program *p = rp->p;
+	uint32_t at = 0;
+
+	rp->seg = malloc((2 * p->nlz + 1) * sizeof(*rp->seg));
+	if (!rp->seg)
+		return -1;
+	for (size_t k = 0; k <= p->nlz; k++) {
+		uint32_t first = k < p->nlz ? p->lz[k].first : (uint32_t)p->nsteps;
+
+		if (first > at)
+			rp->seg[rp->nseg++] = (struct seg){ at, first, at, NULL };
+		if (k < p->nlz) {
+			rp->seg[rp->nseg++] = (struct seg){ first, first + p->lz[k].n, first,
+							   &p->lz[k] };
+			at = first + p->lz[k].n;
+		}
+	}
+	if (!rp->nseg)		/* an empty program: one empty segment */
+		rp->seg[rp->nseg++] = (struct seg){ 0, 0, 0, NULL };
+	return 0;
+}
+
+/*
+ * One pass over the program, made step by step and dropped (a lazy op's
+ * steps are never all held): the checks, the transfers of each pair (its
+ * queue depths), the last dependent of each step the frontier must pass,
+ * and the steps with nothing to wait for, which start at time 0. A rank's
+ * last pair is remembered: a ring's billion steps are 2 pairs a rank.
+ */
+static int scan(struct replay *rp, uint32_t **zero, size_t *nzero, struct sim_diag *d)
 {
 	const struct trace_program *p = rp->p;
 	const struct trace *t = rp->t;
 	const int32_t ne = trace_nendpoints(t);	/* steps may name aggregation nodes */
-	size_t n = p->nsteps;
-	rp->left = sim_mem_calloc(n ? n : 1, sizeof(*rp->left));
-	rp->dep_off = sim_mem_calloc(n + 1, sizeof(*rp->dep_off));
-	rp->dep = sim_mem_alloc((p->ndeps ? p->ndeps : 1) * sizeof(*rp->dep));
+	struct pair_qp **lastpq = calloc((size_t)ne, sizeof(*lastpq));
+	size_t zcap = 0, xcap = 0, ngrow = 0;
+	uint32_t buf[TRACE_STEP_MAXDEPS];
+	int rc = -1;
+
+	if (!lastpq || pairs_grow(rp))
+		goto oom;
+	for (uint32_t s = 0; s < p->nsteps; s++) {
+		const uint32_t *deps;
+		struct trace_step tmp;
+		const struct trace_step *st = trace_program_step(p, s, &tmp, &deps, buf);
+		const struct seg *sg = seg_of(rp, s);
+
+		if (!st->ndeps) {
+			if (sim_grow((void **)zero, &zcap, *nzero + 1, sizeof(**zero)))
+				goto oom;
+			(*zero)[(*nzero)++] = s;
+		}
+		for (uint32_t k = 0; k < st->ndeps; k++) {
+			if (deps[k] >= s) {
+				rc = sim_diag_set(d, NULL, 0, 0,
+						  "program step %" PRIu32 " depends on step %u, not an earlier one",
+						  s, deps[k]);
+				goto out;
+			}
+			if (note_dep(rp, deps[k], s, sg, &xcap))
+				goto oom;
+		}
+		if (st->kind != TS_XFER)
+			continue;
+		if (st->rank == st->peer || st->rank < 0 || st->peer < 0 || st->rank >= ne ||
+		    st->peer >= ne) {
+			rc = sim_diag_set(d, NULL, 0, 0, "program step %" PRIu32 ": transfer %d -> %d",
+					  s, st->rank, st->peer);
+			goto out;
+		}
+		if (t->rank_node[st->rank] == t->rank_node[st->peer]) {
+			rc = sim_diag_set(d, NULL, 0, 0,
+					  "ranks %d and %d share a host: a transfer between them does not cross the fabric",
+					  st->rank, st->peer);
+			goto out;
+		}
+		if (st->bytes > (1ULL << 31)) {
+			rc = too_big(t, st, d);
+			goto out;
+		}
+		struct pair_qp *pq = lastpq[st->rank];
+
+		if (!pq || pq->key != pair_key(rp, st->rank, st->peer)) {
+			pq = pair_find(rp, st->rank, st->peer, true);
+			if (!pq)
+				goto oom;
+			if (rp->npairs_cap != ngrow) {	/* the table moved */
+				memset(lastpq, 0, (size_t)ne * sizeof(*lastpq));
+				ngrow = rp->npairs_cap;
+			}
+			lastpq[st->rank] = pq;
+		}
+		pq->nxfer++;
+	}
+	xdep_close(rp);
+	rc = 0;
+	goto out;
+oom:
+	rc = sim_diag_set(d, NULL, 0, 0, "out of memory");
+out:
+	free(lastpq);
+	return rc;
+}
+
+static int setup(struct replay *rp, uint32_t **zero, size_t *nzero, struct sim_diag *d)
+{
+	const struct trace *t = rp->t;
+	const int32_t ne = trace_nendpoints(t);	/* steps may name aggregation nodes */
+
 	rp->rank_free = calloc((size_t)ne, sizeof(*rp->rank_free));
 	rp->rank_last = malloc((size_t)ne * sizeof(*rp->rank_last));
-	if (!rp->left || !rp->dep_off || !rp->dep || !rp->rank_free || !rp->rank_last)
+	rp->sw = calloc((size_t)ne, sizeof(*rp->sw));
+	rp->op_seen = calloc(t->nops ? t->nops : 1, sizeof(*rp->op_seen));
+	if (!rp->rank_free || !rp->rank_last || !rp->sw || !rp->op_seen || segs_make(rp))
 		return sim_diag_set(d, NULL, 0, 0, "out of memory");
 	for (int32_t k = 0; k < ne; k++)
 		rp->rank_last[k] = UINT32_MAX;
-	/* dependents of each step (the program lists dependencies) */
-	for (size_t s = 0; s < n; s++) {
-		const struct trace_step *st = &p->steps[s];
-
-		rp->left[s] = st->ndeps;
-		for (uint32_t k = 0; k < st->ndeps; k++) {
-			uint32_t dd = p->deps[st->dep_off + k];
-
-			if (dd >= s)
-				return sim_diag_set(d, NULL, 0, 0,
-						    "program step %zu depends on step %u, not an earlier one",
-						    s, dd);
-			rp->dep_off[dd + 1]++;
-		}
-		if (st->kind == TS_XFER) {
-			if (st->rank == st->peer || st->rank < 0 || st->peer < 0 ||
-			    st->rank >= ne || st->peer >= ne)
-				return sim_diag_set(d, NULL, 0, 0, "program step %zu: transfer %d -> %d",
-						    s, st->rank, st->peer);
-			if (t->rank_node[st->rank] == t->rank_node[st->peer])
-				return sim_diag_set(d, NULL, 0, 0,
-						    "ranks %d and %d share a host: a transfer between them does not cross the fabric",
-						    st->rank, st->peer);
-			if (st->bytes > (1ULL << 31))
-				return too_big(t, st, d);
-		}
-	}
-	for (size_t s = 0; s < n; s++)
-		rp->dep_off[s + 1] += rp->dep_off[s];
-	uint32_t *fill = calloc(n ? n : 1, sizeof(*fill));
-
-	if (!fill)
-		return sim_diag_set(d, NULL, 0, 0, "out of memory");
-	for (size_t s = 0; s < n; s++) {
-		const struct trace_step *st = &p->steps[s];
-
-		for (uint32_t k = 0; k < st->ndeps; k++) {
-			uint32_t dd = p->deps[st->dep_off + k];
-
-			rp->dep[rp->dep_off[dd] + fill[dd]++] = (uint32_t)s;
-		}
-	}
-	free(fill);
+	if (scan(rp, zero, nzero, d))
+		return -1;
 	/* queue pairs: one per ordered pair that transfers, in a hash table */
 	rp->mr = calloc((size_t)fab_nodes(rp->f), sizeof(*rp->mr));
 	rp->cq = calloc((size_t)fab_nodes(rp->f), sizeof(*rp->cq));
-	if (pairs_grow(rp) || !rp->mr || !rp->cq)
+	if (!rp->mr || !rp->cq)
 		return sim_diag_set(d, NULL, 0, 0, "out of memory");
-	for (size_t s = 0; s < n; s++) {
-		const struct trace_step *st = &p->steps[s];
-		struct pair_qp *pq;
-
-		if (st->kind != TS_XFER)
-			continue;
-		pq = pair_find(rp, st->rank, st->peer, true);
-		if (!pq)
-			return sim_diag_set(d, NULL, 0, 0, "out of memory");
-		pq->nxfer++;
-	}
 	for (int32_t k = 0; k < ne; k++) {	/* ranks and aggregation nodes */
 		int node = t->rank_node[k];
 		struct hca *h = fab_hca(rp->f, node);
@@ -589,186 +1136,32 @@ static int setup(struct replay *rp, struct sim_diag *d)
 
 		if (connect_pair(rp, pq, a, b))
 			return sim_diag_set(d, NULL, 0, 0, "could not connect ranks %d and %d", a, b);
+		if (pq->bl) {
+			if (sim_grow((void **)&rp->bls, &rp->nbls_cap, rp->nbls + 1, sizeof(*rp->bls)))
+				return sim_diag_set(d, NULL, 0, 0, "out of memory");
+			rp->bls[rp->nbls++] = pq;
+		}
 	}
 	return 0;
 }
 
 /* ---- results ------------------------------------------------------------------ */
 
-struct ival {
-	sim_time_t a, b;
-	uint8_t kind;	/* 0 compute, 1 transfer */
-};
-
-static int cmp_ival(const void *x, const void *y)
+/* The chain of critical dependencies from the last step (the program is
+ * not lazy: every step's times are kept), for the tests and tools that
+ * read it step by step. */
+static int critical_path(const struct trace_program *p, struct trace_results *r, uint32_t last)
 {
-	const struct ival *p = x, *q = y;
-
-	if (p->a != q->a)
-		return p->a < q->a ? -1 : 1;
-	return (p->b > q->b) - (p->b < q->b);
-}
-
-/*
- * Sort a rank's intervals by (start, end). They come in step order, which
- * is nearly start order (a ring rank's sends and the receives from its
- * neighbour interleave, each a place or two from where it belongs): an
- * insertion sort does that in about n moves, where qsort and its
- * comparator calls took 7% of a 1,024-rank ring's instructions. A
- * budget of moves keeps it linear; past it, qsort finishes the job. Equal
- * intervals may end up in another order than qsort's, which none of the
- * unions below can see.
- */
-static void sort_ivals(struct ival *v, size_t n)
-{
-	size_t budget = 4 * n + 64;
-
-	for (size_t i = 1; i < n; i++) {
-		struct ival x = v[i];
-		size_t j = i;
-
-		while (j > 0 && cmp_ival(&v[j - 1], &x) > 0) {
-			v[j] = v[j - 1];
-			j--;
-			if (!--budget) {
-				v[j] = x;
-				qsort(v, n, sizeof(*v), cmp_ival);
-				return;
-			}
-		}
-		v[j] = x;
-	}
-}
-
-/* Length of the union of intervals of `kind` (1 bit mask), sorted by start. */
-static sim_time_t union_len(const struct ival *v, size_t n, unsigned mask)
-{
-	sim_time_t total = 0, cur_a = 0, cur_b = 0;
-	bool open = false;
-
-	for (size_t i = 0; i < n; i++) {
-		if (!(mask & (1u << v[i].kind)))
-			continue;
-		if (!open || v[i].a > cur_b) {
-			if (open)
-				total += cur_b - cur_a;
-			cur_a = v[i].a;
-			cur_b = v[i].b;
-			open = true;
-		} else if (v[i].b > cur_b) {
-			cur_b = v[i].b;
-		}
-	}
-	if (open)
-		total += cur_b - cur_a;
-	return total;
-}
-
-/*
- * Each rank's compute, communication and overlap time: the unions of its
- * steps' intervals (a transfer counts for both its ranks). The steps are
- * bucketed by rank as step numbers (4 bytes each, in step order), and one
- * rank's intervals at a time are gathered, sorted and measured: holding
- * every rank's intervals at once (24 bytes each, two per transfer) was the
- * memory peak of a large replay's end, 98 MB of the 1,024-host 4 MiB
- * ring's 393 MB once its flow list was no longer built.
- */
-static int rank_times(const struct trace_program *p, struct trace_results *r)
-{
-	int32_t nr = trace_nendpoints(p->trace);
-	size_t *cnt = calloc((size_t)nr + 1, sizeof(*cnt));
-	size_t *off = calloc((size_t)nr + 1, sizeof(*off));
-	size_t total = 0, most = 0;
-	uint32_t *idx = NULL;
-	struct ival *v = NULL;
-	int rc = -1;
-
-	if (!cnt || !off)
-		goto out;
-	for (size_t s = 0; s < p->nsteps; s++) {
-		const struct trace_step *st = &p->steps[s];
-
-		if (st->kind == TS_JOIN)	/* no time of its own */
-			continue;
-		cnt[st->rank]++;
-		total++;
-		if (st->kind == TS_XFER) {
-			cnt[st->peer]++;
-			total++;
-		}
-	}
-	for (int32_t k = 0; k < nr; k++) {
-		off[k + 1] = off[k] + cnt[k];
-		most = cnt[k] > most ? cnt[k] : most;
-	}
-	idx = malloc((total ? total : 1) * sizeof(*idx));
-	v = malloc((most ? most : 1) * sizeof(*v));
-	if (!idx || !v)
-		goto out;
-	memset(cnt, 0, ((size_t)nr + 1) * sizeof(*cnt));
-	for (size_t s = 0; s < p->nsteps; s++) {
-		const struct trace_step *st = &p->steps[s];
-
-		if (st->kind == TS_JOIN)
-			continue;
-		idx[off[st->rank] + cnt[st->rank]++] = (uint32_t)s;
-		if (st->kind == TS_XFER)
-			idx[off[st->peer] + cnt[st->peer]++] = (uint32_t)s;
-	}
-	for (int32_t k = 0; k < nr; k++) {
-		size_t n = cnt[k];
-		struct trace_rank_time *rt = &r->rank[k];
-
-		for (size_t i = 0; i < n; i++) {
-			uint32_t s = idx[off[k] + i];
-
-			v[i] = (struct ival){ r->step[s].start, r->step[s].end,
-					      p->steps[s].kind == TS_XFER };
-		}
-		sort_ivals(v, n);
-		rt->compute_ps = union_len(v, n, 1);
-		rt->comm_ps = union_len(v, n, 2);
-		rt->overlap_ps = rt->compute_ps + rt->comm_ps - union_len(v, n, 3);
-		for (size_t i = 0; i < n; i++)
-			if (v[i].b > rt->end_ps)
-				rt->end_ps = v[i].b;
-	}
-	rc = 0;
-out:
-	free(cnt);
-	free(off);
-	free(idx);
-	free(v);
-	return rc;
-}
-
-static int critical_path(const struct trace_program *p, struct trace_results *r)
-{
-	uint32_t last = UINT32_MAX;
 	size_t n = 0;
 
-	for (size_t s = 0; s < p->nsteps; s++)
-		if (last == UINT32_MAX || r->step[s].end > r->step[last].end)
-			last = (uint32_t)s;
-	/* a join takes no time and moves nothing: the path goes through it
-	 * to what it waited for, and does not list it */
 	for (uint32_t s = last; s != UINT32_MAX; s = r->step[s].crit)
 		n += p->steps[s].kind != TS_JOIN;
 	r->crit_path = malloc((n ? n : 1) * sizeof(*r->crit_path));
 	if (!r->crit_path)
 		return -1;
-	r->ncrit = n;
-	for (uint32_t s = last; s != UINT32_MAX; s = r->step[s].crit) {
-		if (p->steps[s].kind == TS_JOIN)
-			continue;
-		r->crit_path[--n] = s;
-		sim_time_t dt = r->step[s].end - r->step[s].start;
-
-		if (p->steps[s].kind == TS_COMPUTE)
-			r->crit_compute_ps += dt;
-		else
-			r->crit_comm_ps += dt;
-	}
+	for (uint32_t s = last; s != UINT32_MAX; s = r->step[s].crit)
+		if (p->steps[s].kind != TS_JOIN)
+			r->crit_path[--n] = s;
 	return 0;
 }
 
@@ -779,7 +1172,8 @@ int trace_results_flows(const struct trace_program *p, struct trace_results *r)
 
 	if (r->flows_built)
 		return 0;
-
+	if (!r->step)		/* a lazy program's steps were not kept */
+		return -1;
 	for (size_t s = 0; s < p->nsteps; s++)
 		nxfer += p->steps[s].kind == TS_XFER;
 	if (fab_msgs_reserve(&r->flows, nxfer))
@@ -807,26 +1201,54 @@ int trace_results_flows(const struct trace_program *p, struct trace_results *r)
 	return 0;
 }
 
+/* The first step not done, for the stall message. */
+static uint64_t first_undone(const struct replay *rp)
+{
+	uint64_t first = rp->p->nsteps;
+
+	for (size_t i = 0; i < rp->tcap; i++)	/* made and not finished */
+		if (rp->tab[i].key && rp->tab[i].key - 1 < first)
+			first = rp->tab[i].key - 1;
+	for (size_t k = 0; k < rp->nseg; k++)	/* not made */
+		if (rp->seg[k].made < rp->seg[k].end && rp->seg[k].made < first)
+			first = rp->seg[k].made;
+	return first;
+}
+
 int trace_replay(const struct trace_program *p, struct fab *f, struct trace_results *r,
 		 struct sim_diag *d)
 {
-	struct replay rp = { .p = p, .t = p->trace, .f = f, .eng = fab_engine(f), .r = r };
+	struct replay rp = { .p = p, .t = p->trace, .f = f, .eng = fab_engine(f), .r = r,
+			     .best_s = UINT32_MAX };
+	uint32_t *zero = NULL;
+	size_t nzero = 0;
 	int rc = -1, c;
 
 	memset(r, 0, sizeof(*r));
-	r->step = sim_mem_calloc(p->nsteps ? p->nsteps : 1, sizeof(*r->step));
+	sim_samples_init(&r->xfer_times);
+	sim_pool_init(&rp.pool, sizeof(struct live));
+	sim_heap_init(&rp.heap);
+	sim_wake_init(&rp.wake);
+	if (!p->lazy) {		/* every step's times, for the outputs that list them */
+		r->step = sim_mem_calloc(p->nsteps ? p->nsteps : 1, sizeof(*r->step));
+		if (!r->step) {
+			sim_diag_set(d, NULL, 0, 0, "out of memory");
+			goto out;
+		}
+	} else if (p->keep_times && trace_spill_open(r, p->nsteps)) {
+		sim_diag_set(d, NULL, 0, 0,
+			     "could not make a temporary file for the steps' times (TMPDIR): %s",
+			     strerror(errno));
+		goto out;
+	}
 	r->op_start = calloc(p->trace->nops ? p->trace->nops : 1, sizeof(*r->op_start));
 	r->op_end = calloc(p->trace->nops ? p->trace->nops : 1, sizeof(*r->op_end));
 	r->rank = calloc((size_t)trace_nendpoints(p->trace), sizeof(*r->rank));
-	if (!r->step || !r->op_start || !r->op_end || !r->rank) {
+	if (!r->op_start || !r->op_end || !r->rank) {
 		sim_diag_set(d, NULL, 0, 0, "out of memory");
 		goto out;
 	}
-	for (size_t s = 0; s < p->nsteps; s++)
-		r->step[s].crit = UINT32_MAX;
-	sim_heap_init(&rp.heap);
-	sim_wake_init(&rp.wake);
-	if (setup(&rp, d))
+	if (setup(&rp, &zero, &nzero, d))
 		goto out;
 	c = sim_register(rp.eng, replay_handler, &rp, "replay");
 	if (c < 0) {
@@ -834,9 +1256,10 @@ int trace_replay(const struct trace_program *p, struct fab *f, struct trace_resu
 		goto out;
 	}
 	rp.comp = (uint32_t)c;
-	for (size_t s = 0; s < p->nsteps; s++)
-		if (!rp.left[s])
-			push(&rp, 0, (uint32_t)s, EV_START);
+	for (size_t k = 0; k < nzero; k++)
+		push(&rp, 0, zero[k], EV_START);
+	free(zero);
+	zero = NULL;
 	if (p->nsteps && fab_run(f, d))
 		goto out;
 	if (rp.failed) {
@@ -844,7 +1267,11 @@ int trace_replay(const struct trace_program *p, struct fab *f, struct trace_resu
 		goto out;
 	}
 	if (r->steps_done < p->nsteps) {
-		size_t s;
+		uint64_t s = first_undone(&rp);
+		struct trace_step tmp;
+		const uint32_t *deps;
+		uint32_t buf[TRACE_STEP_MAXDEPS];
+		const struct trace_step *st = trace_program_step(p, (uint32_t)s, &tmp, &deps, buf);
 
 		if (fab_time_limit_reached(f)) {
 			/* not a stall: the run was told to stop, and a trace's
@@ -855,54 +1282,67 @@ int trace_replay(const struct trace_program *p, struct fab *f, struct trace_resu
 				     fab_get_params(f)->max_time_ns, steps_shown(&rp), steps_total(p));
 			goto out;
 		}
-		for (s = 0; s < p->nsteps && (r->step[s].end || p->steps[s].kind == TS_JOIN); s++)
-			;
 		sim_diag_set(d, NULL, 0, 0,
-			     "the workload stalled at %.3f us: %zu of %zu steps done; step %zu (rank %d, op %u) never finished",
+			     "the workload stalled at %.3f us: %zu of %zu steps done; step %" PRIu64 " (rank %d, op %u) never finished",
 			     (double)fab_engine(f)->now / SIM_US, steps_shown(&rp), steps_total(p), s,
-			     s < p->nsteps ? p->steps[s].rank : -1, s < p->nsteps ? p->steps[s].op : 0);
+			     st ? st->rank : -1, st ? st->op : 0);
 		goto out;
 	}
-	/* The run is over, and its counters and dependency lists (12 bytes a
-	 * step and more) have no part in the results: freed now, they make
-	 * room for rank_times' buckets (8 bytes a transfer), which set the
-	 * peak of the 8,192-host ring otherwise (15.2 -> 16.2 GB). */
-	free(rp.left);
-	free(rp.dep_off);
-	free(rp.dep);
-	rp.left = NULL;
-	rp.dep_off = rp.dep = NULL;
+	/* a recv is timed as the send it waits for: its range is that step */
 	for (size_t i = 0; i < p->trace->nops; i++) {
-		uint32_t a = p->op_first[i], n = p->op_nsteps[i];
+		if (!p->op_nsteps[i]) {
+			r->op_start[i] = r->op_end[i] = 0;
+			continue;
+		}
+		if (p->trace->ops[i].kind == TRACE_RECV) {
+			struct trace_step tmp;
+			const uint32_t *deps;
+			uint32_t buf[TRACE_STEP_MAXDEPS];
+			const struct trace_step *st = trace_program_step(p, p->op_first[i], &tmp,
+									 &deps, buf);
 
-		for (uint32_t k = 0; k < n; k++) {
-			const struct trace_step_time *tm = &r->step[a + k];
-
-			if (!k || tm->start < r->op_start[i])
-				r->op_start[i] = tm->start;
-			if (tm->end > r->op_end[i])
-				r->op_end[i] = tm->end;
+			r->op_start[i] = r->op_start[st->op];
+			r->op_end[i] = r->op_end[st->op];
 		}
 	}
-	if (rank_times(p, r) || critical_path(p, r)) {
+	r->live_peak = rp.pool.high;
+	r->ncrit = rp.best.n;
+	r->crit_compute_ps = rp.best.comp;
+	r->crit_comm_ps = rp.best.comm;
+	if (r->step && critical_path(p, r, rp.best_s)) {
 		sim_diag_set(d, NULL, 0, 0, "out of memory");
 		goto out;
 	}
 	rc = 0;
 out:
+	free(zero);
 	sim_heap_free(&rp.heap);
 	sim_wake_fini(&rp.wake);
-	free(rp.left);
-	free(rp.dep_off);
-	free(rp.dep);
+	for (size_t i = 0; i < rp.tcap; i++) {
+		if (rp.tab[i].key) {
+			struct live *l = sim_pool_get(&rp.pool, rp.tab[i].ix);
+
+			if (l->dcap)
+				free(l->d.v);
+		}
+	}
+	free(rp.tab);
+	sim_pool_fini(&rp.pool);
+	free(rp.seg);
+	free(rp.xdep);
 	free(rp.rank_free);
 	free(rp.rank_last);
+	for (int32_t k = 0; rp.sw && k < trace_nendpoints(p->trace); k++)
+		free(rp.sw[k].ci);
+	free(rp.sw);
+	free(rp.op_seen);
 	for (size_t i = 0; i < rp.npairs_cap; i++) {
 		if (rp.pairs[i].bl)
 			free(rp.pairs[i].bl->q);
 		free(rp.pairs[i].bl);
 	}
 	free(rp.pairs);
+	free(rp.bls);
 	for (int i = 0; rp.cq && i < fab_nodes(f); i++)
 		hca_cq_set_notify(rp.cq[i], NULL, NULL);
 	free(rp.mr);	/* the regions and CQs belong to the HCAs' life */
@@ -921,6 +1361,8 @@ void trace_results_free(struct trace_results *r)
 	free(r->op_end);
 	free(r->rank);
 	free(r->crit_path);
+	trace_spill_close(r->spill);
+	sim_samples_fini(&r->xfer_times);
 	fab_msgs_free(&r->flows);
 	memset(r, 0, sizeof(*r));
 }

@@ -19,7 +19,10 @@
 #include <stdio.h>
 
 #include "models/fabric/fab.h"
+#include "sim/sim_stats.h"
 #include "traces/trace.h"
+
+struct trace_spill;
 
 struct trace_step_time {
 	sim_time_t ready, start, end;
@@ -34,7 +37,9 @@ struct trace_rank_time {
 };
 
 struct trace_results {
-	struct trace_step_time *step;	/* per program step */
+	/* per program step, unless the program is lazy (trace_program.lazy):
+	 * then NULL, and so are crit_path and the flows */
+	struct trace_step_time *step;
 	sim_time_t *op_start, *op_end;	/* per trace op */
 	struct trace_rank_time *rank;	/* per rank (then per aggregation node: trace_nendpoints) */
 	uint32_t *crit_path;		/* steps, first to last */
@@ -42,6 +47,13 @@ struct trace_results {
 	sim_time_t crit_compute_ps, crit_comm_ps;	/* the critical path's split */
 	sim_time_t end_ps;		/* the last step's end */
 	size_t steps_done;
+	/* each transfer's time from its post to its end, as they finish */
+	struct sim_samples xfer_times;
+	/* the most steps made and not yet finished at once: what the replay
+	 * held of the program (all of it were every step made up front) */
+	size_t live_peak;
+	/* a lazy program's step times, when it keeps them (trace_results_time) */
+	struct trace_spill *spill;
 	/* one per transfer step, for the reports that list flows: built by
 	 * trace_results_flows() on request, empty until then */
 	struct fab_msgs flows;
@@ -68,6 +80,16 @@ void trace_results_free(struct trace_results *r);
  * call does nothing.
  */
 int trace_results_flows(const struct trace_program *p, struct trace_results *r);
+
+/*
+ * When step s started and ended (ready and crit only where the steps'
+ * times are kept whole, r->step): from r->step, or, for a lazy program
+ * with keep_times, from the file they were written to as the steps
+ * finished - read a block of 4,096 at a time, so read in step order.
+ * NULL if neither has them, or on a read error.
+ */
+const struct trace_step_time *trace_results_time(const struct trace_results *r, uint32_t s,
+						 struct trace_step_time *tmp);
 
 /* Per collective: algbw = S / time, busbw = algbw x coll_busbw_factor. */
 double trace_op_algbw(const struct trace_program *p, const struct trace_results *r,

@@ -127,19 +127,24 @@ int trace_timeline_write(FILE *out, const struct trace_program *p, const struct 
 			      r->op_end[i]);
 	}
 	for (size_t s = 0; s < p->nsteps; s++) {
-		const struct trace_step *st = &p->steps[s];
+		struct trace_step stmp;
+		struct trace_step_time ttmp;
+		const uint32_t *deps;
+		uint32_t buf[TRACE_STEP_MAXDEPS];
+		const struct trace_step *st = trace_program_step(p, (uint32_t)s, &stmp, &deps, buf);
+		const struct trace_step_time *tt;
 
 		if (st->kind == TS_JOIN)	/* no time, nothing to draw */
 			continue;
+		if (!(tt = trace_results_time(r, (uint32_t)s, &ttmp)))
+			return -1;
 		if (st->kind == TS_COMPUTE) {
 			snprintf(name, sizeof(name), "compute (op %u)", st->op);
-			event(out, &first, name, "compute", st->rank, 1, r->step[s].start,
-			      r->step[s].end);
+			event(out, &first, name, "compute", st->rank, 1, tt->start, tt->end);
 		} else {
 			snprintf(name, sizeof(name), "-> %d %" PRIu64 " B (step %u)", st->peer,
 				 st->bytes, st->phase);
-			event(out, &first, name, "transfer", st->rank, 3, r->step[s].start,
-			      r->step[s].end);
+			event(out, &first, name, "transfer", st->rank, 3, tt->start, tt->end);
 		}
 	}
 	fputs("\n]}\n", out);

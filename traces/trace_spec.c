@@ -403,14 +403,6 @@ static int check_times(struct ctx *c, const struct args *a)
 }
 
 /* Bounded so a typo cannot ask for terabytes, and so fab_msg.after (int32) can index the list. */
-static const char *mem_size(uint64_t b, char *buf, size_t len)
-{
-	if (b >= (1ULL << 30))
-		snprintf(buf, len, "%.1f GiB", (double)b / (double)(1ULL << 30));
-	else
-		snprintf(buf, len, "%.1f MiB", (double)b / (double)(1ULL << 20));
-	return buf;
-}
 
 static int check_total(struct ctx *c, const struct args *a, unsigned __int128 msgs)
 {
@@ -430,8 +422,8 @@ static int check_total(struct ctx *c, const struct args *a, unsigned __int128 ms
 				"%s%llu messages take about %s at %u bytes a message: more than sim.max_memory, %s%s; raise it (--set sim.max_memory=SIZE), or lower count",
 				c->out->n ? "with the specs before it, " : "",
 				(unsigned long long)(c->out->n + (size_t)msgs),
-				mem_size(bytes, hb, sizeof(hb)), TRACE_SPEC_MSG_BYTES,
-				mem_size(budget, hl, sizeof(hl)),
+				sim_fmt_mem(bytes, hb, sizeof(hb)), TRACE_SPEC_MSG_BYTES,
+				sim_fmt_mem(budget, hl, sizeof(hl)),
 				c->out->max_bytes ? "" : " (half of the memory this process may use)");
 	return 0;
 }

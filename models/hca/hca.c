@@ -211,6 +211,8 @@ static uint32_t own(struct hca *h, void *obj, bool cq)
 	return h->nobjs++;
 }
 
+#define HCA_CQ_ALLOC_MIN 16u	/* a new CQ's ring, before it fills */
+
 struct hca_cq *hca_create_cq(struct hca *h, uint32_t cqe, hca_cq_notify_fn fn, void *ctx)
 {
 	struct hca_cq *cq;
@@ -220,7 +222,11 @@ struct hca_cq *hca_create_cq(struct hca *h, uint32_t cqe, hca_cq_notify_fn fn, v
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return NULL;
-	cq->ring = calloc(cqe, sizeof(*cq->ring));
+	/* The ring grows as completions wait in it: a CQ of 4,096 that a
+	 * program drains at every completion holds one, and 1,024 hosts'
+	 * CQs of 256 each held 12 MB. */
+	cq->alloc = cqe < HCA_CQ_ALLOC_MIN ? cqe : HCA_CQ_ALLOC_MIN;
+	cq->ring = calloc(cq->alloc, sizeof(*cq->ring));
 	if (!cq->ring) {
 		free(cq);
 		return NULL;
@@ -263,6 +269,23 @@ void hca_cq_set_notify(struct hca_cq *cq, hca_cq_notify_fn fn, void *ctx)
 	cq->ctx = ctx;
 }
 
+/* Double the CQ's ring (up to its depth), its entries in order from 0. */
+static int cq_grow(struct hca_cq *cq)
+{
+	uint32_t alloc = cq->alloc > cq->cap / 2 ? cq->cap : 2 * cq->alloc;
+	struct hca_wc *v = malloc((size_t)alloc * sizeof(*v));
+
+	if (!v)
+		return -1;
+	for (uint32_t k = 0; k < cq->n; k++)
+		v[k] = cq->ring[(cq->head + k) % cq->alloc];
+	free(cq->ring);
+	cq->ring = v;
+	cq->alloc = alloc;
+	cq->head = 0;
+	return 0;
+}
+
 void hca_cq_push(struct hca_cq *cq, const struct hca_wc *wc)
 {
 	if (!cq)
@@ -272,11 +295,15 @@ void hca_cq_push(struct hca_cq *cq, const struct hca_wc *wc)
 		cq->overflow = true;
 		return;
 	}
-	/* head and n are below cap: a wrap, not a division (a 32-bit div
+	if (cq->n == cq->alloc && cq_grow(cq)) {
+		cq->overflow = true;	/* no memory for it: lost, as an overrun */
+		return;
+	}
+	/* head and n are below alloc: a wrap, not a division (a 32-bit div
 	 * per CQE showed in bench/run's B1 profile) */
 	uint32_t at = cq->head + cq->n++;
 
-	cq->ring[at >= cq->cap ? at - cq->cap : at] = *wc;
+	cq->ring[at >= cq->alloc ? at - cq->alloc : at] = *wc;
 	if (cq->fn)
 		cq->fn(cq, cq->ctx);
 }
@@ -289,7 +316,7 @@ int hca_poll_cq(struct hca_cq *cq, int n, struct hca_wc *wc)
 		return -EINVAL;
 	while (k < n && cq->n) {
 		wc[k++] = cq->ring[cq->head];
-		cq->head = cq->head + 1 == cq->cap ? 0 : cq->head + 1;
+		cq->head = cq->head + 1 == cq->alloc ? 0 : cq->head + 1;
 		cq->n--;
 	}
 	if (!k && cq->overflow) {

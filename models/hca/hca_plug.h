@@ -32,8 +32,9 @@ static inline uint32_t psn_add(uint32_t a, uint32_t n)
 struct hca_cq {
 	struct hca *hca;
 	uint32_t slot;		/* in hca->objs */
-	uint32_t cap;
-	struct hca_wc *ring;
+	uint32_t cap;		/* its depth: a CQE past it is an overrun */
+	struct hca_wc *ring;	/* alloc entries, doubled as the CQ fills up to cap */
+	uint32_t alloc;
 	uint32_t head, n;
 	bool overflow;
 	hca_cq_notify_fn fn;

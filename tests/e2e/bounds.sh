@@ -27,14 +27,21 @@ check() {	# what, exit code seen, code wanted, stderr file, pattern
 }
 
 # ---- the trace's memory budget ----
-{ echo "ranks 16"; echo "map linear"; for i in $(seq 100); do echo "allreduce 1KiB async"; done; } \
+# 100 async halving-doubling allreduces (stored: 128 steps each) ...
+{ echo "ranks 16"; echo "map linear"; for i in $(seq 100); do echo "allreduce 1KiB algo=hd async"; done; } \
 	> "$tmp/many.trace"
 "$IBFAB" run --topo "$topo" --trace "$tmp/many.trace" --set sim.max_memory=1MiB \
 	--json "$tmp/budget.json" > /dev/null 2> "$tmp/budget.err"
-check "budget" $? 1 "$tmp/budget.err" "many.trace: the trace lowers to 48000 steps (100 ops; the largest, allreduce at .*many.trace:3, makes 480), about .* more than sim.max_memory"
+check "budget" $? 1 "$tmp/budget.err" "many.trace: the trace lowers to 12800 steps (100 ops; the largest, allreduce at .*many.trace:3, makes 128), about 1.5 MiB at 120 bytes a step: more than sim.max_memory, 1.0 MiB"
 [ -e "$tmp/budget.json" ] && fail "budget: --json written for a refused trace"
-"$IBFAB" run --topo "$topo" --trace "$tmp/many.trace" --set sim.max_memory=6MiB --quiet \
-	> /dev/null 2> "$tmp/budget2.err" || fail "budget: 48000 steps (5.8 MB) refused under 6 MiB: $(cat "$tmp/budget2.err")"
+"$IBFAB" run --topo "$topo" --trace "$tmp/many.trace" --set sim.max_memory=2MiB --quiet \
+	> /dev/null 2> "$tmp/budget2.err" || fail "budget: 12800 steps (1.5 MB) refused under 2 MiB: $(cat "$tmp/budget2.err")"
+# ... and 100 async rings (480 steps each, made as the replay reaches them:
+# two reaches of 17 steps each are counted, 3400 in all, 408 KB)
+sed 's/ algo=hd//' "$tmp/many.trace" > "$tmp/rings.trace"
+"$IBFAB" run --topo "$topo" --trace "$tmp/rings.trace" --set sim.max_memory=512KiB --quiet \
+	> "$tmp/rings.out" 2> "$tmp/rings.err" || fail "budget: 100 lazy rings refused under 512 KiB: $(cat "$tmp/rings.err")"
+grep -q "^workload .*48000 steps" "$tmp/rings.out" || fail "budget: the rings: $(grep workload "$tmp/rings.out")"
 # 1.1M transfers on one pair: more than the 2^20 a send queue holds
 printf 'ranks 2\nmap linear\nrepeat 2 {\nrepeat 550000 {\n  send 0 1 64B async\n}\n}\n' > "$tmp/pair.trace"
 "$IBFAB" run --topo "$topo" --trace "$tmp/pair.trace" > "$tmp/pair.out" 2> "$tmp/pair.err" ||

@@ -105,17 +105,23 @@ static void one_coll(struct trace *t, uint32_t nranks, enum trace_coll coll,
 	give_tree(t);
 }
 
-static int lower_ok(const struct trace *t, struct trace_program *p)
+/* Lower t into p as the caller set it up (lazy or not). */
+static int lower_ok_lazy(const struct trace *t, struct trace_program *p)
 {
 	struct sim_diag d;
 	int rc;
 
 	sim_diag_clear(&d);
-	trace_program_init(p, t);
 	rc = trace_lower(t, p, &d);
 	if (rc)
 		fprintf(stderr, "\ntrace_lower: %s\n", d.msg);
 	return rc;
+}
+
+static int lower_ok(const struct trace *t, struct trace_program *p)
+{
+	trace_program_init(p, t);
+	return lower_ok_lazy(t, p);
 }
 
 static int check_ok(const struct trace_program *p, uint32_t op)
@@ -1151,6 +1157,99 @@ static void test_busbw(void)
 /* The registry: each collective has one default (what algo=auto runs),
  * no (collective, name) pair is served twice, and every row is found by
  * its own pair. */
+/*
+ * Lazy lowering: an algorithm with gen gives, for every index, the step
+ * and the dependencies its eager lowering stores - in traces where the
+ * collective follows others (entries, join steps), precedes others (its
+ * exits, which the next op's entries are made of) and runs on a
+ * sub-communicator; and a ring past 2^28 steps is taken lazily, in no time.
+ */
+static void lazy_vs_stored(const char *text)
+{
+	struct trace t;
+	struct trace_program a, b;
+	struct sim_diag d;
+	size_t nlz = 0;
+
+	trace_init(&t);
+	CU_ASSERT_EQUAL_FATAL(trace_load_string(text, "lazy", &t, &d), 0);
+	trace_program_init(&a, &t);
+	trace_program_init(&b, &t);
+	b.lazy = true;
+	CU_ASSERT_EQUAL_FATAL(trace_lower(&t, &a, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(trace_lower(&t, &b, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(a.nsteps, b.nsteps);
+	CU_ASSERT_EQUAL(a.njoins, b.njoins);
+	CU_ASSERT_EQUAL(a.nlz, 0);
+	CU_ASSERT(b.nlz > 0);
+	CU_ASSERT(b.nstored < b.nsteps);
+	for (size_t i = 0; i < t.nops; i++) {
+		CU_ASSERT_EQUAL(a.op_first[i], b.op_first[i]);
+		CU_ASSERT_EQUAL(a.op_nsteps[i], b.op_nsteps[i]);
+		CU_ASSERT_EQUAL(a.op_nchunks[i], b.op_nchunks[i]);
+	}
+	for (uint32_t s = 0; s < a.nsteps; s++) {
+		struct trace_step ta, tb;
+		const uint32_t *da, *db;
+		uint32_t ba[TRACE_STEP_MAXDEPS], bb[TRACE_STEP_MAXDEPS];
+		const struct trace_step *x = trace_program_step(&a, s, &ta, &da, ba);
+		const struct trace_step *y = trace_program_step(&b, s, &tb, &db, bb);
+
+		nlz += trace_program_lazy(&b, s) != NULL;
+		if (x->bytes != y->bytes || x->duration != y->duration || x->rank != y->rank ||
+		    x->peer != y->peer || x->op != y->op || x->phase != y->phase ||
+		    x->chunk != y->chunk || x->ndeps != y->ndeps || x->kind != y->kind ||
+		    x->data != y->data || x->acked != y->acked ||
+		    memcmp(da, db, x->ndeps * sizeof(*da))) {
+			fprintf(stderr, "\n  step %u differs lazily: %d -> %d chunk %u, %u deps (stored: %d -> %d chunk %u, %u deps)",
+				s, y->rank, y->peer, y->chunk, y->ndeps, x->rank, x->peer, x->chunk,
+				x->ndeps);
+			CU_FAIL("a lazy step differs from the stored one");
+			break;
+		}
+	}
+	CU_ASSERT_EQUAL(nlz + b.nstored, b.nsteps);
+	CU_ASSERT_PTR_NULL(trace_program_step(&b, (uint32_t)b.nsteps, NULL, NULL, NULL));
+	trace_program_free(&a);
+	trace_program_free(&b);
+	trace_free(&t);
+}
+
+static void test_lazy(void)
+{
+	struct trace t;
+	struct trace_program p;
+
+	lazy_vs_stored("ranks 8\n"
+		       "compute all 1us\n"
+		       "allreduce 1MiB chunks=3 channels=2\n"
+		       "send 0 5 4KiB\n"
+		       "recv 5 0 4KiB\n"
+		       "alltoall 2MiB algo=direct chunks=2 channels=2\n"
+		       "alltoall 2MiB algo=pairwise chunks=3 channels=2\n"
+		       "comm odd = 1,3,5,7\n"
+		       "allgather 64KiB comm=odd\n"
+		       "reducescatter 1000B\n"
+		       "allreduce 3MiB algo=tree\n"
+		       "compute 2 5us\n");
+	/* entries of 2 x 355 x 11 steps a member: join steps, then the ring */
+	lazy_vs_stored("ranks 4\n"
+		       "allreduce 1MiB chunks=355 channels=11\n"
+		       "compute 2 3us async\n"
+		       "allreduce 1MiB chunks=355 channels=11\n"
+		       "alltoall 64KiB\n");
+	/* 2 x 16384 x 16383 transfers: refused stored (test_refused), taken
+	 * lazily without making one */
+	one_coll(&t, 16384, TRACE_ALLREDUCE, TRACE_ALGO_RING, 1 << 20, 1, 1, 0);
+	trace_program_init(&p, &t);
+	p.lazy = true;
+	CU_ASSERT_EQUAL(lower_ok_lazy(&t, &p), 0);
+	CU_ASSERT_EQUAL(p.nsteps, 536838144u);
+	CU_ASSERT_EQUAL(p.nstored, 0);
+	trace_program_free(&p);
+	trace_free(&t);
+}
+
 static void test_registry(void)
 {
 	int rows = 0;
@@ -1197,6 +1296,7 @@ static const struct test_case tests[] = {
 	{ "128 ranks x 8 channels x 4 chunks lowers fast", test_big_ring_fast },
 	{ "collnet: up the SHARP tree and down, 8 chunks in flight", test_collnet },
 	{ "busbw factors", test_busbw },
+	{ "lazy lowering gives the stored steps", test_lazy },
 	{ NULL, NULL },
 };
 

@@ -185,90 +185,111 @@ static void run_free(struct run *r)
 typedef void (*replay_inspect_fn)(const struct trace *t, const struct trace_program *p,
 				  const struct trace_results *r);
 
-/* Load `text`, place its ranks on n, lower, replay on a fresh fabric; then
- * `inspect` (if not NULL) sees the program and the results. */
-static void replay_text_inspect(const struct net *n, const struct fab_params *prm,
-				const char *text, struct run *out, replay_inspect_fn inspect)
-{
+/* A trace replayed: what the helpers below set up and free. */
+struct replay_env {
 	struct trace t;
 	struct trace_program p;
 	struct trace_results r;
-	struct fab_msgs msgs = { 0 };
-	struct sim_diag d;
+	struct fab_msgs msgs;
 	struct fab *f;
+};
 
-	memset(out, 0, sizeof(*out));
-	trace_init(&t);
-	if (trace_load_string(text, "replay-test", &t, &d)) {
+/* Load `text`, place its ranks on n, lower (lazily or not), replay on a
+ * fresh fabric. */
+static void replay_env_run(struct replay_env *e, const struct net *n,
+			   const struct fab_params *prm, const char *text, bool lazy)
+{
+	struct sim_diag d;
+
+	memset(e, 0, sizeof(*e));
+	trace_init(&e->t);
+	if (trace_load_string(text, "replay-test", &e->t, &d)) {
 		report(&d, "trace_load_string");
 		CU_FAIL_FATAL("trace does not load");
 	}
-	if (trace_map_ranks(&t, n, &d)) {
+	if (trace_map_ranks(&e->t, n, &d)) {
 		report(&d, "trace_map_ranks");
 		CU_FAIL_FATAL("trace_map_ranks");
 	}
-	trace_program_init(&p, &t);
-	if (trace_lower(&t, &p, &d)) {
+	trace_program_init(&e->p, &e->t);
+	e->p.lazy = lazy;
+	if (trace_lower(&e->t, &e->p, &d)) {
 		report(&d, "trace_lower");
 		CU_FAIL_FATAL("trace_lower");
 	}
-	f = fab_create(n, prm, &msgs, 1, &d);
-	if (!f) {
+	e->f = fab_create(n, prm, &e->msgs, 1, &d);
+	if (!e->f) {
 		report(&d, "fab_create");
 		CU_FAIL_FATAL("fab_create");
 	}
-	if (trace_replay(&p, f, &r, &d)) {
+	if (trace_replay(&e->p, e->f, &e->r, &d)) {
 		report(&d, "trace_replay");
 		CU_FAIL_FATAL("trace_replay");
 	}
+}
+
+static void replay_env_free(struct replay_env *e)
+{
+	trace_results_free(&e->r);
+	fab_destroy(e->f);
+	fab_msgs_free(&e->msgs);
+	trace_program_free(&e->p);
+	trace_free(&e->t);
+}
+
+/* replay_env_run, stored; then `inspect` (if not NULL) sees the program
+ * and the results. */
+static void replay_text_inspect(const struct net *n, const struct fab_params *prm,
+				const char *text, struct run *out, replay_inspect_fn inspect)
+{
+	struct replay_env e;
+
+	memset(out, 0, sizeof(*out));
+	replay_env_run(&e, n, prm, text, false);
 	/* The flow list is built on request only (trace_results_flows): one
 	 * flow per transfer step, in step order, with the step's times; a
 	 * second request adds nothing. */
-	CU_ASSERT_EQUAL(r.flows.n, 0);
-	CU_ASSERT(!r.flows_built);
-	CU_ASSERT_EQUAL_FATAL(trace_results_flows(&p, &r), 0);
-	CU_ASSERT_EQUAL_FATAL(trace_results_flows(&p, &r), 0);
+	CU_ASSERT_EQUAL(e.r.flows.n, 0);
+	CU_ASSERT(!e.r.flows_built);
+	CU_ASSERT_EQUAL_FATAL(trace_results_flows(&e.p, &e.r), 0);
+	CU_ASSERT_EQUAL_FATAL(trace_results_flows(&e.p, &e.r), 0);
 	size_t nx = 0;
 
-	for (size_t s = 0; s < p.nsteps; s++) {
-		if (p.steps[s].kind != TS_XFER)
+	for (size_t s = 0; s < e.p.nsteps; s++) {
+		if (e.p.steps[s].kind != TS_XFER)
 			continue;
-		CU_ASSERT_FATAL(nx < r.flows.n);
-		const struct fab_msg *fl = &r.flows.v[nx++];
+		CU_ASSERT_FATAL(nx < e.r.flows.n);
+		const struct fab_msg *fl = &e.r.flows.v[nx++];
 
-		CU_ASSERT(fl->src == (uint32_t)t.rank_node[p.steps[s].rank] &&
-			  fl->dst == (uint32_t)t.rank_node[p.steps[s].peer] &&
-			  fl->bytes == p.steps[s].bytes && fl->done &&
-			  fl->start == r.step[s].start && fl->end == r.step[s].end);
+		CU_ASSERT(fl->src == (uint32_t)e.t.rank_node[e.p.steps[s].rank] &&
+			  fl->dst == (uint32_t)e.t.rank_node[e.p.steps[s].peer] &&
+			  fl->bytes == e.p.steps[s].bytes && fl->done &&
+			  fl->start == e.r.step[s].start && fl->end == e.r.step[s].end);
 	}
-	CU_ASSERT_EQUAL(r.flows.n, nx);
-	out->nops = t.nops;
-	out->nsteps = p.nsteps;
-	out->nranks = t.nranks;
-	out->end_ps = r.end_ps;
-	out->events = fab_engine(f)->events;
+	CU_ASSERT_EQUAL(e.r.flows.n, nx);
+	out->nops = e.t.nops;
+	out->nsteps = e.p.nsteps;
+	out->nranks = e.t.nranks;
+	out->end_ps = e.r.end_ps;
+	out->events = fab_engine(e.f)->events;
 	struct fab_totals tot;
 
-	fab_totals(f, &tot);
+	fab_totals(e.f, &tot);
 	out->rnr_naks = tot.rnr_naks;
-	out->op_start = malloc(t.nops * sizeof(*out->op_start));
-	out->op_end = malloc(t.nops * sizeof(*out->op_end));
-	out->step = malloc((p.nsteps ? p.nsteps : 1) * sizeof(*out->step));
-	out->rank_node = malloc((size_t)t.nranks * sizeof(*out->rank_node));
-	out->rank = malloc((size_t)t.nranks * sizeof(*out->rank));
+	out->op_start = malloc(e.t.nops * sizeof(*out->op_start));
+	out->op_end = malloc(e.t.nops * sizeof(*out->op_end));
+	out->step = malloc((e.p.nsteps ? e.p.nsteps : 1) * sizeof(*out->step));
+	out->rank_node = malloc((size_t)e.t.nranks * sizeof(*out->rank_node));
+	out->rank = malloc((size_t)e.t.nranks * sizeof(*out->rank));
 	CU_ASSERT_FATAL(out->op_start && out->op_end && out->step && out->rank_node && out->rank);
-	memcpy(out->rank, r.rank, (size_t)t.nranks * sizeof(*out->rank));
-	memcpy(out->op_start, r.op_start, t.nops * sizeof(*out->op_start));
-	memcpy(out->op_end, r.op_end, t.nops * sizeof(*out->op_end));
-	memcpy(out->step, r.step, p.nsteps * sizeof(*out->step));
-	memcpy(out->rank_node, t.rank_node, (size_t)t.nranks * sizeof(*out->rank_node));
+	memcpy(out->rank, e.r.rank, (size_t)e.t.nranks * sizeof(*out->rank));
+	memcpy(out->op_start, e.r.op_start, e.t.nops * sizeof(*out->op_start));
+	memcpy(out->op_end, e.r.op_end, e.t.nops * sizeof(*out->op_end));
+	memcpy(out->step, e.r.step, e.p.nsteps * sizeof(*out->step));
+	memcpy(out->rank_node, e.t.rank_node, (size_t)e.t.nranks * sizeof(*out->rank_node));
 	if (inspect)
-		inspect(&t, &p, &r);
-	trace_results_free(&r);
-	fab_destroy(f);
-	fab_msgs_free(&msgs);
-	trace_program_free(&p);
-	trace_free(&t);
+		inspect(&e.t, &e.p, &e.r);
+	replay_env_free(&e);
 }
 
 static void replay_text(const struct net *n, const struct fab_params *prm, const char *text,
@@ -1080,16 +1101,21 @@ static void test_acked(void)
 	net_free(&n);
 }
 
+/* Ops of every kind on 16 ranks placed at random: the start of the
+ * traces that test determinism and lazy lowering. */
+#define MIXED_HEAD \
+	"ranks 16\n" \
+	"map random seed=7\n" \
+	"comm half = 0-7\n" \
+	"fwd: compute all 20us\n" \
+	"send 0 9 3MiB tag=1\n" \
+	"recv 9 0 3MiB tag=1\n" \
+	"ar: allreduce 8MiB algo=ring chunks=4 channels=2\n"
+
 static void test_determinism(void)
 {
 	static const char text[] =
-		"ranks 16\n"
-		"map random seed=7\n"
-		"comm half = 0-7\n"
-		"fwd: compute all 20us\n"
-		"send 0 9 3MiB tag=1\n"
-		"recv 9 0 3MiB tag=1\n"
-		"ar: allreduce 8MiB algo=ring chunks=4 channels=2\n"
+		MIXED_HEAD
 		"a2a: alltoall 4MiB algo=direct async\n"
 		"hd: allreduce 2MiB algo=hd comm=half\n"
 		"tr: allreduce 2MiB algo=tree chunks=4 after=a2a\n"
@@ -1184,6 +1210,27 @@ static int cmp_time(const void *x, const void *y)
 	return a[0] != b[0] ? (a[0] < b[0] ? -1 : 1) : (a[1] > b[1]) - (a[1] < b[1]);
 }
 
+/* The length of the union of n intervals (sorted here), and its end. */
+static sim_time_t union_len(sim_time_t (*iv)[2], size_t n, sim_time_t *end)
+{
+	sim_time_t all = 0, a, b;
+
+	qsort(iv, n, sizeof(*iv), cmp_time);
+	a = n ? iv[0][0] : 0;
+	b = n ? iv[0][1] : 0;
+	for (size_t i = 1; i < n; i++) {
+		if (iv[i][0] > b) {
+			all += b - a;
+			a = iv[i][0];
+		}
+		if (iv[i][1] > b)
+			b = iv[i][1];
+	}
+	if (end)
+		*end = b;
+	return all + b - a;
+}
+
 static void test_rank_time_order(void)
 {
 	enum { N = 40 };
@@ -1215,24 +1262,175 @@ static void test_rank_time_order(void)
 		}
 	CU_ASSERT_EQUAL_FATAL(k, (size_t)N + 1);
 	CU_ASSERT(iv[0][0] > iv[N - 1][0]);	/* step order is far from start order */
-	qsort(iv, k, sizeof(iv[0]), cmp_time);
-	sim_time_t want = 0, a = iv[0][0], b = iv[0][1];
-
-	for (size_t i = 1; i < k; i++) {
-		if (iv[i][0] > b) {
-			want += b - a;
-			a = iv[i][0];
-		}
-		if (iv[i][1] > b)
-			b = iv[i][1];
-	}
-	want += b - a;
+	sim_time_t want = union_len(iv, k, NULL);
 	fprintf(stderr, "\n  rank 0 comm %.3f us, union of the steps %.3f us",
 		(double)r.rank[0].comm_ps * 1e-6, (double)want * 1e-6);
 	CU_ASSERT_EQUAL(r.rank[0].comm_ps, want);
 	CU_ASSERT_EQUAL(r.rank[0].compute_ps, 0u);
 	run_free(&r);
 	net_free(&n);
+}
+
+/*
+ * Lazy lowering (trace_program.lazy): the ring's steps made as the replay
+ * reaches them. What a run reports must not depend on it: every op's
+ * times, every rank's compute / communication / overlap time and end, the
+ * critical path and the transfers' times, to the picosecond - and the
+ * events, so the fabric saw the same run. Checked on a trace that mixes
+ * rings (channels, chunks), a tree, halving-doubling, all-to-all, sends
+ * and receives, async computes that overlap transfers and a collective
+ * with join steps. The stored replay's figures are checked against what
+ * its per-step times say: the critical path against the chain of
+ * critical dependencies, each rank's overlap against the union of its
+ * intervals.
+ */
+struct lazy_run {
+	size_t nops, nsteps, nlz, live_peak, ncrit, nx;
+	int32_t nranks;
+	sim_time_t end_ps, cc, cm;
+	uint64_t events, q[4];
+	sim_time_t *op_start, *op_end;
+	struct trace_rank_time *rank;
+};
+
+static void replay_lazy(const struct net *n, const struct fab_params *prm, const char *text,
+			bool lazy, struct lazy_run *o)
+{
+	static const double qs[4] = { 0, 0.5, 0.99, 1 };
+	struct replay_env e;
+
+	memset(o, 0, sizeof(*o));
+	replay_env_run(&e, n, prm, text, lazy);
+	CU_ASSERT_EQUAL(e.r.steps_done, e.p.nsteps);
+	CU_ASSERT((e.r.step == NULL) == lazy);
+	if (!lazy) {	/* the running sums against the steps' own times */
+		sim_time_t comp = 0, comm = 0;
+
+		for (size_t k = 0; k < e.r.ncrit; k++) {
+			uint32_t s = e.r.crit_path[k];
+			sim_time_t dt = e.r.step[s].end - e.r.step[s].start;
+
+			if (e.p.steps[s].kind == TS_COMPUTE)
+				comp += dt;
+			else
+				comm += dt;
+			CU_ASSERT(!k || e.r.step[s].crit == e.r.crit_path[k - 1] ||
+				  e.p.steps[e.r.step[s].crit].kind == TS_JOIN);
+		}
+		CU_ASSERT_EQUAL(comp, e.r.crit_compute_ps);
+		CU_ASSERT_EQUAL(comm, e.r.crit_comm_ps);
+		CU_ASSERT(e.r.ncrit > 0 && e.r.step[e.r.crit_path[e.r.ncrit - 1]].end == e.r.end_ps);
+		for (int32_t k = 0; k < e.t.nranks; k++) {
+			/* union of every interval of rank k; compute + comm - it */
+			size_t m = 0;
+			sim_time_t (*iv)[2] = malloc((2 * e.p.nsteps + 1) * sizeof(*iv));
+
+			CU_ASSERT_PTR_NOT_NULL_FATAL(iv);
+			for (size_t s = 0; s < e.p.nsteps; s++)
+				if (e.p.steps[s].kind != TS_JOIN &&
+				    (e.p.steps[s].rank == k ||
+				     (e.p.steps[s].kind == TS_XFER && e.p.steps[s].peer == k))) {
+					iv[m][0] = e.r.step[s].start;
+					iv[m++][1] = e.r.step[s].end;
+				}
+			sim_time_t b, all = union_len(iv, m, &b);
+			CU_ASSERT_EQUAL(e.r.rank[k].overlap_ps,
+					e.r.rank[k].compute_ps + e.r.rank[k].comm_ps - all);
+			CU_ASSERT_EQUAL(e.r.rank[k].end_ps, m ? b : 0);
+			free(iv);
+		}
+	}
+	o->nops = e.t.nops;
+	o->nsteps = e.p.nsteps;
+	o->nlz = e.p.nlz;
+	o->nranks = e.t.nranks;
+	o->live_peak = e.r.live_peak;
+	o->end_ps = e.r.end_ps;
+	o->ncrit = e.r.ncrit;
+	o->cc = e.r.crit_compute_ps;
+	o->cm = e.r.crit_comm_ps;
+	o->nx = e.r.xfer_times.n;
+	o->events = fab_engine(e.f)->events;
+	sim_samples_quantiles(&e.r.xfer_times, qs, 4, o->q);
+	o->op_start = malloc(e.t.nops * sizeof(*o->op_start));
+	o->op_end = malloc(e.t.nops * sizeof(*o->op_end));
+	o->rank = malloc((size_t)e.t.nranks * sizeof(*o->rank));
+	CU_ASSERT_FATAL(o->op_start && o->op_end && o->rank);
+	memcpy(o->op_start, e.r.op_start, e.t.nops * sizeof(*o->op_start));
+	memcpy(o->op_end, e.r.op_end, e.t.nops * sizeof(*o->op_end));
+	memcpy(o->rank, e.r.rank, (size_t)e.t.nranks * sizeof(*o->rank));
+	replay_env_free(&e);
+}
+
+static void lazy_same(const struct net *n, const struct fab_params *prm, const char *text,
+		      size_t want_lz, size_t *peak, size_t *nsteps)
+{
+	struct lazy_run a, b;
+
+	replay_lazy(n, prm, text, false, &a);
+	replay_lazy(n, prm, text, true, &b);
+	fprintf(stderr, "\n  lazy: %zu steps, %zu in %zu lazy ops; held at once %zu stored, %zu lazy; end %.3f us",
+		a.nsteps, b.nsteps, b.nlz, a.live_peak, b.live_peak, (double)b.end_ps * 1e-6);
+	CU_ASSERT_EQUAL(a.nlz, 0);
+	CU_ASSERT_EQUAL(b.nlz, want_lz);
+	CU_ASSERT_EQUAL_FATAL(a.nsteps, b.nsteps);
+	CU_ASSERT_EQUAL(a.end_ps, b.end_ps);
+	CU_ASSERT_EQUAL(a.events, b.events);
+	CU_ASSERT_EQUAL(a.ncrit, b.ncrit);
+	CU_ASSERT_EQUAL(a.cc, b.cc);
+	CU_ASSERT_EQUAL(a.cm, b.cm);
+	CU_ASSERT_EQUAL(a.nx, b.nx);
+	CU_ASSERT(!memcmp(a.q, b.q, sizeof(a.q)));
+	CU_ASSERT(!memcmp(a.op_start, b.op_start, a.nops * sizeof(*a.op_start)));
+	CU_ASSERT(!memcmp(a.op_end, b.op_end, a.nops * sizeof(*a.op_end)));
+	CU_ASSERT(!memcmp(a.rank, b.rank, (size_t)a.nranks * sizeof(*a.rank)));
+	*peak = b.live_peak;
+	*nsteps = b.nsteps;
+	free(a.op_start);
+	free(a.op_end);
+	free(a.rank);
+	free(b.op_start);
+	free(b.op_end);
+	free(b.rank);
+}
+
+static void test_lazy(void)
+{
+	static const char mixed[] =
+		MIXED_HEAD
+		"compute 3 40us async\n"
+		"a2a: alltoall 4MiB algo=direct async\n"
+		"hd: allreduce 2MiB algo=hd comm=half\n"
+		"ag: allgather 1MiB algo=ring comm=half after=hd\n"
+		"tr: allreduce 2MiB algo=tree chunks=4 after=a2a\n"
+		"rs: reducescatter 4MiB\n"
+		"barrier\n";
+	/* entries of 2 x 355 x 11 steps a member: join steps before the second ring */
+	static const char joins[] =
+		"ranks 4\n"
+		"allreduce 1MiB chunks=355 channels=11\n"
+		"compute 2 3us async\n"
+		"allreduce 1MiB chunks=355 channels=11\n";
+	struct net n, star;
+	struct fab_params prm;
+	size_t peak, nsteps;
+	char ring[64];
+
+	net_file(&n, "topologies/examples/fattree-16.topo", "ftree");
+	tf_params(&prm, "hdr");
+	prm.host_model = true;
+	lazy_same(&n, &prm, mixed, 4, &peak, &nsteps);
+	net_star(&star, 4);
+	prm.host_model = false;
+	lazy_same(&star, &prm, joins, 2, &peak, &nsteps);
+	/* one ring of 16 ranks: 480 steps, of which it holds about two
+	 * rounds (2 x 16) and the first round's start-up */
+	snprintf(ring, sizeof(ring), "ranks 16\nallreduce 16MiB\n");
+	lazy_same(&n, &prm, ring, 1, &peak, &nsteps);
+	CU_ASSERT_EQUAL(nsteps, 2u * 15 * 16);
+	CU_ASSERT(peak <= 3 * 16);
+	net_free(&n);
+	net_free(&star);
 }
 
 /* ---- tests ---------------------------------------------------------------------- */
@@ -1252,6 +1450,7 @@ static const struct test_case tests[] = {
 	{ "determinism: the same trace replays to the same times", test_determinism },
 	{ "receives posted in batches keep ahead of 50 WRITEs in flight", test_recv_batches },
 	{ "rank times: intervals far out of step order", test_rank_time_order },
+	{ "lazy lowering: the same results, a fraction of the steps held", test_lazy },
 	{ NULL, NULL },
 };
 

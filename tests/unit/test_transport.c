@@ -1120,6 +1120,26 @@ static void test_bad_verbs(void)
 	CU_ASSERT_EQUAL(hca_poll_cq(small, 8, wc), 1);
 	CU_ASSERT_EQUAL(hca_poll_cq(small, 8, wc), -EOVERFLOW);
 	hca_destroy_cq(small);
+	/* a deep CQ's ring grows as completions wait in it (from 16 entries),
+	 * wrapped or not: they come out in order, and the depth still bounds
+	 * it - the 101st is an overrun */
+	struct hca_cq *deep = hca_create_cq(t.a, 100, NULL, NULL);
+	struct hca_wc big[128];
+	uint64_t next = 0, id = 0;
+
+	CU_ASSERT_FATAL(deep != NULL);
+	for (int k = 0; k < 10; k++) {		/* head moved: the growth unwraps */
+		hca_cq_push(deep, &(struct hca_wc){ .wr_id = id++ });
+		CU_ASSERT_EQUAL(hca_poll_cq(deep, 1, big), 1);
+		CU_ASSERT_EQUAL(big[0].wr_id, next++);
+	}
+	for (int k = 0; k < 101; k++)
+		hca_cq_push(deep, &(struct hca_wc){ .wr_id = id++ });
+	CU_ASSERT_EQUAL_FATAL(hca_poll_cq(deep, 128, big), 100);
+	for (int k = 0; k < 100; k++)
+		CU_ASSERT_EQUAL(big[k].wr_id, next++);
+	CU_ASSERT_EQUAL(hca_poll_cq(deep, 8, big), -EOVERFLOW);
+	hca_destroy_cq(deep);
 	tp_fini(&t);
 }
 
