@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "models/sm/sm.h"
+#include "topologies/lft.h"
 #include "sim/sim_json.h"
 #include "sim/sim_parse.h"
 #include "tools/cli_out.h"
@@ -113,16 +114,63 @@ static int parse_flap(const char *spec, char **tok, int nt, struct fab_fault *x,
 	return (int)(2 * count);
 }
 
+/*
+ * "lft FILE at TIME": the subnet manager installs the tables of an OpenSM
+ * LFT dump at TIME - the tables it made for the fabric as it is then. The
+ * dump is loaded here once, on a copy of the fabric, so a bad file is
+ * named before the run (its line and what was expected), not in the
+ * middle of it.
+ */
+static int parse_tables(const char *spec, char **tok, const struct net *net, struct fab_fault *x,
+			struct sim_diag *d)
+{
+	struct net copy;
+	int rc;
+
+	if (strlen(tok[1]) >= sizeof(x->tables))
+		return sim_diag_set(d, NULL, 0, 0, "--fault '%s': the path is longer than %zu bytes",
+				    spec, sizeof(x->tables) - 1);
+	if (parse_time(spec, tok[3], &x->at, d))
+		return -1;
+	snprintf(x->tables, sizeof(x->tables), "%s", tok[1]);
+	x->kind = FAB_FAULT_TABLES;
+	x->node = -1;
+	if (net_dup(&copy, net))
+		return sim_diag_set(d, NULL, 0, 0, "out of memory");
+	rc = lft_load(&copy, x->tables, d);
+	/* The switches' tables are swapped, the ports keep their LIDs: a
+	 * dump that moved them (OpenSM keeps them across sweeps, in its
+	 * guid2lid cache) would route to the wrong ports. */
+	for (int i = 0; !rc && i < net->nnodes; i++) {
+		const struct net_node *a = &net->nodes[i], *b = &copy.nodes[i];
+
+		for (int q = 0; !rc && q <= a->nports; q++) {
+			uint16_t la = a->type == NET_SWITCH ? a->lid : a->ports[q].lid;
+			uint16_t lb = b->type == NET_SWITCH ? b->lid : b->ports[q].lid;
+
+			if (la != lb && (q == 0 || a->type != NET_SWITCH))
+				rc = sim_diag_set(d, x->tables, 0, 0,
+						  "--fault '%s': the dump gives %s%s%.0d LID %u, the fabric's is %u: new tables keep the LIDs (OpenSM's guid2lid cache keeps them across sweeps)",
+						  spec, a->desc, a->type == NET_SWITCH ? "" : " port ",
+						  a->type == NET_SWITCH ? 0 : q, lb, la);
+		}
+	}
+	net_free(&copy);
+	return rc ? -1 : 1;
+}
+
 int cli_fault_parse(const char *spec, const struct net *net, struct fab_fault *x, int max,
 		    struct sim_diag *d)
 {
-	char buf[256], *tok[12], *save = NULL, err[128];
+	char buf[512], *tok[12], *save = NULL, err[128];
 	int nt = 0;
 
 	snprintf(buf, sizeof(buf), "%s", spec);
 	for (char *t = strtok_r(buf, " \t", &save); t && nt < 12; t = strtok_r(NULL, " \t", &save))
 		tok[nt++] = t;
 	memset(x, 0, sizeof(*x));
+	if (nt == 4 && !strcmp(tok[0], "lft") && !strcmp(tok[2], "at"))
+		return parse_tables(spec, tok, net, x, d);
 	if (nt >= 2 && (!strcmp(tok[0], "link") || !strcmp(tok[0], "node") ||
 			!strcmp(tok[0], "switch")) && parse_where(spec, tok, net, x, d))
 		return -1;
@@ -135,8 +183,8 @@ int cli_fault_parse(const char *spec, const struct net *net, struct fab_fault *x
 	    (strcmp(tok[2], "down") && strcmp(tok[2], "up") && !rate))
 		return sim_diag_set(d, NULL, 0, 0,
 				    "--fault '%s': expected 'link NODE/PORT down|up|ber=X|drop_prob=P at TIME', "
-				    "'link NODE/PORT flap at TIME for DURATION [every PERIOD count N]' or "
-				    "'node NODE down|up at TIME'", spec);
+				    "'link NODE/PORT flap at TIME for DURATION [every PERIOD count N]', "
+				    "'node NODE down|up at TIME' or 'lft FILE at TIME'", spec);
 	if (rate) {
 		const char *v = strchr(tok[2], '=') + 1;
 
@@ -152,18 +200,22 @@ int cli_fault_parse(const char *spec, const struct net *net, struct fab_fault *x
 	return 1;
 }
 
-int cli_fault_reroute(void *ctx, struct net *n, struct sim_diag *d)
+int cli_fault_reroute(void *ctx, struct net *n, const char *tables, struct sim_diag *d)
 {
 	const struct cli_run_opts *o = ctx;
 	struct sm_opts so = { .roots = o->roots, .sm = o->sm };
 
+	if (tables)		/* OpenSM's tables for the new state, dumped */
+		return lft_load(n, tables, d);
 	/* the LIDs stay (they are assigned); the engine the run routed with */
 	return sm_route(n, o->routing, &so, d);
 }
 
 static const char *what(const struct net *net, const struct fab_fault *x, char *buf, size_t len)
 {
-	if (x->kind == FAB_FAULT_BER || x->kind == FAB_FAULT_DROP) {
+	if (x->kind == FAB_FAULT_TABLES)
+		snprintf(buf, len, "tables from %s", x->tables);
+	else if (x->kind == FAB_FAULT_BER || x->kind == FAB_FAULT_DROP) {
 		const struct net_port *np = &net->nodes[x->node].ports[x->port];
 
 		if (x->port)
@@ -196,7 +248,7 @@ static int cmp_time(const void *a, const void *b)
 void cli_fault_summary(FILE *out, const struct fab *f, const struct net *net)
 {
 	const struct fab_fault_report *r = fab_fault_report(f);
-	char a[32], b[160];
+	char a[32], b[320];
 
 	if (!r)
 		return;
@@ -209,8 +261,9 @@ void cli_fault_summary(FILE *out, const struct fab *f, const struct net *net)
 	for (int i = 0; i < r->nreroutes; i++) {
 		const struct fab_reroute *rr = &r->reroutes[i];
 
-		fprintf(out, "%-15snew tables at %s: ", i ? "" : "  rerouted",
-			cli_fmt_time(rr->at, a, sizeof(a)));
+		fprintf(out, "%-15snew tables at %s%s%s: ", i ? "" : "  rerouted",
+			cli_fmt_time(rr->at, a, sizeof(a)), rr->fault >= 0 ? " from " : "",
+			rr->fault >= 0 ? r->faults[rr->fault].tables : "");
 		if (!rr->ok)
 			fprintf(out, "failed (%s)\n", rr->note);
 		else
@@ -239,7 +292,7 @@ void cli_fault_summary(FILE *out, const struct fab *f, const struct net *net)
 void cli_fault_json(struct sim_json *j, const struct fab *f, const struct net *net)
 {
 	const struct fab_fault_report *r = fab_fault_report(f);
-	char b[160];
+	char b[320];
 
 	if (!r)
 		return;
@@ -268,6 +321,8 @@ void cli_fault_json(struct sim_json *j, const struct fab *f, const struct net *n
 		sim_json_kbool(j, "acyclic", rr->acyclic);
 		sim_json_ku64(j, "lost_with_old_tables", rr->lost_stale);
 		sim_json_kstr(j, "note", rr->note);
+		if (rr->fault >= 0)	/* installed from a dump */
+			sim_json_kstr(j, "tables", r->faults[rr->fault].tables);
 		sim_json_obj_end(j);
 	}
 	sim_json_arr_end(j);

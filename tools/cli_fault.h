@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli_fault.h - `ibfab run --fault SPEC` (cli_fault.c): parsing a fault,
- * rerouting with the run's engine, and the report's lines.
+ * rerouting with the run's engine or a dump's tables, and the report's
+ * lines.
  */
 #ifndef IBFAB_CLI_FAULT_H
 #define IBFAB_CLI_FAULT_H
@@ -18,8 +19,10 @@
 #define CLI_FAULT_MAX 2000
 int cli_fault_parse(const char *spec, const struct net *net, struct fab_fault *x, int max,
 		    struct sim_diag *d);
-/* fab_reroute_fn for the run: ctx is its struct cli_run_opts. */
-int cli_fault_reroute(void *ctx, struct net *n, struct sim_diag *d);
+/* fab_reroute_fn for the run: ctx is its struct cli_run_opts; with
+ * `tables` (an 'lft FILE at TIME' fault) the dump's tables, else the
+ * run's engine. */
+int cli_fault_reroute(void *ctx, struct net *n, const char *tables, struct sim_diag *d);
 /* The summary's "faults" lines and the JSON's "faults" object (nothing
  * when the run had no fault). */
 void cli_fault_summary(FILE *out, const struct fab *f, const struct net *net);

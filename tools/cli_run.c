@@ -183,7 +183,10 @@ void cli_run_usage(FILE *out)
 "                     PERIOD count N]'. What a dead link carries is lost;\n"
 "                     RC retries; the subnet manager installs new tables\n"
 "                     (the run's --routing, checked for credit loops)\n"
-"                     sm.reroute_ns later (0: never). docs/faults.md.\n"
+"                     sm.reroute_ns later (0: never). 'lft FILE at TIME':\n"
+"                     the tables of an OpenSM LFT dump for the new state are\n"
+"                     installed then (a run on --lft reroutes only so).\n"
+"                     docs/faults.md.\n"
 "  --reproducible     leave every wall-clock figure out of the outputs (wall_s\n"
 "                     is written as 0): two runs with the same inputs and seed\n"
 "                     then give byte-identical JSON and CSV, which is what the\n"
@@ -222,7 +225,7 @@ void cli_run_usage(FILE *out)
 "  link_load {switch_links mean max node port}  switch-to-switch links:\n"
 "                                             busy time over simulated time\n"
 "  faults {events [{what at_ps applied}] reroutes [{at_ps ok acyclic\n"
-"          lost_with_old_tables note}] packets_lost qps_recovered\n"
+"          lost_with_old_tables note [tables]}] packets_lost qps_recovered\n"
 "          last_recovery_ps recovered [{node qpn after_ps}] qps_failed}\n"
 "                                             (with --fault only)\n"
 "  sharp {aggregation_nodes levels root reductions bytes_reduced\n"
@@ -840,9 +843,10 @@ int cli_run_simulate(struct cli_run *c)
 		if (bad)
 			return -1;
 	}
-	/* the SM reroutes with the run's engine; a dumped table has none */
-	if (c->o->nfaults && !c->o->lft)
-		fab_set_rerouter(c->fab, cli_fault_reroute, c->o);
+	/* the SM reroutes with the run's engine; a run on a dumped table
+	 * changes tables only when a fault gives the next dump */
+	if (c->o->nfaults)
+		fab_set_rerouter(c->fab, cli_fault_reroute, c->o, !c->o->lft);
 	if ((c->o->json || c->o->csv) && !c->o->trace && fab_keep_results(c->fab))
 		return sim_diag_set(&c->d, "", 0, 0, "cannot make a temporary file for the messages' records: %s",
 				    strerror(errno));

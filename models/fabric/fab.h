@@ -488,7 +488,8 @@ int fab_check_credits(const struct fab *f, struct sim_diag *d);
  * cut), after checking their channel dependencies. Add before fab_run().
  */
 enum fab_fault_kind { FAB_FAULT_DOWN, FAB_FAULT_UP,
-		     FAB_FAULT_BER, FAB_FAULT_DROP };	/* a cable's link.ber, link.drop_prob from then on */
+		     FAB_FAULT_BER, FAB_FAULT_DROP,	/* a cable's link.ber, link.drop_prob from then on */
+		     FAB_FAULT_TABLES };	/* the SM installs the tables of a dump (`tables`) */
 
 struct fab_fault {
 	sim_time_t at;
@@ -496,13 +497,15 @@ struct fab_fault {
 	int port;		/* 0: every connected port of the node */
 	uint8_t kind;		/* enum fab_fault_kind */
 	double value;		/* FAB_FAULT_BER, FAB_FAULT_DROP: the new value */
+	char tables[256];	/* FAB_FAULT_TABLES: the dump, for the rerouter (no node) */
 	/* filled as the run goes */
 	bool applied;
 	uint64_t lost_before;	/* drops_link when it was applied */
 };
 
-/* Route `n` (LIDs kept) as the run's subnet manager does; 0 or -1 (d filled). */
-typedef int (*fab_reroute_fn)(void *ctx, struct net *n, struct sim_diag *d);
+/* Route `n` (LIDs kept) as the run's subnet manager does, or with the
+ * tables of the dump `tables` (a FAB_FAULT_TABLES fault); 0 or -1 (d filled). */
+typedef int (*fab_reroute_fn)(void *ctx, struct net *n, const char *tables, struct sim_diag *d);
 
 struct fab_reroute {
 	sim_time_t at;
@@ -511,6 +514,7 @@ struct fab_reroute {
 	uint64_t lost_stale;	/* packets lost to links that were down, since the
 				 * fault it follows, with the old tables */
 	char note[256];		/* a cycle, or why it failed */
+	int fault;		/* the FAB_FAULT_TABLES fault whose dump it installed, or -1 */
 };
 
 struct fab_fault_report {
@@ -536,7 +540,10 @@ struct fab_qp_recovery {
 };
 
 int fab_fault_add(struct fab *f, const struct fab_fault *x, struct sim_diag *d);
-void fab_set_rerouter(struct fab *f, fab_reroute_fn fn, void *ctx);
+/* The subnet manager: fn routes for it. `sweeps`: it reroutes by itself
+ * sm.reroute_ns after each cable that goes down or up (false: a run on a
+ * dumped table, which changes only at a FAB_FAULT_TABLES fault). */
+void fab_set_rerouter(struct fab *f, fab_reroute_fn fn, void *ctx, bool sweeps);
 /* NULL when the run had no fault. */
 const struct fab_fault_report *fab_fault_report(const struct fab *f);
 

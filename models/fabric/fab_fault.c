@@ -22,10 +22,13 @@
  * with the dead cables cut and the LIDs kept, the new tables' channel
  * dependency graph is checked before they are installed (a cycle is
  * reported, and the tables installed all the same, as OpenSM does), and
- * every switch's LFT is swapped at that instant. Left out: the SM's own
- * MADs on the fabric (VL15), the time each switch's update takes on its
- * own, rerouting from a dumped table for the new state, and the AR groups
- * and ECMP sets recomputed (their dead ports are skipped instead).
+ * every switch's LFT is swapped at that instant. A run routed with a
+ * dumped table (OpenSM's, --lft) does not reroute by itself: the tables
+ * OpenSM made for the new state, dumped, are a fault of their own
+ * (FAB_FAULT_TABLES) that the rerouter loads at its time, checked and
+ * installed the same way. Left out: the SM's own MADs on the fabric
+ * (VL15), the time each switch's update takes on its own, and the AR
+ * groups and ECMP sets recomputed (their dead ports are skipped instead).
  */
 #include "models/fabric/fab_int.h"
 
@@ -46,6 +49,7 @@ struct fab_faults {
 	int nnets;
 	fab_reroute_fn fn;
 	void *ctx;
+	bool sweeps;		/* reroutes by itself after downs and ups */
 	struct fab_qp_recovery *rec;	/* the report's list */
 	uint32_t comp;
 	bool registered;
@@ -65,10 +69,12 @@ int fab_fault_add(struct fab *f, const struct fab_fault *x, struct sim_diag *d)
 
 	if (!ff)
 		return sim_diag_set(d, NULL, 0, 0, "out of memory");
-	if (x->node < 0 || x->node >= f->nnodes || x->port < 0 ||
-	    x->port > f->nodes[x->node].nports)
+	if (x->kind == FAB_FAULT_TABLES)
+		;	/* no node: the whole subnet's tables */
+	else if (x->node < 0 || x->node >= f->nnodes || x->port < 0 ||
+		 x->port > f->nodes[x->node].nports)
 		return sim_diag_set(d, NULL, 0, 0, "fault: no such node or port");
-	if (x->port ? !f->nodes[x->node].ports[x->port] : !f->nodes[x->node].nports)
+	else if (x->port ? !f->nodes[x->node].ports[x->port] : !f->nodes[x->node].nports)
 		return sim_diag_set(d, NULL, 0, 0, "fault: %s port %d has no cable",
 				    f->net->nodes[x->node].desc, x->port);
 	if (ff->n == ff->cap) {
@@ -86,13 +92,14 @@ int fab_fault_add(struct fab *f, const struct fab_fault *x, struct sim_diag *d)
 	return 0;
 }
 
-void fab_set_rerouter(struct fab *f, fab_reroute_fn fn, void *ctx)
+void fab_set_rerouter(struct fab *f, fab_reroute_fn fn, void *ctx, bool sweeps)
 {
 	struct fab_faults *ff = faults(f);
 
 	if (ff) {
 		ff->fn = fn;
 		ff->ctx = ctx;
+		ff->sweeps = sweeps;
 	}
 }
 
@@ -187,8 +194,9 @@ static void apply(struct fab *f, struct fab_fault *x)
 	x->lost_before = f->tot.drops_link;
 }
 
-/* New tables for the fabric as it is now (models/sm via the rerouter). */
-static void reroute(struct fab *f, struct fab_faults *ff)
+/* New tables for the fabric as it is now (models/sm via the rerouter):
+ * the run's engine, or the dump of fault x (a FAB_FAULT_TABLES). */
+static void reroute(struct fab *f, struct fab_faults *ff, const struct fab_fault *x)
 {
 	struct fab_reroute *r;
 	struct net *copy;
@@ -212,6 +220,7 @@ static void reroute(struct fab *f, struct fab_faults *ff)
 	r = &ff->rr[ff->nrr++];
 	memset(r, 0, sizeof(*r));
 	r->at = f->eng.now;
+	r->fault = x ? (int)(x - ff->v) : -1;
 	/* what was lost since the last change, while the old tables held */
 	for (int i = 0; i < ff->n; i++)
 		if (ff->v[i].applied && ff->v[i].kind == FAB_FAULT_DOWN)
@@ -235,7 +244,7 @@ static void reroute(struct fab *f, struct fab_faults *ff)
 		}
 	}
 	copy->hosts_valid = false;
-	if (ff->fn(ff->ctx, copy, &d)) {
+	if (ff->fn(ff->ctx, copy, x ? x->tables : NULL, &d)) {
 		snprintf(r->note, sizeof(r->note), "%.200s", d.msg);
 		return;
 	}
@@ -275,13 +284,20 @@ static void fault_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 	(void)eng;
 	if (arg & REROUTE_ARG) {
 		if (f->tot.msgs_finished < f->tot.msgs_total || !f->tot.msgs_total)
-			reroute(f, ff);
+			reroute(f, ff, NULL);
+		return;
+	}
+	if (ff->v[arg].kind == FAB_FAULT_TABLES) {	/* the SM installs a dump's tables */
+		ff->v[arg].applied = true;
+		ff->v[arg].lost_before = f->tot.drops_link;
+		if (ff->fn)
+			reroute(f, ff, &ff->v[arg]);
 		return;
 	}
 	apply(f, &ff->v[arg]);
 	if (ff->v[arg].kind != FAB_FAULT_DOWN && ff->v[arg].kind != FAB_FAULT_UP)
 		return;		/* an error rate: the links stay, the tables too */
-	if (ff->fn && f->p.sm_reroute_ns)
+	if (ff->fn && ff->sweeps && f->p.sm_reroute_ns)
 		sim_schedule_at(&f->eng, f->eng.now + (sim_time_t)f->p.sm_reroute_ns * SIM_NS,
 				ff->comp, REROUTE_ARG | arg);
 }

@@ -42,36 +42,6 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/ibsim.sh" opensm opensm ibroute ibtracert
 EX=$SRC/topologies/examples
 
-# The same fabric with its first CA moved to the front: ibsim attaches the
-# SM (and every diag tool) at the first port of the file, and from a host
-# every switch LID is reachable under updn and ftree, which (like OpenSM)
-# leave top-switch-to-top-switch LIDs unrouted; ibroute and ibtracert send
-# their queries by LID.
-sm_on_host() {
-	awk 'BEGIN { RS = ""; ORS = "\n\n" }
-	     !done && /(^|\n)H?[Cc]a[ \t]/ { ca = $0; done = 1; next }
-	     { rest[n++] = $0 }
-	     END { print ca; for (i = 0; i < n; i++) print rest[i] }' "$1"
-}
-
-# A tool against the running ibsim.
-diag() { (cd "$work" && LD_PRELOAD=$UMAD2SIM timeout 60 "$@"); }
-
-# opensm DIR ARGS...: one sweep, dumps in DIR (-D 0x43 writes them).
-opensm_run() {
-	local dir=$1
-	shift
-	rm -rf "$dir"
-	mkdir -p "$dir"
-	(cd "$work" && OSM_TMP_DIR=$dir OSM_CACHE_DIR=$dir LD_PRELOAD=$UMAD2SIM \
-		timeout 90 opensm -o -D 0x43 -f "$dir/opensm.log" --dump_files_dir "$dir" "$@" \
-		>"$dir/stdout" 2>&1 </dev/null) || {
-		tail -20 "$dir/opensm.log" >&2
-		fail "opensm $* failed"
-	}
-	[ -s "$dir/opensm-lfts.dump" ] || fail "opensm $* wrote no opensm-lfts.dump"
-}
-
 route() { "$IBFAB" topo route "$@" || fail "ibfab topo route $*"; }
 maxpaths() { sed -n 's/^paths per link  max \([0-9]*\) .*/\1/p'; }
 unrouted() { sed -n 's/^host pairs .* \([0-9]*\) unrouted$/\1/p'; }

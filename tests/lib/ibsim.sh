@@ -9,6 +9,9 @@
 #   start_sim FILE / stop_sim - ibsim on FILE, on a private abstract socket
 #                              (IBSIM_SOCKNAME: parallel-safe); only the
 #                              ibsim started here is ever killed, by its pid.
+#   sm_on_host FILE          - FILE with its first CA first (the SM's port);
+#   diag TOOL ARGS...        - a diag tool against the running ibsim;
+#   opensm_run DIR ARGS...   - one OpenSM sweep, its dumps in DIR.
 # NAME names the directory and socket; TOOLs are checked besides ibsim.
 set -u
 ibsim_name=$1
@@ -72,4 +75,36 @@ stop_sim() {
 	kill "$sim_pid" 2>/dev/null
 	wait "$sim_pid" 2>/dev/null
 	sim_pid=
+}
+
+# The same fabric with its first CA moved to the front: ibsim attaches the
+# SM (and every diag tool) at the first port of the file, and from a host
+# every switch LID is reachable under updn and ftree, which (like OpenSM)
+# leave top-switch-to-top-switch LIDs unrouted; ibroute and ibtracert send
+# their queries by LID.
+sm_on_host() {
+	awk 'BEGIN { RS = ""; ORS = "\n\n" }
+	     !done && /(^|\n)H?[Cc]a[ \t]/ { ca = $0; done = 1; next }
+	     { rest[n++] = $0 }
+	     END { print ca; for (i = 0; i < n; i++) print rest[i] }' "$1"
+}
+
+# A tool against the running ibsim.
+diag() { (cd "$work" && LD_PRELOAD=$UMAD2SIM timeout 60 "$@"); }
+
+# opensm_run DIR ARGS...: one sweep, dumps in DIR (-D 0x43 writes them);
+# its cache (guid2lid) in DIR too, or in $OSM_CACHE when set, so that a
+# second sweep keeps the first one's LIDs.
+opensm_run() {
+	local dir=$1
+	shift
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	(cd "$work" && OSM_TMP_DIR=$dir OSM_CACHE_DIR=${OSM_CACHE:-$dir} LD_PRELOAD=$UMAD2SIM \
+		timeout 90 opensm -o -D 0x43 -f "$dir/opensm.log" --dump_files_dir "$dir" "$@" \
+		>"$dir/stdout" 2>&1 </dev/null) || {
+		tail -20 "$dir/opensm.log" >&2
+		fail "opensm $* failed"
+	}
+	[ -s "$dir/opensm-lfts.dump" ] || fail "opensm $* wrote no opensm-lfts.dump"
 }

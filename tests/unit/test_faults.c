@@ -92,9 +92,10 @@ static void test_net_dup(void)
 	net_free(&c);
 }
 
-static int reroute(void *ctx, struct net *n, struct sim_diag *d)
+static int reroute(void *ctx, struct net *n, const char *tables, struct sim_diag *d)
 {
 	(*(int *)ctx)++;
+	CU_ASSERT_PTR_NULL(tables);	/* no dump given: the engine */
 	return sm_route(n, "minhop", NULL, d);
 }
 
@@ -125,7 +126,7 @@ static struct fab *fault_run(struct net *n, struct fab_msgs *m, bool rr, sim_tim
 		CU_ASSERT_FATAL(fab_fault_add(f, &x, &d) == 0);
 	}
 	if (rr)
-		fab_set_rerouter(f, reroute, calls);
+		fab_set_rerouter(f, reroute, calls, true);
 	CU_ASSERT(fab_run(f, &d) == 0);
 	return f;
 }
