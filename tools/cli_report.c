@@ -598,6 +598,18 @@ static void json_params(struct sim_json *j, const struct fab_params *p)
 		}
 		sim_json_arr_end(j);
 	}
+	if (p->nswitch_adds) {	/* switches the settings added */
+		char buf[96];
+
+		sim_json_key(j, "switch_adds");
+		sim_json_arr_begin(j);
+		for (int i = 0; i < p->nswitch_adds; i++) {
+			snprintf(buf, sizeof(buf), "switch[%s].ports=%u", p->switch_adds[i].name,
+				 p->switch_adds[i].ports);
+			sim_json_str(j, buf);
+		}
+		sim_json_arr_end(j);
+	}
 	sim_json_ku64(j, "ib.mtu", p->mtu);
 	sim_json_ku64(j, "ib.vls", p->vls);
 	sim_json_ku64(j, "ib.buffer", p->vl_buf_bytes);

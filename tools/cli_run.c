@@ -102,7 +102,9 @@ void cli_run_usage(FILE *out)
 "  --preset NAME      fabric parameter preset (default hdr; see --help-params).\n"
 "  --set KEY=VALUE    override one parameter; repeatable, applied in order\n"
 "                     after the preset (see --help-params for every key);\n"
-"                     'link[sw1/3].speed=EDR' sets one cable's (or a group's).\n"
+"                     'link[sw1/3].speed=EDR' sets one cable's (or a group's);\n"
+"                     'link[sw1/9].peer=sw2/9' adds a cable, 'switch[s9].ports=8'\n"
+"                     a switch (--help-params).\n"
 "                     --set fabric=@fabrics|@ runs the same\n"
 "                     topology and traffic on InfiniBand (default), RoCEv2\n"
 "                     with PFC, RoCEv2 without it, or TCP (eth.*, dcqcn.*,\n"
@@ -300,7 +302,11 @@ void cli_run_help_params(FILE *out)
 	      "speed, cable_m, drop_prob, ber; state=down takes the cable out before routing,\n"
 	      "state=active puts it back) for the cables at those ports of NODE: a node's id,\n"
 	      "description or GUID (0x...), or a shell pattern ('leaf*'). Both ends of a\n"
-	      "cable take it; later settings win. A setting that names no cable is refused.\n", out);
+	      "cable take it; later settings win. A setting that names no cable is refused.\n"
+	      "A cable the file does not have: 'link[NODE/PORT].peer=NODE2/PORT2' joins two\n"
+	      "free ports (the preset's rate, unless width or speed settings name it); a\n"
+	      "switch: 'switch[NAME].ports=N' adds one of N ports, cabled with peer settings.\n"
+	      "Switches are added, then cables cut (state=down), then added, then routed.\n", out);
 	fputs("\nPresets (ibfab run --preset NAME):", out);
 	for (int i = 0; fab_preset_names[i]; i++)
 		fprintf(out, " %s", fab_preset_names[i]);

@@ -504,7 +504,9 @@ static int link_sets_apply(struct fab *f, int pi, struct link_rate *r, double *m
 		case FAB_LK_WIDTH: r->lanes = s->lanes; break;
 		case FAB_LK_SPEED: r->speed = s->speed; break;
 		case FAB_LK_CABLE_M: *metres = s->value; break;
-		case FAB_LK_STATE: break;	/* fab_link_sets_cut, before routing */
+		case FAB_LK_STATE:	/* fab_link_sets_cut, before routing */
+		case FAB_LK_PEER:
+			break;
 		case FAB_LK_DROP:
 		case FAB_LK_BER:
 			if (!f->port_fault) {

@@ -89,7 +89,8 @@ int fab_fabric_parse(const char *name);		/* enum value, or -1 */
  * descriptions), both directions. Later settings win over earlier ones.
  */
 #define FAB_LINK_SETS 32
-enum fab_link_key { FAB_LK_WIDTH, FAB_LK_SPEED, FAB_LK_CABLE_M, FAB_LK_DROP, FAB_LK_BER, FAB_LK_STATE };
+enum fab_link_key { FAB_LK_WIDTH, FAB_LK_SPEED, FAB_LK_CABLE_M, FAB_LK_DROP, FAB_LK_BER, FAB_LK_STATE,
+		    FAB_LK_PEER };	/* a new cable from NODE/PORT to peer/peer_port */
 
 struct fab_link_set {
 	char node[64];
@@ -97,6 +98,17 @@ struct fab_link_set {
 	uint8_t key;			/* enum fab_link_key */
 	uint8_t lanes, speed;		/* width, speed */
 	double value;			/* cable_m, drop_prob, ber; state: 1 down, 0 active */
+	char peer[64];			/* peer: the new cable's other end */
+	uint8_t peer_port;
+};
+
+/* A switch the topology file does not have, given as `--set
+ * 'switch[NAME].ports=N'`: added before routing, cabled with
+ * link[NAME/P].peer=NODE/Q. */
+#define FAB_SWITCH_ADDS 8
+struct fab_switch_add {
+	char name[64];
+	uint8_t ports;
 };
 
 struct fab_params {
@@ -171,6 +183,8 @@ struct fab_params {
 	 * 2.5 KB, away from the fields the hot path reads) */
 	uint8_t nlink_sets;
 	struct fab_link_set link_sets[FAB_LINK_SETS];
+	uint8_t nswitch_adds;
+	struct fab_switch_add switch_adds[FAB_SWITCH_ADDS];
 };
 
 static inline const struct fab_kind *fab_kind_of(const struct fab_params *p)
@@ -206,9 +220,11 @@ int fab_params_set(struct fab_params *p, const char *kv, struct sim_diag *d);
 bool fab_link_set_matches(const struct fab_link_set *s, const struct net_node *n, int port);
 /* "link[NODE/PORT].KEY=VALUE" of set s into buf (JSON, messages). */
 void fab_link_set_format(const struct fab_link_set *s, char *buf, size_t len);
-/* The cables p's link[...].state settings leave down, taken out of n
- * before it is routed (a cable that is not there); 0, or -1 with d naming
- * a setting that matches no cable. */
+/* The topology as the settings change it, before it is routed: the
+ * switches switch[...] adds, the cables link[...].state=down takes out
+ * (a cable that is not there) and those link[...].peer= adds, in that
+ * order; 0, or -1 with d naming a setting that matches no cable, a port
+ * that is taken or out of range, a node that is not there. */
 int fab_link_sets_cut(struct net *n, const struct fab_params *p, struct sim_diag *d);
 /* Cross-field checks (VLs in the tables exist, MTU fits the buffers, ...). */
 int fab_params_check(const struct fab_params *p, struct sim_diag *d);

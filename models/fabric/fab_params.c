@@ -1342,6 +1342,17 @@ static int set_state(void *obj, const struct sim_param *k, const char *v,
 	return 0;
 }
 
+/* peer: checked and kept by set_link itself (a node and a port, not a number) */
+static int set_peer(void *obj, const struct sim_param *k, const char *v, char *err, size_t errlen)
+{
+	(void)obj;
+	(void)k;
+	(void)v;
+	(void)err;
+	(void)errlen;
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	enum fab_link_key key;
@@ -1353,7 +1364,26 @@ static const struct {
 	{ "drop_prob", FAB_LK_DROP, set_drop },
 	{ "ber", FAB_LK_BER, set_ber },
 	{ "state", FAB_LK_STATE, set_state },
+	{ "peer", FAB_LK_PEER, set_peer },
 };
+
+/* "NODE/PORT" (a port 1..254) into node and *port; 0 or -1. */
+static int node_port(const char *v, char *node, size_t len, uint8_t *port)
+{
+	const char *slash = strrchr(v, '/');
+	char *end;
+	unsigned long q;
+
+	if (!slash || slash == v || (size_t)(slash - v) >= len)
+		return -1;
+	q = strtoul(slash + 1, &end, 10);
+	if (end == slash + 1 || *end || q < 1 || q > 254)
+		return -1;
+	memcpy(node, v, (size_t)(slash - v));
+	node[slash - v] = 0;
+	*port = (uint8_t)q;
+	return 0;
+}
 
 static int set_link(struct fab_params *p, const char *kv, struct sim_diag *d)
 {
@@ -1406,6 +1436,13 @@ static int set_link(struct fab_params *p, const char *kv, struct sim_diag *d)
 			return sim_diag_set(d, NULL, 0, 0, "%s: at most %d link[...] settings", kv,
 					    FAB_LINK_SETS);
 		ls.key = (uint8_t)link_keys[i].key;
+		if (ls.key == FAB_LK_PEER &&
+		    (ls.port_lo != ls.port_hi || !ls.port_lo || strpbrk(ls.node, "*?[") ||
+		     node_port(eq + 1, ls.peer, sizeof(ls.peer), &ls.peer_port) ||
+		     strpbrk(ls.peer, "*?[")))
+			return sim_diag_set(d, NULL, 0, 0,
+					    "%s: a new cable joins one port to one port: expected link[NODE/PORT].peer=NODE/PORT (no pattern, no range)",
+					    kv);
 		ls.lanes = tmp.lanes;
 		ls.speed = tmp.speed;
 		ls.value = ls.key == FAB_LK_CABLE_M ? tmp.cable_m :
@@ -1414,7 +1451,7 @@ static int set_link(struct fab_params *p, const char *kv, struct sim_diag *d)
 		return 0;
 	}
 	return sim_diag_set(d, NULL, 0, 0,
-			    "%s: '%s' is not a key of one link (width, speed, cable_m, drop_prob, ber, state)",
+			    "%s: '%s' is not a key of one link (width, speed, cable_m, drop_prob, ber, state, peer)",
 			    kv, key);
 }
 
@@ -1447,10 +1484,93 @@ void fab_link_set_format(const struct fab_link_set *s, char *buf, size_t len)
 	case FAB_LK_WIDTH: snprintf(val, sizeof(val), "%ux", s->lanes); break;
 	case FAB_LK_SPEED: snprintf(val, sizeof(val), "%s", link_speed_info(s->speed)->name); break;
 	case FAB_LK_STATE: snprintf(val, sizeof(val), "%s", s->value > 0 ? "down" : "active"); break;
+	case FAB_LK_PEER: snprintf(val, sizeof(val), "%.20s/%u", s->peer, s->peer_port); break;
 	default: snprintf(val, sizeof(val), "%g", s->value); break;
 	}
 	snprintf(buf, len, "link[%s%s].%s=%s", s->node, port,
 		 link_keys[s->key].name, val);
+}
+
+/* The one node a peer setting names (id, description or GUID), or -1
+ * with d saying none or several. */
+static int one_node(const struct net *n, const char *name, const char *what, struct sim_diag *d)
+{
+	struct fab_link_set s = { .port_lo = 0, .port_hi = 255 };
+	int found = -1;
+
+	snprintf(s.node, sizeof(s.node), "%s", name);
+	for (int i = 0; i < n->nnodes; i++) {
+		if (!fab_link_set_matches(&s, &n->nodes[i], 1))
+			continue;
+		if (found >= 0)
+			return sim_diag_set(d, NULL, 0, 0, "%s: '%s' names more than one node (give its id or GUID)",
+					    what, name);
+		found = i;
+	}
+	if (found < 0)
+		sim_diag_set(d, NULL, 0, 0, "%s: no node '%s' (an id, description or GUID)", what, name);
+	return found;
+}
+
+/* The switches switch[...] adds: GUIDs after the fabric's largest. */
+static int add_switches(struct net *n, const struct fab_params *p, struct sim_diag *d)
+{
+	uint64_t guid = 0;
+
+	for (int i = 0; i < n->nnodes; i++)
+		if (n->nodes[i].guid > guid)
+			guid = n->nodes[i].guid;
+	for (int k = 0; k < p->nswitch_adds; k++) {
+		const struct fab_switch_add *a = &p->switch_adds[k];
+		int ix;
+
+		struct fab_link_set s = { .port_lo = 0, .port_hi = 255 };
+
+		snprintf(s.node, sizeof(s.node), "%s", a->name);
+		for (int i = 0; i < n->nnodes; i++)
+			if (fab_link_set_matches(&s, &n->nodes[i], 1))
+				return sim_diag_set(d, NULL, 0, 0,
+						    "switch[%s].ports=%u: the fabric has a node '%s' already",
+						    a->name, a->ports, a->name);
+		ix = net_add_node(n, NET_SWITCH, a->ports, a->name, a->name, d);
+		if (ix < 0)
+			return -1;
+		n->nodes[ix].guid = ++guid;
+	}
+	return 0;
+}
+
+/* The cables link[...].peer= adds, at the preset's rate unless a width or
+ * speed setting names them too. */
+static int add_cables(struct net *n, const struct fab_params *p, struct sim_diag *d)
+{
+	char what[160];
+
+	for (int k = 0; k < p->nlink_sets; k++) {
+		const struct fab_link_set *s = &p->link_sets[k];
+		int a, b;
+
+		if (s->key != FAB_LK_PEER)
+			continue;
+		fab_link_set_format(s, what, sizeof(what));
+		a = one_node(n, s->node, what, d);
+		b = a < 0 ? -1 : one_node(n, s->peer, what, d);
+		if (b < 0)
+			return -1;
+		if (s->port_lo > n->nodes[a].nports || s->peer_port > n->nodes[b].nports) {
+			const struct net_node *x = &n->nodes[s->port_lo > n->nodes[a].nports ? a : b];
+
+			return sim_diag_set(d, NULL, 0, 0, "%s: %s has ports 1..%d", what, x->desc,
+					    x->nports);
+		}
+		if (net_connect_at(n, a, s->port_lo, b, s->peer_port, "--set", 0, 0, d)) {
+			char msg[sizeof(d->msg)];
+
+			snprintf(msg, sizeof(msg), "%s", d->msg);
+			return sim_diag_set(d, NULL, 0, 0, "%s: %s", what, msg);
+		}
+	}
+	return 0;
 }
 
 int fab_link_sets_cut(struct net *n, const struct fab_params *p, struct sim_diag *d)
@@ -1458,6 +1578,8 @@ int fab_link_sets_cut(struct net *n, const struct fab_params *p, struct sim_diag
 	bool hit[FAB_LINK_SETS] = { false };
 	char what[160];
 
+	if (add_switches(n, p, d))
+		return -1;
 	/* each cable once, from its end with the lower (node, port) */
 	for (int a = 0; a < n->nnodes; a++) {
 		for (int pa = 1; pa <= n->nodes[a].nports; pa++) {
@@ -1492,6 +1614,36 @@ int fab_link_sets_cut(struct net *n, const struct fab_params *p, struct sim_diag
 					    "%s: no cable at those ports (a node's id, description or GUID, or a pattern of them)",
 					    what);
 		}
+	return add_cables(n, p, d);
+}
+
+/* switch[NAME].ports=N: a switch of N ports (1..254) the file does not have */
+static int set_switch(struct fab_params *p, const char *kv, struct sim_diag *d)
+{
+	const char *close = strchr(kv, ']');
+	struct fab_switch_add a = { 0 };
+	size_t n = close ? (size_t)(close - kv - 7) : 0;
+	unsigned long ports;
+	char *end;
+
+	if (!close || strncmp(close, "].ports=", 8) || !n || n >= sizeof(a.name))
+		return sim_diag_set(d, NULL, 0, 0,
+				    "%s: expected switch[NAME].ports=N (a new switch, NAME of 1 to %zu characters)",
+				    kv, sizeof(a.name) - 1);
+	ports = strtoul(close + 8, &end, 10);
+	if (end == close + 8 || *end || ports < 1 || ports > 254)
+		return sim_diag_set(d, NULL, 0, 0, "%s: expected 1 to 254 ports, got '%s'", kv,
+				    close + 8);
+	if (p->nswitch_adds == FAB_SWITCH_ADDS)
+		return sim_diag_set(d, NULL, 0, 0, "%s: at most %d switch[...] settings", kv,
+				    FAB_SWITCH_ADDS);
+	memcpy(a.name, kv + 7, n);
+	a.name[n] = 0;
+	if (strpbrk(a.name, "*?[/"))
+		return sim_diag_set(d, NULL, 0, 0, "%s: a new switch's name is one name, not a pattern or a port",
+				    kv);
+	a.ports = (uint8_t)ports;
+	p->switch_adds[p->nswitch_adds++] = a;
 	return 0;
 }
 
@@ -1499,6 +1651,8 @@ int fab_params_set(struct fab_params *p, const char *kv, struct sim_diag *d)
 {
 	if (kv && !strncmp(kv, "link[", 5))
 		return set_link(p, kv, d);
+	if (kv && !strncmp(kv, "switch[", 7))
+		return set_switch(p, kv, d);
 	return sim_param_set(tables, p, kv, "ibfab run --help-params", d);
 }
 

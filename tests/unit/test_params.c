@@ -410,6 +410,45 @@ static void test_link_sets(void)
 	sim_diag_clear(&d);
 	CU_ASSERT_EQUAL(fab_link_sets_cut(&n, &p, &d), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "link[sw0/3].state=down: no cable at those ports"));
+
+	/* a new switch and new cables: the switch first, then the cables cut,
+	 * then the cables added (h0 moves from sw0 to sw9; sw0/3 to sw9/2) */
+	net_free(&n);
+	CU_ASSERT_EQUAL_FATAL(topo_load_string(text, "w.net", &n, &d), 0);
+	fab_params_default(&p);
+	SET_OK(&p, "switch[sw9].ports=4");
+	SET_OK(&p, "link[h0].state=down");
+	SET_OK(&p, "link[h0/1].peer=sw9/1");
+	SET_OK(&p, "link[sw0/3].peer=sw9/2");
+	fab_link_set_format(&p.link_sets[1], buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "link[h0/1].peer=sw9/1");
+	CU_ASSERT_EQUAL(fab_link_sets_cut(&n, &p, &d), 0);
+	int s9 = net_find(&n, "sw9"), s0 = net_find(&n, "sw0"), h0 = net_find(&n, "h0");
+
+	CU_ASSERT_FATAL(s9 >= 0);
+	CU_ASSERT_EQUAL(n.nodes[s9].type, NET_SWITCH);
+	CU_ASSERT_EQUAL(n.nodes[s9].nports, 4);
+	CU_ASSERT(n.nodes[s9].guid > n.nodes[s0].guid);
+	CU_ASSERT(n.nodes[h0].ports[1].remote_node == s9 && n.nodes[s9].ports[1].remote_node == h0);
+	CU_ASSERT(n.nodes[s0].ports[3].remote_node == s9 && n.nodes[s9].ports[2].remote_port == 3);
+	CU_ASSERT(n.nodes[s0].ports[1].remote_node < 0);
+	/* refused: a taken port, a port past the node's, a node that is not
+	 * there, a name the fabric has, a pattern */
+	static const struct { const char *set, *want; } bad[] = {
+		{ "link[h1/1].peer=sw9/3", "is already connected to" },
+		{ "link[sw9/3].peer=sw0/7", "sw0 has ports 1..4" },
+		{ "link[sw9/3].peer=sw7/1", "no node 'sw7'" },
+		{ "switch[h1].ports=4", "the fabric has a node 'h1' already" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		fab_params_default(&p);
+		SET_OK(&p, bad[i].set);
+		sim_diag_clear(&d);
+		CU_ASSERT_EQUAL(fab_link_sets_cut(&n, &p, &d), -1);
+		if (!strstr(d.msg, bad[i].want))
+			fprintf(stderr, "\n  %s: %s", bad[i].set, d.msg);
+		CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, bad[i].want));
+	}
 	net_free(&n);
 }
 
@@ -424,6 +463,12 @@ static void test_set_bad(void)
 	set_bad("link[sw0].drop_prob=1", "link[sw0]", "[0, 1)");
 	set_bad("link[sw0].cable_m=-2", "link[sw0]", "out of range");
 	set_bad("link[sw0].state=up", "link[sw0]", "expected down or active");
+	set_bad("link[sw0].peer=sw1/1", "link[sw0]", "joins one port to one port");
+	set_bad("link[sw*/1].peer=sw1/1", "link[sw*/1]", "joins one port to one port");
+	set_bad("link[sw0/1].peer=sw1", "link[sw0/1]", "joins one port to one port");
+	set_bad("switch[s9].ports=0", "switch[s9]", "1 to 254 ports");
+	set_bad("switch[s*].ports=4", "switch[s*]", "not a pattern");
+	set_bad("switch[s9].nports=4", "switch[s9]", "expected switch[NAME].ports=N");
 	set_bad("link.width=3x", "link.width", "1x, 2x, 4x, 8x or 12x");
 	set_bad("link.width=", "link.width", NULL);
 	set_bad("link.speed=FDR14", "link.speed", "'FDR14'");
