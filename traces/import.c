@@ -26,6 +26,8 @@ const struct import_format import_formats[] = {
 	{ "htsim", "an htsim connection matrix (.cm)", import_htsim, import_htsim_detect },
 	{ "nccl-tests", "an nccl-tests command line", import_nccl_tests, import_nccl_tests_detect },
 	{ "hpcc", "an HPCC flow file", import_hpcc, import_hpcc_detect },
+	{ "chakra", "a Chakra execution trace (NAME.0.et, one file per rank)", import_chakra,
+	  import_chakra_detect },
 	{ NULL, NULL, NULL, NULL },
 };
 

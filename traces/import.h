@@ -11,6 +11,9 @@
  *               rank, concatenated (import_nccl.c)
  *   nccl-tests  nccl-tests command lines, "all_reduce_perf -b 8 -e 128M
  *               -f 2 -g 8", one per line (import_nccl.c)
+ *   chakra      MLCommons Chakra execution traces, NAME.<rank>.et, one
+ *               protobuf file per rank, as ASTRA-sim reads them
+ *               (import_chakra.c)
  *
  * docs/importers.md gives each format's grammar, the mapping choices and
  * their reasons, and what is left out.
@@ -62,6 +65,8 @@ int import_nccl_log(const char *path, const char *text, size_t len, struct trace
 bool import_nccl_log_detect(const char *path, const char *text, size_t len);
 int import_nccl_tests(const char *path, const char *text, size_t len, struct trace *t, struct sim_diag *d);
 bool import_nccl_tests_detect(const char *path, const char *text, size_t len);
+int import_chakra(const char *path, const char *text, size_t len, struct trace *t, struct sim_diag *d);
+bool import_chakra_detect(const char *path, const char *text, size_t len);
 
 /* For the detectors: the first SNIFF_HEAD bytes are all they read (an NCCL
  * log's mark may come later: SNIFF_LOG); the next line that is not blank

@@ -982,6 +982,11 @@ static void test_detect(void)
 	CU_ASSERT_STRING_EQUAL(import_detect("x.cm", "garbage\n", 8), "htsim");
 	CU_ASSERT_STRING_EQUAL(import_detect("x", "1\n0 1 3 100 64 2.0\n", 18), "hpcc");
 	CU_ASSERT_STRING_EQUAL(import_detect("x.trace", native, strlen(native)), "ibfab");
+	/* Chakra: NAME.<rank>.et whose first message (a GlobalMetadata of 2
+	 * bytes: version "") fits the file; not one that runs past it */
+	CU_ASSERT_STRING_EQUAL(import_detect("step.0.et", "\x02\x0a\x00", 3), "chakra");
+	CU_ASSERT(!import_detect("step.0.et", "\x09\x0a\x00", 3) ||
+		  strcmp(import_detect("step.0.et", "\x09\x0a\x00", 3), "chakra"));
 	CU_ASSERT_STRING_EQUAL(import_detect("x.txt", native, strlen(native)), "ibfab");
 	CU_ASSERT_PTR_NULL(import_detect("a.out", junk, sizeof(junk) - 1));
 	CU_ASSERT_PTR_NULL(import_detect("empty", "", 0));
