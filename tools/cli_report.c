@@ -118,6 +118,9 @@ struct run_stats {
 	 * direction's time serialising over the simulated time */
 	int sw_links, busiest;			/* busiest: a port index, or -1 */
 	double load_max, load_mean;
+	/* background traffic beside a replay: its messages, by the end */
+	uint64_t bg_total, bg_done, bg_lost, bg_p50, bg_p99;
+	bool bg_exact;
 };
 
 /*
@@ -224,6 +227,21 @@ static void run_stats(const struct cli_report *r, struct run_stats *s)
 		 * values: the results are not const, only this view of them. */
 		s->n_total = s->n_done = r->tres->xfer_times.n;
 		ct = (struct sim_samples *)&r->tres->xfer_times;
+		if (r->nbackground) {	/* the fabric's messages are the background's */
+			struct sim_samples *bg = fab_completions(r->fab, &s->bg_done);
+			static const double q[2] = { 0.5, 0.99 };
+			uint64_t v[2] = { 0, 0 };
+
+			s->bg_total = s->t.msgs_total;
+			s->bg_lost = s->t.msgs_lost;
+			if (bg->n)
+				sim_samples_quantiles(bg, q, 2, v);
+			s->bg_p50 = v[0];
+			s->bg_p99 = v[1];
+			s->bg_exact = sim_samples_exact(bg);
+			/* the workload's lines count its transfers, which end it */
+			s->t.msgs_total = s->t.msgs_done = s->t.msgs_lost = 0;
+		}
 	} else if (!r->prog) {
 		s->n_total = r->msgs->n;
 		ct = fab_completions(r->fab, &s->n_done);
@@ -372,6 +390,10 @@ static void summary_setup(FILE *out, const struct cli_report *r)
 		fprintf(out, "%s%s\n", r->traffic[i],
 			r->traffic_default && i == 0 ? " (default: no --traffic given)" : "");
 	}
+	for (int i = 0; i < r->nbackground; i++) {
+		label(out, i ? "" : "background");
+		fprintf(out, "%s\n", r->background[i]);
+	}
 	if (!r->ntraffic)
 		fprintf(out, "(none)\n");
 }
@@ -426,6 +448,18 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 			s.c_exact ? "" : " (median, p99 within 0.025%)");
 	else
 		fprintf(out, "(no message completed)\n");
+	if (r->nbackground) {
+		label(out, "background");
+		fprintf(out, "%" PRIu64 " / %" PRIu64 " messages delivered by the workload's end",
+			s.bg_done, s.bg_total);
+		if (s.bg_lost)
+			fprintf(out, ", %" PRIu64 " lost", s.bg_lost);
+		if (s.bg_done)
+			fprintf(out, "; median %s, p99 %s%s", cli_fmt_time(s.bg_p50, a, sizeof(a)),
+				cli_fmt_time(s.bg_p99, b, sizeof(b)),
+				s.bg_exact ? "" : " (within 0.025%)");
+		fputs("\n", out);
+	}
 	label(out, "throughput");
 	fprintf(out, "%.1f Gb/s aggregate payload over the simulated time\n", s.gbps);
 	if (s.busiest >= 0) {
@@ -873,6 +907,21 @@ int cli_report_json(FILE *out, const struct cli_report *r)
 	sim_json_ku64(&j, "messages_total", s.n_total);
 	sim_json_ku64(&j, "messages_delivered", s.n_done);
 	sim_json_ku64(&j, "messages_lost", s.t.msgs_lost);
+	if (r->nbackground) {	/* --traffic beside --trace */
+		sim_json_key(&j, "background");
+		sim_json_obj_begin(&j);
+		sim_json_key(&j, "specs");
+		sim_json_arr_begin(&j);
+		for (int i = 0; i < r->nbackground; i++)
+			sim_json_str(&j, r->background[i]);
+		sim_json_arr_end(&j);
+		sim_json_ku64(&j, "messages_total", s.bg_total);
+		sim_json_ku64(&j, "messages_delivered", s.bg_done);
+		sim_json_ku64(&j, "messages_lost", s.bg_lost);
+		sim_json_ku64(&j, "completion_p50_ps", s.bg_p50);
+		sim_json_ku64(&j, "completion_p99_ps", s.bg_p99);
+		sim_json_obj_end(&j);
+	}
 	sim_json_ku64(&j, "packets_delivered", s.t.packets_delivered);
 	sim_json_ku64(&j, "bytes_delivered", s.t.bytes_delivered);
 	sim_json_ku64(&j, "payload_bytes_delivered", s.t.payload_delivered);

@@ -39,6 +39,10 @@ struct cli_report {
 	/* --trace: the replayed workload (NULL otherwise); its flows are msgs */
 	const struct trace_program *prog;
 	const struct trace_results *tres;
+	/* --traffic beside --trace: background load, the fabric's messages
+	 * (msgs), which the workload's end cuts short */
+	const char *const *background;
+	int nbackground;
 };
 
 /* A "kernel" object: what the kernel's stack did (struct fab_kernel), as

@@ -115,15 +115,18 @@ void cli_run_usage(FILE *out)
 "                     none (default write; the spec key op= overrides it).\n"
 "\n"
 "Workloads (docs/trace-format.md, docs/collectives.md, docs/importers.md):\n"
-"  --trace FILE       replay a workload instead of --traffic: the native\n"
-"                     .trace format (ranks, placement, send/recv/compute and\n"
-"                     collectives with algorithms), an htsim connection matrix\n"
-"                     (.cm), an HPCC flow file, an NCCL COLL log or an\n"
-"                     nccl-tests command line. Collectives are lowered to\n"
-"                     point-to-point transfers (RDMA WRITE with immediate, one\n"
-"                     RC QP per rank pair) and the report adds nccl-tests'\n"
-"                     table (time, algbw, busbw), each rank's compute and\n"
-"                     communication time and the critical path.\n"
+"  --trace FILE       replay a workload: the native .trace format (ranks,\n"
+"                     placement, send/recv/compute and collectives with\n"
+"                     algorithms), an htsim connection matrix (.cm), an HPCC\n"
+"                     flow file, an NCCL COLL log, an nccl-tests command line\n"
+"                     or a Chakra execution trace (NAME.0.et). Collectives are\n"
+"                     lowered to point-to-point transfers (RDMA WRITE with\n"
+"                     immediate, one RC QP per rank pair) and the report adds\n"
+"                     nccl-tests' table (time, algbw, busbw), each rank's\n"
+"                     compute and communication time and the critical path.\n"
+"                     --traffic beside it is background load on the same\n"
+"                     fabric: the run ends with the workload, and the report\n"
+"                     says how much of the background got through by then.\n"
 "  --trace-format F   @trace-formats@\n"
 "                     (default: recognised from the file).\n"
 "  --explain OP       print the point-to-point steps one collective is\n"
@@ -534,8 +537,7 @@ static int parse_args(int argc, char **argv, struct cli_run_opts *o)
 		if (rc)
 			return rc;
 	}
-	if (o->trace && o->ntraffic)
-		return usage_error("--trace and --traffic are two ways to say what runs: give one%s%s", "", "");
+
 	if (!o->trace && (o->trace_format || o->explain || o->timeline))
 		return usage_error("--trace-format, --explain and --timeline need --trace%s%s", "", "");
 	if (o->pcap_filter && !o->pcap)
@@ -701,22 +703,9 @@ static int load_trace(struct cli_run *c)
 	return 0;
 }
 
-static int load_traffic(struct cli_run *c)
+/* The --traffic specs (or the defaults) into c->msgs. */
+static int parse_specs(struct cli_run *c)
 {
-	if (c->o->trace)
-		return load_trace(c);
-	if (c->o->ntraffic) {
-		c->traffic = c->o->traffic;
-		c->ntraffic = c->o->ntraffic;
-	} else if (!c->o->topo) {
-		c->traffic = default_traffic;
-		c->ntraffic = (int)SIM_ARRAY_SIZE(default_traffic);
-		c->traffic_default = true;
-	} else {
-		c->traffic = default_traffic_user;
-		c->ntraffic = (int)SIM_ARRAY_SIZE(default_traffic_user);
-		c->traffic_default = true;
-	}
 	c->msgs.max_bytes = c->p.max_memory;
 	/* The compact list, whose memory follows the messages in flight
 	 * (fab.h); the outputs that list messages read them back from disk
@@ -744,6 +733,40 @@ static int load_traffic(struct cli_run *c)
 	if (!c->msgs.n)
 		return sim_diag_set(&c->d, "", 0, 0, "the traffic specs produced no messages");
 	return 0;
+}
+
+static int load_traffic(struct cli_run *c)
+{
+	if (c->o->trace) {
+		/* a workload, and beside it the --traffic specs as background
+		 * load: the run ends with the workload (fab_hold) */
+		if (load_trace(c))
+			return -1;
+		if (!c->o->ntraffic)
+			return 0;
+		c->background = c->o->traffic;
+		c->nbackground = c->o->ntraffic;
+		c->traffic = c->o->traffic;
+		c->ntraffic = c->o->ntraffic;
+		int rc = parse_specs(c);
+
+		c->traffic = &c->o->trace;
+		c->ntraffic = 1;
+		return rc;
+	}
+	if (c->o->ntraffic) {
+		c->traffic = c->o->traffic;
+		c->ntraffic = c->o->ntraffic;
+	} else if (!c->o->topo) {
+		c->traffic = default_traffic;
+		c->ntraffic = (int)SIM_ARRAY_SIZE(default_traffic);
+		c->traffic_default = true;
+	} else {
+		c->traffic = default_traffic_user;
+		c->ntraffic = (int)SIM_ARRAY_SIZE(default_traffic_user);
+		c->traffic_default = true;
+	}
+	return parse_specs(c);
 }
 
 static double elapsed(const struct timespec *a, const struct timespec *b)
@@ -956,6 +979,8 @@ void cli_run_fill_report(struct cli_run *c, struct cli_report *r)
 	r->traffic = c->traffic;
 	r->ntraffic = c->ntraffic;
 	r->traffic_default = c->traffic_default;
+	r->background = c->background;
+	r->nbackground = c->nbackground;
 	r->wall_s = c->wall_s;
 	r->reproducible = c->o->reproducible;
 	if (c->replayed) {

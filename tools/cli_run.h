@@ -89,6 +89,8 @@ struct cli_run {
 	const char *const *traffic;
 	int ntraffic;
 	bool traffic_default;
+	const char *const *background;	/* --traffic beside --trace */
+	int nbackground;
 	/* outputs */
 	struct cli_out json;
 	bool json_stdout;

@@ -1256,6 +1256,9 @@ int trace_replay(const struct trace_program *p, struct fab *f, struct trace_resu
 		goto out;
 	}
 	rp.comp = (uint32_t)c;
+	/* messages of the fabric's own (background traffic) do not end the
+	 * run: the workload does, when its last step is done */
+	fab_hold(f, true);
 	for (size_t k = 0; k < nzero; k++)
 		push(&rp, 0, zero[k], EV_START);
 	free(zero);

@@ -61,8 +61,9 @@ struct trace_results {
 };
 
 /*
- * Run p on f (a fabric created with no messages: fab_create(..., empty
- * msgs, ...)), with the trace's ranks already mapped to nodes. Fills r
+ * Run p on f, with the trace's ranks already mapped to nodes. f may carry
+ * messages of its own (background traffic): they run beside the steps,
+ * and the run ends with the last step (fab_hold). Fills r
  * (free with trace_results_free). 0, or -1 with d filled (a stall: some
  * steps could never start, the fabric failed).
  */

@@ -134,6 +134,7 @@ struct fab {
 	struct fab_totals tot;
 	sim_time_t last_done;
 	bool failed;
+	bool held;		/* another driver ends the run (fab_hold) */
 	struct sim_diag fail;
 	/* the builder's from here on (models/fabric) */
 	/* sampling */

@@ -48,9 +48,14 @@ static void sample_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 	 * loop, no route) must end the run, not tick the sampler for ever. A
 	 * run without messages is driven from outside (a trace replay, verbs
 	 * programs), which stops the engine when its workload is done. */
-	if ((f->tot.msgs_finished < f->tot.msgs_total || !f->tot.msgs_total) &&
+	if ((f->tot.msgs_finished < f->tot.msgs_total || !f->tot.msgs_total || f->held) &&
 	    sim_pending(eng) > 0)
 		sim_schedule_in(eng, f->p.sample_ns * SIM_NS, f->sample_comp, 0);
+}
+
+void fab_hold(struct fab *f, bool on)
+{
+	f->held = on;
 }
 
 void fab_set_sampler(struct fab *f, fab_sample_fn fn, void *ctx)
@@ -86,7 +91,7 @@ static void msg_check_finished(struct fab *f, uint32_t mi, struct fab_msg *m)
 	m->finished = true;
 	f->tot.msgs_finished++;
 	fab_msg_finished(f, mi, m);	/* m goes, when the list is compact */
-	if (f->tot.msgs_finished == f->tot.msgs_total)
+	if (f->tot.msgs_finished == f->tot.msgs_total && !f->held)
 		sim_stop(&f->eng);
 }
 

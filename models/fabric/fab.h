@@ -409,6 +409,13 @@ struct fab_sample {
 };
 typedef void (*fab_sample_fn)(struct fab *f, sim_time_t now, void *ctx);
 void fab_set_sampler(struct fab *f, fab_sample_fn fn, void *ctx);
+/*
+ * Another driver ends the run (a trace replay beside the fabric's own
+ * messages, background traffic): the last message finishing does not stop
+ * it, and the sampler goes on while anything can happen. Set before
+ * fab_run().
+ */
+void fab_hold(struct fab *f, bool on);
 
 int fab_nports(const struct fab *f);		/* connected port ends */
 const struct fab_port_info *fab_port(const struct fab *f, int i);
