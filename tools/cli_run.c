@@ -127,6 +127,8 @@ void cli_run_usage(FILE *out)
 "                     --traffic beside it is background load on the same\n"
 "                     fabric: the run ends with the workload, and the report\n"
 "                     says how much of the background got through by then.\n"
+"                     Repeated, --trace runs several jobs at once, each on\n"
+"                     the hosts after the previous jobs' ranks.\n"
 "  --trace-format F   @trace-formats@\n"
 "                     (default: recognised from the file).\n"
 "  --explain OP       print the point-to-point steps one collective is\n"
@@ -507,8 +509,11 @@ static int parse_args(int argc, char **argv, struct cli_run_opts *o)
 		case OPT_LFT:
 			rc = set_once(&o->lft, name, val);
 			break;
-		case OPT_TRACE:
-			rc = set_once(&o->trace, name, val);
+		case OPT_TRACE:	/* repeatable: jobs side by side */
+			if (!o->trace)
+				o->trace = val;
+			else
+				o->more_traces[o->nmore_traces++] = val;
 			break;
 		case OPT_TRACE_FORMAT:
 			rc = set_once(&o->trace_format, name, val);
@@ -682,6 +687,14 @@ static int load_trace(struct cli_run *c)
 		rc = trace_load_string(c->o->trace_text, c->o->trace, &c->trace, &c->d);
 	else
 		rc = trace_load(c->o->trace, c->o->trace_format, &c->trace, &c->d);
+	/* more --trace: jobs beside the first, their ranks after its ranks */
+	for (int i = 0; !rc && i < c->o->nmore_traces; i++) {
+		struct trace job;
+
+		rc = trace_load(c->o->more_traces[i], c->o->trace_format, &job, &c->d) ||
+		     trace_append(&c->trace, &job, c->o->more_traces[i], &c->d);
+		trace_free(&job);
+	}
 	if (rc || trace_map_ranks(&c->trace, &c->net, &c->d) || cli_sharp_setup(c))
 		return -1;
 	trace_program_init(&c->prog, &c->trace);
@@ -698,8 +711,15 @@ static int load_trace(struct cli_run *c)
 	c->prog.keep_times = c->o->json || c->o->csv || c->o->timeline || c->trace.nagg;
 	if (trace_lower(&c->trace, &c->prog, &c->d))
 		return -1;
-	c->traffic = &c->o->trace;
-	c->ntraffic = 1;
+	/* the summary's "traffic" lines: every --trace, in order */
+	c->trace_names = malloc((size_t)(1 + c->o->nmore_traces) * sizeof(*c->trace_names));
+	if (!c->trace_names)
+		return sim_diag_set(&c->d, "", 0, 0, "out of memory");
+	c->trace_names[0] = c->o->trace;
+	for (int i = 0; i < c->o->nmore_traces; i++)
+		c->trace_names[i + 1] = c->o->more_traces[i];
+	c->traffic = c->trace_names;
+	c->ntraffic = 1 + c->o->nmore_traces;
 	return 0;
 }
 
@@ -750,8 +770,8 @@ static int load_traffic(struct cli_run *c)
 		c->ntraffic = c->o->ntraffic;
 		int rc = parse_specs(c);
 
-		c->traffic = &c->o->trace;
-		c->ntraffic = 1;
+		c->traffic = c->trace_names;
+		c->ntraffic = 1 + c->o->nmore_traces;
 		return rc;
 	}
 	if (c->o->ntraffic) {
@@ -1185,6 +1205,7 @@ void cli_run_fini(struct cli_run *c)
 		fab_destroy(c->fab);
 	fab_msgs_free(&c->msgs);
 	net_free(&c->net);
+	free(c->trace_names);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -1219,7 +1240,8 @@ int cli_run_main(int argc, char **argv)
 	o.traffic = calloc((size_t)argc + 1, sizeof(*o.traffic));
 	o.sets = calloc((size_t)argc + 1, sizeof(*o.sets));
 	o.faults = calloc((size_t)argc + 1, sizeof(*o.faults));
-	if (!o.traffic || !o.sets || !o.faults) {
+	o.more_traces = calloc((size_t)argc + 1, sizeof(*o.more_traces));
+	if (!o.traffic || !o.sets || !o.faults || !o.more_traces) {
 		fputs("ibfab run: out of memory\n", stderr);
 		rc = 1;
 		goto out_opts;
@@ -1244,5 +1266,6 @@ out_opts:
 	free(o.traffic);
 	free(o.sets);
 	free(o.faults);
+	free(o.more_traces);
 	return rc;
 }

@@ -60,7 +60,9 @@ struct cli_run_opts {
 	const char *lmc;
 	const char *lft;
 	/* workloads (docs/trace-format.md) */
-	const char *trace;
+	const char *trace;	/* the first --trace */
+	const char **more_traces;	/* the others: jobs beside it (cli_run.c) */
+	int nmore_traces;
 	const char *trace_text;	/* the native trace itself, named `trace` (built-in workloads) */
 	const char *trace_format;
 	const char *explain;
@@ -91,6 +93,7 @@ struct cli_run {
 	bool traffic_default;
 	const char *const *background;	/* --traffic beside --trace */
 	int nbackground;
+	const char **trace_names;	/* every --trace, for the summary */
 	/* outputs */
 	struct cli_out json;
 	bool json_stdout;

@@ -132,6 +132,112 @@ int trace_set_ranks(struct trace *t, int32_t nranks, struct sim_diag *d)
 	return 0;
 }
 
+int trace_append(struct trace *t, const struct trace *src, const char *name, struct sim_diag *d)
+{
+	const int32_t base = t->nranks;
+	const size_t op_base = t->nops;
+	uint32_t id_base = 0, *cmap = NULL, *deps = NULL;
+	size_t dcap = 0;
+	int rc = -1;
+
+	if (t->rank_node || src->rank_node || t->nagg || src->nagg)
+		return sim_diag_set(d, name, 0, 0, "a job is added before the ranks are placed");
+	if (t->map != src->map || (t->map != TRACE_MAP_LINEAR && t->map != TRACE_MAP_EXPLICIT))
+		return sim_diag_set(d, name, 0, 0,
+				    "jobs side by side are placed linearly (one after the other on the hosts) or all by host lines; this one's placement differs from the first's");
+	if ((int64_t)t->nranks + src->nranks > TRACE_MAX_RANKS)
+		return sim_diag_set(d, name, 0, 0, "the jobs have more than %d ranks together",
+				    TRACE_MAX_RANKS);
+	for (size_t i = 0; i < t->nops; i++)	/* ids stay unique */
+		if (t->ops[i].id >= id_base)
+			id_base = t->ops[i].id + 1;
+	/* t's collectives over "all ranks" keep to t's ranks: a communicator of
+	 * their own, and comms[0] grows to every job's ranks */
+	bool uses_all = false;
+
+	for (size_t i = 0; i < t->nops && !uses_all; i++)
+		uses_all = t->ops[i].kind == TRACE_COLL && !t->ops[i].comm;
+	if (uses_all) {
+		int own = trace_add_comm(t, t->comms[0].ranks, t->comms[0].n, d);
+
+		if (own < 0)
+			return -1;
+		for (size_t i = 0; i < t->nops; i++)
+			if (t->ops[i].kind == TRACE_COLL && !t->ops[i].comm)
+				t->ops[i].comm = (uint32_t)own;
+	}
+	int32_t *all = realloc(t->comms[0].ranks, (size_t)(base + src->nranks) * sizeof(*all));
+
+	if (!all)
+		return sim_diag_set(d, name, 0, 0, "out of memory");
+	t->comms[0].ranks = all;
+	for (int32_t r = 0; r < src->nranks; r++)
+		all[base + r] = base + r;
+	t->comms[0].n = (uint32_t)(base + src->nranks);
+	if (t->map == TRACE_MAP_EXPLICIT) {
+		char **h = realloc(t->rank_host, (size_t)(base + src->nranks) * sizeof(*h));
+
+		if (!h)
+			return sim_diag_set(d, name, 0, 0, "out of memory");
+		t->rank_host = h;
+		for (int32_t r = 0; r < src->nranks; r++)
+			h[base + r] = NULL;
+		t->nranks = base + src->nranks;	/* so trace_free frees them */
+		for (int32_t r = 0; r < src->nranks; r++)
+			if (src->rank_host[r] && !(h[base + r] = strdup(src->rank_host[r])))
+				return sim_diag_set(d, name, 0, 0, "out of memory");
+	}
+	t->nranks = base + src->nranks;
+	/* its communicators, its "all ranks" among them, shifted */
+	cmap = malloc((src->ncomms ? src->ncomms : 1) * sizeof(*cmap));
+	if (!cmap)
+		goto oom;
+	for (size_t k = 0; k < src->ncomms; k++) {
+		int32_t *m = malloc((src->comms[k].n ? src->comms[k].n : 1) * sizeof(*m));
+		int ix;
+
+		if (!m)
+			goto oom;
+		for (uint32_t i = 0; i < src->comms[k].n; i++)
+			m[i] = src->comms[k].ranks[i] + base;
+		ix = trace_add_comm(t, m, src->comms[k].n, d);
+		free(m);
+		if (ix < 0)
+			goto out;
+		cmap[k] = (uint32_t)ix;
+	}
+	for (size_t i = 0; i < src->nops; i++) {
+		struct trace_op o = src->ops[i];
+
+		o.id += id_base;
+		if (o.rank >= 0)
+			o.rank += base;
+		if (o.kind == TRACE_SEND || o.kind == TRACE_RECV)
+			o.peer += base;
+		if (o.kind == TRACE_COLL) {
+			o.comm = o.comm < src->ncomms ? cmap[o.comm] : o.comm;
+			if (o.root >= 0)	/* a rank (broadcast, reduce); -1 none */
+				o.root += base;
+		}
+		if (o.file && !(o.file = trace_add_file(t, o.file)))
+			goto oom;
+		if (sim_grow((void **)&deps, &dcap, (size_t)o.ndeps + 1, sizeof(*deps)))
+			goto oom;
+		for (uint32_t k = 0; k < o.ndeps; k++)
+			deps[k] = src->deps[o.dep_off + k] + (uint32_t)op_base;
+		if (trace_add_op(t, &o, deps, o.ndeps, d) < 0)
+			goto out;
+	}
+	rc = 0;
+	goto out;
+oom:
+	rc = sim_diag_set(d, name, 0, 0, "out of memory");
+out:
+	free(cmap);
+	free(deps);
+	return rc;
+}
+
 int trace_add_comm(struct trace *t, const int32_t *ranks, uint32_t n, struct sim_diag *d)
 {
 	struct trace_comm *nc;

@@ -155,6 +155,15 @@ int trace_add_op(struct trace *t, const struct trace_op *op, const uint32_t *dep
  * trace_set_ranks(). */
 int trace_add_comm(struct trace *t, const int32_t *ranks, uint32_t n, struct sim_diag *d);
 int trace_set_ranks(struct trace *t, int32_t nranks, struct sim_diag *d);
+/*
+ * Another job beside t: src's ranks become t's ranks nranks .. nranks +
+ * src.nranks - 1, its communicators (its "all ranks" too) new ones of t,
+ * its ops appended with their ids, ranks, roots, communicators and
+ * dependencies shifted, its files t's. Both loaded and not yet placed,
+ * both placed linearly (the jobs then take consecutive hosts) or both by
+ * host lines; `name` (src's file) is in the messages. 0 or -1.
+ */
+int trace_append(struct trace *t, const struct trace *src, const char *name, struct sim_diag *d);
 const char *trace_add_file(struct trace *t, const char *path);
 /* Checks before lowering: ranks in range, every recv matched by a send with
  * the same (rank, peer, tag) in order and the same size, no dependency
