@@ -920,6 +920,31 @@ static void test_examples(void)
 	}
 	CU_ASSERT_EQUAL(t.ops[24].bytes, 128ull << 20);
 	trace_free(&t);
+
+	/* a few hundred GPUs: eight expert groups of 32, side by side */
+	load_example("moe-256.trace", &t);
+	CU_ASSERT_EQUAL(t.nranks, 256);
+	CU_ASSERT_EQUAL(t.ncomms, 9);
+	CU_ASSERT_EQUAL(count_coll(&t, TRACE_ALLTOALL), 32);
+	CU_ASSERT_EQUAL(count_coll(&t, TRACE_ALLREDUCE), 1);
+	DEPS_ARE(&t, "dispatch7.1",
+		 "attn.1@224,attn.1@225,attn.1@226,attn.1@227,attn.1@228,attn.1@229,attn.1@230,attn.1@231,"
+		 "attn.1@232,attn.1@233,attn.1@234,attn.1@235,attn.1@236,attn.1@237,attn.1@238,attn.1@239,"
+		 "attn.1@240,attn.1@241,attn.1@242,attn.1@243,attn.1@244,attn.1@245,attn.1@246,attn.1@247,"
+		 "attn.1@248,attn.1@249,attn.1@250,attn.1@251,attn.1@252,attn.1@253,attn.1@254,attn.1@255");
+	trace_free(&t);
+
+	/* TP inside servers, DP across them: 32 + 8 communicators; a layer's
+	 * DP allreduce does not hold the next backward up, the optimizer
+	 * waits for all 32 of a rank's */
+	load_example("dp-tp-256.trace", &t);
+	CU_ASSERT_EQUAL(t.nranks, 256);
+	CU_ASSERT_EQUAL(t.ncomms, 41);
+	CU_ASSERT_EQUAL(count_coll(&t, TRACE_ALLREDUCE), 8 * 32 + 4 * 8);
+	CU_ASSERT_EQUAL(t.comms[33].n, 32);	/* dp0: ranks 0, 8, ..., 248 */
+	CU_ASSERT_EQUAL(t.comms[33].ranks[31], 248);
+	DEPS_ARE(&t, "bwd2@9", "ba3_1");
+	trace_free(&t);
 }
 
 /* ---- fuzz ------------------------------------------------------------------------ */
