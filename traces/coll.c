@@ -365,6 +365,10 @@ int coll_lower_gen(struct coll_ctx *c)
 
 	for (uint64_t k = 0; k < n; k++) {
 		c->algo->gen(c, k, &g);
+		if (g.entry && g.ndeps)	/* coll_lazy_step could not say both */
+			return op_err(c->d, c->op, "internal error: %s %s step %" PRIu64
+				      " waits for its entry and for steps of the op",
+				      trace_coll_names[c->op->coll], c->algo->name, k);
 		coll_dep_reset(c);
 		if (g.entry)
 			coll_dep_entry(c, g.from);

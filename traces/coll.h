@@ -131,7 +131,9 @@ struct coll_algo {
 	/*
 	 * Optional: step k (0 <= k < nsteps) by itself, for lazy lowering
 	 * (trace_program.lazy), and reach: no step waits for one more than
-	 * reach steps before it. An algorithm with gen lowers eagerly with
+	 * reach steps before it. A step waits for its member's entry or for
+	 * earlier steps of the op, not both (coll_lower_gen refuses a step
+	 * that does). An algorithm with gen lowers eagerly with
 	 * coll_lower_gen, so both ways make the same steps.
 	 */
 	void (*gen)(const struct coll_ctx *c, uint64_t k, struct coll_gstep *g);
