@@ -16,16 +16,21 @@
  *
  * What it holds grows with the steps in flight, not with the program. A
  * step is *made* - given a record with its dependency count, its ready
- * time and the critical path so far - in program order, no later than the
- * first of its dependencies finishes (a finished step has every step that
- * waits for it made first: its dependents in the same lazy collective are
- * at most the algorithm's reach after it, the others are listed before
- * the run); the record is freed when the step finishes. Results are kept
- * as running sums: each rank's compute, communication and overlap time by
- * a sweep over its intervals as they close, each op's first start and last
- * end, the critical path's length and split carried from step to step.
- * Only when the program is not lazy does the replay also keep every
- * step's times (trace_results.step) for the outputs that list steps.
+ * time and the critical path so far - no later than the first of its
+ * dependencies finishes, in order within its segment (each lazy op, each
+ * run of stored steps between them, has a frontier of its own): a
+ * finished step has every step that waits for it made first - its
+ * dependents in the same lazy collective are at most the algorithm's
+ * reach after it, the others are listed per segment before the run. The
+ * record is freed when the step finishes. Results are kept as running
+ * sums: each rank's compute, communication and overlap time by a sweep
+ * over its intervals as they close, each op's first start and last end,
+ * the critical path's length and split carried from step to step. Only
+ * when the program is not lazy does the replay also keep every step's
+ * times (trace_results.step); a lazy one with keep_times writes them to a
+ * file for the outputs that list steps (trace_spill.c). Messages of the
+ * fabric's own may run beside the steps (background load): the last step
+ * ends the run (fab_hold).
  */
 #include "traces/trace_replay.h"
 #include "traces/trace_spill.h"
