@@ -71,12 +71,17 @@ struct topo_opts {
 	const char *out;	/* dot: -o OUT.dot */
 	const char *render;	/* dot: svg | png */
 	char note[256];		/* what the routing engine chose ("roots spine0") */
+	/* check: --set what-ifs (switches and cables added or cut, one cable's
+	 * rate), and the parameters health's short runs use */
+	const char *sets[FAB_LINK_SETS + FAB_SWITCH_ADDS];
+	int nsets;
+	struct fab_params fp;
 };
 
 static void usage_check(FILE *out)
 {
 	fputs("usage: ibfab topo check FILE [--routing NAME] [--roots LIST] [--lft DUMP] [--health]\n"
-	      "                        [--ar] [--json FILE]\n"
+	      "                        [--ar] [--json FILE] [--set KEY=VALUE]...\n"
 	      "\n"
 	      "Route FILE (ibnetdiscover or ibsim net format, '-' for stdin) and print:\n"
 	      "  - nodes by type, cables by rate, the LIDs assigned;\n"
@@ -103,6 +108,11 @@ static void usage_check(FILE *out)
 	      "                   balance, health {findings bisection expected}, deadlock)\n"
 	      "  --ar             the deadlock verdict with adaptive routing's groups too\n"
 	      "                   (what ib.ar=on lets a switch choose: docs/routing.md)\n"
+	      "  --set KEY=VALUE  a what-if before routing, as 'ibfab run --set' takes it:\n"
+	      "                   'link[NODE/PORT].state=down' cuts a cable, '.peer=N/P'\n"
+	      "                   adds one, '.speed=EDR' or '.width=1x' changes one,\n"
+	      "                   'switch[NAME].ports=N' adds a switch; other keys go to\n"
+	      "                   --health's short runs (repeatable)\n"
 	      "\n"
 	      "Exit status: 0 the CDG is acyclic (no credit loop is possible);\n"
 	      "1 the CDG has a cycle (the routing can deadlock: the cycle is printed and\n"
@@ -185,6 +195,16 @@ static int parse_opts(int argc, char **argv, bool dot, struct topo_opts *o)
 			o->ar = true;
 			continue;
 		}
+		if (!dot && (!strcmp(a, "--set") || !strncmp(a, "--set=", 6))) {
+			const char *v = a[5] == '=' ? a + 6 : i + 1 < argc ? argv[++i] : NULL;
+
+			if (!v || !*v)
+				return usage_err(o, "'--set' needs KEY=VALUE%s", "");
+			if (o->nsets == (int)SIM_ARRAY_SIZE(o->sets))
+				return usage_err(o, "too many --set%s", "");
+			o->sets[o->nsets++] = v;
+			continue;
+		}
 		if (a[0] != '-' || !a[1]) {
 			if (o->file)
 				return usage_err(o, "unexpected argument '%s' (one FILE only)", a);
@@ -247,8 +267,17 @@ static int load_and_route(struct topo_opts *o, struct net *n, bool route)
 	struct sm_opts so = { .roots = o->roots, .note = o->note,
 			      .note_len = sizeof(o->note) };
 
+	fab_params_default(&o->fp);
+	for (int i = 0; i < o->nsets; i++)
+		if (fab_params_set(&o->fp, o->sets[i], &d))
+			return cli_topo_report(&d);
 	if (cli_topo_load(o->file, n, &d))
 		return cli_topo_report(&d);
+	/* the what-ifs, as `ibfab run --set` makes them before routing */
+	if (fab_link_sets_cut(n, &o->fp, &d) || fab_link_sets_rates(n, &o->fp, &d)) {
+		net_free(n);
+		return cli_topo_report(&d);
+	}
 	if (route && o->lft) {
 		if (lft_load(n, o->lft, &d)) {
 			net_free(n);
@@ -708,9 +737,10 @@ nomem:
  * the file's rates): bytes each host sent over the time, GB/s, or -1 when
  * it could not run (err says why).
  */
-static double short_run(const struct net *n, const char *spec, char *err, size_t errlen)
+static double short_run(const struct net *n, const struct fab_params *params, const char *spec,
+			char *err, size_t errlen)
 {
-	struct fab_params fp;
+	struct fab_params fp = *params;
 	struct fab_msgs m = { 0 };
 	struct fab_totals t;
 	struct sim_diag d;
@@ -718,7 +748,6 @@ static double short_run(const struct net *n, const char *spec, char *err, size_t
 	double gbs = -1;
 	int hosts = net_nhosts(n);
 
-	fab_params_default(&fp);
 	if (trace_spec_parse(spec, n, 1, &m, &d) || !(f = fab_create(n, &fp, &m, 1, &d)) ||
 	    fab_run(f, &d)) {
 		snprintf(err, errlen, "%s", d.msg);
@@ -746,7 +775,7 @@ out:
  * rate each host sends to the next, 4 MiB here). Up to 512 hosts: beyond,
  * the all-to-all alone is 2^18 messages and more (run it with ibfab run).
  */
-static void print_expected(const struct net *n)
+static void print_expected(const struct net *n, const struct fab_params *fp)
 {
 	int hosts = net_nhosts(n);
 	char spec[96], err[sizeof(((struct sim_diag *)0)->msg)];
@@ -767,7 +796,7 @@ static void print_expected(const struct net *n)
 	uint64_t per = ((1u << 20) / (uint64_t)(hosts - 1) + 4095) / 4096 * 4096;
 
 	snprintf(spec, sizeof(spec), "alltoall:size=%lluKiB", (unsigned long long)(per >> 10));
-	a2a = short_run(n, spec, err, sizeof(err));
+	a2a = short_run(n, fp, spec, err, sizeof(err));
 	if (a2a < 0)
 		printf("  expected     all-to-all: %s\n", err);
 	else
@@ -779,7 +808,7 @@ static void print_expected(const struct net *n)
 		sim_json_kstr(J, "alltoall_spec", spec);
 		sim_json_kdouble(J, "alltoall_busbw_gbs", a2a);	/* -1: it could not run */
 	}
-	ring = short_run(n, "shift:size=4MiB,k=1", err, sizeof(err));
+	ring = short_run(n, fp, "shift:size=4MiB,k=1", err, sizeof(err));
 	if (ring < 0)
 		printf("  expected     allreduce: %s\n", err);
 	else
@@ -812,7 +841,8 @@ static void __attribute__((format(printf, 3, 4))) finding(int *found, const char
 	}
 }
 
-static int print_health(const struct net *n, const struct paths *p, const char *routing)
+static int print_health(const struct net *n, const struct paths *p, const char *routing,
+			const struct fab_params *fp)
 {
 	int maxlevel, found = 0, *lv = node_levels(n, &maxlevel);
 	char rate[32], want[32];
@@ -947,7 +977,7 @@ static int print_health(const struct net *n, const struct paths *p, const char *
 		}
 	}
 	fflush(stdout);
-	print_expected(n);
+	print_expected(n, fp);
 	if (!found)
 		printf("  no finding: every cable runs at its tier's rate, every switch has its level's cables, every switch above the leaves carries paths, every host pair has a route\n");
 	else
@@ -1113,7 +1143,7 @@ int cli_topo_check(int argc, char **argv)
 	print_hops(&p);
 	print_balance(&n, &p);
 	if (o.health)
-		print_health(&n, &p, routes_of(&o));
+		print_health(&n, &p, routes_of(&o), &o.fp);
 	paths_free(&p);
 	fflush(stdout);
 	verdict = print_cdg(&n, &o);

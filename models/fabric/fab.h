@@ -226,6 +226,12 @@ void fab_link_set_format(const struct fab_link_set *s, char *buf, size_t len);
  * order; 0, or -1 with d naming a setting that matches no cable, a port
  * that is taken or out of range, a node that is not there. */
 int fab_link_sets_cut(struct net *n, const struct fab_params *p, struct sim_diag *d);
+/* The width and speed settings of link[...] written into n's cables (both
+ * ends), for what reads rates from the graph (topo check's findings); a
+ * fabric applies them itself. A cable the file gives no rate takes the
+ * preset's for what the setting leaves. 0, or -1 with d naming a setting
+ * that names no cable. */
+int fab_link_sets_rates(struct net *n, const struct fab_params *p, struct sim_diag *d);
 /* Cross-field checks (VLs in the tables exist, MTU fits the buffers, ...). */
 int fab_params_check(const struct fab_params *p, struct sim_diag *d);
 /* Print every key, its current value and meaning (for --help and docs). */

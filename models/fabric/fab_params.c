@@ -1573,6 +1573,49 @@ static int add_cables(struct net *n, const struct fab_params *p, struct sim_diag
 	return 0;
 }
 
+int fab_link_sets_rates(struct net *n, const struct fab_params *p, struct sim_diag *d)
+{
+	bool used[FAB_LINK_SETS] = { false };
+	char what[160];
+
+	for (int a = 0; a < n->nnodes; a++) {
+		for (int pa = 1; pa <= n->nodes[a].nports; pa++) {
+			const struct net_port *x = &n->nodes[a].ports[pa];
+			int b = x->remote_node, pb = x->remote_port;
+			uint8_t lanes = x->lanes ? x->lanes : p->lanes;
+			uint8_t speed = x->speed != LINK_SPEED_NONE ? x->speed : p->speed;
+			bool hit = false;
+
+			if (b < 0 || b < a || (b == a && pb < pa))
+				continue;	/* each cable once */
+			for (int k = 0; k < p->nlink_sets; k++) {
+				const struct fab_link_set *s = &p->link_sets[k];
+
+				if ((s->key != FAB_LK_WIDTH && s->key != FAB_LK_SPEED) ||
+				    (!fab_link_set_matches(s, &n->nodes[a], pa) &&
+				     !fab_link_set_matches(s, &n->nodes[b], pb)))
+					continue;
+				hit = used[k] = true;
+				if (s->key == FAB_LK_WIDTH)
+					lanes = s->lanes;
+				else
+					speed = s->speed;
+			}
+			if (hit)
+				net_set_link_rate(n, a, pa, lanes, speed);
+		}
+	}
+	for (int k = 0; k < p->nlink_sets; k++)
+		if ((p->link_sets[k].key == FAB_LK_WIDTH || p->link_sets[k].key == FAB_LK_SPEED) &&
+		    !used[k]) {
+			fab_link_set_format(&p->link_sets[k], what, sizeof(what));
+			return sim_diag_set(d, NULL, 0, 0,
+					    "%s: no cable at those ports (a node's id, description or GUID, or a pattern of them)",
+					    what);
+		}
+	return 0;
+}
+
 int fab_link_sets_cut(struct net *n, const struct fab_params *p, struct sim_diag *d)
 {
 	bool hit[FAB_LINK_SETS] = { false };

@@ -11,7 +11,10 @@
 #    25 GB/s = 0.633 ms (within 3%);
 #  - one of the new cables at EDR (a what-if on a new cable): slower than
 #    with it at HDR, the EDR cable the busiest link;
-#  - the JSON lists the settings as given.
+#  - the JSON lists the settings as given;
+#  - `topo health` takes the same settings: the added spines make the
+#    bisection full (0.50 -> 1.00) and raise the expected all-to-all, one
+#    spine cable at EDR is found slow; a setting naming no cable is refused.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 "$IBFAB" topo gen leafspine --leaves 4 --spines 2 --hosts 4 --radix 12 > "$tmp/ls.topo" ||
 	fail "topo gen leafspine"
@@ -55,4 +58,19 @@ if sets[0] != ["switch[spine2].ports=12", "switch[spine3].ports=12"] or \
 for x in bad: print("  ", x)
 sys.exit(1 if bad else 0)
 PY
+"$IBFAB" topo health "$tmp/ls.topo" > "$tmp/h0.txt" 2>&1 || fail "topo health: $(tail -2 "$tmp/h0.txt")"
+"$IBFAB" topo health "$tmp/ls.topo" "${ADD[@]}" > "$tmp/h1.txt" 2>&1 || fail "topo health with two spines: $(tail -2 "$tmp/h1.txt")"
+"$IBFAB" topo health "$tmp/ls.topo" --set 'link[leaf0/5].speed=EDR' > "$tmp/h2.txt" 2>&1
+grep -q "0.50 of full bisection" "$tmp/h0.txt" || fail "health as cabled: $(grep bisection "$tmp/h0.txt")"
+grep -q "1.00 of full bisection" "$tmp/h1.txt" || fail "health with two spines: $(grep bisection "$tmp/h1.txt")"
+grep -q "^nodes        24: 8 switches" "$tmp/h1.txt" || fail "health with two spines: $(grep '^nodes' "$tmp/h1.txt")"
+grep -q "slow cable   spine0\[1\] <-> leaf0\[5\] runs 4xEDR" "$tmp/h2.txt" || fail "health with an EDR cable: $(grep -A3 '^health' "$tmp/h2.txt")"
+python3 - "$tmp/h0.txt" "$tmp/h1.txt" <<'PY' || fail "expected all-to-all"
+import re, sys
+a, b = (float(re.search(r"all-to-all busbw ([0-9.]+) GB/s", open(p).read()).group(1)) for p in sys.argv[1:])
+print(f"ok: topo health: expected all-to-all {a} GB/s as cabled, {b} GB/s with two spines added")
+sys.exit(0 if b > 1.5 * a else 1)
+PY
+"$IBFAB" topo health "$tmp/ls.topo" --set 'link[leaf0/9].speed=EDR' > "$tmp/err.txt" 2>&1 && fail "a rate on no cable: accepted"
+grep -q "link\[leaf0/9\].speed=EDR: no cable at those ports" "$tmp/err.txt" || fail "a rate on no cable: $(cat "$tmp/err.txt")"
 finish
