@@ -41,11 +41,16 @@ for o in --topo --traffic --preset --set --seed --json --csv; do
 done
 
 # run --help's JSON key list is the JSON's: every top-level key of a run
-# (and of a run with wall-clock figures), in the order the help gives
+# (and of a run with wall-clock figures), in the order the help gives; and
+# of a trace beside background traffic (collectives, ranks, background)
 "$IBFAB" run --help > "$tmp/help.txt" 2>&1
 "$IBFAB" run --json "$tmp/run.json" --traffic p2p:src=h0,dst=h1,size=4KiB > /dev/null ||
 	fail "a run for its JSON keys"
-python3 - "$tmp/help.txt" "$tmp/run.json" <<'PY' || fail "run --help's JSON keys differ from the JSON's"
+printf 'ranks 4\nallreduce 64KiB\n' > "$tmp/ar.trace"
+"$IBFAB" run --json "$tmp/trace.json" --trace "$tmp/ar.trace" --traffic p2p:src=h0,dst=h1,size=4KiB > /dev/null ||
+	fail "a trace run for its JSON keys"
+for j in run trace; do
+python3 - "$tmp/help.txt" "$tmp/$j.json" <<'PY' || fail "run --help's JSON keys differ from the JSON's ($j)"
 import json, re, sys
 text = open(sys.argv[1]).read()
 sec = text.split("JSON (keys in this order")[1].split("\n\n")[0]
@@ -61,6 +66,7 @@ if bad:
     print("  not in the help, or out of order:", bad)
 sys.exit(1 if bad else 0)
 PY
+done
 
 # no command at all: usage on stderr, status 2
 "$IBFAB" > "$tmp/out" 2> "$tmp/err"
