@@ -273,6 +273,11 @@ struct trace_program {
  */
 #define TRACE_STEP_BYTES 120u
 
+/* The reaches of a lazily lowered collective its replay is counted to hold
+ * at once: a ring's reach is a round, and the 1,024-rank ring held 16.5
+ * rounds at most (its ranks' progress spreads out). */
+#define TRACE_LAZY_REACHES 24u
+
 /*
  * The steps trace_lower would make, counted without making them: one per
  * send and compute, none for a recv, each collective's exact count from its
@@ -280,7 +285,7 @@ struct trace_program {
  * out). *bytes = steps x TRACE_STEP_BYTES. *big is the op with the most
  * steps (UINT32_MAX if none has any), *big_steps its count. An op lowering
  * would refuse counts 0. `lazy` (trace_program.lazy): a collective lowered
- * lazily counts the steps the replay holds of it at once, two reaches.
+ * lazily counts TRACE_LAZY_REACHES of its reaches.
  */
 void trace_lower_estimate(const struct trace *t, bool lazy, uint64_t *steps, uint64_t *bytes,
 			  uint32_t *big, uint64_t *big_steps);

@@ -633,8 +633,9 @@ void trace_lower_estimate(const struct trace *t, bool lazy, uint64_t *steps, uin
 			/* coll_ctx_init refuses what lowering would: count it 0 */
 			if (!coll_ctx_init(&c, t, (uint32_t)i, NULL, &d)) {
 				k = c.algo->nsteps(&c);
-				if (lazy && c.algo->gen && c.algo->reach(&c) < k / 2)
-					k = 2 * c.algo->reach(&c);
+				/* the replay holds a few reaches of it at once */
+				if (lazy && c.algo->gen && c.algo->reach(&c) < k / TRACE_LAZY_REACHES)
+					k = TRACE_LAZY_REACHES * c.algo->reach(&c);
 			}
 			coll_ctx_fini(&c);
 		}
@@ -720,8 +721,8 @@ static int check_budget(const struct trace *t, const struct trace_program *p,
 		trace_lower_estimate(t, false, &all, &ab, &abig, &ak);
 		if (all != steps)
 			snprintf(held, sizeof(held),
-				 " held at once (of %" PRIu64 " in all: a collective made as the replay reaches it counts two reaches)",
-				 all);
+				 " held at once (of %" PRIu64 " in all: a collective made as the replay reaches it counts %u reaches)",
+				 all, TRACE_LAZY_REACHES);
 	}
 	if (big != UINT32_MAX) {
 		const struct trace_op *o = &t->ops[big];

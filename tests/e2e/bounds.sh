@@ -36,12 +36,14 @@ check "budget" $? 1 "$tmp/budget.err" "many.trace: the trace lowers to 12800 ste
 [ -e "$tmp/budget.json" ] && fail "budget: --json written for a refused trace"
 "$IBFAB" run --topo "$topo" --trace "$tmp/many.trace" --set sim.max_memory=2MiB --quiet \
 	> /dev/null 2> "$tmp/budget2.err" || fail "budget: 12800 steps (1.5 MB) refused under 2 MiB: $(cat "$tmp/budget2.err")"
-# ... and 100 async rings (480 steps each, made as the replay reaches them:
-# two reaches of 17 steps each are counted, 3400 in all, 408 KB)
-sed 's/ algo=hd//' "$tmp/many.trace" > "$tmp/rings.trace"
-"$IBFAB" run --topo "$topo" --trace "$tmp/rings.trace" --set sim.max_memory=512KiB --quiet \
-	> "$tmp/rings.out" 2> "$tmp/rings.err" || fail "budget: 100 lazy rings refused under 512 KiB: $(cat "$tmp/rings.err")"
-grep -q "^workload .*48000 steps" "$tmp/rings.out" || fail "budget: the rings: $(grep workload "$tmp/rings.out")"
+# ... and 4 async 1 KiB rings over 128 ranks (32,512 steps each, made as
+# the replay reaches them: 24 reaches of 129 steps are counted, 3,096 a
+# ring, 1.4 MiB in all; stored they would be 14.9 MiB)
+{ echo "ranks 128"; for i in 1 2 3 4; do echo "allreduce 1KiB async"; done; } > "$tmp/rings.trace"
+"$IBFAB" run --topo "$IBFAB_SRC/topologies/examples/fattree-128.topo" --trace "$tmp/rings.trace" \
+	--set sim.max_memory=2MiB --quiet > "$tmp/rings.out" 2> "$tmp/rings.err" ||
+	fail "budget: 4 lazy rings refused under 2 MiB: $(cat "$tmp/rings.err")"
+grep -q "^workload .*130048 steps" "$tmp/rings.out" || fail "budget: the rings: $(grep workload "$tmp/rings.out")"
 # 1.1M transfers on one pair: more than the 2^20 a send queue holds
 printf 'ranks 2\nmap linear\nrepeat 2 {\nrepeat 550000 {\n  send 0 1 64B async\n}\n}\n' > "$tmp/pair.trace"
 "$IBFAB" run --topo "$topo" --trace "$tmp/pair.trace" > "$tmp/pair.out" 2> "$tmp/pair.err" ||
