@@ -22,7 +22,16 @@
  * finished step has every step that waits for it made first - its
  * dependents in the same lazy collective are at most the algorithm's
  * reach after it, the others are listed per segment before the run. The
- * record is freed when the step finishes. Results are kept as running
+ * record is freed when the step finishes. A pair's queue pairs likewise:
+ * their numbers are taken at the start, in the table's order, so that
+ * what a QP number decides (ECMP's and flowlets' flow hash, the HCA's
+ * order of QPs) is as if all were made then; the QPs themselves are made
+ * at the pair's first transfer and destroyed once idle after its last
+ * (hca_qp_idle: nothing unacknowledged, owed or armed), oldest pair first
+ * - an all-to-all holds the pairs in flight, not N(N-1). Kept to the end
+ * on fabric=tcp (a connection's CPU core is chosen in creation order) and
+ * in runs with faults (the fault report counts every QP's state).
+ * Results are kept as running
  * sums: each rank's compute, communication and overlap time by a sweep
  * over its intervals as they close, each op's first start and last end,
  * the critical path's length and split carried from step to step. Only
@@ -69,8 +78,10 @@ struct pair_backlog {
 
 struct pair_qp {
 	uint64_t key;		/* rank * nranks + peer + 1; 0 = empty slot */
-	struct hca_qp *sqp, *rqp;
+	struct hca_qp *sqp, *rqp;	/* NULL before its first transfer and once idle after its last */
+	uint32_t sqpn, rqpn;	/* their numbers, taken at the start (hca_reserve_qpn) */
 	uint32_t nxfer;		/* transfers over it (queue depths) */
+	uint32_t done;		/* of them, done */
 	uint32_t lkey, rkey;	/* the sender's and the peer's MR: read here, not through rank_node and mr */
 	uint32_t sent, posted;	/* transfers posted at the sender, receives at the peer */
 	struct pair_backlog *bl;	/* only where nxfer > PAIR_SQ_MAX */
@@ -165,6 +176,14 @@ struct replay {
 	size_t npairs, npairs_cap;
 	struct pair_qp **bls;		/* the pairs with a backlog */
 	size_t nbls, nbls_cap;
+	/* a pair's QPs are made at its first transfer and destroyed once idle
+	 * after its last (not on TCP, whose connections keep their own state,
+	 * nor with faults, whose report counts the QPs): the pairs done, in
+	 * order, waiting for their QPs to be idle */
+	bool qp_life;
+	uint32_t *retire;
+	size_t rhead, rlen, rcap;
+	size_t qp_live, qp_peak;	/* pairs holding QPs */
 	struct hca_mr **mr;		/* per node */
 	struct hca_cq **cq;		/* per node */
 	bool failed;
@@ -255,6 +274,9 @@ static void replay_fail(struct replay *rp, const char *fmt, ...)
 	va_end(ap);
 	sim_stop(rp->eng);
 }
+
+static int connect_pair(struct replay *rp, struct pair_qp *pq, int32_t a, int32_t b);
+static void pair_ranks(const struct replay *rp, const struct pair_qp *pq, int32_t *a, int32_t *b);
 
 static void oom_fail(struct replay *rp)
 {
@@ -594,6 +616,15 @@ static void post_xfer(struct replay *rp, struct pair_qp *pq, uint32_t s, struct 
 		.remote_addr = 0, .rkey = pq->rkey,
 	};
 
+	if (!pq->sqp) {		/* its first transfer: the pair's QPs now */
+		int32_t a, b;
+
+		pair_ranks(rp, pq, &a, &b);
+		if (connect_pair(rp, pq, a, b)) {
+			replay_fail(rp, "step %u: could not connect ranks %d and %d", s, a, b);
+			return;
+		}
+	}
 	l->start = rp->eng->now;
 	comm_open(rp, st->rank);
 	comm_open(rp, st->peer);
@@ -697,6 +728,51 @@ static void step_start(struct replay *rp, uint32_t s)
 	post_xfer(rp, pq, s, l);
 }
 
+/* A transfer of the pair of st is done: after its last, the pair waits
+ * for its QPs to go idle (the last ACKs are on their way). */
+static void pair_done(struct replay *rp, const struct trace_step *st)
+{
+	struct pair_qp *pq = pair_find(rp, st->rank, st->peer, false);
+
+	if (!pq || ++pq->done < pq->nxfer)
+		return;
+	if (rp->rlen == rp->rcap) {
+		size_t cap = rp->rcap ? 2 * rp->rcap : 256;
+		uint32_t *v = malloc(cap * sizeof(*v));
+
+		if (!v) {
+			oom_fail(rp);
+			return;
+		}
+		for (size_t k = 0; k < rp->rlen; k++)
+			v[k] = rp->retire[(rp->rhead + k) % rp->rcap];
+		free(rp->retire);
+		rp->retire = v;
+		rp->rcap = cap;
+		rp->rhead = 0;
+	}
+	rp->retire[(rp->rhead + rp->rlen++) % rp->rcap] = (uint32_t)(pq - rp->pairs);
+}
+
+/* Destroy the QPs of the pairs done, oldest first, as they go idle: the
+ * QPs held are those of the pairs in flight. Idle QPs have nothing the
+ * fabric would do with them (hca_qp_idle), so the run is the same. */
+static void retire_idle(struct replay *rp)
+{
+	while (rp->rlen) {
+		struct pair_qp *pq = &rp->pairs[rp->retire[rp->rhead]];
+
+		if (!hca_qp_idle(pq->sqp) || !hca_qp_idle(pq->rqp))
+			return;
+		hca_destroy_qp(pq->sqp);
+		hca_destroy_qp(pq->rqp);
+		pq->sqp = pq->rqp = NULL;
+		rp->qp_live--;
+		rp->rhead = (rp->rhead + 1) % rp->rcap;
+		rp->rlen--;
+	}
+}
+
 static void step_done(struct replay *rp, uint32_t s)
 {
 	struct trace_results *r = rp->r;
@@ -737,7 +813,10 @@ static void step_done(struct replay *rp, uint32_t s)
 		comm_close(rp, st->peer);
 		if (sim_samples_add(&r->xfer_times, now - l->start))
 			oom_fail(rp);
+		if (rp->qp_life)
+			pair_done(rp, st);
 	}
+	retire_idle(rp);
 	/* the last step to end, the lowest-numbered of those that end last */
 	if (rp->best_s == UINT32_MAX || now > rp->best_end ||
 	    (now == rp->best_end && s < rp->best_s)) {
@@ -802,7 +881,7 @@ static void replay_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 static uint32_t backlog_pair(const struct replay *rp, uint32_t qp_num)
 {
 	for (size_t i = 0; i < rp->nbls; i++)
-		if (hca_qp_num(rp->bls[i]->sqp) == qp_num)
+		if (rp->bls[i]->sqpn == qp_num)
 			return (uint32_t)(rp->bls[i] - rp->pairs);
 	return UINT32_MAX;
 }
@@ -872,22 +951,19 @@ static int connect_pair(struct replay *rp, struct pair_qp *pq, int32_t a, int32_
 	};
 	struct hca_qp *q[2];
 
-	if (pq->nxfer >= PAIR_SQ_MAX) {
-		pq->bl = calloc(1, sizeof(*pq->bl));
-		if (!pq->bl)
-			return -1;
+	if (pq->nxfer >= PAIR_SQ_MAX)
 		ia.cap.max_send_wr = PAIR_SQ_MAX;
-	}
-
-	q[0] = pq->sqp = hca_create_qp(ha, &ia);
+	q[0] = pq->sqp = hca_create_qp_at(ha, &ia, pq->sqpn);
 	ia.send_cq = ia.recv_cq = rp->cq[rp->t->rank_node[b]];
 	ia.cap = (struct hca_qp_cap){
 		.max_send_wr = 1,
 		.max_recv_wr = pq->nxfer < HCA_MAX_QP_WR ? pq->nxfer + 1 : HCA_MAX_QP_WR,
 	};
-	q[1] = pq->rqp = hca_create_qp(hb, &ia);
+	q[1] = pq->rqp = hca_create_qp_at(hb, &ia, pq->rqpn);
 	if (!q[0] || !q[1])
 		return -1;
+	if (++rp->qp_live > rp->qp_peak)
+		rp->qp_peak = rp->qp_live;
 	for (int i = 0; i < 2; i++) {
 		struct hca_qp_attr at = { .qp_state = HCA_QPS_INIT };
 		struct hca *peer = i ? ha : hb;
@@ -914,9 +990,16 @@ static int connect_pair(struct replay *rp, struct pair_qp *pq, int32_t a, int32_
 			return -1;
 	}
 	/* the first receives for the WRITEs with immediate (the rest: post_recvs) */
-	pq->lkey = rp->mr[rp->t->rank_node[a]]->lkey;
-	pq->rkey = rp->mr[rp->t->rank_node[b]]->rkey;
 	return post_recvs(pq);
+}
+
+/* The ranks of pair pq. */
+static void pair_ranks(const struct replay *rp, const struct pair_qp *pq, int32_t *a, int32_t *b)
+{
+	const int32_t ne = trace_nendpoints(rp->t);
+
+	*a = (int32_t)((pq->key - 1) / (uint64_t)ne);
+	*b = (int32_t)((pq->key - 1) % (uint64_t)ne);
 }
 
 /*
@@ -1131,15 +1214,22 @@ static int setup(struct replay *rp, uint32_t **zero, size_t *nzero, struct sim_d
 		if (!rp->mr[node] || !rp->cq[node])
 			return sim_diag_set(d, NULL, 0, 0, "out of memory");
 	}
+	rp->qp_life = !fab_kind_of(fab_get_params(rp->f))->tcp && !fab_fault_report(rp->f);
 	for (size_t i = 0; i < rp->npairs_cap; i++) {
 		struct pair_qp *pq = &rp->pairs[i];
+		int32_t a, b;
 
 		if (!pq->key)
 			continue;
-		int32_t a = (int32_t)((pq->key - 1) / (uint64_t)ne);
-		int32_t b = (int32_t)((pq->key - 1) % (uint64_t)ne);
-
-		if (connect_pair(rp, pq, a, b))
+		pair_ranks(rp, pq, &a, &b);
+		/* the QPs' numbers now, in this order, whenever they are made */
+		pq->sqpn = hca_reserve_qpn(node_hca(rp, a));
+		pq->rqpn = hca_reserve_qpn(node_hca(rp, b));
+		pq->lkey = rp->mr[t->rank_node[a]]->lkey;
+		pq->rkey = rp->mr[t->rank_node[b]]->rkey;
+		if (pq->nxfer >= PAIR_SQ_MAX && !(pq->bl = calloc(1, sizeof(*pq->bl))))
+			return sim_diag_set(d, NULL, 0, 0, "out of memory");
+		if (!pq->sqpn || !pq->rqpn || (!rp->qp_life && connect_pair(rp, pq, a, b)))
 			return sim_diag_set(d, NULL, 0, 0, "could not connect ranks %d and %d", a, b);
 		if (pq->bl) {
 			if (sim_grow((void **)&rp->bls, &rp->nbls_cap, rp->nbls + 1, sizeof(*rp->bls)))
@@ -1314,6 +1404,8 @@ int trace_replay(const struct trace_program *p, struct fab *f, struct trace_resu
 		}
 	}
 	r->live_peak = rp.pool.high;
+	r->qp_pairs = rp.npairs;
+	r->qp_pairs_peak = rp.qp_peak;
 	r->ncrit = rp.best.n;
 	r->crit_compute_ps = rp.best.comp;
 	r->crit_comm_ps = rp.best.comm;
@@ -1351,6 +1443,7 @@ out:
 	}
 	free(rp.pairs);
 	free(rp.bls);
+	free(rp.retire);
 	for (int i = 0; rp.cq && i < fab_nodes(f); i++)
 		hca_cq_set_notify(rp.cq[i], NULL, NULL);
 	free(rp.mr);	/* the regions and CQs belong to the HCAs' life */

@@ -52,6 +52,11 @@ struct trace_results {
 	/* the most steps made and not yet finished at once: what the replay
 	 * held of the program (all of it were every step made up front) */
 	size_t live_peak;
+	/* the ordered rank pairs that exchange data (an RC QP pair each), and
+	 * the most of them holding their QPs at once: a pair's QPs are made at
+	 * its first transfer and destroyed once idle after its last, except
+	 * on fabric=tcp and in runs with faults, which keep them all */
+	size_t qp_pairs, qp_pairs_peak;
 	/* a lazy program's step times, when it keeps them (trace_results_time) */
 	struct trace_spill *spill;
 	/* one per transfer step, for the reports that list flows: built by

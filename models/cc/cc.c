@@ -114,6 +114,13 @@ static void cc_req_sent(struct hca_qp *qp, const struct pkt *p)
 	q->next = c->algo->sent(q, c, &h->f->p, now, p->wire);
 }
 
+/* Nothing owed: no notification queued for its peer. Its rate state is
+ * the QP's alone (DCQCN's and IB CC's timers run lazily, no event). */
+static bool cc_qp_idle(const struct hca_qp *qp)
+{
+	return !qp->cc->owed;
+}
+
 static bool is_response(uint8_t op)
 {
 	return op >= IB_OP_READ_RESP_FIRST && op <= IB_OP_ATOMIC_ACK;
@@ -238,6 +245,7 @@ static const struct hca_cc_ops cc_ops = {
 	.offer = cc_offer,
 	.owed_vl = cc_owed_vl,
 	.take = cc_take,
+	.qp_idle = cc_qp_idle,
 };
 
 const struct hca_cc_ops *cc_for(const struct fab_params *p)

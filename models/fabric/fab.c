@@ -891,17 +891,19 @@ void fab_totals(const struct fab *f, struct fab_totals *t)
 			t->lb_moved += m;
 		}
 
-		for (uint32_t q = 0; h && q < h->nqps; q++) {
-			const struct hca_qp *qp = h->qps[q];
+		for (uint32_t q = 0; h && q <= h->nqps; q++) {
+			/* the live QPs, then those destroyed (the trace replay's) */
+			const struct hca_qp_stats *st = q < h->nqps ? h->qps[q] ? &h->qps[q]->st : NULL
+							 : &h->gone;
 
-			if (!qp)
+			if (!st)
 				continue;
-			t->acks += qp->st.acks_sent;
-			t->retransmitted += qp->st.pkts_retransmitted;
-			t->seq_naks += qp->st.seq_naks_rcvd;
-			t->rnr_naks += qp->st.rnr_naks_rcvd;
-			t->ack_timeouts += qp->st.timeouts;
-			t->ooo_held += qp->st.ooo_held;
+			t->acks += st->acks_sent;
+			t->retransmitted += st->pkts_retransmitted;
+			t->seq_naks += st->seq_naks_rcvd;
+			t->rnr_naks += st->rnr_naks_rcvd;
+			t->ack_timeouts += st->timeouts;
+			t->ooo_held += st->ooo_held;
 		}
 	}
 	t->paused_ps = 0;

@@ -386,28 +386,52 @@ static int sq_reserve(struct hca_qp *qp)
 	return 0;
 }
 
+uint32_t hca_reserve_qpn(struct hca *h)
+{
+	if (!h)
+		return 0;
+	if (h->nqps == h->qps_cap) {
+		uint32_t cap = h->qps_cap ? h->qps_cap * 2 : 16;
+		struct hca_qp **n = realloc(h->qps, cap * sizeof(*n));
+
+		if (!n)
+			return 0;
+		h->qps = n;
+		h->qps_cap = cap;
+		if (!h->nqps)	/* QP0 and QP1 are the SMI and GSI (IBA 3.9.8) */
+			h->qps[h->nqps++] = NULL, h->qps[h->nqps++] = NULL;
+	}
+	h->qps[h->nqps] = NULL;
+	return h->nqps++;
+}
+
 struct hca_qp *hca_create_qp(struct hca *h, const struct hca_qp_init_attr *a)
+{
+	uint32_t qpn;
+	struct hca_qp *qp;
+
+	if (!h || !a)
+		return NULL;
+	qpn = hca_reserve_qpn(h);
+	if (!qpn)
+		return NULL;
+	qp = hca_create_qp_at(h, a, qpn);
+	if (!qp && qpn == h->nqps - 1)
+		h->nqps--;	/* the number goes back: nothing took it */
+	return qp;
+}
+
+struct hca_qp *hca_create_qp_at(struct hca *h, const struct hca_qp_init_attr *a, uint32_t qpn)
 {
 	struct hca_qp *qp;
 
-	if (!h || !a || !a->send_cq || !a->recv_cq)
+	if (!h || !a || !a->send_cq || !a->recv_cq || qpn < 2 || qpn >= h->nqps || h->qps[qpn])
 		return NULL;
 	if (a->qp_type != HCA_QPT_RC && a->qp_type != HCA_QPT_UC && a->qp_type != HCA_QPT_UD)
 		return NULL;
 	if (!a->cap.max_send_wr || a->cap.max_send_wr > HCA_MAX_QP_WR ||
 	    a->cap.max_recv_wr > HCA_MAX_QP_WR || (!a->srq && !a->cap.max_recv_wr))
 		return NULL;
-	if (h->nqps == h->qps_cap) {
-		uint32_t cap = h->qps_cap ? h->qps_cap * 2 : 16;
-		struct hca_qp **n = realloc(h->qps, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		h->qps = n;
-		h->qps_cap = cap;
-		if (!h->nqps)	/* QP0 and QP1 are the SMI and GSI (IBA 3.9.8) */
-			h->qps[h->nqps++] = NULL, h->qps[h->nqps++] = NULL;
-	}
 	/* on a cache line: struct hca_qp groups its fields by line */
 	qp = aligned_alloc(64, (sizeof(*qp) + 63) & ~(size_t)63);
 	if (!qp)
@@ -441,7 +465,7 @@ struct hca_qp *hca_create_qp(struct hca *h, const struct hca_qp_init_attr *a)
 		return NULL;
 	}
 	qp->hca = h;
-	qp->qpn = h->nqps;
+	qp->qpn = qpn;
 	qp->type = a->qp_type;
 	qp->state = HCA_QPS_RESET;
 	qp->scq = a->send_cq;
@@ -464,8 +488,15 @@ struct hca_qp *hca_create_qp(struct hca *h, const struct hca_qp_init_attr *a)
 	}
 	if (qp->qpn - 2 < HCA_QP_NEAR)
 		h->qp_near[qp->qpn - 2] = qp;
-	h->qps[h->nqps++] = qp;
+	h->qps[qpn] = qp;
 	return qp;
+}
+
+bool hca_qp_idle(const struct hca_qp *qp)
+{
+	return qp->sq_head == qp->sq_tail && qp->una_psn == qp->snd_psn && !qp->timer_at &&
+	       !qp->rd_outstanding && !qp->rsp_n && !qp->rq_n && !qp->active && !qp->recv_active &&
+	       !qp->wait_at && (!qp->cc || qp->hca->cc->ops->qp_idle(qp));
 }
 
 uint32_t hca_qp_num(const struct hca_qp *qp)
@@ -484,6 +515,27 @@ const struct hca_qp_stats *hca_qp_stats(struct hca_qp *qp)
 	return &qp->st;
 }
 
+void hca_qp_stats_add(struct hca_qp_stats *sum, const struct hca_qp_stats *s)
+{
+	sum->pkts_sent += s->pkts_sent;
+	sum->pkts_retransmitted += s->pkts_retransmitted;
+	sum->acks_sent += s->acks_sent;
+	sum->naks_sent += s->naks_sent;
+	sum->rnr_naks_sent += s->rnr_naks_sent;
+	sum->rnr_naks_rcvd += s->rnr_naks_rcvd;
+	sum->timeouts += s->timeouts;
+	sum->seq_naks_rcvd += s->seq_naks_rcvd;
+	sum->dup_pkts_rcvd += s->dup_pkts_rcvd;
+	sum->pkts_dropped_uc += s->pkts_dropped_uc;
+	sum->ooo_held += s->ooo_held;
+	if (s->recovered_ps > sum->recovered_ps)	/* the latest */
+		sum->recovered_ps = s->recovered_ps;
+	if (s->max_rd_outstanding > sum->max_rd_outstanding)
+		sum->max_rd_outstanding = s->max_rd_outstanding;
+	if (s->max_rd_responding > sum->max_rd_responding)
+		sum->max_rd_responding = s->max_rd_responding;
+}
+
 static void ring_remove(struct hca_qp *qp);
 
 int hca_destroy_qp(struct hca_qp *qp)
@@ -495,6 +547,10 @@ int hca_destroy_qp(struct hca_qp *qp)
 	h = qp->hca;
 	if (qp->active)
 		ring_remove(qp);
+	hca_qp_stats_add(&h->gone, hca_qp_stats(qp));
+	for (int k = 0; k <= h->n->nports; k++)	/* the receive look-ahead's pointer */
+		if (h->n->ports[k] && h->n->ports[k]->rx_hint == qp)
+			h->n->ports[k]->rx_hint = NULL;
 	h->qps[qp->qpn] = NULL;
 	if (qp->qpn - 2 < HCA_QP_NEAR)
 		h->qp_near[qp->qpn - 2] = NULL;

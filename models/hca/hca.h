@@ -210,6 +210,18 @@ int hca_post_srq_recv(struct hca_srq *srq, const struct hca_recv_wr *wr);
  * 32,768), so that a queue's indexes stay far from wrapping. */
 #define HCA_MAX_QP_WR (1u << 20)
 struct hca_qp *hca_create_qp(struct hca *h, const struct hca_qp_init_attr *a);
+/*
+ * A QP number taken now, the QP made later at it (hca_create_qp_at): what
+ * a QP's number decides (the flow hash of ECMP and flowlets, the order of
+ * the HCA's QPs) stays as if it had been made now. 0 when out of memory.
+ */
+uint32_t hca_reserve_qpn(struct hca *h);
+struct hca_qp *hca_create_qp_at(struct hca *h, const struct hca_qp_init_attr *a, uint32_t qpn);
+/* Nothing outstanding or owed: no work request, no unacknowledged or
+ * owed packet, no armed timer, no receive posted, no congestion
+ * notification owed (hca_cc_ops.qp_idle); destroying it changes nothing
+ * the fabric will do. Its counters go on counting in the HCA's sums. */
+bool hca_qp_idle(const struct hca_qp *qp);
 int hca_destroy_qp(struct hca_qp *qp);
 uint32_t hca_qp_num(const struct hca_qp *qp);
 enum hca_qp_state hca_qp_state(const struct hca_qp *qp);
@@ -238,5 +250,7 @@ struct hca_qp_stats {
 };
 /* The QP's counters, brought up to date. */
 const struct hca_qp_stats *hca_qp_stats(struct hca_qp *qp);
+/* sum += s: counts added, high-water marks and the latest recovery kept. */
+void hca_qp_stats_add(struct hca_qp_stats *sum, const struct hca_qp_stats *s);
 
 #endif

@@ -304,6 +304,9 @@ struct hca {
 	hca_place_fn place_fn;		/* hca_set_place_hook(): NULL = memcpy at once */
 	void *place_ctx;
 	struct hca_mr **mr_chunks;	/* chunk k: keys k * HCA_MR_CHUNK .. (mr0 above) */
+	/* the counters of the QPs destroyed so far, summed (hca_qp_stats_add):
+	 * a run's totals count what a QP did after it is gone */
+	struct hca_qp_stats gone;
 };
 
 /* the senders' fields and cur[0..3] fill line 0, the receivers' follow
@@ -422,6 +425,8 @@ struct hca_cc_ops {
 	int (*owed_vl)(const struct hca *h);
 	/* build the notification offered on vl (pool index) */
 	uint32_t (*take)(struct hca *h, uint8_t vl);
+	/* the QP's state holds nothing another entity waits for: it may go */
+	bool (*qp_idle)(const struct hca_qp *qp);
 };
 
 struct hca_cc {

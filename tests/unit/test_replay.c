@@ -1433,6 +1433,118 @@ static void test_lazy(void)
 	net_free(&star);
 }
 
+/*
+ * A pair's QPs live from its first transfer until they are idle after its
+ * last. Runs with a fault keep every pair's QPs (the fault report counts
+ * them); a fault of no consequence (a BER of 0 from 1 s on, after the
+ * end) so gives the run that keeps them, which must be the same run.
+ */
+struct qp_life_run {
+	sim_time_t end_ps, *op_end;
+	size_t nops, pairs, peak;
+	struct fab_totals tot;
+	struct trace_rank_time *rank;
+	int nranks;
+};
+
+static void qp_life_replay(const struct net *n, const struct fab_params *prm, const char *text,
+			   bool keep, struct qp_life_run *o)
+{
+	struct replay_env e;
+	struct sim_diag d;
+
+	memset(&e, 0, sizeof(e));
+	trace_init(&e.t);
+	CU_ASSERT_FATAL(!trace_load_string(text, "qp-life", &e.t, &d));
+	CU_ASSERT_FATAL(!trace_map_ranks(&e.t, n, &d));
+	trace_program_init(&e.p, &e.t);
+	e.p.lazy = true;
+	CU_ASSERT_FATAL(!trace_lower(&e.t, &e.p, &d));
+	e.f = fab_create(n, prm, &e.msgs, 1, &d);
+	CU_ASSERT_FATAL(e.f != NULL);
+	if (keep) {
+		struct fab_fault x = { .at = SIM_S, .node = e.t.rank_node[0], .port = 0,
+				       .kind = FAB_FAULT_BER, .value = 0 };
+
+		CU_ASSERT_FATAL(!fab_fault_add(e.f, &x, &d));
+	}
+	if (trace_replay(&e.p, e.f, &e.r, &d)) {
+		report(&d, "trace_replay");
+		CU_FAIL_FATAL("trace_replay");
+	}
+	o->end_ps = e.r.end_ps;
+	o->nops = e.t.nops;
+	o->pairs = e.r.qp_pairs;
+	o->peak = e.r.qp_pairs_peak;
+	o->nranks = e.t.nranks;
+	fab_totals(e.f, &o->tot);
+	o->op_end = malloc(e.t.nops * sizeof(*o->op_end));
+	o->rank = malloc((size_t)e.t.nranks * sizeof(*o->rank));
+	CU_ASSERT_FATAL(o->op_end && o->rank);
+	memcpy(o->op_end, e.r.op_end, e.t.nops * sizeof(*o->op_end));
+	memcpy(o->rank, e.r.rank, (size_t)e.t.nranks * sizeof(*o->rank));
+	replay_env_free(&e);
+}
+
+static void qp_life_case(const struct net *n, const struct fab_params *prm, const char *text,
+			 size_t want_pairs, size_t max_peak)
+{
+	struct qp_life_run a, b;
+
+	qp_life_replay(n, prm, text, false, &a);
+	qp_life_replay(n, prm, text, true, &b);
+	fprintf(stderr, "\n  QPs: %zu rank pairs, at most %zu held at once (%zu kept); end %.3f us, %" PRIu64
+		" ACKs, %" PRIu64 " CNPs", a.pairs, a.peak, b.peak, (double)a.end_ps * 1e-6, a.tot.acks,
+		a.tot.cnps);
+	CU_ASSERT_EQUAL(a.pairs, want_pairs);
+	CU_ASSERT_EQUAL(b.pairs, want_pairs);
+	CU_ASSERT_EQUAL(b.peak, want_pairs);
+	CU_ASSERT(a.peak <= max_peak);
+	CU_ASSERT_EQUAL(a.end_ps, b.end_ps);
+	CU_ASSERT(!memcmp(a.op_end, b.op_end, a.nops * sizeof(*a.op_end)));
+	CU_ASSERT(!memcmp(a.rank, b.rank, (size_t)a.nranks * sizeof(*a.rank)));
+	/* the destroyed QPs' counters still count */
+	CU_ASSERT(a.tot.acks > 0);
+	CU_ASSERT_EQUAL(a.tot.acks, b.tot.acks);
+	CU_ASSERT_EQUAL(a.tot.retransmitted, b.tot.retransmitted);
+	CU_ASSERT_EQUAL(a.tot.cnps, b.tot.cnps);
+	CU_ASSERT_EQUAL(a.tot.packets_delivered, b.tot.packets_delivered);
+	free(a.op_end);
+	free(a.rank);
+	free(b.op_end);
+	free(b.rank);
+}
+
+static void test_qp_life(void)
+{
+	/* an incast into rank 0 (lossy RoCE drops, marks and resends: QPs
+	 * owe ACKs, notifications and retries when their transfer is done),
+	 * a pairwise all-to-all (15 rounds of 16 pairs, a round's QPs gone as
+	 * the next ends) and a ring over pairs the all-to-all used before */
+	char text[1024];
+	int len = snprintf(text, sizeof(text), "ranks 16\n");
+	struct net n, ls;
+	struct fab_params prm;
+
+	for (int i = 1; i < 16; i++)
+		len += snprintf(text + len, sizeof(text) - (size_t)len, "send %d 0 2MiB async\n", i);
+	snprintf(text + len, sizeof(text) - (size_t)len,
+		 "alltoall 1MiB algo=pairwise\nallreduce 1MiB algo=ring\n");
+	net_file(&n, "topologies/examples/fattree-16.topo", "ftree");
+	tf_params(&prm, "hdr");
+	prm.host_model = true;
+	qp_life_case(&n, &prm, text, 16 * 15, 16 * 15 / 2);
+	/* 4 leaves of 4 hosts, 2 spines: the incast's 15 senders share rank
+	 * 0's leaf's 2 up-links */
+	net_fattree2(&ls, 4, 2, 4, 1, "minhop");
+	CU_ASSERT_FATAL(fab_params_set(&prm, "fabric=roce", NULL) == 0);
+	qp_life_case(&ls, &prm, text, 16 * 15, 16 * 15 / 2);
+	CU_ASSERT_FATAL(fab_params_set(&prm, "fabric=roce-lossy", NULL) == 0);
+	qp_life_case(&ls, &prm, text, 16 * 15, 16 * 15 / 2);
+	net_free(&n);
+	net_free(&ls);
+}
+
 /* ---- tests ---------------------------------------------------------------------- */
 
 static const struct test_case tests[] = {
@@ -1451,6 +1563,7 @@ static const struct test_case tests[] = {
 	{ "receives posted in batches keep ahead of 50 WRITEs in flight", test_recv_batches },
 	{ "rank times: intervals far out of step order", test_rank_time_order },
 	{ "lazy lowering: the same results, a fraction of the steps held", test_lazy },
+	{ "a rank pair's QPs live while it transfers: the same run as keeping them", test_qp_life },
 	{ NULL, NULL },
 };
 
