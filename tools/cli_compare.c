@@ -44,6 +44,7 @@
 #include "sim/sim_stats.h"
 #include "sim/sim_json.h"
 #include "tools/cli_help.h"
+#include "tools/cli_html.h"
 #include "tools/cli_report.h"
 #include "tools/cli_run.h"
 #include "tools/plot_svg.h"
@@ -88,6 +89,7 @@ struct cmp_opts {
 	const char *csv;
 	const char *plot;
 	bool no_plot;
+	const char *html;		/* --html FILE: the visual report (cli_html.h) */
 	bool reproducible;
 	bool quiet;
 	int nsets;			/* the user's --set, at run.sets[1..] */
@@ -152,6 +154,10 @@ struct cmp_result {
 	size_t ncoll;
 	bool has_sends;			/* trace point-to-point sends: when the last ended */
 	sim_time_t sends_end_ps;
+	/* --html: the cables' series and the timeline's bars */
+	struct cli_html_links *hl;
+	struct cli_html_op *ops;
+	size_t nops;
 };
 
 struct cmp_ctx {
@@ -168,7 +174,7 @@ struct cmp_ctx {
 	bool is_trace;
 	char *builtin_text;		/* the built-in trace, when used */
 	/* outputs */
-	struct cli_out json, csv, plot;
+	struct cli_out json, csv, plot, html;
 	bool json_stdout;
 	bool progress;
 };
@@ -221,6 +227,10 @@ void cli_compare_usage(FILE *out)
 "                     the table to stderr (or nowhere with --quiet).\n"
 "  --csv FILE         one row per fabric, the JSON keys as columns (collectives\n"
 "                     as coll:NAME:time_ps columns).\n"
+"  --html FILE        a self-contained HTML report for a browser: every\n"
+"                     fabric's run drawn as 'ibfab run --html' draws one (a\n"
+"                     menu picks the fabric; the time slider, cable colours,\n"
+"                     timeline), the charts and the table (docs/report.md).\n"
 "  --plot FILE.svg    the chart (default compare.svg in the current directory);\n"
 "                     its path is printed under the table.\n"
 "  --no-plot          write no chart.\n"
@@ -268,6 +278,7 @@ void cli_compare_usage(FILE *out)
 enum cmp_opt_id {
 	CO_HELP, CO_TOPO, CO_TRACE, CO_TRAFFIC, CO_FABRICS, CO_PRESET, CO_SET, CO_SEED,
 	CO_ROUTING, CO_JSON, CO_CSV, CO_PLOT, CO_NO_PLOT, CO_REPRODUCIBLE, CO_QUIET, CO_FAULT,
+	CO_HTML,
 };
 
 static const struct cli_opt cmp_options[] = {
@@ -285,6 +296,7 @@ static const struct cli_opt cmp_options[] = {
 	{ "--csv", CO_CSV, true },
 	{ "--plot", CO_PLOT, true },
 	{ "--no-plot", CO_NO_PLOT, false },
+	{ "--html", CO_HTML, true },
 	{ "--reproducible", CO_REPRODUCIBLE, false },
 	{ "--quiet", CO_QUIET, false },
 	{ "-q", CO_QUIET, false },
@@ -407,6 +419,9 @@ static int parse_args(int argc, char **argv, struct cmp_opts *o)
 		case CO_NO_PLOT:
 			o->no_plot = true;
 			break;
+		case CO_HTML:
+			rc = set_once(&o->html, name, val);
+			break;
 		case CO_REPRODUCIBLE:
 			o->reproducible = true;
 			break;
@@ -428,6 +443,11 @@ static int parse_args(int argc, char **argv, struct cmp_opts *o)
 		o->plot = DEFAULT_PLOT;
 	if (o->plot && ((o->json && !strcmp(o->plot, o->json)) || (o->csv && !strcmp(o->plot, o->csv))))
 		return usage_error("--plot names the same file as --json or --csv: '%s'%s", o->plot, "");
+	if (o->html && ((o->json && !strcmp(o->html, o->json)) || (o->csv && !strcmp(o->html, o->csv)) ||
+			(o->plot && !strcmp(o->html, o->plot))))
+		return usage_error("--html names the same file as --json, --csv or --plot: '%s'%s",
+				   o->html, "");
+	o->run.html = o->html;	/* each run keeps its cables' series (cli_run_simulate) */
 	if (!o->nfabrics) {
 		for (int f = 0; f < NFABRICS; f++)
 			o->fabric[f] = f;
@@ -645,6 +665,8 @@ static void result_free(struct cmp_result *r)
 	free(r->tp_t);
 	free(r->tp_bytes);
 	free(r->coll);
+	cli_html_links_free(r->hl);
+	free(r->ops);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -694,7 +716,7 @@ static int run_fabric(struct cmp_ctx *c, int k)
 	progress_label(c, k);
 	cli_run_init(&run, &o->run);
 	run.progress = c->progress;
-	if (c->o->plot) {
+	if (c->o->plot || c->o->html) {	/* the chart's throughput curve */
 		run.before_run = tp_start;
 		run.before_run_ctx = &tp;
 	}
@@ -710,6 +732,13 @@ static int run_fabric(struct cmp_ctx *c, int k)
 		c->res[k].fabric = o->fabric[k];
 		rc = collect(&run, &tp, &c->res[k], &run.d);
 		c->nres = k + 1;
+		/* the page's series outlive the run's fabric */
+		c->res[k].hl = run.hl;
+		run.hl = NULL;
+		if (!rc && o->html && run.replayed &&
+		    cli_html_ops(&run.trace, run.tres.op_start, run.tres.op_end, &c->res[k].ops,
+				 &c->res[k].nops))
+			rc = sim_diag_set(&run.d, NULL, 0, 0, "out of memory");
 	}
 	if (rc) {
 		char buf[1100];
@@ -1331,7 +1360,52 @@ static int outputs_open(struct cmp_ctx *c)
 		return -1;
 	if (o->plot && cli_out_open(&c->plot, o->plot, false, &c->d))
 		return -1;
+	if (o->html && cli_out_open(&c->html, o->html, false, &c->d))
+		return -1;
 	return 0;
+}
+
+/* --html: the page with every fabric's run, the table and the charts. */
+static int write_html(FILE *out, struct cmp_ctx *c)
+{
+	struct cli_html_view v[NFABRICS];
+	char *text = NULL, *charts = NULL, sub[1100];
+	size_t tl = 0, cl = 0;
+	FILE *tm = open_memstream(&text, &tl), *cm = open_memstream(&charts, &cl);
+	bool bad = !tm || !cm;
+	int rc = -1;
+
+	if (tm) {
+		print_table(tm, c);
+		bad |= fclose(tm) != 0;
+	}
+	if (cm) {
+		bad |= write_plot(cm, c) != 0;
+		bad |= fclose(cm) != 0;
+	}
+	if (bad) {
+		sim_diag_set(&c->d, c->html.path, 0, 0, "out of memory");
+		goto out;
+	}
+	for (int k = 0; k < c->nres; k++)
+		v[k] = (struct cli_html_view){ .name = fab_fabric_names[c->res[k].fabric],
+					       .links = c->res[k].hl, .ops = c->res[k].ops,
+					       .nops = c->res[k].nops, .end_ps = c->res[k].end_ps };
+	snprintf(sub, sizeof(sub), "%s; %s", c->topo_desc, c->workload);
+	struct cli_html_page pg = { .title = "ibfab compare", .subtitle = sub, .text = text,
+				    .charts_title = "Throughput and completion times",
+				    .charts_svg = charts, .views = v, .nviews = c->nres };
+
+	if (cli_html_write(out, &pg, &c->d)) {
+		if (!c->d.file[0])
+			snprintf(c->d.file, sizeof(c->d.file), "%s", c->html.path);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(text);
+	free(charts);
+	return rc;
 }
 
 static int outputs_write(struct cmp_ctx *c)
@@ -1349,11 +1423,13 @@ static int outputs_write(struct cmp_ctx *c)
 		return sim_diag_set(&c->d, c->csv.path, 0, 0, "write error");
 	if (c->plot.f && write_plot(c->plot.f, c))
 		return sim_diag_set(&c->d, c->plot.path, 0, 0, "write error (or out of memory)");
+	if (c->html.f && write_html(c->html.f, c))
+		return -1;
 	if (cli_out_close(&c->json, &c->d) || cli_out_close(&c->csv, &c->d) ||
-	    cli_out_close(&c->plot, &c->d))
+	    cli_out_close(&c->plot, &c->d) || cli_out_close(&c->html, &c->d))
 		return -1;
 	if (cli_out_commit(&c->json, &c->d) || cli_out_commit(&c->csv, &c->d) ||
-	    cli_out_commit(&c->plot, &c->d))
+	    cli_out_commit(&c->plot, &c->d) || cli_out_commit(&c->html, &c->d))
 		return -1;
 	if (table)
 		print_table(table, c);
@@ -1416,6 +1492,7 @@ int cli_compare_main(int argc, char **argv)
 	cli_out_free(&c.json);
 	cli_out_free(&c.csv);
 	cli_out_free(&c.plot);
+	cli_out_free(&c.html);
 	for (int k = 0; k < NFABRICS; k++)
 		result_free(&c.res[k]);
 	free(c.builtin_text);

@@ -174,6 +174,15 @@ void cli_run_usage(FILE *out)
 "                     sim.max_csv_rows rows. links.csv stops at that many\n"
 "                     rows (whole samples), with a warning before the run\n"
 "                     when the interval given would reach it, and one after.\n"
+"  --html FILE        a self-contained HTML report for a browser: the fabric\n"
+"                     drawn by Graphviz (dot), each cable coloured by its\n"
+"                     utilisation, credit waits, PFC pauses or buffer\n"
+"                     occupancy in the frame a time slider shows (sampled\n"
+"                     every sim.sample_ns, chosen as for --csv), the busiest\n"
+"                     cable ends, the fabric-wide figure over time, a trace's\n"
+"                     collectives and sends on a timeline, the completion-time\n"
+"                     CDF and the summary (docs/report.md). Fabrics of more\n"
+"                     than 600 nodes are drawn without their hosts.\n"
 "  --pcap FILE        the packets as a capture (pcap, nanosecond times) for\n"
 "                     Wireshark or tshark: native InfiniBand, or RoCEv2 and\n"
 "                     TCP over Ethernet, headers as the model has them.\n"
@@ -327,7 +336,7 @@ enum opt_id {
 	OPT_HELP, OPT_HELP_PARAMS, OPT_TOPO, OPT_TRAFFIC, OPT_PRESET, OPT_SET,
 	OPT_SEED, OPT_JSON, OPT_CSV, OPT_REPRODUCIBLE, OPT_QUIET,
 	OPT_ROUTING, OPT_ROOTS, OPT_LMC, OPT_SM, OPT_LFT,
-	OPT_TRACE, OPT_TRACE_FORMAT, OPT_EXPLAIN, OPT_TIMELINE, OPT_OP,
+	OPT_TRACE, OPT_TRACE_FORMAT, OPT_EXPLAIN, OPT_TIMELINE, OPT_HTML, OPT_OP,
 	OPT_ALLOW_UNREACHABLE, OPT_PCAP, OPT_PCAP_FILTER, OPT_FAULT,
 };
 
@@ -354,6 +363,7 @@ static const struct cli_opt run_options[] = {
 	{ "--trace-format", OPT_TRACE_FORMAT, true },
 	{ "--explain", OPT_EXPLAIN, true },
 	{ "--timeline", OPT_TIMELINE, true },
+	{ "--html", OPT_HTML, true },
 	{ "--pcap", OPT_PCAP, true },
 	{ "--pcap-filter", OPT_PCAP_FILTER, true },
 	{ "--op", OPT_OP, true },
@@ -527,6 +537,9 @@ static int parse_args(int argc, char **argv, struct cli_run_opts *o)
 		case OPT_TIMELINE:
 			rc = set_once(&o->timeline, name, val);
 			break;
+		case OPT_HTML:
+			rc = set_once(&o->html, name, val);
+			break;
 		case OPT_PCAP:
 			rc = set_once(&o->pcap, name, val);
 			break;
@@ -598,6 +611,8 @@ static int outputs_open(struct cli_run *c)
 		return -1;
 	if (c->o->timeline && cli_out_open(&c->timeline, c->o->timeline, false, &c->d))
 		return -1;
+	if (c->o->html && cli_out_open(&c->html, c->o->html, false, &c->d))
+		return -1;
 	if (c->o->pcap && cli_out_open(&c->pcap_out, c->o->pcap, false, &c->d))
 		return -1;
 	return 0;
@@ -610,6 +625,7 @@ static void outputs_free(struct cli_run *c, bool failed)
 	cli_out_free(&c->links);
 	cli_out_free(&c->flows);
 	cli_out_free(&c->timeline);
+	cli_out_free(&c->html);
 	cli_out_free(&c->colls);
 	cli_out_free(&c->pcap_out);
 	if (failed && c->csv_dir_created)
@@ -866,14 +882,26 @@ static void csv_cut_warn(const struct cli_run *c)
 			c->o->csv, cli_fmt_time(c->lc.cut_at, t, sizeof(t)), c->lc.rows);
 }
 
+/* The fabric's sampler: links.csv and the HTML report's series. */
+static void run_sample(struct fab *f, sim_time_t now, void *ctx)
+{
+	struct cli_run *c = ctx;
+
+	if (c->lc_init)
+		cli_links_csv_sample(f, now, &c->lc);
+	if (c->hl)
+		cli_html_links_sample(c->hl, f, now);
+}
+
 int cli_run_simulate(struct cli_run *c)
 {
 	struct sim_engine *eng;
 	struct timespec t1;
 	int rc;
 
-	/* --csv with sim.sample_ns = 0: choose, and record the choice in params */
-	if (c->o->csv && !c->p.sample_ns)
+	/* --csv or --html with sim.sample_ns = 0: choose, and record the
+	 * choice in params */
+	if ((c->o->csv || c->o->html) && !c->p.sample_ns)
 		c->p.sample_ns = cli_auto_sample_ns(&c->net, &c->p, run_estimate_ps(c), run_vls(c));
 	else if (c->o->csv)
 		csv_budget_warn(c);
@@ -911,8 +939,11 @@ int cli_run_simulate(struct cli_run *c)
 				       c->p.max_csv_rows))
 			return sim_diag_set(&c->d, "", 0, 0, "out of memory");
 		c->lc_init = true;
-		fab_set_sampler(c->fab, cli_links_csv_sample, &c->lc);
 	}
+	if (c->o->html && !(c->hl = cli_html_links_new(&c->net, c->fab)))
+		return sim_diag_set(&c->d, "", 0, 0, "out of memory");
+	if (c->o->csv || c->o->html)
+		fab_set_sampler(c->fab, run_sample, c);
 	if (c->o->trace) {
 		/* the workload drives the HCAs itself (traces/trace_replay.c) */
 		clock_gettime(CLOCK_MONOTONIC, &c->t0);
@@ -946,6 +977,61 @@ int cli_run_simulate(struct cli_run *c)
 	return rc;
 }
 
+/* --html: the page (cli_html.h) with the summary as the terminal shows it. */
+static int write_html(struct cli_run *c, const struct cli_report *r)
+{
+	char *text = NULL, *chart = NULL, sub[700];
+	struct cli_html_op *ops = NULL;
+	size_t len = 0, nops = 0;
+	FILE *mem = open_memstream(&text, &len);
+	struct sim_samples *ct;
+	uint64_t ndone;
+	int rc = -1;
+
+	if (!mem)
+		return sim_diag_set(&c->d, c->html.path, 0, 0, "out of memory");
+	cli_report_summary(mem, r);
+	if (r->prog)
+		cli_trace_summary(mem, r->prog, r->tres);
+	if (fclose(mem)) {
+		free(text);
+		return sim_diag_set(&c->d, c->html.path, 0, 0, "out of memory");
+	}
+	ct = c->o->trace ? &c->tres.xfer_times : fab_completions(c->fab, &ndone);
+	if (ct && cli_html_cdf_svg(ct, c->o->trace ? "transfer" : "message", &chart)) {
+		sim_diag_set(&c->d, c->html.path, 0, 0, "out of memory");
+		goto out;
+	}
+	if (c->o->trace && cli_html_ops(&c->trace, c->tres.op_start, c->tres.op_end, &ops, &nops)) {
+		sim_diag_set(&c->d, c->html.path, 0, 0, "out of memory");
+		goto out;
+	}
+	snprintf(sub, sizeof(sub), "%s; %s; %s", c->topo_desc,
+		 c->o->trace ? c->o->trace : c->ntraffic == 1 ? c->traffic[0] : "the traffic below",
+		 fab_fabric_names[c->p.fabric]);
+	struct cli_html_view v = {
+		.links = c->hl,
+		.ops = ops,
+		.nops = nops,
+		.end_ps = c->o->trace ? c->tres.end_ps : fab_engine(c->fab)->now,
+	};
+	struct cli_html_page pg = { .title = "ibfab run", .subtitle = sub,
+				    .text = text, .charts_title = "Completion times",
+				    .charts_svg = chart, .views = &v, .nviews = 1 };
+
+	if (cli_html_write(c->html.f, &pg, &c->d)) {
+		if (!c->d.file[0])	/* Graphviz's failure: say which output */
+			snprintf(c->d.file, sizeof(c->d.file), "%s", c->html.path);
+		goto out;
+	}
+	rc = cli_out_close(&c->html, &c->d) || cli_out_commit(&c->html, &c->d) ? -1 : 0;
+out:
+	free(text);
+	free(chart);
+	free(ops);
+	return rc;
+}
+
 static int write_outputs(struct cli_run *c, const struct cli_report *r)
 {
 	FILE *sum = stdout;
@@ -970,6 +1056,8 @@ static int write_outputs(struct cli_run *c, const struct cli_report *r)
 	if (c->pcap.err)
 		return sim_diag_set(&c->d, c->pcap_out.path, 0, 0, "write error");
 	if (cli_out_close(&c->pcap_out, &c->d) || cli_out_commit(&c->pcap_out, &c->d))
+		return -1;
+	if (c->html.f && write_html(c, r))
 		return -1;
 	if (cli_out_close(&c->json, &c->d) || cli_out_close(&c->links, &c->d) ||
 	    cli_out_close(&c->flows, &c->d))
@@ -1199,6 +1287,7 @@ void cli_run_fini(struct cli_run *c)
 {
 	if (c->lc_init)
 		cli_links_csv_fini(&c->lc);
+	cli_html_links_free(c->hl);
 	if (c->o->trace) {
 		trace_results_free(&c->tres);
 		trace_program_free(&c->prog);

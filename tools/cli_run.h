@@ -17,6 +17,7 @@
 #include "models/fabric/fab.h"
 #include "models/net/net.h"
 #include "sim/sim_diag.h"
+#include "tools/cli_html.h"
 #include "tools/cli_out.h"
 #include "tools/cli_pcap.h"
 #include "tools/cli_report.h"
@@ -67,6 +68,7 @@ struct cli_run_opts {
 	const char *trace_format;
 	const char *explain;
 	const char *timeline;
+	const char *html;	/* --html FILE: the visual report (cli_html.h) */
 	const char *op;		/* --op: the default op= of every --traffic spec */
 	const char *pcap;	/* --pcap FILE: the packets as a capture (cli_pcap.c) */
 	const char *pcap_filter;	/* --pcap-filter: which of them */
@@ -98,6 +100,8 @@ struct cli_run {
 	struct cli_out json;
 	bool json_stdout;
 	struct cli_out links, flows, timeline, colls;
+	struct cli_out html;
+	struct cli_html_links *hl;	/* --html: the cables' series, kept past the fabric */
 	struct cli_out pcap_out;
 	struct cli_pcap pcap;
 	/* --trace */

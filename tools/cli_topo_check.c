@@ -44,6 +44,7 @@
 #include "sim/sim.h"
 #include "sim/sim_diag.h"
 #include "sim/sim_json.h"
+#include "tools/cli_dot.h"
 #include "tools/cli_out.h"
 #include "tools/cli_topo.h"
 #include "topologies/lft.h"
@@ -374,15 +375,6 @@ static int cmp_rate(const void *a, const void *b)
 	return strcmp(((const struct rate_count *)a)->rate, ((const struct rate_count *)b)->rate);
 }
 
-/* Each cable once: from the end with the smaller (node, port). */
-static bool cable_end(const struct net *n, int i, int p)
-{
-	const struct net_port *pp = &n->nodes[i].ports[p];
-
-	return pp->remote_node >= 0 &&
-	       (i < pp->remote_node || (i == pp->remote_node && p < pp->remote_port));
-}
-
 static void print_inventory(const struct net *n)
 {
 	struct rate_count rc[16];
@@ -399,7 +391,7 @@ static void print_inventory(const struct net *n)
 		for (int p = 1; p <= n->nodes[i].nports; p++) {
 			int k;
 
-			if (!cable_end(n, i, p))
+			if (!cli_dot_cable_end(n, i, p))
 				continue;
 			topo_rate_str(n, i, p, rate, sizeof(rate));
 			for (k = 0; k < nrc && strcmp(rc[k].rate, rate); k++)
@@ -572,7 +564,6 @@ static void print_balance(const struct net *n, const struct paths *p)
 
 /* ---- health: what differs from the fabric's own pattern ------------------ */
 
-static int *node_levels(const struct net *n, int *maxlevel);
 
 /* The most common value among v[0..k): ties go to the larger (the
  * fabric as built, where a fault only removes or slows). */
@@ -647,7 +638,7 @@ static double bisection_gbps(const struct net *n, double *ideal)
 	} while (0)
 	for (int i = 0; i < n->nnodes; i++)
 		for (int qq = 1; qq <= n->nodes[i].nports; qq++)
-			if (cable_end(n, i, qq)) {
+			if (cli_dot_cable_end(n, i, qq)) {
 				int r = n->nodes[i].ports[qq].remote_node;
 				double c = cable_gbps(n, i, qq);
 
@@ -844,7 +835,7 @@ static void __attribute__((format(printf, 3, 4))) finding(int *found, const char
 static int print_health(const struct net *n, const struct paths *p, const char *routing,
 			const struct fab_params *fp)
 {
-	int maxlevel, found = 0, *lv = node_levels(n, &maxlevel);
+	int maxlevel, found = 0, *lv = cli_dot_levels(n, &maxlevel);
 	char rate[32], want[32];
 
 	printf("\nhealth       against the fabric's own pattern\n");
@@ -867,7 +858,7 @@ static int print_health(const struct net *n, const struct paths *p, const char *
 			for (int q = 1; q <= n->nodes[i].nports; q++) {
 				int r = n->nodes[i].ports[q].remote_node, k;
 
-				if (!cable_end(n, i, q) ||
+				if (!cli_dot_cable_end(n, i, q) ||
 				    (lv[i] < lv[r] ? lv[i] : lv[r]) != lo || abs(lv[i] - lv[r]) != 1)
 					continue;
 				topo_rate_str(n, i, q, rate, sizeof(rate));
@@ -893,7 +884,7 @@ static int print_health(const struct net *n, const struct paths *p, const char *
 				const struct net_port *pp = &n->nodes[i].ports[q];
 				int r = pp->remote_node;
 
-				if (!cable_end(n, i, q) ||
+				if (!cli_dot_cable_end(n, i, q) ||
 				    (lv[i] < lv[r] ? lv[i] : lv[r]) != lo || abs(lv[i] - lv[r]) != 1)
 					continue;
 				topo_rate_str(n, i, q, rate, sizeof(rate));
@@ -1612,101 +1603,6 @@ out:
 	return rc;
 }
 
-/* A DOT string literal: quotes and backslashes escaped, bad bytes as '?'. */
-static void dot_str(FILE *out, const char *s)
-{
-	const unsigned char *u = (const unsigned char *)s;
-
-	fputc('"', out);
-	while (*u) {
-		int k = *u < 0x80 ? 1 : (*u & 0xe0) == 0xc0 ? 2 : (*u & 0xf0) == 0xe0 ? 3 :
-			(*u & 0xf8) == 0xf0 ? 4 : 0;
-		int ok = k > 0;
-
-		for (int i = 1; ok && i < k; i++)
-			ok = (u[i] & 0xc0) == 0x80;
-		if (!ok || (k == 1 && *u < 0x20)) {
-			fputc('?', out);
-			u++;
-			continue;
-		}
-		if (*u == '"' || *u == '\\')
-			fputc('\\', out);
-		fwrite(u, 1, (size_t)k, out);
-		u += k;
-	}
-	fputc('"', out);
-}
-
-/* Utilisation colours (ColorBrewer RdYlBu, reversed): idle blue to saturated red. */
-static const struct {
-	double below;
-	const char *colour, *label;
-} util_scale[] = {
-	{ 0.2, "#4575b4", "0-20%" },
-	{ 0.4, "#91bfdb", "20-40%" },
-	{ 0.6, "#fee090", "40-60%" },
-	{ 0.8, "#fc8d59", "60-80%" },
-	{ 2.0, "#d73027", "80-100%" },
-};
-
-static const char *util_colour(double u)
-{
-	unsigned k = 0;
-
-	while (k + 1 < SIM_ARRAY_SIZE(util_scale) && u >= util_scale[k].below)
-		k++;
-	return util_scale[k].colour;
-}
-
-/* Tier of each node: hosts 0, switches by BFS distance from the hosts. */
-static int *node_levels(const struct net *n, int *maxlevel)
-{
-	int *lv = malloc(sizeof(int) * ((size_t)n->nnodes + 1));
-	int *q = malloc(sizeof(int) * ((size_t)n->nnodes + 1));
-	int head = 0, tail = 0;
-
-	*maxlevel = 0;
-	if (!lv || !q) {
-		free(lv);
-		free(q);
-		return NULL;
-	}
-	for (int i = 0; i < n->nnodes; i++) {
-		lv[i] = n->nodes[i].type == NET_SWITCH ? -1 : 0;
-		if (lv[i] == 0)
-			q[tail++] = i;
-	}
-	for (;;) {
-		while (head < tail) {
-			int u = q[head++];
-
-			for (int p = 1; p <= n->nodes[u].nports; p++) {
-				int r = n->nodes[u].ports[p].remote_node;
-
-				if (r >= 0 && lv[r] < 0) {
-					lv[r] = lv[u] + 1;
-					q[tail++] = r;
-				}
-			}
-		}
-		/* switches out of the hosts' reach (no host at all, or an island) */
-		int s = 0;
-
-		while (s < n->nnodes && lv[s] >= 0)
-			s++;
-		if (s == n->nnodes)
-			break;
-		lv[s] = 1;
-		q[tail++] = s;
-	}
-	for (int i = 0; i < n->nnodes; i++)
-		if (lv[i] > *maxlevel)
-			*maxlevel = lv[i];
-	free(q);
-	return lv;
-}
-
 static void write_dot(FILE *out, const struct net *n, const struct topo_opts *o,
 		      const int *lv, int maxlevel, const struct paths *p,
 		      const double *util)
@@ -1720,7 +1616,7 @@ static void write_dot(FILE *out, const struct net *n, const struct topo_opts *o,
 		util ? " --run" : "");
 	fprintf(out, "graph fabric {\n"
 		"\tgraph [rankdir=BT, ranksep=1.5, nodesep=0.1, outputorder=edgesfirst, fontname=\"Helvetica\", label=");
-	dot_str(out, o->file);
+	cli_dot_str(out, o->file);
 	fprintf(out, ", labelloc=t];\n"
 		"\tnode [fontname=\"Helvetica\", fontsize=10, style=filled, fillcolor=white];\n"
 		"\tedge [fontname=\"Helvetica\", fontsize=7, color=\"#555555\"];\n");
@@ -1734,12 +1630,7 @@ static void write_dot(FILE *out, const struct net *n, const struct topo_opts *o,
 
 			if (lv[i] != l)
 				continue;
-			fprintf(out, "\t\tn%d [label=", i);
-			dot_str(out, nd->desc);
-			fprintf(out, ", shape=%s, tooltip=", nd->type == NET_SWITCH ? "box" :
-				nd->type == NET_ROUTER ? "hexagon" : "ellipse");
-			dot_str(out, nd->id);
-			fprintf(out, "%s];\n", nd->type == NET_SWITCH ? ", fillcolor=\"#eeeeee\"" : "");
+			cli_dot_node(out, i, nd->type, nd->desc, nd->id, false);
 		}
 		fprintf(out, "\t}\n");
 	}
@@ -1749,7 +1640,7 @@ static void write_dot(FILE *out, const struct net *n, const struct topo_opts *o,
 			const struct net_port *pp = &n->nodes[i].ports[q];
 			int a = i, pa = q, b = pp->remote_node, pb = pp->remote_port;
 
-			if (!cable_end(n, i, q))
+			if (!cli_dot_cable_end(n, i, q))
 				continue;
 			if (lv[b] < lv[a]) {
 				a = b;
@@ -1768,7 +1659,7 @@ static void write_dot(FILE *out, const struct net *n, const struct topo_opts *o,
 				size_t l = strlen(tip);
 
 				fprintf(out, "label=\"%s\\n%.0f%%\", color=\"%s\", penwidth=%.2f, ",
-					strcmp(rate, "-") ? rate : "", u * 100, util_colour(u), 1 + 7 * u);
+					strcmp(rate, "-") ? rate : "", u * 100, cli_dot_util_colour(u), 1 + 7 * u);
 				snprintf(tip + l, sizeof(tip) - l, "; busy %.1f%% up, %.1f%% down",
 					 ua * 100, ub * 100);
 			} else {
@@ -1782,17 +1673,17 @@ static void write_dot(FILE *out, const struct net *n, const struct topo_opts *o,
 					 (unsigned long long)p->load[p->pe_base[b] + pb]);
 			}
 			fprintf(out, "tooltip=");
-			dot_str(out, tip);
+			cli_dot_str(out, tip);
 			fprintf(out, "];\n");
 		}
 	if (util) {
 		/* One table node: a cluster of nodes would be spread over the ranks. */
 		fprintf(out, "\tlegend [shape=plaintext, fontsize=9, label=<<table border=\"0\" cellborder=\"1\" cellspacing=\"0\" cellpadding=\"4\">"
 			"<tr><td colspan=\"%u\">link utilisation: busy / simulated time, busier direction</td></tr><tr>",
-			(unsigned)SIM_ARRAY_SIZE(util_scale));
-		for (unsigned k = 0; k < SIM_ARRAY_SIZE(util_scale); k++)
-			fprintf(out, "<td bgcolor=\"%s\">%s</td>", util_scale[k].colour,
-				util_scale[k].label);
+			(unsigned)CLI_DOT_NSCALE);
+		for (unsigned k = 0; k < CLI_DOT_NSCALE; k++)
+			fprintf(out, "<td bgcolor=\"%s\">%s</td>", cli_dot_scale[k].colour,
+				cli_dot_scale[k].label);
 		fprintf(out, "</tr></table>>];\n");
 	}
 	fprintf(out, "}\n");
@@ -1895,7 +1786,7 @@ int cli_topo_dot(int argc, char **argv)
 	if (rc)
 		return rc;
 	rc = 1;
-	lv = node_levels(&n, &maxlevel);
+	lv = cli_dot_levels(&n, &maxlevel);
 	if (!lv)
 		goto nomem;
 	if (o.routing) {

@@ -17,6 +17,8 @@ packages=(
 	time
 	# tshark: the interop test reads --pcap captures with Wireshark's dissectors
 	tshark
+	# chromium: the browser test loads --html reports headless
+	chromium
 )
 
 missing=()
