@@ -1,12 +1,15 @@
 #!/bin/bash
 # lab03_lossless.sh - every number docs/labs/03-lossless.md states: the
 # 8-to-1 incast on ib, roce and roce-lossy (times, drops, retransmissions,
-# timeouts, pauses, credit stalls), IB against the link's ideal, and the
+# timeouts, pauses, credit stalls), where the --html page shows each fabric
+# waiting (ib: the senders' own cables; roce: the spines into h0's leaf),
+# IB against the link's ideal, and the
 # credit loop with 8 KiB and 128 KiB receive buffers.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 T=incast:dst=h0,n=8,size=1MiB
 "$IBFAB" compare --traffic $T --fabrics ib,roce,roce-lossy --reproducible --no-plot \
-	--json "$tmp/cmp.json" > "$tmp/cmp.txt" 2>&1 || fail "ibfab compare: $(tail -2 "$tmp/cmp.txt")"
+	--json "$tmp/cmp.json" --html "$tmp/cmp.html" > "$tmp/cmp.txt" 2>&1 ||
+	fail "ibfab compare: $(tail -2 "$tmp/cmp.txt")"
 for b in 8KiB 32KiB 128KiB; do
 	"$IBFAB" run --traffic $T --set ib.buffer=$b --reproducible --json "$tmp/b$b.json" \
 		> "$tmp/b$b.txt" || fail "ibfab run ib.buffer=$b"
@@ -29,6 +32,20 @@ if (lo["drops"], lo["retransmitted_packets"], lo["timeouts"]) != (287, 1413, 4):
     bad.append(f"roce-lossy drops/retransmissions/timeouts {lo['drops']} {lo['retransmitted_packets']} {lo['timeouts']}")
 near("ib credit stalls ms", ib["xmit_wait_ps"] / 1e9, 2.144, 0.002)
 if ro["pause_frames"] != 864: bad.append(f"roce pause frames {ro['pause_frames']}")
+# the --html page: where each fabric waited (the busiest cable ends over the run)
+import base64, re
+page = open(f"{d}/cmp.html", encoding="utf-8").read()
+h = json.loads(re.search(r'<script id="data" type="application/json">(.*?)</script>', page, re.S).group(1))
+E = 2 * len(h["cables"])
+def ends(view, m):
+    x = base64.b64decode(next(v for v in h["views"] if v["name"] == view)[m]); tot = [0] * E
+    for i, q in enumerate(x): tot[i % E] += q
+    name = lambda e: (h["cables"][e // 2][0], h["cables"][e // 2][2])[::1 if e % 2 == 0 else -1]
+    return [name(e) for e in sorted(range(E), key=lambda e: (-tot[e], e)) if tot[e]]
+w, p, l = ends("ib", "wait"), ends("roce", "pause"), ends("roce-lossy", "wait") + ends("roce-lossy", "pause")
+if sorted(w[:3]) != [("h4", "leaf1"), ("h6", "leaf1"), ("h7", "leaf1")]: bad.append(f"ib waits most at {w[:3]}")
+if sorted(p[:2]) != [("spine0", "leaf0"), ("spine1", "leaf0")]: bad.append(f"roce pauses most at {p[:2]}")
+if l: bad.append(f"roce-lossy waits or pauses at {l[:3]}")
 near("roce paused ms", ro["paused_ps"] / 1e9, 2.208, 0.002)
 ideal = 8 * (1 << 20) * 8 / 200e9 * 1e12
 near("the ideal us", ideal / 1e6, 335.5, 0.001)
