@@ -181,8 +181,7 @@ struct replay {
 	 * nor with faults, whose report counts the QPs): the pairs done, in
 	 * order, waiting for their QPs to be idle */
 	bool qp_life;
-	uint32_t *retire;
-	size_t rhead, rlen, rcap;
+	struct pair_backlog retire;	/* a FIFO of pair indexes, as a backlog's of steps */
 	size_t qp_live, qp_peak;	/* pairs holding QPs */
 	struct hca_mr **mr;		/* per node */
 	struct hca_cq **cq;		/* per node */
@@ -736,22 +735,7 @@ static void pair_done(struct replay *rp, const struct trace_step *st)
 
 	if (!pq || ++pq->done < pq->nxfer)
 		return;
-	if (rp->rlen == rp->rcap) {
-		size_t cap = rp->rcap ? 2 * rp->rcap : 256;
-		uint32_t *v = malloc(cap * sizeof(*v));
-
-		if (!v) {
-			oom_fail(rp);
-			return;
-		}
-		for (size_t k = 0; k < rp->rlen; k++)
-			v[k] = rp->retire[(rp->rhead + k) % rp->rcap];
-		free(rp->retire);
-		rp->retire = v;
-		rp->rcap = cap;
-		rp->rhead = 0;
-	}
-	rp->retire[(rp->rhead + rp->rlen++) % rp->rcap] = (uint32_t)(pq - rp->pairs);
+	backlog_push(rp, &rp->retire, (uint32_t)(pq - rp->pairs));
 }
 
 /* Destroy the QPs of the pairs done, oldest first, as they go idle: the
@@ -759,8 +743,10 @@ static void pair_done(struct replay *rp, const struct trace_step *st)
  * fabric would do with them (hca_qp_idle), so the run is the same. */
 static void retire_idle(struct replay *rp)
 {
-	while (rp->rlen) {
-		struct pair_qp *pq = &rp->pairs[rp->retire[rp->rhead]];
+	struct pair_backlog *r = &rp->retire;
+
+	while (r->len) {
+		struct pair_qp *pq = &rp->pairs[r->q[r->head]];
 
 		if (!hca_qp_idle(pq->sqp) || !hca_qp_idle(pq->rqp))
 			return;
@@ -768,8 +754,8 @@ static void retire_idle(struct replay *rp)
 		hca_destroy_qp(pq->rqp);
 		pq->sqp = pq->rqp = NULL;
 		rp->qp_live--;
-		rp->rhead = (rp->rhead + 1) % rp->rcap;
-		rp->rlen--;
+		r->head = (r->head + 1) % r->cap;
+		r->len--;
 	}
 }
 
@@ -1443,7 +1429,7 @@ out:
 	}
 	free(rp.pairs);
 	free(rp.bls);
-	free(rp.retire);
+	free(rp.retire.q);
 	for (int i = 0; rp.cq && i < fab_nodes(f); i++)
 		hca_cq_set_notify(rp.cq[i], NULL, NULL);
 	free(rp.mr);	/* the regions and CQs belong to the HCAs' life */
