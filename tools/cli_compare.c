@@ -568,7 +568,9 @@ static int collect(struct cli_run *run, struct tp_sampler *tp, struct cmp_result
 	fab_totals(run->fab, &res->t);
 	res->end_ps = rep.tres ? rep.tres->end_ps : res->t.end_ps;
 	res->complete = rep.tres ? true : res->t.msgs_done + res->t.msgs_lost >= res->t.msgs_total;
-	res->events = rep.events - tp->ticks;
+	/* the chart's and the HTML page's samplers only read counters: their
+	 * events are not the run's */
+	res->events = rep.events - tp->ticks - cli_html_links_samples(run->hl);
 	/* the curve (with a chart to draw), closed where the run ended */
 	if (tp->t)
 		tp_sample(tp, fab_engine(run->fab)->now);

@@ -52,6 +52,7 @@ struct cli_html_links {
 	/* frame boundaries: nb of them, boundary 0 at time 0 */
 	size_t nb;
 	uint32_t stride, pending;	/* samples per boundary, and since the last */
+	uint64_t samples;		/* in all */
 	sim_time_t *t;
 	uint64_t *busy, *wait, *paused;	/* nb x ends, cumulative */
 	uint32_t *buf;		/* nb x ends: the most occupancy seen in the frame ending there */
@@ -203,6 +204,11 @@ void cli_html_links_free(struct cli_html_links *h)
 	free(h);
 }
 
+uint64_t cli_html_links_samples(const struct cli_html_links *h)
+{
+	return h ? h->samples : 0;
+}
+
 /* Every other boundary goes (the cumulative figures stay exact); a
  * merged frame's occupancy is the larger of the two. */
 static void halve(struct cli_html_links *h)
@@ -230,6 +236,7 @@ void cli_html_links_sample(struct cli_html_links *h, struct fab *f, sim_time_t n
 {
 	size_t e = 2 * (size_t)h->ncables;
 
+	h->samples++;
 	for (size_t k = 0; k < e; k++) {
 		struct fab_sample s;
 		uint32_t occ = 0;

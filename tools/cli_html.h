@@ -51,6 +51,8 @@ struct cli_html_links;
 struct cli_html_links *cli_html_links_new(const struct net *net, const struct fab *f);
 void cli_html_links_sample(struct cli_html_links *h, struct fab *f, sim_time_t now);
 void cli_html_links_free(struct cli_html_links *h);
+/* Samples taken: each was one engine event of the fabric's sampler. */
+uint64_t cli_html_links_samples(const struct cli_html_links *h);
 
 /* A bar of the timeline: a trace's collective or send. */
 struct cli_html_op {

@@ -7,7 +7,8 @@
 #    <g id="cK"> groups), as many in the page's data; its series cover the
 #    run in at most 512 frames; a trace run's timeline holds its
 #    collectives and sends (4 here), compare's page one view per fabric;
-#  - the same inputs give the same bytes (--reproducible);
+#  - the same inputs give the same bytes (--reproducible), and compare's
+#    JSON is the same with --html as without (its sampler is not the run);
 #  - a busy permutation shows in the data: some frame has a cable end at
 #    100% utilisation, an idle tail has none;
 #  - a fabric too large to draw whole is drawn without its hosts;
@@ -19,8 +20,10 @@ printf 'ranks 16\nar: allreduce 4MiB\ncompute 8 20us async\na2a: alltoall 1MiB a
 cmp -s "$tmp/run.html" "$tmp/run2.html" || fail "two runs give different pages"
 "$IBFAB" run --reproducible --trace "$tmp/j.trace" --html "$tmp/trace.html" > "$tmp/trace.txt" 2>&1 ||
 	fail "run --trace --html: $(tail -2 "$tmp/trace.txt")"
-"$IBFAB" compare --reproducible --no-plot --fabrics ib,roce-lossy --html "$tmp/cmp.html" > "$tmp/cmp.txt" 2>&1 ||
-	fail "compare --html: $(tail -2 "$tmp/cmp.txt")"
+"$IBFAB" compare --reproducible --no-plot --fabrics ib,roce-lossy --html "$tmp/cmp.html" \
+	--json "$tmp/cmp.json" > "$tmp/cmp.txt" 2>&1 || fail "compare --html: $(tail -2 "$tmp/cmp.txt")"
+"$IBFAB" compare --reproducible --no-plot --fabrics ib,roce-lossy --json "$tmp/cmp0.json" > /dev/null 2>&1
+cmp -s "$tmp/cmp.json" "$tmp/cmp0.json" || fail "compare's JSON differs with --html: $(diff "$tmp/cmp0.json" "$tmp/cmp.json" | head -4)"
 "$IBFAB" topo gen fattree --levels 3 --radix 16 > "$tmp/ft1024.topo"
 "$IBFAB" run --topo "$tmp/ft1024.topo" --traffic 'p2p:src=h0,dst=h700,size=64KiB' --html "$tmp/big.html" \
 	> "$tmp/big.txt" 2>&1 || fail "run --html on 1,024 hosts: $(tail -2 "$tmp/big.txt")"
