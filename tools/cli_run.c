@@ -635,9 +635,19 @@ static void outputs_free(struct cli_run *c, bool failed)
 
 /* ---- pipeline ----------------------------------------------------------- */
 
-static int setup_params(struct cli_run *c)
+/*
+ * Defaults, then the topology's GPU servers (its "# ibfab: server=NAME":
+ * their server.* keys and the fabric preset of their HCAs), then --preset,
+ * then every --set: what the user says wins over what the file implies.
+ */
+static int setup_params(struct cli_run *c, const char *server)
 {
+	const struct srv_preset *sp = srv_preset_find(server);
+
 	fab_params_default(&c->p);
+	if (sp && (fab_params_preset(&c->p, sp->fabric, &c->d) ||
+		   srv_params_preset(&c->p.server, sp->name, &c->d)))
+		return -1;
 	if (c->o->preset && fab_params_preset(&c->p, c->o->preset, &c->d))
 		return -1;
 	for (int i = 0; i < c->o->nsets; i++)
@@ -691,10 +701,38 @@ static int load_topology(struct cli_run *c)
 	}
 	if (rc || fab_link_sets_cut(&c->net, &c->p, &c->d))
 		return -1;
+	/* the GPU servers the file names: the parameters again, with theirs */
+	if (c->net.server[0] && setup_params(c, c->net.server))
+		return -1;
 	/* the tables the user's SM wrote, or our engine's */
 	if (c->o->lft)
 		return lft_load(&c->net, c->o->lft, &c->d);
 	return sm_route(&c->net, c->o->routing, &so, &c->d);
+}
+
+/* On GPU servers: each rank's NVLink domain, which rings follow. */
+static int server_groups(struct cli_run *c)
+{
+	struct srv_map m;
+	int32_t *g;
+	int rc;
+
+	if (!c->p.server.gpus)
+		return 0;
+	if (srv_map_build(&m, &c->net, &c->p.server, &c->d))
+		return -1;
+	g = malloc((size_t)(c->trace.nranks ? c->trace.nranks : 1) * sizeof(*g));
+	if (!g) {
+		srv_map_free(&m);
+		return sim_diag_set(&c->d, NULL, 0, 0, "out of memory");
+	}
+	for (int32_t r = 0; r < c->trace.nranks; r++)
+		g[r] = srv_domain(&m, c->trace.rank_node[r]);
+	/* rings: two channels per NIC, one NIC per GPU; NCCL's 2 MiB chunks */
+	rc = trace_set_groups(&c->trace, g, 2 * c->p.server.gpus, 2u << 20, &c->d);
+	free(g);
+	srv_map_free(&m);
+	return rc;
 }
 
 /* --trace: load (any format), place the ranks, lower the collectives. */
@@ -714,7 +752,8 @@ static int load_trace(struct cli_run *c)
 		     trace_append(&c->trace, &job, c->o->more_traces[i], &c->d);
 		trace_free(&job);
 	}
-	if (rc || trace_map_ranks(&c->trace, &c->net, &c->d) || cli_sharp_setup(c))
+	if (rc || trace_map_ranks(&c->trace, &c->net, &c->d) || server_groups(c) ||
+	    cli_sharp_setup(c))
 		return -1;
 	trace_program_init(&c->prog, &c->trace);
 	c->prog.max_bytes = c->p.max_memory;
@@ -1267,7 +1306,7 @@ out:
 
 int cli_run_prepare(struct cli_run *c)
 {
-	if (setup_params(c) || load_topology(c) || load_traffic(c))
+	if (setup_params(c, NULL) || load_topology(c) || load_traffic(c))
 		return -1;
 	/* --explain runs nothing: its routes do not matter */
 	if (!c->o->explain && check_routes(c))

@@ -42,6 +42,10 @@ void cli_trace_summary(FILE *out, const struct trace_program *p, const struct tr
 	fprintf(out, "critical path  %zu steps: compute %s, communication %s\n", r->ncrit,
 		cli_fmt_time(r->crit_compute_ps, a, sizeof(a)),
 		cli_fmt_time(r->crit_comm_ps, b, sizeof(b)));
+	if (r->nvlink_xfers)	/* GPU servers (models/server) */
+		fprintf(out, "nvlink         %" PRIu64 " transfers, %s, between GPUs of one NVLink domain; "
+			"%" PRIu64 " sends to other servers relayed to the receiver's rail (PXN)\n",
+			r->nvlink_xfers, sim_fmt_size(r->nvlink_bytes, a, sizeof(a)), r->pxn_xfers);
 	if (!ncoll)
 		return;
 	fprintf(out, "\n");
@@ -102,6 +106,14 @@ void cli_trace_json(struct sim_json *j, const struct cli_report *rep)
 	sim_json_ku64(j, "compute_ps", r->crit_compute_ps);
 	sim_json_ku64(j, "comm_ps", r->crit_comm_ps);
 	sim_json_obj_end(j);
+	if (r->nvlink_xfers) {	/* GPU servers: what went over NVLink */
+		sim_json_key(j, "nvlink");
+		sim_json_obj_begin(j);
+		sim_json_ku64(j, "transfers", r->nvlink_xfers);
+		sim_json_ku64(j, "bytes", r->nvlink_bytes);
+		sim_json_ku64(j, "pxn_relays", r->pxn_xfers);
+		sim_json_obj_end(j);
+	}
 }
 
 int cli_trace_csv(FILE *out, const struct net *net, const struct trace_program *p,

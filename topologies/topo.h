@@ -12,6 +12,7 @@
 #ifndef IBFAB_TOPO_H
 #define IBFAB_TOPO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -124,7 +125,9 @@ struct topo_gen_params {
 	int ndims;		/* torus, mesh: 0 unset, else 1..3 */
 	int dims[TOPO_GEN_MAX_DIMS];
 	int groups, routers, global;	/* dragonfly (global: links per router) */
-	int nodes, gpus;	/* rail */
+	int nodes, gpus;	/* rail (--servers is --nodes) */
+	const char *server;	/* rail --server: a server preset (models/server), NULL none */
+	bool rate_given;	/* --rate was given (a server preset's NIC rate does not apply) */
 };
 
 /* Every count TOPO_GEN_UNSET, rate TOPO_DEFAULT_RATE. */

@@ -27,6 +27,8 @@
  */
 #include "topologies/topo.h"
 
+#include <stdbool.h>
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -419,7 +421,7 @@ const char *topo_gen_kind_name(enum topo_gen_kind kind)
 	return (unsigned)kind < TOPO_GEN_KIND_COUNT ? kinds[kind].name : "?";
 }
 
-enum opt_type { O_COUNT, O_DIMS, O_RATIO, O_RATE };
+enum opt_type { O_COUNT, O_DIMS, O_RATIO, O_RATE, O_SERVER };
 
 #define K(x) (1u << TOPO_GEN_##x)
 #define OFF(f) offsetof(struct topo_gen_params, f)
@@ -433,25 +435,28 @@ static const struct opt {
 	enum opt_type type;
 	size_t off;
 	unsigned kinds, zero;
+	int alias;	/* 1 + the row it is another name of (not in commands), 0 none */
 } opts[] = {
-	{ "--levels", O_COUNT, OFF(levels), K(FATTREE), 0 },
+	{ "--levels", O_COUNT, OFF(levels), K(FATTREE), 0, 0 },
 	{ "--radix", O_COUNT, OFF(radix),
-	  K(LEAFSPINE) | K(FATTREE) | K(TORUS) | K(MESH) | K(DRAGONFLY) | K(RAIL), 0 },
-	{ "--dims", O_DIMS, OFF(ndims), K(TORUS) | K(MESH), 0 },
-	{ "--groups", O_COUNT, OFF(groups), K(DRAGONFLY), 0 },
-	{ "--routers", O_COUNT, OFF(routers), K(DRAGONFLY), 0 },
-	{ "--global", O_COUNT, OFF(global), K(DRAGONFLY), 0 },
-	{ "--nodes", O_COUNT, OFF(nodes), K(RAIL), 0 },
-	{ "--gpus", O_COUNT, OFF(gpus), K(RAIL), 0 },
-	{ "--pods", O_COUNT, OFF(pods), K(FATTREE), 0 },
-	{ "--leaves", O_COUNT, OFF(leaves), K(FATTREE2) | K(LEAFSPINE) | K(FATTREE), 0 },
+	  K(LEAFSPINE) | K(FATTREE) | K(TORUS) | K(MESH) | K(DRAGONFLY) | K(RAIL), 0, 0 },
+	{ "--dims", O_DIMS, OFF(ndims), K(TORUS) | K(MESH), 0, 0 },
+	{ "--groups", O_COUNT, OFF(groups), K(DRAGONFLY), 0, 0 },
+	{ "--routers", O_COUNT, OFF(routers), K(DRAGONFLY), 0, 0 },
+	{ "--global", O_COUNT, OFF(global), K(DRAGONFLY), 0, 0 },
+	{ "--nodes", O_COUNT, OFF(nodes), K(RAIL), 0, 0 },
+	{ "--gpus", O_COUNT, OFF(gpus), K(RAIL), 0, 0 },
+	{ "--servers", O_COUNT, OFF(nodes), K(RAIL), 0, 1 + 6 },	/* --nodes' row */
+	{ "--server", O_SERVER, OFF(server), K(RAIL), 0, 0 },
+	{ "--pods", O_COUNT, OFF(pods), K(FATTREE), 0, 0 },
+	{ "--leaves", O_COUNT, OFF(leaves), K(FATTREE2) | K(LEAFSPINE) | K(FATTREE), 0, 0 },
 	{ "--spines", O_COUNT, OFF(spines),
-	  K(FATTREE2) | K(LEAFSPINE) | K(FATTREE) | K(RAIL), K(FATTREE2) },
+	  K(FATTREE2) | K(LEAFSPINE) | K(FATTREE) | K(RAIL), K(FATTREE2), 0 },
 	{ "--hosts", O_COUNT, OFF(hosts),
-	  K(FATTREE2) | K(LEAFSPINE) | K(FATTREE) | K(TORUS) | K(MESH) | K(DRAGONFLY), 0 },
-	{ "--links-per-spine", O_COUNT, OFF(links), K(FATTREE2) | K(LEAFSPINE), 0 },
-	{ "--oversub", O_RATIO, OFF(over_hosts), K(FATTREE) | K(RAIL), 0 },
-	{ "--rate", O_RATE, OFF(rate), ~0u, 0 },
+	  K(FATTREE2) | K(LEAFSPINE) | K(FATTREE) | K(TORUS) | K(MESH) | K(DRAGONFLY), 0, 0 },
+	{ "--links-per-spine", O_COUNT, OFF(links), K(FATTREE2) | K(LEAFSPINE), 0, 0 },
+	{ "--oversub", O_RATIO, OFF(over_hosts), K(FATTREE) | K(RAIL), 0, 0 },
+	{ "--rate", O_RATE, OFF(rate), ~0u, 0, 0 },
 };
 
 static int *field(struct topo_gen_params *p, const struct opt *o)
@@ -474,6 +479,15 @@ void topo_gen_params_init(struct topo_gen_params *p, enum topo_gen_kind kind)
 			*field(p, &opts[i]) = TOPO_GEN_UNSET;
 	p->over_hosts = p->over_up = TOPO_GEN_UNSET;
 	p->ndims = 0;
+}
+
+/* Some row is another name for row k. */
+static bool has_alias(unsigned k)
+{
+	for (unsigned i = 0; i < SIM_ARRAY_SIZE(opts); i++)
+		if (opts[i].alias == (int)k + 1)
+			return true;
+	return false;
 }
 
 /* "--leaves, --spines, ..." for the kind, for "unknown option" messages. */
@@ -588,9 +602,11 @@ int topo_gen_parse(struct topo_gen_params *p, int argc, char *const argv[],
 			return sim_diag_set(d, NULL, 0, 0,
 					    "%s: %s is not an option of %s (it takes %s)",
 					    argv[0], o->name, argv[0], known);
+		if (o->alias)	/* --servers is --nodes */
+			k = (unsigned)o->alias - 1;
 		if (given & (1u << k))
-			return sim_diag_set(d, NULL, 0, 0,
-					    "%s: %s is given twice", argv[0], o->name);
+			return sim_diag_set(d, NULL, 0, 0, "%s: %s is given twice%s", argv[0],
+					    o->name, has_alias(k) ? " (--servers is another name for --nodes)" : "");
 		given |= 1u << k;
 		if (!val) {
 			if (i + 1 >= argc)
@@ -621,9 +637,13 @@ int topo_gen_parse(struct topo_gen_params *p, int argc, char *const argv[],
 						    "%s: --oversub wants host ports:up-links like 2:1, got '%s'",
 						    argv[0], val);
 			break;
+		case O_SERVER:
+			p->server = val;	/* its name is checked by the family */
+			break;
 		case O_RATE: {
 			struct link_rate r;
 
+			p->rate_given = true;
 			if (!strcmp(val, "none")) {
 				p->rate = NULL;
 			} else if (topo_rate_parse(val, &r)) {
@@ -671,6 +691,12 @@ int topo_gen_resolve(const struct topo_gen_params *in,
 
 		if (o->type == O_RATE)
 			continue;
+		if (o->type == O_SERVER) {
+			if (in->server && !(o->kinds & (1u << in->kind)))
+				return sim_diag_set(d, NULL, 0, 0, "%s: %s is not an option of %s",
+						    kind, o->name, kind);
+			continue;
+		}
 		if (o->type == O_DIMS) {
 			set = in->ndims != 0;
 		} else {
@@ -734,9 +760,13 @@ void topo_gen_command(const struct topo_gen_params *p, char *buf, size_t len)
 	for (unsigned i = 0; i < SIM_ARRAY_SIZE(opts) && k < len; i++) {
 		const struct opt *o = &opts[i];
 
-		if (!(o->kinds & (1u << p->kind)))
+		if (!(o->kinds & (1u << p->kind)) || o->alias)
 			continue;
 		switch (o->type) {
+		case O_SERVER:
+			if (p->server)
+				k += snprintf(buf + k, len - k, " %s %s", o->name, p->server);
+			break;
 		case O_COUNT:
 			if (cfield(p, o) != TOPO_GEN_UNSET)
 				k += snprintf(buf + k, len - k, " %s %d", o->name,
@@ -812,7 +842,11 @@ static int gen_write(FILE *out, const void *arg, struct sim_diag *d)
 		net_nlinks(&n) == 1 ? "" : "s");
 	topo_gen_command(&r, line, sizeof(line));
 	fprintf(out, "# ibfab topo gen %s\n"
-		"# generated by ibfab (topologies/topo_gen*.c)\n#\n\n", line);
+		"# generated by ibfab (topologies/topo_gen*.c)\n", line);
+	/* what `ibfab run` reads as the default of server.preset */
+	if (r.server)
+		fprintf(out, "# ibfab: server=%s\n", r.server);
+	fprintf(out, "#\n\n");
 	rc = topo_write_ibnd(&n, out);
 	net_free(&n);
 	if (rc)

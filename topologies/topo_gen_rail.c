@@ -28,6 +28,7 @@
  * level, rail-only fabrics without spines.
  */
 #include "topologies/topo.h"
+#include "models/server/server.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -63,9 +64,30 @@ static int rail_resolve(struct topo_gen_params *p, struct sim_diag *d)
 	char detail[128];
 	int64_t spines;
 
+	if (p->server) {	/* a server preset: its GPUs, NICs and leaf switches */
+		const struct srv_preset *sp = srv_preset_find(p->server);
+
+		if (!sp) {
+			struct sim_diag tmp = { 0 };
+
+			srv_params_preset(&(struct srv_params){ 0 }, p->server, &tmp);
+			return sim_diag_set(d, NULL, 0, 0, "rail: --server: %s", tmp.msg);
+		}
+		p->server = sp->name;
+		if (p->gpus == TOPO_GEN_UNSET)
+			p->gpus = (int)sp->gpus;
+		else if (p->gpus != (int)sp->gpus)
+			return sim_diag_set(d, NULL, 0, 0,
+					    "rail: --gpus %d, but a %s server has %u GPUs (leave --gpus out)",
+					    p->gpus, sp->name, sp->gpus);
+		if (!p->rate_given)
+			p->rate = sp->nic_rate;
+		if (p->radix == TOPO_GEN_UNSET)
+			p->radix = (int)sp->leaf_radix;
+	}
 	if (p->nodes == TOPO_GEN_UNSET || p->gpus == TOPO_GEN_UNSET)
 		return sim_diag_set(d, NULL, 0, 0,
-				    "rail: --nodes and --gpus are required (e.g. --nodes 8 --gpus 8)");
+				    "rail: --nodes and --gpus are required (e.g. --nodes 8 --gpus 8), or --servers and --server (e.g. --servers 16 --server dgx-h100)");
 	if (p->over_hosts == TOPO_GEN_UNSET)
 		p->over_hosts = p->over_up = 1;
 	shape(p, &s);

@@ -31,6 +31,7 @@
  * any byte sequence either loads or gives a diagnostic (tests/unit fuzz it).
  */
 #include "topologies/topo.h"
+#include "models/server/server.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -852,6 +853,45 @@ static int directive(struct ps *s)
 
 /* ---- the line loop ----------------------------------------------------- */
 
+
+/*
+ * A comment, or the one directive a comment may carry: "# ibfab:
+ * server=NAME" names the GPU servers the hosts belong to (a models/server
+ * preset; docs/servers.md), which other tools read as a comment.
+ */
+static int comment(struct ps *s)
+{
+	static const char tag[] = "ibfab:";
+	const char *p = s->p + 1, *v;
+	size_t n;
+
+	while (p < s->le && (*p == ' ' || *p == '\t'))
+		p++;
+	if ((size_t)(s->le - p) < sizeof(tag) - 1 || memcmp(p, tag, sizeof(tag) - 1))
+		return 0;
+	p += sizeof(tag) - 1;
+	while (p < s->le && (*p == ' ' || *p == '\t'))
+		p++;
+	if ((size_t)(s->le - p) < 7 || memcmp(p, "server=", 7))
+		return perr(s, p, "unknown ibfab directive (expected '# ibfab: server=NAME')");
+	v = p + 7;
+	n = 0;
+	while (v + n < s->le && v[n] != ' ' && v[n] != '\t')
+		n++;
+	char name[sizeof(s->c->n->server)] = "";
+
+	if (n && n < sizeof(name))
+		memcpy(name, v, n);
+	if (!n || n >= sizeof(name) || !srv_preset_find(name))
+		return perr(s, v, "unknown server '%.*s' (expected dgx-a100, dgx-h100 or gb200-nvl72)",
+			    (int)n, v);
+	if (s->c->n->server[0] && strcmp(s->c->n->server, name))
+		return perr(s, v, "server=%s, but an earlier line said server=%s", name,
+			    s->c->n->server);
+	memcpy(s->c->n->server, name, sizeof(name));
+	return 0;
+}
+
 static int parse_line(struct ps *s)
 {
 	for (const char *q = s->ls; q < s->le; q++) {
@@ -870,7 +910,7 @@ static int parse_line(struct ps *s)
 		return 0;
 	}
 	if (*s->p == '#')
-		return 0;
+		return comment(s);
 	if (*s->p == '[') {
 		if (s->cur < 0)
 			return perr(s, s->p, "port line outside a node block (a blank line or a directive ends a node's port list)");
@@ -1049,6 +1089,8 @@ int topo_write_ibnd(const struct net *n, FILE *out)
 {
 	char rate[64];
 
+	if (n->server[0])	/* the GPU servers, read back by comment() */
+		fprintf(out, "# ibfab: server=%s\n\n", n->server);
 	for (int i = 0; i < n->nnodes; i++) {
 		const struct net_node *nd = &n->nodes[i];
 

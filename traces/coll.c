@@ -18,6 +18,7 @@
  * busbw can be compared with the link rate whatever N is.
  */
 #include "traces/coll.h"
+#include "traces/trace_fmt.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -209,6 +210,60 @@ static int ctx_sizes(struct coll_ctx *c, const struct trace_op *o, struct sim_di
 	return 0;
 }
 
+/*
+ * A ring on GPU servers whose channels or chunks were not given: NCCL's.
+ * Its ring runs two channels per NIC (the graph search finds one per NIC,
+ * then doubles them: src/graph/search.cc), and moves each channel's data
+ * in chunks of ALLREDUCE_CHUNKSTEPS (= ALLGATHER_, REDUCESCATTER_) steps
+ * of its Simple protocol's buffer: 4 steps x 4 MiB / NCCL_STEPS (8) = 2
+ * MiB (src/include/collectives.h, device.h; DEFAULT_BUFFSIZE in
+ * src/init.cc), the pieces that go round the ring one after another.
+ */
+static void ring_auto(struct coll_ctx *c)
+{
+	const struct trace *t = c->t;
+	uint64_t seg, p;
+
+	if (!t->rank_group || c->algo->algo != TRACE_ALGO_RING || !c->algo->gen)
+		return;
+	if (!c->op->channels && t->auto_channels && c->algo->multichannel)
+		c->channels = t->auto_channels;
+	if (!c->op->chunks && t->auto_piece_bytes && c->algo->pipelines) {
+		seg = c->bytes / ((uint64_t)c->n * c->channels);
+		p = (seg + t->auto_piece_bytes - 1) / t->auto_piece_bytes;
+		c->pieces = p < 1 ? 1 : p > TRACE_MAX_CHUNKS ? TRACE_MAX_CHUNKS : (uint32_t)p;
+	}
+}
+
+/* coll_ctx.rot for a ring of several channels over GPU servers. */
+static int ring_rotation(struct coll_ctx *c)
+{
+	const int32_t *g = c->t->rank_group;
+	bool any = false;
+
+	if (!g || c->channels < 2 || c->algo->algo != TRACE_ALGO_RING || !c->algo->gen)
+		return 0;
+	c->rot = malloc(2 * (size_t)c->n * sizeof(*c->rot));
+	if (!c->rot)
+		return sim_diag_set(c->d, NULL, 0, 0, "out of memory");
+	for (uint32_t i = 0, start = 0; i <= c->n; i++) {
+		if (i < c->n && i > start && g[c->ranks[i]] >= 0 &&
+		    g[c->ranks[i]] == g[c->ranks[start]])
+			continue;
+		for (uint32_t j = start; j < i; j++) {
+			c->rot[2 * j] = start;
+			c->rot[2 * j + 1] = i - start;
+		}
+		any |= i - start > 1;
+		start = i;
+	}
+	if (!any) {
+		free(c->rot);
+		c->rot = NULL;
+	}
+	return 0;
+}
+
 int coll_ctx_init(struct coll_ctx *c, const struct trace *t, uint32_t op_index,
 		  struct trace_program *p, struct sim_diag *d)
 {
@@ -260,9 +315,10 @@ int coll_ctx_init(struct coll_ctx *c, const struct trace *t, uint32_t op_index,
 		c->root = i;
 	}
 	c->bytes = o->coll == TRACE_BARRIER ? 0 : o->bytes;
+	ring_auto(c);
 	if (c->algo->endpoints && c->algo->endpoints(c))
 		return -1;
-	if (ctx_sizes(c, o, d)) {
+	if (ctx_sizes(c, o, d) || ring_rotation(c)) {
 		coll_ctx_fini(c);	/* the endpoints */
 		return -1;
 	}
@@ -277,6 +333,8 @@ void coll_ctx_fini(struct coll_ctx *c)
 	free(c->xranks);
 	free(c->up);
 	free(c->height);
+	free(c->rot);
+	c->rot = NULL;
 	c->xranks = NULL;
 	c->up = c->height = NULL;
 	c->nx = 0;
@@ -515,6 +573,13 @@ static int lazy_add(struct trace_program *p, const struct coll_ctx *c, size_t fi
 	z->xranks = NULL;
 	z->up = z->height = NULL;
 	z->nx = 0;
+	z->rot = NULL;
+	if (c->rot) {
+		z->rot = malloc(2 * (size_t)c->n * sizeof(*z->rot));
+		if (!z->rot)
+			goto oom;
+		memcpy(z->rot, c->rot, 2 * (size_t)c->n * sizeof(*z->rot));
+	}
 	if (c->eoff) {
 		uint32_t *eo = malloc(((size_t)c->n + 1) * sizeof(*eo));
 		uint32_t *es = malloc((ne ? ne : 1) * sizeof(*es));

@@ -100,7 +100,25 @@ struct coll_ctx {
 	uint32_t nx;
 	int32_t *xranks;
 	uint32_t *up, *height;
+	/*
+	 * Rings on GPU servers (trace.rank_group): channel h's ring visits
+	 * each run of consecutive members that share an NVLink domain
+	 * rotated by h, so that every channel enters and leaves a server on
+	 * a GPU of its own (and, with PXN, on its own rail: NCCL's rings
+	 * each use one NIC). rot[2i], rot[2i + 1]: the run of position i
+	 * (its first position, its length); NULL: every channel follows the
+	 * communicator's order. coll_ring_member() applies it.
+	 */
+	uint32_t *rot;
 };
+
+/* The member at position i of channel h's ring (coll_ctx.rot). */
+static inline uint32_t coll_ring_member(const struct coll_ctx *c, uint32_t h, uint32_t i)
+{
+	if (!c->rot)
+		return i;
+	return c->rot[2 * i] + (i - c->rot[2 * i] + h) % c->rot[2 * i + 1];
+}
 
 /*
  * Step k of a collective, as an algorithm that can describe each step by

@@ -27,6 +27,12 @@
  * channel follows the communicator's rank order: on one NIC per rank,
  * NCCL's search also gives every channel the same ring (a rotated ring has
  * the same edges); channels then mean more, smaller transfers in flight.
+ * On GPU servers (trace.rank_group) channel h's ring instead visits each
+ * server's GPUs rotated by h, so that channel h enters each server at its
+ * h-th GPU and leaves it from the one before: with PXN, on rail h. NCCL's
+ * rings on such servers each enter and leave a server through one NIC
+ * (its graph search, src/graph/search.cc); the segments follow the
+ * members, so block j still belongs to member j.
  *
  * A step waits for the step that brought its data (the previous round's
  * transfer into the sender) and for the sender's own previous step in the
@@ -89,10 +95,11 @@ static void ring_gen(const struct coll_ctx *c, uint64_t k, struct coll_gstep *g)
 		seg = (i + N - (r - nrs)) % N;
 		g->data = TD_COPY;
 	}
-	g->from = i;
-	g->to = (i + 1) % N;
+	/* positions to members: channel h's own ring on GPU servers */
+	g->from = coll_ring_member(c, h, i);
+	g->to = coll_ring_member(c, h, (i + 1) % N);
 	g->phase = r + 1;
-	g->first = (h * N + seg) * P + q;
+	g->first = (h * N + coll_ring_member(c, h, seg)) * P + q;
 	g->count = 1;
 	g->entry = !r;
 	g->ndeps = 0;

@@ -576,7 +576,7 @@ static int build(struct ck *c)
 			const struct cnode *n = &R->n[i];
 			struct trace_op op = {
 				.id = made, .rank = r, .file = R->file, .line = n->record,
-				.chunks = 1, .channels = 1, .algo = TRACE_ALGO_AUTO,
+				.algo = TRACE_ALGO_AUTO,	/* chunks, channels: the lowering's */
 			};
 			uint32_t nd = 0;
 

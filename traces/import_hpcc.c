@@ -164,7 +164,7 @@ static int add_op(struct hp *h, struct trace_op *op, const uint32_t *deps, uint3
 	op->id = (uint32_t)h->t->nops;
 	op->file = h->ofile;
 	op->line = line;
-	op->chunks = op->channels = 1;
+	op->chunks = op->channels = 0;	/* the lowering chooses */
 	return trace_add_op(h->t, op, deps, nd, h->d);
 }
 

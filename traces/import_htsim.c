@@ -864,7 +864,7 @@ static int emit_starts(struct cm *c)
 		op.rank = c->starts[i].rank;
 		op.peer = -1;
 		op.duration = c->starts[i].start - (chain ? prev->start : 0);
-		op.chunks = op.channels = 1;
+		op.chunks = op.channels = 0;	/* the lowering chooses */
 		snprintf(op.name, sizeof(op.name), "start %" PRIu64 "ps", c->starts[i].start);
 		dep = chain ? (uint32_t)prev->op : 0;
 		c->starts[c->nstarts] = c->starts[i];
@@ -910,7 +910,7 @@ static int emit_flow(struct cm *c, struct cm_flow *f)
 	op.rank = f->src;
 	op.peer = f->dst;
 	op.bytes = f->size;
-	op.chunks = op.channels = 1;
+	op.chunks = op.channels = 0;	/* the lowering chooses */
 	/* what waits for it waits for its send_done: everything acknowledged
 	 * at the source (with a recv_done too, the earlier, delivery) */
 	op.acked = f->sdone && !f->rdone;

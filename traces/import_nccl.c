@@ -1274,7 +1274,7 @@ static int emit_node(struct nl *s, struct nl_node *n)
 	op.id = (uint32_t)s->t->nops;
 	op.file = s->ofile;
 	op.line = r->line;
-	op.chunks = op.channels = 1;
+	op.chunks = op.channels = 0;	/* the lowering chooses */
 	op.peer = -1;
 	if (r->kind == REC_COLL && (r->coll == TRACE_ALLGATHER || r->coll == TRACE_REDUCESCATTER ||
 				    r->coll == TRACE_ALLTOALL))
@@ -1924,7 +1924,7 @@ static int nt_add(struct nt *s, struct trace_op *op, const uint32_t *deps, uint3
 	op->id = (uint32_t)s->t->nops;
 	op->file = s->ofile;
 	op->line = line;
-	op->chunks = op->channels = 1;
+	op->chunks = op->channels = 0;	/* the lowering chooses */
 	return trace_add_op(s->t, op, deps, nd, s->d);
 }
 

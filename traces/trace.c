@@ -71,6 +71,7 @@ void trace_free(struct trace *t)
 	free(t->rank_node);
 	free(t->agg_parent);
 	free(t->rank_agg);
+	free(t->rank_group);
 	free(t->ops);
 	free(t->deps);
 	for (size_t i = 0; i < t->ncomms; i++)
@@ -533,8 +534,6 @@ static int check_ops(const struct trace *t, struct sim_diag *d)
 			    !comm_has(&t->comms[o->comm], o->root))
 				return op_err(d, o, "root %" PRId32 " is not a member of the communicator",
 					      o->root);
-			if (o->chunks < 1 || o->channels < 1)
-				return op_err(d, o, "chunks and channels must be at least 1");
 			break;
 		default:
 			return op_err(d, o, "unknown op kind %d", (int)o->kind);
@@ -854,7 +853,8 @@ int trace_map_ranks(struct trace *t, const struct net *net, struct sim_diag *d)
 	/* a new placement: the old tree's leaves no longer hold */
 	free(t->agg_parent);
 	free(t->rank_agg);
-	t->agg_parent = t->rank_agg = NULL;
+	free(t->rank_group);
+	t->agg_parent = t->rank_agg = t->rank_group = NULL;
 	t->nagg = 0;
 out:
 	free(rn);
@@ -956,5 +956,20 @@ int trace_set_agg(struct trace *t, int32_t nagg, const int *agg_node, const int3
 	t->agg_parent = par;
 	t->rank_agg = ra;
 	t->nagg = nagg;
+	return 0;
+}
+
+int trace_set_groups(struct trace *t, const int32_t *group, uint32_t channels,
+		     uint64_t piece_bytes, struct sim_diag *d)
+{
+	int32_t *g = malloc((size_t)(t->nranks ? t->nranks : 1) * sizeof(*g));
+
+	if (!g)
+		return sim_diag_set(d, NULL, 0, 0, "out of memory");
+	memcpy(g, group, (size_t)t->nranks * sizeof(*g));
+	free(t->rank_group);
+	t->rank_group = g;
+	t->auto_channels = channels;
+	t->auto_piece_bytes = piece_bytes;
 	return 0;
 }

@@ -79,8 +79,11 @@ struct trace_op {
 	enum trace_algo algo;
 	uint32_t comm;		/* index into trace.comms */
 	int32_t root;		/* broadcast/reduce root (a rank of the communicator) */
-	uint32_t chunks;	/* pipeline the collective into this many chunks (>= 1) */
-	uint32_t channels;	/* NCCL-like parallel rings/trees (>= 1) */
+	/* pipeline the collective into this many chunks, over this many
+	 * NCCL-like parallel rings or trees; 0: not given, the lowering's
+	 * choice (coll_ctx_init: 1, or on GPU servers what NCCL would use) */
+	uint32_t chunks;
+	uint32_t channels;
 	/* dependencies: ops (by index into trace.ops) that must be done first */
 	uint32_t dep_off, ndeps;	/* into trace.deps */
 	/* send: done when its source has had all of it acknowledged (the RC
@@ -130,6 +133,16 @@ struct trace {
 	int32_t nagg;
 	int32_t *agg_parent;
 	int32_t *rank_agg;
+	/* per rank, the NVLink domain of its GPU (models/server), -1 none;
+	 * NULL when the fabric has no GPU servers. Set by trace_set_groups()
+	 * after trace_map_ranks(): rings of several channels then follow
+	 * the servers (coll_ring.c). */
+	int32_t *rank_group;
+	/* on GPU servers, what a ring whose chunks and channels were not
+	 * given uses (trace_set_groups): this many channels, and pieces of
+	 * about this many bytes; 0 otherwise */
+	uint32_t auto_channels;
+	uint64_t auto_piece_bytes;
 };
 
 /* Ranks and aggregation nodes: what a program's steps may name. */
@@ -145,6 +158,11 @@ static inline int32_t trace_nendpoints(const struct trace *t)
  */
 int trace_set_agg(struct trace *t, int32_t nagg, const int *agg_node, const int32_t *parent,
 		  const int32_t *rank_agg, struct sim_diag *d);
+
+/* Give the ranks their NVLink domains (trace.rank_group, copied), and
+ * the rings' default channels and piece size there. 0 or -1. */
+int trace_set_groups(struct trace *t, const int32_t *group, uint32_t channels,
+		     uint64_t piece_bytes, struct sim_diag *d);
 
 void trace_init(struct trace *t);
 void trace_free(struct trace *t);

@@ -1232,8 +1232,8 @@ static int parse_op(struct fmt *c, struct line *L)
 	op->rank = -1;
 	op->peer = -1;
 	op->root = -1;
-	op->chunks = 1;
-	op->channels = 1;
+	op->chunks = 0;		/* not given: the lowering chooses */
+	op->channels = 0;
 	op->algo = TRACE_ALGO_AUTO;
 	op->file = L->file;
 	op->line = L->no;

@@ -95,7 +95,9 @@ struct pair_qp {
  * HCA_MAX_QP_WR when the sends are within PAIR_SQ_MAX. */
 #define RECV_BATCH 16
 
-enum { EV_START, EV_DONE, EV_ROOM };
+/* EV_POST: a relayed (PXN) transfer's first bytes are at the relay GPU:
+ * its HCA may start sending */
+enum { EV_START, EV_DONE, EV_ROOM, EV_POST };
 
 /* A step the replay has made and not finished (see the top of the file). */
 struct live {
@@ -108,6 +110,7 @@ struct live {
 	uint32_t crit;		/* that dependency, UINT32_MAX none */
 	uint32_t left;		/* dependencies not yet done */
 	bool crank;		/* it waited for its rank's previous compute instead */
+	bool relayed;		/* a PXN transfer: began with its NVLink hop (xfer_nvlink) */
 	uint32_t nd, dcap;	/* the steps made so far that wait for it */
 	union {
 		uint32_t in[2];	/* up to two (a ring step has two) */
@@ -188,6 +191,10 @@ struct replay {
 	bool failed;
 	struct sim_diag fail;
 	size_t joins_done;		/* TS_JOIN steps among r->steps_done */
+	/* GPU servers (models/server): transfers within an NVLink domain go
+	 * over NVLink, not the fabric; a send to another server may be
+	 * relayed to the GPU on the receiver's rail (PXN). NULL: none. */
+	struct srv_map *srv;
 };
 
 /* Steps done and in all, as the report counts them: without the joins,
@@ -532,6 +539,22 @@ static struct hca *node_hca(struct replay *rp, int32_t rank)
 	return fab_hca(rp->f, rp->t->rank_node[rank]);
 }
 
+/* The node whose HCA sends rank a's transfers to rank b: a's own, or with
+ * PXN the GPU of a's server on b's rail (srv_proxy). */
+static int send_node(const struct replay *rp, int32_t a, int32_t b)
+{
+	const int32_t *rn = rp->t->rank_node;
+
+	return rp->srv ? srv_proxy(rp->srv, rn[a], rn[b]) : rn[a];
+}
+
+/* Ranks a and b are GPUs of one NVLink domain: they talk over NVLink. */
+static bool nvlink_pair(const struct replay *rp, int32_t a, int32_t b)
+{
+	return rp->srv && a < rp->t->nranks && b < rp->t->nranks &&
+	       srv_same_domain(rp->srv, rp->t->rank_node[a], rp->t->rank_node[b]);
+}
+
 /* Post the pair's next receives at the peer: up to RECV_BATCH, never more
  * than its transfers. Called before each send that would find none left,
  * so a receive is always posted before its WRITE with immediate can
@@ -624,9 +647,11 @@ static void post_xfer(struct replay *rp, struct pair_qp *pq, uint32_t s, struct 
 			return;
 		}
 	}
-	l->start = rp->eng->now;
-	comm_open(rp, st->rank);
-	comm_open(rp, st->peer);
+	if (!l->relayed) {	/* a relayed one began at its NVLink hop */
+		l->start = rp->eng->now;
+		comm_open(rp, st->rank);
+		comm_open(rp, st->peer);
+	}
 	if (pq->sent == pq->posted && post_recvs(pq)) {
 		replay_fail(rp, "step %u: the HCA refused the receive for it", s);
 		return;
@@ -679,6 +704,62 @@ static void backlog_room(struct replay *rp, uint32_t i)
 	}
 }
 
+/* Transfer s is all or partly over NVLink: within a domain it is an
+ * NVLink transfer, done when in the peer's memory; relayed by PXN, its
+ * first hop is, and the relay's HCA posts it when the first bytes are
+ * there (EV_POST; NVLink's rate is several times a NIC's, so the relay
+ * never waits for more). true when it took the step. */
+static bool xfer_nvlink(struct replay *rp, uint32_t s, struct live *l)
+{
+	const struct trace_step *st = &l->st;
+	const int32_t *rn = rp->t->rank_node;
+	sim_time_t now = rp->eng->now, first, end;
+	int relay;
+
+	if (nvlink_pair(rp, st->rank, st->peer)) {
+		l->start = now;
+		comm_open(rp, st->rank);
+		comm_open(rp, st->peer);
+		end = srv_nvlink(rp->srv, rn[st->rank], rn[st->peer], now, st->bytes, NULL);
+		push(rp, end, s, EV_DONE);
+		return true;
+	}
+	if (st->rank >= rp->t->nranks || st->peer >= rp->t->nranks)
+		return false;
+	relay = send_node(rp, st->rank, st->peer);
+	if (relay == rn[st->rank])
+		return false;
+	l->start = now;
+	l->relayed = true;
+	comm_open(rp, st->rank);
+	comm_open(rp, st->peer);
+	srv_nvlink(rp->srv, rn[st->rank], relay, now, st->bytes, &first);
+	rp->srv->pxn_xfers++;
+	push(rp, first, s, EV_POST);
+	return true;
+}
+
+/* A relayed transfer's first bytes are at its relay: post it there. */
+static void relay_post(struct replay *rp, uint32_t s)
+{
+	struct live *l = live_get(rp, s);
+	struct pair_qp *pq;
+
+	if (!l)
+		return;
+	pq = pair_find(rp, l->st.rank, l->st.peer, false);
+	if (!pq) {
+		replay_fail(rp, "step %u: no queue pair for ranks %d and %d", s, l->st.rank,
+			    l->st.peer);
+		return;
+	}
+	if (pq->bl && (pq->bl->len || pq->sent - pq->bl->acked >= PAIR_SQ_MAX)) {
+		backlog_push(rp, pq->bl, s);
+		return;
+	}
+	post_xfer(rp, pq, s, l);
+}
+
 static void step_start(struct replay *rp, uint32_t s)
 {
 	struct live *l = live_need(rp, s);
@@ -713,6 +794,8 @@ static void step_start(struct replay *rp, uint32_t s)
 		push(rp, start + st->duration, s, EV_DONE);
 		return;
 	}
+	if (rp->srv && xfer_nvlink(rp, s, l))
+		return;
 	struct pair_qp *pq = pair_find(rp, st->rank, st->peer, false);
 
 	if (!pq) {
@@ -854,6 +937,8 @@ static void replay_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 			step_start(rp, e.comp);
 		else if (e.arg == EV_DONE)
 			step_done(rp, e.comp);
+		else if (e.arg == EV_POST)
+			relay_post(rp, e.comp);
 		else
 			backlog_room(rp, e.comp);
 	}
@@ -929,10 +1014,10 @@ static void replay_gone(struct sim_engine *eng, void *ctx, uint32_t arg)
 static int connect_pair(struct replay *rp, struct pair_qp *pq, int32_t a, int32_t b)
 {
 	const struct fab_params *fp = fab_get_params(rp->f);
-	struct hca *ha = node_hca(rp, a), *hb = node_hca(rp, b);
+	const int na = send_node(rp, a, b);
+	struct hca *ha = fab_hca(rp->f, na), *hb = node_hca(rp, b);
 	struct hca_qp_init_attr ia = {
-		.qp_type = HCA_QPT_RC, .send_cq = rp->cq[rp->t->rank_node[a]],
-		.recv_cq = rp->cq[rp->t->rank_node[a]],
+		.qp_type = HCA_QPT_RC, .send_cq = rp->cq[na], .recv_cq = rp->cq[na],
 		.cap = { .max_send_wr = pq->nxfer + 1, .max_recv_wr = 1 },
 	};
 	struct hca_qp *q[2];
@@ -1135,6 +1220,8 @@ static int scan(struct replay *rp, uint32_t **zero, size_t *nzero, struct sim_di
 					  st->rank, st->peer);
 			goto out;
 		}
+		if (nvlink_pair(rp, st->rank, st->peer))
+			continue;	/* over NVLink: no queue pair, no size limit */
 		if (st->bytes > (1ULL << 31)) {
 			rc = too_big(t, st, d);
 			goto out;
@@ -1163,6 +1250,21 @@ out:
 	return rc;
 }
 
+/* Node's memory region and completion queue, once. 0 or -1 (out of memory). */
+static int node_setup(struct replay *rp, int node)
+{
+	struct hca *h = fab_hca(rp->f, node);
+
+	if (rp->mr[node])
+		return 0;
+	rp->mr[node] = hca_reg_mr(h, NULL, 0, 1ULL << 62,
+				  HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE |
+				  HCA_ACCESS_REMOTE_READ, HCA_MEM_HOST);
+	/* cq_notify drains it at every completion: it never holds many */
+	rp->cq[node] = hca_create_cq(h, 256, cq_notify, rp);
+	return rp->mr[node] && rp->cq[node] ? 0 : -1;
+}
+
 static int setup(struct replay *rp, uint32_t **zero, size_t *nzero, struct sim_diag *d)
 {
 	const struct trace *t = rp->t;
@@ -1185,19 +1287,11 @@ static int setup(struct replay *rp, uint32_t **zero, size_t *nzero, struct sim_d
 		return sim_diag_set(d, NULL, 0, 0, "out of memory");
 	for (int32_t k = 0; k < ne; k++) {	/* ranks and aggregation nodes */
 		int node = t->rank_node[k];
-		struct hca *h = fab_hca(rp->f, node);
 
-		if (!h)
+		if (!fab_hca(rp->f, node))
 			return sim_diag_set(d, NULL, 0, 0, "rank %d is on node %d, which is not a channel adapter",
 					    k, node);
-		if (rp->mr[node])
-			continue;
-		rp->mr[node] = hca_reg_mr(h, NULL, 0, 1ULL << 62,
-					  HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE |
-					  HCA_ACCESS_REMOTE_READ, HCA_MEM_HOST);
-		/* cq_notify drains it at every completion: it never holds many */
-		rp->cq[node] = hca_create_cq(h, 256, cq_notify, rp);
-		if (!rp->mr[node] || !rp->cq[node])
+		if (node_setup(rp, node))
 			return sim_diag_set(d, NULL, 0, 0, "out of memory");
 	}
 	rp->qp_life = !fab_kind_of(fab_get_params(rp->f))->tcp && !fab_fault_report(rp->f);
@@ -1208,10 +1302,13 @@ static int setup(struct replay *rp, uint32_t **zero, size_t *nzero, struct sim_d
 		if (!pq->key)
 			continue;
 		pair_ranks(rp, pq, &a, &b);
+		/* a PXN relay's HCA sends: it needs its region and queue too */
+		if (node_setup(rp, send_node(rp, a, b)))
+			return sim_diag_set(d, NULL, 0, 0, "out of memory");
 		/* the QPs' numbers now, in this order, whenever they are made */
-		pq->sqpn = hca_reserve_qpn(node_hca(rp, a));
+		pq->sqpn = hca_reserve_qpn(fab_hca(rp->f, send_node(rp, a, b)));
 		pq->rqpn = hca_reserve_qpn(node_hca(rp, b));
-		pq->lkey = rp->mr[t->rank_node[a]]->lkey;
+		pq->lkey = rp->mr[send_node(rp, a, b)]->lkey;
 		pq->rkey = rp->mr[t->rank_node[b]]->rkey;
 		if (pq->nxfer >= PAIR_SQ_MAX && !(pq->bl = calloc(1, sizeof(*pq->bl))))
 			return sim_diag_set(d, NULL, 0, 0, "out of memory");
@@ -1300,7 +1397,7 @@ int trace_replay(const struct trace_program *p, struct fab *f, struct trace_resu
 		 struct sim_diag *d)
 {
 	struct replay rp = { .p = p, .t = p->trace, .f = f, .eng = fab_engine(f), .r = r,
-			     .best_s = UINT32_MAX };
+			     .best_s = UINT32_MAX, .srv = fab_server(f) };
 	uint32_t *zero = NULL;
 	size_t nzero = 0;
 	int rc = -1, c;
@@ -1392,6 +1489,11 @@ int trace_replay(const struct trace_program *p, struct fab *f, struct trace_resu
 	r->live_peak = rp.pool.high;
 	r->qp_pairs = rp.npairs;
 	r->qp_pairs_peak = rp.qp_peak;
+	if (rp.srv) {
+		r->nvlink_xfers = rp.srv->xfers;
+		r->nvlink_bytes = rp.srv->bytes;
+		r->pxn_xfers = rp.srv->pxn_xfers;
+	}
 	r->ncrit = rp.best.n;
 	r->crit_compute_ps = rp.best.comp;
 	r->crit_comm_ps = rp.best.comm;

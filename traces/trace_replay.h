@@ -57,6 +57,10 @@ struct trace_results {
 	 * its first transfer and destroyed once idle after its last, except
 	 * on fabric=tcp and in runs with faults, which keep them all */
 	size_t qp_pairs, qp_pairs_peak;
+	/* on GPU servers (models/server): transfers over NVLink (a PXN
+	 * relay's first hop counted too) and their bytes, and the transfers
+	 * to other servers a relay on the receiver's rail sent (PXN) */
+	uint64_t nvlink_xfers, nvlink_bytes, pxn_xfers;
 	/* a lazy program's step times, when it keeps them (trace_results_time) */
 	struct trace_spill *spill;
 	/* one per transfer step, for the reports that list flows: built by

@@ -167,6 +167,8 @@ struct fab {
 	 * HCAs (models/cc), or NULL when off */
 	const struct hca_transport_ops *transport, *rc_transport;
 	const struct hca_cc_ops *cc;
+	/* the GPU servers and their NVLink (models/server), or NULL */
+	struct srv_map *srv;
 };
 
 static inline struct pkt *fab_pkt(const struct fab *f, uint32_t idx)

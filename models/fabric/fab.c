@@ -668,6 +668,14 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 	fab_scan_free(&sc);
 	if (!rc)
 		rc = fab_plan_build(f);
+	if (!rc && p->server.gpus) {	/* GPU servers: the map and NVLink's pipes */
+		f->srv = malloc(sizeof(*f->srv));
+		rc = !f->srv ? -1 : srv_map_build(f->srv, net, &p->server, d) ? -2 : 0;
+		if (rc == -2) {
+			free(f->srv);
+			f->srv = NULL;
+		}
+	}
 	if (rc) {
 		if (rc == -1)
 			sim_diag_set(d, NULL, 0, 0, "out of memory building the fabric");
@@ -685,6 +693,9 @@ void fab_destroy(struct fab *f)
 {
 	if (!f)
 		return;
+	if (f->srv)
+		srv_map_free(f->srv);
+	free(f->srv);
 	fab_traffic_free(f);	/* its CQs first: the HCAs free what is left */
 	fab_faults_free(f);	/* the rerouted tables: the switches point into them */
 	fab_plan_free(f);
@@ -801,6 +812,11 @@ void fab_set_tap(struct fab *f, int i, fab_tap_fn fn, void *ctx)
 bool fab_time_limit_reached(const struct fab *f)
 {
 	return f->p.max_time_ns && f->eng.now >= f->p.max_time_ns * SIM_NS;
+}
+
+struct srv_map *fab_server(struct fab *f)
+{
+	return f->srv;
 }
 
 const struct fab_params *fab_get_params(const struct fab *f)

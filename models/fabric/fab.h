@@ -21,6 +21,7 @@
 #include "models/host/host.h"
 #include "models/ib/ib_cc.h"
 #include "models/roce/dcqcn.h"
+#include "models/server/server.h"
 #include "models/tcp/tcp.h"
 #include "models/net/net.h"
 #include "sim/sim.h"
@@ -179,6 +180,7 @@ struct fab_params {
 	struct dcqcn_params dcqcn;	/* dcqcn.*: RoCE congestion control */
 	struct ibcc_params ibcc;	/* ib.cc*: IB congestion control (Annex A10) */
 	struct tcp_params tcp;		/* tcp.*: TCP and the host stack */
+	struct srv_params server;	/* server.*: GPU servers and NVLink (models/server) */
 	/* link[...].KEY: single cables' own values, in the order given (last,
 	 * 2.5 KB, away from the fields the hot path reads) */
 	uint8_t nlink_sets;
@@ -390,6 +392,8 @@ struct hca;
 struct hca *fab_hca(struct fab *f, int node);
 /* The run's parameters, and the number of nodes (as in the net). */
 const struct fab_params *fab_get_params(const struct fab *f);
+/* The GPU servers (server.gpus > 0): their map and NVLink pipes; or NULL. */
+struct srv_map *fab_server(struct fab *f);
 int fab_nodes(const struct fab *f);
 
 struct fab *fab_create(const struct net *net, const struct fab_params *p,

@@ -264,6 +264,9 @@ void fab_params_default(struct fab_params *p)
 	memset(p, 0, sizeof(*p));
 	p->max_csv_rows = FAB_MAX_CSV_ROWS;
 	apply_preset(p, find_preset(DEFAULT_PRESET));
+	/* no GPU servers unless the topology or server.preset says so; a
+	 * preset= keeps them (they are not the fabric's generation) */
+	srv_params_default(&p->server);
 }
 
 
@@ -1318,10 +1321,14 @@ static const struct sim_param_table dcqcn_table = {
 static const struct sim_param_table ibcc_table = {
 	ibcc_param_keys, offsetof(struct fab_params, ibcc), 22, 8,
 };
+static const struct sim_param_table server_table = {
+	srv_param_keys, offsetof(struct fab_params, server), 22, 8,
+};
 
 /* The tables fab_params_set() reads, in print order. */
 static const struct sim_param_table *const tables[] = {
-	&fab_table, &host_model_table, &host_table, &dcqcn_table, &ibcc_table, NULL,
+	&fab_table, &host_model_table, &host_table, &dcqcn_table, &ibcc_table, &server_table,
+	NULL,
 };
 
 /* ---- link[NODE/PORT].KEY=VALUE: one cable's own value ---------------------- */
@@ -1742,6 +1749,8 @@ int fab_params_check(const struct fab_params *p, struct sim_diag *d)
 	uint16_t weighted = 0;
 	uint32_t min_blocks;
 
+	if (srv_params_check(&p->server, d))
+		return -1;
 	if (host_params_check(&p->host, d))
 		return -1;
 	{

@@ -98,6 +98,7 @@ int net_dup(struct net *dst, const struct net *src)
 		}
 	}
 	dst->max_lid = src->max_lid;
+	memcpy(dst->server, src->server, sizeof(dst->server));
 	dst->lmc = src->lmc;
 	dst->sm_node = src->sm_node;
 	if (src->lid_node) {

@@ -95,6 +95,9 @@ struct net {
 	/* references waiting for net_validate() */
 	struct net_ref *refs;
 	int nrefs, refs_cap;
+	/* the GPU server the file names ("# ibfab: server=dgx-h100", a
+	 * models/server preset), "" none: the default of server.preset */
+	char server[16];
 	/* hosts (CAs with a connected port) in file order; rebuilt lazily */
 	int *host_list;
 	int host_count;

@@ -14,7 +14,7 @@ lib=$(dirname "$IBFAB")/../models/libibfab_models.a
 command -v nm >/dev/null || { fail "nm missing (binutils)"; finish; exit; }
 
 # lowest first: a folder may use those before it
-ORDER="link net sm host core ib port switch eth hca roce cc tcp fabric"
+ORDER="link net sm host server core ib port switch eth hca roce cc tcp fabric"
 python3 - "$lib" "$IBFAB_SRC" "$ORDER" > "$tmp/out" <<'PY'
 import collections, os, re, subprocess, sys
 lib, src, order = sys.argv[1:4]

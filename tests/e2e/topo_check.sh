@@ -155,7 +155,8 @@ expect 1 "not in the topology"     topo dot "$EX/ring-4.net" --run "$tmp/run.jso
 
 # ---- --health and --lft ----
 # the bisection --health computes is the one topologies/examples/README.md
-# tabulates for every example (in 4xHDR cables of 200 Gb/s)
+# tabulates for every example (in cables of 200 Gb/s, 4xHDR, or 400 Gb/s,
+# 4xNDR, as the file's header says)
 python3 - "$EX" "$IBFAB" <<'PY' || fail "--health's bisection against the examples' table"
 import re, subprocess, sys
 ex, ibfab = sys.argv[1], sys.argv[2]
@@ -166,9 +167,10 @@ for line in open(f"{ex}/README.md"):
         continue
     rows += 1
     f, hosts, cables = m.group(1), int(m.group(2)), int(m.group(5))
+    gbps = 400 if "4xNDR" in open(f"{ex}/{f}").read(4096) else 200
     out = subprocess.run([ibfab, "topo", "check", f"{ex}/{f}", "--health"], capture_output=True, text=True).stdout
     g = re.search(r"bisection +(\d+) Gb/s .*, ([0-9.]+) of full bisection \((\d+) Gb/s\)", out)
-    if not g or int(g.group(1)) != cables * 200 or int(g.group(3)) != hosts // 2 * 200:
+    if not g or int(g.group(1)) != cables * gbps or int(g.group(3)) != hosts // 2 * gbps:
         bad.append(f"{f}: {g.group(0) if g else 'no bisection line'}, the table says {cables} cables of {hosts // 2}")
 if rows < 8: bad.append(f"only {rows} rows of the examples' table read")
 for b in bad: print("  ", b)

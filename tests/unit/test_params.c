@@ -149,6 +149,10 @@ static void test_defaults(void)
 	/* a preset leaves sim.* alone: the one non-zero run default */
 	CU_ASSERT_EQUAL(b.max_csv_rows, 0);
 	b.max_csv_rows = FAB_MAX_CSV_ROWS;
+	/* nor does it touch the GPU servers: none unless asked for */
+	CU_ASSERT_EQUAL(b.server.gpus, 0);
+	CU_ASSERT_STRING_EQUAL(a.server.preset, "none");
+	srv_params_default(&b.server);
 	CU_ASSERT_EQUAL(memcmp(&a, &b, sizeof(a)), 0);
 	CU_ASSERT_EQUAL(a.max_memory, 0);	/* half of the machine's, decided when used */
 	CU_ASSERT_EQUAL(a.tcp.retries2, 15);
@@ -680,7 +684,7 @@ static void test_print(void)
 	struct fab_params p, q;
 	char *buf = NULL, *line, *save = NULL;
 	size_t len = 0;
-	int lines = 0, host_lines = 0, cc_lines = 0;
+	int lines = 0, host_lines = 0, cc_lines = 0, server_lines = 0;
 	FILE *f;
 
 	fab_params_default(&p);
@@ -715,6 +719,8 @@ static void test_print(void)
 		 * dcqcn.* and ib.cc* from the CC models (test_dcqcn, test_ibcc) */
 		if (!strncmp(line, "dcqcn.", 6) || !strncmp(line, "ib.cc", 5))
 			cc_lines++;
+		else if (!strncmp(line, "server.", 7))	/* models/server (test_server) */
+			server_lines++;
 		else if (strncmp(line, "host.", 5))
 			lines++;
 		else
@@ -729,6 +735,7 @@ static void test_print(void)
 	CU_ASSERT_EQUAL(lines, 80);	/* one per key (tcp.* included): a forgotten key shows here */
 	CU_ASSERT(host_lines > 10);	/* host.model and the host model's keys */
 	CU_ASSERT(cc_lines > 20);	/* dcqcn.* and ib.cc* */
+	CU_ASSERT_EQUAL(server_lines, 6);	/* server.preset and the five it sets */
 	/* The round trip marks tables and the link as explicitly set. */
 	CU_ASSERT_TRUE(q.link_forced && q.width_forced && q.speed_forced);
 	q.link_forced = p.link_forced;

@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_server.c - multi-GPU servers (models/server): the presets and
+ * server.* keys, the map from host names, NVLink's pipes against their
+ * closed forms, and a replay on GPU servers: intra-server steps over
+ * NVLink to the picosecond, PXN keeping cross-server traffic on its rail,
+ * the rings of several channels rotated per server and still correct.
+ */
+#include <CUnit/CUnit.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/fabric/fab.h"
+#include "models/net/net.h"
+#include "models/server/server.h"
+#include "models/sm/sm.h"
+#include "tests/unit/test_main.h"
+#include "topologies/topo.h"
+#include "traces/trace.h"
+#include "traces/trace_replay.h"
+
+static struct sim_diag d;
+
+/* `ibfab topo gen rail --servers n --server name`, routed */
+static void gen_servers(struct net *n, int servers, const char *name)
+{
+	struct topo_gen_params p;
+	char ns[16];
+	char *argv[] = { "rail", "--servers", ns, "--server", (char *)name };
+
+	snprintf(ns, sizeof(ns), "%d", servers);
+	CU_ASSERT_EQUAL_FATAL(topo_gen_parse(&p, 5, argv, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(topo_gen_net(n, &p, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(sm_route_minhop(n, &d), 0);
+}
+
+static void test_presets(void)
+{
+	struct srv_params p;
+	struct fab_params f;
+
+	srv_params_default(&p);
+	CU_ASSERT_EQUAL(p.gpus, 0);
+	CU_ASSERT_EQUAL(srv_params_check(&p, &d), 0);	/* no servers is fine */
+	CU_ASSERT_EQUAL(srv_params_preset(&p, "DGX-H100", &d), 0);
+	CU_ASSERT_STRING_EQUAL(p.preset, "dgx-h100");
+	CU_ASSERT_EQUAL(p.gpus, 8);
+	CU_ASSERT_EQUAL(p.domain, 8);
+	/* NCCL's 20.6 GB/s per NVLink4 link x 18 links */
+	CU_ASSERT_DOUBLE_EQUAL(p.nvlink_gbps, 18 * 20.6, 1e-9);
+	CU_ASSERT_TRUE(p.pxn);
+	CU_ASSERT_EQUAL(srv_params_preset(&p, "dgx-a100", &d), 0);
+	CU_ASSERT_DOUBLE_EQUAL(p.nvlink_gbps, 12 * 20.0, 1e-9);
+	CU_ASSERT_EQUAL(srv_params_preset(&p, "gb200-nvl72", &d), 0);
+	CU_ASSERT_EQUAL(p.gpus, 4);
+	CU_ASSERT_EQUAL(p.domain, 72);
+	CU_ASSERT_EQUAL(srv_params_preset(&p, "dgx-z", &d), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "unknown server preset 'dgx-z'"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "dgx-h100"));
+	for (int i = 0; srv_presets[i]; i++) {
+		CU_ASSERT_PTR_EQUAL(srv_preset_find(srv_presets[i]->name), srv_presets[i]);
+		/* what a copy achieves is below the links' rate */
+		CU_ASSERT(srv_presets[i]->nvlink_gbps <
+			  srv_presets[i]->links * srv_presets[i]->link_gbps);
+		CU_ASSERT_PTR_NOT_NULL(srv_preset_find(srv_presets[i]->name)->fabric);
+	}
+	/* the keys, through the fabric's parameters */
+	fab_params_default(&f);
+	CU_ASSERT_EQUAL(fab_params_set(&f, "server.preset=dgx-h100", &d), 0);
+	CU_ASSERT_EQUAL(f.server.gpus, 8);
+	CU_ASSERT_EQUAL(fab_params_set(&f, "server.pxn=off", &d), 0);
+	CU_ASSERT_FALSE(f.server.pxn);
+	CU_ASSERT_EQUAL(fab_params_set(&f, "server.domain=12", &d), 0);
+	CU_ASSERT_EQUAL(fab_params_check(&f, &d), -1);	/* not a multiple of 8 */
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "server.domain"));
+	CU_ASSERT_EQUAL(fab_params_set(&f, "server.domain=16", &d), 0);
+	CU_ASSERT_EQUAL(fab_params_check(&f, &d), 0);
+	CU_ASSERT_EQUAL(fab_params_set(&f, "server.nvlink_gbps=0", &d), 0);
+	CU_ASSERT_EQUAL(fab_params_check(&f, &d), -1);
+	CU_ASSERT_EQUAL(fab_params_set(&f, "server.preset=bogus", &d), -1);
+	/* a fabric preset leaves the servers alone */
+	CU_ASSERT_EQUAL(fab_params_set(&f, "server.preset=dgx-a100", &d), 0);
+	CU_ASSERT_EQUAL(fab_params_set(&f, "preset=ndr", &d), 0);
+	CU_ASSERT_STRING_EQUAL(f.server.preset, "dgx-a100");
+}
+
+static void test_map(void)
+{
+	struct srv_params p;
+	struct srv_map m;
+	struct net n;
+
+	srv_params_preset(&p, "dgx-h100", &d);
+	gen_servers(&n, 3, "dgx-h100");
+	CU_ASSERT_EQUAL_FATAL(srv_map_build(&m, &n, &p, &d), 0);
+	CU_ASSERT_EQUAL(m.nservers, 3);
+	for (int s = 0; s < 3; s++)
+		for (int j = 0; j < 8; j++) {
+			char name[16];
+			int x;
+
+			snprintf(name, sizeof(name), "n%dg%d", s, j);
+			x = net_find_host(&n, name);
+			CU_ASSERT_FATAL(x >= 0);
+			CU_ASSERT_EQUAL(m.server[x], s);
+			CU_ASSERT_EQUAL(m.local[x], j);
+			CU_ASSERT_EQUAL(srv_domain(&m, x), s);
+			CU_ASSERT_EQUAL(m.gpu_node[s * 8 + j], x);
+		}
+	int a = net_find_host(&n, "n0g1"), b = net_find_host(&n, "n1g5"), c = net_find_host(&n, "n0g5");
+
+	CU_ASSERT_TRUE(srv_same_domain(&m, a, c));
+	CU_ASSERT_FALSE(srv_same_domain(&m, a, b));
+	CU_ASSERT_EQUAL(srv_proxy(&m, a, b), c);	/* n0g1 -> n1g5 leaves by n0g5 */
+	CU_ASSERT_EQUAL(srv_proxy(&m, c, b), c);	/* already on rail 5 */
+	m.p.pxn = false;
+	CU_ASSERT_EQUAL(srv_proxy(&m, a, b), a);
+	for (int i = 0; i < n.nnodes; i++)	/* switches are in no server */
+		if (n.nodes[i].type == NET_SWITCH)
+			CU_ASSERT_EQUAL(m.server[i], -1);
+	srv_map_free(&m);
+	net_free(&n);
+
+	/* a rack-scale domain spans 18 trays of 4 */
+	srv_params_preset(&p, "gb200-nvl72", &d);
+	gen_servers(&n, 20, "gb200-nvl72");
+	CU_ASSERT_EQUAL_FATAL(srv_map_build(&m, &n, &p, &d), 0);
+	CU_ASSERT_EQUAL(srv_domain(&m, net_find_host(&n, "n17g3")), 0);
+	CU_ASSERT_EQUAL(srv_domain(&m, net_find_host(&n, "n18g0")), 1);
+	CU_ASSERT_TRUE(srv_same_domain(&m, net_find_host(&n, "n0g0"), net_find_host(&n, "n17g3")));
+	srv_map_free(&m);
+	net_free(&n);
+}
+
+/* Hosts named as Linux names HCAs ("<host> mlx5_<K>"): GPUs in K order. */
+static const char *mlx5_topo =
+	"Switch 8 \"sw\"\n"
+	"[1] \"H-a7\"[1]\n[2] \"H-a2\"[1]\n[3] \"H-b0\"[1]\n[4] \"H-x\"[1]\n\n"
+	"Ca 1 \"H-a7\" # \"dgxa mlx5_7\"\n[1] \"sw\"[1]\n\n"
+	"Ca 1 \"H-a2\" # \"dgxa mlx5_2\"\n[1] \"sw\"[2]\n\n"
+	"Ca 1 \"H-b0\" # \"dgxb mlx5_0\"\n[1] \"sw\"[3]\n\n"
+	"Ca 1 \"H-x\" # \"login node\"\n[1] \"sw\"[4]\n";
+
+static void test_map_names(void)
+{
+	struct srv_params p;
+	struct srv_map m;
+	struct net n;
+
+	srv_params_preset(&p, "dgx-h100", &d);
+	CU_ASSERT_EQUAL_FATAL(topo_load_string(mlx5_topo, "mlx5.topo", &n, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(srv_map_build(&m, &n, &p, &d), 0);
+	CU_ASSERT_EQUAL(m.nservers, 2);
+	CU_ASSERT_EQUAL(m.local[net_find_host(&n, "dgxa mlx5_2")], 0);
+	CU_ASSERT_EQUAL(m.local[net_find_host(&n, "dgxa mlx5_7")], 1);
+	CU_ASSERT_EQUAL(m.server[net_find_host(&n, "dgxb mlx5_0")], 1);
+	CU_ASSERT_EQUAL(m.server[net_find_host(&n, "login node")], -1);	/* no GPU */
+	srv_map_free(&m);
+	/* more HCAs than the server has GPUs */
+	p.gpus = 1;
+	p.domain = 1;
+	CU_ASSERT_EQUAL(srv_map_build(&m, &n, &p, &d), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "server \"dgxa\" has more than 1 HCAs"));
+	CU_ASSERT_STRING_EQUAL(d.file, "mlx5.topo");
+	CU_ASSERT(d.line > 0);
+	net_free(&n);
+	/* a GPU index past the server's */
+	srv_params_preset(&p, "dgx-h100", &d);
+	gen_servers(&n, 1, "dgx-h100");
+	free(n.nodes[net_find_host(&n, "n0g7")].desc);
+	n.nodes[net_find_host(&n, "n0g7")].desc = strdup("n0g9");
+	CU_ASSERT_EQUAL(srv_map_build(&m, &n, &p, &d), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "host \"n0g9\": GPU 9 of a server of 8 GPUs"));
+	net_free(&n);
+}
+
+/* NVLink's two pipes per GPU against their closed forms. */
+static void test_pipes(void)
+{
+	struct srv_params p;
+	struct srv_map m;
+	struct net n;
+	sim_time_t first, e1, e2, e3;
+	const uint64_t B = 1 << 20;
+
+	srv_params_preset(&p, "dgx-h100", &d);
+	gen_servers(&n, 1, "dgx-h100");
+	CU_ASSERT_EQUAL_FATAL(srv_map_build(&m, &n, &p, &d), 0);
+	const int g0 = m.gpu_node[0], g1 = m.gpu_node[1], g2 = m.gpu_node[2], g3 = m.gpu_node[3];
+	/* one MiB at 370.8 GB/s: ceil(1048576 x 1000 / 370.8) ps, then 3.4 us */
+	const sim_time_t ser = (sim_time_t)ceil(B * 1000.0 / 370.8), lat = 3400 * SIM_NS;
+
+	e1 = srv_nvlink(&m, g0, g1, 1000, B, &first);
+	CU_ASSERT_EQUAL(e1, 1000 + ser + lat);
+	CU_ASSERT_EQUAL(first, 1000 + lat);
+	/* a second send from g0 queues behind the first on g0's port */
+	e2 = srv_nvlink(&m, g0, g2, 1000, B, NULL);
+	CU_ASSERT_EQUAL(e2, 1000 + 2 * ser + lat);
+	/* g3 -> g1 at once: its own port is free, g1's in-pipe is not */
+	e3 = srv_nvlink(&m, g3, g1, 1000, B, NULL);
+	CU_ASSERT_EQUAL(e3, 1000 + 2 * ser + lat);
+	/* g2 sends while receiving: the directions are independent */
+	CU_ASSERT_EQUAL(srv_nvlink(&m, g2, g3, 1000, B, NULL), 1000 + ser + lat);
+	CU_ASSERT_EQUAL(m.xfers, 4);
+	CU_ASSERT_EQUAL(m.bytes, 4 * B);
+	srv_map_free(&m);
+	net_free(&n);
+}
+
+/* ---- replays on GPU servers ---------------------------------------------- */
+
+struct srv_run {
+	sim_time_t end;
+	struct trace_results r;	/* only the counters are kept */
+	uint64_t spine_bytes;	/* bytes sent switch to switch */
+	uint64_t fabric_bytes;	/* bytes sent on every port */
+};
+
+static void replay_servers(const struct net *n, const struct fab_params *prm, const char *text,
+			   struct srv_run *out)
+{
+	struct trace t;
+	struct trace_program p;
+	struct trace_results r;
+	struct fab_msgs msgs = { 0 };
+	struct srv_map m;
+	struct fab *f;
+	int32_t *g;
+
+	memset(out, 0, sizeof(*out));
+	trace_init(&t);
+	CU_ASSERT_EQUAL_FATAL(trace_load_string(text, "srv-test", &t, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(trace_map_ranks(&t, n, &d), 0);
+	if (prm->server.gpus) {	/* as ibfab run does: the rings follow the servers */
+		CU_ASSERT_EQUAL_FATAL(srv_map_build(&m, n, &prm->server, &d), 0);
+		g = malloc((size_t)t.nranks * sizeof(*g));
+		CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+		for (int32_t k = 0; k < t.nranks; k++)
+			g[k] = srv_domain(&m, t.rank_node[k]);
+		CU_ASSERT_EQUAL_FATAL(trace_set_groups(&t, g, 2 * prm->server.gpus, 2u << 20, &d), 0);
+		free(g);
+		srv_map_free(&m);
+	}
+	trace_program_init(&p, &t);
+	CU_ASSERT_EQUAL_FATAL(trace_lower(&t, &p, &d), 0);
+	for (uint32_t op = 0; op < t.nops; op++)	/* every lowering is a correct algorithm */
+		if (t.ops[op].kind == TRACE_COLL && coll_check(&p, op, &d)) {
+			fprintf(stderr, "\n  coll_check: %s\n", d.msg);
+			CU_FAIL("coll_check");
+		}
+	f = fab_create(n, prm, &msgs, 1, &d);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	if (trace_replay(&p, f, &r, &d))
+		fprintf(stderr, "\n  trace_replay: %s\n", d.msg);
+	out->end = r.end_ps;
+	out->r.nvlink_xfers = r.nvlink_xfers;
+	out->r.nvlink_bytes = r.nvlink_bytes;
+	out->r.pxn_xfers = r.pxn_xfers;
+	out->r.qp_pairs = r.qp_pairs;
+	for (int i = 0; i < fab_nports(f); i++) {
+		const struct fab_port_info *pi = fab_port(f, i);
+		struct fab_sample s;
+
+		fab_port_sample(f, i, &s);
+		out->fabric_bytes += s.xmit_bytes;
+		if (n->nodes[pi->node].type == NET_SWITCH && n->nodes[pi->peer_node].type == NET_SWITCH)
+			out->spine_bytes += s.xmit_bytes;
+	}
+	trace_results_free(&r);
+	fab_destroy(f);
+	fab_msgs_free(&msgs);
+	trace_program_free(&p);
+	trace_free(&t);
+}
+
+static void servers_params(struct fab_params *prm, const char *server)
+{
+	fab_params_default(prm);
+	CU_ASSERT_EQUAL_FATAL(fab_params_preset(prm, "ndr", &d), 0);
+	CU_ASSERT_EQUAL_FATAL(srv_params_preset(&prm->server, server, &d), 0);
+}
+
+/* One server: every step of a ring is an NVLink transfer, so the ring's
+ * closed form holds to the picosecond: 2(N-1) (ser(S/N) + lat). */
+static void test_replay_one_server(void)
+{
+	struct fab_params prm;
+	struct srv_run a, b;
+	struct net n;
+	const uint64_t S = 8 << 20;
+	const sim_time_t step = (sim_time_t)ceil((S / 8) * 1000.0 / (18 * 20.6)) + 3400 * SIM_NS;
+
+	gen_servers(&n, 2, "dgx-h100");
+	servers_params(&prm, "dgx-h100");
+	replay_servers(&n, &prm, "ranks 8\nallreduce 8MiB algo=ring channels=1 chunks=1\n", &a);
+	CU_ASSERT_EQUAL(a.end, 2 * 7 * step);
+	CU_ASSERT_EQUAL(a.r.nvlink_xfers, 2 * 7 * 8);
+	CU_ASSERT_EQUAL(a.r.nvlink_bytes, 2 * 7 * S);
+	CU_ASSERT_EQUAL(a.r.pxn_xfers, 0);
+	CU_ASSERT_EQUAL(a.r.qp_pairs, 0);	/* no queue pair, nothing on the fabric */
+	CU_ASSERT_EQUAL(a.fabric_bytes, 0);
+	/* not given, a ring on servers takes NCCL's shape: 2 channels per
+	 * NIC (16) and pieces of at most 2 MiB - 8 MiB / (8 x 16) = 64 KiB
+	 * is one piece; 1 GiB / 128 = 8 MiB is four */
+	struct srv_run au;
+
+	replay_servers(&n, &prm, "ranks 8\nallreduce 8MiB\n", &au);
+	CU_ASSERT_EQUAL(au.r.nvlink_xfers, 2 * 7 * 8 * 16);
+	replay_servers(&n, &prm, "ranks 8\nallreduce 1GiB\n", &au);
+	CU_ASSERT_EQUAL(au.r.nvlink_xfers, 2 * 7 * 8 * 16 * 4);
+	/* given, they are kept */
+	replay_servers(&n, &prm, "ranks 8\nallreduce 1GiB channels=2\n", &au);
+	CU_ASSERT_EQUAL(au.r.nvlink_xfers, 2 * 7 * 8 * 2 * 32);
+	replay_servers(&n, &prm, "ranks 8\nallreduce 1GiB chunks=3\n", &au);
+	CU_ASSERT_EQUAL(au.r.nvlink_xfers, 2 * 7 * 8 * 16 * 3);
+	/* without servers the same ranks are hosts on the rails: much slower */
+	srv_params_default(&prm.server);
+	replay_servers(&n, &prm, "ranks 8\nallreduce 8MiB algo=ring channels=1 chunks=1\n", &b);
+	CU_ASSERT_EQUAL(b.r.nvlink_xfers, 0);
+	CU_ASSERT(b.fabric_bytes > 0);
+	CU_ASSERT(b.end > 3 * a.end);
+	net_free(&n);
+}
+
+/*
+ * Two servers, 8 channels: channel h enters each server at GPU h and
+ * leaves from GPU h-1, so the hop to the next server is relayed by GPU
+ * h's NIC (PXN): every one of the 2 x 8 cross-server hops of each of the
+ * 30 rounds, and nothing crosses a spine. With PXN off the same hops go
+ * rail h-1 to rail h, through the spines.
+ */
+static void test_replay_pxn(void)
+{
+	struct fab_params prm;
+	struct srv_run on, off;
+	struct net n;
+	const char *ar = "ranks 16\nallreduce 16MiB algo=ring channels=8\n";
+
+	gen_servers(&n, 2, "dgx-h100");
+	servers_params(&prm, "dgx-h100");
+	replay_servers(&n, &prm, ar, &on);
+	CU_ASSERT_EQUAL(on.r.pxn_xfers, 30 * 2 * 8);
+	/* all 30 x 16 x 8 steps start on NVLink: 14 of 16 hops, and the relays */
+	CU_ASSERT_EQUAL(on.r.nvlink_xfers, 30 * 16 * 8);
+	CU_ASSERT_EQUAL(on.spine_bytes, 0);
+	CU_ASSERT(on.fabric_bytes > 0);
+	prm.server.pxn = false;
+	replay_servers(&n, &prm, ar, &off);
+	CU_ASSERT_EQUAL(off.r.pxn_xfers, 0);
+	CU_ASSERT_EQUAL(off.r.nvlink_xfers, 30 * 14 * 8);
+	CU_ASSERT(off.spine_bytes > 0);
+	/* one channel without the rotation enters and leaves at GPUs 0 and 7:
+	 * every relay is GPU 0's, and rail 0 carries it all */
+	struct srv_run one;
+
+	prm.server.pxn = true;
+	replay_servers(&n, &prm, "ranks 16\nallreduce 16MiB algo=ring channels=1\n", &one);
+	CU_ASSERT_EQUAL(one.r.pxn_xfers, 30 * 2);
+	CU_ASSERT(one.end > on.end);
+	net_free(&n);
+}
+
+/* The rotated rings are correct algorithms for every ring collective,
+ * with servers of unequal size and more channels than GPUs. */
+static void test_rotation_check(void)
+{
+	struct fab_params prm;
+	struct srv_run r;
+	struct net n;
+	static const char *traces[] = {
+		"ranks 16\nallreduce 1MiB algo=ring channels=3 chunks=2\n",
+		"ranks 16\nreducescatter 1MiB algo=ring channels=10\n",
+		"ranks 16\nallgather 1MiB algo=ring channels=5\n",
+		/* a communicator that splits servers unevenly: 3 + 8 + 1 */
+		"ranks 24\nallreduce 1MiB algo=ring channels=4 ranks=5-16\n",
+	};
+
+	gen_servers(&n, 3, "dgx-h100");
+	servers_params(&prm, "dgx-h100");
+	for (size_t i = 0; i < sizeof(traces) / sizeof(traces[0]); i++) {
+		replay_servers(&n, &prm, traces[i], &r);
+		CU_ASSERT(r.end > 0);
+		CU_ASSERT(r.r.nvlink_xfers > 0);
+	}
+	net_free(&n);
+}
+
+static const struct test_case tests[] = {
+	{ "presets and server.* keys", test_presets },
+	{ "the map from rail-generated names", test_map },
+	{ "the map from mlx5 names, and its errors", test_map_names },
+	{ "NVLink pipes: closed forms", test_pipes },
+	{ "one server: a ring over NVLink to the picosecond", test_replay_one_server },
+	{ "two servers: PXN keeps the ring on its rails", test_replay_pxn },
+	{ "rotated rings pass the reduction check", test_rotation_check },
+	{ NULL, NULL },
+};
+
+int main(void)
+{
+	return test_run("server", tests);
+}
