@@ -730,6 +730,11 @@ static int server_groups(struct cli_run *c)
 		g[r] = srv_domain(&m, c->trace.rank_node[r]);
 	/* rings: two channels per NIC, one NIC per GPU; NCCL's 2 MiB chunks */
 	rc = trace_set_groups(&c->trace, g, 2 * c->p.server.gpus, 2u << 20, &c->d);
+	const struct srv_preset *sp = srv_preset_find(c->p.server.preset);
+
+	if (sp)		/* NCCL's tuning model: one search channel per NIC */
+		c->trace.tune = (struct trace_tune){ .arch = sp->nccl_arch, .amd = sp->amd_cpu,
+						     .nchannels = c->p.server.gpus, .bw = sp->nccl_bw };
 	free(g);
 	srv_map_free(&m);
 	return rc;
@@ -755,6 +760,9 @@ static int load_trace(struct cli_run *c)
 	if (rc || trace_map_ranks(&c->trace, &c->net, &c->d) || server_groups(c) ||
 	    cli_sharp_setup(c))
 		return -1;
+	/* on GPU servers, algo=auto is what NCCL's tuning model picks */
+	if (trace_tune_ops(&c->trace))
+		return sim_diag_set(&c->d, NULL, 0, 0, "out of memory");
 	trace_program_init(&c->prog, &c->trace);
 	c->prog.max_bytes = c->p.max_memory;
 	/*

@@ -210,38 +210,49 @@ static int ctx_sizes(struct coll_ctx *c, const struct trace_op *o, struct sim_di
 	return 0;
 }
 
+/* Rings and allreduce trees follow the servers (coll_ctx.rot). */
+static bool follows_servers(const struct coll_ctx *c)
+{
+	return c->t->rank_group &&
+	       ((c->algo->algo == TRACE_ALGO_RING && c->algo->gen) ||
+		(c->algo->algo == TRACE_ALGO_TREE && c->op->coll == TRACE_ALLREDUCE));
+}
+
 /*
- * A ring on GPU servers whose channels or chunks were not given: NCCL's.
- * Its ring runs two channels per NIC (the graph search finds one per NIC,
+ * A ring or an allreduce tree on GPU servers whose channels or chunks were
+ * not given: NCCL's. It runs two channels per NIC (the graph search finds one per NIC,
  * then doubles them: src/graph/search.cc), and moves each channel's data
  * in chunks of ALLREDUCE_CHUNKSTEPS (= ALLGATHER_, REDUCESCATTER_) steps
  * of its Simple protocol's buffer: 4 steps x 4 MiB / NCCL_STEPS (8) = 2
  * MiB (src/include/collectives.h, device.h; DEFAULT_BUFFSIZE in
  * src/init.cc), the pieces that go round the ring one after another.
  */
-static void ring_auto(struct coll_ctx *c)
+static void server_auto(struct coll_ctx *c)
 {
 	const struct trace *t = c->t;
 	uint64_t seg, p;
 
-	if (!t->rank_group || c->algo->algo != TRACE_ALGO_RING || !c->algo->gen)
+	if (!follows_servers(c))
 		return;
 	if (!c->op->channels && t->auto_channels && c->algo->multichannel)
 		c->channels = t->auto_channels;
 	if (!c->op->chunks && t->auto_piece_bytes && c->algo->pipelines) {
-		seg = c->bytes / ((uint64_t)c->n * c->channels);
+		/* a flow's share: a ring segment, or a tree's half */
+		seg = c->bytes / ((uint64_t)(c->algo->algo == TRACE_ALGO_RING ? c->n : 2) *
+				  c->channels);
 		p = (seg + t->auto_piece_bytes - 1) / t->auto_piece_bytes;
 		c->pieces = p < 1 ? 1 : p > TRACE_MAX_CHUNKS ? TRACE_MAX_CHUNKS : (uint32_t)p;
 	}
 }
 
-/* coll_ctx.rot for a ring of several channels over GPU servers. */
-static int ring_rotation(struct coll_ctx *c)
+/* coll_ctx.rot for a ring of several channels, or an allreduce tree, over
+ * GPU servers. */
+static int server_runs(struct coll_ctx *c)
 {
 	const int32_t *g = c->t->rank_group;
 	bool any = false;
 
-	if (!g || c->channels < 2 || c->algo->algo != TRACE_ALGO_RING || !c->algo->gen)
+	if (!follows_servers(c) || (c->algo->algo == TRACE_ALGO_RING && c->channels < 2))
 		return 0;
 	c->rot = malloc(2 * (size_t)c->n * sizeof(*c->rot));
 	if (!c->rot)
@@ -315,10 +326,10 @@ int coll_ctx_init(struct coll_ctx *c, const struct trace *t, uint32_t op_index,
 		c->root = i;
 	}
 	c->bytes = o->coll == TRACE_BARRIER ? 0 : o->bytes;
-	ring_auto(c);
+	server_auto(c);
 	if (c->algo->endpoints && c->algo->endpoints(c))
 		return -1;
-	if (ctx_sizes(c, o, d) || ring_rotation(c)) {
+	if (ctx_sizes(c, o, d) || server_runs(c)) {
 		coll_ctx_fini(c);	/* the endpoints */
 		return -1;
 	}

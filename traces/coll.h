@@ -219,6 +219,18 @@ static inline int trace_program_append(struct trace_program *p, const struct tra
  * p->trace's ops if not yet done; every op starts with no steps. 0 or -1. */
 int trace_program_ops_alloc(struct trace_program *p);
 
+/*
+ * NCCL's tuning model on GPU servers (coll_tune.c): the time in us it
+ * estimates for `algo` (ring or tree, Simple protocol) of an allreduce of
+ * `bytes` over nranks GPUs on nnodes servers; and what `algo=auto` picks
+ * for a collective (TRACE_ALGO_AUTO: ibfab's default, for all-to-all and
+ * the barrier).
+ */
+double coll_tune_time(const struct trace_tune *tu, enum trace_algo algo, uint32_t nranks,
+		      uint32_t nnodes, uint64_t bytes);
+enum trace_algo coll_tune_pick(const struct trace_tune *tu, enum trace_coll coll,
+			       uint32_t nranks, uint32_t nnodes, uint64_t bytes);
+
 /* ---- for the algorithms ----------------------------------------------------- */
 
 /* Fill c for op_index (n, K, S, the algorithm...); 0, or -1 with c->d set

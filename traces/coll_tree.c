@@ -115,8 +115,9 @@ static void sort_by(const uint32_t *key, uint32_t n, uint32_t maxkey, uint32_t *
 
 /* Build tree t over n positions. 0 or -1 (out of memory, or not a tree,
  * which would be a bug in the parent functions). */
-static int tree_build(struct tree *tr, uint32_t n, int32_t (*parent)(uint32_t, uint32_t, uint32_t),
-		      uint32_t t)
+typedef int32_t (*parent_fn)(uint32_t n, uint32_t t, uint32_t v, const void *ctx);
+
+static int tree_build(struct tree *tr, uint32_t n, parent_fn parent, uint32_t t, const void *ctx)
 {
 	uint32_t *fill = NULL, *order = NULL, head = 0, tail = 0;
 	int rc = -1;
@@ -137,7 +138,7 @@ static int tree_build(struct tree *tr, uint32_t n, int32_t (*parent)(uint32_t, u
 		goto out;
 	tr->root = n;
 	for (uint32_t v = 0; v < n; v++) {
-		tr->parent[v] = parent(n, t, v);
+		tr->parent[v] = parent(n, t, v, ctx);
 		if (tr->parent[v] < 0) {
 			if (tr->root != n)
 				goto out;	/* two roots */
@@ -199,10 +200,88 @@ out:
 
 /* Single trees (reduce, broadcast): NCCL's btree on positions, position
  * v being member (root + v) mod n. */
-static int32_t rooted_parent(uint32_t n, uint32_t t, uint32_t v)
+static int32_t rooted_parent(uint32_t n, uint32_t t, uint32_t v, const void *ctx)
 {
 	(void)t;
+	(void)ctx;
 	return btree_parent(n, v);
+}
+
+/* The double binary tree over all positions. */
+static int32_t flat_parent(uint32_t n, uint32_t t, uint32_t v, const void *ctx)
+{
+	(void)ctx;
+	return dtree_parent(n, t, v);
+}
+
+/*
+ * On GPU servers (coll_ctx.rot: runs of positions that share an NVLink
+ * domain), NCCL's tree: within a server a chain, each GPU's parent the
+ * one before it, the first (the chain's head) under the double binary
+ * tree of the servers' heads (src/graph/trees.cc, connectTrees in
+ * src/graph/connect.cc: "intra-node chain, inter-node tree"). Channel h
+ * rotates every chain by h (coll_ring_member), so each channel's heads -
+ * the GPUs whose NICs carry it between servers - are on a rail of its
+ * own, as NCCL gives each channel its own NIC.
+ */
+struct runs {
+	const uint32_t *rot;	/* coll_ctx.rot */
+	uint32_t *of, *start;	/* per position its run, per run its first position */
+	uint32_t n;		/* runs */
+};
+
+static int32_t server_parent(uint32_t n, uint32_t t, uint32_t v, const void *ctx)
+{
+	const struct runs *r = ctx;
+	int32_t u;
+
+	(void)n;
+	if (v > r->rot[2 * v])
+		return (int32_t)v - 1;		/* up the chain */
+	u = dtree_parent(r->n, t, r->of[v]);	/* a head: the servers' tree */
+	return u < 0 ? -1 : (int32_t)r->start[u];
+}
+
+static void runs_free(struct runs *r)
+{
+	free(r->of);
+	free(r->start);
+	memset(r, 0, sizeof(*r));
+}
+
+/* The runs of c, or none (r->rot NULL: the flat tree). 0 or -1. */
+static int runs_make(const struct coll_ctx *c, struct runs *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (!c->rot)
+		return 0;
+	r->rot = c->rot;
+	r->of = malloc(c->n * sizeof(*r->of));
+	r->start = malloc(c->n * sizeof(*r->start));
+	if (!r->of || !r->start) {
+		runs_free(r);
+		return -1;
+	}
+	for (uint32_t v = 0; v < c->n; v++) {
+		if (v == c->rot[2 * v])
+			r->start[r->n++] = v;
+		r->of[v] = r->n - 1;
+	}
+	return 0;
+}
+
+/* Tree t of the allreduce over c's members (positions; coll_ring_member
+ * maps them to members per channel). */
+static int dtree_build(const struct coll_ctx *c, struct tree *tr, uint32_t t)
+{
+	struct runs r;
+	int rc;
+
+	if (runs_make(c, &r))
+		return -1;
+	rc = tree_build(tr, c->n, r.rot ? server_parent : flat_parent, t, &r);
+	runs_free(&r);
+	return rc;
 }
 
 static int tree_err(struct coll_ctx *c)
@@ -237,9 +316,9 @@ static int dtree_lower(struct coll_ctx *c)
 
 	if (N < 2)
 		return 0;
-	if (tree_build(&tr[0], N, dtree_parent, 0))
+	if (dtree_build(c, &tr[0], 0))
 		return tree_err(c);
-	if (tree_build(&tr[1], N, dtree_parent, 1)) {
+	if (dtree_build(c, &tr[1], 1)) {
 		tree_free(&tr[0]);
 		return tree_err(c);
 	}
@@ -267,12 +346,16 @@ static int dtree_lower(struct coll_ctx *c)
 
 				if (t->up[v] != ph)
 					continue;
+				const uint32_t h = f / (2 * P);
+
 				coll_dep_reset(c);
-				coll_dep_entry(c, v);
+				coll_dep_entry(c, coll_ring_member(c, h, v));
 				for (uint32_t j = t->coff[v]; j < t->coff[v + 1]; j++)
 					coll_dep(c, upx[(size_t)f * N + t->child[j]]);
-				upx[(size_t)f * N + v] = coll_emit(c, v, (uint32_t)t->parent[v], ph,
-								   chunk, 1, TD_REDUCE);
+				upx[(size_t)f * N + v] =
+					coll_emit(c, coll_ring_member(c, h, v),
+						  coll_ring_member(c, h, (uint32_t)t->parent[v]), ph,
+						  chunk, 1, TD_REDUCE);
 				if (upx[(size_t)f * N + v] == COLL_NONE)
 					goto out;
 			}
@@ -288,17 +371,21 @@ static int dtree_lower(struct coll_ctx *c)
 
 				if (t->depth[v] != dep)
 					continue;
+				const uint32_t h = f / (2 * P);
+
 				u = (uint32_t)t->parent[v];
 				coll_dep_reset(c);
 				if (u == t->root) {
 					/* the root's piece is complete once all children's arrived */
-					coll_dep_entry(c, u);
+					coll_dep_entry(c, coll_ring_member(c, h, u));
 					for (uint32_t j = t->coff[u]; j < t->coff[u + 1]; j++)
 						coll_dep(c, upx[(size_t)f * N + t->child[j]]);
 				} else {
 					coll_dep(c, downx[(size_t)f * N + u]);
 				}
-				downx[(size_t)f * N + v] = coll_emit(c, u, v, maxup + dep, f, 1, TD_COPY);
+				downx[(size_t)f * N + v] = coll_emit(c, coll_ring_member(c, h, u),
+								     coll_ring_member(c, h, v),
+								     maxup + dep, f, 1, TD_COPY);
 				if (downx[(size_t)f * N + v] == COLL_NONE)
 					goto out;
 			}
@@ -321,7 +408,7 @@ static uint32_t dtree_maxup(const struct coll_ctx *c, uint32_t *depth)
 
 	*depth = 0;
 	for (uint32_t t = 0; t < 2 && c->n > 1; t++) {
-		if (tree_build(&tr[t], c->n, dtree_parent, t))
+		if (dtree_build(c, &tr[t], t))
 			return 0;
 		if (tr[t].height > h)
 			h = tr[t].height;
@@ -389,7 +476,7 @@ static int stree_lower(struct coll_ctx *c)
 
 	if (N < 2)
 		return 0;
-	if (tree_build(&t, N, rooted_parent, 0))
+	if (tree_build(&t, N, rooted_parent, 0, NULL))
 		return tree_err(c);
 	x = malloc((size_t)F * N * sizeof(*x));
 	if (!x) {
@@ -454,7 +541,7 @@ static void stree_describe(const struct coll_ctx *c, FILE *out)
 	char b[32];
 	uint32_t depth = 0;
 
-	if (c->n > 1 && !tree_build(&t, c->n, rooted_parent, 0)) {
+	if (c->n > 1 && !tree_build(&t, c->n, rooted_parent, 0, NULL)) {
 		depth = t.maxdepth;
 		tree_free(&t);
 	}

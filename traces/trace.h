@@ -90,6 +90,7 @@ struct trace_op {
 	 * work completion, htsim's send_done), not when it is delivered */
 	bool acked;
 	char name[32];		/* a label for reports (e.g. "grad_allreduce_3"), may be empty */
+	bool auto_algo;		/* algo was auto, chosen by NCCL's tuning model (coll_tune.c) */
 	const char *file;	/* points into trace.files */
 	int line;
 };
@@ -105,6 +106,14 @@ enum trace_map {
 	TRACE_MAP_ROUNDROBIN,	/* consecutive ranks on different leaf switches */
 	TRACE_MAP_RANDOM,	/* a random permutation (map_seed) */
 	TRACE_MAP_GPU,		/* one rank per GPU on a rail-optimised cluster (hosts "n<i>g<j>") */
+};
+
+/* NCCL's view of a GPU server, for its tuning model (traces/coll_tune.c). */
+struct trace_tune {
+	uint8_t arch;		/* NCCL's rows: 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell */
+	bool amd;		/* AMD host CPUs: 2 us network overhead a step, not 1 */
+	uint32_t nchannels;	/* its graph search's channels: one per NIC; 0 = no servers */
+	double bw;		/* per channel, GB/s: the search's speed for one NIC */
 };
 
 struct trace {
@@ -143,6 +152,7 @@ struct trace {
 	 * about this many bytes; 0 otherwise */
 	uint32_t auto_channels;
 	uint64_t auto_piece_bytes;
+	struct trace_tune tune;	/* what NCCL's tuning model knows of the servers */
 };
 
 /* Ranks and aggregation nodes: what a program's steps may name. */
@@ -158,6 +168,13 @@ static inline int32_t trace_nendpoints(const struct trace *t)
  */
 int trace_set_agg(struct trace *t, int32_t nagg, const int *agg_node, const int32_t *parent,
 		  const int32_t *rank_agg, struct sim_diag *d);
+
+/*
+ * On GPU servers (trace.rank_group and trace.tune set): every collective
+ * whose algo is auto gets the algorithm NCCL's tuning model picks for its
+ * size, ranks and servers (coll_tune.c), and auto_algo set. 0 or -1.
+ */
+int trace_tune_ops(struct trace *t);
 
 /* Give the ranks their NVLink domains (trace.rank_group, copied), and
  * the rings' default channels and piece size there. 0 or -1. */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "sim/sim_json.h"
+#include "traces/coll.h"
 
 /*
  * Consecutive identical collectives written by one statement make one row,
@@ -72,6 +73,8 @@ void trace_nccl_table(FILE *out, const struct trace_program *p, const struct tra
 			fprintf(out, "op %" PRIu32, op->id);
 		if (j - i > 1)
 			fprintf(out, " x%zu", j - i);
+		if (op->auto_algo)	/* what NCCL's tuning model chose (coll_tune.c) */
+			fprintf(out, " [%s]", coll_algo_label(op->coll, op->algo));
 		fputc('\n', out);
 		sum_busbw += busbw;
 		rows++;

@@ -38,7 +38,9 @@ static const struct srv_preset dgx_a100 = {
 	.name = "dgx-a100", .what = "8 A100 SXM4, NVLink3 through 6 NVSwitches, 8 x HDR",
 	.gpu = "A100 SXM4", .nvlink = "NVLink3", .gpus = 8, .domain = 8,
 	.links = 12, .link_gbps = 25.0, .nvlink_gbps = 240.0, .nvlink_lat_ns = 3400,
-	.nic_rate = "4xHDR", .leaf_radix = 40, .fabric = "hdr",	/* Quantum QM8700: 40 HDR ports */
+	.nic_rate = "4xHDR", .leaf_radix = 40, .fabric = "hdr",
+	/* 2 x AMD EPYC 7742; a 200 Gb/s NIC is a 24 GB/s channel */
+	.nccl_arch = 1, .amd_cpu = true, .nccl_bw = 24.0,	/* Quantum QM8700: 40 HDR ports */
 };
 
 static const struct srv_preset dgx_h100 = {
@@ -46,6 +48,8 @@ static const struct srv_preset dgx_h100 = {
 	.gpu = "H100 SXM5", .nvlink = "NVLink4", .gpus = 8, .domain = 8,
 	.links = 18, .link_gbps = 25.0, .nvlink_gbps = 370.8, .nvlink_lat_ns = 3400,
 	.nic_rate = "4xNDR", .leaf_radix = 64, .fabric = "ndr",	/* Quantum-2 QM9700: 64 NDR ports */
+	/* 2 x Intel Xeon Platinum 8480C; a 400 Gb/s NIC is a 48 GB/s channel */
+	.nccl_arch = 2, .nccl_bw = 48.0,
 };
 
 static const struct srv_preset gb200_nvl72 = {
@@ -53,6 +57,7 @@ static const struct srv_preset gb200_nvl72 = {
 	.gpu = "B200", .nvlink = "NVLink5", .gpus = 4, .domain = 72,
 	.links = 18, .link_gbps = 50.0, .nvlink_gbps = 721.8, .nvlink_lat_ns = 3400,
 	.nic_rate = "4xNDR", .leaf_radix = 64, .fabric = "ndr",
+	.nccl_arch = 3, .nccl_bw = 48.0,	/* Grace (Arm) hosts: NCCL's default overhead */
 };
 
 const struct srv_preset *const srv_presets[] = { &dgx_a100, &dgx_h100, &gb200_nvl72, NULL };

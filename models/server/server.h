@@ -75,6 +75,12 @@ struct srv_preset {
 	const char *nic_rate;	/* the HCAs' cables, "4xNDR" */
 	uint32_t leaf_radix;	/* ports of the leaf switch a cluster of them uses */
 	const char *fabric;	/* the fabric preset of its HCAs' generation ("ndr") */
+	/* what NCCL's tuning model knows of it (traces/coll_tune.c): its GPU
+	 * generation's row (1 Ampere, 2 Hopper, 3 Blackwell), an AMD host,
+	 * and its graph search's speed per channel, one channel per NIC */
+	uint8_t nccl_arch;
+	bool amd_cpu;
+	double nccl_bw;
 };
 
 extern const struct sim_param srv_param_keys[];	/* "server.*", in print order */

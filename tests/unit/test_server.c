@@ -19,6 +19,7 @@
 #include "models/sm/sm.h"
 #include "tests/unit/test_main.h"
 #include "topologies/topo.h"
+#include "traces/coll.h"
 #include "traces/trace.h"
 #include "traces/trace_replay.h"
 
@@ -363,6 +364,120 @@ static void test_replay_pxn(void)
 	net_free(&n);
 }
 
+/*
+ * NCCL's tree on servers: within each server a chain, between servers the
+ * double binary tree of the chains' heads. On 2 servers with one channel
+ * and one piece: each tree (2) reduces up and broadcasts down (2) its 7
+ * chain edges per server (2) over NVLink - 56 - and its one edge between
+ * the heads over the fabric - 4 - both heads GPU 0, on rail 0: no relay.
+ * Channel h's heads are GPU h: 8 channels spread the heads over 8 rails.
+ */
+static void test_tree_servers(void)
+{
+	struct fab_params prm;
+	struct srv_run r, r8;
+	struct net n;
+
+	gen_servers(&n, 2, "dgx-h100");
+	servers_params(&prm, "dgx-h100");
+	replay_servers(&n, &prm, "ranks 16\nallreduce 16MiB algo=tree channels=1 chunks=1\n", &r);
+	CU_ASSERT_EQUAL(r.r.nvlink_xfers, 56);
+	CU_ASSERT_EQUAL(r.r.pxn_xfers, 0);
+	CU_ASSERT_EQUAL(r.r.qp_pairs, 2);	/* head to head, both ways */
+	CU_ASSERT_EQUAL(r.spine_bytes, 0);
+	replay_servers(&n, &prm, "ranks 16\nallreduce 16MiB algo=tree channels=8 chunks=1\n", &r8);
+	CU_ASSERT_EQUAL(r8.r.nvlink_xfers, 8 * 56);
+	CU_ASSERT_EQUAL(r8.r.qp_pairs, 8 * 2);
+	CU_ASSERT_EQUAL(r8.spine_bytes, 0);
+	CU_ASSERT(r8.end < r.end);	/* eight rails, not one */
+	net_free(&n);
+}
+
+/*
+ * NCCL's tuning model (coll_tune.c) against the same arithmetic done by
+ * hand from NCCL's constants (src/graph/tuning.cc): Hopper, Intel hosts,
+ * 8 search channels of 48 GB/s.
+ */
+static void test_tune(void)
+{
+	const struct trace_tune h100 = { .arch = 2, .nchannels = 8, .bw = 48 };
+	const double eps = 1e-6;
+
+	/* one server: ring 8.4 + 14 x 3.4, tree 8.4 + 2 (7 x 4.0) */
+	CU_ASSERT_DOUBLE_EQUAL(coll_tune_time(&h100, TRACE_ALGO_RING, 8, 1, 0), 56.0, eps);
+	CU_ASSERT_DOUBLE_EQUAL(coll_tune_time(&h100, TRACE_ALGO_TREE, 8, 1, 0), 64.4, eps);
+	/* two: ring 8.4 + 28 x max(3.4, 3 x 1) + 2 x 14, tree 8.4 + 2 (7 x 4 + 1 x 14) */
+	CU_ASSERT_DOUBLE_EQUAL(coll_tune_time(&h100, TRACE_ALGO_RING, 16, 2, 0), 131.6, eps);
+	CU_ASSERT_DOUBLE_EQUAL(coll_tune_time(&h100, TRACE_ALGO_TREE, 16, 2, 0), 92.4, eps);
+	/* 16 MiB on two: the ring's plateau (x 1.4) and busBw 384 x 16/30; the
+	 * tree's busBw min(0.92 x 384, 8 x 41.4) x 0.7 (log2(16 MiB / 64) = 18) / 2 */
+	const double S = 16777216.0;
+
+	CU_ASSERT_DOUBLE_EQUAL(coll_tune_time(&h100, TRACE_ALGO_RING, 16, 2, 16 << 20),
+			       1.4 * 131.6 + S / (1000 * 384 * 16.0 / 30), eps);
+	CU_ASSERT_DOUBLE_EQUAL(coll_tune_time(&h100, TRACE_ALGO_TREE, 16, 2, 16 << 20),
+			       92.4 + S / (1000 * 331.2 * 0.7 / 2), eps);
+	/* what auto picks: one server always the ring; two, the tree up to
+	 * 16 MiB (237 us against 266) and the ring from 128 MiB (840 against
+	 * 993); 16 servers, the ring at 1 GiB (7.2 ms against 7.6); 128, the
+	 * tree (ring 13.5 ms of latency alone) */
+	const uint64_t sizes[] = { 8, 1 << 20, 16 << 20, 128 << 20, 1ull << 30, 8ull << 30 };
+	const enum trace_algo two[] = { TRACE_ALGO_TREE, TRACE_ALGO_TREE, TRACE_ALGO_TREE,
+					TRACE_ALGO_RING, TRACE_ALGO_RING, TRACE_ALGO_RING };
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLREDUCE, 8, 1, sizes[i]), TRACE_ALGO_RING);
+		CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLREDUCE, 16, 2, sizes[i]), two[i]);
+	}
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLREDUCE, 128, 16, 1ull << 30), TRACE_ALGO_RING);
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLREDUCE, 1024, 128, 1ull << 30), TRACE_ALGO_TREE);
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLGATHER, 1024, 128, 8), TRACE_ALGO_RING);
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLTOALL, 1024, 128, 8), TRACE_ALGO_AUTO);
+	/* AMD hosts pay 2 us a network step: 3 x 2 = 6 > 3.4 on every step */
+	const struct trace_tune a100 = { .arch = 1, .amd = true, .nchannels = 8, .bw = 24 };
+
+	CU_ASSERT_DOUBLE_EQUAL(coll_tune_time(&a100, TRACE_ALGO_RING, 16, 2, 0),
+			       8.4 + 28 * 6.0 + 2 * 14, eps);
+}
+
+/* algo=auto on servers, through a replay: the op records NCCL's choice */
+static void test_tune_ops(void)
+{
+	struct trace t;
+	struct net n;
+	struct fab_params prm;
+	struct srv_map m;
+	int32_t g[16];
+
+	gen_servers(&n, 2, "dgx-h100");
+	servers_params(&prm, "dgx-h100");
+	trace_init(&t);
+	CU_ASSERT_EQUAL_FATAL(trace_load_string("ranks 16\nallreduce 1MiB\nallreduce 1GiB\n"
+						"allreduce 1MiB algo=ring\nalltoall 1MiB\n"
+						"allreduce 1MiB ranks=0-7\n", "tune", &t, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(trace_map_ranks(&t, &n, &d), 0);
+	CU_ASSERT_EQUAL(trace_tune_ops(&t), 0);	/* no servers given yet: nothing */
+	CU_ASSERT_EQUAL(t.ops[0].algo, TRACE_ALGO_AUTO);
+	CU_ASSERT_EQUAL_FATAL(srv_map_build(&m, &n, &prm.server, &d), 0);
+	for (int k = 0; k < 16; k++)
+		g[k] = srv_domain(&m, t.rank_node[k]);
+	srv_map_free(&m);
+	CU_ASSERT_EQUAL_FATAL(trace_set_groups(&t, g, 16, 2u << 20, &d), 0);
+	t.tune = (struct trace_tune){ .arch = 2, .nchannels = 8, .bw = 48 };
+	CU_ASSERT_EQUAL(trace_tune_ops(&t), 0);
+	CU_ASSERT_EQUAL(t.ops[0].algo, TRACE_ALGO_TREE);
+	CU_ASSERT_TRUE(t.ops[0].auto_algo);
+	CU_ASSERT_EQUAL(t.ops[1].algo, TRACE_ALGO_RING);
+	CU_ASSERT_TRUE(t.ops[1].auto_algo);
+	CU_ASSERT_EQUAL(t.ops[2].algo, TRACE_ALGO_RING);	/* given: kept */
+	CU_ASSERT_FALSE(t.ops[2].auto_algo);
+	CU_ASSERT_EQUAL(t.ops[3].algo, TRACE_ALGO_AUTO);	/* all-to-all: ibfab's own */
+	CU_ASSERT_FALSE(t.ops[3].auto_algo);
+	CU_ASSERT_EQUAL(t.ops[4].algo, TRACE_ALGO_RING);	/* one server: the ring */
+	trace_free(&t);
+	net_free(&n);
+}
+
 /* The rotated rings are correct algorithms for every ring collective,
  * with servers of unequal size and more channels than GPUs. */
 static void test_rotation_check(void)
@@ -376,6 +491,10 @@ static void test_rotation_check(void)
 		"ranks 16\nallgather 1MiB algo=ring channels=5\n",
 		/* a communicator that splits servers unevenly: 3 + 8 + 1 */
 		"ranks 24\nallreduce 1MiB algo=ring channels=4 ranks=5-16\n",
+		/* NCCL's tree: a chain in each server, the servers' double binary tree */
+		"ranks 24\nallreduce 1MiB algo=tree\n",
+		"ranks 24\nallreduce 1MiB algo=tree channels=3 chunks=2 ranks=5-16\n",
+		"ranks 16\nallreduce 1MiB algo=tree channels=1 chunks=1\n",
 	};
 
 	gen_servers(&n, 3, "dgx-h100");
@@ -395,7 +514,10 @@ static const struct test_case tests[] = {
 	{ "NVLink pipes: closed forms", test_pipes },
 	{ "one server: a ring over NVLink to the picosecond", test_replay_one_server },
 	{ "two servers: PXN keeps the ring on its rails", test_replay_pxn },
-	{ "rotated rings pass the reduction check", test_rotation_check },
+	{ "trees on servers: chains and the heads' tree", test_tree_servers },
+	{ "NCCL's tuning model, by hand", test_tune },
+	{ "algo=auto on servers: NCCL's choice per op", test_tune_ops },
+	{ "rotated rings and server trees pass the reduction check", test_rotation_check },
 	{ NULL, NULL },
 };
 
