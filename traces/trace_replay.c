@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include "models/hca/hca.h"
+#include "models/host/host.h"
 #include "sim/sim_log.h"
 #include "sim/sim_mem.h"
 #include "sim/sim_parse.h"
@@ -195,6 +196,11 @@ struct replay {
 	 * over NVLink, not the fabric; a send to another server may be
 	 * relayed to the GPU on the receiver's rail (PXN). NULL: none. */
 	struct srv_map *srv;
+	/* GPU buffers without GPUDirect RDMA (host.gpudirect=off): a transfer
+	 * over the fabric is copied to a host bounce buffer before it is
+	 * posted and from one after it lands (models/host), as NCCL does
+	 * without GDR; no PXN relay then (its relay reads GPU memory) */
+	bool stage;
 };
 
 /* Steps done and in all, as the report counts them: without the joins,
@@ -545,7 +551,7 @@ static int send_node(const struct replay *rp, int32_t a, int32_t b)
 {
 	const int32_t *rn = rp->t->rank_node;
 
-	return rp->srv ? srv_proxy(rp->srv, rn[a], rn[b]) : rn[a];
+	return rp->srv && !rp->stage ? srv_proxy(rp->srv, rn[a], rn[b]) : rn[a];
 }
 
 /* Ranks a and b are GPUs of one NVLink domain: they talk over NVLink. */
@@ -796,6 +802,17 @@ static void step_start(struct replay *rp, uint32_t s)
 	}
 	if (rp->srv && xfer_nvlink(rp, s, l))
 		return;
+	if (rp->stage && st->rank < rp->t->nranks &&
+	    rp->srv->server[rp->t->rank_node[st->rank]] >= 0) {
+		/* the GPU's data to the host bounce buffer first (cudaMemcpy) */
+		l->start = now;
+		l->relayed = true;
+		comm_open(rp, st->rank);
+		comm_open(rp, st->peer);
+		push(rp, host_stage_gpu_to_host(hca_host(node_hca(rp, st->rank)), now, st->bytes),
+		     s, EV_POST);
+		return;
+	}
 	struct pair_qp *pq = pair_find(rp, st->rank, st->peer, false);
 
 	if (!pq) {
@@ -977,9 +994,15 @@ static void cq_notify(struct hca_cq *cq, void *ctx)
 				/* delivered: done, unless it is done when acknowledged
 				 * (and then perhaps already done with) */
 				const struct live *l = live_get(rp, wc[i].imm_data);
+				sim_time_t t = wc[i].time;
 
+				/* staged: from the bounce buffer to the GPU */
+				if (l && rp->stage && l->st.peer < rp->t->nranks &&
+				    rp->srv->server[rp->t->rank_node[l->st.peer]] >= 0)
+					t = host_stage_host_to_gpu(hca_host(node_hca(rp, l->st.peer)), t,
+								   l->st.bytes);
 				if (l && !l->st.acked)
-					push(rp, wc[i].time, wc[i].imm_data, EV_DONE);
+					push(rp, t, wc[i].imm_data, EV_DONE);
 			} else if (wc[i].opcode == HCA_WC_RDMA_WRITE) {
 				const struct live *l = live_get(rp, s);
 
@@ -1257,9 +1280,14 @@ static int node_setup(struct replay *rp, int node)
 
 	if (rp->mr[node])
 		return 0;
+	/* a GPU server's ranks are GPUs: their buffers are in GPU memory, which
+	 * the HCA reaches by GPUDirect RDMA, or through host memory without it
+	 * (models/host); anywhere else, host memory */
 	rp->mr[node] = hca_reg_mr(h, NULL, 0, 1ULL << 62,
 				  HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE |
-				  HCA_ACCESS_REMOTE_READ, HCA_MEM_HOST);
+				  HCA_ACCESS_REMOTE_READ,
+				  rp->srv && rp->srv->server[node] >= 0 && !rp->stage ?
+				  HCA_MEM_GPU : HCA_MEM_HOST);
 	/* cq_notify drains it at every completion: it never holds many */
 	rp->cq[node] = hca_create_cq(h, 256, cq_notify, rp);
 	return rp->mr[node] && rp->cq[node] ? 0 : -1;
@@ -1398,6 +1426,9 @@ int trace_replay(const struct trace_program *p, struct fab *f, struct trace_resu
 {
 	struct replay rp = { .p = p, .t = p->trace, .f = f, .eng = fab_engine(f), .r = r,
 			     .best_s = UINT32_MAX, .srv = fab_server(f) };
+	const struct fab_params *fp = fab_get_params(f);
+
+	rp.stage = rp.srv && fp->host_model && !fp->host.gpudirect;
 	uint32_t *zero = NULL;
 	size_t nzero = 0;
 	int rc = -1, c;

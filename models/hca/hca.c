@@ -1303,6 +1303,11 @@ uint16_t hca_lid(const struct hca *h)
 	return h->lid;
 }
 
+struct host *hca_host(struct hca *h)
+{
+	return &h->host;
+}
+
 bool hca_rc_atomics(const struct hca *h)
 {
 	const struct hca_transport_ops *t = h->f->rc_transport ? h->f->rc_transport :

@@ -234,6 +234,9 @@ int hca_post_recv(struct hca_qp *qp, const struct hca_recv_wr *wr);
 
 /* The HCA's base LID and the simulated time (for callers outside an event). */
 uint16_t hca_lid(const struct hca *h);
+/* The host behind the HCA (models/host): a driver that stages GPU data
+ * through host memory charges its copies there. */
+struct host *hca_host(struct hca *h);
 /* Do its RC QPs carry atomics (not over a TCP fabric's sockets)? */
 bool hca_rc_atomics(const struct hca *h);
 sim_time_t hca_now(const struct hca *h);

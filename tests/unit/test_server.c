@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "models/fabric/fab.h"
+#include "models/host/host.h"
 #include "models/net/net.h"
 #include "models/server/server.h"
 #include "models/sm/sm.h"
@@ -218,6 +219,7 @@ struct srv_run {
 	struct trace_results r;	/* only the counters are kept */
 	uint64_t spine_bytes;	/* bytes sent switch to switch */
 	uint64_t fabric_bytes;	/* bytes sent on every port */
+	uint64_t copies, hostmem;	/* staging copies, host memory bytes (models/host) */
 };
 
 static void replay_servers(const struct net *n, const struct fab_params *prm, const char *text,
@@ -261,6 +263,14 @@ static void replay_servers(const struct net *n, const struct fab_params *prm, co
 	out->r.nvlink_bytes = r.nvlink_bytes;
 	out->r.pxn_xfers = r.pxn_xfers;
 	out->r.qp_pairs = r.qp_pairs;
+	for (int i = 0; i < n->nnodes; i++) {
+		const struct host_stats *hs = fab_host_stats(f, i);
+
+		if (hs) {
+			out->copies += hs->staging_copies;
+			out->hostmem += hs->hostmem_bytes;
+		}
+	}
 	for (int i = 0; i < fab_nports(f); i++) {
 		const struct fab_port_info *pi = fab_port(f, i);
 		struct fab_sample s;
@@ -478,6 +488,43 @@ static void test_tune_ops(void)
 	net_free(&n);
 }
 
+/*
+ * GPUDirect RDMA on servers: a rank's buffers are GPU memory. With it the
+ * HCAs read and write them peer to peer and host memory sees only WQEs and
+ * CQEs; without it every transfer between servers is copied to a host
+ * bounce buffer and back (two staging copies, its bytes twice through host
+ * memory) and no PXN relay (the relay reads GPU memory) - slower. With the
+ * NIC across the CPU (no shared PCIe switch) P2P crosses the root complex.
+ */
+static void test_gpudirect(void)
+{
+	struct fab_params prm;
+	struct srv_run on, off, far;
+	struct net n;
+	const char *ar = "ranks 16\nallreduce 64MiB algo=ring channels=8\n";
+	/* 30 rounds x 8 channels x 2 cross-server hops of 64 MiB / 128 */
+	const uint64_t hops = 30 * 8 * 2, bytes = hops * (64 << 20) / 128;
+
+	gen_servers(&n, 2, "dgx-h100");
+	servers_params(&prm, "dgx-h100");
+	replay_servers(&n, &prm, ar, &on);
+	CU_ASSERT_EQUAL_FATAL(fab_params_set(&prm, "host.gpudirect=off", &d), 0);
+	replay_servers(&n, &prm, ar, &off);
+	CU_ASSERT_EQUAL_FATAL(fab_params_set(&prm, "host.gpudirect=on", &d), 0);
+	CU_ASSERT_EQUAL_FATAL(fab_params_set(&prm, "host.gpu_same_switch=off", &d), 0);
+	replay_servers(&n, &prm, ar, &far);
+	CU_ASSERT_EQUAL(on.copies, 0);
+	CU_ASSERT(on.hostmem < bytes / 100);	/* WQEs, CQEs: no payload */
+	CU_ASSERT_EQUAL(on.r.pxn_xfers, hops);
+	CU_ASSERT_EQUAL(off.copies, 2 * hops);	/* out of the GPU, into the GPU */
+	CU_ASSERT(off.hostmem >= 4 * bytes);	/* copied in and DMA'd out, DMA'd in and copied out */
+	CU_ASSERT_EQUAL(off.r.pxn_xfers, 0);
+	CU_ASSERT(off.end > on.end * 2);	/* 1.23 ms against 0.51 */
+	CU_ASSERT_EQUAL(far.copies, 0);
+	CU_ASSERT(far.end > on.end * 4);	/* P2P through the root complex: 2.36 ms */
+	net_free(&n);
+}
+
 /* The rotated rings are correct algorithms for every ring collective,
  * with servers of unequal size and more channels than GPUs. */
 static void test_rotation_check(void)
@@ -516,6 +563,7 @@ static const struct test_case tests[] = {
 	{ "two servers: PXN keeps the ring on its rails", test_replay_pxn },
 	{ "trees on servers: chains and the heads' tree", test_tree_servers },
 	{ "NCCL's tuning model, by hand", test_tune },
+	{ "GPUDirect on, off, and across the CPU", test_gpudirect },
 	{ "algo=auto on servers: NCCL's choice per op", test_tune_ops },
 	{ "rotated rings and server trees pass the reduction check", test_rotation_check },
 	{ NULL, NULL },
