@@ -23,7 +23,8 @@
  * times 3 for Simple), 0 on one server. Only the Simple protocol is
  * modelled (LL and LL128 are not), so the choice is among Simple's: ring
  * or tree for an allreduce; allgather and reducescatter are rings, as NCCL
- * runs them without NVLS or PAT. docs/servers.md has the crossovers.
+ * runs them without NVLS or PAT; an all-to-all sends to every peer at
+ * once. docs/servers.md has the crossovers.
  */
 #include "traces/coll.h"
 
@@ -106,8 +107,12 @@ enum trace_algo coll_tune_pick(const struct trace_tune *tu, enum trace_coll coll
 	case TRACE_BROADCAST:
 	case TRACE_REDUCE:
 		return TRACE_ALGO_RING;	/* NCCL's only one of these without NVLS, PAT, CollNet */
+	case TRACE_ALLTOALL:
+		/* every peer at once: NCCL's grouped sends and receives, which
+		 * PXN gathers on the receivers' rails */
+		return TRACE_ALGO_DIRECT;
 	default:
-		return TRACE_ALGO_AUTO;	/* all-to-all, barrier: ibfab's own default */
+		return TRACE_ALGO_AUTO;	/* the barrier: ibfab's own */
 	}
 }
 

@@ -97,8 +97,9 @@ struct pair_qp {
 #define RECV_BATCH 16
 
 /* EV_POST: a relayed (PXN) transfer's first bytes are at the relay GPU:
- * its HCA may start sending */
-enum { EV_START, EV_DONE, EV_ROOM, EV_POST };
+ * its HCA may start sending; EV_NVQ: a GPU's NVLink port is free (its
+ * node in the event's step field) */
+enum { EV_START, EV_DONE, EV_ROOM, EV_POST, EV_NVQ };
 
 /* A step the replay has made and not finished (see the top of the file). */
 struct live {
@@ -201,6 +202,8 @@ struct replay {
 	 * posted and from one after it lands (models/host), as NCCL does
 	 * without GDR; no PXN relay then (its relay reads GPU memory) */
 	bool stage;
+	struct pair_backlog *nvq;	/* per net node: steps waiting for its GPU's NVLink port */
+	bool *nvq_armed;		/* an EV_NVQ is pending for the node */
 };
 
 /* Steps done and in all, as the report counts them: without the joins,
@@ -710,39 +713,81 @@ static void backlog_room(struct replay *rp, uint32_t i)
 	}
 }
 
-/* Transfer s is all or partly over NVLink: within a domain it is an
- * NVLink transfer, done when in the peer's memory; relayed by PXN, its
- * first hop is, and the relay's HCA posts it when the first bytes are
- * there (EV_POST; NVLink's rate is several times a NIC's, so the relay
- * never waits for more). true when it took the step. */
-static bool xfer_nvlink(struct replay *rp, uint32_t s, struct live *l)
+/* Start NVLink transfer s (its port is free): to its peer, or to its
+ * PXN relay (l->relayed), whose HCA posts it when the first bytes are in. */
+static void nvl_begin(struct replay *rp, uint32_t s, struct live *l)
 {
 	const struct trace_step *st = &l->st;
 	const int32_t *rn = rp->t->rank_node;
 	sim_time_t now = rp->eng->now, first, end;
-	int relay;
 
-	if (nvlink_pair(rp, st->rank, st->peer)) {
-		l->start = now;
-		comm_open(rp, st->rank);
-		comm_open(rp, st->peer);
+	if (!l->relayed) {
 		end = srv_nvlink(rp->srv, rn[st->rank], rn[st->peer], now, st->bytes, NULL);
 		push(rp, end, s, EV_DONE);
-		return true;
+		return;
 	}
-	if (st->rank >= rp->t->nranks || st->peer >= rp->t->nranks)
-		return false;
-	relay = send_node(rp, st->rank, st->peer);
-	if (relay == rn[st->rank])
-		return false;
-	l->start = now;
-	l->relayed = true;
-	comm_open(rp, st->rank);
-	comm_open(rp, st->peer);
-	srv_nvlink(rp->srv, rn[st->rank], relay, now, st->bytes, &first);
+	srv_nvlink(rp->srv, rn[st->rank], send_node(rp, st->rank, st->peer), now, st->bytes,
+		   &first);
 	rp->srv->pxn_xfers++;
 	push(rp, first, s, EV_POST);
+}
+
+/*
+ * Transfer s is all or partly over NVLink: within a domain it is an
+ * NVLink transfer, done when in the peer's memory; relayed by PXN, its
+ * first hop is, and the relay's HCA posts it when the first bytes are
+ * there (EV_POST; NVLink's rate is several times a NIC's, so the relay
+ * never waits for more). A GPU's NVLink port sends one transfer at a
+ * time, in the order they are issued: one issued while the port is busy
+ * waits in the GPU's queue (nvq) and starts when the port frees
+ * (EV_NVQ), so that every transfer takes the receiving port in the order
+ * it arrives there. true when it took the step.
+ */
+static bool xfer_nvlink(struct replay *rp, uint32_t s, struct live *l)
+{
+	const struct trace_step *st = &l->st;
+	const int32_t *rn = rp->t->rank_node;
+	sim_time_t now = rp->eng->now;
+	int src = rn[st->rank];
+
+	if (!nvlink_pair(rp, st->rank, st->peer)) {
+		if (st->rank >= rp->t->nranks || st->peer >= rp->t->nranks ||
+		    send_node(rp, st->rank, st->peer) == src)
+			return false;
+		l->relayed = true;
+	}
+	l->start = now;
+	comm_open(rp, st->rank);
+	comm_open(rp, st->peer);
+	if (rp->nvq[src].len || rp->srv->out_free[src] > now) {
+		backlog_push(rp, &rp->nvq[src], s);
+		if (!rp->nvq_armed[src]) {
+			rp->nvq_armed[src] = true;
+			push(rp, rp->srv->out_free[src], (uint32_t)src, EV_NVQ);
+		}
+		return true;
+	}
+	nvl_begin(rp, s, l);
 	return true;
+}
+
+/* GPU node's NVLink port is free: start what waits for it, in order. */
+static void nvq_run(struct replay *rp, uint32_t node)
+{
+	struct pair_backlog *q = &rp->nvq[node];
+
+	rp->nvq_armed[node] = false;
+	while (q->len && rp->srv->out_free[node] <= rp->eng->now && !rp->failed) {
+		uint32_t s = q->q[q->head];
+
+		q->head = (q->head + 1) % q->cap;
+		q->len--;
+		nvl_begin(rp, s, live_get(rp, s));
+	}
+	if (q->len) {
+		rp->nvq_armed[node] = true;
+		push(rp, rp->srv->out_free[node], node, EV_NVQ);
+	}
 }
 
 /* A relayed transfer's first bytes are at its relay: post it there. */
@@ -956,6 +1001,8 @@ static void replay_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 			step_done(rp, e.comp);
 		else if (e.arg == EV_POST)
 			relay_post(rp, e.comp);
+		else if (e.arg == EV_NVQ)
+			nvq_run(rp, e.comp);
 		else
 			backlog_room(rp, e.comp);
 	}
@@ -1438,6 +1485,14 @@ int trace_replay(const struct trace_program *p, struct fab *f, struct trace_resu
 	sim_pool_init(&rp.pool, sizeof(struct live));
 	sim_heap_init(&rp.heap);
 	sim_wake_init(&rp.wake);
+	if (rp.srv) {		/* the GPUs' NVLink port queues */
+		rp.nvq = calloc((size_t)fab_nodes(f), sizeof(*rp.nvq));
+		rp.nvq_armed = calloc((size_t)fab_nodes(f), sizeof(*rp.nvq_armed));
+		if (!rp.nvq || !rp.nvq_armed) {
+			sim_diag_set(d, NULL, 0, 0, "out of memory");
+			goto out;
+		}
+	}
 	if (!p->lazy) {		/* every step's times, for the outputs that list them */
 		r->step = sim_mem_calloc(p->nsteps ? p->nsteps : 1, sizeof(*r->step));
 		if (!r->step) {
@@ -1563,6 +1618,10 @@ out:
 	free(rp.pairs);
 	free(rp.bls);
 	free(rp.retire.q);
+	for (int i = 0; rp.nvq && i < fab_nodes(f); i++)
+		free(rp.nvq[i].q);
+	free(rp.nvq);
+	free(rp.nvq_armed);
 	for (int i = 0; rp.cq && i < fab_nodes(f); i++)
 		hca_cq_set_notify(rp.cq[i], NULL, NULL);
 	free(rp.mr);	/* the regions and CQs belong to the HCAs' life */

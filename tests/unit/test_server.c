@@ -327,6 +327,12 @@ static void test_replay_one_server(void)
 	CU_ASSERT_EQUAL(au.r.nvlink_xfers, 2 * 7 * 8 * 2 * 32);
 	replay_servers(&n, &prm, "ranks 8\nallreduce 1GiB chunks=3\n", &au);
 	CU_ASSERT_EQUAL(au.r.nvlink_xfers, 2 * 7 * 8 * 16 * 3);
+	/* all-to-all, every message at once: each GPU's port sends its 7 in
+	 * turn, and every port receives one at a time in the order they
+	 * arrive - 7 ser(1 MiB) + lat, the least any schedule takes (each
+	 * port has 7 MiB to send and 7 to take) */
+	replay_servers(&n, &prm, "ranks 8\nalltoall 8MiB algo=direct\n", &au);
+	CU_ASSERT_EQUAL(au.end, 7 * (step - 3400 * SIM_NS) + 3400 * SIM_NS);
 	/* without servers the same ranks are hosts on the rails: much slower */
 	srv_params_default(&prm.server);
 	replay_servers(&n, &prm, "ranks 8\nallreduce 8MiB algo=ring channels=1 chunks=1\n", &b);
@@ -442,7 +448,8 @@ static void test_tune(void)
 	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLREDUCE, 128, 16, 1ull << 30), TRACE_ALGO_RING);
 	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLREDUCE, 1024, 128, 1ull << 30), TRACE_ALGO_TREE);
 	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLGATHER, 1024, 128, 8), TRACE_ALGO_RING);
-	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLTOALL, 1024, 128, 8), TRACE_ALGO_AUTO);
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLTOALL, 1024, 128, 8), TRACE_ALGO_DIRECT);
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_BARRIER, 1024, 128, 0), TRACE_ALGO_AUTO);
 	/* AMD hosts pay 2 us a network step: 3 x 2 = 6 > 3.4 on every step */
 	const struct trace_tune a100 = { .arch = 1, .amd = true, .nchannels = 8, .bw = 24 };
 
@@ -481,8 +488,8 @@ static void test_tune_ops(void)
 	CU_ASSERT_TRUE(t.ops[1].auto_algo);
 	CU_ASSERT_EQUAL(t.ops[2].algo, TRACE_ALGO_RING);	/* given: kept */
 	CU_ASSERT_FALSE(t.ops[2].auto_algo);
-	CU_ASSERT_EQUAL(t.ops[3].algo, TRACE_ALGO_AUTO);	/* all-to-all: ibfab's own */
-	CU_ASSERT_FALSE(t.ops[3].auto_algo);
+	CU_ASSERT_EQUAL(t.ops[3].algo, TRACE_ALGO_DIRECT);	/* all-to-all: all at once */
+	CU_ASSERT_TRUE(t.ops[3].auto_algo);
 	CU_ASSERT_EQUAL(t.ops[4].algo, TRACE_ALGO_RING);	/* one server: the ring */
 	trace_free(&t);
 	net_free(&n);
