@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "models/net/net.h"
+#include "models/server/server.h"
 #include "models/sm/sm.h"
 #include "sim/sim_diag.h"
 #include "topologies/topo.h"
@@ -152,6 +153,27 @@ static const char *type_name(enum net_node_type t)
 	return t == NET_SWITCH ? "switch" : t == NET_ROUTER ? "router" : "CA";
 }
 
+/* The GPU servers a file names: how many, of what, and the hosts outside. */
+static int show_servers(const struct net *n, struct sim_diag *d)
+{
+	const struct srv_preset *sp = srv_preset_find(n->server);
+	struct srv_params p;
+	struct srv_map m;
+	int out = 0;
+
+	srv_params_default(&p);
+	if (srv_params_preset(&p, n->server, d) || srv_map_build(&m, n, &p, d))
+		return -1;
+	for (int k = 0; k < net_nhosts(n); k++)
+		out += m.server[net_host(n, k)] < 0;
+	printf("servers: %d x %s (%u %s, %s at %.12g GB/s per GPU per direction; "
+	       "NVLink domains of %u GPUs), %d host%s in none\n",
+	       m.nservers, sp->name, sp->gpus, sp->gpu, sp->nvlink, sp->nvlink_gbps, sp->domain,
+	       out, out == 1 ? "" : "s");
+	srv_map_free(&m);
+	return 0;
+}
+
 static int cmd_show(int argc, char **argv)
 {
 	struct sim_diag d;
@@ -170,6 +192,10 @@ static int cmd_show(int argc, char **argv)
 	printf("%s: %d nodes (%d switches, %d CAs, %d routers), %d hosts, %d links\n",
 	       file, n.nnodes, net_count(&n, NET_SWITCH), net_count(&n, NET_CA),
 	       net_count(&n, NET_ROUTER), net_nhosts(&n), net_nlinks(&n));
+	if (n.server[0] && show_servers(&n, &d)) {	/* "# ibfab: server=NAME" */
+		net_free(&n);
+		return cli_topo_report(&d);
+	}
 	printf("\nlinks:\n");
 	fflush(stdout);
 	topo_print_links(&n, stdout);

@@ -1,0 +1,70 @@
+#!/bin/bash
+# servers.sh - GPU servers from the command line (docs/servers.md):
+#  - `topo gen rail --servers N --server P` writes the preset's GPUs, NIC
+#    rate and leaf radix, and the '# ibfab: server=P' line; `topo show`
+#    names the servers; the file reads back the same;
+#  - an nccl-tests sweep on two DGX H100-like servers: NVLink inside the
+#    servers, NCCL's tuned choice per size (tree when small, ring when
+#    large) in the table and in --json's collectives ("auto": true), the
+#    ndr fabric preset the file implies, --set winning over the file;
+#  - bad input refused with the file, the line and what was expected.
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
+topo=$tmp/h2.topo
+"$IBFAB" topo gen rail --servers 2 --server dgx-h100 > "$topo" || fail "topo gen rail --servers"
+grep -qx '# ibfab: server=dgx-h100' "$topo" || fail "the generated file lacks its server line"
+grep -q '4xNDR' "$topo" || fail "dgx-h100's NICs are not NDR"
+grep -q '^Switch	64 ' "$topo" || fail "dgx-h100's leaves are not 64-port switches"
+"$IBFAB" topo show "$topo" > "$tmp/show.out" || fail "topo show"
+grep -qF 'servers: 2 x dgx-h100 (8 H100 SXM5, NVLink4 at 370.8 GB/s' "$tmp/show.out" ||
+	fail "topo show does not name the servers: $(sed -n 2p "$tmp/show.out")"
+"$IBFAB" topo gen rail --servers 2 --server dgx-a100 | grep -q '4xHDR' || fail "dgx-a100's NICs are not HDR"
+"$IBFAB" topo gen rail --servers 3 --server gb200-nvl72 | grep -q '"n2g3"' || fail "gb200-nvl72 trays of 4"
+
+echo 'mpirun -np 2 ./all_reduce_perf -b 64K -e 256M -f 64 -g 8 -n 1' > "$tmp/ar.nccl"
+"$IBFAB" run --topo "$topo" --trace "$tmp/ar.nccl" --json "$tmp/ar.json" > "$tmp/ar.out" ||
+	fail "run on servers"
+grep -q '^preset  *ndr:' "$tmp/ar.out" || fail "the file's server did not bring the ndr preset"
+grep -q '^nvlink  ' "$tmp/ar.out" || fail "no nvlink line"
+grep -q '65536 .*\[double binary tree\]$' "$tmp/ar.out" || fail "64 KiB on 2 servers is not NCCL's tree"
+grep -q '268435456 .*\[ring\]$' "$tmp/ar.out" || fail "256 MiB on 2 servers is not NCCL's ring"
+python3 - "$tmp/ar.json" <<'PY' || fail "--json's collectives and nvlink"
+import json, sys
+j = json.load(open(sys.argv[1]))
+c = j["collectives"]
+assert [x["algorithm"] for x in c] == ["double binary tree", "double binary tree", "ring"], c
+assert all(x.get("auto") is True for x in c), c
+assert c[-1]["busbw_gbps"] > 300, c[-1]
+nv = j["nvlink"]
+assert nv["transfers"] > 0 and nv["bytes"] > 0 and nv["pxn_relays"] > 0, nv
+PY
+# what the command line says wins over the file: no servers, one flat ring
+"$IBFAB" run --topo "$topo" --trace "$tmp/ar.nccl" --set server.preset=none > "$tmp/none.out" ||
+	fail "server.preset=none"
+grep -q '^nvlink' "$tmp/none.out" && fail "server.preset=none still used NVLink"
+grep -q '\[ring\]' "$tmp/none.out" && fail "server.preset=none still tuned the algorithm"
+
+# bad input
+expect() {	# exit code, message fragment, ibfab args...
+	local want=$1 frag=$2
+	shift 2
+	"$IBFAB" "$@" > "$tmp/e.out" 2> "$tmp/e.err"
+	local rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		fail "ibfab $*: exit $rc, expected $want"
+	elif ! grep -qF -- "$frag" "$tmp/e.err"; then
+		fail "ibfab $*: stderr lacks '$frag': $(head -2 "$tmp/e.err")"
+	fi
+}
+sed 's/server=dgx-h100/server=dgx-z100/' "$topo" > "$tmp/bad.topo"
+expect 1 "bad.topo:6:17: unknown server 'dgx-z100' (expected dgx-a100, dgx-h100 or gb200-nvl72)" \
+	topo show "$tmp/bad.topo"
+sed 's/^# ibfab: server=dgx-h100$/# ibfab: servers=dgx-h100/' "$topo" > "$tmp/bad2.topo"
+expect 1 "unknown ibfab directive (expected '# ibfab: server=NAME')" topo show "$tmp/bad2.topo"
+sed 's/"n0g7"/"n0g9"/' "$topo" > "$tmp/g9.topo"
+expect 1 'host "n0g9": GPU 9 of a server of 8 GPUs (server.gpus)' run --topo "$tmp/g9.topo" \
+	--trace "$tmp/ar.nccl"
+expect 2 "rail: --gpus 4, but a dgx-h100 server has 8 GPUs" topo gen rail --servers 2 --server dgx-h100 --gpus 4
+expect 2 "unknown server preset 'dgx-x'" topo gen rail --servers 2 --server dgx-x
+expect 2 "--servers is another name for --nodes" topo gen rail --servers 2 --nodes 2 --gpus 8
+expect 1 "unknown server preset 'bogus'" run --set server.preset=bogus
+finish
