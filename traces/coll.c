@@ -210,12 +210,14 @@ static int ctx_sizes(struct coll_ctx *c, const struct trace_op *o, struct sim_di
 	return 0;
 }
 
-/* Rings and allreduce trees follow the servers (coll_ctx.rot). */
+/* Rings, allreduce trees and SHARP allreduces follow the servers
+ * (coll_ctx.rot). */
 static bool follows_servers(const struct coll_ctx *c)
 {
 	return c->t->rank_group &&
 	       ((c->algo->algo == TRACE_ALGO_RING && c->algo->gen) ||
-		(c->algo->algo == TRACE_ALGO_TREE && c->op->coll == TRACE_ALLREDUCE));
+		((c->algo->algo == TRACE_ALGO_TREE || c->algo->algo == TRACE_ALGO_COLLNET) &&
+		 c->op->coll == TRACE_ALLREDUCE));
 }
 
 /*
@@ -232,8 +234,8 @@ static void server_auto(struct coll_ctx *c)
 	const struct trace *t = c->t;
 	uint64_t seg, p;
 
-	if (!follows_servers(c))
-		return;
+	if (!follows_servers(c) || c->algo->algo == TRACE_ALGO_COLLNET)
+		return;		/* SHARP's chunks are its own (coll_collnet.c) */
 	if (!c->op->channels && t->auto_channels && c->algo->multichannel)
 		c->channels = t->auto_channels;
 	if (!c->op->chunks && t->auto_piece_bytes && c->algo->pipelines) {
@@ -245,8 +247,8 @@ static void server_auto(struct coll_ctx *c)
 	}
 }
 
-/* coll_ctx.rot for a ring of several channels, or an allreduce tree, over
- * GPU servers. */
+/* coll_ctx.rot for a ring of several channels, an allreduce tree or a
+ * SHARP allreduce over GPU servers. */
 static int server_runs(struct coll_ctx *c)
 {
 	const int32_t *g = c->t->rank_group;
@@ -327,9 +329,13 @@ int coll_ctx_init(struct coll_ctx *c, const struct trace *t, uint32_t op_index,
 	}
 	c->bytes = o->coll == TRACE_BARRIER ? 0 : o->bytes;
 	server_auto(c);
-	if (c->algo->endpoints && c->algo->endpoints(c))
+	if (server_runs(c))
 		return -1;
-	if (ctx_sizes(c, o, d) || server_runs(c)) {
+	if (c->algo->endpoints && c->algo->endpoints(c)) {
+		coll_ctx_fini(c);	/* the runs */
+		return -1;
+	}
+	if (ctx_sizes(c, o, d)) {
 		coll_ctx_fini(c);	/* the endpoints */
 		return -1;
 	}

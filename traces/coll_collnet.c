@@ -152,24 +152,7 @@ oom:
 	return collnet_err(c, "out of memory");
 }
 
-static uint32_t collnet_nchunks(const struct coll_ctx *c)
-{
-	uint64_t k = (c->bytes + COLLNET_CHUNK_MAX - 1) / COLLNET_CHUNK_MAX;
-
-	if (k < c->pieces)
-		k = c->pieces;
-	if (!k)
-		k = 1;
-	return k > UINT32_MAX ? 0 : (uint32_t)k;
-}
-
-static uint64_t collnet_nsteps(const struct coll_ctx *c)
-{
-	if (c->n < 2)
-		return 0;
-	/* every endpoint but the root: one transfer up and one down per chunk */
-	return 2ull * c->nchunks * (c->n + c->nx - 1);
-}
+/* ---- on GPU servers: NCCL's CollNet Direct ---------------------------------- */
 
 static uint32_t tree_height(const struct coll_ctx *c)
 {
@@ -181,6 +164,247 @@ static uint32_t tree_height(const struct coll_ctx *c)
 	return h;
 }
 
+/*
+ * On GPU servers (coll_ctx.rot) of G >= 2 GPUs each, at least two of them,
+ * NCCL's CollNet Direct (src/device/all_reduce.h, runRing's CollNet
+ * siblings): the buffer is cut into G slices, and
+ *
+ *   1. every GPU sends slice j of its buffer to the server's GPU j over
+ *      NVLink, which adds it up (a reduce-scatter, all at once);
+ *   2. GPU j of every server sends its server's slice j into the SHARP
+ *      tree through its own NIC - on a rail-optimised fabric rail j's leaf
+ *      switch, and up to the lowest aggregation node that covers rail j's
+ *      GPUs - and gets the sum back (the flat form's up and down, per
+ *      slice: only the aggregation nodes above slice j's GPUs take part);
+ *   3. GPU j sends the result to the server's other GPUs (an all-gather).
+ *
+ * Each slice is cut into pieces of at most 512 KiB that follow each other
+ * through the three steps, GPU j holding at most 8 in the tree at once as
+ * in the flat form. Every NIC carries S/G each way, NVLink (G-1)/G S each
+ * way: on 8 H100s, 370.8 GB/s of NVLink bounds the bus bandwidth near
+ * 2 x 370.8 x 8/7 / 2... about 420 GB/s, above the ring's 370.8.
+ * Returns G, or 0 where the flat form applies (no servers, servers of
+ * unequal size, one server).
+ */
+static uint32_t srv_gpus(const struct coll_ctx *c)
+{
+	uint32_t G;
+
+	if (!c->rot || c->n < 4)
+		return 0;
+	G = c->rot[1];
+	if (G < 2 || c->n % G || c->n / G < 2)
+		return 0;
+	for (uint32_t i = 0; i < c->n; i++)
+		if (c->rot[2 * i + 1] != G || c->rot[2 * i] != i / G * G)
+			return 0;
+	return G;
+}
+
+/* Pieces per slice: at least the trace's chunks, at most 512 KiB each. */
+static uint32_t srv_pieces(const struct coll_ctx *c, uint32_t G)
+{
+	uint64_t p = (c->bytes / G + COLLNET_CHUNK_MAX - 1) / COLLNET_CHUNK_MAX;
+
+	if (p < c->pieces)
+		p = c->pieces;
+	return p ? (uint32_t)(p > UINT32_MAX / G ? 0 : p) : 1;
+}
+
+/*
+ * Slice j's part of the tree: used[e] for the endpoints that take part
+ * (its GPUs and the aggregation nodes from their leaves up to the lowest
+ * one covering them all, *root). Returns the aggregation nodes used.
+ */
+static uint32_t slice_tree(const struct coll_ctx *c, uint32_t G, uint32_t j, uint8_t *used,
+			   uint32_t *cnt, uint32_t *root)
+{
+	const uint32_t E = c->n + c->nx;
+	uint32_t r = COLL_NONE, naggs = 0;
+
+	memset(used, 0, E);
+	memset(cnt, 0, E * sizeof(*cnt));
+	for (uint32_t m = j; m < c->n; m += G) {
+		used[m] = 1;
+		for (uint32_t e = m, p = c->up[m]; p != COLL_NONE; e = p, p = c->up[p]) {
+			cnt[p]++;
+			if (used[p])
+				break;
+			used[p] = 1;
+			(void)e;
+		}
+	}
+	for (uint32_t e = c->n; e < E; e++)
+		if (used[e] && c->up[e] == COLL_NONE)
+			r = e;
+	/* down from the top while a node has one child, an aggregation node */
+	while (r != COLL_NONE && cnt[r] == 1) {
+		uint32_t only = COLL_NONE;
+
+		for (uint32_t e = c->n; e < E; e++)
+			if (used[e] && c->up[e] == r)
+				only = e;
+		if (only == COLL_NONE)
+			break;	/* its one child is a GPU */
+		used[r] = 0;
+		r = only;
+	}
+	*root = r;
+	for (uint32_t e = c->n; e < E; e++)
+		naggs += used[e];
+	return naggs;
+}
+
+static uint64_t srv_nsteps(const struct coll_ctx *c, uint32_t G)
+{
+	const uint32_t P = srv_pieces(c, G), S = c->n / G, E = c->n + c->nx;
+	uint8_t *used = malloc(E);
+	uint32_t *cnt = malloc(E * sizeof(*cnt)), root;
+	uint64_t n = 2ull * S * G * (G - 1) * P;	/* reduce-scatter and all-gather */
+
+	if (!used || !cnt) {
+		free(used);
+		free(cnt);
+		return UINT64_MAX;	/* refused as too many: out of memory */
+	}
+	for (uint32_t j = 0; j < G; j++)	/* up and down each used edge */
+		n += 2ull * P * (S + slice_tree(c, G, j, used, cnt, &root) - 1);
+	free(used);
+	free(cnt);
+	return n;
+}
+
+static int srv_lower(struct coll_ctx *c, uint32_t G)
+{
+	const uint32_t E = c->n + c->nx, P = srv_pieces(c, G), W = COLLNET_WINDOW;
+	const uint32_t H = tree_height(c), RS = 1, AG = 2 * H + 2;	/* the flat phases + 1 */
+	uint32_t *upstep = malloc(E * sizeof(*upstep)), *downstep = malloc(E * sizeof(*downstep));
+	uint32_t *win = malloc((size_t)c->n * W * sizeof(*win)), *rs = malloc(G * sizeof(*rs));
+	uint32_t *cnt = malloc(E * sizeof(*cnt)), *roots = malloc(G * sizeof(*roots));
+	uint8_t *used = malloc((size_t)E * G);
+	int rc = -1;
+
+	if (!upstep || !downstep || !win || !rs || !cnt || !roots || !used) {
+		collnet_err(c, "out of memory");
+		goto out;
+	}
+	for (uint32_t j = 0; j < G; j++)
+		slice_tree(c, G, j, used + (size_t)j * E, cnt, &roots[j]);
+	for (uint32_t q = 0; q < P; q++) {
+		for (uint32_t j = 0; j < G; j++) {
+			const uint8_t *u = used + (size_t)j * E;
+			const uint32_t chunk = j * P + q;
+
+			for (uint32_t m = j; m < c->n; m += G) {
+				const uint32_t base = m - j;
+
+				/* 1. the server's GPUs add their slice j into GPU j */
+				for (uint32_t i = 0; i < G; i++) {
+					if (i == j)
+						continue;
+					coll_dep_reset(c);
+					coll_dep_entry(c, base + i);
+					rs[i] = coll_emit(c, base + i, m, RS, chunk, 1, TD_REDUCE);
+					if (rs[i] == COLL_NONE)
+						goto out;
+				}
+				/* 2. GPU j into the SHARP tree */
+				coll_dep_reset(c);
+				coll_dep_entry(c, m);
+				for (uint32_t i = 0; i < G; i++)
+					if (i != j)
+						coll_dep(c, rs[i]);
+				if (q >= W)	/* a slot of its buffer is free again */
+					coll_dep(c, win[m * W + q % W]);
+				upstep[m] = coll_emit(c, m, c->up[m], 2, chunk, 1, TD_REDUCE);
+				if (upstep[m] == COLL_NONE)
+					goto out;
+			}
+			/* aggregation nodes below the slice's root, children first */
+			for (uint32_t k = 1; k <= H; k++)
+				for (uint32_t e = c->n; e < E; e++) {
+					if (!u[e] || c->height[e] != k || e == roots[j])
+						continue;
+					coll_dep_reset(c);
+					for (uint32_t x = 0; x < E; x++)
+						if (u[x] && c->up[x] == e)
+							coll_dep(c, upstep[x]);
+					upstep[e] = coll_emit(c, e, c->up[e], k + 2, chunk, 1, TD_REDUCE);
+					if (upstep[e] == COLL_NONE)
+						goto out;
+				}
+			/* down from the slice's root to its GPUs */
+			for (uint32_t k = H + 1; k-- > 1;)
+				for (uint32_t a = c->n; a < E; a++) {
+					if (!u[a] || c->height[a] != k)
+						continue;
+					for (uint32_t x = 0; x < E; x++) {
+						if (!u[x] || c->up[x] != a)
+							continue;
+						coll_dep_reset(c);
+						if (a == roots[j]) {	/* every child's sum */
+							for (uint32_t o = 0; o < E; o++)
+								if (u[o] && c->up[o] == a)
+									coll_dep(c, upstep[o]);
+						} else {
+							coll_dep(c, downstep[a]);
+						}
+						downstep[x] = coll_emit(c, a, x, 2 * H + 2 - k, chunk, 1,
+									TD_COPY);
+						if (downstep[x] == COLL_NONE)
+							goto out;
+						if (x < c->n)
+							win[x * W + q % W] = downstep[x];
+					}
+				}
+			/* 3. GPU j hands the result to the server's others */
+			for (uint32_t m = j; m < c->n; m += G)
+				for (uint32_t i = 0; i < G; i++) {
+					if (i == j)
+						continue;
+					coll_dep_reset(c);
+					coll_dep(c, downstep[m]);
+					if (coll_emit(c, m, m - j + i, AG, chunk, 1, TD_COPY) == COLL_NONE)
+						goto out;
+				}
+		}
+	}
+	rc = 0;
+out:
+	free(upstep);
+	free(downstep);
+	free(win);
+	free(rs);
+	free(cnt);
+	free(roots);
+	free(used);
+	return rc;
+}
+
+static uint32_t collnet_nchunks(const struct coll_ctx *c)
+{
+	const uint32_t G = srv_gpus(c);
+	uint64_t k = (c->bytes + COLLNET_CHUNK_MAX - 1) / COLLNET_CHUNK_MAX;
+
+	if (G)		/* G slices of their pieces */
+		return srv_pieces(c, G) * G;
+	if (k < c->pieces)
+		k = c->pieces;
+	if (!k)
+		k = 1;
+	return k > UINT32_MAX ? 0 : (uint32_t)k;
+}
+
+static uint64_t collnet_nsteps(const struct coll_ctx *c)
+{
+	if (c->n < 2)
+		return 0;
+	if (srv_gpus(c))
+		return srv_nsteps(c, srv_gpus(c));
+	/* every endpoint but the root: one transfer up and one down per chunk */
+	return 2ull * c->nchunks * (c->n + c->nx - 1);
+}
+
 static int collnet_lower(struct coll_ctx *c)
 {
 	const uint32_t E = c->n + c->nx, K = c->nchunks, W = COLLNET_WINDOW;
@@ -190,6 +414,8 @@ static int collnet_lower(struct coll_ctx *c)
 
 	if (c->n < 2)
 		return 0;
+	if (srv_gpus(c))
+		return srv_lower(c, srv_gpus(c));
 	H = tree_height(c);
 	koff = calloc((size_t)E + 1, sizeof(*koff));
 	kid = malloc((size_t)E * sizeof(*kid));
@@ -277,6 +503,13 @@ static const char *collnet_phase(const struct coll_ctx *c, uint32_t phase)
 {
 	uint32_t H = tree_height(c);
 
+	if (srv_gpus(c)) {	/* the servers' form: its own phases around the tree's */
+		if (phase == 1)
+			return "each GPU's slice j -> the server's GPU j over NVLink (reduce)";
+		if (phase == 2 * H + 2)
+			return "GPU j -> the server's other GPUs over NVLink (result)";
+		phase--;
+	}
 	/* phases 1..H up (a node's height + 1), H+1..2H down */
 	if (phase == 1)
 		return "member -> its leaf switch's aggregation node (reduce)";

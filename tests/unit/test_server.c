@@ -18,6 +18,7 @@
 #include "models/net/net.h"
 #include "models/server/server.h"
 #include "models/sm/sm.h"
+#include "models/sm/sm_sharp.h"
 #include "tests/unit/test_main.h"
 #include "topologies/topo.h"
 #include "traces/coll.h"
@@ -220,11 +221,13 @@ struct srv_run {
 	uint64_t spine_bytes;	/* bytes sent switch to switch */
 	uint64_t fabric_bytes;	/* bytes sent on every port */
 	uint64_t copies, hostmem;	/* staging copies, host memory bytes (models/host) */
+	size_t steps;		/* the program's */
 };
 
-static void replay_servers(const struct net *n, const struct fab_params *prm, const char *text,
+static void replay_servers(const struct net *n0, const struct fab_params *prm, const char *text,
 			   struct srv_run *out)
 {
+	struct net nsharp, *n = (struct net *)n0;
 	struct trace t;
 	struct trace_program p;
 	struct trace_results r;
@@ -237,6 +240,18 @@ static void replay_servers(const struct net *n, const struct fab_params *prm, co
 	trace_init(&t);
 	CU_ASSERT_EQUAL_FATAL(trace_load_string(text, "srv-test", &t, &d), 0);
 	CU_ASSERT_EQUAL_FATAL(trace_map_ranks(&t, n, &d), 0);
+	if (strstr(text, "collnet")) {	/* SHARP: the job's aggregation tree, as cli_sharp.c */
+		struct sm_sharp_tree tree;
+		int32_t *ra = malloc((size_t)t.nranks * sizeof(*ra));
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(ra);
+		CU_ASSERT_EQUAL_FATAL(net_dup(&nsharp, n0), 0);
+		n = &nsharp;
+		CU_ASSERT_EQUAL_FATAL(sm_sharp_attach(n, t.rank_node, t.nranks, &tree, ra, &d), 0);
+		CU_ASSERT_EQUAL_FATAL(trace_set_agg(&t, tree.nagg, tree.node, tree.parent, ra, &d), 0);
+		free(ra);
+		sm_sharp_tree_free(&tree);
+	}
 	if (prm->server.gpus) {	/* as ibfab run does: the rings follow the servers */
 		CU_ASSERT_EQUAL_FATAL(srv_map_build(&m, n, &prm->server, &d), 0);
 		g = malloc((size_t)t.nranks * sizeof(*g));
@@ -280,11 +295,14 @@ static void replay_servers(const struct net *n, const struct fab_params *prm, co
 		if (n->nodes[pi->node].type == NET_SWITCH && n->nodes[pi->peer_node].type == NET_SWITCH)
 			out->spine_bytes += s.xmit_bytes;
 	}
+	out->steps = p.nsteps;
 	trace_results_free(&r);
 	fab_destroy(f);
 	fab_msgs_free(&msgs);
 	trace_program_free(&p);
 	trace_free(&t);
+	if (n != n0)
+		net_free(n);
 }
 
 static void servers_params(struct fab_params *prm, const char *server)
@@ -532,6 +550,35 @@ static void test_gpudirect(void)
 	net_free(&n);
 }
 
+/*
+ * SHARP on servers (NCCL's CollNet Direct): on 2 servers, 1 MiB is 8
+ * slices of one 128 KiB piece; each server's 7 other GPUs send slice j to
+ * GPU j (2 x 8 x 7 = 112 over NVLink), GPU j of both servers sends it up
+ * to rail j's leaf, the lowest aggregation node covering them, and gets
+ * the sum back (8 x 4 over the fabric, no relay: each GPU uses its own
+ * NIC), then hands it to its server's other 7 (112 more).
+ */
+static void test_collnet_servers(void)
+{
+	struct fab_params prm;
+	struct srv_run r, ring;
+	struct net n;
+
+	gen_servers(&n, 2, "dgx-h100");
+	servers_params(&prm, "dgx-h100");
+	replay_servers(&n, &prm, "ranks 16\nallreduce 1MiB algo=collnet\n", &r);
+	CU_ASSERT_EQUAL(r.steps, 112 + 32 + 112);
+	CU_ASSERT_EQUAL(r.r.nvlink_xfers, 224);
+	CU_ASSERT_EQUAL(r.r.pxn_xfers, 0);
+	CU_ASSERT_EQUAL(r.spine_bytes, 0);	/* each slice's root is its rail's leaf */
+	/* 256 MiB: every NIC carries an eighth each way, NVLink seven eighths:
+	 * faster than the ring, bound by NVLink rather than by the NICs */
+	replay_servers(&n, &prm, "ranks 16\nallreduce 256MiB algo=collnet\n", &r);
+	replay_servers(&n, &prm, "ranks 16\nallreduce 256MiB algo=ring\n", &ring);
+	CU_ASSERT(r.end * 11 < ring.end * 10);
+	net_free(&n);
+}
+
 /* The rotated rings are correct algorithms for every ring collective,
  * with servers of unequal size and more channels than GPUs. */
 static void test_rotation_check(void)
@@ -549,6 +596,11 @@ static void test_rotation_check(void)
 		"ranks 24\nallreduce 1MiB algo=tree\n",
 		"ranks 24\nallreduce 1MiB algo=tree channels=3 chunks=2 ranks=5-16\n",
 		"ranks 16\nallreduce 1MiB algo=tree channels=1 chunks=1\n",
+		/* SHARP: each server's slices to its GPUs, through the tree, back */
+		"ranks 24\nallreduce 3MiB algo=collnet\n",
+		"ranks 16\nallreduce 8MiB algo=collnet chunks=3\n",
+		/* servers of unequal size: the flat form */
+		"ranks 24\nallreduce 1MiB algo=collnet ranks=5-16\n",
 	};
 
 	gen_servers(&n, 3, "dgx-h100");
@@ -556,7 +608,8 @@ static void test_rotation_check(void)
 	for (size_t i = 0; i < sizeof(traces) / sizeof(traces[0]); i++) {
 		replay_servers(&n, &prm, traces[i], &r);
 		CU_ASSERT(r.end > 0);
-		CU_ASSERT(r.r.nvlink_xfers > 0);
+		/* the flat SHARP form sends every GPU's buffer through its NIC */
+		CU_ASSERT(r.r.nvlink_xfers > 0 || i == sizeof(traces) / sizeof(traces[0]) - 1);
 	}
 	net_free(&n);
 }
@@ -570,6 +623,7 @@ static const struct test_case tests[] = {
 	{ "two servers: PXN keeps the ring on its rails", test_replay_pxn },
 	{ "trees on servers: chains and the heads' tree", test_tree_servers },
 	{ "NCCL's tuning model, by hand", test_tune },
+	{ "SHARP on servers: slices, rails' trees, NVLink", test_collnet_servers },
 	{ "GPUDirect on, off, and across the CPU", test_gpudirect },
 	{ "algo=auto on servers: NCCL's choice per op", test_tune_ops },
 	{ "rotated rings and server trees pass the reduction check", test_rotation_check },
