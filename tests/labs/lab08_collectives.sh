@@ -1,0 +1,64 @@
+#!/bin/bash
+# lab08_collectives.sh - every number docs/labs/08-collectives.md states:
+# nccl-tests all_reduce sweeps on one and two DGX H100-like servers, the
+# same GPUs without the server model, ring against tree on 128 GPUs,
+# SHARP, and PXN on and off.
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
+EX=$IBFAB_SRC/topologies/examples
+cd "$tmp" || exit 1
+echo './all_reduce_perf -b 1M -e 1G -f 32 -g 8 -n 1' > one.nccl
+echo 'mpirun -np 2 ./all_reduce_perf -b 8 -e 1G -f 32 -g 8 -n 1' > two.nccl
+printf 'ranks 128\nring_1M: allreduce 1MiB algo=ring\ntree_1M: allreduce 1MiB algo=tree\nring_1G: allreduce 1GiB algo=ring\ntree_1G: allreduce 1GiB algo=tree\n' > rt.trace
+printf 'ranks 128\nallreduce 1GiB\n' > ar128.trace
+printf 'ranks 16\nallreduce 1GiB\n' > ar16.trace
+r() { "$IBFAB" run "${@:2}" > "$1.out" 2>&1 || fail "ibfab run ${*:2}: $(tail -1 "$1.out")"; }
+r one --topo "$EX/dgx-h100-2.topo" --trace one.nccl
+r two --topo "$EX/dgx-h100-2.topo" --trace two.nccl
+r flat --topo "$EX/dgx-h100-2.topo" --trace two.nccl --set server.preset=none
+r rt --topo "$EX/dgx-h100-16.topo" --trace rt.trace
+r sharp --topo "$EX/dgx-h100-16.topo" --trace ar128.trace --set ib.sharp=on
+r pxn --topo "$EX/dgx-h100-2.topo" --trace ar16.trace
+r nopxn --topo "$EX/dgx-h100-2.topo" --trace ar16.trace --set server.pxn=off
+python3 - "$tmp" <<'PY' || fail "the lab's figures"
+import re, sys
+d = sys.argv[1]
+bad = []
+def rows(k):
+    out = {}
+    for l in open(f"{d}/{k}.out"):
+        m = re.match(r"\s+(\d+)\s+\d+\s+float\s+\S+\s+-?\d+\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+N/A\s+(.*)$", l)
+        if m:
+            out[m.group(5).split(" [")[0].split()[0] + " " + m.group(1)] = (float(m.group(2)), float(m.group(4)), m.group(5))
+    return out
+def text(k):
+    return open(f"{d}/{k}.out").read()
+def want(k, row, col, v):
+    R = rows(k)
+    if row not in R: bad.append(f"{k}: no row '{row}' in {list(R)}"); return
+    got = R[row][col]
+    if abs(got - v) > 0.005: bad.append(f"{k} {row}: {got}, the lab says {v}")
+def algo(k, row, a):
+    R = rows(k)
+    if row not in R or not R[row][2].endswith(f"[{a}]"): bad.append(f"{k} {row}: not [{a}]: {R.get(row)}")
+def line(k, frag):
+    if frag not in text(k): bad.append(f"{k}: lacks '{frag}'")
+for s, v in [(1048576, 38.04), (33554432, 363.01), (1073741824, 370.55)]:
+    want("one", f"allreduce {s}", 1, v); algo("one", f"allreduce {s}", "ring")
+for s in [8, 256, 8192, 262144, 8388608]:
+    algo("two", f"allreduce {s}", "double binary tree")
+algo("two", "allreduce 268435456", "ring")
+want("two", "allreduce 8", 0, 50.71); want("two", "allreduce 268435456", 1, 351.56)
+line("two", "960 sends to other servers relayed"); line("two", "busy 0.0% on average")
+want("flat", "allreduce 268435456", 1, 49.44); want("flat", "allreduce 8", 0, 46.64)
+line("flat", "busy 97.3% on average")
+if "nvlink " in text("flat"): bad.append("flat: NVLink used without servers")
+want("rt", "ring_1M 1048576", 0, 1242.57); want("rt", "tree_1M 1048576", 0, 72.41)
+want("rt", "ring_1G 1073741824", 1, 368.15); want("rt", "tree_1G 1073741824", 1, 233.91)
+want("sharp", "op 1073741824", 1, 419.48)
+want("pxn", "op 1073741824", 1, 361.34); line("pxn", "busy 0.0% on average"); line("pxn", "1920 sends")
+want("nopxn", "op 1073741824", 1, 397.32); line("nopxn", "busy 100.0% on average")
+for b in bad:
+    print("  ", b)
+sys.exit(1 if bad else 0)
+PY
+finish
