@@ -173,8 +173,11 @@ static void test_map_names(void)
 	/* a GPU index past the server's */
 	srv_params_preset(&p, "dgx-h100", &d);
 	gen_servers(&n, 1, "dgx-h100");
-	free(n.nodes[net_find_host(&n, "n0g7")].desc);
-	n.nodes[net_find_host(&n, "n0g7")].desc = strdup("n0g9");
+	int g7 = net_find_host(&n, "n0g7");	/* before its name goes */
+
+	CU_ASSERT_FATAL(g7 >= 0);
+	free(n.nodes[g7].desc);
+	n.nodes[g7].desc = strdup("n0g9");
 	CU_ASSERT_EQUAL(srv_map_build(&m, &n, &p, &d), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "host \"n0g9\": GPU 9 of a server of 8 GPUs"));
 	net_free(&n);
