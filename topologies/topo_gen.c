@@ -437,7 +437,7 @@ static const struct opt {
 	unsigned kinds, zero;
 	int alias;	/* 1 + the row it is another name of (not in commands), 0 none */
 } opts[] = {
-	{ "--levels", O_COUNT, OFF(levels), K(FATTREE), 0, 0 },
+	{ "--levels", O_COUNT, OFF(levels), K(FATTREE) | K(RAIL), 0, 0 },
 	{ "--radix", O_COUNT, OFF(radix),
 	  K(LEAFSPINE) | K(FATTREE) | K(TORUS) | K(MESH) | K(DRAGONFLY) | K(RAIL), 0, 0 },
 	{ "--dims", O_DIMS, OFF(ndims), K(TORUS) | K(MESH), 0, 0 },

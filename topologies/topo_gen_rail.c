@@ -22,10 +22,27 @@
  * several leaves), hosts n<node>g<gpu>, listed node-major so that host k
  * (and LID order) is rank k = node*G + gpu, one rank per GPU. Ports: rail
  * leaf 1..D its nodes, D+1+s spine s; spine 1+x rail leaf x (rail-major).
- * Switches have exactly the ports they use, or --radix. Left out: NVLink
- * inside a node (cross-rail traffic goes through the spines here, where a
- * real node would hop over NVLink first), more than one HCA port, a third
- * level, rail-only fabrics without spines.
+ * Switches have exactly the ports they use, or --radix.
+ *
+ * --levels 3 (with --radix k), for clusters past one spine layer (the
+ * DGX SuperPOD's larger forms): pods of rail leaves with spines of their
+ * own, cores above, as fattree's 3 levels (topo_gen_fattree.c). A leaf
+ * takes Dmax = m*A nodes and has U = m*B up-links, one to each of its
+ * pod's U spines; a pod has Lp = floor((k/2) / G) leaves per rail (a pod
+ * spine's k/2 down-ports take the pod's G*Lp leaves), and pod spine j has
+ * C = k/2 up-links, to cores j*C .. j*C+C-1; core j*C+i has one link to
+ * pod spine j of every pod. With R = ceil(N / Dmax) leaves per rail and
+ * P = ceil(R / Lp) pods (at most k):
+ *   hosts = N*G, switches = U*C + P*U + G*R, cables = N*G + G*R*U + P*U*C.
+ * Radix 64, 8 GPUs, 1:1: 32 nodes a leaf, 4 leaves a rail per pod: 128
+ * nodes (1,024 GPUs) a pod, up to 64 pods. Names core<x>, pod<p>_spine<j>,
+ * rail<g>_<r> (r counted across pods), n<node>g<gpu>. Ports: leaf 1..D its
+ * nodes, D+1+j pod spine j; pod spine 1 + g*Lp + (r mod Lp) its leaves,
+ * G*Lp+1+i core j*C+i; core 1+p pod p.
+ *
+ * Left out: more than one HCA port, rail-only fabrics without spines,
+ * oversubscription above the leaves. The servers' NVLink is the server
+ * model's (models/server, --server).
  */
 #include "topologies/topo.h"
 #include "models/server/server.h"
@@ -56,6 +73,100 @@ static void shape(const struct topo_gen_params *p, struct rail_shape *s)
 		p->radix / (p->over_hosts + p->over_up) * p->over_hosts : p->nodes;
 	s->d = s->dmax < p->nodes ? s->dmax : p->nodes;
 	s->leaves = s->dmax ? (p->nodes + s->dmax - 1) / s->dmax : 0;
+}
+
+/* --levels 3: pods, from resolved params. */
+struct rail3 {
+	int dmax, d, up;	/* nodes a leaf takes, host ports in use, up-links */
+	int lp;			/* leaves per rail per pod */
+	int r, pods, c;		/* leaves per rail, pods, up-links per pod spine */
+};
+
+static void shape3(const struct topo_gen_params *p, struct rail3 *s)
+{
+	int m = p->radix / (p->over_hosts + p->over_up);
+
+	s->dmax = m * p->over_hosts;
+	s->up = m * p->over_up;
+	s->d = s->dmax < p->nodes ? s->dmax : p->nodes;
+	s->lp = p->radix / 2 / p->gpus;
+	s->c = p->radix / 2;
+	s->r = s->dmax ? (p->nodes + s->dmax - 1) / s->dmax : 0;
+	s->pods = s->lp ? (s->r + s->lp - 1) / s->lp : 0;
+}
+
+static int rail3_resolve(struct topo_gen_params *p, struct sim_diag *d)
+{
+	struct rail3 s;
+
+	if (p->radix == TOPO_GEN_UNSET)
+		return sim_diag_set(d, NULL, 0, 0, "rail: --levels 3 needs --radix (or --server)");
+	if (p->spines != TOPO_GEN_UNSET)
+		return sim_diag_set(d, NULL, 0, 0,
+				    "rail: --spines is for 2 levels (with 3, every pod has one spine per leaf up-link)");
+	shape3(p, &s);
+	if (s.dmax < 1 || s.up < 1)
+		return sim_diag_set(d, NULL, 0, 0,
+				    "rail: --radix %d is too small for %d:%d (a leaf needs at least %d ports)",
+				    p->radix, p->over_hosts, p->over_up, p->over_hosts + p->over_up);
+	if (s.lp < 1)
+		return sim_diag_set(d, NULL, 0, 0,
+				    "rail: --levels 3 with --radix %d: a pod spine's %d down-ports cannot take one leaf of each of %d rails",
+				    p->radix, p->radix / 2, p->gpus);
+	if (s.pods > p->radix)
+		return sim_diag_set(d, NULL, 0, 0,
+				    "rail: %d nodes need %d pods of %d; a core of radix %d reaches at most %d",
+				    p->nodes, s.pods, s.lp * s.dmax, p->radix, p->radix);
+	return topo_gen_check_size("rail",
+				   (int64_t)s.up * s.c + (int64_t)s.pods * s.up + (int64_t)p->gpus * s.r,
+				   (int64_t)p->nodes * p->gpus, d);
+}
+
+static int rail3_build(struct topo_gen_build *b, const struct topo_gen_params *p)
+{
+	const int N = p->nodes, G = p->gpus, k = p->radix;
+	int first_core = b->n->nnodes, first_spine, first_leaf, first_host;
+	struct rail3 s;
+
+	shape3(p, &s);
+	for (int x = 0; x < s.up * s.c; x++)
+		if (topo_gen_b_switch(b, topo_gen_nports(k, s.pods), "core%d", x) < 0)
+			return -1;
+	first_spine = b->n->nnodes;
+	for (int q = 0; q < s.pods; q++)
+		for (int j = 0; j < s.up; j++)
+			if (topo_gen_b_switch(b, topo_gen_nports(k, G * s.lp + s.c), "pod%d_spine%d", q,
+					      j) < 0)
+				return -1;
+	first_leaf = b->n->nnodes;
+	for (int g = 0; g < G; g++)
+		for (int r = 0; r < s.r; r++)
+			if (topo_gen_b_switch(b, topo_gen_nports(k, s.d + s.up), "rail%d_%d", g, r) < 0)
+				return -1;
+	first_host = b->n->nnodes;
+	for (int n = 0; n < N; n++)
+		for (int g = 0; g < G; g++)
+			if (topo_gen_b_host(b, "n%dg%d", n, g) < 0)
+				return -1;
+	for (int n = 0; n < N; n++)
+		for (int g = 0; g < G; g++)
+			if (topo_gen_b_link(b, first_leaf + g * s.r + n / s.dmax, 1 + n % s.dmax,
+					    first_host + n * G + g, 1))
+				return -1;
+	for (int g = 0; g < G; g++)
+		for (int r = 0; r < s.r; r++)
+			for (int j = 0; j < s.up; j++)
+				if (topo_gen_b_link(b, first_leaf + g * s.r + r, s.d + 1 + j,
+						    first_spine + r / s.lp * s.up + j,
+						    1 + g * s.lp + r % s.lp))
+					return -1;
+	for (int q = 0; q < s.pods; q++)
+		for (int j = 0; j < s.up; j++)
+			for (int i = 0; i < s.c; i++)
+				if (topo_gen_b_link(b, first_spine + q * s.up + j, G * s.lp + 1 + i,
+						    first_core + j * s.c + i, 1 + q))
+					return -1;
+	return 0;
 }
 
 static int rail_resolve(struct topo_gen_params *p, struct sim_diag *d)
@@ -90,6 +201,10 @@ static int rail_resolve(struct topo_gen_params *p, struct sim_diag *d)
 				    "rail: --nodes and --gpus are required (e.g. --nodes 8 --gpus 8), or --servers and --server (e.g. --servers 16 --server dgx-h100)");
 	if (p->over_hosts == TOPO_GEN_UNSET)
 		p->over_hosts = p->over_up = 1;
+	if (p->levels != TOPO_GEN_UNSET && p->levels != 2 && p->levels != 3)
+		return sim_diag_set(d, NULL, 0, 0, "rail: --levels must be 2 or 3, not %d", p->levels);
+	if (p->levels == 3)
+		return rail3_resolve(p, d);
 	shape(p, &s);
 	if (s.dmax < 1)
 		return sim_diag_set(d, NULL, 0, 0,
@@ -108,7 +223,7 @@ static int rail_resolve(struct topo_gen_params *p, struct sim_diag *d)
 	snprintf(detail, sizeof(detail), "%d rails x %d leaves", p->gpus, s.leaves);
 	if (topo_gen_check_ports("rail", "a spine",
 				 (int64_t)p->gpus * s.leaves, p->radix, detail, d))
-		return hint(d, "fewer nodes or GPUs, or a bigger radix (a third level is not generated)");
+		return hint(d, "fewer nodes or GPUs, a bigger radix, or --levels 3");
 	return topo_gen_check_size("rail", (int64_t)p->gpus * s.leaves + p->spines,
 				   (int64_t)p->nodes * p->gpus, d);
 }
@@ -119,6 +234,8 @@ static int rail_build(struct topo_gen_build *b, const struct topo_gen_params *p)
 	int first_spine = b->n->nnodes, first_leaf, first_host;
 	struct rail_shape s;
 
+	if (p->levels == 3)
+		return rail3_build(b, p);
 	shape(p, &s);
 	for (int x = 0; x < S; x++)
 		if (topo_gen_b_switch(b, topo_gen_nports(p->radix, G * s.leaves),
@@ -157,6 +274,16 @@ static void rail_summary(const struct topo_gen_params *p, char *buf, size_t len)
 {
 	struct rail_shape s;
 
+	if (p->levels == 3) {
+		struct rail3 t;
+
+		shape3(p, &t);
+		snprintf(buf, len,
+			 "rail: %d nodes x %d GPUs (one HCA each), 3 levels: %d pod%s of %d leaves per rail (%d:%d), %d spines per pod, %d cores",
+			 p->nodes, p->gpus, t.pods, t.pods == 1 ? "" : "s", t.lp, p->over_hosts,
+			 p->over_up, t.up, t.up * t.c);
+		return;
+	}
 	shape(p, &s);
 	snprintf(buf, len,
 		 "rail: %d nodes x %d GPUs (one HCA each), %d rails of %d leaf%s (%d:%d), %d spines",

@@ -789,11 +789,60 @@ static void test_rail(void)
 	}
 }
 
+/*
+ * --levels 3, by hand: k = 8, 2 GPUs: a leaf takes 4 nodes and has 4
+ * up-links, a pod 2 leaves per rail (a pod spine's 4 down-ports take 2
+ * rails x 2), 4 spines per pod, 4 x 4 = 16 cores. 8 nodes: one pod, every
+ * path within it (leaf, pod spine, leaf: 3 switches); 16 nodes: two pods,
+ * a core between them (5), and the pods' 16 core up-links carry half the
+ * hosts: full bisection. 256 DGX H100-like servers: k = 64, 4 leaves per
+ * rail a pod of 128 servers, 2 pods, 32 spines each, 1,024 cores.
+ */
+static void test_rail3(void)
+{
+	static const struct { const char *cmd; long hosts, switches, cables; int k, diam, bis; } cs[] = {
+		{ "rail --levels 3 --radix 8 --nodes 8 --gpus 2", 16, 16 + 4 + 4, 16 + 16 + 16, 8, 3, 8 },
+		{ "rail --levels 3 --radix 8 --nodes 16 --gpus 2", 32, 16 + 8 + 8, 32 + 32 + 32, 8, 5, 16 },
+		{ "rail --levels 3 --radix 8 --nodes 10 --gpus 2", 20, 16 + 8 + 6, 20 + 24 + 32, 8, 5, 0 },
+		{ "rail --levels 3 --servers 256 --server dgx-h100 --rate 4xHDR", 2048, 1024 + 64 + 64,
+		  2048 + 2048 + 2048, 64, 0, 0 },
+	};
+
+	for (unsigned i = 0; i < SIM_ARRAY_SIZE(cs); i++) {
+		struct expect e = { cs[i].hosts, cs[i].switches, cs[i].cables, cs[i].k, cs[i].diam,
+				    false, cs[i].bis };
+		struct net n;
+
+		gen(cs[i].cmd, &n);
+		check_shape(cs[i].cmd, &n, &e);
+		net_free(&n);
+	}
+	/* pod spine j has one cable to each of its pod's leaves and to its
+	 * 4 cores; core j*4+i one to spine j of each pod; a host's leaf is on
+	 * its rail */
+	{
+		struct net n;
+		int sp, co, h;
+
+		gen("rail --levels 3 --radix 8 --nodes 16 --gpus 2", &n);
+		sp = by_desc(&n, "pod1_spine2");
+		CU_ASSERT_EQUAL(degree(&n, sp), 4 + 4);
+		co = by_desc(&n, "core9");	/* j = 2, i = 1 */
+		CU_ASSERT_EQUAL(degree(&n, co), 2);
+		CU_ASSERT_EQUAL(n.nodes[co].ports[2].remote_node, sp);
+		h = by_desc(&n, "n13g1");	/* node 13: leaf 3 of rail 1, in pod 1 */
+		CU_ASSERT_STRING_EQUAL(n.nodes[n.nodes[h].ports[1].remote_node].desc, "rail1_3");
+		CU_ASSERT_EQUAL(n.nodes[h].ports[1].remote_port, 13 % 4 + 1);
+		net_free(&n);
+	}
+}
+
 /* ---- files: round trip, determinism, rates, examples ------------------- */
 
 static const char *const small_cmds[] = {
 	"fattree --radix 8",
 	"fattree --levels 3 --radix 4",
+	"rail --levels 3 --radix 8 --nodes 10 --gpus 2",
 	"fattree --levels 3 --radix 8 --oversub 3:1 --pods 3",
 	"fattree --radix 12 --oversub 2:1 --leaves 8",
 	"leafspine --leaves 4 --spines 3 --hosts 5 --links-per-spine 2 --radix 12",
@@ -1006,7 +1055,12 @@ static const struct { const char *cmd, *msg, *msg2; } bad[] = {
 	{ "dragonfly --groups 4 --routers 4 --hosts 2 --global 3 --radix 6", "a router needs 8 ports", NULL },
 	{ "rail --nodes 8", "--nodes and --gpus are required", NULL },
 	{ "rail --nodes 200 --gpus 8", "a rail leaf needs 400 ports", "give --radix" },
-	{ "rail --nodes 64 --gpus 8 --radix 8", "a spine needs 128 ports", "third level" },
+	{ "rail --nodes 64 --gpus 8 --radix 8", "a spine needs 128 ports", "--levels 3" },
+	{ "rail --levels 3 --nodes 8 --gpus 8", "--levels 3 needs --radix", NULL },
+	{ "rail --levels 3 --nodes 8 --gpus 8 --radix 8", "cannot take one leaf of each of 8 rails", NULL },
+	{ "rail --levels 3 --nodes 300 --gpus 2 --radix 8", "need 38 pods of 8", "at most 8" },
+	{ "rail --levels 3 --nodes 8 --gpus 2 --radix 8 --spines 2", "--spines is for 2 levels", NULL },
+	{ "rail --levels 4 --nodes 8 --gpus 2 --radix 8", "--levels must be 2 or 3", NULL },
 	{ "rail --nodes 8 --gpus 8 --radix 1", "--radix 1 is too small", NULL },
 	{ "rail --nodes 8 --gpus 8 --dims 2", "--dims is not an option of rail", NULL },
 	{ "fattree2 --leaves 0 --spines 1 --hosts 1", "--leaves wants a whole number from 1", NULL },
@@ -1285,6 +1339,7 @@ static const struct test_case tests[] = {
 	{ "torus and mesh", test_torus_mesh },
 	{ "dragonfly", test_dragonfly },
 	{ "rail-optimised", test_rail },
+	{ "rail-optimised, 3 levels", test_rail3 },
 	{ "round trip", test_roundtrip },
 	{ "determinism and header command", test_determinism },
 	{ "rates, GUIDs, LIDs", test_rates_and_ids },
