@@ -728,8 +728,8 @@ static int server_groups(struct cli_run *c)
 	}
 	for (int32_t r = 0; r < c->trace.nranks; r++)
 		g[r] = srv_domain(&m, c->trace.rank_node[r]);
-	/* rings: two channels per NIC, one NIC per GPU; NCCL's 2 MiB chunks */
-	rc = trace_set_groups(&c->trace, g, 2 * c->p.server.gpus, 2u << 20, &c->d);
+	/* two channels per NIC, one NIC per GPU; NCCL's Simple steps of 512 KiB */
+	rc = trace_set_groups(&c->trace, g, 2 * c->p.server.gpus, 512u << 10, &c->d);
 	const struct srv_preset *sp = srv_preset_find(c->p.server.preset);
 
 	if (sp)		/* NCCL's tuning model: one search channel per NIC */

@@ -222,12 +222,14 @@ static bool follows_servers(const struct coll_ctx *c)
 
 /*
  * A ring or an allreduce tree on GPU servers whose channels or chunks were
- * not given: NCCL's. It runs two channels per NIC (the graph search finds one per NIC,
- * then doubles them: src/graph/search.cc), and moves each channel's data
- * in chunks of ALLREDUCE_CHUNKSTEPS (= ALLGATHER_, REDUCESCATTER_) steps
- * of its Simple protocol's buffer: 4 steps x 4 MiB / NCCL_STEPS (8) = 2
- * MiB (src/include/collectives.h, device.h; DEFAULT_BUFFSIZE in
- * src/init.cc), the pieces that go round the ring one after another.
+ * not given: NCCL's. It runs two channels per NIC (the graph search finds
+ * one per NIC, then doubles them: src/graph/search.cc), and moves each
+ * channel's data in pieces of its Simple protocol's steps, 4 MiB /
+ * NCCL_STEPS (8) = 512 KiB (DEFAULT_BUFFSIZE in src/init.cc,
+ * src/include/device.h): a ring takes ALLREDUCE_CHUNKSTEPS (=
+ * ALLGATHER_, REDUCESCATTER_) = 4 of them at a time, 2 MiB
+ * (src/include/collectives.h), a tree one (enqueue.cc: chunkSteps is the
+ * ring's only), so that a tree's levels pipeline.
  */
 static void server_auto(struct coll_ctx *c)
 {
@@ -238,11 +240,14 @@ static void server_auto(struct coll_ctx *c)
 		return;		/* SHARP's chunks are its own (coll_collnet.c) */
 	if (!c->op->channels && t->auto_channels && c->algo->multichannel)
 		c->channels = t->auto_channels;
-	if (!c->op->chunks && t->auto_piece_bytes && c->algo->pipelines) {
+	if (!c->op->chunks && t->auto_step_bytes && c->algo->pipelines) {
 		/* a flow's share: a ring segment, or a tree's half */
 		seg = c->bytes / ((uint64_t)(c->algo->algo == TRACE_ALGO_RING ? c->n : 2) *
 				  c->channels);
-		p = (seg + t->auto_piece_bytes - 1) / t->auto_piece_bytes;
+		const uint64_t piece = t->auto_step_bytes *
+				       (c->algo->algo == TRACE_ALGO_RING ? 4 : 1);
+
+		p = (seg + piece - 1) / piece;
 		c->pieces = p < 1 ? 1 : p > TRACE_MAX_CHUNKS ? TRACE_MAX_CHUNKS : (uint32_t)p;
 	}
 }

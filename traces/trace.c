@@ -960,7 +960,7 @@ int trace_set_agg(struct trace *t, int32_t nagg, const int *agg_node, const int3
 }
 
 int trace_set_groups(struct trace *t, const int32_t *group, uint32_t channels,
-		     uint64_t piece_bytes, struct sim_diag *d)
+		     uint64_t step_bytes, struct sim_diag *d)
 {
 	int32_t *g = malloc((size_t)(t->nranks ? t->nranks : 1) * sizeof(*g));
 
@@ -970,6 +970,6 @@ int trace_set_groups(struct trace *t, const int32_t *group, uint32_t channels,
 	free(t->rank_group);
 	t->rank_group = g;
 	t->auto_channels = channels;
-	t->auto_piece_bytes = piece_bytes;
+	t->auto_step_bytes = step_bytes;
 	return 0;
 }

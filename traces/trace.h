@@ -147,11 +147,11 @@ struct trace {
 	 * after trace_map_ranks(): rings of several channels then follow
 	 * the servers (coll_ring.c). */
 	int32_t *rank_group;
-	/* on GPU servers, what a ring whose chunks and channels were not
-	 * given uses (trace_set_groups): this many channels, and pieces of
-	 * about this many bytes; 0 otherwise */
+	/* on GPU servers, what a ring or tree whose chunks and channels were
+	 * not given uses (trace_set_groups): this many channels, and pieces
+	 * of this many NCCL steps (a ring 4 of them, a tree 1); 0 otherwise */
 	uint32_t auto_channels;
-	uint64_t auto_piece_bytes;
+	uint64_t auto_step_bytes;
 	struct trace_tune tune;	/* what NCCL's tuning model knows of the servers */
 };
 
@@ -177,9 +177,9 @@ int trace_set_agg(struct trace *t, int32_t nagg, const int *agg_node, const int3
 int trace_tune_ops(struct trace *t);
 
 /* Give the ranks their NVLink domains (trace.rank_group, copied), and
- * the rings' default channels and piece size there. 0 or -1. */
+ * the default channels and NCCL step size of rings and trees there. 0 or -1. */
 int trace_set_groups(struct trace *t, const int32_t *group, uint32_t channels,
-		     uint64_t piece_bytes, struct sim_diag *d);
+		     uint64_t step_bytes, struct sim_diag *d);
 
 void trace_init(struct trace *t);
 void trace_free(struct trace *t);

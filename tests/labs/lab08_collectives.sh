@@ -53,7 +53,7 @@ want("flat", "allreduce 268435456", 1, 49.44); want("flat", "allreduce 8", 0, 46
 line("flat", "busy 97.3% on average")
 if "nvlink " in text("flat"): bad.append("flat: NVLink used without servers")
 want("rt", "ring_1M 1048576", 0, 1242.57); want("rt", "tree_1M 1048576", 0, 72.41)
-want("rt", "ring_1G 1073741824", 1, 368.15); want("rt", "tree_1G 1073741824", 1, 233.91)
+want("rt", "ring_1G 1073741824", 1, 368.15); want("rt", "tree_1G 1073741824", 1, 231.56)
 want("sharp", "op 1073741824", 1, 419.48)
 want("pxn", "op 1073741824", 1, 361.34); line("pxn", "busy 0.0% on average"); line("pxn", "1920 sends")
 want("nopxn", "op 1073741824", 1, 397.32); line("nopxn", "busy 100.0% on average")

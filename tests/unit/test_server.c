@@ -261,7 +261,7 @@ static void replay_servers(const struct net *n0, const struct fab_params *prm, c
 		CU_ASSERT_PTR_NOT_NULL_FATAL(g);
 		for (int32_t k = 0; k < t.nranks; k++)
 			g[k] = srv_domain(&m, t.rank_node[k]);
-		CU_ASSERT_EQUAL_FATAL(trace_set_groups(&t, g, 2 * prm->server.gpus, 2u << 20, &d), 0);
+		CU_ASSERT_EQUAL_FATAL(trace_set_groups(&t, g, 2 * prm->server.gpus, 512u << 10, &d), 0);
 		free(g);
 		srv_map_free(&m);
 	}
@@ -500,7 +500,7 @@ static void test_tune_ops(void)
 	for (int k = 0; k < 16; k++)
 		g[k] = srv_domain(&m, t.rank_node[k]);
 	srv_map_free(&m);
-	CU_ASSERT_EQUAL_FATAL(trace_set_groups(&t, g, 16, 2u << 20, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(trace_set_groups(&t, g, 16, 512u << 10, &d), 0);
 	t.tune = (struct trace_tune){ .arch = 2, .nchannels = 8, .bw = 48 };
 	CU_ASSERT_EQUAL(trace_tune_ops(&t), 0);
 	CU_ASSERT_EQUAL(t.ops[0].algo, TRACE_ALGO_TREE);
