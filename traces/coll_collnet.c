@@ -181,8 +181,9 @@ static uint32_t tree_height(const struct coll_ctx *c)
  * Each slice is cut into pieces of at most 512 KiB that follow each other
  * through the three steps, GPU j holding at most 8 in the tree at once as
  * in the flat form. Every NIC carries S/G each way, NVLink (G-1)/G S each
- * way: on 8 H100s, 370.8 GB/s of NVLink bounds the bus bandwidth near
- * 2 x 370.8 x 8/7 / 2... about 420 GB/s, above the ring's 370.8.
+ * way: on 8 H100s, 370.8 GB/s of NVLink bounds the algorithm bandwidth
+ * at 370.8 x 8/7 / 2 = 212 GB/s, a bus bandwidth near 420 GB/s, above
+ * the ring's 370.8.
  * Returns G, or 0 where the flat form applies (no servers, servers of
  * unequal size, one server).
  */
@@ -226,12 +227,11 @@ static uint32_t slice_tree(const struct coll_ctx *c, uint32_t G, uint32_t j, uin
 	memset(cnt, 0, E * sizeof(*cnt));
 	for (uint32_t m = j; m < c->n; m += G) {
 		used[m] = 1;
-		for (uint32_t e = m, p = c->up[m]; p != COLL_NONE; e = p, p = c->up[p]) {
+		for (uint32_t p = c->up[m]; p != COLL_NONE; p = c->up[p]) {
 			cnt[p]++;
 			if (used[p])
 				break;
 			used[p] = 1;
-			(void)e;
 		}
 	}
 	for (uint32_t e = c->n; e < E; e++)

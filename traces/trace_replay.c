@@ -9,6 +9,13 @@
  * RECV_RDMA_WITH_IMM completion, at the time its CQE is visible, marks the
  * step done. That is how NCCL's IB transport signals arrival, and what a
  * program could see.
+ * On GPU servers (fab_server: models/server) a transfer between two GPUs
+ * of one NVLink domain goes over NVLink instead - the GPU's port queue
+ * (nvq), the server model's pipes, no queue pair - and a transfer to
+ * another server whose GPU index differs is relayed over NVLink to the
+ * local GPU on the receiver's rail, whose HCA posts it (PXN); the ranks'
+ * buffers are GPU memory, staged through host bounce buffers when
+ * GPUDirect RDMA is off (host.gpudirect).
  * Compute steps occupy their rank one at a time. A step becomes ready when
  * its last dependency is done and starts then (a compute step: when its
  * rank is also free). The replay keeps its own small event heap so steps
@@ -112,7 +119,8 @@ struct live {
 	uint32_t crit;		/* that dependency, UINT32_MAX none */
 	uint32_t left;		/* dependencies not yet done */
 	bool crank;		/* it waited for its rank's previous compute instead */
-	bool relayed;		/* a PXN transfer: began with its NVLink hop (xfer_nvlink) */
+	bool relayed;		/* began before its post: a PXN relay's NVLink hop, or a
+				 * staging copy (its start and comm time count from then) */
 	uint32_t nd, dcap;	/* the steps made so far that wait for it */
 	union {
 		uint32_t in[2];	/* up to two (a ring step has two) */

@@ -8,7 +8,7 @@
  * RDMA WRITE with immediate from the rank's HCA to the peer's over one RC
  * queue pair per ordered rank pair (as NCCL's IB transport moves data), and
  * is done when the peer's receive completion says the data is in its
- * memory. Results: per step and per op start/end, per collective algbw and
+ * memory; between GPUs of one server it goes over NVLink (docs/servers.md). Results: per step and per op start/end, per collective algbw and
  * busbw as nccl-tests defines them, per rank compute / communication /
  * idle time, and the critical path (the chain of steps, each the last of its
  * step's dependencies to finish, that ends at the last step).
