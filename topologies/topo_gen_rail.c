@@ -75,6 +75,28 @@ static void shape(const struct topo_gen_params *p, struct rail_shape *s)
 	s->leaves = s->dmax ? (p->nodes + s->dmax - 1) / s->dmax : 0;
 }
 
+/*
+ * The hosts n<node>g<gpu>, node-major (host k is rank k), each cabled to
+ * port 1 + node % dmax of its rail's leaf node / dmax; the rails' leaves
+ * are numbered from first_leaf, `leaves` per rail. 0 or -1.
+ */
+static int add_hosts(struct topo_gen_build *b, int N, int G, int first_leaf, int leaves,
+		     int dmax)
+{
+	int first_host = b->n->nnodes;
+
+	for (int n = 0; n < N; n++)
+		for (int g = 0; g < G; g++)
+			if (topo_gen_b_host(b, "n%dg%d", n, g) < 0)
+				return -1;
+	for (int n = 0; n < N; n++)
+		for (int g = 0; g < G; g++)
+			if (topo_gen_b_link(b, first_leaf + g * leaves + n / dmax, 1 + n % dmax,
+					    first_host + n * G + g, 1))
+				return -1;
+	return 0;
+}
+
 /* --levels 3: pods, from resolved params. */
 struct rail3 {
 	int dmax, d, up;	/* nodes a leaf takes, host ports in use, up-links */
@@ -125,7 +147,7 @@ static int rail3_resolve(struct topo_gen_params *p, struct sim_diag *d)
 static int rail3_build(struct topo_gen_build *b, const struct topo_gen_params *p)
 {
 	const int N = p->nodes, G = p->gpus, k = p->radix;
-	int first_core = b->n->nnodes, first_spine, first_leaf, first_host;
+	int first_core = b->n->nnodes, first_spine, first_leaf;
 	struct rail3 s;
 
 	shape3(p, &s);
@@ -143,16 +165,8 @@ static int rail3_build(struct topo_gen_build *b, const struct topo_gen_params *p
 		for (int r = 0; r < s.r; r++)
 			if (topo_gen_b_switch(b, topo_gen_nports(k, s.d + s.up), "rail%d_%d", g, r) < 0)
 				return -1;
-	first_host = b->n->nnodes;
-	for (int n = 0; n < N; n++)
-		for (int g = 0; g < G; g++)
-			if (topo_gen_b_host(b, "n%dg%d", n, g) < 0)
-				return -1;
-	for (int n = 0; n < N; n++)
-		for (int g = 0; g < G; g++)
-			if (topo_gen_b_link(b, first_leaf + g * s.r + n / s.dmax, 1 + n % s.dmax,
-					    first_host + n * G + g, 1))
-				return -1;
+	if (add_hosts(b, N, G, first_leaf, s.r, s.dmax))
+		return -1;
 	for (int g = 0; g < G; g++)
 		for (int r = 0; r < s.r; r++)
 			for (int j = 0; j < s.up; j++)
@@ -231,7 +245,7 @@ static int rail_resolve(struct topo_gen_params *p, struct sim_diag *d)
 static int rail_build(struct topo_gen_build *b, const struct topo_gen_params *p)
 {
 	int N = p->nodes, G = p->gpus, S = p->spines;
-	int first_spine = b->n->nnodes, first_leaf, first_host;
+	int first_spine = b->n->nnodes, first_leaf;
 	struct rail_shape s;
 
 	if (p->levels == 3)
@@ -252,16 +266,8 @@ static int rail_build(struct topo_gen_build *b, const struct topo_gen_params *p)
 			if (rc < 0)
 				return -1;
 		}
-	first_host = b->n->nnodes;
-	for (int n = 0; n < N; n++)
-		for (int g = 0; g < G; g++)
-			if (topo_gen_b_host(b, "n%dg%d", n, g) < 0)
-				return -1;
-	for (int n = 0; n < N; n++)
-		for (int g = 0; g < G; g++)
-			if (topo_gen_b_link(b, first_leaf + g * s.leaves + n / s.dmax,
-					    1 + n % s.dmax, first_host + n * G + g, 1))
-				return -1;
+	if (add_hosts(b, N, G, first_leaf, s.leaves, s.dmax))
+		return -1;
 	for (int x = 0; x < G * s.leaves; x++)
 		for (int y = 0; y < S; y++)
 			if (topo_gen_b_link(b, first_leaf + x, s.d + 1 + y,
