@@ -143,17 +143,6 @@ static void print_preset(const void *obj, const struct sim_param *k, char *buf, 
 	snprintf(buf, len, "%s", ((const struct srv_params *)obj)->preset);
 }
 
-static int set_uint(void *obj, const struct sim_param *k, const char *v, char *err,
-		    size_t errlen)
-{
-	uint64_t x;
-
-	if (sim_parse_uint(v, k->max, &x, err, errlen))
-		return -1;
-	*(uint32_t *)((char *)obj + k->off) = (uint32_t)x;
-	return 0;
-}
-
 static int set_gbps(void *obj, const struct sim_param *k, const char *v, char *err,
 		    size_t errlen)
 {
@@ -176,38 +165,20 @@ static void print_gbps(const void *obj, const struct sim_param *k, char *buf, si
 	snprintf(buf, len, "%.12g", ((const struct srv_params *)obj)->nvlink_gbps);
 }
 
-static int set_onoff(void *obj, const struct sim_param *k, const char *v, char *err,
-		     size_t errlen)
-{
-	bool on;
-
-	(void)k;
-	if (sim_parse_bool(v, &on, err, errlen))
-		return -1;
-	((struct srv_params *)obj)->pxn = on;
-	return 0;
-}
-
-static void print_onoff(const void *obj, const struct sim_param *k, char *buf, size_t len)
-{
-	(void)k;
-	snprintf(buf, len, "%s", ((const struct srv_params *)obj)->pxn ? "on" : "off");
-}
-
 #define F(f) SIM_PARAM_FIELD(struct srv_params, f)
 const struct sim_param srv_param_keys[] = {
 	{ "server.preset", SIM_PARAM_SPECIAL, F(preset), 0, 0, set_preset, print_preset, NULL,
 	  "GPU servers: none, dgx-a100, dgx-h100, gb200-nvl72 (sets every server.* key; "
 	  "a topology file may name one)" },
-	{ "server.gpus", SIM_PARAM_SPECIAL, F(gpus), 0, SRV_MAX_GPUS, set_uint,
-	  sim_param_print_number, NULL, "GPUs per server, one HCA each (0 = no servers)" },
-	{ "server.domain", SIM_PARAM_SPECIAL, F(domain), 0, SRV_MAX_DOMAIN, set_uint,
-	  sim_param_print_number, NULL, "GPUs per NVLink domain (a multiple of server.gpus)" },
+	{ "server.gpus", SIM_PARAM_UINT, F(gpus), 0, SRV_MAX_GPUS, NULL, NULL, NULL,
+	  "GPUs per server, one HCA each (0 = no servers)" },
+	{ "server.domain", SIM_PARAM_UINT, F(domain), 0, SRV_MAX_DOMAIN, NULL, NULL, NULL,
+	  "GPUs per NVLink domain (a multiple of server.gpus)" },
 	{ "server.nvlink_gbps", SIM_PARAM_SPECIAL, F(nvlink_gbps), 0, 0, set_gbps, print_gbps, NULL,
 	  "NVLink: what a GPU-to-GPU copy achieves per GPU per direction, GB/s" },
-	{ "server.nvlink_lat_ns", SIM_PARAM_SPECIAL, F(nvlink_lat_ns), 0, UINT32_MAX, set_uint,
-	  sim_param_print_number, NULL, "NVLink: one transfer's latency, ns" },
-	{ "server.pxn", SIM_PARAM_SPECIAL, F(pxn), 0, 0, set_onoff, print_onoff, NULL,
+	{ "server.nvlink_lat_ns", SIM_PARAM_NS, F(nvlink_lat_ns), 0, UINT32_MAX, NULL, NULL, NULL,
+	  "NVLink: one transfer's latency, ns" },
+	{ "server.pxn", SIM_PARAM_BOOL, F(pxn), 0, 1, NULL, NULL, NULL,
 	  "PXN: a send to another server leaves by the NIC on the receiver's rail: on/off" },
 	{ NULL },
 };
