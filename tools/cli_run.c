@@ -263,8 +263,9 @@ void cli_run_usage(FILE *out)
 "          prop_ps busy_ps vls [{vl PortXmitData PortXmitPkts PortRcvData\n"
 "          PortRcvPkts PortXmitWait_ps PortXmitDiscards buf_high_bytes\n"
 "          fc_pkts PortRcvErrors}]}]          VLs that carried nothing left out\n"
-"  collectives [{name collective algorithm bytes ranks start_ps end_ps\n"
-"          algbw_gbps busbw_gbps}]  ranks [{rank host compute_ps comm_ps\n"
+"  collectives [{name collective algorithm protocol auto bytes ranks\n"
+"          start_ps end_ps algbw_gbps busbw_gbps}]   auto: NCCL's tuning chose\n"
+"  ranks [{rank host compute_ps comm_ps\n"
 "          overlap_ps end_ps}]  critical_path {steps compute_ps comm_ps}\n"
 "                                             (--trace)\n""  perftest [{spec test op mode ... rows}]   perftest specs only (docs/perftest.md)\n"
 "  PortXmitData and PortRcvData count bytes (the PMA counts 4-byte words).\n"
@@ -732,9 +733,14 @@ static int server_groups(struct cli_run *c)
 	rc = trace_set_groups(&c->trace, g, 2 * c->p.server.gpus, 512u << 10, &c->d);
 	const struct srv_preset *sp = srv_preset_find(c->p.server.preset);
 
-	if (sp)		/* NCCL's tuning model: one search channel per NIC */
-		c->trace.tune = (struct trace_tune){ .arch = sp->nccl_arch, .amd = sp->amd_cpu,
-						     .nchannels = c->p.server.gpus, .bw = sp->nccl_bw };
+	/* NCCL's tuning model: one search channel per NIC. LL128 is on by
+	 * default where each NIC is near its GPU (NCCL's typeInter up to
+	 * PXB); a NIC across the CPU puts the path at PHB/SYS, and no GPU is
+	 * near it for PXN to reach it through. */
+	if (sp)
+		c->trace.tune = (struct trace_tune){
+			.arch = sp->nccl_arch, .amd = sp->amd_cpu, .nchannels = c->p.server.gpus,
+			.bw = sp->nccl_bw, .ll128 = !c->p.host_model || c->p.host.gpu_same_switch };
 	free(g);
 	srv_map_free(&m);
 	return rc;

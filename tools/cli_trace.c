@@ -76,8 +76,10 @@ void cli_trace_json(struct sim_json *j, const struct cli_report *rep)
 		sim_json_kstr(j, "name", trace_op_label(t, (uint32_t)i, label, sizeof(label)));
 		sim_json_kstr(j, "collective", trace_coll_names[op->coll]);
 		sim_json_kstr(j, "algorithm", coll_algo_label(op->coll, op->algo));
-		/* algo=auto on GPU servers: what NCCL's tuning model chose */
-		if (op->auto_algo)
+		sim_json_kstr(j, "protocol", trace_proto_labels[trace_op_proto(op)]);
+		/* algo=auto or proto=auto on GPU servers: what NCCL's tuning
+		 * model chose */
+		if (op->auto_algo || op->auto_proto)
 			sim_json_kbool(j, "auto", true);
 		sim_json_ku64(j, "bytes", op->bytes);
 		sim_json_ku64(j, "ranks", n);

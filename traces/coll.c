@@ -221,32 +221,51 @@ static bool follows_servers(const struct coll_ctx *c)
 }
 
 /*
- * A ring or an allreduce tree on GPU servers whose channels or chunks were
- * not given: NCCL's. It runs two channels per NIC (the graph search finds
- * one per NIC, then doubles them: src/graph/search.cc), and moves each
- * channel's data in pieces of its Simple protocol's steps, 4 MiB /
- * NCCL_STEPS (8) = 512 KiB (DEFAULT_BUFFSIZE in src/init.cc,
- * src/include/device.h): a ring takes ALLREDUCE_CHUNKSTEPS (=
- * ALLGATHER_, REDUCESCATTER_) = 4 of them at a time, 2 MiB
- * (src/include/collectives.h), a tree one (enqueue.cc: chunkSteps is the
- * ring's only), so that a tree's levels pipeline.
+ * NCCL's channels and chunks on GPU servers, for a ring or an allreduce
+ * tree whose channels or chunks were not given.
+ *
+ * Channels: two per NIC (the graph search finds one per NIC, then doubles
+ * them: src/graph/search.cc, connect.cc), fewer for small collectives as
+ * NCCL cuts them (src/enqueue.cc): while S < nc x threads x threshold, one
+ * channel less - a channel's threads each want `threshold` bytes (64 with
+ * Simple, 8 with LL and LL128, and a ring's LL 8 per rank; comm.h,
+ * tuning.cc), 512 threads a channel (640 with LL128: device.h).
+ *
+ * Pieces: a step of NCCL's buffer (src/init.cc, src/include/device.h) is
+ * Simple's 4 MiB / NCCL_STEPS (8) = 512 KiB (t->auto_step_bytes), LL's
+ * 512 KiB of 16-byte lines / 8 = 64 KiB, half of it data, LL128's
+ * 120 x 640 x 8 x 8 bytes / 8 = 614,400 of which 15/16 data; a Simple
+ * ring takes ALLREDUCE_CHUNKSTEPS (= ALLGATHER_, REDUCESCATTER_) = 4 at a
+ * time, 2 MiB (src/include/collectives.h), everything else one
+ * (enqueue.cc: chunkSteps is Simple's ring's only), so that a tree's levels
+ * pipeline.
  */
+#define LL_STEP_DATA (8u * 512u * 16u / 2u)			/* 32 KiB */
+#define LL128_STEP_DATA (120u * 640u * 8u / 16u * 15u)		/* 576,000 B */
+
 static void server_auto(struct coll_ctx *c)
 {
 	const struct trace *t = c->t;
-	uint64_t seg, p;
+	const enum trace_proto proto = trace_op_proto(c->op);
+	const bool ring = c->algo->algo == TRACE_ALGO_RING;
+	uint64_t seg, p, piece;
 
 	if (!follows_servers(c) || c->algo->algo == TRACE_ALGO_COLLNET)
 		return;		/* SHARP's chunks are its own (coll_collnet.c) */
-	if (!c->op->channels && t->auto_channels && c->algo->multichannel)
-		c->channels = t->auto_channels;
+	if (!c->op->channels && t->auto_channels && c->algo->multichannel) {
+		const uint64_t per = proto == TRACE_PROTO_SIMPLE ? 512u * 64u :
+				     proto == TRACE_PROTO_LL128 ? 640u * 8u :
+				     512u * 8u * (ring ? c->n : 1);
+		uint64_t nc = c->bytes / per;
+
+		c->channels = nc < 1 ? 1 : nc < t->auto_channels ? (uint32_t)nc : t->auto_channels;
+	}
 	if (!c->op->chunks && t->auto_step_bytes && c->algo->pipelines) {
 		/* a flow's share: a ring segment, or a tree's half */
-		seg = c->bytes / ((uint64_t)(c->algo->algo == TRACE_ALGO_RING ? c->n : 2) *
-				  c->channels);
-		const uint64_t piece = t->auto_step_bytes *
-				       (c->algo->algo == TRACE_ALGO_RING ? 4 : 1);
-
+		seg = c->bytes / ((uint64_t)(ring ? c->n : 2) * c->channels);
+		piece = proto == TRACE_PROTO_LL ? LL_STEP_DATA :
+			proto == TRACE_PROTO_LL128 ? LL128_STEP_DATA :
+			t->auto_step_bytes * (ring ? 4 : 1);
 		p = (seg + piece - 1) / piece;
 		c->pieces = p < 1 ? 1 : p > TRACE_MAX_CHUNKS ? TRACE_MAX_CHUNKS : (uint32_t)p;
 	}
@@ -313,6 +332,9 @@ int coll_ctx_init(struct coll_ctx *c, const struct trace *t, uint32_t op_index,
 		return op_err(d, o, "%s has no '%s' algorithm (it has %s)",
 			      trace_coll_names[o->coll], trace_algo_names[o->algo], list);
 	}
+	if (o->algo == TRACE_ALGO_COLLNET && trace_op_proto(o) != TRACE_PROTO_SIMPLE)
+		return op_err(d, o, "%s collnet has NCCL's Simple protocol only (CollNet runs no other): proto must be simple or auto, not %s",
+			      trace_coll_names[o->coll], trace_proto_names[o->proto]);
 	c->channels = o->channels ? o->channels : 1;
 	c->pieces = o->chunks ? o->chunks : 1;
 	if (c->pieces > 1 && !c->algo->pipelines)

@@ -221,15 +221,24 @@ int trace_program_ops_alloc(struct trace_program *p);
 
 /*
  * NCCL's tuning model on GPU servers (coll_tune.c): the time in us it
- * estimates for `algo` (ring or tree, Simple protocol) of an allreduce of
- * `bytes` over nranks GPUs on nnodes servers; and what `algo=auto` picks
- * for a collective (TRACE_ALGO_AUTO: ibfab's default, for all-to-all and
- * the barrier).
+ * estimates for `algo` (ring, or tree for an allreduce) with `proto` of
+ * collective `coll` of `bytes` over nranks GPUs on nnodes servers, -1 for
+ * a pair NCCL would not run (LL128 where it is off, a tree other than an
+ * allreduce's); and the least of them (TRACE_ALGO_AUTO: either algorithm;
+ * protos: the protocols allowed, bit per enum trace_proto, 0 = all).
+ * An algorithm the model has no figures for (ibfab's own, CollNet) comes
+ * back as given with TRACE_PROTO_AUTO; all-to-all's auto is direct.
  */
-double coll_tune_time(const struct trace_tune *tu, enum trace_algo algo, uint32_t nranks,
-		      uint32_t nnodes, uint64_t bytes);
-enum trace_algo coll_tune_pick(const struct trace_tune *tu, enum trace_coll coll,
-			       uint32_t nranks, uint32_t nnodes, uint64_t bytes);
+struct coll_tune_choice {
+	enum trace_algo algo;
+	enum trace_proto proto;
+	double us;		/* its time, -1 when nothing was estimated */
+};
+double coll_tune_time(const struct trace_tune *tu, enum trace_coll coll, enum trace_algo algo,
+		      enum trace_proto proto, uint32_t nranks, uint32_t nnodes, uint64_t bytes);
+struct coll_tune_choice coll_tune_pick(const struct trace_tune *tu, enum trace_coll coll,
+				       enum trace_algo algo, uint32_t nranks, uint32_t nnodes,
+				       uint64_t bytes, uint8_t protos);
 
 /* ---- for the algorithms ----------------------------------------------------- */
 

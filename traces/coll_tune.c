@@ -1,55 +1,96 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * coll_tune.c - what `algo=auto` means on GPU servers: NCCL's tuning model
- * (src/graph/tuning.cc, NCCL 2.30), which estimates each algorithm's time
- * as a latency plus the size over a bandwidth and takes the least.
+ * coll_tune.c - what `algo=auto` and `proto=auto` mean on GPU servers:
+ * NCCL's tuning model (src/graph/tuning.cc, NCCL 2.30), which estimates
+ * each (algorithm, protocol)'s time as a latency plus the size over a
+ * bandwidth and takes the least.
  *
- * For an allreduce of S bytes over nRanks GPUs on nNodes servers (NVLink
+ * For a collective of S bytes over nRanks GPUs on nNodes servers (NVLink
  * domains), with nCh search channels of bw GB/s each (one per NIC: 48 on
- * NDR, 24 on HDR; the graph search's speed for a 400 and a 200 Gb/s NIC):
+ * NDR, 24 on HDR; the graph search's speed for a 400 and a 200 Gb/s NIC),
+ * nsteps = 2(nRanks-1) for an allreduce, nRanks-1 for allgather and
+ * reducescatter, nRanks for broadcast and reduce:
  *
- *   ring  lat = 8.4 + (2(nRanks-1) - 2(nNodes-1)) max(3.4, ovh) + 2(nNodes-1) 14
- *             (x 1.4 across servers when S / (nCh nRanks) >= 64: the "plateau")
- *         busBw = nCh bw;  algBw = busBw nRanks / (2(nRanks-1))
- *   tree  lat = 8.4 + 2 ((nRanks/nNodes - 1) 4.0 + floor(log2 nNodes) 14)
- *         busBw = min(0.92 nCh bw, nCh perChMaxTreeBw[arch][nodes]),
- *                 x treeCorrectionFactor[Simple][log2(S/64)] below 2^23 x 64;
+ *   ring  lat = base[p] + (nsteps - x) max(nvl[ring][p], ovh[p]) + x net[ring][p]
+ *             x = inter-server steps: 2(nNodes-1) allreduce, nNodes-1 else
+ *             (broadcast, reduce: base[p] + nsteps hw[p], hw the network's
+ *             across servers, NVLink's on one)
+ *             (x 1.4 for a Simple allreduce across servers when
+ *             S / (2 nCh nRanks) >= 64: the ring's "plateau")
+ *         busBw = nCh bw: Simple;  min(llMax, busBw / 2): LL;
+ *                 min(0.92 busBw, nCh ll128Max): LL128
+ *         algBw = busBw nRanks / nsteps
+ *   tree  (allreduce) lat = base[p] + 2 ((nRanks/nNodes - 1) nvl[tree][p]
+ *                                     + floor(log2 nNodes) net[tree][p])
+ *         busBw = min(0.92 nCh bw, nCh treeMax), then
+ *                 LL: min(busBw / 3.8, llMax);
+ *                 LL128: min(busBw x (7/9 on one server, 120/128 across),
+ *                            nCh treeLL128Max);
+ *                 x treeCorrectionFactor[p][log2(S/64)] below 2^23 x 64
  *         algBw = busBw / 2
  *   time  = lat + S / (1000 algBw)  (us)
  *
- * baseLat 8.4 us (Simple), hwLat per hop of the Simple protocol: NVLink
- * 3.4 (ring) and 4.0 (tree), network 14; ovh, the network's overhead per
- * step, 3 x 1 us on Intel and Arm hosts, 3 x 2 us on AMD (getNetOverhead,
- * times 3 for Simple), 0 on one server. Only the Simple protocol is
- * modelled (LL and LL128 are not), so the choice is among Simple's: ring
- * or tree for an allreduce; allgather and reducescatter are rings, as NCCL
- * runs them without NVLS or PAT; an all-to-all sends to every peer at
- * once. docs/servers.md has the crossovers.
+ * with NCCL's tables: base latency (6.6 ring LL, 6.8 tree LL, 14 LL128,
+ * 8.4 Simple), hardware latency per step by link, algorithm and protocol
+ * (NVLink ring 0.6 / 1.9 / 3.4 us for LL / LL128 / Simple, tree 0.6 /
+ * 1.25 / 4.0; network ring 2.7 / 4.0 / 14, tree 5.0 / 8.5 / 14; with one
+ * GPU per server the network's tree figures for both), ovh the network's
+ * overhead per step across servers (1 us on Intel and Arm hosts, 2 us on
+ * AMD ones, times 3 for Simple; 0 on one server), and the bandwidth caps
+ * below. LL128 is a candidate where NCCL enables it by default
+ * (trace_tune.ll128). The candidates: ring and tree for an allreduce, the
+ * ring for allgather, reducescatter, broadcast and reduce (NCCL's without
+ * NVLS, PAT or CollNet); an all-to-all sends to every peer at once, with
+ * Simple. NCCL_PROTO's list (trace_op.protos) narrows the protocols.
+ * docs/servers.md has the crossovers.
  */
 #include "traces/coll.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-/* perChMaxTreeBws[arch][nodes index: 1, 2, more] (tuning.cc) */
-static const double tree_max_bw[4][3] = {
-	{ 26.5, 18.5, 10.0 },	/* Volta */
-	{ 24.0, 23.6, 17.8 },	/* Ampere */
-	{ 38.7, 41.4, 36.0 },	/* Hopper */
-	{ 70.0, 42.8, 24.0 },	/* Blackwell */
+/* Bandwidth caps, [arch: Volta, Ampere, Hopper, Blackwell][nodes: 1, 2, more] */
+static const double tree_max_bw[4][3] = {	/* perChMaxTreeBws */
+	{ 26.5, 18.5, 10.0 }, { 24.0, 23.6, 17.8 }, { 38.7, 41.4, 36.0 }, { 70.0, 42.8, 24.0 },
+};
+static const double ring_ll128_max_bw[4][3] = {	/* perChMaxRingLL128Bws */
+	{ 20.0, 20.0, 20.0 }, { 20.0, 20.0, 20.0 }, { 36.7, 36.7, 36.7 }, { 40.0, 40.0, 40.0 },
+};
+static const double tree_ll128_max_bw[4][3] = {	/* perChMaxTreeLL128Bws */
+	{ 20.0, 20.0, 20.0 }, { 20.0, 20.0, 20.0 }, { 36.7, 36.7, 29.0 }, { 55.6, 31.67, 20.0 },
+};
+/* llMaxBws, a whole communicator's: on one server by GPU (rows 0-3), across
+ * servers by CPU (row 0 Intel and others, row 1 AMD) */
+static const double ll_max_bw[4][3] = {
+	{ 39.0, 39.0, 20.4 }, { 87.7, 22.5, 19.0 }, { 141.0, 45.0, 35.0 }, { 282.0, 90.0, 70.0 },
 };
 
-/* treeCorrectionFactor[Simple][log2(size / 64)], 64 B .. 256 MiB */
-static const double tree_corr[23] = {
-	.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9,
+/* treeCorrectionFactor[protocol][log2(size / 64)], 64 B .. 256 MiB */
+static const double tree_corr[TRACE_NPROTO][23] = {
+	[TRACE_PROTO_LL] = { 1, 1, 1, 1, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9,
+			     1, 1, 1, 1 },
+	[TRACE_PROTO_LL128] = { 1, 1, 1, 1, 1, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9,
+				.9, .9, .9, 1, 1 },
+	[TRACE_PROTO_SIMPLE] = { .9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7,
+				 .8, .7, .7, .8, .9, .9 },
 };
 
-#define BASE_LAT 8.4		/* baseLat[Ring, Tree][Simple] */
-#define NVL_RING_LAT 3.4	/* hwLat[NVLINK][Ring][Simple] */
-#define NVL_TREE_LAT 4.0	/* hwLat[NVLINK][Tree][Simple] */
-#define NET_LAT 14.0		/* hwLat[NET][Ring, Tree][Simple] */
+/* baseLat[ring, tree][protocol], us */
+static const double base_lat[2][TRACE_NPROTO] = {
+	{ [TRACE_PROTO_LL] = 6.6, [TRACE_PROTO_LL128] = 14.0, [TRACE_PROTO_SIMPLE] = 8.4 },
+	{ [TRACE_PROTO_LL] = 6.8, [TRACE_PROTO_LL128] = 14.0, [TRACE_PROTO_SIMPLE] = 8.4 },
+};
+/* hwLat[NVLink, network][ring, tree][protocol], us */
+static const double hw_lat[2][2][TRACE_NPROTO] = {
+	{ { [TRACE_PROTO_LL] = 0.6, [TRACE_PROTO_LL128] = 1.9, [TRACE_PROTO_SIMPLE] = 3.4 },
+	  { [TRACE_PROTO_LL] = 0.6, [TRACE_PROTO_LL128] = 1.25, [TRACE_PROTO_SIMPLE] = 4.0 } },
+	{ { [TRACE_PROTO_LL] = 2.7, [TRACE_PROTO_LL128] = 4.0, [TRACE_PROTO_SIMPLE] = 14.0 },
+	  { [TRACE_PROTO_LL] = 5.0, [TRACE_PROTO_LL128] = 8.5, [TRACE_PROTO_SIMPLE] = 14.0 } },
+};
+enum { NVL, NET };
+enum { RING, TREE };
 
-static uint32_t ilog2(uint32_t x)
+static uint32_t ilog2(uint64_t x)
 {
 	uint32_t l = 0;
 
@@ -58,61 +99,114 @@ static uint32_t ilog2(uint32_t x)
 	return l;
 }
 
-double coll_tune_time(const struct trace_tune *tu, enum trace_algo algo, uint32_t nranks,
-		      uint32_t nnodes, uint64_t bytes)
+double coll_tune_time(const struct trace_tune *tu, enum trace_coll coll, enum trace_algo algo,
+		      enum trace_proto proto, uint32_t nranks, uint32_t nnodes, uint64_t bytes)
 {
-	const double nch = tu->nchannels, bw = tu->bw;
-	double lat, busbw, algbw;
+	const double nch = tu->nchannels, n = nranks;
+	const uint32_t ix = nnodes <= 2 ? nnodes - 1 : 2, arch = tu->arch & 3;
+	const int p = proto;
+	const bool tree = algo == TRACE_ALGO_TREE;
+	/* LL's cap: by GPU on one server, by CPU across servers */
+	const double llmax = ll_max_bw[nnodes == 1 ? arch : tu->amd ? 1 : 0][ix];
+	double lat, busbw, algbw, nsteps, intra, inter;
 
-	if (nranks < 2 || !nnodes)
-		return 0;
-	if (algo == TRACE_ALGO_TREE) {
-		const uint32_t ix = nnodes <= 2 ? nnodes - 1 : 2;
-
-		lat = BASE_LAT + 2 * ((double)(nranks / nnodes - 1) * NVL_TREE_LAT +
-				      (double)ilog2(nnodes) * NET_LAT);
-		busbw = fmin(0.92 * nch * bw, nch * tree_max_bw[tu->arch & 3][ix]);
-		if (bytes >= 64) {
-			uint32_t ls = ilog2((uint32_t)(bytes / 64 > UINT32_MAX ? UINT32_MAX : bytes / 64));
-
-			if (ls < 23)
-				busbw *= tree_corr[ls];
-		}
+	if (nranks < 2 || !nnodes || !nch || proto == TRACE_PROTO_AUTO ||
+	    (algo != TRACE_ALGO_RING && !(tree && coll == TRACE_ALLREDUCE)) ||
+	    (proto == TRACE_PROTO_LL128 && !tu->ll128))
+		return -1;
+	nsteps = coll == TRACE_ALLREDUCE ? 2 * (n - 1) :
+		 coll == TRACE_ALLGATHER || coll == TRACE_REDUCESCATTER ? n - 1 : n;
+	busbw = nch * tu->bw;
+	if (tree) {
+		busbw = fmin(busbw * 0.92, nch * tree_max_bw[arch][ix]);
+		if (proto == TRACE_PROTO_LL)
+			busbw = fmin(busbw / 3.8, llmax);
+		else if (proto == TRACE_PROTO_LL128)
+			busbw = fmin(busbw * (nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
+				     nch * tree_ll128_max_bw[arch][ix]);
+		if (bytes >= 64 && ilog2(bytes / 64) < 23)
+			busbw *= tree_corr[p][ilog2(bytes / 64)];
 		algbw = busbw * 0.5;
 	} else {
-		const double ovh = nnodes > 1 ? 3.0 * (tu->amd ? 2.0 : 1.0) : 0;
-		const double inter = 2.0 * (nnodes - 1), steps = 2.0 * (nranks - 1);
+		if (proto == TRACE_PROTO_LL)
+			busbw = fmin(llmax, busbw * 0.5);
+		else if (proto == TRACE_PROTO_LL128)
+			busbw = fmin(busbw * 0.92, nch * ring_ll128_max_bw[arch][ix]);
+		algbw = busbw * n / nsteps;
+	}
+	/* one GPU per server: every step's latency is exposed, the network's
+	 * tree figure for both algorithms */
+	intra = hw_lat[NVL][tree][p];
+	inter = hw_lat[NET][nranks == nnodes ? TREE : tree][p];
+	lat = base_lat[tree][p];
+	if (tree) {
+		lat += 2 * ((double)(nranks / nnodes - 1) * intra + (double)ilog2(nnodes) * inter);
+	} else if (coll == TRACE_BROADCAST || coll == TRACE_REDUCE) {
+		/* the channels differ (rotated on servers): a latency a step,
+		 * the network's across servers; Simple's is the tree's */
+		lat += nsteps * hw_lat[nnodes > 1 ? NET : NVL][proto == TRACE_PROTO_SIMPLE][p];
+	} else {
+		const double ovh = nnodes > 1 ? (tu->amd ? 2.0 : 1.0) *
+						(proto == TRACE_PROTO_SIMPLE ? 3 : 1) : 0;
+		const double x = nnodes == 1 ? 0 :
+				 coll == TRACE_ALLREDUCE ? 2.0 * (nnodes - 1) : nnodes - 1.0;
 
-		lat = BASE_LAT + (steps - inter) * fmax(NVL_RING_LAT, ovh) + inter * NET_LAT;
-		if (nnodes > 1 && bytes / ((uint64_t)tu->nchannels * nranks) >= 64)
+		lat += (nsteps - x) * fmax(intra, ovh) + x * inter;
+		/* the ring's plateau, over NCCL's execution channels (twice the
+		 * search's) */
+		if (proto == TRACE_PROTO_SIMPLE && nnodes > 1 && coll == TRACE_ALLREDUCE &&
+		    bytes / (2 * (uint64_t)tu->nchannels * nranks) >= 64)
 			lat *= 1.4;
-		busbw = nch * bw;
-		algbw = busbw * nranks / steps;
 	}
 	return lat + (double)bytes / (1000.0 * algbw);
 }
 
-enum trace_algo coll_tune_pick(const struct trace_tune *tu, enum trace_coll coll,
-			       uint32_t nranks, uint32_t nnodes, uint64_t bytes)
+double trace_tune_base_us(enum trace_algo algo, enum trace_proto proto)
 {
+	if ((algo != TRACE_ALGO_RING && algo != TRACE_ALGO_TREE) || proto == TRACE_PROTO_AUTO)
+		return 0;
+	return base_lat[algo == TRACE_ALGO_TREE][proto];
+}
+
+struct coll_tune_choice coll_tune_pick(const struct trace_tune *tu, enum trace_coll coll,
+				       enum trace_algo algo, uint32_t nranks, uint32_t nnodes,
+				       uint64_t bytes, uint8_t protos)
+{
+	/* NCCL's order: tree before ring, then LL, LL128, Simple; the first
+	 * of equal times stays */
+	static const enum trace_algo algos[] = { TRACE_ALGO_TREE, TRACE_ALGO_RING };
+	static const enum trace_proto order[] = { TRACE_PROTO_LL, TRACE_PROTO_LL128,
+						  TRACE_PROTO_SIMPLE };
+	struct coll_tune_choice best = { algo, TRACE_PROTO_AUTO, -1 };
+
+	if (algo != TRACE_ALGO_AUTO && algo != TRACE_ALGO_RING && algo != TRACE_ALGO_TREE)
+		return best;	/* ibfab's own, or CollNet: Simple */
 	switch (coll) {
 	case TRACE_ALLREDUCE:
-		/* the least time; NCCL tries Tree before Ring and keeps the
-		 * first of equal times */
-		return coll_tune_time(tu, TRACE_ALGO_RING, nranks, nnodes, bytes) <
-		       coll_tune_time(tu, TRACE_ALGO_TREE, nranks, nnodes, bytes) ?
-		       TRACE_ALGO_RING : TRACE_ALGO_TREE;
 	case TRACE_ALLGATHER:
 	case TRACE_REDUCESCATTER:
 	case TRACE_BROADCAST:
 	case TRACE_REDUCE:
-		return TRACE_ALGO_RING;	/* NCCL's only one of these without NVLS, PAT, CollNet */
+		for (size_t a = 0; a < 2; a++)
+			for (size_t k = 0; k < 3; k++) {
+				double t;
+
+				if ((algo != TRACE_ALGO_AUTO && algo != algos[a]) ||
+				    (protos && !(protos & (1u << order[k]))))
+					continue;
+				t = coll_tune_time(tu, coll, algos[a], order[k], nranks, nnodes, bytes);
+				if (t >= 0 && (best.us < 0 || t < best.us))
+					best = (struct coll_tune_choice){ algos[a], order[k], t };
+			}
+		return best;
 	case TRACE_ALLTOALL:
 		/* every peer at once: NCCL's grouped sends and receives, which
 		 * PXN gathers on the receivers' rails */
-		return TRACE_ALGO_DIRECT;
+		if (algo == TRACE_ALGO_AUTO)
+			best.algo = TRACE_ALGO_DIRECT;
+		return best;
 	default:
-		return TRACE_ALGO_AUTO;	/* the barrier: ibfab's own */
+		return best;	/* the barrier: ibfab's own */
 	}
 }
 
@@ -136,7 +230,8 @@ int trace_tune_ops(struct trace *t)
 		const struct trace_comm *cm;
 		uint32_t nodes = 0;
 
-		if (o->kind != TRACE_COLL || o->algo != TRACE_ALGO_AUTO)
+		if (o->kind != TRACE_COLL ||
+		    (o->algo != TRACE_ALGO_AUTO && o->proto != TRACE_PROTO_AUTO))
 			continue;
 		cm = &t->comms[o->comm];
 		stamp++;
@@ -151,8 +246,17 @@ int trace_tune_ops(struct trace *t)
 					seen[g] = (int32_t)stamp;
 			}
 		}
-		o->algo = coll_tune_pick(&t->tune, o->coll, cm->n, nodes, o->bytes);
-		o->auto_algo = o->algo != TRACE_ALGO_AUTO;
+		struct coll_tune_choice ch = coll_tune_pick(&t->tune, o->coll, o->algo, cm->n,
+							    nodes, o->bytes, o->protos);
+
+		if (o->algo == TRACE_ALGO_AUTO && ch.algo != TRACE_ALGO_AUTO) {
+			o->algo = ch.algo;
+			o->auto_algo = true;
+		}
+		if (o->proto == TRACE_PROTO_AUTO && ch.proto != TRACE_PROTO_AUTO) {
+			o->proto = ch.proto;
+			o->auto_proto = true;
+		}
 	}
 	free(seen);
 	return 0;

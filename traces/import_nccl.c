@@ -61,8 +61,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "sim/sim_parse.h"
+#include "traces/coll.h"
 #include "traces/trace_fmt.h"
 
 #define NONE UINT32_MAX
@@ -1533,6 +1535,12 @@ struct nt_cmd {
 	uint64_t np, nthreads, ngpus, minb, maxb, stepb, stepf, iters, agg, graphs, cycles;
 	int type, op, root;	/* -1: all */
 	bool np_given;
+	/* NCCL_ALGO's and NCCL_PROTO's lists (nt_env): the algorithms of
+	 * ibfab's it leaves (bit per enum trace_algo: ring, tree, collnet;
+	 * 0 = not given) and the protocols (bit per enum trace_proto) */
+	unsigned algos;
+	uint8_t protos;
+	const struct ntok *algo_tok;	/* where NCCL_ALGO was given */
 };
 
 static int nterr(struct nt *s, const struct ntok *k, const char *fmt, ...)
@@ -1794,6 +1802,88 @@ static int launcher_opt(struct nt *s, struct nt_cmd *c, bool srun, const struct 
 	return 0;
 }
 
+/*
+ * NCCL_ALGO=LIST and NCCL_PROTO=LIST (a VAR=value before the command, or
+ * mpirun's -x VAR=value): NCCL's comma-separated names, case-insensitive,
+ * all of them but the list's with a leading '^' (NCCL's parseList in
+ * src/graph/tuning.cc). The per-collective form ("allreduce:tree;...")
+ * is refused. NCCL's algorithms that ibfab does not model (NVLS,
+ * NVLSTree, PAT) are simply never chosen, as when NCCL finds them
+ * unavailable; CollNetDirect and CollNetChain are ibfab's collnet. Other
+ * variables are ignored. 0, or -1 with the error at the token.
+ */
+static int nt_env(struct nt *s, struct nt_cmd *c, const struct ntok *k)
+{
+	static const struct {
+		const char *name;
+		int algo;	/* enum trace_algo, -1: not modelled */
+	} algos[] = {
+		{ "ring", TRACE_ALGO_RING }, { "tree", TRACE_ALGO_TREE },
+		{ "collnetdirect", TRACE_ALGO_COLLNET }, { "collnetchain", TRACE_ALGO_COLLNET },
+		{ "collnet", TRACE_ALGO_COLLNET }, { "nvls", -1 }, { "nvlstree", -1 }, { "pat", -1 },
+	};
+	static const struct {
+		const char *name;
+		enum trace_proto proto;
+	} protos[] = {
+		{ "ll", TRACE_PROTO_LL }, { "ll128", TRACE_PROTO_LL128 },
+		{ "simple", TRACE_PROTO_SIMPLE },
+	};
+	const char *eq = memchr(k->s, '=', k->n);
+	size_t nl = eq ? (size_t)(eq - k->s) : 0;
+	bool is_algo = nl == 9 && !memcmp(k->s, "NCCL_ALGO", 9);
+	const char *v, *e = k->s + k->n;
+	bool neg;
+	unsigned set = 0, all;
+	char q[64];
+
+	if (!is_algo && !(nl == 10 && !memcmp(k->s, "NCCL_PROTO", 10)))
+		return 0;
+	v = eq + 1;
+	if (memchr(v, ':', (size_t)(e - v)) || memchr(v, ';', (size_t)(e - v)))
+		return nterr(s, k, "%.*s: per-collective lists (\"allreduce:tree;...\") are not supported: give one list for all collectives",
+			     (int)nl, k->s);
+	neg = v < e && *v == '^';
+	v += neg;
+	while (v < e) {
+		const char *comma = memchr(v, ',', (size_t)(e - v));
+		size_t n = (size_t)((comma ? comma : e) - v);
+		size_t i, m = is_algo ? SIM_ARRAY_SIZE(algos) : SIM_ARRAY_SIZE(protos);
+
+		for (i = 0; i < m; i++) {
+			const char *name = is_algo ? algos[i].name : protos[i].name;
+
+			if (strlen(name) == n && !strncasecmp(v, name, n))
+				break;
+		}
+		if (i == m)
+			return nterr(s, k, "%.*s: unknown %s %s (NCCL's are %s)", (int)nl, k->s,
+				     is_algo ? "algorithm" : "protocol", quote(v, n, q, sizeof(q)),
+				     is_algo ? "Ring, Tree, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT" :
+				     "LL, LL128, Simple");
+		if (is_algo && algos[i].algo >= 0)
+			set |= 1u << algos[i].algo;
+		else if (!is_algo)
+			set |= 1u << protos[i].proto;
+		v += n + (comma != NULL);
+	}
+	all = is_algo ? (1u << TRACE_ALGO_RING) | (1u << TRACE_ALGO_TREE) | (1u << TRACE_ALGO_COLLNET) :
+	      (1u << TRACE_PROTO_LL) | (1u << TRACE_PROTO_LL128) | (1u << TRACE_PROTO_SIMPLE);
+	if (neg)
+		set = all & ~set;
+	if (!set)
+		return nterr(s, k, "%.*s leaves no %s ibfab models (%s)", (int)nl, k->s,
+			     is_algo ? "algorithm" : "protocol",
+			     is_algo ? "ring, tree, collnet" : "LL, LL128, Simple");
+	if (is_algo) {
+		c->algos = set;
+		c->algo_tok = k;
+	} else {
+		c->protos = (uint8_t)set;
+	}
+	return 0;
+}
+
 /* One command: [VAR=val ...] [launcher opts] program opts. */
 static int nt_parse_cmd(struct nt *s, const struct ntok *tk, size_t nt, struct nt_cmd *c)
 {
@@ -1818,6 +1908,8 @@ static int nt_parse_cmd(struct nt *s, const struct ntok *tk, size_t nt, struct n
 			j++;
 		if (!j || j >= tk[i].n || tk[i].s[j] != '=' || isdigit((unsigned char)tk[i].s[0]))
 			break;
+		if (nt_env(s, c, &tk[i]))
+			return -1;
 	}
 	if (i == nt)
 		return nterr(s, &tk[nt - 1], "expected a command after the variable assignments");
@@ -1830,6 +1922,12 @@ static int nt_parse_cmd(struct nt *s, const struct ntok *tk, size_t nt, struct n
 		for (i++; i < nt && !is_prog(&tk[i]); i++) {
 			int used;
 
+			/* Open MPI's -x VAR=value exports a variable to the ranks */
+			if (!srun && tok_eq(&tk[i], "-x") && i + 1 < nt) {
+				if (nt_env(s, c, &tk[++i]))
+					return -1;
+				continue;
+			}
 			if (launcher_opt(s, c, srun, &tk[i], i + 1 < nt ? &tk[i + 1] : NULL, &nodes,
 					 &per_node, &used))
 				return -1;
@@ -1953,6 +2051,25 @@ static int nt_emit(struct nt *s, const struct nt_cmd *c, const struct ntok *k0)
 		return nterr(s, k0, "-i 0 never grows the size: nccl-tests would loop forever");
 	if (c->prog->rooted && c->root >= n)
 		return nterr(s, k0, "root %d is not a rank (the run has %" PRId32 " ranks)", c->root, n);
+	/* NCCL_ALGO: the one algorithm it leaves this collective, if one;
+	 * auto (the tuning model's choice) if more, an error if none */
+	enum trace_algo algo = TRACE_ALGO_AUTO;
+	enum trace_proto proto = TRACE_PROTO_AUTO;
+
+	if (c->algos && c->prog->kind == NT_COLL) {
+		unsigned have = 0;
+
+		for (int a = TRACE_ALGO_RING; a < TRACE_NALGO; a++)
+			if ((c->algos & (1u << a)) && coll_algo_find(c->prog->coll, (enum trace_algo)a))
+				have |= 1u << a;
+		if (!have)
+			return nterr(s, c->algo_tok, "NCCL_ALGO leaves %s no algorithm (NCCL refuses it too)",
+				     c->prog->name);
+		if (!(have & (have - 1)))
+			algo = (enum trace_algo)__builtin_ctz(have);
+	}
+	if (c->protos && !(c->protos & (c->protos - 1)))
+		proto = (enum trace_proto)__builtin_ctz(c->protos);
 	/* sizes b, b*f (or b+i), ... while <= e; a product past 2^64 ends it */
 	for (uint64_t sz = c->minb;;) {
 		uint64_t next = c->stepf > 1 ? mul_sat(sz, c->stepf) : sz + c->stepb;
@@ -1995,7 +2112,9 @@ static int nt_emit(struct nt *s, const struct nt_cmd *c, const struct ntok *k0)
 					op.kind = TRACE_COLL;
 					op.rank = op.peer = -1;
 					op.coll = c->prog->coll;
-					op.algo = TRACE_ALGO_AUTO;
+					op.algo = algo;
+					op.proto = proto;
+					op.protos = c->protos;
 					op.comm = 0;
 					op.bytes = S;
 					op.root = root;

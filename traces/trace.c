@@ -53,6 +53,30 @@ const char *const trace_algo_names[TRACE_NALGO] = {
 #undef TRACE_ALGO_NAME
 };
 
+const char *const trace_proto_names[TRACE_NPROTO] = {
+#define TRACE_PROTO_NAME(id, name) [TRACE_PROTO_##id] = name,
+	TRACE_PROTOS(TRACE_PROTO_NAME)
+#undef TRACE_PROTO_NAME
+};
+
+const char *const trace_proto_labels[TRACE_NPROTO] = {
+	[TRACE_PROTO_AUTO] = "auto", [TRACE_PROTO_SIMPLE] = "Simple", [TRACE_PROTO_LL] = "LL",
+	[TRACE_PROTO_LL128] = "LL128",
+};
+
+uint64_t trace_proto_wire(enum trace_proto p, uint64_t bytes)
+{
+	switch (p) {
+	case TRACE_PROTO_LL:	/* 16-byte lines of two 4-byte data words and two flags
+				 * (union ncclLLFifoLine) */
+		return (bytes + 7) / 8 * 16;
+	case TRACE_PROTO_LL128:	/* 120 of every 128 bytes (NCCL_LL128_DATAELEMS of _LINEELEMS) */
+		return (bytes + 119) / 120 * 128;
+	default:
+		return bytes;
+	}
+}
+
 /* ---- building ------------------------------------------------------------ */
 
 void trace_init(struct trace *t)

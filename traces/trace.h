@@ -66,6 +66,33 @@ enum trace_algo {
 };
 extern const char *const trace_algo_names[TRACE_NALGO];	/* "auto", "ring", "tree", "hd", ... */
 
+/*
+ * NCCL's protocols (`proto=`): how a step's data and its ready flag travel
+ * (NCCL src/include/device.h). Simple writes whole chunks, then a flag
+ * behind a memory fence; LL (low latency) 8-byte lines of 4 bytes of data
+ * and a 4-byte flag, so each is its own flag and nothing waits for a
+ * fence; LL128 128-byte lines of 120 bytes of data and an 8-byte flag,
+ * which needs NVLink's 128-byte ordered writes. The replay gives each its
+ * bytes on the wire, its per-step latency over NVLink and, for LL between
+ * servers, its host-memory buffers (trace_replay.c, docs/servers.md).
+ */
+#define TRACE_PROTOS(X) \
+	X(AUTO, "auto")		/* NCCL's tuning model on GPU servers, else simple */ \
+	X(SIMPLE, "simple") \
+	X(LL, "ll") \
+	X(LL128, "ll128")
+
+enum trace_proto {
+#define TRACE_PROTO_ENUM(id, name) TRACE_PROTO_##id,
+	TRACE_PROTOS(TRACE_PROTO_ENUM)
+#undef TRACE_PROTO_ENUM
+	TRACE_NPROTO
+};
+extern const char *const trace_proto_names[TRACE_NPROTO];	/* "auto", "simple", "ll", "ll128" */
+extern const char *const trace_proto_labels[TRACE_NPROTO];	/* NCCL's spelling: "Simple", "LL", "LL128" */
+/* Bytes on the wire (NVLink or the fabric) for `bytes` of data. */
+uint64_t trace_proto_wire(enum trace_proto p, uint64_t bytes);
+
 struct trace_op {
 	uint32_t id;		/* unique in the trace (user's, or assigned) */
 	enum trace_kind kind;
@@ -91,9 +118,22 @@ struct trace_op {
 	bool acked;
 	char name[32];		/* a label for reports (e.g. "grad_allreduce_3"), may be empty */
 	bool auto_algo;		/* algo was auto, chosen by NCCL's tuning model (coll_tune.c) */
+	/* collectives: the protocol (TRACE_PROTO_AUTO until trace_tune_ops
+	 * chooses; simple where nothing does), and the ones NCCL_PROTO leaves
+	 * the tuning model to choose from (bit per enum trace_proto; 0 = all
+	 * it would enable) */
+	enum trace_proto proto;
+	uint8_t protos;
+	bool auto_proto;	/* proto was auto, chosen by NCCL's tuning model */
 	const char *file;	/* points into trace.files */
 	int line;
 };
+
+/* The protocol an op's transfers use: a collective's own, else Simple. */
+static inline enum trace_proto trace_op_proto(const struct trace_op *o)
+{
+	return o->proto == TRACE_PROTO_AUTO ? TRACE_PROTO_SIMPLE : o->proto;
+}
 
 struct trace_comm {
 	int32_t *ranks;		/* members, in the communicator's rank order */
@@ -114,6 +154,8 @@ struct trace_tune {
 	bool amd;		/* AMD host CPUs: 2 us network overhead a step, not 1 */
 	uint32_t nchannels;	/* its graph search's channels: one per NIC; 0 = no servers */
 	double bw;		/* per channel, GB/s: the search's speed for one NIC */
+	bool ll128;		/* NCCL enables LL128 by default: NVLink, and each NIC near
+				 * its GPU (on one PCIe switch, or by PXN on Hopper and later) */
 };
 
 struct trace {
@@ -175,6 +217,9 @@ int trace_set_agg(struct trace *t, int32_t nagg, const int *agg_node, const int3
  * size, ranks and servers (coll_tune.c), and auto_algo set. 0 or -1.
  */
 int trace_tune_ops(struct trace *t);
+/* NCCL's base latency (us) of a ring or tree collective with proto: its
+ * kernel's launch and setup (tuning.cc baseLat); 0 for other algorithms. */
+double trace_tune_base_us(enum trace_algo algo, enum trace_proto proto);
 
 /* Give the ranks their NVLink domains (trace.rank_group, copied), and
  * the default channels and NCCL step size of rings and trees there. 0 or -1. */

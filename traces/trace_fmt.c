@@ -753,11 +753,12 @@ static int do_include(struct fmt *c, const struct line *L)
 /* ---- ops ---------------------------------------------------------------------------- */
 
 enum opt {
-	OPT_AFTER, OPT_TAG, OPT_COMM, OPT_RANKS, OPT_ALGO, OPT_CHUNKS, OPT_CHANNELS, OPT_ROOT,
-	OPT_ASYNC, OPT_ACKED, NOPT
+	OPT_AFTER, OPT_TAG, OPT_COMM, OPT_RANKS, OPT_ALGO, OPT_PROTO, OPT_CHUNKS, OPT_CHANNELS,
+	OPT_ROOT, OPT_ASYNC, OPT_ACKED, NOPT
 };
 static const char *const opt_names[NOPT] = {
-	"after", "tag", "comm", "ranks", "algo", "chunks", "channels", "root", "async", "acked",
+	"after", "tag", "comm", "ranks", "algo", "proto", "chunks", "channels", "root", "async",
+	"acked",
 };
 /* the options that are a bare word, not key=value */
 #define FLAG_OPT(o) ((o) == OPT_ASYNC || (o) == OPT_ACKED)
@@ -767,7 +768,8 @@ static const char *const opt_names[NOPT] = {
 #define P2P_OPTS (O(AFTER) | O(TAG) | O(ASYNC))
 #define SEND_OPTS (P2P_OPTS | O(ACKED))
 #define COMPUTE_OPTS (O(AFTER) | O(ASYNC))
-#define COLL_OPTS (O(AFTER) | O(COMM) | O(RANKS) | O(ALGO) | O(CHUNKS) | O(CHANNELS) | O(ASYNC))
+#define COLL_OPTS (O(AFTER) | O(COMM) | O(RANKS) | O(ALGO) | O(PROTO) | O(CHUNKS) | O(CHANNELS) | \
+		   O(ASYNC))
 #define ROOTED_OPTS (COLL_OPTS | O(ROOT))
 
 /* Check one after= reference's shape: ID{.N}[@R]. */
@@ -908,7 +910,7 @@ static int parse_options(struct fmt *c, const struct line *L, const struct tok *
 				break;
 		if (k->quoted || o == NOPT || FLAG_OPT(o) != !eq)
 			return perr(c, L, k->col,
-				    "unexpected %s (expected an option: after=, tag=, comm=, ranks=, algo=, chunks=, channels=, root=, async, acked)",
+				    "unexpected %s (expected an option: after=, tag=, comm=, ranks=, algo=, proto=, chunks=, channels=, root=, async, acked)",
 				    got(k, g, sizeof(g)));
 		if (!(allowed & (1u << o)))
 			return perr(c, L, k->col, "option '%s' does not apply to this op%s", opt_names[o],
@@ -977,6 +979,24 @@ static int parse_options(struct fmt *c, const struct line *L, const struct tok *
 					    trace_algo_names[a], trace_coll_names[op->coll], list);
 			}
 			op->algo = (enum trace_algo)a;
+			break;
+		}
+		case OPT_PROTO: {
+			int a;
+
+			for (a = 0; a < TRACE_NPROTO; a++)
+				if (tok_is(&v, trace_proto_names[a]))
+					break;
+			if (a == TRACE_NPROTO) {
+				char names[64];
+
+				return perr(c, L, v.col, "unknown protocol %s (expected %s)",
+					    got(&v, g, sizeof(g)),
+					    sim_fmt_names(trace_proto_names, TRACE_NPROTO, names,
+							  sizeof(names)));
+			}
+			op->proto = (enum trace_proto)a;
+			op->protos = a == TRACE_PROTO_AUTO ? 0 : (uint8_t)(1u << a);
 			break;
 		}
 		case OPT_CHUNKS:

@@ -15,7 +15,11 @@
  * another server whose GPU index differs is relayed over NVLink to the
  * local GPU on the receiver's rail, whose HCA posts it (PXN); the ranks'
  * buffers are GPU memory, staged through host bounce buffers when
- * GPUDirect RDMA is off (host.gpudirect).
+ * GPUDirect RDMA is off (host.gpudirect). A collective's NCCL protocol
+ * (trace_op_proto) sets its transfers' bytes on the wire and NVLink
+ * latency, and LL's between servers go through host memory (ll_staged);
+ * where NCCL's tuning model applies, a collective's steps wait for its
+ * kernel's launch (coll_launch_ps).
  * Compute steps occupy their rank one at a time. A step becomes ready when
  * its last dependency is done and starts then (a compute step: when its
  * rank is also free). The replay keeps its own small event heap so steps
@@ -197,6 +201,9 @@ struct replay {
 	struct pair_backlog retire;	/* a FIFO of pair indexes, as a backlog's of steps */
 	size_t qp_live, qp_peak;	/* pairs holding QPs */
 	struct hca_mr **mr;		/* per node */
+	/* per GPU node: a region in its host memory, for LL's buffers between
+	 * servers (ll_staged); NULL where there is none */
+	struct hca_mr **mr_host;
 	struct hca_cq **cq;		/* per node */
 	bool failed;
 	struct sim_diag fail;
@@ -210,6 +217,10 @@ struct replay {
 	 * posted and from one after it lands (models/host), as NCCL does
 	 * without GDR; no PXN relay then (its relay reads GPU memory) */
 	bool stage;
+	bool host_model;		/* host.model=on: staging costs what models/host says */
+	/* GPU servers with NCCL's tuning model (trace.tune): per op, when its
+	 * collective's kernel has started (coll_launch_ps); NULL elsewhere */
+	sim_time_t *op_go;
 	struct pair_backlog *nvq;	/* per net node: steps waiting for its GPU's NVLink port */
 	bool *nvq_armed;		/* an EV_NVQ is pending for the node */
 };
@@ -572,6 +583,41 @@ static bool nvlink_pair(const struct replay *rp, int32_t a, int32_t b)
 	       srv_same_domain(rp->srv, rp->t->rank_node[a], rp->t->rank_node[b]);
 }
 
+/* The protocol of step st's op (trace_op_proto): Simple but for collectives
+ * given or tuned to LL or LL128. */
+static enum trace_proto step_proto(const struct replay *rp, const struct trace_step *st)
+{
+	return trace_op_proto(&rp->t->ops[st->op]);
+}
+
+/*
+ * Transfer st goes between GPUs of two servers with NCCL's LL protocol:
+ * NCCL keeps LL's network buffers in host memory at both ends, GPUDirect
+ * RDMA or not (src/transport/net.cc maps them as host memory), because
+ * the GPU polls each line's flag - so the sending GPU writes its lines to
+ * host memory, the HCAs move them host to host, and the receiving GPU
+ * reads them from there: staged as without GPUDirect (where every
+ * protocol already is), and no PXN hop over NVLink (any HCA of the server
+ * reads its host memory).
+ */
+static bool ll_staged(const struct replay *rp, const struct trace_step *st)
+{
+	const int32_t *rn = rp->t->rank_node;
+
+	return rp->srv && !rp->stage && rp->host_model && st->rank < rp->t->nranks &&
+	       st->peer < rp->t->nranks && rp->srv->server[rn[st->rank]] >= 0 &&
+	       rp->srv->server[rn[st->peer]] >= 0 && !nvlink_pair(rp, st->rank, st->peer) &&
+	       step_proto(rp, st) == TRACE_PROTO_LL;
+}
+
+/* Staged through host bounce buffers at both ends (host.gpudirect=off, or
+ * LL between servers). */
+static bool staged(const struct replay *rp, const struct trace_step *st)
+{
+	return (rp->stage && st->rank < rp->t->nranks &&
+		rp->srv->server[rp->t->rank_node[st->rank]] >= 0) || ll_staged(rp, st);
+}
+
 /* Post the pair's next receives at the peer: up to RECV_BATCH, never more
  * than its transfers. Called before each send that would find none left,
  * so a receive is always posted before its WRITE with immediate can
@@ -651,9 +697,15 @@ static void post_xfer(struct replay *rp, struct pair_qp *pq, uint32_t s, struct 
 	const struct trace_step *st = &l->st;
 	struct hca_send_wr wr = {
 		.wr_id = s, .opcode = HCA_WR_RDMA_WRITE_WITH_IMM, .imm_data = s,
-		.sg = { .addr = 0, .length = (uint32_t)st->bytes, .lkey = pq->lkey },
+		.sg = { .addr = 0, .length = (uint32_t)trace_proto_wire(step_proto(rp, st), st->bytes),
+			.lkey = pq->lkey },
 		.remote_addr = 0, .rkey = pq->rkey,
 	};
+
+	if (ll_staged(rp, st)) {	/* host memory at both ends */
+		wr.sg.lkey = rp->mr_host[send_node(rp, st->rank, st->peer)]->lkey;
+		wr.rkey = rp->mr_host[rp->t->rank_node[st->peer]]->rkey;
+	}
 
 	if (!pq->sqp) {		/* its first transfer: the pair's QPs now */
 		int32_t a, b;
@@ -727,14 +779,19 @@ static void nvl_begin(struct replay *rp, uint32_t s, struct live *l)
 {
 	const struct trace_step *st = &l->st;
 	const int32_t *rn = rp->t->rank_node;
+	const struct srv_params *sp = &rp->srv->p;
+	const enum trace_proto proto = step_proto(rp, st);
+	const uint64_t wire = trace_proto_wire(proto, st->bytes);
+	const uint32_t lat = proto == TRACE_PROTO_LL ? sp->nvlink_lat_ll_ns :
+			     proto == TRACE_PROTO_LL128 ? sp->nvlink_lat_ll128_ns : sp->nvlink_lat_ns;
 	sim_time_t now = rp->eng->now, first, end;
 
 	if (!l->relayed) {
-		end = srv_nvlink(rp->srv, rn[st->rank], rn[st->peer], now, st->bytes, NULL);
+		end = srv_nvlink(rp->srv, rn[st->rank], rn[st->peer], now, wire, lat, NULL);
 		push(rp, end, s, EV_DONE);
 		return;
 	}
-	srv_nvlink(rp->srv, rn[st->rank], send_node(rp, st->rank, st->peer), now, st->bytes,
+	srv_nvlink(rp->srv, rn[st->rank], send_node(rp, st->rank, st->peer), now, wire, lat,
 		   &first);
 	rp->srv->pxn_xfers++;
 	push(rp, first, s, EV_POST);
@@ -760,7 +817,7 @@ static bool xfer_nvlink(struct replay *rp, uint32_t s, struct live *l)
 
 	if (!nvlink_pair(rp, st->rank, st->peer)) {
 		if (st->rank >= rp->t->nranks || st->peer >= rp->t->nranks ||
-		    send_node(rp, st->rank, st->peer) == src)
+		    send_node(rp, st->rank, st->peer) == src || ll_staged(rp, st))
 			return false;
 		l->relayed = true;
 	}
@@ -819,6 +876,21 @@ static void relay_post(struct replay *rp, uint32_t s)
 	post_xfer(rp, pq, s, l);
 }
 
+/*
+ * A collective on GPU servers is a kernel: its first step cannot start
+ * before the kernel has been launched and has set up its work, NCCL's
+ * base latency for the algorithm and protocol (trace_tune_base_us: 6.6 us
+ * for a ring with LL, 8.4 with Simple, ...), counted from when its first
+ * step is ready - and in its time. 0 for the rest (NCCL's table has none
+ * for CollNet, and all-to-all's sends are ibfab's own).
+ */
+static sim_time_t coll_launch_ps(const struct replay *rp, const struct trace_op *o)
+{
+	if (!rp->op_go || o->kind != TRACE_COLL)
+		return 0;
+	return (sim_time_t)(trace_tune_base_us(o->algo, trace_op_proto(o)) * 1e6 + 0.5);
+}
+
 static void step_start(struct replay *rp, uint32_t s)
 {
 	struct live *l = live_need(rp, s);
@@ -831,10 +903,16 @@ static void step_start(struct replay *rp, uint32_t s)
 	if (!rp->op_seen[st->op] && st->kind != TS_JOIN) {
 		rp->op_seen[st->op] = true;
 		rp->r->op_start[st->op] = UINT64_MAX;
+		if (rp->op_go)
+			rp->op_go[st->op] = now + coll_launch_ps(rp, &rp->t->ops[st->op]);
 	}
 	if (st->kind == TS_JOIN) {	/* its deps are done: so is it */
 		l->start = now;
 		push(rp, now, s, EV_DONE);
+		return;
+	}
+	if (rp->op_go && now < rp->op_go[st->op]) {	/* its kernel is not running yet */
+		push(rp, rp->op_go[st->op], s, EV_START);
 		return;
 	}
 	if (st->kind == TS_COMPUTE) {
@@ -855,14 +933,17 @@ static void step_start(struct replay *rp, uint32_t s)
 	}
 	if (rp->srv && xfer_nvlink(rp, s, l))
 		return;
-	if (rp->stage && st->rank < rp->t->nranks &&
-	    rp->srv->server[rp->t->rank_node[st->rank]] >= 0) {
-		/* the GPU's data to the host bounce buffer first (cudaMemcpy) */
+	if (rp->srv && staged(rp, st)) {
+		/* the GPU's data to the host bounce buffer first (cudaMemcpy; LL:
+		 * the GPU's own stores of its lines) */
 		l->start = now;
 		l->relayed = true;
 		comm_open(rp, st->rank);
 		comm_open(rp, st->peer);
-		push(rp, host_stage_gpu_to_host(hca_host(node_hca(rp, st->rank)), now, st->bytes),
+		struct host *h = hca_host(node_hca(rp, st->rank));
+		const uint64_t wire = trace_proto_wire(step_proto(rp, st), st->bytes);
+
+		push(rp, rp->stage ? host_stage_gpu_to_host(h, now, wire) : host_gpu_store(h, now, wire),
 		     s, EV_POST);
 		return;
 	}
@@ -938,6 +1019,14 @@ static void step_done(struct replay *rp, uint32_t s)
 			own.comm += now - l->start;
 		if (l->start < r->op_start[st->op])
 			r->op_start[st->op] = l->start;
+		/* a collective's time counts from its kernel's launch */
+		if (rp->op_go) {
+			sim_time_t issued = rp->op_go[st->op] -
+					    coll_launch_ps(rp, &rp->t->ops[st->op]);
+
+			if (issued < r->op_start[st->op])
+				r->op_start[st->op] = issued;
+		}
 		if (now > r->op_end[st->op])
 			r->op_end[st->op] = now;
 		if (now > r->rank[st->rank].end_ps)
@@ -1055,7 +1144,11 @@ static void cq_notify(struct hca_cq *cq, void *ctx)
 				if (l && rp->stage && l->st.peer < rp->t->nranks &&
 				    rp->srv->server[rp->t->rank_node[l->st.peer]] >= 0)
 					t = host_stage_host_to_gpu(hca_host(node_hca(rp, l->st.peer)), t,
-								   l->st.bytes);
+								   trace_proto_wire(step_proto(rp, &l->st),
+										    l->st.bytes));
+				else if (l && ll_staged(rp, &l->st))	/* LL: the GPU reads its lines */
+					t = host_gpu_load(hca_host(node_hca(rp, l->st.peer)), t,
+							  trace_proto_wire(TRACE_PROTO_LL, l->st.bytes));
 				if (l && !l->st.acked)
 					push(rp, t, wc[i].imm_data, EV_DONE);
 			} else if (wc[i].opcode == HCA_WC_RDMA_WRITE) {
@@ -1300,7 +1393,7 @@ static int scan(struct replay *rp, uint32_t **zero, size_t *nzero, struct sim_di
 		}
 		if (nvlink_pair(rp, st->rank, st->peer))
 			continue;	/* over NVLink: no queue pair, no size limit */
-		if (st->bytes > (1ULL << 31)) {
+		if (trace_proto_wire(trace_op_proto(&t->ops[st->op]), st->bytes) > (1ULL << 31)) {
 			rc = too_big(t, st, d);
 			goto out;
 		}
@@ -1343,6 +1436,11 @@ static int node_setup(struct replay *rp, int node)
 				  HCA_ACCESS_REMOTE_READ,
 				  rp->srv && rp->srv->server[node] >= 0 && !rp->stage ?
 				  HCA_MEM_GPU : HCA_MEM_HOST);
+	if (rp->srv && rp->srv->server[node] >= 0 && !rp->stage && rp->host_model &&
+	    !(rp->mr_host[node] = hca_reg_mr(h, NULL, 0, 1ULL << 62,
+					     HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE |
+					     HCA_ACCESS_REMOTE_READ, HCA_MEM_HOST)))
+		return -1;
 	/* cq_notify drains it at every completion: it never holds many */
 	rp->cq[node] = hca_create_cq(h, 256, cq_notify, rp);
 	return rp->mr[node] && rp->cq[node] ? 0 : -1;
@@ -1366,7 +1464,8 @@ static int setup(struct replay *rp, uint32_t **zero, size_t *nzero, struct sim_d
 	/* queue pairs: one per ordered pair that transfers, in a hash table */
 	rp->mr = calloc((size_t)fab_nodes(rp->f), sizeof(*rp->mr));
 	rp->cq = calloc((size_t)fab_nodes(rp->f), sizeof(*rp->cq));
-	if (!rp->mr || !rp->cq)
+	rp->mr_host = calloc((size_t)fab_nodes(rp->f), sizeof(*rp->mr_host));
+	if (!rp->mr || !rp->cq || !rp->mr_host)
 		return sim_diag_set(d, NULL, 0, 0, "out of memory");
 	for (int32_t k = 0; k < ne; k++) {	/* ranks and aggregation nodes */
 		int node = t->rank_node[k];
@@ -1484,6 +1583,7 @@ int trace_replay(const struct trace_program *p, struct fab *f, struct trace_resu
 	const struct fab_params *fp = fab_get_params(f);
 
 	rp.stage = rp.srv && fp->host_model && !fp->host.gpudirect;
+	rp.host_model = fp->host_model;
 	uint32_t *zero = NULL;
 	size_t nzero = 0;
 	int rc = -1, c;
@@ -1493,10 +1593,12 @@ int trace_replay(const struct trace_program *p, struct fab *f, struct trace_resu
 	sim_pool_init(&rp.pool, sizeof(struct live));
 	sim_heap_init(&rp.heap);
 	sim_wake_init(&rp.wake);
-	if (rp.srv) {		/* the GPUs' NVLink port queues */
+	if (rp.srv) {		/* the GPUs' NVLink port queues; the kernels' launches */
 		rp.nvq = calloc((size_t)fab_nodes(f), sizeof(*rp.nvq));
 		rp.nvq_armed = calloc((size_t)fab_nodes(f), sizeof(*rp.nvq_armed));
-		if (!rp.nvq || !rp.nvq_armed) {
+		if (rp.t->tune.nchannels)
+			rp.op_go = calloc(rp.t->nops ? rp.t->nops : 1, sizeof(*rp.op_go));
+		if (!rp.nvq || !rp.nvq_armed || (rp.t->tune.nchannels && !rp.op_go)) {
 			sim_diag_set(d, NULL, 0, 0, "out of memory");
 			goto out;
 		}
@@ -1633,6 +1735,8 @@ out:
 	for (int i = 0; rp.cq && i < fab_nodes(f); i++)
 		hca_cq_set_notify(rp.cq[i], NULL, NULL);
 	free(rp.mr);	/* the regions and CQs belong to the HCAs' life */
+	free(rp.mr_host);
+	free(rp.op_go);
 	free(rp.cq);
 	/* rp lives on this stack: the engine must not call back into it, nor
 	 * the CQs (which stay with the HCAs) */

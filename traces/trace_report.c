@@ -73,8 +73,10 @@ void trace_nccl_table(FILE *out, const struct trace_program *p, const struct tra
 			fprintf(out, "op %" PRIu32, op->id);
 		if (j - i > 1)
 			fprintf(out, " x%zu", j - i);
-		if (op->auto_algo)	/* what NCCL's tuning model chose (coll_tune.c) */
-			fprintf(out, " [%s]", coll_algo_label(op->coll, op->algo));
+		/* what NCCL's tuning model chose (coll_tune.c) */
+		if (op->auto_algo || op->auto_proto)
+			fprintf(out, " [%s, %s]", coll_algo_label(op->coll, op->algo),
+				trace_proto_labels[trace_op_proto(op)]);
 		fputc('\n', out);
 		sum_busbw += busbw;
 		rows++;

@@ -376,19 +376,24 @@ sim_time_t host_dma_write(struct host *h, sim_time_t t, enum hca_mem mem, uint32
  * the same direction as the HCA's `hca` pipe (GPU -> memory shares the
  * uplink with the HCA's writes, memory -> GPU with its reads).
  */
+/* A copy between the GPU and host memory: by the copy engine after a
+ * cudaMemcpyAsync's launch (copy), or by the GPU's own threads' loads and
+ * stores (no launch, no copy counted). */
 static sim_time_t stage(struct host *h, sim_time_t t, uint64_t bytes, sim_time_t *gpu,
-			sim_time_t *hca, uint32_t lat_ns)
+			sim_time_t *hca, uint32_t lat_ns, bool copy)
 {
 	const struct host_params *p = &h->p;
 	uint64_t wire = host_pcie_wire_bytes(p, bytes);
 	sim_time_t occ = max_t(gpu_link_ps(p, bytes), rate_ps(bytes, p->mem_gbps));
 
-	h->st.staging_copies++;
-	h->st.cpu_ps += (uint64_t)p->memcpy_launch_ns * SIM_NS;
 	h->st.gpu_pcie_bytes += wire;
 	h->st.rc_bytes += wire;
 	h->st.hostmem_bytes += bytes;
-	t += (sim_time_t)p->memcpy_launch_ns * SIM_NS;
+	if (copy) {
+		h->st.staging_copies++;
+		h->st.cpu_ps += (uint64_t)p->memcpy_launch_ns * SIM_NS;
+		t += (sim_time_t)p->memcpy_launch_ns * SIM_NS;
+	}
 	return run(t, gpu, p->gpu_same_switch ? hca : NULL, occ, (sim_time_t)lat_ns * SIM_NS);
 }
 
@@ -397,7 +402,21 @@ sim_time_t host_stage_gpu_to_host(struct host *h, sim_time_t t, uint64_t bytes)
 	if (!bytes)
 		return t;
 	/* The copy engine's posted writes into host memory. */
-	return stage(h, t, bytes, &h->gpu_free, &h->wr_free, h->p.dma_write_ns);
+	return stage(h, t, bytes, &h->gpu_free, &h->wr_free, h->p.dma_write_ns, true);
+}
+
+sim_time_t host_gpu_store(struct host *h, sim_time_t t, uint64_t bytes)
+{
+	if (!bytes)
+		return t;
+	return stage(h, t, bytes, &h->gpu_free, &h->wr_free, h->p.dma_write_ns, false);
+}
+
+sim_time_t host_gpu_load(struct host *h, sim_time_t t, uint64_t bytes)
+{
+	if (!bytes)
+		return t;
+	return stage(h, t, bytes, &h->gpu_in_free, &h->rd_free, h->p.dma_read_ns, false);
 }
 
 sim_time_t host_stage_host_to_gpu(struct host *h, sim_time_t t, uint64_t bytes)
@@ -405,7 +424,7 @@ sim_time_t host_stage_host_to_gpu(struct host *h, sim_time_t t, uint64_t bytes)
 	if (!bytes)
 		return t;
 	/* The copy engine reads host memory: a read round trip. */
-	return stage(h, t, bytes, &h->gpu_in_free, &h->rd_free, h->p.dma_read_ns);
+	return stage(h, t, bytes, &h->gpu_in_free, &h->rd_free, h->p.dma_read_ns, true);
 }
 
 sim_time_t host_cqe(struct host *h, sim_time_t t, sim_time_t after)

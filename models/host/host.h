@@ -180,6 +180,12 @@ sim_time_t host_dma_write(struct host *h, sim_time_t t, enum hca_mem mem, uint32
 /* Staging copies when a GPU buffer is used without GPUDirect; return the end time. */
 sim_time_t host_stage_gpu_to_host(struct host *h, sim_time_t t, uint64_t bytes);
 sim_time_t host_stage_host_to_gpu(struct host *h, sim_time_t t, uint64_t bytes);
+/* The same moves made by the GPU's own threads, storing to or loading from
+ * host memory over PCIe (NCCL's LL protocol between servers: its buffers
+ * are in host memory): the copy's pipes and latency, no cudaMemcpy
+ * launch, not counted as a staging copy. */
+sim_time_t host_gpu_store(struct host *h, sim_time_t t, uint64_t bytes);
+sim_time_t host_gpu_load(struct host *h, sim_time_t t, uint64_t bytes);
 /*
  * A CQE the HCA writes at t: when a polling CPU has it (visible, then
  * poll_cpu_ns). It follows the data it completes on the same pipe, and

@@ -34,10 +34,15 @@
 
 #include "sim/sim_parse.h"
 
+/* A step's latency over NVLink by NCCL protocol, the same on every
+ * generation: NCCL's tuning model's hwLat[NVLINK][Ring] (tuning.cc),
+ * Simple 3.4 us, LL 0.6, LL128 1.9. */
+#define NVL_LATS .nvlink_lat_ns = 3400, .nvlink_lat_ll_ns = 600, .nvlink_lat_ll128_ns = 1900
+
 static const struct srv_preset dgx_a100 = {
 	.name = "dgx-a100", .what = "8 A100 SXM4, NVLink3 through 6 NVSwitches, 8 x HDR",
 	.gpu = "A100 SXM4", .nvlink = "NVLink3", .gpus = 8, .domain = 8,
-	.links = 12, .link_gbps = 25.0, .nvlink_gbps = 240.0, .nvlink_lat_ns = 3400,
+	.links = 12, .link_gbps = 25.0, .nvlink_gbps = 240.0, NVL_LATS,
 	.nic_rate = "4xHDR", .leaf_radix = 40, .fabric = "hdr",
 	/* 2 x AMD EPYC 7742; a 200 Gb/s NIC is a 24 GB/s channel */
 	.nccl_arch = 1, .amd_cpu = true, .nccl_bw = 24.0,	/* Quantum QM8700: 40 HDR ports */
@@ -46,7 +51,7 @@ static const struct srv_preset dgx_a100 = {
 static const struct srv_preset dgx_h100 = {
 	.name = "dgx-h100", .what = "8 H100 SXM5, NVLink4 through 4 NVSwitches, 8 x NDR",
 	.gpu = "H100 SXM5", .nvlink = "NVLink4", .gpus = 8, .domain = 8,
-	.links = 18, .link_gbps = 25.0, .nvlink_gbps = 370.8, .nvlink_lat_ns = 3400,
+	.links = 18, .link_gbps = 25.0, .nvlink_gbps = 370.8, NVL_LATS,
 	.nic_rate = "4xNDR", .leaf_radix = 64, .fabric = "ndr",	/* Quantum-2 QM9700: 64 NDR ports */
 	/* 2 x Intel Xeon Platinum 8480C; a 400 Gb/s NIC is a 48 GB/s channel */
 	.nccl_arch = 2, .nccl_bw = 48.0,
@@ -55,7 +60,7 @@ static const struct srv_preset dgx_h100 = {
 static const struct srv_preset gb200_nvl72 = {
 	.name = "gb200-nvl72", .what = "trays of 4 B200, 72 GPUs in one NVLink5 domain, a NDR NIC per GPU",
 	.gpu = "B200", .nvlink = "NVLink5", .gpus = 4, .domain = 72,
-	.links = 18, .link_gbps = 50.0, .nvlink_gbps = 721.8, .nvlink_lat_ns = 3400,
+	.links = 18, .link_gbps = 50.0, .nvlink_gbps = 721.8, NVL_LATS,
 	.nic_rate = "4xNDR", .leaf_radix = 64, .fabric = "ndr",
 	.nccl_arch = 3, .nccl_bw = 48.0,	/* Grace (Arm) hosts: NCCL's default overhead */
 };
@@ -87,6 +92,8 @@ static void from_preset(struct srv_params *p, const struct srv_preset *s)
 	p->domain = s->domain;
 	p->nvlink_gbps = s->nvlink_gbps;
 	p->nvlink_lat_ns = s->nvlink_lat_ns;
+	p->nvlink_lat_ll_ns = s->nvlink_lat_ll_ns;
+	p->nvlink_lat_ll128_ns = s->nvlink_lat_ll128_ns;
 }
 
 int srv_params_preset(struct srv_params *p, const char *name, struct sim_diag *d)
@@ -177,7 +184,11 @@ const struct sim_param srv_param_keys[] = {
 	{ "server.nvlink_gbps", SIM_PARAM_SPECIAL, F(nvlink_gbps), 0, 0, set_gbps, print_gbps, NULL,
 	  "NVLink: what a GPU-to-GPU copy achieves per GPU per direction, GB/s" },
 	{ "server.nvlink_lat_ns", SIM_PARAM_NS, F(nvlink_lat_ns), 0, UINT32_MAX, NULL, NULL, NULL,
-	  "NVLink: one transfer's latency, ns" },
+	  "NVLink: one transfer's latency with NCCL's Simple protocol (and outside collectives), ns" },
+	{ "server.nvlink_lat_ll_ns", SIM_PARAM_NS, F(nvlink_lat_ll_ns), 0, UINT32_MAX, NULL, NULL,
+	  NULL, "NVLink: one transfer's latency with NCCL's LL protocol, ns" },
+	{ "server.nvlink_lat_ll128_ns", SIM_PARAM_NS, F(nvlink_lat_ll128_ns), 0, UINT32_MAX, NULL,
+	  NULL, NULL, "NVLink: one transfer's latency with NCCL's LL128 protocol, ns" },
 	{ "server.pxn", SIM_PARAM_BOOL, F(pxn), 0, 1, NULL, NULL, NULL,
 	  "PXN: a send to another server leaves by the NIC on the receiver's rail: on/off" },
 	{ NULL },
@@ -383,11 +394,11 @@ int srv_proxy(const struct srv_map *m, int a, int b)
 }
 
 sim_time_t srv_nvlink(struct srv_map *m, int a, int b, sim_time_t t, uint64_t bytes,
-		      sim_time_t *first)
+		      uint32_t lat_ns, sim_time_t *first)
 {
 	/* GB/s is bytes per ns: bytes x 1000 / gbps picoseconds, rounded up */
 	sim_time_t ser = (sim_time_t)((double)bytes * 1000.0 / m->p.nvlink_gbps + 0.999999);
-	sim_time_t lat = (sim_time_t)m->p.nvlink_lat_ns * SIM_NS;
+	sim_time_t lat = (sim_time_t)lat_ns * SIM_NS;
 	sim_time_t out = t > m->out_free[a] ? t : m->out_free[a];
 	sim_time_t in;
 

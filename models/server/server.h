@@ -58,6 +58,9 @@ struct srv_params {
 	uint32_t domain;	/* server.domain: GPUs per NVLink domain, a multiple of gpus */
 	double nvlink_gbps;	/* server.nvlink_gbps: per GPU per direction, GB/s of data */
 	uint32_t nvlink_lat_ns;	/* server.nvlink_lat_ns: one transfer's latency over NVLink */
+	/* server.nvlink_lat_ll_ns, _ll128_ns: the same with NCCL's LL and LL128
+	 * protocols (nvlink_lat_ns is Simple's) */
+	uint32_t nvlink_lat_ll_ns, nvlink_lat_ll128_ns;
 	bool pxn;		/* server.pxn: cross-server sends leave on the receiver's rail */
 };
 
@@ -71,7 +74,7 @@ struct srv_preset {
 	uint32_t links;		/* NVLink links per GPU */
 	double link_gbps;	/* per link per direction, GB/s (signalling rate's data) */
 	double nvlink_gbps;	/* what a copy between two GPUs achieves per direction */
-	uint32_t nvlink_lat_ns;
+	uint32_t nvlink_lat_ns, nvlink_lat_ll_ns, nvlink_lat_ll128_ns;	/* Simple, LL, LL128 */
 	const char *nic_rate;	/* the HCAs' cables, "4xNDR" */
 	uint32_t leaf_radix;	/* ports of the leaf switch a cluster of them uses */
 	const char *fabric;	/* the fabric preset of its HCAs' generation ("ndr") */
@@ -147,11 +150,12 @@ static inline bool srv_same_domain(const struct srv_map *m, int a, int b)
 int srv_proxy(const struct srv_map *m, int a, int b);
 
 /*
- * A transfer of `bytes` over NVLink from node a's GPU to node b's (one
- * domain), asked for at t: when it is in b's memory. *first, if not NULL:
- * when its first bytes are (a relay may start forwarding then).
+ * A transfer of `bytes` (on the wire) over NVLink from node a's GPU to
+ * node b's (one domain), asked for at t, of latency lat_ns (its
+ * protocol's: one of m->p's): when it is in b's memory. *first, if not
+ * NULL: when its first bytes are (a relay may start forwarding then).
  */
 sim_time_t srv_nvlink(struct srv_map *m, int a, int b, sim_time_t t, uint64_t bytes,
-		      sim_time_t *first);
+		      uint32_t lat_ns, sim_time_t *first);
 
 #endif

@@ -25,13 +25,16 @@ echo 'mpirun -np 2 ./all_reduce_perf -b 64K -e 256M -f 64 -g 8 -n 1' > "$tmp/ar.
 	fail "run on servers"
 grep -q '^preset  *ndr:' "$tmp/ar.out" || fail "the file's server did not bring the ndr preset"
 grep -q '^nvlink  ' "$tmp/ar.out" || fail "no nvlink line"
-grep -q '65536 .*\[double binary tree\]$' "$tmp/ar.out" || fail "64 KiB on 2 servers is not NCCL's tree"
-grep -q '268435456 .*\[ring\]$' "$tmp/ar.out" || fail "256 MiB on 2 servers is not NCCL's ring"
+grep -q '65536 .*\[double binary tree, LL\]$' "$tmp/ar.out" ||
+	fail "64 KiB on 2 servers is not NCCL's tree with LL"
+grep -q '268435456 .*\[ring, Simple\]$' "$tmp/ar.out" ||
+	fail "256 MiB on 2 servers is not NCCL's ring with Simple"
 python3 - "$tmp/ar.json" <<'PY' || fail "--json's collectives and nvlink"
 import json, sys
 j = json.load(open(sys.argv[1]))
 c = j["collectives"]
 assert [x["algorithm"] for x in c] == ["double binary tree", "double binary tree", "ring"], c
+assert [x["protocol"] for x in c] == ["LL", "LL128", "Simple"], c
 assert all(x.get("auto") is True for x in c), c
 assert c[-1]["busbw_gbps"] > 300, c[-1]
 nv = j["nvlink"]
@@ -41,7 +44,7 @@ PY
 "$IBFAB" run --topo "$topo" --trace "$tmp/ar.nccl" --set server.preset=none > "$tmp/none.out" ||
 	fail "server.preset=none"
 grep -q '^nvlink' "$tmp/none.out" && fail "server.preset=none still used NVLink"
-grep -q '\[ring\]' "$tmp/none.out" && fail "server.preset=none still tuned the algorithm"
+grep -q '\[ring' "$tmp/none.out" && fail "server.preset=none still tuned the algorithm"
 
 # bad input
 expect() {	# exit code, message fragment, ibfab args...

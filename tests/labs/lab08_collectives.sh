@@ -42,21 +42,26 @@ def algo(k, row, a):
     if row not in R or not R[row][2].endswith(f"[{a}]"): bad.append(f"{k} {row}: not [{a}]: {R.get(row)}")
 def line(k, frag):
     if frag not in text(k): bad.append(f"{k}: lacks '{frag}'")
-for s, v in [(1048576, 38.04), (33554432, 363.01), (1073741824, 370.55)]:
-    want("one", f"allreduce {s}", 1, v); algo("one", f"allreduce {s}", "ring")
-for s in [8, 256, 8192, 262144, 8388608]:
-    algo("two", f"allreduce {s}", "double binary tree")
-algo("two", "allreduce 268435456", "ring")
-want("two", "allreduce 8", 0, 50.71); want("two", "allreduce 268435456", 1, 351.56)
+for s, v, a in [(1048576, 107.33, "ring, LL"), (33554432, 345.09, "ring, Simple"),
+                (1073741824, 369.94, "ring, Simple")]:
+    want("one", f"allreduce {s}", 1, v); algo("one", f"allreduce {s}", a)
+for s in [8, 256, 8192]:
+    algo("two", f"allreduce {s}", "double binary tree, LL")
+for s in [262144, 8388608]:
+    algo("two", f"allreduce {s}", "double binary tree, LL128")
+algo("two", "allreduce 268435456", "ring, Simple")
+want("one", "allreduce 1048576", 0, 17.10)
+want("two", "allreduce 8", 0, 18.73); want("two", "allreduce 268435456", 1, 349.68)
 line("two", "960 sends to other servers relayed"); line("two", "busy 0.0% on average")
 want("flat", "allreduce 268435456", 1, 49.44); want("flat", "allreduce 8", 0, 46.64)
 line("flat", "busy 97.3% on average")
 if "nvlink " in text("flat"): bad.append("flat: NVLink used without servers")
-want("rt", "ring_1M 1048576", 0, 1242.57); want("rt", "tree_1M 1048576", 0, 72.41)
-want("rt", "ring_1G 1073741824", 1, 368.15); want("rt", "tree_1G 1073741824", 1, 231.56)
+want("rt", "ring_1M 1048576", 0, 605.47); want("rt", "tree_1M 1048576", 0, 66.16)
+algo("rt", "ring_1M 1048576", "ring, LL"); algo("rt", "tree_1M 1048576", "double binary tree, LL128")
+want("rt", "ring_1G 1073741824", 1, 367.75); want("rt", "tree_1G 1073741824", 1, 231.95)
 want("sharp", "op 1073741824", 1, 419.48)
-want("pxn", "op 1073741824", 1, 361.34); line("pxn", "busy 0.0% on average"); line("pxn", "1920 sends")
-want("nopxn", "op 1073741824", 1, 397.32); line("nopxn", "busy 100.0% on average")
+want("pxn", "op 1073741824", 1, 360.80); line("pxn", "busy 0.0% on average"); line("pxn", "1920 sends")
+want("nopxn", "op 1073741824", 1, 396.66); line("nopxn", "busy 99.8% on average")
 for b in bad:
     print("  ", b)
 sys.exit(1 if bad else 0)

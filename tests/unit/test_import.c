@@ -918,6 +918,29 @@ static void test_nccl_tests_options(void)
 	CU_ASSERT_EQUAL(t.ops[2].coll, TRACE_ALLTOALL);
 	CU_ASSERT_EQUAL(t.ops[2].line, 5);
 	CU_ASSERT_EQUAL(dep(&t, 2, 0), 1);
+	/* NCCL_ALGO=Ring: the ring; all-to-all has none, so stays auto */
+	CU_ASSERT_EQUAL(t.ops[0].algo, TRACE_ALGO_RING);
+	CU_ASSERT_EQUAL(t.ops[0].proto, TRACE_PROTO_AUTO);
+	CU_ASSERT_EQUAL(t.ops[2].algo, TRACE_ALGO_AUTO);
+	trace_free(&t);
+
+	/* NCCL_PROTO and NCCL_ALGO lists, before the command and by -x */
+	import_str(import_nccl_tests,
+		   "NCCL_PROTO=ll128 all_reduce_perf -b 1M -e 1M -g 4 -n 1\n"
+		   "mpirun -np 2 -x NCCL_PROTO=^LL -x NCCL_ALGO=^ring,pat ./all_reduce_perf -b 1M -e 1M -g 2 -n 1\n"
+		   "NCCL_ALGO=Ring,Tree NCCL_PROTO=LL,Simple all_reduce_perf -b 1M -e 1M -g 4 -n 1\n", &t);
+	CU_ASSERT_EQUAL(t.nops, 3);
+	CU_ASSERT_EQUAL(t.ops[0].proto, TRACE_PROTO_LL128);
+	CU_ASSERT_EQUAL(t.ops[0].protos, 1u << TRACE_PROTO_LL128);
+	CU_ASSERT_EQUAL(t.ops[1].algo, TRACE_ALGO_AUTO);	/* tree and collnet left */
+	CU_ASSERT_EQUAL(t.ops[1].proto, TRACE_PROTO_AUTO);
+	CU_ASSERT_EQUAL(t.ops[1].protos, (1u << TRACE_PROTO_LL128) | (1u << TRACE_PROTO_SIMPLE));
+	CU_ASSERT_EQUAL(t.ops[2].algo, TRACE_ALGO_AUTO);
+	CU_ASSERT_EQUAL(t.ops[2].protos, (1u << TRACE_PROTO_LL) | (1u << TRACE_PROTO_SIMPLE));
+	trace_free(&t);
+	import_str(import_nccl_tests, "mpirun -np 2 -x NCCL_ALGO=CollNetChain all_reduce_perf -g 8 -n 1\n",
+		   &t);
+	CU_ASSERT_EQUAL(t.ops[0].algo, TRACE_ALGO_COLLNET);
 	trace_free(&t);
 }
 
@@ -945,6 +968,16 @@ static void test_nccl_tests_malformed(void)
 	refused(import_nccl_tests, "all_reduce_perf -b 8 -e 128M -f 2 -g 8 -n 1000000\n", 1, 1,
 		"more than");
 	refused(import_nccl_tests, "all_reduce_perf -g 8 extra\n", 1, 22, "expected an option");
+	refused(import_nccl_tests, "NCCL_PROTO=LL256 all_reduce_perf -g 8\n", 1, 1,
+		"NCCL_PROTO: unknown protocol 'LL256' (NCCL's are LL, LL128, Simple)");
+	refused(import_nccl_tests, "NCCL_PROTO=^LL,LL128,Simple all_reduce_perf -g 8\n", 1, 1,
+		"leaves no protocol");
+	refused(import_nccl_tests, "NCCL_ALGO=allreduce:tree all_reduce_perf -g 8\n", 1, 1,
+		"per-collective lists");
+	refused(import_nccl_tests, "mpirun -np 2 -x NCCL_ALGO=Tree all_gather_perf -g 8\n", 1, 17,
+		"NCCL_ALGO leaves all_gather_perf no algorithm");
+	refused(import_nccl_tests, "NCCL_ALGO=NVLS all_reduce_perf -g 8\n", 1, 1,
+		"leaves no algorithm ibfab models");
 }
 
 /* ---- detection ------------------------------------------------------------------ */

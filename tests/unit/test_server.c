@@ -199,17 +199,17 @@ static void test_pipes(void)
 	/* one MiB at 370.8 GB/s: ceil(1048576 x 1000 / 370.8) ps, then 3.4 us */
 	const sim_time_t ser = (sim_time_t)ceil(B * 1000.0 / 370.8), lat = 3400 * SIM_NS;
 
-	e1 = srv_nvlink(&m, g0, g1, 1000, B, &first);
+	e1 = srv_nvlink(&m, g0, g1, 1000, B, 3400, &first);
 	CU_ASSERT_EQUAL(e1, 1000 + ser + lat);
 	CU_ASSERT_EQUAL(first, 1000 + lat);
 	/* a second send from g0 queues behind the first on g0's port */
-	e2 = srv_nvlink(&m, g0, g2, 1000, B, NULL);
+	e2 = srv_nvlink(&m, g0, g2, 1000, B, 3400, NULL);
 	CU_ASSERT_EQUAL(e2, 1000 + 2 * ser + lat);
 	/* g3 -> g1 at once: its own port is free, g1's in-pipe is not */
-	e3 = srv_nvlink(&m, g3, g1, 1000, B, NULL);
+	e3 = srv_nvlink(&m, g3, g1, 1000, B, 3400, NULL);
 	CU_ASSERT_EQUAL(e3, 1000 + 2 * ser + lat);
 	/* g2 sends while receiving: the directions are independent */
-	CU_ASSERT_EQUAL(srv_nvlink(&m, g2, g3, 1000, B, NULL), 1000 + ser + lat);
+	CU_ASSERT_EQUAL(srv_nvlink(&m, g2, g3, 1000, B, 3400, NULL), 1000 + ser + lat);
 	CU_ASSERT_EQUAL(m.xfers, 4);
 	CU_ASSERT_EQUAL(m.bytes, 4 * B);
 	srv_map_free(&m);
@@ -225,7 +225,13 @@ struct srv_run {
 	uint64_t fabric_bytes;	/* bytes sent on every port */
 	uint64_t copies, hostmem;	/* staging copies, host memory bytes (models/host) */
 	size_t steps;		/* the program's */
+	sim_time_t op0;		/* the first op's time, as the nccl-tests table has it */
 };
+
+/* replay_servers also gives the trace NCCL's view of the preset's servers
+ * (trace.tune), as ibfab run does: collectives then pay their kernels'
+ * launch. Off by default, so that the closed forms have no launch in them. */
+static bool with_tune;
 
 static void replay_servers(const struct net *n0, const struct fab_params *prm, const char *text,
 			   struct srv_run *out)
@@ -264,6 +270,15 @@ static void replay_servers(const struct net *n0, const struct fab_params *prm, c
 		CU_ASSERT_EQUAL_FATAL(trace_set_groups(&t, g, 2 * prm->server.gpus, 512u << 10, &d), 0);
 		free(g);
 		srv_map_free(&m);
+		if (with_tune) {
+			const struct srv_preset *sp = srv_preset_find(prm->server.preset);
+
+			CU_ASSERT_PTR_NOT_NULL_FATAL(sp);
+			t.tune = (struct trace_tune){ .arch = sp->nccl_arch, .amd = sp->amd_cpu,
+						      .nchannels = prm->server.gpus, .bw = sp->nccl_bw,
+						      .ll128 = true };
+			CU_ASSERT_EQUAL_FATAL(trace_tune_ops(&t), 0);
+		}
 	}
 	trace_program_init(&p, &t);
 	CU_ASSERT_EQUAL_FATAL(trace_lower(&t, &p, &d), 0);
@@ -277,6 +292,7 @@ static void replay_servers(const struct net *n0, const struct fab_params *prm, c
 	if (trace_replay(&p, f, &r, &d))
 		fprintf(stderr, "\n  trace_replay: %s\n", d.msg);
 	out->end = r.end_ps;
+	out->op0 = t.nops ? r.op_end[0] - r.op_start[0] : 0;
 	out->r.nvlink_xfers = r.nvlink_xfers;
 	out->r.nvlink_bytes = r.nvlink_bytes;
 	out->r.pxn_xfers = r.pxn_xfers;
@@ -433,49 +449,123 @@ static void test_tree_servers(void)
 /*
  * NCCL's tuning model (coll_tune.c) against the same arithmetic done by
  * hand from NCCL's constants (src/graph/tuning.cc): Hopper, Intel hosts,
- * 8 search channels of 48 GB/s.
+ * 8 search channels of 48 GB/s, LL128 on.
  */
+#define TT(tu, c, a, p, n, N, S) \
+	coll_tune_time(tu, TRACE_##c, TRACE_ALGO_##a, TRACE_PROTO_##p, n, N, S)
+
 static void test_tune(void)
 {
-	const struct trace_tune h100 = { .arch = 2, .nchannels = 8, .bw = 48 };
+	const struct trace_tune h100 = { .arch = 2, .nchannels = 8, .bw = 48, .ll128 = true };
 	const double eps = 1e-6;
 
 	/* one server: ring 8.4 + 14 x 3.4, tree 8.4 + 2 (7 x 4.0) */
-	CU_ASSERT_DOUBLE_EQUAL(coll_tune_time(&h100, TRACE_ALGO_RING, 8, 1, 0), 56.0, eps);
-	CU_ASSERT_DOUBLE_EQUAL(coll_tune_time(&h100, TRACE_ALGO_TREE, 8, 1, 0), 64.4, eps);
+	CU_ASSERT_DOUBLE_EQUAL(TT(&h100, ALLREDUCE, RING, SIMPLE, 8, 1, 0), 56.0, eps);
+	CU_ASSERT_DOUBLE_EQUAL(TT(&h100, ALLREDUCE, TREE, SIMPLE, 8, 1, 0), 64.4, eps);
 	/* two: ring 8.4 + 28 x max(3.4, 3 x 1) + 2 x 14, tree 8.4 + 2 (7 x 4 + 1 x 14) */
-	CU_ASSERT_DOUBLE_EQUAL(coll_tune_time(&h100, TRACE_ALGO_RING, 16, 2, 0), 131.6, eps);
-	CU_ASSERT_DOUBLE_EQUAL(coll_tune_time(&h100, TRACE_ALGO_TREE, 16, 2, 0), 92.4, eps);
+	CU_ASSERT_DOUBLE_EQUAL(TT(&h100, ALLREDUCE, RING, SIMPLE, 16, 2, 0), 131.6, eps);
+	CU_ASSERT_DOUBLE_EQUAL(TT(&h100, ALLREDUCE, TREE, SIMPLE, 16, 2, 0), 92.4, eps);
 	/* 16 MiB on two: the ring's plateau (x 1.4) and busBw 384 x 16/30; the
 	 * tree's busBw min(0.92 x 384, 8 x 41.4) x 0.7 (log2(16 MiB / 64) = 18) / 2 */
 	const double S = 16777216.0;
 
-	CU_ASSERT_DOUBLE_EQUAL(coll_tune_time(&h100, TRACE_ALGO_RING, 16, 2, 16 << 20),
+	CU_ASSERT_DOUBLE_EQUAL(TT(&h100, ALLREDUCE, RING, SIMPLE, 16, 2, 16 << 20),
 			       1.4 * 131.6 + S / (1000 * 384 * 16.0 / 30), eps);
-	CU_ASSERT_DOUBLE_EQUAL(coll_tune_time(&h100, TRACE_ALGO_TREE, 16, 2, 16 << 20),
+	CU_ASSERT_DOUBLE_EQUAL(TT(&h100, ALLREDUCE, TREE, SIMPLE, 16, 2, 16 << 20),
 			       92.4 + S / (1000 * 331.2 * 0.7 / 2), eps);
-	/* what auto picks: one server always the ring; two, the tree up to
-	 * 16 MiB (237 us against 266) and the ring from 128 MiB (840 against
-	 * 993); 16 servers, the ring at 1 GiB (7.2 ms against 7.6); 128, the
-	 * tree (ring 13.5 ms of latency alone) */
-	const uint64_t sizes[] = { 8, 1 << 20, 16 << 20, 128 << 20, 1ull << 30, 8ull << 30 };
-	const enum trace_algo two[] = { TRACE_ALGO_TREE, TRACE_ALGO_TREE, TRACE_ALGO_TREE,
-					TRACE_ALGO_RING, TRACE_ALGO_RING, TRACE_ALGO_RING };
+	/* LL: one server's ring 6.6 + 14 x 0.6 and busBw min(141, 384 / 2);
+	 * two servers' tree 6.8 + 2 (7 x 0.6 + 1 x 5.0), busBw
+	 * min(331.2 / 3.8, 39: Intel hosts' cap) x 0.6 (log2(64 KiB / 64) = 10) / 2 */
+	CU_ASSERT_DOUBLE_EQUAL(TT(&h100, ALLREDUCE, RING, LL, 8, 1, 0), 15.0, eps);
+	CU_ASSERT_DOUBLE_EQUAL(TT(&h100, ALLREDUCE, RING, LL, 8, 1, 1 << 20),
+			       15.0 + 1048576.0 / (1000 * 141 * 8 / 14.0), eps);
+	CU_ASSERT_DOUBLE_EQUAL(TT(&h100, ALLREDUCE, TREE, LL, 16, 2, 65536),
+			       25.2 + 65536.0 / (1000 * 39 * 0.6 / 2), eps);
+	/* LL128: two servers' ring 14 + 28 x max(1.9, 1) + 2 x 4.0, busBw
+	 * min(0.92 x 384, 8 x 36.7); one server's tree 14 + 2 (7 x 1.25),
+	 * busBw min(331.2 x 7/9, 8 x 36.7) */
+	CU_ASSERT_DOUBLE_EQUAL(TT(&h100, ALLREDUCE, RING, LL128, 16, 2, 1 << 30),
+			       75.2 + 1073741824.0 / (1000 * 293.6 * 16 / 30.0), eps);
+	CU_ASSERT_DOUBLE_EQUAL(TT(&h100, ALLREDUCE, TREE, LL128, 8, 1, 0), 31.5, eps);
+	/* allgather: nRanks - 1 steps, nNodes - 1 of them across; broadcast:
+	 * a step's latency per rank, the network's (Simple: the tree's) */
+	CU_ASSERT_DOUBLE_EQUAL(TT(&h100, ALLGATHER, RING, LL, 16, 2, 0), 6.6 + 14 * 1.0 + 2.7, eps);
+	CU_ASSERT_DOUBLE_EQUAL(TT(&h100, BROADCAST, RING, SIMPLE, 16, 2, 0), 8.4 + 16 * 14.0, eps);
+	/* no tree but the allreduce's; no LL128 where NCCL leaves it off */
+	CU_ASSERT(TT(&h100, ALLGATHER, TREE, SIMPLE, 16, 2, 0) < 0);
+	const struct trace_tune nol128 = { .arch = 2, .nchannels = 8, .bw = 48 };
 
-	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLREDUCE, 8, 1, sizes[i]), TRACE_ALGO_RING);
-		CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLREDUCE, 16, 2, sizes[i]), two[i]);
+	CU_ASSERT(TT(&nol128, ALLREDUCE, RING, LL128, 16, 2, 0) < 0);
+
+	/*
+	 * What auto picks (NCCL's order: tree, ring; LL, LL128, Simple). One
+	 * server: the ring, LL to 2 MiB, LL128 at 4-8 MiB, Simple from 16 MiB.
+	 * Two: the tree with LL to 128 KiB, with LL128 to 16 MiB, the ring
+	 * with LL128 at 32-64 MiB, with Simple from 128 MiB. Sixteen: the
+	 * tree, LL128 at 1 MiB, Simple at 128 MiB, the ring at 1 GiB (7.2 ms
+	 * against 7.6). 128: the tree at 1 GiB (the ring's latency alone is
+	 * 13.5 ms), the ring at 8 GiB.
+	 */
+	static const struct {
+		uint32_t nodes;
+		uint64_t bytes;
+		enum trace_algo algo;
+		enum trace_proto proto;
+	} want[] = {
+		{ 1, 8, TRACE_ALGO_RING, TRACE_PROTO_LL },
+		{ 1, 2 << 20, TRACE_ALGO_RING, TRACE_PROTO_LL },
+		{ 1, 4 << 20, TRACE_ALGO_RING, TRACE_PROTO_LL128 },
+		{ 1, 16 << 20, TRACE_ALGO_RING, TRACE_PROTO_SIMPLE },
+		{ 2, 8, TRACE_ALGO_TREE, TRACE_PROTO_LL },
+		{ 2, 128 << 10, TRACE_ALGO_TREE, TRACE_PROTO_LL },
+		{ 2, 256 << 10, TRACE_ALGO_TREE, TRACE_PROTO_LL128 },
+		{ 2, 16 << 20, TRACE_ALGO_TREE, TRACE_PROTO_LL128 },
+		{ 2, 32 << 20, TRACE_ALGO_RING, TRACE_PROTO_LL128 },
+		{ 2, 128 << 20, TRACE_ALGO_RING, TRACE_PROTO_SIMPLE },
+		{ 2, 8ull << 30, TRACE_ALGO_RING, TRACE_PROTO_SIMPLE },
+		{ 16, 8, TRACE_ALGO_TREE, TRACE_PROTO_LL },
+		{ 16, 1 << 20, TRACE_ALGO_TREE, TRACE_PROTO_LL128 },
+		{ 16, 128 << 20, TRACE_ALGO_TREE, TRACE_PROTO_SIMPLE },
+		{ 16, 1ull << 30, TRACE_ALGO_RING, TRACE_PROTO_SIMPLE },
+		{ 128, 1ull << 30, TRACE_ALGO_TREE, TRACE_PROTO_SIMPLE },
+		{ 128, 8ull << 30, TRACE_ALGO_RING, TRACE_PROTO_SIMPLE },
+	};
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct coll_tune_choice c = coll_tune_pick(&h100, TRACE_ALLREDUCE, TRACE_ALGO_AUTO,
+							   8 * want[i].nodes, want[i].nodes,
+							   want[i].bytes, 0);
+
+		CU_ASSERT_EQUAL(c.algo, want[i].algo);
+		CU_ASSERT_EQUAL(c.proto, want[i].proto);
 	}
-	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLREDUCE, 128, 16, 1ull << 30), TRACE_ALGO_RING);
-	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLREDUCE, 1024, 128, 1ull << 30), TRACE_ALGO_TREE);
-	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLGATHER, 1024, 128, 8), TRACE_ALGO_RING);
-	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLTOALL, 1024, 128, 8), TRACE_ALGO_DIRECT);
-	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_BARRIER, 1024, 128, 0), TRACE_ALGO_AUTO);
-	/* AMD hosts pay 2 us a network step: 3 x 2 = 6 > 3.4 on every step */
-	const struct trace_tune a100 = { .arch = 1, .amd = true, .nchannels = 8, .bw = 24 };
+	/* NCCL_PROTO=Simple: the choice among Simple's, as before protocols */
+	const uint8_t simple = 1u << TRACE_PROTO_SIMPLE;
 
-	CU_ASSERT_DOUBLE_EQUAL(coll_tune_time(&a100, TRACE_ALGO_RING, 16, 2, 0),
-			       8.4 + 28 * 6.0 + 2 * 14, eps);
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLREDUCE, TRACE_ALGO_AUTO, 16, 2, 8, simple).algo,
+			TRACE_ALGO_TREE);
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLREDUCE, TRACE_ALGO_AUTO, 8, 1, 8, simple).algo,
+			TRACE_ALGO_RING);
+	/* NCCL_ALGO=Ring: the ring's best protocol */
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLREDUCE, TRACE_ALGO_RING, 16, 2, 8, 0).proto,
+			TRACE_PROTO_LL);
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLGATHER, TRACE_ALGO_AUTO, 1024, 128, 8, 0).algo,
+			TRACE_ALGO_RING);
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLTOALL, TRACE_ALGO_AUTO, 1024, 128, 8, 0).algo,
+			TRACE_ALGO_DIRECT);
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_BARRIER, TRACE_ALGO_AUTO, 1024, 128, 0, 0).algo,
+			TRACE_ALGO_AUTO);
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLREDUCE, TRACE_ALGO_COLLNET, 16, 2, 8, 0).proto,
+			TRACE_PROTO_AUTO);
+	/* AMD hosts pay 2 us a network step: 3 x 2 = 6 > 3.4 on every step;
+	 * LL across servers is capped by the CPU's row: 22.5 GB/s on two */
+	const struct trace_tune a100 = { .arch = 1, .amd = true, .nchannels = 8, .bw = 24,
+					 .ll128 = true };
+
+	CU_ASSERT_DOUBLE_EQUAL(TT(&a100, ALLREDUCE, RING, SIMPLE, 16, 2, 0), 8.4 + 28 * 6.0 + 2 * 14,
+			       eps);
+	CU_ASSERT_DOUBLE_EQUAL(TT(&a100, ALLREDUCE, RING, LL, 16, 2, 1 << 20),
+			       6.6 + 28 * 2.0 + 2 * 2.7 + 1048576.0 / (1000 * 22.5 * 16 / 30.0), eps);
 }
 
 /* algo=auto on servers, through a replay: the op records NCCL's choice */
@@ -492,7 +582,9 @@ static void test_tune_ops(void)
 	trace_init(&t);
 	CU_ASSERT_EQUAL_FATAL(trace_load_string("ranks 16\nallreduce 1MiB\nallreduce 1GiB\n"
 						"allreduce 1MiB algo=ring\nalltoall 1MiB\n"
-						"allreduce 1MiB ranks=0-7\n", "tune", &t, &d), 0);
+						"allreduce 1MiB ranks=0-7\n"
+						"allreduce 1MiB proto=simple\n"
+						"allreduce 1MiB algo=tree proto=ll\n", "tune", &t, &d), 0);
 	CU_ASSERT_EQUAL_FATAL(trace_map_ranks(&t, &n, &d), 0);
 	CU_ASSERT_EQUAL(trace_tune_ops(&t), 0);	/* no servers given yet: nothing */
 	CU_ASSERT_EQUAL(t.ops[0].algo, TRACE_ALGO_AUTO);
@@ -501,17 +593,32 @@ static void test_tune_ops(void)
 		g[k] = srv_domain(&m, t.rank_node[k]);
 	srv_map_free(&m);
 	CU_ASSERT_EQUAL_FATAL(trace_set_groups(&t, g, 16, 512u << 10, &d), 0);
-	t.tune = (struct trace_tune){ .arch = 2, .nchannels = 8, .bw = 48 };
+	t.tune = (struct trace_tune){ .arch = 2, .nchannels = 8, .bw = 48, .ll128 = true };
 	CU_ASSERT_EQUAL(trace_tune_ops(&t), 0);
+	/* 1 MiB on two servers: the tree with LL128 (60.4 us against the
+	 * ring's 81.9 with LL128 and the tree's 105.1 with Simple) */
 	CU_ASSERT_EQUAL(t.ops[0].algo, TRACE_ALGO_TREE);
+	CU_ASSERT_EQUAL(t.ops[0].proto, TRACE_PROTO_LL128);
 	CU_ASSERT_TRUE(t.ops[0].auto_algo);
+	CU_ASSERT_TRUE(t.ops[0].auto_proto);
 	CU_ASSERT_EQUAL(t.ops[1].algo, TRACE_ALGO_RING);
+	CU_ASSERT_EQUAL(t.ops[1].proto, TRACE_PROTO_SIMPLE);
 	CU_ASSERT_TRUE(t.ops[1].auto_algo);
-	CU_ASSERT_EQUAL(t.ops[2].algo, TRACE_ALGO_RING);	/* given: kept */
+	CU_ASSERT_EQUAL(t.ops[2].algo, TRACE_ALGO_RING);	/* given: kept, */
 	CU_ASSERT_FALSE(t.ops[2].auto_algo);
+	CU_ASSERT_EQUAL(t.ops[2].proto, TRACE_PROTO_LL128);	/* its protocol chosen */
+	CU_ASSERT_TRUE(t.ops[2].auto_proto);
 	CU_ASSERT_EQUAL(t.ops[3].algo, TRACE_ALGO_DIRECT);	/* all-to-all: all at once */
 	CU_ASSERT_TRUE(t.ops[3].auto_algo);
-	CU_ASSERT_EQUAL(t.ops[4].algo, TRACE_ALGO_RING);	/* one server: the ring */
+	CU_ASSERT_EQUAL(t.ops[3].proto, TRACE_PROTO_AUTO);	/* its sends: Simple */
+	CU_ASSERT_EQUAL(t.ops[4].algo, TRACE_ALGO_RING);	/* one server: the ring, LL */
+	CU_ASSERT_EQUAL(t.ops[4].proto, TRACE_PROTO_LL);
+	CU_ASSERT_EQUAL(t.ops[5].algo, TRACE_ALGO_TREE);	/* Simple given: its tree */
+	CU_ASSERT_EQUAL(t.ops[5].proto, TRACE_PROTO_SIMPLE);
+	CU_ASSERT_FALSE(t.ops[5].auto_proto);
+	CU_ASSERT_EQUAL(t.ops[6].algo, TRACE_ALGO_TREE);	/* both given: nothing chosen */
+	CU_ASSERT_EQUAL(t.ops[6].proto, TRACE_PROTO_LL);
+	CU_ASSERT_FALSE(t.ops[6].auto_algo || t.ops[6].auto_proto);
 	trace_free(&t);
 	net_free(&n);
 }
@@ -617,6 +724,95 @@ static void test_rotation_check(void)
 	net_free(&n);
 }
 
+/*
+ * NCCL's protocols in the replay: LL carries 8 bytes of data in a 16-byte
+ * line and takes 0.6 us a step over NVLink, LL128 120 in 128 and 1.9 us,
+ * so the one-server ring's closed form holds with their wire bytes and
+ * latencies; their steps are smaller (LL 32 KiB of data, LL128 576,000
+ * bytes, Simple's ring 2 MiB) and small collectives run on fewer
+ * channels; between servers LL's buffers are host memory; a kernel's
+ * launch (NCCL's base latency) comes first and counts in the op's time.
+ */
+static void test_protocols(void)
+{
+	struct fab_params prm;
+	struct srv_run a, b;
+	struct net n;
+	const uint64_t S = 8 << 20, seg = S / 8;
+	const double gbps = 18 * 20.6;
+	const sim_time_t simple = (sim_time_t)ceil(seg * 1000.0 / gbps) + 3400 * SIM_NS;
+	const sim_time_t ll = (sim_time_t)ceil(seg / 8 * 16 * 1000.0 / gbps) + 600 * SIM_NS;
+	const sim_time_t ll128 = (sim_time_t)ceil((seg + 119) / 120 * 128 * 1000.0 / gbps) +
+				 1900 * SIM_NS;
+
+	gen_servers(&n, 2, "dgx-h100");
+	servers_params(&prm, "dgx-h100");
+	replay_servers(&n, &prm, "ranks 8\nallreduce 8MiB algo=ring proto=ll channels=1 chunks=1\n",
+		       &a);
+	CU_ASSERT_EQUAL(a.end, 2 * 7 * ll);
+	CU_ASSERT_EQUAL(a.r.nvlink_bytes, 2 * 7 * 8 * (seg * 2));
+	replay_servers(&n, &prm,
+		       "ranks 8\nallreduce 8MiB algo=ring proto=ll128 channels=1 chunks=1\n", &a);
+	CU_ASSERT_EQUAL(a.end, 2 * 7 * ll128);
+	replay_servers(&n, &prm,
+		       "ranks 8\nallreduce 8MiB algo=ring proto=simple channels=1 chunks=1\n", &a);
+	CU_ASSERT_EQUAL(a.end, 2 * 7 * simple);
+	/* channels: 64 KiB with Simple wants 64 bytes for each of 512
+	 * threads a channel: 2 channels; 1 MiB with LL over 8 ranks wants 8
+	 * x 8 a thread: 32, so all 16 */
+	replay_servers(&n, &prm, "ranks 8\nallreduce 64KiB algo=ring proto=simple\n", &a);
+	CU_ASSERT_EQUAL(a.r.nvlink_xfers, 2 * 7 * 8 * 2);
+	replay_servers(&n, &prm, "ranks 8\nallreduce 1MiB algo=ring proto=ll\n", &a);
+	CU_ASSERT_EQUAL(a.r.nvlink_xfers, 2 * 7 * 8 * 16);
+	/* pieces: 64 MiB / (8 ranks x 16 channels) = 512 KiB a segment: 16
+	 * LL steps of 32 KiB, 1 LL128 step, 1 Simple chunk */
+	replay_servers(&n, &prm, "ranks 8\nallreduce 64MiB algo=ring proto=ll\n", &a);
+	CU_ASSERT_EQUAL(a.r.nvlink_xfers, 2 * 7 * 8 * 16 * 16);
+	replay_servers(&n, &prm, "ranks 8\nallreduce 64MiB algo=ring proto=ll128\n", &a);
+	CU_ASSERT_EQUAL(a.r.nvlink_xfers, 2 * 7 * 8 * 16);
+	/* between servers: LL through host memory at both ends (no copy
+	 * launched: the GPU's own loads and stores), the others GPU to GPU */
+	replay_servers(&n, &prm,
+		       "ranks 16\nallreduce 1MiB algo=ring proto=ll channels=1 chunks=1\n", &a);
+	replay_servers(&n, &prm,
+		       "ranks 16\nallreduce 1MiB algo=ring proto=ll128 channels=1 chunks=1\n", &b);
+	CU_ASSERT_EQUAL(a.copies, 0);
+	CU_ASSERT(a.hostmem > b.hostmem + 2 * 2 * (1 << 20) / 16 * 2 * 2);
+	CU_ASSERT(a.fabric_bytes > b.fabric_bytes);	/* 16 bytes a line against 128/120 */
+	/* the kernel's launch: 8.4 us before a Simple ring, 6.6 before LL's */
+	with_tune = true;
+	replay_servers(&n, &prm,
+		       "ranks 8\nallreduce 8MiB algo=ring proto=simple channels=1 chunks=1\n", &a);
+	CU_ASSERT_EQUAL(a.end, 8400 * SIM_NS + 2 * 7 * simple);
+	CU_ASSERT_EQUAL(a.op0, a.end);
+	replay_servers(&n, &prm, "ranks 8\nallreduce 8MiB algo=ring proto=ll channels=1 chunks=1\n",
+		       &a);
+	CU_ASSERT_EQUAL(a.end, 6600 * SIM_NS + 2 * 7 * ll);
+	with_tune = false;
+	net_free(&n);
+}
+
+/* Protocols a collective cannot have, and names that do not exist. */
+static void test_protocol_errors(void)
+{
+	struct trace t;
+	struct trace_program p;
+
+	trace_init(&t);
+	CU_ASSERT_NOT_EQUAL(trace_load_string("ranks 4\nallreduce 1MiB proto=ll256\n", "e", &t, &d),
+			    0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "unknown protocol 'll256' (expected auto, simple, ll or ll128)"));
+	trace_free(&t);
+	trace_init(&t);
+	CU_ASSERT_EQUAL_FATAL(trace_load_string("ranks 4\nallreduce 1MiB algo=collnet proto=ll\n",
+						"e", &t, &d), 0);
+	trace_program_init(&p, &t);
+	CU_ASSERT_NOT_EQUAL(trace_lower(&t, &p, &d), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "Simple protocol only"));
+	trace_program_free(&p);
+	trace_free(&t);
+}
+
 static const struct test_case tests[] = {
 	{ "presets and server.* keys", test_presets },
 	{ "the map from rail-generated names", test_map },
@@ -630,6 +826,8 @@ static const struct test_case tests[] = {
 	{ "GPUDirect on, off, and across the CPU", test_gpudirect },
 	{ "algo=auto on servers: NCCL's choice per op", test_tune_ops },
 	{ "rotated rings and server trees pass the reduction check", test_rotation_check },
+	{ "NCCL's protocols: wire bytes, latency, steps, host memory, launch", test_protocols },
+	{ "protocol errors", test_protocol_errors },
 	{ NULL, NULL },
 };
 
