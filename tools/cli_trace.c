@@ -128,7 +128,8 @@ int cli_trace_csv(FILE *out, const struct net *net, const struct trace_program *
 	char label[96];
 
 	(void)net;
-	fputs("name,collective,algorithm,bytes,ranks,start_ps,end_ps,algbw_gbps,busbw_gbps\n", out);
+	fputs("name,collective,algorithm,protocol,bytes,ranks,start_ps,end_ps,algbw_gbps,busbw_gbps\n",
+	      out);
 	for (size_t i = 0; i < t->nops; i++) {
 		const struct trace_op *op = &t->ops[i];
 
@@ -138,8 +139,9 @@ int cli_trace_csv(FILE *out, const struct net *net, const struct trace_program *
 		double algbw = trace_op_algbw(p, r, (uint32_t)i);
 
 		cli_csv_field(out, trace_op_label(t, (uint32_t)i, label, sizeof(label)));
-		fprintf(out, ",%s,%s,%" PRIu64 ",%u,%" PRIu64 ",%" PRIu64 ",%.6f,%.6f\n",
-			trace_coll_names[op->coll], coll_algo_label(op->coll, op->algo), op->bytes,
+		fprintf(out, ",%s,%s,%s,%" PRIu64 ",%u,%" PRIu64 ",%" PRIu64 ",%.6f,%.6f\n",
+			trace_coll_names[op->coll], coll_algo_label(op->coll, op->algo),
+			trace_proto_labels[trace_op_proto(op)], op->bytes,
 			n, r->op_start[i], r->op_end[i], algbw / 1e9,
 			algbw * coll_busbw_factor(op->coll, n) / 1e9);
 	}

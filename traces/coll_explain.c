@@ -130,6 +130,11 @@ void trace_explain(const struct trace_program *p, uint32_t op_index, FILE *out)
 		trace_coll_names[c.op->coll], c.op->name[0] ? " " : "", c.op->name,
 		c.op->file ? c.op->file : "-", c.op->line, c.algo->name, c.n,
 		coll_fmt_bytes(c.bytes, sb, sizeof(sb)));
+	if (c.op->proto != TRACE_PROTO_AUTO)	/* given, or NCCL's tuning model's */
+		fprintf(out, "protocol: NCCL's %s%s (%" PRIu64 " bytes on the wire for a 4 KiB step)\n",
+			trace_proto_labels[c.op->proto],
+			c.op->auto_proto ? ", as NCCL's tuning model picks it" : "",
+			trace_proto_wire(c.op->proto, 4096));
 	if (c.op->coll == TRACE_BROADCAST || c.op->coll == TRACE_REDUCE)
 		fprintf(out, "root: rank %" PRId32 "\n", c.ranks[c.root]);
 	if (c.op->coll != TRACE_BARRIER)

@@ -80,7 +80,7 @@ cut=$("$IBFAB" run --topo "$topo" --trace "$tmp/joins.trace" --set sim.max_time_
 # --csv with --trace: one collectives.csv row per collective
 "$IBFAB" run --topo "$topo" --trace "$ex/moe.trace" --csv "$tmp/csv" --quiet > /dev/null ||
 	fail "moe --csv: exit non-zero"
-head -1 "$tmp/csv/collectives.csv" | grep -q "^name,collective,algorithm,bytes,ranks" ||
+head -1 "$tmp/csv/collectives.csv" | grep -q "^name,collective,algorithm,protocol,bytes,ranks" ||
 	fail "collectives.csv: no header"
 [ "$(grep -c ',alltoall,' "$tmp/csv/collectives.csv")" -ge 2 ] || fail "collectives.csv: no alltoall rows"
 # and links.csv samples the links over the whole replay (it was written
