@@ -36,7 +36,8 @@ figure() {
 		awk -v n="\"$2\"," -v b="$3" '/"hosts": \[/ { on = 1 }
 			on && $1 == "\"node\":" && $2 == n { me = 1 }
 			me && $1 == "\"cpu_ps\":" { v = $2; sub(/,/, "", v); printf "%.1f\n", v / 1e6 / (b / 1048576); exit }' "$json" ;;
-	perftest) awk -v c="$2" -v s="$3" '$1 == s && NF >= 5 && $2 ~ /^[0-9]+$/ { print $c; exit }' <<<"$out" ;;
+	perftest|nccl) # perftest's and nccl-tests' tables: a row starts with its size
+		awk -v c="$2" -v s="$3" '$1 == s && NF >= 5 && $2 ~ /^[0-9]+$/ { print $c; exit }' <<<"$out" ;;
 	busbw) awk '/# Avg bus bandwidth/ { print $NF; exit }' <<<"$out" ;;
 	throughput) awk '$1 == "throughput" { print $2; exit }' <<<"$out" ;;
 	*) echo "rows.txt: unknown read '$read'" >&2; rm -f "$json"; return 1 ;;
