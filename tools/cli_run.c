@@ -740,7 +740,8 @@ static int server_groups(struct cli_run *c)
 	if (sp)
 		c->trace.tune = (struct trace_tune){
 			.arch = sp->nccl_arch, .amd = sp->amd_cpu, .nchannels = c->p.server.gpus,
-			.bw = sp->nccl_bw, .ll128 = !c->p.host_model || c->p.host.gpu_same_switch };
+			.bw = sp->nccl_bw, .ll128 = !c->p.host_model || c->p.host.gpu_same_switch,
+			.nvlink_gbps = c->p.server.nvlink_gbps, .nvls_eff = c->p.server.nvls_eff };
 	free(g);
 	srv_map_free(&m);
 	return rc;
@@ -764,7 +765,7 @@ static int load_trace(struct cli_run *c)
 		trace_free(&job);
 	}
 	if (rc || trace_map_ranks(&c->trace, &c->net, &c->d) || server_groups(c) ||
-	    cli_sharp_setup(c))
+	    cli_sharp_setup(c) || trace_set_nvs(&c->trace, &c->d))
 		return -1;
 	/* on GPU servers, algo=auto is what NCCL's tuning model picks */
 	if (trace_tune_ops(&c->trace))

@@ -40,7 +40,7 @@
 	X(coll_ring_broadcast) X(coll_tree_broadcast) \
 	X(coll_ring_reduce) X(coll_tree_reduce) \
 	X(coll_dissemination_barrier) \
-	X(coll_collnet_allreduce)
+	X(coll_collnet_allreduce) X(coll_nvls_allreduce)
 
 #define COLL_ALGO_EXTERN(a) extern const struct coll_algo a;
 COLL_ALGOS(COLL_ALGO_EXTERN)
@@ -332,9 +332,11 @@ int coll_ctx_init(struct coll_ctx *c, const struct trace *t, uint32_t op_index,
 		return op_err(d, o, "%s has no '%s' algorithm (it has %s)",
 			      trace_coll_names[o->coll], trace_algo_names[o->algo], list);
 	}
-	if (o->algo == TRACE_ALGO_COLLNET && trace_op_proto(o) != TRACE_PROTO_SIMPLE)
-		return op_err(d, o, "%s collnet has NCCL's Simple protocol only (CollNet runs no other): proto must be simple or auto, not %s",
-			      trace_coll_names[o->coll], trace_proto_names[o->proto]);
+	if ((o->algo == TRACE_ALGO_COLLNET || o->algo == TRACE_ALGO_NVLS) &&
+	    trace_op_proto(o) != TRACE_PROTO_SIMPLE)
+		return op_err(d, o, "%s %s has NCCL's Simple protocol only (NCCL runs no other with it): proto must be simple or auto, not %s",
+			      trace_coll_names[o->coll], trace_algo_names[o->algo],
+			      trace_proto_names[o->proto]);
 	c->channels = o->channels ? o->channels : 1;
 	c->pieces = o->chunks ? o->chunks : 1;
 	if (c->pieces > 1 && !c->algo->pipelines)

@@ -13,7 +13,10 @@
  *              contribution already there would be counted twice: refused
  *              on the spot, naming the step.
  *   TD_COPY    the receiver's copy becomes the sender's. A copy that
- *              changes nothing is a redundant transfer: refused.
+ *              changes nothing is a redundant transfer: refused - but
+ *              once for an NVSwitch's copy back to the GPU whose store
+ *              it holds (NVLS: a multimem store writes every GPU, the
+ *              writer too, and the bytes cross the writer's port).
  *   TD_NONE    (barrier) the message carries what its sender knows when
  *              it leaves: its own arrival and what the messages it waited
  *              for carried. The receiver must learn something from it.
@@ -74,6 +77,7 @@ struct chk {
 	uint32_t *stamp, *stack;
 	uint32_t anc_of;	/* the step stamp[] describes, NONE */
 	uint64_t *carried;	/* barrier: per step, the arrivals its message tells */
+	uint8_t *echoed;	/* per endpoint and chunk: an NVSwitch's echo is done */
 };
 
 static uint64_t *cset(struct chk *k, uint32_t m, uint32_t c)
@@ -231,6 +235,32 @@ static const char *data_name(enum trace_data d)
  * told the sender. A message the step does not wait for may land after it
  * leaves: it is not counted (no error: knowledge only grows).
  */
+/*
+ * A copy from an NVSwitch endpoint that brings rank st->peer nothing: the
+ * multicast of a store back to the GPU that made it - once per store
+ * (echoed, cleared by the next copy into the switch). Anything else that
+ * changes nothing is redundant.
+ */
+static bool echo(struct chk *k, const struct trace_step *st, uint32_t from, uint32_t c)
+{
+	uint8_t *e;
+
+	if (!k->echoed || !trace_is_nvs(k->c.t, st->rank))
+		return false;
+	e = &k->echoed[(size_t)from * k->K + c];
+	if (*e)
+		return false;
+	for (uint32_t w = k->head[(size_t)from * k->K + c]; w != NONE; w = k->pool[w].next) {
+		const struct trace_step *x = &k->p->steps[k->pool[w].step];
+
+		if (x->data == TD_COPY && x->rank == st->peer) {
+			*e = 1;
+			return true;
+		}
+	}
+	return false;
+}
+
 static int sync_step(struct chk *k, uint32_t s, uint32_t from, uint32_t to)
 {
 	const struct trace_step *st = &k->p->steps[s];
@@ -367,12 +397,14 @@ static int check_step(struct chk *k, uint32_t s)
 				return err(k, "out of memory");
 			break;
 		case TD_COPY:
-			if (!memcmp(src, dst, k->W * sizeof(*src)))
+			if (!memcmp(src, dst, k->W * sizeof(*src)) && !echo(k, st, from, c))
 				return err(k, "step %" PRIu32 " (rank %" PRId32 " -> rank %" PRId32
 					   ", chunk %" PRIu32 ") is redundant: rank %" PRId32
 					   " already holds what it brings", s - k->a, st->rank, st->peer,
 					   c, st->peer);
 			memcpy(dst, src, k->W * sizeof(*src));
+			if (k->echoed)	/* a new store: its echo is to come */
+				k->echoed[(size_t)to * k->K + c] = 0;
 			wclear(k, hd);
 			if (wpush(k, hd, s))
 				return err(k, "out of memory");
@@ -436,6 +468,9 @@ static int start(struct chk *k)
 	k->head = malloc(nsets * sizeof(*k->head));
 	k->midx = malloc((size_t)trace_nendpoints(k->c.t) * sizeof(*k->midx));
 	k->seen = calloc(k->N, 1);
+	for (uint32_t x = 0; x < k->c.nx && !k->echoed; x++)	/* NVLS's switches */
+		if (trace_is_nvs(k->c.t, k->c.xranks[x]) && !(k->echoed = calloc(nsets, 1)))
+			return err(k, "out of memory");
 	if (!k->set || !k->tmp || !k->head || !k->midx || !k->seen)
 		return err(k, "out of memory");
 	for (size_t i = 0; i < nsets; i++)
@@ -553,6 +588,7 @@ out:
 	free(k.head);
 	free(k.midx);
 	free(k.seen);
+	free(k.echoed);
 	free(k.pool);
 	free(k.stamp);
 	free(k.stack);

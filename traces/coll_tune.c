@@ -90,6 +90,40 @@ static const double hw_lat[2][2][TRACE_NPROTO] = {
 enum { NVL, NET };
 enum { RING, TREE };
 
+/* The NVLS graph search's speeds per channel within a server, GB/s
+ * (src/graph/search.cc: sm90 and sm100 intra-node speeds; Volta and Ampere
+ * have no NVLS) */
+static const double nvls_speeds[4][12] = {
+	[2] = { 60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3 },
+	[3] = { 90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18 },
+};
+
+/*
+ * NVLS on one NVLink domain of n GPUs (tuning.cc, search.cc): the NVLS
+ * graph has one channel per GPU (at most 32), each headed by one GPU; a
+ * channel of speed s loads every GPU's NVLink with s and its head's with s
+ * more, so the search's speed is the fastest s with (channels + 1) s
+ * within the link. busBw = channels x s x nvlsEfficiency x (channels -
+ * 1)/channels x 2 (an allreduce pipelines two operations); latency 25 us
+ * (hwLat[NVLINK][NVLS][Simple]), no base latency. -1 where NCCL has none.
+ */
+static double nvls_time(const struct trace_tune *tu, uint32_t nranks, uint64_t bytes)
+{
+	const uint32_t nch = nranks < 32 ? nranks : 32;
+	double s = 0, busbw;
+
+	if (!(tu->nvls_eff > 0) || (tu->arch & 3) < 2 || nch < 2)
+		return -1;
+	for (size_t i = 0; i < 12 && !s; i++)
+		if (nvls_speeds[tu->arch & 3][i] > 0 &&
+		    (nch + 1) * nvls_speeds[tu->arch & 3][i] <= tu->nvlink_gbps)
+			s = nvls_speeds[tu->arch & 3][i];
+	if (!s)
+		return -1;
+	busbw = nch * s * tu->nvls_eff * (nch - 1.0) / nch * 2.0;
+	return 25.0 + (double)bytes / (1000.0 * busbw * nranks / (2.0 * (nranks - 1)));
+}
+
 static uint32_t ilog2(uint64_t x)
 {
 	uint32_t l = 0;
@@ -110,6 +144,9 @@ double coll_tune_time(const struct trace_tune *tu, enum trace_coll coll, enum tr
 	const double llmax = ll_max_bw[nnodes == 1 ? arch : tu->amd ? 1 : 0][ix];
 	double lat, busbw, algbw, nsteps, intra, inter;
 
+	if (algo == TRACE_ALGO_NVLS)	/* one NVLink domain; Simple only */
+		return coll == TRACE_ALLREDUCE && nnodes == 1 && proto == TRACE_PROTO_SIMPLE ?
+		       nvls_time(tu, nranks, bytes) : -1;
 	if (nranks < 2 || !nnodes || !nch || proto == TRACE_PROTO_AUTO ||
 	    (algo != TRACE_ALGO_RING && !(tree && coll == TRACE_ALLREDUCE)) ||
 	    (proto == TRACE_PROTO_LL128 && !tu->ll128))
@@ -174,20 +211,20 @@ struct coll_tune_choice coll_tune_pick(const struct trace_tune *tu, enum trace_c
 {
 	/* NCCL's order: tree before ring, then LL, LL128, Simple; the first
 	 * of equal times stays */
-	static const enum trace_algo algos[] = { TRACE_ALGO_TREE, TRACE_ALGO_RING };
+	static const enum trace_algo algos[] = { TRACE_ALGO_TREE, TRACE_ALGO_RING, TRACE_ALGO_NVLS };
 	static const enum trace_proto order[] = { TRACE_PROTO_LL, TRACE_PROTO_LL128,
 						  TRACE_PROTO_SIMPLE };
 	struct coll_tune_choice best = { algo, TRACE_PROTO_AUTO, -1 };
 
 	if (algo != TRACE_ALGO_AUTO && algo != TRACE_ALGO_RING && algo != TRACE_ALGO_TREE)
-		return best;	/* ibfab's own, or CollNet: Simple */
+		return best;	/* ibfab's own, CollNet, NVLS: Simple */
 	switch (coll) {
 	case TRACE_ALLREDUCE:
 	case TRACE_ALLGATHER:
 	case TRACE_REDUCESCATTER:
 	case TRACE_BROADCAST:
 	case TRACE_REDUCE:
-		for (size_t a = 0; a < 2; a++)
+		for (size_t a = 0; a < 3; a++)
 			for (size_t k = 0; k < 3; k++) {
 				double t;
 

@@ -165,7 +165,7 @@ int trace_append(struct trace *t, const struct trace *src, const char *name, str
 	size_t dcap = 0;
 	int rc = -1;
 
-	if (t->rank_node || src->rank_node || t->nagg || src->nagg)
+	if (t->rank_node || src->rank_node || t->nagg || src->nagg || t->nnvs || src->nnvs)
 		return sim_diag_set(d, name, 0, 0, "a job is added before the ranks are placed");
 	if (t->map != src->map || (t->map != TRACE_MAP_LINEAR && t->map != TRACE_MAP_EXPLICIT))
 		return sim_diag_set(d, name, 0, 0,
@@ -879,7 +879,7 @@ int trace_map_ranks(struct trace *t, const struct net *net, struct sim_diag *d)
 	free(t->rank_agg);
 	free(t->rank_group);
 	t->agg_parent = t->rank_agg = t->rank_group = NULL;
-	t->nagg = 0;
+	t->nagg = t->nnvs = 0;
 out:
 	free(rn);
 	free(order);
@@ -957,7 +957,7 @@ int trace_set_agg(struct trace *t, int32_t nagg, const int *agg_node, const int3
 {
 	int32_t *rn, *par, *ra;
 
-	if (!t->rank_node || nagg < 1)
+	if (!t->rank_node || nagg < 1 || t->nnvs)
 		return sim_diag_set(d, NULL, 0, 0, "internal error: an aggregation tree before the ranks are placed");
 	rn = realloc(t->rank_node, ((size_t)t->nranks + (size_t)nagg) * sizeof(*rn));
 	if (!rn)
@@ -995,5 +995,33 @@ int trace_set_groups(struct trace *t, const int32_t *group, uint32_t channels,
 	t->rank_group = g;
 	t->auto_channels = channels;
 	t->auto_step_bytes = step_bytes;
+	return 0;
+}
+
+int trace_set_nvs(struct trace *t, struct sim_diag *d)
+{
+	int32_t maxg = -1, *rn;
+
+	if (!t->rank_node || !t->rank_group || t->nnvs)
+		return 0;
+	for (int32_t r = 0; r < t->nranks; r++)
+		if (t->rank_group[r] > maxg)
+			maxg = t->rank_group[r];
+	if (maxg < 0)
+		return 0;
+	rn = realloc(t->rank_node, ((size_t)t->nranks + (size_t)t->nagg +
+				    2 * ((size_t)maxg + 1)) * sizeof(*rn));
+	if (!rn)
+		return sim_diag_set(d, NULL, 0, 0, "out of memory");
+	t->rank_node = rn;
+	/* each on a node of its domain (its first rank's): the replay only
+	 * ever moves its data over that domain's NVLink */
+	for (int32_t e = 0; e < 2 * (maxg + 1); e++)
+		rn[t->nranks + t->nagg + e] = rn[0];
+	for (int32_t r = t->nranks - 1; r >= 0; r--)
+		if (t->rank_group[r] >= 0)
+			rn[t->nranks + t->nagg + 2 * t->rank_group[r]] =
+				rn[t->nranks + t->nagg + 2 * t->rank_group[r] + 1] = rn[r];
+	t->nnvs = 2 * (maxg + 1);
 	return 0;
 }

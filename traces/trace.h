@@ -56,7 +56,8 @@ extern const char *const trace_coll_names[TRACE_NCOLL];	/* "allreduce", ... */
 	X(DIRECT, "direct")	/* all-to-all: every pair at once */ \
 	X(PAIRWISE, "pairwise")	/* all-to-all: N-1 rounds, partner r xor k / r + k */ \
 	X(BRUCK, "bruck")	/* all-gather (small messages): log2 N rounds */ \
-	X(COLLNET, "collnet")	/* allreduce in the switches: SHARP (NCCL's CollNet) */
+	X(COLLNET, "collnet")	/* allreduce in the switches: SHARP (NCCL's CollNet) */ \
+	X(NVLS, "nvls")		/* allreduce in the NVSwitches: NVLink SHARP (NCCL's NVLS) */
 
 enum trace_algo {
 #define TRACE_ALGO_ENUM(id, name) TRACE_ALGO_##id,
@@ -156,6 +157,8 @@ struct trace_tune {
 	double bw;		/* per channel, GB/s: the search's speed for one NIC */
 	bool ll128;		/* NCCL enables LL128 by default: NVLink, and each NIC near
 				 * its GPU (on one PCIe switch, or by PXN on Hopper and later) */
+	double nvlink_gbps;	/* a GPU's NVLink, per direction (server.nvlink_gbps) */
+	double nvls_eff;	/* NVLink SHARP's efficiency (server.nvls_efficiency); 0: no NVLS */
 };
 
 struct trace {
@@ -184,6 +187,13 @@ struct trace {
 	int32_t nagg;
 	int32_t *agg_parent;
 	int32_t *rank_agg;
+	/* NVSwitch endpoints, two per NVLink domain g of the ranks
+	 * (rank_group), after the aggregation nodes: the switches as they
+	 * reduce (multimem.ld_reduce: trace_nvs_endpoint) and as they copy to
+	 * every GPU (multimem.st: the one after), on a node of the domain;
+	 * NVLS's steps move data to and from them (traces/coll_nvls.c) over
+	 * NVLink only. Set by trace_set_nvs(); 0 without servers. */
+	int32_t nnvs;
 	/* per rank, the NVLink domain of its GPU (models/server), -1 none;
 	 * NULL when the fabric has no GPU servers. Set by trace_set_groups()
 	 * after trace_map_ranks(): rings of several channels then follow
@@ -200,8 +210,33 @@ struct trace {
 /* Ranks and aggregation nodes: what a program's steps may name. */
 static inline int32_t trace_nendpoints(const struct trace *t)
 {
-	return t->nranks + t->nagg;
+	return t->nranks + t->nagg + t->nnvs;
 }
+
+/* The NVSwitch endpoint of NVLink domain g that reduces (trace.nnvs); the
+ * one after it copies to every GPU. */
+static inline int32_t trace_nvs_endpoint(const struct trace *t, int32_t g)
+{
+	return t->nranks + t->nagg + 2 * g;
+}
+
+/* The NVLink domain of NVSwitch endpoint e. */
+static inline int32_t trace_nvs_domain(const struct trace *t, int32_t e)
+{
+	return (e - t->nranks - t->nagg) / 2;
+}
+
+/* Endpoint e is an NVSwitch (trace.nnvs). */
+static inline bool trace_is_nvs(const struct trace *t, int32_t e)
+{
+	return e >= t->nranks + t->nagg;
+}
+
+/*
+ * Give the job one NVSwitch endpoint per NVLink domain of its ranks
+ * (trace.rank_group set), after trace_set_agg(). 0 or -1 (out of memory).
+ */
+int trace_set_nvs(struct trace *t, struct sim_diag *d);
 
 /*
  * Give the job a SHARP tree: nagg aggregation nodes on the net's nodes

@@ -576,11 +576,21 @@ static int send_node(const struct replay *rp, int32_t a, int32_t b)
 	return rp->srv && !rp->stage ? srv_proxy(rp->srv, rn[a], rn[b]) : rn[a];
 }
 
-/* Ranks a and b are GPUs of one NVLink domain: they talk over NVLink. */
+/* Ranks a and b are GPUs of one NVLink domain, or one is a GPU and the
+ * other its domain's NVSwitch (NVLS): they talk over NVLink. */
 static bool nvlink_pair(const struct replay *rp, int32_t a, int32_t b)
 {
-	return rp->srv && a < rp->t->nranks && b < rp->t->nranks &&
-	       srv_same_domain(rp->srv, rp->t->rank_node[a], rp->t->rank_node[b]);
+	const struct trace *t = rp->t;
+
+	if (!rp->srv)
+		return false;
+	if (a < t->nranks && b < t->nranks)
+		return srv_same_domain(rp->srv, t->rank_node[a], t->rank_node[b]);
+	if (trace_is_nvs(t, a) && b < t->nranks)
+		return t->rank_group[b] == trace_nvs_domain(t, a);
+	if (trace_is_nvs(t, b) && a < t->nranks)
+		return t->rank_group[a] == trace_nvs_domain(t, b);
+	return false;
 }
 
 /* The protocol of step st's op (trace_op_proto): Simple but for collectives
@@ -786,6 +796,11 @@ static void nvl_begin(struct replay *rp, uint32_t s, struct live *l)
 			     proto == TRACE_PROTO_LL128 ? sp->nvlink_lat_ll128_ns : sp->nvlink_lat_ns;
 	sim_time_t now = rp->eng->now, first, end;
 
+	if (trace_is_nvs(rp->t, st->peer)) {	/* NVLS: into the NVSwitch */
+		push(rp, srv_nvs_send(rp->srv, rn[st->rank], now, wire, sp->nvlink_lat_ns), s,
+		     EV_DONE);
+		return;
+	}
 	if (!l->relayed) {
 		end = srv_nvlink(rp->srv, rn[st->rank], rn[st->peer], now, wire, lat, NULL);
 		push(rp, end, s, EV_DONE);
@@ -824,6 +839,12 @@ static bool xfer_nvlink(struct replay *rp, uint32_t s, struct live *l)
 	l->start = now;
 	comm_open(rp, st->rank);
 	comm_open(rp, st->peer);
+	if (trace_is_nvs(rp->t, st->rank)) {	/* NVLS: out of the NVSwitch, which never queues */
+		push(rp, srv_nvs_recv(rp->srv, rn[st->peer], now,
+				      trace_proto_wire(step_proto(rp, st), st->bytes),
+				      rp->srv->p.nvlink_lat_ns), s, EV_DONE);
+		return true;
+	}
 	if (rp->nvq[src].len || rp->srv->out_free[src] > now) {
 		backlog_push(rp, &rp->nvq[src], s);
 		if (!rp->nvq_armed[src]) {
@@ -888,6 +909,14 @@ static sim_time_t coll_launch_ps(const struct replay *rp, const struct trace_op 
 {
 	if (!rp->op_go || o->kind != TRACE_COLL)
 		return 0;
+	if (o->algo == TRACE_ALGO_NVLS) {
+		/* NCCL gives NVLS one latency, 25 us, for its launch and its
+		 * multimem round trip: the launch is what the round trip's two
+		 * NVLink transfers (srv_nvs_send, srv_nvs_recv) leave of it */
+		sim_time_t all = 25 * SIM_US, trip = 2 * (sim_time_t)rp->srv->p.nvlink_lat_ns * SIM_NS;
+
+		return all > trip ? all - trip : 0;
+	}
 	return (sim_time_t)(trace_tune_base_us(o->algo, trace_op_proto(o)) * 1e6 + 0.5);
 }
 
@@ -1384,6 +1413,21 @@ static int scan(struct replay *rp, uint32_t **zero, size_t *nzero, struct sim_di
 			rc = sim_diag_set(d, NULL, 0, 0, "program step %" PRIu32 ": transfer %d -> %d",
 					  s, st->rank, st->peer);
 			goto out;
+		}
+		if ((trace_is_nvs(t, st->rank) || trace_is_nvs(t, st->peer)) && t->nnvs) {
+			if (!nvlink_pair(rp, st->rank, st->peer)) {
+				rc = sim_diag_set(d, NULL, 0, 0,
+						  "program step %" PRIu32 ": transfer %d -> %d is not between a GPU and its NVSwitch",
+						  s, st->rank, st->peer);
+				goto out;
+			}
+			if (!(rp->srv->p.nvls_eff > 0)) {
+				rc = sim_diag_set(d, t->ops[st->op].file, t->ops[st->op].line, 0,
+						  "%s algo=nvls needs NVSwitches that reduce (NVLink SHARP: NVSwitch gen3, DGX H100 and later): this run's servers have server.nvls_efficiency=0",
+						  trace_coll_names[t->ops[st->op].coll]);
+				goto out;
+			}
+			continue;	/* over NVLink, to or from the switch */
 		}
 		if (t->rank_node[st->rank] == t->rank_node[st->peer]) {
 			rc = sim_diag_set(d, NULL, 0, 0,

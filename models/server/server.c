@@ -53,6 +53,7 @@ static const struct srv_preset dgx_h100 = {
 	.gpu = "H100 SXM5", .nvlink = "NVLink4", .gpus = 8, .domain = 8,
 	.links = 18, .link_gbps = 25.0, .nvlink_gbps = 370.8, NVL_LATS,
 	.nic_rate = "4xNDR", .leaf_radix = 64, .fabric = "ndr",	/* Quantum-2 QM9700: 64 NDR ports */
+	.nvls_eff = 0.85,	/* NVSwitch gen3: NVLink SHARP */
 	/* 2 x Intel Xeon Platinum 8480C; a 400 Gb/s NIC is a 48 GB/s channel */
 	.nccl_arch = 2, .nccl_bw = 48.0,
 };
@@ -62,6 +63,7 @@ static const struct srv_preset gb200_nvl72 = {
 	.gpu = "B200", .nvlink = "NVLink5", .gpus = 4, .domain = 72,
 	.links = 18, .link_gbps = 50.0, .nvlink_gbps = 721.8, NVL_LATS,
 	.nic_rate = "4xNDR", .leaf_radix = 64, .fabric = "ndr",
+	.nvls_eff = 0.74,	/* NVLink Switch: NVLink SHARP */
 	.nccl_arch = 3, .nccl_bw = 48.0,	/* Grace (Arm) hosts: NCCL's default overhead */
 };
 
@@ -94,6 +96,7 @@ static void from_preset(struct srv_params *p, const struct srv_preset *s)
 	p->nvlink_lat_ns = s->nvlink_lat_ns;
 	p->nvlink_lat_ll_ns = s->nvlink_lat_ll_ns;
 	p->nvlink_lat_ll128_ns = s->nvlink_lat_ll128_ns;
+	p->nvls_eff = s->nvls_eff;
 }
 
 int srv_params_preset(struct srv_params *p, const char *name, struct sim_diag *d)
@@ -172,6 +175,28 @@ static void print_gbps(const void *obj, const struct sim_param *k, char *buf, si
 	snprintf(buf, len, "%.12g", ((const struct srv_params *)obj)->nvlink_gbps);
 }
 
+static int set_nvls(void *obj, const struct sim_param *k, const char *v, char *err,
+		    size_t errlen)
+{
+	double e;
+
+	(void)k;
+	if (sim_parse_double(v, &e, err, errlen))
+		return -1;
+	if (!(e >= 0 && e <= 1)) {
+		snprintf(err, errlen, "'%s' is out of range (0 up to 1)", v);
+		return -1;
+	}
+	((struct srv_params *)obj)->nvls_eff = e;
+	return 0;
+}
+
+static void print_nvls(const void *obj, const struct sim_param *k, char *buf, size_t len)
+{
+	(void)k;
+	snprintf(buf, len, "%.12g", ((const struct srv_params *)obj)->nvls_eff);
+}
+
 #define F(f) SIM_PARAM_FIELD(struct srv_params, f)
 const struct sim_param srv_param_keys[] = {
 	{ "server.preset", SIM_PARAM_SPECIAL, F(preset), 0, 0, set_preset, print_preset, NULL,
@@ -189,6 +214,9 @@ const struct sim_param srv_param_keys[] = {
 	  NULL, "NVLink: one transfer's latency with NCCL's LL protocol, ns" },
 	{ "server.nvlink_lat_ll128_ns", SIM_PARAM_NS, F(nvlink_lat_ll128_ns), 0, UINT32_MAX, NULL,
 	  NULL, NULL, "NVLink: one transfer's latency with NCCL's LL128 protocol, ns" },
+	{ "server.nvls_efficiency", SIM_PARAM_SPECIAL, F(nvls_eff), 0, 0, set_nvls, print_nvls, NULL,
+	  "NVLink SHARP (NVLS): multimem reads and writes through the NVSwitch at this share of "
+	  "server.nvlink_gbps (0 = the switches cannot reduce)" },
 	{ "server.pxn", SIM_PARAM_BOOL, F(pxn), 0, 1, NULL, NULL, NULL,
 	  "PXN: a send to another server leaves by the NIC on the receiver's rail: on/off" },
 	{ NULL },
@@ -410,4 +438,32 @@ sim_time_t srv_nvlink(struct srv_map *m, int a, int b, sim_time_t t, uint64_t by
 	if (first)
 		*first = out + lat;
 	return in + lat;
+}
+
+/* NVLS: a GPU's port moves multimem data at nvls_eff of its rate. */
+static sim_time_t nvs_ser(const struct srv_map *m, uint64_t bytes)
+{
+	return (sim_time_t)((double)bytes * 1000.0 / (m->p.nvlink_gbps * m->p.nvls_eff) + 0.999999);
+}
+
+sim_time_t srv_nvs_send(struct srv_map *m, int a, sim_time_t t, uint64_t bytes, uint32_t lat_ns)
+{
+	sim_time_t ser = nvs_ser(m, bytes);
+	sim_time_t out = t > m->out_free[a] ? t : m->out_free[a];
+
+	m->out_free[a] = out + ser;
+	m->xfers++;
+	m->bytes += bytes;
+	return out + ser + (sim_time_t)lat_ns * SIM_NS / 2;
+}
+
+sim_time_t srv_nvs_recv(struct srv_map *m, int b, sim_time_t t, uint64_t bytes, uint32_t lat_ns)
+{
+	sim_time_t ser = nvs_ser(m, bytes);
+	sim_time_t in = m->in_free[b] + ser > t + ser ? m->in_free[b] + ser : t + ser;
+
+	m->in_free[b] = in;
+	m->xfers++;
+	m->bytes += bytes;
+	return in + (sim_time_t)lat_ns * SIM_NS / 2;
 }

@@ -61,6 +61,7 @@ struct srv_params {
 	/* server.nvlink_lat_ll_ns, _ll128_ns: the same with NCCL's LL and LL128
 	 * protocols (nvlink_lat_ns is Simple's) */
 	uint32_t nvlink_lat_ll_ns, nvlink_lat_ll128_ns;
+	double nvls_eff;	/* server.nvls_efficiency: NVLS's share of nvlink_gbps; 0 = none */
 	bool pxn;		/* server.pxn: cross-server sends leave on the receiver's rail */
 };
 
@@ -75,6 +76,7 @@ struct srv_preset {
 	double link_gbps;	/* per link per direction, GB/s (signalling rate's data) */
 	double nvlink_gbps;	/* what a copy between two GPUs achieves per direction */
 	uint32_t nvlink_lat_ns, nvlink_lat_ll_ns, nvlink_lat_ll128_ns;	/* Simple, LL, LL128 */
+	double nvls_eff;	/* NVLink SHARP's multimem rate as a share of nvlink_gbps; 0 = none */
 	const char *nic_rate;	/* the HCAs' cables, "4xNDR" */
 	uint32_t leaf_radix;	/* ports of the leaf switch a cluster of them uses */
 	const char *fabric;	/* the fabric preset of its HCAs' generation ("ndr") */
@@ -157,5 +159,17 @@ int srv_proxy(const struct srv_map *m, int a, int b);
  */
 sim_time_t srv_nvlink(struct srv_map *m, int a, int b, sim_time_t t, uint64_t bytes,
 		      uint32_t lat_ns, sim_time_t *first);
+
+/*
+ * NVLink SHARP (NVLS): GPUs read and write multimem addresses, which the
+ * NVSwitch reduces (ld_reduce) or copies to every GPU (st). Each half of
+ * such a move - GPU a's port to the switch, the switch to GPU b's port -
+ * takes its port's pipe at nvls_eff of its rate and half a transfer's
+ * latency; the switch itself never queues (non-blocking). srv_nvs_send:
+ * a's bytes asked to leave at t, when they are at the switch;
+ * srv_nvs_recv: bytes at the switch at t, when they are in b's memory.
+ */
+sim_time_t srv_nvs_send(struct srv_map *m, int a, sim_time_t t, uint64_t bytes, uint32_t lat_ns);
+sim_time_t srv_nvs_recv(struct srv_map *m, int b, sim_time_t t, uint64_t bytes, uint32_t lat_ns);
 
 #endif

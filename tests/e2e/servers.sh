@@ -46,6 +46,19 @@ PY
 grep -q '^nvlink' "$tmp/none.out" && fail "server.preset=none still used NVLink"
 grep -q '\[ring' "$tmp/none.out" && fail "server.preset=none still tuned the algorithm"
 
+# one server: NVLink SHARP (NVLS) for a large allreduce, as NCCL picks it
+echo './all_reduce_perf -b 1M -e 1G -f 1024 -g 8 -n 1' > "$tmp/one.nccl"
+"$IBFAB" run --topo "$topo" --trace "$tmp/one.nccl" --json "$tmp/one.json" > "$tmp/one.out" ||
+	fail "one-server sweep"
+grep -q '1048576 .*\[ring, LL\]$' "$tmp/one.out" || fail "1 MiB on one server is not the LL ring"
+grep -q '1073741824 .*\[nvls (NVLink SHARP), Simple\]$' "$tmp/one.out" ||
+	fail "1 GiB on one server is not NVLS"
+python3 - "$tmp/one.json" <<'PY' || fail "NVLS's bus bandwidth"
+import json, sys
+c = json.load(open(sys.argv[1]))["collectives"]
+assert c[-1]["algorithm"] == "nvls (NVLink SHARP)" and 460 < c[-1]["busbw_gbps"] < 500, c[-1]
+PY
+
 # bad input
 expect() {	# exit code, message fragment, ibfab args...
 	local want=$1 frag=$2
@@ -70,4 +83,16 @@ expect 2 "rail: --gpus 4, but a dgx-h100 server has 8 GPUs" topo gen rail --serv
 expect 2 "unknown server preset 'dgx-x'" topo gen rail --servers 2 --server dgx-x
 expect 2 "--servers is another name for --nodes" topo gen rail --servers 2 --nodes 2 --gpus 8
 expect 1 "unknown server preset 'bogus'" run --set server.preset=bogus
+printf 'ranks 8\nallreduce 1MiB algo=nvls\n' > "$tmp/nvls.trace"
+printf 'ranks 16\nallreduce 1MiB algo=nvls\n' > "$tmp/nvls16.trace"
+printf 'ranks 8\nallreduce 1MiB algo=nvls proto=ll\n' > "$tmp/nvlsll.trace"
+"$IBFAB" topo gen rail --servers 2 --server dgx-a100 > "$tmp/a100.topo" || fail "dgx-a100 rail"
+expect 1 "nvls.trace:2: allreduce algo=nvls needs NVSwitches that reduce" \
+	run --topo "$tmp/a100.topo" --trace "$tmp/nvls.trace"
+expect 1 "algo=nvls runs inside one NVLink domain: ranks 0 and 8 are not in one" \
+	run --topo "$topo" --trace "$tmp/nvls16.trace"
+expect 1 "this run has no GPU servers" run --topo "$topo" --trace "$tmp/nvls.trace" \
+	--set server.preset=none
+expect 1 "allreduce nvls has NCCL's Simple protocol only" run --topo "$topo" \
+	--trace "$tmp/nvlsll.trace"
 finish

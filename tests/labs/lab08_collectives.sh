@@ -42,8 +42,8 @@ def algo(k, row, a):
     if row not in R or not R[row][2].endswith(f"[{a}]"): bad.append(f"{k} {row}: not [{a}]: {R.get(row)}")
 def line(k, frag):
     if frag not in text(k): bad.append(f"{k}: lacks '{frag}'")
-for s, v, a in [(1048576, 107.33, "ring, LL"), (33554432, 345.09, "ring, Simple"),
-                (1073741824, 369.94, "ring, Simple")]:
+for s, v, a in [(1048576, 107.33, "ring, LL"), (33554432, 379.53, "nvls (NVLink SHARP), Simple"),
+                (1073741824, 481.66, "nvls (NVLink SHARP), Simple")]:
     want("one", f"allreduce {s}", 1, v); algo("one", f"allreduce {s}", a)
 for s in [8, 256, 8192]:
     algo("two", f"allreduce {s}", "double binary tree, LL")

@@ -735,7 +735,7 @@ static void test_print(void)
 	CU_ASSERT_EQUAL(lines, 80);	/* one per key (tcp.* included): a forgotten key shows here */
 	CU_ASSERT(host_lines > 10);	/* host.model and the host model's keys */
 	CU_ASSERT(cc_lines > 20);	/* dcqcn.* and ib.cc* */
-	CU_ASSERT_EQUAL(server_lines, 8);	/* server.preset and the seven it sets */
+	CU_ASSERT_EQUAL(server_lines, 9);	/* server.preset and the eight it sets */
 	/* The round trip marks tables and the link as explicitly set. */
 	CU_ASSERT_TRUE(q.link_forced && q.width_forced && q.speed_forced);
 	q.link_forced = p.link_forced;

@@ -270,13 +270,15 @@ static void replay_servers(const struct net *n0, const struct fab_params *prm, c
 		CU_ASSERT_EQUAL_FATAL(trace_set_groups(&t, g, 2 * prm->server.gpus, 512u << 10, &d), 0);
 		free(g);
 		srv_map_free(&m);
+		CU_ASSERT_EQUAL_FATAL(trace_set_nvs(&t, &d), 0);
 		if (with_tune) {
 			const struct srv_preset *sp = srv_preset_find(prm->server.preset);
 
 			CU_ASSERT_PTR_NOT_NULL_FATAL(sp);
 			t.tune = (struct trace_tune){ .arch = sp->nccl_arch, .amd = sp->amd_cpu,
 						      .nchannels = prm->server.gpus, .bw = sp->nccl_bw,
-						      .ll128 = true };
+						      .ll128 = true, .nvlink_gbps = prm->server.nvlink_gbps,
+						      .nvls_eff = prm->server.nvls_eff };
 			CU_ASSERT_EQUAL_FATAL(trace_tune_ops(&t), 0);
 		}
 	}
@@ -557,6 +559,31 @@ static void test_tune(void)
 			TRACE_ALGO_AUTO);
 	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLREDUCE, TRACE_ALGO_COLLNET, 16, 2, 8, 0).proto,
 			TRACE_PROTO_AUTO);
+	/*
+	 * NVLS on one H100 server: the NVLS graph's 8 channels at 40 GB/s
+	 * (9 x 40 <= 370.8 < 9 x 50), busBw 8 x 40 x 0.85 x 7/8 x 2 = 476,
+	 * algBw 476 x 8/14 = 272, 25 us; not across servers, nor without
+	 * NVLS (A100), nor with another protocol. Auto takes it from 2 MiB
+	 * (32.7 us against the LL ring's 41.0) on one server; at 1 MiB the LL
+	 * ring stays (28.0 against 28.9).
+	 */
+	const struct trace_tune h100n = { .arch = 2, .nchannels = 8, .bw = 48, .ll128 = true,
+					  .nvlink_gbps = 370.8, .nvls_eff = 0.85 };
+
+	CU_ASSERT_DOUBLE_EQUAL(TT(&h100n, ALLREDUCE, NVLS, SIMPLE, 8, 1, 1 << 30),
+			       25 + 1073741824.0 / (1000 * 476 * 8 / 14.0), eps);
+	CU_ASSERT(TT(&h100n, ALLREDUCE, NVLS, SIMPLE, 16, 2, 1 << 30) < 0);
+	CU_ASSERT(TT(&h100n, ALLREDUCE, NVLS, LL, 8, 1, 1 << 30) < 0);
+	CU_ASSERT(TT(&h100n, ALLGATHER, NVLS, SIMPLE, 8, 1, 1 << 30) < 0);
+	CU_ASSERT(TT(&h100, ALLREDUCE, NVLS, SIMPLE, 8, 1, 1 << 30) < 0);
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100n, TRACE_ALLREDUCE, TRACE_ALGO_AUTO, 8, 1, 1 << 20, 0).algo,
+			TRACE_ALGO_RING);
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100n, TRACE_ALLREDUCE, TRACE_ALGO_AUTO, 8, 1, 2 << 20, 0).algo,
+			TRACE_ALGO_NVLS);
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100n, TRACE_ALLREDUCE, TRACE_ALGO_AUTO, 8, 1, 1ull << 30, 0).algo,
+			TRACE_ALGO_NVLS);
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100n, TRACE_ALLREDUCE, TRACE_ALGO_AUTO, 16, 2, 1ull << 30, 0).algo,
+			TRACE_ALGO_RING);
 	/* AMD hosts pay 2 us a network step: 3 x 2 = 6 > 3.4 on every step;
 	 * LL across servers is capped by the CPU's row: 22.5 GB/s on two */
 	const struct trace_tune a100 = { .arch = 1, .amd = true, .nchannels = 8, .bw = 24,
@@ -792,6 +819,40 @@ static void test_protocols(void)
 	net_free(&n);
 }
 
+/*
+ * NVLS on one server: every chunk's data goes GPU -> NVSwitch (the switch
+ * adds), the sum to its head, the head's store, and the switch's copy to
+ * every GPU: 2G + 2 transfers a chunk, and each GPU port moves (G+1)/G S
+ * each way at 0.85 of 370.8 GB/s - faster than the ring's 2(G-1)/G S.
+ * The reduction check (in replay_servers) proves the steps right.
+ */
+static void test_nvls(void)
+{
+	struct fab_params prm;
+	struct srv_run a, r;
+	struct net n;
+	const double S = 64 << 20, G1 = 1 << 30, port = G1 * 9 / 8 * 1000 / (370.8 * 0.85);
+
+	gen_servers(&n, 2, "dgx-h100");
+	servers_params(&prm, "dgx-h100");
+	replay_servers(&n, &prm, "ranks 8\nallreduce 64MiB algo=nvls channels=1 chunks=1\n", &a);
+	CU_ASSERT_EQUAL(a.r.nvlink_xfers, 8 * 18);
+	CU_ASSERT_EQUAL(a.r.nvlink_bytes, (uint64_t)(18 * S));
+	CU_ASSERT_EQUAL(a.fabric_bytes, 0);
+	/* 1 GiB in NCCL's shape (16 channels, 128 KiB pieces): within 3% of
+	 * the ports' bound, (G+1)/G S each way at 0.85 x 370.8 GB/s */
+	replay_servers(&n, &prm, "ranks 8\nallreduce 1GiB algo=nvls\n", &a);
+	CU_ASSERT(a.end >= (sim_time_t)port);
+	CU_ASSERT(a.end <= (sim_time_t)(port * 1.03));
+	/* NCCL's shape: 16 channels, 32 KiB pieces below 64 MiB (2 here) */
+	replay_servers(&n, &prm, "ranks 8\nallreduce 8MiB algo=nvls\n", &a);
+	CU_ASSERT_EQUAL(a.r.nvlink_xfers, 16 * 8 * 2 * 18);
+	replay_servers(&n, &prm, "ranks 8\nallreduce 64MiB algo=nvls\n", &a);
+	replay_servers(&n, &prm, "ranks 8\nallreduce 64MiB algo=ring\n", &r);
+	CU_ASSERT(a.end < r.end * 0.85);
+	net_free(&n);
+}
+
 /* Protocols a collective cannot have, and names that do not exist. */
 static void test_protocol_errors(void)
 {
@@ -828,6 +889,7 @@ static const struct test_case tests[] = {
 	{ "rotated rings and server trees pass the reduction check", test_rotation_check },
 	{ "NCCL's protocols: wire bytes, latency, steps, host memory, launch", test_protocols },
 	{ "protocol errors", test_protocol_errors },
+	{ "NVLS: NVLink SHARP on one server", test_nvls },
 	{ NULL, NULL },
 };
 
