@@ -238,7 +238,7 @@ double coll_tune_time(const struct trace_tune *tu, enum trace_coll coll, enum tr
 		      enum trace_proto proto, uint32_t nranks, uint32_t nnodes, uint64_t bytes);
 struct coll_tune_choice coll_tune_pick(const struct trace_tune *tu, enum trace_coll coll,
 				       enum trace_algo algo, uint32_t nranks, uint32_t nnodes,
-				       uint64_t bytes, uint8_t protos);
+				       uint64_t bytes, uint8_t protos, uint16_t algos);
 
 /* ---- for the algorithms ----------------------------------------------------- */
 
@@ -290,6 +290,10 @@ void coll_gen_step(const struct coll_ctx *c, const struct coll_gstep *g, struct 
 void coll_lazy_step(const struct coll_ctx *c, uint64_t k, uint32_t first, struct trace_step *s,
 		    const uint32_t **deps, uint32_t *buf);
 void coll_lazy_free(struct coll_ctx *z);
+
+/* NCCL's double binary tree over n positions (coll_tree.c): the parent of
+ * position r in tree t (0 or 1), -1 at the root. */
+int32_t coll_dtree_parent(uint32_t n, uint32_t t, uint32_t r);
 
 /* floor(log2 x) and ceil(log2 x), x >= 1 */
 static inline uint32_t coll_flog2(uint32_t x)

@@ -60,7 +60,7 @@ static int32_t btree_parent(uint32_t n, uint32_t r)
 }
 
 /* Tree t (0 or 1) of the double binary tree: the parent of rank r. */
-static int32_t dtree_parent(uint32_t n, uint32_t t, uint32_t r)
+int32_t coll_dtree_parent(uint32_t n, uint32_t t, uint32_t r)
 {
 	int32_t u;
 
@@ -211,7 +211,7 @@ static int32_t rooted_parent(uint32_t n, uint32_t t, uint32_t v, const void *ctx
 static int32_t flat_parent(uint32_t n, uint32_t t, uint32_t v, const void *ctx)
 {
 	(void)ctx;
-	return dtree_parent(n, t, v);
+	return coll_dtree_parent(n, t, v);
 }
 
 /*
@@ -238,7 +238,7 @@ static int32_t server_parent(uint32_t n, uint32_t t, uint32_t v, const void *ctx
 	(void)n;
 	if (v > r->rot[2 * v])
 		return (int32_t)v - 1;		/* up the chain */
-	u = dtree_parent(r->n, t, r->of[v]);	/* a head: the servers' tree */
+	u = coll_dtree_parent(r->n, t, r->of[v]);	/* a head: the servers' tree */
 	return u < 0 ? -1 : (int32_t)r->start[u];
 }
 

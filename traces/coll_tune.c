@@ -207,11 +207,11 @@ double trace_tune_base_us(enum trace_algo algo, enum trace_proto proto)
 
 struct coll_tune_choice coll_tune_pick(const struct trace_tune *tu, enum trace_coll coll,
 				       enum trace_algo algo, uint32_t nranks, uint32_t nnodes,
-				       uint64_t bytes, uint8_t protos)
+				       uint64_t bytes, uint8_t protos, uint16_t algos)
 {
 	/* NCCL's order: tree before ring, then LL, LL128, Simple; the first
 	 * of equal times stays */
-	static const enum trace_algo algos[] = { TRACE_ALGO_TREE, TRACE_ALGO_RING, TRACE_ALGO_NVLS };
+	static const enum trace_algo cand[] = { TRACE_ALGO_TREE, TRACE_ALGO_RING, TRACE_ALGO_NVLS };
 	static const enum trace_proto order[] = { TRACE_PROTO_LL, TRACE_PROTO_LL128,
 						  TRACE_PROTO_SIMPLE };
 	struct coll_tune_choice best = { algo, TRACE_PROTO_AUTO, -1 };
@@ -228,12 +228,13 @@ struct coll_tune_choice coll_tune_pick(const struct trace_tune *tu, enum trace_c
 			for (size_t k = 0; k < 3; k++) {
 				double t;
 
-				if ((algo != TRACE_ALGO_AUTO && algo != algos[a]) ||
+				if ((algo != TRACE_ALGO_AUTO && algo != cand[a]) ||
+				    (algos && !(algos & (1u << cand[a]))) ||
 				    (protos && !(protos & (1u << order[k]))))
 					continue;
-				t = coll_tune_time(tu, coll, algos[a], order[k], nranks, nnodes, bytes);
+				t = coll_tune_time(tu, coll, cand[a], order[k], nranks, nnodes, bytes);
 				if (t >= 0 && (best.us < 0 || t < best.us))
-					best = (struct coll_tune_choice){ algos[a], order[k], t };
+					best = (struct coll_tune_choice){ cand[a], order[k], t };
 			}
 		return best;
 	case TRACE_ALLTOALL:
@@ -284,7 +285,7 @@ int trace_tune_ops(struct trace *t)
 			}
 		}
 		struct coll_tune_choice ch = coll_tune_pick(&t->tune, o->coll, o->algo, cm->n,
-							    nodes, o->bytes, o->protos);
+							    nodes, o->bytes, o->protos, o->algos);
 
 		if (o->algo == TRACE_ALGO_AUTO && ch.algo != TRACE_ALGO_AUTO) {
 			o->algo = ch.algo;

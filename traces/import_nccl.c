@@ -1541,6 +1541,7 @@ struct nt_cmd {
 	unsigned algos;
 	uint8_t protos;
 	const struct ntok *algo_tok;	/* where NCCL_ALGO was given */
+	bool no_nvls;		/* NCCL_NVLS_ENABLE=0 */
 };
 
 static int nterr(struct nt *s, const struct ntok *k, const char *fmt, ...)
@@ -1807,10 +1808,10 @@ static int launcher_opt(struct nt *s, struct nt_cmd *c, bool srun, const struct 
  * mpirun's -x VAR=value): NCCL's comma-separated names, case-insensitive,
  * all of them but the list's with a leading '^' (NCCL's parseList in
  * src/graph/tuning.cc). The per-collective form ("allreduce:tree;...")
- * is refused. NCCL's algorithms that ibfab does not model (NVLS,
- * NVLSTree, PAT) are simply never chosen, as when NCCL finds them
- * unavailable; CollNetDirect and CollNetChain are ibfab's collnet. Other
- * variables are ignored. 0, or -1 with the error at the token.
+ * is refused. PAT, which ibfab does not model, is simply never chosen,
+ * as when NCCL finds it unavailable; CollNetDirect and CollNetChain are
+ * ibfab's collnet, NVLS and NVLSTree its nvls. Other variables are
+ * ignored. 0, or -1 with the error at the token.
  */
 static int nt_env(struct nt *s, struct nt_cmd *c, const struct ntok *k)
 {
@@ -1820,7 +1821,8 @@ static int nt_env(struct nt *s, struct nt_cmd *c, const struct ntok *k)
 	} algos[] = {
 		{ "ring", TRACE_ALGO_RING }, { "tree", TRACE_ALGO_TREE },
 		{ "collnetdirect", TRACE_ALGO_COLLNET }, { "collnetchain", TRACE_ALGO_COLLNET },
-		{ "collnet", TRACE_ALGO_COLLNET }, { "nvls", -1 }, { "nvlstree", -1 }, { "pat", -1 },
+		{ "collnet", TRACE_ALGO_COLLNET }, { "nvls", TRACE_ALGO_NVLS },
+		{ "nvlstree", TRACE_ALGO_NVLS }, { "pat", -1 },
 	};
 	static const struct {
 		const char *name;
@@ -1837,6 +1839,12 @@ static int nt_env(struct nt *s, struct nt_cmd *c, const struct ntok *k)
 	unsigned set = 0, all;
 	char q[64];
 
+	if (nl == 16 && !memcmp(k->s, "NCCL_NVLS_ENABLE", 16)) {
+		/* 0: no NVLS nor NVLSTree (src/transport/nvls.cc) */
+		if (k->n == 18 && eq[1] == '0')
+			c->no_nvls = true;
+		return 0;
+	}
 	if (!is_algo && !(nl == 10 && !memcmp(k->s, "NCCL_PROTO", 10)))
 		return 0;
 	v = eq + 1;
@@ -1867,14 +1875,15 @@ static int nt_env(struct nt *s, struct nt_cmd *c, const struct ntok *k)
 			set |= 1u << protos[i].proto;
 		v += n + (comma != NULL);
 	}
-	all = is_algo ? (1u << TRACE_ALGO_RING) | (1u << TRACE_ALGO_TREE) | (1u << TRACE_ALGO_COLLNET) :
+	all = is_algo ? (1u << TRACE_ALGO_RING) | (1u << TRACE_ALGO_TREE) | (1u << TRACE_ALGO_COLLNET) |
+			(1u << TRACE_ALGO_NVLS) :
 	      (1u << TRACE_PROTO_LL) | (1u << TRACE_PROTO_LL128) | (1u << TRACE_PROTO_SIMPLE);
 	if (neg)
 		set = all & ~set;
 	if (!set)
 		return nterr(s, k, "%.*s leaves no %s ibfab models (%s)", (int)nl, k->s,
 			     is_algo ? "algorithm" : "protocol",
-			     is_algo ? "ring, tree, collnet" : "LL, LL128, Simple");
+			     is_algo ? "ring, tree, collnet, nvls" : "LL, LL128, Simple");
 	if (is_algo) {
 		c->algos = set;
 		c->algo_tok = k;
@@ -2055,6 +2064,7 @@ static int nt_emit(struct nt *s, const struct nt_cmd *c, const struct ntok *k0)
 	 * auto (the tuning model's choice) if more, an error if none */
 	enum trace_algo algo = TRACE_ALGO_AUTO;
 	enum trace_proto proto = TRACE_PROTO_AUTO;
+	unsigned algos = 0;
 
 	if (c->algos && c->prog->kind == NT_COLL) {
 		unsigned have = 0;
@@ -2067,7 +2077,11 @@ static int nt_emit(struct nt *s, const struct nt_cmd *c, const struct ntok *k0)
 				     c->prog->name);
 		if (!(have & (have - 1)))
 			algo = (enum trace_algo)__builtin_ctz(have);
+		else
+			algos = have;	/* auto chooses among them */
 	}
+	if (c->no_nvls && c->prog->kind == NT_COLL && algo == TRACE_ALGO_AUTO)
+		algos = (algos ? algos : ~0u) & ~(1u << TRACE_ALGO_NVLS) & 0xffffu;
 	if (c->protos && !(c->protos & (c->protos - 1)))
 		proto = (enum trace_proto)__builtin_ctz(c->protos);
 	/* sizes b, b*f (or b+i), ... while <= e; a product past 2^64 ends it */
@@ -2115,6 +2129,7 @@ static int nt_emit(struct nt *s, const struct nt_cmd *c, const struct ntok *k0)
 					op.algo = algo;
 					op.proto = proto;
 					op.protos = c->protos;
+					op.algos = (uint16_t)algos;
 					op.comm = 0;
 					op.bytes = S;
 					op.root = root;

@@ -125,6 +125,7 @@ struct trace_op {
 	 * it would enable) */
 	enum trace_proto proto;
 	uint8_t protos;
+	uint16_t algos;		/* NCCL_ALGO's list for algo=auto (bit per enum trace_algo; 0 = all) */
 	bool auto_proto;	/* proto was auto, chosen by NCCL's tuning model */
 	const char *file;	/* points into trace.files */
 	int line;

@@ -84,13 +84,13 @@ expect 2 "unknown server preset 'dgx-x'" topo gen rail --servers 2 --server dgx-
 expect 2 "--servers is another name for --nodes" topo gen rail --servers 2 --nodes 2 --gpus 8
 expect 1 "unknown server preset 'bogus'" run --set server.preset=bogus
 printf 'ranks 8\nallreduce 1MiB algo=nvls\n' > "$tmp/nvls.trace"
-printf 'ranks 16\nallreduce 1MiB algo=nvls\n' > "$tmp/nvls16.trace"
+printf 'ranks 16\nallreduce 1MiB algo=nvls ranks=0-8\n' > "$tmp/nvls9.trace"
 printf 'ranks 8\nallreduce 1MiB algo=nvls proto=ll\n' > "$tmp/nvlsll.trace"
 "$IBFAB" topo gen rail --servers 2 --server dgx-a100 > "$tmp/a100.topo" || fail "dgx-a100 rail"
 expect 1 "nvls.trace:2: allreduce algo=nvls needs NVSwitches that reduce" \
 	run --topo "$tmp/a100.topo" --trace "$tmp/nvls.trace"
-expect 1 "algo=nvls runs inside one NVLink domain: ranks 0 and 8 are not in one" \
-	run --topo "$topo" --trace "$tmp/nvls16.trace"
+expect 1 "algo=nvls needs as many ranks on every server" \
+	run --topo "$topo" --trace "$tmp/nvls9.trace"
 expect 1 "this run has no GPU servers" run --topo "$topo" --trace "$tmp/nvls.trace" \
 	--set server.preset=none
 expect 1 "allreduce nvls has NCCL's Simple protocol only" run --topo "$topo" \

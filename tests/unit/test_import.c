@@ -938,9 +938,19 @@ static void test_nccl_tests_options(void)
 	CU_ASSERT_EQUAL(t.ops[2].algo, TRACE_ALGO_AUTO);
 	CU_ASSERT_EQUAL(t.ops[2].protos, (1u << TRACE_PROTO_LL) | (1u << TRACE_PROTO_SIMPLE));
 	trace_free(&t);
-	import_str(import_nccl_tests, "mpirun -np 2 -x NCCL_ALGO=CollNetChain all_reduce_perf -g 8 -n 1\n",
-		   &t);
+	import_str(import_nccl_tests, "mpirun -np 2 -x NCCL_ALGO=CollNetChain all_reduce_perf -g 8 -n 1\n"
+		   "NCCL_ALGO=NVLSTree mpirun -np 2 all_reduce_perf -g 8 -n 1\n", &t);
 	CU_ASSERT_EQUAL(t.ops[0].algo, TRACE_ALGO_COLLNET);
+	CU_ASSERT_EQUAL(t.ops[1].algo, TRACE_ALGO_NVLS);
+	trace_free(&t);
+	/* NCCL_NVLS_ENABLE=0 leaves auto every algorithm but NVLS; a list of
+	 * several leaves auto among them */
+	import_str(import_nccl_tests, "NCCL_NVLS_ENABLE=0 all_reduce_perf -g 8 -n 1\n"
+		   "NCCL_ALGO=ring,tree all_reduce_perf -g 8 -n 1\n", &t);
+	CU_ASSERT_EQUAL(t.ops[0].algo, TRACE_ALGO_AUTO);
+	CU_ASSERT_FALSE(t.ops[0].algos & (1u << TRACE_ALGO_NVLS));
+	CU_ASSERT_TRUE(t.ops[0].algos & (1u << TRACE_ALGO_RING));
+	CU_ASSERT_EQUAL(t.ops[1].algos, (1u << TRACE_ALGO_RING) | (1u << TRACE_ALGO_TREE));
 	trace_free(&t);
 }
 
@@ -976,7 +986,7 @@ static void test_nccl_tests_malformed(void)
 		"per-collective lists");
 	refused(import_nccl_tests, "mpirun -np 2 -x NCCL_ALGO=Tree all_gather_perf -g 8\n", 1, 17,
 		"NCCL_ALGO leaves all_gather_perf no algorithm");
-	refused(import_nccl_tests, "NCCL_ALGO=NVLS all_reduce_perf -g 8\n", 1, 1,
+	refused(import_nccl_tests, "NCCL_ALGO=PAT all_reduce_perf -g 8\n", 1, 1,
 		"leaves no algorithm ibfab models");
 }
 

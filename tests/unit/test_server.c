@@ -536,7 +536,7 @@ static void test_tune(void)
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		struct coll_tune_choice c = coll_tune_pick(&h100, TRACE_ALLREDUCE, TRACE_ALGO_AUTO,
 							   8 * want[i].nodes, want[i].nodes,
-							   want[i].bytes, 0);
+							   want[i].bytes, 0, 0);
 
 		CU_ASSERT_EQUAL(c.algo, want[i].algo);
 		CU_ASSERT_EQUAL(c.proto, want[i].proto);
@@ -544,20 +544,20 @@ static void test_tune(void)
 	/* NCCL_PROTO=Simple: the choice among Simple's, as before protocols */
 	const uint8_t simple = 1u << TRACE_PROTO_SIMPLE;
 
-	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLREDUCE, TRACE_ALGO_AUTO, 16, 2, 8, simple).algo,
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLREDUCE, TRACE_ALGO_AUTO, 16, 2, 8, simple, 0).algo,
 			TRACE_ALGO_TREE);
-	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLREDUCE, TRACE_ALGO_AUTO, 8, 1, 8, simple).algo,
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLREDUCE, TRACE_ALGO_AUTO, 8, 1, 8, simple, 0).algo,
 			TRACE_ALGO_RING);
 	/* NCCL_ALGO=Ring: the ring's best protocol */
-	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLREDUCE, TRACE_ALGO_RING, 16, 2, 8, 0).proto,
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLREDUCE, TRACE_ALGO_RING, 16, 2, 8, 0, 0).proto,
 			TRACE_PROTO_LL);
-	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLGATHER, TRACE_ALGO_AUTO, 1024, 128, 8, 0).algo,
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLGATHER, TRACE_ALGO_AUTO, 1024, 128, 8, 0, 0).algo,
 			TRACE_ALGO_RING);
-	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLTOALL, TRACE_ALGO_AUTO, 1024, 128, 8, 0).algo,
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLTOALL, TRACE_ALGO_AUTO, 1024, 128, 8, 0, 0).algo,
 			TRACE_ALGO_DIRECT);
-	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_BARRIER, TRACE_ALGO_AUTO, 1024, 128, 0, 0).algo,
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_BARRIER, TRACE_ALGO_AUTO, 1024, 128, 0, 0, 0).algo,
 			TRACE_ALGO_AUTO);
-	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLREDUCE, TRACE_ALGO_COLLNET, 16, 2, 8, 0).proto,
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100, TRACE_ALLREDUCE, TRACE_ALGO_COLLNET, 16, 2, 8, 0, 0).proto,
 			TRACE_PROTO_AUTO);
 	/*
 	 * NVLS on one H100 server: the NVLS graph's 8 channels at 40 GB/s
@@ -576,13 +576,17 @@ static void test_tune(void)
 	CU_ASSERT(TT(&h100n, ALLREDUCE, NVLS, LL, 8, 1, 1 << 30) < 0);
 	CU_ASSERT(TT(&h100n, ALLGATHER, NVLS, SIMPLE, 8, 1, 1 << 30) < 0);
 	CU_ASSERT(TT(&h100, ALLREDUCE, NVLS, SIMPLE, 8, 1, 1 << 30) < 0);
-	CU_ASSERT_EQUAL(coll_tune_pick(&h100n, TRACE_ALLREDUCE, TRACE_ALGO_AUTO, 8, 1, 1 << 20, 0).algo,
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100n, TRACE_ALLREDUCE, TRACE_ALGO_AUTO, 8, 1, 1 << 20, 0, 0).algo,
 			TRACE_ALGO_RING);
-	CU_ASSERT_EQUAL(coll_tune_pick(&h100n, TRACE_ALLREDUCE, TRACE_ALGO_AUTO, 8, 1, 2 << 20, 0).algo,
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100n, TRACE_ALLREDUCE, TRACE_ALGO_AUTO, 8, 1, 2 << 20, 0, 0).algo,
 			TRACE_ALGO_NVLS);
-	CU_ASSERT_EQUAL(coll_tune_pick(&h100n, TRACE_ALLREDUCE, TRACE_ALGO_AUTO, 8, 1, 1ull << 30, 0).algo,
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100n, TRACE_ALLREDUCE, TRACE_ALGO_AUTO, 8, 1, 1ull << 30, 0, 0).algo,
 			TRACE_ALGO_NVLS);
-	CU_ASSERT_EQUAL(coll_tune_pick(&h100n, TRACE_ALLREDUCE, TRACE_ALGO_AUTO, 16, 2, 1ull << 30, 0).algo,
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100n, TRACE_ALLREDUCE, TRACE_ALGO_AUTO, 16, 2, 1ull << 30, 0, 0).algo,
+			TRACE_ALGO_RING);
+	/* NCCL_ALGO's list: without NVLS, the Simple ring at 1 GiB */
+	CU_ASSERT_EQUAL(coll_tune_pick(&h100n, TRACE_ALLREDUCE, TRACE_ALGO_AUTO, 8, 1, 1ull << 30, 0,
+				       (1u << TRACE_ALGO_RING) | (1u << TRACE_ALGO_TREE)).algo,
 			TRACE_ALGO_RING);
 	/* AMD hosts pay 2 us a network step: 3 x 2 = 6 > 3.4 on every step;
 	 * LL across servers is capped by the CPU's row: 22.5 GB/s on two */
@@ -850,6 +854,20 @@ static void test_nvls(void)
 	replay_servers(&n, &prm, "ranks 8\nallreduce 64MiB algo=nvls\n", &a);
 	replay_servers(&n, &prm, "ranks 8\nallreduce 64MiB algo=ring\n", &r);
 	CU_ASSERT(a.end < r.end * 0.85);
+	/* across two servers (NVLSTree): per piece each server's 2G + 2
+	 * NVLink steps, and the two heads of its index one up, one down -
+	 * rail to rail, nothing on a spine */
+	replay_servers(&n, &prm, "ranks 16\nallreduce 64MiB algo=nvls channels=2 chunks=1\n", &a);
+	CU_ASSERT_EQUAL(a.r.nvlink_xfers, 2 * 8 * 2 * 18);
+	CU_ASSERT_EQUAL(a.steps, 2 * 8 * (2 * 18 + 2));
+	CU_ASSERT_EQUAL(a.spine_bytes, 0);
+	CU_ASSERT(a.fabric_bytes > 2 * (uint64_t)S);
+	net_free(&n);
+	/* three servers: the shifted double binary tree, checked */
+	gen_servers(&n, 3, "dgx-h100");
+	replay_servers(&n, &prm, "ranks 24\nallreduce 8MiB algo=nvls\n", &a);
+	CU_ASSERT(a.end > 0);
+	CU_ASSERT_EQUAL(a.spine_bytes, 0);
 	net_free(&n);
 }
 
