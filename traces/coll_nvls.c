@@ -8,12 +8,13 @@
  * address on every GPU of the group (multimem.ld_reduce); it writes one
  * and the switch stores it on every GPU (multimem.st). NCCL's NVLS
  * allreduce (src/device/all_reduce.h) cuts each channel's share of the
- * buffer among the G GPUs, its "heads": head h pulls the sum of its slice
- * from the switch and writes it back, once, for the switch to copy to all
- * G. For an S-byte allreduce each GPU's NVLink port moves S out (its data,
- * read for every head) and S/G more (its own slice's store), and as much
- * in: (G+1)/G S each way, where a ring moves 2(G-1)/G S - and the switch,
- * not the GPUs, does the adding.
+ * buffer among H of the G GPUs (all, up to 32), its "heads": head h pulls
+ * the sum of its slice from the switch and writes it back, once, for the
+ * switch to copy to all G. For an S-byte allreduce each GPU's NVLink port
+ * moves S out (its data, read for every head) and S/H more if it is a
+ * head (its slice's store), and as much in: (G+1)/G S each way on a DGX,
+ * where a ring moves 2(G-1)/G S - and the switch, not the GPUs, does the
+ * adding.
  *
  * The steps: the NVSwitches are two endpoints of their own - as they
  * reduce and as they copy (trace_nvs_endpoint) - to and from which data
@@ -63,6 +64,15 @@
  * piece goes up and down the tree before its store.
  */
 #define NVLS_TREE_WINDOW 8
+
+/* Heads per domain: at most NCCL_MAX_NVLS_ARITY (32, src/include/device.h;
+ * the NVLS graph search's maxChannels, src/graph/search.cc) */
+#define NVLS_MAX_HEADS 32
+
+static uint32_t nvls_heads(uint32_t G)
+{
+	return G < NVLS_MAX_HEADS ? G : NVLS_MAX_HEADS;
+}
 
 static int nvls_err(struct coll_ctx *c, const char *msg)
 {
@@ -139,7 +149,7 @@ static int nvls_endpoints(struct coll_ctx *c)
 		c->channels = t->tune.arch >= 3 ? 24 : 16;
 	if (!c->op->chunks) {
 		uint64_t chunk = D == 1 ? 128u << 10 : D < 4 ? 128u << 10 : 64u << 10;
-		uint64_t share = c->bytes / ((uint64_t)c->channels * G), p;
+		uint64_t share = c->bytes / ((uint64_t)c->channels * nvls_heads(G)), p;
 
 		if (D == 1)
 			chunk = c->bytes >= (1ull << 30) ? chunk : c->bytes >= (64ull << 20) ? 64u << 10 :
@@ -164,10 +174,10 @@ static uint32_t nvls_domains(const struct coll_ctx *c)
 	return c->nx / 2;
 }
 
-/* K = channels x heads x pieces; chunk (h_ch G + head) P + piece */
+/* K = channels x heads x pieces; chunk (h_ch H + head) P + piece */
 static uint32_t nvls_nchunks(const struct coll_ctx *c)
 {
-	uint64_t k = (uint64_t)c->channels * (c->n / nvls_domains(c)) * c->pieces;
+	uint64_t k = (uint64_t)c->channels * nvls_heads(c->n / nvls_domains(c)) * c->pieces;
 
 	return k > UINT32_MAX ? 0 : (uint32_t)k;
 }
@@ -198,7 +208,8 @@ static void dep_total(struct coll_ctx *c, uint32_t d, const int32_t *par, const 
 
 static int nvls_lower(struct coll_ctx *c)
 {
-	const uint32_t D = nvls_domains(c), G = c->n / D, C = c->channels, P = c->pieces;
+	const uint32_t D = nvls_domains(c), G = c->n / D, H = nvls_heads(G), C = c->channels;
+	const uint32_t P = c->pieces;
 	uint32_t *reads = NULL, *sum = NULL, *kid = NULL, *down = NULL, *last = NULL;
 	uint32_t *order = NULL, *nkid = NULL;
 	int32_t *par = NULL;
@@ -210,7 +221,7 @@ static int nvls_lower(struct coll_ctx *c)
 	sum = malloc((size_t)D * sizeof(*sum));		/* reducing switch -> head */
 	kid = malloc((size_t)D * 2 * sizeof(*kid));	/* children's sends up into the head */
 	down = malloc((size_t)D * sizeof(*down));	/* the total from the parent */
-	last = malloc((size_t)C * G * D * NVLS_TREE_WINDOW * sizeof(*last));	/* heads' stores */
+	last = malloc((size_t)C * H * D * NVLS_TREE_WINDOW * sizeof(*last));	/* heads' stores */
 	order = malloc((size_t)D * sizeof(*order));	/* domains, children before parents */
 	nkid = malloc((size_t)D * sizeof(*nkid));
 	par = malloc((size_t)D * sizeof(*par));
@@ -238,13 +249,14 @@ static int nvls_lower(struct coll_ctx *c)
 			if (par[order[i]] >= 0 && !--nkid[par[order[i]]])
 				order[x++] = (uint32_t)par[order[i]];
 		for (uint32_t p = 0; p < P; p++)
-			for (uint32_t j = 0; j < G; j++) {
-				const uint32_t q = (h * G + j) * P + p;
+			for (uint32_t j = 0; j < H; j++) {
+				const uint32_t q = (h * H + j) * P + p;
 
 				/* 1, 2: inside each domain, the head's ld_reduce */
 				for (uint32_t d = 0; d < D; d++) {
 					const uint32_t W = D > 1 ? NVLS_TREE_WINDOW : 1;
-					const uint32_t prev = p >= W ? last[(((size_t)h * G + j) * D + d) * W + p % W] : COLL_NONE;
+					const uint32_t prev = p >= W ? last[(((size_t)h * H + j) * D + d) * W + p % W] :
+							      COLL_NONE;
 
 					for (uint32_t i = 0; i < G; i++) {
 						coll_dep_reset(c);
@@ -314,7 +326,7 @@ static int nvls_lower(struct coll_ctx *c)
 					{
 						const uint32_t W = D > 1 ? NVLS_TREE_WINDOW : 1;
 
-						last[(((size_t)h * G + j) * D + d) * W + p % W] = st;
+						last[(((size_t)h * H + j) * D + d) * W + p % W] = st;
 					}
 					for (uint32_t i2 = 0; i2 < G; i2++) {
 						coll_dep_reset(c);
@@ -358,11 +370,12 @@ static void nvls_describe(const struct coll_ctx *c, FILE *out)
 	const uint32_t D = c->nx / 2, G = D ? c->n / D : 0;
 
 	fprintf(out,
-		"NVLink SHARP (NCCL's NVLS%s): the NVSwitches of each NVLink domain add; %" PRIu32 " channels, each cut among the %" PRIu32
+		"NVLink SHARP (NCCL's NVLS%s): the NVSwitches of each NVLink domain add; %" PRIu32 " channels, each cut among %" PRIu32
 		" GPUs of a domain as heads, in %" PRIu32 " piece%s: every GPU sends its slice to the switch, the head gets the sum%s, stores it once, the switch copies it to all.\n"
 		"T ~ (G+1)/G S / (e B): each GPU port moves (G+1)/G S each way at NVLS's share e of its rate (a ring: 2(G-1)/G S)%s.\n"
 		"The NVSwitches are endpoints %" PRId32 " and up, two per domain (adding, copying).\n",
-		D > 1 ? "Tree across servers" : "", c->channels, G, c->pieces, c->pieces > 1 ? "s" : "",
+		D > 1 ? "Tree across servers" : "", c->channels, nvls_heads(G), c->pieces,
+		c->pieces > 1 ? "s" : "",
 		D > 1 ? ", the heads of one index add theirs up a double binary tree between the servers and send the total back down" : "",
 		D > 1 ? "; each head's NIC carries its slice up and down once (S/G each way on two servers)" : "",
 		c->nx ? c->xranks[0] : -1);
