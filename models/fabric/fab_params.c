@@ -1322,7 +1322,7 @@ static const struct sim_param_table ibcc_table = {
 	ibcc_param_keys, offsetof(struct fab_params, ibcc), 22, 8,
 };
 static const struct sim_param_table server_table = {
-	srv_param_keys, offsetof(struct fab_params, server), 22, 8,
+	srv_param_keys, offsetof(struct fab_params, server), 26, 8,
 };
 
 /* The tables fab_params_set() reads, in print order. */
