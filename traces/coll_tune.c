@@ -38,11 +38,12 @@
  * overhead per step across servers (1 us on Intel and Arm hosts, 2 us on
  * AMD ones, times 3 for Simple; 0 on one server), and the bandwidth caps
  * below. LL128 is a candidate where NCCL enables it by default
- * (trace_tune.ll128). The candidates: ring and tree for an allreduce, the
+ * (trace_tune.ll128). The candidates: ring, tree and, on one NVLink
+ * domain whose switches reduce, NVLS (nvls_time) for an allreduce; the
  * ring for allgather, reducescatter, broadcast and reduce (NCCL's without
- * NVLS, PAT or CollNet); an all-to-all sends to every peer at once, with
- * Simple. NCCL_PROTO's list (trace_op.protos) narrows the protocols.
- * docs/servers.md has the crossovers.
+ * NVLSTree, PAT or CollNet); an all-to-all sends to every peer at once,
+ * with Simple. NCCL_ALGO's and NCCL_PROTO's lists (trace_op.algos,
+ * .protos) narrow them. docs/servers.md has the crossovers.
  */
 #include "traces/coll.h"
 
