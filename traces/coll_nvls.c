@@ -209,7 +209,7 @@ static void dep_total(struct coll_ctx *c, uint32_t d, const int32_t *par, const 
 static int nvls_lower(struct coll_ctx *c)
 {
 	const uint32_t D = nvls_domains(c), G = c->n / D, H = nvls_heads(G), C = c->channels;
-	const uint32_t P = c->pieces;
+	const uint32_t P = c->pieces, W = D > 1 ? NVLS_TREE_WINDOW : 1;
 	uint32_t *reads = NULL, *sum = NULL, *kid = NULL, *down = NULL, *last = NULL;
 	uint32_t *order = NULL, *nkid = NULL;
 	int32_t *par = NULL;
@@ -221,7 +221,7 @@ static int nvls_lower(struct coll_ctx *c)
 	sum = malloc((size_t)D * sizeof(*sum));		/* reducing switch -> head */
 	kid = malloc((size_t)D * 2 * sizeof(*kid));	/* children's sends up into the head */
 	down = malloc((size_t)D * sizeof(*down));	/* the total from the parent */
-	last = malloc((size_t)C * H * D * NVLS_TREE_WINDOW * sizeof(*last));	/* heads' stores */
+	last = malloc((size_t)C * H * D * W * sizeof(*last));	/* heads' last W stores */
 	order = malloc((size_t)D * sizeof(*order));	/* domains, children before parents */
 	nkid = malloc((size_t)D * sizeof(*nkid));
 	par = malloc((size_t)D * sizeof(*par));
@@ -254,7 +254,6 @@ static int nvls_lower(struct coll_ctx *c)
 
 				/* 1, 2: inside each domain, the head's ld_reduce */
 				for (uint32_t d = 0; d < D; d++) {
-					const uint32_t W = D > 1 ? NVLS_TREE_WINDOW : 1;
 					const uint32_t prev = p >= W ? last[(((size_t)h * H + j) * D + d) * W + p % W] :
 							      COLL_NONE;
 
@@ -323,11 +322,7 @@ static int nvls_lower(struct coll_ctx *c)
 						       TD_COPY);
 					if (st == COLL_NONE)
 						goto out;
-					{
-						const uint32_t W = D > 1 ? NVLS_TREE_WINDOW : 1;
-
-						last[(((size_t)h * H + j) * D + d) * W + p % W] = st;
-					}
+					last[(((size_t)h * H + j) * D + d) * W + p % W] = st;
 					for (uint32_t i2 = 0; i2 < G; i2++) {
 						coll_dep_reset(c);
 						coll_dep(c, st);

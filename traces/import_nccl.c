@@ -1841,7 +1841,7 @@ static int nt_env(struct nt *s, struct nt_cmd *c, const struct ntok *k)
 
 	if (nl == 16 && !memcmp(k->s, "NCCL_NVLS_ENABLE", 16)) {
 		/* 0: no NVLS nor NVLSTree (src/transport/nvls.cc) */
-		if (k->n == 18 && eq[1] == '0')
+		if (k->n - nl - 1 == 1 && eq[1] == '0')
 			c->no_nvls = true;
 		return 0;
 	}

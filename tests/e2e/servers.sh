@@ -29,6 +29,14 @@ grep -q '65536 .*\[double binary tree, LL\]$' "$tmp/ar.out" ||
 	fail "64 KiB on 2 servers is not NCCL's tree with LL"
 grep -q '268435456 .*\[ring, Simple\]$' "$tmp/ar.out" ||
 	fail "256 MiB on 2 servers is not NCCL's ring with Simple"
+# a NIC across the CPU: NCCL leaves LL128 off, so 1 MiB on two servers
+# takes the LL ring (90.4 us in NCCL's model) instead of the LL128 tree
+echo 'mpirun -np 2 ./all_reduce_perf -b 1M -e 1M -g 8 -n 1' > "$tmp/1m.nccl"
+"$IBFAB" run --topo "$topo" --trace "$tmp/1m.nccl" > "$tmp/1m.out" || fail "1 MiB"
+grep -q '1048576 .*\[double binary tree, LL128\]$' "$tmp/1m.out" || fail "1 MiB is not the LL128 tree"
+"$IBFAB" run --topo "$topo" --trace "$tmp/1m.nccl" --set host.gpu_same_switch=off > "$tmp/far.out" ||
+	fail "1 MiB, NIC across the CPU"
+grep -q '1048576 .*\[ring, LL\]$' "$tmp/far.out" || fail "LL128 chosen with the NIC across the CPU"
 python3 - "$tmp/ar.json" <<'PY' || fail "--json's collectives and nvlink"
 import json, sys
 j = json.load(open(sys.argv[1]))

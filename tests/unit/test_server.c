@@ -848,6 +848,14 @@ static void test_nvls(void)
 	replay_servers(&n, &prm, "ranks 8\nallreduce 1GiB algo=nvls\n", &a);
 	CU_ASSERT(a.end >= (sim_time_t)port);
 	CU_ASSERT(a.end <= (sim_time_t)(port * 1.03));
+	/* the kernel's launch: NCCL's 25 us for NVLS less the round trip's
+	 * two NVLink latencies (2 x 3.4 us), before everything else */
+	replay_servers(&n, &prm, "ranks 8\nallreduce 1MiB algo=nvls channels=1 chunks=1\n", &r);
+	with_tune = true;
+	replay_servers(&n, &prm, "ranks 8\nallreduce 1MiB algo=nvls channels=1 chunks=1\n", &a);
+	with_tune = false;
+	CU_ASSERT_EQUAL(a.end - r.end, (25000 - 2 * 3400) * SIM_NS);
+	CU_ASSERT_EQUAL(a.op0, a.end);
 	/* NCCL's shape: 16 channels, 32 KiB pieces below 64 MiB (2 here) */
 	replay_servers(&n, &prm, "ranks 8\nallreduce 8MiB algo=nvls\n", &a);
 	CU_ASSERT_EQUAL(a.r.nvlink_xfers, 16 * 8 * 2 * 18);
