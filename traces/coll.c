@@ -193,7 +193,7 @@ static int ctx_sizes(struct coll_ctx *c, const struct trace_op *o, struct sim_di
 			      " channels cuts the buffer into %" PRIu32 " chunks; at most %u",
 			      trace_coll_names[o->coll], c->algo->name, c->n, c->channels,
 			      c->nchunks, COLL_MAX_RANGE_CHUNKS);
-	if (c->p && c->p->lazy && c->algo->gen) {
+	if (coll_lazy(c)) {
 		/* lazy: nothing is stored, only the numbering must fit (a step's
 		 * index travels in 32 bits: the immediate data) */
 		if (c->algo->nsteps(c) > (uint64_t)INT32_MAX - c->p->nsteps)
@@ -381,6 +381,9 @@ void coll_ctx_fini(struct coll_ctx *c)
 	free(c->height);
 	free(c->rot);
 	c->rot = NULL;
+	free(c->tab);
+	c->tab = NULL;
+	c->ntab = 0;
 	c->xranks = NULL;
 	c->up = c->height = NULL;
 	c->nx = 0;
@@ -468,8 +471,9 @@ int coll_lower_gen(struct coll_ctx *c)
 	struct coll_gstep g;
 
 	for (uint64_t k = 0; k < n; k++) {
+		g.nrun = 0;	/* only an algorithm with runs sets them */
 		c->algo->gen(c, k, &g);
-		if (g.entry && g.ndeps)	/* coll_lazy_step could not say both */
+		if (g.entry && (g.ndeps || g.nrun))	/* coll_lazy_step could not say both */
 			return op_err(c->d, c->op, "internal error: %s %s step %" PRIu64
 				      " waits for its entry and for steps of the op",
 				      trace_coll_names[c->op->coll], c->algo->name, k);
@@ -478,6 +482,8 @@ int coll_lower_gen(struct coll_ctx *c)
 			coll_dep_entry(c, g.from);
 		for (uint32_t j = 0; j < g.ndeps; j++)
 			coll_dep(c, (uint32_t)(base + g.deps[j]));
+		for (uint32_t j = 0; j < g.nrun; j++)
+			coll_dep(c, (uint32_t)(base + g.run + j));
 		if (coll_emit(c, g.from, g.to, g.phase, g.first, g.count, g.data) == COLL_NONE)
 			return -1;
 	}
@@ -620,6 +626,15 @@ static int lazy_add(struct trace_program *p, const struct coll_ctx *c, size_t fi
 	z->up = z->height = NULL;
 	z->nx = 0;
 	z->rot = NULL;
+	z->tab = NULL;
+	z->ntab = 0;
+	if (c->ntab) {
+		z->tab = malloc(c->ntab * sizeof(*z->tab));
+		if (!z->tab)
+			goto oom;
+		memcpy(z->tab, c->tab, c->ntab * sizeof(*z->tab));
+		z->ntab = c->ntab;
+	}
 	if (c->rot) {
 		z->rot = malloc(2 * (size_t)c->n * sizeof(*z->rot));
 		if (!z->rot)
@@ -638,7 +653,7 @@ static int lazy_add(struct trace_program *p, const struct coll_ctx *c, size_t fi
 		if (ne)		/* esteps may be NULL when no member waits */
 			memcpy(es, c->esteps, ne * sizeof(*es));
 	}
-	if (c->nx) {	/* an algorithm's extra endpoints (none lazy yet, but kept) */
+	if (c->nx) {	/* an algorithm's extra endpoints (NVLS's switches) */
 		z->xranks = malloc(c->nx * sizeof(*z->xranks));
 		if (!z->xranks)
 			goto oom;
@@ -675,6 +690,7 @@ void coll_lazy_step(const struct coll_ctx *c, uint64_t k, uint32_t first, struct
 {
 	struct coll_gstep g;
 
+	g.nrun = 0;
 	c->algo->gen(c, k, &g);
 	coll_gen_step(c, &g, s);
 	s->dep_off = 0;
@@ -683,14 +699,14 @@ void coll_lazy_step(const struct coll_ctx *c, uint64_t k, uint32_t first, struct
 		s->ndeps = c->eoff ? c->eoff[g.from + 1] - c->eoff[g.from] : 0;
 		return;
 	}
-	for (uint32_t j = 0; j < g.ndeps; j++) {	/* in order, as coll_emit sorts them */
-		uint32_t x = first + (uint32_t)g.deps[j], m = j;
+	for (uint32_t j = 0; j < g.ndeps + g.nrun; j++) {	/* in order, as coll_emit sorts them */
+		uint32_t x = first + (uint32_t)(j < g.ndeps ? g.deps[j] : g.run + j - g.ndeps), m = j;
 
 		for (; m > 0 && buf[m - 1] > x; m--)
 			buf[m] = buf[m - 1];
 		buf[m] = x;
 	}
-	s->ndeps = g.ndeps;
+	s->ndeps = g.ndeps + g.nrun;
 	*deps = buf;
 }
 
@@ -725,7 +741,7 @@ int coll_lower_entries(const struct trace *t, uint32_t op_index, struct trace_pr
 	c.esteps = esteps;
 	nentry = eoff ? eoff[c.n] : 0;
 	nsteps = c.algo->nsteps(&c);
-	if (p->lazy && c.algo->gen) {
+	if (coll_lazy(&c)) {
 		rc = lazy_add(p, &c, first_step, nsteps);
 		coll_ctx_fini(&c);
 		free(jeoff);

@@ -110,6 +110,11 @@ struct coll_ctx {
 	 * communicator's order. coll_ring_member() applies it.
 	 */
 	uint32_t *rot;
+	/* An algorithm's own tables for its gen (NVLS: the members of each
+	 * domain and the trees between them): ntab entries, copied into a
+	 * lazy op's context, freed by coll_ctx_fini(). */
+	uint32_t *tab;
+	uint32_t ntab;
 };
 
 /* The member at position i of channel h's ring (coll_ctx.rot). */
@@ -130,7 +135,11 @@ struct coll_gstep {
 	enum trace_data data;
 	bool entry;
 	uint32_t ndeps;
-	uint64_t deps[2];
+	uint64_t deps[4];
+	/* and a run of consecutive steps [run, run + nrun): an NVLS sum's
+	 * reads, as many as its domain has GPUs (nrun is 0 unless gen sets it) */
+	uint64_t run;
+	uint32_t nrun;
 };
 
 struct coll_algo {
@@ -156,11 +165,21 @@ struct coll_algo {
 	 */
 	void (*gen)(const struct coll_ctx *c, uint64_t k, struct coll_gstep *g);
 	uint64_t (*reach)(const struct coll_ctx *c);
+	/* Optional, with gen: whether a lazy op may take gen's steps (each
+	 * waits for at most TRACE_STEP_MAXDEPS others); NULL: always. */
+	bool (*gen_ok)(const struct coll_ctx *c);
 	/* a name for phase (the algorithm's step number) in --explain */
 	const char *(*phase_name)(const struct coll_ctx *c, uint32_t phase);
 	/* the closed form, for --explain's header (docs/collectives.md) */
 	void (*describe)(const struct coll_ctx *c, FILE *out);
 };
+
+/* Whether op c is lowered lazily: the program asks for it and the
+ * algorithm can describe each of its steps by itself. */
+static inline bool coll_lazy(const struct coll_ctx *c)
+{
+	return c->p && c->p->lazy && c->algo->gen && (!c->algo->gen_ok || c->algo->gen_ok(c));
+}
 
 /* ---- for the rest of ibfab ------------------------------------------------- */
 

@@ -80,10 +80,61 @@ static int nvls_err(struct coll_ctx *c, const char *msg)
 }
 
 /*
+ * The algorithm's tables (coll_ctx.tab), kept for gen: tab[d G + j] is the
+ * member that is GPU j of domain d (in the communicator's order); then,
+ * for each of the two trees (t = channel parity), 5 D entries: the
+ * parent of each domain's head (COLL_NONE at the root), each domain's
+ * position in the tree's order (children before parents: the root last),
+ * the domain at each position, and each domain's two children (COLL_NONE
+ * when fewer).
+ */
+enum { NV_PAR, NV_POS, NV_ORDER, NV_KID, NV_TREE = 5 };
+
+static inline const uint32_t *nv_tree(const struct coll_ctx *c, uint32_t D, uint32_t t,
+				      uint32_t what)
+{
+	return c->tab + c->n + ((size_t)t * NV_TREE + what) * D;
+}
+
+/* NCCL's double binary tree between the domains' heads: tree 0 for even
+ * channels, 1 for odd (src/graph/connect.cc). */
+static void nv_trees(struct coll_ctx *c, uint32_t D)
+{
+	for (uint32_t t = 0; t < 2; t++) {
+		uint32_t *par = c->tab + c->n + (size_t)t * NV_TREE * D, *pos = par + D,
+			 *order = pos + D, *kid = order + D, x = 0;
+
+		for (uint32_t d = 0; d < D; d++) {
+			int32_t q = D > 1 ? coll_dtree_parent(D, t, d) : -1;
+
+			par[d] = q < 0 ? COLL_NONE : (uint32_t)q;
+			kid[2 * d] = kid[2 * d + 1] = COLL_NONE;
+			pos[d] = 0;	/* children not yet placed */
+		}
+		for (uint32_t d = 0; d < D; d++)
+			if (par[d] != COLL_NONE)
+				kid[2 * par[d] + (kid[2 * par[d]] != COLL_NONE)] = d;
+		for (uint32_t d = 0; d < D; d++)
+			if (kid[2 * d] == COLL_NONE)
+				order[x++] = d;
+		/* a parent follows its last child; pos[] counts the children
+		 * placed until it is the position */
+		for (uint32_t i = 0; i < x; i++) {
+			const uint32_t q = par[order[i]];
+
+			if (q != COLL_NONE &&
+			    ++pos[q] == 1u + (kid[2 * q + 1] != COLL_NONE))
+				order[x++] = q;
+		}
+		for (uint32_t i = 0; i < D; i++)
+			pos[order[i]] = i;
+	}
+}
+
+/*
  * The endpoints: the reducing and copying NVSwitches of each NVLink domain
  * the members span (xranks 2d, 2d + 1 for domain d, in order of first
- * appearance), every domain with the same G members; c->up[d G + j]: the
- * member that is GPU j of domain d (in the communicator's order).
+ * appearance), every domain with the same G members; and the tables.
  */
 static int nvls_endpoints(struct coll_ctx *c)
 {
@@ -126,8 +177,9 @@ static int nvls_endpoints(struct coll_ctx *c)
 					    g0, g1);
 		}
 	c->xranks = malloc(2 * (size_t)D * sizeof(*c->xranks));
-	c->up = malloc((size_t)c->n * sizeof(*c->up));
-	if (!c->xranks || !c->up)
+	c->ntab = c->n + 2 * NV_TREE * D;
+	c->tab = malloc(c->ntab * sizeof(*c->tab));
+	if (!c->xranks || !c->tab)
 		goto oom;
 	for (uint32_t d = 0; d < D; d++) {
 		c->xranks[2 * d] = trace_nvs_endpoint(t, dom[d]);	/* ld_reduce */
@@ -140,8 +192,9 @@ static int nvls_endpoints(struct coll_ctx *c)
 
 		for (d = 0; dom[d] != t->rank_group[c->ranks[i]]; d++)
 			;
-		c->up[d * G + fill[d]++] = i;
+		c->tab[d * G + fill[d]++] = i;
 	}
+	nv_trees(c, D);
 	free(dom);
 	free(fill);
 	/* NCCL's defaults: nvlsChannels CTAs, its NVLS (NVLSTree) chunk */
@@ -182,168 +235,176 @@ static uint32_t nvls_nchunks(const struct coll_ctx *c)
 	return k > UINT32_MAX ? 0 : (uint32_t)k;
 }
 
-/* per chunk, each domain's 2G + 2, and a head's send up and down but the root's */
-static uint64_t nvls_nsteps(const struct coll_ctx *c)
+/*
+ * The steps come in blocks, one per (piece p, channel h, head j) in that
+ * order - pieces outermost, so that a lazy replay makes the steps of all
+ * channels side by side - and inside a block of 2 D (G + 1) + 2 (D - 1):
+ *   D (G + 1)  each domain d's G reads into its switch (1), then the sum
+ *              to its head (2)
+ *   D - 1      the heads' sends up the tree (3), children before parents
+ *   D - 1      the total down the tree (4), parents before children
+ *   D (G + 1)  each domain's store (5), then the multicast to its G GPUs
+ *              (6), the root's domain first
+ */
+static uint64_t nvls_block(const struct coll_ctx *c)
 {
 	const uint64_t D = nvls_domains(c), G = c->n / D;
 
+	return D * (2 * G + 2) + 2 * (D - 1);
+}
+
+static uint64_t nvls_nsteps(const struct coll_ctx *c)
+{
 	if (c->n < 2)
 		return 0;
-	return (uint64_t)c->nchunks * (D * (2 * G + 2) + 2 * (D - 1));
+	return (uint64_t)c->nchunks * nvls_block(c);
 }
 
-/* Add the steps after which domain d's head holds the whole sum: the
- * root's own sum and its children's; anyone else's copy from its parent. */
-static void dep_total(struct coll_ctx *c, uint32_t d, const int32_t *par, const uint32_t *sum,
-		      const uint32_t *kid, const uint32_t *down)
+/* Pieces a head has in flight (see NVLS_TREE_WINDOW) */
+static uint32_t nvls_window(const struct coll_ctx *c)
 {
-	if (par[d] < 0) {
-		coll_dep(c, sum[d]);
-		coll_dep(c, kid[2 * d]);
-		coll_dep(c, kid[2 * d + 1]);
-	} else {
-		coll_dep(c, down[d]);
-	}
+	return nvls_domains(c) > 1 ? NVLS_TREE_WINDOW : 1;
 }
 
-static int nvls_lower(struct coll_ctx *c)
+/* Offsets in a block: domain d's sum, head d's send up (not the root's),
+ * its total from its parent (not the root's), its store. */
+static inline uint64_t off_sum(uint32_t G, uint32_t d)
+{
+	return (uint64_t)d * (G + 1) + G;
+}
+
+static inline uint64_t off_up(uint32_t D, uint32_t G, const uint32_t *pos, uint32_t d)
+{
+	return (uint64_t)D * (G + 1) + pos[d];
+}
+
+static inline uint64_t off_down(uint32_t D, uint32_t G, const uint32_t *pos, uint32_t d)
+{
+	return (uint64_t)D * (G + 1) + (D - 1) + (D - 2 - pos[d]);
+}
+
+static inline uint64_t off_store(uint32_t D, uint32_t G, const uint32_t *pos, uint32_t d)
+{
+	return (uint64_t)D * (G + 1) + 2 * (D - 1) + (uint64_t)(D - 1 - pos[d]) * (G + 1);
+}
+
+/* The steps after which domain d's head holds the whole sum: the root's
+ * own sum and its children's sends up; anyone else's copy from its parent. */
+static void dep_total(struct coll_gstep *g, uint64_t base, uint32_t D, uint32_t G,
+		      const uint32_t *tr, uint32_t d)
+{
+	const uint32_t *par = tr + NV_PAR * D, *pos = tr + NV_POS * D, *kid = tr + NV_KID * D;
+
+	if (par[d] != COLL_NONE) {
+		g->deps[g->ndeps++] = base + off_down(D, G, pos, d);
+		return;
+	}
+	g->deps[g->ndeps++] = base + off_sum(G, d);
+	for (uint32_t x = 0; x < 2; x++)
+		if (kid[2 * d + x] != COLL_NONE)
+			g->deps[g->ndeps++] = base + off_up(D, G, pos, kid[2 * d + x]);
+}
+
+static void nvls_gen(const struct coll_ctx *c, uint64_t k, struct coll_gstep *g)
 {
 	const uint32_t D = nvls_domains(c), G = c->n / D, H = nvls_heads(G), C = c->channels;
-	const uint32_t P = c->pieces, W = D > 1 ? NVLS_TREE_WINDOW : 1;
-	uint32_t *reads = NULL, *sum = NULL, *kid = NULL, *down = NULL, *last = NULL;
-	uint32_t *order = NULL, *nkid = NULL;
-	int32_t *par = NULL;
-	int rc = -1;
+	const uint64_t blk = nvls_block(c), b = k / blk, base = k - k % blk;
+	const uint32_t j = (uint32_t)(b % H), h = (uint32_t)(b / H % C), p = (uint32_t)(b / H / C);
+	const uint32_t *mem = c->tab, *tr = nv_tree(c, D, h % 2, 0);
+	const uint32_t *par = tr + NV_PAR * D, *pos = tr + NV_POS * D, *order = tr + NV_ORDER * D;
+	const uint32_t W = nvls_window(c);
+	uint64_t o = k % blk;
 
-	if (c->n < 2)
-		return 0;
-	reads = malloc((size_t)G * sizeof(*reads));	/* a domain's reads into its switch */
-	sum = malloc((size_t)D * sizeof(*sum));		/* reducing switch -> head */
-	kid = malloc((size_t)D * 2 * sizeof(*kid));	/* children's sends up into the head */
-	down = malloc((size_t)D * sizeof(*down));	/* the total from the parent */
-	last = malloc((size_t)C * H * D * W * sizeof(*last));	/* heads' last W stores */
-	order = malloc((size_t)D * sizeof(*order));	/* domains, children before parents */
-	nkid = malloc((size_t)D * sizeof(*nkid));
-	par = malloc((size_t)D * sizeof(*par));
-	if (!reads || !sum || !kid || !down || !last || !order || !nkid || !par) {
-		nvls_err(c, "out of memory");
-		goto out;
-	}
-	for (uint32_t h = 0; h < C; h++) {
-		uint32_t x = 0;
+	g->first = (h * H + j) * c->pieces + p;
+	g->count = 1;
+	g->entry = false;
+	g->ndeps = 0;
+	if (o < (uint64_t)D * (G + 1)) {
+		const uint32_t d = (uint32_t)(o / (G + 1)), i = (uint32_t)(o % (G + 1));
 
-		/* NCCL's double binary tree between the domains' heads: tree 0
-		 * for even channels, 1 for odd (src/graph/connect.cc); children
-		 * before parents in order[] */
-		for (uint32_t d = 0; d < D; d++) {
-			par[d] = D > 1 ? coll_dtree_parent(D, h % 2, d) : -1;
-			nkid[d] = 0;
+		if (i < G) {	/* 1: the head's ld_reduce reads member i's piece */
+			g->from = mem[d * G + i];
+			g->to = c->n + 2 * d;
+			g->phase = 1;
+			g->data = TD_REDUCE;
+			/* the head asks once it has stored p - W (its buffer
+			 * slot is free again) and, across servers, once its
+			 * ld_reduce of p - 1 is done (one warp, piece after
+			 * piece; inside a server the store implies it) */
+			if (p >= W)
+				g->deps[g->ndeps++] = base - (uint64_t)W * C * H * blk +
+						      off_store(D, G, pos, d);
+			if (p && W > 1)
+				g->deps[g->ndeps++] = base - (uint64_t)C * H * blk + off_sum(G, d);
+			g->entry = !g->ndeps;
+			return;
 		}
-		for (uint32_t d = 0; d < D; d++)
-			if (par[d] >= 0)
-				nkid[par[d]]++;
-		for (uint32_t d = 0; d < D; d++)
-			if (!nkid[d])
-				order[x++] = d;
-		for (uint32_t i = 0; i < x; i++)
-			if (par[order[i]] >= 0 && !--nkid[par[order[i]]])
-				order[x++] = (uint32_t)par[order[i]];
-		for (uint32_t p = 0; p < P; p++)
-			for (uint32_t j = 0; j < H; j++) {
-				const uint32_t q = (h * H + j) * P + p;
-
-				/* 1, 2: inside each domain, the head's ld_reduce */
-				for (uint32_t d = 0; d < D; d++) {
-					const uint32_t prev = p >= W ? last[(((size_t)h * H + j) * D + d) * W + p % W] :
-							      COLL_NONE;
-
-					for (uint32_t i = 0; i < G; i++) {
-						coll_dep_reset(c);
-						if (prev != COLL_NONE)	/* the head asks once it has stored p - W */
-							coll_dep(c, prev);
-						else
-							coll_dep_entry(c, c->up[d * G + i]);
-						reads[i] = coll_emit(c, c->up[d * G + i], c->n + 2 * d, 1,
-								     q, 1, TD_REDUCE);
-						if (reads[i] == COLL_NONE)
-							goto out;
-					}
-					coll_dep_reset(c);
-					for (uint32_t i = 0; i < G; i++)
-						coll_dep(c, reads[i]);
-					sum[d] = coll_emit(c, c->n + 2 * d, c->up[d * G + j], 2, q, 1,
-							   TD_COPY);
-					if (sum[d] == COLL_NONE)
-						goto out;
-					kid[2 * d] = kid[2 * d + 1] = COLL_NONE;
-				}
-				/* 3: up the tree (NVLSTree), each head adding its
-				 * children's to its own, after its own sum */
-				for (uint32_t i = 0; i < D; i++) {
-					const uint32_t d = order[i];
-					uint32_t r;
-
-					if (par[d] < 0)
-						continue;
-					coll_dep_reset(c);
-					coll_dep(c, sum[d]);
-					coll_dep(c, kid[2 * d]);
-					coll_dep(c, kid[2 * d + 1]);
-					coll_dep(c, sum[par[d]]);	/* it adds to the parent's sum */
-					r = coll_emit(c, c->up[d * G + j], c->up[(uint32_t)par[d] * G + j],
-						      3, q, 1, TD_REDUCE);
-					if (r == COLL_NONE)
-						goto out;
-					kid[2 * par[d] + (kid[2 * par[d]] != COLL_NONE)] = r;
-				}
-				/* 4: the total down the tree (before any head's own
-				 * copy comes back from its switch) */
-				for (uint32_t i = D; i-- > 0;) {
-					const uint32_t d = order[i];
-
-					if (par[d] < 0)
-						continue;
-					coll_dep_reset(c);
-					dep_total(c, (uint32_t)par[d], par, sum, kid, down);
-					down[d] = coll_emit(c, c->up[(uint32_t)par[d] * G + j],
-							    c->up[d * G + j], 4, q, 1, TD_COPY);
-					if (down[d] == COLL_NONE)
-						goto out;
-				}
-				/* 5, 6: each head's store, the copying switch to every
-				 * GPU of its domain */
-				for (uint32_t i = D; i-- > 0;) {
-					const uint32_t d = order[i];
-					uint32_t st;
-
-					coll_dep_reset(c);
-					dep_total(c, d, par, sum, kid, down);
-					st = coll_emit(c, c->up[d * G + j], c->n + 2 * d + 1, 5, q, 1,
-						       TD_COPY);
-					if (st == COLL_NONE)
-						goto out;
-					last[(((size_t)h * H + j) * D + d) * W + p % W] = st;
-					for (uint32_t i2 = 0; i2 < G; i2++) {
-						coll_dep_reset(c);
-						coll_dep(c, st);
-						if (coll_emit(c, c->n + 2 * d + 1, c->up[d * G + i2], 6, q, 1,
-							      TD_COPY) == COLL_NONE)
-							goto out;
-					}
-				}
-			}
+		/* 2: the switch's sum to the head, after every read */
+		g->from = c->n + 2 * d;
+		g->to = mem[d * G + j];
+		g->phase = 2;
+		g->data = TD_COPY;
+		g->run = base + (uint64_t)d * (G + 1);
+		g->nrun = G;
+		return;
 	}
-	rc = 0;
-out:
-	free(reads);
-	free(sum);
-	free(kid);
-	free(down);
-	free(last);
-	free(order);
-	free(nkid);
-	free(par);
-	return rc;
+	o -= (uint64_t)D * (G + 1);
+	if (o < D - 1) {	/* 3: up the tree (NVLSTree), after its own sum */
+		const uint32_t d = order[o], q = par[d], *kid = tr + NV_KID * D;
+
+		g->from = mem[d * G + j];
+		g->to = mem[q * G + j];
+		g->phase = 3;
+		g->data = TD_REDUCE;
+		g->deps[g->ndeps++] = base + off_sum(G, d);
+		for (uint32_t x = 0; x < 2; x++)
+			if (kid[2 * d + x] != COLL_NONE)
+				g->deps[g->ndeps++] = base + off_up(D, G, pos, kid[2 * d + x]);
+		g->deps[g->ndeps++] = base + off_sum(G, q);	/* it adds to the parent's sum */
+		return;
+	}
+	o -= D - 1;
+	if (o < D - 1) {	/* 4: the total down the tree */
+		const uint32_t d = order[D - 2 - o], q = par[d];
+
+		g->from = mem[q * G + j];
+		g->to = mem[d * G + j];
+		g->phase = 4;
+		g->data = TD_COPY;
+		dep_total(g, base, D, G, tr, q);
+		return;
+	}
+	o -= D - 1;
+	{	/* 5, 6: each head's store, the copying switch to every GPU */
+		const uint32_t d = order[D - 1 - o / (G + 1)], i = (uint32_t)(o % (G + 1));
+
+		g->data = TD_COPY;
+		if (!i) {
+			g->from = mem[d * G + j];
+			g->to = c->n + 2 * d + 1;
+			g->phase = 5;
+			dep_total(g, base, D, G, tr, d);
+		} else {
+			g->from = c->n + 2 * d + 1;
+			g->to = mem[d * G + i - 1];
+			g->phase = 6;
+			g->deps[g->ndeps++] = base + off_store(D, G, pos, d);
+		}
+	}
+}
+
+/* A read waits for its head's store W blocks of every channel and head
+ * back: at most W C H + 1 blocks. */
+static uint64_t nvls_reach(const struct coll_ctx *c)
+{
+	return ((uint64_t)nvls_window(c) * c->channels * nvls_heads(c->n / nvls_domains(c)) + 1) *
+	       nvls_block(c);
+}
+
+/* A sum waits for its domain's G reads: lazily only while they fit. */
+static bool nvls_gen_ok(const struct coll_ctx *c)
+{
+	return c->n / nvls_domains(c) <= TRACE_STEP_MAXDEPS;
 }
 
 static const char *nvls_phase(const struct coll_ctx *c, uint32_t phase)
@@ -385,7 +446,10 @@ const struct coll_algo coll_nvls_allreduce = {
 	.endpoints = nvls_endpoints,
 	.nchunks = nvls_nchunks,
 	.nsteps = nvls_nsteps,
-	.lower = nvls_lower,
+	.lower = coll_lower_gen,
+	.gen = nvls_gen,
+	.reach = nvls_reach,
+	.gen_ok = nvls_gen_ok,
 	.phase_name = nvls_phase,
 	.describe = nvls_describe,
 };

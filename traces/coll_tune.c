@@ -38,10 +38,11 @@
  * overhead per step across servers (1 us on Intel and Arm hosts, 2 us on
  * AMD ones, times 3 for Simple; 0 on one server), and the bandwidth caps
  * below. LL128 is a candidate where NCCL enables it by default
- * (trace_tune.ll128). The candidates: ring, tree and, on one NVLink
- * domain whose switches reduce, NVLS (nvls_time) for an allreduce; the
- * ring for allgather, reducescatter, broadcast and reduce (NCCL's without
- * NVLSTree, PAT or CollNet); an all-to-all sends to every peer at once,
+ * (trace_tune.ll128). The candidates: ring, tree and, where the NVLink
+ * switches reduce, NVLS (nvls_time) on one domain and NVLSTree
+ * (nvlstree_time) across domains for an allreduce; the ring for
+ * allgather, reducescatter, broadcast and reduce (NCCL's without NVLS for
+ * them, PAT or CollNet); an all-to-all sends to every peer at once,
  * with Simple. NCCL_ALGO's and NCCL_PROTO's lists (trace_op.algos,
  * .protos) narrow them. docs/servers.md has the crossovers.
  */
@@ -108,23 +109,6 @@ static const double nvls_speeds[4][12] = {
  * 1)/channels x 2 (an allreduce pipelines two operations); latency 25 us
  * (hwLat[NVLINK][NVLS][Simple]), no base latency. -1 where NCCL has none.
  */
-static double nvls_time(const struct trace_tune *tu, uint32_t nranks, uint64_t bytes)
-{
-	const uint32_t nch = nranks < 32 ? nranks : 32;
-	double s = 0, busbw;
-
-	if (!(tu->nvls_eff > 0) || (tu->arch & 3) < 2 || nch < 2)
-		return -1;
-	for (size_t i = 0; i < 12 && !s; i++)
-		if (nvls_speeds[tu->arch & 3][i] > 0 &&
-		    (nch + 1) * nvls_speeds[tu->arch & 3][i] <= tu->nvlink_gbps)
-			s = nvls_speeds[tu->arch & 3][i];
-	if (!s)
-		return -1;
-	busbw = nch * s * tu->nvls_eff * (nch - 1.0) / nch * 2.0;
-	return 25.0 + (double)bytes / (1000.0 * busbw * nranks / (2.0 * (nranks - 1)));
-}
-
 static uint32_t ilog2(uint64_t x)
 {
 	uint32_t l = 0;
@@ -132,6 +116,62 @@ static uint32_t ilog2(uint64_t x)
 	while (x >>= 1)
 		l++;
 	return l;
+}
+
+static double nvls_speed(const struct trace_tune *tu, uint32_t nch)
+{
+	if (!(tu->nvls_eff > 0) || (tu->arch & 3) < 2 || nch < 2)
+		return 0;
+	for (size_t i = 0; i < 12; i++)
+		if (nvls_speeds[tu->arch & 3][i] > 0 &&
+		    (nch + 1) * nvls_speeds[tu->arch & 3][i] <= tu->nvlink_gbps)
+			return nvls_speeds[tu->arch & 3][i];
+	return 0;
+}
+
+static double nvls_time(const struct trace_tune *tu, uint32_t nranks, uint64_t bytes)
+{
+	const uint32_t nch = nranks < 32 ? nranks : 32;
+	const double s = nvls_speed(tu, nch);
+	double busbw;
+
+	if (!s)
+		return -1;
+	busbw = nch * s * tu->nvls_eff * (nch - 1.0) / nch * 2.0;
+	return 25.0 + (double)bytes / (1000.0 * busbw * nranks / (2.0 * (nranks - 1)));
+}
+
+/* perChMaxNVLSTreeBws, Hopper and Blackwell [nodes: 1, 2, more] (none on one node) */
+static const double nvlstree_max_bw[4][3] = {
+	[2] = { 0, 57.7, 45.5 }, [3] = { 0, 96.0, 80.0 },
+};
+
+/*
+ * NVLSTree across nnodes NVLink domains of G GPUs each (tuning.cc): the
+ * NVLS graph (min(G, 32) channels, each at the NVLS search speed s within
+ * a server and the NIC's speed between them) with a channel's bandwidth
+ * min(2 s nvlsEfficiency (nch-1)/nch, NIC x 2 on two nodes (each head
+ * both sends and receives half the data: the two trees), the per-channel
+ * cap); algBw = busBw nRanks / (2 (nRanks - 1)); latency NVLink's 25 us
+ * plus 2 log2(nnodes) network steps of 20.9 us (hwLat[NET][NVLSTree]),
+ * no base latency. NCCL also scales it by treeCorrectionFactor on
+ * Blackwell with x86 hosts; the Blackwell preset's Grace is Arm.
+ */
+static double nvlstree_time(const struct trace_tune *tu, uint32_t nranks, uint32_t nnodes,
+			    uint64_t bytes)
+{
+	const uint32_t G = nranks / nnodes, nch = G < 32 ? G : 32;
+	const uint32_t ix = nnodes <= 2 ? 1 : 2;
+	const double s = nvls_speed(tu, nch);
+	double bw, busbw;
+
+	if (!s || nranks % nnodes || !nvlstree_max_bw[tu->arch & 3][ix])
+		return -1;
+	bw = fmin(fmin(s * tu->nvls_eff * (nch - 1.0) / nch * 2.0, tu->bw * (nnodes <= 2 ? 2 : 1)),
+		  nvlstree_max_bw[tu->arch & 3][ix]);
+	busbw = nch * bw;
+	return 25.0 + 2.0 * ilog2(nnodes) * 20.9 +
+	       (double)bytes / (1000.0 * busbw * nranks / (2.0 * (nranks - 1)));
 }
 
 double coll_tune_time(const struct trace_tune *tu, enum trace_coll coll, enum trace_algo algo,
@@ -145,9 +185,10 @@ double coll_tune_time(const struct trace_tune *tu, enum trace_coll coll, enum tr
 	const double llmax = ll_max_bw[nnodes == 1 ? arch : tu->amd ? 1 : 0][ix];
 	double lat, busbw, algbw, nsteps, intra, inter;
 
-	if (algo == TRACE_ALGO_NVLS)	/* one NVLink domain; Simple only */
-		return coll == TRACE_ALLREDUCE && nnodes == 1 && proto == TRACE_PROTO_SIMPLE ?
-		       nvls_time(tu, nranks, bytes) : -1;
+	if (algo == TRACE_ALGO_NVLS)	/* NVLS on one NVLink domain, NVLSTree across; Simple */
+		return coll != TRACE_ALLREDUCE || proto != TRACE_PROTO_SIMPLE || !nnodes ? -1 :
+		       nnodes == 1 ? nvls_time(tu, nranks, bytes) :
+				     nvlstree_time(tu, nranks, nnodes, bytes);
 	if (nranks < 2 || !nnodes || !nch || proto == TRACE_PROTO_AUTO ||
 	    (algo != TRACE_ALGO_RING && !(tree && coll == TRACE_ALLREDUCE)) ||
 	    (proto == TRACE_PROTO_LL128 && !tu->ll128))

@@ -415,7 +415,7 @@ uint64_t trace_mem_budget_default(void);
  * TRACE_STEP_MAXDEPS). Lazy steps are made in `tmp`. NULL when s is out
  * of range.
  */
-#define TRACE_STEP_MAXDEPS 4
+#define TRACE_STEP_MAXDEPS 72	/* an NVLS sum waits for every GPU of an NVL72 domain */
 const struct trace_step *trace_program_step(const struct trace_program *p, uint32_t s,
 					    struct trace_step *tmp, const uint32_t **deps,
 					    uint32_t *buf);

@@ -4,8 +4,8 @@
 #    rate and leaf radix, and the '# ibfab: server=P' line; `topo show`
 #    names the servers; the file reads back the same;
 #  - an nccl-tests sweep on two DGX H100-like servers: NVLink inside the
-#    servers, NCCL's tuned choice per size (tree when small, ring when
-#    large) in the table and in --json's collectives ("auto": true), the
+#    servers, NCCL's tuned choice per size (tree when small, NVLSTree
+#    when large; without NVLS the ring) in the table and in --json's collectives ("auto": true), the
 #    ndr fabric preset the file implies, --set winning over the file;
 #  - bad input refused with the file, the line and what was expected.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
@@ -27,11 +27,21 @@ grep -q '^preset  *ndr:' "$tmp/ar.out" || fail "the file's server did not bring 
 grep -q '^nvlink  ' "$tmp/ar.out" || fail "no nvlink line"
 grep -q '65536 .*\[double binary tree, LL\]$' "$tmp/ar.out" ||
 	fail "64 KiB on 2 servers is not NCCL's tree with LL"
-grep -q '268435456 .*\[ring, Simple\]$' "$tmp/ar.out" ||
-	fail "256 MiB on 2 servers is not NCCL's ring with Simple"
+grep -q '268435456 .*\[nvls (NVLink SHARP), Simple\]$' "$tmp/ar.out" ||
+	fail "256 MiB on 2 servers is not NCCL's NVLSTree"
+grep -q '^nvlink .* 0 sends to other servers relayed' "$tmp/ar.out" ||
+	fail "NVLSTree's heads relayed sends (they sit on their own rails)"
+# without NVLS (NCCL_NVLS_ENABLE=0), the ring with Simple and PXN's relays
+echo 'NCCL_NVLS_ENABLE=0 mpirun -np 2 ./all_reduce_perf -b 256M -e 256M -g 8 -n 1' > "$tmp/nonvls.nccl"
+"$IBFAB" run --topo "$topo" --trace "$tmp/nonvls.nccl" > "$tmp/nonvls.out" || fail "NCCL_NVLS_ENABLE=0"
+grep -q '268435456 .*\[ring, Simple\]$' "$tmp/nonvls.out" ||
+	fail "256 MiB on 2 servers without NVLS is not NCCL's ring with Simple"
+grep -q '^nvlink .* [1-9][0-9]* sends to other servers relayed' "$tmp/nonvls.out" ||
+	fail "the ring's sends were not relayed to their rails (PXN)"
 # a NIC across the CPU: NCCL leaves LL128 off, so 1 MiB on two servers
-# takes the LL ring (90.4 us in NCCL's model) instead of the LL128 tree
-echo 'mpirun -np 2 ./all_reduce_perf -b 1M -e 1M -g 8 -n 1' > "$tmp/1m.nccl"
+# without NVLS takes the LL ring (90.4 us in NCCL's model) instead of the
+# LL128 tree (with NVLS, NVLSTree: 71.1 us)
+echo 'NCCL_NVLS_ENABLE=0 mpirun -np 2 ./all_reduce_perf -b 1M -e 1M -g 8 -n 1' > "$tmp/1m.nccl"
 "$IBFAB" run --topo "$topo" --trace "$tmp/1m.nccl" > "$tmp/1m.out" || fail "1 MiB"
 grep -q '1048576 .*\[double binary tree, LL128\]$' "$tmp/1m.out" || fail "1 MiB is not the LL128 tree"
 "$IBFAB" run --topo "$topo" --trace "$tmp/1m.nccl" --set host.gpu_same_switch=off > "$tmp/far.out" ||
@@ -41,12 +51,12 @@ python3 - "$tmp/ar.json" <<'PY' || fail "--json's collectives and nvlink"
 import json, sys
 j = json.load(open(sys.argv[1]))
 c = j["collectives"]
-assert [x["algorithm"] for x in c] == ["double binary tree", "double binary tree", "ring"], c
-assert [x["protocol"] for x in c] == ["LL", "LL128", "Simple"], c
+assert [x["algorithm"] for x in c] == ["double binary tree"] + 2 * ["nvls (NVLink SHARP)"], c
+assert [x["protocol"] for x in c] == ["LL", "Simple", "Simple"], c
 assert all(x.get("auto") is True for x in c), c
-assert c[-1]["busbw_gbps"] > 300, c[-1]
+assert c[-1]["busbw_gbps"] > 400, c[-1]
 nv = j["nvlink"]
-assert nv["transfers"] > 0 and nv["bytes"] > 0 and nv["pxn_relays"] > 0, nv
+assert nv["transfers"] > 0 and nv["bytes"] > 0 and nv["pxn_relays"] == 0, nv
 PY
 # what the command line says wins over the file: no servers, one flat ring
 "$IBFAB" run --topo "$topo" --trace "$tmp/ar.nccl" --set server.preset=none > "$tmp/none.out" ||

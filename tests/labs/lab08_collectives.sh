@@ -10,7 +10,7 @@ echo './all_reduce_perf -b 1M -e 1G -f 32 -g 8 -n 1' > one.nccl
 echo 'mpirun -np 2 ./all_reduce_perf -b 8 -e 1G -f 32 -g 8 -n 1' > two.nccl
 printf 'ranks 128\nring_1M: allreduce 1MiB algo=ring\ntree_1M: allreduce 1MiB algo=tree\nring_1G: allreduce 1GiB algo=ring\ntree_1G: allreduce 1GiB algo=tree\n' > rt.trace
 printf 'ranks 128\nallreduce 1GiB\n' > ar128.trace
-printf 'ranks 16\nallreduce 1GiB\n' > ar16.trace
+printf 'ranks 16\nallreduce 1GiB algo=ring\n' > ar16.trace
 r() { "$IBFAB" run "${@:2}" > "$1.out" 2>&1 || fail "ibfab run ${*:2}: $(tail -1 "$1.out")"; }
 r one --topo "$EX/dgx-h100-2.topo" --trace one.nccl
 r two --topo "$EX/dgx-h100-2.topo" --trace two.nccl
@@ -47,12 +47,12 @@ for s, v, a in [(1048576, 107.33, "ring, LL"), (33554432, 379.53, "nvls (NVLink 
     want("one", f"allreduce {s}", 1, v); algo("one", f"allreduce {s}", a)
 for s in [8, 256, 8192]:
     algo("two", f"allreduce {s}", "double binary tree, LL")
-for s in [262144, 8388608]:
-    algo("two", f"allreduce {s}", "double binary tree, LL128")
-algo("two", "allreduce 268435456", "ring, Simple")
+algo("two", "allreduce 262144", "double binary tree, LL128")
+for s in [8388608, 268435456]:
+    algo("two", f"allreduce {s}", "nvls (NVLink SHARP), Simple")
 want("one", "allreduce 1048576", 0, 17.10)
-want("two", "allreduce 8", 0, 18.73); want("two", "allreduce 268435456", 1, 349.68)
-line("two", "960 sends to other servers relayed"); line("two", "busy 0.0% on average")
+want("two", "allreduce 8", 0, 18.73); want("two", "allreduce 268435456", 1, 485.88)
+line("two", " 0 sends to other servers relayed"); line("two", "busy 0.0% on average")
 want("flat", "allreduce 268435456", 1, 49.44); want("flat", "allreduce 8", 0, 46.64)
 line("flat", "busy 97.3% on average")
 if "nvlink " in text("flat"): bad.append("flat: NVLink used without servers")

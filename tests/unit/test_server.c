@@ -226,12 +226,19 @@ struct srv_run {
 	uint64_t copies, hostmem;	/* staging copies, host memory bytes (models/host) */
 	size_t steps;		/* the program's */
 	sim_time_t op0;		/* the first op's time, as the nccl-tests table has it */
+	size_t live_peak;	/* steps the replay held at once */
+	size_t stored;		/* steps the program stored (none when lazy) */
+	uint64_t events;
 };
 
 /* replay_servers also gives the trace NCCL's view of the preset's servers
  * (trace.tune), as ibfab run does: collectives then pay their kernels'
  * launch. Off by default, so that the closed forms have no launch in them. */
 static bool with_tune;
+/* replay_servers lowers lazily (trace_program.lazy) when set; and calls
+ * inspect, when set, with the program it lowered */
+static bool with_lazy;
+static void (*inspect)(const struct trace_program *p);
 
 static void replay_servers(const struct net *n0, const struct fab_params *prm, const char *text,
 			   struct srv_run *out)
@@ -283,8 +290,11 @@ static void replay_servers(const struct net *n0, const struct fab_params *prm, c
 		}
 	}
 	trace_program_init(&p, &t);
+	p.lazy = with_lazy;
 	CU_ASSERT_EQUAL_FATAL(trace_lower(&t, &p, &d), 0);
-	for (uint32_t op = 0; op < t.nops; op++)	/* every lowering is a correct algorithm */
+	if (inspect)
+		inspect(&p);
+	for (uint32_t op = 0; op < t.nops && !with_lazy; op++)	/* every lowering is a correct algorithm */
 		if (t.ops[op].kind == TRACE_COLL && coll_check(&p, op, &d)) {
 			fprintf(stderr, "\n  coll_check: %s\n", d.msg);
 			CU_FAIL("coll_check");
@@ -317,6 +327,9 @@ static void replay_servers(const struct net *n0, const struct fab_params *prm, c
 			out->spine_bytes += s.xmit_bytes;
 	}
 	out->steps = p.nsteps;
+	out->live_peak = r.live_peak;
+	out->stored = p.nstored;
+	out->events = fab_engine(f)->events;
 	trace_results_free(&r);
 	fab_destroy(f);
 	fab_msgs_free(&msgs);
@@ -572,7 +585,17 @@ static void test_tune(void)
 
 	CU_ASSERT_DOUBLE_EQUAL(TT(&h100n, ALLREDUCE, NVLS, SIMPLE, 8, 1, 1 << 30),
 			       25 + 1073741824.0 / (1000 * 476 * 8 / 14.0), eps);
-	CU_ASSERT(TT(&h100n, ALLREDUCE, NVLS, SIMPLE, 16, 2, 1 << 30) < 0);
+	/*
+	 * NVLSTree across servers: the same graph's 8 channels, each
+	 * min(40 x 0.85 x 7/8 x 2 = 59.5, the NIC's 48 (x 2 on two servers),
+	 * perChMaxNVLSTreeBw 57.7 on two servers, 45.5 on more): busBw 461.6
+	 * on two, 364 on sixteen; latency 25 + 2 log2(nodes) x 20.9.
+	 */
+	CU_ASSERT_DOUBLE_EQUAL(TT(&h100n, ALLREDUCE, NVLS, SIMPLE, 16, 2, 1 << 30),
+			       66.8 + 1073741824.0 / (1000 * 461.6 * 16 / 30.0), eps);
+	CU_ASSERT_DOUBLE_EQUAL(TT(&h100n, ALLREDUCE, NVLS, SIMPLE, 128, 16, 1 << 30),
+			       192.2 + 1073741824.0 / (1000 * 364 * 128 / 254.0), eps);
+	CU_ASSERT(TT(&h100n, ALLREDUCE, NVLS, SIMPLE, 17, 2, 1 << 30) < 0);	/* unequal servers */
 	CU_ASSERT(TT(&h100n, ALLREDUCE, NVLS, LL, 8, 1, 1 << 30) < 0);
 	CU_ASSERT(TT(&h100n, ALLGATHER, NVLS, SIMPLE, 8, 1, 1 << 30) < 0);
 	CU_ASSERT(TT(&h100, ALLREDUCE, NVLS, SIMPLE, 8, 1, 1 << 30) < 0);
@@ -582,8 +605,39 @@ static void test_tune(void)
 			TRACE_ALGO_NVLS);
 	CU_ASSERT_EQUAL(coll_tune_pick(&h100n, TRACE_ALLREDUCE, TRACE_ALGO_AUTO, 8, 1, 1ull << 30, 0, 0).algo,
 			TRACE_ALGO_NVLS);
-	CU_ASSERT_EQUAL(coll_tune_pick(&h100n, TRACE_ALLREDUCE, TRACE_ALGO_AUTO, 16, 2, 1ull << 30, 0, 0).algo,
-			TRACE_ALGO_RING);
+	/*
+	 * With NVLS across servers: two, the tree with LL to 128 KiB, with
+	 * LL128 to 2 MiB, NVLSTree from 4 MiB (83.8 us against the LL128
+	 * tree's 84.2); sixteen, NVLSTree from 32 MiB to 4 GiB, then the
+	 * ring (busBw 384 against 364: 46.06 ms against 47.02 at 8 GiB);
+	 * 128, NVLSTree from 64 MiB (1 GiB: 6.21 ms, the tree 7.72).
+	 */
+	static const struct {
+		uint32_t nodes;
+		uint64_t bytes;
+		enum trace_algo algo;
+		enum trace_proto proto;
+	} nv[] = {
+		{ 2, 128 << 10, TRACE_ALGO_TREE, TRACE_PROTO_LL },
+		{ 2, 2 << 20, TRACE_ALGO_TREE, TRACE_PROTO_LL128 },
+		{ 2, 4 << 20, TRACE_ALGO_NVLS, TRACE_PROTO_SIMPLE },
+		{ 2, 8ull << 30, TRACE_ALGO_NVLS, TRACE_PROTO_SIMPLE },
+		{ 16, 16 << 20, TRACE_ALGO_TREE, TRACE_PROTO_LL128 },
+		{ 16, 32 << 20, TRACE_ALGO_NVLS, TRACE_PROTO_SIMPLE },
+		{ 16, 4ull << 30, TRACE_ALGO_NVLS, TRACE_PROTO_SIMPLE },
+		{ 16, 8ull << 30, TRACE_ALGO_RING, TRACE_PROTO_SIMPLE },
+		{ 128, 32 << 20, TRACE_ALGO_TREE, TRACE_PROTO_LL128 },
+		{ 128, 1ull << 30, TRACE_ALGO_NVLS, TRACE_PROTO_SIMPLE },
+	};
+
+	for (size_t i = 0; i < sizeof(nv) / sizeof(nv[0]); i++) {
+		struct coll_tune_choice c = coll_tune_pick(&h100n, TRACE_ALLREDUCE, TRACE_ALGO_AUTO,
+							   8 * nv[i].nodes, nv[i].nodes, nv[i].bytes,
+							   0, 0);
+
+		CU_ASSERT_EQUAL(c.algo, nv[i].algo);
+		CU_ASSERT_EQUAL(c.proto, nv[i].proto);
+	}
 	/* NCCL_ALGO's list: without NVLS, the Simple ring at 1 GiB */
 	CU_ASSERT_EQUAL(coll_tune_pick(&h100n, TRACE_ALLREDUCE, TRACE_ALGO_AUTO, 8, 1, 1ull << 30, 0,
 				       (1u << TRACE_ALGO_RING) | (1u << TRACE_ALGO_TREE)).algo,
@@ -830,6 +884,31 @@ static void test_protocols(void)
  * each way at 0.85 of 370.8 GB/s - faster than the ring's 2(G-1)/G S.
  * The reduction check (in replay_servers) proves the steps right.
  */
+/* inspect: what a read of NVLS's second piece waits for (two pieces, one
+ * channel) - the sum of the first piece of its head (phase 2) across
+ * servers, its store (phase 5) inside one; counts the reads checked */
+static size_t nvls_seen;
+
+static void nvls_piece_deps(const struct trace_program *p)
+{
+	const uint32_t nx = p->trace->nranks > 8 ? 2 : 1;
+
+	for (size_t s = 0; s < p->nsteps; s++) {
+		const struct trace_step *st = &p->steps[s];
+
+		if (st->kind != TS_XFER || st->phase != 1 || st->chunk % 2 != 1)
+			continue;
+		nvls_seen++;
+		CU_ASSERT_EQUAL(st->ndeps, 1);
+		if (st->ndeps != 1)
+			continue;
+		const struct trace_step *dp = &p->steps[p->deps[st->dep_off]];
+
+		CU_ASSERT_EQUAL(dp->phase, nx == 2 ? 2 : 5);
+		CU_ASSERT_EQUAL(dp->chunk, st->chunk - 1);
+	}
+}
+
 static void test_nvls(void)
 {
 	struct fab_params prm;
@@ -870,6 +949,28 @@ static void test_nvls(void)
 	CU_ASSERT_EQUAL(a.steps, 2 * 8 * (2 * 18 + 2));
 	CU_ASSERT_EQUAL(a.spine_bytes, 0);
 	CU_ASSERT(a.fabric_bytes > 2 * (uint64_t)S);
+	/* NVLSTree's steps made as the replay reaches them: none stored, the
+	 * same run to the picosecond, a fraction of the steps held at once
+	 * (128 pieces a head, 8 in flight) */
+	replay_servers(&n, &prm, "ranks 16\nallreduce 256MiB algo=nvls channels=2\n", &a);
+	with_lazy = true;
+	replay_servers(&n, &prm, "ranks 16\nallreduce 256MiB algo=nvls channels=2\n", &r);
+	with_lazy = false;
+	CU_ASSERT_EQUAL(a.end, r.end);
+	CU_ASSERT_EQUAL(a.events, r.events);
+	CU_ASSERT_EQUAL(a.r.nvlink_xfers, r.r.nvlink_xfers);
+	CU_ASSERT_EQUAL(a.fabric_bytes, r.fabric_bytes);
+	CU_ASSERT(r.live_peak < a.steps / 4);
+	CU_ASSERT_EQUAL(a.stored, a.steps);
+	CU_ASSERT_EQUAL(r.stored, 0);
+	/* a head pulls its pieces' sums one after another: across servers the
+	 * reads of piece 1 wait for the sum of piece 0 (in a server, for its
+	 * store) */
+	inspect = nvls_piece_deps;
+	replay_servers(&n, &prm, "ranks 16\nallreduce 64MiB algo=nvls channels=1 chunks=2\n", &a);
+	replay_servers(&n, &prm, "ranks 8\nallreduce 64MiB algo=nvls channels=1 chunks=2\n", &a);
+	inspect = NULL;
+	CU_ASSERT_EQUAL(nvls_seen, 2 * 8 * 8 + 8 * 8);
 	net_free(&n);
 	/* three servers: the shifted double binary tree, checked */
 	gen_servers(&n, 3, "dgx-h100");
