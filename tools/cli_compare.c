@@ -647,7 +647,7 @@ static int collect(struct cli_run *run, struct tp_sampler *tp, struct cmp_result
 		k++;
 		trace_op_label(t, (uint32_t)i, c->label, sizeof(c->label));
 		c->collective = trace_coll_names[op->coll];
-		c->algorithm = coll_algo_label(op->coll, op->algo);
+		c->algorithm = coll_op_label(t, op);
 		c->bytes = op->bytes;
 		c->ranks = t->comms[op->comm].n;
 		c->start_ps = rep.tres->op_start[i];

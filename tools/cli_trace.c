@@ -75,7 +75,7 @@ void cli_trace_json(struct sim_json *j, const struct cli_report *rep)
 		sim_json_obj_begin(j);
 		sim_json_kstr(j, "name", trace_op_label(t, (uint32_t)i, label, sizeof(label)));
 		sim_json_kstr(j, "collective", trace_coll_names[op->coll]);
-		sim_json_kstr(j, "algorithm", coll_algo_label(op->coll, op->algo));
+		sim_json_kstr(j, "algorithm", coll_op_label(t, op));
 		sim_json_kstr(j, "protocol", trace_proto_labels[trace_op_proto(op)]);
 		/* algo=auto or proto=auto on GPU servers: what NCCL's tuning
 		 * model chose */
@@ -140,7 +140,7 @@ int cli_trace_csv(FILE *out, const struct net *net, const struct trace_program *
 
 		cli_csv_field(out, trace_op_label(t, (uint32_t)i, label, sizeof(label)));
 		fprintf(out, ",%s,%s,%s,%" PRIu64 ",%u,%" PRIu64 ",%" PRIu64 ",%.6f,%.6f\n",
-			trace_coll_names[op->coll], coll_algo_label(op->coll, op->algo),
+			trace_coll_names[op->coll], coll_op_label(t, op),
 			trace_proto_labels[trace_op_proto(op)], op->bytes,
 			n, r->op_start[i], r->op_end[i], algbw / 1e9,
 			algbw * coll_busbw_factor(op->coll, n) / 1e9);

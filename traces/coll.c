@@ -70,6 +70,19 @@ const char *coll_algo_label(enum trace_coll coll, enum trace_algo algo)
 	return a ? a->name : "?";
 }
 
+const char *coll_op_label(const struct trace *t, const struct trace_op *op)
+{
+	const struct trace_comm *cm = &t->comms[op->comm];
+
+	/* NVLS across NVLink domains is NCCL's NVLSTree: name it so, as
+	 * NCCL's logs do */
+	if (op->algo == TRACE_ALGO_NVLS && t->rank_group && cm->n)
+		for (uint32_t k = 1; k < cm->n; k++)
+			if (t->rank_group[cm->ranks[k]] != t->rank_group[cm->ranks[0]])
+				return "nvls tree (NVLSTree)";
+	return coll_algo_label(op->coll, op->algo);
+}
+
 double coll_busbw_factor(enum trace_coll c, uint32_t nranks)
 {
 	double n = nranks;

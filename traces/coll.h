@@ -189,6 +189,9 @@ const struct coll_algo *coll_algo_find(enum trace_coll coll, enum trace_algo alg
 /* Its name for reports ("ring", "double binary tree", "dissemination"),
  * "?" when unsupported. */
 const char *coll_algo_label(enum trace_coll coll, enum trace_algo algo);
+/* The name reports give an op's algorithm: its label, but for NVLS over
+ * several NVLink domains, "nvls tree (NVLSTree)". */
+const char *coll_op_label(const struct trace *t, const struct trace_op *op);
 /* The chunks step s carries: first, and how many (a run may wrap modulo
  * program.op_nchunks[op]). A step of no collective: *first = chunk, 1. */
 void coll_step_chunks(const struct trace_program *p, uint32_t s, uint32_t *first,

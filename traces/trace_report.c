@@ -75,7 +75,7 @@ void trace_nccl_table(FILE *out, const struct trace_program *p, const struct tra
 			fprintf(out, " x%zu", j - i);
 		/* what NCCL's tuning model chose (coll_tune.c) */
 		if (op->auto_algo || op->auto_proto)
-			fprintf(out, " [%s, %s]", coll_algo_label(op->coll, op->algo),
+			fprintf(out, " [%s, %s]", coll_op_label(t, op),
 				trace_proto_labels[trace_op_proto(op)]);
 		fputc('\n', out);
 		sum_busbw += busbw;

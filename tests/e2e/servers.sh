@@ -27,7 +27,7 @@ grep -q '^preset  *ndr:' "$tmp/ar.out" || fail "the file's server did not bring 
 grep -q '^nvlink  ' "$tmp/ar.out" || fail "no nvlink line"
 grep -q '65536 .*\[double binary tree, LL\]$' "$tmp/ar.out" ||
 	fail "64 KiB on 2 servers is not NCCL's tree with LL"
-grep -q '268435456 .*\[nvls (NVLink SHARP), Simple\]$' "$tmp/ar.out" ||
+grep -q '268435456 .*\[nvls tree (NVLSTree), Simple\]$' "$tmp/ar.out" ||
 	fail "256 MiB on 2 servers is not NCCL's NVLSTree"
 grep -q '^nvlink .* 0 sends to other servers relayed' "$tmp/ar.out" ||
 	fail "NVLSTree's heads relayed sends (they sit on their own rails)"
@@ -51,7 +51,7 @@ python3 - "$tmp/ar.json" <<'PY' || fail "--json's collectives and nvlink"
 import json, sys
 j = json.load(open(sys.argv[1]))
 c = j["collectives"]
-assert [x["algorithm"] for x in c] == ["double binary tree"] + 2 * ["nvls (NVLink SHARP)"], c
+assert [x["algorithm"] for x in c] == ["double binary tree"] + 2 * ["nvls tree (NVLSTree)"], c
 assert [x["protocol"] for x in c] == ["LL", "Simple", "Simple"], c
 assert all(x.get("auto") is True for x in c), c
 assert c[-1]["busbw_gbps"] > 400, c[-1]

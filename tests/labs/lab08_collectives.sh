@@ -49,7 +49,7 @@ for s in [8, 256, 8192]:
     algo("two", f"allreduce {s}", "double binary tree, LL")
 algo("two", "allreduce 262144", "double binary tree, LL128")
 for s in [8388608, 268435456]:
-    algo("two", f"allreduce {s}", "nvls (NVLink SHARP), Simple")
+    algo("two", f"allreduce {s}", "nvls tree (NVLSTree), Simple")
 want("one", "allreduce 1048576", 0, 17.10)
 want("two", "allreduce 8", 0, 18.73); want("two", "allreduce 268435456", 1, 485.88)
 line("two", " 0 sends to other servers relayed"); line("two", "busy 0.0% on average")
