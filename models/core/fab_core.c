@@ -9,7 +9,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "models/hca/hca.h"	/* enum hca_qp_type: which transports resend */
 
 const char *const fab_fabric_names[] = {
 #define FAB_FABRIC_NAME(id, name, what, ...) name,

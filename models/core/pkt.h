@@ -14,6 +14,10 @@
 
 #include "sim/sim.h"
 
+/* ibv_qp_type: a packet's sender's (pkt.qpt), which decides whether a
+ * lost one is resent (fab_core.c's drop rule) */
+enum hca_qp_type { HCA_QPT_RC = 2, HCA_QPT_UC = 3, HCA_QPT_UD = 4 };
+
 enum ib_pkt_flags {
 	IB_PKT_FIRST = 1 << 0,		/* first packet of its message */
 	IB_PKT_LAST = 1 << 1,		/* last packet of its message */

@@ -23,15 +23,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "models/core/pkt.h"	/* enum hca_qp_type */
+#include "models/host/host.h"	/* enum hca_mem */
 #include "sim/sim.h"
 
 struct hca;
 struct hca_cq;
 struct hca_qp;
 struct hca_srq;
-
-/* ibv_qp_type */
-enum hca_qp_type { HCA_QPT_RC = 2, HCA_QPT_UC = 3, HCA_QPT_UD = 4 };
 
 /* ibv_qp_state */
 enum hca_qp_state {
@@ -81,9 +80,6 @@ enum {
 	HCA_SEND_LIST = 1u << 30,
 	HCA_SEND_LIST_MORE = 1u << 29,
 };
-
-/* Where a buffer lives (models/host decides what reaching it costs). */
-enum hca_mem { HCA_MEM_HOST, HCA_MEM_GPU };
 
 struct hca_mr {
 	struct hca *hca;

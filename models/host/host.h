@@ -86,10 +86,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "models/hca/hca.h"
 #include "sim/sim_param.h"
 #include "sim/sim.h"
 #include "sim/sim_diag.h"
+
+/* Where a buffer an HCA reaches lives: host memory or a GPU's (this model
+ * decides what reaching it costs) */
+enum hca_mem { HCA_MEM_HOST, HCA_MEM_GPU };
 
 #define HOST_WQE_BYTES		64	/* a send WQE: mlx5's 64-byte WQE basic block */
 #define HOST_CQE_BYTES		64	/* mlx5 CQE size */
