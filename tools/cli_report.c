@@ -590,7 +590,7 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 /* ---- JSON ------------------------------------------------------------ */
 
 static void json_vlarb(struct sim_json *j, const char *key,
-		       const struct fab_vlarb_entry *e, int n)
+		       const struct ib_vlarb_entry *e, int n)
 {
 	sim_json_key(j, key);
 	sim_json_arr_begin(j);
@@ -655,9 +655,9 @@ static void json_params(struct sim_json *j, const struct fab_params *p)
 	for (int i = 0; i < FAB_NSL; i++)
 		sim_json_u64(j, p->sl2vl[i]);
 	sim_json_arr_end(j);
-	json_vlarb(j, "vlarb.high", p->vlarb_high, p->vlarb_nhigh);
-	json_vlarb(j, "vlarb.low", p->vlarb_low, p->vlarb_nlow);
-	sim_json_ku64(j, "vlarb.limit_high", p->vlarb_limit);
+	json_vlarb(j, "vlarb.high", p->vlarb.high, p->vlarb.nhigh);
+	json_vlarb(j, "vlarb.low", p->vlarb.low, p->vlarb.nlow);
+	sim_json_ku64(j, "vlarb.limit_high", p->vlarb.limit);
 	sim_json_ku64(j, "switch.latency_ns", p->sw_latency_ns);
 	sim_json_ku64(j, "hca.latency_ns", p->hca_latency_ns);
 	sim_json_ku64(j, "hca.buffer", p->hca_buf_bytes);

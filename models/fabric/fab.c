@@ -643,7 +643,7 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 	f->transport = hca_ib_transport;
 	f->rc_transport = fab_kind_of(p)->tcp ? tcp_transport : NULL;
 	f->cc = cc_for(p);	/* DCQCN or IB CC at the HCAs, if on */
-	ib_vlarb_map_init(&f->vlarb_map, p);
+	ib_vlarb_map_init(&f->vlarb_map, &p->vlarb);
 	f->msgs = msgs;
 	f->seed = seed;
 	f->sw_lat = (sim_time_t)p->sw_latency_ns * SIM_NS;

@@ -20,6 +20,7 @@
 #include "models/eth/eth.h"
 #include "models/host/host.h"
 #include "models/ib/ib_cc.h"
+#include "models/ib/ib_vlarb.h"
 #include "models/roce/dcqcn.h"
 #include "models/server/server.h"
 #include "models/tcp/tcp.h"
@@ -30,15 +31,9 @@
 #define FAB_MAX_VLS 15		/* data VLs 0..14; VL15 is management */
 #define FAB_VL15 15
 #define FAB_NSL 16
-#define FAB_VLARB_ENTRIES 64	/* IBA 7.6.9: up to 64 entries per table */
 /* sim.max_csv_rows' default: 2^24 rows of links.csv, about 0.7 GB at the
  * 40-50 bytes a row takes */
 #define FAB_MAX_CSV_ROWS (1ull << 24)
-
-struct fab_vlarb_entry {
-	uint8_t vl;
-	uint8_t weight;		/* units of 64 bytes; 0 = entry unused */
-};
 
 /*
  * The fabric a run uses on the same topology (docs/architecture.md,
@@ -130,10 +125,7 @@ struct fab_params {
 	uint32_t fc_period_ns;		/* ib.fc_period_ns: periodic FC packets (0 = off) */
 	uint32_t fc_threshold;		/* ib.fc_threshold: blocks freed before an FC update (0 = never on free) */
 	uint8_t sl2vl[FAB_NSL];		/* ib.sl2vl: SL -> VL (same table on every port) */
-	struct fab_vlarb_entry vlarb_high[FAB_VLARB_ENTRIES];	/* vlarb.high "vl:weight,..." */
-	struct fab_vlarb_entry vlarb_low[FAB_VLARB_ENTRIES];	/* vlarb.low */
-	uint8_t vlarb_nhigh, vlarb_nlow;
-	uint8_t vlarb_limit;		/* vlarb.limit_high: LimitOfHighPriority, 4 KiB units, 255 = unbounded */
+	struct ib_vlarb_params vlarb;	/* vlarb.high, vlarb.low, vlarb.limit_high */
 	/* switch */
 	uint32_t sw_latency_ns;		/* switch.latency_ns: port-to-port, head in -> head out */
 	/* HCA */

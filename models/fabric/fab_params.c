@@ -153,19 +153,19 @@ static void default_sl2vl(struct fab_params *p)
 
 static void default_vlarb_high(struct fab_params *p)
 {
-	memset(p->vlarb_high, 0, sizeof(p->vlarb_high));
-	p->vlarb_nhigh = 0;
+	memset(p->vlarb.high, 0, sizeof(p->vlarb.high));
+	p->vlarb.nhigh = 0;
 }
 
 /* Every data VL once at the same weight: equal shares, round robin. */
 static void default_vlarb_low(struct fab_params *p)
 {
-	memset(p->vlarb_low, 0, sizeof(p->vlarb_low));
+	memset(p->vlarb.low, 0, sizeof(p->vlarb.low));
 	for (int vl = 0; vl < p->vls; vl++) {
-		p->vlarb_low[vl].vl = (uint8_t)vl;
-		p->vlarb_low[vl].weight = DEFAULT_WEIGHT;
+		p->vlarb.low[vl].vl = (uint8_t)vl;
+		p->vlarb.low[vl].weight = DEFAULT_WEIGHT;
 	}
-	p->vlarb_nlow = p->vls;
+	p->vlarb.nlow = p->vls;
 }
 
 static const struct preset *find_preset(const char *name)
@@ -192,7 +192,7 @@ static void apply_preset(struct fab_params *p, const struct preset *pr)
 	default_sl2vl(p);
 	default_vlarb_high(p);
 	default_vlarb_low(p);
-	p->vlarb_limit = 0;
+	p->vlarb.limit = 0;
 	p->sw_latency_ns = pr->sw_ns;
 	p->hca_latency_ns = pr->hca_ns;
 	/* the vendors' message rates (docs/host-model.md); no per-QP
@@ -551,11 +551,11 @@ static void print_sl2vl(const void *obj, const struct sim_param *k, char *buf, s
 }
 
 /* "vl:weight,vl:weight" (or "none" / empty for an empty table). */
-static int parse_vlarb(const char *v, struct fab_vlarb_entry *tab, uint8_t *n,
+static int parse_vlarb(const char *v, struct ib_vlarb_entry *tab, uint8_t *n,
 		       char *err, size_t errlen)
 {
-	char items[FAB_VLARB_ENTRIES][32], e[160];
-	struct fab_vlarb_entry t[FAB_VLARB_ENTRIES];
+	char items[IB_VLARB_ENTRIES][32], e[160];
+	struct ib_vlarb_entry t[IB_VLARB_ENTRIES];
 	int cnt;
 
 	if (!*v || !strcasecmp(v, "none")) {
@@ -563,7 +563,7 @@ static int parse_vlarb(const char *v, struct fab_vlarb_entry *tab, uint8_t *n,
 		*n = 0;
 		return 0;
 	}
-	cnt = split_list(v, items, FAB_VLARB_ENTRIES, err, errlen);
+	cnt = split_list(v, items, IB_VLARB_ENTRIES, err, errlen);
 	if (cnt < 0)
 		return -1;
 	memset(t, 0, sizeof(t));
@@ -597,7 +597,7 @@ static int set_vlarb_high(void *obj, const struct sim_param *k, const char *v,
 {
 	struct fab_params *p = obj;
 	(void)k;
-	if (parse_vlarb(v, p->vlarb_high, &p->vlarb_nhigh, err, errlen))
+	if (parse_vlarb(v, p->vlarb.high, &p->vlarb.nhigh, err, errlen))
 		return -1;
 	p->vlarb_high_set = true;
 	return 0;
@@ -608,13 +608,13 @@ static int set_vlarb_low(void *obj, const struct sim_param *k, const char *v,
 {
 	struct fab_params *p = obj;
 	(void)k;
-	if (parse_vlarb(v, p->vlarb_low, &p->vlarb_nlow, err, errlen))
+	if (parse_vlarb(v, p->vlarb.low, &p->vlarb.nlow, err, errlen))
 		return -1;
 	p->vlarb_low_set = true;
 	return 0;
 }
 
-static void print_vlarb(const struct fab_vlarb_entry *t, int n, char *buf, size_t len)
+static void print_vlarb(const struct ib_vlarb_entry *t, int n, char *buf, size_t len)
 {
 	size_t off = 0;
 
@@ -628,7 +628,7 @@ static void print_vlarb_high(const void *obj, const struct sim_param *k, char *b
 	const struct fab_params *p = obj;
 
 	(void)k;
-	print_vlarb(p->vlarb_high, p->vlarb_nhigh, buf, len);
+	print_vlarb(p->vlarb.high, p->vlarb.nhigh, buf, len);
 }
 
 static void print_vlarb_low(const void *obj, const struct sim_param *k, char *buf, size_t len)
@@ -636,7 +636,7 @@ static void print_vlarb_low(const void *obj, const struct sim_param *k, char *bu
 	const struct fab_params *p = obj;
 
 	(void)k;
-	print_vlarb(p->vlarb_low, p->vlarb_nlow, buf, len);
+	print_vlarb(p->vlarb.low, p->vlarb.nlow, buf, len);
 }
 
 static int set_check(void *obj, const struct sim_param *k, const char *v,
@@ -1162,7 +1162,7 @@ static const struct sim_param keys[] = {
 		"high-priority VLArb table VL:WEIGHT,... (weight x 64 bytes; none = empty)"),
 	SPECIAL("vlarb.low", set_vlarb_low, print_vlarb_low,
 		"low-priority VLArb table VL:WEIGHT,... (up to 64 entries)"),
-	GEN("vlarb.limit_high", K_UINT, vlarb_limit, 0, 255,
+	GEN("vlarb.limit_high", K_UINT, vlarb.limit, 0, 255,
 	    "LimitOfHighPriority: x 4 KiB of high before one low packet (255 = no limit)"),
 	GEN("switch.latency_ns", K_NS, sw_latency_ns, 0, UINT32_MAX,
 	    "switch port-to-port latency, head in to head out, ns"),
@@ -1709,11 +1709,11 @@ int fab_params_set(struct fab_params *p, const char *kv, struct sim_diag *d)
 /* ---- cross-field checks ----------------------------------------------- */
 
 static int check_vlarb(const struct fab_params *p, const char *key,
-		       const struct fab_vlarb_entry *t, int n, struct sim_diag *d)
+		       const struct ib_vlarb_entry *t, int n, struct sim_diag *d)
 {
-	if (n > FAB_VLARB_ENTRIES)
+	if (n > IB_VLARB_ENTRIES)
 		return sim_diag_set(d, NULL, 0, 0, "%s: %d entries (at most %d)", key, n,
-				    FAB_VLARB_ENTRIES);
+				    IB_VLARB_ENTRIES);
 	for (int i = 0; i < n; i++)
 		if (t[i].vl >= p->vls)
 			return sim_diag_set(d, NULL, 0, 0,
@@ -1798,20 +1798,20 @@ int fab_params_check(const struct fab_params *p, struct sim_diag *d)
 			return sim_diag_set(d, NULL, 0, 0,
 					    "ib.sl2vl: SL %d maps to VL %u, but ib.vls is %u (VLs 0..%u)",
 					    sl, p->sl2vl[sl], p->vls, p->vls - 1);
-	if (check_vlarb(p, "vlarb.high", p->vlarb_high, p->vlarb_nhigh, d) ||
-	    check_vlarb(p, "vlarb.low", p->vlarb_low, p->vlarb_nlow, d))
+	if (check_vlarb(p, "vlarb.high", p->vlarb.high, p->vlarb.nhigh, d) ||
+	    check_vlarb(p, "vlarb.low", p->vlarb.low, p->vlarb.nlow, d))
 		return -1;
 	/*
 	 * A VL that some SL uses but neither table serves with weight > 0 is
 	 * never picked by the arbiter (IBA 7.6.9): its packets would wait
 	 * forever and the run could not finish.
 	 */
-	for (int i = 0; i < p->vlarb_nhigh; i++)
-		if (p->vlarb_high[i].weight)
-			weighted |= (uint16_t)(1u << p->vlarb_high[i].vl);
-	for (int i = 0; i < p->vlarb_nlow; i++)
-		if (p->vlarb_low[i].weight)
-			weighted |= (uint16_t)(1u << p->vlarb_low[i].vl);
+	for (int i = 0; i < p->vlarb.nhigh; i++)
+		if (p->vlarb.high[i].weight)
+			weighted |= (uint16_t)(1u << p->vlarb.high[i].vl);
+	for (int i = 0; i < p->vlarb.nlow; i++)
+		if (p->vlarb.low[i].weight)
+			weighted |= (uint16_t)(1u << p->vlarb.low[i].vl);
 	for (int sl = 0; sl < FAB_NSL; sl++)
 		if (!(weighted & (1u << p->sl2vl[sl])))
 			return sim_diag_set(d, NULL, 0, 0,

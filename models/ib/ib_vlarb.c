@@ -4,33 +4,32 @@
 
 #include <string.h>
 
-#include "models/fabric/fab.h"
 #include "sim/sim_log.h"
 
-void ib_vlarb_init(struct ib_vlarb *a, const struct fab_params *p)
+void ib_vlarb_init(struct ib_vlarb *a, const struct ib_vlarb_params *p)
 {
 	a->hi_idx = a->lo_idx = 0;
 	a->hi_sent = 0;
 	a->hi_mask = a->lo_mask = 0;
-	for (int i = 0; i < p->vlarb_nhigh; i++)
-		if (p->vlarb_high[i].weight)
-			a->hi_mask |= 1u << p->vlarb_high[i].vl;
-	for (int i = 0; i < p->vlarb_nlow; i++)
-		if (p->vlarb_low[i].weight)
-			a->lo_mask |= 1u << p->vlarb_low[i].vl;
-	a->hi_left = p->vlarb_nhigh ? p->vlarb_high[0].weight : 0;
-	a->lo_left = p->vlarb_nlow ? p->vlarb_low[0].weight : 0;
+	for (int i = 0; i < p->nhigh; i++)
+		if (p->high[i].weight)
+			a->hi_mask |= 1u << p->high[i].vl;
+	for (int i = 0; i < p->nlow; i++)
+		if (p->low[i].weight)
+			a->lo_mask |= 1u << p->low[i].vl;
+	a->hi_left = p->nhigh ? p->high[0].weight : 0;
+	a->lo_left = p->nlow ? p->low[0].weight : 0;
 }
 
-void ib_vlarb_map_init(struct ib_vlarb_map *m, const struct fab_params *p)
+void ib_vlarb_map_init(struct ib_vlarb_map *m, const struct ib_vlarb_params *p)
 {
 	memset(m, 0, sizeof(*m));
-	for (int i = 0; i < p->vlarb_nhigh; i++)
-		if (p->vlarb_high[i].weight)
-			m->hi[p->vlarb_high[i].vl & 15] |= 1ull << i;
-	for (int i = 0; i < p->vlarb_nlow; i++)
-		if (p->vlarb_low[i].weight)
-			m->lo[p->vlarb_low[i].vl & 15] |= 1ull << i;
+	for (int i = 0; i < p->nhigh; i++)
+		if (p->high[i].weight)
+			m->hi[p->high[i].vl & 15] |= 1ull << i;
+	for (int i = 0; i < p->nlow; i++)
+		if (p->low[i].weight)
+			m->lo[p->low[i].vl & 15] |= 1ull << i;
 }
 
 /*
@@ -41,7 +40,7 @@ void ib_vlarb_map_init(struct ib_vlarb_map *m, const struct fab_params *p)
  * offers only VLs the table serves, so only a guard), the arbiter rests on
  * the entry after the current one, where a lap of the table would leave it.
  */
-static int table_pick(const struct fab_vlarb_entry *tab, const uint64_t *by_vl, uint8_t n,
+static int table_pick(const struct ib_vlarb_entry *tab, const uint64_t *by_vl, uint8_t n,
 		      uint8_t *idx, int32_t *left, uint16_t ready)
 {
 	unsigned i = *idx, j;
@@ -66,7 +65,7 @@ static int table_pick(const struct fab_vlarb_entry *tab, const uint64_t *by_vl, 
 	return tab[j].vl;
 }
 
-int ib_vlarb_pick(struct ib_vlarb *a, const struct fab_params *p,
+int ib_vlarb_pick(struct ib_vlarb *a, const struct ib_vlarb_params *p,
 		  const struct ib_vlarb_map *m, uint16_t ready, enum ib_vlarb_table *table)
 {
 	uint16_t hi = ready & a->hi_mask, lo = ready & a->lo_mask;
@@ -80,17 +79,17 @@ int ib_vlarb_pick(struct ib_vlarb *a, const struct fab_params *p,
 	if (!hi)
 		a->hi_sent = 0;	/* high had nothing: its budget starts afresh */
 	/* LimitOfHighPriority: 255 unbounded; else limit x 4 KiB, at least one packet. */
-	uint32_t limit = p->vlarb_limit == 255 ? UINT32_MAX :
-			 (p->vlarb_limit ? p->vlarb_limit * 4096u : 1u);
+	uint32_t limit = p->limit == 255 ? UINT32_MAX :
+			 (p->limit ? p->limit * 4096u : 1u);
 	if (hi && !(lo && a->hi_sent >= limit)) {
-		vl = table_pick(p->vlarb_high, m->hi, p->vlarb_nhigh, &a->hi_idx, &a->hi_left, hi);
+		vl = table_pick(p->high, m->hi, p->nhigh, &a->hi_idx, &a->hi_left, hi);
 		if (vl >= 0) {
 			*table = IB_VLARB_HIGH;
 			return vl;
 		}
 	}
 	if (lo) {
-		vl = table_pick(p->vlarb_low, m->lo, p->vlarb_nlow, &a->lo_idx, &a->lo_left, lo);
+		vl = table_pick(p->low, m->lo, p->nlow, &a->lo_idx, &a->lo_left, lo);
 		if (vl >= 0) {
 			*table = IB_VLARB_LOW;
 			return vl;

@@ -21,7 +21,21 @@
 
 #include <stdint.h>
 
-struct fab_params;
+#define IB_VLARB_ENTRIES 64	/* IBA 7.6.9: up to 64 entries per table */
+
+struct ib_vlarb_entry {
+	uint8_t vl;
+	uint8_t weight;		/* units of 64 bytes; 0 = entry unused */
+};
+
+/* The tables every port uses (the parameters vlarb.high, vlarb.low and
+ * vlarb.limit_high: struct fab_params.vlarb) */
+struct ib_vlarb_params {
+	struct ib_vlarb_entry high[IB_VLARB_ENTRIES];	/* "vl:weight,..." */
+	struct ib_vlarb_entry low[IB_VLARB_ENTRIES];
+	uint8_t nhigh, nlow;
+	uint8_t limit;		/* LimitOfHighPriority, 4 KiB units, 255 = unbounded */
+};
 
 /* 24 bytes: it shares the transmitter's cache line (models/port/port.h), so the
  * tables are passed in, not pointed to. */
@@ -45,15 +59,15 @@ struct ib_vlarb_map {
 	uint64_t hi[16], lo[16];
 };
 
-void ib_vlarb_map_init(struct ib_vlarb_map *m, const struct fab_params *p);
-void ib_vlarb_init(struct ib_vlarb *a, const struct fab_params *p);
+void ib_vlarb_map_init(struct ib_vlarb_map *m, const struct ib_vlarb_params *p);
+void ib_vlarb_init(struct ib_vlarb *a, const struct ib_vlarb_params *p);
 /*
  * Choose a VL among `ready` (bit v set: VL v has a packet that fits its
  * credits). Returns the VL or -1, and in *table which table served it.
  * Picking commits the arbiter's position; call ib_vlarb_sent() for the
  * packet actually sent.
  */
-int ib_vlarb_pick(struct ib_vlarb *a, const struct fab_params *p,
+int ib_vlarb_pick(struct ib_vlarb *a, const struct ib_vlarb_params *p,
 		  const struct ib_vlarb_map *m, uint16_t ready, enum ib_vlarb_table *table);
 void ib_vlarb_sent(struct ib_vlarb *a, enum ib_vlarb_table table, uint32_t bytes,
 		   uint32_t blocks);

@@ -146,7 +146,7 @@ int port_init(struct fab *f, struct port *pt)
 						    IB_BLOCK_BYTES);
 	}
 	pt->vl[15].rx_cap = p->vl15_buf_bytes / IB_BLOCK_BYTES;
-	ib_vlarb_init(&pt->vlarb, p);
+	ib_vlarb_init(&pt->vlarb, &p->vlarb);
 	pt->ps_per_byte = link_ps_per_byte(pt->rate);
 	sim_rng_init(&pt->rng, f->seed, 0x504f525400000000ULL |
 		     ((uint64_t)pt->node->idx << 8) | pt->port_no);
@@ -404,7 +404,7 @@ void port_kick(struct port *pt)
 	}
 	enum ib_vlarb_table table = IB_VLARB_LOW;
 	int vl = !ready ? -1 : pt->link ? pt->link->ops->pick(pt, ready) :
-		 ib_vlarb_pick(&pt->vlarb, &f->p, &f->vlarb_map, ready, &table);
+		 ib_vlarb_pick(&pt->vlarb, &f->p.vlarb, &f->vlarb_map, ready, &table);
 
 	if (vl < 0) {
 		/* Data, but nothing fits its credits (or all of it is paused):

@@ -67,7 +67,7 @@ for e in sorted(inc):
 known_up = {
     "cc/cc_dcqcn.c -> fabric/fab.h", "cc/cc_ibcc.c -> fabric/fab.h",
     "core/fab_core.h -> fabric/fab.h", "core/fab_core.h -> ib/ib_vlarb.h",
-    "ib/ib_cc.c -> port/port.h", "ib/ib_vlarb.c -> fabric/fab.h",
+    "ib/ib_cc.c -> port/port.h",
     "port/port.h -> fabric/fab.h",
 }
 pub = set()

@@ -322,7 +322,7 @@ static void test_vlarb_high_priority(void)
  * (struct ib_vlarb_map); it must choose what this walk chooses and leave the
  * same entry and weight behind, or every run's timing changes.
  */
-static int walk_pick(const struct fab_vlarb_entry *tab, uint8_t n, uint8_t *idx,
+static int walk_pick(const struct ib_vlarb_entry *tab, uint8_t n, uint8_t *idx,
 		     int32_t *left, uint16_t ready)
 {
 	uint8_t i = *idx;
@@ -363,17 +363,17 @@ static void test_vlarb_map_walk(void)
 		tf_params(&p, "hdr");
 		/* Tables of 0 to 64 entries (a full one tests the 64-bit edge),
 		 * weights 0 (unused) to 255, some VLs absent. */
-		p.vlarb_nhigh = (uint8_t)(round % 5 == 0 ? 64 : sim_rng_below(&rng, 9));
-		p.vlarb_nlow = (uint8_t)(round % 7 == 0 ? 64 : 1 + sim_rng_below(&rng, 64));
-		for (int i = 0; i < FAB_VLARB_ENTRIES; i++) {
-			p.vlarb_high[i].vl = (uint8_t)sim_rng_below(&rng, (uint64_t)nvl);
-			p.vlarb_high[i].weight = (uint8_t)(sim_rng_below(&rng, 4) ? sim_rng_below(&rng, 256) : 0);
-			p.vlarb_low[i].vl = (uint8_t)sim_rng_below(&rng, (uint64_t)nvl);
-			p.vlarb_low[i].weight = (uint8_t)(sim_rng_below(&rng, 4) ? sim_rng_below(&rng, 256) : 0);
+		p.vlarb.nhigh = (uint8_t)(round % 5 == 0 ? 64 : sim_rng_below(&rng, 9));
+		p.vlarb.nlow = (uint8_t)(round % 7 == 0 ? 64 : 1 + sim_rng_below(&rng, 64));
+		for (int i = 0; i < IB_VLARB_ENTRIES; i++) {
+			p.vlarb.high[i].vl = (uint8_t)sim_rng_below(&rng, (uint64_t)nvl);
+			p.vlarb.high[i].weight = (uint8_t)(sim_rng_below(&rng, 4) ? sim_rng_below(&rng, 256) : 0);
+			p.vlarb.low[i].vl = (uint8_t)sim_rng_below(&rng, (uint64_t)nvl);
+			p.vlarb.low[i].weight = (uint8_t)(sim_rng_below(&rng, 4) ? sim_rng_below(&rng, 256) : 0);
 		}
-		p.vlarb_limit = (uint8_t)sim_rng_below(&rng, 4);
-		ib_vlarb_map_init(&m, &p);
-		ib_vlarb_init(&a, &p);
+		p.vlarb.limit = (uint8_t)sim_rng_below(&rng, 4);
+		ib_vlarb_map_init(&m, &p.vlarb);
+		ib_vlarb_init(&a, &p.vlarb);
 		hi_left = a.hi_left;
 		lo_left = a.lo_left;
 		for (int k = 0; k < 500; k++) {
@@ -384,23 +384,23 @@ static void test_vlarb_map_walk(void)
 				sim_rng_below(&rng, 1u << nvl));
 			enum ib_vlarb_table t;
 			uint8_t was_hi = a.hi_idx, was_lo = a.lo_idx;
-			int got = ib_vlarb_pick(&a, &p, &m, ready, &t);
+			int got = ib_vlarb_pick(&a, &p.vlarb, &m, ready, &t);
 
 			/* the reference, ib_vlarb_pick's rules around the walk */
 			uint16_t hi = ready & a.hi_mask, lo = ready & a.lo_mask;
-			uint32_t limit = p.vlarb_limit ? p.vlarb_limit * 4096u : 1u;
+			uint32_t limit = p.vlarb.limit ? p.vlarb.limit * 4096u : 1u;
 			enum ib_vlarb_table want_t = IB_VLARB_NONE;
 			int want = -1;
 
 			if (!hi)
 				hi_sent = 0;
 			if (hi && !(lo && hi_sent >= limit)) {
-				want = walk_pick(p.vlarb_high, p.vlarb_nhigh, &hi_idx, &hi_left, hi);
+				want = walk_pick(p.vlarb.high, p.vlarb.nhigh, &hi_idx, &hi_left, hi);
 				if (want >= 0)
 					want_t = IB_VLARB_HIGH;
 			}
 			if (want < 0 && lo) {
-				want = walk_pick(p.vlarb_low, p.vlarb_nlow, &lo_idx, &lo_left, lo);
+				want = walk_pick(p.vlarb.low, p.vlarb.nlow, &lo_idx, &lo_left, lo);
 				if (want >= 0)
 					want_t = IB_VLARB_LOW;
 			}

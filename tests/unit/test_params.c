@@ -158,13 +158,13 @@ static void test_defaults(void)
 	CU_ASSERT_EQUAL(a.tcp.retries2, 15);
 	for (int sl = 0; sl < FAB_NSL; sl++)
 		CU_ASSERT_EQUAL(a.sl2vl[sl], sl % 4);
-	CU_ASSERT_EQUAL(a.vlarb_nhigh, 0);
-	CU_ASSERT_EQUAL(a.vlarb_nlow, 4);
+	CU_ASSERT_EQUAL(a.vlarb.nhigh, 0);
+	CU_ASSERT_EQUAL(a.vlarb.nlow, 4);
 	for (int i = 0; i < 4; i++) {
-		CU_ASSERT_EQUAL(a.vlarb_low[i].vl, i);
-		CU_ASSERT_EQUAL(a.vlarb_low[i].weight, 64);
+		CU_ASSERT_EQUAL(a.vlarb.low[i].vl, i);
+		CU_ASSERT_EQUAL(a.vlarb.low[i].weight, 64);
 	}
-	CU_ASSERT_EQUAL(a.vlarb_limit, 0);
+	CU_ASSERT_EQUAL(a.vlarb.limit, 0);
 	CU_ASSERT_EQUAL(a.fc_threshold, 1);
 	CU_ASSERT_EQUAL(a.fc_period_ns, 0);
 	CU_ASSERT_EQUAL(a.sample_ns, 0);
@@ -218,22 +218,22 @@ static void test_set_every_key(void)
 	CU_ASSERT_EQUAL(p.sl2vl[0], 7);
 	CU_ASSERT_EQUAL(p.sl2vl[15], 0);
 	SET_OK(&p, "vlarb.high=0:255,1:32");
-	CU_ASSERT_EQUAL(p.vlarb_nhigh, 2);
-	CU_ASSERT_EQUAL(p.vlarb_high[0].vl, 0);
-	CU_ASSERT_EQUAL(p.vlarb_high[0].weight, 255);
-	CU_ASSERT_EQUAL(p.vlarb_high[1].vl, 1);
-	CU_ASSERT_EQUAL(p.vlarb_high[1].weight, 32);
+	CU_ASSERT_EQUAL(p.vlarb.nhigh, 2);
+	CU_ASSERT_EQUAL(p.vlarb.high[0].vl, 0);
+	CU_ASSERT_EQUAL(p.vlarb.high[0].weight, 255);
+	CU_ASSERT_EQUAL(p.vlarb.high[1].vl, 1);
+	CU_ASSERT_EQUAL(p.vlarb.high[1].weight, 32);
 	CU_ASSERT_TRUE(p.vlarb_high_set);
 	SET_OK(&p, "vlarb.low=2:0,3:1,14:64");
-	CU_ASSERT_EQUAL(p.vlarb_nlow, 3);
-	CU_ASSERT_EQUAL(p.vlarb_low[2].vl, 14);
-	CU_ASSERT_EQUAL(p.vlarb_low[0].weight, 0);
+	CU_ASSERT_EQUAL(p.vlarb.nlow, 3);
+	CU_ASSERT_EQUAL(p.vlarb.low[2].vl, 14);
+	CU_ASSERT_EQUAL(p.vlarb.low[0].weight, 0);
 	SET_OK(&p, "vlarb.high=none");
-	CU_ASSERT_EQUAL(p.vlarb_nhigh, 0);
+	CU_ASSERT_EQUAL(p.vlarb.nhigh, 0);
 	SET_OK(&p, "vlarb.high=");
-	CU_ASSERT_EQUAL(p.vlarb_nhigh, 0);
+	CU_ASSERT_EQUAL(p.vlarb.nhigh, 0);
 	SET_OK(&p, "vlarb.limit_high=255");
-	CU_ASSERT_EQUAL(p.vlarb_limit, 255);
+	CU_ASSERT_EQUAL(p.vlarb.limit, 255);
 	SET_OK(&p, "switch.latency_ns=0.2us");
 	CU_ASSERT_EQUAL(p.sw_latency_ns, 200);
 	SET_OK(&p, "hca.latency_ns=700");
@@ -540,7 +540,7 @@ static void test_set_bad(void)
 
 		fab_params_default(&p);
 		SET_OK(&p, big);
-		CU_ASSERT_EQUAL(p.vlarb_nlow, 64);
+		CU_ASSERT_EQUAL(p.vlarb.nlow, 64);
 		check_ok(&p);
 	}
 }
@@ -649,15 +649,15 @@ static void test_vls_follow(void)
 	SET_OK(&p, "ib.vls=2");
 	for (int sl = 0; sl < FAB_NSL; sl++)
 		CU_ASSERT_EQUAL(p.sl2vl[sl], sl % 2);
-	CU_ASSERT_EQUAL(p.vlarb_nlow, 2);
-	CU_ASSERT_EQUAL(p.vlarb_nhigh, 0);
+	CU_ASSERT_EQUAL(p.vlarb.nlow, 2);
+	CU_ASSERT_EQUAL(p.vlarb.nhigh, 0);
 	check_ok(&p);
 	SET_OK(&p, "ib.vls=8");
 	for (int sl = 0; sl < FAB_NSL; sl++)
 		CU_ASSERT_EQUAL(p.sl2vl[sl], sl % 8);
-	CU_ASSERT_EQUAL(p.vlarb_nlow, 8);
+	CU_ASSERT_EQUAL(p.vlarb.nlow, 8);
 	for (int i = 0; i < 8; i++)
-		CU_ASSERT_EQUAL(p.vlarb_low[i].vl, i);
+		CU_ASSERT_EQUAL(p.vlarb.low[i].vl, i);
 	check_ok(&p);
 	SET_OK(&p, "ib.vls=15");
 	CU_ASSERT_EQUAL(p.sl2vl[15], 0);
@@ -667,14 +667,14 @@ static void test_vls_follow(void)
 	/* an explicit low table stays; sl2vl still follows */
 	SET_OK(&p, "vlarb.low=0:10,1:20");
 	SET_OK(&p, "ib.vls=2");
-	CU_ASSERT_EQUAL(p.vlarb_nlow, 2);
-	CU_ASSERT_EQUAL(p.vlarb_low[1].weight, 20);
+	CU_ASSERT_EQUAL(p.vlarb.nlow, 2);
+	CU_ASSERT_EQUAL(p.vlarb.low[1].weight, 20);
 	CU_ASSERT_EQUAL(p.sl2vl[3], 1);
 	check_ok(&p);
 	/* and an explicit high table is not replaced either */
 	SET_OK(&p, "vlarb.high=1:5");
 	SET_OK(&p, "ib.vls=4");
-	CU_ASSERT_EQUAL(p.vlarb_nhigh, 1);
+	CU_ASSERT_EQUAL(p.vlarb.nhigh, 1);
 	check_fails(&p, "VL 2", "weight > 0");	/* low table was explicit: VLs 2, 3 unserved */
 }
 

@@ -199,7 +199,7 @@ static struct rig *rig_new(const struct fab_params *p, struct link_rate rate, do
 	f->net = &r->net;
 	f->p = *p;
 	f->hooks = &hooks;
-	ib_vlarb_map_init(&f->vlarb_map, p);
+	ib_vlarb_map_init(&f->vlarb_map, &p->vlarb);
 	f->seed = 1;
 	f->sw_lat = (sim_time_t)p->sw_latency_ns * SIM_NS;
 	CU_ASSERT_FATAL(sim_init(&f->eng) == 0);
