@@ -2,7 +2,8 @@
 /*
  * ib_cc.c - InfiniBand congestion control (IBA vol. 1 Annex A10).
  *
- * Switch (SwitchCongestionSetting): an output port marks FECN in the BTH
+ * Switch (SwitchCongestionSetting; models/switch/sw_ibcc.c marks, this
+ * file holds the parameters): an output port marks FECN in the BTH
  * of packets it sends while it is congested. The annex leaves the
  * congestion test to the switch; this switch is input-buffered, so there
  * is no output queue to measure. We count, per output and VL, the bytes
@@ -50,7 +51,6 @@
 #include <strings.h>
 
 #include "models/core/fab_core.h"
-#include "models/port/port.h"
 #include "sim/sim_param.h"
 #include "sim/sim_parse.h"
 
@@ -246,72 +246,4 @@ void ibcc_ca_becn(struct ibcc_ca *ca, const struct ibcc_params *p, sim_time_t no
 	ca->ccti = (uint16_t)(c > p->ccti_limit ? p->ccti_limit : c);
 	if (ca->ccti > p->ccti_min && !ca->next_dec)
 		ca->next_dec = now + (sim_time_t)p->ccti_timer_us * SIM_US;
-}
-
-/* ---- the switch ------------------------------------------------------------------ */
-
-struct ibcc_port {
-	uint32_t threshold;		/* bytes */
-	uint32_t queued[PORT_NVL];	/* bytes queued at the switch's inputs for this output */
-	uint64_t wait_seen[PORT_NVL];	/* PortVLXmitWait when this VL last sent */
-	uint16_t skip[PORT_NVL];		/* eligible packets still to pass over before a mark */
-};
-
-int ibcc_sw_init(struct fab *f, struct fab_node *n)
-{
-	uint32_t thr = ibcc_threshold_bytes(&f->p.ibcc, f->p.vl_buf_bytes);
-
-	for (int k = 1; k <= n->nports; k++) {
-		struct port *pt = n->ports[k];
-
-		if (!pt)
-			continue;
-		pt->ibcc = calloc(1, sizeof(*pt->ibcc));
-		if (!pt->ibcc)
-			return -1;
-		pt->ibcc->threshold = thr;
-		pt->has_ibcc = true;
-	}
-	return 0;
-}
-
-void ibcc_sw_fini(struct fab_node *n)
-{
-	for (int k = 1; k <= n->nports; k++)
-		if (n->ports[k]) {
-			free(n->ports[k]->ibcc);
-			n->ports[k]->ibcc = NULL;
-			n->ports[k]->has_ibcc = false;
-		}
-}
-
-void ibcc_sw_queued(struct port *out, const struct pkt *p)
-{
-	out->ibcc->queued[p->vl] += p->wire;
-}
-
-void ibcc_sw_take(struct port *out, struct pkt *p)
-{
-	struct ibcc_port *c = out->ibcc;
-	const struct ibcc_params *cp = &out->fab->p.ibcc;
-	uint8_t vl = p->vl;
-	uint32_t queued = c->queued[vl];
-	uint64_t wait = out->info.vl[vl].xmit_wait_ps;
-	bool victim = wait != c->wait_seen[vl];
-
-	c->queued[vl] -= p->wire;
-	c->wait_seen[vl] = wait;
-	if (!c->threshold || queued <= c->threshold || vl == 15 ||
-	    p->wire < (uint32_t)cp->packet_size * IB_BLOCK_BYTES || (victim && !cp->victim_mark))
-		return;
-	if (c->skip[vl]) {
-		c->skip[vl]--;
-		return;
-	}
-	c->skip[vl] = cp->marking_rate;
-	if (!(p->flags & IB_PKT_CE)) {
-		p->flags |= IB_PKT_CE;
-		out->info.vl[vl].ecn_marked++;
-		out->fab->tot.ecn_marks++;
-	}
 }

@@ -61,16 +61,6 @@ struct ibcc_ca {
 void ibcc_ca_advance(struct ibcc_ca *ca, const struct ibcc_params *p, sim_time_t now);
 void ibcc_ca_becn(struct ibcc_ca *ca, const struct ibcc_params *p, sim_time_t now);
 
-/* The switch side (models/switch/sw.c calls these when ib.cc is on). */
-struct fab;
-struct fab_node;
-struct port;
-struct pkt;
-int ibcc_sw_init(struct fab *f, struct fab_node *n);
-void ibcc_sw_fini(struct fab_node *n);
-/* A packet was queued at an input for output `out`. */
-void ibcc_sw_queued(struct port *out, const struct pkt *p);
-/* Output `out` starts sending p: leaves the queue, maybe marked FECN. */
-void ibcc_sw_take(struct port *out, struct pkt *p);
+/* The switch side is models/switch/sw_ibcc.h. */
 
 #endif

@@ -40,6 +40,7 @@
 
 #include <stdlib.h>
 
+#include "models/switch/sw_ibcc.h"
 #include "models/switch/sw_lb.h"
 
 #include "sim/sim_log.h"
@@ -187,7 +188,7 @@ int sw_init(struct fab *f, struct fab_node *n)
 	n->req = calloc(nout * PORT_NVL * n->req_words, sizeof(*n->req));
 	n->req_vls = calloc(nout, sizeof(*n->req_vls));
 	n->rr = calloc(nout * PORT_NVL, sizeof(*n->rr));
-	if (f->p.ibcc.on && ibcc_sw_init(f, n))		/* FECN marking (ib_cc.c) */
+	if (f->p.ibcc.on && ibcc_sw_init(f, n))		/* FECN marking (sw_ibcc.c) */
 		return -1;
 	if (f->p.ib_ar && ar_init(f, n))
 		return -1;

@@ -61,13 +61,13 @@ for e in sorted(inc):
     print(f"FAIL {e}: a private header of another folder")
 # Public headers included upward: the types of struct fab_params (which
 # aggregates every module's parameters) and the port's public record are
-# still declared above the folders that read them. The list may only
+# still declared above the folders that read them, and struct fab holds
+# the VLArb map. The list may only
 # shrink: a new upward include fails, and so does a listed one that is
 # gone (take it off the list).
 known_up = {
     "cc/cc_dcqcn.c -> fabric/fab.h", "cc/cc_ibcc.c -> fabric/fab.h",
     "core/fab_core.h -> fabric/fab.h", "core/fab_core.h -> ib/ib_vlarb.h",
-    "ib/ib_cc.c -> port/port.h",
     "port/port.h -> fabric/fab.h",
 }
 pub = set()
