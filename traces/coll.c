@@ -712,14 +712,21 @@ void coll_lazy_step(const struct coll_ctx *c, uint64_t k, uint32_t first, struct
 		s->ndeps = c->eoff ? c->eoff[g.from + 1] - c->eoff[g.from] : 0;
 		return;
 	}
-	for (uint32_t j = 0; j < g.ndeps + g.nrun; j++) {	/* in order, as coll_emit sorts them */
-		uint32_t x = first + (uint32_t)(j < g.ndeps ? g.deps[j] : g.run + j - g.ndeps), m = j;
+	for (uint32_t j = 0; j < g.ndeps; j++) {	/* in order, as coll_emit sorts them */
+		uint32_t x = first + (uint32_t)g.deps[j], m = j;
 
 		for (; m > 0 && buf[m - 1] > x; m--)
 			buf[m] = buf[m - 1];
 		buf[m] = x;
 	}
-	s->ndeps = g.ndeps + g.nrun;
+	s->ndeps = g.ndeps;
+	for (uint32_t j = 0; j < g.nrun; j++) {		/* an NVLS sum's reads */
+		uint32_t x = first + (uint32_t)(g.run + j), m = s->ndeps++;
+
+		for (; m > 0 && buf[m - 1] > x; m--)
+			buf[m] = buf[m - 1];
+		buf[m] = x;
+	}
 	*deps = buf;
 }
 
