@@ -48,37 +48,33 @@ up = {e for e in uses if rank.get(e.split("->")[1], -1) > rank.get(e.split("->")
 for e in sorted(up):
     print(f"FAIL {e}: models/{e.split('->')[0]} uses {', '.join(sorted(uses[e])[:4])} "
           f"of models/{e.split('->')[1]}, a folder above it (ORDER: {' '.join(order)})")
-inc = set()
-for d in rank:
-    for f in os.listdir(os.path.join(models, d)) if os.path.isdir(os.path.join(models, d)) else []:
-        if not f.endswith((".c", ".h")):
-            continue
-        for m in re.finditer(r'#include "models/([a-z]+)/([a-z_]+_int\.h)"',
-                             open(os.path.join(models, d, f)).read()):
-            if m.group(1) != d:
-                inc.add(f"{d}->{m.group(1)}/{m.group(2)}")
-for e in sorted(inc):
-    print(f"FAIL {e}: a private header of another folder")
-# Public headers included upward: the types of struct fab_params (which
-# aggregates every module's parameters) and the port's public record are
-# still declared above the folders that read them, and struct fab holds
-# the VLArb map. The list may only
-# shrink: a new upward include fails, and so does a listed one that is
-# gone (take it off the list).
-known_up = {
-    "cc/cc_dcqcn.c -> fabric/fab.h", "cc/cc_ibcc.c -> fabric/fab.h",
-    "core/fab_core.h -> fabric/fab.h", "core/fab_core.h -> ib/ib_vlarb.h",
-    "port/port.h -> fabric/fab.h",
-}
-pub = set()
+# Every include of a models/ header: one of another folder's private
+# headers fails; a public one of a folder above is checked below.
+inc, pub = set(), set()
 for d in rank:
     for f in os.listdir(os.path.join(models, d)) if os.path.isdir(os.path.join(models, d)) else []:
         if not f.endswith((".c", ".h")):
             continue
         for m in re.finditer(r'#include "models/([a-z]+)/([a-z_]+\.h)"',
                              open(os.path.join(models, d, f)).read()):
-            if m.group(1) in rank and rank[m.group(1)] > rank[d]:
+            if m.group(1) == d:
+                continue
+            if m.group(2).endswith("_int.h"):
+                inc.add(f"{d}->{m.group(1)}/{m.group(2)}")
+            elif m.group(1) in rank and rank[m.group(1)] > rank[d]:
                 pub.add(f"{d}/{f} -> {m.group(1)}/{m.group(2)}")
+for e in sorted(inc):
+    print(f"FAIL {e}: a private header of another folder")
+# Public headers included upward: the types of struct fab_params (which
+# aggregates every module's parameters) and the port's public record are
+# still declared above the folders that read them, and struct fab holds
+# the VLArb map. The list may only shrink: a new upward include fails,
+# and so does a listed one that is gone (take it off the list).
+known_up = {
+    "cc/cc_dcqcn.c -> fabric/fab.h", "cc/cc_ibcc.c -> fabric/fab.h",
+    "core/fab_core.h -> fabric/fab.h", "core/fab_core.h -> ib/ib_vlarb.h",
+    "port/port.h -> fabric/fab.h",
+}
 for e in sorted(pub - known_up):
     print(f"FAIL {e}: a header of a folder above it (ORDER: {' '.join(order)})")
 for e in sorted(known_up - pub):
