@@ -8,7 +8,8 @@
  */
 #include "models/cc/cc.h"
 
-#include "models/fabric/fab.h"
+#include "models/eth/eth.h"
+#include "models/params/fab_params.h"
 #include "models/hca/hca_plug.h"
 
 static bool dcqcn_applies(const struct fab_params *p)

@@ -10,7 +10,7 @@
  */
 #include "models/cc/cc.h"
 
-#include "models/fabric/fab.h"
+#include "models/params/fab_params.h"
 #include "models/hca/hca_plug.h"
 
 static bool ibcc_applies(const struct fab_params *p)

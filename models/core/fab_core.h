@@ -18,9 +18,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "models/fabric/fab.h"	/* the public types: fab_params, fab_totals, fab_msgs */
+#include "models/core/fab_stats.h"	/* the totals, the callbacks */
 #include "models/core/pkt.h"
-#include "models/ib/ib_vlarb.h"
+#include "models/params/fab_params.h"
+#include "models/params/vlarb_params.h"	/* struct ib_vlarb_map */
 #include "sim/sim.h"
 #include "sim/sim_diag.h"
 #include "sim/sim_pool.h"

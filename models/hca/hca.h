@@ -28,6 +28,11 @@
 #include "sim/sim.h"
 
 struct hca;
+struct fab;
+
+/* The HCA of a fabric's CA node, or NULL (the fabric's API, kept with the
+ * HCA's: models/fabric/fab.h). */
+struct hca *fab_hca(struct fab *f, int node);
 struct hca_cq;
 struct hca_qp;
 struct hca_srq;

@@ -11,6 +11,7 @@
 #define IBFAB_HCA_PLUG_H
 
 #include "models/core/fab_core.h"
+#include "models/eth/eth.h"
 #include "models/hca/hca.h"
 #include "models/host/host.h"
 #include "models/ib/ib_pkt.h"

@@ -42,6 +42,7 @@ enum ib_opcode {
 	IB_OP_READ_RESP_MIDDLE = 0x0e, IB_OP_READ_RESP_LAST = 0x0f,
 	IB_OP_READ_RESP_ONLY = 0x10, IB_OP_ACK = 0x11, IB_OP_ATOMIC_ACK = 0x12,
 	IB_OP_CMP_SWAP = 0x13, IB_OP_FETCH_ADD = 0x14,
+	IB_OP_CNP = 0x81,		/* RoCEv2 CNP (IBTA Annex A17), 16 reserved bytes */
 	IB_OP_NONE = 0xff,		/* a raw packet of the foundation's traffic edge */
 };
 

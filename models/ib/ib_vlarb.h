@@ -21,21 +21,8 @@
 
 #include <stdint.h>
 
-#define IB_VLARB_ENTRIES 64	/* IBA 7.6.9: up to 64 entries per table */
+#include "models/params/vlarb_params.h"
 
-struct ib_vlarb_entry {
-	uint8_t vl;
-	uint8_t weight;		/* units of 64 bytes; 0 = entry unused */
-};
-
-/* The tables every port uses (the parameters vlarb.high, vlarb.low and
- * vlarb.limit_high: struct fab_params.vlarb) */
-struct ib_vlarb_params {
-	struct ib_vlarb_entry high[IB_VLARB_ENTRIES];	/* "vl:weight,..." */
-	struct ib_vlarb_entry low[IB_VLARB_ENTRIES];
-	uint8_t nhigh, nlow;
-	uint8_t limit;		/* LimitOfHighPriority, 4 KiB units, 255 = unbounded */
-};
 
 /* 24 bytes: it shares the transmitter's cache line (models/port/port.h), so the
  * tables are passed in, not pointed to. */
@@ -48,16 +35,6 @@ struct ib_vlarb {
 
 enum ib_vlarb_table { IB_VLARB_NONE, IB_VLARB_HIGH, IB_VLARB_LOW, IB_VLARB_VL15 };
 
-/*
- * The tables by VL, for every port of a fabric (computed once from the
- * parameters): bit i of hi[v] (lo[v]) is set when entry i of the high (low)
- * table serves VL v with a weight. Moving on from an entry is then a mask
- * and a bit scan, not a walk of the table: with the default one-packet
- * weights the arbiter moves on after nearly every packet.
- */
-struct ib_vlarb_map {
-	uint64_t hi[16], lo[16];
-};
 
 void ib_vlarb_map_init(struct ib_vlarb_map *m, const struct ib_vlarb_params *p);
 void ib_vlarb_init(struct ib_vlarb *a, const struct ib_vlarb_params *p);

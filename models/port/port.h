@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "models/fabric/fab.h"	/* struct fab_port_info: the counters a port keeps */
+#include "models/core/fab_stats.h"	/* struct fab_port_info: the counters a port keeps */
 #include "models/ib/ib_credit.h"
 #include "models/ib/ib_pkt.h"
 #include "models/ib/ib_vlarb.h"

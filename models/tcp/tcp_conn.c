@@ -69,6 +69,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/tcp/tcp.h"
 #include "sim/sim_log.h"
 
 /* A message in the send stream: stream bytes [seq, end). */

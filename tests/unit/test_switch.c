@@ -21,6 +21,7 @@
 
 #include "models/core/fab_core.h"
 #include "models/eth/eth_ops.h"
+#include "models/fabric/fab.h"	/* the parameters' defaults and --set */
 #include "models/hca/hca.h"
 #include "models/link/link.h"
 #include "models/net/net.h"
