@@ -30,8 +30,9 @@
  * a member's piece leaves when its head asks), and it asks for piece p + 1
  * once it has stored piece p - one piece in flight per channel and head,
  * each channel's G heads and the channels side by side keeping every
- * port busy both ways (across servers, NVLS_TREE_WINDOW pieces). The first
- * pieces wait for the members' entries.
+ * port busy both ways (across servers, NVLS_TREE_WINDOW pieces, each
+ * pulled once the sum of the one before has come: the head's ld_reduce
+ * is one warp's loop). The first pieces wait for the members' entries.
  * Defaults as NCCL's: nvlsChannels channels (16 on
  * Hopper, 24 on Blackwell: src/transport/nvls.cc), pieces of its NVLS
  * chunk - 128 KiB, 64 KiB below 1 GiB, 32 below 64 MiB, 16 below 8 MiB
