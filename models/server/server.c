@@ -153,48 +153,26 @@ static void print_preset(const void *obj, const struct sim_param *k, char *buf, 
 	snprintf(buf, len, "%s", ((const struct srv_params *)obj)->preset);
 }
 
-static int set_gbps(void *obj, const struct sim_param *k, const char *v, char *err,
-		    size_t errlen)
+/* A double field (the row's off), within the row's [min, max]. */
+static int set_double(void *obj, const struct sim_param *k, const char *v, char *err,
+		      size_t errlen)
 {
-	double g;
+	double x;
 
-	(void)k;
-	if (sim_parse_double(v, &g, err, errlen))
+	if (sim_parse_double(v, &x, err, errlen))
 		return -1;
-	if (!(g >= 0 && g <= 100000)) {	/* 0 only without servers (srv_params_check) */
-		snprintf(err, errlen, "'%s' is out of range (0 up to 100000 GB/s)", v);
+	if (!(x >= (double)k->min && x <= (double)k->max)) {
+		snprintf(err, errlen, "'%s' is out of range (%llu up to %llu)", v,
+			 (unsigned long long)k->min, (unsigned long long)k->max);
 		return -1;
 	}
-	((struct srv_params *)obj)->nvlink_gbps = g;
+	*(double *)((char *)obj + k->off) = x;
 	return 0;
 }
 
-static void print_gbps(const void *obj, const struct sim_param *k, char *buf, size_t len)
+static void print_double(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
-	(void)k;
-	snprintf(buf, len, "%.12g", ((const struct srv_params *)obj)->nvlink_gbps);
-}
-
-static int set_nvls(void *obj, const struct sim_param *k, const char *v, char *err,
-		    size_t errlen)
-{
-	double e;
-
-	(void)k;
-	if (sim_parse_double(v, &e, err, errlen))
-		return -1;
-	if (!(e >= 0 && e <= 1)) {
-		snprintf(err, errlen, "'%s' is out of range (0 up to 1)", v);
-		return -1;
-	}
-	((struct srv_params *)obj)->nvls_eff = e;
-	return 0;
-}
-
-static void print_nvls(const void *obj, const struct sim_param *k, char *buf, size_t len)
-{
-	(void)k;
-	snprintf(buf, len, "%.12g", ((const struct srv_params *)obj)->nvls_eff);
+	snprintf(buf, len, "%.12g", *(const double *)((const char *)obj + k->off));
 }
 
 #define F(f) SIM_PARAM_FIELD(struct srv_params, f)
@@ -206,7 +184,8 @@ const struct sim_param srv_param_keys[] = {
 	  "GPUs per server, one HCA each (0 = no servers)" },
 	{ "server.domain", SIM_PARAM_UINT, F(domain), 0, SRV_MAX_DOMAIN, NULL, NULL, NULL,
 	  "GPUs per NVLink domain (a multiple of server.gpus)" },
-	{ "server.nvlink_gbps", SIM_PARAM_SPECIAL, F(nvlink_gbps), 0, 0, set_gbps, print_gbps, NULL,
+	{ "server.nvlink_gbps", SIM_PARAM_SPECIAL, F(nvlink_gbps), 0, 100000, set_double, print_double,
+	  NULL,
 	  "NVLink: what a GPU-to-GPU copy achieves per GPU per direction, GB/s" },
 	{ "server.nvlink_lat_ns", SIM_PARAM_NS, F(nvlink_lat_ns), 0, UINT32_MAX, NULL, NULL, NULL,
 	  "NVLink: one transfer's latency with NCCL's Simple protocol (and outside collectives), ns" },
@@ -214,7 +193,8 @@ const struct sim_param srv_param_keys[] = {
 	  NULL, "NVLink: one transfer's latency with NCCL's LL protocol, ns" },
 	{ "server.nvlink_lat_ll128_ns", SIM_PARAM_NS, F(nvlink_lat_ll128_ns), 0, UINT32_MAX, NULL,
 	  NULL, NULL, "NVLink: one transfer's latency with NCCL's LL128 protocol, ns" },
-	{ "server.nvls_efficiency", SIM_PARAM_SPECIAL, F(nvls_eff), 0, 0, set_nvls, print_nvls, NULL,
+	{ "server.nvls_efficiency", SIM_PARAM_SPECIAL, F(nvls_eff), 0, 1, set_double, print_double,
+	  NULL,
 	  "NVLink SHARP (NVLS): multimem reads and writes through the NVSwitch at this share of "
 	  "server.nvlink_gbps (0 = the switches cannot reduce)" },
 	{ "server.pxn", SIM_PARAM_BOOL, F(pxn), 0, 1, NULL, NULL, NULL,

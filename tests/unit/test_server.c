@@ -84,6 +84,15 @@ static void test_presets(void)
 	CU_ASSERT_EQUAL(fab_params_set(&f, "server.nvlink_gbps=0", &d), 0);
 	CU_ASSERT_EQUAL(fab_params_check(&f, &d), -1);
 	CU_ASSERT_EQUAL(fab_params_set(&f, "server.preset=bogus", &d), -1);
+	/* the two rates: a number within the key's range, read back as set */
+	CU_ASSERT_EQUAL(fab_params_set(&f, "server.nvls_efficiency=0.5", &d), 0);
+	CU_ASSERT_DOUBLE_EQUAL(f.server.nvls_eff, 0.5, 1e-12);
+	CU_ASSERT_EQUAL(fab_params_set(&f, "server.nvls_efficiency=1.5", &d), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "server.nvls_efficiency: '1.5' is out of range (0 up to 1)"));
+	CU_ASSERT_EQUAL(fab_params_set(&f, "server.nvlink_gbps=-1", &d), -1);
+	CU_ASSERT_EQUAL(fab_params_set(&f, "server.nvlink_gbps=100001", &d), -1);
+	CU_ASSERT_EQUAL(fab_params_set(&f, "server.nvlink_gbps=450.5", &d), 0);
+	CU_ASSERT_DOUBLE_EQUAL(f.server.nvlink_gbps, 450.5, 1e-12);
 	/* a fabric preset leaves the servers alone */
 	CU_ASSERT_EQUAL(fab_params_set(&f, "server.preset=dgx-a100", &d), 0);
 	CU_ASSERT_EQUAL(fab_params_set(&f, "preset=ndr", &d), 0);
