@@ -174,11 +174,16 @@ struct coll_algo {
 	void (*describe)(const struct coll_ctx *c, FILE *out);
 };
 
-/* Whether op c is lowered lazily: the program asks for it and the
- * algorithm can describe each of its steps by itself. */
+/* Whether the algorithm can describe each of op c's steps by itself. */
+static inline bool coll_gen_ok(const struct coll_ctx *c)
+{
+	return c->algo->gen && (!c->algo->gen_ok || c->algo->gen_ok(c));
+}
+
+/* Whether op c is lowered lazily: the program asks for it, and gen can. */
 static inline bool coll_lazy(const struct coll_ctx *c)
 {
-	return c->p && c->p->lazy && c->algo->gen && (!c->algo->gen_ok || c->algo->gen_ok(c));
+	return c->p && c->p->lazy && coll_gen_ok(c);
 }
 
 /* ---- for the rest of ibfab ------------------------------------------------- */

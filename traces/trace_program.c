@@ -634,8 +634,7 @@ void trace_lower_estimate(const struct trace *t, bool lazy, uint64_t *steps, uin
 			if (!coll_ctx_init(&c, t, (uint32_t)i, NULL, &d)) {
 				k = c.algo->nsteps(&c);
 				/* the replay holds a few reaches of it at once */
-				if (lazy && c.algo->gen && (!c.algo->gen_ok || c.algo->gen_ok(&c)) &&
-				    c.algo->reach(&c) < k / TRACE_LAZY_REACHES)
+				if (lazy && coll_gen_ok(&c) && c.algo->reach(&c) < k / TRACE_LAZY_REACHES)
 					k = TRACE_LAZY_REACHES * c.algo->reach(&c);
 			}
 			coll_ctx_fini(&c);
