@@ -21,7 +21,7 @@
  * A process that goes away is detached at once; its objects linger 1 ms of
  * simulated time (so ACKs it owes its peers still leave), then its QPs go
  * to the error state and everything is destroyed. Malformed requests get an
- * error reply (EPROTO/EINVAL/EBADF); a client that does not start with a
+ * error srv_reply (EPROTO/EINVAL/EBADF); a client that does not start with a
  * valid HELLO is dropped. Handles are indexes into the client's own table,
  * checked for type on every use.
  *
@@ -58,215 +58,15 @@
 #include "models/hca/hca.h"
 #include "models/net/net.h"
 #include "models/sm/sm.h"
+#include "shim/serve_int.h"
 #include "shim/shim_proto.h"
 #include "topologies/topo.h"
 #include "traces/trace_spec.h"
 
-#define LINGER_PS	(1 * SIM_MS)	/* a dead process's objects outlive it */
-#define POLL_Q_MIN	(1 * SIM_US)	/* an empty poll parks the program this long at most ... */
-#define POLL_Q_MAX	(100 * SIM_US)	/* ... doubling while polls stay empty */
-#define CLOCK_Q_MIN	(1 * SIM_US)
-#define CLOCK_Q_MAX	(100 * SIM_US)
-#define MAX_OBJS	65536
-#define MAX_CLIENTS	1024	/* attached programs at once */
-#define HELLO_LIMIT_S	5.0	/* from connect to HELLO; the shim sends it at once */
-#define WATCH_S		0.25	/* how often watch_cb looks (real time) */
-/*
- * A process that says nothing while not in a wait may spin on its memory
- * (perftest's write-latency loop): the clock must move for it. Or the
- * host's scheduler may merely have paused it, and then the clock must not
- * move, or what it prints would depend on the host's load. So silence is
- * measured in the process's own CPU time, which a paused process does not
- * use, never in real time: each message carries the CPU time the process
- * had used when it sent it (exact), and the daemon reads what it has used
- * since (clock_getcpuclockid: the kernel brings another process's clock up
- * to date only at a scheduler tick or switch, so that reading lags by up
- * to a tick, 4 ms at HZ=250: it may notice a spinner late, never early,
- * and it never counts a pause). A process with a
- * connected QP that has used SPIN_FIRST_S of CPU since its last message
- * is taken to spin; SPIN_GRACE_S once it is known to spin (bytes landed in
- * its memory while it was taken to spin; IBFAB_SPIN_GRACE_US overrides).
- * A spinner whose memory just received bytes is expected to react: it
- * runs until its next message, or until it has used SPIN_REACT_S of CPU.
- *
- * The one real-time rule is a safety net for waits the shim does not see
- * (poll/select/epoll on a channel fd): a process with every thread asleep
- * in the kernel that has used no CPU for SPIN_ASLEEP_S waits too. A paused
- * process is runnable, not asleep, so this never fires for it either.
- */
-#define SPIN_GRACE_S	0.001
-#define SPIN_FIRST_S	0.020
-#define SPIN_REACT_S	0.100
-#define SPIN_ASLEEP_S	0.020
-#define SPIN_RECHECK_S	0.0002	/* the spin timer's shortest delay */
-
-enum obj_type { O_FREE, O_SEG, O_MR, O_CQ, O_CHAN, O_SRQ, O_QP };
-
-struct client;
-
-struct dcq {
-	struct hca_cq *cq;
-	struct client *c;
-	uint32_t h;
-	int32_t chan;		/* handle of its completion channel, -1 none */
-	struct hca_wc *q;	/* completions taken from the model, not yet polled */
-	uint64_t *qseq;
-	struct sgl **qsg;	/* a receive's scatter list, done when it is polled */
-	uint32_t cap, head, n;
-	uint64_t pushed;	/* sequence of the next completion */
-	bool armed;
-	uint64_t arm_seq;
-	sim_time_t arm_time;
-};
-
-struct dchan {
-	int efd;
-	uint32_t *ev;		/* CQ handles with a pending event */
-	uint32_t n, cap;
-};
-
-/* A send's gathered bytes, one per send queue entry (see "gather/scatter"). */
-struct gslot {
-	uint8_t *buf;
-	uint64_t cap;
-	struct hca_mr *mr;
-};
-
-struct dqp {
-	struct hca_qp *qp;
-	int type;
-	uint32_t scq, rcq;	/* handles of its CQs: they may not go first */
-	int32_t srq;		/* handle of its SRQ, -1 none */
-	uint32_t max_send_wr;
-	uint32_t max_send_sge, max_recv_sge;
-	struct hca_mr *bounce;	/* inline data's home until the model reads it */
-	uint8_t *bounce_buf;
-	uint32_t bounce_next;
-	struct gslot *gs;	/* max_send_wr of them, once a list is posted */
-	uint32_t gnext;
-	/* max_recv_sge > 1: every receive posted, in order (the receive
-	 * queue completes in order, IBA 10.8.3) */
-	struct sgl *rq, **rq_tail;
-};
-
-struct dseg {
-	void *map;
-	size_t len;
-	uint64_t base;
-};
-
-struct obj {
-	enum obj_type t;
-	union {
-		struct dseg seg;
-		struct hca_mr *mr;
-		struct dcq *cq;
-		struct dchan *ch;
-		struct hca_srq *srq;
-		struct dqp *qp;
-	} u;
-};
-
-enum wait_kind { W_NONE, W_POLL, W_EVENT, W_SLEEP, W_CLOCK, W_IO };
-
-struct client {
-	struct srv *s;
-	struct client *next;
-	int fd;
-	ev_io w;
-	bool hello, zombie;
-	sim_time_t zombie_until;
-	uint32_t pid;
-	int node;
-	struct hca *hca;
-	struct obj *objs;
-	uint32_t nobjs;
-	/* what the process waits for */
-	enum wait_kind wait;
-	sim_time_t deadline;
-	uint32_t wait_h, wait_n;
-	uint64_t wait_cqe_gen;	/* W_POLL: any new completion of this client wakes it */
-	int io_fd;
-	sim_time_t poll_q, clock_q;
-	uint64_t cqe_gen;
-	/* silence (see SPIN_*): since its last message, wake-up or bytes landing */
-	pid_t peer;		/* its pid (SO_PEERCRED), 0 if unknown */
-	clockid_t cpu_clk;	/* its CPU-time clock ... */
-	bool cpu_ok;		/* ... if it can be read */
-	double quiet_cpu;	/* its CPU time (s) at that moment */
-	double sent_cpu;	/* its CPU time (s) as it sent its last message */
-	ev_tstamp quiet_rt;	/* the real time then (only without a CPU clock) */
-	double idle_cpu;	/* its CPU time when last seen to change ... */
-	ev_tstamp idle_rt;	/* ... and the real time of that */
-	bool spinning;		/* taken to spin on memory (not: asleep) */
-	uint64_t spun_in;	/* taken to spin in that advance() call */
-	bool spinner;		/* bytes landed while it spun: it spins on memory */
-	bool connected;		/* it has a QP ready to receive: it may spin */
-	bool holds;		/* advance() last counted it as running */
-	bool touched;		/* ... and it has not reacted yet */
-	struct sgl *srq_sgls;	/* receives with lists posted to its SRQs, oldest first */
-};
-
-/*
- * The memory of a process that is gone stays mapped a little longer: packets
- * it sent may still be in the fabric, pointing at their payload there.
- */
-struct grave {
-	struct grave *next;
-	void *map;
-	size_t len;		/* 0: a malloc'ed buffer of the daemon's */
-	sim_time_t until;
-};
-#define GRAVE_PS	(10 * SIM_MS)
-
-/* Received bytes waiting for the time they become visible (hca_place_fn). */
-struct place {
-	struct place *next;
-	sim_time_t vis;
-	uint8_t *dst;
-	uint32_t len;
-	uint8_t data[];
-};
-
-struct srv {
-	struct ev_loop *loop;
-	ev_io listen_w;
-	ev_timer idle_w;
-	ev_signal stop_w[4];	/* SIGINT, SIGTERM, SIGHUP, SIGQUIT */
-	ev_timer watch_w;	/* silent clients (watch_cb) */
-	double hold_limit_s;
-	uint32_t nlive;		/* attached, not detached */
-	uint64_t evicted;
-	uint64_t requests, attached;	/* for the line at exit (bench/soak reads it) */
-	int lfd;
-	char path[108];		/* sizeof(sockaddr_un.sun_path) */
-	dev_t sock_dev;		/* the socket file it made (unlink_socket) */
-	ino_t sock_ino;
-	struct net net;
-	struct fab_params p;
-	struct fab *f;
-	struct sim_engine *eng;
-	struct fab_msgs msgs;
-	struct shim_clock *clk;
-	int clk_fd;
-	struct client *clients;
-	uint32_t next_host;
-	int nhosts;
-	double idle_exit_s;
-	bool quiet;
-	bool in_advance;
-	struct place *places, **places_tail;
-	struct grave *graves;
-	ev_timer spin_w;
-	double spin_grace;
-	uint64_t advances;	/* advance() calls so far */
-};
-
 static void client_free(struct client *c);
 static void advance(struct srv *s);
 
-static void logf_(struct srv *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void logf_(struct srv *s, const char *fmt, ...)
+void srv_log(struct srv *s, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -296,7 +96,7 @@ int serve_default_socket(char *buf, size_t len)
 
 /* ---- messages ----------------------------------------------------------- */
 
-static void reply(struct client *c, const struct shim_rep *r, int fd)
+void srv_reply(struct client *c, const struct shim_rep *r, int fd)
 {
 	union shim_fd_cmsg u;
 	size_t len = offsetof(struct shim_rep, u) + sizeof(r->u);
@@ -310,18 +110,18 @@ static void reply(struct client *c, const struct shim_rep *r, int fd)
 	(void)sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
-static void reply_status(struct client *c, int status)
+void srv_status(struct client *c, int status)
 {
 	struct shim_rep r;
 
 	memset(&r, 0, sizeof(r));
 	r.status = status;
-	reply(c, &r, -1);
+	srv_reply(c, &r, -1);
 }
 
 /* ---- handles ------------------------------------------------------------ */
 
-static int obj_new(struct client *c, enum obj_type t, uint32_t *h)
+int srv_obj_new(struct client *c, enum obj_type t, uint32_t *h)
 {
 	for (uint32_t i = 0; i < c->nobjs; i++)
 		if (c->objs[i].t == O_FREE) {
@@ -344,7 +144,7 @@ static int obj_new(struct client *c, enum obj_type t, uint32_t *h)
 	return 0;
 }
 
-static struct obj *obj_get(struct client *c, uint32_t h, enum obj_type t)
+struct obj *srv_obj_get(struct client *c, uint32_t h, enum obj_type t)
 {
 	return h < c->nobjs && c->objs[h].t == t ? &c->objs[h] : NULL;
 }
@@ -660,13 +460,13 @@ static bool poll_reply(struct client *c, struct dcq *d, uint32_t n, bool reply_e
 		d->n--;
 	}
 	r.count = k;
-	reply(c, &r, -1);
+	srv_reply(c, &r, -1);
 	return true;
 }
 
 static void chan_push(struct client *c, struct dcq *d)
 {
-	struct obj *o = d->chan >= 0 ? obj_get(c, (uint32_t)d->chan, O_CHAN) : NULL;
+	struct obj *o = d->chan >= 0 ? srv_obj_get(c, (uint32_t)d->chan, O_CHAN) : NULL;
 	uint64_t one = 1;
 
 	if (!o)
@@ -851,10 +651,10 @@ static bool try_wake(struct client *c, sim_time_t now)
 		}
 		return false;
 	case W_POLL:
-		o = obj_get(c, c->wait_h, O_CQ);
+		o = srv_obj_get(c, c->wait_h, O_CQ);
 		if (!o) {
 			wake(c);
-			reply_status(c, EINVAL);
+			srv_status(c, EINVAL);
 			return true;
 		}
 		if (poll_reply(c, o->u.cq, c->wait_n, false)) {
@@ -877,10 +677,10 @@ static bool try_wake(struct client *c, sim_time_t now)
 		}
 		return false;
 	case W_EVENT:
-		o = obj_get(c, c->wait_h, O_CHAN);
+		o = srv_obj_get(c, c->wait_h, O_CHAN);
 		if (!o) {
 			wake(c);
-			reply_status(c, EINVAL);
+			srv_status(c, EINVAL);
 			return true;
 		}
 		if (o->u.ch->n) {
@@ -889,7 +689,13 @@ static bool try_wake(struct client *c, sim_time_t now)
 			memset(&r, 0, sizeof(r));
 			r.u.event.cq = o->u.ch->ev[0];
 			memmove(o->u.ch->ev, o->u.ch->ev + 1, --o->u.ch->n * sizeof(uint32_t));
-			reply(c, &r, -1);
+			srv_reply(c, &r, -1);
+			wake(c);
+			return true;
+		}
+		return false;
+	case W_CMEV:
+		if (cm_try_wake(c)) {
 			wake(c);
 			return true;
 		}
@@ -897,7 +703,7 @@ static bool try_wake(struct client *c, sim_time_t now)
 	case W_SLEEP:
 	case W_CLOCK:
 		if (now >= c->deadline) {
-			reply_status(c, 0);
+			srv_status(c, 0);
 			wake(c);
 			return true;
 		}
@@ -1054,6 +860,7 @@ static void advance(struct srv *s)
 		ev_tstamp rt = ev_time(), spin_due = 0, due;
 
 		place_apply(s, false);
+		cm_apply(s);
 		for (struct client *c = s->clients; c; c = c->next) {
 			if (c->zombie)
 				continue;
@@ -1098,15 +905,17 @@ static void advance(struct srv *s)
 		if (running || !live || !timed)
 			break;
 		for (struct client *c = s->clients; c; c = c->next) {
-			if (!c->zombie) {
-				sim_time_t d = next_deadline(c, now);
+			/* a dead process's objects go at their time: its peers
+			 * may wait for what that says (a CM's REJ or DREQ) */
+			sim_time_t d = c->zombie ? c->zombie_until : next_deadline(c, now);
 
-				if (d < t)
-					t = d;
-			}
+			if (d < t)
+				t = d;
 		}
 		if (place_next(s) < t)
 			t = place_next(s);
+		if (cm_next(s) < t)
+			t = cm_next(s);
 		if (sim_peek_time(s->eng, &next) && next < t)
 			t = next;
 		if (t == SIM_TIME_MAX)
@@ -1132,7 +941,7 @@ static void advance(struct srv *s)
 				for (struct client *c = s->clients; c; c = c->next) {
 					if (!c->zombie && c->wait != W_NONE && c->wait != W_IO) {
 						wake(c);
-						reply_status(c, EDEADLK);
+						srv_status(c, EDEADLK);
 					}
 				}
 				break;
@@ -1162,7 +971,7 @@ static int do_hello(struct client *c, const struct shim_req *q)
 	if (host[0]) {
 		node = net_find_host(&s->net, host);
 		if (node < 0) {
-			logf_(s, "pid %u asked for unknown host '%s'", c->pid, host);
+			srv_log(s, "pid %u asked for unknown host '%s'", c->pid, host);
 			return ENOENT;
 		}
 	} else {
@@ -1178,7 +987,7 @@ static int do_hello(struct client *c, const struct shim_req *q)
 	if (c->peer <= 0)
 		c->pid = q->u.hello.pid;
 	else if (q->u.hello.pid != (uint32_t)c->peer)
-		logf_(s, "pid %u says it is pid %u: the kernel's word is taken", c->pid,
+		srv_log(s, "pid %u says it is pid %u: the kernel's word is taken", c->pid,
 		      q->u.hello.pid);
 	c->hello = true;
 	port = net_first_port(&s->net, node);
@@ -1199,12 +1008,12 @@ static int do_hello(struct client *c, const struct shim_req *q)
 	snprintf(r.u.hello.host, sizeof(r.u.hello.host), "%s", s->net.nodes[node].desc);
 	snprintf(r.u.hello.fabric, sizeof(r.u.hello.fabric), "%s", fab_fabric_names[s->p.fabric]);
 	s->attached++;
-	logf_(s, "pid %u attached as host %s (LID %u)", c->pid, s->net.nodes[node].desc,
+	srv_log(s, "pid %u attached as host %s (LID %u)", c->pid, s->net.nodes[node].desc,
 	      hca_lid(c->hca));
 	if (!c->cpu_ok)
-		logf_(s, "pid %u: its CPU time cannot be read: real time decides when it spins "
+		srv_log(s, "pid %u: its CPU time cannot be read: real time decides when it spins "
 		      "on memory, so a loaded host may change what it prints", c->pid);
-	reply(c, &r, s->clk_fd);
+	srv_reply(c, &r, s->clk_fd);
 	return -1;	/* replied */
 }
 
@@ -1227,7 +1036,7 @@ static int do_seg_add(struct client *c, const struct shim_req *q, int *fd)
 	int seals = fcntl(*fd, F_GET_SEALS);
 
 	if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
-		logf_(c->s, "pid %u: a memory segment not sealed against shrinking: refused",
+		srv_log(c->s, "pid %u: a memory segment not sealed against shrinking: refused",
 		      c->pid);
 		return EPERM;
 	}
@@ -1236,7 +1045,7 @@ static int do_seg_add(struct client *c, const struct shim_req *q, int *fd)
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
 	if (m == MAP_FAILED)
 		return errno;
-	rc = obj_new(c, O_SEG, &h);
+	rc = srv_obj_new(c, O_SEG, &h);
 	if (rc) {
 		munmap(m, len);
 		return rc;
@@ -1246,13 +1055,13 @@ static int do_seg_add(struct client *c, const struct shim_req *q, int *fd)
 
 	memset(&r, 0, sizeof(r));
 	r.u.obj.handle = h;
-	reply(c, &r, -1);
+	srv_reply(c, &r, -1);
 	return -1;
 }
 
 static int do_reg_mr(struct client *c, const struct shim_req *q)
 {
-	struct obj *o = obj_get(c, q->u.reg_mr.seg, O_SEG);
+	struct obj *o = srv_obj_get(c, q->u.reg_mr.seg, O_SEG);
 	struct hca_mr *mr;
 	struct shim_rep r;
 	uint32_t h;
@@ -1268,7 +1077,7 @@ static int do_reg_mr(struct client *c, const struct shim_req *q)
 			q->u.reg_mr.length, q->u.reg_mr.access & 0xf, HCA_MEM_HOST);
 	if (!mr)
 		return ENOMEM;
-	rc = obj_new(c, O_MR, &h);
+	rc = srv_obj_new(c, O_MR, &h);
 	if (rc) {
 		hca_dereg_mr(mr);
 		return rc;
@@ -1278,7 +1087,7 @@ static int do_reg_mr(struct client *c, const struct shim_req *q)
 	r.u.obj.handle = h;
 	r.u.obj.lkey = mr->lkey;
 	r.u.obj.rkey = mr->rkey;
-	reply(c, &r, -1);
+	srv_reply(c, &r, -1);
 	return -1;
 }
 
@@ -1291,7 +1100,7 @@ static int do_create_cq(struct client *c, const struct shim_req *q)
 
 	if (!cqe || cqe > (1u << 20))
 		return EINVAL;
-	if (q->u.create_cq.channel >= 0 && !obj_get(c, (uint32_t)q->u.create_cq.channel, O_CHAN))
+	if (q->u.create_cq.channel >= 0 && !srv_obj_get(c, (uint32_t)q->u.create_cq.channel, O_CHAN))
 		return EBADF;
 	d = calloc(1, sizeof(*d));
 	if (!d)
@@ -1301,7 +1110,7 @@ static int do_create_cq(struct client *c, const struct shim_req *q)
 	d->qsg = calloc(cqe, sizeof(*d->qsg));
 	/* the model's own queue only passes completions through to ours */
 	d->cq = d->q && d->qseq && d->qsg ? hca_create_cq(c->hca, cqe, cq_notify, d) : NULL;
-	rc = d->cq ? obj_new(c, O_CQ, &h) : ENOMEM;
+	rc = d->cq ? srv_obj_new(c, O_CQ, &h) : ENOMEM;
 	if (rc) {
 		if (d->cq)
 			hca_destroy_cq(d->cq);
@@ -1318,7 +1127,7 @@ static int do_create_cq(struct client *c, const struct shim_req *q)
 	c->objs[h].u.cq = d;
 	memset(&r, 0, sizeof(r));
 	r.u.obj.handle = h;
-	reply(c, &r, -1);
+	srv_reply(c, &r, -1);
 	return -1;
 }
 
@@ -1336,10 +1145,10 @@ static void dcq_free(struct dcq *d)
 static int do_create_qp(struct client *c, const struct shim_req *q)
 {
 	struct hca_qp_init_attr a = { 0 };
-	struct obj *scq = obj_get(c, q->u.create_qp.send_cq, O_CQ);
-	struct obj *rcq = obj_get(c, q->u.create_qp.recv_cq, O_CQ);
+	struct obj *scq = srv_obj_get(c, q->u.create_qp.send_cq, O_CQ);
+	struct obj *rcq = srv_obj_get(c, q->u.create_qp.recv_cq, O_CQ);
 	struct obj *srq = q->u.create_qp.srq >= 0 ?
-			  obj_get(c, (uint32_t)q->u.create_qp.srq, O_SRQ) : NULL;
+			  srv_obj_get(c, (uint32_t)q->u.create_qp.srq, O_SRQ) : NULL;
 	struct shim_rep r;
 	struct dqp *d;
 	uint32_t h;
@@ -1369,7 +1178,7 @@ static int do_create_qp(struct client *c, const struct shim_req *q)
 		free(d);
 		return EINVAL;
 	}
-	rc = obj_new(c, O_QP, &h);
+	rc = srv_obj_new(c, O_QP, &h);
 	if (rc) {
 		hca_destroy_qp(d->qp);
 		free(d);
@@ -1390,7 +1199,7 @@ static int do_create_qp(struct client *c, const struct shim_req *q)
 	r.u.qp.max_send_wr = a.cap.max_send_wr;
 	r.u.qp.max_recv_wr = a.cap.max_recv_wr;
 	r.u.qp.max_inline = a.cap.max_inline_data;
-	reply(c, &r, -1);
+	srv_reply(c, &r, -1);
 	return -1;
 }
 
@@ -1422,7 +1231,7 @@ static void dqp_free(struct srv *s, struct dqp *d)
 
 static int do_modify_qp(struct client *c, const struct shim_req *q)
 {
-	struct obj *o = obj_get(c, q->u.modify_qp.qp, O_QP);
+	struct obj *o = srv_obj_get(c, q->u.modify_qp.qp, O_QP);
 	const struct shim_qp_attr *w = &q->u.modify_qp.attr;
 	struct hca_qp_attr a = {
 		.qp_state = (enum hca_qp_state)w->qp_state, .path_mtu = w->path_mtu,
@@ -1447,7 +1256,7 @@ static int do_modify_qp(struct client *c, const struct shim_req *q)
 
 static int do_post_send(struct client *c, const struct shim_req *q, const uint8_t *tail)
 {
-	struct obj *o = obj_get(c, q->u.send.qp, O_QP);
+	struct obj *o = srv_obj_get(c, q->u.send.qp, O_QP);
 	struct hca_send_wr wr = { 0 };
 	int rc;
 
@@ -1532,7 +1341,7 @@ static int do_post_recv(struct client *c, const struct shim_req *q, const uint8_
 			bool srq)
 {
 	struct hca_recv_wr wr = { .wr_id = q->u.recv.wr_id };
-	struct obj *o = obj_get(c, q->u.recv.qp, srq ? O_SRQ : O_QP);
+	struct obj *o = srv_obj_get(c, q->u.recv.qp, srq ? O_SRQ : O_QP);
 	struct dqp *d = srq || !o ? NULL : o->u.qp;
 	uint32_t n = q->u.recv.num_sge;
 	struct shim_wire_sge g[SHIM_MAX_SGE];
@@ -1611,6 +1420,10 @@ static void obj_destroy(struct client *c, uint32_t h)
 	case O_QP:
 		dqp_free(c->s, o->u.qp);
 		break;
+	case O_CMCH:
+	case O_CMID:
+		cm_obj_destroy(c, o, h);
+		return;
 	case O_FREE:
 		break;
 	}
@@ -1619,7 +1432,7 @@ static void obj_destroy(struct client *c, uint32_t h)
 
 static int do_destroy(struct client *c, uint32_t h, enum obj_type t)
 {
-	if (!obj_get(c, h, t))
+	if (!srv_obj_get(c, h, t))
 		return EBADF;
 	if (t == O_CQ) {
 		/* a CQ still used by a QP stays (the model would complete into
@@ -1639,7 +1452,7 @@ static int do_destroy(struct client *c, uint32_t h, enum obj_type t)
 }
 
 /* A wait request: park the client; advance() answers it. */
-static void park(struct client *c, enum wait_kind k, sim_time_t deadline, uint32_t h, uint32_t n)
+void srv_park(struct client *c, enum wait_kind k, sim_time_t deadline, uint32_t h, uint32_t n)
 {
 	c->wait = k;
 	c->deadline = deadline;
@@ -1648,14 +1461,14 @@ static void park(struct client *c, enum wait_kind k, sim_time_t deadline, uint32
 	c->wait_cqe_gen = c->cqe_gen;
 }
 
-static sim_time_t sat_add(sim_time_t a, sim_time_t b)
+sim_time_t srv_sat_add(sim_time_t a, sim_time_t b)
 {
 	return b > SIM_TIME_MAX - a ? SIM_TIME_MAX : a + b;
 }
 
 /*
  * The requests, one handler each (a table indexed by SHIM_OP_*, as rxe's
- * opcode tables). A handler returns a status for reply_status (0 or an
+ * opcode tables). A handler returns a status for srv_status (0 or an
  * errno value), or NO_REPLY when it has replied itself, parked the client
  * (the reply comes when it wakes) or the request is a notification.
  */
@@ -1670,7 +1483,7 @@ static int reply_handle(struct client *c, uint32_t h)
 
 	memset(&r, 0, sizeof(r));
 	r.u.obj.handle = h;
-	reply(c, &r, -1);
+	srv_reply(c, &r, -1);
 	return NO_REPLY;
 }
 
@@ -1718,7 +1531,7 @@ static int op_destroy(struct client *c, const struct shim_req *q, const uint8_t 
 static int op_req_notify(struct client *c, const struct shim_req *q, const uint8_t *tail,
 			 int *fd)
 {
-	struct obj *o = obj_get(c, q->u.notify.cq, O_CQ);
+	struct obj *o = srv_obj_get(c, q->u.notify.cq, O_CQ);
 
 	(void)tail;
 	(void)fd;
@@ -1732,7 +1545,7 @@ static int op_req_notify(struct client *c, const struct shim_req *q, const uint8
 
 static int op_poll_cq(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
 {
-	struct obj *o = obj_get(c, q->u.poll.cq, O_CQ);
+	struct obj *o = srv_obj_get(c, q->u.poll.cq, O_CQ);
 
 	(void)tail;
 	(void)fd;
@@ -1743,7 +1556,7 @@ static int op_poll_cq(struct client *c, const struct shim_req *q, const uint8_t 
 		return NO_REPLY;
 	}
 	/* empty: the program is busy-polling, i.e. waiting */
-	park(c, W_POLL, sat_add(sim_now(c->s->eng), c->poll_q), q->u.poll.cq, q->u.poll.n);
+	srv_park(c, W_POLL, srv_sat_add(sim_now(c->s->eng), c->poll_q), q->u.poll.cq, q->u.poll.n);
 	c->poll_q = c->poll_q * 2 > POLL_Q_MAX ? POLL_Q_MAX : c->poll_q * 2;
 	return NO_REPLY;
 }
@@ -1760,7 +1573,7 @@ static int op_create_channel(struct client *c, const struct shim_req *q, const u
 	if (*fd < 0)
 		return EBADF;
 	ch = calloc(1, sizeof(*ch));
-	if (!ch || (rc = obj_new(c, O_CHAN, &h))) {
+	if (!ch || (rc = srv_obj_new(c, O_CHAN, &h))) {
 		free(ch);
 		return rc ? rc : ENOMEM;
 	}
@@ -1775,9 +1588,9 @@ static int op_get_cq_event(struct client *c, const struct shim_req *q, const uin
 {
 	(void)tail;
 	(void)fd;
-	if (!obj_get(c, q->u.obj.handle, O_CHAN))
+	if (!srv_obj_get(c, q->u.obj.handle, O_CHAN))
 		return EBADF;
-	park(c, W_EVENT, SIM_TIME_MAX, q->u.obj.handle, 0);
+	srv_park(c, W_EVENT, SIM_TIME_MAX, q->u.obj.handle, 0);
 	return NO_REPLY;
 }
 
@@ -1793,7 +1606,7 @@ static int op_create_srq(struct client *c, const struct shim_req *q, const uint8
 	if (!q->u.create_srq.max_wr || q->u.create_srq.max_wr > 32768)
 		return EINVAL;
 	srq = hca_create_srq(c->hca, q->u.create_srq.max_wr);
-	if (!srq || (rc = obj_new(c, O_SRQ, &h)))
+	if (!srq || (rc = srv_obj_new(c, O_SRQ, &h)))
 		return rc ? rc : ENOMEM;
 	c->objs[h].u.srq = srq;
 	return reply_handle(c, h);
@@ -1836,7 +1649,7 @@ static int op_sleep(struct client *c, const struct shim_req *q, const uint8_t *t
 {
 	(void)tail;
 	(void)fd;
-	park(c, W_SLEEP, sat_add(sim_now(c->s->eng), q->u.sleep.ps), 0, 0);
+	srv_park(c, W_SLEEP, srv_sat_add(sim_now(c->s->eng), q->u.sleep.ps), 0, 0);
 	return NO_REPLY;
 }
 
@@ -1846,7 +1659,7 @@ static int op_clock_wait(struct client *c, const struct shim_req *q, const uint8
 	(void)q;
 	(void)tail;
 	(void)fd;
-	park(c, W_CLOCK, sat_add(sim_now(c->s->eng), c->clock_q), 0, 0);
+	srv_park(c, W_CLOCK, srv_sat_add(sim_now(c->s->eng), c->clock_q), 0, 0);
 	c->clock_q = c->clock_q * 2 > CLOCK_Q_MAX ? CLOCK_Q_MAX : c->clock_q * 2;
 	return NO_REPLY;
 }
@@ -1856,7 +1669,7 @@ static int op_io_begin(struct client *c, const struct shim_req *q, const uint8_t
 	(void)q;
 	(void)tail;
 	if (*fd >= 0) {
-		park(c, W_IO, SIM_TIME_MAX, 0, 0);
+		srv_park(c, W_IO, SIM_TIME_MAX, 0, 0);
 		c->io_fd = *fd;
 		*fd = -1;
 	}
@@ -1901,6 +1714,21 @@ static const op_fn ops[SHIM_OP_MAX] = {
 	[SHIM_OP_CLOCK_WAIT] = op_clock_wait,
 	[SHIM_OP_IO_BEGIN] = op_io_begin,
 	[SHIM_OP_IO_END] = op_io_end,
+	[SHIM_OP_CM_CREATE_CHANNEL] = cm_op,
+	[SHIM_OP_CM_DESTROY_CHANNEL] = cm_op,
+	[SHIM_OP_CM_CREATE_ID] = cm_op,
+	[SHIM_OP_CM_DESTROY_ID] = cm_op,
+	[SHIM_OP_CM_BIND] = cm_op,
+	[SHIM_OP_CM_RESOLVE_ADDR] = cm_op,
+	[SHIM_OP_CM_RESOLVE_ROUTE] = cm_op,
+	[SHIM_OP_CM_LISTEN] = cm_op,
+	[SHIM_OP_CM_CONNECT] = cm_op,
+	[SHIM_OP_CM_ACCEPT] = cm_op,
+	[SHIM_OP_CM_REJECT] = cm_op,
+	[SHIM_OP_CM_ESTABLISH] = cm_op,
+	[SHIM_OP_CM_DISCONNECT] = cm_op,
+	[SHIM_OP_CM_GET_EVENT] = cm_op,
+	[SHIM_OP_CM_MIGRATE] = cm_op,
 };
 
 /*
@@ -1918,7 +1746,8 @@ static int check_request(struct client *c, const struct shim_req *q, size_t len)
 	if (q->inline_len > SHIM_MAX_TAIL ||
 	    (len != body && len != body + sizeof(cpu)) ||
 	    (q->inline_len && q->op != SHIM_OP_POST_SEND && q->op != SHIM_OP_POST_RECV &&
-	     q->op != SHIM_OP_POST_SRQ_RECV))
+	     q->op != SHIM_OP_POST_SRQ_RECV && q->op != SHIM_OP_CM_CONNECT &&
+	     q->op != SHIM_OP_CM_ACCEPT && q->op != SHIM_OP_CM_REJECT))
 		return EPROTO;
 	/* the CPU time it had used as it sent this: exact from the shim, else
 	 * our own reading, which may lag while it still runs */
@@ -1957,7 +1786,7 @@ static void handle(struct client *c, const struct shim_req *q, size_t len, int *
 			     ops[q->op](c, q, (const uint8_t *)(q + 1), fd) : EPROTO;
 	}
 	if (rc != NO_REPLY)
-		reply_status(c, rc);
+		srv_status(c, rc);
 }
 
 /* ---- connections -------------------------------------------------------- */
@@ -1971,7 +1800,7 @@ static void client_free(struct client *c)
 			continue;
 		g->map = c->objs[i].u.seg.map;
 		g->len = c->objs[i].u.seg.len;
-		g->until = sat_add(sim_now(c->s->eng), GRAVE_PS);
+		g->until = srv_sat_add(sim_now(c->s->eng), GRAVE_PS);
 		g->next = c->s->graves;
 		c->s->graves = g;
 		memset(&c->objs[i], 0, sizeof(c->objs[i]));
@@ -2010,9 +1839,9 @@ static void client_detach(struct client *c)
 	c->wait = W_NONE;
 	c->zombie = true;
 	s->nlive--;
-	c->zombie_until = sat_add(sim_now(s->eng), LINGER_PS);
+	c->zombie_until = srv_sat_add(sim_now(s->eng), LINGER_PS);
 	if (c->hello)
-		logf_(s, "pid %u (host %s) detached", c->pid, s->net.nodes[c->node].desc);
+		srv_log(s, "pid %u (host %s) detached", c->pid, s->net.nodes[c->node].desc);
 	if (s->idle_exit_s > 0) {
 		bool any = false;
 
@@ -2076,7 +1905,7 @@ static void client_cb(struct ev_loop *loop, ev_io *w, int revents)
 				client_detach(c);
 				break;
 			}
-			reply_status(c, EPROTO);
+			srv_status(c, EPROTO);
 			continue;
 		}
 		c->s->requests++;
@@ -2107,13 +1936,13 @@ static int client_add(struct srv *s, int fd)
 	 */
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) ||
 	    (cr.uid != geteuid() && cr.uid != 0)) {
-		logf_(s, "refused a connection from uid %d: the daemon serves its own user",
+		srv_log(s, "refused a connection from uid %d: the daemon serves its own user",
 		      crlen == sizeof(cr) ? (int)cr.uid : -1);
 		close(fd);
 		return -1;
 	}
 	if (s->nlive >= MAX_CLIENTS) {
-		logf_(s, "refused pid %d: %d programs are attached already", (int)cr.pid,
+		srv_log(s, "refused pid %d: %d programs are attached already", (int)cr.pid,
 		      MAX_CLIENTS);
 		close(fd);
 		return -1;
@@ -2179,7 +2008,7 @@ static void watch_cb(struct ev_loop *loop, ev_timer *w, int revents)
 			continue;
 		if (!c->hello) {
 			if (rt - c->quiet_rt > HELLO_LIMIT_S) {
-				logf_(s, "pid %u said no HELLO in %.0f s: dropped", c->pid,
+				srv_log(s, "pid %u said no HELLO in %.0f s: dropped", c->pid,
 				      HELLO_LIMIT_S);
 				client_detach(c);
 				s->evicted++;
@@ -2193,7 +2022,7 @@ static void watch_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		double quiet_rt = rt - c->quiet_rt, quiet_cpu = cpu < 0 ? 0 : cpu - c->quiet_cpu;
 
 		if (quiet_rt > s->hold_limit_s || quiet_cpu > s->hold_limit_s) {
-			logf_(s, "pid %u (host %s) held the clock for %.1f s (%.1f s of CPU) "
+			srv_log(s, "pid %u (host %s) held the clock for %.1f s (%.1f s of CPU) "
 			      "without a word while others waited: detached (--hold-limit %g)",
 			      c->pid, s->net.nodes[c->node].desc, quiet_rt, quiet_cpu,
 			      s->hold_limit_s);
@@ -2350,6 +2179,45 @@ static int socket_leftover(const char *path, struct sim_diag *d)
 	return 0;
 }
 
+/*
+ * The hosts' names and addresses, in /etc/hosts(5) form, at the socket's
+ * path + ".hosts", for the shim's getaddrinfo and gethostbyname
+ * (shim_client.c): a program resolves "h3" to 127.1.0.4 without attaching
+ * (qperf and perftest resolve their server's name before any verbs call).
+ * Written under a temporary name and renamed, before the socket appears.
+ */
+static int hosts_write(struct srv *s, struct sim_diag *d)
+{
+	char tmpname[sizeof(s->path) + 32];
+	FILE *f;
+	int rc = 0;
+
+	snprintf(s->hosts_path, sizeof(s->hosts_path), "%s" SHIM_HOSTS_SUFFIX, s->path);
+	snprintf(tmpname, sizeof(tmpname), "%s.%ld", s->hosts_path, (long)getpid());
+	if (!(f = fopen(tmpname, "w")))
+		return sim_diag_set(d, tmpname, 0, 0, "cannot write the hosts file: %s",
+				    strerror(errno));
+	fprintf(f, "# ibfab serve: the simulated hosts' addresses (ibfab topo show)\n");
+	for (int k = 0; k < s->nhosts; k++) {
+		uint32_t a = shim_host_addr((uint32_t)k);
+
+		fprintf(f, "%u.%u.%u.%u %s\n", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255,
+			s->net.nodes[net_host(&s->net, k)].desc);
+	}
+	if (ferror(f))
+		rc = EIO;
+	if (fclose(f) && !rc)
+		rc = errno;
+	if (!rc && rename(tmpname, s->hosts_path))
+		rc = errno;
+	if (rc) {
+		unlink(tmpname);
+		return sim_diag_set(d, s->hosts_path, 0, 0, "cannot write the hosts file: %s",
+				    strerror(rc));
+	}
+	return 0;
+}
+
 static int listen_socket(struct srv *s, struct sim_diag *d)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -2370,6 +2238,10 @@ static int listen_socket(struct srv *s, struct sim_diag *d)
 	 * calls. RENAME_NOREPLACE: whatever appeared at the path meanwhile
 	 * stays.
 	 */
+	if (hosts_write(s, d)) {
+		close(fd);
+		return -1;
+	}
 	int n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s.%ld", s->path, (long)getpid());
 	bool tmp_name = n > 0 && (size_t)n < sizeof(sa.sun_path);
 
@@ -2403,8 +2275,11 @@ static void unlink_socket(struct srv *s)
 {
 	struct stat st;
 
-	if (!lstat(s->path, &st) && st.st_dev == s->sock_dev && st.st_ino == s->sock_ino)
+	if (!lstat(s->path, &st) && st.st_dev == s->sock_dev && st.st_ino == s->sock_ino) {
 		unlink(s->path);
+		if (s->hosts_path[0])
+			unlink(s->hosts_path);	/* ours while the socket was */
+	}
 }
 
 /* The clock page every client maps. Sealed once the daemon has its own
@@ -2483,6 +2358,7 @@ static void srv_fini(struct srv *s)
 	bury(s, true);
 	if (s->f)
 		fab_destroy(s->f);
+	cm_fini(s);	/* its buffers: the fabric's packets are gone */
 	net_free(&s->net);
 	fab_msgs_free(&s->msgs);
 }
@@ -2519,7 +2395,7 @@ int serve_run(const struct serve_opts *o, int ready_fd, struct sim_diag *d)
 	}
 	if (s.idle_exit_s > 0)
 		ev_timer_start(s.loop, &s.idle_w);
-	logf_(&s, "serving %d hosts on %s (fabric %s, %s)", s.nhosts, s.path,
+	srv_log(&s, "serving %d hosts on %s (fabric %s, %s)", s.nhosts, s.path,
 	      fab_fabric_names[s.p.fabric], o->topo ? o->topo : "built-in 16-host fat tree");
 	if (ready_fd >= 0) {
 		if (write(ready_fd, "1", 1) < 0) {
@@ -2528,7 +2404,11 @@ int serve_run(const struct serve_opts *o, int ready_fd, struct sim_diag *d)
 		close(ready_fd);
 	}
 	ev_run(s.loop, 0);
-	logf_(&s, "stopping: %" PRIu64 " requests served from %" PRIu64 " programs, %" PRIu64 " evicted",
+	/* a signal stays attached to its loop until stopped (libev): a later
+	 * daemon in the same process (the unit tests) would abort */
+	for (int i = 0; i < 4; i++)
+		ev_signal_stop(s.loop, &s.stop_w[i]);
+	srv_log(&s, "stopping: %" PRIu64 " requests served from %" PRIu64 " programs, %" PRIu64 " evicted",
 	      s.requests, s.attached, s.evicted);
 	rc = 0;
 out:

@@ -31,6 +31,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/select.h>
 #include <sys/socket.h>
@@ -372,6 +375,71 @@ SHIM_INTERPOSE time_t time(time_t *t)
 	return v;
 }
 
+/* ---- names: the fabric's hosts ------------------------------------------ */
+
+/*
+ * Under the shim, a simulated host's name is its address (127.1.0.0 + k + 1,
+ * shim_proto.h), read from the hosts file the daemon writes beside its
+ * socket: `qperf h3` and `ib_write_bw -R h3` reach the program on h3, whose
+ * TCP side channel listens on that loopback address too. No attach: the
+ * file is read on each lookup (a program looks up few names). Names are
+ * matched without regard to case, as DNS matches them.
+ */
+static bool fabric_addr(const char *name, char *out, size_t len)
+{
+	char path[200], line[256];
+	bool found = false;
+	struct in_addr a;
+	FILE *f;
+
+	if (!name || !*name || inet_pton(AF_INET, name, &a) == 1 ||
+	    sock_path(path, sizeof(path) - sizeof(SHIM_HOSTS_SUFFIX)))
+		return false;
+	strcat(path, SHIM_HOSTS_SUFFIX);
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char addr[16], host[SHIM_NAME_LEN + 1];
+
+		if (line[0] != '#' && sscanf(line, "%15s %64s", addr, host) == 2 &&
+		    !strcasecmp(host, name) && strlen(addr) < len) {
+			strcpy(out, addr);
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+SHIM_INTERPOSE int getaddrinfo(const char *restrict node, const char *restrict service,
+			       const struct addrinfo *restrict hints, struct addrinfo **restrict res)
+{
+	char a[16];
+
+	REAL(getaddrinfo);
+	if ((!hints || hints->ai_family == AF_UNSPEC || hints->ai_family == AF_INET) &&
+	    fabric_addr(node, a, sizeof(a))) {
+		struct addrinfo h;
+
+		if (hints)
+			h = *hints;
+		else
+			memset(&h, 0, sizeof(h));
+		h.ai_family = AF_INET;
+		h.ai_flags |= AI_NUMERICHOST;
+		return real_getaddrinfo(a, service, &h, res);
+	}
+	return real_getaddrinfo(node, service, hints, res);
+}
+
+SHIM_INTERPOSE struct hostent *gethostbyname(const char *name)
+{
+	char a[16];
+
+	REAL(gethostbyname);
+	return real_gethostbyname(fabric_addr(name, a, sizeof(a)) ? a : name);
+}
+
 /* ---- waiting: sleeps ---------------------------------------------------- */
 
 static int sim_sleep_ps(uint64_t ps)
@@ -540,4 +608,27 @@ SHIM_INTERPOSE int accept4(int fd, struct sockaddr *restrict sa, socklen_t *rest
 	if (io_wait(fd))
 		return -1;
 	return real_accept4(fd, sa, salen, flags);
+}
+
+/*
+ * The same round trip for the shim's librdmacm.so.1 (shim/rdmacm.c), which
+ * shares this process's connection: exported under the version node
+ * IBFAB_SHIM_PRIVATE_1, which no rdma-core library has, so that the
+ * replacement librdmacm loads only beside this libibverbs.
+ */
+__attribute__((visibility("default"))) int
+ibfab_shim_rpc(const struct shim_req *req, const void *tail, uint32_t tail_len, int fd_out,
+	       struct shim_rep *rep, int *fd_in)
+{
+	return shim_rpc(req, tail, tail_len, fd_out, rep, fd_in);
+}
+
+__attribute__((visibility("default"))) const struct shim_conn_info *ibfab_shim_info(void)
+{
+	return shim_attached() ? &info : NULL;
+}
+
+__attribute__((visibility("default"))) void ibfab_shim_unsupported(const char *what)
+{
+	shim_unsupported(what);
 }

@@ -47,4 +47,14 @@ SHIM_HIDDEN void shim_unsupported(const char *what);
 SHIM_HIDDEN void shim_tsc_install(void);
 SHIM_HIDDEN uint64_t shim_tsc_hz(void);
 
+/*
+ * Exported under the private version node IBFAB_SHIM_PRIVATE_1 for the
+ * shim's librdmacm.so.1 (rdmacm.c), which shares the process's connection:
+ * shim_rpc, the HELLO's answer (NULL before attach) and shim_unsupported.
+ */
+int ibfab_shim_rpc(const struct shim_req *req, const void *tail, uint32_t tail_len, int fd_out,
+		   struct shim_rep *rep, int *fd_in);
+const struct shim_conn_info *ibfab_shim_info(void);
+void ibfab_shim_unsupported(const char *what);
+
 #endif

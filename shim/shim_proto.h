@@ -27,10 +27,11 @@
 #include <sys/socket.h>
 
 #define SHIM_MAGIC	0x31466249u	/* "IbF1" */
-#define SHIM_VERSION	5		/* 2: IO_END answered, CPU time trailer;
+#define SHIM_VERSION	6		/* 2: IO_END answered, CPU time trailer;
 					 * 3: segments sealed (F_SEAL_SHRINK);
 					 * 4: post lists flagged, hello says atomics;
-					 * 5: gather/scatter lists */
+					 * 5: gather/scatter lists;
+					 * 6: the connection manager (CM_*) */
 #define SHIM_MAX_WC	16		/* completions per poll reply */
 #define SHIM_MAX_INLINE	256		/* inline bytes carried in one post */
 /* In a post's send_flags beside ibv's own (which stay below bit 8): a WR
@@ -49,6 +50,66 @@
 #define SHIM_MAX_SGE	30
 #define SHIM_NAME_LEN	64
 #define SHIM_UD_GRH	40		/* UD receive buffers start with a GRH slot */
+
+/*
+ * Each simulated host has an IPv4 address in 127.0.0.0/8, so that nothing
+ * a program sends to it leaves the machine: the k-th host of the topology
+ * (0-based) is 127.1.0.0 + k + 1, h0 = 127.1.0.1. rdma_cm resolves these
+ * addresses to the hosts' LIDs; any other 127.x address is the program's
+ * own host, as a loopback address is.
+ */
+#define SHIM_ADDR_BASE	0x7f010001u
+#define SHIM_ADDR_MAX_HOSTS (0x00ffffffu - 0x00010001u)
+static inline uint32_t shim_host_addr(uint32_t k)
+{
+	return SHIM_ADDR_BASE + k;
+}
+/* The host index of an address, or -1 if it names none of the plan. */
+static inline int64_t shim_addr_host(uint32_t a)
+{
+	return a >= SHIM_ADDR_BASE && a - SHIM_ADDR_BASE < SHIM_ADDR_MAX_HOSTS ?
+	       (int64_t)(a - SHIM_ADDR_BASE) : -1;
+}
+
+/* Beside the socket, the daemon writes the hosts' names and addresses in
+ * /etc/hosts form: "<socket>.hosts". */
+#define SHIM_HOSTS_SUFFIX ".hosts"
+
+/* Private data the CM messages carry after rdma_cm's header (IBA 12.6:
+ * REQ 92, REP 196, REJ 148, DREQ 220, SIDR_REQ 216 bytes; the rdma_cm
+ * header takes 36 of a REQ's and a SIDR_REQ's). */
+#define SHIM_CM_PDATA	196
+#define SHIM_CM_PDATA_REQ	56
+#define SHIM_CM_PDATA_REP	196
+#define SHIM_CM_PDATA_REJ	148
+#define SHIM_CM_PDATA_SIDR_REQ	180
+#define SHIM_CM_PDATA_SIDR_REP	136
+
+/* Addresses on the wire: IPv4, host byte order. */
+struct shim_cm_addr {
+	uint32_t ip;
+	uint16_t port, pad;
+};
+
+/* Connection parameters (struct rdma_conn_param without its pointer). */
+struct shim_cm_param {
+	uint32_t qpn, psn, qkey;
+	uint8_t responder_resources, initiator_depth, flow_control, retry_count;
+	uint8_t rnr_retry_count, srq, qp_type, pad;
+};
+
+/* A CM event as the channel delivers it (struct rdma_cm_event's content). */
+struct shim_cm_event {
+	uint32_t event;		/* enum rdma_cm_event_type */
+	int32_t status;
+	uint32_t id;		/* handle of the id it concerns (a new one for CONNECT_REQUEST) */
+	int32_t listen_id;	/* CONNECT_REQUEST: the listening id, else -1 */
+	struct shim_cm_addr src, dst;	/* the id's addresses (new ids, ADDR_RESOLVED) */
+	struct shim_cm_param param;	/* the peer's */
+	uint16_t dlid;		/* the peer's LID */
+	uint8_t sl, pdata_len;
+	uint8_t pdata[SHIM_CM_PDATA];
+};
 
 enum shim_op {
 	SHIM_OP_HELLO = 1,
@@ -74,6 +135,22 @@ enum shim_op {
 	SHIM_OP_CLOCK_WAIT,	/* waits: the program spins on the clock */
 	SHIM_OP_IO_BEGIN,	/* notification, fd: about to block reading it */
 	SHIM_OP_IO_END,		/* it is readable: answered before the program reads */
+	/* the connection manager (librdmacm; shim/serve_cm.c) */
+	SHIM_OP_CM_CREATE_CHANNEL,	/* fd: the channel's eventfd */
+	SHIM_OP_CM_DESTROY_CHANNEL,
+	SHIM_OP_CM_CREATE_ID,
+	SHIM_OP_CM_DESTROY_ID,
+	SHIM_OP_CM_BIND,
+	SHIM_OP_CM_RESOLVE_ADDR,
+	SHIM_OP_CM_RESOLVE_ROUTE,
+	SHIM_OP_CM_LISTEN,
+	SHIM_OP_CM_CONNECT,	/* tail: private data */
+	SHIM_OP_CM_ACCEPT,	/* tail: private data */
+	SHIM_OP_CM_REJECT,	/* tail: private data */
+	SHIM_OP_CM_ESTABLISH,	/* the active side's QP is ready: RTU */
+	SHIM_OP_CM_DISCONNECT,
+	SHIM_OP_CM_GET_EVENT,	/* waits, unless nonblocking */
+	SHIM_OP_CM_MIGRATE,	/* an id to another channel */
 	SHIM_OP_MAX
 };
 
@@ -137,6 +214,16 @@ struct shim_req {
 		struct { uint32_t qp; uint32_t num_sge; uint64_t wr_id; struct shim_wire_sge sg; } recv;
 		struct { uint64_t ps; } sleep;
 		struct { uint64_t seen; } clock;
+		struct { uint32_t channel, ps, qp_type; } cm_id;
+		struct {
+			uint32_t id;
+			struct shim_cm_addr src, dst;	/* bind: src only */
+			uint32_t backlog;		/* listen */
+			struct shim_cm_param param;	/* connect, accept: ours */
+			int32_t reason;			/* reject */
+		} cm;
+		struct { uint32_t channel, nonblock; } cm_get;
+		struct { uint32_t id, channel; } cm_migrate;
 	} u;
 };
 
@@ -165,6 +252,13 @@ struct shim_rep {
 		struct { uint32_t handle, qpn, max_send_wr, max_recv_wr, max_inline; } qp;
 		struct shim_wire_wc wc[SHIM_MAX_WC];
 		struct { uint32_t cq; } event;
+		struct shim_cm_event cm;	/* CM_GET_EVENT */
+		struct {
+			struct shim_cm_addr src, dst;	/* bind, resolve_addr */
+			uint16_t dlid;			/* resolve: the destination's LID */
+			uint8_t sl, pad;
+			uint32_t handle;		/* create_id, create_channel */
+		} cm_addr;
 	} u;
 };
 

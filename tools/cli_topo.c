@@ -18,6 +18,7 @@
 #include "models/net/net.h"
 #include "models/server/server.h"
 #include "models/sm/sm.h"
+#include "shim/shim_proto.h"
 #include "sim/sim_diag.h"
 #include "topologies/topo.h"
 
@@ -62,7 +63,9 @@ static void usage_show(FILE *out)
 	      "\n"
 	      "Print the node, switch, CA, router, host and link counts, the cables\n"
 	      "with their rates, then every LID after min-hop routing (LIDs the file\n"
-	      "gives are kept when complete and unique, else assigned in file order).\n", out);
+	      "gives are kept when complete and unique, else assigned in file order).\n"
+	      "A host's line ends with its address under `ibfab exec` (127.1.0.0 + k + 1\n"
+	      "for the k-th host): rdma_cm programs and the shim's name lookups use it.\n", out);
 }
 
 bool cli_is_help(const char *a)
@@ -199,20 +202,40 @@ static int cmd_show(int argc, char **argv)
 	printf("\nlinks:\n");
 	fflush(stdout);
 	topo_print_links(&n, stdout);
-	printf("\nLIDs (minhop, max LID %u):\n", n.max_lid);
+	/* a host's address under `ibfab exec` (rdma_cm, the shim's names) */
+	int *host_of = malloc((size_t)n.nnodes * sizeof(*host_of));
+
+	if (!host_of) {
+		net_free(&n);
+		fprintf(stderr, "ibfab topo show: out of memory\n");
+		return 1;
+	}
+	for (int i = 0; i < n.nnodes; i++)
+		host_of[i] = -1;
+	for (int k = 0; k < net_nhosts(&n); k++)
+		host_of[net_host(&n, k)] = k;
+	printf("\nLIDs (minhop, max LID %u) and hosts' addresses:\n", n.max_lid);
 	for (uint32_t l = 1; l <= n.max_lid; l++) {
 		int node = n.lid_node[l];
 
 		if (node < 0)
 			continue;
-		if (n.nodes[node].type == NET_SWITCH)
+		if (n.nodes[node].type == NET_SWITCH) {
 			printf("%5u  %-6s \"%s\"\n", l, type_name(n.nodes[node].type),
 			       n.nodes[node].desc);
-		else
+		} else if (host_of[node] >= 0) {
+			uint32_t a = shim_host_addr((uint32_t)host_of[node]);
+
+			printf("%5u  %-6s \"%s\"[%u]  %u.%u.%u.%u\n", l,
+			       type_name(n.nodes[node].type), n.nodes[node].desc,
+			       n.lid_port[l], a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
+		} else {
 			printf("%5u  %-6s \"%s\"[%u]\n", l,
 			       type_name(n.nodes[node].type), n.nodes[node].desc,
 			       n.lid_port[l]);
+		}
 	}
+	free(host_of);
 	net_free(&n);
 	return fflush(stdout) ? 1 : 0;
 }

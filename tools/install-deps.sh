@@ -5,12 +5,13 @@
 set -euo pipefail
 
 packages=(
-	# build: compiler, CMake, CUnit; libev and the verbs headers (shim)
-	build-essential cmake pkg-config libcunit1-dev libev-dev libibverbs-dev
+	# build: compiler, CMake, CUnit; libev, the verbs and rdma_cm headers (shim)
+	build-essential cmake pkg-config libcunit1-dev libev-dev libibverbs-dev librdmacm-dev
 	# interop tests: ibsim + umad2sim, infiniband-diags, OpenSM
 	ibsim-utils libumad2sim0 infiniband-diags opensm
 	# shim interop tests: unmodified verbs programs (ibv_*_pingpong, ib_*_lat/bw)
-	ibverbs-utils perftest
+	# and rdma_cm programs (rping, ucmatose, udaddy, rdma_server/rdma_client)
+	ibverbs-utils perftest rdmacm-utils
 	# DOT rendering, valgrind, python3 (tests read JSON with it)
 	graphviz valgrind python3
 	# /usr/bin/time: bench/pairs and bench/run time runs with it (e2e.bench_pairs)

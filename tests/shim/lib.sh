@@ -65,8 +65,10 @@ wait_listen() {
 }
 
 # pair NAME PORT SERVERCMD... -- CLIENTCMD... : run a server (host $SRV_HOST,
-# default h0) and its client ($CLI_HOST, default h1); outputs in $tmp/NAME.srv and $tmp/NAME.cli. Returns
-# non-zero (and calls fail) unless both exit 0.
+# default h0) and its client ($CLI_HOST, default h1), the client once
+# `${PAIR_WAIT:-wait_listen} PORT` says the server is ready; outputs in
+# $tmp/NAME.srv and $tmp/NAME.cli. Returns non-zero (and calls fail) unless
+# both exit 0.
 pair() {
 	local name=$1 port=$2
 	shift 2
@@ -76,7 +78,7 @@ pair() {
 	cli=("$@")
 	shim "${SRV_HOST:-h0}" "${srv[@]}" >"$tmp/$name.srv" 2>&1 &
 	local spid=$!
-	wait_listen "$port"	# the client does not retry
+	"${PAIR_WAIT:-wait_listen}" "$port"	# the client does not retry
 	shim "${CLI_HOST:-h1}" "${cli[@]}" >"$tmp/$name.cli" 2>&1
 	local crc=$?
 	wait "$spid"

@@ -5,13 +5,19 @@
  * the wire sizes the shim and the tests rely on, attaching as a named host,
  * the clock rule (a lone waiting program moves the clock: an empty poll by
  * its poll quantum, a sleep by its length), refusal of malformed requests,
- * and the idle exit.
+ * and the idle exit; the connection manager (shim/serve_cm.c) between two
+ * programs: the hosts file, resolution, REQ/REP/RTU with private data, each
+ * message a datagram through the fabric, DREQ/DREP, the REJ of a port
+ * nobody listens on, and a peer that dies.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <rdma/rdma_cma.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -70,6 +76,23 @@ static void *daemon_main(void *arg)
 	return NULL;
 }
 
+/* A daemon on star-6.net at PATH in a thread, quiet, leaving when idle
+ * for 0.2 s; returns once it listens. */
+static void daemon_start(struct daemon *dm, const char *path, char *topo, size_t len)
+{
+	char b;
+
+	memset(dm, 0, sizeof(*dm));
+	dm->o.topo = test_src_path("topologies/examples/star-6.net", topo, len);
+	dm->o.socket = path;
+	dm->o.quiet = true;
+	dm->o.idle_exit_s = 0.2;
+	CU_ASSERT_FATAL(pipe(dm->ready) == 0);
+	CU_ASSERT_FATAL(pthread_create(&dm->t, NULL, daemon_main, dm) == 0);
+	CU_ASSERT_FATAL(read(dm->ready[0], &b, 1) == 1);
+	close(dm->ready[0]);
+}
+
 static int rpc(int fd, const struct shim_req *q, struct shim_rep *r, int *fd_in)
 {
 	union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
@@ -102,19 +125,10 @@ static void test_daemon(void)
 	struct stat st;
 	const struct shim_clock *clk;
 	int fd, cfd = -1;
-	char b;
 
 	CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
 	snprintf(path, sizeof(path), "%s/s/sock", dir);
-	memset(&dm, 0, sizeof(dm));
-	dm.o.topo = test_src_path("topologies/examples/star-6.net", topo, sizeof(topo));
-	dm.o.socket = path;
-	dm.o.quiet = true;
-	dm.o.idle_exit_s = 0.2;
-	CU_ASSERT_FATAL(pipe(dm.ready) == 0);
-	CU_ASSERT_FATAL(pthread_create(&dm.t, NULL, daemon_main, &dm) == 0);
-	CU_ASSERT_FATAL(read(dm.ready[0], &b, 1) == 1);
-	close(dm.ready[0]);
+	daemon_start(&dm, path, topo, sizeof(topo));
 	CU_ASSERT(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
 
 	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
@@ -194,10 +208,336 @@ static void test_daemon(void)
 	rmdir(dir);
 }
 
+/* A request with a tail and a descriptor, its reply not awaited. */
+static void req_send(int fd, struct shim_req *q, const void *tail, uint32_t len, int fd_out)
+{
+	union shim_fd_cmsg u;
+	struct iovec iov[2] = { { q, sizeof(*q) }, { (void *)tail, len } };
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = tail ? 2 : 1 };
+
+	q->inline_len = len;
+	shim_msg_attach_fd(&m, &u, fd_out);
+	CU_ASSERT_FATAL(sendmsg(fd, &m, 0) == (ssize_t)(sizeof(*q) + len));
+}
+
+#define rep_recv(fd, r) rep_recv_at(fd, r, __LINE__)
+static int rep_recv_at(int fd, struct shim_rep *r, int line)
+{
+	memset(r, 0, sizeof(*r));
+	if (recv(fd, r, sizeof(*r), 0) <= 0) {
+		fprintf(stderr, "test_shim.c:%d: no reply\n", line);
+		CU_FAIL_FATAL("no reply");
+	}
+	return r->status;
+}
+
+static int cm_rpc(int fd, struct shim_req *q, const void *tail, uint32_t len, int fd_out,
+		  struct shim_rep *r)
+{
+	req_send(fd, q, tail, len, fd_out);
+	return rep_recv(fd, r);
+}
+
+/* A program attached as HOST over a new connection; its LID in *lid, the
+ * clock page in *clk (if not NULL). */
+static int cm_client(const char *path, const char *host, uint16_t *lid,
+		     const struct shim_clock **clk)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct shim_req q;
+	struct shim_rep r;
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0), cfd = -1;
+
+	struct timeval tv = { .tv_sec = 20 };	/* a test fails, never hangs */
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	CU_ASSERT_FATAL(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	memset(&q, 0, sizeof(q));
+	q.op = SHIM_OP_HELLO;
+	q.u.hello.magic = SHIM_MAGIC;
+	q.u.hello.version = SHIM_VERSION;
+	q.u.hello.pid = (uint32_t)getpid();
+	strcpy(q.u.hello.host, host);
+	CU_ASSERT_FATAL(rpc(fd, &q, &r, &cfd) == 0);
+	if (clk) {
+		*clk = mmap(NULL, sizeof(**clk), PROT_READ, MAP_SHARED, cfd, 0);
+		CU_ASSERT_FATAL(*clk != MAP_FAILED);
+	}
+	close(cfd);
+	*lid = r.u.hello.lid;
+	return fd;
+}
+
+/* An event channel and an id on it: the id's handle, the channel's in *ch. */
+static uint32_t cm_id(int fd, uint32_t *ch)
+{
+	struct shim_req q;
+	struct shim_rep r;
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+
+	memset(&q, 0, sizeof(q));
+	q.op = SHIM_OP_CM_CREATE_CHANNEL;
+	CU_ASSERT_FATAL(cm_rpc(fd, &q, NULL, 0, efd, &r) == 0);
+	close(efd);
+	*ch = r.u.cm_addr.handle;
+	memset(&q, 0, sizeof(q));
+	q.op = SHIM_OP_CM_CREATE_ID;
+	q.u.cm_id.channel = *ch;
+	q.u.cm_id.ps = RDMA_PS_TCP;
+	q.u.cm_id.qp_type = IBV_QPT_RC;
+	CU_ASSERT_FATAL(cm_rpc(fd, &q, NULL, 0, -1, &r) == 0);
+	return r.u.cm_addr.handle;
+}
+
+static void cm_simple(int fd, uint32_t op, uint32_t id, struct shim_rep *r, int want)
+{
+	struct shim_req q;
+
+	memset(&q, 0, sizeof(q));
+	q.op = op;
+	q.u.cm.id = id;
+	CU_ASSERT_EQUAL(cm_rpc(fd, &q, NULL, 0, -1, r), want);
+}
+
+static void sleep_send(int fd, uint64_t ps)
+{
+	struct shim_req q;
+
+	memset(&q, 0, sizeof(q));
+	q.op = SHIM_OP_SLEEP;
+	q.u.sleep.ps = ps;
+	req_send(fd, &q, NULL, 0, -1);
+}
+
+static void get_event_send(int fd, uint32_t ch)
+{
+	struct shim_req q;
+
+	memset(&q, 0, sizeof(q));
+	q.op = SHIM_OP_CM_GET_EVENT;
+	q.u.cm_get.channel = ch;
+	req_send(fd, &q, NULL, 0, -1);
+}
+
+/* Connect h1 to a listener on h0 (port 5000); the clock tells when each
+ * message took effect. */
+static void test_cm(void)
+{
+	static struct daemon dm;
+	char dir[] = "/tmp/ibfab-test-XXXXXX", path[108], topo[512], line[128];
+	const char pdata[] = "hello, h0";
+	struct shim_req q;
+	struct shim_rep r;
+	uint16_t lid0, lid1;
+	uint32_t cha, chb, la, b;
+	uint64_t t_req, t_rep, t_rtu, t0;
+	FILE *f;
+
+	CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/sock", dir);
+	daemon_start(&dm, path, topo, sizeof(topo));
+
+	/* the hosts file: h0 is 127.1.0.1 */
+	snprintf(topo, sizeof(topo), "%s" SHIM_HOSTS_SUFFIX, path);
+	f = fopen(topo, "r");
+	CU_ASSERT_FATAL(f != NULL);
+	CU_ASSERT(fgets(line, sizeof(line), f) && line[0] == '#');
+	CU_ASSERT(fgets(line, sizeof(line), f) && !strcmp(line, "127.1.0.1 h0\n"));
+	fclose(f);
+	CU_ASSERT_EQUAL(shim_addr_host(shim_host_addr(5)), 5);
+	CU_ASSERT_EQUAL(shim_addr_host(0x7f000001), -1);
+
+	const struct shim_clock *clk;
+	int a = cm_client(path, "h0", &lid0, NULL), c = cm_client(path, "h1", &lid1, &clk);
+
+	/* h0 listens on port 5000 */
+	la = cm_id(a, &cha);
+	memset(&q, 0, sizeof(q));
+	q.op = SHIM_OP_CM_BIND;
+	q.u.cm.id = la;
+	q.u.cm.src.port = 5000;
+	CU_ASSERT_EQUAL(cm_rpc(a, &q, NULL, 0, -1, &r), 0);
+	CU_ASSERT_EQUAL(r.u.cm_addr.src.port, 5000);
+	cm_simple(a, SHIM_OP_CM_LISTEN, la, &r, 0);
+	/* a second listener on the port: refused */
+	uint32_t ch2, l2 = cm_id(a, &ch2);
+
+	CU_ASSERT_EQUAL(cm_rpc(a, &q, NULL, 0, -1, &r), EINVAL);	/* la: bound already */
+	q.u.cm.id = l2;
+	CU_ASSERT_EQUAL(cm_rpc(a, &q, NULL, 0, -1, &r), EADDRINUSE);
+
+	/* h1 resolves h0's address and route */
+	b = cm_id(c, &chb);
+	memset(&q, 0, sizeof(q));
+	q.op = SHIM_OP_CM_RESOLVE_ADDR;
+	q.u.cm.id = b;
+	q.u.cm.dst.ip = shim_host_addr(0);
+	q.u.cm.dst.port = 5000;
+	CU_ASSERT_EQUAL(cm_rpc(c, &q, NULL, 0, -1, &r), 0);
+	CU_ASSERT_EQUAL(r.u.cm_addr.src.ip, shim_host_addr(1));
+	CU_ASSERT(r.u.cm_addr.src.port != 0);
+	memset(&q, 0, sizeof(q));
+	q.op = SHIM_OP_CM_GET_EVENT;
+	q.u.cm_get.channel = chb;
+	CU_ASSERT_EQUAL(cm_rpc(c, &q, NULL, 0, -1, &r), 0);
+	CU_ASSERT_EQUAL(r.u.cm.event, RDMA_CM_EVENT_ADDR_RESOLVED);
+	cm_simple(c, SHIM_OP_CM_RESOLVE_ROUTE, b, &r, 0);
+	CU_ASSERT_EQUAL(r.u.cm_addr.dlid, lid0);
+	CU_ASSERT_EQUAL(cm_rpc(c, &q, NULL, 0, -1, &r), 0);
+	CU_ASSERT_EQUAL(r.u.cm.event, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	/* nothing more: a nonblocking wait says so at once */
+	q.u.cm_get.nonblock = 1;
+	CU_ASSERT_EQUAL(cm_rpc(c, &q, NULL, 0, -1, &r), EAGAIN);
+
+	/* REQ: h0 hears of it one datagram later */
+	t0 = clk->now_ps;
+	memset(&q, 0, sizeof(q));
+	q.op = SHIM_OP_CM_CONNECT;
+	q.u.cm.id = b;
+	q.u.cm.param.qpn = 77;
+	q.u.cm.param.psn = 0x123;
+	q.u.cm.param.responder_resources = 4;
+	CU_ASSERT_EQUAL(cm_rpc(c, &q, pdata, sizeof(pdata), -1, &r), 0);
+	get_event_send(c, chb);		/* h1 waits for the REP */
+	memset(&q, 0, sizeof(q));
+	q.op = SHIM_OP_CM_GET_EVENT;
+	q.u.cm_get.channel = cha;
+	CU_ASSERT_EQUAL(cm_rpc(a, &q, NULL, 0, -1, &r), 0);
+	t_req = clk->now_ps;
+	CU_ASSERT_EQUAL(r.u.cm.event, RDMA_CM_EVENT_CONNECT_REQUEST);
+	CU_ASSERT_EQUAL(r.u.cm.listen_id, (int32_t)la);
+	CU_ASSERT_EQUAL(r.u.cm.param.qpn, 77);
+	CU_ASSERT_EQUAL(r.u.cm.param.psn, 0x123);
+	CU_ASSERT_EQUAL(r.u.cm.param.responder_resources, 4);
+	CU_ASSERT_EQUAL(r.u.cm.dlid, lid1);
+	CU_ASSERT_EQUAL(r.u.cm.pdata_len, sizeof(pdata));
+	CU_ASSERT(!memcmp(r.u.cm.pdata, pdata, sizeof(pdata)));
+	CU_ASSERT_EQUAL(r.u.cm.src.ip, shim_host_addr(0));
+	CU_ASSERT_EQUAL(r.u.cm.dst.ip, shim_host_addr(1));
+	uint32_t na = r.u.cm.id;
+
+	/* a 256-byte datagram through one HDR switch: a microsecond or so */
+	CU_ASSERT(t_req > t0 + 300 * SIM_NS && t_req < t0 + 5 * SIM_US);
+	/* REP: h1 hears of it one datagram later */
+	memset(&q, 0, sizeof(q));
+	q.op = SHIM_OP_CM_ACCEPT;
+	q.u.cm.id = na;
+	q.u.cm.param.qpn = 88;
+	q.u.cm.param.psn = 0x456;
+	CU_ASSERT_EQUAL(cm_rpc(a, &q, NULL, 0, -1, &r), 0);
+	get_event_send(a, cha);		/* h0 waits for the RTU */
+	CU_ASSERT_EQUAL(rep_recv(c, &r), 0);
+	t_rep = clk->now_ps;
+	CU_ASSERT_EQUAL(r.u.cm.event, RDMA_CM_EVENT_CONNECT_RESPONSE);
+	CU_ASSERT_EQUAL(r.u.cm.id, b);
+	CU_ASSERT_EQUAL(r.u.cm.param.qpn, 88);
+	CU_ASSERT_EQUAL(r.u.cm.param.psn, 0x456);
+	CU_ASSERT_EQUAL(r.u.cm.dlid, lid0);
+	/* RTU: ESTABLISHED at h0 (h1 waits meanwhile: the clock moves only
+	 * while every program waits) */
+	cm_simple(c, SHIM_OP_CM_ESTABLISH, b, &r, 0);
+	get_event_send(c, chb);
+	CU_ASSERT_EQUAL(rep_recv(a, &r), 0);
+	t_rtu = clk->now_ps;
+	CU_ASSERT_EQUAL(r.u.cm.event, RDMA_CM_EVENT_ESTABLISHED);
+	CU_ASSERT_EQUAL(r.u.cm.id, na);
+	/* the same path each way, the same datagram: equal flight times */
+	CU_ASSERT_EQUAL(t_rep - t_req, t_req - t0);
+	CU_ASSERT_EQUAL(t_rtu - t_rep, t_req - t0);
+
+	/* DREQ from h0: DISCONNECTED at h1; its DREP: DISCONNECTED at h0 */
+	cm_simple(a, SHIM_OP_CM_DISCONNECT, na, &r, 0);
+	get_event_send(a, cha);
+	CU_ASSERT_EQUAL(rep_recv(c, &r), 0);
+	CU_ASSERT_EQUAL(r.u.cm.event, RDMA_CM_EVENT_DISCONNECTED);
+	CU_ASSERT_EQUAL(r.u.cm.id, b);
+	cm_simple(c, SHIM_OP_CM_DISCONNECT, b, &r, 0);
+	cm_simple(c, SHIM_OP_CM_DISCONNECT, b, &r, EINVAL);	/* once only */
+	sleep_send(c, 1 * SIM_MS);
+	CU_ASSERT_EQUAL(rep_recv(a, &r), 0);
+	CU_ASSERT_EQUAL(r.u.cm.event, RDMA_CM_EVENT_DISCONNECTED);
+	CU_ASSERT_EQUAL(r.u.cm.id, na);
+	sleep_send(a, 1 * SIM_S);	/* h0 sleeps while h1 is rejected */
+	CU_ASSERT_EQUAL(rep_recv(c, &r), 0);
+
+	/* a port nobody listens on: REJ, reason 8 (invalid service ID) */
+	uint32_t chx, x = cm_id(c, &chx);
+
+	memset(&q, 0, sizeof(q));
+	q.op = SHIM_OP_CM_RESOLVE_ADDR;
+	q.u.cm.id = x;
+	q.u.cm.dst.ip = shim_host_addr(0);
+	q.u.cm.dst.port = 5001;
+	CU_ASSERT_EQUAL(cm_rpc(c, &q, NULL, 0, -1, &r), 0);
+	cm_simple(c, SHIM_OP_CM_RESOLVE_ROUTE, x, &r, 0);
+	memset(&q, 0, sizeof(q));
+	q.op = SHIM_OP_CM_CONNECT;
+	q.u.cm.id = x;
+	char big[SHIM_CM_PDATA_REQ + 1] = { 0 };
+
+	CU_ASSERT_EQUAL(cm_rpc(c, &q, big, sizeof(big), -1, &r), EINVAL);	/* 57 bytes */
+	CU_ASSERT_EQUAL(cm_rpc(c, &q, NULL, 0, -1, &r), 0);
+	memset(&q, 0, sizeof(q));
+	q.op = SHIM_OP_CM_GET_EVENT;
+	q.u.cm_get.channel = chx;
+	for (int k = 0; k < 2; k++) {	/* ADDR_RESOLVED, ROUTE_RESOLVED */
+		CU_ASSERT_EQUAL(cm_rpc(c, &q, NULL, 0, -1, &r), 0);
+	}
+	CU_ASSERT_EQUAL(cm_rpc(c, &q, NULL, 0, -1, &r), 0);
+	CU_ASSERT_EQUAL(r.u.cm.event, RDMA_CM_EVENT_REJECTED);
+	CU_ASSERT_EQUAL(r.u.cm.status, 8);
+	sleep_send(c, 2 * SIM_S);
+	CU_ASSERT_EQUAL(rep_recv(a, &r), 0);	/* h0 wakes at 1 s */
+
+	/* h0 dies with h1's request in hand: once its objects go (1 ms of
+	 * simulated time), its CM rejects the request, as the kernel's would */
+	uint32_t l3 = cm_id(a, &ch2), y;
+
+	memset(&q, 0, sizeof(q));
+	q.op = SHIM_OP_CM_BIND;
+	q.u.cm.id = l3;
+	q.u.cm.src.port = 5002;
+	CU_ASSERT_EQUAL(cm_rpc(a, &q, NULL, 0, -1, &r), 0);
+	cm_simple(a, SHIM_OP_CM_LISTEN, l3, &r, 0);
+	get_event_send(a, ch2);
+	CU_ASSERT_EQUAL(rep_recv(c, &r), 0);	/* h1 wakes at 2 s */
+	y = cm_id(c, &chx);
+	memset(&q, 0, sizeof(q));
+	q.op = SHIM_OP_CM_RESOLVE_ADDR;
+	q.u.cm.id = y;
+	q.u.cm.dst.ip = shim_host_addr(0);
+	q.u.cm.dst.port = 5002;
+	CU_ASSERT_EQUAL(cm_rpc(c, &q, NULL, 0, -1, &r), 0);
+	cm_simple(c, SHIM_OP_CM_RESOLVE_ROUTE, y, &r, 0);
+	cm_simple(c, SHIM_OP_CM_CONNECT, y, &r, 0);
+	memset(&q, 0, sizeof(q));
+	q.op = SHIM_OP_CM_GET_EVENT;
+	q.u.cm_get.channel = chx;
+	for (int k = 0; k < 2; k++)	/* ADDR_RESOLVED, ROUTE_RESOLVED */
+		CU_ASSERT_EQUAL(cm_rpc(c, &q, NULL, 0, -1, &r), 0);
+	get_event_send(c, chx);
+	CU_ASSERT_EQUAL(rep_recv(a, &r), 0);
+	CU_ASSERT_EQUAL(r.u.cm.event, RDMA_CM_EVENT_CONNECT_REQUEST);
+	t0 = clk->now_ps;
+	close(a);
+	CU_ASSERT_EQUAL(rep_recv(c, &r), 0);
+	CU_ASSERT_EQUAL(r.u.cm.event, RDMA_CM_EVENT_REJECTED);
+	CU_ASSERT_EQUAL(r.u.cm.status, 28);	/* consumer defined */
+	CU_ASSERT(clk->now_ps >= t0 + 1 * SIM_MS);
+	munmap((void *)clk, sizeof(*clk));
+	close(c);
+	pthread_join(dm.t, NULL);
+	CU_ASSERT_EQUAL(dm.rc, 0);
+	CU_ASSERT(access(topo, F_OK) != 0);	/* the hosts file goes with the socket */
+	rmdir(dir);
+}
+
 static const struct test_case tests[] = {
 	{ "wire sizes", test_wire_sizes },
 	{ "socket path", test_socket_path },
 	{ "daemon: attach, clock, refusals, idle exit", test_daemon },
+	{ "connection manager: REQ/REP/RTU, DREQ/DREP, REJ, a dead peer", test_cm },
 	{ NULL, NULL },
 };
 
