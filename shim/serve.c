@@ -634,6 +634,51 @@ static void wake(struct client *c)
 }
 
 /*
+ * Its interval timer has expired: SIGALRM, as the kernel would send it (a
+ * real signal, so that a handler runs and a blocked call is interrupted,
+ * at the simulated instant: the program waits, the clock stands). A wait
+ * in the daemon ends as a blocking call would: EINTR for an event or a
+ * sleep, an empty poll; a blocking read is interrupted by the signal.
+ */
+static void alarm_due(struct client *c, sim_time_t now)
+{
+	if (now < c->alarm_at)
+		return;
+	if (!c->alarm_every)
+		c->alarm_at = SIM_TIME_MAX;
+	else
+		while (c->alarm_at <= now)
+			c->alarm_at = srv_sat_add(c->alarm_at, c->alarm_every);
+	if (c->peer > 0)
+		kill(c->peer, SIGALRM);
+	switch (c->wait) {
+	case W_EVENT:
+	case W_CMEV:
+	case W_SLEEP:
+		wake(c);
+		srv_status(c, EINTR);
+		break;
+	case W_POLL: {
+		struct obj *o = srv_obj_get(c, c->wait_h, O_CQ);
+
+		if (o)
+			poll_reply(c, o->u.cq, c->wait_n, true);
+		else
+			srv_status(c, EINVAL);
+		wake(c);
+		break;
+	}
+	case W_CLOCK:
+		srv_status(c, 0);
+		wake(c);
+		break;
+	case W_IO:
+	case W_NONE:
+		break;
+	}
+}
+
+/*
  * A waiting client whose condition holds now is answered; true if it runs
  * again (so the clock must stop).
  */
@@ -866,6 +911,7 @@ static void advance(struct srv *s)
 				continue;
 			live = true;
 			c->holds = false;
+			alarm_due(c, now);
 			cq_events(c, now);
 			if (c->wait != W_NONE && !try_wake(c, now)) {
 				if (c->wait != W_IO)
@@ -911,6 +957,8 @@ static void advance(struct srv *s)
 
 			if (d < t)
 				t = d;
+			if (!c->zombie && c->alarm_at < t)
+				t = c->alarm_at;
 		}
 		if (place_next(s) < t)
 			t = place_next(s);
@@ -1690,6 +1738,15 @@ static int op_io_end(struct client *c, const struct shim_req *q, const uint8_t *
 	return 0;
 }
 
+static int op_alarm(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
+{
+	(void)tail;
+	(void)fd;
+	c->alarm_at = q->u.alarm.at ? q->u.alarm.at : SIM_TIME_MAX;
+	c->alarm_every = q->u.alarm.every;
+	return 0;
+}
+
 static const op_fn ops[SHIM_OP_MAX] = {
 	[SHIM_OP_HELLO] = op_hello,
 	[SHIM_OP_SEG_ADD] = op_seg_add,
@@ -1729,6 +1786,7 @@ static const op_fn ops[SHIM_OP_MAX] = {
 	[SHIM_OP_CM_DISCONNECT] = cm_op,
 	[SHIM_OP_CM_GET_EVENT] = cm_op,
 	[SHIM_OP_CM_MIGRATE] = cm_op,
+	[SHIM_OP_ALARM] = op_alarm,
 };
 
 /*
@@ -1955,6 +2013,7 @@ static int client_add(struct srv *s, int fd)
 	c->s = s;
 	c->fd = fd;
 	c->io_fd = -1;
+	c->alarm_at = SIM_TIME_MAX;
 	/* its CPU time tells spinning from being paused (silent_wait) */
 	if (cr.pid > 0) {
 		c->peer = cr.pid;

@@ -168,6 +168,9 @@ struct client {
 	bool holds;		/* advance() last counted it as running */
 	bool touched;		/* ... and it has not reacted yet */
 	struct sgl *srq_sgls;	/* receives with lists posted to its SRQs, oldest first */
+	/* its ITIMER_REAL (setitimer, alarm) in simulated time: SIGALRM at
+	 * alarm_at, then every alarm_every (0: once) */
+	sim_time_t alarm_at, alarm_every;
 };
 
 /*

@@ -40,6 +40,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/times.h>
 #include <sys/types.h>
 #include <sys/un.h>
 #include <time.h>
@@ -440,23 +441,132 @@ SHIM_INTERPOSE struct hostent *gethostbyname(const char *name)
 	return real_gethostbyname(fabric_addr(name, a, sizeof(a)) ? a : name);
 }
 
+/* ---- the interval timer: SIGALRM in simulated time ---------------------- */
+
+/*
+ * setitimer(ITIMER_REAL) and alarm() count simulated time: the daemon sends
+ * the process SIGALRM when the clock reaches the deadline (the program then
+ * waits, so the signal lands at that simulated instant, and a blocking call
+ * it interrupts returns EINTR as it would). qperf times its tests this way,
+ * perftest's -D too. Other timers stay real. times() returns simulated
+ * ticks (qperf's elapsed time); its CPU times stay real.
+ */
+static pthread_mutex_t alarm_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t alarm_at, alarm_every;	/* ps; alarm_at 0: disarmed */
+
+static uint64_t tv_ps(const struct timeval *tv)
+{
+	return (uint64_t)tv->tv_sec * 1000000000000ULL + (uint64_t)tv->tv_usec * 1000000ULL;
+}
+
+static void ps_tv(struct timeval *tv, uint64_t ps)
+{
+	tv->tv_sec = (time_t)(ps / 1000000000000ULL);
+	tv->tv_usec = (suseconds_t)(ps % 1000000000000ULL / 1000000);
+}
+
+SHIM_INTERPOSE int setitimer(__itimer_which_t which, const struct itimerval *restrict nv,
+			     struct itimerval *restrict ov)
+{
+	struct shim_req req = { .op = SHIM_OP_ALARM };
+	struct shim_rep rep;
+	uint64_t now;
+
+	REAL(setitimer);
+	if (!clock_page || which != ITIMER_REAL || !nv)
+		return real_setitimer(which, nv, ov);
+	now = clock_page->now_ps;
+	pthread_mutex_lock(&alarm_lock);
+	if (ov) {
+		memset(ov, 0, sizeof(*ov));
+		if (alarm_at)
+			ps_tv(&ov->it_value, alarm_at > now ? alarm_at - now : 1000000);
+		ps_tv(&ov->it_interval, alarm_every);
+	}
+	alarm_every = tv_ps(&nv->it_interval);
+	alarm_at = tv_ps(&nv->it_value) ? now + tv_ps(&nv->it_value) : 0;
+	req.u.alarm.at = alarm_at;
+	req.u.alarm.every = alarm_every;
+	pthread_mutex_unlock(&alarm_lock);
+	return shim_rpc(&req, NULL, 0, -1, &rep, NULL) ? -1 : 0;
+}
+
+SHIM_INTERPOSE int getitimer(__itimer_which_t which, struct itimerval *v)
+{
+	uint64_t now;
+
+	REAL(getitimer);
+	if (!clock_page || which != ITIMER_REAL || !v)
+		return real_getitimer(which, v);
+	now = clock_page->now_ps;
+	pthread_mutex_lock(&alarm_lock);
+	/* an expired one-shot timer (the daemon has sent its signal) reads 0 */
+	if (alarm_at && alarm_at <= now) {
+		if (alarm_every)
+			alarm_at += ((now - alarm_at) / alarm_every + 1) * alarm_every;
+		else
+			alarm_at = 0;
+	}
+	memset(v, 0, sizeof(*v));
+	if (alarm_at)
+		ps_tv(&v->it_value, alarm_at - now);
+	ps_tv(&v->it_interval, alarm_every);
+	pthread_mutex_unlock(&alarm_lock);
+	return 0;
+}
+
+SHIM_INTERPOSE unsigned int alarm(unsigned int seconds)
+{
+	struct itimerval nv = { .it_value = { .tv_sec = seconds } }, ov;
+
+	REAL(alarm);
+	if (!clock_page)
+		return real_alarm(seconds);
+	getitimer(ITIMER_REAL, &ov);
+	if (setitimer(ITIMER_REAL, &nv, NULL))
+		return 0;
+	/* the seconds left of the previous one, rounded up as the kernel's */
+	return (unsigned int)ov.it_value.tv_sec + (ov.it_value.tv_usec > 0);
+}
+
+SHIM_INTERPOSE clock_t times(struct tms *buf)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+
+	REAL(times);
+	if (!clock_page || hz <= 0)
+		return real_times(buf);
+	if (buf && real_times(buf) == (clock_t)-1)
+		return (clock_t)-1;
+	/* ticks since an arbitrary start: 1000 s, as CLOCK_MONOTONIC's base */
+	return (clock_t)((1000ULL * 1000000000000ULL + sim_read()) / (1000000000000ULL / (uint64_t)hz));
+}
+
 /* ---- waiting: sleeps ---------------------------------------------------- */
 
-static int sim_sleep_ps(uint64_t ps)
+/* Sleep ps of simulated time: 0, or the picoseconds left when SIGALRM (the
+ * simulated interval timer's) interrupted it, with errno EINTR. */
+static uint64_t sim_sleep_ps(uint64_t ps)
 {
 	struct shim_req req = { .op = SHIM_OP_SLEEP, .u.sleep.ps = ps };
 	struct shim_rep rep;
+	uint64_t end = clock_page->now_ps + ps;
 
-	return shim_rpc(&req, NULL, 0, -1, &rep, NULL) ? -1 : 0;
+	if (shim_rpc(&req, NULL, 0, -1, &rep, NULL) != EINTR)
+		return 0;
+	errno = EINTR;
+	return end > clock_page->now_ps ? end - clock_page->now_ps : 1;
 }
 
 SHIM_INTERPOSE unsigned int sleep(unsigned int s)
 {
+	uint64_t left;
+
 	REAL(sleep);
 	if (!clock_page)
 		return real_sleep(s);
-	sim_sleep_ps((uint64_t)s * 1000000000000ULL);
-	return 0;
+	left = sim_sleep_ps((uint64_t)s * 1000000000000ULL);
+	return (unsigned int)((left + 999999999999ULL) / 1000000000000ULL);
 }
 
 SHIM_INTERPOSE int usleep(useconds_t us)
@@ -464,19 +574,22 @@ SHIM_INTERPOSE int usleep(useconds_t us)
 	REAL(usleep);
 	if (!clock_page)
 		return real_usleep(us);
-	sim_sleep_ps((uint64_t)us * 1000000ULL);
-	return 0;
+	return sim_sleep_ps((uint64_t)us * 1000000ULL) ? -1 : 0;
 }
 
 SHIM_INTERPOSE int nanosleep(const struct timespec *req, struct timespec *rem)
 {
+	uint64_t left;
+
 	REAL(nanosleep);
 	if (!clock_page || !req)
 		return real_nanosleep(req, rem);
-	sim_sleep_ps((uint64_t)req->tv_sec * 1000000000000ULL + (uint64_t)req->tv_nsec * 1000);
-	if (rem)
-		rem->tv_sec = 0, rem->tv_nsec = 0;
-	return 0;
+	left = sim_sleep_ps((uint64_t)req->tv_sec * 1000000000000ULL + (uint64_t)req->tv_nsec * 1000);
+	if (rem) {
+		rem->tv_sec = (time_t)(left / 1000000000000ULL);
+		rem->tv_nsec = (long)(left % 1000000000000ULL / 1000);
+	}
+	return left ? -1 : 0;
 }
 
 /* ---- waiting: blocking reads on sockets and pipes ----------------------- */

@@ -31,7 +31,8 @@
 					 * 3: segments sealed (F_SEAL_SHRINK);
 					 * 4: post lists flagged, hello says atomics;
 					 * 5: gather/scatter lists;
-					 * 6: the connection manager (CM_*) */
+					 * 6: the connection manager (CM_*),
+					 * the interval timer (ALARM) */
 #define SHIM_MAX_WC	16		/* completions per poll reply */
 #define SHIM_MAX_INLINE	256		/* inline bytes carried in one post */
 /* In a post's send_flags beside ibv's own (which stay below bit 8): a WR
@@ -151,6 +152,7 @@ enum shim_op {
 	SHIM_OP_CM_DISCONNECT,
 	SHIM_OP_CM_GET_EVENT,	/* waits, unless nonblocking */
 	SHIM_OP_CM_MIGRATE,	/* an id to another channel */
+	SHIM_OP_ALARM,		/* the process's ITIMER_REAL, in simulated time */
 	SHIM_OP_MAX
 };
 
@@ -214,6 +216,7 @@ struct shim_req {
 		struct { uint32_t qp; uint32_t num_sge; uint64_t wr_id; struct shim_wire_sge sg; } recv;
 		struct { uint64_t ps; } sleep;
 		struct { uint64_t seen; } clock;
+		struct { uint64_t at, every; } alarm;	/* ps; at 0: disarmed */
 		struct { uint32_t channel, ps, qp_type; } cm_id;
 		struct {
 			uint32_t id;

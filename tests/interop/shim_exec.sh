@@ -3,7 +3,7 @@
 # daemon when none answers (private socket directory, mode 0700 / 0600),
 # reuses it afterwards, names the host, passes the program's exit status
 # through, falls back to the built-in 16-host fat tree without a topology,
-# and the daemon it started goes away by itself once idle.
+# runs SIGALRM timers in simulated time, and the daemon it started goes away by itself once idle.
 . "$IBFAB_SRC/tests/lib/e2e.sh"
 . "$IBFAB_SRC/tests/shim/lib.sh"
 need ibv_devinfo ibv_devices
@@ -39,6 +39,9 @@ tsock="$tmp/tcp/ibfab/sock"
 timeout 30 "$IBFAB" exec --socket "$tsock" --topo "$topo" --set fabric=tcp --host h1 -- \
 	ibv_devinfo -v >"$tmp/t.out" 2>&1 || fail "exec on fabric=tcp: $(tail -3 "$tmp/t.out")"
 grep -Eq "atomic_cap:\s+ATOMIC_NONE" "$tmp/t.out" || fail "TCP atomics: $(grep atomic_cap "$tmp/t.out")"
+# the interval timer and times() count simulated time (tests/shim/shim_alarm.c)
+timeout 30 "$IBFAB" exec --socket "$sock" --host h2 -- "$IBFAB_BUILD/tests/shim/shim_alarm" \
+	>"$tmp/alarm.out" 2>&1 || fail "shim_alarm: $(grep -v '^ok' "$tmp/alarm.out" | head -5)"
 timeout 30 "$IBFAB" exec --socket "$sock" -- sh -c 'exit 3' >/dev/null 2>&1
 [ $? -eq 3 ] || fail "exec should pass the program's exit status through"
 timeout 30 "$IBFAB" exec --socket "$sock" --host nosuch -- ibv_devices >"$tmp/c.out" 2>&1

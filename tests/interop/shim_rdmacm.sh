@@ -6,6 +6,7 @@
 #  - ucmatose (RC: connect, 10 and 4 x 100 messages, disconnect), udaddy
 #    (UD: SIDR), rdma_server/rdma_client (synchronous endpoints), each side
 #    exits 0 and says so;
+#  - ibv_rc_pingpong reaches its server by host name (the shim's getaddrinfo);
 #  - perftest over rdma_cm (-R) prints what it prints without it, and what
 #    `ibfab run` predicts (ib_write_bw, ib_send_lat), run after run;
 #  - a connection to a host nobody listens on is rejected (reason 8, invalid
@@ -15,7 +16,7 @@
 #  - on the RoCE fabric, ucmatose and ib_write_bw -R run as well.
 . "$IBFAB_SRC/tests/lib/e2e.sh"
 . "$IBFAB_SRC/tests/shim/lib.sh"
-need ucmatose udaddy rdma_server rdma_client ib_write_bw ib_send_lat
+need ucmatose udaddy rdma_server rdma_client ib_write_bw ib_send_lat ibv_rc_pingpong
 topo="$IBFAB_SRC/topologies/examples/star-6.net"
 start_daemon "$topo" || { finish; exit; }
 
@@ -59,6 +60,11 @@ cm_pair rdma_server 7474 rdma_server -p 7474 -- rdma_client -s h0 -p 7474 && {
 	grep -q 'rdma_client: end 0' "$tmp/rdma_server.cli" || fail "rdma_client did not end 0"
 	echo "ok: rdma_server / rdma_client"
 }
+
+# a host's name is its address for the programs' own TCP side channels too
+# (the shim's getaddrinfo): ibv_rc_pingpong's client names its server
+SRV_HOST=h4 CLI_HOST=h2 pair byname 18900 ibv_rc_pingpong -p 18900 -- \
+	ibv_rc_pingpong -p 18900 h4 && echo "ok: ibv_rc_pingpong h4 (its TCP exchange by name)"
 
 # 2. perftest over rdma_cm: the fabric's figures, as without -R
 rows() { awk '/#bytes/ { on = 1; next } /^---/ { on = 0 } on && NF >= 4' "$1"; }

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shim_alarm.c - the interval timer in simulated time (docs/shim.md,
+ * "Time"): setitimer(ITIMER_REAL), alarm() and times() as qperf and
+ * perftest's -D use them. Under the shim SIGALRM must arrive when the
+ * simulated clock reaches the deadline, interrupt a sleep there (EINTR,
+ * the time left), repeat at the interval, stop when disarmed; times()
+ * must count simulated ticks. tests/interop/shim_exec.sh runs it on one
+ * host; each check prints a line, and the exit status is the failures.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+#include <sys/times.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t fired;
+static volatile uint64_t fired_us[8];
+static int failures;
+
+static uint64_t now_us(void)
+{
+	struct timeval tv;
+
+	gettimeofday(&tv, NULL);
+	return (uint64_t)tv.tv_sec * 1000000 + (uint64_t)tv.tv_usec;
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	if (fired < 8)
+		fired_us[fired] = now_us();
+	fired++;
+}
+
+static void check(int ok, const char *what)
+{
+	printf("%s: %s\n", ok ? "ok" : "FAIL", what);
+	failures += !ok;
+}
+
+static void arm(long value_us, long every_us)
+{
+	struct itimerval v = { .it_value = { value_us / 1000000, value_us % 1000000 },
+			       .it_interval = { every_us / 1000000, every_us % 1000000 } };
+
+	setitimer(ITIMER_REAL, &v, NULL);
+}
+
+int main(void)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };	/* no SA_RESTART */
+	struct ibv_device **l = ibv_get_device_list(NULL);	/* attach */
+	struct timespec req = { 0, 20000000 }, rem = { 0, 0 };
+	struct itimerval left;
+	struct tms tms;
+	uint64_t t0;
+	long hz = sysconf(_SC_CLK_TCK);
+	clock_t c0;
+	int r, e;
+
+	if (!l || !l[0]) {
+		fprintf(stderr, "shim_alarm: no device (run it under the shim)\n");
+		return 2;
+	}
+	sigaction(SIGALRM, &sa, NULL);
+
+	/* one shot at 5 ms interrupts a 20 ms sleep there, 15 ms left */
+	t0 = now_us();
+	arm(5000, 0);
+	r = nanosleep(&req, &rem);
+	e = errno;
+	check(r == -1 && e == EINTR, "a 20 ms nanosleep is interrupted (EINTR)");
+	check(fired == 1 && fired_us[0] - t0 == 5000, "SIGALRM at 5 ms of simulated time");
+	check(rem.tv_sec == 0 && rem.tv_nsec == 15000000, "15 ms left");
+	check(!getitimer(ITIMER_REAL, &left) && !left.it_value.tv_sec && !left.it_value.tv_usec,
+	      "the one-shot timer reads disarmed afterwards");
+
+	/* every 3 ms from 2 ms: 2, 5, 8, 11 ms within 12 sleeps of 1 ms */
+	fired = 0;
+	t0 = now_us();
+	arm(2000, 3000);
+	for (int i = 0; i < 12; i++) {
+		struct timespec ms = { 0, 1000000 };
+
+		while (nanosleep(&ms, &ms) && errno == EINTR)
+			;
+	}
+	check(fired == 4 && fired_us[0] - t0 == 2000 && fired_us[3] - t0 == 11000,
+	      "an interval timer fires at 2, 5, 8, 11 ms");
+	check(!getitimer(ITIMER_REAL, &left) && left.it_value.tv_usec == 2000 &&
+	      left.it_interval.tv_usec == 3000, "getitimer: 2 ms to the next, every 3 ms");
+	arm(0, 0);
+	fired = 0;
+	usleep(20000);
+	check(fired == 0, "disarmed: no signal in 20 ms");
+
+	/* alarm(1) cuts sleep(3) after 1 s: 2 s left; times() counts it */
+	fired = 0;
+	c0 = times(&tms);
+	t0 = now_us();
+	r = (int)alarm(1);
+	check(r == 0, "alarm(1): no earlier alarm pending");
+	r = (int)sleep(3);
+	check(r == 2 && fired == 1 && now_us() - t0 == 1000000, "alarm(1) ends sleep(3) after 1 s, 2 s left");
+	check(times(&tms) - c0 == hz, "times(): one second of simulated ticks");
+
+	ibv_free_device_list(l);
+	return failures;
+}
