@@ -47,7 +47,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/perf_event.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -545,10 +548,48 @@ static double client_cpu(struct client *c)
 
 /* A sign of life (a message, a wake-up, bytes landing): it runs from now,
  * when its CPU time was cpu (s). */
+/*
+ * The task clock of the program's main thread, read through perf
+ * (perf_event_open(2), a software event): unlike another process's CPU
+ * clock, which the kernel brings up to date only at a scheduler tick (4 ms
+ * at HZ=250), reading it updates a running task's count at once. So a
+ * program spinning on its memory is seen to spin as soon as it has, not a
+ * tick later: each of ib_write_lat's exchanges costs the spin grace, not
+ * a tick. -1 where perf is not allowed (kernel.perf_event_paranoid > 2):
+ * the CPU clock alone then decides, a tick late.
+ */
+static double perf_cpu(struct client *c)
+{
+	uint64_t v;
+
+	if (c->perf_fd < 0)
+		return -1;
+	if (read(c->perf_fd, &v, sizeof(v)) != (ssize_t)sizeof(v)) {
+		close(c->perf_fd);
+		c->perf_fd = -1;
+		return -1;
+	}
+	return (double)v * 1e-9;
+}
+
+static int perf_open(pid_t pid)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.exclude_kernel = 1;	/* what perf_event_paranoid 2 allows */
+	a.exclude_hv = 1;
+	return (int)syscall(SYS_perf_event_open, &a, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
 static void alive(struct client *c, double cpu)
 {
 	c->quiet_rt = c->idle_rt = ev_time();
 	c->quiet_cpu = c->idle_cpu = cpu;
+	c->perf_quiet = c->perf_idle = perf_cpu(c);
 	c->spinning = false;
 	c->spun_in = 0;
 }
@@ -599,7 +640,9 @@ static bool client_asleep(const struct client *c)
  */
 static bool silent_wait(struct client *c, ev_tstamp rt, ev_tstamp *recheck)
 {
-	double grace = c->touched ? SPIN_REACT_S : c->spinner ? c->s->spin_grace : SPIN_FIRST_S;
+	double spin = c->s->spin_grace > 0 ? c->s->spin_grace :
+		      c->perf_fd >= 0 ? SPIN_GRACE_EXACT_S : SPIN_GRACE_S;
+	double grace = c->touched ? SPIN_REACT_S : c->spinner ? spin : SPIN_FIRST_S;
 	double cpu = client_cpu(c), left;
 
 	if (cpu < 0) {		/* no CPU clock: real time, which load can fool */
@@ -607,12 +650,18 @@ static bool silent_wait(struct client *c, ev_tstamp rt, ev_tstamp *recheck)
 		*recheck = left;
 		return c->spinning = left <= 0;
 	}
-	left = c->quiet_cpu + grace - cpu;
+	double pcpu = perf_cpu(c), used = cpu - c->quiet_cpu;
+
+	/* the main thread's exact count, where the process's lags a tick */
+	if (pcpu >= 0 && c->perf_quiet >= 0 && pcpu - c->perf_quiet > used)
+		used = pcpu - c->perf_quiet;
+	left = grace - used;
 	if (left <= 0)
 		return c->spinning = true;	/* that much CPU and not a word */
 	*recheck = left;	/* a thread uses CPU no faster than real time */
-	if (cpu > c->idle_cpu) {
+	if (cpu > c->idle_cpu || (pcpu >= 0 && pcpu > c->perf_idle)) {
 		c->idle_cpu = cpu;
+		c->perf_idle = pcpu;
 		c->idle_rt = rt;
 	} else if (rt - c->idle_rt >= SPIN_ASLEEP_S && client_asleep(c)) {
 		return true;	/* blocked in a wait the shim does not watch */
@@ -890,13 +939,32 @@ static void reap_zombies(struct srv *s, bool all)
 	}
 }
 
+/*
+ * Look again in d seconds (0: never). A timerfd, not a libev timer: epoll
+ * waits whole milliseconds, and a spinning program's turn would cost a
+ * millisecond more than its spin grace each time (ib_write_lat: 2.6 ms of
+ * wall time per exchange instead of about two graces).
+ */
+static void spin_arm(struct srv *s, double d)
+{
+	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+
+	if (d > 0) {
+		its.it_value.tv_sec = (time_t)d;
+		its.it_value.tv_nsec = (long)((d - (double)(time_t)d) * 1e9);
+		if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
+			its.it_value.tv_nsec = 1;
+	}
+	timerfd_settime(s->spin_tfd, 0, &its, NULL);
+}
+
 static void advance(struct srv *s)
 {
 	if (s->in_advance)
 		return;
 	s->in_advance = true;
 	s->advances++;
-	ev_timer_stop(s->loop, &s->spin_w);
+	spin_arm(s, 0);
 	for (unsigned stalls = 0;;) {
 		sim_time_t now = sim_now(s->eng), t = SIM_TIME_MAX;
 		uint64_t events = s->eng->events;
@@ -939,8 +1007,7 @@ static void advance(struct srv *s)
 		}
 		if (running && spin_due > 0) {
 			/* look again once the silent ones may count as waiting */
-			ev_timer_set(&s->spin_w, spin_due < SPIN_RECHECK_S ? SPIN_RECHECK_S : spin_due, 0);
-			ev_timer_start(s->loop, &s->spin_w);
+			spin_arm(s, spin_due < SPIN_RECHECK_S ? SPIN_RECHECK_S : spin_due);
 		}
 		if (!live)
 			reap_zombies(s, true);
@@ -1880,6 +1947,8 @@ static void client_free(struct client *c)
 	free(c->objs);
 	if (c->io_fd >= 0)
 		close(c->io_fd);
+	if (c->perf_fd >= 0)
+		close(c->perf_fd);
 	free(c);
 }
 
@@ -1890,6 +1959,10 @@ static void client_detach(struct client *c)
 	ev_io_stop(s->loop, &c->w);
 	close(c->fd);
 	c->fd = -1;
+	if (c->perf_fd >= 0) {
+		close(c->perf_fd);
+		c->perf_fd = -1;
+	}
 	if (c->io_fd >= 0) {
 		close(c->io_fd);
 		c->io_fd = -1;
@@ -2019,6 +2092,9 @@ static int client_add(struct srv *s, int fd)
 		c->peer = cr.pid;
 		c->pid = (uint32_t)cr.pid;
 		c->cpu_ok = !clock_getcpuclockid(cr.pid, &c->cpu_clk);
+		c->perf_fd = perf_open(cr.pid);
+	} else {
+		c->perf_fd = -1;
 	}
 	s->nlive++;
 	alive(c, client_cpu(c));	/* (a first read: cpu_ok says whether it works) */
@@ -2101,11 +2177,17 @@ static void stop_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	ev_break(loop, EVBREAK_ALL);
 }
 
-static void spin_cb(struct ev_loop *loop, ev_timer *w, int revents)
+static void spin_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
+	struct srv *s = container_of(w, struct srv, spin_w);
+	uint64_t n;
+
 	(void)loop;
 	(void)revents;
-	advance(container_of(w, struct srv, spin_w));
+	if (read(s->spin_tfd, &n, sizeof(n)) < 0) {
+		/* not expired (disarmed meanwhile): look anyway */
+	}
+	advance(s);
 }
 
 static void idle_cb(struct ev_loop *loop, ev_timer *w, int revents)
@@ -2372,12 +2454,14 @@ static int srv_init(struct srv *s, const struct serve_opts *o, struct sim_diag *
 	memset(s, 0, sizeof(*s));
 	s->lfd = -1;
 	s->clk_fd = -1;
+	s->spin_tfd = -1;
 	s->quiet = o->quiet;
 	s->places_tail = &s->places;
+	/* 0: by how exactly the program's CPU time can be read (silent_wait) */
 	s->spin_grace = getenv("IBFAB_SPIN_GRACE_US") ?
-			atof(getenv("IBFAB_SPIN_GRACE_US")) / 1e6 : SPIN_GRACE_S;
+			atof(getenv("IBFAB_SPIN_GRACE_US")) / 1e6 : 0;
 	if (!(s->spin_grace > 0))
-		s->spin_grace = SPIN_GRACE_S;
+		s->spin_grace = 0;
 	s->idle_exit_s = o->idle_exit_s;
 	s->hold_limit_s = o->hold_limit_s;
 	signal(SIGPIPE, SIG_IGN);	/* a dead client is seen on its socket */
@@ -2387,7 +2471,11 @@ static int srv_init(struct srv *s, const struct serve_opts *o, struct sim_diag *
 	if (!s->loop)
 		return sim_diag_set(d, NULL, 0, 0, "libev: no event loop");
 	ev_timer_init(&s->idle_w, idle_cb, s->idle_exit_s, 0);
-	ev_timer_init(&s->spin_w, spin_cb, 0, 0);
+	s->spin_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (s->spin_tfd < 0)
+		return sim_diag_set(d, NULL, 0, 0, "timerfd_create: %s", strerror(errno));
+	ev_io_init(&s->spin_w, spin_cb, s->spin_tfd, EV_READ);
+	ev_io_start(s->loop, &s->spin_w);
 	ev_timer_init(&s->watch_w, watch_cb, WATCH_S, WATCH_S);
 	ev_timer_start(s->loop, &s->watch_w);
 	return 0;
@@ -2413,6 +2501,8 @@ static void srv_fini(struct srv *s)
 		munmap(s->clk, 4096);
 	if (s->clk_fd >= 0)
 		close(s->clk_fd);
+	if (s->spin_tfd >= 0)
+		close(s->spin_tfd);
 	place_apply(s, true);
 	bury(s, true);
 	if (s->f)

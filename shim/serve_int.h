@@ -23,7 +23,7 @@
 #define POLL_Q_MIN	(1 * SIM_US)	/* an empty poll parks the program this long at most ... */
 #define POLL_Q_MAX	(100 * SIM_US)	/* ... doubling while polls stay empty */
 #define CLOCK_Q_MIN	(1 * SIM_US)
-#define CLOCK_Q_MAX	(100 * SIM_US)
+#define CLOCK_Q_MAX	(1000 * SIM_US)
 #define MAX_OBJS	65536
 #define MAX_CLIENTS	1024	/* attached programs at once */
 #define HELLO_LIMIT_S	5.0	/* from connect to HELLO; the shim sends it at once */
@@ -42,7 +42,9 @@
  * and it never counts a pause). A process with a
  * connected QP that has used SPIN_FIRST_S of CPU since its last message
  * is taken to spin; SPIN_GRACE_S once it is known to spin (bytes landed in
- * its memory while it was taken to spin; IBFAB_SPIN_GRACE_US overrides).
+ * its memory while it was taken to spin), SPIN_GRACE_EXACT_S where its
+ * main thread's CPU time is read exactly (perf's task clock, no tick's
+ * lag); IBFAB_SPIN_GRACE_US overrides both.
  * A spinner whose memory just received bytes is expected to react: it
  * runs until its next message, or until it has used SPIN_REACT_S of CPU.
  *
@@ -52,6 +54,7 @@
  * process is runnable, not asleep, so this never fires for it either.
  */
 #define SPIN_GRACE_S	0.001
+#define SPIN_GRACE_EXACT_S 0.0001	/* ... where perf reads it exactly (perf_cpu) */
 #define SPIN_FIRST_S	0.020
 #define SPIN_REACT_S	0.100
 #define SPIN_ASLEEP_S	0.020
@@ -156,6 +159,8 @@ struct client {
 	pid_t peer;		/* its pid (SO_PEERCRED), 0 if unknown */
 	clockid_t cpu_clk;	/* its CPU-time clock ... */
 	bool cpu_ok;		/* ... if it can be read */
+	int perf_fd;		/* its main thread's task clock (perf), -1 none */
+	double perf_quiet, perf_idle;	/* that clock (s) at quiet_cpu, idle_cpu */
 	double quiet_cpu;	/* its CPU time (s) at that moment */
 	double sent_cpu;	/* its CPU time (s) as it sent its last message */
 	ev_tstamp quiet_rt;	/* the real time then (only without a CPU clock) */
@@ -224,7 +229,8 @@ struct srv {
 	bool in_advance;
 	struct place *places, **places_tail;
 	struct grave *graves;
-	ev_timer spin_w;
+	ev_io spin_w;		/* spin_tfd: when the silent ones may count as waiting */
+	int spin_tfd;
 	double spin_grace;
 	uint64_t advances;	/* advance() calls so far */
 	struct cm_srv *cm;	/* the connection manager (serve_cm.c), NULL until used */

@@ -73,6 +73,8 @@ void cli_exec_usage(FILE *out)
 	      "Run COMMAND under the verbs shim as simulated host H. If no daemon answers\n"
 	      "on the socket, one is started with --topo (or $IBFAB_TOPO, or the\n"
 	      "built-in 16-host fat tree); it exits 5 s after its last program.\n"
+	      "COMMAND runs at nice 10 ($IBFAB_NICE; 0 for none), so that programs that\n"
+	      "spin do not starve the daemon on a machine with few cores.\n"
 	      "  e.g. ibfab exec --host h0 -- ibv_rc_pingpong &\n"
 	      "       ibfab exec --host h1 -- ibv_rc_pingpong localhost\n", out);
 }
@@ -298,6 +300,23 @@ int cli_exec_main(int argc, char **argv)
 	old = getenv("LD_LIBRARY_PATH");
 	snprintf(env, sizeof(env), "%s%s%s", dir, old && *old ? ":" : "", old ? old : "");
 	setenv("LD_LIBRARY_PATH", env, 1);
+	/*
+	 * The daemon is every program's critical path, and a program spinning
+	 * on its memory (ib_write_lat) keeps a core busy while it waits for it:
+	 * with more spinners than free cores the daemon would wait for the
+	 * scheduler's turn at each exchange. So the programs run at a lower
+	 * priority ($IBFAB_NICE, default 10; 0 keeps it). What they print does
+	 * not depend on it, only how soon.
+	 */
+	const char *nv = getenv("IBFAB_NICE");
+	int inc = nv && *nv ? atoi(nv) : 10;
+
+	if (inc > 0) {
+		errno = 0;
+		if (nice(inc) == -1 && errno)
+			fprintf(stderr, "ibfab exec: nice: %s (the program runs at its priority)\n",
+				strerror(errno));
+	}
 	execvp(a.cmd[0], a.cmd);
 	fprintf(stderr, "ibfab exec: %s: %s\n", a.cmd[0], strerror(errno));
 	return 127;

@@ -40,7 +40,7 @@ near() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d
 col() { awk -v c="$2" -v s="$3" '$1 == s { print $c; exit }' "$1"; }
 
 # latency: column 5 is t_typical (usec). ib_write_lat spins on its memory,
-# and each of its exchanges costs a few ms of real time (docs/shim.md,
+# and each of its exchanges costs the spin grace in wall time (docs/shim.md,
 # "Time"): 400 of them show the same numbers as the default 1000.
 wlat=(-n 400)
 for t in send write read; do
