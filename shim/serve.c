@@ -743,6 +743,17 @@ static bool try_wake(struct client *c, sim_time_t now)
 			wake(c);
 			return true;
 		}
+		if (now >= c->deadline) {
+			/* a poll's timeout, in simulated time: the shim polls
+			 * its connection beside the program's descriptors */
+			struct shim_rep r;
+
+			memset(&r, 0, sizeof(r));
+			r.count = SHIM_IO_TIMEOUT;
+			srv_reply(c, &r, -1);
+			wake(c);
+			return true;
+		}
 		return false;
 	case W_POLL:
 		o = srv_obj_get(c, c->wait_h, O_CQ);
@@ -811,7 +822,7 @@ static sim_time_t next_deadline(struct client *c, sim_time_t now)
 {
 	sim_time_t t = SIM_TIME_MAX;
 
-	if (c->wait == W_POLL || c->wait == W_SLEEP || c->wait == W_CLOCK)
+	if (c->wait == W_POLL || c->wait == W_SLEEP || c->wait == W_CLOCK || c->wait == W_IO)
 		t = c->deadline;
 	for (uint32_t i = 0; i < c->nobjs; i++) {
 		if (c->objs[i].t != O_CQ)
@@ -982,7 +993,7 @@ static void advance(struct srv *s)
 			alarm_due(c, now);
 			cq_events(c, now);
 			if (c->wait != W_NONE && !try_wake(c, now)) {
-				if (c->wait != W_IO)
+				if (c->wait != W_IO || c->deadline != SIM_TIME_MAX)
 					timed = true;
 				continue;
 			}
@@ -1781,10 +1792,9 @@ static int op_clock_wait(struct client *c, const struct shim_req *q, const uint8
 
 static int op_io_begin(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
 {
-	(void)q;
 	(void)tail;
 	if (*fd >= 0) {
-		srv_park(c, W_IO, SIM_TIME_MAX, 0, 0);
+		srv_park(c, W_IO, q->u.io.deadline ? q->u.io.deadline : SIM_TIME_MAX, 0, 0);
 		c->io_fd = *fd;
 		*fd = -1;
 	}

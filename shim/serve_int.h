@@ -49,7 +49,8 @@
  * runs until its next message, or until it has used SPIN_REACT_S of CPU.
  *
  * The one real-time rule is a safety net for waits the shim does not see
- * (poll/select/epoll on a channel fd): a process with every thread asleep
+ * (a futex, pause(); poll/select/epoll are watched: IO_BEGIN with an epoll
+ * set and a deadline): a process with every thread asleep
  * in the kernel that has used no CPU for SPIN_ASLEEP_S waits too. A paused
  * process is runnable, not asleep, so this never fires for it either.
  */

@@ -34,6 +34,7 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <strings.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/select.h>
 #include <sys/socket.h>
@@ -640,8 +641,9 @@ static int io_wait(int fd)
 	fl = fcntl(fd, F_GETFL);
 	if (fl < 0 || (fl & O_NONBLOCK))
 		goto pass;
+	REAL(poll);
 	shim_notify(&begin, fd);
-	while ((r = poll(&p, 1, -1)) < 0 && errno == EINTR && restartable())
+	while ((r = real_poll(&p, 1, -1)) < 0 && errno == EINTR && restartable())
 		;
 	if (r < 0 && errno == EINTR) {
 		shim_rpc(&end, NULL, 0, -1, &rep, NULL);
@@ -652,6 +654,241 @@ static int io_wait(int fd)
 pass:
 	errno = e;
 	return 0;
+}
+
+/* ---- waiting: poll, select, epoll --------------------------------------- */
+
+/*
+ * A program that waits in poll(), select() or epoll_wait() (an event loop
+ * on its completion channel's fd, a socket, an rdma_cm channel) waits as a
+ * blocking read does (io_wait), for any of its descriptors: the shim puts
+ * them in an epoll set of its own and hands the daemon that one fd, which
+ * is readable when any of them is ready; the daemon counts the program as
+ * waiting while it is not. A timeout counts simulated time: the daemon
+ * says when it has passed (a reply marked SHIM_IO_TIMEOUT on the
+ * connection, which the shim polls beside the program's descriptors).
+ * Then the program's own call runs once more without blocking and returns
+ * what it finds.
+ *
+ * ps: the timeout in simulated picoseconds, UINT64_MAX for none. 1: the
+ * wait is over, the real call runs without blocking; 0: not watched (not
+ * attached, no timeout, nothing to wait for, or a descriptor epoll cannot
+ * take), the real call as asked; -1 with errno EINTR: a signal whose
+ * handler does not restart calls interrupted it.
+ */
+static int poll_wait(const struct pollfd *fds, nfds_t n, uint64_t ps)
+{
+	struct shim_req begin = { .op = SHIM_OP_IO_BEGIN }, end = { .op = SHIM_OP_IO_END };
+	struct shim_rep rep;
+	struct pollfd *p;
+	int ep, r, e = errno;
+
+	if (!clock_page || conn_dead || !n || n > 4096 || !ps)
+		return 0;
+	/* ready already (or a descriptor epoll cannot watch: a regular file
+	 * is always ready) */
+	REAL(poll);
+	if (real_poll((struct pollfd *)fds, n, 0) != 0)
+		return 0;
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0)
+		return 0;
+	for (nfds_t i = 0; i < n; i++) {
+		struct epoll_event ev = { .events = EPOLLERR | EPOLLHUP };
+
+		if (fds[i].fd < 0)
+			continue;
+		if (fds[i].events & POLLIN)
+			ev.events |= EPOLLIN;
+		if (fds[i].events & POLLOUT)
+			ev.events |= EPOLLOUT;
+		if (fds[i].events & POLLPRI)
+			ev.events |= EPOLLPRI;
+		ev.data.fd = fds[i].fd;
+		if (!epoll_ctl(ep, EPOLL_CTL_ADD, fds[i].fd, &ev))
+			continue;
+		if (errno != EEXIST) {
+			close(ep);	/* not watchable: the real call decides */
+			errno = e;
+			return 0;
+		}
+		/* the same fd twice: watch the union of its events */
+		for (nfds_t j = 0; j < i; j++)
+			if (fds[j].fd == fds[i].fd)
+				ev.events |= (fds[j].events & POLLIN ? EPOLLIN : 0) |
+					     (fds[j].events & POLLOUT ? EPOLLOUT : 0) |
+					     (fds[j].events & POLLPRI ? EPOLLPRI : 0);
+		epoll_ctl(ep, EPOLL_CTL_MOD, fds[i].fd, &ev);
+		errno = e;
+	}
+	p = malloc((n + 1) * sizeof(*p));
+	if (!p) {
+		close(ep);
+		return 0;
+	}
+	memcpy(p, fds, n * sizeof(*p));
+	/* the daemon's word that the timeout passed comes on the connection
+	 * (without a timeout it never does: -1 is skipped) */
+	p[n] = (struct pollfd){ .fd = ps == UINT64_MAX ? -1 : conn_fd, .events = POLLIN };
+	begin.u.io.deadline = ps == UINT64_MAX ? 0 : clock_page->now_ps + ps;
+	shim_notify(&begin, ep);
+	close(ep);
+	while ((r = real_poll(p, n + 1, -1)) < 0 && errno == EINTR && restartable())
+		;
+	e = r < 0 ? errno : e;
+	free(p);
+	pthread_mutex_lock(&conn_lock);
+	if (!conn_dead && !send_msg(&end, sizeof(end), NULL, 0, -1)) {
+		/* the daemon may have said the timeout passed before IO_END */
+		if (recv_msg(&rep, sizeof(rep), NULL) <= 0 ||
+		    (rep.count == SHIM_IO_TIMEOUT && recv_msg(&rep, sizeof(rep), NULL) <= 0))
+			conn_dead = true;
+	} else {
+		conn_dead = true;
+	}
+	same_reads = 0;
+	pthread_mutex_unlock(&conn_lock);
+	errno = e;
+	return r < 0 ? -1 : 1;
+}
+
+/* A timeout in ms (poll, epoll_wait: < 0 none) or a timespec/timeval (NULL
+ * none) in simulated picoseconds, UINT64_MAX for none. */
+static uint64_t ms_ps(int ms)
+{
+	return ms < 0 ? UINT64_MAX : (uint64_t)ms * 1000000000ULL;
+}
+
+static uint64_t ts_ps(const struct timespec *ts)
+{
+	return !ts ? UINT64_MAX : (uint64_t)ts->tv_sec * 1000000000000ULL + (uint64_t)ts->tv_nsec * 1000;
+}
+
+/* A wait on no descriptor is a sleep (select(0, ..., &tv) is an old idiom). */
+static bool poll_sleep(nfds_t n, uint64_t ps)
+{
+	if (!clock_page || n || ps == UINT64_MAX)
+		return false;
+	if (ps)
+		sim_sleep_ps(ps);
+	return true;
+}
+
+SHIM_INTERPOSE int poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+	int w;
+
+	REAL(poll);
+	if (poll_sleep(n, ms_ps(timeout)))
+		return 0;
+	if ((w = poll_wait(fds, n, ms_ps(timeout))) < 0)
+		return -1;
+	return real_poll(fds, n, w ? 0 : timeout);
+}
+
+SHIM_INTERPOSE int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
+			 const sigset_t *mask)
+{
+	static const struct timespec zero;
+	int w;
+
+	REAL(ppoll);
+	if (poll_sleep(n, ts_ps(tmo)))
+		return 0;
+	if ((w = poll_wait(fds, n, ts_ps(tmo))) < 0)
+		return -1;
+	return real_ppoll(fds, n, w ? &zero : tmo, mask);
+}
+
+/* select's sets as poll's array (NULL when too many or out of memory: the
+ * real call then decides). */
+static struct pollfd *sets_poll(int nfds, fd_set *r, fd_set *w, fd_set *x, nfds_t *n)
+{
+	struct pollfd *p;
+
+	*n = 0;
+	if (nfds < 0 || nfds > FD_SETSIZE || !(p = calloc((size_t)nfds + 1, sizeof(*p))))
+		return NULL;
+	for (int fd = 0; fd < nfds; fd++) {
+		short ev = (short)((r && FD_ISSET(fd, r) ? POLLIN : 0) |
+				   (w && FD_ISSET(fd, w) ? POLLOUT : 0) |
+				   (x && FD_ISSET(fd, x) ? POLLPRI : 0));
+
+		if (ev)
+			p[(*n)++] = (struct pollfd){ .fd = fd, .events = ev };
+	}
+	return p;
+}
+
+SHIM_INTERPOSE int select(int nfds, fd_set *restrict r, fd_set *restrict w, fd_set *restrict x,
+			  struct timeval *restrict tv)
+{
+	struct timeval zero = { 0, 0 };
+	struct pollfd *p;
+	uint64_t ps = tv ? (uint64_t)tv->tv_sec * 1000000000000ULL + (uint64_t)tv->tv_usec * 1000000ULL :
+			   UINT64_MAX;
+	nfds_t n;
+	int k = 0;
+
+	REAL(select);
+	if (!clock_page || !(p = sets_poll(nfds, r, w, x, &n)))
+		return real_select(nfds, r, w, x, tv);
+	if (poll_sleep(n, ps)) {
+		free(p);
+		if (tv)
+			*tv = zero;
+		return 0;
+	}
+	k = poll_wait(p, n, ps);
+	free(p);
+	if (k < 0)
+		return -1;
+	return real_select(nfds, r, w, x, k ? &zero : tv);
+}
+
+SHIM_INTERPOSE int pselect(int nfds, fd_set *restrict r, fd_set *restrict w, fd_set *restrict x,
+			   const struct timespec *restrict tmo, const sigset_t *restrict mask)
+{
+	static const struct timespec zero;
+	struct pollfd *p;
+	nfds_t n;
+	int k;
+
+	REAL(pselect);
+	if (!clock_page || !(p = sets_poll(nfds, r, w, x, &n)))
+		return real_pselect(nfds, r, w, x, tmo, mask);
+	if (poll_sleep(n, ts_ps(tmo))) {
+		free(p);
+		return 0;
+	}
+	k = poll_wait(p, n, ts_ps(tmo));
+	free(p);
+	if (k < 0)
+		return -1;
+	return real_pselect(nfds, r, w, x, k ? &zero : tmo, mask);
+}
+
+SHIM_INTERPOSE int epoll_wait(int ep, struct epoll_event *ev, int max, int timeout)
+{
+	struct pollfd p = { .fd = ep, .events = POLLIN };
+	int w;
+
+	REAL(epoll_wait);
+	if ((w = poll_wait(&p, 1, ms_ps(timeout))) < 0)
+		return -1;
+	return real_epoll_wait(ep, ev, max, w ? 0 : timeout);
+}
+
+SHIM_INTERPOSE int epoll_pwait(int ep, struct epoll_event *ev, int max, int timeout,
+			       const sigset_t *mask)
+{
+	struct pollfd p = { .fd = ep, .events = POLLIN };
+	int w;
+
+	REAL(epoll_pwait);
+	if ((w = poll_wait(&p, 1, ms_ps(timeout))) < 0)
+		return -1;
+	return real_epoll_pwait(ep, ev, max, w ? 0 : timeout, mask);
 }
 
 SHIM_INTERPOSE ssize_t read(int fd, void *buf, size_t n)

@@ -32,8 +32,10 @@
 					 * 4: post lists flagged, hello says atomics;
 					 * 5: gather/scatter lists;
 					 * 6: the connection manager (CM_*),
-					 * the interval timer (ALARM) */
+					 * the interval timer (ALARM), IO
+					 * waits with a deadline */
 #define SHIM_MAX_WC	16		/* completions per poll reply */
+#define SHIM_IO_TIMEOUT	0xffffffffu	/* shim_rep.count: an IO wait's deadline passed */
 #define SHIM_MAX_INLINE	256		/* inline bytes carried in one post */
 /* In a post's send_flags beside ibv's own (which stay below bit 8): a WR
  * of an ibv_post_send list of several (mlx5 rings one doorbell after the
@@ -134,7 +136,10 @@ enum shim_op {
 	SHIM_OP_POST_RECV,
 	SHIM_OP_SLEEP,		/* waits */
 	SHIM_OP_CLOCK_WAIT,	/* waits: the program spins on the clock */
-	SHIM_OP_IO_BEGIN,	/* notification, fd: about to block reading it */
+	SHIM_OP_IO_BEGIN,	/* notification, fd: about to block reading it (or
+				 * polling: an epoll set), until a deadline or
+				 * not; a passed deadline is said by a message
+				 * whose count is SHIM_IO_TIMEOUT */
 	SHIM_OP_IO_END,		/* it is readable: answered before the program reads */
 	/* the connection manager (librdmacm; shim/serve_cm.c) */
 	SHIM_OP_CM_CREATE_CHANNEL,	/* fd: the channel's eventfd */
@@ -217,6 +222,7 @@ struct shim_req {
 		struct { uint64_t ps; } sleep;
 		struct { uint64_t seen; } clock;
 		struct { uint64_t at, every; } alarm;	/* ps; at 0: disarmed */
+		struct { uint64_t deadline; } io;	/* IO_BEGIN: ps, 0 none */
 		struct { uint32_t channel, ps, qp_type; } cm_id;
 		struct {
 			uint32_t id;

@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * shim_alarm.c - the interval timer in simulated time (docs/shim.md,
+ * shim_alarm.c - timers and timeouts in simulated time (docs/shim.md,
  * "Time"): setitimer(ITIMER_REAL), alarm() and times() as qperf and
- * perftest's -D use them. Under the shim SIGALRM must arrive when the
- * simulated clock reaches the deadline, interrupt a sleep there (EINTR,
- * the time left), repeat at the interval, stop when disarmed; times()
- * must count simulated ticks. tests/interop/shim_exec.sh runs it on one
- * host; each check prints a line, and the exit status is the failures.
+ * perftest's -D use them, and the timeouts of poll(), select() and
+ * epoll_wait(). Under the shim SIGALRM must arrive when the simulated
+ * clock reaches the deadline, interrupt a sleep there (EINTR, the time
+ * left), repeat at the interval, stop when disarmed; times() must count
+ * simulated ticks; a wait on descriptors must end at its timeout, to the
+ * microsecond, or at once when one is ready. tests/interop/shim_exec.sh
+ * runs it on one host; each check prints a line, and the exit status is
+ * the failures.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <infiniband/verbs.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -111,6 +117,42 @@ int main(void)
 	r = (int)sleep(3);
 	check(r == 2 && fired == 1 && now_us() - t0 == 1000000, "alarm(1) ends sleep(3) after 1 s, 2 s left");
 	check(times(&tms) - c0 == hz, "times(): one second of simulated ticks");
+
+	/* poll, select, epoll_wait: their timeouts are simulated time */
+	int pfd[2], ep = epoll_create1(0);
+	struct epoll_event ev = { .events = EPOLLIN }, out;
+	struct pollfd p;
+	fd_set rs;
+	struct timeval tv = { 0, 3000 };
+
+	if (pipe(pfd) || ep < 0) {
+		perror("pipe/epoll_create1");
+		return 2;
+	}
+	p = (struct pollfd){ .fd = pfd[0], .events = POLLIN };
+	t0 = now_us();
+	r = poll(&p, 1, 7);
+	check(r == 0 && now_us() - t0 == 7000, "poll on an empty pipe times out after 7 ms");
+	FD_ZERO(&rs);
+	FD_SET(pfd[0], &rs);
+	t0 = now_us();
+	r = select(pfd[0] + 1, &rs, NULL, NULL, &tv);
+	check(r == 0 && now_us() - t0 == 3000, "select times out after 3 ms");
+	ev.data.fd = pfd[0];
+	epoll_ctl(ep, EPOLL_CTL_ADD, pfd[0], &ev);
+	t0 = now_us();
+	r = epoll_wait(ep, &out, 1, 2);
+	check(r == 0 && now_us() - t0 == 2000, "epoll_wait times out after 2 ms");
+	if (write(pfd[1], "x", 1) != 1)
+		return 2;
+	t0 = now_us();
+	r = poll(&p, 1, 5000);
+	check(r == 1 && (p.revents & POLLIN) && now_us() == t0, "poll on a readable pipe: at once");
+	r = epoll_wait(ep, &out, 1, 5000);
+	check(r == 1 && out.data.fd == pfd[0] && now_us() == t0, "epoll_wait likewise");
+	t0 = now_us();
+	r = select(0, NULL, NULL, NULL, &(struct timeval){ 0, 1500 });
+	check(r == 0 && now_us() - t0 == 1500, "select on no descriptor sleeps 1.5 ms");
 
 	ibv_free_device_list(l);
 	return failures;

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * shim_pollwait.c - a verbs program that waits where the shim cannot see:
- * in poll() on its completion channel's fd, as event-driven programs do.
- * The daemon must still let the clock move for it (docs/shim.md, "Time":
- * the safety net for a program asleep in the kernel), or the program would
- * wait forever. tests/interop/shim_repeat.sh runs it.
+ * shim_pollwait.c - a verbs program that waits in poll() on its completion
+ * channel's fd, as event-driven programs do. The daemon must let the clock
+ * move for it (docs/shim.md, "Time": the shim watches the descriptors of a
+ * poll as those of a blocking read), or the program would wait forever.
+ * tests/interop/shim_repeat.sh runs it.
  *
  * One process forks in two before attaching: h0 and h1, an RC QP each,
  * connected over a pipe pair. h0 SENDs, h1 answers with a SEND, ROUNDS
