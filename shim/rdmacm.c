@@ -205,6 +205,33 @@ static void fill_route(struct cm_id *i, uint16_t dlid)
 	i->id.route.num_paths = 1;
 }
 
+/*
+ * The address vector of a peer at dlid: its LID on InfiniBand; on RoCE
+ * (an Ethernet link layer) a GRH to its GID, ::ffff:10.0.x.y with the LID
+ * in x.y as the verbs shim gives it, and no LID, as RoCE's address
+ * vectors are.
+ */
+static void fill_ah(struct ibv_context *c, struct ibv_ah_attr *a, uint16_t dlid, uint8_t sl)
+{
+	struct ibv_port_attr pa;
+
+	memset(a, 0, sizeof(*a));
+	a->port_num = 1;
+	a->sl = sl;
+	if (!c || ibv_query_port(c, 1, &pa) || pa.link_layer != IBV_LINK_LAYER_ETHERNET) {
+		a->dlid = dlid;
+		return;
+	}
+	a->is_global = 1;
+	a->grh.hop_limit = 64;
+	a->grh.sgid_index = 0;
+	a->grh.dgid.raw[10] = 0xff;
+	a->grh.dgid.raw[11] = 0xff;
+	a->grh.dgid.raw[12] = 10;
+	a->grh.dgid.raw[14] = (uint8_t)(dlid >> 8);
+	a->grh.dgid.raw[15] = (uint8_t)dlid;
+}
+
 /* ---- event channels ----------------------------------------------------- */
 
 EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
@@ -676,8 +703,7 @@ EXPORT int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *a, int *
 		a->rq_psn = i->remote.psn;
 		a->max_dest_rd_atomic = i->resp_res;
 		a->min_rnr_timer = 12;	/* 0.64 ms, as the kernel's CM sets it */
-		a->ah_attr.dlid = i->dlid;
-		a->ah_attr.port_num = 1;
+		fill_ah(id->verbs, &a->ah_attr, i->dlid, 0);
 		*mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 			IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 		return 0;
@@ -942,9 +968,7 @@ EXPORT int rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event
 		e->ev.param.ud.private_data_len = w->pdata_len;
 		e->ev.param.ud.qp_num = w->param.qpn;
 		e->ev.param.ud.qkey = w->param.qkey;
-		e->ev.param.ud.ah_attr.dlid = w->dlid;
-		e->ev.param.ud.ah_attr.sl = w->sl;
-		e->ev.param.ud.ah_attr.port_num = 1;
+		fill_ah(i->id.verbs, &e->ev.param.ud.ah_attr, w->dlid, w->sl);
 	} else {
 		e->ev.param.conn.private_data = w->pdata_len ? e->pdata : NULL;
 		e->ev.param.conn.private_data_len = w->pdata_len;

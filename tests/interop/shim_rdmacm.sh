@@ -13,7 +13,8 @@
 #    service ID, as the IB CM says it), an unknown name fails cleanly;
 #  - clients killed at several points of their connection setup leave the
 #    daemon serving the next pair;
-#  - on the RoCE fabric, ucmatose and ib_write_bw -R run as well.
+#  - on the RoCE fabric, ucmatose, udaddy (address vectors with a GRH) and
+#    ib_write_bw -R run as well.
 . "$IBFAB_SRC/tests/lib/e2e.sh"
 . "$IBFAB_SRC/tests/shim/lib.sh"
 need ucmatose udaddy rdma_server rdma_client ib_write_bw ib_send_lat ibv_rc_pingpong
@@ -65,6 +66,16 @@ cm_pair rdma_server 7474 rdma_server -p 7474 -- rdma_client -s h0 -p 7474 && {
 # (the shim's getaddrinfo): ibv_rc_pingpong's client names its server
 SRV_HOST=h4 CLI_HOST=h2 pair byname 18900 ibv_rc_pingpong -p 18900 -- \
 	ibv_rc_pingpong -p 18900 h4 && echo "ok: ibv_rc_pingpong h4 (its TCP exchange by name)"
+
+# the address vector of a UD peer (tests/shim/shim_cm_ah.c): its LID
+prog="$IBFAB_BUILD/tests/shim/shim_cm_ah"
+cm_ah() {
+	LD_LIBRARY_PATH="$shim_lib" timeout 60 "$prog" >"$tmp/cm_ah.$1" 2>&1 ||
+		fail "shim_cm_ah ($1): exit $?: $(tail -2 "$tmp/cm_ah.$1")"
+	grep -q "^ah: $2 qpn set qkey 0x1234567$" "$tmp/cm_ah.$1" ||
+		fail "shim_cm_ah ($1): $(cat "$tmp/cm_ah.$1"), expected 'ah: $2 ...'"
+}
+cm_ah ib "is_global 0 dlid 2 dgid_lid 0"
 
 # 2. perftest over rdma_cm: the fabric's figures, as without -R
 rows() { awk '/#bytes/ { on = 1; next } /^---/ { on = 0 } on && NF >= 4' "$1"; }
@@ -123,6 +134,9 @@ grep -q "no progress" "$tmp/serve.log" && fail "the daemon stalled: $(grep 'no p
 # 5. the RoCE fabric: the same programs, RoCE's figures
 start_daemon "$topo" --set fabric=roce || { finish; exit; }
 cm_pair roce-ucmatose 7471 ucmatose -- ucmatose -s h0 && both_say roce-ucmatose 'return status 0'
+# UD: the event's address vector is a GRH to the server's GID, no LID
+cm_pair roce-udaddy 7174 udaddy -- udaddy -s h0 && both_say roce-udaddy 'return status 0'
+cm_ah roce "is_global 1 dlid 0 dgid_lid 2"
 cm_pair roce-wbw 7480 ib_write_bw -R -p 7480 --report_gbits -- \
 	ib_write_bw -R -p 7480 --report_gbits h0 && {
 	got=$(rows "$tmp/roce-wbw.cli" | awk '$1 == 65536 { print $4 }')
