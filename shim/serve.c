@@ -49,6 +49,7 @@
 #include <string.h>
 #include <linux/perf_event.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/socket.h>
@@ -67,6 +68,7 @@
 #include "traces/trace_spec.h"
 
 static void client_free(struct client *c);
+static void client_detach(struct client *c);
 static void advance(struct srv *s);
 
 void srv_log(struct srv *s, const char *fmt, ...)
@@ -126,30 +128,30 @@ void srv_status(struct client *c, int status)
 
 int srv_obj_new(struct client *c, enum obj_type t, uint32_t *h)
 {
-	for (uint32_t i = 0; i < c->nobjs; i++)
-		if (c->objs[i].t == O_FREE) {
-			c->objs[i].t = t;
+	for (uint32_t i = 0; i < c->p->nobjs; i++)
+		if (c->p->objs[i].t == O_FREE) {
+			c->p->objs[i].t = t;
 			*h = i;
 			return 0;
 		}
-	if (c->nobjs >= MAX_OBJS)
+	if (c->p->nobjs >= MAX_OBJS)
 		return ENOMEM;
-	uint32_t n = c->nobjs ? c->nobjs * 2 : 16;
-	struct obj *v = realloc(c->objs, n * sizeof(*v));
+	uint32_t n = c->p->nobjs ? c->p->nobjs * 2 : 16;
+	struct obj *v = realloc(c->p->objs, n * sizeof(*v));
 
 	if (!v)
 		return ENOMEM;
-	memset(v + c->nobjs, 0, (n - c->nobjs) * sizeof(*v));
-	c->objs = v;
-	*h = c->nobjs;
-	c->nobjs = n;
-	c->objs[*h].t = t;
+	memset(v + c->p->nobjs, 0, (n - c->p->nobjs) * sizeof(*v));
+	c->p->objs = v;
+	*h = c->p->nobjs;
+	c->p->nobjs = n;
+	c->p->objs[*h].t = t;
 	return 0;
 }
 
 struct obj *srv_obj_get(struct client *c, uint32_t h, enum obj_type t)
 {
-	return h < c->nobjs && c->objs[h].t == t ? &c->objs[h] : NULL;
+	return h < c->p->nobjs && c->p->objs[h].t == t ? &c->p->objs[h] : NULL;
 }
 
 /* ---- gather/scatter lists ----------------------------------------------- */
@@ -179,9 +181,9 @@ struct sgl {
 
 static struct hca_mr *mr_by_lkey(struct client *c, uint32_t lkey)
 {
-	for (uint32_t i = 0; i < c->nobjs; i++)
-		if (c->objs[i].t == O_MR && c->objs[i].u.mr->lkey == lkey)
-			return c->objs[i].u.mr;
+	for (uint32_t i = 0; i < c->p->nobjs; i++)
+		if (c->p->objs[i].t == O_MR && c->p->objs[i].u.mr->lkey == lkey)
+			return c->p->objs[i].u.mr;
 	return NULL;
 }
 
@@ -261,7 +263,7 @@ static int sgl_gather(struct client *c, struct dqp *d, const struct shim_wire_sg
 	if (!sl->mr || sl->cap < len || sl->mr->mem != mem) {
 		uint64_t cap = len > sl->cap ? len : sl->cap;
 		uint8_t *b = malloc(cap ? cap : 1);
-		struct hca_mr *mr = b ? hca_reg_mr(c->hca, b, (uintptr_t)b, cap ? cap : 1,
+		struct hca_mr *mr = b ? hca_reg_mr(c->p->hca, b, (uintptr_t)b, cap ? cap : 1,
 						   HCA_ACCESS_LOCAL_WRITE, mem) : NULL;
 
 		if (!mr) {
@@ -313,7 +315,7 @@ static int sgl_recv(struct client *c, const struct shim_wire_sge *g, uint32_t n,
 	}
 	if (n) {
 		e->buf = calloc(1, len ? len : 1);
-		e->mr = e->buf ? hca_reg_mr(c->hca, e->buf, (uintptr_t)e->buf, len ? len : 1,
+		e->mr = e->buf ? hca_reg_mr(c->p->hca, e->buf, (uintptr_t)e->buf, len ? len : 1,
 					    HCA_ACCESS_LOCAL_WRITE, mem) : NULL;
 		if (!e->mr) {
 			free(e->buf);
@@ -347,7 +349,7 @@ static struct sgl *sgl_take(struct client *c, struct dqp *q, uint64_t wr_id)
 		return e;
 	}
 	/* an SRQ completes out of order across its QPs: by wr_id, oldest first */
-	for (pp = &c->srq_sgls; (e = *pp); pp = &e->next)
+	for (pp = &c->p->srq_sgls; (e = *pp); pp = &e->next)
 		if (e->srq == q->srq && e->wr_id == wr_id) {
 			*pp = e->next;
 			return e;
@@ -374,9 +376,9 @@ static void sgl_scatter(struct client *c, const struct sgl *e, uint32_t bytes)
 
 static struct dqp *qp_by_num(struct client *c, uint32_t qpn)
 {
-	for (uint32_t i = 0; i < c->nobjs; i++)
-		if (c->objs[i].t == O_QP && hca_qp_num(c->objs[i].u.qp->qp) == qpn)
-			return c->objs[i].u.qp;
+	for (uint32_t i = 0; i < c->p->nobjs; i++)
+		if (c->p->objs[i].t == O_QP && hca_qp_num(c->p->objs[i].u.qp->qp) == qpn)
+			return c->p->objs[i].u.qp;
 	return NULL;
 }
 
@@ -413,7 +415,7 @@ static void cq_notify(struct hca_cq *cq, void *ctx)
 		d->q[i] = wc;
 		d->qseq[i] = d->pushed++;
 		d->qsg[i] = e;
-		d->c->cqe_gen++;
+		d->c->p->cqe_gen++;
 	}
 }
 
@@ -495,10 +497,10 @@ static void chan_push(struct client *c, struct dcq *d)
 /* Armed CQs whose awaited completion is now visible raise their event. */
 static void cq_events(struct client *c, sim_time_t now)
 {
-	for (uint32_t i = 0; i < c->nobjs; i++) {
+	for (uint32_t i = 0; i < c->p->nobjs; i++) {
 		struct dcq *d;
 
-		if (c->objs[i].t != O_CQ || !(d = c->objs[i].u.cq)->armed)
+		if (c->p->objs[i].t != O_CQ || !(d = c->p->objs[i].u.cq)->armed)
 			continue;
 		for (uint32_t k = 0; k < d->n; k++) {
 			uint32_t j = (d->head + k) % d->cap;
@@ -537,10 +539,10 @@ static double client_cpu(struct client *c)
 {
 	struct timespec ts;
 
-	if (!c->cpu_ok)
+	if (!c->p->cpu_ok)
 		return -1;
-	if (clock_gettime(c->cpu_clk, &ts)) {
-		c->cpu_ok = false;
+	if (clock_gettime(c->p->cpu_clk, &ts)) {
+		c->p->cpu_ok = false;
 		return -1;
 	}
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
@@ -562,11 +564,11 @@ static double perf_cpu(struct client *c)
 {
 	uint64_t v;
 
-	if (c->perf_fd < 0)
+	if (c->p->perf_fd < 0)
 		return -1;
-	if (read(c->perf_fd, &v, sizeof(v)) != (ssize_t)sizeof(v)) {
-		close(c->perf_fd);
-		c->perf_fd = -1;
+	if (read(c->p->perf_fd, &v, sizeof(v)) != (ssize_t)sizeof(v)) {
+		close(c->p->perf_fd);
+		c->p->perf_fd = -1;
 		return -1;
 	}
 	return (double)v * 1e-9;
@@ -587,11 +589,11 @@ static int perf_open(pid_t pid)
 
 static void alive(struct client *c, double cpu)
 {
-	c->quiet_rt = c->idle_rt = ev_time();
-	c->quiet_cpu = c->idle_cpu = cpu;
-	c->perf_quiet = c->perf_idle = perf_cpu(c);
-	c->spinning = false;
-	c->spun_in = 0;
+	c->p->quiet_rt = c->p->idle_rt = ev_time();
+	c->p->quiet_cpu = c->p->idle_cpu = cpu;
+	c->p->perf_quiet = c->p->perf_idle = perf_cpu(c);
+	c->p->spinning = false;
+	c->p->spun_in = 0;
 }
 
 /* Is every thread of the process asleep in the kernel (state S)? A paused
@@ -603,9 +605,9 @@ static bool client_asleep(const struct client *c)
 	bool any = false, asleep = true;
 	DIR *d;
 
-	if (c->peer <= 0)
+	if (c->p->peer <= 0)
 		return false;
-	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)c->peer);
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)c->p->peer);
 	d = opendir(dir);
 	if (!d)
 		return false;
@@ -641,32 +643,32 @@ static bool client_asleep(const struct client *c)
 static bool silent_wait(struct client *c, ev_tstamp rt, ev_tstamp *recheck)
 {
 	double spin = c->s->spin_grace > 0 ? c->s->spin_grace :
-		      c->perf_fd >= 0 ? SPIN_GRACE_EXACT_S : SPIN_GRACE_S;
-	double grace = c->touched ? SPIN_REACT_S : c->spinner ? spin : SPIN_FIRST_S;
+		      c->p->perf_fd >= 0 ? SPIN_GRACE_EXACT_S : SPIN_GRACE_S;
+	double grace = c->p->touched ? SPIN_REACT_S : c->p->spinner ? spin : SPIN_FIRST_S;
 	double cpu = client_cpu(c), left;
 
 	if (cpu < 0) {		/* no CPU clock: real time, which load can fool */
-		left = c->quiet_rt + grace - rt;
+		left = c->p->quiet_rt + grace - rt;
 		*recheck = left;
-		return c->spinning = left <= 0;
+		return c->p->spinning = left <= 0;
 	}
-	double pcpu = perf_cpu(c), used = cpu - c->quiet_cpu;
+	double pcpu = perf_cpu(c), used = cpu - c->p->quiet_cpu;
 
 	/* the main thread's exact count, where the process's lags a tick */
-	if (pcpu >= 0 && c->perf_quiet >= 0 && pcpu - c->perf_quiet > used)
-		used = pcpu - c->perf_quiet;
+	if (pcpu >= 0 && c->p->perf_quiet >= 0 && pcpu - c->p->perf_quiet > used)
+		used = pcpu - c->p->perf_quiet;
 	left = grace - used;
 	if (left <= 0)
-		return c->spinning = true;	/* that much CPU and not a word */
+		return c->p->spinning = true;	/* that much CPU and not a word */
 	*recheck = left;	/* a thread uses CPU no faster than real time */
-	if (cpu > c->idle_cpu || (pcpu >= 0 && pcpu > c->perf_idle)) {
-		c->idle_cpu = cpu;
-		c->perf_idle = pcpu;
-		c->idle_rt = rt;
-	} else if (rt - c->idle_rt >= SPIN_ASLEEP_S && client_asleep(c)) {
+	if (cpu > c->p->idle_cpu || (pcpu >= 0 && pcpu > c->p->perf_idle)) {
+		c->p->idle_cpu = cpu;
+		c->p->perf_idle = pcpu;
+		c->p->idle_rt = rt;
+	} else if (rt - c->p->idle_rt >= SPIN_ASLEEP_S && client_asleep(c)) {
 		return true;	/* blocked in a wait the shim does not watch */
 	}
-	left = c->idle_rt + SPIN_ASLEEP_S - rt;
+	left = c->p->idle_rt + SPIN_ASLEEP_S - rt;
 	if (left > 0 && left < *recheck)
 		*recheck = left;
 	return false;
@@ -675,6 +677,7 @@ static bool silent_wait(struct client *c, ev_tstamp rt, ev_tstamp *recheck)
 static void wake(struct client *c)
 {
 	c->wait = W_NONE;
+	c->tperf_seen = -1;	/* it runs (thread_blocked looks afresh) */
 	alive(c, c->sent_cpu);	/* it runs from now; it has been blocked since it asked */
 	if (c->io_fd >= 0) {
 		close(c->io_fd);
@@ -691,15 +694,15 @@ static void wake(struct client *c)
  */
 static void alarm_due(struct client *c, sim_time_t now)
 {
-	if (now < c->alarm_at)
+	if (now < c->p->alarm_at)
 		return;
-	if (!c->alarm_every)
-		c->alarm_at = SIM_TIME_MAX;
+	if (!c->p->alarm_every)
+		c->p->alarm_at = SIM_TIME_MAX;
 	else
-		while (c->alarm_at <= now)
-			c->alarm_at = srv_sat_add(c->alarm_at, c->alarm_every);
-	if (c->peer > 0)
-		kill(c->peer, SIGALRM);
+		while (c->p->alarm_at <= now)
+			c->p->alarm_at = srv_sat_add(c->p->alarm_at, c->p->alarm_every);
+	if (c->p->peer > 0)
+		kill(c->p->peer, SIGALRM);
 	switch (c->wait) {
 	case W_EVENT:
 	case W_CMEV:
@@ -768,11 +771,11 @@ static bool try_wake(struct client *c, sim_time_t now)
 			return true;
 		}
 		/* a completion elsewhere may be what the program waits for */
-		if (c->cqe_gen != c->wait_cqe_gen || now >= c->deadline) {
+		if (c->p->cqe_gen != c->wait_cqe_gen || now >= c->deadline) {
 			bool any = false;
 
-			for (uint32_t i = 0; i < c->nobjs && !any; i++)
-				if (c->objs[i].t == O_CQ && cq_visible(c->objs[i].u.cq, now))
+			for (uint32_t i = 0; i < c->p->nobjs && !any; i++)
+				if (c->p->objs[i].t == O_CQ && cq_visible(c->p->objs[i].u.cq, now))
 					any = true;
 			if (any || now >= c->deadline) {
 				poll_reply(c, o->u.cq, c->wait_n, true);
@@ -824,10 +827,10 @@ static sim_time_t next_deadline(struct client *c, sim_time_t now)
 
 	if (c->wait == W_POLL || c->wait == W_SLEEP || c->wait == W_CLOCK || c->wait == W_IO)
 		t = c->deadline;
-	for (uint32_t i = 0; i < c->nobjs; i++) {
-		if (c->objs[i].t != O_CQ)
+	for (uint32_t i = 0; i < c->p->nobjs; i++) {
+		if (c->p->objs[i].t != O_CQ)
 			continue;
-		struct dcq *d = c->objs[i].u.cq;
+		struct dcq *d = c->p->objs[i].u.cq;
 
 		for (uint32_t k = 0; k < d->n; k++) {
 			sim_time_t w = d->q[(d->head + k) % d->cap].time;
@@ -866,15 +869,15 @@ static void place_cb(struct hca *h, void *dst, const void *src, uint32_t len, si
 static void place_touch(struct srv *s, const uint8_t *dst)
 {
 	for (struct client *c = s->clients; c; c = c->next)
-		for (uint32_t i = 0; i < c->nobjs; i++)
-			if (c->objs[i].t == O_SEG && dst >= (uint8_t *)c->objs[i].u.seg.map &&
-			    dst < (uint8_t *)c->objs[i].u.seg.map + c->objs[i].u.seg.len) {
+		for (uint32_t i = 0; c == c->p && i < c->nobjs; i++)
+			if (c->p->objs[i].t == O_SEG && dst >= (uint8_t *)c->p->objs[i].u.seg.map &&
+			    dst < (uint8_t *)c->p->objs[i].u.seg.map + c->p->objs[i].u.seg.len) {
 				if (c->wait == W_NONE && !c->zombie) {
 					/* taken to wait while not in a wait: now it reacts */
-					if (c->spinning)
-						c->spinner = true;
+					if (c->p->spinning)
+						c->p->spinner = true;
 					alive(c, client_cpu(c));
-					c->touched = true;
+					c->p->touched = true;
 				}
 				return;
 			}
@@ -969,6 +972,56 @@ static void spin_arm(struct srv *s, double d)
 	timerfd_settime(s->spin_tfd, 0, &its, NULL);
 }
 
+/*
+ * A thread not in a wait of ours (the thread of a joined connection, or
+ * the process's first thread): is it blocked in the kernel on something
+ * only another thread or a peer can end - a futex (sem_wait, a condition
+ * variable, pthread_join), a pipe? Its state is S and its task clock has
+ * not moved since the last look, so it did not run in between. Then,
+ * while every other thread and process waits too, nothing can wake it
+ * but the clock: the state is stable, and the decision does not depend
+ * on when it was made. Not sure yet: *due is when to look again.
+ */
+static bool thread_blocked(struct client *c, ev_tstamp *due)
+{
+	pid_t pid = c->p->peer, tid = c == c->p ? c->peer : c->tid;
+	char path[64], buf[256];
+	double v;
+	ssize_t n;
+	int fd;
+
+	if (pid <= 0 || tid <= 0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	const char *r = strrchr(buf, ')');	/* "tid (comm) S ..." */
+
+	if (!r || r[1] != ' ' || r[2] != 'S') {
+		c->tperf_seen = -1;
+		*due = SPIN_RECHECK_S;	/* it may be on its way to block */
+		return false;
+	}
+	if (c == c->p) {
+		v = perf_cpu(c);
+	} else {
+		uint64_t x;
+
+		v = c->tperf_fd >= 0 && read(c->tperf_fd, &x, sizeof(x)) == (ssize_t)sizeof(x) ?
+		    (double)x * 1e-9 : -2;	/* -2: no clock, the state alone decides */
+	}
+	if (c->tperf_seen != -1 && v == c->tperf_seen)
+		return true;
+	c->tperf_seen = v;
+	*due = SPIN_RECHECK_S;
+	return false;
+}
+
 static void advance(struct srv *s)
 {
 	if (s->in_advance)
@@ -985,28 +1038,50 @@ static void advance(struct srv *s)
 
 		place_apply(s, false);
 		cm_apply(s);
+		/* each process's events first: a thread's connection waiting for
+		 * a CQ event comes before its process's in the list */
+		for (struct client *c = s->clients; c; c = c->next) {
+			if (!c->zombie && c == c->p) {
+				c->holds = false;
+				alarm_due(c, now);
+				cq_events(c, now);
+			}
+		}
 		for (struct client *c = s->clients; c; c = c->next) {
 			if (c->zombie)
 				continue;
 			live = true;
-			c->holds = false;
-			alarm_due(c, now);
-			cq_events(c, now);
 			if (c->wait != W_NONE && !try_wake(c, now)) {
 				if (c->wait != W_IO || c->deadline != SIM_TIME_MAX)
 					timed = true;
 				continue;
+			}
+			/* A thread of a process with several that call the shim:
+			 * it waits too when it is blocked in the kernel on what
+			 * only another thread or a peer can end (rping's main
+			 * thread in sem_wait while its CM thread waits here). */
+			if (c != c->p || c->nthreads) {
+				due = 0;
+				if (thread_blocked(c, &due))
+					continue;
+				if (due > 0 && (spin_due <= 0 || due < spin_due))
+					spin_due = due;
+				if (c != c->p) {
+					running = true;
+					c->p->holds = true;
+					continue;
+				}
 			}
 			/* It runs - unless it spins on its memory or sleeps where
 			 * the shim cannot see. Only a program with a connected QP
 			 * has anything to spin for (before that, silence is
 			 * start-up work), and one whose next message is already
 			 * here has spoken. */
-			if (c->connected && !io_ready(c->fd)) {
+			if (c->p->connected && !io_ready(c->fd)) {
 				/* (a spinner spins until bytes land: alive()) */
-				if (c->spun_in == s->advances || silent_wait(c, rt, &due)) {
-					if (c->spinning)
-						c->spun_in = s->advances;
+				if (c->p->spun_in == s->advances || silent_wait(c, rt, &due)) {
+					if (c->p->spinning)
+						c->p->spun_in = s->advances;
 					timed = true;
 					continue;
 				}
@@ -1014,7 +1089,7 @@ static void advance(struct srv *s)
 					spin_due = due;
 			}
 			running = true;
-			c->holds = true;	/* the clock waits for it (watch_cb) */
+			c->p->holds = true;	/* the clock waits for it (watch_cb) */
 		}
 		if (running && spin_due > 0) {
 			/* look again once the silent ones may count as waiting */
@@ -1035,8 +1110,8 @@ static void advance(struct srv *s)
 
 			if (d < t)
 				t = d;
-			if (!c->zombie && c->alarm_at < t)
-				t = c->alarm_at;
+			if (!c->zombie && c->p->alarm_at < t)
+				t = c->p->alarm_at;
 		}
 		if (place_next(s) < t)
 			t = place_next(s);
@@ -1081,6 +1156,36 @@ static void advance(struct srv *s)
 
 /* ---- requests ----------------------------------------------------------- */
 
+/*
+ * A thread's connection joins its process: the token the process's HELLO
+ * got, from the same process (the kernel's pid). From now on its requests
+ * act on the process's objects; it waits on its own.
+ */
+static int thread_join(struct client *c, const struct shim_req *q)
+{
+	struct srv *s = c->s;
+	struct client *x;
+
+	for (x = s->clients; x; x = x->next)
+		if (x == x->p && x->hello && !x->zombie && x->token == q->u.hello.join &&
+		    c->peer > 0 && x->peer == c->peer)
+			break;
+	if (!x) {
+		srv_log(s, "pid %d: a thread's connection with no process of its own: refused",
+			(int)c->peer);
+		return EPERM;
+	}
+	if (c->perf_fd >= 0)
+		close(c->perf_fd);	/* the process's clock is x's */
+	c->perf_fd = -1;
+	c->p = x;
+	c->tid = (pid_t)q->u.hello.tid;
+	c->tperf_fd = c->tid > 0 ? perf_open(c->tid) : -1;
+	c->hello = true;
+	x->nthreads++;
+	return 0;
+}
+
 static int do_hello(struct client *c, const struct shim_req *q)
 {
 	struct srv *s = c->s;
@@ -1090,6 +1195,8 @@ static int do_hello(struct client *c, const struct shim_req *q)
 
 	if (q->u.hello.magic != SHIM_MAGIC || q->u.hello.version != SHIM_VERSION)
 		return EPROTO;
+	if (q->u.hello.join)
+		return thread_join(c, q);
 	char host[SHIM_NAME_LEN + 1];
 
 	memcpy(host, q->u.hello.host, SHIM_NAME_LEN);
@@ -1097,23 +1204,23 @@ static int do_hello(struct client *c, const struct shim_req *q)
 	if (host[0]) {
 		node = net_find_host(&s->net, host);
 		if (node < 0) {
-			srv_log(s, "pid %u asked for unknown host '%s'", c->pid, host);
+			srv_log(s, "pid %u asked for unknown host '%s'", c->p->pid, host);
 			return ENOENT;
 		}
 	} else {
 		k = (int)(s->next_host++ % (uint32_t)s->nhosts);
 		node = net_host(&s->net, k);
 	}
-	c->hca = fab_hca(s->f, node);
-	if (!c->hca)
+	c->p->hca = fab_hca(s->f, node);
+	if (!c->p->hca)
 		return ENODEV;
-	c->node = node;
+	c->p->node = node;
 	/* the pid in HELLO is only compared: another pid namespace sees
 	 * another number, a hostile client any number */
-	if (c->peer <= 0)
-		c->pid = q->u.hello.pid;
-	else if (q->u.hello.pid != (uint32_t)c->peer)
-		srv_log(s, "pid %u says it is pid %u: the kernel's word is taken", c->pid,
+	if (c->p->peer <= 0)
+		c->p->pid = q->u.hello.pid;
+	else if (q->u.hello.pid != (uint32_t)c->p->peer)
+		srv_log(s, "pid %u says it is pid %u: the kernel's word is taken", c->p->pid,
 		      q->u.hello.pid);
 	c->hello = true;
 	port = net_first_port(&s->net, node);
@@ -1121,7 +1228,7 @@ static int do_hello(struct client *c, const struct shim_req *q)
 	memset(&r, 0, sizeof(r));
 	r.u.hello.host_index = (uint32_t)node;
 	r.u.hello.nhosts = (uint32_t)s->nhosts;
-	r.u.hello.lid = hca_lid(c->hca);
+	r.u.hello.lid = hca_lid(c->p->hca);
 	r.u.hello.sm_lid = 1;
 	r.u.hello.lanes = s->p.width_forced || !np->lanes ? s->p.lanes : np->lanes;
 	r.u.hello.speed = s->p.speed_forced || np->speed == LINK_SPEED_NONE ? s->p.speed : np->speed;
@@ -1129,16 +1236,22 @@ static int do_hello(struct client *c, const struct shim_req *q)
 		if (m == s->p.mtu)
 			r.u.hello.mtu_code = (uint8_t)code;
 	r.u.hello.link_layer = fab_is_eth(&s->p) ? 2 : 1;	/* IBV_LINK_LAYER_ETHERNET : _INFINIBAND */
-	r.u.hello.atomics = hca_rc_atomics(c->hca);
+	r.u.hello.atomics = hca_rc_atomics(c->p->hca);
 	r.u.hello.guid = np->guid ? np->guid : 0x0002c90300000000ULL + (uint64_t)node;
 	snprintf(r.u.hello.host, sizeof(r.u.hello.host), "%s", s->net.nodes[node].desc);
 	snprintf(r.u.hello.fabric, sizeof(r.u.hello.fabric), "%s", fab_fabric_names[s->p.fabric]);
+	/* a secret of the process's, for its threads' connections (checked
+	 * with the kernel's pid too) */
+	if (getrandom(&c->token, sizeof(c->token), 0) != (ssize_t)sizeof(c->token))
+		c->token = (uint64_t)ev_time() * 1000003u ^ (uint64_t)c->peer << 32;
+	c->token |= 1;	/* 0 is no token */
+	r.u.hello.token = c->token;
 	s->attached++;
-	srv_log(s, "pid %u attached as host %s (LID %u)", c->pid, s->net.nodes[node].desc,
-	      hca_lid(c->hca));
-	if (!c->cpu_ok)
+	srv_log(s, "pid %u attached as host %s (LID %u)", c->p->pid, s->net.nodes[node].desc,
+	      hca_lid(c->p->hca));
+	if (!c->p->cpu_ok)
 		srv_log(s, "pid %u: its CPU time cannot be read: real time decides when it spins "
-		      "on memory, so a loaded host may change what it prints", c->pid);
+		      "on memory, so a loaded host may change what it prints", c->p->pid);
 	srv_reply(c, &r, s->clk_fd);
 	return -1;	/* replied */
 }
@@ -1163,7 +1276,7 @@ static int do_seg_add(struct client *c, const struct shim_req *q, int *fd)
 
 	if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
 		srv_log(c->s, "pid %u: a memory segment not sealed against shrinking: refused",
-		      c->pid);
+		      c->p->pid);
 		return EPERM;
 	}
 	if (!len || len > (1ULL << 40) || fstat(*fd, &st) || (uint64_t)st.st_size < len)
@@ -1176,7 +1289,7 @@ static int do_seg_add(struct client *c, const struct shim_req *q, int *fd)
 		munmap(m, len);
 		return rc;
 	}
-	c->objs[h].u.seg = (struct dseg){ .map = m, .len = len, .base = q->u.seg.base };
+	c->p->objs[h].u.seg = (struct dseg){ .map = m, .len = len, .base = q->u.seg.base };
 	struct shim_rep r;
 
 	memset(&r, 0, sizeof(r));
@@ -1199,7 +1312,7 @@ static int do_reg_mr(struct client *c, const struct shim_req *q)
 	    q->u.reg_mr.length > o->u.seg.len - q->u.reg_mr.offset ||
 	    q->u.reg_mr.addr != o->u.seg.base + q->u.reg_mr.offset)
 		return EINVAL;
-	mr = hca_reg_mr(c->hca, (char *)o->u.seg.map + q->u.reg_mr.offset, q->u.reg_mr.addr,
+	mr = hca_reg_mr(c->p->hca, (char *)o->u.seg.map + q->u.reg_mr.offset, q->u.reg_mr.addr,
 			q->u.reg_mr.length, q->u.reg_mr.access & 0xf, HCA_MEM_HOST);
 	if (!mr)
 		return ENOMEM;
@@ -1208,7 +1321,7 @@ static int do_reg_mr(struct client *c, const struct shim_req *q)
 		hca_dereg_mr(mr);
 		return rc;
 	}
-	c->objs[h].u.mr = mr;
+	c->p->objs[h].u.mr = mr;
 	memset(&r, 0, sizeof(r));
 	r.u.obj.handle = h;
 	r.u.obj.lkey = mr->lkey;
@@ -1235,7 +1348,7 @@ static int do_create_cq(struct client *c, const struct shim_req *q)
 	d->qseq = calloc(cqe, sizeof(*d->qseq));
 	d->qsg = calloc(cqe, sizeof(*d->qsg));
 	/* the model's own queue only passes completions through to ours */
-	d->cq = d->q && d->qseq && d->qsg ? hca_create_cq(c->hca, cqe, cq_notify, d) : NULL;
+	d->cq = d->q && d->qseq && d->qsg ? hca_create_cq(c->p->hca, cqe, cq_notify, d) : NULL;
 	rc = d->cq ? srv_obj_new(c, O_CQ, &h) : ENOMEM;
 	if (rc) {
 		if (d->cq)
@@ -1246,11 +1359,11 @@ static int do_create_cq(struct client *c, const struct shim_req *q)
 		free(d);
 		return rc;
 	}
-	d->c = c;
+	d->c = c->p;	/* the process's: a thread's connection may go first */
 	d->h = h;
 	d->cap = cqe;
 	d->chan = q->u.create_cq.channel;
-	c->objs[h].u.cq = d;
+	c->p->objs[h].u.cq = d;
 	memset(&r, 0, sizeof(r));
 	r.u.obj.handle = h;
 	srv_reply(c, &r, -1);
@@ -1299,7 +1412,7 @@ static int do_create_qp(struct client *c, const struct shim_req *q)
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return ENOMEM;
-	d->qp = hca_create_qp(c->hca, &a);
+	d->qp = hca_create_qp(c->p->hca, &a);
 	if (!d->qp) {
 		free(d);
 		return EINVAL;
@@ -1318,7 +1431,7 @@ static int do_create_qp(struct client *c, const struct shim_req *q)
 	d->max_send_sge = q->u.create_qp.max_send_sge ? q->u.create_qp.max_send_sge : 1;
 	d->max_recv_sge = q->u.create_qp.max_recv_sge ? q->u.create_qp.max_recv_sge : 1;
 	d->rq_tail = &d->rq;
-	c->objs[h].u.qp = d;
+	c->p->objs[h].u.qp = d;
 	memset(&r, 0, sizeof(r));
 	r.u.qp.handle = h;
 	r.u.qp.qpn = hca_qp_num(d->qp);
@@ -1376,7 +1489,7 @@ static int do_modify_qp(struct client *c, const struct shim_req *q)
 	rc = hca_modify_qp(o->u.qp->qp, &a, w->mask & 0x1fff);
 	if (!rc && (w->mask & HCA_QP_STATE) &&
 	    (w->qp_state == HCA_QPS_RTR || w->qp_state == HCA_QPS_RTS))
-		c->connected = true;
+		c->p->connected = true;
 	return rc < 0 ? -rc : rc;
 }
 
@@ -1443,7 +1556,7 @@ static int do_post_send(struct client *c, const struct shim_req *q, const uint8_
 			d->bounce_buf = calloc(slots, SHIM_MAX_INLINE);
 			if (!d->bounce_buf)
 				return ENOMEM;
-			d->bounce = hca_reg_mr(c->hca, d->bounce_buf, (uintptr_t)d->bounce_buf,
+			d->bounce = hca_reg_mr(c->p->hca, d->bounce_buf, (uintptr_t)d->bounce_buf,
 					       (uint64_t)slots * SHIM_MAX_INLINE,
 					       HCA_ACCESS_LOCAL_WRITE, HCA_MEM_HOST);
 			if (!d->bounce)
@@ -1506,7 +1619,7 @@ static int do_post_recv(struct client *c, const struct shim_req *q, const uint8_
 		d->rq_tail = &e->next;
 	} else if (e) {
 		e->srq = (int32_t)q->u.recv.qp;
-		for (at = &c->srq_sgls; *at; at = &(*at)->next)
+		for (at = &c->p->srq_sgls; *at; at = &(*at)->next)
 			;
 		*at = e;
 	}
@@ -1523,7 +1636,7 @@ static int do_post_recv(struct client *c, const struct shim_req *q, const uint8_
 
 static void obj_destroy(struct client *c, uint32_t h)
 {
-	struct obj *o = &c->objs[h];
+	struct obj *o = &c->p->objs[h];
 
 	switch (o->t) {
 	case O_SEG:
@@ -1563,14 +1676,14 @@ static int do_destroy(struct client *c, uint32_t h, enum obj_type t)
 	if (t == O_CQ) {
 		/* a CQ still used by a QP stays (the model would complete into
 		 * freed memory) */
-		for (uint32_t i = 0; i < c->nobjs; i++)
-			if (c->objs[i].t == O_QP &&
-			    (c->objs[i].u.qp->scq == h || c->objs[i].u.qp->rcq == h))
+		for (uint32_t i = 0; i < c->p->nobjs; i++)
+			if (c->p->objs[i].t == O_QP &&
+			    (c->p->objs[i].u.qp->scq == h || c->p->objs[i].u.qp->rcq == h))
 				return EBUSY;
 	}
 	if (t == O_CHAN) {
-		for (uint32_t i = 0; i < c->nobjs; i++)
-			if (c->objs[i].t == O_CQ && c->objs[i].u.cq->chan == (int32_t)h)
+		for (uint32_t i = 0; i < c->p->nobjs; i++)
+			if (c->p->objs[i].t == O_CQ && c->p->objs[i].u.cq->chan == (int32_t)h)
 				return EBUSY;
 	}
 	obj_destroy(c, h);
@@ -1584,7 +1697,7 @@ void srv_park(struct client *c, enum wait_kind k, sim_time_t deadline, uint32_t 
 	c->deadline = deadline;
 	c->wait_h = h;
 	c->wait_n = n;
-	c->wait_cqe_gen = c->cqe_gen;
+	c->wait_cqe_gen = c->p->cqe_gen;
 }
 
 sim_time_t srv_sat_add(sim_time_t a, sim_time_t b)
@@ -1705,7 +1818,7 @@ static int op_create_channel(struct client *c, const struct shim_req *q, const u
 	}
 	ch->efd = *fd;
 	*fd = -1;
-	c->objs[h].u.ch = ch;
+	c->p->objs[h].u.ch = ch;
 	return reply_handle(c, h);
 }
 
@@ -1731,10 +1844,10 @@ static int op_create_srq(struct client *c, const struct shim_req *q, const uint8
 	(void)fd;
 	if (!q->u.create_srq.max_wr || q->u.create_srq.max_wr > 32768)
 		return EINVAL;
-	srq = hca_create_srq(c->hca, q->u.create_srq.max_wr);
+	srq = hca_create_srq(c->p->hca, q->u.create_srq.max_wr);
 	if (!srq || (rc = srv_obj_new(c, O_SRQ, &h)))
 		return rc ? rc : ENOMEM;
-	c->objs[h].u.srq = srq;
+	c->p->objs[h].u.srq = srq;
 	return reply_handle(c, h);
 }
 
@@ -1819,8 +1932,8 @@ static int op_alarm(struct client *c, const struct shim_req *q, const uint8_t *t
 {
 	(void)tail;
 	(void)fd;
-	c->alarm_at = q->u.alarm.at ? q->u.alarm.at : SIM_TIME_MAX;
-	c->alarm_every = q->u.alarm.every;
+	c->p->alarm_at = q->u.alarm.at ? q->u.alarm.at : SIM_TIME_MAX;
+	c->p->alarm_every = q->u.alarm.every;
 	return 0;
 }
 
@@ -1928,37 +2041,56 @@ static void handle(struct client *c, const struct shim_req *q, size_t len, int *
 
 static void client_free(struct client *c)
 {
-	for (uint32_t i = 0; i < c->nobjs; i++) {
+	if (c->p != c) {	/* a thread's connection: the process keeps its objects */
+		if (c->io_fd >= 0)
+			close(c->io_fd);
+		if (c->tperf_fd >= 0)
+			close(c->tperf_fd);
+		free(c);
+		return;
+	}
+	/* threads' connections that outlive it (a fork's child that closed
+	 * the first one) stand alone, with nothing */
+	for (struct client *x = c->s->clients; x; x = x->next) {
+		if (x != c && x->p == c) {
+			if (!x->zombie)
+				client_detach(x);
+			x->p = x;
+			x->objs = NULL;
+			x->nobjs = 0;
+		}
+	}
+	for (uint32_t i = 0; i < c->p->nobjs; i++) {
 		struct grave *g;
 
-		if (c->objs[i].t != O_SEG || !(g = malloc(sizeof(*g))))
+		if (c->p->objs[i].t != O_SEG || !(g = malloc(sizeof(*g))))
 			continue;
-		g->map = c->objs[i].u.seg.map;
-		g->len = c->objs[i].u.seg.len;
+		g->map = c->p->objs[i].u.seg.map;
+		g->len = c->p->objs[i].u.seg.len;
 		g->until = srv_sat_add(sim_now(c->s->eng), GRAVE_PS);
 		g->next = c->s->graves;
 		c->s->graves = g;
-		memset(&c->objs[i], 0, sizeof(c->objs[i]));
+		memset(&c->p->objs[i], 0, sizeof(c->p->objs[i]));
 	}
-	for (uint32_t i = 0; i < c->nobjs; i++)
-		if (c->objs[i].t == O_QP)
+	for (uint32_t i = 0; i < c->p->nobjs; i++)
+		if (c->p->objs[i].t == O_QP)
 			obj_destroy(c, i);
-	for (uint32_t i = 0; i < c->nobjs; i++)
-		if (c->objs[i].t != O_CQ && c->objs[i].t != O_SEG)
+	for (uint32_t i = 0; i < c->p->nobjs; i++)
+		if (c->p->objs[i].t != O_CQ && c->p->objs[i].t != O_SEG)
 			obj_destroy(c, i);
-	for (uint32_t i = 0; i < c->nobjs; i++)
+	for (uint32_t i = 0; i < c->p->nobjs; i++)
 		obj_destroy(c, i);
-	while (c->srq_sgls) {
-		struct sgl *e = c->srq_sgls;
+	while (c->p->srq_sgls) {
+		struct sgl *e = c->p->srq_sgls;
 
-		c->srq_sgls = e->next;
+		c->p->srq_sgls = e->next;
 		sgl_free(c->s, e);
 	}
-	free(c->objs);
+	free(c->p->objs);
 	if (c->io_fd >= 0)
 		close(c->io_fd);
-	if (c->perf_fd >= 0)
-		close(c->perf_fd);
+	if (c->p->perf_fd >= 0)
+		close(c->p->perf_fd);
 	free(c);
 }
 
@@ -1969,7 +2101,7 @@ static void client_detach(struct client *c)
 	ev_io_stop(s->loop, &c->w);
 	close(c->fd);
 	c->fd = -1;
-	if (c->perf_fd >= 0) {
+	if (c->p == c && c->perf_fd >= 0) {
 		close(c->perf_fd);
 		c->perf_fd = -1;
 	}
@@ -1980,9 +2112,16 @@ static void client_detach(struct client *c)
 	c->wait = W_NONE;
 	c->zombie = true;
 	s->nlive--;
+	if (c->p != c) {
+		/* a thread's connection: it goes at once (a thread that ended,
+		 * or its process, whose first connection lingers) */
+		c->zombie_until = sim_now(s->eng);
+		c->p->nthreads--;
+		return;
+	}
 	c->zombie_until = srv_sat_add(sim_now(s->eng), LINGER_PS);
 	if (c->hello)
-		srv_log(s, "pid %u (host %s) detached", c->pid, s->net.nodes[c->node].desc);
+		srv_log(s, "pid %u (host %s) detached", c->p->pid, s->net.nodes[c->p->node].desc);
 	if (s->idle_exit_s > 0) {
 		bool any = false;
 
@@ -2011,7 +2150,8 @@ static void client_cb(struct ev_loop *loop, ev_io *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	c->touched = false;
+	c->p->touched = false;
+	c->tperf_seen = -1;	/* it spoke: it ran */
 	/* drain what is there, one message at a time, in order */
 	for (int k = 0; k < 64; k++) {
 		m.msg_controllen = sizeof(u.buf);
@@ -2094,17 +2234,20 @@ static int client_add(struct srv *s, int fd)
 		return -1;
 	}
 	c->s = s;
+	c->p = c;
 	c->fd = fd;
 	c->io_fd = -1;
-	c->alarm_at = SIM_TIME_MAX;
+	c->tperf_fd = -1;
+	c->tperf_seen = -1;
+	c->p->alarm_at = SIM_TIME_MAX;
 	/* its CPU time tells spinning from being paused (silent_wait) */
 	if (cr.pid > 0) {
-		c->peer = cr.pid;
-		c->pid = (uint32_t)cr.pid;
-		c->cpu_ok = !clock_getcpuclockid(cr.pid, &c->cpu_clk);
-		c->perf_fd = perf_open(cr.pid);
+		c->p->peer = cr.pid;
+		c->p->pid = (uint32_t)cr.pid;
+		c->p->cpu_ok = !clock_getcpuclockid(cr.pid, &c->p->cpu_clk);
+		c->p->perf_fd = perf_open(cr.pid);
 	} else {
-		c->perf_fd = -1;
+		c->p->perf_fd = -1;
 	}
 	s->nlive++;
 	alive(c, client_cpu(c));	/* (a first read: cpu_ok says whether it works) */
@@ -2152,8 +2295,8 @@ static void watch_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		if (c->zombie)
 			continue;
 		if (!c->hello) {
-			if (rt - c->quiet_rt > HELLO_LIMIT_S) {
-				srv_log(s, "pid %u said no HELLO in %.0f s: dropped", c->pid,
+			if (rt - c->p->quiet_rt > HELLO_LIMIT_S) {
+				srv_log(s, "pid %u said no HELLO in %.0f s: dropped", c->p->pid,
 				      HELLO_LIMIT_S);
 				client_detach(c);
 				s->evicted++;
@@ -2161,15 +2304,15 @@ static void watch_cb(struct ev_loop *loop, ev_timer *w, int revents)
 			}
 			continue;
 		}
-		if (!waiting || !c->holds || c->wait != W_NONE || s->hold_limit_s <= 0)
+		if (!waiting || c != c->p || !c->holds || c->wait != W_NONE || s->hold_limit_s <= 0)
 			continue;
 		double cpu = client_cpu(c);
-		double quiet_rt = rt - c->quiet_rt, quiet_cpu = cpu < 0 ? 0 : cpu - c->quiet_cpu;
+		double quiet_rt = rt - c->p->quiet_rt, quiet_cpu = cpu < 0 ? 0 : cpu - c->p->quiet_cpu;
 
 		if (quiet_rt > s->hold_limit_s || quiet_cpu > s->hold_limit_s) {
 			srv_log(s, "pid %u (host %s) held the clock for %.1f s (%.1f s of CPU) "
 			      "without a word while others waited: detached (--hold-limit %g)",
-			      c->pid, s->net.nodes[c->node].desc, quiet_rt, quiet_cpu,
+			      c->p->pid, s->net.nodes[c->p->node].desc, quiet_rt, quiet_cpu,
 			      s->hold_limit_s);
 			client_detach(c);
 			s->evicted++;

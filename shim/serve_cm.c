@@ -195,13 +195,13 @@ static struct dcmid *id_new(struct client *c, uint32_t chan, uint32_t ps, uint8_
 	}
 	m->ids[m->nids++] = d;
 	d->comm = m->nids;
-	d->c = c;
+	d->c = c->p;
 	d->h = h;
 	d->chan = chan;
 	d->ps = ps;
 	d->qp_type = qp_type;
 	d->peer_node = -1;
-	c->objs[h].u.cmid = d;
+	c->p->objs[h].u.cmid = d;
 	return d;
 }
 
@@ -349,7 +349,7 @@ static int mad_to_peer(struct dcmid *d, enum mad_type t, const struct shim_cm_pa
 	if (!x)
 		return ENOMEM;
 	x->type = t;
-	x->src_node = d->c->node;
+	x->src_node = d->c->p->node;
 	x->dst_node = d->peer_node;
 	x->src_comm = d->comm;
 	x->dst_comm = d->peer_comm;
@@ -403,11 +403,11 @@ bool cm_try_wake(struct client *c)
 	struct cm_ev *e;
 	struct shim_rep r;
 
-	if (!o) {
-		c->wait = W_NONE;
-		srv_status(c, EINVAL);
-		return true;
-	}
+	/* its channel destroyed by another thread: the kernel leaves a read
+	 * of a closed descriptor blocked, and so do we (rping's CM thread is
+	 * still in rdma_get_cm_event when its main thread ends the program) */
+	if (!o)
+		return false;
 	if (!(e = o->u.cmch->head))
 		return false;
 	if (!(o->u.cmch->head = e->next))
@@ -429,7 +429,7 @@ static struct dcmid *find_listener(struct srv *s, const struct cm_mad *x)
 	for (uint32_t i = 0; i < m->nids; i++) {
 		struct dcmid *d = m->ids[i];
 
-		if (d && d->st == CS_LISTEN && !d->c->zombie && d->c->node == x->dst_node &&
+		if (d && d->st == CS_LISTEN && !d->c->zombie && d->c->p->node == x->dst_node &&
 		    d->ps == x->ps && d->src.port == x->dst.port &&
 		    (!d->src.ip || d->src.ip == x->dst.ip))
 			return d;
@@ -608,7 +608,7 @@ static bool port_taken(const struct cm_srv *m, const struct dcmid *self, int nod
 	for (uint32_t i = 0; i < m->nids; i++) {
 		const struct dcmid *d = m->ids[i];
 
-		if (d && d != self && !d->c->zombie && d->c->node == node && d->ps == ps &&
+		if (d && d != self && !d->c->zombie && d->c->p->node == node && d->ps == ps &&
 		    d->src.port == port && d->st != CS_IDLE && d->st != CS_DONE &&
 		    d->st != CS_REQ_RCVD && d->st != CS_REP_SENT && d->st != CS_CONNECTED &&
 		    d->st != CS_DREQ_RCVD)
@@ -620,24 +620,24 @@ static bool port_taken(const struct cm_srv *m, const struct dcmid *self, int nod
 static int do_bind(struct client *c, struct dcmid *d, struct shim_cm_addr a)
 {
 	struct cm_srv *m = c->s->cm;
-	int node = addr_node(c->s, c->node, a.ip);
+	int node = addr_node(c->s, c->p->node, a.ip);
 
 	if (d->st != CS_IDLE)
 		return EINVAL;
-	if (node != c->node)
+	if (node != c->p->node)
 		return EADDRNOTAVAIL;
 	if (a.ip)
-		a.ip = node_addr(m, c->node);	/* any loopback address is the host's own */
+		a.ip = node_addr(m, c->p->node);	/* any loopback address is the host's own */
 	if (!a.port) {
 		for (uint32_t i = 0; i < EPHEMERAL_N && !a.port; i++) {
 			uint16_t p = (uint16_t)(EPHEMERAL_LO + (m->next_port++ % EPHEMERAL_N));
 
-			if (!port_taken(m, d, c->node, d->ps, p))
+			if (!port_taken(m, d, c->p->node, d->ps, p))
 				a.port = p;
 		}
 		if (!a.port)
 			return EADDRINUSE;
-	} else if (port_taken(m, d, c->node, d->ps, a.port)) {
+	} else if (port_taken(m, d, c->p->node, d->ps, a.port)) {
 		return EADDRINUSE;
 	}
 	d->src = a;
@@ -692,14 +692,14 @@ int cm_op(struct client *c, const struct shim_req *q, const uint8_t *tail, int *
 		ch->efd = *fd;
 		*fd = -1;
 		ch->tail = &ch->head;
-		c->objs[h].u.cmch = ch;
+		c->p->objs[h].u.cmch = ch;
 		return reply_addr(c, NULL, h);
 	}
 	case SHIM_OP_CM_DESTROY_CHANNEL:
 		if (!(o = srv_obj_get(c, q->u.obj.handle, O_CMCH)))
 			return EBADF;
-		for (uint32_t i = 0; i < c->nobjs; i++)
-			if (c->objs[i].t == O_CMID && c->objs[i].u.cmid->chan == q->u.obj.handle)
+		for (uint32_t i = 0; i < c->p->nobjs; i++)
+			if (c->p->objs[i].t == O_CMID && c->p->objs[i].u.cmid->chan == q->u.obj.handle)
 				return EBUSY;
 		cm_obj_destroy(c, o, q->u.obj.handle);
 		return 0;
@@ -722,7 +722,7 @@ int cm_op(struct client *c, const struct shim_req *q, const uint8_t *tail, int *
 		return EBADF;
 	switch (q->op) {
 	case SHIM_OP_CM_DESTROY_ID:
-		cm_obj_destroy(c, &c->objs[h], h);
+		cm_obj_destroy(c, &c->p->objs[h], h);
 		return 0;
 	case SHIM_OP_CM_MIGRATE:
 		if (!srv_obj_get(c, q->u.cm_migrate.channel, O_CMCH))
@@ -734,7 +734,7 @@ int cm_op(struct client *c, const struct shim_req *q, const uint8_t *tail, int *
 			return rc;
 		return reply_addr(c, d, h);
 	case SHIM_OP_CM_RESOLVE_ADDR: {
-		int node = addr_node(s, c->node, q->u.cm.dst.ip);
+		int node = addr_node(s, c->p->node, q->u.cm.dst.ip);
 
 		if (d->st == CS_IDLE) {
 			if ((rc = do_bind(c, d, q->u.cm.src)))
@@ -743,7 +743,7 @@ int cm_op(struct client *c, const struct shim_req *q, const uint8_t *tail, int *
 			return EINVAL;
 		}
 		if (!d->src.ip)
-			d->src.ip = node_addr(m, c->node);
+			d->src.ip = node_addr(m, c->p->node);
 		d->dst = q->u.cm.dst;
 		if (node < 0) {
 			ev_push(d, RDMA_CM_EVENT_ADDR_ERROR, -EHOSTUNREACH, NULL);
@@ -768,8 +768,8 @@ int cm_op(struct client *c, const struct shim_req *q, const uint8_t *tail, int *
 			return EINVAL;
 		d->st = CS_LISTEN;
 		/* scripts wait for this line before they start a client */
-		srv_log(s, "pid %u (host %s, %s) listens on rdma_cm port %u", c->pid,
-			s->net.nodes[c->node].desc,
+		srv_log(s, "pid %u (host %s, %s) listens on rdma_cm port %u", c->p->pid,
+			s->net.nodes[c->p->node].desc,
 			d->ps == RDMA_PS_UDP ? "UDP" : d->ps == RDMA_PS_IB ? "IB" : "TCP", d->src.port);
 		return 0;
 	case SHIM_OP_CM_CONNECT:
@@ -850,7 +850,7 @@ void cm_obj_destroy(struct client *c, struct obj *o, uint32_t h)
 
 		if (d->st == CS_LISTEN)
 			srv_log(c->s, "pid %u (host %s) no longer listens on rdma_cm port %u",
-				c->pid, c->s->net.nodes[c->node].desc, d->src.port);
+				c->p->pid, c->s->net.nodes[c->p->node].desc, d->src.port);
 		/* the peer hears of it as from the kernel's CM */
 		if (!is_ud(d)) {
 			if (d->st == CS_REQ_RCVD)
@@ -865,7 +865,7 @@ void cm_obj_destroy(struct client *c, struct obj *o, uint32_t h)
 			m->ids[d->comm - 1] = NULL;
 		free(d);
 	}
-	memset(&c->objs[h], 0, sizeof(c->objs[h]));
+	memset(&c->p->objs[h], 0, sizeof(c->p->objs[h]));
 }
 
 void cm_fini(struct srv *s)

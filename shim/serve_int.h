@@ -136,13 +136,27 @@ struct obj {
 
 enum wait_kind { W_NONE, W_POLL, W_EVENT, W_SLEEP, W_CLOCK, W_IO, W_CMEV };
 
+/*
+ * One connection of a process. The first (its HELLO attached the process)
+ * holds the process: its objects, HCA, CPU-time state and timer (p points
+ * to itself). Each other thread of the process that calls the shim has a
+ * connection of its own that joined it (HELLO with the process's token):
+ * p points to the first, and only the fields of a connection are its own
+ * (the socket, what that thread waits for).
+ */
 struct client {
 	struct srv *s;
 	struct client *next;
+	struct client *p;	/* the process's first connection */
 	int fd;
 	ev_io w;
 	bool hello, zombie;
 	sim_time_t zombie_until;
+	uint64_t token;		/* first connection: what a thread's HELLO quotes */
+	pid_t tid;		/* the thread (joined connections) */
+	int tperf_fd;		/* that thread's task clock (perf), -1 none */
+	double tperf_seen;	/* its value at the last look, -1 none yet */
+	uint32_t nthreads;	/* first connection: how many threads joined it */
 	uint32_t pid;
 	int node;
 	struct hca *hca;

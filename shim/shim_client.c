@@ -47,9 +47,22 @@
 #include <time.h>
 #include <unistd.h>
 
+/*
+ * The process's connection, made by the thread that attached, which alone
+ * uses it (conn_lock: its requests and a signal handler's). Every other
+ * thread that calls the shim has a connection of its own (thread_fd),
+ * joined to the process with the token the daemon gave it: so one thread
+ * may wait in ibv_get_cq_event or rdma_get_cm_event while another posts.
+ */
 static pthread_mutex_t conn_lock = PTHREAD_MUTEX_INITIALIZER;
 static int conn_fd = -1;
 static bool conn_dead;
+static pthread_t attach_thread;
+static uint64_t proc_token;
+static __thread int thread_conn = -1;
+static __thread bool thread_dead;
+static pthread_key_t thread_key;
+static pthread_once_t thread_key_once = PTHREAD_ONCE_INIT;
 static const struct shim_clock *clock_page;
 static struct shim_conn_info info;
 
@@ -114,7 +127,7 @@ static shim_cpu_trailer cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static int send_msg(const void *a, size_t alen, const void *b, size_t blen, int fd)
+static int send_msg(int cfd, const void *a, size_t alen, const void *b, size_t blen, int fd)
 {
 	shim_cpu_trailer cpu = cpu_ns();
 	struct iovec iov[3] = { { (void *)a, alen }, { (void *)b, blen }, { &cpu, sizeof(cpu) } };
@@ -123,7 +136,7 @@ static int send_msg(const void *a, size_t alen, const void *b, size_t blen, int 
 
 	shim_msg_attach_fd(&m, &u, fd);
 	for (;;) {
-		ssize_t n = sendmsg(conn_fd, &m, MSG_NOSIGNAL);
+		ssize_t n = sendmsg(cfd, &m, MSG_NOSIGNAL);
 
 		if (n >= 0)
 			return 0;
@@ -132,7 +145,7 @@ static int send_msg(const void *a, size_t alen, const void *b, size_t blen, int 
 	}
 }
 
-static int recv_msg(void *buf, size_t len, int *fd_in)
+static int recv_msg(int cfd, void *buf, size_t len, int *fd_in)
 {
 	union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
 	struct iovec iov = { buf, len };
@@ -143,7 +156,7 @@ static int recv_msg(void *buf, size_t len, int *fd_in)
 	if (fd_in)
 		*fd_in = -1;
 	do
-		n = recvmsg(conn_fd, &m, MSG_CMSG_CLOEXEC);
+		n = recvmsg(cfd, &m, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
 	if (n <= 0)
 		return -1;
@@ -161,37 +174,113 @@ static int recv_msg(void *buf, size_t len, int *fd_in)
 	return (int)n;
 }
 
+static void thread_conn_close(void *arg)
+{
+	(void)arg;
+	if (thread_conn >= 0)
+		close(thread_conn);	/* the daemon lets the thread's connection go */
+	thread_conn = -1;
+}
+
+static void thread_key_make(void)
+{
+	pthread_key_create(&thread_key, thread_conn_close);
+}
+
+/* This thread's own connection, joined to the process: its fd, or -1. */
+static int thread_fd(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct shim_req req = { .op = SHIM_OP_HELLO };
+	struct shim_rep rep;
+	int fd;
+
+	if (thread_conn >= 0 || thread_dead)
+		return thread_dead ? -1 : thread_conn;
+	thread_dead = true;	/* until it has joined */
+	if (sock_path(sa.sun_path, sizeof(sa.sun_path)))
+		return -1;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	req.u.hello.magic = SHIM_MAGIC;
+	req.u.hello.version = SHIM_VERSION;
+	req.u.hello.pid = (uint32_t)getpid();
+	req.u.hello.tid = (uint32_t)syscall(SYS_gettid);
+	req.u.hello.join = proc_token;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    send_msg(fd, &req, sizeof(req), NULL, 0, -1) ||
+	    recv_msg(fd, &rep, sizeof(rep), NULL) < (int)offsetof(struct shim_rep, u) ||
+	    rep.status) {
+		fprintf(stderr, "ibfab shim: a thread could not join its process at the fabric "
+			"daemon\n");
+		close(fd);
+		return -1;
+	}
+	pthread_once(&thread_key_once, thread_key_make);
+	pthread_setspecific(thread_key, (void *)1);	/* the destructor closes it */
+	thread_dead = false;
+	return thread_conn = fd;
+}
+
+/*
+ * This thread's connection, locked if it is the process's: its fd, -1 if
+ * there is none (then nothing is locked). shim_conn_put releases it.
+ */
+static int shim_conn_get(bool **dead)
+{
+	if (!proc_token || pthread_equal(pthread_self(), attach_thread)) {
+		pthread_mutex_lock(&conn_lock);
+		if (conn_fd < 0 || conn_dead) {
+			pthread_mutex_unlock(&conn_lock);
+			return -1;
+		}
+		*dead = &conn_dead;
+		return conn_fd;
+	}
+	*dead = &thread_dead;
+	return thread_fd();
+}
+
+static void shim_conn_put(int fd)
+{
+	if (fd == conn_fd)
+		pthread_mutex_unlock(&conn_lock);
+}
+
 int shim_rpc(const struct shim_req *req, const void *tail, uint32_t tail_len, int fd_out,
 	     struct shim_rep *rep, int *fd_in)
 {
-	int rc;
+	bool *dead;
+	int rc, cfd = shim_conn_get(&dead);
 
-	pthread_mutex_lock(&conn_lock);
-	if (conn_fd < 0 || conn_dead) {
-		pthread_mutex_unlock(&conn_lock);
+	if (cfd < 0)
 		return EPIPE;
-	}
 	memset(rep, 0, sizeof(*rep));
-	if (send_msg(req, sizeof(*req), tail, tail_len, fd_out) ||
-	    recv_msg(rep, sizeof(*rep), fd_in) < (int)offsetof(struct shim_rep, u)) {
-		conn_dead = true;
-		pthread_mutex_unlock(&conn_lock);
+	if (send_msg(cfd, req, sizeof(*req), tail, tail_len, fd_out) ||
+	    recv_msg(cfd, rep, sizeof(*rep), fd_in) < (int)offsetof(struct shim_rep, u)) {
+		*dead = true;
+		shim_conn_put(cfd);
 		fprintf(stderr, "ibfab shim: lost the connection to the fabric daemon\n");
 		return EPIPE;
 	}
 	rc = rep->status;
 	/* every round trip may have moved the clock: restart spin detection */
 	same_reads = 0;
-	pthread_mutex_unlock(&conn_lock);
+	shim_conn_put(cfd);
 	return rc;
 }
 
 void shim_notify(const struct shim_req *req, int fd_out)
 {
-	pthread_mutex_lock(&conn_lock);
-	if (conn_fd >= 0 && !conn_dead && send_msg(req, sizeof(*req), NULL, 0, fd_out))
-		conn_dead = true;
-	pthread_mutex_unlock(&conn_lock);
+	bool *dead;
+	int cfd = shim_conn_get(&dead);
+
+	if (cfd < 0)
+		return;
+	if (send_msg(cfd, req, sizeof(*req), NULL, 0, fd_out))
+		*dead = true;
+	shim_conn_put(cfd);
 }
 
 int shim_attach(void)
@@ -250,6 +339,8 @@ int shim_attach(void)
 	close(cfd);
 	if (page == MAP_FAILED)
 		goto fail_inval;
+	attach_thread = pthread_self();
+	proc_token = rep.u.hello.token;
 	info.host_index = rep.u.hello.host_index;
 	info.nhosts = rep.u.hello.nhosts;
 	info.lid = rep.u.hello.lid;
@@ -635,7 +726,7 @@ static int io_wait(int fd)
 	struct stat st;
 	int fl, r, e = errno;
 
-	if (!clock_page || conn_dead || fd == conn_fd || fstat(fd, &st) ||
+	if (!clock_page || conn_dead || fd == conn_fd || fd == thread_conn || fstat(fd, &st) ||
 	    !(S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode)))
 		goto pass;
 	fl = fcntl(fd, F_GETFL);
@@ -681,9 +772,14 @@ static int poll_wait(const struct pollfd *fds, nfds_t n, uint64_t ps)
 	struct shim_req begin = { .op = SHIM_OP_IO_BEGIN }, end = { .op = SHIM_OP_IO_END };
 	struct shim_rep rep;
 	struct pollfd *p;
-	int ep, r, e = errno;
+	int ep, r, e = errno, cfd;
+	bool mine = !proc_token || pthread_equal(pthread_self(), attach_thread);
+	bool *dead = mine ? &conn_dead : &thread_dead;
 
-	if (!clock_page || conn_dead || !n || n > 4096 || !ps)
+	if (!clock_page || *dead || !n || n > 4096 || !ps)
+		return 0;
+	cfd = mine ? conn_fd : thread_fd();
+	if (cfd < 0)
 		return 0;
 	/* ready already (or a descriptor epoll cannot watch: a regular file
 	 * is always ready) */
@@ -729,7 +825,7 @@ static int poll_wait(const struct pollfd *fds, nfds_t n, uint64_t ps)
 	memcpy(p, fds, n * sizeof(*p));
 	/* the daemon's word that the timeout passed comes on the connection
 	 * (without a timeout it never does: -1 is skipped) */
-	p[n] = (struct pollfd){ .fd = ps == UINT64_MAX ? -1 : conn_fd, .events = POLLIN };
+	p[n] = (struct pollfd){ .fd = ps == UINT64_MAX ? -1 : cfd, .events = POLLIN };
 	begin.u.io.deadline = ps == UINT64_MAX ? 0 : clock_page->now_ps + ps;
 	shim_notify(&begin, ep);
 	close(ep);
@@ -737,17 +833,19 @@ static int poll_wait(const struct pollfd *fds, nfds_t n, uint64_t ps)
 		;
 	e = r < 0 ? errno : e;
 	free(p);
-	pthread_mutex_lock(&conn_lock);
-	if (!conn_dead && !send_msg(&end, sizeof(end), NULL, 0, -1)) {
+	if (mine)
+		pthread_mutex_lock(&conn_lock);
+	if (!*dead && !send_msg(cfd, &end, sizeof(end), NULL, 0, -1)) {
 		/* the daemon may have said the timeout passed before IO_END */
-		if (recv_msg(&rep, sizeof(rep), NULL) <= 0 ||
-		    (rep.count == SHIM_IO_TIMEOUT && recv_msg(&rep, sizeof(rep), NULL) <= 0))
-			conn_dead = true;
+		if (recv_msg(cfd, &rep, sizeof(rep), NULL) <= 0 ||
+		    (rep.count == SHIM_IO_TIMEOUT && recv_msg(cfd, &rep, sizeof(rep), NULL) <= 0))
+			*dead = true;
 	} else {
-		conn_dead = true;
+		*dead = true;
 	}
 	same_reads = 0;
-	pthread_mutex_unlock(&conn_lock);
+	if (mine)
+		pthread_mutex_unlock(&conn_lock);
 	errno = e;
 	return r < 0 ? -1 : 1;
 }

@@ -33,7 +33,8 @@
 					 * 5: gather/scatter lists;
 					 * 6: the connection manager (CM_*),
 					 * the interval timer (ALARM), IO
-					 * waits with a deadline */
+					 * waits with a deadline, a connection
+					 * per thread (HELLO join) */
 #define SHIM_MAX_WC	16		/* completions per poll reply */
 #define SHIM_IO_TIMEOUT	0xffffffffu	/* shim_rep.count: an IO wait's deadline passed */
 #define SHIM_MAX_INLINE	256		/* inline bytes carried in one post */
@@ -192,6 +193,8 @@ struct shim_req {
 		struct {
 			uint32_t magic, version, pid;
 			char host[SHIM_NAME_LEN];	/* "" = next host in turn */
+			uint32_t tid;		/* a thread's connection: the thread */
+			uint64_t join;		/* ... and the token of its process */
 		} hello;
 		struct { uint64_t base, length; } seg;
 		struct { uint32_t seg; uint32_t access; uint64_t addr, length, offset; } reg_mr;
@@ -256,6 +259,7 @@ struct shim_rep {
 			uint32_t max_mtu_code;
 			char host[SHIM_NAME_LEN];
 			char fabric[16];
+			uint64_t token;	/* what the process's other threads quote */
 		} hello;
 		struct { uint32_t handle, lkey, rkey; } obj;
 		struct { uint32_t handle, qpn, max_send_wr, max_recv_wr, max_inline; } qp;

@@ -6,6 +6,9 @@
 #  - ucmatose (RC: connect, 10 and 4 x 100 messages, disconnect), udaddy
 #    (UD: SIDR), rdma_server/rdma_client (synchronous endpoints), each side
 #    exits 0 and says so;
+#  - rping (threads: one waits for CM events, one for CQ events while the
+#    main thread posts) 3 times, and tests/shim/shim_threads.c (4 threads a
+#    side, every byte checked);
 #  - ibv_rc_pingpong reaches its server by host name (the shim's getaddrinfo);
 #  - perftest over rdma_cm (-R) prints what it prints without it, and what
 #    `ibfab run` predicts (ib_write_bw, ib_send_lat), run after run;
@@ -17,7 +20,7 @@
 #    ib_write_bw -R run as well.
 . "$IBFAB_SRC/tests/lib/e2e.sh"
 . "$IBFAB_SRC/tests/shim/lib.sh"
-need ucmatose udaddy rdma_server rdma_client ib_write_bw ib_send_lat ibv_rc_pingpong
+need ucmatose udaddy rdma_server rdma_client rping ib_write_bw ib_send_lat ibv_rc_pingpong
 topo="$IBFAB_SRC/topologies/examples/star-6.net"
 start_daemon "$topo" || { finish; exit; }
 
@@ -61,6 +64,22 @@ cm_pair rdma_server 7474 rdma_server -p 7474 -- rdma_client -s h0 -p 7474 && {
 	grep -q 'rdma_client: end 0' "$tmp/rdma_server.cli" || fail "rdma_client did not end 0"
 	echo "ok: rdma_server / rdma_client"
 }
+
+# rping: three threads a side (main, CM events, CQ events), each with verbs
+# calls in flight while the others wait in the daemon
+for i in 1 2 3; do
+	cm_pair "rping$i" "$((7600 + i * 10))" rping -s -v -C 10 -p "$((7600 + i * 10))" -- \
+		rping -c -a h0 -v -C 10 -p "$((7600 + i * 10))" || continue
+	grep -q '^ping data: rdma-ping-9: ' "$tmp/rping$i.cli" &&
+		grep -q '^server ping data: rdma-ping-9: ' "$tmp/rping$i.srv" ||
+		fail "rping $i: $(tail -n 2 "$tmp/rping$i.cli" | tr '\n' '|')"
+done
+echo "ok: rping, 10 pings, 3 times"
+prog="$IBFAB_BUILD/tests/shim/shim_threads"
+LD_LIBRARY_PATH="$shim_lib" timeout 60 "$prog" >"$tmp/threads.out" 2>&1 &&
+	[ "$(grep -c 'threads: ok' "$tmp/threads.out")" = 2 ] ||
+	fail "shim_threads: $(tr '\n' '|' <"$tmp/threads.out")"
+echo "ok: 4 threads a side, each waiting in ibv_get_cq_event while the others post"
 
 # a host's name is its address for the programs' own TCP side channels too
 # (the shim's getaddrinfo): ibv_rc_pingpong's client names its server
