@@ -984,7 +984,7 @@ static void spin_arm(struct srv *s, double d)
  */
 static bool thread_blocked(struct client *c, ev_tstamp *due)
 {
-	pid_t pid = c->p->peer, tid = c == c->p ? c->peer : c->tid;
+	pid_t pid = c->p->peer, tid = c->tid > 0 ? c->tid : c->peer;
 	char path[64], buf[256];
 	double v;
 	ssize_t n;
@@ -994,6 +994,8 @@ static bool thread_blocked(struct client *c, ev_tstamp *due)
 		return false;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && kill(pid, 0) == 0)
+		return true;	/* the thread has ended, its process lives: it calls no more */
 	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
 	if (fd >= 0)
 		close(fd);
@@ -1007,8 +1009,8 @@ static bool thread_blocked(struct client *c, ev_tstamp *due)
 		*due = SPIN_RECHECK_S;	/* it may be on its way to block */
 		return false;
 	}
-	if (c == c->p) {
-		v = perf_cpu(c);
+	if (c == c->p && tid == c->peer) {
+		v = perf_cpu(c);	/* the main thread's, which spin detection reads too */
 	} else {
 		uint64_t x;
 
@@ -1179,8 +1181,13 @@ static int thread_join(struct client *c, const struct shim_req *q)
 		close(c->perf_fd);	/* the process's clock is x's */
 	c->perf_fd = -1;
 	c->p = x;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%u", (int)c->peer, q->u.hello.tid);
+	if (!q->u.hello.tid || access(path, F_OK))
+		return EPERM;	/* not a thread of that process */
 	c->tid = (pid_t)q->u.hello.tid;
-	c->tperf_fd = c->tid > 0 ? perf_open(c->tid) : -1;
+	c->tperf_fd = perf_open(c->tid);
 	c->hello = true;
 	x->nthreads++;
 	return 0;
@@ -1223,6 +1230,17 @@ static int do_hello(struct client *c, const struct shim_req *q)
 		srv_log(s, "pid %u says it is pid %u: the kernel's word is taken", c->p->pid,
 		      q->u.hello.pid);
 	c->hello = true;
+	/* the thread that attached, if it is one of the process's (another
+	 * than its main thread: its own task clock for thread_blocked) */
+	if (c->peer > 0 && q->u.hello.tid > 0 && (pid_t)q->u.hello.tid != c->peer) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%u", (int)c->peer, q->u.hello.tid);
+		if (!access(path, F_OK)) {
+			c->tid = (pid_t)q->u.hello.tid;
+			c->tperf_fd = perf_open(c->tid);
+		}
+	}
 	port = net_first_port(&s->net, node);
 	np = &s->net.nodes[node].ports[port < 0 ? 1 : port];
 	memset(&r, 0, sizeof(r));
@@ -2091,6 +2109,8 @@ static void client_free(struct client *c)
 		close(c->io_fd);
 	if (c->p->perf_fd >= 0)
 		close(c->p->perf_fd);
+	if (c->tperf_fd >= 0)
+		close(c->tperf_fd);
 	free(c);
 }
 

@@ -321,6 +321,7 @@ int shim_attach(void)
 	req.u.hello.magic = SHIM_MAGIC;
 	req.u.hello.version = SHIM_VERSION;
 	req.u.hello.pid = (uint32_t)getpid();
+	req.u.hello.tid = (uint32_t)syscall(SYS_gettid);	/* the thread that uses conn_fd */
 	if (host)
 		snprintf(req.u.hello.host, sizeof(req.u.hello.host), "%s", host);
 	rc = shim_rpc(&req, NULL, 0, -1, &rep, &cfd);
