@@ -397,6 +397,39 @@ static struct cm_ev *ev_push(struct dcmid *d, uint32_t type, int32_t status,
 	return e;
 }
 
+/*
+ * An id destroyed with events not yet taken: they go with it (as the
+ * kernel's rdma_cm purges a destroyed id's events), each with its count on
+ * the channel's eventfd; a connect request to a listener that goes no
+ * longer names it.
+ */
+static void ev_purge(struct client *c, uint32_t chan, uint32_t h)
+{
+	struct obj *o = srv_obj_get(c, chan, O_CMCH);
+	uint64_t one;
+
+	if (!o)
+		return;
+	for (struct cm_ev **pp = &o->u.cmch->head; *pp;) {
+		struct cm_ev *e = *pp;
+
+		if (e->e.listen_id == (int32_t)h)
+			e->e.listen_id = -1;
+		if (e->e.id != h) {
+			pp = &e->next;
+			continue;
+		}
+		*pp = e->next;
+		free(e);
+		if (read(o->u.cmch->efd, &one, sizeof(one)) < 0) {
+			/* the program took the count already: nothing to undo */
+		}
+	}
+	o->u.cmch->tail = &o->u.cmch->head;
+	while (*o->u.cmch->tail)
+		o->u.cmch->tail = &(*o->u.cmch->tail)->next;
+}
+
 bool cm_try_wake(struct client *c)
 {
 	struct obj *o = srv_obj_get(c, c->wait_h, O_CMCH);
@@ -863,6 +896,7 @@ void cm_obj_destroy(struct client *c, struct obj *o, uint32_t h)
 		}
 		if (m && d->comm && d->comm <= m->nids)
 			m->ids[d->comm - 1] = NULL;
+		ev_purge(c, d->chan, h);
 		free(d);
 	}
 	memset(&c->p->objs[h], 0, sizeof(c->p->objs[h]));

@@ -461,6 +461,21 @@ static void test_cm(void)
 	sleep_send(a, 1 * SIM_S);	/* h0 sleeps while h1 is rejected */
 	CU_ASSERT_EQUAL(rep_recv(c, &r), 0);
 
+	/* an id destroyed before its event is taken: the event goes with it */
+	uint32_t chz, z = cm_id(c, &chz);
+
+	memset(&q, 0, sizeof(q));
+	q.op = SHIM_OP_CM_RESOLVE_ADDR;
+	q.u.cm.id = z;
+	q.u.cm.dst.ip = shim_host_addr(0);
+	CU_ASSERT_EQUAL(cm_rpc(c, &q, NULL, 0, -1, &r), 0);
+	cm_simple(c, SHIM_OP_CM_DESTROY_ID, z, &r, 0);
+	memset(&q, 0, sizeof(q));
+	q.op = SHIM_OP_CM_GET_EVENT;
+	q.u.cm_get.channel = chz;
+	q.u.cm_get.nonblock = 1;
+	CU_ASSERT_EQUAL(cm_rpc(c, &q, NULL, 0, -1, &r), EAGAIN);
+
 	/* a port nobody listens on: REJ, reason 8 (invalid service ID) */
 	uint32_t chx, x = cm_id(c, &chx);
 
