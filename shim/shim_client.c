@@ -290,6 +290,7 @@ int shim_attach(void)
 	struct shim_req req = { .op = SHIM_OP_HELLO };
 	struct shim_rep rep;
 	const char *host = getenv("IBFAB_HOST");
+	char rank_host[24];
 	int fd, cfd = -1, rc;
 	void *page;
 
@@ -297,6 +298,20 @@ int shim_attach(void)
 	if (clock_page) {
 		pthread_mutex_unlock(&once);
 		return 0;
+	}
+	/* an MPI rank without a host of its own is the fabric's host of its
+	 * number (Open MPI's OMPI_COMM_WORLD_RANK, else PMI_RANK of MPICH and
+	 * the PMI launchers): `ibfab exec -- mpirun -np N prog` */
+	if (!host || !*host) {
+		const char *rank = getenv("OMPI_COMM_WORLD_RANK");
+
+		if (!rank || !*rank)
+			rank = getenv("PMI_RANK");
+		if (rank && *rank >= '0' && *rank <= '9' && strlen(rank) < 12 &&
+		    strspn(rank, "0123456789") == strlen(rank)) {
+			snprintf(rank_host, sizeof(rank_host), "#%s", rank);
+			host = rank_host;
+		}
 	}
 	if (sock_path(sa.sun_path, sizeof(sa.sun_path))) {
 		fprintf(stderr, "ibfab shim: socket path too long\n");

@@ -39,6 +39,13 @@ tsock="$tmp/tcp/ibfab/sock"
 timeout 30 "$IBFAB" exec --socket "$tsock" --topo "$topo" --set fabric=tcp --host h1 -- \
 	ibv_devinfo -v >"$tmp/t.out" 2>&1 || fail "exec on fabric=tcp: $(tail -3 "$tmp/t.out")"
 grep -Eq "atomic_cap:\s+ATOMIC_NONE" "$tmp/t.out" || fail "TCP atomics: $(grep atomic_cap "$tmp/t.out")"
+# an MPI rank without --host is the fabric's host of its number (star-6:
+# the k-th host h<k> is LID k+2)
+for v in OMPI_COMM_WORLD_RANK PMI_RANK; do
+	env "$v=3" timeout 30 "$IBFAB" exec --socket "$sock" -- ibv_devinfo >"$tmp/rank.out" 2>&1 ||
+		fail "exec with $v=3: $(tail -3 "$tmp/rank.out")"
+	grep -Eq "port_lid:\s+5$" "$tmp/rank.out" || fail "$v=3 is not h3: $(grep lid "$tmp/rank.out")"
+done
 # the interval timer and times() count simulated time (tests/shim/shim_alarm.c)
 timeout 30 "$IBFAB" exec --socket "$sock" --host h2 -- "$IBFAB_BUILD/tests/shim/shim_alarm" \
 	>"$tmp/alarm.out" 2>&1 || fail "shim_alarm: $(grep -v '^ok' "$tmp/alarm.out" | head -5)"
