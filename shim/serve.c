@@ -2243,7 +2243,7 @@ static int client_add(struct srv *s, int fd)
 		return -1;
 	}
 	if (s->nlive >= MAX_CLIENTS) {
-		srv_log(s, "refused pid %d: %d programs are attached already", (int)cr.pid,
+		srv_log(s, "refused pid %d: %d connections are attached already", (int)cr.pid,
 		      MAX_CLIENTS);
 		close(fd);
 		return -1;

@@ -251,8 +251,10 @@ static struct cm_gsi *gsi_get(struct srv *s, int node)
 	struct hca_qp_init_attr a = { .qp_type = HCA_QPT_UD };
 	struct hca_qp_attr at = { .qp_state = HCA_QPS_INIT, .qkey = GSI_QKEY };
 
-	if (g || !h)
-		return g;
+	if (g)
+		return g->mr ? g : NULL;	/* made, or found impossible once */
+	if (!h)
+		return NULL;
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return NULL;
@@ -270,11 +272,13 @@ static struct cm_gsi *gsi_get(struct srv *s, int node)
 	if (!g->mr || hca_modify_qp(g->qp, &at, HCA_QP_STATE | HCA_QP_QKEY) ||
 	    (at.qp_state = HCA_QPS_RTR, hca_modify_qp(g->qp, &at, HCA_QP_STATE)) ||
 	    (at.qp_state = HCA_QPS_RTS, hca_modify_qp(g->qp, &at, HCA_QP_STATE | HCA_QP_SQ_PSN))) {
-		srv_log(s, "host %s: no UD QP for the connection manager",
-			s->net.nodes[node].desc);
-		/* the model's objects stay with its HCA (no destroy for a
-		 * half-made QP is needed: it is never used) */
-		free(g);
+		srv_log(s, "host %s: no UD QP for the connection manager: its messages arrive "
+			"at once", s->net.nodes[node].desc);
+		/* kept, marked (no MR), so that this is tried once, not per
+		 * message; the model's half-made objects stay with its HCA,
+		 * unused, and the buffer until cm_fini */
+		g->mr = NULL;
+		m->gsi[node] = g;
 		return NULL;
 	}
 	g->qpn = hca_qp_num(g->qp);

@@ -25,7 +25,7 @@
 #define CLOCK_Q_MIN	(1 * SIM_US)
 #define CLOCK_Q_MAX	(1000 * SIM_US)
 #define MAX_OBJS	65536
-#define MAX_CLIENTS	1024	/* attached programs at once */
+#define MAX_CLIENTS	1024	/* connections at once (a program's, one per thread that calls) */
 #define HELLO_LIMIT_S	5.0	/* from connect to HELLO; the shim sends it at once */
 #define WATCH_S		0.25	/* how often watch_cb looks (real time) */
 /*
