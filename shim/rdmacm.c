@@ -255,6 +255,7 @@ EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
 		return NULL;
 	}
 	c->h = r.u.cm_addr.handle;
+	ibfab_shim_fabric_fd(c->ch.fd, true);
 	return &c->ch;
 }
 
@@ -268,6 +269,7 @@ EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *ch)
 	q.u.obj.handle = c->h;
 	if (rpc(&q, NULL, 0, -1, NULL))
 		return;	/* ids still use it (EBUSY): as librdmacm, it stays */
+	ibfab_shim_fabric_fd(c->ch.fd, false);
 	close(c->ch.fd);
 	free(c);
 }
@@ -1052,6 +1054,23 @@ static struct sockaddr *sin_new(uint32_t ip, uint16_t port)
 	return (struct sockaddr *)s;
 }
 
+static int addr_dup(struct sockaddr **dst, socklen_t *dst_len, const struct sockaddr *src,
+		    socklen_t len)
+{
+	if (!(*dst = malloc(len)))
+		return ENOMEM;
+	memcpy(*dst, src, len);
+	*dst_len = len;
+	return 0;
+}
+
+/*
+ * As rdma-core's: a node or service is looked up (the fabric's host names
+ * through the shim's getaddrinfo); with neither, the hints' addresses are
+ * the answer (libfabric's verbs provider resolves an address it was sent
+ * this way); a source address in the hints is kept when the lookup gave
+ * none. Errors: getaddrinfo's EAI_* code, or -1 and errno.
+ */
 EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 			    const struct rdma_addrinfo *hints, struct rdma_addrinfo **res)
 {
@@ -1059,11 +1078,20 @@ EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 	uint32_t ip = 0;
 	long port = 0;
 	char *end;
-	int rc;
+	int rc = 0;
 
-	if (!res || (!node && !service))
-		return EAI_NONAME;
-	if (hints && hints->ai_family && hints->ai_family != AF_INET) {
+	if (!res || (!node && !service && !hints)) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* RAI_SA (0x10, newer rdma-core than bookworm's headers): ask the SA for a
+	 * service record; there is no SA service database to ask. */
+	if (hints && (hints->ai_flags & 0x10)) {
+		ibfab_shim_unsupported("rdma_getaddrinfo from the SA (RAI_SA)");
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	if ((node || service) && hints && hints->ai_family && hints->ai_family != AF_INET) {
 		ibfab_shim_unsupported("an rdma_cm address other than IPv4");
 		return EAI_FAMILY;
 	}
@@ -1077,31 +1105,45 @@ EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 			port = ntohs((uint16_t)se->s_port);
 		}
 	}
+	/* getaddrinfo's answer for no node: the wildcard when passive, else loopback */
 	if (node && (rc = name_addr(node, &ip)))
 		return rc;
-	if (!(ai = calloc(1, sizeof(*ai))))
-		return EAI_MEMORY;
-	ai->ai_family = AF_INET;
+	if (!node && !(hints && (hints->ai_flags & RAI_PASSIVE)))
+		ip = INADDR_LOOPBACK;
+	if (!(ai = calloc(1, sizeof(*ai)))) {
+		errno = ENOMEM;
+		return -1;
+	}
 	ai->ai_flags = hints ? hints->ai_flags : 0;
 	ai->ai_port_space = hints && hints->ai_port_space ? hints->ai_port_space : RDMA_PS_TCP;
 	ai->ai_qp_type = hints && hints->ai_qp_type ? hints->ai_qp_type :
 			 ai->ai_port_space == RDMA_PS_UDP ? IBV_QPT_UD : IBV_QPT_RC;
-	if (ai->ai_flags & RAI_PASSIVE) {
-		ai->ai_src_addr = sin_new(ip, (uint16_t)port);
-		ai->ai_src_len = sizeof(struct sockaddr_in);
-	} else {
-		ai->ai_dst_addr = sin_new(ip, (uint16_t)port);
-		ai->ai_dst_len = sizeof(struct sockaddr_in);
-		if (hints && hints->ai_src_addr && hints->ai_src_addr->sa_family == AF_INET) {
-			const struct sockaddr_in *s = (const struct sockaddr_in *)hints->ai_src_addr;
+	if (node || service) {
+		struct sockaddr *sa = sin_new(ip, (uint16_t)port);
 
-			ai->ai_src_addr = sin_new(ntohl(s->sin_addr.s_addr), ntohs(s->sin_port));
+		ai->ai_family = AF_INET;
+		if (!sa)
+			rc = ENOMEM;
+		else if (ai->ai_flags & RAI_PASSIVE) {
+			ai->ai_src_addr = sa;
 			ai->ai_src_len = sizeof(struct sockaddr_in);
+		} else {
+			ai->ai_dst_addr = sa;
+			ai->ai_dst_len = sizeof(struct sockaddr_in);
 		}
+	} else {
+		ai->ai_family = hints->ai_family;
+		if (hints->ai_dst_len && hints->ai_dst_addr)
+			rc = addr_dup(&ai->ai_dst_addr, &ai->ai_dst_len, hints->ai_dst_addr,
+				      hints->ai_dst_len);
 	}
-	if ((ai->ai_flags & RAI_PASSIVE ? !ai->ai_src_addr : !ai->ai_dst_addr)) {
+	if (!rc && !ai->ai_src_len && hints && hints->ai_src_len && hints->ai_src_addr)
+		rc = addr_dup(&ai->ai_src_addr, &ai->ai_src_len, hints->ai_src_addr,
+			      hints->ai_src_len);
+	if (rc) {
 		rdma_freeaddrinfo(ai);
-		return EAI_MEMORY;
+		errno = rc;
+		return -1;
 	}
 	*res = ai;
 	return 0;

@@ -84,6 +84,14 @@ void srv_log(struct srv *s, const char *fmt, ...)
 	va_end(ap);
 }
 
+static sim_time_t poll_q_min(const struct client *c)
+{
+	const struct host *h = c->p && c->p->hca ? hca_host(c->p->hca) : NULL;
+	sim_time_t q = (sim_time_t)(h ? h->p.poll_cpu_ns : c->s->p.host.poll_cpu_ns) * SIM_NS;
+
+	return q ? q : SIM_NS;
+}
+
 int serve_default_socket(char *buf, size_t len)
 {
 	const char *e = getenv("IBFAB_SOCKET");
@@ -647,6 +655,10 @@ static bool silent_wait(struct client *c, ev_tstamp rt, ev_tstamp *recheck)
 	double grace = c->p->touched ? SPIN_REACT_S : c->p->spinner ? spin : SPIN_FIRST_S;
 	double cpu = client_cpu(c), left;
 
+	if (c->p->busy) {	/* the shim's own work: it runs */
+		*recheck = SPIN_FIRST_S;
+		return c->p->spinning = false;
+	}
 	if (cpu < 0) {		/* no CPU clock: real time, which load can fool */
 		left = c->p->quiet_rt + grace - rt;
 		*recheck = left;
@@ -658,8 +670,13 @@ static bool silent_wait(struct client *c, ev_tstamp rt, ev_tstamp *recheck)
 	if (pcpu >= 0 && c->p->perf_quiet >= 0 && pcpu - c->p->perf_quiet > used)
 		used = pcpu - c->p->perf_quiet;
 	left = grace - used;
-	if (left <= 0)
+	if (left <= 0) {
+		if (c->s->trace && !c->p->spinning)
+			fprintf(stderr, "ibfab serve: pid %u: %.6f s of CPU since its last "
+				"message, grace %.6f s (%s)\n", c->p->pid, used, grace,
+				c->p->touched ? "reacting" : c->p->spinner ? "a spinner" : "first");
 		return c->p->spinning = true;	/* that much CPU and not a word */
+	}
 	*recheck = left;	/* a thread uses CPU no faster than real time */
 	if (cpu > c->p->idle_cpu || (pcpu >= 0 && pcpu > c->p->perf_idle)) {
 		c->p->idle_cpu = cpu;
@@ -766,7 +783,7 @@ static bool try_wake(struct client *c, sim_time_t now)
 			return true;
 		}
 		if (poll_reply(c, o->u.cq, c->wait_n, false)) {
-			c->poll_q = POLL_Q_MIN;
+			c->poll_q = poll_q_min(c);
 			wake(c);
 			return true;
 		}
@@ -842,10 +859,10 @@ static sim_time_t next_deadline(struct client *c, sim_time_t now)
 	return t;
 }
 
-static void place_touch(struct srv *s, const uint8_t *dst);
+static void place_touch(struct srv *s, const uint8_t *dst, bool quiet);
 
 static void place_cb(struct hca *h, void *dst, const void *src, uint32_t len, sim_time_t vis,
-		     void *ctx)
+		     bool quiet, void *ctx)
 {
 	struct srv *s = ctx;
 	struct place *p;
@@ -853,21 +870,30 @@ static void place_cb(struct hca *h, void *dst, const void *src, uint32_t len, si
 	(void)h;
 	if (vis <= sim_now(s->eng) || !(p = malloc(sizeof(*p) + len))) {
 		memcpy(dst, src, len);
-		place_touch(s, dst);
+		place_touch(s, dst, quiet);
 		return;
 	}
 	p->next = NULL;
 	p->vis = vis;
 	p->dst = dst;
 	p->len = len;
+	p->quiet = quiet;
 	memcpy(p->data, src, len);
 	*s->places_tail = p;
 	s->places_tail = &p->next;
 }
 
-/* The process whose memory holds dst: it may be spinning on those bytes. */
-static void place_touch(struct srv *s, const uint8_t *dst)
+/*
+ * The process whose memory holds dst: it may be spinning on those bytes, if
+ * they are quiet (an RDMA WRITE's: no completion will say they came). Bytes
+ * a completion announces tell nothing of spinning: a program that computed
+ * while a SEND landed (libfabric's rxm filling its buffer pools) would be
+ * taken for a spinner, and any later pause of 0.1 ms of CPU for a spin.
+ */
+static void place_touch(struct srv *s, const uint8_t *dst, bool quiet)
 {
+	if (!quiet)
+		return;
 	for (struct client *c = s->clients; c; c = c->next)
 		for (uint32_t i = 0; c == c->p && i < c->nobjs; i++)
 			if (c->p->objs[i].t == O_SEG && dst >= (uint8_t *)c->p->objs[i].u.seg.map &&
@@ -894,7 +920,7 @@ static void place_apply(struct srv *s, bool all)
 
 		if (all || p->vis <= now) {
 			memcpy(p->dst, p->data, p->len);
-			place_touch(s, p->dst);
+			place_touch(s, p->dst, p->quiet);
 			*pp = p->next;
 			free(p);
 		} else {
@@ -1054,7 +1080,8 @@ static void advance(struct srv *s)
 				continue;
 			live = true;
 			if (c->wait != W_NONE && !try_wake(c, now)) {
-				if (c->wait != W_IO || c->deadline != SIM_TIME_MAX)
+				if (c->wait != W_IO || c->deadline != SIM_TIME_MAX ||
+				    c->io_fabric)
 					timed = true;
 				continue;
 			}
@@ -1082,6 +1109,10 @@ static void advance(struct srv *s)
 			if (c->p->connected && !io_ready(c->fd)) {
 				/* (a spinner spins until bytes land: alive()) */
 				if (c->p->spun_in == s->advances || silent_wait(c, rt, &due)) {
+					if (s->trace && c->p->spun_in != s->advances)
+						fprintf(stderr, "ibfab serve: t=%" PRIu64 " pid %u "
+							"counts as waiting: %s\n", (uint64_t)now,
+							c->p->pid, c->p->spinning ? "spins" : "asleep");
 					if (c->p->spinning)
 						c->p->spun_in = s->advances;
 					timed = true;
@@ -1101,8 +1132,9 @@ static void advance(struct srv *s)
 			reap_zombies(s, true);
 		/* Programs that all wait on each other's sockets exchange bytes in
 		 * no simulated time: the clock moves only for someone waiting on
-		 * the fabric or a timer (else it would run on, by however long the
-		 * host takes to start the peer, and runs would differ). */
+		 * the fabric (a CQ, a channel's event, or a poll whose fds take in
+		 * a channel's) or a timer (else it would run on, by however long
+		 * the host takes to start the peer, and runs would differ). */
 		if (running || !live || !timed)
 			break;
 		for (struct client *c = s->clients; c; c = c->next) {
@@ -1245,6 +1277,9 @@ static int do_hello(struct client *c, const struct shim_req *q)
 	np = &s->net.nodes[node].ports[port < 0 ? 1 : port];
 	memset(&r, 0, sizeof(r));
 	r.u.hello.host_index = (uint32_t)node;
+	for (int h = 0; h < s->nhosts; h++)
+		if (net_host(&s->net, h) == node)
+			r.u.hello.addr = shim_host_addr((uint32_t)h);
 	r.u.hello.nhosts = (uint32_t)s->nhosts;
 	r.u.hello.lid = hca_lid(c->p->hca);
 	r.u.hello.sm_lid = 1;
@@ -1809,7 +1844,7 @@ static int op_poll_cq(struct client *c, const struct shim_req *q, const uint8_t 
 	if (!o || !q->u.poll.n || q->u.poll.n > SHIM_MAX_WC)
 		return o ? EINVAL : EBADF;
 	if (poll_reply(c, o->u.cq, q->u.poll.n, false)) {
-		c->poll_q = POLL_Q_MIN;
+		c->poll_q = poll_q_min(c);
 		return NO_REPLY;
 	}
 	/* empty: the program is busy-polling, i.e. waiting */
@@ -1927,6 +1962,7 @@ static int op_io_begin(struct client *c, const struct shim_req *q, const uint8_t
 	if (*fd >= 0) {
 		srv_park(c, W_IO, q->u.io.deadline ? q->u.io.deadline : SIM_TIME_MAX, 0, 0);
 		c->io_fd = *fd;
+		c->io_fabric = q->u.io.fabric != 0;
 		*fd = -1;
 	}
 	return NO_REPLY;	/* notification: no reply */
@@ -1953,6 +1989,15 @@ static int op_alarm(struct client *c, const struct shim_req *q, const uint8_t *t
 	c->p->alarm_at = q->u.alarm.at ? q->u.alarm.at : SIM_TIME_MAX;
 	c->p->alarm_every = q->u.alarm.every;
 	return 0;
+}
+
+static int op_busy(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
+{
+	(void)q;
+	(void)tail;
+	(void)fd;
+	c->p->busy = true;	/* until its next message (handle) */
+	return NO_REPLY;
 }
 
 static const op_fn ops[SHIM_OP_MAX] = {
@@ -1995,6 +2040,7 @@ static const op_fn ops[SHIM_OP_MAX] = {
 	[SHIM_OP_CM_GET_EVENT] = cm_op,
 	[SHIM_OP_CM_MIGRATE] = cm_op,
 	[SHIM_OP_ALARM] = op_alarm,
+	[SHIM_OP_BUSY] = op_busy,
 };
 
 /*
@@ -2041,16 +2087,26 @@ static void handle(struct client *c, const struct shim_req *q, size_t len, int *
 	if (!rc) {
 		/* a request other than a poll (or an IO notification) ends a
 		 * run of empty polls, and one other than a clock wait a run of
-		 * clock spins: their back-off starts again */
+		 * clock spins: their back-off starts again. A look for an
+		 * rdma_cm event that finds none belongs to the polling loop
+		 * (libfabric's rxm looks at its CM channel between polls). */
 		if (q->op != SHIM_OP_POLL_CQ && q->op != SHIM_OP_IO_BEGIN &&
-		    q->op != SHIM_OP_IO_END)
-			c->poll_q = POLL_Q_MIN;
+		    q->op != SHIM_OP_IO_END && q->op != SHIM_OP_CM_GET_EVENT)
+			c->poll_q = poll_q_min(c);
 		if (q->op != SHIM_OP_CLOCK_WAIT && q->op != SHIM_OP_IO_BEGIN &&
 		    q->op != SHIM_OP_IO_END)
 			c->clock_q = CLOCK_Q_MIN;
+		c->p->busy = false;
 		rc = q->op < SHIM_OP_MAX && ops[q->op] ?
 			     ops[q->op](c, q, (const uint8_t *)(q + 1), fd) : EPROTO;
+		if (q->op == SHIM_OP_CM_GET_EVENT && rc != EAGAIN)
+			c->poll_q = poll_q_min(c);
 	}
+	if (c->s->trace)
+		fprintf(stderr, "ibfab serve: t=%" PRIu64 " pid %u tid %d op %u -> %s\n",
+			(uint64_t)sim_now(c->s->eng), c->p->pid, (int)c->tid, q->op,
+			rc == NO_REPLY ? (c->wait != W_NONE ? "waits" : "answered") :
+			rc ? strerror(rc) : "ok");
 	if (rc != NO_REPLY)
 		srv_status(c, rc);
 }
@@ -2271,7 +2327,7 @@ static int client_add(struct srv *s, int fd)
 	}
 	s->nlive++;
 	alive(c, client_cpu(c));	/* (a first read: cpu_ok says whether it works) */
-	c->poll_q = POLL_Q_MIN;
+	c->poll_q = poll_q_min(c);
 	c->clock_q = CLOCK_Q_MIN;
 	c->next = s->clients;
 	s->clients = c;
@@ -2631,6 +2687,9 @@ static int srv_init(struct srv *s, const struct serve_opts *o, struct sim_diag *
 	s->quiet = o->quiet;
 	s->places_tail = &s->places;
 	/* 0: by how exactly the program's CPU time can be read (silent_wait) */
+	/* every request, with the simulated time: what a program did when */
+	s->trace = getenv("IBFAB_SERVE_TRACE") && *getenv("IBFAB_SERVE_TRACE") &&
+		   strcmp(getenv("IBFAB_SERVE_TRACE"), "0");
 	s->spin_grace = getenv("IBFAB_SPIN_GRACE_US") ?
 			atof(getenv("IBFAB_SPIN_GRACE_US")) / 1e6 : 0;
 	if (!(s->spin_grace > 0))

@@ -30,6 +30,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <rdma/rdma_cma.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -302,6 +303,10 @@ static void mad_send(struct srv *s, struct cm_mad *x)
 	if (!m->next_tag)
 		m->next_tag = 1;
 	x->src_lid = a ? a->lid : 0;
+	if (s->trace)
+		fprintf(stderr, "ibfab serve: t=%" PRIu64 " CM message %u (type %d) from host %d "
+			"to host %d%s\n", (uint64_t)sim_now(s->eng), x->tag, (int)x->type,
+			x->src_node, x->dst_node, a && b ? "" : " (no CM QP: at once)");
 	if (a && b) {
 		struct hca_send_wr w = {
 			.opcode = HCA_WR_SEND_WITH_IMM,
@@ -598,6 +603,9 @@ void cm_apply(struct srv *s)
 
 		if (!(m->due = x->next))
 			m->due_tail = &m->due;
+		if (s->trace)
+			fprintf(stderr, "ibfab serve: t=%" PRIu64 " CM message %u arrives\n",
+				(uint64_t)now, x->tag);
 		on_mad(s, x);
 		free(x);
 	}

@@ -20,8 +20,12 @@
 #include "sim/sim.h"
 
 #define LINGER_PS	(1 * SIM_MS)	/* a dead process's objects outlive it */
-#define POLL_Q_MIN	(1 * SIM_US)	/* an empty poll parks the program this long at most ... */
-#define POLL_Q_MAX	(100 * SIM_US)	/* ... doubling while polls stay empty */
+/* An empty poll parks the program at most what the host takes for one
+ * (host.poll_cpu_ns, at least 1 ns: srv_poll_q_min), then twice that for
+ * each empty poll in a row, up to POLL_Q_MAX; a completion ends the park at
+ * once. A program that polls until empty and moves on (libfabric's rxm,
+ * UCX) is charged a real poll's cost, not a quantum. */
+#define POLL_Q_MAX	(100 * SIM_US)
 #define CLOCK_Q_MIN	(1 * SIM_US)
 #define CLOCK_Q_MAX	(1000 * SIM_US)
 #define MAX_OBJS	65536
@@ -168,6 +172,7 @@ struct client {
 	uint32_t wait_h, wait_n;
 	uint64_t wait_cqe_gen;	/* W_POLL: any new completion of this client wakes it */
 	int io_fd;
+	bool io_fabric;		/* W_IO: a fabric channel is among its fds */
 	sim_time_t poll_q, clock_q;
 	uint64_t cqe_gen;
 	/* silence (see SPIN_*): since its last message, wake-up or bytes landing */
@@ -182,6 +187,7 @@ struct client {
 	double idle_cpu;	/* its CPU time when last seen to change ... */
 	ev_tstamp idle_rt;	/* ... and the real time of that */
 	bool spinning;		/* taken to spin on memory (not: asleep) */
+	bool busy;		/* said BUSY: the shim works, until its next message */
 	uint64_t spun_in;	/* taken to spin in that advance() call */
 	bool spinner;		/* bytes landed while it spun: it spins on memory */
 	bool connected;		/* it has a QP ready to receive: it may spin */
@@ -211,6 +217,7 @@ struct place {
 	sim_time_t vis;
 	uint8_t *dst;
 	uint32_t len;
+	bool quiet;	/* no completion announces them (hca_place_fn) */
 	uint8_t data[];
 };
 
@@ -241,6 +248,7 @@ struct srv {
 	int nhosts;
 	double idle_exit_s;
 	bool quiet;
+	bool trace;		/* $IBFAB_SERVE_TRACE: a line per request */
 	bool in_advance;
 	struct place *places, **places_tail;
 	struct grave *graves;

@@ -27,11 +27,14 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <strings.h>
 #include <sys/epoll.h>
@@ -358,6 +361,7 @@ int shim_attach(void)
 	attach_thread = pthread_self();
 	proc_token = rep.u.hello.token;
 	info.host_index = rep.u.hello.host_index;
+	info.addr = rep.u.hello.addr;
 	info.nhosts = rep.u.hello.nhosts;
 	info.lid = rep.u.hello.lid;
 	info.sm_lid = rep.u.hello.sm_lid;
@@ -547,6 +551,85 @@ SHIM_INTERPOSE struct hostent *gethostbyname(const char *name)
 
 	REAL(gethostbyname);
 	return real_gethostbyname(fabric_addr(name, a, sizeof(a)) ? a : name);
+}
+
+/*
+ * The simulated host's network interface: the first entry getifaddrs()
+ * gives, named as a ConnectX's would be (ib0 for IPoIB; the RDMA device's
+ * name on the RoCE fabric), UP and RUNNING, with the host's address in
+ * 127.0.0.0/8. libfabric's verbs provider offers connected endpoints only
+ * on a device that has such an address (it binds an rdma_cm id to each
+ * interface's address and keeps those that land on a device), and MPI and
+ * UCX choose their interfaces the same way. The machine's own interfaces
+ * follow; rdma_cm refuses their addresses (EADDRNOTAVAIL), as a host whose
+ * NIC is not on the fabric would.
+ */
+struct fab_ifa {
+	struct ifaddrs ifa;
+	struct sockaddr_in addr, mask, brd;
+	char name[IFNAMSIZ];
+};
+
+static pthread_mutex_t ifa_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fab_ifa *ifa_list[16];	/* given out, not yet freed */
+
+SHIM_INTERPOSE int getifaddrs(struct ifaddrs **out)
+{
+	struct fab_ifa *f;
+	struct ifaddrs *real = NULL;
+	int rc;
+
+	REAL(getifaddrs);
+	rc = real_getifaddrs(&real);
+	if (rc || !shim_attached() || !(f = calloc(1, sizeof(*f)))) {
+		*out = real;
+		return rc;
+	}
+	pthread_mutex_lock(&ifa_lock);
+	size_t i = 0;
+
+	while (i < sizeof(ifa_list) / sizeof(ifa_list[0]) && ifa_list[i])
+		i++;
+	if (i == sizeof(ifa_list) / sizeof(ifa_list[0])) {
+		pthread_mutex_unlock(&ifa_lock);
+		free(f);
+		*out = real;
+		return 0;
+	}
+	ifa_list[i] = f;
+	pthread_mutex_unlock(&ifa_lock);
+	snprintf(f->name, sizeof(f->name), "%s",
+		 info.link_layer == 2 /* IBV_LINK_LAYER_ETHERNET */ ? SHIM_DEV_NAME : "ib0");
+	f->addr = (struct sockaddr_in){ .sin_family = AF_INET,
+					.sin_addr.s_addr = htonl(info.addr) };
+	f->mask = (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr.s_addr = htonl(0xff000000u) };
+	f->brd = (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7fffffffu) };
+	f->ifa.ifa_next = real;
+	f->ifa.ifa_name = f->name;
+	f->ifa.ifa_flags = IFF_UP | IFF_RUNNING | IFF_BROADCAST | IFF_MULTICAST;
+	f->ifa.ifa_addr = (struct sockaddr *)&f->addr;
+	f->ifa.ifa_netmask = (struct sockaddr *)&f->mask;
+	f->ifa.ifa_broadaddr = (struct sockaddr *)&f->brd;
+	*out = &f->ifa;
+	return 0;
+}
+
+SHIM_INTERPOSE void freeifaddrs(struct ifaddrs *ifa)
+{
+	REAL(freeifaddrs);
+	pthread_mutex_lock(&ifa_lock);
+	for (size_t i = 0; ifa && i < sizeof(ifa_list) / sizeof(ifa_list[0]); i++)
+		if (ifa_list[i] && &ifa_list[i]->ifa == ifa) {
+			struct ifaddrs *real = ifa->ifa_next;
+
+			free(ifa_list[i]);
+			ifa_list[i] = NULL;
+			ifa = real;
+			break;
+		}
+	pthread_mutex_unlock(&ifa_lock);
+	if (ifa)
+		real_freeifaddrs(ifa);
 }
 
 /* ---- the interval timer: SIGALRM in simulated time ---------------------- */
@@ -766,6 +849,59 @@ pass:
 /* ---- waiting: poll, select, epoll --------------------------------------- */
 
 /*
+ * Which descriptors the fabric makes readable: one bit per fd below
+ * FABRIC_FDS (a channel's eventfd is a low number; one above is not
+ * counted, and a wait on it alone then holds the clock as a socket does).
+ */
+#define FABRIC_FDS 65536
+static _Atomic uint64_t fabric_fds[FABRIC_FDS / 64];
+
+void shim_fabric_fd(int fd, bool on)
+{
+	if (fd < 0 || fd >= FABRIC_FDS)
+		return;
+	if (on)
+		atomic_fetch_or(&fabric_fds[fd / 64], 1ULL << (fd % 64));
+	else
+		atomic_fetch_and(&fabric_fds[fd / 64], ~(1ULL << (fd % 64)));
+}
+
+static bool is_fabric_fd(int fd)
+{
+	return fd >= 0 && fd < FABRIC_FDS &&
+	       (atomic_load(&fabric_fds[fd / 64]) >> (fd % 64) & 1);
+}
+
+/* A fabric channel among the descriptors, or among the members of an epoll
+ * set among them (one level: its "tfd:" lines in /proc/self/fdinfo). */
+static bool waits_on_fabric(const struct pollfd *fds, nfds_t n)
+{
+	for (nfds_t i = 0; i < n; i++) {
+		char path[64], line[256];
+		FILE *f;
+		bool yes = false;
+
+		if (is_fabric_fd(fds[i].fd))
+			return true;
+		if (fds[i].fd < 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fds[i].fd);
+		if (!(f = fopen(path, "re")))
+			continue;
+		while (!yes && fgets(line, sizeof(line), f)) {
+			int t;
+
+			if (sscanf(line, "tfd: %d", &t) == 1 && is_fabric_fd(t))
+				yes = true;
+		}
+		fclose(f);
+		if (yes)
+			return true;
+	}
+	return false;
+}
+
+/*
  * A program that waits in poll(), select() or epoll_wait() (an event loop
  * on its completion channel's fd, a socket, an rdma_cm channel) waits as a
  * blocking read does (io_wait), for any of its descriptors: the shim puts
@@ -843,6 +979,7 @@ static int poll_wait(const struct pollfd *fds, nfds_t n, uint64_t ps)
 	 * (without a timeout it never does: -1 is skipped) */
 	p[n] = (struct pollfd){ .fd = ps == UINT64_MAX ? -1 : cfd, .events = POLLIN };
 	begin.u.io.deadline = ps == UINT64_MAX ? 0 : clock_page->now_ps + ps;
+	begin.u.io.fabric = waits_on_fabric(fds, n);
 	shim_notify(&begin, ep);
 	close(ep);
 	while ((r = real_poll(p, n + 1, -1)) < 0 && errno == EINTR && restartable())
@@ -1095,4 +1232,9 @@ __attribute__((visibility("default"))) const struct shim_conn_info *ibfab_shim_i
 __attribute__((visibility("default"))) void ibfab_shim_unsupported(const char *what)
 {
 	shim_unsupported(what);
+}
+
+__attribute__((visibility("default"))) void ibfab_shim_fabric_fd(int fd, bool on)
+{
+	shim_fabric_fd(fd, on);
 }

@@ -23,6 +23,7 @@ struct shim_conn_info {
 	uint64_t guid;
 	char host[SHIM_NAME_LEN];
 	char fabric[16];
+	uint32_t addr;		/* its IPv4 address (shim_host_addr) */
 };
 
 /* Attach on first use (never in a constructor: children inherit the
@@ -41,6 +42,13 @@ SHIM_HIDDEN int shim_rpc(const struct shim_req *req, const void *tail, uint32_t 
 SHIM_HIDDEN void shim_notify(const struct shim_req *req, int fd_out);
 /* The simulated time now, picoseconds (0 before attach). */
 SHIM_HIDDEN uint64_t shim_now_ps(void);
+/* A descriptor the fabric makes readable (a completion channel's, an
+ * rdma_cm event channel's): a program waiting on it waits for the fabric,
+ * so the clock may move (on: made; off: closed). */
+SHIM_HIDDEN void shim_fabric_fd(int fd, bool on);
+/* The simulated device's name (ibv_get_device_name), also its netdev's on
+ * the RoCE fabric (getifaddrs). */
+#define SHIM_DEV_NAME "ibfab0"
 /* A verb the shim does not implement: one line, once per name. */
 SHIM_HIDDEN void shim_unsupported(const char *what);
 /* The rdtsc emulation for perftest (shim_tsc.c): patch the executable. */
@@ -50,11 +58,13 @@ SHIM_HIDDEN uint64_t shim_tsc_hz(void);
 /*
  * Exported under the private version node IBFAB_SHIM_PRIVATE_1 for the
  * shim's librdmacm.so.1 (rdmacm.c), which shares the process's connection:
- * shim_rpc, the HELLO's answer (NULL before attach) and shim_unsupported.
+ * shim_rpc, the HELLO's answer (NULL before attach), shim_unsupported and
+ * shim_fabric_fd.
  */
 int ibfab_shim_rpc(const struct shim_req *req, const void *tail, uint32_t tail_len, int fd_out,
 		   struct shim_rep *rep, int *fd_in);
 const struct shim_conn_info *ibfab_shim_info(void);
 void ibfab_shim_unsupported(const char *what);
+void ibfab_shim_fabric_fd(int fd, bool on);
 
 #endif

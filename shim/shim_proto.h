@@ -27,14 +27,16 @@
 #include <sys/socket.h>
 
 #define SHIM_MAGIC	0x31466249u	/* "IbF1" */
-#define SHIM_VERSION	6		/* 2: IO_END answered, CPU time trailer;
+#define SHIM_VERSION	7		/* 2: IO_END answered, CPU time trailer;
 					 * 3: segments sealed (F_SEAL_SHRINK);
 					 * 4: post lists flagged, hello says atomics;
 					 * 5: gather/scatter lists;
 					 * 6: the connection manager (CM_*),
 					 * the interval timer (ALARM), IO
 					 * waits with a deadline, a connection
-					 * per thread (HELLO join) */
+					 * per thread (HELLO join);
+					 * 7: IO waits say if the fabric may
+					 * end them, BUSY */
 #define SHIM_MAX_WC	16		/* completions per poll reply */
 #define SHIM_IO_TIMEOUT	0xffffffffu	/* shim_rep.count: an IO wait's deadline passed */
 #define SHIM_MAX_INLINE	256		/* inline bytes carried in one post */
@@ -159,6 +161,9 @@ enum shim_op {
 	SHIM_OP_CM_GET_EVENT,	/* waits, unless nonblocking */
 	SHIM_OP_CM_MIGRATE,	/* an id to another channel */
 	SHIM_OP_ALARM,		/* the process's ITIMER_REAL, in simulated time */
+	SHIM_OP_BUSY,		/* notification: the shim works for the program
+				 * (copying pages to share them) until its
+				 * next message: it runs, it does not spin */
 	SHIM_OP_MAX
 };
 
@@ -225,7 +230,10 @@ struct shim_req {
 		struct { uint64_t ps; } sleep;
 		struct { uint64_t seen; } clock;
 		struct { uint64_t at, every; } alarm;	/* ps; at 0: disarmed */
-		struct { uint64_t deadline; } io;	/* IO_BEGIN: ps, 0 none */
+		struct {
+			uint64_t deadline;	/* IO_BEGIN: ps, 0 none */
+			uint32_t fabric;	/* a fabric channel is among the fds */
+		} io;
 		struct { uint32_t channel, ps, qp_type; } cm_id;
 		struct {
 			uint32_t id;
@@ -251,7 +259,8 @@ struct shim_rep {
 	uint32_t count;		/* POLL_CQ: number of wc[] */
 	union {
 		struct {
-			uint32_t host_index, nhosts;
+			uint32_t host_index, nhosts;	/* host_index: its node */
+			uint32_t addr;	/* its IPv4 address (shim_host_addr) */
 			uint16_t lid, sm_lid;
 			uint8_t lanes, speed, mtu_code, link_layer;
 			uint8_t atomics;	/* RC QPs carry atomics (not on fabric=tcp) */

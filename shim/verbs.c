@@ -115,7 +115,7 @@ static size_t ncqs;
 static struct ibv_device the_dev = {
 	.node_type = IBV_NODE_CA,
 	.transport_type = IBV_TRANSPORT_IB,
-	.name = "ibfab0",
+	.name = SHIM_DEV_NAME,
 	.dev_name = "uverbs0",
 	.dev_path = "/sys/class/infiniband_verbs/uverbs0",
 	.ibdev_path = "/sys/class/infiniband/ibfab0",
@@ -382,6 +382,17 @@ int _ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port, uint32_t index,
 	return 0;
 }
 
+/* The port has one GID (index 0): its table is that entry. */
+SHIM_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *ctx, struct ibv_gid_entry *e,
+					 size_t max, uint32_t flags, size_t len);
+ssize_t _ibv_query_gid_table(struct ibv_context *ctx, struct ibv_gid_entry *e, size_t max,
+			     uint32_t flags, size_t len)
+{
+	if (!max || len < sizeof(*e))
+		return -EINVAL;
+	return _ibv_query_gid_ex(ctx, 1, 0, e, flags, len) ? -ENODATA : 1;
+}
+
 /* enum ibv_gid_type_sysfs of rdma-core's private driver.h: IB_ROCE_V1 = 0, ROCE_V2 = 1 */
 SHIM_EXPORT int ibv_query_gid_type(struct ibv_context *ctx, uint8_t port, unsigned int index,
 				   int *type);
@@ -558,6 +569,13 @@ static int seg_for(uintptr_t addr, size_t len, uint32_t *h, uint64_t *off)
 		close(fd);
 		return rc;
 	}
+	/* copying takes about 1 ms per MiB (page faults on both sides): say
+	 * so, or the daemon would take that much silent CPU for a spin */
+	if (sz >= (1u << 20)) {
+		struct shim_req busy = { .op = SHIM_OP_BUSY };
+
+		shim_notify(&busy, -1);
+	}
 	tmp = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (tmp == MAP_FAILED) {
 		rc = errno;
@@ -654,6 +672,34 @@ SHIM_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_
 	return reg_mr(pd, addr, len, iova, access);
 }
 
+#undef ibv_reg_mr_iova
+SHIM_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t len,
+					   uint64_t iova, int access);
+struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t len, uint64_t iova,
+			       int access)
+{
+	return reg_mr(pd, addr, len, iova, (unsigned int)access);
+}
+
+/* A dma-buf is device memory exported by another driver (a GPU's); the
+ * simulated HCA sees only the process's own pages, so there is nothing to map.
+ * libfabric and UCX probe it and fall back to ibv_reg_mr on EOPNOTSUPP. */
+SHIM_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t len,
+					     uint64_t iova, int fd, int access);
+struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t len, uint64_t iova,
+				 int fd, int access)
+{
+	(void)pd;
+	(void)offset;
+	(void)len;
+	(void)iova;
+	(void)fd;
+	(void)access;
+	shim_unsupported("ibv_reg_dmabuf_mr (dma-buf memory)");
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
 SHIM_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 {
 	struct shim_mr *m = container_of(mr, struct shim_mr, mr);
@@ -697,6 +743,7 @@ SHIM_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context 
 	c->h = rep.u.obj.handle;
 	c->ch.context = ctx;
 	c->ch.refcnt = 0;
+	shim_fabric_fd(c->ch.fd, true);
 	return &c->ch;
 }
 
@@ -709,6 +756,7 @@ SHIM_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
 	if (ch->refcnt)
 		return EBUSY;
 	rpc0(&req, &rep);
+	shim_fabric_fd(ch->fd, false);
 	close(ch->fd);
 	free(c);
 	return 0;
@@ -1751,6 +1799,74 @@ SHIM_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_w
 }
 
 /* ---- misc --------------------------------------------------------------- */
+
+/* ---- static rates (IBA 9.2 StaticRate; verbs.h enum ibv_rate) ----------- */
+
+/* Each rate as a multiple of 2.5 Gb/s (0: not one) and in Mb/s of data
+ * (the 64b/66b rates are not multiples, as rdma-core's tables have them). */
+static const struct { enum ibv_rate r; int mult; int mbps; } rates[] = {
+	{ IBV_RATE_2_5_GBPS, 1, 2500 },     { IBV_RATE_5_GBPS, 2, 5000 },
+	{ IBV_RATE_10_GBPS, 4, 10000 },     { IBV_RATE_20_GBPS, 8, 20000 },
+	{ IBV_RATE_30_GBPS, 12, 30000 },    { IBV_RATE_40_GBPS, 16, 40000 },
+	{ IBV_RATE_60_GBPS, 24, 60000 },    { IBV_RATE_80_GBPS, 32, 80000 },
+	{ IBV_RATE_120_GBPS, 48, 120000 },  { IBV_RATE_14_GBPS, 0, 14062 },
+	{ IBV_RATE_56_GBPS, 0, 56250 },     { IBV_RATE_112_GBPS, 0, 112500 },
+	{ IBV_RATE_168_GBPS, 0, 168750 },   { IBV_RATE_25_GBPS, 0, 25781 },
+	{ IBV_RATE_100_GBPS, 0, 103125 },   { IBV_RATE_200_GBPS, 0, 206250 },
+	{ IBV_RATE_300_GBPS, 0, 309375 },   { IBV_RATE_28_GBPS, 0, 28125 },
+	{ IBV_RATE_50_GBPS, 0, 53125 },     { IBV_RATE_400_GBPS, 0, 425000 },
+	{ IBV_RATE_600_GBPS, 0, 637500 },   { IBV_RATE_800_GBPS, 0, 850000 },
+	{ IBV_RATE_1200_GBPS, 0, 1275000 },
+};
+
+SHIM_EXPORT int ibv_rate_to_mult(enum ibv_rate rate);
+int ibv_rate_to_mult(enum ibv_rate rate)
+{
+	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++)
+		if (rates[i].r == rate && rates[i].mult)
+			return rates[i].mult;
+	return -1;
+}
+
+SHIM_EXPORT enum ibv_rate mult_to_ibv_rate(int mult);
+enum ibv_rate mult_to_ibv_rate(int mult)
+{
+	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++)
+		if (rates[i].mult && rates[i].mult == mult)
+			return rates[i].r;
+	return IBV_RATE_MAX;
+}
+
+SHIM_EXPORT int ibv_rate_to_mbps(enum ibv_rate rate);
+int ibv_rate_to_mbps(enum ibv_rate rate)
+{
+	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++)
+		if (rates[i].r == rate)
+			return rates[i].mbps;
+	return -1;
+}
+
+SHIM_EXPORT enum ibv_rate mbps_to_ibv_rate(int mbps);
+enum ibv_rate mbps_to_ibv_rate(int mbps)
+{
+	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++)
+		if (rates[i].mbps == mbps)
+			return rates[i].r;
+	return IBV_RATE_MAX;
+}
+
+/* 0 is the answer that is never wrong: with adaptive routing the model's RC
+ * responder places packets that arrive out of order where they belong, so
+ * the order of writes to memory is not the order of the payload. */
+SHIM_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op,
+					   uint32_t flags);
+int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t flags)
+{
+	(void)qp;
+	(void)op;
+	(void)flags;
+	return 0;
+}
 
 SHIM_EXPORT const char *ibv_wc_status_str(enum ibv_wc_status s)
 {

@@ -301,6 +301,17 @@ int cli_exec_main(int argc, char **argv)
 	snprintf(env, sizeof(env), "%s%s%s", dir, old && *old ? ":" : "", old ? old : "");
 	setenv("LD_LIBRARY_PATH", env, 1);
 	/*
+	 * Preloaded as well: the shim's clock, sleeps and watched reads take
+	 * effect only where it comes before libc in the lookup order, and a
+	 * program that reaches libibverbs through another library (fi_pingpong
+	 * through libfabric, ucx_perftest through a UCX module it dlopens,
+	 * every Open MPI rank) would otherwise find libc's first.
+	 */
+	old = getenv("LD_PRELOAD");
+	snprintf(env, sizeof(env), "%s/libibverbs.so.1%s%s", dir, old && *old ? ":" : "",
+		 old ? old : "");
+	setenv("LD_PRELOAD", env, 1);
+	/*
 	 * The daemon is every program's critical path, and a program spinning
 	 * on its memory (ib_write_lat) keeps a core busy while it waits for it:
 	 * with more spinners than free cores the daemon would wait for the

@@ -10,8 +10,9 @@ packages=(
 	# interop tests: ibsim + umad2sim, infiniband-diags, OpenSM
 	ibsim-utils libumad2sim0 infiniband-diags opensm
 	# shim interop tests: unmodified verbs programs (ibv_*_pingpong, ib_*_lat/bw)
-	# and rdma_cm programs (rping, ucmatose, udaddy, rdma_server/rdma_client)
-	ibverbs-utils perftest rdmacm-utils
+	# and rdma_cm programs (rping, ucmatose, udaddy, rdma_server/rdma_client),
+	# libfabric's verbs provider (fi_pingpong)
+	ibverbs-utils perftest rdmacm-utils libfabric-bin
 	# DOT rendering, valgrind, python3 (tests read JSON with it)
 	graphviz valgrind python3
 	# /usr/bin/time: bench/pairs and bench/run time runs with it (e2e.bench_pairs)

@@ -283,7 +283,7 @@ static bool op_imm(uint8_t op)
 
 /* The payload goes to memory over PCIe: note when it is visible there. */
 static void copy_in(struct fab *f, struct hca_qp *qp, struct hca_mr *mr, uint64_t va,
-		    const struct pkt *p)
+		    const struct pkt *p, bool quiet)
 {
 	struct hca *h = qp->hca;
 	sim_time_t now = f->eng.now, vis = now;
@@ -301,7 +301,7 @@ static void copy_in(struct fab *f, struct hca_qp *qp, struct hca_mr *mr, uint64_
 	if (p->data && p->payload && (dst = hca_mr_ptr(mr, va)) != NULL) {
 		/* the verbs shim makes the bytes appear when they are visible */
 		if (h->place_fn)
-			h->place_fn(h, dst, p->data, p->payload, vis, h->place_ctx);
+			h->place_fn(h, dst, p->data, p->payload, vis, quiet, h->place_ctx);
 		else
 			memcpy(dst, p->data, p->payload);
 	}
@@ -348,7 +348,7 @@ static void ud_receive(struct fab *f, struct hca_qp *qp, struct pkt *p)
 		recv_complete(qp, &r, HCA_WC_LOC_LEN_ERR, HCA_WC_RECV, 0, p);
 		return;
 	}
-	copy_in(f, qp, hca_mr_find(qp->hca, r.sg.lkey), r.sg.addr, p);
+	copy_in(f, qp, hca_mr_find(qp->hca, r.sg.lkey), r.sg.addr, p, false);
 	/* a datagram is "there" when the program sees its receive completion */
 	sim_time_t seen = recv_complete(qp, &r, HCA_WC_SUCCESS, HCA_WC_RECV, p->payload, p);
 
@@ -388,7 +388,8 @@ static bool exec_send(struct fab *f, struct hca_qp *qp, struct pkt *p, bool rc)
 			queue_ack(qp, IB_AETH_NAK_INV_REQ, p->psn);
 		return false;
 	}
-	copy_in(f, qp, hca_mr_find(h, qp->cur_recv.sg.lkey), qp->cur_recv.sg.addr + qp->recv_off, p);
+	copy_in(f, qp, hca_mr_find(h, qp->cur_recv.sg.lkey), qp->cur_recv.sg.addr + qp->recv_off, p,
+		false);
 	qp->recv_off += p->payload;
 	if (op_last(op)) {
 		qp->recv_active = false;
@@ -434,7 +435,9 @@ static bool exec_write(struct fab *f, struct hca_qp *qp, struct pkt *p, bool rc)
 			queue_ack(qp, IB_AETH_NAK_INV_REQ, p->psn);
 		return false;
 	}
-	copy_in(f, qp, qp->wr_mr, qp->wr_va, p);
+	/* (a WRITE_WITH_IMM's first and middle packets look like a plain
+	 * WRITE's: counted quiet, as a program spinning on them would see them) */
+	copy_in(f, qp, qp->wr_mr, qp->wr_va, p, !op_imm(op));
 	qp->wr_va += p->payload;
 	qp->wr_left -= p->payload;
 	if (op_last(op)) {

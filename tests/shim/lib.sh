@@ -43,11 +43,13 @@ stop_daemon() {
 }
 trap 'stop_daemon; rm -rf "$tmp"' EXIT
 
-# shim HOST CMD... : run CMD as simulated host HOST under the shim.
+# shim HOST CMD... : run CMD as simulated host HOST under the shim, with
+# the environment `ibfab exec` gives it (the library found and preloaded).
 shim() {
 	local host=$1
 	shift
-	IBFAB_HOST=$host LD_LIBRARY_PATH="$shim_lib" timeout "${SHIM_TIMEOUT:-60}" "$@"
+	IBFAB_HOST=$host LD_LIBRARY_PATH="$shim_lib" LD_PRELOAD="$shim_lib/libibverbs.so.1" \
+		timeout "${SHIM_TIMEOUT:-60}" "$@"
 }
 
 # Wait (at most 4 s) until a server listens on TCP port $1; without ss,

@@ -115,6 +115,8 @@ static int rpc(int fd, const struct shim_req *q, struct shim_rep *r, int *fd_in)
 	return r->status;
 }
 
+static uint32_t cm_id(int fd, uint32_t *ch);
+
 static void test_daemon(void)
 {
 	static struct daemon dm;
@@ -167,14 +169,37 @@ static void test_daemon(void)
 	CU_ASSERT_EQUAL(rpc(fd, &q, &r, NULL), 0);
 	uint32_t cq = r.u.obj.handle;
 
-	/* an empty poll waits; alone, the program lets the clock move on */
+	/* an empty poll waits; alone, the program lets the clock move on by
+	 * what one poll costs the host (host.poll_cpu_ns, 50 ns), then by
+	 * twice as much for each empty poll in a row; a look for an rdma_cm
+	 * event that finds none does not end the run, any other request does */
+	uint32_t ch;
+	struct shim_req e;
+	struct shim_rep er;
+
+	(void)cm_id(fd, &ch);
+	memset(&e, 0, sizeof(e));
+	e.op = SHIM_OP_CM_GET_EVENT;
+	e.u.cm_get.channel = ch;
+	e.u.cm_get.nonblock = 1;
 	memset(&q, 0, sizeof(q));
 	q.op = SHIM_OP_POLL_CQ;
 	q.u.poll.cq = cq;
 	q.u.poll.n = 4;
 	CU_ASSERT_EQUAL(rpc(fd, &q, &r, NULL), 0);
 	CU_ASSERT_EQUAL(r.count, 0);
-	CU_ASSERT(clk->now_ps >= 1 * SIM_US && clk->now_ps < 1 * SIM_MS);
+	CU_ASSERT_EQUAL(clk->now_ps, 50 * SIM_NS);
+	CU_ASSERT_EQUAL(rpc(fd, &q, &r, NULL), 0);
+	CU_ASSERT_EQUAL(clk->now_ps, 150 * SIM_NS);
+	CU_ASSERT_EQUAL(rpc(fd, &e, &er, NULL), EAGAIN);
+	CU_ASSERT_EQUAL(rpc(fd, &q, &r, NULL), 0);
+	CU_ASSERT_EQUAL(clk->now_ps, 350 * SIM_NS);
+	memset(&e, 0, sizeof(e));
+	e.op = SHIM_OP_REQ_NOTIFY;
+	e.u.notify.cq = cq;
+	CU_ASSERT_EQUAL(rpc(fd, &e, &er, NULL), 0);
+	CU_ASSERT_EQUAL(rpc(fd, &q, &r, NULL), 0);
+	CU_ASSERT_EQUAL(clk->now_ps, 400 * SIM_NS);
 
 	sim_time_t t0 = clk->now_ps;
 
