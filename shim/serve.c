@@ -582,17 +582,37 @@ static double perf_cpu(struct client *c)
 	return (double)v * 1e-9;
 }
 
-static int perf_open(pid_t pid)
+static int perf_open_sw(pid_t pid, uint64_t config)
 {
 	struct perf_event_attr a;
 
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
 	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.config = config;
 	a.exclude_kernel = 1;	/* what perf_event_paranoid 2 allows */
 	a.exclude_hv = 1;
 	return (int)syscall(SYS_perf_event_open, &a, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int perf_open(pid_t pid)
+{
+	return perf_open_sw(pid, PERF_COUNT_SW_TASK_CLOCK);
+}
+
+/* The page faults of the process's main thread so far, or -1. */
+static int64_t perf_faults(struct client *c)
+{
+	uint64_t v;
+
+	if (c->p->pf_fd < 0)
+		return -1;
+	if (read(c->p->pf_fd, &v, sizeof(v)) != (ssize_t)sizeof(v)) {
+		close(c->p->pf_fd);
+		c->p->pf_fd = -1;
+		return -1;
+	}
+	return (int64_t)v;
 }
 
 static void alive(struct client *c, double cpu)
@@ -600,6 +620,7 @@ static void alive(struct client *c, double cpu)
 	c->p->quiet_rt = c->p->idle_rt = ev_time();
 	c->p->quiet_cpu = c->p->idle_cpu = cpu;
 	c->p->perf_quiet = c->p->perf_idle = perf_cpu(c);
+	c->p->faults_quiet = perf_faults(c);
 	c->p->spinning = false;
 	c->p->spun_in = 0;
 }
@@ -666,10 +687,25 @@ static bool silent_wait(struct client *c, ev_tstamp rt, ev_tstamp *recheck)
 	}
 	double pcpu = perf_cpu(c), used = cpu - c->p->quiet_cpu;
 
-	/* the main thread's exact count, where the process's lags a tick */
-	if (pcpu >= 0 && c->p->perf_quiet >= 0 && pcpu - c->p->perf_quiet > used)
+	/* the main thread's exact count, where the process's lags a tick; its
+	 * count alone where other threads of the process speak for themselves
+	 * (UCX's async thread: its CPU is not this thread's silence) */
+	if (pcpu >= 0 && c->p->perf_quiet >= 0 &&
+	    (pcpu - c->p->perf_quiet > used || c->p->nthreads))
 		used = pcpu - c->p->perf_quiet;
 	left = grace - used;
+	if (left <= 0 && c->p->faults_quiet >= 0) {
+		/* A thread that spins on a word does not fault; one that takes
+		 * page faults touches fresh memory: it computes (UCX filling
+		 * its buffer pools after its first QP is up), and runs. */
+		int64_t f = perf_faults(c);
+
+		if (f >= 0 && f != c->p->faults_quiet) {
+			alive(c, cpu);
+			*recheck = grace;
+			return false;
+		}
+	}
 	if (left <= 0) {
 		if (c->s->trace && !c->p->spinning)
 			fprintf(stderr, "ibfab serve: pid %u: %.6f s of CPU since its last "
@@ -691,9 +727,13 @@ static bool silent_wait(struct client *c, ev_tstamp rt, ev_tstamp *recheck)
 	return false;
 }
 
+static double thread_cpu(struct client *c);
+
 static void wake(struct client *c)
 {
 	c->wait = W_NONE;
+	if (c != c->p)
+		c->tquiet = thread_cpu(c);	/* it runs from now */
 	c->tperf_seen = -1;	/* it runs (thread_blocked looks afresh) */
 	alive(c, c->sent_cpu);	/* it runs from now; it has been blocked since it asked */
 	if (c->io_fd >= 0) {
@@ -1050,6 +1090,36 @@ static bool thread_blocked(struct client *c, ev_tstamp *due)
 	return false;
 }
 
+/* A joined thread's own CPU time (its task clock), -1 unknown. */
+static double thread_cpu(struct client *c)
+{
+	uint64_t x;
+
+	return c->tperf_fd >= 0 && read(c->tperf_fd, &x, sizeof(x)) == (ssize_t)sizeof(x) ?
+	       (double)x * 1e-9 : -1;
+}
+
+/*
+ * A joined thread that has used SPIN_FIRST_S of its own CPU since its last
+ * message (SPIN_GRACE_EXACT_S once it has been seen to) spins on something
+ * the shim does not see; *due says when to look again.
+ */
+static bool thread_spins(struct client *c, ev_tstamp *due)
+{
+	double v = thread_cpu(c), grace = c->tspinner ? SPIN_GRACE_EXACT_S : SPIN_FIRST_S;
+
+	if (v < 0 || c->tquiet < 0) {
+		c->tquiet = v;
+		return false;
+	}
+	if (v - c->tquiet >= grace) {
+		c->tspinner = true;
+		return true;
+	}
+	*due = grace - (v - c->tquiet);
+	return false;
+}
+
 static void advance(struct srv *s)
 {
 	if (s->in_advance)
@@ -1096,6 +1166,20 @@ static void advance(struct srv *s)
 				if (due > 0 && (spin_due <= 0 || due < spin_due))
 					spin_due = due;
 				if (c != c->p) {
+					/* spinning without a word: on a clock only
+					 * time can move (UCX's async thread when its
+					 * context is taken), it waits */
+					if (thread_spins(c, &due)) {
+						if (s->trace)
+							fprintf(stderr, "ibfab serve: t=%" PRIu64
+								" pid %u tid %d counts as waiting: "
+								"spins\n", (uint64_t)now,
+								c->p->pid, (int)c->tid);
+						timed = true;
+						continue;
+					}
+					if (due > 0 && (spin_due <= 0 || due < spin_due))
+						spin_due = due;
 					running = true;
 					c->p->holds = true;
 					continue;
@@ -1124,6 +1208,28 @@ static void advance(struct srv *s)
 			running = true;
 			c->p->holds = true;	/* the clock waits for it (watch_cb) */
 		}
+		/*
+		 * A thread that polls an empty CQ while another thread of its
+		 * process runs gets its empty answer now, as a real poll returns
+		 * at once, and the clock stays: the running one may wait for the
+		 * poller (UCX's async thread finds the context its main thread
+		 * holds while it polls, and loops until it is let go).
+		 */
+		if (running)
+			for (struct client *c = s->clients; c; c = c->next) {
+				struct obj *o;
+
+				if (c->zombie || c->wait != W_POLL || !c->p->holds)
+					continue;
+				if ((o = srv_obj_get(c, c->wait_h, O_CQ)))
+					poll_reply(c, o->u.cq, c->wait_n, true);
+				else
+					srv_status(c, EINVAL);
+				wake(c);
+				/* however many polls the other thread's run lets
+				 * go, the next park starts afresh */
+				c->poll_q = poll_q_min(c);
+			}
 		if (running && spin_due > 0) {
 			/* look again once the silent ones may count as waiting */
 			spin_arm(s, spin_due < SPIN_RECHECK_S ? SPIN_RECHECK_S : spin_due);
@@ -1212,6 +1318,9 @@ static int thread_join(struct client *c, const struct shim_req *q)
 	if (c->perf_fd >= 0)
 		close(c->perf_fd);	/* the process's clock is x's */
 	c->perf_fd = -1;
+	if (c->pf_fd >= 0)
+		close(c->pf_fd);
+	c->pf_fd = -1;
 	c->p = x;
 	char path[64];
 
@@ -2097,6 +2206,8 @@ static void handle(struct client *c, const struct shim_req *q, size_t len, int *
 		    q->op != SHIM_OP_IO_END)
 			c->clock_q = CLOCK_Q_MIN;
 		c->p->busy = false;
+		if (c != c->p)
+			c->tquiet = thread_cpu(c);
 		rc = q->op < SHIM_OP_MAX && ops[q->op] ?
 			     ops[q->op](c, q, (const uint8_t *)(q + 1), fd) : EPROTO;
 		if (q->op == SHIM_OP_CM_GET_EVENT && rc != EAGAIN)
@@ -2165,6 +2276,8 @@ static void client_free(struct client *c)
 		close(c->io_fd);
 	if (c->p->perf_fd >= 0)
 		close(c->p->perf_fd);
+	if (c->p->pf_fd >= 0)
+		close(c->p->pf_fd);
 	if (c->tperf_fd >= 0)
 		close(c->tperf_fd);
 	free(c);
@@ -2180,6 +2293,10 @@ static void client_detach(struct client *c)
 	if (c->p == c && c->perf_fd >= 0) {
 		close(c->perf_fd);
 		c->perf_fd = -1;
+	}
+	if (c->p == c && c->pf_fd >= 0) {
+		close(c->pf_fd);
+		c->pf_fd = -1;
 	}
 	if (c->io_fd >= 0) {
 		close(c->io_fd);
@@ -2315,6 +2432,7 @@ static int client_add(struct srv *s, int fd)
 	c->io_fd = -1;
 	c->tperf_fd = -1;
 	c->tperf_seen = -1;
+	c->tquiet = -1;
 	c->p->alarm_at = SIM_TIME_MAX;
 	/* its CPU time tells spinning from being paused (silent_wait) */
 	if (cr.pid > 0) {
@@ -2322,8 +2440,10 @@ static int client_add(struct srv *s, int fd)
 		c->p->pid = (uint32_t)cr.pid;
 		c->p->cpu_ok = !clock_getcpuclockid(cr.pid, &c->p->cpu_clk);
 		c->p->perf_fd = perf_open(cr.pid);
+		c->p->pf_fd = perf_open_sw(cr.pid, PERF_COUNT_SW_PAGE_FAULTS);
 	} else {
 		c->p->perf_fd = -1;
+		c->p->pf_fd = -1;
 	}
 	s->nlive++;
 	alive(c, client_cpu(c));	/* (a first read: cpu_ok says whether it works) */

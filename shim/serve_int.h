@@ -160,6 +160,8 @@ struct client {
 	pid_t tid;		/* the thread (joined connections) */
 	int tperf_fd;		/* that thread's task clock (perf), -1 none */
 	double tperf_seen;	/* its value at the last look, -1 none yet */
+	double tquiet;		/* joined: that clock at its last message or wake-up, -1 unknown */
+	bool tspinner;		/* joined: it has been seen to spin without a word */
 	uint32_t nthreads;	/* first connection: how many threads joined it */
 	uint32_t pid;
 	int node;
@@ -180,6 +182,8 @@ struct client {
 	clockid_t cpu_clk;	/* its CPU-time clock ... */
 	bool cpu_ok;		/* ... if it can be read */
 	int perf_fd;		/* its main thread's task clock (perf), -1 none */
+	int pf_fd;		/* its main thread's page faults (perf), -1 none */
+	int64_t faults_quiet;	/* their count at quiet_cpu, -1 unknown */
 	double perf_quiet, perf_idle;	/* that clock (s) at quiet_cpu, idle_cpu */
 	double quiet_cpu;	/* its CPU time (s) at that moment */
 	double sent_cpu;	/* its CPU time (s) as it sent its last message */

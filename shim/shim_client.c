@@ -42,6 +42,7 @@
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/times.h>
@@ -630,6 +631,38 @@ SHIM_INTERPOSE void freeifaddrs(struct ifaddrs *ifa)
 	pthread_mutex_unlock(&ifa_lock);
 	if (ifa)
 		real_freeifaddrs(ifa);
+}
+
+/*
+ * The device's character file. UCX lists an IB device only if
+ * /dev/infiniband/<dev_name> is a character device it may read and write
+ * (uct_ib_device_is_accessible); the simulated HCA has none, so stat() and
+ * access() of that one path answer as for a real uverbs0 (major 231, minor
+ * 192, 0666). Opening it still fails: nothing but the shim drives the
+ * device.
+ */
+#define SHIM_UVERBS_PATH "/dev/infiniband/uverbs0"
+
+SHIM_INTERPOSE int stat(const char *restrict path, struct stat *restrict st)
+{
+	REAL(stat);
+	if (!strcmp(path, SHIM_UVERBS_PATH)) {
+		memset(st, 0, sizeof(*st));
+		st->st_mode = S_IFCHR | 0666;
+		st->st_rdev = makedev(231, 192);
+		st->st_nlink = 1;
+		st->st_blksize = 4096;
+		return 0;
+	}
+	return real_stat(path, st);
+}
+
+SHIM_INTERPOSE int access(const char *path, int mode)
+{
+	REAL(access);
+	if (!strcmp(path, SHIM_UVERBS_PATH))
+		return mode & X_OK ? (errno = EACCES, -1) : 0;
+	return real_access(path, mode);
 }
 
 /* ---- the interval timer: SIGALRM in simulated time ---------------------- */

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "shim/shim_int.h"
@@ -449,7 +450,14 @@ SHIM_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
 	ctx = &c->vctx.context;
 	ctx->device = dev;
 	ctx->cmd_fd = -1;
-	ctx->async_fd = -1;
+	/* pollable, as the kernel's: it never becomes readable (the model
+	 * raises no asynchronous events); UCX makes it non-blocking and
+	 * watches it in its async thread */
+	ctx->async_fd = eventfd(0, EFD_CLOEXEC);
+	if (ctx->async_fd < 0) {
+		free(c);
+		return NULL;
+	}
 	ctx->num_comp_vectors = 1;
 	pthread_mutex_init(&ctx->mutex, NULL);
 	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
@@ -471,6 +479,8 @@ SHIM_EXPORT int ibv_close_device(struct ibv_context *ctx)
 {
 	if (!ctx)
 		return EINVAL;
+	if (ctx->async_fd >= 0)
+		close(ctx->async_fd);
 	free(container_of(ctx, struct shim_ctx, vctx.context));
 	return 0;
 }
@@ -484,14 +494,32 @@ static struct ibv_mw *op_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type t)
 	return NULL;
 }
 
+/*
+ * The simulated HCA raises no asynchronous events (no port changes, no QP
+ * or SRQ errors reported this way). Non-blocking, as UCX and libfabric read
+ * it: EAGAIN, as the kernel's. Blocking: the thread sleeps in the kernel
+ * for good, as it would on a device with nothing to report (a thread asleep
+ * there counts as waiting), until the context is closed.
+ */
 SHIM_EXPORT int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *ev)
 {
-	(void)ctx;
-	(void)ev;
-	/* the simulated HCA raises no asynchronous events: a blocking read
-	 * on an fd that never becomes ready would hang, so say so */
-	shim_unsupported("ibv_get_async_event");
-	errno = EOPNOTSUPP;
+	uint64_t v;
+	int fl;
+
+	if (!ctx || !ev) {
+		errno = EINVAL;
+		return -1;
+	}
+	fl = fcntl(ctx->async_fd, F_GETFL);
+	if (fl >= 0 && (fl & O_NONBLOCK)) {
+		errno = EAGAIN;
+		return -1;
+	}
+	/* straight to the kernel, not the shim's watched read: nothing the
+	 * daemon does can make it readable */
+	while (syscall(SYS_read, ctx->async_fd, &v, sizeof(v)) < 0 && errno == EINTR)
+		;
+	errno = EIO;
 	return -1;
 }
 
@@ -852,14 +880,24 @@ SHIM_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq
 	struct shim_rep rep;
 	struct shim_cq *sc = NULL;
 	uint64_t one;
-	int rc = rpc0(&req, &rep);
+	int fl = fcntl(ch->fd, F_GETFL), rc;
+	bool nonblock = fl >= 0 && (fl & O_NONBLOCK);
 
+	/*
+	 * A channel made non-blocking (UCX drains it so before it arms a CQ)
+	 * answers EAGAIN when no event is there, as the kernel's read would:
+	 * the daemon writes one count on the eventfd per event it holds, so
+	 * taking a count first says whether the request will find one.
+	 */
+	if (nonblock && syscall(SYS_read, ch->fd, &one, sizeof(one)) < 0)
+		return -1;	/* errno EAGAIN (or EINTR) */
+	rc = rpc0(&req, &rep);
 	if (rc) {
 		errno = rc;
 		return -1;
 	}
 	/* consume the count the daemon wrote for this event */
-	if (read(ch->fd, &one, sizeof(one)) < 0) {
+	if (!nonblock && read(ch->fd, &one, sizeof(one)) < 0) {
 		/* nothing to undo: the event itself came with the reply */
 	}
 	pthread_mutex_lock(&obj_lock);

@@ -414,7 +414,9 @@ static bool exec_write(struct fab *f, struct hca_qp *qp, struct pkt *p, bool rc)
 	if (op_first(op)) {
 		struct hca_mr *mr = hca_mr_find(h, p->rkey);
 
-		if (hca_mr_check(mr, p->va, p->dma_len, HCA_ACCESS_REMOTE_WRITE)) {
+		/* a zero-length WRITE names no memory: its R_Key and VA are not
+		 * checked (IBA C9-88; UCX's rc_verbs flushes with one, rkey 0) */
+		if (p->dma_len && hca_mr_check(mr, p->va, p->dma_len, HCA_ACCESS_REMOTE_WRITE)) {
 			if (rc)
 				queue_ack(qp, IB_AETH_NAK_REM_ACCESS, p->psn);
 			return false;

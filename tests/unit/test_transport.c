@@ -1094,6 +1094,19 @@ static void test_bad_verbs(void)
 	to_rts(uc, t.b, 0x999, &t, 0, 0, 0, 0, 1);
 	w = wr_of(&t, HCA_WR_RDMA_READ, 3, 0, 64);
 	CU_ASSERT_EQUAL(hca_post_send(uc, &w), -EINVAL);
+	/* a zero-length WRITE names no memory: no key, no address, and it
+	 * completes (IBA C9-88; UCX's rc_verbs flushes an endpoint so) */
+	w = wr_of(&t, HCA_WR_RDMA_WRITE, 9, 0, 0);
+	w.sg.lkey = 0;
+	w.sg.addr = 0;
+	w.rkey = 0;
+	w.remote_addr = 0;
+	CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+	tp_run(&t);
+	CU_ASSERT_EQUAL_FATAL(poll_all(t.ca, wc, 8), 1);
+	CU_ASSERT_EQUAL(wc[0].wr_id, 9);
+	CU_ASSERT_EQUAL(wc[0].status, HCA_WC_SUCCESS);
+	CU_ASSERT_EQUAL(hca_qp_state(t.qa), HCA_QPS_RTS);
 	/* a wrong rkey: remote access error, the QP in Error, the next WR flushed */
 	w = wr_of(&t, HCA_WR_RDMA_WRITE, 4, 0, 64);
 	w.rkey ^= 0x100;
