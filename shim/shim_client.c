@@ -321,6 +321,10 @@ int shim_attach(void)
 		fprintf(stderr, "ibfab shim: socket path too long\n");
 		goto fail_inval;
 	}
+	/* rewrite rdtsc before connecting: objdump takes a while (seconds for
+	 * an MPI rank's forty libraries on a loaded machine, the first time),
+	 * and the daemon drops a connection that says no HELLO in 5 s */
+	shim_tsc_install();
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		int e = errno;
@@ -333,9 +337,6 @@ int shim_attach(void)
 		errno = ENODEV;
 		return -1;
 	}
-	/* rewrite rdtsc before attaching: objdump takes a while, and an
-	 * attached process that is silent that long looks idle */
-	shim_tsc_install();
 	conn_fd = fd;
 	req.u.hello.magic = SHIM_MAGIC;
 	req.u.hello.version = SHIM_VERSION;

@@ -233,15 +233,29 @@ static bool patched(uintptr_t rip)
 	return false;
 }
 
+/* The program's own SIGILL disposition, kept while ours stays installed
+ * (sigaction below): a real illegal instruction goes to it. */
+static struct sigaction prog_ill = { .sa_handler = SIG_DFL };
+static volatile bool ill_ours;
+
 static void on_sigill(int sig, siginfo_t *si, void *uc_)
 {
 	ucontext_t *uc = uc_;
 	uintptr_t rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
 
-	(void)si;
 	if (!patched(rip)) {
-		/* a real illegal instruction: die as the program would have */
-		signal(sig, SIG_DFL);
+		/* a real illegal instruction: the program's handler, or die as
+		 * the program would have */
+		if (prog_ill.sa_flags & SA_SIGINFO) {
+			prog_ill.sa_sigaction(sig, si, uc_);
+		} else if (prog_ill.sa_handler != SIG_DFL && prog_ill.sa_handler != SIG_IGN) {
+			prog_ill.sa_handler(sig);
+		} else {
+			struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+			ill_ours = false;
+			sigaction(SIGILL, &dfl, NULL);
+		}
 		return;
 	}
 	uint64_t tsc = tsc0 + (uint64_t)((double)(shim_now_ps() - ps0) * (mhz / 1e6));
@@ -249,6 +263,30 @@ static void on_sigill(int sig, siginfo_t *si, void *uc_)
 	uc->uc_mcontext.gregs[REG_RAX] = (greg_t)(tsc & 0xffffffffu);
 	uc->uc_mcontext.gregs[REG_RDX] = (greg_t)(tsc >> 32);
 	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(rip + 2);
+}
+
+/*
+ * A library that installs its own SIGILL handler after the shim patched
+ * the counter (UCX's error handler, set up when a UCX context starts,
+ * Open MPI's through it) would get the emulated rdtsc's traps and abort:
+ * while sites are patched, the shim's handler stays, and the program's is
+ * kept to be chained to for real illegal instructions.
+ */
+__attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction *restrict act,
+						     struct sigaction *restrict old);
+int sigaction(int sig, const struct sigaction *restrict act, struct sigaction *restrict old)
+{
+	static int (*real)(int, const struct sigaction *, struct sigaction *);
+
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "sigaction");
+	if (sig != SIGILL || !ill_ours)
+		return real(sig, act, old);
+	if (old)
+		*old = prog_ill;
+	if (act)
+		prog_ill = *act;
+	return 0;
 }
 
 static int cmp_uptr(const void *a, const void *b)
@@ -291,8 +329,11 @@ void shim_tsc_install(void)
 	sa.sa_sigaction = on_sigill;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGILL, &sa, NULL))
+	if (sigaction(SIGILL, &sa, &prog_ill))
 		return;
+	if (prog_ill.sa_flags & SA_SIGINFO ? prog_ill.sa_sigaction == on_sigill : false)
+		prog_ill.sa_handler = SIG_DFL;
+	ill_ours = true;
 	for (size_t i = 0; i < nsites; i++) {
 		uint8_t *at = (uint8_t *)sites[i];
 		void *page = (void *)(sites[i] & ~(uintptr_t)(pg - 1));

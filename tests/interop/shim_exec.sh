@@ -49,6 +49,10 @@ done
 # the interval timer and times() count simulated time (tests/shim/shim_alarm.c)
 timeout 30 "$IBFAB" exec --socket "$sock" --host h2 -- "$IBFAB_BUILD/tests/shim/shim_alarm" \
 	>"$tmp/alarm.out" 2>&1 || fail "shim_alarm: $(grep -v '^ok' "$tmp/alarm.out" | head -5)"
+# rdtsc counts simulated time when the program has a SIGILL handler of its
+# own (as UCX and Open MPI install after attach; tests/shim/shim_tsc.c)
+timeout 30 "$IBFAB" exec --socket "$sock" --host h2 -- "$IBFAB_BUILD/tests/shim/shim_tsc" \
+	>"$tmp/tsc.out" 2>&1 || fail "shim_tsc: $(grep -v '^ok' "$tmp/tsc.out" | head -5)"
 timeout 30 "$IBFAB" exec --socket "$sock" -- sh -c 'exit 3' >/dev/null 2>&1
 [ $? -eq 3 ] || fail "exec should pass the program's exit status through"
 timeout 30 "$IBFAB" exec --socket "$sock" --host nosuch -- ibv_devices >"$tmp/c.out" 2>&1
