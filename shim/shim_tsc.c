@@ -64,39 +64,54 @@ static double cpu_mhz(void)
 }
 
 /* The objects to look at: the executable, and the libraries but libc, the
- * dynamic linker, the vDSO and the shim's own (in its directory). */
+ * dynamic linker, the vDSO and the shim's own (in its directory). An MPI
+ * rank has a hundred and more. */
+struct obj_at {
+	uintptr_t base;
+	char *path;
+};
+
 struct objs {
 	char shim_dir[4096];
-	size_t n;
-	struct { uintptr_t base; char path[4096]; } o[64];
+	size_t n, cap;
+	struct obj_at *o;
 };
 
 static int collect(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct objs *v = data;
 	const char *name = info->dlpi_name, *slash;
+	char exe[4096];
 
 	(void)size;
-	if (v->n == sizeof(v->o) / sizeof(v->o[0]))
-		return 1;
+	if (v->n == v->cap) {
+		size_t nc = v->cap ? v->cap * 2 : 64;
+		struct obj_at *o = realloc(v->o, nc * sizeof(*o));
+
+		if (!o)
+			return 1;
+		v->o = o;
+		v->cap = nc;
+	}
 	if (!name || !*name) {
 		if (v->n)
 			return 0;	/* the vDSO (the executable comes first) */
-		ssize_t k = readlink("/proc/self/exe", v->o[0].path, sizeof(v->o[0].path) - 1);
+		ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
 		if (k <= 0)
 			return 0;
-		v->o[0].path[k] = 0;
+		exe[k] = 0;
+		name = exe;
 	} else {
 		slash = strrchr(name, '/');
 		if (strstr(name, "linux-vdso") || strstr(name, "ld-linux") ||
 		    (slash && !strncmp(slash, "/libc.so", 8)) ||
 		    (slash && (size_t)(slash - name) == strlen(v->shim_dir) &&
-		     !strncmp(name, v->shim_dir, (size_t)(slash - name))) ||
-		    strlen(name) >= sizeof(v->o[0].path))
+		     !strncmp(name, v->shim_dir, (size_t)(slash - name))))
 			return 0;
-		strcpy(v->o[v->n].path, name);
 	}
+	if (!(v->o[v->n].path = strdup(name)))
+		return 1;
 	v->o[v->n++].base = info->dlpi_addr;
 	return 0;
 }
@@ -314,8 +329,11 @@ void shim_tsc_install(void)
 			*strrchr(v.shim_dir, '/') = 0;
 	}
 	dl_iterate_phdr(collect, &v);
-	for (size_t i = 0; i < v.n; i++)
+	for (size_t i = 0; i < v.n; i++) {
 		scan(v.o[i].path, v.o[i].base);
+		free(v.o[i].path);
+	}
+	free(v.o);
 	if (!nsites)
 		return;
 	qsort(sites, nsites, sizeof(*sites), cmp_uptr);
