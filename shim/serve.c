@@ -558,6 +558,22 @@ static double client_cpu(struct client *c)
 
 /* A sign of life (a message, a wake-up, bytes landing): it runs from now,
  * when its CPU time was cpu (s). */
+/* A perf counter's count so far; -1 (and the counter closed) if it cannot
+ * be read, or none is open. */
+static int64_t perf_read(int *fd)
+{
+	uint64_t v;
+
+	if (*fd < 0)
+		return -1;
+	if (read(*fd, &v, sizeof(v)) != (ssize_t)sizeof(v)) {
+		close(*fd);
+		*fd = -1;
+		return -1;
+	}
+	return (int64_t)v;
+}
+
 /*
  * The task clock of the program's main thread, read through perf
  * (perf_event_open(2), a software event): unlike another process's CPU
@@ -570,16 +586,9 @@ static double client_cpu(struct client *c)
  */
 static double perf_cpu(struct client *c)
 {
-	uint64_t v;
+	int64_t v = perf_read(&c->p->perf_fd);
 
-	if (c->p->perf_fd < 0)
-		return -1;
-	if (read(c->p->perf_fd, &v, sizeof(v)) != (ssize_t)sizeof(v)) {
-		close(c->p->perf_fd);
-		c->p->perf_fd = -1;
-		return -1;
-	}
-	return (double)v * 1e-9;
+	return v < 0 ? -1 : (double)v * 1e-9;
 }
 
 static int perf_open_sw(pid_t pid, uint64_t config)
@@ -603,16 +612,7 @@ static int perf_open(pid_t pid)
 /* The page faults of the process's main thread so far, or -1. */
 static int64_t perf_faults(struct client *c)
 {
-	uint64_t v;
-
-	if (c->p->pf_fd < 0)
-		return -1;
-	if (read(c->p->pf_fd, &v, sizeof(v)) != (ssize_t)sizeof(v)) {
-		close(c->p->pf_fd);
-		c->p->pf_fd = -1;
-		return -1;
-	}
-	return (int64_t)v;
+	return perf_read(&c->p->pf_fd);
 }
 
 static void alive(struct client *c, double cpu)
@@ -1078,10 +1078,9 @@ static bool thread_blocked(struct client *c, ev_tstamp *due)
 	if (c == c->p && tid == c->peer) {
 		v = perf_cpu(c);	/* the main thread's, which spin detection reads too */
 	} else {
-		uint64_t x;
+		int64_t x = perf_read(&c->tperf_fd);
 
-		v = c->tperf_fd >= 0 && read(c->tperf_fd, &x, sizeof(x)) == (ssize_t)sizeof(x) ?
-		    (double)x * 1e-9 : -2;	/* -2: no clock, the state alone decides */
+		v = x >= 0 ? (double)x * 1e-9 : -2;	/* -2: no clock, the state alone decides */
 	}
 	if (c->tperf_seen != -1 && v == c->tperf_seen)
 		return true;
@@ -1093,10 +1092,9 @@ static bool thread_blocked(struct client *c, ev_tstamp *due)
 /* A joined thread's own CPU time (its task clock), -1 unknown. */
 static double thread_cpu(struct client *c)
 {
-	uint64_t x;
+	int64_t v = perf_read(&c->tperf_fd);
 
-	return c->tperf_fd >= 0 && read(c->tperf_fd, &x, sizeof(x)) == (ssize_t)sizeof(x) ?
-	       (double)x * 1e-9 : -1;
+	return v < 0 ? -1 : (double)v * 1e-9;
 }
 
 /*

@@ -349,7 +349,7 @@ void shim_tsc_install(void)
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGILL, &sa, &prog_ill))
 		return;
-	if (prog_ill.sa_flags & SA_SIGINFO ? prog_ill.sa_sigaction == on_sigill : false)
+	if ((prog_ill.sa_flags & SA_SIGINFO) && prog_ill.sa_sigaction == on_sigill)
 		prog_ill.sa_handler = SIG_DFL;
 	ill_ours = true;
 	for (size_t i = 0; i < nsites; i++) {
