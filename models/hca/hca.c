@@ -1026,21 +1026,25 @@ void hca_sent(struct port *pt)
 }
 
 /* The node kind "HCA" (port.h). */
+static void hca_loopback(struct port *pt, uint32_t idx);
+
 const struct port_node_ops hca_node_ops = {
 	.candidates = hca_candidates,
 	.take = hca_take,
 	.sent = hca_sent,
 	.receive = hca_receive,
+	.loopback = hca_loopback,
 };
 
-void hca_receive(struct port *pt, uint32_t idx)
+/* A packet is in, its blocks out of the receive buffer (or never in it):
+ * to its QP's transport. */
+static inline __attribute__((always_inline)) void hca_deliver(struct port *pt, uint32_t idx)
 {
 	struct fab *f = pt->fab;
 	struct hca *h = pt->hca;
 	struct pkt *p = fab_pkt(f, idx);
 	struct hca_qp *qp;
 
-	port_rx_free(pt, p->vl, p->blocks);
 	if (p->dlid != pt->lid) {
 		SIM_LOG(SIM_LOG_HCA, f->eng.now, "node %d: misrouted packet for dlid %u",
 			pt->node->idx, p->dlid);
@@ -1073,6 +1077,20 @@ void hca_receive(struct port *pt, uint32_t idx)
 	}
 	qp->xport->ops->receive(f, qp, p);
 	sim_pool_put(&f->pkts, idx);
+}
+
+void hca_receive(struct port *pt, uint32_t idx)
+{
+	const struct pkt *p = fab_pkt(pt->fab, idx);
+
+	port_rx_free(pt, p->vl, p->blocks);
+	hca_deliver(pt, idx);
+}
+
+/* Sent to this port's own LID: it never used the receive buffer. */
+static void hca_loopback(struct port *pt, uint32_t idx)
+{
+	hca_deliver(pt, idx);
 }
 
 /* ---- timers ------------------------------------------------------------------ */

@@ -327,6 +327,33 @@ static inline uint32_t wire_arg(struct fab *f, uint32_t idx)
 	return idx << 8 | PORT_EV_WIRE_HEAD;
 }
 
+/*
+ * A CA's packet to its own LID (IBA vol. 1 17.3.1: an HCA loops back a
+ * packet sent to itself, without it appearing on the physical link and
+ * without a switch). It takes its turn in the transmitter at the port's
+ * rate, as the HCA's send pipeline does, but no credits, no wire, no
+ * capture and no port counters; its tail is in when it has been
+ * serialised. Rare, kept out of line.
+ */
+static __attribute__((noinline, cold)) void port_loopback(struct port *pt, uint32_t idx,
+							  enum ib_vlarb_table table, sim_time_t end)
+{
+	struct fab *f = pt->fab;
+	struct pkt *p = fab_pkt(f, idx);
+
+	if (!pt->link)
+		ib_vlarb_sent(&pt->vlarb, table, p->wire, p->blocks);
+	pt->tx_busy = true;
+	pt->tx_end = end;
+	sim_schedule_at(&f->eng, end, pt->comp, PORT_EV_TX_DONE);
+	p->t_event = p->t_tail = end;
+	if (__builtin_expect(idx >= PORT_WIRE_MAX_PKTS, 0))
+		port_wire_oom(f);
+	sim_schedule_at(&f->eng, end, pt->comp, idx << 8 | PORT_EV_LOOP);
+	SIM_LOG(SIM_LOG_LINK, f->eng.now, "node %d port %u loopback vl %u %u B until %llu",
+		pt->node->idx, pt->port_no, p->vl, p->wire, (unsigned long long)end);
+}
+
 static void port_start_tx(struct port *pt, uint32_t idx, enum ib_vlarb_table table)
 {
 	struct fab *f = pt->fab;
@@ -344,6 +371,10 @@ static void port_start_tx(struct port *pt, uint32_t idx, enum ib_vlarb_table tab
 		pt->tx_busy = true;
 		pt->tx_end = end;
 		sim_schedule_at(&f->eng, end, pt->comp, PORT_EV_TX_DONE);
+		return;
+	}
+	if (__builtin_expect(p->dlid == pt->lid, 0) && !pt->is_sw) {
+		port_loopback(pt, idx, table, end);
 		return;
 	}
 	if (pt->link) {
@@ -692,6 +723,9 @@ void port_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 		break;
 	case PORT_EV_WIRE_HEAD:
 		port_wire_head(pt, arg >> 8);
+		break;
+	case PORT_EV_LOOP:
+		pt->fab->node_ops[pt->kind]->loopback(pt, arg >> 8);
 		break;
 	case PORT_EV_FC_WAKE:
 		if (sim_timer_fire(&pt->fc_wake, arg))

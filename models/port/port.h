@@ -47,6 +47,8 @@ enum port_ev {
 				 * event; the packet's index in the upper 24 bits) */
 	PORT_EV_FC_WAKE,	/* a blocked transmitter's credits arrive (sim_timer tag) */
 	PORT_EV_FC_TIMER,	/* periodic flow-control update (sim_timer tag) */
+	PORT_EV_LOOP,		/* a packet sent to this port's own LID is in (the
+				 * packet's index in the upper 24 bits) */
 	PORT_EV_LINK,		/* the first of the link layer's events */
 };
 
@@ -142,6 +144,10 @@ struct port_node_ops {
 	/* A packet arrived at this port's receiver: its head at a switch
 	 * (after the pipeline latency: cut-through), its tail at an HCA. */
 	void (*receive)(struct port *pt, uint32_t pkt);
+	/* A packet this CA port sent to its own LID is in: looped back
+	 * inside the node, never on the link and never in the receive
+	 * buffer (IBA vol. 1 17.3.1). NULL for a switch. */
+	void (*loopback)(struct port *pt, uint32_t pkt);
 };
 
 

@@ -5,16 +5,22 @@
 # every byte and every atomic result on both sides; twice (the second on a
 # three-hop path of a fat tree, so packets cross switches, and with its
 # completions polled by the extended CQ API: ibv_create_cq_ex,
-# ibv_start_poll, ibv_wc_read_*, ibv_end_poll).
+# ibv_start_poll, ibv_wc_read_*, ibv_end_poll); and a third time with both
+# programs attached as the same host, h0: two processes on one simulated
+# host, connected through the HCA's loopback (IBA 17.3.1).
 . "$IBFAB_SRC/tests/lib/e2e.sh"
 . "$IBFAB_SRC/tests/shim/lib.sh"
 prog="$IBFAB_BUILD/tests/shim/shim_integrity"
 [ -x "$prog" ] || { fail "$prog not built"; finish; exit; }
-for topo in star-6.net fattree-16.topo; do
-	start_daemon "$IBFAB_SRC/topologies/examples/$topo" || continue
+for run in star-6.net fattree-16.topo loopback; do
+	topo=$run
 	h1=h1
 	x=
-	[ "$topo" = fattree-16.topo ] && { h1=h15; x=-x; }	# another leaf: up and down the tree
+	case $run in
+	fattree-16.topo) h1=h15; x=-x ;;	# another leaf: up and down the tree
+	loopback) topo=star-6.net; h1=h0 ;;
+	esac
+	start_daemon "$IBFAB_SRC/topologies/examples/$topo" || continue
 	# its own range: shim_perftest counts up from 18661, shim_hostile from
 	# 18701, and the tests may run at the same time (ctest -j)
 	port=$((18800 + RANDOM % 50))
@@ -25,8 +31,8 @@ for topo in star-6.net fattree-16.topo; do
 	crc=$?
 	wait "$spid"
 	src=$?
-	echo "$topo: $(cat "$tmp/cli" "$tmp/srv" | tr '\n' ' ')"
-	[ "$crc" -eq 0 ] && [ "$src" -eq 0 ] || fail "$topo: client $crc, server $src: $(cat "$tmp/cli" "$tmp/srv")"
+	echo "$run: $(cat "$tmp/cli" "$tmp/srv" | tr '\n' ' ')"
+	[ "$crc" -eq 0 ] && [ "$src" -eq 0 ] || fail "$run: client $crc, server $src: $(cat "$tmp/cli" "$tmp/srv")"
 	stop_daemon
 done
 finish

@@ -445,6 +445,98 @@ static void test_latency_closed_form(void)
 	}
 }
 
+/*
+ * Loopback (IBA vol. 1 17.3.1): two QPs of one HCA, connected to each
+ * other through the port's own LID. The packets never reach the link (no
+ * hop, no port counter, nothing at the switch) and cost only their turns
+ * in the transmitter: the closed form is the one above without the hops.
+ * Every fabric's HCA does it (on RoCE and TCP: the bytes and completions).
+ */
+static void test_loopback(void)
+{
+	static const char *const roce[] = { "fabric=roce", NULL };
+	static const char *const tcp[] = { "fabric=tcp", NULL };
+	const char *const *sets[] = { NULL, roce, tcp };
+	uint32_t sizes[] = { 2, 4096, 65536, 1 << 20 };
+
+	for (int fk = 0; fk < 3; fk++) {
+		for (unsigned si = 0; si < SIM_ARRAY_SIZE(sizes); si++) {
+			for (int op = 0; op < 3; op++) {
+				static const enum hca_wr_opcode ops[] = {
+					HCA_WR_RDMA_WRITE, HCA_WR_SEND, HCA_WR_RDMA_READ };
+				uint32_t len = sizes[si];
+				struct fab_totals tot;
+				struct hca_wc wc[4];
+				struct tp t;
+
+				if (fk == 2 && op == 2)
+					continue;	/* TCP's READ: a request, then the data */
+				tp_init(&t, sets[fk], 2 * (size_t)len);
+				/* both QPs on h0: b is a's own HCA, bufb its second half */
+				t.b = t.a;
+				t.cb = t.ca;
+				t.qa = make_qp(t.a, t.ca, HCA_QPT_RC);
+				t.qb = make_qp(t.a, t.ca, HCA_QPT_RC);
+				to_rts(t.qa, t.a, hca_qp_num(t.qb), &t, 14, 7, 7, 12, 16);
+				to_rts(t.qb, t.a, hca_qp_num(t.qa), &t, 14, 7, 7, 12, 16);
+				for (uint32_t i = 0; i < len; i++)
+					t.bufa[i] = (uint8_t)(i * 7 + op), t.bufa[len + i] = (uint8_t)~i;
+				struct hca_send_wr w = {
+					.wr_id = 1, .opcode = ops[op], .send_flags = HCA_SEND_SIGNALED,
+					.sg = { (uintptr_t)t.bufa, len, t.ma->lkey },
+					.remote_addr = (uintptr_t)t.bufa + len, .rkey = t.ma->rkey,
+				};
+				if (op == 1) {
+					struct hca_recv_wr r = { .wr_id = 7,
+						.sg = { (uintptr_t)t.bufa + len, len, t.ma->lkey } };
+
+					CU_ASSERT(hca_post_recv(t.qb, &r) == 0);
+				}
+				CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+				tp_run(&t);
+				int n = poll_all(t.ca, wc, 4);
+
+				CU_ASSERT_EQUAL_FATAL(n, op == 1 ? 2 : 1);
+				const struct hca_wc *sw = &wc[n - 1];
+
+				for (int k = 0; k < n; k++)
+					if (wc[k].wr_id == 1)
+						sw = &wc[k];
+				CU_ASSERT_EQUAL(sw->status, HCA_WC_SUCCESS);
+				/* READ brings the second half into the first */
+				CU_ASSERT(memcmp(t.bufa, t.bufa + len, len) == 0);
+				fab_totals(t.f, &tot);
+				CU_ASSERT_EQUAL(tot.packet_hops, 0);
+				for (int i = 0; i < fab_nports(t.f); i++) {
+					const struct fab_port_info *pi = fab_port(t.f, i);
+
+					for (int v = 0; v <= FAB_MAX_VLS; v++) {
+						CU_ASSERT_EQUAL(pi->vl[v].xmit_pkts, 0);
+						CU_ASSERT_EQUAL(pi->vl[v].rcv_pkts, 0);
+					}
+				}
+				if (fk == 0) {
+					double hca = t.p.hca_latency_ns * 1e-9;
+					double ack = wire_time(pkt_bytes(0, 4));
+					double expect = op == 0 ?
+						hca + wire_time(msg_bytes(len, t.p.mtu, 16, 0, 0, 16)) + ack :
+						op == 1 ? hca + wire_time(msg_bytes(len, t.p.mtu, 0, 0, 0, 0)) + ack :
+						hca + wire_time(pkt_bytes(0, 16)) + hca +
+						wire_time(msg_bytes(len, t.p.mtu, 4, 0, 4, 4));
+					double got = (double)sw->time * 1e-12;
+
+					if (fabs(got - expect) / expect > 0.01)
+						fprintf(stderr, "loopback op %d %u B: %.6g s, closed form %.6g s\n",
+							op, len, got, expect);
+					CU_ASSERT(fabs(got - expect) / expect <= 0.01);
+				}
+				t.b = NULL;	/* one HCA: tp_fini frees the fabric once */
+				tp_fini(&t);
+			}
+		}
+	}
+}
+
 /* ---- loss, retransmission, in-order exactly-once delivery -------------------- */
 
 static void test_rc_loss_exactly_once(void)
@@ -1734,6 +1826,7 @@ static void test_read_engine(void)
 static const struct test_case tests[] = {
 	{ "long RC messages survive 0.1% loss", test_long_message_loss },
 	{ "WRITE/SEND/READ latency closed form", test_latency_closed_form },
+	{ "loopback: two QPs of one HCA, nothing on the link", test_loopback },
 	{ "RC under loss: exactly once, in order", test_rc_loss_exactly_once },
 	{ "send queue storage grows past a wrapped head", test_sq_growth },
 	{ "a CA port's look-ahead hint: the next QP and WQE at every event", test_tx_hint },
