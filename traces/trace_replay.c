@@ -218,6 +218,7 @@ struct replay {
 	 * without GDR; no PXN relay then (its relay reads GPU memory) */
 	bool stage;
 	bool host_model;		/* host.model=on: staging costs what models/host says */
+	uint32_t max_inline;		/* hca.max_inline: a CPU rank's transfers up to it go inline */
 	/* GPU servers with NCCL's tuning model (trace.tune): per op, when its
 	 * collective's kernel has started (coll_launch_ps); NULL elsewhere */
 	sim_time_t *op_go;
@@ -716,6 +717,14 @@ static void post_xfer(struct replay *rp, struct pair_qp *pq, uint32_t s, struct 
 		wr.sg.lkey = rp->mr_host[send_node(rp, st->rank, st->peer)]->lkey;
 		wr.rkey = rp->mr_host[rp->t->rank_node[st->peer]]->rkey;
 	}
+	/* A CPU rank's small transfer goes inline, as the traffic specs'
+	 * and a verbs program's do (MPI over UCX or libfabric sends its
+	 * short messages inline: the WQE carries the bytes, by BlueFlame,
+	 * with no WQE fetch and no payload read). A GPU's data never does:
+	 * the CPU cannot read GPU memory into a WQE. */
+	if (wr.sg.length && wr.sg.length <= rp->max_inline &&
+	    !(rp->srv && rp->srv->server[send_node(rp, st->rank, st->peer)] >= 0))
+		wr.send_flags |= HCA_SEND_INLINE;
 
 	if (!pq->sqp) {		/* its first transfer: the pair's QPs now */
 		int32_t a, b;
@@ -1222,6 +1231,11 @@ static int connect_pair(struct replay *rp, struct pair_qp *pq, int32_t a, int32_
 	};
 	struct hca_qp *q[2];
 
+	/* host memory at the sender, not a GPU server's rank: small
+	 * transfers inline (post_xfer) */
+	if (!(rp->srv && rp->srv->server[na] >= 0))
+		ia.cap.max_inline_data = rp->max_inline;
+
 	if (pq->nxfer >= PAIR_SQ_MAX)
 		ia.cap.max_send_wr = PAIR_SQ_MAX;
 	q[0] = pq->sqp = hca_create_qp_at(ha, &ia, pq->sqpn);
@@ -1628,6 +1642,7 @@ int trace_replay(const struct trace_program *p, struct fab *f, struct trace_resu
 
 	rp.stage = rp.srv && fp->host_model && !fp->host.gpudirect;
 	rp.host_model = fp->host_model;
+	rp.max_inline = fp->hca_max_inline;
 	uint32_t *zero = NULL;
 	size_t nzero = 0;
 	int rc = -1, c;

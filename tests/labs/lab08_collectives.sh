@@ -53,7 +53,7 @@ for s in [8388608, 268435456]:
 want("one", "allreduce 1048576", 0, 17.10)
 want("two", "allreduce 8", 0, 18.73); want("two", "allreduce 268435456", 1, 485.88)
 line("two", " 0 sends to other servers relayed"); line("two", "busy 0.0% on average")
-want("flat", "allreduce 268435456", 1, 49.44); want("flat", "allreduce 8", 0, 46.64)
+want("flat", "allreduce 268435456", 1, 49.44); want("flat", "allreduce 8", 0, 46.61)
 line("flat", "busy 97.3% on average")
 if "nvlink " in text("flat"): bad.append("flat: NVLink used without servers")
 want("rt", "ring_1M 1048576", 0, 605.47); want("rt", "tree_1M 1048576", 0, 66.16)

@@ -1101,6 +1101,39 @@ static void test_acked(void)
 	net_free(&n);
 }
 
+/*
+ * A CPU rank's transfer of up to hca.max_inline bytes goes inline: an 8-byte
+ * one's WQE carries the bytes by BlueFlame, so the WQE fetch does not
+ * count (a step takes what the traffic specs' p2p message of that size
+ * takes, what ib_send_lat prints); one byte above hca.max_inline it does.
+ */
+static void test_inline(void)
+{
+	struct net n;
+	struct fab_params prm, nofetch;
+	char text[128];
+
+	net_star(&n, 2);
+	tf_params(&prm, "hdr");
+	prm.host_model = true;
+	nofetch = prm;
+	nofetch.host.wqe_fetch_ns = 0;
+	for (int k = 0; k < 2; k++) {
+		uint64_t len = k ? prm.hca_max_inline + 1 : 8;
+		struct run a, b;
+
+		snprintf(text, sizeof(text), "ranks 2\nsend 0 1 %" PRIu64 "\n", len);
+		replay_text(&n, &prm, text, &a);
+		replay_text(&n, &nofetch, text, &b);
+		/* inline: no fetch; one byte more: fetched, 250 ns more */
+		CU_ASSERT_EQUAL(a.end_ps - b.end_ps,
+				k ? (sim_time_t)prm.host.wqe_fetch_ns * SIM_NS : 0);
+		run_free(&a);
+		run_free(&b);
+	}
+	net_free(&n);
+}
+
 /* Ops of every kind on 16 ranks placed at random: the start of the
  * traces that test determinism and lazy lowering. */
 #define MIXED_HEAD \
@@ -1553,6 +1586,7 @@ static const struct test_case tests[] = {
 	{ "ring allreduce closed form, host model on", test_ring_host_model },
 	{ "busbw at 256 MiB approaches link rate x efficiency", test_busbw, .heavy = true },
 	{ "halving-doubling closed form", test_hd },
+	{ "a CPU rank's small transfer goes inline", test_inline },
 	{ "an acked send is done at its source's completion", test_acked },
 	{ "double binary tree closed form (chunks=1)", test_tree },
 	{ "pairwise all-to-all on a 2:1 fat tree: slower by 2", test_alltoall_oversubscribed, .heavy = true },
