@@ -23,6 +23,7 @@
 #include <infiniband/verbs.h>
 
 #include <endian.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +33,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -104,6 +106,7 @@ struct shim_seg {
 	uintptr_t base;
 	size_t len;
 	uint32_t h;
+	uint64_t ino;		/* its memfd's inode: still mapped where we put it? */
 };
 
 static pthread_mutex_t obj_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -570,6 +573,52 @@ static void page_copy(void *dst, const void *src, size_t n)
 		d[i] = s[i];
 }
 
+/*
+ * Are the pages [lo, hi) of segment g still its memfd's, mapped where it
+ * put them? A program (its malloc, its MPI library) may have unmapped them
+ * since, and mapped fresh memory at the same addresses (free() of a large
+ * buffer, then malloc() of the next): registering that memory must not
+ * reuse the old pages, or the daemon would read and write bytes the
+ * program no longer sees. /proc/self/maps says: every mapping over the
+ * range must be of the memfd's inode, at the file offset its address gives.
+ * Read by raw system calls (the shim's own read() is interposed).
+ */
+static bool seg_live(const struct shim_seg *g, uintptr_t lo, uintptr_t hi)
+{
+	char buf[8192], line[512];
+	size_t ll = 0;
+	uintptr_t covered = lo;
+	bool ok = true;
+	ssize_t n;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;	/* cannot tell: a fresh segment is always right */
+	while (ok && covered < hi && (n = syscall(SYS_read, fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < n && ok && covered < hi; i++) {
+			if (buf[i] != '\n') {
+				if (ll < sizeof(line) - 1)
+					line[ll++] = buf[i];
+				continue;
+			}
+			line[ll] = 0;
+			ll = 0;
+			unsigned long a, b, offs, ino;
+			char perm[8];
+
+			if (sscanf(line, "%lx-%lx %7s %lx %*s %lu", &a, &b, perm, &offs, &ino) != 5 ||
+			    b <= covered || a >= hi)
+				continue;
+			/* the first mapping past what is covered must start at it
+			 * (no hole) and be the memfd's pages for these addresses */
+			ok = a <= covered && ino == g->ino && offs == a - g->base;
+			covered = b;
+		}
+	}
+	syscall(SYS_close, fd);
+	return ok && covered >= hi;
+}
+
 static int seg_for(uintptr_t addr, size_t len, uint32_t *h, uint64_t *off)
 {
 	long pg = sysconf(_SC_PAGESIZE);
@@ -584,6 +633,12 @@ static int seg_for(uintptr_t addr, size_t len, uint32_t *h, uint64_t *off)
 
 	for (size_t i = 0; i < nsegs; i++)
 		if (addr >= segs[i].base && addr + len <= segs[i].base + segs[i].len) {
+			if (!seg_live(&segs[i], base, end)) {
+				/* unmapped and mapped again: forget it (its regions
+				 * keep the old pages in the daemon until deregistered) */
+				segs[i--] = segs[--nsegs];
+				continue;
+			}
 			*h = segs[i].h;
 			*off = addr - segs[i].base;
 			return 0;
@@ -591,6 +646,13 @@ static int seg_for(uintptr_t addr, size_t len, uint32_t *h, uint64_t *off)
 	fd = memfd_create("ibfab-mr", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return errno;
+	struct stat st;
+
+	if (fstat(fd, &st)) {
+		rc = errno;
+		close(fd);
+		return rc;
+	}
 	/* the daemon maps it too: it takes only a file that cannot shrink */
 	if (ftruncate(fd, (off_t)sz) || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK)) {
 		rc = errno;
@@ -629,7 +691,8 @@ static int seg_for(uintptr_t addr, size_t len, uint32_t *h, uint64_t *off)
 	if (!ns)
 		return ENOMEM;
 	segs = ns;
-	segs[nsegs++] = (struct shim_seg){ .base = base, .len = sz, .h = rep.u.obj.handle };
+	segs[nsegs++] = (struct shim_seg){ .base = base, .len = sz, .h = rep.u.obj.handle,
+					   .ino = (uint64_t)st.st_ino };
 	*h = rep.u.obj.handle;
 	*off = addr - base;
 	return 0;

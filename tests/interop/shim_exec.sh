@@ -53,6 +53,10 @@ timeout 30 "$IBFAB" exec --socket "$sock" --host h2 -- "$IBFAB_BUILD/tests/shim/
 # own (as UCX and Open MPI install after attach; tests/shim/shim_tsc.c)
 timeout 30 "$IBFAB" exec --socket "$sock" --host h2 -- "$IBFAB_BUILD/tests/shim/shim_tsc" \
 	>"$tmp/tsc.out" 2>&1 || fail "shim_tsc: $(grep -v '^ok' "$tmp/tsc.out" | head -5)"
+# memory unmapped and mapped again at the same address, registered again:
+# the HCA moves the new pages (tests/shim/shim_remap.c, over the loopback)
+timeout 30 "$IBFAB" exec --socket "$sock" --host h2 -- "$IBFAB_BUILD/tests/shim/shim_remap" \
+	>"$tmp/remap.out" 2>&1 || fail "shim_remap: $(cat "$tmp/remap.out")"
 timeout 30 "$IBFAB" exec --socket "$sock" -- sh -c 'exit 3' >/dev/null 2>&1
 [ $? -eq 3 ] || fail "exec should pass the program's exit status through"
 timeout 30 "$IBFAB" exec --socket "$sock" --host nosuch -- ibv_devices >"$tmp/c.out" 2>&1
