@@ -1416,7 +1416,7 @@ static int do_hello(struct client *c, const struct shim_req *q)
 	return -1;	/* replied */
 }
 
-static int do_seg_add(struct client *c, const struct shim_req *q, int *fd)
+static int do_seg_add(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
 {
 	uint64_t len = q->u.seg.length;
 	uint32_t h;
@@ -1439,11 +1439,47 @@ static int do_seg_add(struct client *c, const struct shim_req *q, int *fd)
 		      c->p->pid);
 		return EPERM;
 	}
-	if (!len || len > (1ULL << 40) || fstat(*fd, &st) || (uint64_t)st.st_size < len)
+	if (!len || len > (1ULL << 40) || fstat(*fd, &st) || (uint64_t)st.st_size < len ||
+	    q->inline_len % sizeof(uint32_t))
 		return EINVAL;
+	/* Segments this one takes the place of (the shim moved their pages
+	 * into it): each must be this process's, page-aligned and inside. */
+	uint32_t nalias = q->inline_len / (uint32_t)sizeof(uint32_t);
+	long pg = sysconf(_SC_PAGESIZE);
+
+	for (uint32_t i = 0; i < nalias; i++) {
+		uint32_t ah;
+
+		memcpy(&ah, tail + i * sizeof(ah), sizeof(ah));
+		struct obj *o = srv_obj_get(c, ah, O_SEG);
+
+		if (!o || o->u.seg.base < q->u.seg.base ||
+		    o->u.seg.base + o->u.seg.len > q->u.seg.base + len ||
+		    (o->u.seg.base - q->u.seg.base) % (uint64_t)pg)
+			return EINVAL;
+	}
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
 	if (m == MAP_FAILED)
 		return errno;
+	/* Their views become the new memfd's pages, where the program now has
+	 * them: the regions registered on them see its bytes as before. The
+	 * engine does not run while this request is served, so no placement
+	 * falls between the program's copy and this. */
+	for (uint32_t i = 0; i < nalias; i++) {
+		uint32_t ah;
+
+		memcpy(&ah, tail + i * sizeof(ah), sizeof(ah));
+		struct dseg *g = &srv_obj_get(c, ah, O_SEG)->u.seg;
+
+		if (mmap(g->map, g->len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, *fd,
+			 (off_t)(g->base - q->u.seg.base)) == MAP_FAILED) {
+			rc = errno;
+			srv_log(c->s, "pid %u: a segment's pages could not follow it: %s",
+				c->p->pid, strerror(rc));
+			munmap(m, len);
+			return rc;
+		}
+	}
 	rc = srv_obj_new(c, O_SEG, &h);
 	if (rc) {
 		munmap(m, len);
@@ -1895,8 +1931,7 @@ static int op_hello(struct client *c, const struct shim_req *q, const uint8_t *t
 
 static int op_seg_add(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
 {
-	(void)tail;
-	return do_seg_add(c, q, fd);
+	return do_seg_add(c, q, tail, fd);
 }
 
 static int op_reg_mr(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
@@ -2166,7 +2201,8 @@ static int check_request(struct client *c, const struct shim_req *q, size_t len)
 	    (len != body && len != body + sizeof(cpu)) ||
 	    (q->inline_len && q->op != SHIM_OP_POST_SEND && q->op != SHIM_OP_POST_RECV &&
 	     q->op != SHIM_OP_POST_SRQ_RECV && q->op != SHIM_OP_CM_CONNECT &&
-	     q->op != SHIM_OP_CM_ACCEPT && q->op != SHIM_OP_CM_REJECT))
+	     q->op != SHIM_OP_CM_ACCEPT && q->op != SHIM_OP_CM_REJECT &&
+	     q->op != SHIM_OP_SEG_ADD))
 		return EPROTO;
 	/* the CPU time it had used as it sent this: exact from the shim, else
 	 * our own reading, which may lag while it still runs */

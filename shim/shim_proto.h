@@ -27,7 +27,7 @@
 #include <sys/socket.h>
 
 #define SHIM_MAGIC	0x31466249u	/* "IbF1" */
-#define SHIM_VERSION	7		/* 2: IO_END answered, CPU time trailer;
+#define SHIM_VERSION	8		/* 2: IO_END answered, CPU time trailer;
 					 * 3: segments sealed (F_SEAL_SHRINK);
 					 * 4: post lists flagged, hello says atomics;
 					 * 5: gather/scatter lists;
@@ -36,7 +36,9 @@
 					 * waits with a deadline, a connection
 					 * per thread (HELLO join);
 					 * 7: IO waits say if the fabric may
-					 * end them, BUSY */
+					 * end them, BUSY;
+					 * 8: SEG_ADD names the segments it
+					 * takes the place of */
 #define SHIM_MAX_WC	16		/* completions per poll reply */
 #define SHIM_IO_TIMEOUT	0xffffffffu	/* shim_rep.count: an IO wait's deadline passed */
 #define SHIM_MAX_INLINE	256		/* inline bytes carried in one post */
@@ -119,7 +121,8 @@ struct shim_cm_event {
 
 enum shim_op {
 	SHIM_OP_HELLO = 1,
-	SHIM_OP_SEG_ADD,	/* fd: a memfd mapped over the program's pages */
+	SHIM_OP_SEG_ADD,	/* fd: a memfd mapped over the program's pages; tail:
+				 * the handles of segments whose pages it now holds */
 	SHIM_OP_REG_MR,
 	SHIM_OP_DEREG_MR,
 	SHIM_OP_CREATE_CQ,

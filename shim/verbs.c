@@ -619,12 +619,25 @@ static bool seg_live(const struct shim_seg *g, uintptr_t lo, uintptr_t hi)
 	return ok && covered >= hi;
 }
 
+/*
+ * The segment a region [addr, addr+len) lies in: one already moved that
+ * holds all of it, or a new one. A new one covers the region's pages and
+ * every live segment they touch (a registration cache merging regions,
+ * buffers side by side sharing a page): the program's pages of all of
+ * them, old segments' included, are copied into one memfd mapped over the
+ * whole range, and the daemon maps each old segment's view onto the new
+ * memfd's pages (the alias handles sent with it), so that regions
+ * registered before keep seeing the program's bytes. A segment whose
+ * pages are no longer its own (unmapped, mapped again) is forgotten.
+ */
 static int seg_for(uintptr_t addr, size_t len, uint32_t *h, uint64_t *off)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	uintptr_t base = addr & ~(uintptr_t)(pg - 1);
 	uintptr_t end = (addr + len + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);
-	size_t sz = end - base;
+	enum { MAX_ALIAS = SHIM_MAX_TAIL / sizeof(uint32_t) };
+	uint32_t alias[MAX_ALIAS];
+	size_t nalias = 0, sz;
 	struct shim_req req = { .op = SHIM_OP_SEG_ADD };
 	struct shim_rep rep;
 	struct shim_seg *ns;
@@ -643,18 +656,37 @@ static int seg_for(uintptr_t addr, size_t len, uint32_t *h, uint64_t *off)
 			*off = addr - segs[i].base;
 			return 0;
 		}
+	/* the union with every live segment it overlaps, until none is left
+	 * outside (one may reach into another) */
+	for (bool grew = true; grew;) {
+		grew = false;
+		for (size_t i = 0; i < nsegs; i++) {
+			uintptr_t gb = segs[i].base, ge = segs[i].base + segs[i].len;
+
+			if (ge <= base || gb >= end)
+				continue;
+			if (!seg_live(&segs[i], gb, ge)) {
+				segs[i--] = segs[--nsegs];
+				continue;
+			}
+			if (nalias == MAX_ALIAS)
+				return ENOMEM;
+			alias[nalias++] = segs[i].h;
+			base = gb < base ? gb : base;
+			end = ge > end ? ge : end;
+			segs[i--] = segs[--nsegs];	/* the new one takes its place */
+			grew = true;
+		}
+	}
+	sz = end - base;
 	fd = memfd_create("ibfab-mr", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return errno;
 	struct stat st;
 
-	if (fstat(fd, &st)) {
-		rc = errno;
-		close(fd);
-		return rc;
-	}
 	/* the daemon maps it too: it takes only a file that cannot shrink */
-	if (ftruncate(fd, (off_t)sz) || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK)) {
+	if (fstat(fd, &st) || ftruncate(fd, (off_t)sz) ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK)) {
 		rc = errno;
 		close(fd);
 		return rc;
@@ -683,7 +715,8 @@ static int seg_for(uintptr_t addr, size_t len, uint32_t *h, uint64_t *off)
 	munmap(tmp, sz);
 	req.u.seg.base = base;
 	req.u.seg.length = sz;
-	rc = shim_rpc(&req, NULL, 0, fd, &rep, NULL);
+	req.inline_len = (uint32_t)(nalias * sizeof(alias[0]));
+	rc = shim_rpc(&req, alias, req.inline_len, fd, &rep, NULL);
 	close(fd);
 	if (rc)
 		return rc;

@@ -10,8 +10,15 @@
  * One process, one RC QP connected to itself through the HCA's loopback
  * (IBA 17.3.1). Round k (of ROUNDS): map LEN bytes at the same address A,
  * fill them with pattern k, register, RDMA WRITE them into a destination
- * region, check every byte there, deregister, unmap. Prints "remap: ok"
- * and exits 0, or the first mismatch and exits 1.
+ * region, check every byte there, deregister, unmap.
+ *
+ * Then regions that share a page, as a registration cache's do when it
+ * registers parts of one buffer (an MPI ring's chunks): [0, LEN/2 + 100)
+ * of a fresh mapping, then [LEN/2 + 50, LEN). With both registered the
+ * program writes a new pattern over all of it: a WRITE from the first
+ * region must carry the new bytes, and a WRITE into the first region must
+ * be what the program reads, up to its last byte in the shared page.
+ * Prints "remap: ok" and exits 0, or the first mismatch and exits 1.
  */
 #define _GNU_SOURCE
 #include <infiniband/verbs.h>
@@ -33,6 +40,72 @@ static int die(const char *what)
 static uint8_t pat(int k, uint32_t i)
 {
 	return (uint8_t)(i * 31 + (uint32_t)k * 101 + 7);
+}
+
+/* WRITE n bytes from (lkey, from) to (rkey, to) over the QP and wait. */
+static int write_wait(struct ibv_qp *qp, struct ibv_cq *cq, uint32_t lkey, const void *from,
+		      uint32_t rkey, void *to, uint32_t n, const char *what)
+{
+	struct ibv_sge sge = { (uintptr_t)from, n, lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = (uintptr_t)to, .rkey = rkey },
+	}, *bad;
+	struct ibv_wc wc;
+	int k;
+
+	if (ibv_post_send(qp, &wr, &bad)) {
+		fprintf(stderr, "remap: %s: post failed\n", what);
+		return 1;
+	}
+	while ((k = ibv_poll_cq(cq, 1, &wc)) == 0)
+		;
+	if (k < 0 || wc.status != IBV_WC_SUCCESS) {
+		fprintf(stderr, "remap: %s: completion %s\n", what,
+			k < 0 ? "poll error" : ibv_wc_status_str(wc.status));
+		return 1;
+	}
+	return 0;
+}
+
+/* Two regions sharing a page (see the top). */
+static int shared_page(struct ibv_pd *pd, struct ibv_qp *qp, struct ibv_cq *cq, uint8_t *dst,
+		       struct ibv_mr *dmr)
+{
+	const uint32_t e1 = LEN / 2 + 100, b2 = LEN / 2 + 50;
+	uint8_t *buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+
+	if (buf == MAP_FAILED)
+		return die("mapping the shared-page buffer");
+	memset(buf, 1, LEN);
+	struct ibv_mr *m1 = ibv_reg_mr(pd, buf, e1, access);
+	struct ibv_mr *m2 = m1 ? ibv_reg_mr(pd, buf + b2, LEN - b2, access) : NULL;
+
+	if (!m2)
+		return die("registering regions that share a page");
+	/* k = 9: the program writes, the HCA reads; k = 11: the other way */
+	for (int k = 9; k <= 11; k += 2) {
+		uint8_t *from = k == 9 ? buf : dst, *to = k == 9 ? dst : buf;
+		const char *what = k == 9 ? "WRITE from the first region" :
+					    "WRITE into the first region";
+
+		for (uint32_t i = 0; i < (k == 9 ? LEN : e1); i++)
+			from[i] = pat(k, i);
+		if (write_wait(qp, cq, k == 9 ? m1->lkey : dmr->lkey, from,
+			       k == 9 ? dmr->rkey : m1->rkey, to, e1, what))
+			return 1;
+		for (uint32_t i = 0; i < e1; i++)
+			if (to[i] != pat(k, i)) {
+				fprintf(stderr, "remap: shared page: %s: byte %u is %u, want %u\n",
+					what, i, to[i], pat(k, i));
+				return 1;
+			}
+	}
+	if (ibv_dereg_mr(m1) || ibv_dereg_mr(m2) || munmap(buf, LEN))
+		return die("deregistering the shared-page regions");
+	return 0;
 }
 
 int main(void)
@@ -74,6 +147,8 @@ int main(void)
 			  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
 		return die("RTS");
 
+	if (shared_page(pd, qp, cq, dst, dmr))
+		return 1;
 	void *at = NULL;
 
 	for (int k = 0; k < ROUNDS; k++) {
