@@ -346,8 +346,17 @@ int shim_attach(void)
 		snprintf(req.u.hello.host, sizeof(req.u.hello.host), "%s", host);
 	rc = shim_rpc(&req, NULL, 0, -1, &rep, &cfd);
 	if (rc || cfd < 0) {
-		fprintf(stderr, "ibfab shim: the fabric daemon refused to attach%s%s: %s\n",
-			host ? " host " : "", host ? host : "", strerror(rc ? rc : EPROTO));
+		if (rc == ENOENT && host == rank_host)
+			fprintf(stderr, "ibfab shim: the fabric daemon refused to attach host %s: "
+				"MPI rank %s is the fabric's host of that number, and the fabric "
+				"has fewer hosts ('ibfab topo show FILE' lists them)\n", host, host + 1);
+		else if (rc == ENOENT && host)
+			fprintf(stderr, "ibfab shim: the fabric daemon refused to attach host %s: "
+				"the fabric has no host of that name ('ibfab topo show FILE' "
+				"lists them)\n", host);
+		else
+			fprintf(stderr, "ibfab shim: the fabric daemon refused to attach%s%s: %s\n",
+				host ? " host " : "", host ? host : "", strerror(rc ? rc : EPROTO));
 		if (cfd >= 0)
 			close(cfd);
 		close(fd);

@@ -46,6 +46,10 @@ for v in OMPI_COMM_WORLD_RANK PMI_RANK; do
 		fail "exec with $v=3: $(tail -3 "$tmp/rank.out")"
 	grep -Eq "port_lid:\s+5$" "$tmp/rank.out" || fail "$v=3 is not h3: $(grep lid "$tmp/rank.out")"
 done
+# a rank beyond the fabric's hosts is told so (star-6: h0..h5)
+OMPI_COMM_WORLD_RANK=6 timeout 30 "$IBFAB" exec --socket "$sock" -- ibv_devices >"$tmp/rank6.out" 2>&1
+grep -q "MPI rank 6 is the fabric's host of that number, and the fabric has fewer hosts" \
+	"$tmp/rank6.out" || fail "rank 6 on 6 hosts: $(cat "$tmp/rank6.out")"
 # the interval timer and times() count simulated time (tests/shim/shim_alarm.c)
 timeout 30 "$IBFAB" exec --socket "$sock" --host h2 -- "$IBFAB_BUILD/tests/shim/shim_alarm" \
 	>"$tmp/alarm.out" 2>&1 || fail "shim_alarm: $(grep -v '^ok' "$tmp/alarm.out" | head -5)"
