@@ -274,15 +274,19 @@ sim_time_t host_post(struct host *h, sim_time_t t, uint32_t inline_bytes,
 		     enum host_post_kind kind)
 {
 	const struct host_params *p = &h->p;
-	/* Inline data follows the WQE's segments; WQEs grow in 64-byte blocks. */
-	uint64_t wqe = ((uint64_t)HOST_WQE_BYTES + inline_bytes + HOST_WQE_BYTES - 1) /
-		       HOST_WQE_BYTES * HOST_WQE_BYTES;
+	/* Inline data follows the WQE's segments (16-byte units); what
+	 * crosses PCIe is whole 64-byte blocks. A 220-byte inline WRITE is
+	 * 256 bytes of segments: BlueFlame's half register exactly, which is
+	 * why perftest inlines up to 220 (docs/host-model.md). */
+	uint64_t segs = inline_bytes ? ((uint64_t)HOST_WQE_INLINE_HDR + inline_bytes + 15) / 16 * 16 :
+				       HOST_WQE_DATA_SEGS;
+	uint64_t wqe = (segs + HOST_WQE_BYTES - 1) / HOST_WQE_BYTES * HOST_WQE_BYTES;
 	uint64_t db_wire = host_pcie_wire_bytes(p, HOST_DOORBELL_BYTES);
 	uint64_t wqe_wire = host_pcie_wire_bytes(p, wqe);
 	sim_time_t occ = max_t(host_pcie_ser_ps(p, wqe_wire), rate_ps(wqe, p->mem_gbps));
 	/* mlx5's rule (rdma-core providers/mlx5, post_send_db): one WR in the
 	 * call, data inline, WQE within the BlueFlame buffer's half */
-	bool bf = kind == HOST_POST_ALONE && inline_bytes && wqe <= p->bf_bytes;
+	bool bf = kind == HOST_POST_ALONE && inline_bytes && segs <= p->bf_bytes;
 	sim_time_t mmio = kind == HOST_POST_LIST ? 0 : (sim_time_t)p->mmio_cpu_ns * SIM_NS;
 
 	h->st.posts++;

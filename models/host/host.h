@@ -95,6 +95,11 @@
 enum hca_mem { HCA_MEM_HOST, HCA_MEM_GPU };
 
 #define HOST_WQE_BYTES		64	/* a send WQE: mlx5's 64-byte WQE basic block */
+/* An RDMA WRITE's segments before its inline data: control 16, remote
+ * address 16, the inline segment's byte count 4 (mlx5, in 16-byte units);
+ * without inline data, control, remote address and one data segment, 48. */
+#define HOST_WQE_INLINE_HDR	36
+#define HOST_WQE_DATA_SEGS	48
 #define HOST_CQE_BYTES		64	/* mlx5 CQE size */
 #define HOST_DOORBELL_BYTES	8	/* one 64-bit MMIO write to the HCA's doorbell page */
 

@@ -59,7 +59,9 @@ check_lat() {
 	avg=$(col "$name" 3)
 	echo "ucx_perftest $name: median $med usec, average $avg, simulator $lat"
 	[ "$(printf '%.2f' "$med")" = "$lat" ] || fail "$name: median $med usec, simulator predicts $lat"
-	within "$avg" "$lat" "$(awk -v l="$lat" -v p="$pct" 'BEGIN { print l * (1 + p / 100) }')" ||
+	# the prediction is printed to 0.01 us: the average may sit half of it below
+	within "$avg" "$(awk -v l="$lat" 'BEGIN { print l - 0.005 }')" \
+		"$(awk -v l="$lat" -v p="$pct" 'BEGIN { print l * (1 + p / 100) }')" ||
 		fail "$name: average $avg usec, more than $pct% above $lat"
 }
 ucxp am_lat -x rc_verbs -d ibfab0:1 -t am_lat -w 100 -n 1000 && check_lat am_lat 100

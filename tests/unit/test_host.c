@@ -276,16 +276,18 @@ static void test_post_closed_form(void)
 {
 	static const struct {
 		uint32_t inl;
-		uint64_t wqe;	/* 64 + inline, in 64-byte blocks */
-	} c[] = { { 0, 64 }, { 1, 128 }, { 64, 128 }, { 65, 192 }, { 100, 192 }, { 192, 256 },
-		  { 193, 320 }, { 448, 512 } };
+		uint64_t segs;	/* control, remote address, inline header + data (16-byte units) */
+		uint64_t wqe;	/* in 64-byte blocks */
+	} c[] = { { 0, 48, 64 }, { 1, 48, 64 }, { 28, 64, 64 }, { 29, 80, 128 }, { 64, 112, 128 },
+		  { 100, 144, 192 }, { 192, 240, 256 }, { 220, 256, 256 }, { 221, 272, 320 },
+		  { 448, 496, 512 } };
 	const sim_time_t t0 = 10 * NS, big = ser(wire(MiB));
 	struct host h;
 
 	for (size_t i = 0; i < SIM_ARRAY_SIZE(c); i++) {
 		sim_time_t occ = ser(wire(c[i].wqe));
-		/* BlueFlame: data inline, posted alone, WQE within 256 bytes */
-		bool bf = c[i].inl && c[i].wqe <= 256;
+		/* BlueFlame: data inline, posted alone, segments within 256 bytes */
+		bool bf = c[i].inl && c[i].segs <= 256;
 
 		/* In a list (not alone): the doorbell, then the WQE is fetched. */
 		mk(&h);
@@ -312,15 +314,15 @@ static void test_post_closed_form(void)
 		CU_ASSERT_EQUAL(h.st.pcie_rd_bytes, (bf ? 0 : wire(8)) + wire(c[i].wqe));
 	}
 	/* Default post of a 0-inline WR: 100 + 200 + 2.857 + 250 ns; of a
-	 * 2-byte inline one by BlueFlame: 100 + 4.095 (a 128-byte WQE) + 200. */
+	 * 2-byte inline one by BlueFlame: 100 + 2.857 (a 64-byte WQE) + 200. */
 	mk(&h);
 	CU_ASSERT_EQUAL(host_post(&h, 0, 0, HOST_POST_ALONE), 552857);
 	mk(&h);
-	CU_ASSERT_EQUAL(host_post(&h, 0, 2, HOST_POST_ALONE), (POST_NS + DB_NS) * NS + ser(wire(128)));
+	CU_ASSERT_EQUAL(host_post(&h, 0, 2, HOST_POST_ALONE), 302857);
 	/* bf_bytes = 0: never BlueFlame. */
 	mk(&h);
 	h.p.bf_bytes = 0;
-	CU_ASSERT_EQUAL(host_post(&h, 0, 2, HOST_POST_ALONE), (POST_NS + DB_NS) * NS + ser(wire(128)) +
+	CU_ASSERT_EQUAL(host_post(&h, 0, 2, HOST_POST_ALONE), (POST_NS + DB_NS) * NS + ser(wire(64)) +
 						 WQE_NS * NS);
 
 	/* The WQE fetch shares the rd pipe: it waits behind a 1 MiB payload read. */
@@ -662,10 +664,15 @@ static void test_stats_accounting(void)
 		sim_time_t t = (sim_time_t)i * SIM_US;
 
 		/* send side: post, stage, read, completion */
+		/* i * 16 bytes inline: 36 bytes of segments before them (48
+		 * without), in 16-byte units, then in 64-byte blocks */
+		uint64_t segs = i ? (36 + (uint64_t)i * 16 + 15) / 16 * 16 : 48;
+		uint64_t wqe = (segs + 63) / 64 * 64;
+
 		t = host_post(&h, t, (uint32_t)i * 16, HOST_POST_LIST_LAST);
-		rd += wire(8) + wire((64 + (uint64_t)i * 16 + 63) / 64 * 64);
-		rc += wire(8) + wire((64 + (uint64_t)i * 16 + 63) / 64 * 64);
-		mem += (64 + (uint64_t)i * 16 + 63) / 64 * 64;
+		rd += wire(8) + wire(wqe);
+		rc += wire(8) + wire(wqe);
+		mem += wqe;
 		t = host_stage_gpu_to_host(&h, t, s);
 		gpu += wire(s);
 		rc += wire(s);
