@@ -131,6 +131,7 @@ struct fab {
 	/* timing constants */
 	sim_time_t sw_lat, hca_lat;
 	sim_time_t hca_wqe, hca_msg;	/* per WQE on one QP; per message on the HCA */
+	uint32_t hca_ackreq_mask;	/* hca.ackreq_pkts - 1 (UINT32_MAX: the last packet only) */
 	/* results */
 	struct fab_totals tot;
 	sim_time_t last_done;

@@ -649,6 +649,7 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 	f->sw_lat = (sim_time_t)p->sw_latency_ns * SIM_NS;
 	f->hca_lat = (sim_time_t)p->hca_latency_ns * SIM_NS;
 	f->hca_wqe = (sim_time_t)p->hca_wqe_ns * SIM_NS;
+	f->hca_ackreq_mask = p->hca_ackreq_pkts ? p->hca_ackreq_pkts - 1 : UINT32_MAX;
 	f->hca_msg = p->hca_max_mpps ? (sim_time_t)(SIM_US / p->hca_max_mpps) : 0;
 	rc = sim_init(&f->eng) ? -1 : 0;
 	if (!rc)

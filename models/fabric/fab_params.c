@@ -210,6 +210,11 @@ static void apply_preset(struct fab_params *p, const struct preset *pr)
 	p->hca_rnr_retry = 7;
 	p->hca_min_rnr_timer = 12;	/* 0.64 ms (IBA Table 45) */
 	p->hca_max_rd_atomic = 16;	/* ConnectX's max_qp_rd_atom */
+	/* AckReq on a message's last packet only. Linux rxe also asks after
+	 * every 64 packets without one (RXE_MAX_PKT_PER_ACK,
+	 * drivers/infiniband/sw/rxe), so that a long message's progress is
+	 * acknowledged as it goes: hca.ackreq_pkts=64 */
+	p->hca_ackreq_pkts = 0;
 	p->drop_prob = 0;
 	p->ber = 0;
 	/* perftest's default inline size on mlx5: small writes skip the payload DMA */
@@ -1198,6 +1203,8 @@ static const struct sim_param keys[] = {
 	    "RNR NAK timer code (IBA Table 45: 12 = 0.64 ms, 1 = 10 us)"),
 	GEN("hca.max_rd_atomic", K_UINT, hca_max_rd_atomic, 1, 255,
 	    "READs/atomics in flight per QP (requester and responder)"),
+	GEN("hca.ackreq_pkts", K_UINT, hca_ackreq_pkts, 0, 65536,
+	    "RC: AckReq on every Nth packet of a message as well as its last (a power of two; 0 = the last only)"),
 	GEN("hca.max_inline", K_SIZE, hca_max_inline, 0, 1024,
 	    "traffic messages up to this size are sent inline (no payload DMA read)"),
 	GEN("hca.dma_window", K_UINT, hca_dma_window, 1, 256,
@@ -1777,6 +1784,10 @@ int fab_params_check(const struct fab_params *p, struct sim_diag *d)
 	if (fab_is_eth(p) && p->eth.kmin && p->eth.kmax && p->eth.kmax < p->eth.kmin)
 		return sim_diag_set(d, NULL, 0, 0, "eth.kmax (%u bytes) is below eth.kmin (%u bytes)",
 				    p->eth.kmax, p->eth.kmin);
+	if (p->hca_ackreq_pkts & (p->hca_ackreq_pkts - 1))
+		return sim_diag_set(d, NULL, 0, 0,
+				    "hca.ackreq_pkts: %u is not a power of two (or 0: the last packet only)",
+				    p->hca_ackreq_pkts);
 	if (!link_width_valid(p->lanes))
 		return sim_diag_set(d, NULL, 0, 0, "link.width: %u lanes is not an IB width", p->lanes);
 	if (p->speed == LINK_SPEED_NONE || p->speed >= LINK_SPEED_COUNT)

@@ -325,7 +325,10 @@ void qp_req_build(struct hca_qp *qp, struct pkt *p)
 			p->rkey = w->wr.rkey;
 			p->dma_len = (uint32_t)(swqe_len(w) - qp->seg_off);
 		}
-		if (last && qp->type == HCA_QPT_RC)
+		/* the last packet, and every hca.ackreq_pkts-th of the message
+		 * (counted from its first PSN: a resent packet asks again) */
+		if (qp->type == HCA_QPT_RC &&
+		    (last || ((psn_diff(p->psn, w->first_psn) + 1) & h->f->hca_ackreq_mask) == 0))
 			p->flags |= IB_PKT_ACKREQ;
 		qp->snd_psn = psn_add(qp->snd_psn, 1);
 		qp->seg_off += payload;

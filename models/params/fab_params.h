@@ -139,6 +139,8 @@ struct fab_params {
 	uint8_t hca_rnr_retry;		/* hca.rnr_retry (7 = for ever) */
 	uint8_t hca_min_rnr_timer;	/* hca.min_rnr_timer (Table 45 code) */
 	uint8_t hca_max_rd_atomic;	/* hca.max_rd_atomic: READs/atomics in flight per QP */
+	uint32_t hca_ackreq_pkts;	/* hca.ackreq_pkts: AckReq on every Nth packet of an RC
+					 * message (a power of two; 0 = its last packet only) */
 	/* fault injection */
 	double drop_prob;		/* link.drop_prob: a packet fails its CRC at the receiver */
 	double ber;			/* link.ber: bit error rate, per bit on the wire */

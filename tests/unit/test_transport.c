@@ -643,6 +643,41 @@ static void test_long_message_loss(void)
 }
 
 /*
+ * hca.ackreq_pkts=N: the requester sets AckReq on every Nth packet of a
+ * message as well as its last, and the responder acknowledges each: a
+ * 1 MiB WRITE (256 packets at MTU 4096) draws 256/N ACKs, one with the
+ * default (0: the last packet only). The ACKs run the other way: the
+ * completion comes at the same time.
+ */
+static void test_ackreq_along(void)
+{
+	static const char *const n0[] = { NULL }, *const n64[] = { "hca.ackreq_pkts=64", NULL },
+				  *const n32[] = { "hca.ackreq_pkts=32", NULL };
+	const char *const *sets[] = { n0, n64, n32 };
+	const uint64_t want[] = { 1, 4, 8 };
+	sim_time_t done[3];
+
+	for (int k = 0; k < 3; k++) {
+		struct tp t;
+		struct hca_wc wc[2];
+
+		tp_init(&t, sets[k], 1 << 20);
+		tp_connect(&t, HCA_QPT_RC, 14, 7, 7, 12, 16);
+		struct hca_send_wr w = wr_of(&t, HCA_WR_RDMA_WRITE, 1, 0, 1 << 20);
+
+		CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+		tp_run(&t);
+		CU_ASSERT_EQUAL_FATAL(poll_all(t.ca, wc, 2), 1);
+		CU_ASSERT_EQUAL(wc[0].status, HCA_WC_SUCCESS);
+		CU_ASSERT_EQUAL(hca_qp_stats(t.qb)->acks_sent, want[k]);
+		done[k] = wc[0].time;
+		tp_fini(&t);
+	}
+	CU_ASSERT_EQUAL(done[1], done[0]);
+	CU_ASSERT_EQUAL(done[2], done[0]);
+}
+
+/*
  * The send queue's storage starts small and doubles as it fills; posting
  * past a wrapped head (entries at free-running indexes 10.. that wrap the
  * first 16-entry storage) must keep every WQE, in order, through
@@ -1825,6 +1860,7 @@ static void test_read_engine(void)
 
 static const struct test_case tests[] = {
 	{ "long RC messages survive 0.1% loss", test_long_message_loss },
+	{ "AckReq along a message (hca.ackreq_pkts)", test_ackreq_along },
 	{ "WRITE/SEND/READ latency closed form", test_latency_closed_form },
 	{ "loopback: two QPs of one HCA, nothing on the link", test_loopback },
 	{ "RC under loss: exactly once, in order", test_rc_loss_exactly_once },
