@@ -1995,6 +1995,100 @@ static int op_poll_cq(struct client *c, const struct shim_req *q, const uint8_t 
 	return NO_REPLY;
 }
 
+/*
+ * An asynchronous event of an HCA (hca_async_fn): queued for the process
+ * whose object it concerns, and one count on its context's eventfd, which
+ * makes a wait on that fd (UCX's async thread, ibv_get_async_event) end at
+ * this simulated instant.
+ */
+static void async_cb(struct hca *h, enum hca_async_event ev, void *obj, void *ctx)
+{
+	struct srv *s = ctx;
+
+	for (struct client *c = s->clients; c; c = c->next) {
+		if (c != c->p || c->zombie || c->hca != h)
+			continue;
+		for (uint32_t i = 0; i < c->nobjs; i++) {
+			const struct obj *o = &c->objs[i];
+
+			if (!((o->t == O_SRQ && (void *)o->u.srq == obj) ||
+			      (o->t == O_QP && o->u.qp && (void *)o->u.qp->qp == obj)))
+				continue;
+			if (c->aq_n == c->aq_cap) {
+				uint32_t cap = c->aq_cap ? 2 * c->aq_cap : 8;
+				void *v = cap <= 4096 ? realloc(c->aq, cap * sizeof(*c->aq)) : NULL;
+
+				if (!v) {
+					srv_log(s, "pid %u: asynchronous event %d lost (%u unread)",
+						c->pid, (int)ev, c->aq_n);
+					return;
+				}
+				c->aq = v;
+				c->aq_cap = cap;
+			}
+			c->aq[c->aq_n].type = ev == HCA_EV_SRQ_LIMIT_REACHED ? SHIM_ASYNC_SRQ_LIMIT :
+					      SHIM_ASYNC_LAST_WQE;
+			c->aq[c->aq_n++].handle = i;
+			if (c->async_efd >= 0) {
+				uint64_t one = 1;
+
+				if (write(c->async_efd, &one, sizeof(one)) < 0) {
+					/* a full counter: the event is queued all the same */
+				}
+			}
+			return;
+		}
+	}
+}
+
+static int op_async_fd(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
+{
+	(void)q;
+	(void)tail;
+	if (*fd < 0)
+		return EBADF;
+	if (c->p->async_efd >= 0)
+		close(c->p->async_efd);
+	c->p->async_efd = *fd;
+	*fd = -1;
+	return 0;
+}
+
+static int op_get_async(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
+{
+	struct client *p = c->p;
+	struct shim_rep r;
+
+	(void)q;
+	(void)tail;
+	(void)fd;
+	if (!p->aq_n)
+		return EAGAIN;
+	memset(&r, 0, sizeof(r));
+	r.u.async.type = p->aq[0].type;
+	r.u.async.handle = p->aq[0].handle;
+	memmove(p->aq, p->aq + 1, --p->aq_n * sizeof(*p->aq));
+	srv_reply(c, &r, -1);
+	return NO_REPLY;
+}
+
+static int op_modify_srq(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
+{
+	struct obj *o = srv_obj_get(c, q->u.modify_srq.srq, O_SRQ);
+	struct shim_rep r;
+
+	(void)tail;
+	(void)fd;
+	if (!o)
+		return EBADF;
+	if (q->u.modify_srq.mask && hca_srq_set_limit(o->u.srq, q->u.modify_srq.limit))
+		return EINVAL;
+	memset(&r, 0, sizeof(r));
+	r.u.srq.limit = hca_srq_limit(o->u.srq);
+	srv_reply(c, &r, -1);
+	return NO_REPLY;
+}
+
 static int op_create_channel(struct client *c, const struct shim_req *q, const uint8_t *tail,
 			     int *fd)
 {
@@ -2152,6 +2246,9 @@ static const op_fn ops[SHIM_OP_MAX] = {
 	[SHIM_OP_REQ_NOTIFY] = op_req_notify,
 	[SHIM_OP_POLL_CQ] = op_poll_cq,
 	[SHIM_OP_CREATE_CHANNEL] = op_create_channel,
+	[SHIM_OP_ASYNC_FD] = op_async_fd,
+	[SHIM_OP_GET_ASYNC] = op_get_async,
+	[SHIM_OP_MODIFY_SRQ] = op_modify_srq,
 	[SHIM_OP_DESTROY_CHANNEL] = op_destroy,
 	[SHIM_OP_GET_CQ_EVENT] = op_get_cq_event,
 	[SHIM_OP_CREATE_SRQ] = op_create_srq,
@@ -2306,6 +2403,9 @@ static void client_free(struct client *c)
 		sgl_free(c->s, e);
 	}
 	free(c->p->objs);
+	free(c->p->aq);
+	if (c->p->async_efd >= 0)
+		close(c->p->async_efd);
 	if (c->io_fd >= 0)
 		close(c->io_fd);
 	if (c->p->perf_fd >= 0)
@@ -2464,6 +2564,7 @@ static int client_add(struct srv *s, int fd)
 	c->p = c;
 	c->fd = fd;
 	c->io_fd = -1;
+	c->async_efd = -1;
 	c->tperf_fd = -1;
 	c->tperf_seen = -1;
 	c->tquiet = -1;
@@ -2615,8 +2716,10 @@ static int build_fabric(struct srv *s, const struct serve_opts *o, struct sim_di
 		return -1;
 	s->eng = fab_engine(s->f);
 	for (int i = 0; i < s->net.nnodes; i++)
-		if (fab_hca(s->f, i))
+		if (fab_hca(s->f, i)) {
 			hca_set_place_hook(fab_hca(s->f, i), place_cb, s);
+			hca_set_async_hook(fab_hca(s->f, i), async_cb, s);
+		}
 	return 0;
 }
 

@@ -198,6 +198,11 @@ struct client {
 	bool holds;		/* advance() last counted it as running */
 	bool touched;		/* ... and it has not reacted yet */
 	struct sgl *srq_sgls;	/* receives with lists posted to its SRQs, oldest first */
+	/* asynchronous events (hca_async_fn) not yet read, oldest first, and
+	 * the context's eventfd, one count written per event (-1: none) */
+	struct { uint32_t type, handle; } *aq;
+	uint32_t aq_n, aq_cap;
+	int async_efd;
 	/* its ITIMER_REAL (setitimer, alarm) in simulated time: SIGALRM at
 	 * alarm_at, then every alarm_every (0: once) */
 	sim_time_t alarm_at, alarm_every;

@@ -1080,6 +1080,29 @@ SHIM_INTERPOSE int poll(struct pollfd *fds, nfds_t n, int timeout)
 	return real_poll(fds, n, w ? 0 : timeout);
 }
 
+/* Block until fd is readable, as a program's poll() on it would: waiting
+ * in simulated time when the daemon watches it (a fabric fd). 0, or -1
+ * with errno. */
+int shim_wait_readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int w, r;
+
+	REAL(poll);
+	for (;;) {
+		if ((w = poll_wait(&p, 1, UINT64_MAX)) < 0) {
+			if (errno == EINTR && restartable())
+				continue;
+			return -1;
+		}
+		r = real_poll(&p, 1, w ? 0 : -1);
+		if (r > 0)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -1;
+	}
+}
+
 SHIM_INTERPOSE int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 			 const sigset_t *mask)
 {

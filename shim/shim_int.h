@@ -46,6 +46,7 @@ SHIM_HIDDEN uint64_t shim_now_ps(void);
  * rdma_cm event channel's): a program waiting on it waits for the fabric,
  * so the clock may move (on: made; off: closed). */
 SHIM_HIDDEN void shim_fabric_fd(int fd, bool on);
+SHIM_HIDDEN int shim_wait_readable(int fd);
 /* The simulated device's name (ibv_get_device_name), also its netdev's on
  * the RoCE fabric (getifaddrs). */
 #define SHIM_DEV_NAME "ibfab0"

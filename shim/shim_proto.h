@@ -38,7 +38,9 @@
 					 * 7: IO waits say if the fabric may
 					 * end them, BUSY;
 					 * 8: SEG_ADD names the segments it
-					 * takes the place of */
+					 * takes the place of; asynchronous
+					 * events (ASYNC_FD, GET_ASYNC), the
+					 * SRQ limit (MODIFY_SRQ) */
 #define SHIM_MAX_WC	16		/* completions per poll reply */
 #define SHIM_IO_TIMEOUT	0xffffffffu	/* shim_rep.count: an IO wait's deadline passed */
 #define SHIM_MAX_INLINE	256		/* inline bytes carried in one post */
@@ -167,7 +169,16 @@ enum shim_op {
 	SHIM_OP_BUSY,		/* notification: the shim works for the program
 				 * (copying pages to share them) until its
 				 * next message: it runs, it does not spin */
+	SHIM_OP_ASYNC_FD,	/* fd: the context's async eventfd, one count per event */
+	SHIM_OP_GET_ASYNC,	/* the oldest asynchronous event (EAGAIN: none) */
+	SHIM_OP_MODIFY_SRQ,	/* arm (or with mask 0 read) an SRQ's limit */
 	SHIM_OP_MAX
+};
+
+/* GET_ASYNC's event types */
+enum shim_async {
+	SHIM_ASYNC_SRQ_LIMIT,	/* an SRQ's limit reached (handle: the SRQ) */
+	SHIM_ASYNC_LAST_WQE,	/* a QP on an SRQ in Error (handle: the QP) */
 };
 
 struct shim_wire_sge {
@@ -211,6 +222,7 @@ struct shim_req {
 		struct { uint32_t cq; uint32_t solicited_only; } notify;
 		struct { uint32_t cq; uint32_t n; } poll;
 		struct { uint32_t max_wr; } create_srq;
+		struct { uint32_t srq, mask, limit; } modify_srq;	/* mask: IBV_SRQ_LIMIT or 0 */
 		struct {
 			uint32_t type, send_cq, recv_cq;
 			int32_t srq;
@@ -277,6 +289,8 @@ struct shim_rep {
 		struct { uint32_t handle, qpn, max_send_wr, max_recv_wr, max_inline; } qp;
 		struct shim_wire_wc wc[SHIM_MAX_WC];
 		struct { uint32_t cq; } event;
+		struct { uint32_t type, handle; } async;	/* enum ibv_event_type, its object */
+		struct { uint32_t limit; } srq;			/* MODIFY_SRQ: the limit now */
 		struct shim_cm_event cm;	/* CM_GET_EVENT */
 		struct {
 			struct shim_cm_addr src, dst;	/* bind, resolve_addr */

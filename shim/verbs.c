@@ -110,6 +110,37 @@ struct shim_seg {
 };
 
 static pthread_mutex_t obj_lock = PTHREAD_MUTEX_INITIALIZER;
+/* QPs and SRQs by the daemon's handle: what an asynchronous event names */
+static void **hobjs;
+static size_t nhobjs;
+
+static void hobj_set(uint32_t h, void *obj)
+{
+	pthread_mutex_lock(&obj_lock);
+	if (h >= nhobjs && obj) {
+		size_t n = (size_t)h + 16;
+		void **v = realloc(hobjs, n * sizeof(*v));
+
+		if (v) {
+			memset(v + nhobjs, 0, (n - nhobjs) * sizeof(*v));
+			hobjs = v;
+			nhobjs = n;
+		}
+	}
+	if (h < nhobjs)
+		hobjs[h] = obj;
+	pthread_mutex_unlock(&obj_lock);
+}
+
+static void *hobj_get(uint32_t h)
+{
+	void *o;
+
+	pthread_mutex_lock(&obj_lock);
+	o = h < nhobjs ? hobjs[h] : NULL;
+	pthread_mutex_unlock(&obj_lock);
+	return o;
+}
 static struct shim_seg *segs;
 static size_t nsegs;
 /* Handle -> CQ, for completion events. */
@@ -453,14 +484,27 @@ SHIM_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *dev)
 	ctx = &c->vctx.context;
 	ctx->device = dev;
 	ctx->cmd_fd = -1;
-	/* pollable, as the kernel's: it never becomes readable (the model
-	 * raises no asynchronous events); UCX makes it non-blocking and
-	 * watches it in its async thread */
-	ctx->async_fd = eventfd(0, EFD_CLOEXEC);
+	/* pollable, as the kernel's: the daemon writes one count per
+	 * asynchronous event (an SRQ's limit, a QP's last WQE); UCX makes it
+	 * non-blocking and watches it in its async thread */
+	ctx->async_fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
 	if (ctx->async_fd < 0) {
 		free(c);
 		return NULL;
 	}
+	{
+		struct shim_req req = { .op = SHIM_OP_ASYNC_FD };
+		struct shim_rep rep;
+		int rc = shim_rpc(&req, NULL, 0, ctx->async_fd, &rep, NULL);
+
+		if (rc) {
+			close(ctx->async_fd);
+			free(c);
+			errno = rc;
+			return NULL;
+		}
+	}
+	shim_fabric_fd(ctx->async_fd, true);
 	ctx->num_comp_vectors = 1;
 	pthread_mutex_init(&ctx->mutex, NULL);
 	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
@@ -482,8 +526,10 @@ SHIM_EXPORT int ibv_close_device(struct ibv_context *ctx)
 {
 	if (!ctx)
 		return EINVAL;
-	if (ctx->async_fd >= 0)
+	if (ctx->async_fd >= 0) {
+		shim_fabric_fd(ctx->async_fd, false);
 		close(ctx->async_fd);
+	}
 	free(container_of(ctx, struct shim_ctx, vctx.context));
 	return 0;
 }
@@ -498,32 +544,49 @@ static struct ibv_mw *op_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type t)
 }
 
 /*
- * The simulated HCA raises no asynchronous events (no port changes, no QP
- * or SRQ errors reported this way). Non-blocking, as UCX and libfabric read
- * it: EAGAIN, as the kernel's. Blocking: the thread sleeps in the kernel
- * for good, as it would on a device with nothing to report (a thread asleep
- * there counts as waiting), until the context is closed.
+ * The simulated HCA's asynchronous events: an SRQ's limit reached, the last
+ * WQE of a QP attached to an SRQ (the daemon queues them and writes a count
+ * on the async fd for each). Non-blocking, as UCX and libfabric read it:
+ * EAGAIN when none is there, as the kernel's. Blocking: the thread waits
+ * for the fd in simulated time, as for a completion channel.
  */
 SHIM_EXPORT int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *ev)
 {
+	struct shim_req req = { .op = SHIM_OP_GET_ASYNC };
+	struct shim_rep rep;
 	uint64_t v;
-	int fl;
+	int fl, rc;
 
 	if (!ctx || !ev) {
 		errno = EINVAL;
 		return -1;
 	}
 	fl = fcntl(ctx->async_fd, F_GETFL);
-	if (fl >= 0 && (fl & O_NONBLOCK)) {
-		errno = EAGAIN;
+	if (!(fl >= 0 && (fl & O_NONBLOCK)) && shim_wait_readable(ctx->async_fd))
+		return -1;
+	/* one count per event (a semaphore eventfd): EAGAIN when none */
+	if (syscall(SYS_read, ctx->async_fd, &v, sizeof(v)) < 0)
+		return -1;
+	rc = rpc0(&req, &rep);
+	if (rc) {
+		errno = rc;
 		return -1;
 	}
-	/* straight to the kernel, not the shim's watched read: nothing the
-	 * daemon does can make it readable */
-	while (syscall(SYS_read, ctx->async_fd, &v, sizeof(v)) < 0 && errno == EINTR)
-		;
-	errno = EIO;
-	return -1;
+	memset(ev, 0, sizeof(*ev));
+	switch (rep.u.async.type) {
+	case SHIM_ASYNC_SRQ_LIMIT:
+		ev->event_type = IBV_EVENT_SRQ_LIMIT_REACHED;
+		ev->element.srq = hobj_get(rep.u.async.handle);
+		break;
+	case SHIM_ASYNC_LAST_WQE:
+		ev->event_type = IBV_EVENT_QP_LAST_WQE_REACHED;
+		ev->element.qp = hobj_get(rep.u.async.handle);
+		break;
+	default:
+		errno = EPROTO;
+		return -1;
+	}
+	return 0;
 }
 
 SHIM_EXPORT void ibv_ack_async_event(struct ibv_async_event *ev)
@@ -1187,6 +1250,7 @@ SHIM_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_ini
 	}
 	s->h = rep.u.obj.handle;
 	s->max_wr = a->attr.max_wr;
+	hobj_set(s->h, &s->srq);
 	a->attr.max_sge = SHIM_MAX_SGE;
 	s->srq.context = pd->context;
 	s->srq.srq_context = a->srq_context;
@@ -1206,6 +1270,7 @@ SHIM_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 
 	if (rc && rc != EPIPE)
 		return rc;
+	hobj_set(s->h, NULL);
 	free(s);
 	return 0;
 }
@@ -1334,6 +1399,7 @@ SHIM_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_a
 		return NULL;
 	}
 	q->h = rep.u.qp.handle;
+	hobj_set(q->h, &q->qp);
 	a->cap.max_send_wr = rep.u.qp.max_send_wr;
 	a->cap.max_recv_wr = a->srq ? 0 : rep.u.qp.max_recv_wr;
 	a->cap.max_send_sge = req.u.create_qp.max_send_sge;
@@ -1486,6 +1552,7 @@ SHIM_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 
 	if (rc && rc != EPIPE)
 		return rc;
+	hobj_set(q->h, NULL);
 	free(q->wrs);
 	free(q);
 	return 0;
@@ -2104,22 +2171,42 @@ SHIM_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 	return EOPNOTSUPP;
 }
 
+/* The SRQ limit (IBV_SRQ_LIMIT) is armed in the model; resizing
+ * (IBV_SRQ_MAX_WR) is not supported. */
 SHIM_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *a, int mask)
 {
-	(void)srq;
-	(void)a;
-	(void)mask;
-	shim_unsupported("ibv_modify_srq");
-	return EOPNOTSUPP;
+	struct shim_srq *s = container_of(srq, struct shim_srq, srq);
+	struct shim_req req = { .op = SHIM_OP_MODIFY_SRQ };
+	struct shim_rep rep;
+
+	if (!srq || !a || (mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT)))
+		return EINVAL;
+	if (mask & IBV_SRQ_MAX_WR) {
+		shim_unsupported("ibv_modify_srq with IBV_SRQ_MAX_WR (resizing an SRQ)");
+		return EOPNOTSUPP;
+	}
+	if (!(mask & IBV_SRQ_LIMIT))
+		return 0;
+	req.u.modify_srq.srq = s->h;
+	req.u.modify_srq.mask = IBV_SRQ_LIMIT;
+	req.u.modify_srq.limit = a->srq_limit;
+	return rpc0(&req, &rep);
 }
 
 SHIM_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *a)
 {
 	struct shim_srq *s = container_of(srq, struct shim_srq, srq);
 
+	struct shim_req req = { .op = SHIM_OP_MODIFY_SRQ, .u.modify_srq.srq = s->h };
+	struct shim_rep rep;
+	int rc = rpc0(&req, &rep);	/* mask 0: the limit as it is now */
+
+	if (rc)
+		return rc;
 	memset(a, 0, sizeof(*a));
 	a->max_wr = s->max_wr;
 	a->max_sge = SHIM_MAX_SGE;
+	a->srq_limit = rep.u.srq.limit;
 	return 0;
 }
 

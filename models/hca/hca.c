@@ -15,6 +15,8 @@
  * in a small per-HCA heap with one engine event for its top; cancellation
  * is lazy (a per-QP generation). Receiving is an infinitely fast sink, as
  * in the foundation: blocks are freed when a packet's tail arrives.
+ * Asynchronous events: an SRQ's limit reached and a QP's last WQE
+ * (IBA 11.6.3), to a hook; no port, CQ or QP error events.
  * Left out: memory windows, reliable datagram, XRC, multicast, APM.
  */
 #include "models/hca/hca_int.h"
@@ -349,6 +351,31 @@ struct hca_srq *hca_create_srq(struct hca *h, uint32_t max_wr)
 		return NULL;
 	}
 	return s;
+}
+
+int hca_srq_set_limit(struct hca_srq *srq, uint32_t limit)
+{
+	if (!srq || limit > srq->cap)
+		return -EINVAL;
+	srq->limit = limit;
+	return 0;
+}
+
+uint32_t hca_srq_limit(const struct hca_srq *srq)
+{
+	return srq ? srq->limit : 0;
+}
+
+void hca_set_async_hook(struct hca *h, hca_async_fn fn, void *ctx)
+{
+	h->async_fn = fn;
+	h->async_ctx = ctx;
+}
+
+static void async_event(struct hca *h, enum hca_async_event ev, void *obj)
+{
+	if (h->async_fn)
+		h->async_fn(h, ev, obj, h->async_ctx);
 }
 
 int hca_post_srq_recv(struct hca_srq *srq, const struct hca_recv_wr *wr)
@@ -793,6 +820,10 @@ bool hca_qp_take_recv(struct hca_qp *qp, struct hca_recv_wr *out)
 		*out = s->ring[s->head];
 		s->head = (s->head + 1) % s->cap;
 		s->n--;
+		if (s->limit && s->n < s->limit) {
+			s->limit = 0;	/* disarmed as it fires (ibv_modify_srq(3)) */
+			async_event(s->hca, HCA_EV_SRQ_LIMIT_REACHED, s);
+		}
 		return true;
 	}
 	if (!qp->rq_n)
@@ -855,6 +886,7 @@ int hca_post_recv(struct hca_qp *qp, const struct hca_recv_wr *wr)
 void hca_qp_to_error(struct hca_qp *qp)
 {
 	struct hca_recv_wr r;
+	bool was_err = qp->state == HCA_QPS_ERR;
 
 	qp->state = HCA_QPS_ERR;
 	qp->timer_at = 0;
@@ -866,6 +898,10 @@ void hca_qp_to_error(struct hca_qp *qp)
 			qp_req_complete(qp, w, HCA_WC_WR_FLUSH_ERR);
 	}
 	qp->sq_head = qp->sq_next = qp->sq_tail;
+	/* it takes no more of its SRQ's receives: the last one it took is
+	 * done (IBA 11.6.3, Last WQE Reached) */
+	if (qp->srq && !was_err)
+		async_event(qp->hca, HCA_EV_QP_LAST_WQE_REACHED, qp);
 	while (!qp->srq && hca_qp_take_recv(qp, &r)) {
 		struct hca_wc wc = { .wr_id = r.wr_id, .status = HCA_WC_WR_FLUSH_ERR,
 				     .opcode = HCA_WC_RECV, .qp_num = qp->qpn,

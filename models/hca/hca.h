@@ -196,6 +196,17 @@ typedef void (*hca_place_fn)(struct hca *h, void *dst, const void *src, uint32_t
 			     sim_time_t vis, bool quiet, void *ctx);
 void hca_set_place_hook(struct hca *h, hca_place_fn fn, void *ctx);
 
+/*
+ * Affiliated asynchronous events (IBA vol. 1 11.6.3; ibv_get_async_event(3)):
+ * an SRQ's receives fell below its armed limit (obj: the hca_srq; the limit
+ * is then disarmed), a QP attached to an SRQ went to Error and will take no
+ * more of its receives (obj: the hca_qp). Raised at the simulated instant
+ * they happen, to the hook (NULL, the default: dropped).
+ */
+enum hca_async_event { HCA_EV_SRQ_LIMIT_REACHED, HCA_EV_QP_LAST_WQE_REACHED };
+typedef void (*hca_async_fn)(struct hca *h, enum hca_async_event ev, void *obj, void *ctx);
+void hca_set_async_hook(struct hca *h, hca_async_fn fn, void *ctx);
+
 /* Objects (return NULL / negative errno on misuse, never crash). */
 struct hca_mr *hca_reg_mr(struct hca *h, void *buf, uint64_t addr, uint64_t length,
 			  uint32_t access, enum hca_mem mem);
@@ -209,6 +220,11 @@ void hca_cq_set_notify(struct hca_cq *cq, hca_cq_notify_fn fn, void *ctx);
 int hca_poll_cq(struct hca_cq *cq, int n, struct hca_wc *wc);
 struct hca_srq *hca_create_srq(struct hca *h, uint32_t max_wr);
 int hca_post_srq_recv(struct hca_srq *srq, const struct hca_recv_wr *wr);
+/* Arm the SRQ limit (ibv_modify_srq's srq_limit): when a receive taken
+ * leaves fewer than `limit` posted, HCA_EV_SRQ_LIMIT_REACHED, and the limit
+ * is 0 again. 0 disarms. -EINVAL above the SRQ's size. */
+int hca_srq_set_limit(struct hca_srq *srq, uint32_t limit);
+uint32_t hca_srq_limit(const struct hca_srq *srq);
 /* The most work requests one queue (send, receive, shared receive) takes:
  * the model's own bound, above any device's max_qp_wr (ConnectX reports
  * 32,768), so that a queue's indexes stay far from wrapping. */

@@ -46,6 +46,7 @@ struct hca_srq {
 	struct hca *hca;
 	uint32_t slot;		/* in hca->objs */
 	uint32_t cap, head, n;
+	uint32_t limit;		/* armed SRQ limit (0: none) */
 	struct hca_recv_wr *ring;
 };
 
@@ -304,6 +305,8 @@ struct hca {
 				 * stack's CPU pipelines), its own; NULL until it makes it */
 	hca_place_fn place_fn;		/* hca_set_place_hook(): NULL = memcpy at once */
 	void *place_ctx;
+	hca_async_fn async_fn;		/* hca_set_async_hook(): NULL = no one listens */
+	void *async_ctx;
 	struct hca_mr **mr_chunks;	/* chunk k: keys k * HCA_MR_CHUNK .. (mr0 above) */
 	/* the counters of the QPs destroyed so far, summed (hca_qp_stats_add):
 	 * a run's totals count what a QP did after it is gone */

@@ -61,6 +61,10 @@ timeout 30 "$IBFAB" exec --socket "$sock" --host h2 -- "$IBFAB_BUILD/tests/shim/
 # the HCA moves the new pages (tests/shim/shim_remap.c, over the loopback)
 timeout 30 "$IBFAB" exec --socket "$sock" --host h2 -- "$IBFAB_BUILD/tests/shim/shim_remap" \
 	>"$tmp/remap.out" 2>&1 || fail "shim_remap: $(cat "$tmp/remap.out")"
+# the SRQ limit and asynchronous events (tests/shim/shim_async.c, over the
+# loopback): the event wakes a program blocked in ibv_get_async_event
+timeout 30 "$IBFAB" exec --socket "$sock" --host h3 -- "$IBFAB_BUILD/tests/shim/shim_async" \
+	>"$tmp/async.out" 2>&1 || fail "shim_async: $(cat "$tmp/async.out")"
 timeout 30 "$IBFAB" exec --socket "$sock" -- sh -c 'exit 3' >/dev/null 2>&1
 [ $? -eq 3 ] || fail "exec should pass the program's exit status through"
 timeout 30 "$IBFAB" exec --socket "$sock" --host nosuch -- ibv_devices >"$tmp/c.out" 2>&1

@@ -1083,6 +1083,87 @@ static void test_atomics(void)
 	tp_fini(&t);
 }
 
+/* The asynchronous events an HCA raised, in order (hca_async_fn). */
+struct async_log {
+	int n;
+	enum hca_async_event ev[8];
+	void *obj[8];
+	sim_time_t t[8];
+};
+
+static void async_record(struct hca *h, enum hca_async_event ev, void *obj, void *ctx)
+{
+	struct async_log *l = ctx;
+
+	if (l->n < 8) {
+		l->ev[l->n] = ev;
+		l->obj[l->n] = obj;
+		l->t[l->n++] = hca_now(h);
+	}
+}
+
+/*
+ * The SRQ limit (ibv_modify_srq(3)): 8 receives posted, the limit at 4;
+ * of 6 SENDs the fifth leaves 3 < 4 and raises SRQ_LIMIT_REACHED once
+ * (disarmed: the sixth raises nothing), at the time its receive is taken.
+ * A limit above the SRQ's size is refused. The QP on the SRQ going to
+ * Error raises QP_LAST_WQE_REACHED, once.
+ */
+static void test_srq_limit(void)
+{
+	struct async_log log = { 0 };
+	struct hca_wc wc[16];
+	struct tp t;
+
+	tp_init(&t, NULL, 4096);
+	hca_set_async_hook(t.b, async_record, &log);
+	struct hca_srq *srq = hca_create_srq(t.b, 16);
+
+	CU_ASSERT_FATAL(srq != NULL);
+	struct hca_qp_init_attr ia = {
+		.qp_type = HCA_QPT_RC, .send_cq = t.cb, .recv_cq = t.cb, .srq = srq,
+		.cap = { .max_send_wr = 16 },
+	};
+
+	t.qa = make_qp(t.a, t.ca, HCA_QPT_RC);
+	t.qb = hca_create_qp(t.b, &ia);
+	CU_ASSERT_FATAL(t.qb != NULL);
+	to_rts(t.qa, t.b, hca_qp_num(t.qb), &t, 14, 7, 7, 12, 16);
+	to_rts(t.qb, t.a, hca_qp_num(t.qa), &t, 14, 7, 7, 12, 16);
+	for (int i = 0; i < 8; i++) {
+		struct hca_recv_wr r = { .wr_id = (uint64_t)i,
+					 .sg = { (uintptr_t)t.bufb, 64, t.mb->lkey } };
+
+		CU_ASSERT(hca_post_srq_recv(srq, &r) == 0);
+	}
+	CU_ASSERT_EQUAL(hca_srq_set_limit(srq, 17), -EINVAL);
+	CU_ASSERT_EQUAL(hca_srq_set_limit(srq, 4), 0);
+	CU_ASSERT_EQUAL(hca_srq_limit(srq), 4);
+	for (int i = 0; i < 6; i++) {
+		struct hca_send_wr w = wr_of(&t, HCA_WR_SEND, (uint64_t)i, 0, 64);
+
+		CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+	}
+	tp_run(&t);
+	CU_ASSERT_EQUAL(poll_all(t.ca, wc, 16), 6);
+	int n = poll_all(t.cb, wc, 16);
+
+	CU_ASSERT_EQUAL_FATAL(n, 6);
+	CU_ASSERT_EQUAL_FATAL(log.n, 1);
+	CU_ASSERT_EQUAL(log.ev[0], HCA_EV_SRQ_LIMIT_REACHED);
+	CU_ASSERT_PTR_EQUAL(log.obj[0], srq);
+	/* the fifth receive (wr_id 4) was taken when its SEND arrived, after
+	 * the fourth's completion and no later than its own */
+	CU_ASSERT(log.t[0] > wc[3].time && log.t[0] <= wc[4].time);
+	CU_ASSERT_EQUAL(hca_srq_limit(srq), 0);
+	hca_qp_to_error(t.qb);
+	hca_qp_to_error(t.qb);
+	CU_ASSERT_EQUAL_FATAL(log.n, 2);
+	CU_ASSERT_EQUAL(log.ev[1], HCA_EV_QP_LAST_WQE_REACHED);
+	CU_ASSERT_PTR_EQUAL(log.obj[1], t.qb);
+	tp_fini(&t);
+}
+
 static void test_ud(void)
 {
 	struct tp t;
@@ -1878,6 +1959,7 @@ static const struct test_case tests[] = {
 	{ "atomics return the old value", test_atomics },
 	{ "WRITE with immediate: the receive reports the bytes", test_write_imm_len },
 	{ "UD: MTU limit, no ACKs", test_ud },
+	{ "SRQ limit and last WQE: asynchronous events", test_srq_limit },
 	{ "UC loses whole messages only", test_uc_loses_whole_messages },
 	{ "verbs misuse", test_bad_verbs },
 	{ "traffic ops over QPs", test_traffic_ops },
