@@ -827,6 +827,15 @@ static bool try_wake(struct client *c, sim_time_t now)
 			wake(c);
 			return true;
 		}
+		/* bytes no completion announces landed in its memory: a program
+		 * that polls its CQ and looks at its memory in turn (UCX's put
+		 * latency test) sees them now, not when its poll's back-off ends */
+		if (c->p->quiet_gen != c->wait_quiet_gen) {
+			poll_reply(c, o->u.cq, c->wait_n, true);
+			c->poll_q = poll_q_min(c);
+			wake(c);
+			return true;
+		}
 		/* a completion elsewhere may be what the program waits for */
 		if (c->p->cqe_gen != c->wait_cqe_gen || now >= c->deadline) {
 			bool any = false;
@@ -899,18 +908,19 @@ static sim_time_t next_deadline(struct client *c, sim_time_t now)
 	return t;
 }
 
-static void place_touch(struct srv *s, const uint8_t *dst, bool quiet);
+static void place_touch(struct srv *s, const uint8_t *dst, bool quiet, bool last);
 
 static void place_cb(struct hca *h, void *dst, const void *src, uint32_t len, sim_time_t vis,
-		     bool quiet, void *ctx)
+		     unsigned flags, void *ctx)
 {
+	bool quiet = flags & HCA_PLACE_QUIET, last = flags & HCA_PLACE_LAST;
 	struct srv *s = ctx;
 	struct place *p;
 
 	(void)h;
 	if (vis <= sim_now(s->eng) || !(p = malloc(sizeof(*p) + len))) {
 		memcpy(dst, src, len);
-		place_touch(s, dst, quiet);
+		place_touch(s, dst, quiet, last);
 		return;
 	}
 	p->next = NULL;
@@ -918,6 +928,7 @@ static void place_cb(struct hca *h, void *dst, const void *src, uint32_t len, si
 	p->dst = dst;
 	p->len = len;
 	p->quiet = quiet;
+	p->last = last;
 	memcpy(p->data, src, len);
 	*s->places_tail = p;
 	s->places_tail = &p->next;
@@ -930,7 +941,7 @@ static void place_cb(struct hca *h, void *dst, const void *src, uint32_t len, si
  * while a SEND landed (libfabric's rxm filling its buffer pools) would be
  * taken for a spinner, and any later pause of 0.1 ms of CPU for a spin.
  */
-static void place_touch(struct srv *s, const uint8_t *dst, bool quiet)
+static void place_touch(struct srv *s, const uint8_t *dst, bool quiet, bool last)
 {
 	if (!quiet)
 		return;
@@ -938,6 +949,13 @@ static void place_touch(struct srv *s, const uint8_t *dst, bool quiet)
 		for (uint32_t i = 0; c == c->p && i < c->nobjs; i++)
 			if (c->p->objs[i].t == O_SEG && dst >= (uint8_t *)c->p->objs[i].u.seg.map &&
 			    dst < (uint8_t *)c->p->objs[i].u.seg.map + c->p->objs[i].u.seg.len) {
+				/* a message's last bytes: a poll parked on an empty
+				 * CQ ends now (try_wake), since the program may look
+				 * at its memory between polls; once a message, not a
+				 * packet, or a program that polls while a stream lands
+				 * would be woken for every packet */
+				if (last)
+					c->quiet_gen++;
 				if (c->wait == W_NONE && !c->zombie) {
 					/* taken to wait while not in a wait: now it reacts */
 					if (c->p->spinning)
@@ -960,7 +978,7 @@ static void place_apply(struct srv *s, bool all)
 
 		if (all || p->vis <= now) {
 			memcpy(p->dst, p->data, p->len);
-			place_touch(s, p->dst, p->quiet);
+			place_touch(s, p->dst, p->quiet, p->last);
 			*pp = p->next;
 			free(p);
 		} else {
@@ -1643,7 +1661,9 @@ static void dqp_free(struct srv *s, struct dqp *d)
 	if (hca_qp_state(d->qp) != HCA_QPS_ERR && hca_qp_state(d->qp) != HCA_QPS_RESET) {
 		struct hca_qp_attr a = { .qp_state = HCA_QPS_ERR };
 
+		s->async_mute++;	/* a QP being destroyed reports nothing */
 		hca_modify_qp(d->qp, &a, HCA_QP_STATE);
+		s->async_mute--;
 	}
 	hca_destroy_qp(d->qp);
 	if (d->bounce)
@@ -1833,6 +1853,16 @@ static int do_post_recv(struct client *c, const struct shim_req *q, const uint8_
 static void obj_destroy(struct client *c, uint32_t h)
 {
 	struct obj *o = &c->p->objs[h];
+	struct client *p = c->p;
+
+	/* its asynchronous events not yet read go with it (the handle may
+	 * name another object soon); their counts stay on the eventfd, and
+	 * the shim's look then finds no event */
+	for (uint32_t i = 0; i < p->aq_n;)
+		if (p->aq[i].handle == h && (o->t == O_QP || o->t == O_SRQ))
+			memmove(p->aq + i, p->aq + i + 1, (--p->aq_n - i) * sizeof(*p->aq));
+		else
+			i++;
 
 	switch (o->t) {
 	case O_SEG:
@@ -1894,6 +1924,7 @@ void srv_park(struct client *c, enum wait_kind k, sim_time_t deadline, uint32_t 
 	c->wait_h = h;
 	c->wait_n = n;
 	c->wait_cqe_gen = c->p->cqe_gen;
+	c->wait_quiet_gen = c->p->quiet_gen;
 }
 
 sim_time_t srv_sat_add(sim_time_t a, sim_time_t b)
@@ -2004,6 +2035,9 @@ static int op_poll_cq(struct client *c, const struct shim_req *q, const uint8_t 
 static void async_cb(struct hca *h, enum hca_async_event ev, void *obj, void *ctx)
 {
 	struct srv *s = ctx;
+
+	if (s->async_mute)
+		return;
 
 	for (struct client *c = s->clients; c; c = c->next) {
 		if (c != c->p || c->zombie || c->hca != h)

@@ -173,10 +173,12 @@ struct client {
 	sim_time_t deadline;
 	uint32_t wait_h, wait_n;
 	uint64_t wait_cqe_gen;	/* W_POLL: any new completion of this client wakes it */
+	uint64_t wait_quiet_gen;	/* W_POLL: ... and any quiet bytes landing in its memory */
 	int io_fd;
 	bool io_fabric;		/* W_IO: a fabric channel is among its fds */
 	sim_time_t poll_q, clock_q;
 	uint64_t cqe_gen;
+	uint64_t quiet_gen;	/* process: quiet bytes (an RDMA WRITE's) landed in its memory */
 	/* silence (see SPIN_*): since its last message, wake-up or bytes landing */
 	pid_t peer;		/* its pid (SO_PEERCRED), 0 if unknown */
 	clockid_t cpu_clk;	/* its CPU-time clock ... */
@@ -227,11 +229,13 @@ struct place {
 	uint8_t *dst;
 	uint32_t len;
 	bool quiet;	/* no completion announces them (hca_place_fn) */
+	bool last;	/* a message's last packet's */
 	uint8_t data[];
 };
 
 struct srv {
 	struct ev_loop *loop;
+	int async_mute;		/* destroying an object: the events it raises go nowhere */
 	ev_io listen_w;
 	ev_timer idle_w;
 	ev_signal stop_w[4];	/* SIGINT, SIGTERM, SIGHUP, SIGQUIT */

@@ -562,12 +562,15 @@ SHIM_EXPORT int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_ev
 		return -1;
 	}
 	fl = fcntl(ctx->async_fd, F_GETFL);
+again:
 	if (!(fl >= 0 && (fl & O_NONBLOCK)) && shim_wait_readable(ctx->async_fd))
 		return -1;
 	/* one count per event (a semaphore eventfd): EAGAIN when none */
 	if (syscall(SYS_read, ctx->async_fd, &v, sizeof(v)) < 0)
 		return -1;
 	rc = rpc0(&req, &rep);
+	if (rc == EAGAIN)
+		goto again;	/* its object was destroyed before it was read */
 	if (rc) {
 		errno = rc;
 		return -1;
@@ -586,6 +589,8 @@ SHIM_EXPORT int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_ev
 		errno = EPROTO;
 		return -1;
 	}
+	if (!ev->element.qp)
+		goto again;	/* destroyed here since the daemon queued it */
 	return 0;
 }
 

@@ -188,12 +188,17 @@ typedef void (*hca_cq_notify_fn)(struct hca_cq *cq, void *ctx);
  * memcpy when the packet arrives). The verbs shim (shim/serve.c) defers the
  * copy to `vis`, the simulated time the bytes become visible to the CPU, so
  * a program spinning on its memory sees them at that time, not earlier.
- * `quiet`: no completion at this HCA tells the program of these bytes (an
- * RDMA WRITE without immediate), so only a program looking at its memory
- * learns of them; a SEND's or WRITE_WITH_IMM's bytes come with a CQE.
+ * HCA_PLACE_QUIET: no completion at this HCA tells the program of these
+ * bytes (an RDMA WRITE without immediate), so only a program looking at
+ * its memory learns of them; a SEND's or WRITE_WITH_IMM's bytes come with
+ * a CQE. HCA_PLACE_LAST: they are the message's last packet's.
  */
+enum hca_place_flags {
+	HCA_PLACE_QUIET = 1,	/* no completion announces these bytes */
+	HCA_PLACE_LAST = 2,	/* the message's last packet's */
+};
 typedef void (*hca_place_fn)(struct hca *h, void *dst, const void *src, uint32_t len,
-			     sim_time_t vis, bool quiet, void *ctx);
+			     sim_time_t vis, unsigned flags, void *ctx);
 void hca_set_place_hook(struct hca *h, hca_place_fn fn, void *ctx);
 
 /*

@@ -301,7 +301,9 @@ static void copy_in(struct fab *f, struct hca_qp *qp, struct hca_mr *mr, uint64_
 	if (p->data && p->payload && (dst = hca_mr_ptr(mr, va)) != NULL) {
 		/* the verbs shim makes the bytes appear when they are visible */
 		if (h->place_fn)
-			h->place_fn(h, dst, p->data, p->payload, vis, quiet, h->place_ctx);
+			h->place_fn(h, dst, p->data, p->payload, vis,
+				    (quiet ? HCA_PLACE_QUIET : 0u) |
+				    (p->flags & IB_PKT_LAST ? HCA_PLACE_LAST : 0u), h->place_ctx);
 		else
 			memcpy(dst, p->data, p->payload);
 	}

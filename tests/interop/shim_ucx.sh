@@ -10,6 +10,8 @@
 #    timers run in UCX's async thread, whose turns the host's scheduler
 #    places: docs/shim.md, "UCX"). UCP over ud_verbs alone is left out: its
 #    figures still follow the host's load;
+#  - UCT put_lat (8 B) within 10% above ib_write_lat's prediction (the
+#    receiver polls its CQ and its memory in turn);
 #  - UCT put_bw (zero copy, 16 outstanding) of 64 KiB reaches 90% of the
 #    link's data rate as ib_send_bw's prediction gives it (UCX's MB is 2^20
 #    bytes); UCP tag_bw (rendezvous) 60% (90% on an idle host).
@@ -79,5 +81,15 @@ ucxp put_bw -x rc_verbs -d ibfab0:1 -t put_bw -D zcopy -s 65536 -O 16 -w 10 -n 4
 	got=$(col put_bw 5)
 	echo "ucx_perftest put_bw 64 KiB (UCT, zero copy): $got MB/s, the link $bw MB/s"
 	within "$got" "$((bw * 90 / 100))" "$((bw * 101 / 100))" || fail "put_bw: $got MB/s, the link gives $bw"
+}
+# put_lat: the receiver polls its CQ and looks at its memory in turn; the
+# WRITE's landing ends its poll, so it sees the bytes within a poll's cost
+# of ib_write_lat's figure (before: the poll's back-off, 2-100 us)
+wlat=$(predict op=write,mode=lat,sizes=8)
+ucxp put_lat -x rc_verbs -d ibfab0:1 -t put_lat -w 100 -n 1000 && {
+	med=$(col put_lat 2)
+	echo "ucx_perftest put_lat 8 B (UCT): median $med usec, ib_write_lat predicted $wlat"
+	within "$med" "$wlat" "$(awk -v l="$wlat" 'BEGIN { print l * 1.10 }')" ||
+		fail "put_lat: median $med usec, not within 10% above ib_write_lat's $wlat"
 }
 finish
