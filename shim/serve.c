@@ -2075,11 +2075,27 @@ static void async_cb(struct hca *h, enum hca_async_event ev, void *obj, void *ct
 	}
 }
 
+/* Only an eventfd: the daemon writes a count on it at every event, and a
+ * pipe or socket a program never reads would block it, and every program
+ * with it (an eventfd's write waits only at 2^64 - 2 counts). */
+static bool is_eventfd(int fd)
+{
+	char path[64], link[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return false;
+	link[n] = 0;
+	return !strcmp(link, "anon_inode:[eventfd]");
+}
+
 static int op_async_fd(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
 {
 	(void)q;
 	(void)tail;
-	if (*fd < 0)
+	if (*fd < 0 || !is_eventfd(*fd))
 		return EBADF;
 	if (c->p->async_efd >= 0)
 		close(c->p->async_efd);
@@ -2132,7 +2148,7 @@ static int op_create_channel(struct client *c, const struct shim_req *q, const u
 
 	(void)q;
 	(void)tail;
-	if (*fd < 0)
+	if (*fd < 0 || !is_eventfd(*fd))
 		return EBADF;
 	ch = calloc(1, sizeof(*ch));
 	if (!ch || (rc = srv_obj_new(c, O_CHAN, &h))) {

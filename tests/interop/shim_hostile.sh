@@ -47,6 +47,10 @@ check_pair clock
 run_case segment
 check_pair segment
 
+# 2b. the fds the daemon writes event counts on must be eventfds
+run_case eventfd
+check_pair eventfd
+
 # 3. a forged pid in HELLO: the kernel's (SO_PEERCRED) is used
 run_case forge-pid
 grep -q "says it is pid 1: the kernel's word is taken" "$tmp/serve.log" ||

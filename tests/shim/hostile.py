@@ -10,6 +10,9 @@
 #                 pwrite or mapped writable: nobody can forge the time
 #   segment       a memory segment that is not sealed against shrinking
 #                 is refused; a sealed one is taken and cannot shrink
+#   eventfd       a completion channel's or the async fd that is a pipe is
+#                 refused (the daemon writes to them: a pipe nobody reads
+#                 would block it); an eventfd is taken
 #   forge-pid     HELLO with pid 1: the daemon logs the kernel's pid
 #   idle SECONDS  HELLO, then silence: reports whether the daemon cut it off
 #   silent        connect and say nothing: must be dropped within 10 s
@@ -65,6 +68,12 @@ def hello(s, pid=None, host=b""):
 
 def seg_add(s, fd, length):
     body = struct.pack("<IIQQ", OP["SEG_ADD"], 0, 0x10000000, length).ljust(REQ, b"\0")
+    s.sendmsg([body], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("<i", fd))])
+    return struct.unpack("<i", s.recv(1024)[:4])[0]
+
+
+def send_fd(s, op, fd):
+    body = struct.pack("<II", OP[op], 0).ljust(REQ, b"\0")
     s.sendmsg([body], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("<i", fd))])
     return struct.unpack("<i", s.recv(1024)[:4])[0]
 
@@ -136,6 +145,23 @@ elif case == "segment":
         fail("a segment shorter than it claims was taken")
     else:
         print("ok   segment shorter than its length refused (errno %d)" % st)
+elif case == "eventfd":
+    s = conn()
+    hello(s)
+    rd, wr = os.pipe()
+    efd = os.eventfd(0) if hasattr(os, "eventfd") else None
+    for name in ("CREATE_CHANNEL", "ASYNC_FD"):
+        st = send_fd(s, name, wr)
+        if st == 0:
+            fail("%s took a pipe: a full one would block the daemon" % name)
+        else:
+            print("ok   %s refused a pipe (errno %d)" % (name, st))
+        if efd is not None:
+            st = send_fd(s, name, efd)
+            if st:
+                fail("%s refused an eventfd: errno %d" % (name, st))
+            else:
+                print("ok   %s took an eventfd" % name)
 elif case == "forge-pid":
     s = conn()
     hello(s, pid=1)
