@@ -1279,6 +1279,31 @@ static void advance(struct srv *s)
 			break;	/* all wait on the outside world */
 		if (t < now)
 			t = now;
+		/*
+		 * A timeout on descriptors a process outside the simulation may
+		 * make ready (a rank's PMIx library waiting 2 s for mpirun's
+		 * daemon to acknowledge its finalize) passes only once it has
+		 * passed in real time too: the outsider runs in real time, and
+		 * a timeout that fired at once in simulated time would end the
+		 * wait before it could answer. Nothing moves the clock up to that
+		 * deadline until then; what comes before it runs as usual.
+		 */
+		{
+			double hold = 0;
+
+			for (struct client *c = s->clients; c; c = c->next)
+				if (!c->zombie && c->wait == W_IO && c->io_real_due > rt &&
+				    c->deadline <= t && (hold <= 0 || c->io_real_due - rt < hold))
+					hold = c->io_real_due - rt;
+			if (hold > 0) {
+				if (s->trace)
+					fprintf(stderr, "ibfab serve: t=%" PRIu64 " a timeout on "
+						"descriptors outside the simulation waits "
+						"%.6f s of real time\n", (uint64_t)t, hold);
+				spin_arm(s, hold);
+				break;
+			}
+		}
 		sim_run_until(s->eng, t);
 		clock_publish(s);
 		reap_zombies(s, false);
@@ -2246,9 +2271,17 @@ static int op_io_begin(struct client *c, const struct shim_req *q, const uint8_t
 {
 	(void)tail;
 	if (*fd >= 0) {
+		sim_time_t now = sim_now(c->s->eng);
+
 		srv_park(c, W_IO, q->u.io.deadline ? q->u.io.deadline : SIM_TIME_MAX, 0, 0);
 		c->io_fd = *fd;
 		c->io_fabric = q->u.io.fabric != 0;
+		/* a process outside the simulation may answer it in real time:
+		 * its timeout ends the wait once it has passed in both */
+		c->io_real_due = 0;
+		if (q->u.io.outside && q->u.io.deadline)
+			c->io_real_due = ev_time() + (q->u.io.deadline > now ?
+				(double)(q->u.io.deadline - now) * 1e-12 : 0);
 		*fd = -1;
 	}
 	return NO_REPLY;	/* notification: no reply */

@@ -176,6 +176,8 @@ struct client {
 	uint64_t wait_quiet_gen;	/* W_POLL: ... and any quiet bytes landing in its memory */
 	int io_fd;
 	bool io_fabric;		/* W_IO: a fabric channel is among its fds */
+	double io_real_due;	/* W_IO: its timeout may pass only from this
+				 * real time on (ev_time(); 0: at once) */
 	sim_time_t poll_q, clock_q;
 	uint64_t cqe_gen;
 	uint64_t quiet_gen;	/* process: quiet bytes (an RDMA WRITE's) landed in its memory */

@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 #include "shim/shim_int.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -915,33 +916,125 @@ static bool is_fabric_fd(int fd)
 	       (atomic_load(&fabric_fds[fd / 64]) >> (fd % 64) & 1);
 }
 
-/* A fabric channel among the descriptors, or among the members of an epoll
- * set among them (one level: its "tfd:" lines in /proc/self/fdinfo). */
-static bool waits_on_fabric(const struct pollfd *fds, nfds_t n)
+/*
+ * Whether a descriptor may be made ready by a process outside the
+ * simulation, in real time: a socket (mpirun's daemon answering a rank's
+ * PMIx request over TCP), a pipe this process does not hold the write end
+ * of (stdin from a launcher), a terminal. A socket pair made by this
+ * process counts as its own (its peer's credentials are ours; one shared
+ * with a child it forked is taken for its own too). Event, timer and
+ * signal descriptors, epoll sets (their members are looked at by the
+ * caller) and files are this process's. Only asked of a wait with a
+ * timeout: the daemon then lets the timeout end the wait only once it has
+ * passed in real time as well (docs/shim.md, "Waiting on the outside").
+ */
+static bool pipe_self_held(ino_t ino)
 {
-	for (nfds_t i = 0; i < n; i++) {
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static struct { ino_t ino; bool self; } seen[64];
+	static unsigned nseen;
+	char want[48], path[64], link[64];
+	bool self = false, found = false;
+	DIR *d;
+	struct dirent *e;
+
+	pthread_mutex_lock(&lock);
+	for (unsigned i = 0; i < nseen && i < 64; i++)
+		if (seen[i].ino == ino) {
+			self = seen[i].self;
+			found = true;
+		}
+	pthread_mutex_unlock(&lock);
+	if (found)
+		return self;
+	/* both ends here: an fd on this pipe open for writing */
+	snprintf(want, sizeof(want), "pipe:[%lu]", (unsigned long)ino);
+	if ((d = opendir("/proc/self/fd"))) {
+		while (!self && (e = readdir(d))) {
+			ssize_t l;
+			int fd = atoi(e->d_name);
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+			l = readlink(path, link, sizeof(link) - 1);
+			if (l <= 0)
+				continue;
+			link[l] = 0;
+			if (!strcmp(link, want) && (fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDONLY)
+				self = true;
+		}
+		closedir(d);
+	}
+	pthread_mutex_lock(&lock);
+	seen[nseen++ % 64].ino = ino;
+	seen[(nseen - 1) % 64].self = self;
+	pthread_mutex_unlock(&lock);
+	return self;
+}
+
+static bool fd_outside(int fd)
+{
+	struct stat st;
+
+	if (is_fabric_fd(fd) || fstat(fd, &st))
+		return false;
+	if (S_ISSOCK(st.st_mode)) {
+		struct ucred u;
+		int dom;
+		socklen_t l = sizeof(dom);
+
+		if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l) || dom != AF_UNIX)
+			return true;
+		l = sizeof(u);
+		return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &u, &l) || u.pid != getpid();
+	}
+	if (S_ISFIFO(st.st_mode))
+		return !pipe_self_held(st.st_ino);
+	return S_ISCHR(st.st_mode) && isatty(fd);
+}
+
+/* A fabric channel among the descriptors, or among the members of an epoll
+ * set among them (one level: its "tfd:" lines in /proc/self/fdinfo); and,
+ * when outside is asked for, whether any of them may be made ready from
+ * outside the simulation (fd_outside). */
+static void wait_fds(const struct pollfd *fds, nfds_t n, bool *fabric, bool *outside)
+{
+	*fabric = false;
+	if (outside)
+		*outside = false;
+	for (nfds_t i = 0; i < n && (!*fabric || (outside && !*outside)); i++) {
 		char path[64], line[256];
 		FILE *f;
-		bool yes = false;
+		struct stat st;
 
-		if (is_fabric_fd(fds[i].fd))
-			return true;
 		if (fds[i].fd < 0)
+			continue;
+		if (is_fabric_fd(fds[i].fd)) {
+			*fabric = true;
+			continue;
+		}
+		if (outside && !*outside && fd_outside(fds[i].fd))
+			*outside = true;
+		/* an epoll set (anonymous inode): look at its members */
+		if (fstat(fds[i].fd, &st) || S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode) ||
+		    S_ISREG(st.st_mode))
 			continue;
 		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fds[i].fd);
 		if (!(f = fopen(path, "re")))
 			continue;
-		while (!yes && fgets(line, sizeof(line), f)) {
+		while (fgets(line, sizeof(line), f)) {
 			int t;
 
-			if (sscanf(line, "tfd: %d", &t) == 1 && is_fabric_fd(t))
-				yes = true;
+			if (sscanf(line, "tfd: %d", &t) != 1)
+				continue;
+			if (is_fabric_fd(t))
+				*fabric = true;
+			else if (outside && !*outside && fd_outside(t))
+				*outside = true;
 		}
 		fclose(f);
-		if (yes)
-			return true;
 	}
-	return false;
 }
 
 /*
@@ -1022,7 +1115,13 @@ static int poll_wait(const struct pollfd *fds, nfds_t n, uint64_t ps)
 	 * (without a timeout it never does: -1 is skipped) */
 	p[n] = (struct pollfd){ .fd = ps == UINT64_MAX ? -1 : cfd, .events = POLLIN };
 	begin.u.io.deadline = ps == UINT64_MAX ? 0 : clock_page->now_ps + ps;
-	begin.u.io.fabric = waits_on_fabric(fds, n);
+	{
+		bool fabric, outside;
+
+		wait_fds(fds, n, &fabric, ps == UINT64_MAX ? NULL : &outside);
+		begin.u.io.fabric = fabric;
+		begin.u.io.outside = ps != UINT64_MAX && outside;
+	}
 	shim_notify(&begin, ep);
 	close(ep);
 	while ((r = real_poll(p, n + 1, -1)) < 0 && errno == EINTR && restartable())

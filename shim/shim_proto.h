@@ -27,7 +27,7 @@
 #include <sys/socket.h>
 
 #define SHIM_MAGIC	0x31466249u	/* "IbF1" */
-#define SHIM_VERSION	8		/* 2: IO_END answered, CPU time trailer;
+#define SHIM_VERSION	9		/* 2: IO_END answered, CPU time trailer;
 					 * 3: segments sealed (F_SEAL_SHRINK);
 					 * 4: post lists flagged, hello says atomics;
 					 * 5: gather/scatter lists;
@@ -40,7 +40,9 @@
 					 * 8: SEG_ADD names the segments it
 					 * takes the place of; asynchronous
 					 * events (ASYNC_FD, GET_ASYNC), the
-					 * SRQ limit (MODIFY_SRQ) */
+					 * SRQ limit (MODIFY_SRQ);
+					 * 9: IO waits say if a process
+					 * outside may end them */
 #define SHIM_MAX_WC	16		/* completions per poll reply */
 #define SHIM_IO_TIMEOUT	0xffffffffu	/* shim_rep.count: an IO wait's deadline passed */
 #define SHIM_MAX_INLINE	256		/* inline bytes carried in one post */
@@ -248,6 +250,8 @@ struct shim_req {
 		struct {
 			uint64_t deadline;	/* IO_BEGIN: ps, 0 none */
 			uint32_t fabric;	/* a fabric channel is among the fds */
+			uint32_t outside;	/* one a process outside the
+						 * simulation may make ready */
 		} io;
 		struct { uint32_t channel, ps, qp_type; } cm_id;
 		struct {

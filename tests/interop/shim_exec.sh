@@ -50,7 +50,9 @@ done
 OMPI_COMM_WORLD_RANK=6 timeout 30 "$IBFAB" exec --socket "$sock" -- ibv_devices >"$tmp/rank6.out" 2>&1
 grep -q "MPI rank 6 is the fabric's host of that number, and the fabric has fewer hosts" \
 	"$tmp/rank6.out" || fail "rank 6 on 6 hosts: $(cat "$tmp/rank6.out")"
-# the interval timer and times() count simulated time (tests/shim/shim_alarm.c)
+# the interval timer, times() and poll/select/epoll timeouts count simulated
+# time; a timeout on an outside process's socket real time too
+# (tests/shim/shim_alarm.c)
 timeout 30 "$IBFAB" exec --socket "$sock" --host h2 -- "$IBFAB_BUILD/tests/shim/shim_alarm" \
 	>"$tmp/alarm.out" 2>&1 || fail "shim_alarm: $(grep -v '^ok' "$tmp/alarm.out" | head -5)"
 # rdtsc counts simulated time when the program has a SIGILL handler of its

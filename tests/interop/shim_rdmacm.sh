@@ -28,10 +28,11 @@ start_daemon "$topo" || { finish; exit; }
 	fail "topo show does not give h0 its address 127.1.0.1"
 
 # wait_cm PORT: until a program listens on rdma_cm port PORT (the daemon's
-# log says when one starts and stops), at most 4 s
+# log says when one starts and stops; the log goes on across daemons, so an
+# earlier daemon's "no longer listens" line must not count), at most 4 s
 wait_cm() {
 	for _ in $(seq 400); do
-		grep "rdma_cm port $1\$" "$tmp/serve.log" | tail -1 | grep -q ' listens on ' && return
+		grep "rdma_cm port $1\$" "$tmp/serve.log" | tail -1 | grep -q ') listens on ' && return
 		sleep 0.01
 	done
 }

@@ -10,8 +10,8 @@
  * prints "allreduce BYTES USEC" (MPI_Wtime, the simulated clock under the
  * shim). Rank r contributes r + 1 in every element, so every element of
  * the result is N (N + 1) / 2, exactly (small integers in floats). After
- * MPI_Finalize rank 0 prints "finalized". Exit 1 on the first wrong
- * element.
+ * MPI_Finalize every rank prints "finalized RANK". Exit 1 on the first
+ * wrong element.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -58,7 +58,7 @@ int main(int argc, char **argv)
 		free(b);
 	}
 	MPI_Finalize();
-	if (!r)
-		printf("finalized\n");
+	printf("finalized %d\n", r);
+	fflush(stdout);
 	return 0;
 }

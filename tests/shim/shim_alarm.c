@@ -7,7 +7,11 @@
  * clock reaches the deadline, interrupt a sleep there (EINTR, the time
  * left), repeat at the interval, stop when disarmed; times() must count
  * simulated ticks; a wait on descriptors must end at its timeout, to the
- * microsecond, or at once when one is ready. tests/interop/shim_exec.sh
+ * microsecond, or at once when one is ready; and a timeout on a socket
+ * whose other end is a process outside the simulation (a child forked
+ * before attaching, answering after 300 ms of real time, as mpirun's
+ * daemon answers a rank) must not pass before that process could answer:
+ * it passes in simulated and real time alike. tests/interop/shim_exec.sh
  * runs it on one host; each check prints a line, and the exit status is
  * the failures.
  */
@@ -15,8 +19,12 @@
 #include <errno.h>
 #include <infiniband/verbs.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -60,9 +68,63 @@ static void arm(long value_us, long every_us)
 	setitimer(ITIMER_REAL, &v, NULL);
 }
 
+/* Seconds since boot, from /proc/uptime: real time (the clocks the program
+ * reads are simulated once it has attached), to 10 ms. */
+static double real_s(void)
+{
+	FILE *f = fopen("/proc/uptime", "r");
+	double v = 0;
+
+	if (f) {
+		if (fscanf(f, "%lf", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+/*
+ * A process outside the simulation: forked before the parent attaches, so
+ * it runs in real time. It connects to the parent's socket, and for each
+ * byte it reads answers one after 300 ms of real time.
+ */
+static int outsider(void)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int l = socket(AF_UNIX, SOCK_STREAM, 0), c;
+	pid_t pid;
+
+	snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, "ibfab-alarm-%d", (int)getpid());
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		char b;
+		int s = socket(AF_UNIX, SOCK_STREAM, 0);
+
+		close(l);
+		if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)))
+			_exit(1);
+		while (read(s, &b, 1) == 1) {
+			struct timespec d = { 0, 300000000 };
+
+			nanosleep(&d, NULL);
+			if (write(s, &b, 1) != 1)
+				break;
+		}
+		_exit(0);
+	}
+	c = accept(l, NULL, NULL);
+	close(l);
+	return c;
+}
+
 int main(void)
 {
 	struct sigaction sa = { .sa_handler = on_alarm };	/* no SA_RESTART */
+	int osock = outsider();
 	struct ibv_device **l = ibv_get_device_list(NULL);	/* attach */
 	struct timespec req = { 0, 20000000 }, rem = { 0, 0 };
 	struct itimerval left;
@@ -153,6 +215,26 @@ int main(void)
 	t0 = now_us();
 	r = select(0, NULL, NULL, NULL, &(struct timeval){ 0, 1500 });
 	check(r == 0 && now_us() - t0 == 1500, "select on no descriptor sleeps 1.5 ms");
+
+	/* a socket to a process outside the simulation */
+	if (osock < 0) {
+		perror("outsider");
+		return 2;
+	}
+	p = (struct pollfd){ .fd = osock, .events = POLLIN };
+	t0 = now_us();
+	double r0 = real_s();
+	r = poll(&p, 1, 50);
+	check(r == 0 && now_us() - t0 == 50000 && real_s() - r0 >= 0.04,
+	      "poll on a socket to an outside process: 50 ms, simulated and real");
+	if (write(osock, "x", 1) != 1)
+		return 2;
+	t0 = now_us();
+	r = poll(&p, 1, 2000);
+	check(r == 1 && (p.revents & POLLIN) && now_us() - t0 < 2000000,
+	      "an outside process answering after 300 ms of real time ends a 2 s poll");
+	close(osock);
+	wait(NULL);
 
 	ibv_free_device_list(l);
 	return failures;
