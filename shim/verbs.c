@@ -1361,7 +1361,60 @@ static int op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_re
 
 /* ---- QP ----------------------------------------------------------------- */
 
+/*
+ * The inline capacity a ConnectX reports for a new send queue, as
+ * rdma-core's mlx5 provider computes it (providers/mlx5/verbs.c,
+ * mlx5_calc_send_wqe and sq_overhead): a WQE is its control segment plus
+ * the largest operation segments the QP's operations may need (RDMA
+ * address 16 B; atomics 32 B; memory-window binds and local invalidation,
+ * which every RC/UC QP created without send_ops_flags may post, a UMR
+ * control, mkey context and 64-B list: 192 B in all; UD adds its 48-B
+ * datagram segment), then either the gather list (16 B an SGE) or the
+ * inline segment (4 B + the data, in 16-B units), rounded up to 64-B
+ * blocks; what that WQE holds beyond the segments is the inline capacity
+ * reported back. So asking for 64 bytes on an RC QP gives 124 (UCX asks for
+ * 64 and sends up to 123 inline), asking for none with one SGE gives 60
+ * (the shim counts a QP created with no SGE as one).
+ * Capped at what one post carries to the daemon (SHIM_MAX_INLINE).
+ */
+static uint32_t mlx5_inline_cap(enum ibv_qp_type t, uint64_t ops, uint32_t sge, uint32_t inl)
+{
+	uint32_t ovh = 16, size, tot;
+
+	if (t == IBV_QPT_UD) {
+		ovh += 48;
+	} else {
+		if (ops & (IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+			   IBV_QP_EX_WITH_RDMA_READ))
+			ovh = 32;
+		if (ops & (IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD))
+			ovh = 48;
+		if (ops & (IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV))
+			ovh = 192;
+	}
+	size = ovh + sge * 16;
+	if (inl && ovh + ((4 + inl + 15) & ~15u) > size)
+		size = ovh + ((4 + inl + 15) & ~15u);
+	tot = (size + 63) & ~63u;
+	return tot - ovh - 4 > SHIM_MAX_INLINE ? SHIM_MAX_INLINE : tot - ovh - 4;
+}
+
+/* The operations an RC/UC QP created without send_ops_flags may post. */
+#define MLX5_DEFAULT_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_INV | \
+			  IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_WRITE | \
+			  IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | \
+			  IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
+			  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV | \
+			  IBV_QP_EX_WITH_BIND_MW)
+
+static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a, uint64_t ops);
+
 SHIM_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
+{
+	return create_qp(pd, a, MLX5_DEFAULT_OPS);
+}
+
+static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a, uint64_t ops)
 {
 	struct shim_req req = { .op = SHIM_OP_CREATE_QP };
 	struct shim_rep rep;
@@ -1393,9 +1446,15 @@ SHIM_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_a
 	req.u.create_qp.srq = a->srq ? (int32_t)container_of(a->srq, struct shim_srq, srq)->h : -1;
 	req.u.create_qp.max_send_wr = a->cap.max_send_wr ? a->cap.max_send_wr : 1;
 	req.u.create_qp.max_recv_wr = a->cap.max_recv_wr ? a->cap.max_recv_wr : 1;
-	req.u.create_qp.max_inline = a->cap.max_inline_data;
 	req.u.create_qp.sq_sig_all = a->sq_sig_all ? 1 : 0;
 	req.u.create_qp.max_send_sge = a->cap.max_send_sge ? a->cap.max_send_sge : 1;
+	if (a->cap.max_inline_data > SHIM_MAX_INLINE) {
+		free(q);
+		errno = EINVAL;
+		return NULL;
+	}
+	req.u.create_qp.max_inline = mlx5_inline_cap(a->qp_type, ops, req.u.create_qp.max_send_sge,
+						     a->cap.max_inline_data);
 	req.u.create_qp.max_recv_sge = a->cap.max_recv_sge ? a->cap.max_recv_sge : 1;
 	rc = rpc0(&req, &rep);
 	if (rc) {
@@ -1924,7 +1983,8 @@ static struct ibv_qp *op_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_ini
 		.qp_context = a->qp_context, .send_cq = a->send_cq, .recv_cq = a->recv_cq,
 		.srq = a->srq, .cap = a->cap, .qp_type = a->qp_type, .sq_sig_all = a->sq_sig_all,
 	};
-	qp = ibv_create_qp(a->pd, &ia);
+	qp = create_qp(a->pd, &ia, a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS ?
+				   a->send_ops_flags : MLX5_DEFAULT_OPS);
 	if (!qp)
 		return NULL;
 	a->cap = ia.cap;

@@ -268,6 +268,32 @@ static void setup(struct ctx *c, int server)
 		die("create_qp");
 	if (ia.cap.max_send_sge < 4 || ia.cap.max_recv_sge < 3)
 		fail(c, "create_qp caps", 0, ia.cap.max_send_sge, 4);
+	/* the inline room a ConnectX reports, as rdma-core's mlx5 provider
+	 * computes it: a 192-B RC WQE head, SGEs or inline data, 64-B blocks
+	 * (UCX asks for 64 and is told 124) */
+	if (ia.cap.max_inline_data != 60)
+		fail(c, "max_inline_data, RC, 4 SGEs, none asked", 0, ia.cap.max_inline_data, 60);
+	{
+		static const struct { enum ibv_qp_type t; uint32_t sge, asked, told; } k[] = {
+			{ IBV_QPT_RC, 1, 64, 124 }, { IBV_QPT_RC, 1, 220, 252 },
+			{ IBV_QPT_UD, 1, 64, 124 }, { IBV_QPT_UD, 1, 0, 60 },
+		};
+		for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+			struct ibv_qp_init_attr x = {
+				.send_cq = c->cq, .recv_cq = c->cq, .qp_type = k[i].t,
+				.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = k[i].sge,
+					 .max_recv_sge = 1, .max_inline_data = k[i].asked },
+			};
+			struct ibv_qp *q = ibv_create_qp(c->pd, &x);
+
+			if (!q)
+				die("create_qp (inline room)");
+			if (x.cap.max_inline_data != k[i].told)
+				fail(c, "max_inline_data as mlx5 reports it", (uint64_t)i,
+				     x.cap.max_inline_data, k[i].told);
+			ibv_destroy_qp(q);
+		}
+	}
 	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
 				  .qp_access_flags = acc };
 	if (ibv_modify_qp(c->qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
