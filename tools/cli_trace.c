@@ -46,6 +46,11 @@ void cli_trace_summary(FILE *out, const struct trace_program *p, const struct tr
 		fprintf(out, "nvlink         %" PRIu64 " transfers, %s, between GPUs of one NVLink domain; "
 			"%" PRIu64 " sends to other servers relayed to the receiver's rail (PXN)\n",
 			r->nvlink_xfers, sim_fmt_size(r->nvlink_bytes, a, sizeof(a)), r->pxn_xfers);
+	if (r->mpi_rndv_bytes)	/* mpi.proto=ucx */
+		fprintf(out, "mpi over ucx   %" PRIu64 " messages inline, %" PRIu64 " eager in %" PRIu64
+			" sends, %" PRIu64 " by rendezvous (from %s)\n", r->mpi_msgs[0], r->mpi_msgs[1],
+			r->mpi_sends - r->mpi_msgs[0] - r->mpi_msgs[2], r->mpi_msgs[2],
+			sim_fmt_size(r->mpi_rndv_bytes, a, sizeof(a)));
 	if (!ncoll)
 		return;
 	fprintf(out, "\n");
@@ -111,6 +116,16 @@ void cli_trace_json(struct sim_json *j, const struct cli_report *rep)
 	sim_json_ku64(j, "compute_ps", r->crit_compute_ps);
 	sim_json_ku64(j, "comm_ps", r->crit_comm_ps);
 	sim_json_obj_end(j);
+	if (r->mpi_rndv_bytes) {	/* mpi.proto=ucx: the CPU ranks' messages */
+		sim_json_key(j, "mpi");
+		sim_json_obj_begin(j);
+		sim_json_ku64(j, "rndv_bytes", r->mpi_rndv_bytes);
+		sim_json_ku64(j, "short", r->mpi_msgs[0]);
+		sim_json_ku64(j, "eager", r->mpi_msgs[1]);
+		sim_json_ku64(j, "rendezvous", r->mpi_msgs[2]);
+		sim_json_ku64(j, "sends", r->mpi_sends);
+		sim_json_obj_end(j);
+	}
 	if (r->nvlink_xfers) {	/* GPU servers: what went over NVLink */
 		sim_json_key(j, "nvlink");
 		sim_json_obj_begin(j);

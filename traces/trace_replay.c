@@ -51,8 +51,16 @@
  * file for the outputs that list steps (trace_spill.c). Messages of the
  * fabric's own may run beside the steps (background load): the last step
  * ends the run (fab_hold).
+ * With mpi.proto=ucx a transfer between CPU ranks is an MPI message as UCX
+ * sends it (traces/mpi_proto.c): SENDs (the last with the step as
+ * immediate data) up to the rendezvous threshold; from it a request, the
+ * receiver's RDMA READ and its acknowledgement back, whose arrival at the
+ * sender completes the step (a SEND with immediate, received on the
+ * sender's QP). A pair then counts its SEND work requests where it counts
+ * transfers (nxfer, done).
  */
 #include "traces/trace_replay.h"
+#include "traces/mpi_proto.h"
 #include "traces/trace_spill.h"
 
 #include <errno.h>
@@ -92,7 +100,7 @@ struct pair_qp {
 	uint64_t key;		/* rank * nranks + peer + 1; 0 = empty slot */
 	struct hca_qp *sqp, *rqp;	/* NULL before its first transfer and once idle after its last */
 	uint32_t sqpn, rqpn;	/* their numbers, taken at the start (hca_reserve_qpn) */
-	uint32_t nxfer;		/* transfers over it (queue depths) */
+	uint32_t nxfer;		/* transfers over it (queue depths); mpi.proto=ucx: SENDs */
 	uint32_t done;		/* of them, done */
 	uint32_t lkey, rkey;	/* the sender's and the peer's MR: read here, not through rank_node and mr */
 	uint32_t sent, posted;	/* transfers posted at the sender, receives at the peer */
@@ -110,7 +118,9 @@ struct pair_qp {
 /* EV_POST: a relayed (PXN) transfer's first bytes are at the relay GPU:
  * its HCA may start sending; EV_NVQ: a GPU's NVLink port is free (its
  * node in the event's step field) */
-enum { EV_START, EV_DONE, EV_ROOM, EV_POST, EV_NVQ };
+/* EV_READ: an MPI rendezvous request is in at the receiver, which reads
+ * the data; EV_ATS: the read is done, the receiver acknowledges */
+enum { EV_START, EV_DONE, EV_ROOM, EV_POST, EV_NVQ, EV_READ, EV_ATS };
 
 /* A step the replay has made and not finished (see the top of the file). */
 struct live {
@@ -219,6 +229,8 @@ struct replay {
 	bool stage;
 	bool host_model;		/* host.model=on: staging costs what models/host says */
 	uint32_t max_inline;		/* hca.max_inline: a CPU rank's transfers up to it go inline */
+	bool mpi;			/* mpi.proto=ucx: CPU ranks' transfers as UCX sends them */
+	struct mpi_params mp;
 	/* GPU servers with NCCL's tuning model (trace.tune): per op, when its
 	 * collective's kernel has started (coll_launch_ps); NULL elsewhere */
 	sim_time_t *op_go;
@@ -629,6 +641,16 @@ static bool staged(const struct replay *rp, const struct trace_step *st)
 		rp->srv->server[rp->t->rank_node[st->rank]] >= 0) || ll_staged(rp, st);
 }
 
+/* A transfer an MPI library over UCX sends (mpi.proto=ucx): between CPU
+ * ranks; pl its work requests. */
+static bool mpi_step(const struct replay *rp, const struct trace_step *st, struct mpi_plan *pl)
+{
+	if (!rp->mpi || (rp->srv && rp->srv->server[send_node(rp, st->rank, st->peer)] >= 0))
+		return false;
+	mpi_plan(&rp->mp, st->bytes, !st->acked, pl);
+	return true;
+}
+
 /* Post the pair's next receives at the peer: up to RECV_BATCH, never more
  * than its transfers. Called before each send that would find none left,
  * so a receive is always posted before its WRITE with immediate can
@@ -640,6 +662,28 @@ static int post_recvs(struct pair_qp *pq)
 
 	for (uint32_t k = 0; k < n; k++) {
 		struct hca_recv_wr r = { .wr_id = pq->posted };
+
+		if (hca_post_recv(pq->rqp, &r))
+			return -1;
+		pq->posted++;
+	}
+	return 0;
+}
+
+/* post_recvs for MPI's SENDs (mpi.proto=ucx): each lands in a receive
+ * buffer of a segment, as in UCX's receive queue. */
+static int post_recvs_mpi(const struct replay *rp, struct pair_qp *pq)
+{
+	uint32_t n = pq->nxfer - pq->posted < RECV_BATCH ? pq->nxfer - pq->posted : RECV_BATCH;
+	int32_t a, b;
+
+	pair_ranks(rp, pq, &a, &b);
+	for (uint32_t k = 0; k < n; k++) {
+		struct hca_recv_wr r = {
+			.wr_id = pq->posted,
+			.sg = { .addr = 0, .length = rp->mp.seg_bytes,
+				.lkey = rp->mr[rp->t->rank_node[b]]->lkey },
+		};
 
 		if (hca_post_recv(pq->rqp, &r))
 			return -1;
@@ -702,6 +746,87 @@ static int compute_add(struct rank_sweep *w, sim_time_t a, sim_time_t b)
 	return 0;
 }
 
+/*
+ * An MPI message over UCX (mpi.proto=ucx): its SENDs, the last with the
+ * step as immediate data (the others' completions at the receiver are
+ * fragments, not the step), inline when UCX sends it so (eager short, the
+ * rendezvous request). A SEND signalled for the backlog that is not the
+ * step's last carries UINT32_MAX for its step.
+ */
+static void mpi_post(struct replay *rp, struct pair_qp *pq, uint32_t s, const struct trace_step *st,
+		     const struct mpi_plan *pl)
+{
+	while (pq->posted < pq->sent + pl->nsend && pq->posted < pq->nxfer)
+		if (post_recvs_mpi(rp, pq)) {
+			replay_fail(rp, "step %u: the HCA refused the receive for it", s);
+			return;
+		}
+	rp->r->mpi_msgs[pl->kind]++;
+	rp->r->mpi_sends += pl->nsend;
+	if (pl->kind == MPI_RNDV) {	/* where the acknowledgement will land */
+		struct hca_recv_wr r = {
+			.wr_id = s, .sg = { .addr = 0, .length = rp->mp.seg_bytes,
+					    .lkey = rp->mr[send_node(rp, st->rank, st->peer)]->lkey },
+		};
+
+		if (hca_post_recv(pq->sqp, &r)) {
+			replay_fail(rp, "step %u: the HCA refused the receive for its acknowledgement", s);
+			return;
+		}
+	}
+	for (uint32_t i = 0; i < pl->nsend; i++) {
+		const bool last = i + 1 == pl->nsend;
+		struct hca_send_wr wr = {
+			.wr_id = s, .opcode = last ? HCA_WR_SEND_WITH_IMM : HCA_WR_SEND, .imm_data = s,
+			.sg = { .addr = 0, .length = mpi_send_bytes(pl, i), .lkey = pq->lkey },
+		};
+
+		if (pl->kind != MPI_EAGER && wr.sg.length <= rp->max_inline)
+			wr.send_flags |= HCA_SEND_INLINE;
+		if (pq->bl && pq->sent % PAIR_SIGNAL_EVERY == PAIR_SIGNAL_EVERY - 1) {
+			wr.send_flags |= HCA_SEND_SIGNALED;
+			wr.wr_id = (last ? s : UINT32_MAX) | (uint64_t)(pq->sent + 1) << 32;
+		}
+		if (st->acked && last)
+			wr.send_flags |= HCA_SEND_SIGNALED;
+		pq->sent++;
+		if (hca_post_send(pq->sqp, &wr)) {
+			replay_fail(rp, "step %u: the HCA refused the transfer (%" PRIu64 " bytes)",
+				    s, st->bytes);
+			return;
+		}
+	}
+}
+
+/* The rendezvous of MPI message s: at the receiver, once the request is
+ * in, an RDMA READ of the data; once it is done, the acknowledgement back
+ * (EV_ATS), whose arrival ends the step: the sender's request completes
+ * then (a blocking MPI_Send returns, a Waitall on both ends), and MPI's
+ * collectives go on when a rank's sends and receives are both done. */
+static void mpi_rndv(struct replay *rp, uint32_t s, bool ats)
+{
+	const struct live *l = live_get(rp, s);
+	const struct trace_step *st = l ? &l->st : NULL;
+	struct pair_qp *pq = st ? pair_find(rp, st->rank, st->peer, false) : NULL;
+
+	if (!pq || !pq->rqp) {
+		replay_fail(rp, "step %u: its rendezvous has no queue pair", s);
+		return;
+	}
+	struct hca_send_wr wr = {
+		.wr_id = s, .opcode = ats ? HCA_WR_SEND_WITH_IMM : HCA_WR_RDMA_READ,
+		.send_flags = ats ? HCA_SEND_INLINE : HCA_SEND_SIGNALED, .imm_data = s,
+		.sg = { .addr = 0, .length = ats ? MPI_ATS_BYTES : (uint32_t)st->bytes,
+			.lkey = rp->mr[rp->t->rank_node[st->peer]]->lkey },
+		.remote_addr = 0, .rkey = rp->mr[send_node(rp, st->rank, st->peer)]->rkey,
+	};
+
+	if (ats && wr.sg.length > rp->max_inline)
+		wr.send_flags = 0;
+	if (hca_post_send(pq->rqp, &wr))
+		replay_fail(rp, "step %u: the HCA refused its rendezvous %s", s, ats ? "acknowledgement" : "read");
+}
+
 /* Post transfer step s on its pair: a WRITE with immediate (its step). */
 static void post_xfer(struct replay *rp, struct pair_qp *pq, uint32_t s, struct live *l)
 {
@@ -739,6 +864,12 @@ static void post_xfer(struct replay *rp, struct pair_qp *pq, uint32_t s, struct 
 		l->start = rp->eng->now;
 		comm_open(rp, st->rank);
 		comm_open(rp, st->peer);
+	}
+	struct mpi_plan pl;
+
+	if (rp->mpi && mpi_step(rp, st, &pl)) {
+		mpi_post(rp, pq, s, st, &pl);
+		return;
 	}
 	if (pq->sent == pq->posted && post_recvs(pq)) {
 		replay_fail(rp, "step %u: the HCA refused the receive for it", s);
@@ -1004,8 +1135,9 @@ static void step_start(struct replay *rp, uint32_t s)
 static void pair_done(struct replay *rp, const struct trace_step *st)
 {
 	struct pair_qp *pq = pair_find(rp, st->rank, st->peer, false);
+	struct mpi_plan pl;
 
-	if (!pq || ++pq->done < pq->nxfer)
+	if (!pq || (pq->done += rp->mpi && mpi_step(rp, st, &pl) ? pl.nsend : 1) < pq->nxfer)
 		return;
 	backlog_push(rp, &rp->retire, (uint32_t)(pq - rp->pairs));
 }
@@ -1138,6 +1270,8 @@ static void replay_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 			relay_post(rp, e.comp);
 		else if (e.arg == EV_NVQ)
 			nvq_run(rp, e.comp);
+		else if (e.arg == EV_READ || e.arg == EV_ATS)
+			mpi_rndv(rp, e.comp, e.arg == EV_ATS);
 		else
 			backlog_room(rp, e.comp);
 	}
@@ -1172,11 +1306,25 @@ static void cq_notify(struct hca_cq *cq, void *ctx)
 					    hca_wc_status_str(wc[i].status));
 				return;
 			}
-			if (wc[i].opcode == HCA_WC_RECV_RDMA_WITH_IMM) {
+			if (wc[i].opcode == HCA_WC_RECV_RDMA_WITH_IMM ||
+			    (wc[i].opcode == HCA_WC_RECV && wc[i].with_imm)) {
 				/* delivered: done, unless it is done when acknowledged
 				 * (and then perhaps already done with) */
 				const struct live *l = live_get(rp, wc[i].imm_data);
 				sim_time_t t = wc[i].time;
+				struct mpi_plan pl;
+
+				/* an MPI rendezvous: its request at the receiver,
+				 * which reads; its acknowledgement at the sender */
+				if (rp->mpi && l && mpi_step(rp, &l->st, &pl) && pl.kind == MPI_RNDV) {
+					/* (QP numbers are per HCA: which CQ it is says
+					 * where it landed) */
+					const bool at_sender =
+						cq == rp->cq[send_node(rp, l->st.rank, l->st.peer)];
+
+					push(rp, t, wc[i].imm_data, at_sender ? EV_DONE : EV_READ);
+					continue;
+				}
 
 				/* staged: from the bounce buffer to the GPU */
 				if (l && rp->stage && l->st.peer < rp->t->nranks &&
@@ -1189,8 +1337,11 @@ static void cq_notify(struct hca_cq *cq, void *ctx)
 							  trace_proto_wire(TRACE_PROTO_LL, l->st.bytes));
 				if (l && !l->st.acked)
 					push(rp, t, wc[i].imm_data, EV_DONE);
-			} else if (wc[i].opcode == HCA_WC_RDMA_WRITE) {
-				const struct live *l = live_get(rp, s);
+			} else if (wc[i].opcode == HCA_WC_RDMA_READ) {
+				/* an MPI rendezvous's data is in: acknowledge it */
+				push(rp, wc[i].time, s, EV_ATS);
+			} else if (wc[i].opcode == HCA_WC_RDMA_WRITE || wc[i].opcode == HCA_WC_SEND) {
+				const struct live *l = s == UINT32_MAX ? NULL : live_get(rp, s);
 
 				if (l && l->st.acked)	/* acknowledged at its source */
 					push(rp, wc[i].time, s, EV_DONE);
@@ -1227,7 +1378,10 @@ static int connect_pair(struct replay *rp, struct pair_qp *pq, int32_t a, int32_
 	struct hca *ha = fab_hca(rp->f, na), *hb = node_hca(rp, b);
 	struct hca_qp_init_attr ia = {
 		.qp_type = HCA_QPT_RC, .send_cq = rp->cq[na], .recv_cq = rp->cq[na],
-		.cap = { .max_send_wr = pq->nxfer + 1, .max_recv_wr = 1 },
+		/* MPI rendezvous: its acknowledgement comes back to the sender */
+		.cap = { .max_send_wr = pq->nxfer + 1,
+			 .max_recv_wr = rp->mpi && pq->nxfer < HCA_MAX_QP_WR ? pq->nxfer + 1 :
+				        rp->mpi ? HCA_MAX_QP_WR : 1 },
 	};
 	struct hca_qp *q[2];
 
@@ -1241,9 +1395,13 @@ static int connect_pair(struct replay *rp, struct pair_qp *pq, int32_t a, int32_
 	q[0] = pq->sqp = hca_create_qp_at(ha, &ia, pq->sqpn);
 	ia.send_cq = ia.recv_cq = rp->cq[rp->t->rank_node[b]];
 	ia.cap = (struct hca_qp_cap){
-		.max_send_wr = 1,
+		/* MPI rendezvous: a READ and an acknowledgement per message */
+		.max_send_wr = !rp->mpi ? 1 : pq->nxfer < HCA_MAX_QP_WR / 2 ? 2 * pq->nxfer + 1 :
+		       HCA_MAX_QP_WR,
 		.max_recv_wr = pq->nxfer < HCA_MAX_QP_WR ? pq->nxfer + 1 : HCA_MAX_QP_WR,
 	};
+	if (rp->mpi)	/* the acknowledgement, inline */
+		ia.cap.max_inline_data = rp->max_inline;
 	q[1] = pq->rqp = hca_create_qp_at(hb, &ia, pq->rqpn);
 	if (!q[0] || !q[1])
 		return -1;
@@ -1275,7 +1433,7 @@ static int connect_pair(struct replay *rp, struct pair_qp *pq, int32_t a, int32_
 			return -1;
 	}
 	/* the first receives for the WRITEs with immediate (the rest: post_recvs) */
-	return post_recvs(pq);
+	return rp->mpi ? post_recvs_mpi(rp, pq) : post_recvs(pq);
 }
 
 /* The ranks of pair pq. */
@@ -1467,7 +1625,9 @@ static int scan(struct replay *rp, uint32_t **zero, size_t *nzero, struct sim_di
 			}
 			lastpq[st->rank] = pq;
 		}
-		pq->nxfer++;
+		struct mpi_plan pl;
+
+		pq->nxfer += rp->mpi && mpi_step(rp, st, &pl) ? pl.nsend : 1;
 	}
 	xdep_close(rp);
 	rc = 0;
@@ -1560,6 +1720,37 @@ static int setup(struct replay *rp, uint32_t **zero, size_t *nzero, struct sim_d
 			rp->bls[rp->nbls++] = pq;
 		}
 	}
+	return 0;
+}
+
+/* mpi.proto=ucx: the message protocol's sizes, and UCX's rendezvous
+ * threshold where mpi.rndv_bytes leaves it to UCX (auto): for the port of
+ * rank 0's host, with the job's ranks as endpoints, as Open MPI tells UCX. */
+static int mpi_setup(struct replay *rp, const struct fab_params *fp, struct sim_diag *d)
+{
+	if (fab_kind_of(fp)->tcp)
+		return sim_diag_set(d, NULL, 0, 0,
+				    "mpi.proto=ucx models MPI over UCX's verbs transport: it needs fabric=ib or roce");
+	if (fp->mpi_short_bytes + 9 > fp->mpi_seg_bytes || fp->mpi_seg_bytes < 64)
+		return sim_diag_set(d, NULL, 0, 0,
+				    "mpi.seg_bytes (%u) must hold mpi.short_bytes (%u) and 9 bytes of headers",
+				    fp->mpi_seg_bytes, fp->mpi_short_bytes);
+	rp->mpi = true;
+	rp->mp = (struct mpi_params){ .short_bytes = fp->mpi_short_bytes,
+				      .seg_bytes = fp->mpi_seg_bytes,
+				      .rndv_bytes = fp->mpi_rndv_bytes };
+	if (!rp->mp.rndv_bytes && rp->t->nranks) {
+		const int node = rp->t->rank_node[0];
+		double bps = 0;
+
+		for (int i = 0; i < fab_nports(rp->f) && !bps; i++)
+			if (fab_port(rp->f, i)->node == node)
+				bps = link_data_rate_bps(fab_port(rp->f, i)->rate);
+		rp->mp.rndv_bytes = mpi_ucx_rndv_thresh(bps / 8, fab_is_eth(fp), fp->mpi_ppn,
+							(uint32_t)rp->t->nranks,
+							fp->mpi_bcopy_mibps * 1048576.0, fp->mpi_seg_bytes);
+	}
+	rp->r->mpi_rndv_bytes = rp->mp.rndv_bytes;
 	return 0;
 }
 
@@ -1681,6 +1872,8 @@ int trace_replay(const struct trace_program *p, struct fab *f, struct trace_resu
 		sim_diag_set(d, NULL, 0, 0, "out of memory");
 		goto out;
 	}
+	if (fp->mpi_ucx && mpi_setup(&rp, fp, d))
+		goto out;
 	if (setup(&rp, &zero, &nzero, d))
 		goto out;
 	c = sim_register(rp.eng, replay_handler, &rp, "replay");

@@ -61,6 +61,10 @@ struct trace_results {
 	 * relay's first hop counted too) and their bytes, and the transfers
 	 * to other servers a relay on the receiver's rail sent (PXN) */
 	uint64_t nvlink_xfers, nvlink_bytes, pxn_xfers;
+	/* mpi.proto=ucx: the rendezvous threshold used (0: mpi.proto=write),
+	 * the CPU ranks' messages by protocol (enum mpi_kind: short, eager,
+	 * rendezvous) and the SENDs they took */
+	uint64_t mpi_rndv_bytes, mpi_msgs[3], mpi_sends;
 	/* a lazy program's step times, when it keeps them (trace_results_time) */
 	struct trace_spill *spill;
 	/* one per transfer step, for the reports that list flows: built by

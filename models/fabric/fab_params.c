@@ -219,6 +219,18 @@ static void apply_preset(struct fab_params *p, const struct preset *pr)
 	p->ber = 0;
 	/* perftest's default inline size on mlx5: small writes skip the payload DMA */
 	p->hca_max_inline = 220;
+	/* a replay's transfers are RDMA WRITEs, as NCCL's; mpi.proto=ucx: as
+	 * UCX 1.13 sends MPI messages over rc_verbs on a ConnectX (its QPs ask
+	 * for 64 bytes of inline room and get 124: 123 of UCT payload, 115
+	 * of data after the headers; UCX_RC_VERBS_SEG_SIZE 8,256; the auto
+	 * rendezvous threshold with one process per node and UCX's copy-rate
+	 * estimate for Intel CPUs, UCX_BCOPY_BW=auto: 5,800 MiB/s) */
+	p->mpi_ucx = false;
+	p->mpi_short_bytes = 115;
+	p->mpi_seg_bytes = 8256;
+	p->mpi_rndv_bytes = 0;
+	p->mpi_ppn = 1;
+	p->mpi_bcopy_mibps = 5800;
 	/* outstanding payload reads per QP: 16 MTU packets cover a 500 ns read
 	 * round trip at 800 Gb/s (64 KiB > 50 GB/s x 0.5 us + margin) */
 	p->hca_dma_window = 16;
@@ -1099,6 +1111,26 @@ static void print_queues(const void *obj, const struct sim_param *k, char *buf, 
 	snprintf(buf, len, "%s", ((const struct fab_params *)obj)->sw_voq ? "voq" : "fifo");
 }
 
+static int set_mpi_proto(void *obj, const struct sim_param *k, const char *v, char *err,
+			 size_t errlen)
+{
+	struct fab_params *p = obj;
+
+	(void)k;
+	if (!strcasecmp(v, "write") || !strcasecmp(v, "ucx")) {
+		p->mpi_ucx = !strcasecmp(v, "ucx");
+		return 0;
+	}
+	snprintf(err, errlen, "expected write or ucx, got '%s'", v);
+	return -1;
+}
+
+static void print_mpi_proto(const void *obj, const struct sim_param *k, char *buf, size_t len)
+{
+	(void)k;
+	snprintf(buf, len, "%s", ((const struct fab_params *)obj)->mpi_ucx ? "ucx" : "write");
+}
+
 static int set_ooo(void *obj, const struct sim_param *k, const char *v, char *err, size_t errlen)
 {
 	struct fab_params *p = obj;
@@ -1207,6 +1239,18 @@ static const struct sim_param keys[] = {
 	    "RC: AckReq on every Nth packet of a message as well as its last (a power of two; 0 = the last only)"),
 	GEN("hca.max_inline", K_SIZE, hca_max_inline, 0, 1024,
 	    "traffic messages up to this size are sent inline (no payload DMA read)"),
+	SPECIAL("mpi.proto", set_mpi_proto, print_mpi_proto,
+		"a replay's transfers between CPU ranks: write (one RDMA WRITE each, as NCCL) or ucx (MPI over UCX: eager SENDs, rendezvous by RDMA READ)"),
+	GEN("mpi.short_bytes", K_SIZE, mpi_short_bytes, 0, 1024,
+	    "mpi.proto=ucx: messages up to this many data bytes go inline (UCX's eager short)"),
+	GEN("mpi.seg_bytes", K_SIZE, mpi_seg_bytes, 64, 1 << 20,
+	    "mpi.proto=ucx: a SEND carries at most this many bytes (UCX_RC_VERBS_SEG_SIZE)"),
+	GEN("mpi.rndv_bytes", K_SIZE, mpi_rndv_bytes, 0, UINT64_MAX,
+	    "mpi.proto=ucx: rendezvous from this many data bytes (0 = UCX's auto threshold)"),
+	GEN("mpi.ppn", K_UINT, mpi_ppn, 1, 4096,
+	    "mpi.proto=ucx: processes per node UCX is told of (its auto threshold shares the port)"),
+	GEN("mpi.bcopy_mibps", K_UINT, mpi_bcopy_mibps, 1, 1000000,
+	    "mpi.proto=ucx: UCX's estimate of a core's copy rate, MiB/s (UCX_BCOPY_BW; AMD: 5008)"),
 	GEN("hca.dma_window", K_UINT, hca_dma_window, 1, 256,
 	    "payload DMA reads in flight per QP, in packets (the HCA's prefetch)"),
 	GEN("sm.reroute_ns", K_NS, sm_reroute_ns, 0, UINT64_MAX,

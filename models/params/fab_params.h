@@ -145,6 +145,13 @@ struct fab_params {
 	double drop_prob;		/* link.drop_prob: a packet fails its CRC at the receiver */
 	double ber;			/* link.ber: bit error rate, per bit on the wire */
 	uint32_t hca_max_inline;	/* hca.max_inline: traffic messages up to this size go inline */
+	/* MPI over UCX for a replay's CPU ranks (traces/mpi_proto.c): mpi.KEY */
+	bool mpi_ucx;			/* mpi.proto: ucx (eager SENDs, rendezvous by READ); write */
+	uint32_t mpi_short_bytes;	/* mpi.short_bytes: data bytes sent inline */
+	uint32_t mpi_seg_bytes;		/* mpi.seg_bytes: a SEND's payload at most */
+	uint64_t mpi_rndv_bytes;	/* mpi.rndv_bytes: rendezvous from (0: UCX's auto threshold) */
+	uint32_t mpi_ppn;		/* mpi.ppn: processes per node, as UCX is told */
+	uint32_t mpi_bcopy_mibps;	/* mpi.bcopy_mibps: UCX's copy-rate estimate (UCX_BCOPY_BW) */
 	uint32_t hca_dma_window;	/* hca.dma_window: payload DMA reads in flight per QP (packets) */
 	/* the host behind every HCA (models/host): host.KEY=VALUE */
 	bool host_model;		/* host.model: off = an ideal host (no PCIe, no DMA latency) */

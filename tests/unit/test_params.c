@@ -510,6 +510,8 @@ static void test_set_bad(void)
 	set_bad("ib.ar_flowlet_ns=0", "ib.ar_flowlet_ns", "out of range");
 	set_bad("hca.ooo=maybe", "hca.ooo", "expected auto, on or off");
 	set_bad("hca.ooo_window=0", "hca.ooo_window", "out of range");
+	set_bad("mpi.proto=mpich", "mpi.proto", "expected write or ucx");
+	set_bad("mpi.ppn=0", "mpi.ppn", "out of range");
 	set_bad("eth.lb=hash", "eth.lb", "expected ecmp, flowlet, spray or static");
 	set_bad("eth.flowlet_ns=0", "eth.flowlet_ns", "out of range");
 	set_bad("hca.latency_ns=-3", "hca.latency_ns", "negative");
@@ -732,7 +734,7 @@ static void test_print(void)
 		SET_OK(&q, kv);
 	}
 	free(buf);
-	CU_ASSERT_EQUAL(lines, 81);	/* one per key (tcp.* included): a forgotten key shows here */
+	CU_ASSERT_EQUAL(lines, 87);	/* one per key (tcp.* and mpi.* included): a forgotten key shows here */
 	CU_ASSERT(host_lines > 10);	/* host.model and the host model's keys */
 	CU_ASSERT(cc_lines > 20);	/* dcqcn.* and ib.cc* */
 	CU_ASSERT_EQUAL(server_lines, 9);	/* server.preset and the eight it sets */

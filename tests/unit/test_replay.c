@@ -53,6 +53,8 @@
  *     and per-op times.
  * Measured and predicted values go to stderr.
  */
+#include "traces/mpi_proto.h"
+
 #include <CUnit/CUnit.h>
 #include <inttypes.h>
 #include <math.h>
@@ -1134,6 +1136,87 @@ static void test_inline(void)
 	net_free(&n);
 }
 
+/*
+ * mpi.proto=ucx (traces/mpi_proto.c): UCX's own figures, as `ucx_info -e -u t
+ * -P inter -n 4` printed them for the simulated HDR device on an AMD host
+ * (UCX_BCOPY_BW auto: 5,008 MiB/s) - rendezvous from 16,873 bytes with one
+ * process per node, 83,676 with four - and the SENDs UCX posted under the
+ * shim for a 16 KiB message (8,256 and 8,170 bytes); then a rendezvous
+ * costs its three small one-way trips beyond the data (request, READ
+ * request, acknowledgement), and messages below it what a WRITE costs.
+ */
+static void test_mpi_ucx(void)
+{
+	const struct mpi_params pp = { .short_bytes = 115, .seg_bytes = 8256, .rndv_bytes = 65536 };
+	struct mpi_plan pl;
+	struct net n;
+	struct fab_params prm, ucx;
+	struct run w, u, s60;
+
+	CU_ASSERT_EQUAL(mpi_ucx_rndv_thresh(25e9, false, 1, 4, 5008 * 1048576.0, 8256), 16873);
+	CU_ASSERT_EQUAL(mpi_ucx_rndv_thresh(25e9, false, 4, 4, 5008 * 1048576.0, 8256), 83676);
+	/* Intel's copy-rate estimate, the default (5,800 MiB/s) */
+	CU_ASSERT_EQUAL(mpi_ucx_rndv_thresh(25e9, false, 1, 4, 5800 * 1048576.0, 8256), 20400);
+	mpi_plan(&pp, 16384, true, &pl);
+	CU_ASSERT(pl.kind == MPI_EAGER && pl.nsend == 2);
+	CU_ASSERT(mpi_send_bytes(&pl, 0) == 8256 && mpi_send_bytes(&pl, 1) == 8170);
+	mpi_plan(&pp, 115, true, &pl);
+	CU_ASSERT(pl.kind == MPI_SHORT && pl.nsend == 1 && pl.last == 124);
+	mpi_plan(&pp, 8247, true, &pl);
+	CU_ASSERT(pl.kind == MPI_EAGER && pl.nsend == 1 && pl.last == 8256);
+	mpi_plan(&pp, 8248, true, &pl);	/* 8,231 in the first, 17 left */
+	CU_ASSERT(pl.nsend == 2 && pl.first == 8256 && pl.last == 17 + 17);
+	mpi_plan(&pp, 100000, true, &pl);
+	CU_ASSERT(pl.kind == MPI_RNDV && pl.nsend == 1 && pl.last == MPI_RTS_BYTES);
+	mpi_plan(&pp, 100000, false, &pl);	/* done at its source: eager */
+	CU_ASSERT(pl.kind == MPI_EAGER && pl.nsend == 13);
+
+	net_star(&n, 2);
+	tf_params(&prm, "hdr");
+	ucx = prm;
+	ucx.mpi_ucx = true;
+	ucx.mpi_rndv_bytes = 65536;
+	replay_text(&n, &prm, "ranks 2\nsend 0 1 1MiB\n", &w);
+	replay_text(&n, &ucx, "ranks 2\nsend 0 1 1MiB\n", &u);
+	replay_text(&n, &prm, "ranks 2\nsend 0 1 60\n", &s60);
+	double extra = (double)(u.end_ps - w.end_ps) / (double)s60.end_ps;
+
+	if (getenv("IBFAB_TEST_VERBOSE"))
+		printf("\n  1 MiB: write %.3f us, rendezvous %.3f us, one 60-B trip %.3f us: %.2f trips more\n",
+		       w.end_ps / 1e6, u.end_ps / 1e6, s60.end_ps / 1e6, extra);
+	CU_ASSERT(extra > 2.5 && extra < 3.5);
+	run_free(&w);
+	run_free(&u);
+	/* below the threshold, one SEND: a WRITE's time, give or take its
+	 * headers (UCX's 9 bytes, no RETH) */
+	replay_text(&n, &prm, "ranks 2\nsend 0 1 4KiB\n", &w);
+	replay_text(&n, &ucx, "ranks 2\nsend 0 1 4KiB\n", &u);
+	CU_ASSERT(llabs((long long)u.end_ps - (long long)w.end_ps) < 20000);
+	run_free(&w);
+	run_free(&u);
+	run_free(&s60);
+	/* MPI over UCX's verbs transport: not on fabric=tcp */
+	{
+		struct replay_env e;
+		struct fab_params tcp = ucx;
+		struct sim_diag d;
+
+		tcp.fabric = FAB_FABRIC_TCP;
+		memset(&e, 0, sizeof(e));
+		trace_init(&e.t);
+		CU_ASSERT_EQUAL_FATAL(trace_load_string("ranks 2\nsend 0 1 1MiB\n", "mpi-tcp", &e.t, &d), 0);
+		CU_ASSERT_EQUAL_FATAL(trace_map_ranks(&e.t, &n, &d), 0);
+		trace_program_init(&e.p, &e.t);
+		CU_ASSERT_EQUAL_FATAL(trace_lower(&e.t, &e.p, &d), 0);
+		e.f = fab_create(&n, &tcp, &e.msgs, 1, &d);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(e.f);
+		CU_ASSERT_NOT_EQUAL(trace_replay(&e.p, e.f, &e.r, &d), 0);
+		CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "needs fabric=ib or roce"));
+		replay_env_free(&e);
+	}
+	net_free(&n);
+}
+
 /* Ops of every kind on 16 ranks placed at random: the start of the
  * traces that test determinism and lazy lowering. */
 #define MIXED_HEAD \
@@ -1588,6 +1671,7 @@ static const struct test_case tests[] = {
 	{ "halving-doubling closed form", test_hd },
 	{ "a CPU rank's small transfer goes inline", test_inline },
 	{ "an acked send is done at its source's completion", test_acked },
+	{ "MPI over UCX: UCX's thresholds and fragments, a rendezvous's round trips", test_mpi_ucx },
 	{ "double binary tree closed form (chunks=1)", test_tree },
 	{ "pairwise all-to-all on a 2:1 fat tree: slower by 2", test_alltoall_oversubscribed, .heavy = true },
 	{ "direct all-to-all, 128 ranks on a 2:1 tree: slower by 2", test_alltoall_direct_oversubscribed, .heavy = true },
