@@ -18,9 +18,9 @@
 #  - never faster (at least 0.97), at most twice as slow;
 #  - within 10% from 64 B to 16 KiB (one SEND per step);
 #  - from 64 KiB, closer than against the replay of plain RDMA WRITEs
-#    (mpi.proto=write) and within 25%: what remains is UCX's progress
-#    loop on the host (its empty polls and receive refills, which the
-#    shim charges as host time), reported (docs/shim.md, "MPI").
+#    (mpi.proto=write) and within 25%: the work requests are the same,
+#    what remains around them is reported (docs/collectives.md, "MPI
+#    over UCX").
 . "$IBFAB_SRC/tests/lib/e2e.sh"
 . "$IBFAB_SRC/tests/shim/lib.sh"
 need mpirun mpicc
