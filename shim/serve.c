@@ -92,6 +92,24 @@ static sim_time_t poll_q_min(const struct client *c)
 	return q ? q : SIM_NS;
 }
 
+/* A run of empty polls of c->poll_cq ended with a completion there: how
+ * long it waited is kept for the next run (op_poll_cq). */
+static void poll_run_end(struct client *c)
+{
+	if (c->poll_empty)
+		c->poll_peak = sim_now(c->s->eng) - c->poll_t0;
+	c->poll_empty = 0;
+	c->poll_q = poll_q_min(c);
+}
+
+/* A run of empty polls ended otherwise (another request, bytes landing, a
+ * thread let go): the next starts at one poll's cost again. */
+static void poll_run_break(struct client *c)
+{
+	c->poll_empty = 0;
+	c->poll_q = poll_q_min(c);
+}
+
 int serve_default_socket(char *buf, size_t len)
 {
 	const char *e = getenv("IBFAB_SOCKET");
@@ -615,12 +633,22 @@ static int64_t perf_faults(struct client *c)
 	return perf_read(&c->p->pf_fd);
 }
 
+/*
+ * The perf counts that start a silence are read when the silence is first
+ * looked at (silent_wait), not here: a read of another task's counter
+ * while it runs on another CPU is an interprocessor interrupt, and this
+ * runs twice a request (its message, its reply). The first look comes in
+ * the same pass of the loop that handled the message (advance), so the
+ * silence starts as good as then.
+ */
+#define PERF_UNREAD (-2)
+
 static void alive(struct client *c, double cpu)
 {
 	c->p->quiet_rt = c->p->idle_rt = ev_time();
 	c->p->quiet_cpu = c->p->idle_cpu = cpu;
-	c->p->perf_quiet = c->p->perf_idle = perf_cpu(c);
-	c->p->faults_quiet = perf_faults(c);
+	c->p->perf_quiet = c->p->perf_idle = PERF_UNREAD;
+	c->p->faults_quiet = PERF_UNREAD;
 	c->p->spinning = false;
 	c->p->spun_in = 0;
 }
@@ -686,6 +714,11 @@ static bool silent_wait(struct client *c, ev_tstamp rt, ev_tstamp *recheck)
 		return c->p->spinning = left <= 0;
 	}
 	double pcpu = perf_cpu(c), used = cpu - c->p->quiet_cpu;
+
+	if (c->p->perf_quiet == PERF_UNREAD) {	/* its first look (alive) */
+		c->p->perf_quiet = c->p->perf_idle = pcpu;
+		c->p->faults_quiet = perf_faults(c);
+	}
 
 	/* the main thread's exact count, where the process's lags a tick; its
 	 * count alone where other threads of the process speak for themselves
@@ -823,7 +856,7 @@ static bool try_wake(struct client *c, sim_time_t now)
 			return true;
 		}
 		if (poll_reply(c, o->u.cq, c->wait_n, false)) {
-			c->poll_q = poll_q_min(c);
+			poll_run_end(c);
 			wake(c);
 			return true;
 		}
@@ -832,7 +865,7 @@ static bool try_wake(struct client *c, sim_time_t now)
 		 * latency test) sees them now, not when its poll's back-off ends */
 		if (c->p->quiet_gen != c->wait_quiet_gen) {
 			poll_reply(c, o->u.cq, c->wait_n, true);
-			c->poll_q = poll_q_min(c);
+			poll_run_break(c);
 			wake(c);
 			return true;
 		}
@@ -1244,7 +1277,7 @@ static void advance(struct srv *s)
 				wake(c);
 				/* however many polls the other thread's run lets
 				 * go, the next park starts afresh */
-				c->poll_q = poll_q_min(c);
+				poll_run_break(c);
 			}
 		if (running && spin_due > 0) {
 			/* look again once the silent ones may count as waiting */
@@ -2041,11 +2074,29 @@ static int op_poll_cq(struct client *c, const struct shim_req *q, const uint8_t 
 	(void)fd;
 	if (!o || !q->u.poll.n || q->u.poll.n > SHIM_MAX_WC)
 		return o ? EINVAL : EBADF;
+	if (c->poll_cq != q->u.poll.cq) {	/* another CQ: its runs are its own */
+		c->poll_cq = q->u.poll.cq;
+		c->poll_empty = 0;
+		c->poll_peak = 0;
+	}
 	if (poll_reply(c, o->u.cq, q->u.poll.n, false)) {
-		c->poll_q = poll_q_min(c);
+		poll_run_end(c);
 		return NO_REPLY;
 	}
-	/* empty: the program is busy-polling, i.e. waiting */
+	/*
+	 * Empty: the program is busy-polling, i.e. waiting. The first empty
+	 * poll of a run answers after one poll's cost (a program that polls
+	 * until its CQ is empty and moves on pays no more); the second, where
+	 * the last run on this CQ went on until a completion, parks as long as
+	 * that run's last park (perftest's loop of post and poll: each WRITE's
+	 * completion after two answers, not six). A completion on any of its
+	 * CQs, bytes landing in its memory, or a timer still end the park at
+	 * their instant, so only the empty answers become fewer.
+	 */
+	if (!c->poll_empty++)
+		c->poll_t0 = sim_now(c->s->eng);
+	else if (c->poll_empty == 2 && c->poll_peak > c->poll_q)
+		c->poll_q = c->poll_peak;
 	srv_park(c, W_POLL, srv_sat_add(sim_now(c->s->eng), c->poll_q), q->u.poll.cq, q->u.poll.n);
 	c->poll_q = c->poll_q * 2 > POLL_Q_MAX ? POLL_Q_MAX : c->poll_q * 2;
 	return NO_REPLY;
@@ -2415,7 +2466,7 @@ static void handle(struct client *c, const struct shim_req *q, size_t len, int *
 		 * (libfabric's rxm looks at its CM channel between polls). */
 		if (q->op != SHIM_OP_POLL_CQ && q->op != SHIM_OP_IO_BEGIN &&
 		    q->op != SHIM_OP_IO_END && q->op != SHIM_OP_CM_GET_EVENT)
-			c->poll_q = poll_q_min(c);
+			poll_run_break(c);
 		if (q->op != SHIM_OP_CLOCK_WAIT && q->op != SHIM_OP_IO_BEGIN &&
 		    q->op != SHIM_OP_IO_END)
 			c->clock_q = CLOCK_Q_MIN;
@@ -2425,7 +2476,7 @@ static void handle(struct client *c, const struct shim_req *q, size_t len, int *
 		rc = q->op < SHIM_OP_MAX && ops[q->op] ?
 			     ops[q->op](c, q, (const uint8_t *)(q + 1), fd) : EPROTO;
 		if (q->op == SHIM_OP_CM_GET_EVENT && rc != EAGAIN)
-			c->poll_q = poll_q_min(c);
+			poll_run_break(c);
 	}
 	if (c->s->trace)
 		fprintf(stderr, "ibfab serve: t=%" PRIu64 " pid %u tid %d op %u -> %s\n",
@@ -2665,7 +2716,7 @@ static int client_add(struct srv *s, int fd)
 	}
 	s->nlive++;
 	alive(c, client_cpu(c));	/* (a first read: cpu_ok says whether it works) */
-	c->poll_q = poll_q_min(c);
+	poll_run_break(c);
 	c->clock_q = CLOCK_Q_MIN;
 	c->next = s->clients;
 	s->clients = c;

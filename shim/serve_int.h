@@ -179,6 +179,10 @@ struct client {
 	double io_real_due;	/* W_IO: its timeout may pass only from this
 				 * real time on (ev_time(); 0: at once) */
 	sim_time_t poll_q, clock_q;
+	/* empty polls of one CQ in a row (op_poll_cq): which CQ, how many,
+	 * since when; how long the last run of them waited for its completion */
+	uint32_t poll_cq, poll_empty;
+	sim_time_t poll_t0, poll_peak;
 	uint64_t cqe_gen;
 	uint64_t quiet_gen;	/* process: quiet bytes (an RDMA WRITE's) landed in its memory */
 	/* silence (see SPIN_*): since its last message, wake-up or bytes landing */

@@ -125,5 +125,17 @@ perf roce-bw ib_write_bw -n 1000 --report_gbits && {
 	near "$got" "$want" 5 || fail "RoCE ib_write_bw: $got Gb/s, simulator predicts $want"
 	awk -v r="$got" -v i="$ib" 'BEGIN { exit !(r < i) }' || fail "RoCE ($got) should be below IB ($ib)"
 }
+# what a bandwidth test's loop of post and poll costs in requests to the
+# daemon (wall time): a WRITE's completion comes after its post and two or
+# three polls (a poll run parks, on its second empty poll, as long as the
+# last run on that CQ waited), not six; the figure stays the model's
+start_daemon "$topo" || { finish; exit; }
+perf reqs-bw ib_write_bw -n 2000 && {
+	stop_daemon
+	served=$(sed -n 's/.*stopping: \([0-9]*\) requests served.*/\1/p' "$tmp/serve.log" | tail -1)
+	echo "ib_write_bw -n 2000 64 KiB: $served requests to the daemon, both sides"
+	[ -n "$served" ] && [ "$served" -le 10000 ] ||
+		fail "ib_write_bw -n 2000: $served requests (a WRITE should cost at most 4 and set-up 2,000)"
+}
 stop_daemon
 finish
