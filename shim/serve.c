@@ -454,6 +454,15 @@ static uint32_t cq_visible(const struct dcq *d, sim_time_t now)
 	return k;
 }
 
+/* A completion of d that became visible after t0, by now: its entries
+ * are in the order of their times, so the last visible one says. */
+static bool cq_seen_since(const struct dcq *d, sim_time_t t0, sim_time_t now)
+{
+	uint32_t k = cq_visible(d, now);
+
+	return k && d->q[(d->head + k - 1) % d->cap].time > t0;
+}
+
 static void wire_wc(struct shim_wire_wc *w, const struct hca_wc *wc)
 {
 	memset(w, 0, sizeof(*w));
@@ -869,12 +878,18 @@ static bool try_wake(struct client *c, sim_time_t now)
 			wake(c);
 			return true;
 		}
-		/* a completion elsewhere may be what the program waits for */
-		if (c->p->cqe_gen != c->wait_cqe_gen || now >= c->deadline) {
+		/* a completion elsewhere may be what the program waits for:
+		 * one made since it parked, or one made before whose CQE has
+		 * become visible since (UCX polls its send CQ while a receive's
+		 * CQE, already on its way when it parked, lands on the other) */
+		if (c->p->cqe_gen != c->wait_cqe_gen || now >= c->deadline || now > c->wait_t0) {
 			bool any = false;
 
 			for (uint32_t i = 0; i < c->p->nobjs && !any; i++)
-				if (c->p->objs[i].t == O_CQ && cq_visible(c->p->objs[i].u.cq, now))
+				if (c->p->objs[i].t == O_CQ &&
+				    (c->p->cqe_gen != c->wait_cqe_gen ?
+				     cq_visible(c->p->objs[i].u.cq, now) > 0 :
+				     cq_seen_since(c->p->objs[i].u.cq, c->wait_t0, now)))
 					any = true;
 			if (any || now >= c->deadline) {
 				poll_reply(c, o->u.cq, c->wait_n, true);
@@ -1983,6 +1998,7 @@ void srv_park(struct client *c, enum wait_kind k, sim_time_t deadline, uint32_t 
 	c->wait_n = n;
 	c->wait_cqe_gen = c->p->cqe_gen;
 	c->wait_quiet_gen = c->p->quiet_gen;
+	c->wait_t0 = sim_now(c->s->eng);
 }
 
 sim_time_t srv_sat_add(sim_time_t a, sim_time_t b)

@@ -173,6 +173,7 @@ struct client {
 	sim_time_t deadline;
 	uint32_t wait_h, wait_n;
 	uint64_t wait_cqe_gen;	/* W_POLL: any new completion of this client wakes it */
+	sim_time_t wait_t0;	/* when it parked: a CQE visible since wakes a W_POLL too */
 	uint64_t wait_quiet_gen;	/* W_POLL: ... and any quiet bytes landing in its memory */
 	int io_fd;
 	bool io_fabric;		/* W_IO: a fabric channel is among its fds */
