@@ -106,4 +106,26 @@ r=$("$IBFAB" run --json - --quiet --reproducible --op read --traffic p2p:src=h0,
 [ "$w $r" = "write read" ] || fail "--op read: flows say '$w' then '$r'"
 "$IBFAB" run --op copy 2> /dev/null
 [ $? -eq 2 ] || fail "--op copy not refused"
+# mpi.proto=ucx: a 4-rank ring allreduce's 24 messages of 16 KiB go eager
+# in two SENDs each below the threshold, by rendezvous from it; the summary
+# and the JSON say so
+printf 'ranks 4\nallreduce 64KiB algo=ring\n' >"$tmp/mpi.trace"
+for th in 32KiB 16KiB; do
+	"$IBFAB" run --trace "$tmp/mpi.trace" --set mpi.proto=ucx --set mpi.rndv_bytes=$th \
+		--json "$tmp/mpi.json" >"$tmp/mpi.out" || fail "mpi.proto=ucx rndv $th: exit non-zero"
+	m=$(python3 -c 'import json,sys; m = json.load(open(sys.argv[1]))["mpi"]
+print(m["eager"], m["rendezvous"], m["sends"])' "$tmp/mpi.json")
+	case $th in
+	32KiB) want="24 0 48" ;;
+	16KiB) want="0 24 24" ;;
+	esac
+	[ "$m" = "$want" ] || fail "mpi.proto=ucx rndv $th: eager, rendezvous, sends $m, want $want"
+	grep -q "^mpi over ucx" "$tmp/mpi.out" || fail "mpi.proto=ucx: no 'mpi over ucx' line"
+done
+"$IBFAB" run --trace "$tmp/mpi.trace" --json "$tmp/mpi.json" --quiet >/dev/null
+python3 -c 'import json,sys; sys.exit("mpi" in json.load(open(sys.argv[1])))' "$tmp/mpi.json" ||
+	fail "mpi.proto=write: the JSON has an mpi object"
+"$IBFAB" run --trace "$tmp/mpi.trace" --set mpi.proto=ucx --set fabric=tcp >/dev/null 2>"$tmp/mpi.err"
+[ $? -eq 1 ] && grep -q "needs fabric=ib or roce" "$tmp/mpi.err" ||
+	fail "mpi.proto=ucx on tcp: $(cat "$tmp/mpi.err")"
 finish
