@@ -4,11 +4,16 @@
  *
  * Time is an integer count of picoseconds (docs/architecture.md): no floating-point
  * time anywhere, so two runs with the same inputs order every event the same
- * way. The future-event list is a 4-ary min-heap keyed by (time, sequence);
- * the sequence number makes events at equal times fire in the order they
- * were scheduled. An event is a 24-byte record naming a component (an index
- * into the engine's handler table) and a 32-bit argument; it carries no
- * pointer, so the heap stays compact and cache friendly.
+ * way. The future-event list is keyed by (time, at, seq): events at equal
+ * times fire in the order of the simulated time they were scheduled at,
+ * then by the component that scheduled them and, for one component, in
+ * the order it scheduled them (sim_schedule_at): an order
+ * that follows from each component's own history alone, so a fabric cut
+ * into partitions, each with its own list, serves every component's events
+ * in the same order as one list does. An event is a 32-byte record naming
+ * a component (an index into the engine's handler table) and a 32-bit
+ * argument; it carries no pointer, so the lists stay compact and cache
+ * friendly.
  *
  * Components schedule per component, not per packet (a link schedules only
  * the arrival of its head packet; a transmitter only its next "done"), which
@@ -50,8 +55,17 @@ typedef void (*sim_prefetch_fn)(const void *ctx, uint32_t arg);
 /* The cache line the look-ahead prefetches by (sim_range_prefetch). */
 #define SIM_LINE 64
 
+/*
+ * (at, seq): the order among events at one time. Those the engine schedules
+ * carry the time they were scheduled at in at (earlier first), and in seq
+ * the scheduling component's key (SIM_SRC_DRIVER outside any handler, else
+ * its id + 1) in the high 32 bits and the count of events scheduled before
+ * it at that instant in the low 32 bits (sim_schedule_at). Other users of
+ * these records (a component's own queue) number them as they like.
+ */
 struct sim_event {
 	sim_time_t time;
+	sim_time_t at;		/* when it was scheduled (the engine's; others leave it 0) */
 	uint64_t seq;
 	uint32_t comp;
 	uint32_t arg;
@@ -65,7 +79,7 @@ struct sim_heap {
 void sim_heap_init(struct sim_heap *h);
 void sim_heap_free(struct sim_heap *h);
 int sim_heap_push(struct sim_heap *h, const struct sim_event *e);
-/* Remove the smallest (time, seq) into *out; false when empty. */
+/* Remove the smallest (time, at, seq) into *out; false when empty. */
 bool sim_heap_pop(struct sim_heap *h, struct sim_event *out);
 static inline const struct sim_event *sim_heap_top(const struct sim_heap *h)
 {
@@ -78,6 +92,10 @@ struct sim_component {
 	const char *name;
 };
 
+/* The key of what schedules outside any handler (set-up, a driver between
+ * sim_run_until calls): before every component at equal times. */
+#define SIM_SRC_DRIVER 0u
+
 /*
  * The engine's future-event list: a calendar queue (Brown, CACM 1988) over a
  * sliding window of SIM_CAL_N buckets of 2^SIM_CAL_SHIFT ps each, with a
@@ -88,6 +106,7 @@ struct sim_component {
 
 struct sim_cal_node {
 	sim_time_t time;
+	sim_time_t at;
 	uint64_t seq;
 	uint32_t comp, arg;
 	uint32_t next;
@@ -115,7 +134,7 @@ struct sim_cal {
 	uint64_t cur;			/* absolute bucket number of the window start */
 	size_t nb;			/* events in buckets */
 	/*
-	 * Events at or beyond cur + SIM_CAL_N: those that come in (time, seq)
+	 * Events at or beyond cur + SIM_CAL_N: those that come in (time, at, seq)
 	 * order after the last one held (an HCA's next post, 13.5 us ahead on
 	 * bench/run's B1, in the order the posts come) are appended to a
 	 * ring, the others go to a heap; the earlier of the two fronts is the
@@ -137,7 +156,8 @@ struct sim_cal {
 struct sim_engine {
 	struct sim_cal cal;
 	sim_time_t now;
-	uint64_t seq;
+	uint32_t src;			/* the running component's id + 1, or SIM_SRC_DRIVER */
+	uint32_t nth;			/* events scheduled at this instant so far */
 	uint64_t events;		/* events dispatched so far */
 	size_t heap_high;		/* most events pending at once */
 	struct sim_component *comps;

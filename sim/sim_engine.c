@@ -4,7 +4,7 @@
  *
  * The list is a calendar queue (R. Brown, CACM 31(10), 1988) over a sliding
  * window: SIM_CAL_N buckets of 1024 ps cover the next 4.2 us; each bucket is
- * a list kept in (time, seq) order; a bitmap finds the next non-empty
+ * a list kept in (time, at, seq) order; a bitmap finds the next non-empty
  * bucket; events beyond the window wait outside it and move into the
  * buckets as the window slides over them: in a ring when they come in
  * order (an HCA's next post, far ahead), else in a 4-ary heap. Why: a fabric schedules almost
@@ -16,13 +16,24 @@
  * (26% of all instructions of that run). Timers far ahead (ACK timeouts,
  * RTOs) take the heap path and cost what they did.
  *
- * Order is the same total order as before, (time, seq), whatever the
- * structure: outputs are byte-identical (tests/unit/test_sim.c compares it
- * with the heap on random schedules).
+ * Order is one total order, (time, at, seq), whatever the structure
+ * (tests/unit/test_sim.c compares it with the heap on random schedules).
+ * Events at one time fire in the order of the simulated time they were
+ * scheduled at (at), and those scheduled at one instant by the component
+ * that scheduled them (seq's high half, lowest id first), each in the
+ * order it scheduled them (the low half: a count of the schedules at this
+ * instant, which keeps one component's in order and is compared with no
+ * other component's). A global counter of schedules
+ * (this engine's order before) would depend on how every component's
+ * events interleave; this order depends only on each component's own
+ * history, so an engine cut into partitions serves every component the
+ * same events in the same order as one list. `at` keeps the order of
+ * scheduling wherever simulated time tells it: only ties of both times
+ * go by component.
  *
  * The 4-ary heap stays for the overflow and for components' own queues:
- * with 24-byte records four children span 96 bytes, about one and a half
- * cache lines, and the tree is half as deep as a binary heap.
+ * with 32-byte records four children span two cache lines, and the tree
+ * is half as deep as a binary heap.
  */
 #include "sim/sim.h"
 #include "sim/sim_mem.h"
@@ -32,7 +43,8 @@
 
 static inline bool ev_less(const struct sim_event *a, const struct sim_event *b)
 {
-	return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+	return a->time < b->time ||
+	       (a->time == b->time && (a->at < b->at || (a->at == b->at && a->seq < b->seq)));
 }
 
 void sim_heap_init(struct sim_heap *h)
@@ -169,9 +181,10 @@ static inline uint32_t cal_alloc(struct sim_cal *c)
 	return i;
 }
 
-static inline bool node_less(const struct sim_cal_node *a, sim_time_t t, uint64_t seq)
+static inline bool node_less(const struct sim_cal_node *a, sim_time_t t, sim_time_t at,
+			     uint64_t seq)
 {
-	return a->time < t || (a->time == t && a->seq < seq);
+	return a->time < t || (a->time == t && (a->at < at || (a->at == at && a->seq < seq)));
 }
 
 /*
@@ -180,7 +193,7 @@ static inline bool node_less(const struct sim_cal_node *a, sim_time_t t, uint64_
  * inside the list.
  */
 static __attribute__((noinline)) void cal_insert_walk(struct sim_cal *c, struct sim_cal_bucket *k,
-						      uint32_t i, sim_time_t t, uint64_t seq)
+						      uint32_t i, sim_time_t t, sim_time_t at, uint64_t seq)
 {
 	/*
 	 * When many hosts move in step a bucket holds groups of events at a
@@ -204,17 +217,18 @@ static __attribute__((noinline)) void cal_insert_walk(struct sim_cal *c, struct 
 	for (int j = 0; j < 2; j++) {
 		uint32_t f = k->finger[j];
 
-		if (f == CAL_NIL || !node_less(&c->node[f], t, seq))
+		if (f == CAL_NIL || !node_less(&c->node[f], t, at, seq))
 			continue;
 		/* of two fingers before the new node, the later is the nearer */
-		if (start == CAL_NIL || node_less(&c->node[start], c->node[f].time, c->node[f].seq)) {
+		if (start == CAL_NIL ||
+		    node_less(&c->node[start], c->node[f].time, c->node[f].at, c->node[f].seq)) {
 			start = f;
 			used = j;
 		}
 	}
 	if (start != CAL_NIL)
 		link = &c->node[start].next;
-	while (node_less(&c->node[*link], t, seq))
+	while (node_less(&c->node[*link], t, at, seq))
 		link = &c->node[*link].next;
 	c->node[i].next = *link;
 	*link = i;
@@ -229,8 +243,8 @@ static __attribute__((noinline)) void cal_insert_walk(struct sim_cal *c, struct 
  * the first in its bucket, a dozen instructions; the out-of-order walk is
  * a call.
  */
-static inline int cal_insert(struct sim_cal *c, sim_time_t t, uint64_t seq, uint32_t comp,
-			     uint32_t arg)
+static inline int cal_insert(struct sim_cal *c, sim_time_t t, sim_time_t at, uint64_t seq,
+			     uint32_t comp, uint32_t arg)
 {
 	uint32_t b = (uint32_t)(t >> SIM_CAL_SHIFT) & CAL_MASK;
 	struct sim_cal_bucket *k = &c->bucket[b];
@@ -240,17 +254,17 @@ static inline int cal_insert(struct sim_cal *c, sim_time_t t, uint64_t seq, uint
 	if (i == CAL_NIL)
 		return -1;
 	x = &c->node[i];
-	*x = (struct sim_cal_node){ t, seq, comp, arg, CAL_NIL };
+	*x = (struct sim_cal_node){ t, at, seq, comp, arg, CAL_NIL };
 	c->nb++;
 	if (k->head == CAL_NIL) {
 		k->head = k->tail = i;
 		c->bits[b >> 6] |= 1ULL << (b & 63);
-	} else if (node_less(&c->node[k->tail], t, seq)) {
+	} else if (node_less(&c->node[k->tail], t, at, seq)) {
 		/* The usual case: later than everything in the bucket. */
 		c->node[k->tail].next = i;
 		k->tail = i;
 	} else {
-		cal_insert_walk(c, k, i, t, seq);	/* out of order */
+		cal_insert_walk(c, k, i, t, at, seq);	/* out of order */
 	}
 	return 0;
 }
@@ -337,7 +351,7 @@ static __attribute__((noinline)) int cal_migrate_slow(struct sim_cal *c)
 
 	while ((top = far_top(c)) && (top->time >> SIM_CAL_SHIFT) < c->cur + SIM_CAL_N) {
 		/* Insert first: out of memory leaves the event where it was. */
-		if (cal_insert(c, top->time, top->seq, top->comp, top->arg))
+		if (cal_insert(c, top->time, top->at, top->seq, top->comp, top->arg))
 			return -1;
 		far_pop(c);
 	}
@@ -389,7 +403,8 @@ static inline bool cal_pop(struct sim_cal *c, struct sim_event *out)
 	uint32_t i = k->head;
 	struct sim_cal_node *x = &c->node[i];
 
-	*out = (struct sim_event){ .time = x->time, .seq = x->seq, .comp = x->comp, .arg = x->arg };
+	*out = (struct sim_event){ .time = x->time, .at = x->at, .seq = x->seq, .comp = x->comp,
+				   .arg = x->arg };
 	k->head = x->next;
 	if (x->next == CAL_NIL) {
 		k->tail = CAL_NIL;
@@ -485,9 +500,10 @@ static inline void note_pending(struct sim_engine *eng)
 /* An event beyond the window: to the far events. Out of line, so that the
  * usual insert into a bucket builds no event record on the stack. */
 static __attribute__((noinline)) int schedule_far(struct sim_engine *eng, sim_time_t t,
-						  uint64_t seq, uint32_t comp, uint32_t arg)
+						  sim_time_t at, uint64_t seq, uint32_t comp,
+						  uint32_t arg)
 {
-	struct sim_event e = { .time = t, .seq = seq, .comp = comp, .arg = arg };
+	struct sim_event e = { .time = t, .at = at, .seq = seq, .comp = comp, .arg = arg };
 
 	if (far_push(&eng->cal, &e))
 		return -1;
@@ -499,13 +515,13 @@ int sim_schedule_at(struct sim_engine *eng, sim_time_t t, uint32_t comp,
 		    uint32_t arg)
 {
 	struct sim_cal *c = &eng->cal;
-	uint64_t seq = eng->seq++;
+	uint64_t seq = (uint64_t)eng->src << 32 | eng->nth++;
 
 	if (t < eng->now)
 		t = eng->now;
 	if ((t >> SIM_CAL_SHIFT) >= c->cur + SIM_CAL_N)
-		return schedule_far(eng, t, seq, comp, arg);
-	if (cal_insert(c, t, seq, comp, arg))
+		return schedule_far(eng, t, eng->now, seq, comp, arg);
+	if (cal_insert(c, t, eng->now, seq, comp, arg))
 		return -1;
 	note_pending(eng);
 	return 0;
@@ -588,7 +604,10 @@ static inline __attribute__((always_inline)) bool step(struct sim_engine *eng)
 
 	if (!cal_pop(&eng->cal, &e))
 		return false;
+	if (e.time != eng->now)
+		eng->nth = 0;	/* a new instant */
 	eng->now = e.time;
+	eng->src = e.comp + 1;
 	eng->events++;
 	if (eng->prefetch && eng->cal.after != CAL_NIL)
 		prefetch_next(eng, eng->cal.after);
@@ -610,7 +629,10 @@ static inline __attribute__((always_inline)) bool step(struct sim_engine *eng)
 
 bool sim_step(struct sim_engine *eng)
 {
-	return step(eng);
+	bool r = step(eng);
+
+	eng->src = SIM_SRC_DRIVER;	/* what the caller schedules next is its own */
+	return r;
 }
 
 void sim_run(struct sim_engine *eng)
@@ -618,6 +640,7 @@ void sim_run(struct sim_engine *eng)
 	eng->stop = false;
 	while (!eng->stop && step(eng))
 		;
+	eng->src = SIM_SRC_DRIVER;
 }
 
 void sim_run_until(struct sim_engine *eng, sim_time_t t)

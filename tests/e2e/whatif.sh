@@ -5,7 +5,8 @@
 # 2:1 leaf-spine of 4 leaves x 4 hosts and 2 spines (radix 12, so the
 # leaves have free ports). A 1 MiB all-to-all:
 #  - as cabled, the 2:1 up-links bound it: each leaf sends 4 x 12 MiB over
-#    2 up-links, 24 MiB x 4122/4096 / 25 GB/s = 1.013 ms (within 3%);
+#    2 up-links, 24 MiB x 4122/4096 / 25 GB/s = 1.013 ms (no less, and
+#    at most 5% more: packets of flows that share an up-link meet at it);
 #  - with spine2 and spine3 added and cabled to every leaf, 4 up-links for
 #    4 hosts (12 MiB each): the host links bound it, 15 MiB x 4122/4096 /
 #    25 GB/s = 0.633 ms (within 3%);
@@ -45,7 +46,7 @@ print(f"ok: 2:1 {tb * 1e3:.3f} ms (bound {bound2to1 * 1e3:.3f}); two spines adde
       f"(bound {bound_host * 1e3:.3f}); one new cable at EDR {te * 1e3:.3f} ms, busiest "
       f"{e['link_load']['node']} port {e['link_load']['port']}")
 bad = []
-if abs(tb / bound2to1 - 1) > 0.03: bad.append(f"2:1: {tb} against {bound2to1}")
+if not 1 <= tb / bound2to1 <= 1.05: bad.append(f"2:1: {tb} against {bound2to1}")
 if abs(ta / bound_host - 1) > 0.03: bad.append(f"added: {ta} against {bound_host}")
 if not te > ta * 1.2: bad.append(f"EDR cable: {te} against {ta}")
 if e["link_load"]["node"] not in ("spine3", "leaf1"): bad.append(f"EDR: busiest {e['link_load']}")

@@ -435,6 +435,64 @@ static void test_engine_equal_times_fifo(void)
 	free(r);
 }
 
+/*
+ * Ties of time go by the time an event was scheduled at, then by the
+ * component that scheduled it (lowest id first), then in the order that
+ * component scheduled them: an order each component's own history fixes,
+ * whatever order the components ran in (sim_engine.c). With a global
+ * counter of schedules (the order of scheduling) the first case below
+ * comes out the other way round.
+ */
+struct tie {
+	uint32_t id;
+	struct tie_log { uint32_t n, who[16], arg[16]; } *log;
+	/* on a kick (arg < 100): schedule these args (0 ends) at time 100 */
+	uint32_t sends[2][3];
+};
+
+static void tie_fn(struct sim_engine *eng, void *ctx, uint32_t arg)
+{
+	struct tie *t = ctx;
+
+	if (arg < 100) {
+		for (int i = 0; i < 3 && t->sends[arg][i]; i++)
+			CU_ASSERT(sim_schedule_at(eng, 100, t->id, t->sends[arg][i]) == 0);
+		return;
+	}
+	CU_ASSERT_FATAL(t->log->n < 16);
+	t->log->who[t->log->n] = t->id;
+	t->log->arg[t->log->n++] = arg;
+}
+
+static void test_engine_tie_order(void)
+{
+	struct tie_log log = { 0 };
+	struct tie a = { .log = &log, .sends = { { 201, 0 }, { 211, 0 } } };
+	struct tie b = { .log = &log, .sends = { { 101, 102, 0 }, { 111, 0 } } };
+	struct sim_engine eng;
+
+	sim_init(&eng);
+	a.id = (uint32_t)sim_register(&eng, tie_fn, &a, "a");
+	b.id = (uint32_t)sim_register(&eng, tie_fn, &b, "b");
+	CU_ASSERT_FATAL(a.id < b.id);
+	/* at 0 b runs before a (the driver scheduled b's kick first): both
+	 * schedule for 100 at the same instant, b twice */
+	CU_ASSERT(sim_schedule_at(&eng, 0, b.id, 0) == 0);
+	CU_ASSERT(sim_schedule_at(&eng, 0, a.id, 0) == 0);
+	/* b at 10 and a at 20 schedule for 100: the earlier instant first */
+	CU_ASSERT(sim_schedule_at(&eng, 20, a.id, 1) == 0);
+	CU_ASSERT(sim_schedule_at(&eng, 10, b.id, 1) == 0);
+	/* the driver's own event for 100, scheduled at 0: before the components' */
+	CU_ASSERT(sim_schedule_at(&eng, 100, a.id, 300) == 0);
+	sim_run(&eng);
+	CU_ASSERT_FATAL(log.n == 6);
+	static const uint32_t want[6] = { 300, 201, 101, 102, 111, 211 };
+
+	for (int i = 0; i < 6; i++)
+		CU_ASSERT(log.arg[i] == want[i]);
+	sim_fini(&eng);
+}
+
 /* An event scheduled "now" from a handler runs after those already at now. */
 static void test_engine_zero_delay(void)
 {
@@ -2052,6 +2110,7 @@ static const struct test_case tests[] = {
 	{ "calendar_differential", test_calendar_differential },
 	{ "calendar_finger", test_calendar_finger },
 	{ "engine_equal_times_fifo", test_engine_equal_times_fifo },
+	{ "engine_tie_order: (time, scheduled at, scheduler, its order)", test_engine_tie_order },
 	{ "engine_zero_delay", test_engine_zero_delay },
 	{ "engine_run_until", test_engine_run_until },
 	{ "engine_stop", test_engine_stop },
