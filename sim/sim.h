@@ -169,10 +169,25 @@ struct sim_engine {
 		size_t stride;
 		const char *name;
 		sim_prefetch_fn pf;	/* optional (sim_range_prefetch) */
+		uint32_t n;		/* elements */
+		const uint16_t *owner;	/* a partitioned run's: each element's partition */
 	} ranges[SIM_MAX_RANGES];
 	uint32_t nranges;
 	bool prefetch;			/* a range outgrows the caches: prefetch (sim_step) */
 	bool stop;
+	/*
+	 * A stop's lag (sim_stop): 0, or every event before the stopping
+	 * event's time + lag still runs. A partitioned run (sim_par.h) has
+	 * its look-ahead here, and so must a run of one list that is to give
+	 * its results.
+	 */
+	sim_time_t lag;
+	sim_time_t stop_req;		/* the earliest lagged stop asked for (SIM_TIME_MAX: none) */
+	sim_time_t stop_at;		/* no event after it runs: before stop_req, or a window's end */
+	/* A partitioned run's (sim_par.h); NULL, 0 and NULL in a run of one list. */
+	struct sim_par *par;
+	uint32_t part;			/* this list's partition */
+	const uint16_t *owner;		/* the partition of every sim_register component */
 	/* Optional hook called after every event (invariant checkers in tests). */
 	void (*after_event)(struct sim_engine *eng, void *ctx);
 	void *after_event_ctx;
@@ -234,7 +249,26 @@ void sim_run(struct sim_engine *eng);
  * clock to a point, inject, and advance again.
  */
 void sim_run_until(struct sim_engine *eng, sim_time_t t);
-static inline void sim_stop(struct sim_engine *eng) { eng->stop = true; }
+/*
+ * Stop the run: at once, or with a lag (eng->lag) once every event before
+ * now + lag has run. A partitioned run cannot stop between two events
+ * (other partitions run ahead of this one by up to the look-ahead), so it
+ * stops with its look-ahead as the lag; a run of one list with the same
+ * lag stops at the same event.
+ */
+static inline void sim_stop(struct sim_engine *eng)
+{
+	if (!eng->lag) {
+		eng->stop = true;
+	} else {
+		sim_time_t t = eng->lag > SIM_TIME_MAX - eng->now ? SIM_TIME_MAX : eng->now + eng->lag;
+
+		if (t < eng->stop_req)
+			eng->stop_req = t;
+		if (t - 1 < eng->stop_at)
+			eng->stop_at = t - 1;
+	}
+}
 static inline sim_time_t sim_now(const struct sim_engine *eng) { return eng->now; }
 static inline size_t sim_pending(const struct sim_engine *eng)
 {
@@ -242,6 +276,16 @@ static inline size_t sim_pending(const struct sim_engine *eng)
 }
 /* The time of the next event, if any (drivers that interleave external input). */
 bool sim_peek_time(const struct sim_engine *eng, sim_time_t *t);
+/*
+ * For sim_par: run every event before end (and before stop_req), leaving
+ * now at the last one's time; insert an event with the key it was given
+ * (its time not before now). Returns 0, or -1 when out of memory.
+ */
+void sim_run_before(struct sim_engine *eng, sim_time_t end);
+int sim_insert(struct sim_engine *eng, const struct sim_event *e);
+/* For sim_par: every pending event, in order, in a new array (*n of them;
+ * NULL when none or out of memory, the events then left where they were). */
+struct sim_event *sim_drain(struct sim_engine *eng, size_t *n);
 
 /*
  * A cancellable one-shot timer built on lazy cancellation: arming bumps the

@@ -37,6 +37,7 @@
  */
 #include "sim/sim.h"
 #include "sim/sim_mem.h"
+#include "sim/sim_par.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -384,12 +385,17 @@ static uint32_t cal_first(const struct sim_cal *c)
 	return CAL_NIL;	/* not reached while nb > 0 */
 }
 
-static inline bool cal_pop(struct sim_cal *c, struct sim_event *out)
+/*
+ * The next event into *out, unless there is none or it lies after last
+ * (false either way, the list untouched: its window must not move past
+ * events still to come, such as another partition's messages).
+ */
+static inline bool cal_pop(struct sim_cal *c, struct sim_event *out, sim_time_t last)
 {
 	if (!c->nb) {
 		const struct sim_event *top = far_top(c);
 
-		if (!top)
+		if (!top || top->time > last)
 			return false;
 		/* Nothing in the window: jump it to the earliest far event. */
 		c->cur = top->time >> SIM_CAL_SHIFT;
@@ -403,6 +409,8 @@ static inline bool cal_pop(struct sim_cal *c, struct sim_event *out)
 	uint32_t i = k->head;
 	struct sim_cal_node *x = &c->node[i];
 
+	if (__builtin_expect(x->time > last, 0))
+		return false;
 	*out = (struct sim_event){ .time = x->time, .at = x->at, .seq = x->seq, .comp = x->comp,
 				   .arg = x->arg };
 	k->head = x->next;
@@ -448,6 +456,7 @@ bool sim_peek_time(const struct sim_engine *eng, sim_time_t *t)
 int sim_init(struct sim_engine *eng)
 {
 	memset(eng, 0, sizeof(*eng));
+	eng->stop_at = eng->stop_req = SIM_TIME_MAX;
 	if (cal_init(&eng->cal)) {
 		cal_fini(&eng->cal);
 		return -1;
@@ -485,7 +494,7 @@ int sim_register_range(struct sim_engine *eng, sim_handler_fn fn, void *base, si
 {
 	if (eng->nranges == SIM_MAX_RANGES || n >= 1u << 24)
 		return -1;
-	eng->ranges[eng->nranges] = (struct sim_comp_range){ fn, base, stride, name, NULL };
+	eng->ranges[eng->nranges] = (struct sim_comp_range){ fn, base, stride, name, NULL, n, NULL };
 	if ((size_t)n * stride >= SIM_PREFETCH_BYTES)
 		eng->prefetch = true;
 	return (int)(SIM_COMP_RANGE | eng->nranges++ << 24);
@@ -511,6 +520,14 @@ static __attribute__((noinline)) int schedule_far(struct sim_engine *eng, sim_ti
 	return 0;
 }
 
+/* The partition of component comp (a partitioned run). */
+static inline uint32_t comp_owner(const struct sim_engine *eng, uint32_t comp)
+{
+	if (comp & SIM_COMP_RANGE)
+		return eng->ranges[(comp >> 24) & 0x3f].owner[comp & 0xffffff];
+	return eng->owner[comp];
+}
+
 int sim_schedule_at(struct sim_engine *eng, sim_time_t t, uint32_t comp,
 		    uint32_t arg)
 {
@@ -519,6 +536,11 @@ int sim_schedule_at(struct sim_engine *eng, sim_time_t t, uint32_t comp,
 
 	if (t < eng->now)
 		t = eng->now;
+	if (__builtin_expect(eng->par != NULL, 0) && comp_owner(eng, comp) != eng->part) {
+		struct sim_event e = { .time = t, .at = eng->now, .seq = seq, .comp = comp, .arg = arg };
+
+		return sim_par_send(eng, &e);
+	}
 	if ((t >> SIM_CAL_SHIFT) >= c->cur + SIM_CAL_N)
 		return schedule_far(eng, t, eng->now, seq, comp, arg);
 	if (cal_insert(c, t, eng->now, seq, comp, arg))
@@ -602,8 +624,12 @@ static inline __attribute__((always_inline)) bool step(struct sim_engine *eng)
 {
 	struct sim_event e;
 
-	if (!cal_pop(&eng->cal, &e))
+	if (!cal_pop(&eng->cal, &e, eng->stop_at)) {
+		/* none left, or a stop's lag ran out (sim_stop), or a window's end */
+		if (eng->stop_at != SIM_TIME_MAX && sim_pending(eng))
+			eng->stop = true;
 		return false;
+	}
 	if (e.time != eng->now)
 		eng->nth = 0;	/* a new instant */
 	eng->now = e.time;
@@ -627,6 +653,50 @@ static inline __attribute__((always_inline)) bool step(struct sim_engine *eng)
 	return true;
 }
 
+int sim_insert(struct sim_engine *eng, const struct sim_event *e)
+{
+	struct sim_cal *c = &eng->cal;
+
+	if ((e->time >> SIM_CAL_SHIFT) >= c->cur + SIM_CAL_N) {
+		if (far_push(c, e))
+			return -1;
+	} else if (cal_insert(c, e->time, e->at, e->seq, e->comp, e->arg)) {
+		return -1;
+	}
+	note_pending(eng);
+	return 0;
+}
+
+struct sim_event *sim_drain(struct sim_engine *eng, size_t *n)
+{
+	struct sim_cal *c = &eng->cal;
+	struct sim_event *v;
+	size_t k = 0;
+
+	*n = sim_pending(eng);
+	if (!*n)
+		return NULL;
+	v = malloc(*n * sizeof(*v));
+	if (!v)
+		return NULL;
+	while (k < *n && cal_pop(c, &v[k], SIM_TIME_MAX))
+		k++;
+	/* empty now: its window back at the first event, for inserts */
+	c->cur = v[0].time >> SIM_CAL_SHIFT;
+	c->far_bucket = UINT64_MAX;
+	*n = k;
+	return v;
+}
+
+void sim_run_before(struct sim_engine *eng, sim_time_t end)
+{
+	eng->stop_at = (end < eng->stop_req ? end : eng->stop_req) - 1;
+	while (!eng->stop && step(eng))
+		;
+	eng->stop = eng->cal.oom;	/* reaching the window's end is no stop */
+	eng->src = SIM_SRC_DRIVER;
+}
+
 bool sim_step(struct sim_engine *eng)
 {
 	bool r = step(eng);
@@ -638,6 +708,7 @@ bool sim_step(struct sim_engine *eng)
 void sim_run(struct sim_engine *eng)
 {
 	eng->stop = false;
+	eng->stop_at = eng->stop_req = SIM_TIME_MAX;
 	while (!eng->stop && step(eng))
 		;
 	eng->src = SIM_SRC_DRIVER;
@@ -646,6 +717,7 @@ void sim_run(struct sim_engine *eng)
 void sim_run_until(struct sim_engine *eng, sim_time_t t)
 {
 	eng->stop = false;
+	eng->stop_at = eng->stop_req = SIM_TIME_MAX;
 	while (!eng->stop) {
 		sim_time_t next;
 

@@ -59,6 +59,9 @@ run_asan() {
 		section "asan: benchmark smoke run (figures not checked)"
 		"$dir/bench/bench_engine" -n 100 -n 10000 -k 20000
 	fi
+	if [ -x "$dir/bench/bench_par" ]; then	# exits 1 when a cut's result differs
+		"$dir/bench/bench_par" -n 256 -k 50 -t 1,2,3
+	fi
 	if [ -x "$dir/bench/bench_memlat" ]; then
 		"$dir/bench/bench_memlat" --max 1 --loads 100000 --pages 4k
 	fi

@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_par.c - the partitioned engine (sim/sim_par.c) alone, on a model
+ * shaped like a fabric: N nodes on a ring, each a component that keeps a
+ * few packets moving. An event costs the handler a fixed amount of work
+ * (-w: rounds of a hash, about what a port's handler spends; 0 for the
+ * engine alone); a packet reaches the next node one look-ahead (a cable)
+ * after its serialisation. Partitions are
+ * blocks of consecutive nodes, so each cut is one link each way, as a
+ * fabric cut by pods.
+ *
+ * For 1 list and for each thread count it prints the wall time, the
+ * speed-up over the one list, the windows, the events a window holds,
+ * the messages between partitions, and the time the partitions waited
+ * for each other at the windows' ends; and it checks that every run gave
+ * the same result (each node's hash of the events it saw, in order).
+ *
+ * Reported figures, never a pass/fail test; docs/performance.md says
+ * what they mean for a fabric:
+ *   build/bench/bench_par                        # 4,096 nodes, 1 and 2 threads
+ *   build/bench/bench_par -n 65536 -k 200 -t 1,2,4 -w 100
+ */
+#include "sim/sim.h"
+#include "sim/sim_par.h"
+#include "sim/sim_rng.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct bnode {
+	uint64_t hash, seen;
+	uint32_t id, left;
+	struct sim_rng rng;
+	struct bmodel *m;
+	char pad[64 - 48];	/* one line a node, as a port's hot line */
+};
+
+struct bmodel {
+	struct bnode *node;
+	uint32_t n, comp0, work;
+	sim_time_t la, ser;
+};
+
+static uint64_t mix(uint64_t h, uint64_t a)
+{
+	h ^= a + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull;
+}
+
+static void node_fn(struct sim_engine *eng, void *ctx, uint32_t arg)
+{
+	struct bnode *nd = ctx;
+	struct bmodel *m = nd->m;
+	uint64_t h = mix(nd->hash, sim_now(eng) ^ arg);
+
+	for (uint32_t i = 0; i < m->work; i++)	/* the handler's own work */
+		h = mix(h, i);
+	nd->hash = h;
+	nd->seen++;
+	if (arg & 1 || !nd->left)
+		return;	/* a packet arrived, or the node is done */
+	nd->left--;
+	/* its transmitter again after a packet's serialisation (jittered),
+	 * and a quarter of the time a packet to the next node, whose arrival
+	 * is one event there (arg's low bit) */
+	sim_schedule_in(eng, m->ser + sim_rng_below(&nd->rng, m->ser / 4 + 1), m->comp0 + nd->id,
+			arg + 2);
+	if (sim_rng_below(&nd->rng, 4) == 0)
+		sim_schedule_in(eng, m->la + m->ser, m->comp0 + (nd->id + 1) % m->n, arg | 1);
+}
+
+struct cut {
+	uint32_t n, parts;
+};
+
+static uint32_t block_owner(void *ctx, uint32_t comp)
+{
+	const struct cut *c = ctx;
+
+	return (uint32_t)((uint64_t)(comp & 0xffffff) * c->parts / c->n);
+}
+
+static double wall(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int build(struct sim_engine *eng, struct bmodel *m, uint32_t k)
+{
+	if (sim_init(eng))
+		return -1;
+	m->comp0 = (uint32_t)sim_register_range(eng, node_fn, m->node, sizeof(*m->node), m->n, "node");
+	for (uint32_t i = 0; i < m->n; i++) {
+		struct bnode *nd = &m->node[i];
+
+		*nd = (struct bnode){ .id = i, .left = k, .m = m };
+		sim_rng_init(&nd->rng, 1, i);
+		if (sim_schedule_at(eng, sim_rng_below(&nd->rng, m->ser), m->comp0 + i, i << 8))
+			return -1;
+	}
+	return 0;
+}
+
+static uint64_t digest(const struct bmodel *m)
+{
+	uint64_t h = 0;
+
+	for (uint32_t i = 0; i < m->n; i++)
+		h = mix(h, m->node[i].hash ^ m->node[i].seen);
+	return h;
+}
+
+int main(int argc, char **argv)
+{
+	struct bmodel m = { .n = 4096, .work = 40, .la = 15 * SIM_NS, .ser = 165 * SIM_NS };
+	uint32_t k = 1000;
+	char threads[64] = "1,2";
+	int c;
+
+	while ((c = getopt(argc, argv, "n:k:w:t:h")) != -1) {
+		switch (c) {
+		case 'n': m.n = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'k': k = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'w': m.work = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 't': snprintf(threads, sizeof(threads), "%s", optarg); break;
+		default:
+			fprintf(stderr, "usage: bench_par [-n nodes] [-k events per node] [-w work per event] "
+					"[-t 1,2,...]\n");
+			return c == 'h' ? 0 : 2;
+		}
+	}
+	if (m.n < 2 || m.n >= 1u << 24 || !k) {
+		fprintf(stderr, "bench_par: want 2 <= n < 2^24 nodes and k >= 1\n");
+		return 2;
+	}
+	m.node = aligned_alloc(64, (size_t)m.n * sizeof(*m.node));
+	if (!m.node)
+		return 1;
+	printf("%u nodes on a ring, %u events each, handler work %u, look-ahead %llu ps, "
+	       "serialisation %llu ps\n", m.n, k, m.work, (unsigned long long)m.la,
+	       (unsigned long long)m.ser);
+	printf("%-8s %9s %8s %9s %12s %11s %9s %s\n", "threads", "wall s", "speed-up", "windows",
+	       "events/win", "messages", "wait s", "result");
+
+	/* one list */
+	struct sim_engine eng;
+
+	if (build(&eng, &m, k))
+		return 1;
+	eng.lag = m.la;
+	double t0 = wall();
+
+	sim_run(&eng);
+	double one = wall() - t0;
+	uint64_t ref = digest(&m), events = eng.events;
+
+	printf("%-8s %9.3f %8s %9s %12s %11s %9s %016llx\n", "one list", one, "1.00", "-", "-", "-",
+	       "-", (unsigned long long)ref);
+	sim_fini(&eng);
+	int bad = 0;
+
+	for (char *s = threads, *e; *s; s = *e ? e + 1 : e) {
+		uint32_t t = (uint32_t)strtoul(s, &e, 10);
+		struct sim_par p;
+		struct cut cu = { m.n, t };
+
+		if (!t || (*e && *e != ',')) {
+			fprintf(stderr, "bench_par: -t wants thread counts like 1,2,4\n");
+			return 2;
+		}
+		if (build(&eng, &m, k) || sim_par_init(&p, &eng, t, m.la, block_owner, &cu)) {
+			fprintf(stderr, "bench_par: %s\n", p.why);
+			return 1;
+		}
+		t0 = wall();
+		if (sim_par_run(&p)) {
+			fprintf(stderr, "bench_par: %s\n", p.why);
+			return 1;
+		}
+		double w = wall() - t0, wait = 0;
+		uint64_t sent = 0, got = digest(&m);
+
+		for (uint32_t q = 0; q < t; q++) {
+			sent += p.part[q].sent;
+			wait += p.part[q].wait_s;
+		}
+		printf("%-8u %9.3f %8.2f %9llu %12.1f %11llu %9.3f %016llx%s\n", t, w, one / w,
+		       (unsigned long long)p.windows, (double)eng.events / (double)p.windows,
+		       (unsigned long long)sent, wait / t, (unsigned long long)got,
+		       got == ref && eng.events == events ? "" : "  DIFFERS");
+		bad |= got != ref || eng.events != events;
+		sim_par_fini(&p);
+		sim_fini(&eng);
+	}
+	free(m.node);
+	return bad;
+}

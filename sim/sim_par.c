@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sim_par.c - partitions of one engine run by threads in windows (sim_par.h).
+ *
+ * One window, seen from partition k (every partition runs the same loop):
+ *
+ *   publish the time of its earliest event and of its stop, if any;
+ *   barrier;
+ *   m = the earliest of all, S = the earliest stop: nothing left before
+ *   S, and the run is over; else run every event before min(m + L, S),
+ *   messages for other partitions going into boxes (one per pair, written
+ *   only by the sender);
+ *   barrier;
+ *   take the boxes addressed to k into its list, and empty them.
+ *
+ * A box is emptied by its receiver after the second barrier and filled by
+ * its sender only after the next first barrier, so two barriers a window
+ * are all the locking. Every partition computes m and S from the same
+ * published values, so all agree on the window without a leader. Messages
+ * carry their engine keys, so the order they are taken in does not matter.
+ */
+#define _GNU_SOURCE
+#include "sim/sim_par.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double wall_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A component's name: its own, with its index in its range. */
+static const char *comp_name(const struct sim_engine *eng, uint32_t comp, char *buf, size_t len)
+{
+	if (comp & SIM_COMP_RANGE) {
+		const char *n = eng->ranges[(comp >> 24) & 0x3f].name;
+
+		snprintf(buf, len, "%s %u", n ? n : "?", comp & 0xffffff);
+	} else {
+		snprintf(buf, len, "%s",
+			 comp < eng->ncomps && eng->comps[comp].name ? eng->comps[comp].name : "?");
+	}
+	return buf;
+}
+
+static void par_fail(struct sim_par *p, const char *why)
+{
+	pthread_mutex_lock(&p->err_lock);
+	if (!p->err) {
+		p->err = -1;
+		snprintf(p->why, sizeof(p->why), "%s", why);
+	}
+	pthread_mutex_unlock(&p->err_lock);
+}
+
+int sim_par_send(struct sim_engine *eng, const struct sim_event *e)
+{
+	struct sim_par *p = eng->par;
+	uint32_t to = e->comp & SIM_COMP_RANGE ? eng->ranges[(e->comp >> 24) & 0x3f].owner[e->comp & 0xffffff]
+					       : eng->owner[e->comp];
+	struct sim_par_box *b = &p->box[(size_t)eng->part * p->n + to];
+
+	if (e->time - eng->now < p->lookahead) {
+		char why[256], a[64], b2[64];
+
+		snprintf(why, sizeof(why),
+			 "%s scheduled %s, in another partition, %llu ps ahead: under the look-ahead of "
+			 "%llu ps",
+			 eng->src ? comp_name(eng, eng->src - 1, a, sizeof(a)) : "the driver",
+			 comp_name(eng, e->comp, b2, sizeof(b2)), (unsigned long long)(e->time - eng->now),
+			 (unsigned long long)p->lookahead);
+		par_fail(p, why);
+		p->part[eng->part].failed = true;
+		eng->stop = true;	/* this window ends here */
+		return -1;
+	}
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 256;
+		struct sim_event *v = realloc(b->ev, cap * sizeof(*v));
+
+		if (!v) {
+			par_fail(p, "out of memory for messages between partitions");
+			p->part[eng->part].failed = true;
+			eng->stop = true;
+			return -1;
+		}
+		b->ev = v;
+		b->cap = cap;
+	}
+	b->ev[b->n++] = *e;
+	p->part[eng->part].sent++;
+	return 0;
+}
+
+/* Take the messages addressed to partition k into its list. */
+static void take_boxes(struct sim_par *p, uint32_t k)
+{
+	struct sim_engine *eng = p->eng[k];
+
+	for (uint32_t q = 0; q < p->n; q++) {
+		struct sim_par_box *b = &p->box[(size_t)q * p->n + k];
+
+		for (size_t i = 0; i < b->n; i++)
+			if (sim_insert(eng, &b->ev[i])) {
+				par_fail(p, "out of memory for events");
+				p->part[k].failed = true;
+				break;
+			}
+		b->n = 0;
+	}
+}
+
+struct par_thread {
+	struct sim_par *p;
+	uint32_t k;
+};
+
+static void *par_loop(void *arg)
+{
+	struct par_thread *th = arg;
+	struct sim_par *p = th->p;
+	uint32_t k = th->k;
+	struct sim_engine *eng = p->eng[k];
+	struct sim_par_part *me = &p->part[k];
+
+	for (;;) {
+		sim_time_t t, m = SIM_TIME_MAX, s = SIM_TIME_MAX, end;
+
+		p->next[k] = sim_peek_time(eng, &t) ? t : SIM_TIME_MAX;
+		p->stop[k] = eng->stop_req;
+		if (me->failed || eng->cal.oom)
+			p->stop[k] = 0;	/* an error here: every partition stops */
+		double w0 = wall_s();
+
+		pthread_barrier_wait(&p->bar);
+		me->wait_s += wall_s() - w0;
+		for (uint32_t q = 0; q < p->n; q++) {
+			if (p->next[q] < m)
+				m = p->next[q];
+			if (p->stop[q] < s)
+				s = p->stop[q];
+		}
+		/* every partition has read next[] and stop[] before any
+		 * writes them again: the second barrier lies between */
+		if (m == SIM_TIME_MAX || m >= s)
+			break;
+		end = m > SIM_TIME_MAX - p->lookahead ? SIM_TIME_MAX : m + p->lookahead;
+		if (s < end)
+			end = s;
+		if (k == 0)
+			p->windows++;
+		uint64_t ev0 = eng->events;
+		double b0 = wall_s();
+
+		sim_run_before(eng, end);
+		if (eng->cal.oom)
+			par_fail(p, "out of memory for events");
+		me->busy_s += wall_s() - b0;
+		if (eng->events == ev0)
+			me->idle_windows++;
+		w0 = wall_s();
+		pthread_barrier_wait(&p->bar);
+		me->wait_s += wall_s() - w0;
+		take_boxes(p, k);
+	}
+	return NULL;
+}
+
+int sim_par_init(struct sim_par *p, struct sim_engine *eng, uint32_t n, sim_time_t lookahead,
+		 sim_par_owner_fn owner, void *ctx)
+{
+	memset(p, 0, sizeof(*p));
+	pthread_mutex_init(&p->err_lock, NULL);
+	if (n < 1 || n > 4096 || !lookahead) {
+		snprintf(p->why, sizeof(p->why), "want 1 to 4096 partitions and a look-ahead above 0");
+		return -1;
+	}
+	p->n = n;
+	p->lookahead = lookahead;
+	p->eng = calloc(n, sizeof(*p->eng));
+	p->box = calloc((size_t)n * n, sizeof(*p->box));
+	p->next = calloc(n, sizeof(*p->next));
+	p->stop = calloc(n, sizeof(*p->stop));
+	p->part = calloc(n, sizeof(*p->part));
+	p->owner = calloc(eng->ncomps ? eng->ncomps : 1, sizeof(*p->owner));
+	if (!p->eng || !p->box || !p->next || !p->stop || !p->part || !p->owner)
+		goto oom;
+	/* every component's partition */
+	for (uint32_t c = 0; c < eng->ncomps; c++)
+		p->owner[c] = (uint16_t)owner(ctx, c);
+	for (uint32_t r = 0; r < eng->nranges; r++) {
+		uint32_t cnt = eng->ranges[r].n, first = SIM_COMP_RANGE | r << 24;
+
+		p->range_owner[r] = malloc((cnt ? cnt : 1) * sizeof(**p->range_owner));
+		if (!p->range_owner[r])
+			goto oom;
+		for (uint32_t i = 0; i < cnt; i++) {
+			uint32_t o = owner(ctx, first | i);
+
+			if (o >= n) {
+				char nm[64];
+
+				snprintf(p->why, sizeof(p->why), "component %s has partition %u of %u",
+					 comp_name(eng, first | i, nm, sizeof(nm)), o, n);
+				goto fail;
+			}
+			p->range_owner[r][i] = (uint16_t)o;
+		}
+	}
+	for (uint32_t c = 0; c < eng->ncomps; c++)
+		if (p->owner[c] >= n) {
+			char nm[64];
+
+			snprintf(p->why, sizeof(p->why), "component %s has partition %u of %u",
+				 comp_name(eng, c, nm, sizeof(nm)), p->owner[c], n);
+			goto fail;
+		}
+	p->eng[0] = eng;
+	for (uint32_t k = 1; k < n; k++) {
+		struct sim_engine *e = malloc(sizeof(*e));
+
+		if (!e || sim_init(e)) {
+			free(e);
+			goto oom;
+		}
+		p->eng[k] = e;
+		/* the same components: the tables are eng's, read only from now */
+		e->comps = eng->comps;
+		e->ncomps = e->comps_cap = eng->ncomps;
+		memcpy(e->ranges, eng->ranges, sizeof(e->ranges));
+		e->nranges = eng->nranges;
+		e->prefetch = eng->prefetch;
+		e->now = eng->now;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		struct sim_engine *e = p->eng[k];
+
+		e->par = p;
+		e->part = k;
+		e->lag = lookahead;
+		e->owner = p->owner;
+		for (uint32_t r = 0; r < eng->nranges; r++)
+			e->ranges[r].owner = p->range_owner[r];
+	}
+	if (pthread_barrier_init(&p->bar, NULL, n))
+		goto oom;
+	/* the events set-up scheduled, to their components' partitions */
+	size_t nev;
+	struct sim_event *ev = sim_drain(eng, &nev);
+
+	if (!ev && nev)
+		goto oom;
+	for (size_t i = 0; i < nev; i++) {
+		uint32_t c = ev[i].comp;
+		uint32_t to = c & SIM_COMP_RANGE ? p->range_owner[(c >> 24) & 0x3f][c & 0xffffff]
+						 : p->owner[c];
+
+		if (sim_insert(p->eng[to], &ev[i])) {
+			free(ev);
+			goto oom;
+		}
+	}
+	free(ev);
+	return 0;
+oom:
+	snprintf(p->why, sizeof(p->why), "out of memory for %u partitions", n);
+fail:
+	sim_par_fini(p);
+	return -1;
+}
+
+int sim_par_run(struct sim_par *p)
+{
+	pthread_t *tid = calloc(p->n, sizeof(*tid));
+	struct par_thread *th = calloc(p->n, sizeof(*th));
+	uint32_t started = 1;
+
+	if (!tid || !th) {
+		free(tid);
+		free(th);
+		snprintf(p->why, sizeof(p->why), "out of memory for threads");
+		return -1;
+	}
+	for (uint32_t k = 0; k < p->n; k++)
+		th[k] = (struct par_thread){ p, k };
+	for (uint32_t k = 1; k < p->n; k++, started++)
+		if (pthread_create(&tid[k], NULL, par_loop, &th[k]))
+			break;
+	if (started < p->n) {
+		/* the barrier counts n: the threads that did start would wait
+		 * forever; this cannot be undone, so say so and stop */
+		fprintf(stderr, "sim_par: could not start thread %u of %u\n", started, p->n);
+		abort();
+	}
+	par_loop(&th[0]);
+	for (uint32_t k = 1; k < p->n; k++)
+		pthread_join(tid[k], NULL);
+	free(tid);
+	free(th);
+	/* the run's clock and count on eng[0] */
+	struct sim_engine *e0 = p->eng[0];
+
+	for (uint32_t k = 0; k < p->n; k++) {
+		p->part[k].events = p->eng[k]->events;
+		if (p->eng[k]->now > e0->now)
+			e0->now = p->eng[k]->now;
+	}
+	for (uint32_t k = 1; k < p->n; k++)
+		e0->events += p->eng[k]->events;
+	e0->stop = true;
+	return p->err;
+}
+
+void sim_par_fini(struct sim_par *p)
+{
+	if (p->eng) {
+		for (uint32_t k = 1; k < p->n; k++) {
+			struct sim_engine *e = p->eng[k];
+
+			if (!e)
+				continue;
+			e->comps = NULL;	/* eng[0]'s */
+			sim_fini(e);
+			free(e);
+		}
+		if (p->eng[0]) {
+			struct sim_engine *e = p->eng[0];
+
+			e->par = NULL;
+			e->owner = NULL;
+			e->lag = 0;
+			for (uint32_t r = 0; r < e->nranges; r++)
+				e->ranges[r].owner = NULL;
+			pthread_barrier_destroy(&p->bar);
+		}
+	}
+	if (p->box)
+		for (size_t i = 0; i < (size_t)p->n * p->n; i++)
+			free(p->box[i].ev);
+	for (uint32_t r = 0; r < SIM_MAX_RANGES; r++)
+		free(p->range_owner[r]);
+	free(p->box);
+	free(p->eng);
+	free(p->next);
+	free(p->stop);
+	free(p->part);
+	free(p->owner);
+	pthread_mutex_destroy(&p->err_lock);
+	p->eng = NULL;
+	p->box = NULL;
+	p->next = p->stop = NULL;
+	p->part = NULL;
+	p->owner = NULL;
+	memset(p->range_owner, 0, sizeof(p->range_owner));
+}

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sim_par.h - the engine cut into partitions, run by threads in conservative
+ * windows.
+ *
+ * A model built on one engine (struct sim_engine: its components and the
+ * events its set-up scheduled) is cut into N partitions by a function that
+ * names each component's partition. Each partition gets its own event list;
+ * the first is the model's own engine, the others share its components.
+ * An event a component schedules for a component of another partition is a
+ * message: it must lie at least the look-ahead L ahead of its sender's
+ * clock, and it keeps the key the engine gives every event (time, time
+ * scheduled at, scheduler, its order: sim.h), so each partition serves its
+ * components the same events in the same order as one list would.
+ *
+ * The partitions advance in windows (synchronous conservative windows,
+ * Lubachevsky's bounded lag, CACM 32(1), 1989): with m the earliest event
+ * of all, every partition runs its events before m + L at once, since no
+ * message sent in the window can land before m + L; then the messages are
+ * handed over and the next window starts at the next earliest event. A
+ * stop (sim_stop) takes effect L after it is asked for, in every partition
+ * alike, and a run of one list given the same lag (eng->lag) stops at the
+ * same event, so results are the same whatever the number of partitions.
+ *
+ * Left out: null messages (Chandy-Misra-Bryant) and per-link look-ahead
+ * (one L for the whole run), the MPI back-end (the design carries over:
+ * events are records without pointers), and payloads (a message is an
+ * event record; a model whose events name shared objects must copy them
+ * across itself).
+ */
+#ifndef IBFAB_SIM_PAR_H
+#define IBFAB_SIM_PAR_H
+
+#include "sim/sim.h"
+
+#include <pthread.h>
+
+/* What a partitioned run counted, per partition (sim_par_stats). */
+struct sim_par_part {
+	uint64_t events;	/* events run */
+	uint64_t sent;		/* messages to other partitions */
+	uint64_t idle_windows;	/* windows in which it had nothing to run */
+	double busy_s;		/* wall time running events (not comparable between runs) */
+	double wait_s;		/* wall time waiting for the others at the window's end */
+	bool failed;		/* it met an error (sim_par.why) */
+};
+
+/* A box of messages from one partition to another, for the next window. */
+struct sim_par_box {
+	struct sim_event *ev;
+	size_t n, cap;
+};
+
+struct sim_par {
+	uint32_t n;			/* partitions */
+	sim_time_t lookahead;
+	struct sim_engine **eng;	/* eng[0]: the model's engine */
+	struct sim_par_box *box;	/* box[from * n + to] */
+	uint16_t *owner;		/* sim_register components' partitions */
+	uint16_t *range_owner[SIM_MAX_RANGES];
+	pthread_barrier_t bar;
+	sim_time_t *next, *stop;	/* per partition: published between barriers */
+	struct sim_par_part *part;
+	uint64_t windows;
+	/* the first error: a message under the look-ahead, out of memory */
+	pthread_mutex_t err_lock;
+	int err;
+	char why[256];
+};
+
+/* Which partition component comp belongs to (< n). */
+typedef uint32_t (*sim_par_owner_fn)(void *ctx, uint32_t comp);
+
+/*
+ * Cut eng (set up, not yet run) into n partitions (1..4096) with
+ * look-ahead lookahead (> 0), owner naming each component's partition. The
+ * events already scheduled move to their components' partitions. No
+ * component may be registered after this. Returns 0, or -1 with why set
+ * (out of memory, an owner out of range).
+ */
+int sim_par_init(struct sim_par *p, struct sim_engine *eng, uint32_t n, sim_time_t lookahead,
+		 sim_par_owner_fn owner, void *ctx);
+/*
+ * Run to the end: until no event is left or a stop took effect. Partition
+ * 0 runs on the calling thread. Afterwards eng[0]'s clock is the run's
+ * (the last event's time) and its event count the total. Returns 0, or -1
+ * with p->why set (a component sent a message under the look-ahead, out
+ * of memory).
+ */
+int sim_par_run(struct sim_par *p);
+/* Give the other partitions' lists back; eng[0] stays the caller's. */
+void sim_par_fini(struct sim_par *p);
+
+/* For sim_schedule_at: an event for a component of another partition. */
+int sim_par_send(struct sim_engine *eng, const struct sim_event *e);
+
+#endif

@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_par.c - the partitioned engine (sim/sim_par.c) against one list.
+ *
+ * A model made to be sensitive to order: 24 nodes (one component range),
+ * each folding every event it gets (time and argument) into a hash and
+ * answering with events for itself (0, L/2 or L ahead) and for three
+ * neighbours (L, 2L or 3L ahead: many exact ties), drawn from its own
+ * random stream, until its budget is spent. Run on one list and cut into
+ * 1, 2, 3 and 4 partitions (blocks, round robin, a random cut), every
+ * node must see the same events in the same order: the same hashes,
+ * counts, clock and total. A stop asked for by one node (with the
+ * look-ahead as its lag) ends every run at the same event; a message
+ * under the look-ahead is refused with its sender and receiver named.
+ */
+#include "sim/sim.h"
+#include "sim/sim_par.h"
+#include "sim/sim_rng.h"
+#include "test_main.h"
+
+#include <CUnit/CUnit.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NODES 24
+#define L ((sim_time_t)4096)
+
+struct pnode {
+	uint64_t hash, seen, ties;
+	sim_time_t last;
+	struct sim_rng rng;
+	uint32_t id, budget;
+	struct pmodel *m;
+};
+
+struct pmodel {
+	struct pnode node[NODES];
+	uint32_t comp0;
+	sim_time_t near;	/* how far ahead a neighbour's event is at least */
+	uint32_t stop_node;
+	uint64_t stop_after;	/* 0: never */
+	/* a plain component too (the driver's kind of thing: a sampler) */
+	uint32_t tick_comp;
+	uint64_t ticks;
+};
+
+static uint64_t mix(uint64_t h, uint64_t a, uint64_t b)
+{
+	h ^= a + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+	h ^= b + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull;
+}
+
+static void node_fn(struct sim_engine *eng, void *ctx, uint32_t arg)
+{
+	struct pnode *n = ctx;
+	struct pmodel *m = n->m;
+	static const int nb[3] = { 1, NODES - 1, 5 };
+
+	n->seen++;
+	n->ties += n->seen > 1 && sim_now(eng) == n->last;
+	n->last = sim_now(eng);
+	n->hash = mix(n->hash, sim_now(eng), arg);
+	if (m->stop_after && n->id == m->stop_node && n->seen == m->stop_after)
+		sim_stop(eng);
+	if (!n->budget)
+		return;
+	n->budget--;
+	uint32_t tok = n->id << 20 | (uint32_t)(n->seen & 0xfffff);
+	uint64_t r = sim_rng_below(&n->rng, 64);
+
+	if (r & 1)	/* itself: 0, L/2 or L ahead */
+		CU_ASSERT(sim_schedule_in(eng, (r >> 1) % 3 * (L / 2), m->comp0 + n->id, tok) == 0);
+	/* one or two neighbours, m->near + 0, L or 2L ahead */
+	for (int k = 0; k < 1 + (int)((r >> 3) & 1); k++) {
+		uint32_t to = (n->id + (uint32_t)nb[(r >> (4 + 2 * k)) % 3]) % NODES;
+
+		sim_schedule_in(eng, m->near + (r >> 2) % 3 * L, m->comp0 + to, tok + 1);
+	}
+}
+
+/* A plain component that ticks every 5L while the nodes run. */
+static void tick_fn(struct sim_engine *eng, void *ctx, uint32_t arg)
+{
+	struct pmodel *m = ctx;
+
+	(void)arg;
+	m->ticks++;
+	if (m->ticks < 200)
+		sim_schedule_in(eng, 5 * L, m->tick_comp, 0);
+}
+
+static void model_init(struct sim_engine *eng, struct pmodel *m, uint32_t budget)
+{
+	memset(m, 0, sizeof(*m));
+	m->near = L;
+	CU_ASSERT_FATAL(sim_init(eng) == 0);
+	m->tick_comp = (uint32_t)sim_register(eng, tick_fn, m, "tick");
+	m->comp0 = (uint32_t)sim_register_range(eng, node_fn, m->node, sizeof(m->node[0]), NODES,
+						 "node");
+	for (uint32_t i = 0; i < NODES; i++) {
+		struct pnode *n = &m->node[i];
+
+		n->id = i;
+		n->m = m;
+		n->budget = budget;
+		sim_rng_init(&n->rng, 7, i);
+		/* a few starts at 0 (ties from the first instant) */
+		CU_ASSERT(sim_schedule_at(eng, (i % 3) * L / 4, m->comp0 + i, i) == 0);
+	}
+	CU_ASSERT(sim_schedule_at(eng, L, m->tick_comp, 0) == 0);
+}
+
+struct outcome {
+	uint64_t hash[NODES], seen[NODES], events, ticks;
+	sim_time_t now;
+};
+
+static void outcome_of(const struct sim_engine *eng, const struct pmodel *m, struct outcome *o)
+{
+	for (int i = 0; i < NODES; i++) {
+		o->hash[i] = m->node[i].hash;
+		o->seen[i] = m->node[i].seen;
+	}
+	o->events = eng->events;
+	o->ticks = m->ticks;
+	o->now = sim_now(eng);
+}
+
+/* cuts: 0 blocks, 1 round robin, 2 random (a fixed draw) */
+struct cut {
+	struct pmodel *m;
+	uint32_t n, kind;
+};
+
+static uint32_t cut_owner(void *ctx, uint32_t comp)
+{
+	const struct cut *c = ctx;
+	uint32_t i;
+
+	if (!(comp & SIM_COMP_RANGE))
+		return c->n - 1;	/* the tick: the last partition */
+	i = comp & 0xffffff;
+	switch (c->kind) {
+	case 0:
+		return i * c->n / NODES;
+	case 1:
+		return i % c->n;
+	default:
+		return (uint32_t)((i * 2654435761u) >> 7) % c->n;
+	}
+}
+
+static void run_one_list(struct pmodel *m, struct outcome *o, uint32_t budget, uint64_t stop_after,
+			 sim_time_t lag)
+{
+	struct sim_engine eng;
+
+	model_init(&eng, m, budget);
+	m->stop_after = stop_after;
+	m->stop_node = 3;
+	eng.lag = lag;
+	sim_run(&eng);
+	outcome_of(&eng, m, o);
+	sim_fini(&eng);
+}
+
+static int run_cut(struct pmodel *m, struct outcome *o, uint32_t budget, uint64_t stop_after,
+		   uint32_t n, uint32_t kind, sim_time_t near, struct sim_par *keep)
+{
+	struct sim_engine eng;
+	struct sim_par p;
+	struct cut c = { m, n, kind };
+	int rc;
+
+	model_init(&eng, m, budget);
+	m->stop_after = stop_after;
+	m->stop_node = 3;
+	m->near = near;
+	CU_ASSERT_FATAL(sim_par_init(&p, &eng, n, L, cut_owner, &c) == 0);
+	rc = sim_par_run(&p);
+	outcome_of(&eng, m, o);
+	if (keep) {
+		*keep = p;	/* the caller reads it; the lists are freed here */
+		keep->part = malloc(n * sizeof(*keep->part));
+		memcpy(keep->part, p.part, n * sizeof(*p.part));
+	}
+	sim_par_fini(&p);
+	sim_fini(&eng);
+	return rc;
+}
+
+static void same(const struct outcome *a, const struct outcome *b, const char *what)
+{
+	int ok = !memcmp(a->hash, b->hash, sizeof(a->hash)) && !memcmp(a->seen, b->seen, sizeof(a->seen)) &&
+		 a->events == b->events && a->ticks == b->ticks && a->now == b->now;
+
+	if (!ok && getenv("IBFAB_TEST_VERBOSE"))
+		fprintf(stderr, "%s: events %llu vs %llu, now %llu vs %llu\n", what,
+			(unsigned long long)a->events, (unsigned long long)b->events,
+			(unsigned long long)a->now, (unsigned long long)b->now);
+	CU_ASSERT(ok);
+}
+
+static void test_par_same_as_one_list(void)
+{
+	struct pmodel *m = malloc(sizeof(*m));
+	struct outcome ref, got;
+	struct sim_par st;
+
+	CU_ASSERT_FATAL(m != NULL);
+	run_one_list(m, &ref, 3000, 0, L);
+	CU_ASSERT(ref.events > 50000);
+	CU_ASSERT(ref.ticks == 200);
+	for (uint32_t n = 1; n <= 4; n++)
+		for (uint32_t kind = 0; kind < 3; kind++) {
+			char what[64];
+
+			CU_ASSERT(run_cut(m, &got, 3000, 0, n, kind, L, &st) == 0);
+			snprintf(what, sizeof(what), "%u partitions, cut %u", n, kind);
+			same(&ref, &got, what);
+			uint64_t sum = 0, sent = 0;
+
+			for (uint32_t k = 0; k < n; k++) {
+				sum += st.part[k].events;
+				sent += st.part[k].sent;
+			}
+			CU_ASSERT(sum == ref.events);
+			/* round robin: nearly every neighbour is in another partition */
+			if (n > 1)
+				CU_ASSERT(sent > 0);
+			if (n == 4 && kind == 1)
+				CU_ASSERT(sent > ref.events / 3);
+			CU_ASSERT(st.windows > 100);
+			free(st.part);
+		}
+	free(m);
+}
+
+/*
+ * The model is made of ties: many events reach a node at the time of the
+ * one before (their order then decides its hash). A wrong order across
+ * partitions (a message inserted behind the list's window once made the
+ * 3- and 4-way round-robin cuts differ) is seen by the hashes.
+ */
+static void test_par_ties(void)
+{
+	struct pmodel *m = malloc(sizeof(*m));
+	struct outcome a;
+	uint64_t ties = 0;
+
+	CU_ASSERT_FATAL(m != NULL);
+	run_one_list(m, &a, 3000, 0, L);
+	for (int i = 0; i < NODES; i++)
+		ties += m->node[i].ties;
+	if (getenv("IBFAB_TEST_VERBOSE"))
+		fprintf(stderr, "%llu of %llu events at their node's previous time\n",
+			(unsigned long long)ties, (unsigned long long)a.events);
+	CU_ASSERT(ties > a.events / 10);
+	free(m);
+}
+
+static void test_par_stop(void)
+{
+	struct pmodel *m = malloc(sizeof(*m));
+	struct outcome full, ref, got, now;
+
+	CU_ASSERT_FATAL(m != NULL);
+	run_one_list(m, &full, 3000, 0, L);
+	run_one_list(m, &ref, 3000, 500, L);
+	CU_ASSERT(ref.events < full.events / 2);
+	CU_ASSERT(ref.seen[3] >= 500);
+	/* with no lag the one list stops at the stopping event itself:
+	 * fewer events than with the lag (the others still before now + L) */
+	run_one_list(m, &now, 3000, 500, 0);
+	CU_ASSERT(now.seen[3] == 500);
+	CU_ASSERT(now.events < ref.events);
+	for (uint32_t n = 2; n <= 4; n++)
+		for (uint32_t kind = 0; kind < 3; kind++) {
+			CU_ASSERT(run_cut(m, &got, 3000, 500, n, kind, L, NULL) == 0);
+			same(&ref, &got, "a stop");
+		}
+	free(m);
+}
+
+static void test_par_lookahead_refused(void)
+{
+	struct pmodel *m = malloc(sizeof(*m));
+	struct outcome got;
+	struct sim_engine eng;
+	struct sim_par p;
+	struct cut c = { m, 2, 0 };
+
+	CU_ASSERT_FATAL(m != NULL);
+	/* neighbours L/2 ahead: fine on one list, refused across partitions */
+	model_init(&eng, m, 100);
+	m->near = L / 2;
+	CU_ASSERT_FATAL(sim_par_init(&p, &eng, 2, L, cut_owner, &c) == 0);
+	CU_ASSERT(sim_par_run(&p) == -1);
+	CU_ASSERT(strstr(p.why, "node 2") != NULL);
+	CU_ASSERT(strstr(p.why, "2048 ps ahead: under the look-ahead of 4096 ps") != NULL);
+	if (getenv("IBFAB_TEST_VERBOSE"))
+		fprintf(stderr, "%s\n", p.why);
+	sim_par_fini(&p);
+	sim_fini(&eng);
+	/* one partition sends no messages: nothing to refuse */
+	CU_ASSERT(run_cut(m, &got, 100, 0, 1, 0, L / 2, NULL) == 0);
+	/* bad arguments */
+	model_init(&eng, m, 1);
+	CU_ASSERT(sim_par_init(&p, &eng, 0, L, cut_owner, &c) == -1);
+	CU_ASSERT(sim_par_init(&p, &eng, 2, 0, cut_owner, &c) == -1);
+	c.n = 5;	/* owners up to 4 of 2 */
+	CU_ASSERT(sim_par_init(&p, &eng, 2, L, cut_owner, &c) == -1);
+	CU_ASSERT(strstr(p.why, "has partition") != NULL);
+	sim_fini(&eng);
+	free(m);
+}
+
+/* One list with a lag: a stop lets every event before now + lag run. */
+struct lagrec {
+	uint32_t n, args[8];
+};
+
+static void lag_fn(struct sim_engine *eng, void *ctx, uint32_t arg)
+{
+	struct lagrec *r = ctx;
+
+	r->args[r->n++] = arg;
+	if (arg == 1)
+		sim_stop(eng);
+}
+
+static void test_par_lag(void)
+{
+	struct sim_engine eng;
+	struct lagrec r = { 0 };
+	int c;
+
+	CU_ASSERT_FATAL(sim_init(&eng) == 0);
+	c = sim_register(&eng, lag_fn, &r, "lag");
+	eng.lag = 100;
+	sim_schedule_at(&eng, 10, (uint32_t)c, 1);	/* stops: the lag runs to 110 */
+	sim_schedule_at(&eng, 109, (uint32_t)c, 2);	/* runs */
+	sim_schedule_at(&eng, 110, (uint32_t)c, 3);	/* does not */
+	sim_schedule_at(&eng, SIM_TIME_MAX, (uint32_t)c, 4);
+	sim_run(&eng);
+	CU_ASSERT(r.n == 2 && r.args[0] == 1 && r.args[1] == 2);
+	CU_ASSERT(sim_now(&eng) == 109 && eng.stop && sim_pending(&eng) == 2);
+	/* run on: the rest, to the last time there is */
+	sim_run(&eng);
+	CU_ASSERT(r.n == 4 && r.args[2] == 3 && r.args[3] == 4);
+	CU_ASSERT(sim_now(&eng) == SIM_TIME_MAX);
+	sim_fini(&eng);
+}
+
+static const struct test_case tests[] = {
+	{ "a stop's lag: the events before now + lag run, the rest wait", test_par_lag },
+	{ "1-4 partitions, three cuts: the same events in the same order as one list",
+	  test_par_same_as_one_list },
+	{ "the model is made of ties", test_par_ties },
+	{ "a stop with the look-ahead as its lag ends every cut at the same event", test_par_stop },
+	{ "a message under the look-ahead is refused, named", test_par_lookahead_refused },
+	{ NULL, NULL },
+};
+
+TEST_MAIN("par", tests)
