@@ -134,7 +134,6 @@ int port_init(struct fab *f, struct port *pt)
 	bool internal = f->net->nodes[pt->node->idx].ports[pt->port_no].internal;
 	uint32_t scale = internal && pt->rate.lanes > 4 ? pt->rate.lanes / 4u : 1u;
 
-	pt->wire_head = pt->wire_tail = SIM_POOL_NIL;
 	/* a switch input feeds switch.speedup outputs at once; an aggregation
 	 * node's port every child at once (the switch replicates its result) */
 	pt->speedup = internal ? pt->rate.lanes : p->sw_speedup;
@@ -179,23 +178,24 @@ static void end_down(struct port *pt)
 	}
 }
 
-/* One end of a link that comes up: its credits for the peer's buffer as
- * the buffer is (what it holds, and what is still on the wire to it). */
+/*
+ * One end of a link that comes up: its credits for the peer's buffer as
+ * the buffer is (what it holds, and what is still on the wire to it). The
+ * blocks sent (tx_blocks) are the blocks the peer has taken in (rx_blocks,
+ * which counts those lost on arrival while the link was down as taken and
+ * freed at once) and those still on the wire: the count stands, and the
+ * limit follows the peer's buffer.
+ */
 static void end_up(struct port *pt)
 {
-	struct fab *f = pt->fab;
 	struct port *rx = pt->peer;
-	uint64_t wire[PORT_NVL] = { 0 };
 
-	for (uint32_t i = pt->wire_head; i != SIM_POOL_NIL; i = fab_pkt(f, i)->next)
-		wire[fab_pkt(f, i)->vl] += fab_pkt(f, i)->blocks;
 	while (pt->fcq.n)
 		port_fc_ring_pop(&pt->fcq);
 	pt->down = false;
 	for (int v = 0; v < PORT_NVL - 1; v++) {
 		uint64_t cap = rx->vl[v].rx_cap < IB_CREDIT_WINDOW ? rx->vl[v].rx_cap : IB_CREDIT_WINDOW;
 
-		pt->vl[v].tx_blocks = rx->vl[v].rx_blocks + wire[v];
 		pt->vl[v].fctbs = (uint16_t)(pt->vl[v].tx_blocks & IB_CREDIT_MASK);
 		pt->vl[v].limit_abs = rx->vl[v].rx_freed + cap;
 		if (pt->vl[v].limit_abs < pt->vl[v].tx_blocks)
@@ -402,13 +402,9 @@ static void port_start_tx(struct port *pt, uint32_t idx, enum ib_vlarb_table tab
 		p->t_event = end + pt->prop;
 	p->t_tail = end + pt->prop;
 	p->next = SIM_POOL_NIL;
-	if (pt->wire_head != SIM_POOL_NIL) {
-		fab_pkt(f, pt->wire_tail)->next = idx;
-	} else {
-		pt->wire_head = idx;
-		sim_schedule_at(&f->eng, p->t_event, peer_comp(pt), wire_arg(f, idx));
-	}
-	pt->wire_tail = idx;
+	/* its arrival, an event of the peer: the wire holds no state of its
+	 * own, so the link is the only thing the two ends share */
+	sim_schedule_at(&f->eng, p->t_event, peer_comp(pt), wire_arg(f, idx));
 	SIM_LOG(SIM_LOG_LINK, now, "node %d port %u tx vl %u dlid %u %u B until %llu",
 		pt->node->idx, pt->port_no, vl, p->dlid, p->wire,
 		(unsigned long long)end);
@@ -581,23 +577,22 @@ static bool port_corrupt(struct port *rx, const struct pkt *p)
 	return sim_rng_double(&rx->rng) >= ok;
 }
 
-/* The head of the peer's wire, packet idx, reaches this port's receiver:
- * an event of the receiver. It takes the packet off the wire (the link's
- * FIFO, kept by its sender) and the next one's arrival is its own next
- * event. */
+/* Packet idx reaches this port's receiver over the wire (an event of the
+ * receiver, scheduled by the sender when the packet left it). */
 static void port_wire_head(struct port *rx, uint32_t idx)
 {
 	struct fab *f = rx->fab;
-	struct port *pt = rx->peer;
 	struct pkt *p = fab_pkt(f, idx);
 	uint8_t vl = p->vl;
 
-	pt->wire_head = p->next;
-	if (pt->wire_head != SIM_POOL_NIL)
-		sim_schedule_at(&f->eng, fab_pkt(f, pt->wire_head)->t_event, rx->comp,
-				wire_arg(f, pt->wire_head));
 	if (__builtin_expect(rx->down, 0)) {
-		fab_pkt_drop(f, idx, FAB_DROP_LINK);	/* on the wire when it went down */
+		/* on the wire when it went down: lost, its blocks taken and
+		 * freed at once (the sender counted them: end_up) */
+		if (vl != 15) {
+			rx->vl[vl].rx_blocks += p->blocks;
+			rx->vl[vl].rx_freed += p->blocks;
+		}
+		fab_pkt_drop(f, idx, FAB_DROP_LINK);
 		return;
 	}
 	if (vl == 15 && !rx->link && rx->vl[15].rx_used + p->blocks > rx->vl[15].rx_cap) {
@@ -656,15 +651,15 @@ void port_prefetch(const void *ctx, uint32_t arg)
 
 	switch (arg & 0xff) {
 	case PORT_EV_WIRE_HEAD:
-		/* pt receives: the packet, this port's VL 0 receive line, and
-		 * the sender's line 0 (the wire's FIFO) */
+		/* pt receives: the packet and this port's VL 0 receive line */
 		__builtin_prefetch(fab_pkt(pt->fab, arg >> 8), 1);
 		__builtin_prefetch(&pt->vl[0].rx_blocks, 1);
-		__builtin_prefetch(pt->peer, 1);
 		if (!pt->is_sw) {
-			/* A CA: the sender's FC queue, which its credits join at
-			 * once (port_send_fc); the QP the last packet went to,
-			 * its line 0 (state, type) and line 2 (the responder) */
+			/* A CA: the sender's lines 0 and 2 (whether it is busy,
+			 * its FC queue), which its credits join at once
+			 * (port_send_fc); the QP the last packet went to, its
+			 * line 0 (state, type) and line 2 (the responder) */
+			__builtin_prefetch(pt->peer, 1);
 			__builtin_prefetch(&pt->peer->fc_delay, 1);
 			if (pt->rx_hint) {
 				__builtin_prefetch(pt->rx_hint, 1);

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * port.h - one end of a link, the component every fabric is made of: its
- * transmitter (the outgoing wire, a FIFO of packets in flight, and a FIFO
- * of flow-control packets in flight), the credit state for the receiver at
+ * transmitter (each packet it puts on the wire is an arrival event of the
+ * peer; a FIFO of flow-control packets in flight), the credit state for the receiver at
  * the other end, and its own receiver (per-VL buffer accounting and, at a
  * switch, the per-VL input queues). A port is one engine component; its
- * events are the transmitter finishing a packet, the head packet of its
- * wire arriving at the peer, credits arriving while it is blocked, its
+ * events are the transmitter finishing a packet, a packet of the peer's
+ * wire arriving, credits arriving while it is blocked, its
  * periodic flow-control timer, and its link layer's own timers.
  *
  * Two tables plug into a port, set once when the fabric is built:
@@ -43,8 +43,9 @@
  * numbers its own from PORT_EV_LINK. */
 enum port_ev {
 	PORT_EV_TX_DONE,	/* transmitter finished serialising its packet */
-	PORT_EV_WIRE_HEAD,	/* the peer's wire's head packet arrives (the receiver's
-				 * event; the packet's index in the upper 24 bits) */
+	PORT_EV_WIRE_HEAD,	/* a packet's head (at a switch) or tail (at a CA) arrives
+				 * over the wire: the receiver's event, which its sender
+				 * scheduled; the packet's index in the upper 24 bits */
 	PORT_EV_FC_WAKE,	/* a blocked transmitter's credits arrive (sim_timer tag) */
 	PORT_EV_FC_TIMER,	/* periodic flow-control update (sim_timer tag) */
 	PORT_EV_LOOP,		/* a packet sent to this port's own LID is in (the
@@ -219,11 +220,6 @@ struct port {
 	struct fab_node *node;
 	struct port *peer;
 	struct hca *hca;		/* node->hca, or NULL at a switch */
-	/* packets in flight to the peer, a FIFO linked through pkt.next
-	 * (empty: head is SIM_POOL_NIL, and tail then means nothing; the
-	 * length was never needed): the wire's, kept by its sender, which
-	 * appends; the receiver's arrival event takes the head off. */
-	uint32_t wire_head, wire_tail;
 	sim_time_t tx_end;
 	uint32_t comp;			/* engine component id */
 	uint16_t lid;			/* this end's LID (its switch's at a switch port) */
@@ -243,8 +239,9 @@ struct port {
 	uint8_t tx_src_blocks;
 	uint16_t inq_vls;		/* switch input: VLs whose queue holds packets */
 
-	/* Line 1: the transmitter, when it starts a packet */
-	struct ib_vlarb vlarb;
+	/* Line 1: the transmitter, when it starts a packet (line 0 has 8
+	 * bytes to spare) */
+	struct ib_vlarb vlarb __attribute__((aligned(64)));
 	uint32_t ps_per_byte;		/* link_ps_per_byte(rate): port_ser() without a division */
 	sim_time_t prop;
 	sim_time_t busy_ps;		/* fab_port_info.busy_ps, kept here (fab_port()) */
