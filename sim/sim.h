@@ -51,6 +51,10 @@ typedef void (*sim_handler_fn)(struct sim_engine *eng, void *ctx, uint32_t arg);
  * event (ctx, arg) will read, reading only ctx's first two lines and what
  * stays in the cache anyway (a pool's table of chunks, say). */
 typedef void (*sim_prefetch_fn)(const void *ctx, uint32_t arg);
+/* A range's import hook (sim_range_import): an event that came with a
+ * copy of data (sim_schedule_copy) for element elem; returns the argument
+ * the event is to carry (naming what the hook made of the copy). */
+typedef uint32_t (*sim_import_fn)(void *elem, uint32_t arg, const void *data, uint32_t len);
 
 /* The cache line the look-ahead prefetches by (sim_range_prefetch). */
 #define SIM_LINE 64
@@ -170,6 +174,7 @@ struct sim_engine {
 		const char *name;
 		sim_prefetch_fn pf;	/* optional (sim_range_prefetch) */
 		uint32_t n;		/* elements */
+		sim_import_fn import;	/* optional (sim_range_import) */
 		const uint16_t *owner;	/* a partitioned run's: each element's partition */
 	} ranges[SIM_MAX_RANGES];
 	uint32_t nranges;
@@ -192,6 +197,20 @@ struct sim_engine {
 	void (*after_event)(struct sim_engine *eng, void *ctx);
 	void *after_event_ctx;
 };
+
+/*
+ * Is component comp in this engine's partition (always, in a run of one
+ * list)? A model whose events name shared objects (a packet in a pool)
+ * sends a copy instead where it is not (sim_schedule_copy).
+ */
+static inline bool sim_local(const struct sim_engine *eng, uint32_t comp)
+{
+	if (!eng->par)
+		return true;
+	if (comp & SIM_COMP_RANGE)
+		return eng->ranges[(comp >> 24) & 0x3f].owner[comp & 0xffffff] == eng->part;
+	return eng->owner[comp] == eng->part;
+}
 
 int sim_init(struct sim_engine *eng);
 void sim_fini(struct sim_engine *eng);
@@ -226,6 +245,18 @@ int sim_register_range(struct sim_engine *eng, sim_handler_fn fn, void *base, si
  * those lines and no more.
  */
 void sim_range_prefetch(struct sim_engine *eng, uint32_t comp, sim_prefetch_fn pf);
+
+/*
+ * Schedule comp (an element of a range with an import hook) at t with a
+ * copy of data (len bytes, at most 2^20): the hook, run in comp's
+ * partition before the event is due, makes the event's argument from arg
+ * and the copy. In comp's own partition the hook runs at once. Returns 0
+ * or -1.
+ */
+#define SIM_COPY_MAX ((uint32_t)1 << 20)
+int sim_schedule_copy(struct sim_engine *eng, sim_time_t t, uint32_t comp, uint32_t arg,
+		      const void *data, uint32_t len);
+void sim_range_import(struct sim_engine *eng, uint32_t comp, sim_import_fn fn);
 
 /* Schedule comp's handler at absolute time t (t >= now). Returns 0 or -1. */
 int sim_schedule_at(struct sim_engine *eng, sim_time_t t, uint32_t comp,

@@ -494,7 +494,8 @@ int sim_register_range(struct sim_engine *eng, sim_handler_fn fn, void *base, si
 {
 	if (eng->nranges == SIM_MAX_RANGES || n >= 1u << 24)
 		return -1;
-	eng->ranges[eng->nranges] = (struct sim_comp_range){ fn, base, stride, name, NULL, n, NULL };
+	eng->ranges[eng->nranges] = (struct sim_comp_range){ fn, base, stride, name, NULL, n, NULL,
+							     NULL };
 	if ((size_t)n * stride >= SIM_PREFETCH_BYTES)
 		eng->prefetch = true;
 	return (int)(SIM_COMP_RANGE | eng->nranges++ << 24);
@@ -587,6 +588,28 @@ static inline char *range_elem(const struct sim_comp_range *r, uint32_t comp)
 void sim_range_prefetch(struct sim_engine *eng, uint32_t comp, sim_prefetch_fn pf)
 {
 	eng->ranges[(comp >> 24) & 0x3f].pf = pf;
+}
+
+void sim_range_import(struct sim_engine *eng, uint32_t comp, sim_import_fn fn)
+{
+	eng->ranges[(comp >> 24) & 0x3f].import = fn;
+}
+
+int sim_schedule_copy(struct sim_engine *eng, sim_time_t t, uint32_t comp, uint32_t arg,
+		      const void *data, uint32_t len)
+{
+	const struct sim_comp_range *r = comp_range(eng, comp);
+
+	if (!(comp & SIM_COMP_RANGE) || !r->import || len > SIM_COPY_MAX)
+		return -1;
+	if (sim_local(eng, comp))
+		return sim_schedule_at(eng, t, comp, r->import(range_elem(r, comp), arg, data, len));
+	if (t < eng->now)
+		t = eng->now;
+	struct sim_event e = { .time = t, .at = eng->now,
+			       .seq = (uint64_t)eng->src << 32 | eng->nth++, .comp = comp, .arg = arg };
+
+	return sim_par_send_copy(eng, &e, data, len);
 }
 
 static inline __attribute__((always_inline)) void prefetch_next(const struct sim_engine *eng, uint32_t a1)

@@ -61,6 +61,12 @@ static void par_fail(struct sim_par *p, const char *why)
 
 int sim_par_send(struct sim_engine *eng, const struct sim_event *e)
 {
+	return sim_par_send_copy(eng, e, NULL, 0);
+}
+
+int sim_par_send_copy(struct sim_engine *eng, const struct sim_event *e, const void *data,
+		      uint32_t len)
+{
 	struct sim_par *p = eng->par;
 	uint32_t to = e->comp & SIM_COMP_RANGE ? eng->ranges[(e->comp >> 24) & 0x3f].owner[e->comp & 0xffffff]
 					       : eng->owner[e->comp];
@@ -83,19 +89,41 @@ int sim_par_send(struct sim_engine *eng, const struct sim_event *e)
 	if (b->n == b->cap) {
 		size_t cap = b->cap ? 2 * b->cap : 256;
 		struct sim_event *v = realloc(b->ev, cap * sizeof(*v));
+		struct sim_par_copy *c = v ? realloc(b->copy, cap * sizeof(*c)) : NULL;
 
-		if (!v) {
-			par_fail(p, "out of memory for messages between partitions");
-			p->part[eng->part].failed = true;
-			eng->stop = true;
-			return -1;
-		}
-		b->ev = v;
+		if (v)
+			b->ev = v;
+		if (!c)
+			goto oom;
+		b->copy = c;
 		b->cap = cap;
 	}
-	b->ev[b->n++] = *e;
+	if (len && b->dn + len > b->dcap) {
+		size_t cap = b->dcap ? 2 * b->dcap : 4096;
+		unsigned char *d;
+
+		while (cap < b->dn + len)
+			cap *= 2;
+		d = realloc(b->data, cap);
+		if (!d)
+			goto oom;
+		b->data = d;
+		b->dcap = cap;
+	}
+	b->ev[b->n] = *e;
+	b->copy[b->n] = (struct sim_par_copy){ len, b->dn };
+	if (len) {
+		memcpy(b->data + b->dn, data, len);
+		b->dn += len;
+	}
+	b->n++;
 	p->part[eng->part].sent++;
 	return 0;
+oom:
+	par_fail(p, "out of memory for messages between partitions");
+	p->part[eng->part].failed = true;
+	eng->stop = true;
+	return -1;
 }
 
 /* Take the messages addressed to partition k into its list. */
@@ -106,13 +134,24 @@ static void take_boxes(struct sim_par *p, uint32_t k)
 	for (uint32_t q = 0; q < p->n; q++) {
 		struct sim_par_box *b = &p->box[(size_t)q * p->n + k];
 
-		for (size_t i = 0; i < b->n; i++)
-			if (sim_insert(eng, &b->ev[i])) {
+		for (size_t i = 0; i < b->n; i++) {
+			struct sim_event *e = &b->ev[i];
+
+			if (b->copy[i].len) {
+				/* the target's range makes its own object of the copy */
+				const struct sim_comp_range *r = &eng->ranges[(e->comp >> 24) & 0x3f];
+
+				e->arg = r->import(r->base + (size_t)(e->comp & 0xffffff) * r->stride, e->arg,
+						   b->data + b->copy[i].off, b->copy[i].len);
+			}
+			if (sim_insert(eng, e)) {
 				par_fail(p, "out of memory for events");
 				p->part[k].failed = true;
 				break;
 			}
+		}
 		b->n = 0;
+		b->dn = 0;
 	}
 }
 
@@ -341,8 +380,11 @@ void sim_par_fini(struct sim_par *p)
 		}
 	}
 	if (p->box)
-		for (size_t i = 0; i < (size_t)p->n * p->n; i++)
+		for (size_t i = 0; i < (size_t)p->n * p->n; i++) {
 			free(p->box[i].ev);
+			free(p->box[i].copy);
+			free(p->box[i].data);
+		}
 	for (uint32_t r = 0; r < SIM_MAX_RANGES; r++)
 		free(p->range_owner[r]);
 	free(p->box);

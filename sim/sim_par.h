@@ -22,11 +22,16 @@
  * alike, and a run of one list given the same lag (eng->lag) stops at the
  * same event, so results are the same whatever the number of partitions.
  *
+ * An event that names a shared object (a packet in a pool) cannot cross
+ * as it is: the sender asks whether its target is local (sim_local) and
+ * otherwise sends the event with a copy of the object
+ * (sim_schedule_copy); the receiving partition's import hook for the
+ * target's range makes its own object of the copy and the event's
+ * argument, when it takes the event in.
+ *
  * Left out: null messages (Chandy-Misra-Bryant) and per-link look-ahead
- * (one L for the whole run), the MPI back-end (the design carries over:
- * events are records without pointers), and payloads (a message is an
- * event record; a model whose events name shared objects must copy them
- * across itself).
+ * (one L for the whole run), and the MPI back-end (the design carries
+ * over: events are records without pointers, copies are bytes).
  */
 #ifndef IBFAB_SIM_PAR_H
 #define IBFAB_SIM_PAR_H
@@ -45,10 +50,20 @@ struct sim_par_part {
 	bool failed;		/* it met an error (sim_par.why) */
 };
 
-/* A box of messages from one partition to another, for the next window. */
+/* A box of messages from one partition to another, for the next window:
+ * events, and for those sent with a copy (sim_schedule_copy) where in
+ * data it is. */
+struct sim_par_copy {
+	uint32_t len;		/* 0: none */
+	size_t off;
+};
+
 struct sim_par_box {
 	struct sim_event *ev;
+	struct sim_par_copy *copy;
 	size_t n, cap;
+	unsigned char *data;
+	size_t dn, dcap;
 };
 
 struct sim_par {
@@ -91,7 +106,10 @@ int sim_par_run(struct sim_par *p);
 /* Give the other partitions' lists back; eng[0] stays the caller's. */
 void sim_par_fini(struct sim_par *p);
 
-/* For sim_schedule_at: an event for a component of another partition. */
+/* For sim_schedule_at and sim_schedule_copy: an event for a component of
+ * another partition, with a copy of data (len 0: none). */
 int sim_par_send(struct sim_engine *eng, const struct sim_event *e);
+int sim_par_send_copy(struct sim_engine *eng, const struct sim_event *e, const void *data,
+		      uint32_t len);
 
 #endif

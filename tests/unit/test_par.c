@@ -9,7 +9,10 @@
  * random stream, until its budget is spent. Run on one list and cut into
  * 1, 2, 3 and 4 partitions (blocks, round robin, a random cut), every
  * node must see the same events in the same order: the same hashes,
- * counts, clock and total. A stop asked for by one node (with the
+ * counts, clock and total. Beside them 24 mailboxes pass parcels round
+ * the ring as copies (sim_schedule_copy), which each mailbox keeps in a
+ * slot of its own until it reads them: the same parcels, in the same
+ * order. A stop asked for by one node (with the
  * look-ahead as its lag) ends every run at the same event; a message
  * under the look-ahead is refused with its sender and receiver named.
  */
@@ -27,14 +30,31 @@
 
 struct pnode {
 	uint64_t hash, seen, ties;
+	uint64_t bad;		/* failed calls: counted here (CUnit is not thread safe) */
 	sim_time_t last;
 	struct sim_rng rng;
 	uint32_t id, budget;
 	struct pmodel *m;
 };
 
+/* A mailbox: parcels (a copy each, sim_schedule_copy) passed on round the
+ * ring, each a slot of its own mailbox while it waits to be read. */
+struct parcel {
+	uint64_t token, path;
+};
+
+struct pbox {
+	uint64_t hash, got, bad;
+	uint32_t id, budget;
+	uint64_t used;			/* slots in use */
+	struct parcel slot[64];
+	struct pmodel *m;
+};
+
 struct pmodel {
 	struct pnode node[NODES];
+	struct pbox box[NODES];
+	uint32_t box0;
 	uint32_t comp0;
 	sim_time_t near;	/* how far ahead a neighbour's event is at least */
 	uint32_t stop_node;
@@ -70,13 +90,45 @@ static void node_fn(struct sim_engine *eng, void *ctx, uint32_t arg)
 	uint64_t r = sim_rng_below(&n->rng, 64);
 
 	if (r & 1)	/* itself: 0, L/2 or L ahead */
-		CU_ASSERT(sim_schedule_in(eng, (r >> 1) % 3 * (L / 2), m->comp0 + n->id, tok) == 0);
+		n->bad += sim_schedule_in(eng, (r >> 1) % 3 * (L / 2), m->comp0 + n->id, tok) != 0;
 	/* one or two neighbours, m->near + 0, L or 2L ahead */
 	for (int k = 0; k < 1 + (int)((r >> 3) & 1); k++) {
 		uint32_t to = (n->id + (uint32_t)nb[(r >> (4 + 2 * k)) % 3]) % NODES;
 
 		sim_schedule_in(eng, m->near + (r >> 2) % 3 * L, m->comp0 + to, tok + 1);
 	}
+}
+
+static uint32_t box_import(void *elem, uint32_t arg, const void *data, uint32_t len)
+{
+	struct pbox *b = elem;
+	int k = __builtin_ctzll(~b->used);
+
+	if (len != sizeof(struct parcel) || b->used == ~0ull) {
+		b->bad++;
+		return arg;
+	}
+	b->used |= 1ull << k;
+	memcpy(&b->slot[k], data, len);
+	return (uint32_t)k << 8 | (arg & 0xff);
+}
+
+static void box_fn(struct sim_engine *eng, void *ctx, uint32_t arg)
+{
+	struct pbox *b = ctx;
+	uint32_t k = arg >> 8;
+	struct parcel pc = b->slot[k];
+
+	b->used &= ~(1ull << k);
+	b->got++;
+	b->hash = mix(b->hash, sim_now(eng), pc.token ^ pc.path);
+	if (!b->budget)
+		return;
+	b->budget--;
+	pc.path = mix(pc.path, b->id, sim_now(eng));
+	/* on to a node 3 along (another partition, often), 1-2.5 L ahead */
+	b->bad += sim_schedule_copy(eng, sim_now(eng) + L + (pc.path % 4) * (L / 2),
+				    b->m->box0 + (b->id + 3) % NODES, arg & 0xff, &pc, sizeof(pc)) != 0;
 }
 
 /* A plain component that ticks every 5L while the nodes run. */
@@ -98,6 +150,16 @@ static void model_init(struct sim_engine *eng, struct pmodel *m, uint32_t budget
 	m->tick_comp = (uint32_t)sim_register(eng, tick_fn, m, "tick");
 	m->comp0 = (uint32_t)sim_register_range(eng, node_fn, m->node, sizeof(m->node[0]), NODES,
 						 "node");
+	m->box0 = (uint32_t)sim_register_range(eng, box_fn, m->box, sizeof(m->box[0]), NODES, "box");
+	sim_range_import(eng, m->box0, box_import);
+	for (uint32_t i = 0; i < NODES; i++) {
+		struct parcel pc = { .token = 1000 + i, .path = i };
+
+		m->box[i].id = i;
+		m->box[i].m = m;
+		m->box[i].budget = budget / 4;
+		CU_ASSERT(sim_schedule_copy(eng, (i % 4) * L / 2, m->box0 + i, 0, &pc, sizeof(pc)) == 0);
+	}
 	for (uint32_t i = 0; i < NODES; i++) {
 		struct pnode *n = &m->node[i];
 
@@ -112,15 +174,19 @@ static void model_init(struct sim_engine *eng, struct pmodel *m, uint32_t budget
 }
 
 struct outcome {
-	uint64_t hash[NODES], seen[NODES], events, ticks;
+	uint64_t hash[NODES], seen[NODES], box[NODES], got[NODES], events, ticks, bad;
 	sim_time_t now;
 };
 
 static void outcome_of(const struct sim_engine *eng, const struct pmodel *m, struct outcome *o)
 {
+	o->bad = 0;
 	for (int i = 0; i < NODES; i++) {
 		o->hash[i] = m->node[i].hash;
 		o->seen[i] = m->node[i].seen;
+		o->box[i] = m->box[i].hash;
+		o->got[i] = m->box[i].got;
+		o->bad += m->node[i].bad + m->box[i].bad;
 	}
 	o->events = eng->events;
 	o->ticks = m->ticks;
@@ -192,7 +258,9 @@ static int run_cut(struct pmodel *m, struct outcome *o, uint32_t budget, uint64_
 
 static void same(const struct outcome *a, const struct outcome *b, const char *what)
 {
+	CU_ASSERT(a->bad == 0 && b->bad == 0);
 	int ok = !memcmp(a->hash, b->hash, sizeof(a->hash)) && !memcmp(a->seen, b->seen, sizeof(a->seen)) &&
+		 !memcmp(a->box, b->box, sizeof(a->box)) && !memcmp(a->got, b->got, sizeof(a->got)) &&
 		 a->events == b->events && a->ticks == b->ticks && a->now == b->now;
 
 	if (!ok && getenv("IBFAB_TEST_VERBOSE"))
@@ -212,6 +280,8 @@ static void test_par_same_as_one_list(void)
 	run_one_list(m, &ref, 3000, 0, L);
 	CU_ASSERT(ref.events > 50000);
 	CU_ASSERT(ref.ticks == 200);
+	for (int i = 0; i < NODES; i++)	/* every parcel passed on to the end */
+		CU_ASSERT(ref.got[i] > 3000 / 4);
 	for (uint32_t n = 1; n <= 4; n++)
 		for (uint32_t kind = 0; kind < 3; kind++) {
 			char what[64];
