@@ -199,17 +199,21 @@ struct sim_engine {
 };
 
 /*
- * Is component comp in this engine's partition (always, in a run of one
- * list)? A model whose events name shared objects (a packet in a pool)
- * sends a copy instead where it is not (sim_schedule_copy).
+ * A partitioned run's: the partition of component comp (sim_owner); is it
+ * this engine's (sim_local: always, in a run of one list)? A model whose
+ * events name shared objects (a packet in a pool) sends a copy instead
+ * where it is not (sim_schedule_copy).
  */
+static inline uint32_t sim_owner(const struct sim_engine *eng, uint32_t comp)
+{
+	if (comp & SIM_COMP_RANGE)
+		return eng->ranges[(comp >> 24) & 0x3f].owner[comp & 0xffffff];
+	return eng->owner[comp];
+}
+
 static inline bool sim_local(const struct sim_engine *eng, uint32_t comp)
 {
-	if (!eng->par)
-		return true;
-	if (comp & SIM_COMP_RANGE)
-		return eng->ranges[(comp >> 24) & 0x3f].owner[comp & 0xffffff] == eng->part;
-	return eng->owner[comp] == eng->part;
+	return !eng->par || sim_owner(eng, comp) == eng->part;
 }
 
 int sim_init(struct sim_engine *eng);

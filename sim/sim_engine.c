@@ -521,23 +521,21 @@ static __attribute__((noinline)) int schedule_far(struct sim_engine *eng, sim_ti
 	return 0;
 }
 
-/* The partition of component comp (a partitioned run). */
-static inline uint32_t comp_owner(const struct sim_engine *eng, uint32_t comp)
+/* The key's second half for an event scheduled now (sim.h, struct sim_event). */
+static inline uint64_t next_seq(struct sim_engine *eng)
 {
-	if (comp & SIM_COMP_RANGE)
-		return eng->ranges[(comp >> 24) & 0x3f].owner[comp & 0xffffff];
-	return eng->owner[comp];
+	return (uint64_t)eng->src << 32 | eng->nth++;
 }
 
 int sim_schedule_at(struct sim_engine *eng, sim_time_t t, uint32_t comp,
 		    uint32_t arg)
 {
 	struct sim_cal *c = &eng->cal;
-	uint64_t seq = (uint64_t)eng->src << 32 | eng->nth++;
+	uint64_t seq = next_seq(eng);
 
 	if (t < eng->now)
 		t = eng->now;
-	if (__builtin_expect(eng->par != NULL, 0) && comp_owner(eng, comp) != eng->part) {
+	if (__builtin_expect(eng->par != NULL, 0) && sim_owner(eng, comp) != eng->part) {
 		struct sim_event e = { .time = t, .at = eng->now, .seq = seq, .comp = comp, .arg = arg };
 
 		return sim_par_send(eng, &e);
@@ -606,8 +604,8 @@ int sim_schedule_copy(struct sim_engine *eng, sim_time_t t, uint32_t comp, uint3
 		return sim_schedule_at(eng, t, comp, r->import(range_elem(r, comp), arg, data, len));
 	if (t < eng->now)
 		t = eng->now;
-	struct sim_event e = { .time = t, .at = eng->now,
-			       .seq = (uint64_t)eng->src << 32 | eng->nth++, .comp = comp, .arg = arg };
+	struct sim_event e = { .time = t, .at = eng->now, .seq = next_seq(eng), .comp = comp,
+			       .arg = arg };
 
 	return sim_par_send_copy(eng, &e, data, len);
 }

@@ -68,8 +68,7 @@ int sim_par_send_copy(struct sim_engine *eng, const struct sim_event *e, const v
 		      uint32_t len)
 {
 	struct sim_par *p = eng->par;
-	uint32_t to = e->comp & SIM_COMP_RANGE ? eng->ranges[(e->comp >> 24) & 0x3f].owner[e->comp & 0xffffff]
-					       : eng->owner[e->comp];
+	uint32_t to = sim_owner(eng, e->comp);
 	struct sim_par_box *b = &p->box[(size_t)eng->part * p->n + to];
 
 	if (e->time - eng->now < p->lookahead) {
@@ -296,11 +295,7 @@ int sim_par_init(struct sim_par *p, struct sim_engine *eng, uint32_t n, sim_time
 	if (!ev && nev)
 		goto oom;
 	for (size_t i = 0; i < nev; i++) {
-		uint32_t c = ev[i].comp;
-		uint32_t to = c & SIM_COMP_RANGE ? p->range_owner[(c >> 24) & 0x3f][c & 0xffffff]
-						 : p->owner[c];
-
-		if (sim_insert(p->eng[to], &ev[i])) {
+		if (sim_insert(p->eng[sim_owner(eng, ev[i].comp)], &ev[i])) {
 			free(ev);
 			goto oom;
 		}
