@@ -15,14 +15,21 @@
  * for each other at the windows' ends; and it checks that every run gave
  * the same result (each node's hash of the events it saw, in order).
  *
- * Reported figures, never a pass/fail test; docs/performance.md says
- * what they mean for a fabric:
+ * Reported figures; docs/performance.md says what they mean for a
+ * fabric. Built a second time as bench_par_mpi (one partition an MPI
+ * process), which ctest runs small under mpirun to check that processes
+ * give the one list's result:
  *   build/bench/bench_par                        # 4,096 nodes, 1 and 2 threads
  *   build/bench/bench_par -n 65536 -k 200 -t 1,2,4 -w 100
+ *   mpirun -np 2 build/bench/bench_par_mpi -n 16384 -k 250
  */
 #include "sim/sim.h"
 #include "sim/sim_par.h"
 #include "sim/sim_rng.h"
+
+#ifdef BENCH_PAR_MPI
+#include "sim/sim_par_mpi.h"
+#endif
 
 #include <getopt.h>
 #include <stdio.h>
@@ -116,6 +123,81 @@ static uint64_t digest(const struct bmodel *m)
 	return h;
 }
 
+#ifdef BENCH_PAR_MPI
+/*
+ * One partition a process (mpirun -np N bench_par_mpi): every process
+ * runs the one list too (the reference), then its partition; each node's
+ * hash and count come from the process that owns it (the others' are
+ * zero, so a sum gathers them). Rank 0 prints; all exit 1 if it differs.
+ */
+static int run_mpi(struct bmodel *m, uint32_t k)
+{
+	struct sim_engine eng;
+	struct sim_par p;
+	int size, rank;
+
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	if (build(&eng, m, k))
+		return 1;
+	eng.lag = m->la;
+	double t0 = wall();
+
+	sim_run(&eng);
+	double one = wall() - t0;
+	uint64_t ref = digest(m), events = eng.events;
+
+	sim_fini(&eng);
+	struct cut cu = { m->n, (uint32_t)size };
+
+	if (build(&eng, m, k) || sim_par_mpi_init(&p, &eng, m->la, block_owner, &cu, MPI_COMM_WORLD)) {
+		fprintf(stderr, "bench_par: %s\n", p.why);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	t0 = wall();
+	if (sim_par_mpi_run(&p, MPI_COMM_WORLD)) {
+		fprintf(stderr, "bench_par: rank %d: %s\n", rank, p.why);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	double w = wall() - t0;
+	uint64_t *mine = calloc(2 * (size_t)m->n, sizeof(uint64_t));
+	uint64_t *all = calloc(2 * (size_t)m->n, sizeof(uint64_t));
+	uint64_t sent = p.part[rank].sent, sent_all = 0;
+
+	if (!mine || !all)
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	for (uint32_t i = 0; i < m->n; i++)
+		if (block_owner(&cu, i) == (uint32_t)rank) {
+			mine[2 * i] = m->node[i].hash;
+			mine[2 * i + 1] = m->node[i].seen;
+		}
+	MPI_Allreduce(mine, all, 2 * (int)m->n, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+	MPI_Allreduce(&sent, &sent_all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+	for (uint32_t i = 0; i < m->n; i++) {
+		m->node[i].hash = all[2 * i];
+		m->node[i].seen = all[2 * i + 1];
+	}
+	uint64_t got = digest(m);
+	int bad = got != ref || eng.events != events;
+
+	if (rank == 0) {
+		printf("%-8s %9.3f %8s %9s %12s %11s %9s %016llx\n", "one list", one, "1.00", "-", "-", "-",
+		       "-", (unsigned long long)ref);
+		printf("%-8s %9.3f %8.2f %9llu %12.1f %11llu %9.3f %016llx%s\n",
+		       size == 1 ? "1 rank" : size == 2 ? "2 ranks" : "ranks", w, one / w,
+		       (unsigned long long)p.windows, (double)eng.events / (double)p.windows,
+		       (unsigned long long)sent_all, p.part[rank].wait_s, (unsigned long long)got,
+		       bad ? "  DIFFERS" : "");
+	}
+	free(mine);
+	free(all);
+	sim_par_fini(&p);
+	sim_fini(&eng);
+	return bad;
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	struct bmodel m = { .n = 4096, .work = 40, .la = 15 * SIM_NS, .ser = 165 * SIM_NS };
@@ -142,6 +224,24 @@ int main(int argc, char **argv)
 	m.node = aligned_alloc(64, (size_t)m.n * sizeof(*m.node));
 	if (!m.node)
 		return 1;
+#ifdef BENCH_PAR_MPI
+	MPI_Init(&argc, &argv);
+	int mrank;
+
+	MPI_Comm_rank(MPI_COMM_WORLD, &mrank);
+	if (mrank == 0) {
+		printf("%u nodes on a ring, %u events each, handler work %u, look-ahead %llu ps, "
+		       "serialisation %llu ps; MPI processes\n", m.n, k, m.work,
+		       (unsigned long long)m.la, (unsigned long long)m.ser);
+		printf("%-8s %9s %8s %9s %12s %11s %9s %s\n", "", "wall s", "speed-up", "windows",
+		       "events/win", "messages", "wait s", "result");
+	}
+	int mbad = run_mpi(&m, k);
+
+	free(m.node);
+	MPI_Finalize();
+	return mbad;
+#endif
 	printf("%u nodes on a ring, %u events each, handler work %u, look-ahead %llu ps, "
 	       "serialisation %llu ps\n", m.n, k, m.work, (unsigned long long)m.la,
 	       (unsigned long long)m.ser);

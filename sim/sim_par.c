@@ -125,8 +125,7 @@ oom:
 	return -1;
 }
 
-/* Take the messages addressed to partition k into its list. */
-static void take_boxes(struct sim_par *p, uint32_t k)
+void sim_par_take(struct sim_par *p, uint32_t k)
 {
 	struct sim_engine *eng = p->eng[k];
 
@@ -154,6 +153,48 @@ static void take_boxes(struct sim_par *p, uint32_t k)
 	}
 }
 
+void sim_par_window(struct sim_par *p, uint32_t k, sim_time_t end)
+{
+	struct sim_engine *eng = p->eng[k];
+	struct sim_par_part *me = &p->part[k];
+	uint64_t ev0 = eng->events;
+	double b0 = wall_s();
+
+	if (k == p->first)
+		p->windows++;
+	sim_run_before(eng, end);
+	if (eng->cal.oom) {
+		par_fail(p, "out of memory for events");
+		me->failed = true;
+	}
+	me->busy_s += wall_s() - b0;
+	if (eng->events == ev0)
+		me->idle_windows++;
+}
+
+/* The end of the next window from every partition's earliest event and
+ * stop (SIM_TIME_MAX for none): 0 when the run is over. */
+sim_time_t sim_par_end(const struct sim_par *p, sim_time_t m, sim_time_t s)
+{
+	sim_time_t end;
+
+	if (m == SIM_TIME_MAX || m >= s)
+		return 0;
+	end = m > SIM_TIME_MAX - p->lookahead ? SIM_TIME_MAX : m + p->lookahead;
+	return s < end ? s : end;
+}
+
+/* What partition k publishes before a window: its earliest event and its
+ * stop (0 when it failed: everybody stops). */
+void sim_par_publish(const struct sim_par *p, uint32_t k, sim_time_t *next, sim_time_t *stop)
+{
+	const struct sim_engine *eng = p->eng[k];
+	sim_time_t t;
+
+	*next = sim_peek_time(eng, &t) ? t : SIM_TIME_MAX;
+	*stop = p->part[k].failed || eng->cal.oom ? 0 : eng->stop_req;
+}
+
 struct par_thread {
 	struct sim_par *p;
 	uint32_t k;
@@ -164,16 +205,12 @@ static void *par_loop(void *arg)
 	struct par_thread *th = arg;
 	struct sim_par *p = th->p;
 	uint32_t k = th->k;
-	struct sim_engine *eng = p->eng[k];
 	struct sim_par_part *me = &p->part[k];
 
 	for (;;) {
-		sim_time_t t, m = SIM_TIME_MAX, s = SIM_TIME_MAX, end;
+		sim_time_t m = SIM_TIME_MAX, s = SIM_TIME_MAX, end;
 
-		p->next[k] = sim_peek_time(eng, &t) ? t : SIM_TIME_MAX;
-		p->stop[k] = eng->stop_req;
-		if (me->failed || eng->cal.oom)
-			p->stop[k] = 0;	/* an error here: every partition stops */
+		sim_par_publish(p, k, &p->next[k], &p->stop[k]);
 		double w0 = wall_s();
 
 		pthread_barrier_wait(&p->bar);
@@ -186,32 +223,26 @@ static void *par_loop(void *arg)
 		}
 		/* every partition has read next[] and stop[] before any
 		 * writes them again: the second barrier lies between */
-		if (m == SIM_TIME_MAX || m >= s)
+		end = sim_par_end(p, m, s);
+		if (!end)
 			break;
-		end = m > SIM_TIME_MAX - p->lookahead ? SIM_TIME_MAX : m + p->lookahead;
-		if (s < end)
-			end = s;
-		if (k == 0)
-			p->windows++;
-		uint64_t ev0 = eng->events;
-		double b0 = wall_s();
-
-		sim_run_before(eng, end);
-		if (eng->cal.oom)
-			par_fail(p, "out of memory for events");
-		me->busy_s += wall_s() - b0;
-		if (eng->events == ev0)
-			me->idle_windows++;
+		sim_par_window(p, k, end);
 		w0 = wall_s();
 		pthread_barrier_wait(&p->bar);
 		me->wait_s += wall_s() - w0;
-		take_boxes(p, k);
+		sim_par_take(p, k);
 	}
 	return NULL;
 }
 
 int sim_par_init(struct sim_par *p, struct sim_engine *eng, uint32_t n, sim_time_t lookahead,
 		 sim_par_owner_fn owner, void *ctx)
+{
+	return sim_par_setup(p, eng, n, lookahead, owner, ctx, -1);
+}
+
+int sim_par_setup(struct sim_par *p, struct sim_engine *eng, uint32_t n, sim_time_t lookahead,
+		  sim_par_owner_fn owner, void *ctx, int self)
 {
 	memset(p, 0, sizeof(*p));
 	pthread_mutex_init(&p->err_lock, NULL);
@@ -259,8 +290,16 @@ int sim_par_init(struct sim_par *p, struct sim_engine *eng, uint32_t n, sim_time
 				 comp_name(eng, c, nm, sizeof(nm)), p->owner[c], n);
 			goto fail;
 		}
-	p->eng[0] = eng;
-	for (uint32_t k = 1; k < n; k++) {
+	p->self = self;
+	p->first = self < 0 ? 0 : (uint32_t)self;
+	if (self >= (int)n) {
+		snprintf(p->why, sizeof(p->why), "partition %d of %u", self, n);
+		goto fail;
+	}
+	p->eng[p->first] = eng;
+	for (uint32_t k = 0; k < n && self < 0; k++) {
+		if (k == p->first)
+			continue;
 		struct sim_engine *e = malloc(sizeof(*e));
 
 		if (!e || sim_init(e)) {
@@ -279,6 +318,8 @@ int sim_par_init(struct sim_par *p, struct sim_engine *eng, uint32_t n, sim_time
 	for (uint32_t k = 0; k < n; k++) {
 		struct sim_engine *e = p->eng[k];
 
+		if (!e)
+			continue;	/* another process's */
 		e->par = p;
 		e->part = k;
 		e->lag = lookahead;
@@ -286,8 +327,11 @@ int sim_par_init(struct sim_par *p, struct sim_engine *eng, uint32_t n, sim_time
 		for (uint32_t r = 0; r < eng->nranges; r++)
 			e->ranges[r].owner = p->range_owner[r];
 	}
-	if (pthread_barrier_init(&p->bar, NULL, n))
-		goto oom;
+	if (self < 0) {
+		if (pthread_barrier_init(&p->bar, NULL, n))
+			goto oom;
+		p->bar_ok = true;
+	}
 	/* the events set-up scheduled, to their components' partitions */
 	size_t nev;
 	struct sim_event *ev = sim_drain(eng, &nev);
@@ -295,7 +339,11 @@ int sim_par_init(struct sim_par *p, struct sim_engine *eng, uint32_t n, sim_time
 	if (!ev && nev)
 		goto oom;
 	for (size_t i = 0; i < nev; i++) {
-		if (sim_insert(p->eng[sim_owner(eng, ev[i].comp)], &ev[i])) {
+		struct sim_engine *to = p->eng[sim_owner(eng, ev[i].comp)];
+
+		if (!to)
+			continue;	/* another process's replica runs it */
+		if (sim_insert(to, &ev[i])) {
 			free(ev);
 			goto oom;
 		}
@@ -354,26 +402,28 @@ int sim_par_run(struct sim_par *p)
 void sim_par_fini(struct sim_par *p)
 {
 	if (p->eng) {
-		for (uint32_t k = 1; k < p->n; k++) {
+		for (uint32_t k = 0; k < p->n; k++) {
 			struct sim_engine *e = p->eng[k];
 
-			if (!e)
+			if (!e || k == p->first)
 				continue;
-			e->comps = NULL;	/* eng[0]'s */
+			e->comps = NULL;	/* the caller's engine's */
 			sim_fini(e);
 			free(e);
 		}
-		if (p->eng[0]) {
-			struct sim_engine *e = p->eng[0];
+		if (p->eng[p->first]) {
+			struct sim_engine *e = p->eng[p->first];
 
 			e->par = NULL;
 			e->owner = NULL;
 			e->lag = 0;
 			for (uint32_t r = 0; r < e->nranges; r++)
 				e->ranges[r].owner = NULL;
-			pthread_barrier_destroy(&p->bar);
 		}
 	}
+	if (p->bar_ok)
+		pthread_barrier_destroy(&p->bar);
+	p->bar_ok = false;
 	if (p->box)
 		for (size_t i = 0; i < (size_t)p->n * p->n; i++) {
 			free(p->box[i].ev);

@@ -29,9 +29,12 @@
  * target's range makes its own object of the copy and the event's
  * argument, when it takes the event in.
  *
+ * The same windows run over MPI processes, one partition each
+ * (sim_par_mpi.h): events are records without pointers and copies are
+ * bytes, so what crosses between threads crosses between processes.
+ *
  * Left out: null messages (Chandy-Misra-Bryant) and per-link look-ahead
- * (one L for the whole run), and the MPI back-end (the design carries
- * over: events are records without pointers, copies are bytes).
+ * (one L for the whole run).
  */
 #ifndef IBFAB_SIM_PAR_H
 #define IBFAB_SIM_PAR_H
@@ -73,7 +76,11 @@ struct sim_par {
 	struct sim_par_box *box;	/* box[from * n + to] */
 	uint16_t *owner;		/* sim_register components' partitions */
 	uint16_t *range_owner[SIM_MAX_RANGES];
+	int self;			/* -1: threads run every list here; else this
+					 * process's partition (one process each: sim_par_mpi.h) */
+	uint32_t first;			/* the caller's engine's partition (0, or self) */
 	pthread_barrier_t bar;
+	bool bar_ok;
 	sim_time_t *next, *stop;	/* per partition: published between barriers */
 	struct sim_par_part *part;
 	uint64_t windows;
@@ -105,6 +112,22 @@ int sim_par_init(struct sim_par *p, struct sim_engine *eng, uint32_t n, sim_time
 int sim_par_run(struct sim_par *p);
 /* Give the other partitions' lists back; eng[0] stays the caller's. */
 void sim_par_fini(struct sim_par *p);
+
+/*
+ * For back-ends (threads here, processes in sim_par_mpi.c): set up as
+ * sim_par_init, self < 0 with every list in this process, else only
+ * partition self's (the caller's engine; events of the others dropped, as
+ * their processes run them); what partition k publishes before a window
+ * (its earliest event, its stop: 0 when it failed); the window's end from
+ * the earliest of all (0: the run is over); run partition k's window; take
+ * the messages addressed to k (box[q * n + k], for every q).
+ */
+int sim_par_setup(struct sim_par *p, struct sim_engine *eng, uint32_t n, sim_time_t lookahead,
+		  sim_par_owner_fn owner, void *ctx, int self);
+void sim_par_publish(const struct sim_par *p, uint32_t k, sim_time_t *next, sim_time_t *stop);
+sim_time_t sim_par_end(const struct sim_par *p, sim_time_t m, sim_time_t s);
+void sim_par_window(struct sim_par *p, uint32_t k, sim_time_t end);
+void sim_par_take(struct sim_par *p, uint32_t k);
 
 /* For sim_schedule_at and sim_schedule_copy: an event for a component of
  * another partition, with a copy of data (len 0: none). */

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sim_par_mpi.c - sim_par's windows over MPI processes (sim_par_mpi.h).
+ *
+ * One window, in every process alike: publish the earliest event and stop
+ * (MPI_Allreduce, minimum of both); the run is over when nothing is left
+ * before the earliest stop; run the partition's events before the
+ * window's end; exchange what the partitions sent each other: the counts
+ * (events, bytes of copies) by MPI_Alltoall, then the events, their copy
+ * records and the copies' bytes by MPI_Alltoallv, into the boxes the
+ * threads' back-end reads (box[q * n + k]: from q to this process k), and
+ * take them in. An error anywhere is a stop of 0 in the next reduction,
+ * so every process leaves the loop at the same window.
+ */
+#include "sim/sim_par_mpi.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int sim_par_mpi_init(struct sim_par *p, struct sim_engine *eng, sim_time_t lookahead,
+		     sim_par_owner_fn owner, void *ctx, MPI_Comm comm)
+{
+	int size, rank;
+
+	MPI_Comm_size(comm, &size);
+	MPI_Comm_rank(comm, &rank);
+	return sim_par_setup(p, eng, (uint32_t)size, lookahead, owner, ctx, rank);
+}
+
+/* Room for n items of size sz in *v (cap in items); 0 or -1. */
+static int reserve(void **v, size_t *cap, size_t n, size_t sz)
+{
+	if (n <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 64;
+
+	while (c < n)
+		c *= 2;
+	void *x = realloc(*v, c * sz);
+
+	if (!x)
+		return -1;
+	*v = x;
+	*cap = c;
+	return 0;
+}
+
+/*
+ * Send every box from k to the others and fill the boxes to k from them.
+ * MPI's counts are ints: a window's messages to one process stay far
+ * below 2^31 bytes (a window is one look-ahead of simulated time).
+ */
+static int exchange(struct sim_par *p, uint32_t k, MPI_Comm comm)
+{
+	uint32_t n = p->n;
+	uint64_t *cnt_out = calloc(2 * (size_t)n, sizeof(uint64_t));
+	uint64_t *cnt_in = calloc(2 * (size_t)n, sizeof(uint64_t));
+	int *sc = calloc(6 * (size_t)n, sizeof(int));
+	int rc = -1;
+
+	if (!cnt_out || !cnt_in || !sc)
+		goto out;
+	int *sd = sc + n, *rcnt = sc + 2 * n, *rd = sc + 3 * n, *sdd = sc + 4 * n, *rdd = sc + 5 * n;
+
+	for (uint32_t q = 0; q < n; q++) {
+		const struct sim_par_box *b = &p->box[(size_t)k * n + q];
+
+		cnt_out[2 * q] = q == k ? 0 : b->n;
+		cnt_out[2 * q + 1] = q == k ? 0 : b->dn;
+	}
+	MPI_Alltoall(cnt_out, 2, MPI_UINT64_T, cnt_in, 2, MPI_UINT64_T, comm);
+	/* pack what goes out, per destination, one after another */
+	size_t ne_out = 0, nd_out = 0, ne_in = 0, nd_in = 0;
+
+	for (uint32_t q = 0; q < n; q++) {
+		if (cnt_out[2 * q] > (uint64_t)(1 << 30) / sizeof(struct sim_event) ||
+		    cnt_in[2 * q] > (uint64_t)(1 << 30) / sizeof(struct sim_event) ||
+		    cnt_out[2 * q + 1] > (1u << 30) || cnt_in[2 * q + 1] > (1u << 30))
+			goto out;	/* over what one window may carry */
+		ne_out += cnt_out[2 * q];
+		nd_out += cnt_out[2 * q + 1];
+		ne_in += cnt_in[2 * q];
+		nd_in += cnt_in[2 * q + 1];
+	}
+	struct sim_event *eo = malloc((ne_out ? ne_out : 1) * sizeof(*eo));
+	struct sim_par_copy *co = malloc((ne_out ? ne_out : 1) * sizeof(*co));
+	unsigned char *dout = malloc(nd_out ? nd_out : 1);
+	struct sim_event *ei = malloc((ne_in ? ne_in : 1) * sizeof(*ei));
+	struct sim_par_copy *ci = malloc((ne_in ? ne_in : 1) * sizeof(*ci));
+	unsigned char *din = malloc(nd_in ? nd_in : 1);
+
+	if (!eo || !co || !dout || !ei || !ci || !din)
+		goto out2;
+	size_t e = 0, d = 0;
+	int *ecnt = malloc(4 * (size_t)n * sizeof(int));
+
+	if (!ecnt)
+		goto out2;
+	int *edis = ecnt + n, *recnt = ecnt + 2 * n, *redis = ecnt + 3 * n;
+
+	for (uint32_t q = 0; q < n; q++) {
+		struct sim_par_box *b = &p->box[(size_t)k * n + q];
+		size_t m = cnt_out[2 * q];
+
+		sc[q] = (int)(m * sizeof(struct sim_event));
+		sd[q] = (int)(e * sizeof(struct sim_event));
+		ecnt[q] = (int)(m * sizeof(struct sim_par_copy));
+		edis[q] = (int)(e * sizeof(struct sim_par_copy));
+		sdd[q] = (int)d;
+		if (m) {
+			memcpy(eo + e, b->ev, m * sizeof(*eo));
+			for (size_t i = 0; i < m; i++)	/* offsets from the box's start */
+				co[e + i] = b->copy[i];
+			memcpy(dout + d, b->data, b->dn);
+		}
+		e += m;
+		d += cnt_out[2 * q + 1];
+		b->n = 0;
+		b->dn = 0;
+	}
+	size_t ei_n = 0, di_n = 0;
+
+	for (uint32_t q = 0; q < n; q++) {
+		rcnt[q] = (int)(cnt_in[2 * q] * sizeof(struct sim_event));
+		rd[q] = (int)(ei_n * sizeof(struct sim_event));
+		recnt[q] = (int)(cnt_in[2 * q] * sizeof(struct sim_par_copy));
+		redis[q] = (int)(ei_n * sizeof(struct sim_par_copy));
+		rdd[q] = (int)di_n;
+		ei_n += cnt_in[2 * q];
+		di_n += cnt_in[2 * q + 1];
+	}
+	MPI_Alltoallv(eo, sc, sd, MPI_BYTE, ei, rcnt, rd, MPI_BYTE, comm);
+	MPI_Alltoallv(co, ecnt, edis, MPI_BYTE, ci, recnt, redis, MPI_BYTE, comm);
+	/* the bytes: counts are the byte totals per pair */
+	for (uint32_t q = 0; q < n; q++) {
+		sc[q] = (int)cnt_out[2 * q + 1];
+		rcnt[q] = (int)cnt_in[2 * q + 1];
+	}
+	MPI_Alltoallv(dout, sc, sdd, MPI_BYTE, din, rcnt, rdd, MPI_BYTE, comm);
+	/* into the boxes to k, as the threads' back-end leaves them */
+	e = 0;
+	d = 0;
+	for (uint32_t q = 0; q < n; q++) {
+		struct sim_par_box *b = &p->box[(size_t)q * n + k];
+		size_t m = cnt_in[2 * q], bytes = cnt_in[2 * q + 1];
+
+		if (q == k)
+			continue;	/* a partition's box to itself stays empty */
+		if (reserve((void **)&b->ev, &b->cap, m, sizeof(*b->ev)))
+			goto out3;
+		size_t cap = b->cap;	/* the copy records follow the events' capacity */
+
+		b->copy = realloc(b->copy, (cap ? cap : 1) * sizeof(*b->copy));
+		if (!b->copy || reserve((void **)&b->data, &b->dcap, bytes, 1))
+			goto out3;
+		memcpy(b->ev, ei + e, m * sizeof(*b->ev));
+		memcpy(b->copy, ci + e, m * sizeof(*b->copy));
+		memcpy(b->data, din + d, bytes);
+		b->n = m;
+		b->dn = bytes;
+		e += m;
+		d += bytes;
+	}
+	rc = 0;
+out3:
+	free(ecnt);
+out2:
+	free(eo);
+	free(co);
+	free(dout);
+	free(ei);
+	free(ci);
+	free(din);
+out:
+	free(cnt_out);
+	free(cnt_in);
+	free(sc);
+	return rc;
+}
+
+int sim_par_mpi_run(struct sim_par *p, MPI_Comm comm)
+{
+	uint32_t k = p->first;
+	struct sim_engine *eng = p->eng[k];
+
+	for (;;) {
+		sim_time_t mine[2], all[2];
+
+		sim_par_publish(p, k, &mine[0], &mine[1]);
+		double w0 = MPI_Wtime();
+
+		MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_MIN, comm);
+		p->part[k].wait_s += MPI_Wtime() - w0;
+		sim_time_t end = sim_par_end(p, all[0], all[1]);
+
+		if (!end)
+			break;
+		sim_par_window(p, k, end);
+		w0 = MPI_Wtime();
+		int bad = exchange(p, k, comm);
+
+		p->part[k].wait_s += MPI_Wtime() - w0;
+		if (bad) {
+			if (!p->err) {
+				p->err = -1;
+				snprintf(p->why, sizeof(p->why),
+					 "out of memory (or over 1 GiB in one window) for messages between processes");
+			}
+			p->part[k].failed = true;
+			continue;	/* the next reduction stops everybody */
+		}
+		sim_par_take(p, k);
+	}
+	/* the run's clock and event count, in every process */
+	uint64_t v[2] = { eng->now, eng->events }, mx = 0, sum = 0;
+	int err = p->err, any = 0;
+
+	MPI_Allreduce(&v[0], &mx, 1, MPI_UINT64_T, MPI_MAX, comm);
+	MPI_Allreduce(&v[1], &sum, 1, MPI_UINT64_T, MPI_SUM, comm);
+	MPI_Allreduce(&err, &any, 1, MPI_INT, MPI_MIN, comm);
+	p->part[k].events = eng->events;
+	eng->now = mx;
+	eng->events = sum;
+	eng->stop = true;
+	if (any && !p->err) {
+		p->err = -1;
+		snprintf(p->why, sizeof(p->why), "another process failed");
+	}
+	return p->err;
+}
