@@ -14,6 +14,7 @@
  */
 #include "sim/sim_par_mpi.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,16 @@ int sim_par_mpi_init(struct sim_par *p, struct sim_engine *eng, sim_time_t looka
 
 	MPI_Comm_size(comm, &size);
 	MPI_Comm_rank(comm, &rank);
-	return sim_par_setup(p, eng, (uint32_t)size, lookahead, owner, ctx, rank);
+	int rc = sim_par_setup(p, eng, (uint32_t)size, lookahead, owner, ctx, rank), all = 0;
+
+	/* every process goes on, or none: a lone failure would leave the
+	 * others waiting in the first window's reduction */
+	MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, comm);
+	if (all && !rc) {
+		sim_par_fini(p);
+		snprintf(p->why, sizeof(p->why), "another process could not set up its partition");
+	}
+	return all;
 }
 
 /* Room for n items of size sz in *v (cap in items); 0 or -1. */
@@ -46,21 +56,32 @@ static int reserve(void **v, size_t *cap, size_t n, size_t sz)
 	return 0;
 }
 
+/* The per-pair counts and displacements, allocated once a run. */
+struct scratch {
+	uint64_t *cnt_out, *cnt_in;	/* 2 n each: events, bytes */
+	int *sc;			/* 6 n */
+};
+
 /*
  * Send every box from k to the others and fill the boxes to k from them.
- * MPI's counts are ints: a window's messages to one process stay far
- * below 2^31 bytes (a window is one look-ahead of simulated time).
+ * MPI's counts and displacements are ints: a window's messages (one
+ * look-ahead of simulated time) stay far below 2^31 bytes; past that the
+ * run stops with an error.
  */
-static int exchange(struct sim_par *p, uint32_t k, MPI_Comm comm)
+static int exchange(struct sim_par *p, uint32_t k, MPI_Comm comm, const struct scratch *x)
 {
 	uint32_t n = p->n;
-	uint64_t *cnt_out = calloc(2 * (size_t)n, sizeof(uint64_t));
-	uint64_t *cnt_in = calloc(2 * (size_t)n, sizeof(uint64_t));
-	int *sc = calloc(6 * (size_t)n, sizeof(int));
-	int rc = -1;
+	uint64_t *cnt_out = x->cnt_out, *cnt_in = x->cnt_in;
+	int *sc = x->sc;
+	int rc = -1, ok = 1, all_ok = 0;
+	struct sim_event *eo = NULL, *ei = NULL;
+	struct sim_par_copy *co = NULL, *ci = NULL;
+	unsigned char *dout = NULL, *din = NULL;
+	int *ecnt = NULL;
 
-	if (!cnt_out || !cnt_in || !sc)
-		goto out;
+	/* Every process takes part in every collective below: each says
+	 * whether it can go on (memory, sizes) before the first that moves
+	 * data, and all give up together if one cannot. */
 	int *sd = sc + n, *rcnt = sc + 2 * n, *rd = sc + 3 * n, *sdd = sc + 4 * n, *rdd = sc + 5 * n;
 
 	for (uint32_t q = 0; q < n; q++) {
@@ -74,29 +95,26 @@ static int exchange(struct sim_par *p, uint32_t k, MPI_Comm comm)
 	size_t ne_out = 0, nd_out = 0, ne_in = 0, nd_in = 0;
 
 	for (uint32_t q = 0; q < n; q++) {
-		if (cnt_out[2 * q] > (uint64_t)(1 << 30) / sizeof(struct sim_event) ||
-		    cnt_in[2 * q] > (uint64_t)(1 << 30) / sizeof(struct sim_event) ||
-		    cnt_out[2 * q + 1] > (1u << 30) || cnt_in[2 * q + 1] > (1u << 30))
-			goto out;	/* over what one window may carry */
 		ne_out += cnt_out[2 * q];
 		nd_out += cnt_out[2 * q + 1];
 		ne_in += cnt_in[2 * q];
 		nd_in += cnt_in[2 * q + 1];
 	}
-	struct sim_event *eo = malloc((ne_out ? ne_out : 1) * sizeof(*eo));
-	struct sim_par_copy *co = malloc((ne_out ? ne_out : 1) * sizeof(*co));
-	unsigned char *dout = malloc(nd_out ? nd_out : 1);
-	struct sim_event *ei = malloc((ne_in ? ne_in : 1) * sizeof(*ei));
-	struct sim_par_copy *ci = malloc((ne_in ? ne_in : 1) * sizeof(*ci));
-	unsigned char *din = malloc(nd_in ? nd_in : 1);
-
-	if (!eo || !co || !dout || !ei || !ci || !din)
-		goto out2;
+	if (ne_out > INT_MAX / sizeof(struct sim_event) || ne_in > INT_MAX / sizeof(struct sim_event) ||
+	    nd_out > INT_MAX || nd_in > INT_MAX)
+		ok = 0;	/* over what one window may carry */
+	eo = malloc((ne_out ? ne_out : 1) * sizeof(*eo));
+	co = malloc((ne_out ? ne_out : 1) * sizeof(*co));
+	dout = malloc(nd_out ? nd_out : 1);
+	ei = malloc((ne_in ? ne_in : 1) * sizeof(*ei));
+	ci = malloc((ne_in ? ne_in : 1) * sizeof(*ci));
+	din = malloc(nd_in ? nd_in : 1);
+	ecnt = malloc(4 * (size_t)n * sizeof(int));
+	ok = ok && eo && co && dout && ei && ci && din && ecnt;
+	MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+	if (!all_ok)
+		goto out;
 	size_t e = 0, d = 0;
-	int *ecnt = malloc(4 * (size_t)n * sizeof(int));
-
-	if (!ecnt)
-		goto out2;
 	int *edis = ecnt + n, *recnt = ecnt + 2 * n, *redis = ecnt + 3 * n;
 
 	for (uint32_t q = 0; q < n; q++) {
@@ -148,12 +166,15 @@ static int exchange(struct sim_par *p, uint32_t k, MPI_Comm comm)
 		if (q == k)
 			continue;	/* a partition's box to itself stays empty */
 		if (reserve((void **)&b->ev, &b->cap, m, sizeof(*b->ev)))
-			goto out3;
+			goto out;
 		size_t cap = b->cap;	/* the copy records follow the events' capacity */
+		struct sim_par_copy *c = realloc(b->copy, (cap ? cap : 1) * sizeof(*b->copy));
 
-		b->copy = realloc(b->copy, (cap ? cap : 1) * sizeof(*b->copy));
-		if (!b->copy || reserve((void **)&b->data, &b->dcap, bytes, 1))
-			goto out3;
+		if (!c)
+			goto out;
+		b->copy = c;
+		if (reserve((void **)&b->data, &b->dcap, bytes, 1))
+			goto out;
 		memcpy(b->ev, ei + e, m * sizeof(*b->ev));
 		memcpy(b->copy, ci + e, m * sizeof(*b->copy));
 		memcpy(b->data, din + d, bytes);
@@ -163,19 +184,14 @@ static int exchange(struct sim_par *p, uint32_t k, MPI_Comm comm)
 		d += bytes;
 	}
 	rc = 0;
-out3:
+out:
 	free(ecnt);
-out2:
 	free(eo);
 	free(co);
 	free(dout);
 	free(ei);
 	free(ci);
 	free(din);
-out:
-	free(cnt_out);
-	free(cnt_in);
-	free(sc);
 	return rc;
 }
 
@@ -183,7 +199,19 @@ int sim_par_mpi_run(struct sim_par *p, MPI_Comm comm)
 {
 	uint32_t k = p->first;
 	struct sim_engine *eng = p->eng[k];
+	struct scratch x = { calloc(2 * (size_t)p->n, sizeof(uint64_t)),
+			     calloc(2 * (size_t)p->n, sizeof(uint64_t)),
+			     calloc(6 * (size_t)p->n, sizeof(int)) };
+	int ok = x.cnt_out && x.cnt_in && x.sc, all_ok = 0;
 
+	MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+	if (!all_ok) {
+		free(x.cnt_out);
+		free(x.cnt_in);
+		free(x.sc);
+		snprintf(p->why, sizeof(p->why), "out of memory for the exchange between processes");
+		return p->err = -1;
+	}
 	for (;;) {
 		sim_time_t mine[2], all[2];
 
@@ -198,7 +226,7 @@ int sim_par_mpi_run(struct sim_par *p, MPI_Comm comm)
 			break;
 		sim_par_window(p, k, end);
 		w0 = MPI_Wtime();
-		int bad = exchange(p, k, comm);
+		int bad = exchange(p, k, comm, &x);
 
 		p->part[k].wait_s += MPI_Wtime() - w0;
 		if (bad) {
@@ -212,6 +240,9 @@ int sim_par_mpi_run(struct sim_par *p, MPI_Comm comm)
 		}
 		sim_par_take(p, k);
 	}
+	free(x.cnt_out);
+	free(x.cnt_in);
+	free(x.sc);
 	/* the run's clock and event count, in every process */
 	uint64_t v[2] = { eng->now, eng->events }, mx = 0, sum = 0;
 	int err = p->err, any = 0;
