@@ -18,6 +18,8 @@
  * are all the locking. Every partition computes m and S from the same
  * published values, so all agree on the window without a leader. Messages
  * carry their engine keys, so the order they are taken in does not matter.
+ * The window's pieces (sim_par_publish, sim_par_end, sim_par_window,
+ * sim_par_take) are also the MPI processes' (sim_par_mpi.c).
  */
 #define _GNU_SOURCE
 #include "sim/sim_par.h"
