@@ -145,8 +145,8 @@ static int parse_tables(const char *spec, char **tok, const struct net *net, str
 		const struct net_node *a = &net->nodes[i], *b = &copy.nodes[i];
 
 		for (int q = 0; !rc && q <= a->nports; q++) {
-			uint16_t la = a->type == NET_SWITCH ? a->lid : a->ports[q].lid;
-			uint16_t lb = b->type == NET_SWITCH ? b->lid : b->ports[q].lid;
+			net_lid_t la = a->type == NET_SWITCH ? a->lid : a->ports[q].lid;
+			net_lid_t lb = b->type == NET_SWITCH ? b->lid : b->ports[q].lid;
 
 			if (la != lb && (q == 0 || a->type != NET_SWITCH))
 				rc = sim_diag_set(d, x->tables, 0, 0,

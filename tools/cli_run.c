@@ -706,6 +706,9 @@ static int load_topology(struct cli_run *c)
 	/* the GPU servers the file names: the parameters again, with theirs */
 	if (c->net.server[0] && setup_params(c, c->net.server))
 		return -1;
+	/* Ethernet has no LIDs: the model's addresses may go past IB's */
+	if (fab_is_eth(&c->p))
+		c->net.lid_limit = NET_ADDR_MAX;
 	/* the tables the user's SM wrote, or our engine's */
 	if (c->o->lft)
 		return lft_load(&c->net, c->o->lft, &c->d);

@@ -94,6 +94,9 @@ static void usage_gen(FILE *out)
 	      "\n"
 	      "Names are leaf3, spine0, core2, h17...; GUIDs count up from 0x200000\n"
 	      "(switches) and 0x100000 (hosts) in file order; LIDs go switches first.\n"
+	      "A fabric of more than 49,151 switches and hosts (InfiniBand's unicast\n"
+	      "LIDs) is written without LIDs: it runs on Ethernet (--set fabric=roce or\n"
+	      "tcp), and InfiniBand refuses it.\n"
 	      "topologies/examples/README.md has the files made this way.\n", out);
 }
 

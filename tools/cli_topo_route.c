@@ -259,13 +259,13 @@ static void print_hops(const struct net *n, FILE *out)
 		node_key(n, s, 0, a, sizeof(a));
 		for (uint32_t lid = 1; lid <= n->max_lid; lid++) {
 			int o = n->lid_node[lid], p, h;
-			uint16_t base;
+			net_lid_t base;
 
 			if (o < 0)
 				continue;
 			p = n->lid_port[lid];
 			base = net_lid_of(n, o, p);
-			h = sm_lft_hops(n, s, (uint16_t)lid);
+			h = sm_lft_hops(n, s, (net_lid_t)lid);
 			fprintf(out, "%s %s/%u ", a, node_key(n, o, p, b, sizeof(b)),
 				lid - base);
 			if (h < 0)
@@ -345,7 +345,7 @@ int cli_topo_route(int argc, char **argv)
 
 /* A node name, or a LID: node and port (port: first cabled for a name). */
 static int find_end(const struct net *n, const char *s, int *node, int *port,
-		    uint16_t *lid)
+		    net_lid_t *lid)
 {
 	char *end;
 	unsigned long v;
@@ -372,7 +372,7 @@ static int find_end(const struct net *n, const char *s, int *node, int *port,
 
 static void lid_range(const struct net *n, int node, int port, char *buf, size_t len)
 {
-	uint16_t base = net_lid_of(n, node, port);
+	net_lid_t base = net_lid_of(n, node, port);
 
 	snprintf(buf, len, "%u-%u", base, base + net_lid_count(n, node, port) - 1);
 }
@@ -399,7 +399,7 @@ int cli_topo_path(int argc, char **argv)
 {
 	struct route_args a = { 0 };
 	int src, sport, dst, dport, cur, port, rc = parse(argc, argv, &a, true);
-	uint16_t slid, dlid;
+	net_lid_t slid, dlid;
 	char note[300], r[32];
 	struct net n;
 

@@ -38,7 +38,7 @@
 #define LFT_MAX_FILE ((size_t)16 << 30)
 
 struct lft_ent {
-	uint16_t lid;
+	net_lid_t lid;
 	uint16_t port;		/* 255: no route (ibroute -a "illegal port") */
 	int line;
 	int block;
@@ -49,7 +49,7 @@ struct lft_ent {
 
 struct lft_block {
 	int line;
-	uint16_t lid;		/* "Lid N", 0 for a DR path header */
+	net_lid_t lid;		/* "Lid N", 0 for a DR path header */
 	uint64_t guid;
 	uint32_t max_lid;	/* from "[a-b]" */
 	char desc[DESC_MAX];
@@ -526,7 +526,7 @@ static int by_desc(const struct lp *p, const char *desc)
 	return net_find_host(p->n, desc);
 }
 
-static uint16_t topo_lid(const struct net_node *nd, int port)
+static net_lid_t topo_lid(const struct net_node *nd, int port)
 {
 	return nd->type == NET_SWITCH ? nd->lid : nd->ports[port].lid;
 }
@@ -612,7 +612,7 @@ static int resolve_switches(struct lp *p)
 	return 0;
 }
 
-static int set_owner(struct lp *p, uint16_t lid, int node, int port, int line)
+static int set_owner(struct lp *p, net_lid_t lid, int node, int port, int line)
 {
 	struct owner *o = &p->own[lid];
 
@@ -696,7 +696,7 @@ static int learn_owners(struct lp *p)
 			if (port < 0)
 				return perr(p, x->line, 1, "LID 0x%04x: '%s' has no cabled port",
 					    x->lid, x->desc);
-		} else if (x->path_k >= 2 && x->lid >= x->path_k - 1 &&
+		} else if (x->path_k >= 2 && (int)x->lid >= x->path_k - 1 &&
 			   p->own[x->lid - (x->path_k - 1)].node >= 0) {
 			/* ibroute's "path #k" without a GUID: k-1 above the base */
 			node = p->own[x->lid - (x->path_k - 1)].node;
@@ -862,7 +862,7 @@ static int match_and_install(struct lp *p)
 	struct net *n = p->n;
 	size_t nn = (size_t)n->nnodes + 1;
 	uint16_t **base = calloc(nn, sizeof(*base)), **total = calloc(nn, sizeof(*total));
-	uint16_t **old = calloc(nn, sizeof(*old));
+	net_lid_t **old = calloc(nn, sizeof(*old));
 	uint8_t *lmc = malloc(nn), *old_lmc = malloc(nn);
 	uint8_t **lft = calloc(nn, sizeof(*lft));
 	uint32_t max_lid = 0;
@@ -878,7 +878,7 @@ static int match_and_install(struct lp *p)
 
 		base[i] = calloc(np, sizeof(uint16_t));
 		total[i] = calloc(np, sizeof(uint16_t));
-		old[i] = calloc(np, sizeof(uint16_t));
+		old[i] = calloc(np, sizeof(net_lid_t));
 		if (!base[i] || !total[i] || !old[i]) {
 			perr(p, 0, 0, "out of memory");
 			goto out;

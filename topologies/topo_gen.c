@@ -117,6 +117,9 @@ static int build_finish(struct topo_gen_build *b, const char *rate)
 		for (int p = 1; p <= n->nodes[i].nports; p++)
 			if (n->nodes[i].ports[p].remote_node >= 0)
 				net_set_link_rate(n, i, p, r.lanes, r.speed);
+	/* any size a file can describe: one beyond InfiniBand's LIDs is
+	 * written without LIDs (topo_write_ibnd) and runs on Ethernet */
+	n->lid_limit = NET_ADDR_MAX;
 	if (net_validate(n, b->d) || net_assign_lids_file_order(n, b->d))
 		return -1;
 	return 0;
@@ -156,11 +159,13 @@ int topo_gen_b_two_level(struct topo_gen_build *b, int L, int S, int H, int K,
 int topo_gen_check_size(const char *kind, int64_t switches, int64_t hosts,
 			struct sim_diag *d)
 {
-	/* A switch takes one LID, a one-port host one (net_assign_lids_file_order). */
-	if (switches + hosts > NET_LID_UCAST_MAX)
+	/* A switch takes one address, a one-port host one
+	 * (net_assign_lids_file_order). Beyond InfiniBand's 49,151 LIDs the
+	 * fabric is written without LIDs and runs only on Ethernet fabrics. */
+	if (switches + hosts > NET_ADDR_MAX)
 		return sim_diag_set(d, NULL, 0, 0,
-				    "%s: %" PRId64 " switches + %" PRId64 " hosts need more LIDs than the %d unicast LIDs",
-				    kind, switches, hosts, NET_LID_UCAST_MAX);
+				    "%s: %" PRId64 " switches + %" PRId64 " hosts: more than the %d nodes a fabric may have",
+				    kind, switches, hosts, NET_ADDR_MAX);
 	return 0;
 }
 

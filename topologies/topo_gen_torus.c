@@ -50,10 +50,10 @@ static int torus_resolve(struct topo_gen_params *p, struct sim_diag *d)
 					    kind, i + 1, p->dims[i]);
 		n *= p->dims[i];
 		/* Stop early: 100000^3 would still fit, but say it plainly. */
-		if (n > NET_LID_UCAST_MAX)
+		if (n > NET_ADDR_MAX)
 			return sim_diag_set(d, NULL, 0, 0,
-					    "%s: more than %d switches need more LIDs than there are",
-					    kind, NET_LID_UCAST_MAX);
+					    "%s: more than the %d nodes a fabric may have",
+					    kind, NET_ADDR_MAX);
 	}
 	if (p->hosts == TOPO_GEN_UNSET)
 		p->hosts = 1;

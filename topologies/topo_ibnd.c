@@ -554,7 +554,7 @@ static int node_header(struct ps *s, enum net_node_type type, const char *kw)
 	nd->line = s->line;
 	nd->guid = s->guid;
 	if (type == NET_SWITCH) {
-		nd->lid = (uint16_t)lid;
+		nd->lid = (net_lid_t)lid;
 		nd->lmc = (uint8_t)lmc;
 		nd->ports[0].guid = s->guid;
 	}
@@ -650,7 +650,7 @@ static int port_line(struct ps *s)
 	if (has_guid)
 		nd->ports[port].guid = guid;
 	if (nd->type != NET_SWITCH) {
-		nd->ports[port].lid = (uint16_t)lid;
+		nd->ports[port].lid = (net_lid_t)lid;
 		if (lmc)
 			nd->lmc = (uint8_t)lmc;
 	}
@@ -1088,6 +1088,9 @@ static void rate_text(const struct net_port *pp, char *buf, unsigned len)
 int topo_write_ibnd(const struct net *n, FILE *out)
 {
 	char rate[64];
+	/* a fabric beyond InfiniBand's LIDs (Ethernet only) is written
+	 * without them: the tools that read these files know 16-bit LIDs */
+	bool lids = n->max_lid <= NET_LID_UCAST_MAX;
 
 	if (n->server[0])	/* the GPU servers, read back by comment() */
 		fprintf(out, "# ibfab: server=%s\n\n", n->server);
@@ -1106,7 +1109,7 @@ int topo_write_ibnd(const struct net *n, FILE *out)
 		}
 		fprintf(out, "%s\t%d \"%s\"\t\t# \"%s\"", type_kw(nd->type),
 			nd->nports, nd->id, nd->desc);
-		if (nd->type == NET_SWITCH)
+		if (nd->type == NET_SWITCH && lids)
 			fprintf(out, " base port 0 lid %u lmc %u", nd->lid, nd->lmc);
 		fputc('\n', out);
 		for (int p = 1; p <= nd->nports; p++) {
@@ -1123,18 +1126,25 @@ int topo_write_ibnd(const struct net *n, FILE *out)
 				fprintf(out, "[%d]\t\"%s\"[%d]", p, rn->id, pp->remote_port);
 				if (rn->type != NET_SWITCH && rp->guid)
 					fprintf(out, "(%" PRIx64 ") ", rp->guid);
-				fprintf(out, "\t\t# \"%s\" lid %u%s\n", rn->desc,
-					net_lid_of(n, pp->remote_node, pp->remote_port),
-					rate);
+				if (lids)
+					fprintf(out, "\t\t# \"%s\" lid %u%s\n", rn->desc,
+						net_lid_of(n, pp->remote_node, pp->remote_port),
+						rate);
+				else
+					fprintf(out, "\t\t# \"%s\"%s\n", rn->desc, rate);
 			} else {
 				fprintf(out, "[%d]", p);
 				if (pp->guid)
 					fprintf(out, "(%" PRIx64 ") ", pp->guid);
-				fprintf(out, "\t\"%s\"[%d]\t\t# lid %u lmc %u \"%s\" lid %u%s\n",
-					rn->id, pp->remote_port, pp->lid, nd->lmc,
-					rn->desc,
-					net_lid_of(n, pp->remote_node, pp->remote_port),
-					rate);
+				if (lids)
+					fprintf(out, "\t\"%s\"[%d]\t\t# lid %u lmc %u \"%s\" lid %u%s\n",
+						rn->id, pp->remote_port, pp->lid, nd->lmc,
+						rn->desc,
+						net_lid_of(n, pp->remote_node, pp->remote_port),
+						rate);
+				else
+					fprintf(out, "\t\"%s\"[%d]\t\t# \"%s\"%s\n", rn->id,
+						pp->remote_port, rn->desc, rate);
 			}
 		}
 		fputc('\n', out);

@@ -61,7 +61,7 @@ struct cc_qp {
 
 /* A notification owed: where it goes. */
 struct cc_note {
-	uint16_t dlid;
+	net_lid_t dlid;
 	uint8_t sl, vl, qpt;
 	uint32_t sqpn, dqpn;
 };

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "models/net/net.h"	/* net_lid_t */
 #include "sim/sim.h"
 
 /* ibv_qp_type: a packet's sender's (pkt.qpt), which decides whether a
@@ -34,7 +35,7 @@ enum ib_pkt_flags {
 struct pkt {
 	uint32_t next;		/* queue link (pool index) */
 	uint32_t msg;		/* message this packet belongs to */
-	uint16_t slid, dlid;
+	net_lid_t slid, dlid;
 	uint16_t wire;		/* bytes on the wire */
 	uint16_t payload;	/* payload bytes (unpadded) */
 	uint8_t sl, vl;

@@ -74,7 +74,7 @@ static const char *node_name(const struct fab *f, const struct fab_node *n)
 	return nn->desc ? nn->desc : nn->id;
 }
 
-static const char *lid_name(const struct fab *f, uint16_t lid)
+static const char *lid_name(const struct fab *f, net_lid_t lid)
 {
 	const struct net *net = f->net;
 

@@ -1352,7 +1352,7 @@ void hca_fini(struct fab_node *n)
 			n->ports[k]->hca = NULL;
 }
 
-uint16_t hca_lid(const struct hca *h)
+net_lid_t hca_lid(const struct hca *h)
 {
 	return h->lid;
 }

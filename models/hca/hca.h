@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "models/core/pkt.h"	/* enum hca_qp_type */
+#include "models/core/pkt.h"	/* enum hca_qp_type, net_lid_t */
 #include "models/host/host.h"	/* enum hca_mem */
 #include "sim/sim.h"
 
@@ -103,7 +103,7 @@ struct hca_sge {
 };
 
 struct hca_ah {			/* UD address handle */
-	uint16_t dlid;
+	net_lid_t dlid;
 	uint8_t sl;
 };
 
@@ -135,7 +135,7 @@ struct hca_wc {
 	uint32_t byte_len;
 	uint32_t qp_num;
 	uint32_t src_qp;	/* UD receives */
-	uint16_t slid;
+	net_lid_t slid;
 	uint32_t imm_data;
 	bool with_imm;
 	sim_time_t time;	/* simulated time it became visible */
@@ -158,7 +158,7 @@ struct hca_qp_init_attr {
 struct hca_qp_attr {
 	enum hca_qp_state qp_state;
 	uint32_t path_mtu;	/* bytes: 256 .. 4096 */
-	uint16_t dlid;		/* RC/UC: the peer's LID */
+	net_lid_t dlid;		/* RC/UC: the peer's LID */
 	uint8_t sl;
 	uint32_t dest_qp_num;
 	uint32_t rq_psn, sq_psn;
@@ -258,7 +258,7 @@ int hca_post_send(struct hca_qp *qp, const struct hca_send_wr *wr);
 int hca_post_recv(struct hca_qp *qp, const struct hca_recv_wr *wr);
 
 /* The HCA's base LID and the simulated time (for callers outside an event). */
-uint16_t hca_lid(const struct hca *h);
+net_lid_t hca_lid(const struct hca *h);
 /* The host behind the HCA (models/host): a driver that stages GPU data
  * through host memory charges its copies there. */
 struct host *hca_host(struct hca *h);

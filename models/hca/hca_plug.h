@@ -149,10 +149,10 @@ struct hca_qp {
 	enum hca_qp_type type;
 	enum hca_qp_state state;
 	uint32_t mtu;
-	uint16_t dlid;
-	uint8_t sl, vl;
+	net_lid_t dlid;
 	uint32_t dest_qpn;
 	uint32_t rsp_n;		/* responses owed (rsp below): "has it a packet?" */
+	uint8_t sl, vl;
 	bool active;		/* in its VL's round */
 	bool rnr_wait;		/* after an RNR NAK: wait for the timer */
 
@@ -259,11 +259,11 @@ struct hca {
 	struct fab *f;
 	struct port *port;		/* the port traffic leaves by */
 	struct hca_cc *cc;		/* congestion control (models/cc/cc.c), NULL when off */
-	uint16_t lid;
+	net_lid_t lid;
 	uint16_t active_vls;
 	bool in_take;			/* building a packet: do not kick the port */
-	bool hint;			/* keep port->tx_hint (hca_hint_next): the look-ahead runs */
-	bool host_on;			/* host.model, and a host behind it (not a switch's
+	bool hint : 1;			/* keep port->tx_hint (hca_hint_next): the look-ahead runs */
+	bool host_on : 1;		/* host.model, and a host behind it (not a switch's
 					 * SHARP aggregation node): PCIe, DMA, CQE costs */
 	struct hca_qp *cur[PORT_NVL] __attribute__((aligned(32)));
 	/* line 2, after cur[12..15]: what every packet received reads (it

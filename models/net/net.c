@@ -594,13 +594,13 @@ static unsigned node_lmc(const struct net_node *nd, int lmc)
  * and owned by nobody else. `lmc` as node_lmc(). Returns 0 with *max set,
  * or -1 with d filled (d may be NULL when only the verdict matters).
  */
-static int check_lids(const struct net *n, int lmc, uint16_t *max,
+static int check_lids(const struct net *n, int lmc, net_lid_t *max,
 		      struct sim_diag *d)
 {
 	/* owner of each LID: node index + 1 and port, so the message can
 	 * name both claimants */
-	int *owner = calloc(NET_LID_UCAST_MAX + 1, sizeof(*owner));
-	uint8_t *oport = calloc(NET_LID_UCAST_MAX + 1, 1);
+	int *owner = calloc((size_t)net_lid_limit(n) + 1, sizeof(*owner));
+	uint8_t *oport = calloc((size_t)net_lid_limit(n) + 1, 1);
 	struct sim_diag scratch;
 	int rc = 0, count = 0;
 
@@ -632,10 +632,10 @@ static int check_lids(const struct net *n, int lmc, uint16_t *max,
 						  lid, nd->desc, p, c);
 				break;
 			}
-			if (lid + c - 1 > NET_LID_UCAST_MAX) {
+			if (lid + c - 1 > net_lid_limit(n)) {
 				rc = sim_diag_set(d, nd->file, nd->line, 0,
 						  "LIDs %u..%u of \"%s\" port %d pass the last unicast LID 0x%x",
-						  lid, lid + c - 1, nd->desc, p, NET_LID_UCAST_MAX);
+						  lid, lid + c - 1, nd->desc, p, (unsigned)net_lid_limit(n));
 				break;
 			}
 			for (uint32_t l = lid; l < lid + c; l++) {
@@ -651,7 +651,7 @@ static int check_lids(const struct net *n, int lmc, uint16_t *max,
 			}
 			count++;
 			if (lid + c - 1 > *max)
-				*max = (uint16_t)(lid + c - 1);
+				*max = (net_lid_t)(lid + c - 1);
 		}
 	}
 	if (!rc && !count)
@@ -663,7 +663,7 @@ out:
 }
 
 /* Build lid_node/lid_port from the LIDs in the nodes (checked already). */
-static int fill_lid_tables(struct net *n, uint16_t max, struct sim_diag *d)
+static int fill_lid_tables(struct net *n, net_lid_t max, struct sim_diag *d)
 {
 	free_lids(n);
 	n->lid_node = malloc(sizeof(*n->lid_node) * ((size_t)max + 1));
@@ -704,7 +704,7 @@ static int fill_lid_tables(struct net *n, uint16_t max, struct sim_diag *d)
 
 int net_install_lids(struct net *n, struct sim_diag *d)
 {
-	uint16_t max;
+	net_lid_t max;
 
 	if (check_lids(n, NET_LMC_FILE, &max, d))
 		return -1;
@@ -773,7 +773,7 @@ static int lid_order(const struct net *n, bool file_order, struct lid_port **out
 static int assign_lids(struct net *n, int lmc, bool file_order, struct sim_diag *d)
 {
 	struct lid_port *order = NULL;
-	uint16_t max = 0;
+	net_lid_t max = 0;
 	bool keep;
 
 	if (lmc > NET_LMC_MAX || lmc < NET_LMC_FILE)
@@ -802,27 +802,30 @@ static int assign_lids(struct net *n, int lmc, bool file_order, struct sim_diag 
 			struct net_node *nd = &n->nodes[order[k].node];
 
 			if (nd->type == NET_SWITCH) {
-				if (next > NET_LID_UCAST_MAX)
+				if (next > net_lid_limit(n))
 					goto full;
-				nd->lid = (uint16_t)next++;
+				nd->lid = (net_lid_t)next++;
 				continue;
 			}
 			/* IBA 7.11.1: the base's LMC low bits are 0 */
 			next = (next + c - 1) & ~(c - 1);
-			if (next + c - 1 > NET_LID_UCAST_MAX)
+			if (next + c - 1 > net_lid_limit(n))
 				goto full;
-			nd->ports[order[k].port].lid = (uint16_t)next;
+			nd->ports[order[k].port].lid = (net_lid_t)next;
 			next += c;
 		}
 		free(order);
-		max = (uint16_t)(next - 1);
+		max = (net_lid_t)(next - 1);
 	}
 	return fill_lid_tables(n, max, d);
 full:
 	free(order);
-	return sim_diag_set(d, NULL, 0, 0,
-			    "too many endpoints: more than %d unicast LIDs needed",
-			    NET_LID_UCAST_MAX);
+	if (net_lid_limit(n) == NET_LID_UCAST_MAX)
+		return sim_diag_set(d, NULL, 0, 0,
+				    "too many endpoints for InfiniBand: its switches and ports need more than the %d unicast LIDs (IBA 4.1.3); an Ethernet fabric (--set fabric=roce or tcp) has no such limit",
+				    NET_LID_UCAST_MAX);
+	return sim_diag_set(d, NULL, 0, 0, "too many endpoints: more than %u addresses needed",
+			    (unsigned)net_lid_limit(n));
 }
 
 int net_assign_lids_lmc(struct net *n, int lmc, struct sim_diag *d)
@@ -854,7 +857,7 @@ unsigned net_lid_count(const struct net *n, int node, int port)
 	return 1u << nd->lmc;
 }
 
-uint16_t net_lid_of(const struct net *n, int node, int port)
+net_lid_t net_lid_of(const struct net *n, int node, int port)
 {
 	const struct net_node *nd;
 

@@ -24,6 +24,15 @@ enum net_node_type { NET_SWITCH, NET_CA, NET_ROUTER };
 
 #define NET_MAX_PORTS 254	/* IBA: NumPorts is 8 bits, port 255 reserved */
 #define NET_LID_UCAST_MAX 0xbfff	/* unicast LIDs 0x0001..0xbfff (IBA 4.1.3) */
+/*
+ * A node's address in the model: an InfiniBand LID on ib, where the
+ * subnet manager assigns at most NET_LID_UCAST_MAX; on the Ethernet
+ * fabrics, which have no LIDs, the same numbering names a host or a
+ * switch for routing and the packets' addresses, up to NET_ADDR_MAX
+ * (net_assign_lids' limit).
+ */
+typedef uint32_t net_lid_t;
+#define NET_ADDR_MAX 0xffffff
 
 struct net_port {
 	int remote_node;	/* -1: not connected */
@@ -32,7 +41,7 @@ struct net_port {
 	uint8_t speed;		/* enum link_speed; LINK_SPEED_NONE: not given */
 	double cable_m;		/* < 0: not given (preset's cable length) */
 	uint64_t guid;		/* port GUID (CA ports); 0 if unknown */
-	uint16_t lid;		/* CA ports: own LID; switches: 0 (use node lid) */
+	net_lid_t lid;		/* CA ports: own LID; switches: 0 (use node lid) */
 	int line;		/* line in the source file that declared it (0: none) */
 	const char *file;	/* ... and that file (points into net->files; NULL: none) */
 	/* a cable inside a switch, to its SHARP aggregation node
@@ -47,7 +56,7 @@ struct net_node {
 	char *id;		/* unique id: "S-0000000000200007" or "Switch1" */
 	char *desc;		/* node description ("Leaf3"); id when none given */
 	uint64_t guid;		/* node GUID; 0 if unknown */
-	uint16_t lid;		/* switches: the switch's LID (port 0) */
+	net_lid_t lid;		/* switches: the switch's LID (port 0) */
 	uint8_t lmc;
 	struct net_port *ports;	/* nports + 1 entries, index = port number */
 	uint8_t *lft;		/* switches: out port per LID, 0..lft_len-1; 255 = none */
@@ -78,7 +87,10 @@ struct net {
 	int nnodes, cap;
 	char **files;		/* every file read (includes), owned */
 	int nfiles;
-	uint16_t max_lid;	/* highest LID assigned */
+	net_lid_t max_lid;	/* highest LID assigned */
+	net_lid_t lid_limit;	/* the most addresses net_assign_lids may give (0:
+				 * NET_LID_UCAST_MAX, InfiniBand's; NET_ADDR_MAX on
+				 * an Ethernet fabric or for a generated file) */
 	uint8_t lmc;		/* highest LMC of any port after LID assignment */
 	int sm_node;		/* where the subnet manager runs (its port gets LID 1 when
 				 * LIDs are assigned): 0, the first node of the file, is
@@ -163,6 +175,11 @@ const char *net_add_file(struct net *n, const char *path);
  * as net_assign_lids_lmc(n, NET_LMC_FILE, d).
  */
 int net_assign_lids(struct net *n, struct sim_diag *d);
+/* The highest address net_assign_lids may give n (lid_limit, or IB's). */
+static inline net_lid_t net_lid_limit(const struct net *n)
+{
+	return n->lid_limit ? n->lid_limit : NET_LID_UCAST_MAX;
+}
 /* The same in file order (the generators write their LIDs so). */
 int net_assign_lids_file_order(struct net *n, struct sim_diag *d);
 
@@ -198,7 +215,7 @@ int net_install_lids(struct net *n, struct sim_diag *d);
  * with a LID, 0 without one. */
 unsigned net_lid_count(const struct net *n, int node, int port);
 /* LID of (node, port): switch -> node lid, CA -> port lid. */
-uint16_t net_lid_of(const struct net *n, int node, int port);
+net_lid_t net_lid_of(const struct net *n, int node, int port);
 
 /* Counts for reports and tests. */
 int net_count(const struct net *n, enum net_node_type type);

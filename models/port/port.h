@@ -222,7 +222,7 @@ struct port {
 	struct hca *hca;		/* node->hca, or NULL at a switch */
 	sim_time_t tx_end;
 	uint32_t comp;			/* engine component id */
-	uint16_t lid;			/* this end's LID (its switch's at a switch port) */
+	net_lid_t lid;			/* this end's LID (its switch's at a switch port) */
 	uint8_t port_no;
 	uint8_t kind;			/* its node's kind: fab.node_ops[kind] */
 	bool tx_busy;

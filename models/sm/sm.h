@@ -37,7 +37,7 @@ int sm_route_minhop(struct net *n, struct sim_diag *d);
  * check them). 0 for the switch's own LID, -1 if unreachable or not a LID.
  * O(nodes + links) per call.
  */
-int sm_hops(const struct net *n, int sw_node, uint16_t lid);
+int sm_hops(const struct net *n, int sw_node, net_lid_t lid);
 
 /*
  * Follow the LFTs from CA src_ca (leaving by its first connected port) to
@@ -47,7 +47,7 @@ int sm_hops(const struct net *n, int sw_node, uint16_t lid);
  * entries (links crossed + 1), or -1 if there is no route, the route loops,
  * or it needs more than `max` entries.
  */
-int sm_path(const struct net *n, int src_ca, uint16_t dlid, int *nodes,
+int sm_path(const struct net *n, int src_ca, net_lid_t dlid, int *nodes,
 	    int *ports, int max);
 
 /* Options of the routing engines (OpenSM's names and meanings). */
@@ -93,7 +93,7 @@ int sm_route(struct net *n, const char *engine, const struct sm_opts *o,
  * no route, a loop, or a delivery to the wrong port. Compare with sm_hops()
  * to see whether routes are shortest.
  */
-int sm_lft_hops(const struct net *n, int sw_node, uint16_t lid);
+int sm_lft_hops(const struct net *n, int sw_node, net_lid_t lid);
 
 /*
  * How evenly the LFTs spread the CA-to-CA paths. A path is one (source,

@@ -22,7 +22,7 @@
 #include <string.h>
 
 /* The port a switch forwards lid by, or -1 (none, or out of range). */
-static int lft_port(const struct net_node *sw, uint16_t lid)
+static int lft_port(const struct net_node *sw, net_lid_t lid)
 {
 	int p;
 
@@ -32,7 +32,7 @@ static int lft_port(const struct net_node *sw, uint16_t lid)
 	return p == SM_NO_ROUTE || p > sw->nports ? -1 : p;
 }
 
-int sm_lft_hops(const struct net *n, int sw_node, uint16_t lid)
+int sm_lft_hops(const struct net *n, int sw_node, net_lid_t lid)
 {
 	int cur = sw_node, hops = 0;
 
@@ -82,7 +82,7 @@ struct bal {
 };
 
 /* Depth of switch s towards lid (memoised; -1: no delivery). */
-static int depth_of(struct bal *x, int s, uint16_t lid)
+static int depth_of(struct bal *x, int s, net_lid_t lid)
 {
 	const struct net *n = x->n;
 	int sp = 0, d;
@@ -184,7 +184,7 @@ static int sort_by_depth(struct bal *x)
 }
 
 /* One destination LID: flow the sources down the LFT tree. */
-static void measure_lid(struct bal *x, uint16_t lid, unsigned flags,
+static void measure_lid(struct bal *x, net_lid_t lid, unsigned flags,
 			struct sm_balance *b)
 {
 	const struct net *n = x->n;
@@ -278,7 +278,7 @@ int sm_balance(const struct net *n, unsigned flags, struct sm_balance *b,
 	if (n->lid_node)
 		for (uint32_t lid = 1; lid <= n->max_lid; lid++)
 			if (wanted(n, lid, flags))
-				measure_lid(&x, (uint16_t)lid, flags, b);
+				measure_lid(&x, (net_lid_t)lid, flags, b);
 	b->min_paths = UINT32_MAX;
 	for (int s = 0; s < n->nnodes; s++) {
 		const struct net_node *nd = &n->nodes[s];

@@ -110,7 +110,8 @@ struct build {
 	struct eset set;
 	uint8_t *used;		/* per channel: carries a pair */
 	/* per node: the (DLID, VL)s whose walk from here is known */
-	uint16_t *done_lid, *done_vls, *bad_vls, *loop_vls;
+	net_lid_t *done_lid;
+	uint16_t *done_vls, *bad_vls, *loop_vls;
 	uint64_t *onpath;	/* walk id that last passed this node */
 	uint64_t walk_id;
 	int *path;		/* switches of the current walk */
@@ -126,7 +127,7 @@ static uint32_t chan_of(const struct sm_cdg *g, int node, int port, int vl)
 	return (g->pe_base[node] + (uint32_t)port) * (uint32_t)g->nvls + (uint32_t)vl;
 }
 
-static void note_bad(struct build *b, int src, int sport, uint16_t dlid,
+static void note_bad(struct build *b, int src, int sport, net_lid_t dlid,
 		     const char *fmt, const char *where, int port)
 {
 	const struct net *n = b->n;
@@ -145,7 +146,7 @@ static void note_bad(struct build *b, int src, int sport, uint16_t dlid,
  * Follow the LFTs from CA port (src, sport) to dlid on VL vl, adding each
  * dependency on the way. Returns a walk_res, or -1 when out of memory.
  */
-static int walk(struct build *b, int src, int sport, uint16_t dlid, int vl)
+static int walk(struct build *b, int src, int sport, net_lid_t dlid, int vl)
 {
 	const struct net *n = b->n;
 	struct sm_cdg *g = b->g;
@@ -278,7 +279,7 @@ static void build_free(struct build *b)
  * switch may use any port of its set (the LFT's where it has none), and
  * the dependencies on the way. Returns 0 or -1 (out of memory).
  */
-static int ar_pass(struct build *b, const struct sm_cdg_opts *o, uint16_t dlid)
+static int ar_pass(struct build *b, const struct sm_cdg_opts *o, net_lid_t dlid)
 {
 	const struct net *n = b->n;
 	struct sm_cdg *g = b->g;
@@ -397,7 +398,7 @@ int sm_cdg_build(struct sm_cdg *g, const struct net *n,
 				    (s == dn && p == n->lid_port[l]))
 					continue;
 				if (o && o->vl_of) {
-					vl = o->vl_of(o->ctx, s, p, (uint16_t)l);
+					vl = o->vl_of(o->ctx, s, p, (net_lid_t)l);
 					if (vl < 0)
 						continue;
 					if (vl >= nvls) {
@@ -407,7 +408,7 @@ int sm_cdg_build(struct sm_cdg *g, const struct net *n,
 						goto fail;
 					}
 				}
-				r = walk(&b, s, p, (uint16_t)l, vl);
+				r = walk(&b, s, p, (net_lid_t)l, vl);
 				if (r < 0)
 					goto nomem;
 				if (b.queue)	/* adaptive routing's pass starts here */
@@ -419,7 +420,7 @@ int sm_cdg_build(struct sm_cdg *g, const struct net *n,
 					g->pairs_looping++;
 			}
 		}
-		if (b.queue && ar_pass(&b, o, (uint16_t)l))
+		if (b.queue && ar_pass(&b, o, (net_lid_t)l))
 			goto nomem;
 	}
 	if (to_csr(&b))

@@ -42,7 +42,7 @@
  * SL2VL of the SL the path record gives it. Return 0..nvls-1, or -1 when
  * the pair carries no data (it then adds no dependency).
  */
-typedef int (*sm_cdg_vl_fn)(void *ctx, int src_node, int src_port, uint16_t dlid);
+typedef int (*sm_cdg_vl_fn)(void *ctx, int src_node, int src_port, net_lid_t dlid);
 
 struct sm_mp;
 struct sm_mp_sw;

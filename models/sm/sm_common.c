@@ -56,7 +56,7 @@ static void sort_groups(struct sm_topo *t)
 {
 	for (int s = 0; s < t->nsw; s++)
 		for (int i = t->ep_first[s] + 1; i < t->ep_first[s + 1]; i++) {
-			uint16_t lid = t->ep_lid[i];
+			net_lid_t lid = t->ep_lid[i];
 			uint8_t port = t->ep_port[i], nport = t->ep_nport[i];
 			int node = t->ep_node[i], j = i;
 			unsigned off = lid_offset(t, i);
@@ -85,7 +85,7 @@ static int collect_endpoints(struct sm_topo *t)
 	size_t cap = (size_t)n->max_lid + 1;
 
 	t->ep_first = malloc(sizeof(int) * ((size_t)t->nsw + 1));
-	t->ep_lid = malloc(sizeof(uint16_t) * cap);
+	t->ep_lid = malloc(sizeof(*t->ep_lid) * cap);
 	t->ep_port = malloc(cap);
 	t->ep_node = malloc(sizeof(int) * cap);
 	t->ep_nport = malloc(cap);
@@ -117,7 +117,7 @@ static int collect_endpoints(struct sm_topo *t)
 		if (pp->remote_node < 0 || t->swi[pp->remote_node] < 0)
 			continue;
 		slot = count[t->swi[pp->remote_node]]++;
-		t->ep_lid[slot] = (uint16_t)l;
+		t->ep_lid[slot] = (net_lid_t)l;
 		t->ep_port[slot] = (uint8_t)pp->remote_port;
 		t->ep_node[slot] = node;
 		t->ep_nport[slot] = n->lid_port[l];
@@ -204,23 +204,23 @@ nomem:
 }
 
 /* Is port p already taken at switch s by a lower LID of lid's own port? */
-static bool used_by_sibling(const struct sm_topo *t, int s, uint16_t lid, int p)
+static bool used_by_sibling(const struct sm_topo *t, int s, net_lid_t lid, int p)
 {
 	const struct net *n = t->n;
 	const uint8_t *lft = n->nodes[t->sw[s]].lft;
 	int node = n->lid_node[lid];
-	uint16_t base;
+	net_lid_t base;
 
 	if (node < 0 || n->nodes[node].type == NET_SWITCH)
 		return false;
 	base = n->nodes[node].ports[n->lid_port[lid]].lid;
-	for (uint16_t l = base; l < lid; l++)
+	for (net_lid_t l = base; l < lid; l++)
 		if (lft[l] == p)
 			return true;
 	return false;
 }
 
-static void route_lid(struct sm_topo *t, int s, uint16_t lid, const int *cand, int k,
+static void route_lid(struct sm_topo *t, int s, net_lid_t lid, const int *cand, int k,
 		      bool count)
 {
 	uint32_t *load = t->load[s];
@@ -245,12 +245,12 @@ static void route_lid(struct sm_topo *t, int s, uint16_t lid, const int *cand, i
 		load[best]++;
 }
 
-void sm_route_lid(struct sm_topo *t, int s, uint16_t lid, const int *cand, int k)
+void sm_route_lid(struct sm_topo *t, int s, net_lid_t lid, const int *cand, int k)
 {
 	route_lid(t, s, lid, cand, k, true);
 }
 
-void sm_route_lid_uncounted(struct sm_topo *t, int s, uint16_t lid, const int *cand, int k)
+void sm_route_lid_uncounted(struct sm_topo *t, int s, net_lid_t lid, const int *cand, int k)
 {
 	route_lid(t, s, lid, cand, k, false);
 }

@@ -279,7 +279,7 @@ static int route_coords(struct dor *r, struct sim_diag *d)
 	}
 	/* switch LIDs after the CAs' so they cannot skew the balance */
 	for (int D = 0; D < t->nsw; D++) {
-		uint16_t lid = n->nodes[t->sw[D]].lid;
+		net_lid_t lid = n->nodes[t->sw[D]].lid;
 
 		for (int s = 0; s < t->nsw; s++) {
 			int dim = 0, k;
@@ -295,7 +295,7 @@ static int route_coords(struct dor *r, struct sim_diag *d)
 }
 
 /* No coordinates: shortest paths, lowest port's neighbour (OpenSM's dor). */
-static void route_ports(struct dor *r, int D, const uint16_t *lids, int cnt,
+static void route_ports(struct dor *r, int D, const net_lid_t *lids, int cnt,
 			int *dist)
 {
 	struct sm_topo *t = &r->t;
@@ -398,7 +398,7 @@ int sm_route_dor(struct net *n, const struct sm_opts *o, struct sim_diag *d)
 					    r.t.ep_first[D + 1] - first, dist);
 		}
 		for (int D = 0; D < r.t.nsw; D++) {
-			uint16_t lid = n->nodes[r.t.sw[D]].lid;
+			net_lid_t lid = n->nodes[r.t.sw[D]].lid;
 
 			route_ports(&r, D, &lid, 1, dist);
 		}

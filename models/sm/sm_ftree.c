@@ -345,7 +345,7 @@ static int up_port(struct ftree *f, int s, int x, int o)
 	return best;
 }
 
-static void set_port(struct ftree *f, int s, uint16_t lid, int p)
+static void set_port(struct ftree *f, int s, net_lid_t lid, int p)
 {
 	f->t.n->nodes[f->t.sw[s]].lft[lid] = (uint8_t)p;
 	f->t.load[s][p]++;
@@ -363,7 +363,7 @@ static int route_ca_lids(struct ftree *f, struct sim_diag *d)
 		prepare_leaf(f, L);
 		for (int e = t->ep_first[L]; e < t->ep_first[L + 1]; e++) {
 			const struct net_node *ca = &n->nodes[t->ep_node[e]];
-			uint16_t lid = t->ep_lid[e];
+			net_lid_t lid = t->ep_lid[e];
 			int x = f->xindex[e], o = lid - ca->ports[t->ep_nport[e]].lid;
 			int cur = L;
 
@@ -411,7 +411,7 @@ static void route_switch_lids(struct ftree *f)
 	struct sm_topo *t = &f->t;
 
 	for (int D = 0; D < t->nsw; D++) {
-		uint16_t lid = t->n->nodes[t->sw[D]].lid;
+		net_lid_t lid = t->n->nodes[t->sw[D]].lid;
 
 		prepare_leaf(f, D);	/* "leaf" = the destination switch here */
 		for (int s = 0; s < t->nsw; s++) {

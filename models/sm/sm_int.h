@@ -28,7 +28,7 @@ struct sm_topo {
 	 * ep_first[s + 1]), ascending, with the switch port they leave by
 	 * and the CA/router (node, port) they belong to */
 	int *ep_first;
-	uint16_t *ep_lid;
+	net_lid_t *ep_lid;
 	uint8_t *ep_port;
 	int *ep_node;
 	uint8_t *ep_nport;
@@ -69,10 +69,10 @@ static inline int sm_peer(const struct sm_topo *t, int s, int p)
 /* Hop counts from switch `from` to every switch over switch-to-switch
  * cables (dist[s] = -1: unreachable); uses t->queue. */
 void sm_bfs(struct sm_topo *t, int from, int *dist);
-void sm_route_lid(struct sm_topo *t, int s, uint16_t lid, const int *cand, int k);
+void sm_route_lid(struct sm_topo *t, int s, net_lid_t lid, const int *cand, int k);
 /* The same without counting it: switch LIDs, which OpenSM leaves out of
  * the balance (port_profile_switch_nodes off). */
-void sm_route_lid_uncounted(struct sm_topo *t, int s, uint16_t lid, const int *cand, int k);
+void sm_route_lid_uncounted(struct sm_topo *t, int s, net_lid_t lid, const int *cand, int k);
 /*
  * OpenSM's order of destinations (osm_ucast_mgr.c, ucast_mgr_build_lfts):
  * switches with the most endpoints first, then in the order of OpenSM's

@@ -270,7 +270,7 @@ nomem:
 	return sim_diag_set(d, NULL, 0, 0, "out of memory");
 }
 
-int sm_hops(const struct net *n, int sw_node, uint16_t lid)
+int sm_hops(const struct net *n, int sw_node, net_lid_t lid)
 {
 	int target, tport, *dist, *queue, head = 0, tail = 0, res = -1;
 
@@ -321,7 +321,7 @@ out:
 	return res;
 }
 
-int sm_path(const struct net *n, int src_ca, uint16_t dlid, int *nodes,
+int sm_path(const struct net *n, int src_ca, net_lid_t dlid, int *nodes,
 	    int *ports, int max)
 {
 	int cur, port, k = 0;

@@ -153,7 +153,7 @@ struct sm_mp *sm_mp_build(const struct net *net)
 			continue;
 		for (int pp = 1; pp <= n->nports; pp++) {
 			int sw = peer_switch(net, i, pp);
-			uint16_t lid = net_lid_of(net, i, pp);
+			net_lid_t lid = net_lid_of(net, i, pp);
 
 			if (sw < 0 || !lid)
 				continue;

@@ -56,7 +56,7 @@ void sm_mp_sw_fini(struct sm_mp_sw *s);
  * LFT's port or the only one, *ports then undefined for 0) and where they
  * start. */
 static inline uint32_t sm_mp_ports(const struct sm_mp *mp, const struct sm_mp_sw *s,
-				   uint16_t dlid, const uint8_t **ports)
+				   net_lid_t dlid, const uint8_t **ports)
 {
 	uint32_t d = dlid < mp->nlid ? mp->dst_of_lid[dlid] : SM_MP_NONE;
 	uint32_t g = d != SM_MP_NONE ? s->grp[d] : 0;

@@ -64,7 +64,7 @@ static int leaf_of(const struct net *n, int ca)
 static int next_switch(const struct net *n, int sw, int to)
 {
 	const struct net_node *s = &n->nodes[sw];
-	uint16_t lid = n->nodes[to].lid;
+	net_lid_t lid = n->nodes[to].lid;
 	int port, r;
 
 	if (!s->lft || lid >= s->lft_len)
@@ -231,7 +231,7 @@ int sm_sharp_attach(struct net *n, const int32_t *member_node, int nmembers,
 	n->lid_port = lid_port;
 	for (int a = 0; a < na; a++) {
 		int s = t->sw[a], node;
-		uint16_t lid = (uint16_t)(n->max_lid + 1 + a);
+		net_lid_t lid = (net_lid_t)(n->max_lid + 1 + a);
 		uint8_t lanes, speed;
 		uint32_t w;
 		char id[96], desc[160];
@@ -281,7 +281,7 @@ int sm_sharp_attach(struct net *n, const int32_t *member_node, int nmembers,
 		}
 		lft = sn->lft;
 		for (int a = 0; a < na; a++) {
-			uint16_t lid = (uint16_t)(n->max_lid + 1 + a), swlid = n->nodes[t->sw[a]].lid;
+			net_lid_t lid = (net_lid_t)(n->max_lid + 1 + a), swlid = n->nodes[t->sw[a]].lid;
 
 			if (s == t->sw[a])
 				lft[lid] = (uint8_t)sn->nports;
@@ -289,7 +289,7 @@ int sm_sharp_attach(struct net *n, const int32_t *member_node, int nmembers,
 				lft[lid] = swlid < n->max_lid + 1u ? lft[swlid] : SM_NO_ROUTE;
 		}
 	}
-	n->max_lid = (uint16_t)need;
+	n->max_lid = (net_lid_t)need;
 	rc = 0;
 	goto out;
 oom:

@@ -311,7 +311,7 @@ static int route_all(struct updn *u, struct sim_diag *d)
 		return rc;
 	/* switch LIDs last, so management routes do not skew the data paths */
 	for (int D = 0; D < t->nsw; D++) {
-		uint16_t lid = n->nodes[t->sw[D]].lid;
+		net_lid_t lid = n->nodes[t->sw[D]].lid;
 
 		distances(u, D);
 		for (int s = 0; s < t->nsw; s++) {

@@ -350,7 +350,7 @@ static void test_ring8(void)
 	net_free(&n);
 }
 
-static int vl_const(void *ctx, int src_node, int src_port, uint16_t dlid)
+static int vl_const(void *ctx, int src_node, int src_port, net_lid_t dlid)
 {
 	(void)src_node;
 	(void)src_port;
@@ -364,7 +364,7 @@ struct dateline {
 	const struct net *n;
 };
 
-static int vl_dateline(void *ctx, int src_node, int src_port, uint16_t dlid)
+static int vl_dateline(void *ctx, int src_node, int src_port, net_lid_t dlid)
 {
 	const struct dateline *dl = ctx;
 	const struct net *n = dl->n;
