@@ -227,17 +227,18 @@ static uint16_t ip_checksum(const uint8_t *h)
 	return (uint16_t)~s;
 }
 
-/* Ethernet and IPv4 for a packet from LID slid to dlid carrying `len`
- * bytes of IP payload; the offset where that payload goes. */
+/* Ethernet and IPv4 for a packet from address slid to dlid carrying `len`
+ * bytes of IP payload; the offset where that payload goes. The addresses
+ * are 02:00:00 and 10 followed by the node's 24-bit address. */
 static size_t eth_ip(const struct pkt *p, uint8_t *b, size_t len, uint8_t proto)
 {
-	static const uint8_t mac[4] = { 0x02, 0, 0, 0 };
+	static const uint8_t mac[3] = { 0x02, 0, 0 };
 	uint8_t *ip = b + 14;
 
-	memcpy(b, mac, 4);
-	put16(b + 4, p->dlid);
-	memcpy(b + 6, mac, 4);
-	put16(b + 10, p->slid);
+	memcpy(b, mac, 3);
+	put24(b + 3, p->dlid);
+	memcpy(b + 6, mac, 3);
+	put24(b + 9, p->slid);
 	put16(b + 12, 0x0800);
 	ip[0] = 0x45;
 	ip[1] = (uint8_t)(((p->sl & 7) << 5) | ((p->flags & IB_PKT_CE) ? 3 : 2));
@@ -248,11 +249,9 @@ static size_t eth_ip(const struct pkt *p, uint8_t *b, size_t len, uint8_t proto)
 	ip[9] = proto;
 	put16(ip + 10, 0);
 	ip[12] = 10;
-	ip[13] = 0;
-	put16(ip + 14, p->slid);
+	put24(ip + 13, p->slid);
 	ip[16] = 10;
-	ip[17] = 0;
-	put16(ip + 18, p->dlid);
+	put24(ip + 17, p->dlid);
 	put16(ip + 10, ip_checksum(ip));
 	return 34;
 }
