@@ -7,13 +7,15 @@
  * past 65,535 must route and run exactly as with its own LIDs: a 16-bit
  * truncation anywhere would send a packet by the wrong table entry. The
  * generator writes a fabric beyond InfiniBand's LIDs without them, and the
- * subnet manager refuses it on InfiniBand, saying why.
+ * subnet manager refuses it on InfiniBand, saying why. A capture gives
+ * every node its own Ethernet and IP address from the 24 bits.
  */
 #include "models/fabric/fab.h"
 #include "models/net/net.h"
 #include "models/sm/sm.h"
 #include "tests/unit/test_main.h"
 #include "tests/unit/util_fabric.h"
+#include "tools/cli_pcap.h"
 #include "topologies/topo.h"
 
 #include <CUnit/CUnit.h>
@@ -122,7 +124,68 @@ static void test_addr_limits(void)
 	net_free(&n);
 }
 
+/*
+ * A RoCE capture of the moved fabric: every frame's MACs end in the 24-bit
+ * addresses of its ends (02:00:00 + 3 bytes), past 65,535 here; 16 bits
+ * would have made them collide with others'.
+ */
+static void test_addr_capture(void)
+{
+	struct net n;
+	struct fab_params p;
+	struct fab_msgs m = { 0 };
+	struct sim_diag d;
+	struct cli_pcap c = { 0 };
+	int hosts[16], nh = 0;
+	FILE *f = tmpfile();
+
+	CU_ASSERT_FATAL(f != NULL);
+	build(&n, SHIFT);
+	for (int i = 0; i < n.nnodes; i++)
+		if (n.nodes[i].type == NET_CA)
+			hosts[nh++] = i;
+	tf_params(&p, "hdr");
+	tf_set(&p, "fabric=roce");
+	for (int i = 0; i < nh; i++)
+		tf_add_msg(&m, hosts[i], hosts[(i + 5) % nh], 8192, (uint32_t)i, 0);
+	struct fab *fb = fab_create(&n, &p, &m, 1, &d);
+
+	CU_ASSERT_FATAL(fb != NULL);
+	c.fabric = p.fabric;
+	CU_ASSERT_FATAL(cli_pcap_start(&c, f, fb, &n, &d) == 0);
+	CU_ASSERT(fab_run(fb, &d) == 0);
+	fflush(f);
+	rewind(f);
+	uint8_t hdr[24], rec[16], frame[64];
+	uint64_t frames = 0, bad = 0;
+
+	CU_ASSERT_FATAL(fread(hdr, 1, sizeof(hdr), f) == sizeof(hdr));
+	while (fread(rec, 1, sizeof(rec), f) == sizeof(rec)) {
+		uint32_t incl = (uint32_t)rec[8] | (uint32_t)rec[9] << 8 | (uint32_t)rec[10] << 16 |
+				(uint32_t)rec[11] << 24;
+		uint8_t *buf = malloc(incl);
+
+		CU_ASSERT_FATAL(buf && fread(buf, 1, incl, f) == incl && incl >= 34);
+		memcpy(frame, buf, 34);
+		free(buf);
+		uint32_t dst = (uint32_t)frame[3] << 16 | (uint32_t)frame[4] << 8 | frame[5];
+		uint32_t src = (uint32_t)frame[9] << 16 | (uint32_t)frame[10] << 8 | frame[11];
+		uint32_t ipsrc = (uint32_t)frame[27] << 16 | (uint32_t)frame[28] << 8 | frame[29];
+
+		frames++;
+		bad += frame[0] != 2 || dst <= SHIFT || dst > n.max_lid || src <= SHIFT ||
+		       src > n.max_lid || ipsrc != src || frame[26] != 10;
+	}
+	CU_ASSERT(frames > 16);
+	CU_ASSERT(bad == 0);
+	fclose(f);
+	fab_destroy(fb);
+	fab_msgs_free(&m);
+	net_free(&n);
+}
+
 static const struct test_case tests[] = {
+	{ "a RoCE capture's addresses past 65,535", test_addr_capture },
 	{ "addresses past 65,535 route and run as the fabric's own", test_addr_shifted },
 	{ "the address limits: InfiniBand's, and a smaller one refused by name", test_addr_limits },
 	{ NULL, NULL },
