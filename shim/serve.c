@@ -2850,6 +2850,10 @@ static int build_fabric(struct srv *s, const struct serve_opts *o, struct sim_di
 		return -1;
 	if (fab_link_sets_cut(&s->net, &s->p, d))	/* link[...].state=down */
 		return -1;
+	/* Ethernet has no LIDs, but the verbs the programs see carry 16-bit
+	 * ones (struct ibv_port_attr, ibv_ah_attr): as many addresses as fit */
+	if (fab_is_eth(&s->p))
+		s->net.lid_limit = 0xffff;
 	if (sm_route(&s->net, o->routing, &so, d))
 		return -1;
 	s->nhosts = net_nhosts(&s->net);

@@ -824,6 +824,9 @@ full:
 		return sim_diag_set(d, NULL, 0, 0,
 				    "too many endpoints for InfiniBand: its switches and ports need more than the %d unicast LIDs (IBA 4.1.3); an Ethernet fabric (--set fabric=roce or tcp) has no such limit",
 				    NET_LID_UCAST_MAX);
+	if (net_lid_limit(n) == 0xffff)
+		return sim_diag_set(d, NULL, 0, 0,
+				    "too many endpoints: more than the 65535 16-bit LIDs verbs programs address hosts by");
 	return sim_diag_set(d, NULL, 0, 0, "too many endpoints: more than %u addresses needed",
 			    (unsigned)net_lid_limit(n));
 }

@@ -7,7 +7,8 @@
 # `ibfab run --lft` on it simulates exactly as the engine that wrote it;
 # `ibfab topo path` prints an ibtracert-style route; a malformed dump is
 # refused with file:line; a generated fabric beyond InfiniBand's 49,151
-# LIDs is written without LIDs and refused on InfiniBand, saying why.
+# LIDs is written without LIDs and refused on InfiniBand, saying why, and
+# one past 65,535 nodes by the verbs daemon.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 : "${IBFAB_SRC:?IBFAB_SRC must name the source tree}"
 FT16=$IBFAB_SRC/topologies/examples/fattree-16.topo
@@ -132,4 +133,13 @@ if "$IBFAB" run --topo "$tmp/ft48.topo" --traffic p2p:src=h0,dst=h1,size=1B > "$
 fi
 grep -q "too many endpoints for InfiniBand: .* 49151 unicast LIDs .*fabric=roce or tcp" "$tmp/ft48.out" ||
 	fail "ib's refusal: $(cat "$tmp/ft48.out")"
+# past 65,535 nodes even RoCE has more hosts than the verbs shim's 16-bit
+# LIDs can name: the daemon refuses at once
+"$IBFAB" topo gen fattree --levels 3 --radix 64 > "$tmp/ft64.topo" || fail "topo gen of 65,536 hosts failed"
+if timeout 60 "$IBFAB" serve --topo "$tmp/ft64.topo" --set fabric=roce --socket "$tmp/s.sock" \
+	> "$tmp/serve64.out" 2>&1; then
+	fail "serve took 70,656 nodes"
+fi
+grep -q "more than the 65535 16-bit LIDs verbs programs address hosts by" "$tmp/serve64.out" ||
+	fail "serve's refusal: $(cat "$tmp/serve64.out")"
 finish
