@@ -59,7 +59,7 @@ struct pmodel {
 	sim_time_t near;	/* how far ahead a neighbour's event is at least */
 	uint32_t stop_node;
 	uint64_t stop_after;	/* 0: never */
-	/* a plain component too (the driver's kind of thing: a sampler) */
+	/* a component registered alone (sim_register), as a sampler is */
 	uint32_t tick_comp;
 	uint64_t ticks;
 };
@@ -102,12 +102,13 @@ static void node_fn(struct sim_engine *eng, void *ctx, uint32_t arg)
 static uint32_t box_import(void *elem, uint32_t arg, const void *data, uint32_t len)
 {
 	struct pbox *b = elem;
-	int k = __builtin_ctzll(~b->used);
+	int k;
 
 	if (len != sizeof(struct parcel) || b->used == ~0ull) {
 		b->bad++;
 		return arg;
 	}
+	k = __builtin_ctzll(~b->used);
 	b->used |= 1ull << k;
 	memcpy(&b->slot[k], data, len);
 	return (uint32_t)k << 8 | (arg & 0xff);
