@@ -209,6 +209,13 @@ static void *par_loop(void *arg)
 	uint32_t k = th->k;
 	struct sim_par_part *me = &p->part[k];
 
+	/* wait until every thread is there (or one could not be started) */
+	pthread_mutex_lock(&p->gate_lock);
+	while (!p->go)
+		pthread_cond_wait(&p->gate, &p->gate_lock);
+	pthread_mutex_unlock(&p->gate_lock);
+	if (p->go < 0)
+		return NULL;
 	for (;;) {
 		sim_time_t m = SIM_TIME_MAX, s = SIM_TIME_MAX, end;
 
@@ -333,6 +340,8 @@ int sim_par_setup(struct sim_par *p, struct sim_engine *eng, uint32_t n, sim_tim
 		if (pthread_barrier_init(&p->bar, NULL, n))
 			goto oom;
 		p->bar_ok = true;
+		pthread_mutex_init(&p->gate_lock, NULL);
+		pthread_cond_init(&p->gate, NULL);
 	}
 	/* the events set-up scheduled, to their components' partitions */
 	size_t nev;
@@ -376,17 +385,22 @@ int sim_par_run(struct sim_par *p)
 	for (uint32_t k = 1; k < p->n; k++, started++)
 		if (pthread_create(&tid[k], NULL, par_loop, &th[k]))
 			break;
-	if (started < p->n) {
-		/* the barrier counts n: the threads that did start would wait
-		 * forever; this cannot be undone, so say so and stop */
-		fprintf(stderr, "sim_par: could not start thread %u of %u\n", started, p->n);
-		abort();
-	}
-	par_loop(&th[0]);
-	for (uint32_t k = 1; k < p->n; k++)
+	/* The barrier counts n: the threads wait at the gate until all are
+	 * there, or leave at once when one could not be started. */
+	pthread_mutex_lock(&p->gate_lock);
+	p->go = started == p->n ? 1 : -1;
+	pthread_cond_broadcast(&p->gate);
+	pthread_mutex_unlock(&p->gate_lock);
+	if (started == p->n)
+		par_loop(&th[0]);
+	for (uint32_t k = 1; k < started; k++)
 		pthread_join(tid[k], NULL);
 	free(tid);
 	free(th);
+	if (started < p->n) {
+		snprintf(p->why, sizeof(p->why), "could not start thread %u of %u", started + 1, p->n);
+		return p->err = -1;
+	}
 	/* the run's clock and count on eng[0] */
 	struct sim_engine *e0 = p->eng[0];
 
@@ -423,8 +437,11 @@ void sim_par_fini(struct sim_par *p)
 				e->ranges[r].owner = NULL;
 		}
 	}
-	if (p->bar_ok)
+	if (p->bar_ok) {
 		pthread_barrier_destroy(&p->bar);
+		pthread_mutex_destroy(&p->gate_lock);
+		pthread_cond_destroy(&p->gate);
+	}
 	p->bar_ok = false;
 	if (p->box)
 		for (size_t i = 0; i < (size_t)p->n * p->n; i++) {

@@ -80,7 +80,10 @@ struct sim_par {
 					 * process's partition (one process each: sim_par_mpi.h) */
 	uint32_t first;			/* the caller's engine's partition (0, or self) */
 	pthread_barrier_t bar;
-	bool bar_ok;
+	bool bar_ok;			/* bar, gate_lock and gate are set up */
+	pthread_mutex_t gate_lock;	/* threads start when go is set: 1 run, -1 leave */
+	pthread_cond_t gate;
+	int go;
 	sim_time_t *next, *stop;	/* per partition: published between barriers */
 	struct sim_par_part *part;
 	uint64_t windows;
