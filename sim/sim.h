@@ -336,6 +336,19 @@ struct sim_timer {
 
 int sim_timer_arm(struct sim_engine *eng, struct sim_timer *t, sim_time_t when,
 		  uint32_t comp, uint8_t tag);
+/*
+ * sim_timer_arm with the event's place among equal times given (at, seq;
+ * struct sim_event) instead of taken from the arming handler: for an
+ * expiry that more than one component may arm (a cause in one partition,
+ * its effect in another), so that it falls at one place whoever arms it.
+ * The key must be one no scheduled event carries (sim_schedule_at's low
+ * halves of seq count from 0: keys with bit 31 set are free).
+ */
+int sim_timer_arm_key(struct sim_engine *eng, struct sim_timer *t, sim_time_t when,
+		      uint32_t comp, uint8_t tag, sim_time_t at, uint64_t seq);
+/* sim_schedule_at with the key given, as sim_timer_arm_key. */
+int sim_schedule_key(struct sim_engine *eng, sim_time_t t, uint32_t comp, uint32_t arg,
+		     sim_time_t at, uint64_t seq);
 static inline void sim_timer_cancel(struct sim_timer *t)
 {
 	t->armed = false;

@@ -759,6 +759,26 @@ int sim_timer_arm(struct sim_engine *eng, struct sim_timer *t, sim_time_t when,
 	return sim_schedule_at(eng, when, comp, (t->gen << 8) | tag);
 }
 
+int sim_timer_arm_key(struct sim_engine *eng, struct sim_timer *t, sim_time_t when,
+		      uint32_t comp, uint8_t tag, sim_time_t at, uint64_t seq)
+{
+	t->gen = (t->gen + 1) & 0xffffff;
+	t->armed = true;
+	t->when = when;
+	return sim_schedule_key(eng, when, comp, (t->gen << 8) | tag, at, seq);
+}
+
+int sim_schedule_key(struct sim_engine *eng, sim_time_t t, uint32_t comp, uint32_t arg,
+		     sim_time_t at, uint64_t seq)
+{
+	struct sim_event e = { .time = t < eng->now ? eng->now : t, .at = at, .seq = seq,
+			       .comp = comp, .arg = arg };
+
+	if (__builtin_expect(eng->par != NULL, 0) && sim_owner(eng, comp) != eng->part)
+		return sim_par_send(eng, &e);
+	return sim_insert(eng, &e);
+}
+
 void sim_wake_init(struct sim_wake *w)
 {
 	sim_heap_init(&w->pending);

@@ -26,6 +26,15 @@
  *    needs an event, at the landing time of the next FC packet: a third
  *    fewer events than one per FC packet, and the same decisions (every
  *    decision sees exactly the FC packets that have arrived by then).
+ *    The receiver decides alone what it sends (coalescing by its own
+ *    fc_held); what the sender does with an FC packet it is given
+ *    (port_fc_take: queue it, wake itself if it waits for credits) is the
+ *    sender's. Within one partition the receiver hands it over at once;
+ *    across partitions (port.fc_msg, or sim.fc_messages on every link) it
+ *    travels as an event of the sender, due when the FC packet has crossed
+ *    the cable and before it lands (look-ahead: the propagation delay).
+ *    The wake has one key, whoever arms it (port_fc_arm), so both ways
+ *    give the same run; only the count of events differs.
  * What it leaves out: the 6 bytes of bandwidth an FC packet takes from the
  * reverse data stream (at most one per data packet: < 0.15% at MTU 4096);
  * link errors and the FCTBS/ABR resynchronisation they need (no errors are
@@ -162,7 +171,9 @@ void port_link_up(struct port *pt)
 		pt->vl[v].limit_abs = cap < IB_CREDIT_WINDOW ? cap : IB_CREDIT_WINDOW;
 	}
 	/* the peer's receiver sends this port its FC packets */
-	pt->fc_delay = link_ser_ps(pt->peer->rate, IB_FC_PKT_BYTES) + pt->peer->prop;
+	pt->fc_ser = link_ser_ps(pt->peer->rate, IB_FC_PKT_BYTES);
+	pt->fc_delay = pt->fc_ser + pt->peer->prop;
+	pt->fc_msg = pt->fab->p.fc_messages;
 }
 
 /* One end of a link that goes down: FC packets to it are lost, and its
@@ -172,6 +183,8 @@ static void end_down(struct port *pt)
 	while (pt->fcq.n)
 		port_fc_ring_pop(&pt->fcq);
 	pt->down = true;
+	pt->fc_held = 0;
+	pt->fc_epoch = (pt->fc_epoch + 1) & 0x7f;
 	for (int v = 0; v < PORT_NVL - 1; v++) {
 		pt->vl[v].fccl = (uint16_t)((pt->vl[v].fctbs + IB_CREDIT_WINDOW) & IB_CREDIT_MASK);
 		pt->vl[v].limit_abs = pt->vl[v].tx_blocks + IB_CREDIT_WINDOW;
@@ -265,17 +278,39 @@ static void port_apply_fc(struct port *pt)
 	}
 }
 
+/* The engine component of this port's peer, without reading its lines. */
+static inline uint32_t peer_comp(const struct port *pt)
+{
+	return pt->fab->port_comp0 + (uint32_t)(pt->peer - pt->fab->port_mem);
+}
+
+/*
+ * Wake this transmitter where an FC packet for `vl` lands. The wake's key
+ * (sim_timer_arm_key) is as if the peer's port, which sent the FC packet,
+ * had scheduled it when the packet left (arrive - fc_delay), after all
+ * else it scheduled then (bit 31), the VL telling apart the FC packets of
+ * one departure: the same whether the transmitter arms it as it blocks
+ * or the FC packet does as it reaches the transmitter (port_fc_take), in
+ * this partition or from another one.
+ */
+static void port_fc_arm(struct port *tx, sim_time_t arrive, uint8_t vl)
+{
+	sim_timer_arm_key(&tx->fab->eng, &tx->fc_wake, arrive, tx->comp, PORT_EV_FC_WAKE,
+			  arrive - tx->fc_delay,
+			  (uint64_t)(peer_comp(tx) + 1) << 32 | 1u << 31 | vl);
+}
+
 /* Blocked on credits: wake at the next FC packet's landing, if one is coming. */
 static void port_fc_wait(struct port *pt)
 {
 	const struct port_fc_ring *q = &pt->fcq;
-	sim_time_t at;
+	const struct port_fc *fc;
 
 	if (!q->n)
-		return;		/* the next FC packet will arm it (port_send_fc) */
-	at = q->v[q->head & (q->cap - 1)].arrive;
-	if (!pt->fc_wake.armed || at < pt->fc_wake.when)
-		sim_timer_arm(&pt->fab->eng, &pt->fc_wake, at, pt->comp, PORT_EV_FC_WAKE);
+		return;		/* the next FC packet will arm it (port_fc_take) */
+	fc = &q->v[q->head & (q->cap - 1)];
+	if (!pt->fc_wake.armed || fc->arrive < pt->fc_wake.when)
+		port_fc_arm(pt, fc->arrive, fc->vl);
 }
 
 /*
@@ -304,12 +339,6 @@ static inline sim_time_t port_ser(struct port *pt, uint32_t bytes)
 	pt->ser_bytes[0] = b;
 	pt->ser_ps[0] = t;
 	return t;
-}
-
-/* The engine component of this port's peer, without reading its lines. */
-static inline uint32_t peer_comp(const struct port *pt)
-{
-	return pt->fab->port_comp0 + (uint32_t)(pt->peer - pt->fab->port_mem);
 }
 
 /* Out of packet numbers for the arrival event (rare, kept out of line). */
@@ -470,11 +499,88 @@ static __attribute__((noinline, cold)) void port_fc_oom(struct fab *f)
 	sim_stop(&f->eng);
 }
 
-/* port_apply_fc() for a receiver that finds the sender's queue full: out
- * of line, so that port_send_fc() (every FC packet) stays small. */
+/* port_apply_fc() for a transmitter whose queue of FC packets is full:
+ * out of line, so that port_fc_take() (every FC packet) stays small. */
 static __attribute__((noinline)) void port_apply_fc_full(struct port *tx)
 {
 	port_apply_fc(tx);
+}
+
+/*
+ * The transmitter tx is given an FC packet of its peer's receiver that
+ * lands at `arrive`, or (update) the later limit for one still in flight
+ * (it waited behind the same data packet). Run by the receiver's event in
+ * one partition, by tx's own (PORT_EV_FC_MSG) across partitions. Inline:
+ * a call per FC packet cost 1% of the instructions of a ring allreduce.
+ */
+static inline __attribute__((always_inline)) void
+port_fc_take(struct port *tx, sim_time_t arrive, uint32_t limit, uint8_t vl, bool update)
+{
+	struct port_fc_ring *q = &tx->fcq;
+	struct port_fc *e;
+
+	if (update) {
+		for (uint32_t i = q->n; i-- > 0;) {
+			e = port_fc_ring_at(q, i);
+			if (e->arrive != arrive)
+				break;
+			if (e->vl == vl) {
+				e->limit = limit;
+				return;
+			}
+		}
+		return;		/* not there: lost with its link (end_down) */
+	}
+	/* An idle sender takes in its FC packets only when it next has data:
+	 * those landed meanwhile would fill its queue. Applying them now is
+	 * what its next kick would do first, and keeps the queue to the FC
+	 * packets really in flight (nearly always one: the port's own line). */
+	if (q->n == q->cap)
+		port_apply_fc_full(tx);
+	e = port_fc_ring_add(q);
+	if (!e) {
+		port_fc_oom(tx->fab);
+		return;
+	}
+	e->arrive = arrive;
+	e->limit = limit;
+	e->vl = vl;
+	/* Only a sender waiting for credits needs telling. */
+	if (tx->waiting && !tx->tx_busy && (!tx->fc_wake.armed || arrive < tx->fc_wake.when))
+		port_fc_arm(tx, arrive, vl);
+}
+
+/*
+ * An FC packet as an event of the transmitter (port.fc_msg), in the
+ * argument above the tag: the update flag (bit 8), the VL (4 bits), the
+ * FCCL (12 bits) and the link's down count (7 bits). It is due when the
+ * FC packet has crossed the cable, fc_ser before it lands. FCCL's 12 bits
+ * say the limit: it rises by at most 2,048 blocks between two FC packets
+ * of one VL (IB_CREDIT_WINDOW; IBA 7.9.4.3 relies on this too).
+ */
+static inline uint32_t port_fc_msg_arg(const struct port *pt, uint32_t limit, uint8_t vl,
+				       bool update)
+{
+	return (uint32_t)pt->fc_epoch << 25 | (limit & IB_CREDIT_MASK) << 13 |
+	       (uint32_t)vl << 9 | (uint32_t)update << 8 | PORT_EV_FC_MSG;
+}
+
+static __attribute__((noinline)) void port_fc_msg(struct port *tx, uint32_t arg)
+{
+	uint8_t vl = (arg >> 9) & 0xf;
+	uint32_t fccl = (arg >> 13) & IB_CREDIT_MASK;
+	uint32_t base = (uint32_t)tx->vl[vl].limit_abs;
+	const struct port_fc_ring *q = &tx->fcq;
+
+	if (tx->down || (arg >> 25) != tx->fc_epoch)
+		return;		/* sent before its link went down: lost */
+	for (uint32_t i = q->n; i-- > 0;)
+		if (port_fc_ring_at(q, i)->vl == vl) {
+			base = port_fc_ring_at(q, i)->limit;
+			break;
+		}
+	port_fc_take(tx, tx->fab->eng.now + tx->fc_ser, base + ((fccl - base) & IB_CREDIT_MASK),
+		     vl, (arg >> 8) & 1);
 }
 
 static void port_send_fc(struct port *pt, uint8_t vl)
@@ -487,47 +593,32 @@ static void port_send_fc(struct port *pt, uint8_t vl)
 	uint32_t limit = (uint32_t)pt->vl[vl].rx_blocks +
 			 (free_blocks < IB_CREDIT_WINDOW ? free_blocks : IB_CREDIT_WINDOW);
 	struct port *tx = pt->peer;	/* the data's sender, to whom this FC packet goes */
-	struct port_fc_ring *q = &tx->fcq;
+	/* It waits for this port's current packet to end, if one is going
+	 * out: one that waits already for this VL carries the later limit. */
+	bool behind = pt->tx_busy && pt->tx_end > now;
+	bool update = behind && (pt->fc_held >> vl & 1);
+	sim_time_t arrive = (behind ? pt->tx_end : now) + tx->fc_delay;
 
 	pt->vl[vl].fc_pending = 0;
 	if (pt->down)
 		return;		/* lost: the link trains afresh when it comes up */
-	/* Still waiting behind the reverse data packet (it departs after
-	 * now: lands after now + fc_delay)? Update it in place. */
-	for (uint32_t i = q->n; i-- > 0;) {
-		struct port_fc *e = port_fc_ring_at(q, i);
-
-		if (e->arrive <= now + tx->fc_delay)
-			break;
-		if (e->vl == vl) {
-			e->limit = limit;
-			return;
-		}
+	if (!update) {
+		if (behind)
+			pt->fc_held |= (uint16_t)(1u << vl);
+		if (!++pt->vl[vl].fc_sent)
+			pt->vl[vl].fc_sent_wraps++;
+		f->tot.fc_pkts++;
 	}
-	sim_time_t arrive = (pt->tx_busy && pt->tx_end > now ? pt->tx_end : now) + tx->fc_delay;
-
-	/* An idle sender takes in its FC packets only when it next has data:
-	 * those landed meanwhile would fill its queue. Applying them now is
-	 * what its next kick would do first, and keeps the queue to the FC
-	 * packets really in flight (nearly always one: the port's own line). */
-	if (q->n == q->cap)
-		port_apply_fc_full(tx);
-	struct port_fc *e = port_fc_ring_add(q);
-
-	if (!e) {
-		port_fc_oom(f);
-		return;
-	}
-	e->arrive = arrive;
-	e->limit = limit;
-	e->vl = vl;
-	if (!++pt->vl[vl].fc_sent)
-		pt->vl[vl].fc_sent_wraps++;
-	f->tot.fc_pkts++;
-	/* The sender needs telling only if it is waiting for credits. */
-	if (tx->waiting && !tx->tx_busy &&
-	    (!tx->fc_wake.armed || arrive < tx->fc_wake.when))
-		sim_timer_arm(&f->eng, &tx->fc_wake, arrive, tx->comp, PORT_EV_FC_WAKE);
+	if (__builtin_expect(pt->fc_msg, 0))
+		/* keyed in the order they are sent: two sent at one instant by
+		 * the events of two switch ports would otherwise go by those
+		 * ports' order */
+		sim_schedule_key(&f->eng, arrive - tx->fc_ser, peer_comp(pt),
+				 port_fc_msg_arg(pt, limit, vl, update), arrive - tx->fc_delay,
+				 (uint64_t)(pt->comp + 1) << 32 | 1u << 31 |
+				 (pt->fc_msgs++ & 0x7fffffffu));
+	else
+		port_fc_take(tx, arrive, limit, vl, update);
 	SIM_LOG(SIM_LOG_CREDIT, now, "node %d port %u FC vl %u fccl %u (free %u blocks)",
 		pt->node->idx, pt->port_no, vl, limit & IB_CREDIT_MASK, free_blocks);
 }
@@ -713,6 +804,7 @@ void port_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 	switch (arg & 0xff) {
 	case PORT_EV_TX_DONE:
 		pt->tx_busy = false;
+		pt->fc_held = 0;	/* the FC packets behind it have left */
 		pt->fab->node_ops[pt->kind]->sent(pt);
 		port_kick(pt);
 		break;
@@ -721,6 +813,9 @@ void port_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 		break;
 	case PORT_EV_LOOP:
 		pt->fab->node_ops[pt->kind]->loopback(pt, arg >> 8);
+		break;
+	case PORT_EV_FC_MSG:
+		port_fc_msg(pt, arg);
 		break;
 	case PORT_EV_FC_WAKE:
 		if (sim_timer_fire(&pt->fc_wake, arg))

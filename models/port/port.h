@@ -50,6 +50,9 @@ enum port_ev {
 	PORT_EV_FC_TIMER,	/* periodic flow-control update (sim_timer tag) */
 	PORT_EV_LOOP,		/* a packet sent to this port's own LID is in (the
 				 * packet's index in the upper 24 bits) */
+	PORT_EV_FC_MSG,		/* an FC packet from the peer's receiver reaches this
+				 * transmitter's side of the link, before it lands
+				 * (port.fc_msg: port_fc_msg_arg) */
 	PORT_EV_LINK,		/* the first of the link layer's events */
 };
 
@@ -231,6 +234,8 @@ struct port {
 	bool tap : 1;			/* its packets go to fab.tap_fn as they leave (a capture) */
 	bool down : 1;			/* its link is down (a fault): what it sends and
 					 * what reaches it is lost (port_set_down) */
+	bool fc_msg : 1;		/* its receiver's FC packets travel as events of the
+					 * peer (a link between partitions: port.c) */
 	uint8_t in_flight;		/* switch input: packets it is feeding to outputs now */
 	uint8_t speedup;		/* switch input: in_flight's limit (switch.speedup; a
 					 * SHARP aggregation node's port: the streams it carries) */
@@ -238,6 +243,8 @@ struct port {
 	uint8_t tx_src_vl;
 	uint8_t tx_src_blocks;
 	uint16_t inq_vls;		/* switch input: VLs whose queue holds packets */
+	uint16_t fc_held;		/* receiver: VLs with an FC packet waiting behind the
+					 * transmitter's current packet (port_send_fc) */
 
 	/* Line 1: the transmitter, when it starts a packet (line 0 has 8
 	 * bytes to spare) */
@@ -300,6 +307,11 @@ struct port {
 
 	struct fab_port_info info;	/* public counters (fab.h) */
 	struct sim_rng rng;		/* fault injection at this receiver */
+	/* FC packets as events (fc_msg): only those runs read these */
+	sim_time_t fc_ser;		/* an FC packet's serialisation on the peer's side */
+	uint8_t fc_epoch;		/* link-down count (mod 128): FC messages sent before
+					 * the link went down are lost */
+	uint32_t fc_msgs;		/* FC messages sent: their order (port_send_fc) */
 	/* IB CC at a switch output (models/ib/ib_cc.c), else NULL: read
 	 * only where has_ibcc (line 0) says so */
 	struct ibcc_port *ibcc;

@@ -1,0 +1,78 @@
+#!/bin/bash
+# fc_messages.sh - credits sent as events give the same run as credits
+# handed over at once (models/port/port.c). Between the partitions of a
+# parallel run an FC packet cannot be put straight into its transmitter's
+# queue: it travels as an event of the transmitter, due once it has crossed
+# the cable. sim.fc_messages=on does that on every link of a sequential
+# run, and everything a run reports must stay byte for byte what it was,
+# except the count of events (which must grow: else the switch does
+# nothing). The runs cover what FC packets meet:
+#   ring8     the golden ring allreduce (ftree, credits, RC)
+#   mix       two VLs under a skewed VLArb table, incasts, host model on
+#   flap      a spine cable going down and up twice while packets and FC
+#             packets are on it (sim.check on: credits walked every event)
+#   blink     a 100 m host cable down for 100 ns: FC packets sent before it
+#             went down reach the sender after it came up, and are lost
+#   batched   FC packets every 64 freed blocks and every 300 ns
+#   ar        adaptive routing on the 2:1 tree, all-to-all
+#   ibcc      IB congestion control under an 8-to-1 incast
+#   sharp     in-network reduction (zero-length internal cables)
+#   updn      up*/down* on a 4-switch ring: 1.5 ms of credit stalls
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
+EX="$IBFAB_SRC/topologies/examples"
+FT16=(--topo "$EX/fattree-16.topo")
+
+same() {	# name, then ibfab run's arguments
+	local name=$1 m
+	shift
+	for m in off on; do
+		"$IBFAB" run --quiet --reproducible --json "$tmp/$name.$m.json" "$@" \
+			--set sim.fc_messages=$m > "$tmp/$name.$m.txt" 2>&1 ||
+			{ fail "$name: ibfab run $* --set sim.fc_messages=$m: $(tail -2 "$tmp/$name.$m.txt")"; return; }
+	done
+	python3 - "$tmp/$name.off.json" "$tmp/$name.on.json" "$name" <<'PY' || fail "$name: see above"
+import json, sys
+a, b, name = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+if not b["events"] > a["events"]:
+    print(f"   {name}: {a['events']} events without FC messages, {b['events']} with them")
+    sys.exit(1)
+del a["events"], b["events"]
+for j in (a, b):	# the parameter itself, where the JSON lists parameters
+    if isinstance(j.get("params"), dict):
+        j["params"].pop("sim.fc_messages", None)
+if a != b:
+    bad = []
+    def walk(x, y, path):
+        if isinstance(x, dict) and isinstance(y, dict):
+            for k in x.keys() | y.keys():
+                walk(x.get(k), y.get(k), f"{path}.{k}")
+        elif isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
+            for i, (p, q) in enumerate(zip(x, y)):
+                walk(p, q, f"{path}[{i}]")
+        elif x != y:
+            bad.append(f"{path}: {x!r} became {y!r}")
+    walk(a, b, name)
+    for line in sorted(bad)[:12]:
+        print("  ", line)
+    sys.exit(1)
+PY
+}
+
+same ring8 "${FT16[@]}" --routing ftree --set host.model=off \
+	--trace "$IBFAB_SRC/tests/golden/perf_outputs/ring8.trace"
+same mix "${FT16[@]}" --set ib.vls=2 --set vlarb.low=0:4,1:64 \
+	--traffic incast:dst=h0,n=8,size=64KiB,sl=0 --traffic incast:dst=h0,n=4,size=64KiB,sl=1 \
+	--traffic pingpong:a=h5,b=h10,size=64B,count=10 --traffic permutation:size=32KiB
+same flap "${FT16[@]}" --traffic alltoall:size=64KiB --set hca.timeout=10 --set sim.check=on \
+	--fault 'link spine0/1 down at 5us' --fault 'link spine0/1 up at 7us' \
+	--fault 'link spine0/1 down at 9us' --fault 'link spine0/1 up at 30us'
+same blink "${FT16[@]}" --traffic p2p:src=h0,dst=h9,size=1MiB --set link.cable_m=100 \
+	--set sim.check=on --fault 'link h0/1 down at 5us' --fault 'link h0/1 up at 5100ns'
+same batched "${FT16[@]}" --set ib.fc_threshold=64 --set ib.fc_period_ns=300 \
+	--traffic incast:dst=h0,n=8,size=64KiB --traffic permutation:size=64KiB
+same ar --topo "$EX/fattree-64-2to1.topo" --set ib.ar=on --traffic alltoall:size=16KiB
+same ibcc "${FT16[@]}" --set ib.cc=on --traffic incast:dst=h0,n=8,size=256KiB
+printf 'ranks 16\nallreduce 64KiB\n' > "$tmp/sharp.trace"
+same sharp "${FT16[@]}" --set ib.sharp=on --trace "$tmp/sharp.trace"
+same updn --topo "$EX/ring-4.net" --routing updn --traffic alltoall:size=1MiB
+finish
