@@ -35,16 +35,19 @@ struct eth_port {
 	uint8_t paused;			/* priorities with a pause interval open */
 	sim_time_t paused_until[ETH_NPRIO];
 	sim_time_t pause_from[ETH_NPRIO];
+	sim_time_t pause_depart[ETH_NPRIO];	/* when the XOFF that set paused_until left
+						 * the peer (the key of the expiry's wake) */
 	sim_time_t quantum_ps;		/* 512 bit times at this link's rate */
 	struct sim_timer wake;		/* all data paused: next landing or expiry */
+	struct eth_fq fq;		/* frames in flight to this transmitter */
 	uint8_t rr;			/* round robin between data priorities */
 	/* receiver: PFC it sends upstream */
 	uint8_t xoff;			/* priorities paused upstream */
 	sim_time_t xoff_at[ETH_NPRIO];	/* last XOFF sent */
 	uint32_t xoff_cells, xon_cells;
 	struct sim_timer refresh;
-	struct eth_fq fq;		/* frames in flight to the peer (read by it) */
-	sim_time_t last_depart;
+	sim_time_t last_depart;		/* the last frame sent: frames keep their order */
+	uint32_t pfc_msgs;		/* frames sent as events (fc_msg): their order */
 	/* switch egress: cells queued per priority (inq[] holds the packets) */
 	uint32_t q_cells[ETH_NPRIO];
 	uint32_t kmin_cells, kmax_cells;
@@ -58,7 +61,10 @@ static inline struct eth_port *eth_of(const struct port *pt)
 
 /* Its events. */
 enum { ETH_EV_WAKE = PORT_EV_LINK,	/* a paused transmitter may resume (sim_timer tag) */
-       ETH_EV_PFC_REFRESH };		/* re-send XOFF before its pause expires (sim_timer tag) */
+       ETH_EV_PFC_REFRESH,		/* re-send XOFF before its pause expires (sim_timer tag) */
+       ETH_EV_PFC_MSG };		/* a PFC frame from the peer has crossed the cable
+					 * (port.fc_msg: the quanta in bits 16-31, the
+					 * priority in 8-10) */
 
 struct eth_sw {
 	uint32_t cap_cells;		/* shared buffer */

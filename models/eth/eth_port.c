@@ -18,10 +18,14 @@
  *    the reverse transmitter is sending (it cannot pre-empt it), then takes
  *    84 bytes of wire time (with preamble and gap) plus propagation;
  *  - the transmitter starts nothing on a paused priority. Frames are applied
- *    lazily, as IB credits are (models/port/port.c): in flight they sit on the link
- *    and the transmitter takes in every one that has landed when it looks;
- *    only a transmitter with all its data paused needs an event, at the next
- *    landing or the earliest pause expiry;
+ *    lazily, as IB credits are (models/port/port.c): in flight they sit in
+ *    the transmitter's queue and it takes in every one that has landed
+ *    when it looks; only a transmitter with all its data paused needs an
+ *    event, at the next landing or the earliest pause expiry. The receiver
+ *    hands its frame over at once (eth_pfc_take, the transmitter's step)
+ *    or, across partitions (port.fc_msg), as an event of the transmitter
+ *    due when the frame has crossed the cable; the wakes are keyed by the
+ *    frames that cause them (eth_wake_arm), so both ways give one run;
  *  - between ready priorities: CNPs (ETH_CNP_PRIO) strictly first, then
  *    eth.sched: strict priority (highest first) or round robin per packet.
  * Paused time (per port and priority) counts from the frame's landing to
@@ -162,8 +166,8 @@ static void pause_close(struct port *pt, int prio, sim_time_t now)
 /* Take in every PFC frame from the peer that has landed by now. */
 static void eth_apply(struct port *pt)
 {
-	struct eth_fq *q = &eth_of(pt->peer)->fq;
 	struct eth_port *e = eth_of(pt);
+	struct eth_fq *q = &e->fq;
 	sim_time_t now = pt->fab->eng.now;
 
 	while (q->n) {
@@ -179,6 +183,7 @@ static void eth_apply(struct port *pt)
 				e->pause_from[prio] = fr->arrive;
 			}
 			e->paused_until[prio] = fr->arrive + (sim_time_t)fr->quanta * e->quantum_ps;
+			e->pause_depart[prio] = fr->depart;
 		} else if (e->paused & (1u << prio)) {
 			/* XON ends the pause at its landing. */
 			e->paused_until[prio] = fr->arrive;
@@ -222,26 +227,90 @@ int eth_port_pick(struct port *pt, uint16_t ready)
 	return prio;
 }
 
+/*
+ * The transmitter's wake, keyed by the frame that causes it (a frame's
+ * landing, or the expiry of the pause an XOFF set: ETH_NPRIO + prio), as
+ * if the peer had scheduled it when that frame left (sim_timer_arm_key):
+ * it falls at one place among equal times whoever arms it, the
+ * transmitter as it finds all its data paused or the frame as it reaches
+ * the transmitter, in one partition or from another.
+ */
+struct eth_wake_key {
+	sim_time_t when, at;
+	uint32_t what;
+};
+
+static bool key_before(const struct eth_wake_key *a, const struct eth_wake_key *b)
+{
+	return a->when < b->when || (a->when == b->when &&
+				     (a->at < b->at || (a->at == b->at && a->what < b->what)));
+}
+
+static void eth_wake_arm(struct port *tx, const struct eth_wake_key *k)
+{
+	struct eth_port *e = eth_of(tx);
+
+	if (e->wake.armed && k->when >= e->wake.when)
+		return;
+	sim_timer_arm_key(&tx->fab->eng, &e->wake, k->when, tx->comp, ETH_EV_WAKE, k->at,
+			  (uint64_t)(port_peer_comp(tx) + 1) << 32 | 1u << 31 | k->what);
+}
+
 /* Every priority with data is paused: wake at the next frame's landing or
  * the earliest expiry of a pause that blocks data. */
 void eth_port_blocked(struct port *pt, uint16_t has_data)
 {
 	struct eth_port *e = eth_of(pt);
-	const struct eth_fq *q = &eth_of(pt->peer)->fq;
-	sim_time_t at = SIM_TIME_MAX;
+	const struct eth_fq *q = &e->fq;
+	struct eth_wake_key k = { .when = SIM_TIME_MAX };
 
-	if (q->n)
-		at = q->v[q->head & (q->cap - 1)].arrive;
+	if (q->n) {
+		const struct eth_pfc_frame *fr = &q->v[q->head & (q->cap - 1)];
+
+		k = (struct eth_wake_key){ fr->arrive, fr->depart, fr->prio };
+	}
 	for (uint16_t m = has_data & e->paused; m; m &= (uint16_t)(m - 1)) {
 		int prio = __builtin_ctz(m);
+		struct eth_wake_key x = { e->paused_until[prio], e->pause_depart[prio],
+					  ETH_NPRIO + (uint32_t)prio };
 
-		if (e->paused_until[prio] < at)
-			at = e->paused_until[prio];
+		if (key_before(&x, &k))
+			k = x;
 	}
-	if (at == SIM_TIME_MAX)
+	if (k.when != SIM_TIME_MAX)
+		eth_wake_arm(pt, &k);
+}
+
+/* The transmitter tx is given a frame of its peer's receiver (at once in
+ * one partition, as ETH_EV_PFC_MSG from another). */
+static void eth_pfc_take(struct port *tx, const struct eth_pfc_frame *fr)
+{
+	if (fq_push(&eth_of(tx)->fq, fr)) {
+		fab_fail(tx->fab, "out of memory for PFC frames");
 		return;
-	if (!e->wake.armed || at < e->wake.when)
-		sim_timer_arm(&pt->fab->eng, &e->wake, at, pt->comp, ETH_EV_WAKE);
+	}
+	/* A transmitter blocked by this pause learns of the XON by an event;
+	 * an XOFF needs none (it is applied when the transmitter next looks). */
+	if (!fr->quanta && eth_of(tx)->wake.armed) {
+		struct eth_wake_key k = { fr->arrive, fr->depart, fr->prio };
+
+		eth_wake_arm(tx, &k);
+	}
+}
+
+/* A frame sent as an event (ETH_EV_PFC_MSG): due when it has crossed the
+ * cable, its serialisation before it lands. */
+static void eth_pfc_msg(struct port *tx, uint32_t arg)
+{
+	sim_time_t now = tx->fab->eng.now;
+	struct eth_pfc_frame fr = {
+		.depart = now - tx->peer->prop,
+		.arrive = now + link_ser_ps(tx->peer->rate, ETH_PFC_WIRE_BYTES),
+		.quanta = (uint16_t)(arg >> 16),
+		.prio = (uint8_t)((arg >> 8) & (ETH_NPRIO - 1)),
+	};
+
+	eth_pfc_take(tx, &fr);
 }
 
 /* Send a PFC frame for `prio` upstream (to the peer's transmitter). */
@@ -260,19 +329,19 @@ static void send_pfc(struct port *rx, int prio, uint16_t quanta)
 		fr.depart = e->last_depart;
 	e->last_depart = fr.depart;
 	fr.arrive = fr.depart + link_ser_ps(rx->rate, ETH_PFC_WIRE_BYTES) + rx->prop;
-	if (fq_push(&e->fq, &fr)) {
-		fab_fail(f, "out of memory for PFC frames");
-		return;
-	}
 	if (quanta) {
 		rx->info.vl[prio].pause_sent++;
 		f->tot.pause_frames++;
 		e->xoff_at[prio] = now;
 	}
-	/* A transmitter blocked by this pause learns of the XON by an event;
-	 * an XOFF needs none (it is applied when the transmitter next looks). */
-	if (!quanta && eth_of(tx)->wake.armed && fr.arrive < eth_of(tx)->wake.when)
-		sim_timer_arm(&f->eng, &eth_of(tx)->wake, fr.arrive, tx->comp, ETH_EV_WAKE);
+	if (rx->fc_msg)
+		/* keyed in the order they are sent, as IB's FC packets */
+		sim_schedule_key(&f->eng, fr.depart + rx->prop, tx->comp,
+				 (uint32_t)quanta << 16 | (uint32_t)prio << 8 | ETH_EV_PFC_MSG,
+				 fr.depart, (uint64_t)(rx->comp + 1) << 32 | 1u << 31 |
+				 (e->pfc_msgs++ & 0x7fffffffu));
+	else
+		eth_pfc_take(tx, &fr);
 	SIM_LOG(SIM_LOG_CREDIT, now, "node %d port %u PFC prio %d quanta %u (holds %u cells)",
 		rx->node->idx, rx->port_no, prio, quanta, rx->vl[prio].rx_used);
 }
@@ -450,6 +519,9 @@ void eth_port_handler(struct port *pt, uint32_t arg)
 		refresh_arm(pt);
 		break;
 	}
+	case ETH_EV_PFC_MSG:
+		eth_pfc_msg(pt, arg);
+		break;
 	}
 }
 

@@ -341,6 +341,11 @@ static inline sim_time_t port_ser(struct port *pt, uint32_t bytes)
 	return t;
 }
 
+uint32_t port_peer_comp(const struct port *pt)
+{
+	return peer_comp(pt);
+}
+
 /* Out of packet numbers for the arrival event (rare, kept out of line). */
 static __attribute__((noinline, cold)) void port_wire_oom(struct fab *f)
 {

@@ -335,6 +335,8 @@ void port_handler(struct sim_engine *eng, void *ctx, uint32_t arg);
 void port_prefetch(const void *ctx, uint32_t arg);
 /* Try to start a packet on this port's transmitter (idle, credits allowing). */
 void port_kick(struct port *pt);
+/* The engine component of this port's peer (for a key naming it). */
+uint32_t port_peer_comp(const struct port *pt);
 /*
  * A link fault (models/fabric/fab_fault.c), on both ends of pt's cable.
  * Down: each transmitter still takes its packets at the link's rate but

@@ -1,6 +1,7 @@
 #!/bin/bash
 # fc_messages.sh - credits sent as events give the same run as credits
-# handed over at once (models/port/port.c). Between the partitions of a
+# handed over at once (models/port/port.c), and so do PFC frames
+# (models/eth/eth_port.c). Between the partitions of a
 # parallel run an FC packet cannot be put straight into its transmitter's
 # queue: it travels as an event of the transmitter, due once it has crossed
 # the cable. sim.fc_messages=on does that on every link of a sequential
@@ -18,6 +19,11 @@
 #   ibcc      IB congestion control under an 8-to-1 incast
 #   sharp     in-network reduction (zero-length internal cables)
 #   updn      up*/down* on a 4-switch ring: 1.5 ms of credit stalls
+#   roce      RoCE with PFC: a 15-to-1 incast beside an all-to-all (1,307
+#             pause frames, XOFF refreshes and XONs)
+#   roce_dyn  dynamic PFC thresholds on the 2:1 tree, all-to-all
+#   roce_short  pauses of 16 quanta and low thresholds: pauses expire
+#             while data waits (188,439 pause frames)
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 EX="$IBFAB_SRC/topologies/examples"
 FT16=(--topo "$EX/fattree-16.topo")
@@ -33,6 +39,9 @@ same() {	# name, then ibfab run's arguments
 	python3 - "$tmp/$name.off.json" "$tmp/$name.on.json" "$name" <<'PY' || fail "$name: see above"
 import json, sys
 a, b, name = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+if name.startswith("roce") and not a["pause_frames"]:
+    print(f"   {name}: no pause frames: PFC is not exercised")
+    sys.exit(1)
 if not b["events"] > a["events"]:
     print(f"   {name}: {a['events']} events without FC messages, {b['events']} with them")
     sys.exit(1)
@@ -75,4 +84,10 @@ same ibcc "${FT16[@]}" --set ib.cc=on --traffic incast:dst=h0,n=8,size=256KiB
 printf 'ranks 16\nallreduce 64KiB\n' > "$tmp/sharp.trace"
 same sharp "${FT16[@]}" --set ib.sharp=on --trace "$tmp/sharp.trace"
 same updn --topo "$EX/ring-4.net" --routing updn --traffic alltoall:size=1MiB
+same roce "${FT16[@]}" --set fabric=roce --traffic incast:dst=h0,n=15,size=1MiB \
+	--traffic alltoall:size=64KiB
+same roce_dyn --topo "$EX/fattree-64-2to1.topo" --set fabric=roce --set eth.pfc_alpha=1 \
+	--set eth.buffer_per_port=256KiB --traffic alltoall:size=256KiB
+same roce_short "${FT16[@]}" --set fabric=roce --set eth.pfc_quanta=16 --set eth.pfc_xoff=16KiB \
+	--set eth.pfc_xon=8KiB --traffic incast:dst=h0,n=15,size=256KiB --traffic alltoall:size=64KiB
 finish
