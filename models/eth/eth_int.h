@@ -63,7 +63,7 @@ static inline struct eth_port *eth_of(const struct port *pt)
 enum { ETH_EV_WAKE = PORT_EV_LINK,	/* a paused transmitter may resume (sim_timer tag) */
        ETH_EV_PFC_REFRESH,		/* re-send XOFF before its pause expires (sim_timer tag) */
        ETH_EV_PFC_MSG };		/* a PFC frame from the peer has crossed the cable
-					 * (port.fc_msg: the quanta in bits 16-31, the
+					 * (port.cut: the quanta in bits 16-31, the
 					 * priority in 8-10) */
 
 struct eth_sw {

@@ -23,7 +23,7 @@
  *    when it looks; only a transmitter with all its data paused needs an
  *    event, at the next landing or the earliest pause expiry. The receiver
  *    hands its frame over at once (eth_pfc_take, the transmitter's step)
- *    or, across partitions (port.fc_msg), as an event of the transmitter
+ *    or, across partitions (port.cut), as an event of the transmitter
  *    due when the frame has crossed the cable; the wakes are keyed by the
  *    frames that cause them (eth_wake_arm), so both ways give one run;
  *  - between ready priorities: CNPs (ETH_CNP_PRIO) strictly first, then
@@ -334,7 +334,7 @@ static void send_pfc(struct port *rx, int prio, uint16_t quanta)
 		f->tot.pause_frames++;
 		e->xoff_at[prio] = now;
 	}
-	if (rx->fc_msg)
+	if (rx->cut)
 		/* keyed in the order they are sent, as IB's FC packets */
 		sim_schedule_key(&f->eng, fr.depart + rx->prop, tx->comp,
 				 (uint32_t)quanta << 16 | (uint32_t)prio << 8 | ETH_EV_PFC_MSG,

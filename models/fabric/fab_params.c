@@ -1350,9 +1350,9 @@ static const struct sim_param keys[] = {
 	    "rows links.csv holds at most; later samples are dropped with a warning (0 = no limit)"),
 	SPECIAL("sim.check", set_check, print_check,
 		"check credit invariants after every event: on/off (slow)"),
-	{ "sim.fc_messages", SIM_PARAM_BOOL, SIM_PARAM_FIELD(struct fab_params, fc_messages), 0, 1,
+	{ "sim.cut_links", SIM_PARAM_BOOL, SIM_PARAM_FIELD(struct fab_params, cut_links), 0, 1,
 	  NULL, NULL, NULL,
-	  "credits travel as events on every link, as between a parallel run's partitions: on/off (the same results, more events)" },
+	  "every link as if it joined two partitions of a parallel run (packets copied, credits and PFC frames as events): on/off (the same results, more events)" },
 	{ NULL },
 };
 

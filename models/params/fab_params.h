@@ -130,7 +130,7 @@ struct fab_params {
 	uint64_t max_memory;		/* sim.max_memory: a trace's lowered program (0 = half of RAM) */
 	uint64_t max_csv_rows;		/* sim.max_csv_rows: links.csv stops there (0 = no limit) */
 	bool check;			/* sim.check: walk every link's credits after each event */
-	bool fc_messages;		/* sim.fc_messages: FC packets as events on every link */
+	bool cut_links;		/* sim.cut_links: every link as between two partitions */
 	char preset[16];
 	/* Tables given with fab_params_set() stop following ib.vls (fab_params.c). */
 	bool sl2vl_set, vlarb_high_set, vlarb_low_set;

@@ -30,7 +30,7 @@
  *    fc_held); what the sender does with an FC packet it is given
  *    (port_fc_take: queue it, wake itself if it waits for credits) is the
  *    sender's. Within one partition the receiver hands it over at once;
- *    across partitions (port.fc_msg, or sim.fc_messages on every link) it
+ *    across partitions (port.cut, or sim.cut_links on every link) it
  *    travels as an event of the sender, due when the FC packet has crossed
  *    the cable and before it lands (look-ahead: the propagation delay).
  *    The wake has one key, whoever arms it (port_fc_arm), so both ways
@@ -173,7 +173,7 @@ void port_link_up(struct port *pt)
 	/* the peer's receiver sends this port its FC packets */
 	pt->fc_ser = link_ser_ps(pt->peer->rate, IB_FC_PKT_BYTES);
 	pt->fc_delay = pt->fc_ser + pt->peer->prop;
-	pt->fc_msg = pt->fab->p.fc_messages;
+	pt->cut = pt->fab->p.cut_links;
 }
 
 /* One end of a link that goes down: FC packets to it are lost, and its
@@ -388,6 +388,38 @@ static __attribute__((noinline, cold)) void port_loopback(struct port *pt, uint3
 		pt->node->idx, pt->port_no, p->vl, p->wire, (unsigned long long)end);
 }
 
+/*
+ * A packet onto a link between partitions: its arrival carries a copy,
+ * which the receiver's partition makes its own packet (port_import), and
+ * the sender's goes back to its pool. No one reads a packet once it has
+ * left (a switch output keeps where it came from in its own fields), so
+ * the copy is all the receiver needs. Out of line: only cut links.
+ */
+static __attribute__((noinline)) void port_send_copy(struct port *pt, uint32_t idx)
+{
+	struct fab *f = pt->fab;
+	const struct pkt *p = fab_pkt(f, idx);
+
+	if (sim_schedule_copy(&f->eng, p->t_event, peer_comp(pt), PORT_EV_WIRE_HEAD, p, sizeof(*p)))
+		fab_fail(f, "out of memory for packets between partitions");
+	sim_pool_put(&f->pkts, idx);
+}
+
+uint32_t port_import(void *elem, uint32_t arg, const void *data, uint32_t len)
+{
+	struct port *pt = elem;
+	struct fab *f = pt->fab;
+	uint32_t idx = sim_pool_alloc(&f->pkts);
+
+	(void)arg;
+	if (idx == SIM_POOL_NIL) {
+		fab_fail(f, "out of memory for packets");
+		return PORT_EV_NONE;
+	}
+	memcpy(fab_pkt(f, idx), data, len);
+	return wire_arg(f, idx);
+}
+
 static void port_start_tx(struct port *pt, uint32_t idx, enum ib_vlarb_table table)
 {
 	struct fab *f = pt->fab;
@@ -438,7 +470,10 @@ static void port_start_tx(struct port *pt, uint32_t idx, enum ib_vlarb_table tab
 	p->next = SIM_POOL_NIL;
 	/* its arrival, an event of the peer: the wire holds no state of its
 	 * own, so the link is the only thing the two ends share */
-	sim_schedule_at(&f->eng, p->t_event, peer_comp(pt), wire_arg(f, idx));
+	if (__builtin_expect(pt->cut, 0))
+		port_send_copy(pt, idx);
+	else
+		sim_schedule_at(&f->eng, p->t_event, peer_comp(pt), wire_arg(f, idx));
 	SIM_LOG(SIM_LOG_LINK, now, "node %d port %u tx vl %u dlid %u %u B until %llu",
 		pt->node->idx, pt->port_no, vl, p->dlid, p->wire,
 		(unsigned long long)end);
@@ -556,7 +591,7 @@ port_fc_take(struct port *tx, sim_time_t arrive, uint32_t limit, uint8_t vl, boo
 }
 
 /*
- * An FC packet as an event of the transmitter (port.fc_msg), in the
+ * An FC packet as an event of the transmitter (port.cut), in the
  * argument above the tag: the update flag (bit 8), the VL (4 bits), the
  * FCCL (12 bits) and the link's down count (7 bits). It is due when the
  * FC packet has crossed the cable, fc_ser before it lands. FCCL's 12 bits
@@ -614,7 +649,7 @@ static void port_send_fc(struct port *pt, uint8_t vl)
 			pt->vl[vl].fc_sent_wraps++;
 		f->tot.fc_pkts++;
 	}
-	if (__builtin_expect(pt->fc_msg, 0))
+	if (__builtin_expect(pt->cut, 0))
 		/* keyed in the order they are sent: two sent at one instant by
 		 * the events of two switch ports would otherwise go by those
 		 * ports' order */
@@ -821,6 +856,8 @@ void port_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 		break;
 	case PORT_EV_FC_MSG:
 		port_fc_msg(pt, arg);
+		break;
+	case PORT_EV_NONE:
 		break;
 	case PORT_EV_FC_WAKE:
 		if (sim_timer_fire(&pt->fc_wake, arg))

@@ -50,6 +50,8 @@ enum port_ev {
 	PORT_EV_FC_TIMER,	/* periodic flow-control update (sim_timer tag) */
 	PORT_EV_LOOP,		/* a packet sent to this port's own LID is in (the
 				 * packet's index in the upper 24 bits) */
+	PORT_EV_NONE,		/* nothing (a packet from another partition that
+				 * found no memory: the run is failing) */
 	PORT_EV_FC_MSG,		/* an FC packet from the peer's receiver reaches this
 				 * transmitter's side of the link, before it lands
 				 * (port.fc_msg: port_fc_msg_arg) */
@@ -234,8 +236,8 @@ struct port {
 	bool tap : 1;			/* its packets go to fab.tap_fn as they leave (a capture) */
 	bool down : 1;			/* its link is down (a fault): what it sends and
 					 * what reaches it is lost (port_set_down) */
-	bool fc_msg : 1;		/* its receiver's FC packets travel as events of the
-					 * peer (a link between partitions: port.c) */
+	bool cut : 1;			/* its link joins two partitions: its packets cross
+					 * as copies, its FC packets as events (port.c) */
 	uint8_t in_flight;		/* switch input: packets it is feeding to outputs now */
 	uint8_t speedup;		/* switch input: in_flight's limit (switch.speedup; a
 					 * SHARP aggregation node's port: the streams it carries) */
@@ -307,7 +309,7 @@ struct port {
 
 	struct fab_port_info info;	/* public counters (fab.h) */
 	struct sim_rng rng;		/* fault injection at this receiver */
-	/* FC packets as events (fc_msg): only those runs read these */
+	/* FC packets as events (cut): only those runs read these */
 	sim_time_t fc_ser;		/* an FC packet's serialisation on the peer's side */
 	uint8_t fc_epoch;		/* link-down count (mod 128): FC messages sent before
 					 * the link went down are lost */
@@ -333,6 +335,9 @@ void port_link_up(struct port *pt);
 void port_fini(struct port *pt);
 void port_handler(struct sim_engine *eng, void *ctx, uint32_t arg);
 void port_prefetch(const void *ctx, uint32_t arg);
+/* The port range's import hook (sim_range_import): a packet from another
+ * partition becomes this partition's own. */
+uint32_t port_import(void *elem, uint32_t arg, const void *data, uint32_t len);
 /* Try to start a packet on this port's transmitter (idle, credits allowing). */
 void port_kick(struct port *pt);
 /* The engine component of this port's peer (for a key naming it). */

@@ -1,13 +1,14 @@
 #!/bin/bash
-# fc_messages.sh - credits sent as events give the same run as credits
-# handed over at once (models/port/port.c), and so do PFC frames
-# (models/eth/eth_port.c). Between the partitions of a
-# parallel run an FC packet cannot be put straight into its transmitter's
-# queue: it travels as an event of the transmitter, due once it has crossed
-# the cable. sim.fc_messages=on does that on every link of a sequential
-# run, and everything a run reports must stay byte for byte what it was,
-# except the count of events (which must grow: else the switch does
-# nothing). The runs cover what FC packets meet:
+# cut_links.sh - a link between two partitions of a parallel run gives the
+# same run as a link inside one. Across partitions nothing can be handed
+# over in place: a packet crosses as a copy that the receiver's partition
+# makes its own (the sender's goes back to its pool), an FC packet
+# (models/port/port.c) or a PFC frame (models/eth/eth_port.c) as an event
+# of the transmitter, due once it has crossed the cable. sim.cut_links=on
+# runs every link of a sequential run that way, and everything a run
+# reports must stay byte for byte what it was, except the count of events
+# (which must grow: else the switch does nothing). The runs cover what
+# crosses a link:
 #   ring8     the golden ring allreduce (ftree, credits, RC)
 #   mix       two VLs under a skewed VLArb table, incasts, host model on
 #   flap      a spine cable going down and up twice while packets and FC
@@ -33,8 +34,8 @@ same() {	# name, then ibfab run's arguments
 	shift
 	for m in off on; do
 		"$IBFAB" run --quiet --reproducible --json "$tmp/$name.$m.json" "$@" \
-			--set sim.fc_messages=$m > "$tmp/$name.$m.txt" 2>&1 ||
-			{ fail "$name: ibfab run $* --set sim.fc_messages=$m: $(tail -2 "$tmp/$name.$m.txt")"; return; }
+			--set sim.cut_links=$m > "$tmp/$name.$m.txt" 2>&1 ||
+			{ fail "$name: ibfab run $* --set sim.cut_links=$m: $(tail -2 "$tmp/$name.$m.txt")"; return; }
 	done
 	python3 - "$tmp/$name.off.json" "$tmp/$name.on.json" "$name" <<'PY' || fail "$name: see above"
 import json, sys
@@ -48,7 +49,7 @@ if not b["events"] > a["events"]:
 del a["events"], b["events"]
 for j in (a, b):	# the parameter itself, where the JSON lists parameters
     if isinstance(j.get("params"), dict):
-        j["params"].pop("sim.fc_messages", None)
+        j["params"].pop("sim.cut_links", None)
 if a != b:
     bad = []
     def walk(x, y, path):
