@@ -304,6 +304,11 @@ static inline void sim_stop(struct sim_engine *eng)
 			eng->stop_at = t - 1;
 	}
 }
+/* Stop at once whatever the lag: a failure, after which nothing may run. */
+static inline void sim_halt(struct sim_engine *eng)
+{
+	eng->stop = true;
+}
 static inline sim_time_t sim_now(const struct sim_engine *eng) { return eng->now; }
 static inline size_t sim_pending(const struct sim_engine *eng)
 {

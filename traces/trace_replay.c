@@ -319,7 +319,7 @@ static void replay_fail(struct replay *rp, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(rp->fail.msg, sizeof(rp->fail.msg), fmt, ap);
 	va_end(ap);
-	sim_stop(rp->eng);
+	sim_halt(rp->eng);
 }
 
 static int connect_pair(struct replay *rp, struct pair_qp *pq, int32_t a, int32_t b);

@@ -36,7 +36,7 @@ void fab_fail(struct fab *f, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(f->fail.msg, sizeof(f->fail.msg), fmt, ap);
 	va_end(ap);
-	sim_stop(&f->eng);
+	sim_halt(&f->eng);
 }
 
 void fab_pkt_drop(struct fab *f, uint32_t idx, enum fab_drop why)

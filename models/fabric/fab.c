@@ -68,7 +68,7 @@ static void stop_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 {
 	(void)ctx;
 	(void)arg;
-	sim_stop(eng);
+	sim_halt(eng);	/* sim.max_time_ns: exactly then (every partition knows it) */
 }
 
 static void check_hook(struct sim_engine *eng, void *ctx)
@@ -78,7 +78,7 @@ static void check_hook(struct sim_engine *eng, void *ctx)
 	f->tot.credit_checks++;
 	if (!f->failed && fab_check_credits(f, &f->fail)) {
 		f->failed = true;
-		sim_stop(eng);
+		sim_halt(eng);
 	}
 }
 
@@ -742,6 +742,19 @@ static void close_waits(struct fab *f)
 	}
 }
 
+sim_time_t fab_lookahead(const struct fab *f)
+{
+	sim_time_t l = SIM_TIME_MAX;
+
+	for (int pi = 0; pi < f->nports; pi++) {
+		const struct port *pt = f->ports[pi];
+
+		if (!f->net->nodes[pt->node->idx].ports[pt->port_no].internal && pt->prop < l)
+			l = pt->prop;
+	}
+	return l == SIM_TIME_MAX ? 0 : l;
+}
+
 int fab_run(struct fab *f, struct sim_diag *d)
 {
 	if (fab_faults_start(f, d))
@@ -763,9 +776,13 @@ int fab_run(struct fab *f, struct sim_diag *d)
 	}
 	/* The model is built: back its many small blocks with huge pages. */
 	sim_mem_advise_heap();
-	/* With messages the run stops when the last one is finished; driven
-	 * through the verbs API alone (no messages), when nothing is left to
-	 * happen. */
+	/* With messages the run stops when the last one is finished, and
+	 * runs on for the look-ahead: a partitioned run learns of the finish
+	 * only at the end of a window, when the other partitions may be that
+	 * far ahead, so one run ends as every partitioned run can (the same
+	 * events, whatever the cut). Driven through the verbs API alone (no
+	 * messages), it ends when nothing is left to happen. */
+	f->eng.lag = fab_lookahead(f);
 	sim_run(&f->eng);
 	close_waits(f);
 	bool all = f->tot.msgs_finished == f->tot.msgs_total;

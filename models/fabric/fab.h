@@ -191,8 +191,14 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 void fab_destroy(struct fab *f);
 struct sim_engine *fab_engine(struct fab *f);
 
-/* Run until every message is delivered, the time limit, or stop. */
+/* Run until every message is delivered (and the look-ahead after), the
+ * time limit, or stop. */
 int fab_run(struct fab *f, struct sim_diag *d);
+/* The least latency of a link between two nodes (the cable's propagation;
+ * a SHARP aggregation node's internal port is not such a link): what a
+ * partitioned run may take as its look-ahead whatever links it cuts, and
+ * how long every run goes on after its last message finished (fab_run). */
+sim_time_t fab_lookahead(const struct fab *f);
 /* Did the run reach sim.max_time_ns (rather than end, or stall)? */
 bool fab_time_limit_reached(const struct fab *f);
 

@@ -536,7 +536,7 @@ static __attribute__((noinline, cold)) void port_fc_oom(struct fab *f)
 {
 	f->failed = true;
 	sim_diag_set(&f->fail, NULL, 0, 0, "out of memory for flow-control packets");
-	sim_stop(&f->eng);
+	sim_halt(&f->eng);
 }
 
 /* port_apply_fc() for a transmitter whose queue of FC packets is full:
@@ -747,7 +747,7 @@ static void port_wire_head(struct port *rx, uint32_t idx)
 		sim_diag_set(&f->fail, NULL, 0, 0,
 			     "credit violation: node %d port %u VL %u holds %u blocks > buffer %u",
 			     rx->node->idx, rx->port_no, vl, rx->vl[vl].rx_used, rx->vl[vl].rx_cap);
-		sim_stop(&f->eng);
+		sim_halt(&f->eng);
 	}
 	uint32_t bytes = rx->vl[vl].rx_used * IB_BLOCK_BYTES;
 
