@@ -14,6 +14,10 @@
  * the messages between partitions, and the time the partitions waited
  * for each other at the windows' ends; and it checks that every run gave
  * the same result (each node's hash of the events it saw, in order).
+ * With -s S the run stops (with the look-ahead as its lag) once every
+ * node has had S events: the one list sees it in a shared count, the
+ * partitions only in the sum of theirs (sim_par_set_hook), as a fabric's
+ * last message finishing.
  *
  * Reported figures; docs/performance.md says what they mean for a
  * fabric. Built a second time as bench_par_mpi (one partition an MPI
@@ -42,13 +46,19 @@ struct bnode {
 	uint32_t id, left;
 	struct sim_rng rng;
 	struct bmodel *m;
-	char pad[64 - 48];	/* one line a node, as a port's hot line */
+	sim_time_t at_s;	/* when it had its S-th event (-s) */
+	char pad[64 - 56];	/* one line a node, as a port's hot line */
 };
+
+struct cut;
 
 struct bmodel {
 	struct bnode *node;
 	uint32_t n, comp0, work;
 	sim_time_t la, ser;
+	uint64_t s;		/* -s: stop once every node had s events (0: no) */
+	uint32_t at_s_nodes;	/* the one list's shared count of those */
+	const struct cut *cut;	/* partitioned: the hook counts them */
 };
 
 static uint64_t mix(uint64_t h, uint64_t a)
@@ -67,6 +77,11 @@ static void node_fn(struct sim_engine *eng, void *ctx, uint32_t arg)
 		h = mix(h, i);
 	nd->hash = h;
 	nd->seen++;
+	if (m->s && nd->seen == m->s) {
+		nd->at_s = sim_now(eng);
+		if (!m->cut && ++m->at_s_nodes == m->n)
+			sim_stop(eng);
+	}
 	if (arg & 1 || !nd->left)
 		return;	/* a packet arrived, or the node is done */
 	nd->left--;
@@ -90,6 +105,37 @@ static uint32_t block_owner(void *ctx, uint32_t comp)
 	return (uint32_t)((uint64_t)(comp & 0xffffff) * c->parts / c->n);
 }
 
+/* -s in a partitioned run: partition k's nodes past s events, and the
+ * last time one got there; the stop once all are, as the one list's. */
+static void hook_values(void *ctx, uint32_t k, uint64_t sum[SIM_PAR_SUMS], uint64_t *max)
+{
+	const struct bmodel *m = ctx;
+
+	memset(sum, 0, SIM_PAR_SUMS * sizeof(*sum));
+	*max = 0;
+	for (uint32_t i = 0; i < m->n; i++)
+		if (block_owner((void *)m->cut, i) == k && m->node[i].seen >= m->s) {
+			sum[0]++;
+			if (m->node[i].at_s > *max)
+				*max = m->node[i].at_s;
+		}
+}
+
+static sim_time_t hook_stop(void *ctx, const uint64_t sum[SIM_PAR_SUMS], uint64_t max)
+{
+	const struct bmodel *m = ctx;
+
+	return sum[0] == m->n ? max + m->la : SIM_TIME_MAX;
+}
+
+static int set_hook(struct sim_par *p, struct bmodel *m, const struct cut *c)
+{
+	const struct sim_par_hook h = { hook_values, hook_stop, m };
+
+	m->cut = c;
+	return m->s ? sim_par_set_hook(p, &h) : 0;
+}
+
 static double wall(void)
 {
 	struct timespec ts;
@@ -102,6 +148,8 @@ static int build(struct sim_engine *eng, struct bmodel *m, uint32_t k)
 {
 	if (sim_init(eng))
 		return -1;
+	m->cut = NULL;
+	m->at_s_nodes = 0;
 	m->comp0 = (uint32_t)sim_register_range(eng, node_fn, m->node, sizeof(*m->node), m->n, "node");
 	for (uint32_t i = 0; i < m->n; i++) {
 		struct bnode *nd = &m->node[i];
@@ -150,7 +198,8 @@ static int run_mpi(struct bmodel *m, uint32_t k)
 	sim_fini(&eng);
 	struct cut cu = { m->n, (uint32_t)size };
 
-	if (build(&eng, m, k) || sim_par_mpi_init(&p, &eng, m->la, block_owner, &cu, MPI_COMM_WORLD)) {
+	if (build(&eng, m, k) || sim_par_mpi_init(&p, &eng, m->la, block_owner, &cu, MPI_COMM_WORLD) ||
+	    set_hook(&p, m, &cu)) {
 		fprintf(stderr, "bench_par: %s\n", p.why);
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
@@ -205,15 +254,16 @@ int main(int argc, char **argv)
 	char threads[64] = "1,2";
 	int c;
 
-	while ((c = getopt(argc, argv, "n:k:w:t:h")) != -1) {
+	while ((c = getopt(argc, argv, "n:k:w:t:s:h")) != -1) {
 		switch (c) {
+		case 's': m.s = strtoull(optarg, NULL, 0); break;
 		case 'n': m.n = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'k': k = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'w': m.work = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 't': snprintf(threads, sizeof(threads), "%s", optarg); break;
 		default:
 			fprintf(stderr, "usage: bench_par [-n nodes] [-k events per node] [-w work per event] "
-					"[-t 1,2,...]\n");
+					"[-t 1,2,...] [-s stop once every node had this many events]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -274,7 +324,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "bench_par: -t wants thread counts like 1,2,4\n");
 			return 2;
 		}
-		if (build(&eng, &m, k) || sim_par_init(&p, &eng, t, m.la, block_owner, &cu)) {
+		if (build(&eng, &m, k) || sim_par_init(&p, &eng, t, m.la, block_owner, &cu) ||
+		    set_hook(&p, &m, &cu)) {
 			fprintf(stderr, "bench_par: %s\n", p.why);
 			return 1;
 		}

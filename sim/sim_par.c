@@ -186,6 +186,30 @@ sim_time_t sim_par_end(const struct sim_par *p, sim_time_t m, sim_time_t s)
 	return s < end ? s : end;
 }
 
+int sim_par_set_hook(struct sim_par *p, const struct sim_par_hook *h)
+{
+	free(p->hsum);
+	p->hsum = calloc(p->n, sizeof(*p->hsum));
+	if (!p->hsum)
+		return -1;
+	p->hook = *h;
+	return 0;
+}
+
+sim_time_t sim_par_hook_stop(struct sim_par *p, uint32_t k, const uint64_t sum[SIM_PAR_SUMS],
+			     uint64_t max)
+{
+	struct sim_engine *eng = p->eng[k];
+	sim_time_t t = p->hook.stop(p->hook.ctx, sum, max);
+
+	/* as sim_stop would have asked it (stop_at: events before t) */
+	if (t < eng->stop_req) {
+		eng->stop_req = t;
+		eng->stop_at = t ? t - 1 : 0;
+	}
+	return t;
+}
+
 /* What partition k publishes before a window: its earliest event and its
  * stop (0 when it failed: everybody stops). */
 void sim_par_publish(const struct sim_par *p, uint32_t k, sim_time_t *next, sim_time_t *stop)
@@ -220,6 +244,8 @@ static void *par_loop(void *arg)
 		sim_time_t m = SIM_TIME_MAX, s = SIM_TIME_MAX, end;
 
 		sim_par_publish(p, k, &p->next[k], &p->stop[k]);
+		if (p->hook.values)
+			p->hook.values(p->hook.ctx, k, p->hsum[k], &p->hsum[k][SIM_PAR_SUMS]);
 		double w0 = wall_s();
 
 		pthread_barrier_wait(&p->bar);
@@ -229,6 +255,20 @@ static void *par_loop(void *arg)
 				m = p->next[q];
 			if (p->stop[q] < s)
 				s = p->stop[q];
+		}
+		if (p->hook.values) {
+			uint64_t sum[SIM_PAR_SUMS] = { 0 }, max = 0;
+
+			for (uint32_t q = 0; q < p->n; q++) {
+				for (int i = 0; i < SIM_PAR_SUMS; i++)
+					sum[i] += p->hsum[q][i];
+				if (p->hsum[q][SIM_PAR_SUMS] > max)
+					max = p->hsum[q][SIM_PAR_SUMS];
+			}
+			sim_time_t t = sim_par_hook_stop(p, k, sum, max);
+
+			if (t < s)
+				s = t;
 		}
 		/* every partition has read next[] and stop[] before any
 		 * writes them again: the second barrier lies between */
@@ -457,6 +497,9 @@ void sim_par_fini(struct sim_par *p)
 	free(p->stop);
 	free(p->part);
 	free(p->owner);
+	free(p->hsum);
+	p->hsum = NULL;
+	p->hook.values = NULL;
 	pthread_mutex_destroy(&p->err_lock);
 	p->eng = NULL;
 	p->box = NULL;

@@ -53,6 +53,23 @@ struct sim_par_part {
 	bool failed;		/* it met an error (sim_par.why) */
 };
 
+/*
+ * A model's reduction at every window's end (sim_par_set_hook): each
+ * partition's values (sums, summed over the partitions, and one maximum),
+ * taken after its window; from the totals, which every partition gets
+ * alike, the model's stop (SIM_TIME_MAX: none), which every partition
+ * takes as if it had asked for it (a stop request, eng->stop_req). What a
+ * model decides from all partitions' state at once: that the last of its
+ * messages has finished when no partition holds all of a message.
+ */
+#define SIM_PAR_SUMS 3
+
+struct sim_par_hook {
+	void (*values)(void *ctx, uint32_t k, uint64_t sum[SIM_PAR_SUMS], uint64_t *max);
+	sim_time_t (*stop)(void *ctx, const uint64_t sum[SIM_PAR_SUMS], uint64_t max);
+	void *ctx;
+};
+
 /* A box of messages from one partition to another, for the next window:
  * events, and for those sent with a copy (sim_schedule_copy) where in
  * data it is. */
@@ -85,6 +102,8 @@ struct sim_par {
 	pthread_cond_t gate;
 	int go;
 	sim_time_t *next, *stop;	/* per partition: published between barriers */
+	struct sim_par_hook hook;	/* values NULL: none */
+	uint64_t (*hsum)[SIM_PAR_SUMS + 1];	/* per partition: the hook's values and max */
 	struct sim_par_part *part;
 	uint64_t windows;
 	/* the first error: a message under the look-ahead, out of memory */
@@ -115,6 +134,8 @@ int sim_par_init(struct sim_par *p, struct sim_engine *eng, uint32_t n, sim_time
 int sim_par_run(struct sim_par *p);
 /* Give the other partitions' lists back; eng[0] stays the caller's. */
 void sim_par_fini(struct sim_par *p);
+/* Set the model's reduction (before the run); 0, or -1 out of memory. */
+int sim_par_set_hook(struct sim_par *p, const struct sim_par_hook *h);
 
 /*
  * For back-ends (threads here, processes in sim_par_mpi.c): set up as
@@ -128,6 +149,10 @@ void sim_par_fini(struct sim_par *p);
 int sim_par_setup(struct sim_par *p, struct sim_engine *eng, uint32_t n, sim_time_t lookahead,
 		  sim_par_owner_fn owner, void *ctx, int self);
 void sim_par_publish(const struct sim_par *p, uint32_t k, sim_time_t *next, sim_time_t *stop);
+/* The hook's stop from the totals over partitions (sum[], max), taken by
+ * partition k's list; returns it (SIM_TIME_MAX: none). */
+sim_time_t sim_par_hook_stop(struct sim_par *p, uint32_t k, const uint64_t sum[SIM_PAR_SUMS],
+			     uint64_t max);
 sim_time_t sim_par_end(const struct sim_par *p, sim_time_t m, sim_time_t s);
 void sim_par_window(struct sim_par *p, uint32_t k, sim_time_t end);
 void sim_par_take(struct sim_par *p, uint32_t k);

@@ -3,7 +3,8 @@
  * sim_par_mpi.c - sim_par's windows over MPI processes (sim_par_mpi.h).
  *
  * One window, in every process alike: publish the earliest event and stop
- * (MPI_Allreduce, minimum of both); the run is over when nothing is left
+ * (MPI_Allreduce, minimum of both; with a model's hook its values too,
+ * summed and maximised, and the stop it makes of them); the run is over when nothing is left
  * before the earliest stop; run the partition's events before the
  * window's end; exchange what the partitions sent each other: the counts
  * (events, bytes of copies) by MPI_Alltoall, then the events, their copy
@@ -219,6 +220,17 @@ int sim_par_mpi_run(struct sim_par *p, MPI_Comm comm)
 		double w0 = MPI_Wtime();
 
 		MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_MIN, comm);
+		if (p->hook.values) {
+			uint64_t v[SIM_PAR_SUMS + 1], sum[SIM_PAR_SUMS], max;
+
+			p->hook.values(p->hook.ctx, k, v, &v[SIM_PAR_SUMS]);
+			MPI_Allreduce(v, sum, SIM_PAR_SUMS, MPI_UINT64_T, MPI_SUM, comm);
+			MPI_Allreduce(&v[SIM_PAR_SUMS], &max, 1, MPI_UINT64_T, MPI_MAX, comm);
+			sim_time_t t = sim_par_hook_stop(p, k, sum, max);
+
+			if (t < all[1])
+				all[1] = t;
+		}
 		p->part[k].wait_s += MPI_Wtime() - w0;
 		sim_time_t end = sim_par_end(p, all[0], all[1]);
 

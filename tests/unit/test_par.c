@@ -13,8 +13,10 @@
  * the ring as copies (sim_schedule_copy), which each mailbox keeps in a
  * slot of its own until it reads them: the same parcels, in the same
  * order. A stop asked for by one node (with the
- * look-ahead as its lag) ends every run at the same event; a message
- * under the look-ahead is refused with its sender and receiver named.
+ * look-ahead as its lag) ends every run at the same event, and so does a
+ * stop no partition can see alone (every node has had K events), which
+ * the model's hook makes of all partitions' counts; a message under the
+ * look-ahead is refused with its sender and receiver named.
  */
 #include "sim/sim.h"
 #include "sim/sim_par.h"
@@ -32,6 +34,7 @@ struct pnode {
 	uint64_t hash, seen, ties;
 	uint64_t bad;		/* failed calls: counted here (CUnit is not thread safe) */
 	sim_time_t last;
+	sim_time_t at_k;	/* the time of its k-th event (pmodel.k) */
 	struct sim_rng rng;
 	uint32_t id, budget;
 	struct pmodel *m;
@@ -51,6 +54,8 @@ struct pbox {
 	struct pmodel *m;
 };
 
+struct cut;
+
 struct pmodel {
 	struct pnode node[NODES];
 	struct pbox box[NODES];
@@ -59,6 +64,13 @@ struct pmodel {
 	sim_time_t near;	/* how far ahead a neighbour's event is at least */
 	uint32_t stop_node;
 	uint64_t stop_after;	/* 0: never */
+	/* stop once every node has had k events (0: never): on one list the
+	 * node that makes it all stops the run (at_k_nodes, shared), cut
+	 * into partitions the hook does (hook_values, hook_stop) */
+	uint64_t k;
+	uint32_t at_k_nodes;
+	bool by_hook;
+	const struct cut *cut;
 	/* a component registered alone (sim_register), as a sampler is */
 	uint32_t tick_comp;
 	uint64_t ticks;
@@ -83,6 +95,11 @@ static void node_fn(struct sim_engine *eng, void *ctx, uint32_t arg)
 	n->hash = mix(n->hash, sim_now(eng), arg);
 	if (m->stop_after && n->id == m->stop_node && n->seen == m->stop_after)
 		sim_stop(eng);
+	if (m->k && n->seen == m->k) {
+		n->at_k = sim_now(eng);
+		if (!m->by_hook && ++m->at_k_nodes == NODES)
+			sim_stop(eng);
+	}
 	if (!n->budget)
 		return;
 	n->budget--;
@@ -216,6 +233,29 @@ static uint32_t cut_owner(void *ctx, uint32_t comp)
 	default:
 		return (uint32_t)((i * 2654435761u) >> 7) % c->n;
 	}
+}
+
+/* The hook: partition k's nodes that had their k-th event, and the last
+ * time of those; the stop when all nodes have (as one list stops). */
+static void hook_values(void *ctx, uint32_t k, uint64_t sum[SIM_PAR_SUMS], uint64_t *max)
+{
+	const struct pmodel *m = ctx;
+
+	memset(sum, 0, SIM_PAR_SUMS * sizeof(*sum));
+	*max = 0;
+	for (uint32_t i = 0; i < NODES; i++)
+		if (cut_owner((void *)m->cut, m->comp0 + i) == k && m->node[i].seen >= m->k) {
+			sum[0]++;
+			sum[1] += m->node[i].seen;	/* not used: the other sums are summed too */
+			if (m->node[i].at_k > *max)
+				*max = m->node[i].at_k;
+		}
+}
+
+static sim_time_t hook_stop(void *ctx, const uint64_t sum[SIM_PAR_SUMS], uint64_t max)
+{
+	(void)ctx;
+	return sum[0] == NODES ? max + L : SIM_TIME_MAX;
 }
 
 static void run_one_list(struct pmodel *m, struct outcome *o, uint32_t budget, uint64_t stop_after,
@@ -354,6 +394,54 @@ static void test_par_stop(void)
 	free(m);
 }
 
+/* Run with the every-node-had-k stop: on one list (lag L), or cut n ways
+ * with the hook making it (hook false: no stop at all). */
+static void run_k(struct pmodel *m, struct outcome *o, uint32_t n, uint32_t kind, bool hook)
+{
+	struct sim_engine eng;
+	struct sim_par p;
+	struct cut c = { m, n, kind };
+	const struct sim_par_hook h = { hook_values, hook_stop, m };
+
+	model_init(&eng, m, 3000);
+	m->k = 400;
+	m->by_hook = n > 0;
+	m->cut = &c;
+	if (!n) {
+		eng.lag = L;
+		sim_run(&eng);
+	} else {
+		CU_ASSERT_FATAL(sim_par_init(&p, &eng, n, L, cut_owner, &c) == 0);
+		if (hook)
+			CU_ASSERT_FATAL(sim_par_set_hook(&p, &h) == 0);
+		CU_ASSERT(sim_par_run(&p) == 0);
+		sim_par_fini(&p);
+	}
+	outcome_of(&eng, m, o);
+	sim_fini(&eng);
+}
+
+static void test_par_hook(void)
+{
+	struct pmodel *m = malloc(sizeof(*m));
+	struct outcome full, ref, got;
+
+	CU_ASSERT_FATAL(m != NULL);
+	run_one_list(m, &full, 3000, 0, L);
+	run_k(m, &ref, 0, 0, false);
+	CU_ASSERT(m->at_k_nodes == NODES);
+	CU_ASSERT(ref.events < full.events);
+	for (uint32_t n = 1; n <= 4; n++)
+		for (uint32_t kind = 0; kind < 3; kind++) {
+			run_k(m, &got, n, kind, true);
+			same(&ref, &got, "the hook's stop");
+		}
+	/* without the hook no partition sees the stop: the run goes on */
+	run_k(m, &got, 3, 1, false);
+	CU_ASSERT(got.events == full.events);
+	free(m);
+}
+
 static void test_par_lookahead_refused(void)
 {
 	struct pmodel *m = malloc(sizeof(*m));
@@ -431,6 +519,7 @@ static const struct test_case tests[] = {
 	{ "the model is made of ties", test_par_ties },
 	{ "a stop with the look-ahead as its lag ends every cut at the same event", test_par_stop },
 	{ "a message under the look-ahead is refused, named", test_par_lookahead_refused },
+	{ "a stop only all partitions' counts show, made by the model's hook", test_par_hook },
 	{ NULL, NULL },
 };
 
