@@ -199,6 +199,30 @@ int fab_run(struct fab *f, struct sim_diag *d);
  * partitioned run may take as its look-ahead whatever links it cuts, and
  * how long every run goes on after its last message finished (fab_run). */
 sim_time_t fab_lookahead(const struct fab *f);
+
+/*
+ * The fabric cut into n partitions for a parallel run (fab_cut.c): each
+ * node's partition (a switch with the HCAs on it is the smallest unit),
+ * the links between partitions marked (port.cut), the look-ahead
+ * (fab_lookahead). fab_cut_owner names a component's partition for
+ * sim_par_init (ctx: the cut); a component that is not the fabric's
+ * (registered after the cut, or not a port or an HCA) gets n, which
+ * sim_par refuses by name. fab_cut_free unmarks the links.
+ */
+struct fab_cut {
+	const struct fab *f;
+	uint32_t n;
+	uint16_t *node_part;		/* by node */
+	uint16_t *comp_part;		/* by registered component (n: not the fabric's) */
+	uint32_t ncomps;
+	uint64_t *weight;		/* by partition: its nodes' ports (and 1 a node) */
+	uint64_t cut_links;		/* cables between two partitions */
+	sim_time_t lookahead;
+};
+
+int fab_cut_plan(struct fab *f, uint32_t n, struct fab_cut *c, struct sim_diag *d);
+uint32_t fab_cut_owner(void *ctx, uint32_t comp);
+void fab_cut_free(struct fab_cut *c);
 /* Did the run reach sim.max_time_ns (rather than end, or stall)? */
 bool fab_time_limit_reached(const struct fab *f);
 
