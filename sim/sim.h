@@ -304,6 +304,22 @@ static inline void sim_stop(struct sim_engine *eng)
 			eng->stop_at = t - 1;
 	}
 }
+/* Stop as sim_stop would have at time t (t >= now): every event before
+ * t + lag runs. */
+static inline void sim_stop_at(struct sim_engine *eng, sim_time_t t)
+{
+	sim_time_t end = eng->lag > SIM_TIME_MAX - t ? SIM_TIME_MAX : t + eng->lag;
+
+	if (!eng->lag && t <= eng->now) {
+		eng->stop = true;
+		return;
+	}
+	if (end < eng->stop_req)
+		eng->stop_req = end;
+	if (end - 1 < eng->stop_at)
+		eng->stop_at = end - 1;
+}
+
 /* Stop at once whatever the lag: a failure, after which nothing may run. */
 static inline void sim_halt(struct sim_engine *eng)
 {

@@ -64,6 +64,25 @@ struct fab_hooks {
 	void (*lost)(struct fab *f, uint32_t msg);
 	/* The transport gave up on it (TCP's retries2). */
 	void (*given_up)(struct fab *f, uint32_t msg);
+	/* A report of its fate from another node (delivered at t, or lost:
+	 * enum fab_report_kind) reaches its source (fab_report_send). */
+	void (*report)(struct fab *f, uint32_t msg, sim_time_t t, uint8_t kind);
+};
+
+/*
+ * A message's record belongs to its source; what happens to it at another
+ * node (delivered at its destination, a packet of it lost in a switch)
+ * reaches the source as a report, one look-ahead later (fab_lookahead),
+ * as it must between two partitions of a parallel run: an event of the
+ * source's port carrying this, in a packet record of the pool (the only
+ * records a port's events name).
+ */
+enum fab_report_kind { FAB_REPORT_DELIVERED, FAB_REPORT_LOST };
+
+struct fab_report {
+	sim_time_t t;			/* delivered: when its data is visible */
+	uint32_t msg;
+	uint8_t kind;
 };
 
 /*
@@ -130,6 +149,8 @@ struct fab {
 	bool port_links;
 	/* timing constants */
 	sim_time_t sw_lat, hca_lat;
+	sim_time_t lookahead;		/* fab_lookahead: a stop's lag, a report's delay */
+	sim_time_t finish_max;		/* when the last message finished was known (fab.c) */
 	sim_time_t hca_wqe, hca_msg;	/* per WQE on one QP; per message on the HCA */
 	uint32_t hca_ackreq_mask;	/* hca.ackreq_pkts - 1 (UINT32_MAX: the last packet only) */
 	/* results */

@@ -82,17 +82,30 @@ static void check_hook(struct sim_engine *eng, void *ctx)
 	}
 }
 
-/* A message is finished once delivered (or lost) and completed: the run
- * ends when every message is. */
-static void msg_check_finished(struct fab *f, uint32_t mi, struct fab_msg *m)
+/*
+ * A message is finished once delivered (or lost) and completed, when its
+ * source knows both: its own completion at once, what happened at another
+ * node one look-ahead later (the report's time, fab_report). `known` is
+ * when the source knows the half just in (now, or a report's time ahead
+ * of now); until the completion comes, m->completed keeps when the source
+ * knows of the delivery or loss (msg_completed then sets it). The run ends
+ * the look-ahead after the moment the last message is finished.
+ */
+static void msg_check_finished(struct fab *f, uint32_t mi, struct fab_msg *m, sim_time_t known)
 {
-	if (m->finished || !m->cqe || !(m->done || m->lost))
+	if (m->finished || !(m->done || m->lost))
 		return;
+	if (!m->cqe) {
+		m->completed = known;
+		return;
+	}
 	m->finished = true;
 	f->tot.msgs_finished++;
+	if (known > f->finish_max)
+		f->finish_max = known;
 	fab_msg_finished(f, mi, m);	/* m goes, when the list is compact */
 	if (f->tot.msgs_finished == f->tot.msgs_total && !f->held)
-		sim_stop(&f->eng);
+		sim_stop_at(&f->eng, f->finish_max);
 }
 
 static void msg_activity(struct fab *f, sim_time_t t)
@@ -126,33 +139,110 @@ static void msg_sent(struct fab *f, int32_t mi, sim_time_t t)
 		m->first_tx = t;
 }
 
-static void msg_delivered(struct fab *f, int32_t mi, sim_time_t t)
+/*
+ * Reports to a message's source (struct fab_report): an event of the
+ * port its traffic leaves by, one look-ahead after the time it reports (a
+ * delivery's visible time, not before now), which the event's time then
+ * says: the message's index in the argument (PORT_EV_REPORT_*). Past 2^24
+ * messages, or a delivery visible before now, the report is copied into a
+ * packet record (port_import). The time a report takes does not depend
+ * on where the partitions are cut, so neither does a run.
+ */
+static void report_send(struct fab *f, uint32_t mi, uint32_t src, sim_time_t t, uint8_t kind)
 {
-	struct fab_msg *m = fab_msg_state(f, (uint32_t)mi);
+	const struct port *pt = f->nodes[src].hca->port;	/* the one its traffic leaves by */
+	uint32_t comp = f->port_comp0 + (uint32_t)(pt - f->port_mem);
+	int rc;
+
+	if (mi < PORT_WIRE_MAX_PKTS && t >= f->eng.now) {
+		rc = sim_schedule_at(&f->eng, t + f->lookahead, comp,
+				     mi << 8 | (kind == FAB_REPORT_LOST ? PORT_EV_REPORT_LOST :
+									  PORT_EV_REPORT_DELIVERED));
+	} else {
+		const struct fab_report r = { .t = t, .msg = mi, .kind = kind };
+
+		rc = sim_schedule_copy(&f->eng, f->eng.now + f->lookahead, comp, PORT_EV_REPORT, &r,
+				       sizeof(r));
+	}
+	if (rc)
+		fab_fail(f, "out of memory for a message's report");
+}
+
+/*
+ * What happened at another node (delivered at t, or lost now) reaches the
+ * source one look-ahead after (t or now, whichever is later). In this
+ * partition the source takes it at once, knowing the time it would have
+ * come; across partitions (or every link cut: sim.cut_links) it comes as
+ * an event at that time. Either way the message finishes at the same
+ * time, and so the run.
+ */
+static void delivered_at_source(struct fab *f, uint32_t mi, sim_time_t t, sim_time_t known);
+static void lost_at_source(struct fab *f, uint32_t mi, sim_time_t known);
+
+static void report(struct fab *f, uint32_t mi, uint32_t src, sim_time_t t, uint8_t kind)
+{
+	const struct port *pt = f->nodes[src].hca->port;
+	sim_time_t known = (t > f->eng.now ? t : f->eng.now) + f->lookahead;
+
+	if (f->p.cut_links || !sim_local(&f->eng, f->port_comp0 + (uint32_t)(pt - f->port_mem))) {
+		report_send(f, mi, src, t, kind);
+		return;
+	}
+	if (kind == FAB_REPORT_DELIVERED)
+		delivered_at_source(f, mi, t, known);
+	else
+		lost_at_source(f, mi, known);
+}
+
+/* Delivered at t, which its source knows at `known`. */
+static void delivered_at_source(struct fab *f, uint32_t mi, sim_time_t t, sim_time_t known)
+{
+	struct fab_msg *m = fab_msg_state(f, mi);
 
 	if (!m || m->done || m->lost)
 		return;
-	/* Without GPUDirect (or over a socket), GPU data lands in a host
-	 * bounce buffer and the program copies it to the GPU. */
-	if (fab_msg_stages(f, m)) {
-		struct hca *h = f->nodes[m->op == FAB_OP_READ ? m->src : m->dst].hca;
-
-		t = host_stage_host_to_gpu(&h->host, t, m->bytes);
-	}
 	m->end = t;
 	m->done = true;
 	f->tot.msgs_done++;
 	msg_activity(f, t);
+	msg_check_finished(f, mi, m, known);
+}
+
+/* Its data is at the node that delivers it (the destination; the source
+ * itself for a READ): staged to a GPU there, the messages waiting for it
+ * there posted, and the source told. */
+static void msg_delivered(struct fab *f, int32_t mi, sim_time_t t)
+{
+	struct fab_msg tmp;
+	const struct fab_msg *in;
+	uint32_t at;
+
+	if (mi < 0 || (size_t)mi >= f->msgs->n)
+		return;		/* not a traffic message */
+	in = fab_msg_state(f, (uint32_t)mi);	/* its input, as fab_msgs_in's */
+	if (!in)		/* finished at its source (a late duplicate) or, */
+		in = fab_msgs_in(f->msgs, (size_t)mi, &tmp);	/* in a partition, not its */
+	at = in->op == FAB_OP_READ ? in->src : in->dst;
+	/* Without GPUDirect (or over a socket), GPU data lands in a host
+	 * bounce buffer and the program copies it to the GPU. */
+	if (fab_msg_stages(f, in))
+		t = host_stage_host_to_gpu(&f->nodes[at].hca->host, t, in->bytes);
 	post_dependents(f, mi, t, false);
-	msg_check_finished(f, (uint32_t)mi, m);
+	if (at == in->src)
+		delivered_at_source(f, (uint32_t)mi, t, f->eng.now);
+	else
+		report(f, (uint32_t)mi, in->src, t, FAB_REPORT_DELIVERED);
 }
 
 static void msg_completed(struct fab *f, int32_t mi, sim_time_t t, uint8_t st)
 {
 	struct fab_msg *m = fab_msg_state(f, (uint32_t)mi);
+	sim_time_t known = f->eng.now;
 
 	if (!m || m->cqe)
 		return;
+	if ((m->done || m->lost) && m->completed > known)
+		known = m->completed;	/* when the source knew the other half */
 	m->cqe = true;
 	m->completed = t;
 	m->status = st;
@@ -166,10 +256,11 @@ static void msg_completed(struct fab *f, int32_t mi, sim_time_t t, uint8_t st)
 	 * a completion, whatever its status: an error completion frees the
 	 * slot too, and the next WR then meets the QP's error state. */
 	post_dependents(f, mi, t, true);
-	msg_check_finished(f, (uint32_t)mi, m);
+	msg_check_finished(f, (uint32_t)mi, m, known);
 }
 
-static void msg_lost(struct fab *f, uint32_t mi)
+/* Lost, which its source knows at `known`. */
+static void lost_at_source(struct fab *f, uint32_t mi, sim_time_t known)
 {
 	struct fab_msg *m = fab_msg_state(f, mi);
 
@@ -178,17 +269,38 @@ static void msg_lost(struct fab *f, uint32_t mi)
 	if (!m->lost && !m->done) {
 		m->lost = true;
 		f->tot.msgs_lost++;
-		msg_check_finished(f, mi, m);
+		msg_check_finished(f, mi, m, known);
 	}
 }
 
+/* A packet of it lost in the network (a switch, a link, the responder):
+ * the source learns it by a report. */
+static void msg_lost(struct fab *f, uint32_t mi)
+{
+	struct fab_msg tmp;
+
+	if (mi >= f->msgs->n)
+		return;		/* not a traffic message (replay, shim) */
+	report(f, mi, fab_msgs_in(f->msgs, mi, &tmp)->src, f->eng.now, FAB_REPORT_LOST);
+}
+
+/* The source's transport gave up on it. */
 static void msg_given_up(struct fab *f, uint32_t mi)
 {
 	const struct fab_msg *m = fab_msg_state(f, mi);
 
 	if (m && !m->done && !m->lost)
 		msg_activity(f, f->eng.now);
-	msg_lost(f, mi);
+	lost_at_source(f, mi, f->eng.now);
+}
+
+/* A report's event at the source (report_send): now is when it knows. */
+static void msg_report(struct fab *f, uint32_t mi, sim_time_t t, uint8_t kind)
+{
+	if (kind == FAB_REPORT_DELIVERED)
+		delivered_at_source(f, mi, t, f->eng.now);
+	else
+		lost_at_source(f, mi, f->eng.now);
 }
 
 /* Where the models report a traffic message's fate (fab_core.h). */
@@ -200,6 +312,7 @@ static const struct fab_hooks traffic_hooks = {
 	.completed = msg_completed,
 	.lost = msg_lost,
 	.given_up = msg_given_up,
+	.report = msg_report,
 };
 
 static struct link_rate port_rate(const struct fab_params *p, const struct net_port *a,
@@ -661,8 +774,10 @@ struct fab *fab_create(const struct net *net, const struct fab_params *p,
 		rc = link_sets_check(f, d) ? -2 : 0;
 	if (!rc)
 		rc = link_ports(f, d);
-	if (!rc)
+	if (!rc) {
+		f->lookahead = fab_lookahead(f);
 		rc = init_nodes(f);
+	}
 	if (!rc) {
 		f->tot.msgs_total = msgs->n;
 		rc = fab_live_init(f) || build_deps(f, sc.waiting) || fab_traffic_setup(f, &sc) ? -1 : 0;
@@ -782,7 +897,7 @@ int fab_run(struct fab *f, struct sim_diag *d)
 	 * far ahead, so one run ends as every partitioned run can (the same
 	 * events, whatever the cut). Driven through the verbs API alone (no
 	 * messages), it ends when nothing is left to happen. */
-	f->eng.lag = fab_lookahead(f);
+	f->eng.lag = f->lookahead;
 	sim_run(&f->eng);
 	close_waits(f);
 	bool all = f->tot.msgs_finished == f->tot.msgs_total;
