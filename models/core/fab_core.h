@@ -67,6 +67,9 @@ struct fab_hooks {
 	/* A report of its fate from another node (delivered at t, or lost:
 	 * enum fab_report_kind) reaches its source (fab_report_send). */
 	void (*report)(struct fab *f, uint32_t msg, sim_time_t t, uint8_t kind);
+	/* Post msg's receive at its destination, which is in another partition
+	 * than its source (PORT_EV_RECV). */
+	void (*recv)(struct fab *f, uint32_t msg);
 };
 
 /*

@@ -313,6 +313,7 @@ static const struct fab_hooks traffic_hooks = {
 	.lost = msg_lost,
 	.given_up = msg_given_up,
 	.report = msg_report,
+	.recv = fab_traffic_recv,
 };
 
 static struct link_rate port_rate(const struct fab_params *p, const struct net_port *a,

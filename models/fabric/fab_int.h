@@ -57,6 +57,8 @@ void fab_traffic_free(struct fab *f);
 void fab_traffic_schedule(struct fab *f, uint32_t mi, sim_time_t t);
 /* Post message mi now, on its stream's requester QP (the hooks' post). */
 void fab_traffic_post_now(struct fab *f, uint32_t mi);
+/* Post message mi's receive at its destination (fab_hooks.recv). */
+void fab_traffic_recv(struct fab *f, uint32_t mi);
 /* A message of the stream completed at its requester: its send queue slot
  * goes to the stream's oldest message waiting for one. */
 void fab_traffic_slot_free(struct fab *f, uint32_t stream);

@@ -292,6 +292,27 @@ void fab_traffic_slot_free(struct fab *f, uint32_t stream)
 	}
 }
 
+/* The receive message mi (a SEND or a datagram) needs, on its stream's
+ * responder QP at the destination. */
+static void post_recv(struct fab *f, uint32_t mi, const struct fab_msg *m)
+{
+	struct fab_stream *s = &f->streams[m->stream];
+	struct hca_recv_wr r = {
+		.wr_id = mi, .sg = { .addr = 0, .length = (uint32_t)m->bytes,
+				     .lkey = msg_mr(f, s->dqp->hca, m)->lkey },
+	};
+
+	if (hca_post_recv(s->dqp, &r))
+		fab_fail(f, "message %u: the destination refused the receive", mi);
+}
+
+void fab_traffic_recv(struct fab *f, uint32_t mi)
+{
+	struct fab_msg tmp;
+
+	post_recv(f, mi, fab_msgs_in(f->msgs, mi, &tmp));
+}
+
 /* Post message mi now, on its stream's requester QP. */
 void fab_traffic_post_now(struct fab *f, uint32_t mi)
 {
@@ -357,15 +378,20 @@ void fab_traffic_post_now(struct fab *f, uint32_t mi)
 	 * messages in flight rather than all of them. Posting every receive
 	 * before the run cost bench/run's B1 at 1 s 52 MB of receive rings
 	 * (1.19M receives), and a message posted out of its index order found
-	 * another message's receive, of another length. */
+	 * another message's receive, of another length. A destination in
+	 * another partition posts it itself, one look-ahead on (still before
+	 * the first packet: that crosses a cable and the HCA's pipeline):
+	 * an event of its port, the message's index in the argument. */
 	if (m->op == FAB_OP_SEND || fab_msg_is_ud(m)) {
-		struct hca_recv_wr r = {
-			.wr_id = mi, .sg = { .addr = 0, .length = (uint32_t)m->bytes,
-					     .lkey = msg_mr(f, s->dqp->hca, m)->lkey },
-		};
+		const struct port *dp = s->dqp->hca->port;
+		uint32_t comp = f->port_comp0 + (uint32_t)(dp - f->port_mem);
 
-		if (hca_post_recv(s->dqp, &r))
-			fab_fail(f, "message %u: the destination refused the receive", mi);
+		if (!f->p.cut_links && sim_local(&f->eng, comp))
+			post_recv(f, mi, m);
+		else if (mi >= PORT_WIRE_MAX_PKTS ||
+			 sim_schedule_at(&f->eng, f->eng.now + f->lookahead, comp, mi << 8 | PORT_EV_RECV))
+			fab_fail(f, "message %u: its receive cannot be posted from another partition "
+				 "(more than 2^24 messages, or out of memory)", mi);
 	}
 	/* (a datagram larger than the MTU was refused by fab_msgs_check) */
 	if (hca_post_send_msg(s->sqp, &wr, (int32_t)mi))

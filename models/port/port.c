@@ -885,6 +885,9 @@ void port_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 				       (arg & 0xff) == PORT_EV_REPORT_LOST ? FAB_REPORT_LOST :
 									      FAB_REPORT_DELIVERED);
 		break;
+	case PORT_EV_RECV:
+		pt->fab->hooks->recv(pt->fab, arg >> 8);
+		break;
 	case PORT_EV_NONE:
 		break;
 	case PORT_EV_FC_WAKE:

@@ -56,6 +56,9 @@ enum port_ev {
 	PORT_EV_REPORT_DELIVERED, /* the same, the message's index in the upper 24
 				 * bits: delivered one look-ahead before now, */
 	PORT_EV_REPORT_LOST,	/* or lost */
+	PORT_EV_RECV,		/* post the receive of a message to this node, whose
+				 * source is in another partition (its index in the
+				 * upper 24 bits) */
 	PORT_EV_NONE,		/* nothing (a packet from another partition that
 				 * found no memory: the run is failing) */
 	PORT_EV_FC_MSG,		/* an FC packet from the peer's receiver reaches this

@@ -4,8 +4,10 @@
 # over in place: a packet crosses as a copy that the receiver's partition
 # makes its own (the sender's goes back to its pool), an FC packet
 # (models/port/port.c) or a PFC frame (models/eth/eth_port.c) as an event
-# of the transmitter, due once it has crossed the cable. sim.cut_links=on
-# runs every link of a sequential run that way, and everything a run
+# of the transmitter, due once it has crossed the cable; a message's fate
+# at another node reaches its source as a report, and a SEND's receive is
+# posted by its destination (models/fabric). sim.cut_links=on runs every
+# link of a sequential run that way, and everything a run
 # reports must stay byte for byte what it was, except the count of events
 # (which must grow: else the switch does nothing). The runs cover what
 # crosses a link:
@@ -25,6 +27,9 @@
 #   roce_dyn  dynamic PFC thresholds on the 2:1 tree, all-to-all
 #   roce_short  pauses of 16 quanta and low thresholds: pauses expire
 #             while data waits (188,439 pause frames)
+#   lossy     RoCE without PFC, 32 KiB a port: SENDs (their receives posted
+#             by the destination), datagrams of which 1,884 are lost (the
+#             loss reported to the source), go-back-N
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 EX="$IBFAB_SRC/topologies/examples"
 FT16=(--topo "$EX/fattree-16.topo")
@@ -91,4 +96,7 @@ same roce_dyn --topo "$EX/fattree-64-2to1.topo" --set fabric=roce --set eth.pfc_
 	--set eth.buffer_per_port=256KiB --traffic alltoall:size=256KiB
 same roce_short "${FT16[@]}" --set fabric=roce --set eth.pfc_quanta=16 --set eth.pfc_xoff=16KiB \
 	--set eth.pfc_xon=8KiB --traffic incast:dst=h0,n=15,size=256KiB --traffic alltoall:size=64KiB
+same lossy "${FT16[@]}" --set fabric=roce-lossy --set eth.buffer_per_port=32KiB --op send \
+	--traffic incast:dst=h0,n=15,size=256KiB --traffic incast:dst=h1,size=1000B,count=300,qp=ud \
+	--traffic permutation:size=64KiB
 finish
