@@ -196,6 +196,26 @@ out:
 	return rc;
 }
 
+/* A window's reduction: the minimum of the earliest event and stop, the
+ * sum of the hook's sums, the maximum of its maximum. */
+#define WIN_WORDS (2 + SIM_PAR_SUMS + 1)
+
+static void window_op(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+	const uint64_t *a = in;
+	uint64_t *b = inout;
+
+	(void)type;
+	for (int i = 0; i + WIN_WORDS <= *len; i += WIN_WORDS) {
+		for (int j = 0; j < 2; j++)
+			b[i + j] = a[i + j] < b[i + j] ? a[i + j] : b[i + j];
+		for (int j = 2; j < 2 + SIM_PAR_SUMS; j++)
+			b[i + j] += a[i + j];
+		if (a[i + WIN_WORDS - 1] > b[i + WIN_WORDS - 1])
+			b[i + WIN_WORDS - 1] = a[i + WIN_WORDS - 1];
+	}
+}
+
 int sim_par_mpi_run(struct sim_par *p, MPI_Comm comm)
 {
 	uint32_t k = p->first;
@@ -213,20 +233,21 @@ int sim_par_mpi_run(struct sim_par *p, MPI_Comm comm)
 		snprintf(p->why, sizeof(p->why), "out of memory for the exchange between processes");
 		return p->err = -1;
 	}
+	MPI_Op op;
+
+	MPI_Op_create(window_op, 1, &op);
 	for (;;) {
-		sim_time_t mine[2], all[2];
+		/* one reduction: the earliest event and stop, the hook's sums and maximum */
+		uint64_t mine[WIN_WORDS] = { 0 }, all[WIN_WORDS];
 
 		sim_par_publish(p, k, &mine[0], &mine[1]);
+		if (p->hook.values)
+			p->hook.values(p->hook.ctx, k, &mine[2], &mine[2 + SIM_PAR_SUMS]);
 		double w0 = MPI_Wtime();
 
-		MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_MIN, comm);
+		MPI_Allreduce(mine, all, WIN_WORDS, MPI_UINT64_T, op, comm);
 		if (p->hook.values) {
-			uint64_t v[SIM_PAR_SUMS + 1], sum[SIM_PAR_SUMS], max;
-
-			p->hook.values(p->hook.ctx, k, v, &v[SIM_PAR_SUMS]);
-			MPI_Allreduce(v, sum, SIM_PAR_SUMS, MPI_UINT64_T, MPI_SUM, comm);
-			MPI_Allreduce(&v[SIM_PAR_SUMS], &max, 1, MPI_UINT64_T, MPI_MAX, comm);
-			sim_time_t t = sim_par_hook_stop(p, k, sum, max);
+			sim_time_t t = sim_par_hook_stop(p, k, &all[2], all[2 + SIM_PAR_SUMS]);
 
 			if (t < all[1])
 				all[1] = t;
@@ -252,6 +273,7 @@ int sim_par_mpi_run(struct sim_par *p, MPI_Comm comm)
 		}
 		sim_par_take(p, k);
 	}
+	MPI_Op_free(&op);
 	free(x.cnt_out);
 	free(x.cnt_in);
 	free(x.sc);

@@ -574,7 +574,10 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 		fprintf(out, "%" PRIu64 "\n", s.t.fc_pkts);
 	}
 	label(out, "events");
-	fprintf(out, "%" PRIu64 ", %" PRIu64 " packet-hops\n", r->events, s.t.packet_hops);
+	fprintf(out, "%" PRIu64 ", %" PRIu64 " packet-hops", r->events, s.t.packet_hops);
+	if (r->partitions > 1)
+		fprintf(out, "; %u partitions (%s)", r->partitions, r->engine);
+	fputc('\n', out);
 	label(out, "wall");
 	if (r->reproducible) {
 		fprintf(out, "(not shown: --reproducible)\n");
@@ -898,6 +901,8 @@ int cli_report_json(FILE *out, const struct cli_report *r)
 	sim_json_kbool(&j, "complete", !stopped_early(&s.t));
 	sim_json_ku64(&j, "sim_time_ps", s.t.end_ps);
 	sim_json_ku64(&j, "events", r->events);
+	sim_json_kstr(&j, "engine", r->engine ? r->engine : "sequential");
+	sim_json_ku64(&j, "partitions", r->partitions > 1 ? r->partitions : 1);
 	sim_json_kdouble(&j, "wall_s", r->reproducible ? 0 : r->wall_s);
 	if (!r->reproducible && r->wall_s > 0) {
 		sim_json_kdouble(&j, "events_per_s", (double)r->events / r->wall_s);

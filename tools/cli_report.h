@@ -28,6 +28,8 @@ struct cli_report {
 	const struct fab_msgs *msgs;
 	const struct fab *fab;
 	uint64_t events;		/* engine events dispatched */
+	uint32_t partitions;		/* a partitioned run's (0 or 1: one list) */
+	const char *engine;		/* how it ran: NULL for one list ("sequential") */
 	uint64_t seed;
 	const char *topo_source;	/* file name, or a description of the default */
 	bool topo_default;		/* no --topo: the built-in fat tree */

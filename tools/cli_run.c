@@ -222,7 +222,8 @@ void cli_run_usage(FILE *out)
 "refused. Every write is checked, stdout's too: a full disk is exit 1.\n"
 "\n"
 "JSON (keys in this order; times in ps, sizes in bytes):\n"
-"  ibfab_version seed reproducible complete sim_time_ps events wall_s\n"
+"  ibfab_version seed reproducible complete sim_time_ps events engine\n"
+"  partitions wall_s\n"
 "  events_per_s packet_hops_per_s            (left out with --reproducible)\n"
 "  messages_total messages_delivered messages_lost\n"
 "  background {specs messages_total messages_delivered messages_lost\n"
@@ -280,6 +281,12 @@ void cli_run_usage(FILE *out)
 "  flows.csv  id,src,dst,bytes,sl,stream,after,done,start_ps,first_tx_ps,\n"
 "             end_ps,completion_ps   (times empty for unfinished messages)\n"
 "\n"
+"Parallel: 'mpirun -np N ibfab run ...' cuts the fabric into N partitions\n"
+"(a switch with its HCAs the unit), one a process; every process builds the\n"
+"same model and runs its own part, rank 0 writes the outputs. The results\n"
+"are the one-process run's, byte for byte, but for \"events\", \"engine\"\n"
+"and \"partitions\" (docs/architecture.md). Not yet with --trace, --fault,\n"
+"--csv, --html, --pcap, fabric=tcp, sim.check or sim.max_time_ns.\n"
 "Environment: IBFAB_DEBUG=credit,vlarb,... turns on debug logs (stderr).\n"
 "Exit status: 0 done (also when sim.max_time_ns cut a run of messages\n"
 "short: see 'complete' in the JSON), 1 bad input or a failed run (one line\n"
@@ -1142,6 +1149,10 @@ void cli_run_fill_report(struct cli_run *c, struct cli_report *r)
 	r->msgs = &c->msgs;
 	r->fab = c->fab;
 	r->events = fab_engine(c->fab)->events;
+	if (c->par_size > 1) {
+		r->partitions = (uint32_t)c->par_size;
+		r->engine = cli_par->engine;
+	}
 	r->seed = c->o->seed;
 	r->topo_source = c->topo_desc;
 	r->topo_default = !c->o->topo;
@@ -1360,21 +1371,57 @@ void cli_run_fini(struct cli_run *c)
 }
 
 /* 0 done, -1 failed with c->d filled, 1 failed and already said why. */
+const struct cli_par_ops *cli_par;
+
+/*
+ * A run cut into partitions (cli_par): what it does not run yet is
+ * refused by name. Every process makes the same fabric and workload; the
+ * message list is kept whole (each process has the records of what its
+ * nodes send, gathered at the end: models/fabric/fab_part.c).
+ */
+static int par_setup(struct cli_run *c, void *ctx)
+{
+	const char *no = c->o->trace ? "--trace (the replay is one component for all ranks)" :
+			 c->o->nfaults ? "--fault" : c->o->csv ? "--csv (its samples)" :
+			 c->o->html ? "--html (its samples)" : c->o->pcap ? "--pcap" :
+			 c->p.check ? "sim.check" : c->p.max_time_ns ? "sim.max_time_ns" :
+			 fab_kind_of(&c->p)->tcp ? "fabric=tcp" : c->p.cut_links ? "sim.cut_links" : NULL;
+
+	(void)ctx;
+	/* what every process refuses alike, rank 0 says */
+	c->par_same_error = true;
+	if (no)
+		return sim_diag_set(&c->d, NULL, 0, 0, "a run in %d partitions does not take %s yet",
+				    c->par_size, no);
+	int rc = cli_par->setup(c);
+
+	c->par_same_error = false;
+	return rc;
+}
+
 static int run_pipeline(struct cli_run *c)
 {
 	struct cli_report r;
 
 	if (sim_log_init_from_env())
 		return 1;
+	if (c->par_size > 1) {
+		c->o->streamed = false;
+		c->before_run = par_setup;
+		c->progress = false;
+	}
 	if (cli_run_prepare(c))
 		return -1;
 	if (c->o->explain)	/* print the algorithm's steps; nothing runs */
-		return cli_trace_explain(&c->prog, c->o->explain, stdout, &c->d) ? -1 : 0;
-	if (outputs_open(c))
+		return c->par_rank ? 0 :
+		       cli_trace_explain(&c->prog, c->o->explain, stdout, &c->d) ? -1 : 0;
+	if (!c->par_rank && outputs_open(c))
 		return -1;
 	c->summary_only = !c->json_stdout && !c->json.f && !c->flows.f;
 	if (cli_run_simulate(c))
 		return -1;
+	if (c->par_rank)
+		return 0;	/* rank 0 writes what all ran */
 	cli_run_fill_report(c, &r);
 	return write_outputs(c, &r);
 }
@@ -1384,8 +1431,12 @@ int cli_run_main(int argc, char **argv)
 	struct cli_run_opts o = { .seed = DEFAULT_SEED, .streamed = true };
 	struct cli_run c;
 	char buf[1100];
-	int rc;
+	int rc, rank = 0, size = 1;
 
+	if (cli_par && cli_par->init(&argc, &argv, &rank, &size)) {
+		fputs("ibfab run: the partitioned run could not start\n", stderr);
+		return 1;
+	}
 	/* each repeatable option appears at most argc times */
 	o.traffic = calloc((size_t)argc + 1, sizeof(*o.traffic));
 	o.sets = calloc((size_t)argc + 1, sizeof(*o.sets));
@@ -1403,16 +1454,28 @@ int cli_run_main(int argc, char **argv)
 	}
 
 	cli_run_init(&c, &o);
+	c.par_rank = rank;
+	c.par_size = size;
 
 	rc = run_pipeline(&c);
 	if (rc < 0) {
 		sim_diag_format(&c.d, buf, sizeof(buf));
-		fprintf(stderr, "ibfab run: %s\n", buf);
+		if (size > 1 && c.par_same_error && rank)
+			;	/* rank 0 says it */
+		else if (size > 1)
+			fprintf(stderr, "ibfab run: process %d of %d: %s\n", rank, size, buf);
+		else
+			fprintf(stderr, "ibfab run: %s\n", buf);
 		rc = 1;
 	}
 	outputs_free(&c, rc != 0);
+	if (size > 1)
+		cli_par->fini(&c);
 	cli_run_fini(&c);
+	size = 1;
 out_opts:
+	if (size > 1)
+		cli_par->fini(NULL);
 	free(o.traffic);
 	free(o.sets);
 	free(o.faults);

@@ -124,7 +124,28 @@ struct cli_run {
 	 * (`ibfab compare` registers its sampler there): 0, or -1 with d. */
 	int (*before_run)(struct cli_run *c, void *ctx);
 	void *before_run_ctx;
+	/* a partitioned run (cli_par): this process's rank and their count
+	 * (1: not partitioned); the back-end's state */
+	int par_rank, par_size;
+	void *par_state;
+	bool par_same_error;	/* an error every process meets alike: rank 0 tells */
 };
+
+/*
+ * A partitioned run's back-end, where the program is built with it
+ * (tools/par_mpi.c: one partition a process, `mpirun -np N ibfab run`),
+ * else NULL. init() learns this process's rank and the count (1: not
+ * started by mpirun with two or more); setup() cuts the built fabric and
+ * sets its engine up (fab_set_par), 0 or -1 with c->d; fini() ends it.
+ * Rank 0 writes the outputs; the others print nothing.
+ */
+struct cli_par_ops {
+	const char *engine;
+	int (*init)(int *argc, char ***argv, int *rank, int *size);
+	int (*setup)(struct cli_run *c);
+	void (*fini)(struct cli_run *c);
+};
+extern const struct cli_par_ops *cli_par;
 
 void cli_run_init(struct cli_run *c, struct cli_run_opts *o);
 /* Parameters (defaults, --preset, every --set in order, the cross checks),

@@ -97,8 +97,15 @@ static int dispatch(int argc, char **argv)
 	return 2;
 }
 
+#ifdef IBFAB_MPI
+void par_mpi_attach(void);	/* tools/par_mpi.c: mpirun -np N ibfab run */
+#endif
+
 int main(int argc, char **argv)
 {
+#ifdef IBFAB_MPI
+	par_mpi_attach();
+#endif
 	int rc = dispatch(argc, argv);
 
 	/* whatever the command printed must have reached stdout: `ibfab run

@@ -30,6 +30,7 @@ struct eth_sw;
 struct sm_mp;
 struct hca;
 struct sw_ar;
+struct fab_par_ops;
 struct sw_voq;
 struct fab_faults;
 struct hca_cq;
@@ -154,6 +155,8 @@ struct fab {
 	sim_time_t sw_lat, hca_lat;
 	sim_time_t lookahead;		/* fab_lookahead: a stop's lag, a report's delay */
 	sim_time_t finish_max;		/* when the last message finished was known (fab.c) */
+	const struct fab_par_ops *par;	/* a partitioned run's engine (fab_set_par), or NULL */
+	void *par_ctx;
 	sim_time_t hca_wqe, hca_msg;	/* per WQE on one QP; per message on the HCA */
 	uint32_t hca_ackreq_mask;	/* hca.ackreq_pkts - 1 (UINT32_MAX: the last packet only) */
 	/* results */

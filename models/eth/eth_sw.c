@@ -87,6 +87,11 @@ void eth_sw_lb_counts(const struct fab_node *n, uint64_t *chosen, uint64_t *move
 	*moved = n->eth ? n->eth->lb.moved : 0;
 }
 
+uint64_t *eth_sw_lb_words(struct fab_node *n)
+{
+	return n->eth ? &n->eth->lb.chosen : NULL;
+}
+
 void eth_sw_fini(struct fab_node *n)
 {
 	if (n->eth) {

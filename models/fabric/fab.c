@@ -858,6 +858,12 @@ static void close_waits(struct fab *f)
 	}
 }
 
+void fab_set_par(struct fab *f, const struct fab_par_ops *ops, void *ctx)
+{
+	f->par = ops;
+	f->par_ctx = ctx;
+}
+
 sim_time_t fab_lookahead(const struct fab *f)
 {
 	sim_time_t l = SIM_TIME_MAX;
@@ -899,8 +905,22 @@ int fab_run(struct fab *f, struct sim_diag *d)
 	 * events, whatever the cut). Driven through the verbs API alone (no
 	 * messages), it ends when nothing is left to happen. */
 	f->eng.lag = f->lookahead;
-	sim_run(&f->eng);
-	close_waits(f);
+	if (f->par) {
+		/* this process's partition; the results then gathered */
+		if (f->par->run(f->par_ctx, d)) {
+			if (f->failed)
+				*d = f->fail;
+			return -1;
+		}
+		close_waits(f);
+		int m = f->par->merge(f->par_ctx, d);
+
+		if (m)
+			return m < 0 ? -1 : 0;	/* error, or gathered elsewhere */
+	} else {
+		sim_run(&f->eng);
+		close_waits(f);
+	}
 	bool all = f->tot.msgs_finished == f->tot.msgs_total;
 
 	f->tot.end_ps = all ? f->last_done : f->eng.now;
@@ -908,6 +928,14 @@ int fab_run(struct fab *f, struct sim_diag *d)
 		*d = f->fail;
 		return -1;
 	}
+	if (!all && f->par && !fab_time_limit_reached(f))
+		return sim_diag_set(d, NULL, 0, 0,
+				    "stalled at %.3f us: %llu of %llu messages delivered (%llu lost); "
+				    "run it without partitions to see why",
+				    (double)f->eng.now / SIM_US,
+				    (unsigned long long)f->tot.msgs_done,
+				    (unsigned long long)f->tot.msgs_total,
+				    (unsigned long long)f->tot.msgs_lost);
 	if (!all && !sim_pending(&f->eng) &&
 	    !fab_time_limit_reached(f)) {
 		uint64_t queued = 0;

@@ -25,6 +25,7 @@
 #include "models/server/server.h"
 #include "models/tcp/tcp.h"
 #include "models/net/net.h"
+#include "sim/sim_par.h"
 #include "sim/sim.h"
 #include "sim/sim_diag.h"
 
@@ -223,6 +224,39 @@ struct fab_cut {
 int fab_cut_plan(struct fab *f, uint32_t n, struct fab_cut *c, struct sim_diag *d);
 uint32_t fab_cut_owner(void *ctx, uint32_t comp);
 void fab_cut_free(struct fab_cut *c);
+
+/*
+ * A partitioned run (fab_part.c). Its engine, set before fab_run: run()
+ * runs this process's partitions to the end (0, or -1 with d set), and
+ * merge() gathers every process's results where the outputs are written,
+ * once the run is over (each partition's own words, fab_part_pack and
+ * unpack; the totals and the maxima apart): 0 here,
+ * 1 in another process (fab_run then has nothing to check), or -1 with d
+ * set. The
+ * hook's values and stop (sim_par_set_hook, ctx: the fabric) end the run
+ * when the last message is finished in whichever partition. The
+ * completion times are made again from the gathered records
+ * (fab_part_rebuild).
+ */
+struct fab_par_ops {
+	int (*run)(void *ctx, struct sim_diag *d);
+	int (*merge)(void *ctx, struct sim_diag *d);
+};
+void fab_set_par(struct fab *f, const struct fab_par_ops *ops, void *ctx);
+
+#define FAB_PART_MAX 2
+#define FAB_PART_ALL UINT32_MAX
+#define FAB_PART_TOTALS (sizeof(struct fab_totals) / 8)
+size_t fab_part_words(struct fab *f, const uint16_t *node_part, uint32_t k);
+void fab_part_pack(struct fab *f, const uint16_t *node_part, uint32_t k, uint64_t *w);
+void fab_part_unpack(struct fab *f, const uint16_t *node_part, uint32_t k, const uint64_t *w);
+void fab_part_totals(const struct fab *f, uint64_t w[FAB_PART_TOTALS]);
+void fab_part_set_totals(struct fab *f, const uint64_t w[FAB_PART_TOTALS]);
+void fab_part_max(const struct fab *f, uint64_t v[FAB_PART_MAX]);
+void fab_part_set_max(struct fab *f, const uint64_t v[FAB_PART_MAX]);
+void fab_part_values(void *ctx, uint32_t k, uint64_t sum[SIM_PAR_SUMS], uint64_t *max);
+sim_time_t fab_part_stop(void *ctx, const uint64_t sum[SIM_PAR_SUMS], uint64_t max);
+int fab_part_rebuild(struct fab *f);
 /* Did the run reach sim.max_time_ns (rather than end, or stall)? */
 bool fab_time_limit_reached(const struct fab *f);
 

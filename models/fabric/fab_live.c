@@ -380,6 +380,28 @@ static void add_unfinished(const struct fab_msg *m, uint32_t id, void *ctx)
 	}
 }
 
+int fab_part_rebuild(struct fab *f)
+{
+	struct fab_done *dn = f->done;
+
+	if (f->live)
+		return -1;	/* a compact list keeps no records to make them of */
+	sim_samples_fini(&dn->times);
+	sim_samples_init(&dn->times);
+	dn->n = 0;
+	dn->closed = false;
+	for (size_t i = 0; i < f->msgs->n; i++) {
+		const struct fab_msg *m = &f->msgs->v[i];
+
+		if (!m->finished || !m->done)
+			continue;
+		if (sim_samples_add(&dn->times, m->end - m->start))
+			return -1;
+		dn->n++;
+	}
+	return 0;
+}
+
 struct sim_samples *fab_completions(const struct fab *f, uint64_t *n_done)
 {
 	if (!f->done->closed) {

@@ -177,6 +177,13 @@ void sw_lb_counts(const struct fab_node *n, uint64_t *chosen, uint64_t *moved)
 	*moved = n->ar ? n->ar->lb.moved : 0;
 }
 
+uint64_t *sw_lb_words(struct fab_node *n)
+{
+	_Static_assert(offsetof(struct sw_lb, moved) == offsetof(struct sw_lb, chosen) + 8,
+		       "chosen, then moved");
+	return n->ar ? &n->ar->lb.chosen : NULL;
+}
+
 int sw_init(struct fab *f, struct fab_node *n)
 {
 	const struct net_node *nn = &f->net->nodes[n->idx];

@@ -30,6 +30,9 @@ void sw_sent(struct port *out);
  * ports, and of them those sent elsewhere than the LFT's port (0 without
  * ib.ar). */
 void sw_lb_counts(const struct fab_node *n, uint64_t *chosen, uint64_t *moved);
+/* Where those counts are kept (NULL without adaptive routing): two words,
+ * chosen then moved, for a partitioned run's results (fab_part.c). */
+uint64_t *sw_lb_words(struct fab_node *n);
 /* The node kind "InfiniBand switch": the four above. */
 extern const struct port_node_ops sw_node_ops;
 

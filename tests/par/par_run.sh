@@ -1,0 +1,93 @@
+#!/bin/bash
+# par_run.sh - `mpirun -np N ibfab run ...` gives the run one process gives:
+# the fabric cut into N partitions (models/fabric/fab_cut.c), one a process
+# (tools/par_mpi.c), and the JSON byte for byte the sequential run's but for
+# the count of events, "engine" and "partitions". The runs: the default,
+# cut 2, 3 and 4 ways; two VLs under a skewed VLArb table with incasts and
+# a ping-pong; a permutation and an all-to-all on 128 hosts; RoCE with PFC;
+# adaptive routing on the 2:1 tree; IB congestion control; lossy RoCE
+# with SENDs and lost datagrams. What a partitioned run does not take yet
+# is refused by name, with nothing written.
+#   IBFAB=build/tools/ibfab IBFAB_SRC=. MPIEXEC=mpirun bash tests/par/par_run.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
+: "${MPIEXEC:=mpirun}"
+EX="$IBFAB_SRC/topologies/examples"
+FT16=(--topo "$EX/fattree-16.topo")
+mpi() { "$MPIEXEC" --allow-run-as-root --oversubscribe -np "$@"; }
+
+same() {	# name, processes, then ibfab run's arguments
+	local name=$1 np=$2
+	shift 2
+	"$IBFAB" run --quiet --reproducible --json "$tmp/$name.seq.json" "$@" > "$tmp/$name.seq.txt" 2>&1 ||
+		{ fail "$name: ibfab run $*: $(tail -2 "$tmp/$name.seq.txt")"; return; }
+	mpi "$np" "$IBFAB" run --quiet --reproducible --json "$tmp/$name.par.json" "$@" \
+		> "$tmp/$name.par.txt" 2>&1 ||
+		{ fail "$name: mpirun -np $np ibfab run $*: $(head -3 "$tmp/$name.par.txt")"; return; }
+	python3 - "$tmp/$name.seq.json" "$tmp/$name.par.json" "$name" "$np" <<'PY' || fail "$name: see above"
+import json, sys
+a, b, name, np = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3], int(sys.argv[4])
+bad = []
+if (a["engine"], a["partitions"]) != ("sequential", 1):
+    bad.append(f"one process: engine {a['engine']!r}, partitions {a['partitions']}")
+if (b["engine"], b["partitions"]) != ("processes (MPI)", np):
+    bad.append(f"{np} processes: engine {b['engine']!r}, partitions {b['partitions']}")
+if not b["events"] >= a["events"] > 0:
+    bad.append(f"events {a['events']} in one process, {b['events']} in {np}")
+for j in (a, b):
+    for k in ("events", "engine", "partitions"):
+        del j[k]
+def walk(x, y, path):
+    if isinstance(x, dict) and isinstance(y, dict):
+        for k in x.keys() | y.keys():
+            walk(x.get(k), y.get(k), f"{path}.{k}")
+    elif isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
+        for i, (p, q) in enumerate(zip(x, y)):
+            walk(p, q, f"{path}[{i}]")
+    elif x != y:
+        bad.append(f"{path}: {x!r} became {y!r}")
+walk(a, b, name)
+for line in sorted(bad)[:12]:
+    print("  ", line)
+sys.exit(1 if bad else 0)
+PY
+}
+
+same default2 2
+same default3 3
+same default4 4
+same mix 3 "${FT16[@]}" --set ib.vls=2 --set vlarb.low=0:4,1:64 \
+	--traffic incast:dst=h0,n=8,size=64KiB,sl=0 --traffic incast:dst=h0,n=4,size=64KiB,sl=1 \
+	--traffic pingpong:a=h5,b=h10,size=64B,count=10 --traffic permutation:size=32KiB
+same ft128 4 --topo "$EX/fattree-128.topo" --traffic permutation:size=256KiB \
+	--traffic alltoall:size=4KiB
+same roce 2 "${FT16[@]}" --set fabric=roce --traffic incast:dst=h0,n=15,size=1MiB \
+	--traffic alltoall:size=64KiB
+same ar 3 --topo "$EX/fattree-64-2to1.topo" --set ib.ar=on --traffic alltoall:size=16KiB
+same ibcc 2 "${FT16[@]}" --set ib.cc=on --traffic incast:dst=h0,n=8,size=256KiB
+same lossy 3 "${FT16[@]}" --set fabric=roce-lossy --set eth.buffer_per_port=32KiB --op send \
+	--traffic incast:dst=h0,n=15,size=256KiB --traffic incast:dst=h1,size=1000B,count=300,qp=ud \
+	--traffic permutation:size=64KiB
+
+# refused by name, nothing written
+printf 'ranks 16\nallreduce 64KiB\n' > "$tmp/ar.trace"
+refused() {	# what the message names, then ibfab run's arguments
+	local what=$1
+	shift
+	if mpi 2 "$IBFAB" run --quiet --json "$tmp/no.json" "$@" > "$tmp/no.txt" 2>&1; then
+		fail "mpirun -np 2 ibfab run $* succeeded"
+	elif ! grep -q "a run in 2 partitions does not take $what" "$tmp/no.txt" ||
+		[ "$(grep -c 'does not take' "$tmp/no.txt")" != 1 ]; then
+		fail "mpirun -np 2 ibfab run $*: $(head -2 "$tmp/no.txt")"
+	fi
+	[ -e "$tmp/no.json" ] && fail "mpirun -np 2 ibfab run $*: left $tmp/no.json"
+	rm -f "$tmp/no.json"
+}
+refused "--trace" "${FT16[@]}" --trace "$tmp/ar.trace"
+refused "fabric=tcp" "${FT16[@]}" --set fabric=tcp
+refused "sim.max_time_ns" "${FT16[@]}" --set sim.max_time_ns=1000
+# more processes than switches to cut by
+mpi 7 "$IBFAB" run "${FT16[@]}" > "$tmp/seven.txt" 2>&1 &&
+	fail "7 partitions of a 6-switch fabric: accepted"
+grep -q "7 partitions, but the fabric has 6 switches" "$tmp/seven.txt" ||
+	fail "7 partitions: $(head -2 "$tmp/seven.txt")"
+finish
