@@ -290,8 +290,30 @@ int sim_par_init(struct sim_par *p, struct sim_engine *eng, uint32_t n, sim_time
 	return sim_par_setup(p, eng, n, lookahead, owner, ctx, -1);
 }
 
+static int setup(struct sim_par *p, struct sim_engine *eng, struct sim_engine **replicas,
+		 uint32_t n, sim_time_t lookahead, sim_par_owner_fn owner, void *ctx, int self);
+
 int sim_par_setup(struct sim_par *p, struct sim_engine *eng, uint32_t n, sim_time_t lookahead,
 		  sim_par_owner_fn owner, void *ctx, int self)
+{
+	return setup(p, eng, NULL, n, lookahead, owner, ctx, self);
+}
+
+int sim_par_init_replicas(struct sim_par *p, struct sim_engine **eng, uint32_t n,
+			  sim_time_t lookahead, sim_par_owner_fn owner, void *ctx)
+{
+	for (uint32_t k = 1; k < n; k++)
+		if (eng[k]->ncomps != eng[0]->ncomps || eng[k]->nranges != eng[0]->nranges) {
+			memset(p, 0, sizeof(*p));
+			pthread_mutex_init(&p->err_lock, NULL);
+			snprintf(p->why, sizeof(p->why), "replica %u is not the model partition 0 holds", k);
+			return -1;
+		}
+	return setup(p, eng[0], eng, n, lookahead, owner, ctx, -1);
+}
+
+static int setup(struct sim_par *p, struct sim_engine *eng, struct sim_engine **replicas,
+		 uint32_t n, sim_time_t lookahead, sim_par_owner_fn owner, void *ctx, int self)
 {
 	memset(p, 0, sizeof(*p));
 	pthread_mutex_init(&p->err_lock, NULL);
@@ -346,7 +368,10 @@ int sim_par_setup(struct sim_par *p, struct sim_engine *eng, uint32_t n, sim_tim
 		goto fail;
 	}
 	p->eng[p->first] = eng;
-	for (uint32_t k = 0; k < n && self < 0; k++) {
+	p->replicas = replicas != NULL;
+	for (uint32_t k = 0; k < n && replicas; k++)
+		p->eng[k] = replicas[k];
+	for (uint32_t k = 0; k < n && self < 0 && !replicas; k++) {
 		if (k == p->first)
 			continue;
 		struct sim_engine *e = malloc(sizeof(*e));
@@ -383,23 +408,28 @@ int sim_par_setup(struct sim_par *p, struct sim_engine *eng, uint32_t n, sim_tim
 		pthread_mutex_init(&p->gate_lock, NULL);
 		pthread_cond_init(&p->gate, NULL);
 	}
-	/* the events set-up scheduled, to their components' partitions */
-	size_t nev;
-	struct sim_event *ev = sim_drain(eng, &nev);
+	/* the events set-up scheduled, to their components' partitions; a
+	 * replica keeps its own partition's (the others' are their replicas') */
+	for (uint32_t k = 0; k < (replicas ? n : 1); k++) {
+		struct sim_engine *from = replicas ? replicas[k] : eng;
+		size_t nev;
+		struct sim_event *ev = sim_drain(from, &nev);
 
-	if (!ev && nev)
-		goto oom;
-	for (size_t i = 0; i < nev; i++) {
-		struct sim_engine *to = p->eng[sim_owner(eng, ev[i].comp)];
-
-		if (!to)
-			continue;	/* another process's replica runs it */
-		if (sim_insert(to, &ev[i])) {
-			free(ev);
+		if (!ev && nev)
 			goto oom;
+		for (size_t i = 0; i < nev; i++) {
+			uint32_t o = sim_owner(from, ev[i].comp);
+			struct sim_engine *to = replicas ? (o == k ? from : NULL) : p->eng[o];
+
+			if (!to)
+				continue;	/* another process's or replica's runs it */
+			if (sim_insert(to, &ev[i])) {
+				free(ev);
+				goto oom;
+			}
 		}
+		free(ev);
 	}
-	free(ev);
 	return 0;
 oom:
 	snprintf(p->why, sizeof(p->why), "out of memory for %u partitions", n);
@@ -461,15 +491,17 @@ void sim_par_fini(struct sim_par *p)
 		for (uint32_t k = 0; k < p->n; k++) {
 			struct sim_engine *e = p->eng[k];
 
-			if (!e || k == p->first)
+			if (!e || k == p->first || p->replicas)
 				continue;
 			e->comps = NULL;	/* the caller's engine's */
 			sim_fini(e);
 			free(e);
 		}
-		if (p->eng[p->first]) {
-			struct sim_engine *e = p->eng[p->first];
+		for (uint32_t k = 0; k < p->n; k++) {
+			struct sim_engine *e = p->eng[k];
 
+			if (!e || (k != p->first && !p->replicas))
+				continue;	/* freed above */
 			e->par = NULL;
 			e->owner = NULL;
 			e->lag = 0;

@@ -96,6 +96,7 @@ struct sim_par {
 	int self;			/* -1: threads run every list here; else this
 					 * process's partition (one process each: sim_par_mpi.h) */
 	uint32_t first;			/* the caller's engine's partition (0, or self) */
+	bool replicas;			/* every engine the caller's (sim_par_init_replicas) */
 	pthread_barrier_t bar;
 	bool bar_ok;			/* bar, gate_lock and gate are set up */
 	pthread_mutex_t gate_lock;	/* threads start when go is set: 1 run, -1 leave */
@@ -132,6 +133,15 @@ int sim_par_init(struct sim_par *p, struct sim_engine *eng, uint32_t n, sim_time
  * of memory).
  */
 int sim_par_run(struct sim_par *p);
+/*
+ * As sim_par_init, for a model built n times (eng[k] the engine of the
+ * k-th copy, its components registered in the same order: the same ids),
+ * partition k running on copy k: each keeps its own partition's events
+ * and drops the others' (their copies run them), as processes do. The
+ * engines stay the caller's.
+ */
+int sim_par_init_replicas(struct sim_par *p, struct sim_engine **eng, uint32_t n,
+			  sim_time_t lookahead, sim_par_owner_fn owner, void *ctx);
 /* Give the other partitions' lists back; eng[0] stays the caller's. */
 void sim_par_fini(struct sim_par *p);
 /* Set the model's reduction (before the run); 0, or -1 out of memory. */

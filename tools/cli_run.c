@@ -111,6 +111,8 @@ void cli_run_usage(FILE *out)
 "                     tcp.* keys); --set ib.cc=on adds IB congestion\n"
 "                     control. 'ibfab compare' runs them side by side.\n"
 "  --seed N           seed of every random choice (default 1).\n"
+"  --threads N        cut the fabric into N partitions, one a thread (the\n"
+"                     same results; see Parallel below).\n"
 "  --op write|read|send  the work request of every --traffic spec that names\n"
 "                     none (default write; the spec key op= overrides it).\n"
 "\n"
@@ -281,12 +283,13 @@ void cli_run_usage(FILE *out)
 "  flows.csv  id,src,dst,bytes,sl,stream,after,done,start_ps,first_tx_ps,\n"
 "             end_ps,completion_ps   (times empty for unfinished messages)\n"
 "\n"
-"Parallel: 'mpirun -np N ibfab run ...' cuts the fabric into N partitions\n"
-"(a switch with its HCAs the unit), one a process; every process builds the\n"
-"same model and runs its own part, rank 0 writes the outputs. The results\n"
-"are the one-process run's, byte for byte, but for \"events\", \"engine\"\n"
-"and \"partitions\" (docs/architecture.md). Not yet with --trace, --fault,\n"
-"--csv, --html, --pcap, fabric=tcp, sim.check or sim.max_time_ns.\n"
+"Parallel: '--threads N' or 'mpirun -np N ibfab run ...' cuts the fabric\n"
+"into N partitions (a switch with its HCAs the unit), one a thread or a\n"
+"process; each builds the same model and runs its own part, the first\n"
+"writes the outputs. The results are the one-thread run's, byte for byte,\n"
+"but for \"events\", \"engine\" and \"partitions\" (docs/architecture.md).\n"
+"Not yet with --trace, --fault, --csv, --html, --pcap, fabric=tcp,\n"
+"sim.check or sim.max_time_ns, nor both at once.\n"
 "Environment: IBFAB_DEBUG=credit,vlarb,... turns on debug logs (stderr).\n"
 "Exit status: 0 done (also when sim.max_time_ns cut a run of messages\n"
 "short: see 'complete' in the JSON), 1 bad input or a failed run (one line\n"
@@ -346,7 +349,7 @@ enum opt_id {
 	OPT_SEED, OPT_JSON, OPT_CSV, OPT_REPRODUCIBLE, OPT_QUIET,
 	OPT_ROUTING, OPT_ROOTS, OPT_LMC, OPT_SM, OPT_LFT,
 	OPT_TRACE, OPT_TRACE_FORMAT, OPT_EXPLAIN, OPT_TIMELINE, OPT_HTML, OPT_OP,
-	OPT_ALLOW_UNREACHABLE, OPT_PCAP, OPT_PCAP_FILTER, OPT_FAULT,
+	OPT_ALLOW_UNREACHABLE, OPT_PCAP, OPT_PCAP_FILTER, OPT_FAULT, OPT_THREADS,
 };
 
 static const struct cli_opt run_options[] = {
@@ -378,6 +381,7 @@ static const struct cli_opt run_options[] = {
 	{ "--op", OPT_OP, true },
 	{ "--allow-unreachable", OPT_ALLOW_UNREACHABLE, false },
 	{ "--fault", OPT_FAULT, true },
+	{ "--threads", OPT_THREADS, true },
 };
 
 int cli_usage_error(const char *cmd, const char *fmt, const char *a, const char *b)
@@ -495,6 +499,16 @@ static int parse_args(int argc, char **argv, struct cli_run_opts *o)
 				return usage_error("%s: %s", name, err);
 			o->seed_given = true;
 			break;
+		case OPT_THREADS: {
+			uint64_t t;
+
+			if (o->threads)
+				return usage_error("option '%s' given twice%s", name, "");
+			if (sim_parse_u64(val, &t, err, sizeof(err)) || t < 1 || t > 4096)
+				return usage_error("%s: want 1 to 4096 threads, got '%s'", name, val);
+			o->threads = (uint32_t)t;
+			break;
+		}
 		case OPT_REPRODUCIBLE:
 			o->reproducible = true;
 			break;
@@ -1151,7 +1165,7 @@ void cli_run_fill_report(struct cli_run *c, struct cli_report *r)
 	r->events = fab_engine(c->fab)->events;
 	if (c->par_size > 1) {
 		r->partitions = (uint32_t)c->par_size;
-		r->engine = cli_par->engine;
+		r->engine = c->par_ops->engine;
 	}
 	r->seed = c->o->seed;
 	r->topo_source = c->topo_desc;
@@ -1393,7 +1407,7 @@ static int par_setup(struct cli_run *c, void *ctx)
 	if (no)
 		return sim_diag_set(&c->d, NULL, 0, 0, "a run in %d partitions does not take %s yet",
 				    c->par_size, no);
-	int rc = cli_par->setup(c);
+	int rc = c->par_ops->setup(c);
 
 	c->par_same_error = false;
 	return rc;
@@ -1456,6 +1470,16 @@ int cli_run_main(int argc, char **argv)
 	cli_run_init(&c, &o);
 	c.par_rank = rank;
 	c.par_size = size;
+	c.par_ops = size > 1 ? cli_par : NULL;
+	if (o.threads > 1 && size > 1) {
+		fprintf(stderr, "ibfab run: --threads with mpirun: one or the other, not both yet\n");
+		rc = 2;
+		goto out_run;
+	}
+	if (o.threads > 1) {
+		c.par_size = (int)o.threads;
+		c.par_ops = &cli_par_threads;
+	}
 
 	rc = run_pipeline(&c);
 	if (rc < 0) {
@@ -1468,9 +1492,12 @@ int cli_run_main(int argc, char **argv)
 			fprintf(stderr, "ibfab run: %s\n", buf);
 		rc = 1;
 	}
+out_run:
 	outputs_free(&c, rc != 0);
+	if (c.par_ops)
+		c.par_ops->fini(&c);
 	if (size > 1)
-		cli_par->fini(&c);
+		cli_par->fini(NULL);	/* MPI itself */
 	cli_run_fini(&c);
 	size = 1;
 out_opts:

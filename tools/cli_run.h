@@ -74,6 +74,7 @@ struct cli_run_opts {
 	const char *pcap_filter;	/* --pcap-filter: which of them */
 	const char **faults;	/* --fault SPEC, in order (cli_fault.c) */
 	int nfaults;
+	uint32_t threads;	/* --threads N: partitions on threads (0, 1: none) */
 	/* results kept streamed (`ibfab run`): the traffic as a compact list
 	 * (fab.h) whose records an output reads back from disk, a trace's
 	 * flows read from its steps; unset (compare), every message and
@@ -127,6 +128,7 @@ struct cli_run {
 	/* a partitioned run (cli_par): this process's rank and their count
 	 * (1: not partitioned); the back-end's state */
 	int par_rank, par_size;
+	const struct cli_par_ops *par_ops;	/* cli_par, or cli_par_threads */
 	void *par_state;
 	bool par_same_error;	/* an error every process meets alike: rank 0 tells */
 };
@@ -146,6 +148,8 @@ struct cli_par_ops {
 	void (*fini)(struct cli_run *c);
 };
 extern const struct cli_par_ops *cli_par;
+/* --threads N (tools/cli_threads.c): a copy of the fabric a thread. */
+extern const struct cli_par_ops cli_par_threads;
 
 void cli_run_init(struct cli_run *c, struct cli_run_opts *o);
 /* Parameters (defaults, --preset, every --set in order, the cross checks),

@@ -858,6 +858,12 @@ static void close_waits(struct fab *f)
 	}
 }
 
+void fab_part_finish(struct fab *f, sim_time_t now)
+{
+	f->eng.now = now;
+	close_waits(f);
+}
+
 void fab_set_par(struct fab *f, const struct fab_par_ops *ops, void *ctx)
 {
 	f->par = ops;

@@ -153,6 +153,8 @@ struct fab_msgs {
 };
 
 int fab_msgs_add(struct fab_msgs *m, const struct fab_msg *msg);
+/* dst a copy of src (its own memory): 0, or -1 out of memory. */
+int fab_msgs_copy(struct fab_msgs *dst, const struct fab_msgs *src);
 /* Message i's input: &v[i], or *tmp filled from its run (results zero). */
 const struct fab_msg *fab_msgs_in(const struct fab_msgs *m, size_t i, struct fab_msg *tmp);
 /* The list as runs, in index order (an explicit list is one run a
@@ -257,6 +259,9 @@ void fab_part_set_max(struct fab *f, const uint64_t v[FAB_PART_MAX]);
 void fab_part_values(void *ctx, uint32_t k, uint64_t sum[SIM_PAR_SUMS], uint64_t *max);
 sim_time_t fab_part_stop(void *ctx, const uint64_t sum[SIM_PAR_SUMS], uint64_t max);
 int fab_part_rebuild(struct fab *f);
+/* A copy that ran a partition in this process but not fab_run: its clock
+ * set to the run's end, its waits closed as fab_run closes them. */
+void fab_part_finish(struct fab *f, sim_time_t now);
 /* Did the run reach sim.max_time_ns (rather than end, or stall)? */
 bool fab_time_limit_reached(const struct fab *f);
 

@@ -202,6 +202,33 @@ int fab_msgs_check(const struct fab_msgs *m, const struct fab_params *p, struct 
 	return 0;
 }
 
+int fab_msgs_copy(struct fab_msgs *dst, const struct fab_msgs *src)
+{
+	*dst = *src;
+	dst->v = NULL;
+	dst->cap = 0;
+	dst->runs = NULL;
+	dst->runs_cap = 0;
+	if (src->compact) {
+		if (src->nruns && !(dst->runs = malloc(src->nruns * sizeof(*dst->runs)))) {
+			memset(dst, 0, sizeof(*dst));
+			return -1;
+		}
+		dst->runs_cap = src->nruns;
+		if (src->nruns)
+			memcpy(dst->runs, src->runs, src->nruns * sizeof(*dst->runs));
+		return 0;
+	}
+	dst->compact = false;
+	if (fab_msgs_reserve(dst, src->n ? src->n : 1)) {
+		memset(dst, 0, sizeof(*dst));
+		return -1;
+	}
+	if (src->n)
+		memcpy(dst->v, src->v, src->n * sizeof(*dst->v));
+	return 0;
+}
+
 void fab_msgs_free(struct fab_msgs *m)
 {
 	sim_mem_free_sized(m->v, m->cap * sizeof(*m->v));

@@ -1,36 +1,55 @@
 #!/bin/bash
-# par_run.sh - `mpirun -np N ibfab run ...` gives the run one process gives:
-# the fabric cut into N partitions (models/fabric/fab_cut.c), one a process
-# (tools/par_mpi.c), and the JSON byte for byte the sequential run's but for
-# the count of events, "engine" and "partitions". The runs: the default,
+# par_run.sh [threads|mpi] - `ibfab run --threads N` (threads) or `mpirun
+# -np N ibfab run ...` (mpi, the default) gives the run one thread gives:
+# the fabric cut into N partitions (models/fabric/fab_cut.c), one a thread
+# (tools/cli_threads.c: a copy of the fabric each) or a process
+# (tools/par_mpi.c), and the JSON byte for byte the sequential run's but
+# for the count of events, "engine" and "partitions". The runs: the default,
 # cut 2, 3 and 4 ways; two VLs under a skewed VLArb table with incasts and
 # a ping-pong; a permutation and an all-to-all on 128 hosts; RoCE with PFC;
 # adaptive routing on the 2:1 tree; IB congestion control; lossy RoCE
 # with SENDs and lost datagrams. What a partitioned run does not take yet
-# is refused by name, with nothing written.
-#   IBFAB=build/tools/ibfab IBFAB_SRC=. MPIEXEC=mpirun bash tests/par/par_run.sh
+# is refused by name, with nothing written; --threads beside mpirun too.
+#   IBFAB=build/tools/ibfab IBFAB_SRC=. bash tests/par/par_run.sh threads
+#   IBFAB=build/tools/ibfab IBFAB_SRC=. MPIEXEC=mpirun bash tests/par/par_run.sh mpi
+mode=${1:-mpi}
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 : "${MPIEXEC:=mpirun}"
 EX="$IBFAB_SRC/topologies/examples"
 FT16=(--topo "$EX/fattree-16.topo")
 mpi() { "$MPIEXEC" --allow-run-as-root --oversubscribe -np "$@"; }
+case $mode in
+threads) engine=threads ;;
+mpi) engine="processes (MPI)" ;;
+*) echo "par_run.sh: threads or mpi, not '$mode'" >&2; exit 2 ;;
+esac
+cut() {	# N, then ibfab run's arguments: run them cut N ways
+	local np=$1
+	shift
+	if [ "$mode" = threads ]; then
+		"$IBFAB" run --threads "$np" "$@"
+	else
+		mpi "$np" "$IBFAB" run "$@"
+	fi
+}
 
 same() {	# name, processes, then ibfab run's arguments
 	local name=$1 np=$2
 	shift 2
 	"$IBFAB" run --quiet --reproducible --json "$tmp/$name.seq.json" "$@" > "$tmp/$name.seq.txt" 2>&1 ||
 		{ fail "$name: ibfab run $*: $(tail -2 "$tmp/$name.seq.txt")"; return; }
-	mpi "$np" "$IBFAB" run --quiet --reproducible --json "$tmp/$name.par.json" "$@" \
+	cut "$np" --quiet --reproducible --json "$tmp/$name.par.json" "$@" \
 		> "$tmp/$name.par.txt" 2>&1 ||
-		{ fail "$name: mpirun -np $np ibfab run $*: $(head -3 "$tmp/$name.par.txt")"; return; }
-	python3 - "$tmp/$name.seq.json" "$tmp/$name.par.json" "$name" "$np" <<'PY' || fail "$name: see above"
+		{ fail "$name: $np partitions ($mode): $*: $(head -3 "$tmp/$name.par.txt")"; return; }
+	python3 - "$tmp/$name.seq.json" "$tmp/$name.par.json" "$name" "$np" "$engine" <<'PY' ||
 import json, sys
 a, b, name, np = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3], int(sys.argv[4])
+engine = sys.argv[5]
 bad = []
 if (a["engine"], a["partitions"]) != ("sequential", 1):
-    bad.append(f"one process: engine {a['engine']!r}, partitions {a['partitions']}")
-if (b["engine"], b["partitions"]) != ("processes (MPI)", np):
-    bad.append(f"{np} processes: engine {b['engine']!r}, partitions {b['partitions']}")
+    bad.append(f"one partition: engine {a['engine']!r}, partitions {a['partitions']}")
+if (b["engine"], b["partitions"]) != (engine, np):
+    bad.append(f"{np} partitions: engine {b['engine']!r}, partitions {b['partitions']}")
 if not b["events"] >= a["events"] > 0:
     bad.append(f"events {a['events']} in one process, {b['events']} in {np}")
 for j in (a, b):
@@ -50,6 +69,7 @@ for line in sorted(bad)[:12]:
     print("  ", line)
 sys.exit(1 if bad else 0)
 PY
+		fail "$name: see above"
 }
 
 same default2 2
@@ -73,21 +93,25 @@ printf 'ranks 16\nallreduce 64KiB\n' > "$tmp/ar.trace"
 refused() {	# what the message names, then ibfab run's arguments
 	local what=$1
 	shift
-	if mpi 2 "$IBFAB" run --quiet --json "$tmp/no.json" "$@" > "$tmp/no.txt" 2>&1; then
-		fail "mpirun -np 2 ibfab run $* succeeded"
+	if cut 2 --quiet --json "$tmp/no.json" "$@" > "$tmp/no.txt" 2>&1; then
+		fail "2 partitions ($mode): $* succeeded"
 	elif ! grep -q "a run in 2 partitions does not take $what" "$tmp/no.txt" ||
 		[ "$(grep -c 'does not take' "$tmp/no.txt")" != 1 ]; then
-		fail "mpirun -np 2 ibfab run $*: $(head -2 "$tmp/no.txt")"
+		fail "2 partitions ($mode): $*: $(head -2 "$tmp/no.txt")"
 	fi
-	[ -e "$tmp/no.json" ] && fail "mpirun -np 2 ibfab run $*: left $tmp/no.json"
+	[ -e "$tmp/no.json" ] && fail "2 partitions ($mode): $*: left $tmp/no.json"
 	rm -f "$tmp/no.json"
 }
 refused "--trace" "${FT16[@]}" --trace "$tmp/ar.trace"
 refused "fabric=tcp" "${FT16[@]}" --set fabric=tcp
 refused "sim.max_time_ns" "${FT16[@]}" --set sim.max_time_ns=1000
 # more processes than switches to cut by
-mpi 7 "$IBFAB" run "${FT16[@]}" > "$tmp/seven.txt" 2>&1 &&
+cut 7 "${FT16[@]}" > "$tmp/seven.txt" 2>&1 &&
 	fail "7 partitions of a 6-switch fabric: accepted"
 grep -q "7 partitions, but the fabric has 6 switches" "$tmp/seven.txt" ||
 	fail "7 partitions: $(head -2 "$tmp/seven.txt")"
+if [ "$mode" = mpi ]; then
+	mpi 2 "$IBFAB" run --threads 2 > "$tmp/both.txt" 2>&1 && fail "--threads under mpirun: accepted"
+	grep -q "one or the other" "$tmp/both.txt" || fail "--threads under mpirun: $(head -2 "$tmp/both.txt")"
+fi
 finish

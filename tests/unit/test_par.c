@@ -442,6 +442,53 @@ static void test_par_hook(void)
 	free(m);
 }
 
+/* The model built once a partition (sim_par_init_replicas): each node's
+ * state is its owner's copy's, and all of it the one list's. */
+static void test_par_replicas(void)
+{
+	struct pmodel *ref_m = malloc(sizeof(*ref_m)), *m[4];
+	struct sim_engine eng[4], *pe[4];
+	struct outcome ref, got;
+
+	CU_ASSERT_FATAL(ref_m != NULL);
+	run_one_list(ref_m, &ref, 3000, 0, L);
+	for (int k = 0; k < 4; k++) {
+		m[k] = malloc(sizeof(*m[k]));
+		CU_ASSERT_FATAL(m[k] != NULL);
+		pe[k] = &eng[k];
+	}
+	for (uint32_t n = 2; n <= 4; n++)
+		for (uint32_t kind = 0; kind < 3; kind++) {
+			struct cut c = { m[0], n, kind };
+			struct sim_par p;
+
+			for (uint32_t k = 0; k < n; k++)
+				model_init(&eng[k], m[k], 3000);
+			CU_ASSERT_FATAL(sim_par_init_replicas(&p, pe, n, L, cut_owner, &c) == 0);
+			CU_ASSERT(sim_par_run(&p) == 0);
+			outcome_of(&eng[0], m[0], &got);
+			got.bad = 0;
+			for (int i = 0; i < NODES; i++) {
+				const struct pmodel *o = m[cut_owner(&c, m[0]->comp0 + (uint32_t)i)];
+				const struct pmodel *b = m[cut_owner(&c, m[0]->box0 + (uint32_t)i)];
+
+				got.hash[i] = o->node[i].hash;
+				got.seen[i] = o->node[i].seen;
+				got.box[i] = b->box[i].hash;
+				got.got[i] = b->box[i].got;
+				got.bad += o->node[i].bad + b->box[i].bad;
+			}
+			got.ticks = m[n - 1]->ticks;	/* the tick's partition */
+			same(&ref, &got, "replicas");
+			sim_par_fini(&p);
+			for (uint32_t k = 0; k < n; k++)
+				sim_fini(&eng[k]);
+		}
+	for (int k = 0; k < 4; k++)
+		free(m[k]);
+	free(ref_m);
+}
+
 static void test_par_lookahead_refused(void)
 {
 	struct pmodel *m = malloc(sizeof(*m));
@@ -520,6 +567,7 @@ static const struct test_case tests[] = {
 	{ "a stop with the look-ahead as its lag ends every cut at the same event", test_par_stop },
 	{ "a message under the look-ahead is refused, named", test_par_lookahead_refused },
 	{ "a stop only all partitions' counts show, made by the model's hook", test_par_hook },
+	{ "the model built once a partition: the one list's events", test_par_replicas },
 	{ NULL, NULL },
 };
 

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_threads.c - `ibfab run --threads N`: the fabric cut into N
+ * partitions, one a thread (sim/sim_par.h), as `mpirun -np N` runs them
+ * one a process (par_mpi.c), in one process.
+ *
+ * The models reach their engine, packet pool and totals through their
+ * fabric, so a thread gets a fabric of its own: the run's fabric is built
+ * again N - 1 times from the same inputs (each with its own copy of the
+ * message list, whose records the fabric writes), all cut alike
+ * (models/fabric/fab_cut.c), and thread k runs partition k on copy k
+ * (sim_par_init_replicas). Then each copy's own results (fab_part_pack
+ * of partition k) go into the first, with the totals' changes summed and
+ * the two maxima merged, and the first writes the outputs: the one-thread
+ * run's bytes but for the events, the engine and the partitions.
+ * Memory and set-up are N times one fabric's.
+ */
+#include "tools/cli_run.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct par_threads {
+	struct sim_par p;
+	bool p_init;
+	uint32_t n;
+	struct fab **fab;		/* [0] the run's, [k] partition k's copy */
+	struct fab_msgs *msgs;		/* the copies' message lists ([0] unused) */
+	struct fab_cut *cut;		/* each copy's cut (the same) */
+	uint64_t tot0[FAB_PART_TOTALS];	/* the totals before the run */
+};
+
+static void values(void *ctx, uint32_t k, uint64_t sum[SIM_PAR_SUMS], uint64_t *max)
+{
+	struct par_threads *st = ctx;
+
+	fab_part_values(st->fab[k], k, sum, max);
+}
+
+static sim_time_t stop(void *ctx, const uint64_t sum[SIM_PAR_SUMS], uint64_t max)
+{
+	struct par_threads *st = ctx;
+
+	return fab_part_stop(st->fab[0], sum, max);
+}
+
+static int run(void *ctx, struct sim_diag *d)
+{
+	struct par_threads *st = ctx;
+
+	if (sim_par_run(&st->p))
+		return sim_diag_set(d, NULL, 0, 0, "%s", st->p.why);
+	return 0;
+}
+
+static int merge(void *ctx, struct sim_diag *d)
+{
+	struct par_threads *st = ctx;
+	struct fab *f0 = st->fab[0];
+	const uint16_t *np = st->cut[0].node_part;
+	uint64_t tot[FAB_PART_TOTALS], sum[FAB_PART_TOTALS], mx[FAB_PART_MAX], all[FAB_PART_MAX];
+	size_t most = 0;
+
+	for (uint32_t k = 1; k < st->n; k++) {
+		size_t w = fab_part_words(st->fab[k], np, k);
+
+		if (w > most)
+			most = w;
+	}
+	uint64_t *buf = malloc((most ? most : 1) * sizeof(*buf));
+
+	if (!buf)
+		return sim_diag_set(d, NULL, 0, 0, "out of memory gathering the partitions' results");
+	fab_part_totals(f0, sum);
+	fab_part_max(f0, all);
+	for (uint32_t k = 1; k < st->n; k++) {
+		struct fab *f = st->fab[k];
+
+		fab_part_finish(f, fab_engine(f0)->now);
+		fab_part_pack(f, np, k, buf);
+		fab_part_unpack(f0, np, k, buf);
+		fab_part_totals(f, tot);
+		for (size_t i = 0; i < FAB_PART_TOTALS; i++)
+			sum[i] += tot[i] - st->tot0[i];
+		fab_part_max(f, mx);
+		for (int i = 0; i < FAB_PART_MAX; i++)
+			if (mx[i] > all[i])
+				all[i] = mx[i];
+	}
+	free(buf);
+	fab_part_set_totals(f0, sum);
+	fab_part_set_max(f0, all);
+	if (fab_part_rebuild(f0))
+		return sim_diag_set(d, NULL, 0, 0, "out of memory for the completion times");
+	return 0;
+}
+
+static const struct fab_par_ops ops = { run, merge };
+
+static int threads_setup(struct cli_run *c)
+{
+	uint32_t n = (uint32_t)c->par_size;
+	struct par_threads *st = calloc(1, sizeof(*st));
+	struct sim_engine **eng = calloc(n, sizeof(*eng));
+	const struct sim_par_hook hook = { values, stop, NULL };
+	int rc = -1;
+
+	if (!st || !eng || !(st->fab = calloc(n, sizeof(*st->fab))) ||
+	    !(st->msgs = calloc(n, sizeof(*st->msgs))) || !(st->cut = calloc(n, sizeof(*st->cut)))) {
+		if (st) {
+			free(st->fab);
+			free(st->msgs);
+		}
+		free(st);
+		free(eng);
+		return sim_diag_set(&c->d, NULL, 0, 0, "out of memory");
+	}
+	c->par_state = st;
+	st->n = n;
+	st->fab[0] = c->fab;
+	for (uint32_t k = 1; k < n; k++) {
+		if (fab_msgs_copy(&st->msgs[k], &c->msgs)) {
+			sim_diag_set(&c->d, NULL, 0, 0, "out of memory for partition %u's messages", k);
+			goto out;
+		}
+		st->fab[k] = fab_create(&c->net, &c->p, &st->msgs[k], c->o->seed, &c->d);
+		if (!st->fab[k])
+			goto out;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		if (fab_cut_plan(st->fab[k], n, &st->cut[k], &c->d))
+			goto out;
+		eng[k] = fab_engine(st->fab[k]);
+	}
+	if (sim_par_init_replicas(&st->p, eng, n, st->cut[0].lookahead, fab_cut_owner, &st->cut[0])) {
+		sim_diag_set(&c->d, NULL, 0, 0, "%s", st->p.why);
+		goto out;
+	}
+	st->p_init = true;
+	struct sim_par_hook h = hook;
+
+	h.ctx = st;
+	if (sim_par_set_hook(&st->p, &h)) {
+		sim_diag_set(&c->d, NULL, 0, 0, "out of memory");
+		goto out;
+	}
+	fab_part_totals(c->fab, st->tot0);
+	fab_set_par(c->fab, &ops, st);
+	rc = 0;
+out:
+	free(eng);
+	return rc;
+}
+
+static void threads_fini(struct cli_run *c)
+{
+	struct par_threads *st = c ? c->par_state : NULL;
+
+	if (!st)
+		return;
+	if (st->p_init)
+		sim_par_fini(&st->p);
+	for (uint32_t k = 0; k < st->n; k++) {
+		if (st->cut[k].f)
+			fab_cut_free(&st->cut[k]);
+		if (k) {
+			if (st->fab[k])
+				fab_destroy(st->fab[k]);
+			fab_msgs_free(&st->msgs[k]);
+		}
+	}
+	if (st->fab[0])
+		fab_set_par(st->fab[0], NULL, NULL);
+	free(st->cut);
+	free(st->fab);
+	free(st->msgs);
+	free(st);
+	c->par_state = NULL;
+}
+
+const struct cli_par_ops cli_par_threads = {
+	.engine = "threads",
+	.setup = threads_setup,
+	.fini = threads_fini,
+};
