@@ -40,7 +40,7 @@ same() {	# name, processes, then ibfab run's arguments
 		{ fail "$name: ibfab run $*: $(tail -2 "$tmp/$name.seq.txt")"; return; }
 	cut "$np" --quiet --reproducible --json "$tmp/$name.par.json" "$@" \
 		> "$tmp/$name.par.txt" 2>&1 ||
-		{ fail "$name: $np partitions ($mode): $*: $(head -3 "$tmp/$name.par.txt")"; return; }
+		{ fail "$name: $np partitions ($mode): $*: $(tail -40 "$tmp/$name.par.txt")"; return; }
 	python3 - "$tmp/$name.seq.json" "$tmp/$name.par.json" "$name" "$np" "$engine" <<'PY' ||
 import json, sys
 a, b, name, np = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3], int(sys.argv[4])
