@@ -1451,6 +1451,12 @@ int cli_run_main(int argc, char **argv)
 		fputs("ibfab run: the partitioned run could not start\n", stderr);
 		return 1;
 	}
+	if (!cli_par && getenv("OMPI_COMM_WORLD_SIZE") && atoi(getenv("OMPI_COMM_WORLD_SIZE")) > 1) {
+		/* each process would run the whole fabric and write the same files */
+		fputs("ibfab run: this ibfab was built without MPI (Open MPI's development files "
+		      "were missing): under mpirun it cannot cut the fabric; use --threads N\n", stderr);
+		return 1;
+	}
 	/* each repeatable option appears at most argc times */
 	o.traffic = calloc((size_t)argc + 1, sizeof(*o.traffic));
 	o.sets = calloc((size_t)argc + 1, sizeof(*o.sets));
