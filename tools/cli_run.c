@@ -288,8 +288,8 @@ void cli_run_usage(FILE *out)
 "process; each builds the same model and runs its own part, the first\n"
 "writes the outputs. The results are the one-thread run's, byte for byte,\n"
 "but for \"events\", \"engine\" and \"partitions\" (docs/architecture.md).\n"
-"Not yet with --trace, --fault, --csv, --html, --pcap, fabric=tcp,\n"
-"sim.check or sim.max_time_ns, nor both at once.\n"
+"Not yet with --trace, --fault, --csv, --html, --pcap, sim.check or\n"
+"sim.max_time_ns, nor both at once.\n"
 "Environment: IBFAB_DEBUG=credit,vlarb,... turns on debug logs (stderr).\n"
 "Exit status: 0 done (also when sim.max_time_ns cut a run of messages\n"
 "short: see 'complete' in the JSON), 1 bad input or a failed run (one line\n"
@@ -1399,7 +1399,7 @@ static int par_setup(struct cli_run *c, void *ctx)
 			 c->o->nfaults ? "--fault" : c->o->csv ? "--csv (its samples)" :
 			 c->o->html ? "--html (its samples)" : c->o->pcap ? "--pcap" :
 			 c->p.check ? "sim.check" : c->p.max_time_ns ? "sim.max_time_ns" :
-			 fab_kind_of(&c->p)->tcp ? "fabric=tcp" : c->p.cut_links ? "sim.cut_links" : NULL;
+			 c->p.cut_links ? "sim.cut_links" : NULL;
 
 	(void)ctx;
 	/* what every process refuses alike, rank 0 says */

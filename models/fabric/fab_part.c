@@ -20,15 +20,16 @@
  * latest finish, and every partition stops a look-ahead after it, as one
  * run does (msg_check_finished).
  *
- * Left out (refused before a partitioned run): the TCP fabric's kernel and
- * connection counters, a compact message list (the run keeps every
- * record), faults, samplers, captures and the trace replay.
+ * Left out (refused before a partitioned run): a compact message list
+ * (the run keeps every record), faults, samplers, captures and the trace
+ * replay.
  */
 #include "models/fabric/fab_int.h"
 
 #include "models/eth/eth_ops.h"
 #include "models/hca/hca_plug.h"
 #include "models/switch/sw.h"
+#include "models/tcp/tcp.h"
 
 #include <string.h>
 
@@ -80,6 +81,8 @@ static void walk(struct fab *f, const uint16_t *node_part, uint32_t k, range_fn 
 				fn(ctx, &h->qps[q]->st, sizeof(h->qps[q]->st));
 			}
 		fn(ctx, &h->gone, sizeof(h->gone));
+		if (f->rc_transport)	/* the kernel's stack carries the QPs */
+			tcp_result_ranges(h, fn, ctx);
 	}
 	for (size_t i = 0; !f->live && i < f->msgs->n; i++)
 		if (k == FAB_PART_ALL || node_part[f->msgs->v[i].src] == k)

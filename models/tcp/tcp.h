@@ -164,6 +164,9 @@ uint32_t tcp_wire_bytes(const struct tcp_params *p, uint32_t len);
 void tcp_totals(const struct fab *f, struct fab_totals *t);
 /* Add the kernel counters of host h's cores to k. */
 void tcp_host_kernel(const struct hca *h, struct fab_kernel *k);
+/* The host's TCP counters (its cores' and its connections'), range by
+ * range in a fixed order, for a partitioned run's results (fab_part.c). */
+void tcp_result_ranges(struct hca *h, void (*fn)(void *ctx, void *p, size_t bytes), void *ctx);
 
 struct tcp_conn_stats {
 	uint64_t segs_sent, segs_rcvd, retransmits, timeouts, fast_recoveries;

@@ -1090,6 +1090,22 @@ void tcp_host_kernel(const struct hca *h, struct fab_kernel *k)
 	}
 }
 
+void tcp_result_ranges(struct hca *h, void (*fn)(void *ctx, void *p, size_t bytes), void *ctx)
+{
+	struct tcp_cores *cs = h->xport_host;
+
+	_Static_assert(sizeof(struct tcp_host_stats) % 8 == 0 && sizeof(struct tcp_conn_stats) % 8 == 0,
+		       "whole words");
+	for (uint32_t i = 0; cs && i < cs->n; i++)
+		fn(ctx, &cs->v[i].st, sizeof(cs->v[i].st));
+	for (uint32_t q = 0; q < h->nqps; q++) {
+		struct hca_qp *qp = h->qps[q];
+
+		if (qp && qp->xport && qp->xport->ops == &tcp_ops)
+			fn(ctx, &tcp_of(qp)->st, sizeof(tcp_of(qp)->st));
+	}
+}
+
 void tcp_totals(const struct fab *f, struct fab_totals *t)
 {
 	t->tcp_segments = t->tcp_retransmits = t->tcp_timeouts = t->tcp_fast_recoveries = 0;

@@ -27,6 +27,7 @@
 #   roce_dyn  dynamic PFC thresholds on the 2:1 tree, all-to-all
 #   roce_short  pauses of 16 quanta and low thresholds: pauses expire
 #             while data waits (188,439 pause frames)
+#   tcp       TCP: segments, ACKs and the kernel's costs over cut links
 #   lossy     RoCE without PFC, 32 KiB a port: SENDs (their receives posted
 #             by the destination), datagrams of which 1,884 are lost (the
 #             loss reported to the source), go-back-N
@@ -79,6 +80,8 @@ same roce_dyn --topo "$EX/fattree-64-2to1.topo" --set fabric=roce --set eth.pfc_
 	--set eth.buffer_per_port=256KiB --traffic alltoall:size=256KiB
 same roce_short "${FT16[@]}" --set fabric=roce --set eth.pfc_quanta=16 --set eth.pfc_xoff=16KiB \
 	--set eth.pfc_xon=8KiB --traffic incast:dst=h0,n=15,size=256KiB --traffic alltoall:size=64KiB
+same tcp "${FT16[@]}" --set fabric=tcp --traffic incast:dst=h0,n=8,size=256KiB \
+	--traffic permutation:size=64KiB
 same lossy "${FT16[@]}" --set fabric=roce-lossy --set eth.buffer_per_port=32KiB --op send \
 	--traffic incast:dst=h0,n=15,size=256KiB --traffic incast:dst=h1,size=1000B,count=300,qp=ud \
 	--traffic permutation:size=64KiB

@@ -8,7 +8,8 @@
 # cut 2, 3 and 4 ways; two VLs under a skewed VLArb table with incasts and
 # a ping-pong; a permutation and an all-to-all on 128 hosts; RoCE with PFC;
 # adaptive routing on the 2:1 tree; IB congestion control; lossy RoCE
-# with SENDs and lost datagrams. What a partitioned run does not take yet
+# with SENDs and lost datagrams; TCP (its connections' and kernel's
+# counters gathered too). What a partitioned run does not take yet
 # is refused by name, with nothing written; --threads beside mpirun too.
 #   IBFAB=build/tools/ibfab IBFAB_SRC=. bash tests/par/par_run.sh threads
 #   IBFAB=build/tools/ibfab IBFAB_SRC=. MPIEXEC=mpirun bash tests/par/par_run.sh mpi
@@ -76,6 +77,8 @@ same ibcc 2 "${FT16[@]}" --set ib.cc=on --traffic incast:dst=h0,n=8,size=256KiB
 same lossy 3 "${FT16[@]}" --set fabric=roce-lossy --set eth.buffer_per_port=32KiB --op send \
 	--traffic incast:dst=h0,n=15,size=256KiB --traffic incast:dst=h1,size=1000B,count=300,qp=ud \
 	--traffic permutation:size=64KiB
+same tcp 3 "${FT16[@]}" --set fabric=tcp --traffic incast:dst=h0,n=8,size=256KiB \
+	--traffic permutation:size=64KiB
 
 # refused by name, nothing written
 printf 'ranks 16\nallreduce 64KiB\n' > "$tmp/ar.trace"
@@ -92,7 +95,6 @@ refused() {	# what the message names, then ibfab run's arguments
 	rm -f "$tmp/no.json"
 }
 refused "--trace" "${FT16[@]}" --trace "$tmp/ar.trace"
-refused "fabric=tcp" "${FT16[@]}" --set fabric=tcp
 refused "sim.max_time_ns" "${FT16[@]}" --set sim.max_time_ns=1000
 # more processes than switches to cut by
 cut 7 "${FT16[@]}" > "$tmp/seven.txt" 2>&1 &&
