@@ -12,11 +12,13 @@
  * (sim_par_init_replicas). Then each copy's own results (fab_part_pack
  * of partition k) go into the first, with the totals' changes summed and
  * the two maxima merged, and the first writes the outputs: the one-thread
- * run's bytes but for the events, the engine and the partitions.
- * Memory and set-up are N times one fabric's.
+ * run's bytes but for the events, the engine and the partitions. The
+ * copies are built at once, a thread each (the inputs are only read):
+ * memory is N times one fabric's.
  */
 #include "tools/cli_run.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,6 +99,57 @@ static int merge(void *ctx, struct sim_diag *d)
 
 static const struct fab_par_ops ops = { run, merge };
 
+/* Copy k of the fabric, built on a thread of its own (the inputs are
+ * only read), its diagnostic kept for the caller. */
+struct copy_job {
+	struct cli_run *c;
+	struct par_threads *st;
+	uint32_t k;
+	struct sim_diag d;
+	pthread_t tid;
+	bool started;
+};
+
+static void *build_copy(void *arg)
+{
+	struct copy_job *j = arg;
+	struct par_threads *st = j->st;
+
+	if (fab_msgs_copy(&st->msgs[j->k], &j->c->msgs)) {
+		sim_diag_set(&j->d, NULL, 0, 0, "out of memory for partition %u's messages", j->k);
+		return NULL;
+	}
+	st->fab[j->k] = fab_create(&j->c->net, &j->c->p, &st->msgs[j->k], j->c->o->seed, &j->d);
+	return NULL;
+}
+
+/* The copies 1 .. n-1, all at once (one thread each; a thread that cannot
+ * be started builds its copy here). */
+static int build_copies(struct cli_run *c, struct par_threads *st)
+{
+	struct copy_job *job = calloc(st->n, sizeof(*job));
+	int rc = 0;
+
+	if (!job)
+		return sim_diag_set(&c->d, NULL, 0, 0, "out of memory");
+	for (uint32_t k = 1; k < st->n; k++) {
+		job[k] = (struct copy_job){ .c = c, .st = st, .k = k };
+		job[k].started = !pthread_create(&job[k].tid, NULL, build_copy, &job[k]);
+		if (!job[k].started)
+			build_copy(&job[k]);
+	}
+	for (uint32_t k = 1; k < st->n; k++) {
+		if (job[k].started)
+			pthread_join(job[k].tid, NULL);
+		if (!st->fab[k] && !rc) {
+			c->d = job[k].d;
+			rc = -1;
+		}
+	}
+	free(job);
+	return rc;
+}
+
 static int threads_setup(struct cli_run *c)
 {
 	uint32_t n = (uint32_t)c->par_size;
@@ -118,15 +171,8 @@ static int threads_setup(struct cli_run *c)
 	c->par_state = st;
 	st->n = n;
 	st->fab[0] = c->fab;
-	for (uint32_t k = 1; k < n; k++) {
-		if (fab_msgs_copy(&st->msgs[k], &c->msgs)) {
-			sim_diag_set(&c->d, NULL, 0, 0, "out of memory for partition %u's messages", k);
-			goto out;
-		}
-		st->fab[k] = fab_create(&c->net, &c->p, &st->msgs[k], c->o->seed, &c->d);
-		if (!st->fab[k])
-			goto out;
-	}
+	if (build_copies(c, st))
+		goto out;
 	for (uint32_t k = 0; k < n; k++) {
 		if (fab_cut_plan(st->fab[k], n, &st->cut[k], &c->d))
 			goto out;
