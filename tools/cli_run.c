@@ -1384,7 +1384,6 @@ void cli_run_fini(struct cli_run *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* 0 done, -1 failed with c->d filled, 1 failed and already said why. */
 const struct cli_par_ops *cli_par;
 
 /*
@@ -1413,6 +1412,7 @@ static int par_setup(struct cli_run *c, void *ctx)
 	return rc;
 }
 
+/* 0 done, -1 failed with c->d filled, 1 failed and already said why. */
 static int run_pipeline(struct cli_run *c)
 {
 	struct cli_report r;
@@ -1490,12 +1490,10 @@ int cli_run_main(int argc, char **argv)
 	rc = run_pipeline(&c);
 	if (rc < 0) {
 		sim_diag_format(&c.d, buf, sizeof(buf));
-		if (size > 1 && c.par_same_error && rank)
-			;	/* rank 0 says it */
-		else if (size > 1)
-			fprintf(stderr, "ibfab run: process %d of %d: %s\n", rank, size, buf);
-		else
+		if (size == 1)
 			fprintf(stderr, "ibfab run: %s\n", buf);
+		else if (!c.par_same_error || !rank)	/* what all meet alike, rank 0 says */
+			fprintf(stderr, "ibfab run: process %d of %d: %s\n", rank, size, buf);
 		rc = 1;
 	}
 out_run:
