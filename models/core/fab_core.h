@@ -66,7 +66,8 @@ struct fab_hooks {
 	/* The transport gave up on it (TCP's retries2). */
 	void (*given_up)(struct fab *f, uint32_t msg);
 	/* A report of its fate from another node (delivered at t, or lost:
-	 * enum fab_report_kind) reaches its source (fab_report_send). */
+	 * enum fab_report_kind) reaches its source in another partition
+	 * (PORT_EV_REPORT_*). */
 	void (*report)(struct fab *f, uint32_t msg, sim_time_t t, uint8_t kind);
 	/* Post msg's receive at its destination, which is in another partition
 	 * than its source (PORT_EV_RECV). */
@@ -77,17 +78,9 @@ struct fab_hooks {
  * A message's record belongs to its source; what happens to it at another
  * node (delivered at its destination, a packet of it lost in a switch)
  * reaches the source as a report, one look-ahead later (fab_lookahead),
- * as it must between two partitions of a parallel run: an event of the
- * source's port carrying this, in a packet record of the pool (the only
- * records a port's events name).
+ * as it must between two partitions of a parallel run (models/fabric/fab.c).
  */
 enum fab_report_kind { FAB_REPORT_DELIVERED, FAB_REPORT_LOST };
-
-struct fab_report {
-	sim_time_t t;			/* delivered: when its data is visible */
-	uint32_t msg;
-	uint8_t kind;
-};
 
 /*
  * A node. Line 0 is what a packet through a switch reads (routing,

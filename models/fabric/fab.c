@@ -85,7 +85,7 @@ static void check_hook(struct sim_engine *eng, void *ctx)
 /*
  * A message is finished once delivered (or lost) and completed, when its
  * source knows both: its own completion at once, what happened at another
- * node one look-ahead later (the report's time, fab_report). `known` is
+ * node one look-ahead later (the report's time, report()). `known` is
  * when the source knows the half just in (now, or a report's time ahead
  * of now); until the completion comes, m->completed keeps when the source
  * knows of the delivery or loss (msg_completed then sets it). The run ends
@@ -140,31 +140,28 @@ static void msg_sent(struct fab *f, int32_t mi, sim_time_t t)
 }
 
 /*
- * Reports to a message's source (struct fab_report): an event of the
+ * A report to a message's source in another partition: an event of the
  * port its traffic leaves by, one look-ahead after the time it reports (a
- * delivery's visible time, not before now), which the event's time then
- * says: the message's index in the argument (PORT_EV_REPORT_*). Past 2^24
- * messages, or a delivery visible before now, the report is copied into a
- * packet record (port_import). The time a report takes does not depend
- * on where the partitions are cut, so neither does a run.
+ * delivery's visible time, never before now in the models), which the
+ * event's time then says, the message's index in the argument
+ * (PORT_EV_REPORT_*). The time a report takes does not depend on where
+ * the partitions are cut, so neither does a run. What the argument cannot
+ * say (a 2^24th message; a delivery visible before the event that reports
+ * it) fails the run rather than report another time.
  */
 static void report_send(struct fab *f, uint32_t mi, uint32_t src, sim_time_t t, uint8_t kind)
 {
 	const struct port *pt = f->nodes[src].hca->port;	/* the one its traffic leaves by */
 	uint32_t comp = f->port_comp0 + (uint32_t)(pt - f->port_mem);
-	int rc;
 
-	if (mi < PORT_WIRE_MAX_PKTS && t >= f->eng.now) {
-		rc = sim_schedule_at(&f->eng, t + f->lookahead, comp,
-				     mi << 8 | (kind == FAB_REPORT_LOST ? PORT_EV_REPORT_LOST :
-									  PORT_EV_REPORT_DELIVERED));
-	} else {
-		const struct fab_report r = { .t = t, .msg = mi, .kind = kind };
-
-		rc = sim_schedule_copy(&f->eng, f->eng.now + f->lookahead, comp, PORT_EV_REPORT, &r,
-				       sizeof(r));
+	if (mi >= PORT_WIRE_MAX_PKTS || t < f->eng.now) {
+		fab_fail(f, "message %u: its fate cannot be told to its source in another partition "
+			 "(2^24 messages at most, delivered no earlier than the event that reports it)", mi);
+		return;
 	}
-	if (rc)
+	if (sim_schedule_at(&f->eng, t + f->lookahead, comp,
+			    mi << 8 | (kind == FAB_REPORT_LOST ? PORT_EV_REPORT_LOST :
+								 PORT_EV_REPORT_DELIVERED)))
 		fab_fail(f, "out of memory for a message's report");
 }
 

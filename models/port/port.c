@@ -415,28 +415,9 @@ uint32_t port_import(void *elem, uint32_t arg, const void *data, uint32_t len)
 		fab_fail(f, "out of memory for packets");
 		return PORT_EV_NONE;
 	}
-	if ((arg & 0xff) == PORT_EV_REPORT) {
-		/* a report on a message: kept in a packet record until its event */
-		const struct fab_report *r = data;
-		struct pkt *p = fab_pkt(f, idx);
-
-		p->msg = r->msg;
-		p->t_event = r->t;
-		p->opcode = r->kind;
-		return (wire_arg(f, idx) & ~0xffu) | PORT_EV_REPORT;
-	}
+	(void)arg;
 	memcpy(fab_pkt(f, idx), data, len);
 	return wire_arg(f, idx);
-}
-
-/* A report on a message from its source's port (PORT_EV_REPORT). */
-static __attribute__((noinline)) void port_report(struct port *pt, uint32_t idx)
-{
-	struct fab *f = pt->fab;
-	const struct pkt *p = fab_pkt(f, idx);
-
-	f->hooks->report(f, p->msg, p->t_event, p->opcode);
-	sim_pool_put(&f->pkts, idx);
 }
 
 static void port_start_tx(struct port *pt, uint32_t idx, enum ib_vlarb_table table)
@@ -875,9 +856,6 @@ void port_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 		break;
 	case PORT_EV_FC_MSG:
 		port_fc_msg(pt, arg);
-		break;
-	case PORT_EV_REPORT:
-		port_report(pt, arg >> 8);
 		break;
 	case PORT_EV_REPORT_DELIVERED:
 	case PORT_EV_REPORT_LOST:

@@ -50,11 +50,9 @@ enum port_ev {
 	PORT_EV_FC_TIMER,	/* periodic flow-control update (sim_timer tag) */
 	PORT_EV_LOOP,		/* a packet sent to this port's own LID is in (the
 				 * packet's index in the upper 24 bits) */
-	PORT_EV_REPORT,		/* a report on a message this node sent (struct
-				 * fab_report, in a packet record: its index in the
-				 * upper 24 bits) */
-	PORT_EV_REPORT_DELIVERED, /* the same, the message's index in the upper 24
-				 * bits: delivered one look-ahead before now, */
+	PORT_EV_REPORT_DELIVERED, /* a message this node sent (its index in the
+				 * upper 24 bits) was delivered in another partition
+				 * one look-ahead before now, */
 	PORT_EV_REPORT_LOST,	/* or lost */
 	PORT_EV_RECV,		/* post the receive of a message to this node, whose
 				 * source is in another partition (its index in the
