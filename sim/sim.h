@@ -125,10 +125,13 @@ struct sim_cal_node {
  */
 struct sim_cal_bucket {
 	uint32_t head, tail;		/* the bucket's list, by node index */
-	/* the nodes inserted here last out of order, one per stream of such
-	 * inserts (finger[0] the more recent) */
+	/* the window's first bucket: the nodes inserted here last out of
+	 * order, one per stream of such inserts (finger[0] the more recent);
+	 * a later bucket: finger[0] SIM_CAL_UNSORTED when its list is in the
+	 * order it was filled, to be sorted when the window reaches it */
 	uint32_t finger[2];
 };
+#define SIM_CAL_UNSORTED (UINT32_MAX - 1)
 
 struct sim_cal {
 	struct sim_cal_node *node;	/* pool, linked by index */
@@ -331,7 +334,7 @@ static inline size_t sim_pending(const struct sim_engine *eng)
 	return eng->cal.nb + eng->cal.nfar;
 }
 /* The time of the next event, if any (drivers that interleave external input). */
-bool sim_peek_time(const struct sim_engine *eng, sim_time_t *t);
+bool sim_peek_time(struct sim_engine *eng, sim_time_t *t);
 /*
  * For sim_par: run every event before end (and before stop_req), leaving
  * now at the last one's time; insert an event with the key it was given

@@ -214,7 +214,7 @@ sim_time_t sim_par_hook_stop(struct sim_par *p, uint32_t k, const uint64_t sum[S
  * stop (0 when it failed: everybody stops). */
 void sim_par_publish(const struct sim_par *p, uint32_t k, sim_time_t *next, sim_time_t *stop)
 {
-	const struct sim_engine *eng = p->eng[k];
+	struct sim_engine *eng = p->eng[k];
 	sim_time_t t;
 
 	*next = sim_peek_time(eng, &t) ? t : SIM_TIME_MAX;
