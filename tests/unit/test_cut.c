@@ -70,8 +70,9 @@ static void check_cut(struct fab *f, uint32_t parts)
 		CU_ASSERT(c.weight[k] > 0);
 		sum += c.weight[k];
 	}
-	/* balanced as the units allow: within the heaviest unit (a switch
-	 * with the HCAs on it) of the mean */
+	/* balanced as the units allow: each level within its heaviest unit (a
+	 * switch with the HCAs on it) of its mean, so the whole within two
+	 * (these trees have two levels) */
 	uint64_t unit = 0;
 
 	for (int i = 0; i < f->nnodes; i++) {
@@ -87,8 +88,8 @@ static void check_cut(struct fab *f, uint32_t parts)
 			unit = u;
 	}
 	for (uint32_t k = 0; k < parts; k++)
-		CU_ASSERT(c.weight[k] * parts + unit * parts >= sum &&
-			  c.weight[k] * parts <= sum + unit * parts);
+		CU_ASSERT(c.weight[k] * parts + 2 * unit * parts >= sum &&
+			  c.weight[k] * parts <= sum + 2 * unit * parts);
 	for (int pi = 0; pi < f->nports; pi++) {
 		const struct port *pt = f->ports[pi];
 		bool cross = c.node_part[pt->node->idx] != c.node_part[pt->peer->node->idx];
@@ -171,6 +172,61 @@ static void test_cut_shape(void)
 	net_free(&n);
 }
 
+/*
+ * A 3-level fat tree (radix 8: 8 pods of 4 leaves and 4 spines,
+ * 16 core switches, 128 hosts) cut 2 and 4 ways: every
+ * partition gets its share of every level - the hosts, the leaves, the
+ * aggregation and the core switches - not hosts in one and switches in
+ * another (where hosts move in step, each level's events come at their
+ * own instants, and such partitions took turns waiting for each other);
+ * pods stay whole, so only cables to the core are cut.
+ */
+static void test_cut_levels(void)
+{
+	struct topo_gen_params in, rp;
+	struct sim_diag d;
+	struct net n;
+	struct fab_params p;
+	struct fab_msgs m = { 0 };
+
+	topo_gen_params_init(&in, TOPO_GEN_FATTREE);
+	in.levels = 3;
+	in.radix = 8;
+	CU_ASSERT_FATAL(topo_gen_resolve(&in, &rp, &d) == 0);
+	CU_ASSERT_FATAL(topo_gen_net(&n, &rp, &d) == 0);
+	CU_ASSERT_FATAL(sm_route(&n, "minhop", NULL, &d) == 0);
+	tf_params(&p, "hdr");
+	struct fab *f = fab_create(&n, &p, &m, 1, &d);
+
+	CU_ASSERT_FATAL(f != NULL);
+	for (uint32_t parts = 2; parts <= 4; parts += 2) {
+		struct fab_cut c;
+		/* per partition: hosts, then switches by their distance from hosts */
+		uint32_t cnt[4][4] = { { 0 } };
+
+		CU_ASSERT_FATAL(fab_cut_plan(f, parts, &c, &d) == 0);
+		for (int i = 0; i < f->nnodes; i++) {
+			const char *name = n.nodes[i].desc;
+			int kind = f->nodes[i].type != NET_SWITCH ? 0 :
+				   strstr(name, "leaf") ? 1 : strstr(name, "spine") ? 2 : 3;
+
+			cnt[c.node_part[i]][kind]++;
+		}
+		for (uint32_t k = 0; k < parts; k++) {
+			CU_ASSERT_EQUAL(cnt[k][0], 128 / parts);
+			CU_ASSERT_EQUAL(cnt[k][1], 32 / parts);
+			CU_ASSERT_EQUAL(cnt[k][2], 32 / parts);
+			CU_ASSERT_EQUAL(cnt[k][3], 16 / parts);
+		}
+		/* pods whole: each aggregation switch's 4 core cables, those to
+		 * the other partitions' cores cut */
+		CU_ASSERT_EQUAL(c.cut_links, 32 * 4 * (parts - 1) / parts);
+		fab_cut_free(&c);
+	}
+	fab_destroy(f);
+	net_free(&n);
+}
+
 static void test_cut_refused(void)
 {
 	struct net n;
@@ -217,6 +273,7 @@ static void test_cut_engine(void)
 static const struct test_case tests[] = {
 	{ "fat trees cut 1-8 ways: HCAs with their leaf, balanced, the same twice", test_cut_trees },
 	{ "fattree-16 in two: two leaves and a spine each", test_cut_shape },
+	{ "a 3-level fat tree: every partition its share of every level", test_cut_levels },
 	{ "what cannot be cut is refused, with why", test_cut_refused },
 	{ "the partitioned engine sets up with the cut", test_cut_engine },
 	{ NULL, NULL },
