@@ -154,6 +154,60 @@ static bool host_active(const struct host_stats *h)
 
 /* What the kernel did (fabric=tcp), or that verbs bypassed it: the
  * lesson's counts, and the kernel's CPU time taken apart by cost. */
+/* --profile: the set-up's stages and the run; each partition's share,
+ * and how far the busiest is above the mean (the run waits for it). */
+static void summary_profile(FILE *out, const struct cli_report *r)
+{
+	const struct cli_profile *pr = r->profile;
+	char a[32], b[32], c[32];
+
+	if (!r->reproducible) {
+		label(out, "set-up");
+		fprintf(out, "%.3f s: topology %.3f s, routes %.3f s, traffic %.3f s, fabric %.3f s",
+			pr->topo_s + pr->route_s + pr->traffic_s + pr->build_s + pr->part_s,
+			pr->topo_s, pr->route_s, pr->traffic_s, pr->build_s);
+		if (pr->n)
+			fprintf(out, ", cut %.3f s", pr->part_s);
+		fputc('\n', out);
+	}
+	if (!pr->n)
+		return;
+	uint64_t ev = 0, ev_max = 0, sent = 0;
+	double busy = 0, busy_max = 0;
+
+	for (uint32_t k = 0; k < pr->n; k++) {
+		ev += pr->part[k].events;
+		sent += pr->part[k].sent;
+		busy += pr->part[k].busy_s;
+		if (pr->part[k].events > ev_max)
+			ev_max = pr->part[k].events;
+		if (pr->part[k].busy_s > busy_max)
+			busy_max = pr->part[k].busy_s;
+	}
+	label(out, "partitions");
+	fprintf(out, "%u %s: look-ahead %s, %" PRIu64 " of %" PRIu64 " cables cut, %" PRIu64
+		" windows, %s events and %s messages a window\n", pr->n, r->engine,
+		cli_fmt_time(pr->lookahead, a, sizeof(a)), pr->cut_links, pr->links, pr->windows,
+		cli_fmt_count(pr->windows ? (double)ev / (double)pr->windows : 0, b, sizeof(b)),
+		cli_fmt_count(pr->windows ? (double)sent / (double)pr->windows : 0, c, sizeof(c)));
+	for (uint32_t k = 0; k < pr->n; k++) {
+		const struct cli_prof_part *q = &pr->part[k];
+
+		fprintf(out, "  %-13u%u switches, %u hosts: %s events (%.1f%%), %s messages out, idle in %" PRIu64
+			" windows", k, q->switches, q->hosts, cli_fmt_count((double)q->events, a, sizeof(a)),
+			ev ? 100.0 * (double)q->events / (double)ev : 0.0,
+			cli_fmt_count((double)q->sent, b, sizeof(b)), q->idle_windows);
+		if (!r->reproducible)
+			fprintf(out, "; ran %.3f s, waited %.3f s", q->busy_s, q->wait_s);
+		fputc('\n', out);
+	}
+	label(out, "imbalance");
+	fprintf(out, "the busiest partition has %.3fx the mean events", ev ? (double)ev_max * pr->n / (double)ev : 0.0);
+	if (!r->reproducible)
+		fprintf(out, ", %.3fx the mean time running them", busy > 0 ? busy_max * pr->n / busy : 0.0);
+	fputc('\n', out);
+}
+
 static void summary_kernel(FILE *out, const struct fab_kernel *k, const struct fab_params *p)
 {
 	char a[32], b[32], c[32], d[32], e[32];
@@ -588,9 +642,50 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 	} else {
 		fprintf(out, "%.3f s\n", r->wall_s);
 	}
+	if (r->profile)
+		summary_profile(out, r);
 }
 
 /* ---- JSON ------------------------------------------------------------ */
+
+static void json_profile(struct sim_json *j, const struct cli_report *r)
+{
+	const struct cli_profile *pr = r->profile;
+	double z = r->reproducible ? 0 : 1;	/* wall-clock figures: 0 */
+
+	sim_json_key(j, "profile");
+	sim_json_obj_begin(j);
+	sim_json_key(j, "setup_s");
+	sim_json_obj_begin(j);
+	sim_json_kdouble(j, "topology", z * pr->topo_s);
+	sim_json_kdouble(j, "routes", z * pr->route_s);
+	sim_json_kdouble(j, "traffic", z * pr->traffic_s);
+	sim_json_kdouble(j, "fabric", z * pr->build_s);
+	sim_json_kdouble(j, "cut", z * pr->part_s);
+	sim_json_obj_end(j);
+	sim_json_kdouble(j, "run_s", z * r->wall_s);
+	sim_json_ku64(j, "lookahead_ps", pr->n ? pr->lookahead : 0);
+	sim_json_ku64(j, "cables", pr->links);
+	sim_json_ku64(j, "cut_cables", pr->cut_links);
+	sim_json_ku64(j, "windows", pr->windows);
+	sim_json_key(j, "partitions");
+	sim_json_arr_begin(j);
+	for (uint32_t k = 0; k < pr->n; k++) {
+		const struct cli_prof_part *q = &pr->part[k];
+
+		sim_json_obj_begin(j);
+		sim_json_ku64(j, "switches", q->switches);
+		sim_json_ku64(j, "hosts", q->hosts);
+		sim_json_ku64(j, "events", q->events);
+		sim_json_ku64(j, "messages_out", q->sent);
+		sim_json_ku64(j, "idle_windows", q->idle_windows);
+		sim_json_kdouble(j, "busy_s", z * q->busy_s);
+		sim_json_kdouble(j, "wait_s", z * q->wait_s);
+		sim_json_obj_end(j);
+	}
+	sim_json_arr_end(j);
+	sim_json_obj_end(j);
+}
 
 static void json_vlarb(struct sim_json *j, const char *key,
 		       const struct ib_vlarb_entry *e, int n)
@@ -909,6 +1004,8 @@ int cli_report_json(FILE *out, const struct cli_report *r)
 		sim_json_kdouble(&j, "packet_hops_per_s",
 				 (double)s.t.packet_hops / r->wall_s);
 	}
+	if (r->profile)
+		json_profile(&j, r);
 	sim_json_ku64(&j, "messages_total", s.n_total);
 	sim_json_ku64(&j, "messages_delivered", s.n_done);
 	sim_json_ku64(&j, "messages_lost", s.t.msgs_lost);

@@ -22,6 +22,30 @@
 struct trace_program;
 struct trace_results;
 
+/*
+ * --profile: where a run's wall time went. The set-up's stages (reading
+ * the topology, the subnet manager's routes, the traffic or workload,
+ * building the fabric, cutting it into partitions) and the run; for a
+ * partitioned run each partition's share: its switches and hosts, events,
+ * messages to other partitions, windows it had nothing to run in, and
+ * the wall time it ran events and waited for the others at a window's
+ * end. Times are wall-clock (0 with --reproducible); the counts are the
+ * same in every run of the same inputs.
+ */
+struct cli_prof_part {
+	uint32_t switches, hosts;
+	uint64_t events, sent, idle_windows;
+	double busy_s, wait_s;
+};
+
+struct cli_profile {
+	double topo_s, route_s, traffic_s, build_s, part_s;
+	uint32_t n;			/* partitions (0: one list) */
+	uint64_t windows, cut_links, links;
+	sim_time_t lookahead;
+	struct cli_prof_part *part;	/* n of them */
+};
+
 struct cli_report {
 	const struct net *net;
 	const struct fab_params *params;
@@ -38,6 +62,7 @@ struct cli_report {
 	bool traffic_default;		/* no --traffic: the built-in load */
 	double wall_s;			/* wall time of fab_run() */
 	bool reproducible;		/* leave wall-clock figures out */
+	const struct cli_profile *profile;	/* --profile, else NULL */
 	/* --trace: the replayed workload (NULL otherwise); its flows are msgs */
 	const struct trace_program *prog;
 	const struct trace_results *tres;

@@ -47,6 +47,7 @@
 #include "models/sm/sm.h"
 #include "sim/sim_diag.h"
 #include "sim/sim_log.h"
+#include "sim/sim_par.h"
 #include "sim/sim_parse.h"
 #include "tools/cli_help.h"
 #include "tools/cli_perftest.h"
@@ -227,6 +228,9 @@ void cli_run_usage(FILE *out)
 "  ibfab_version seed reproducible complete sim_time_ps events engine\n"
 "  partitions wall_s\n"
 "  events_per_s packet_hops_per_s            (left out with --reproducible)\n"
+"  profile {setup_s {topology routes traffic fabric cut} run_s lookahead_ps\n"
+"          cables cut_cables windows partitions[] {switches hosts events\n"
+"          messages_out idle_windows busy_s wait_s}}   (--profile)\n"
 "  messages_total messages_delivered messages_lost\n"
 "  background {specs messages_total messages_delivered messages_lost\n"
 "          completion_p50_ps completion_p99_ps}  (--traffic beside --trace)\n"
@@ -290,6 +294,12 @@ void cli_run_usage(FILE *out)
 "but for \"events\", \"engine\" and \"partitions\" (docs/architecture.md).\n"
 "Not yet with --trace, --fault, --csv, --html, --pcap, sim.check or\n"
 "sim.max_time_ns, nor both at once.\n"
+"  --profile          where the wall time went: the set-up's stages\n"
+"                     (topology, routes, traffic, fabric, the cut) and, cut\n"
+"                     into partitions, each one's switches and hosts, events,\n"
+"                     messages to the others, idle windows, time running and\n"
+"                     waiting, and the imbalance (summary and JSON; the times\n"
+"                     are 0 with --reproducible).\n"
 "Environment: IBFAB_DEBUG=credit,vlarb,... turns on debug logs (stderr).\n"
 "Exit status: 0 done (also when sim.max_time_ns cut a run of messages\n"
 "short: see 'complete' in the JSON), 1 bad input or a failed run (one line\n"
@@ -350,6 +360,7 @@ enum opt_id {
 	OPT_ROUTING, OPT_ROOTS, OPT_LMC, OPT_SM, OPT_LFT,
 	OPT_TRACE, OPT_TRACE_FORMAT, OPT_EXPLAIN, OPT_TIMELINE, OPT_HTML, OPT_OP,
 	OPT_ALLOW_UNREACHABLE, OPT_PCAP, OPT_PCAP_FILTER, OPT_FAULT, OPT_THREADS,
+	OPT_PROFILE,
 };
 
 static const struct cli_opt run_options[] = {
@@ -382,6 +393,7 @@ static const struct cli_opt run_options[] = {
 	{ "--allow-unreachable", OPT_ALLOW_UNREACHABLE, false },
 	{ "--fault", OPT_FAULT, true },
 	{ "--threads", OPT_THREADS, true },
+	{ "--profile", OPT_PROFILE, false },
 };
 
 int cli_usage_error(const char *cmd, const char *fmt, const char *a, const char *b)
@@ -511,6 +523,9 @@ static int parse_args(int argc, char **argv, struct cli_run_opts *o)
 		}
 		case OPT_REPRODUCIBLE:
 			o->reproducible = true;
+			break;
+		case OPT_PROFILE:
+			o->profile = true;
 			break;
 		case OPT_QUIET:
 			o->quiet = true;
@@ -706,6 +721,15 @@ static int load_default_topology(struct cli_run *c)
 	return rc;
 }
 
+/* A monotonic clock in seconds, for --profile's stages. */
+static double mono_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 static int load_topology(struct cli_run *c)
 {
 	/* --lmc was checked to be one digit 0..7 */
@@ -714,6 +738,7 @@ static int load_topology(struct cli_run *c)
 		.sm = c->o->sm,
 		.lmc = (uint8_t)(c->o->lmc ? c->o->lmc[0] - '0' : 0),
 	};
+	double t0 = mono_s();
 	int rc;
 
 	if (c->o->topo) {
@@ -730,10 +755,14 @@ static int load_topology(struct cli_run *c)
 	/* Ethernet has no LIDs: the model's addresses may go past IB's */
 	if (fab_is_eth(&c->p))
 		c->net.lid_limit = NET_ADDR_MAX;
+	double t1 = mono_s();
+
+	c->prof.topo_s = t1 - t0;
 	/* the tables the user's SM wrote, or our engine's */
-	if (c->o->lft)
-		return lft_load(&c->net, c->o->lft, &c->d);
-	return sm_route(&c->net, c->o->routing, &so, &c->d);
+	rc = c->o->lft ? lft_load(&c->net, c->o->lft, &c->d) :
+			 sm_route(&c->net, c->o->routing, &so, &c->d);
+	c->prof.route_s = mono_s() - t1;
+	return rc;
 }
 
 /* On GPU servers: each rank's NVLink domain, which rings follow. */
@@ -984,9 +1013,12 @@ int cli_run_simulate(struct cli_run *c)
 		c->p.sample_ns = cli_auto_sample_ns(&c->net, &c->p, run_estimate_ps(c), run_vls(c));
 	else if (c->o->csv)
 		csv_budget_warn(c);
+	double b0 = mono_s();
+
 	c->fab = fab_create(&c->net, &c->p, &c->msgs, c->o->seed, &c->d);
 	if (!c->fab)
 		return -1;
+	c->prof.build_s = mono_s() - b0;
 	if (c->o->nfaults) {
 		struct fab_fault *x = malloc(CLI_FAULT_MAX * sizeof(*x));
 		int bad = x ? 0 : sim_diag_set(&c->d, NULL, 0, 0, "out of memory");
@@ -1011,8 +1043,10 @@ int cli_run_simulate(struct cli_run *c)
 				    strerror(errno));
 	if (c->pcap_out.f && cli_pcap_start(&c->pcap, c->pcap_out.f, c->fab, &c->net, &c->d))
 		return -1;
+	b0 = mono_s();
 	if (c->before_run && c->before_run(c, c->before_run_ctx))
 		return -1;
+	c->prof.part_s = mono_s() - b0;
 	if (c->o->csv) {
 		if (cli_links_csv_init(&c->lc, c->links.f, &c->net, c->fab, run_vls(c),
 				       c->p.max_csv_rows))
@@ -1177,6 +1211,8 @@ void cli_run_fill_report(struct cli_run *c, struct cli_report *r)
 	r->nbackground = c->nbackground;
 	r->wall_s = c->wall_s;
 	r->reproducible = c->o->reproducible;
+	if (c->o->profile)
+		r->profile = &c->prof;
 	if (c->replayed) {
 		r->prog = &c->prog;
 		r->tres = &c->tres;
@@ -1350,8 +1386,14 @@ out:
 
 int cli_run_prepare(struct cli_run *c)
 {
-	if (setup_params(c, NULL) || load_topology(c) || load_traffic(c))
+	double t0;
+
+	if (setup_params(c, NULL) || load_topology(c))
 		return -1;
+	t0 = mono_s();
+	if (load_traffic(c))
+		return -1;
+	c->prof.traffic_s = mono_s() - t0;
 	/* --explain runs nothing: its routes do not matter */
 	if (!c->o->explain && check_routes(c))
 		return -1;
@@ -1381,10 +1423,46 @@ void cli_run_fini(struct cli_run *c)
 	fab_msgs_free(&c->msgs);
 	net_free(&c->net);
 	free(c->trace_names);
+	free(c->prof.part);
 	memset(c, 0, sizeof(*c));
 }
 
 const struct cli_par_ops *cli_par;
+
+int cli_profile_cut(struct cli_run *c, const struct fab_cut *cut, uint64_t windows)
+{
+	struct cli_profile *pr = &c->prof;
+
+	free(pr->part);
+	pr->part = calloc(cut->n, sizeof(*pr->part));
+	if (!pr->part)
+		return -1;
+	pr->n = cut->n;
+	pr->windows = windows;
+	pr->cut_links = cut->cut_links;
+	pr->links = (uint64_t)net_nlinks(&c->net);
+	pr->lookahead = cut->lookahead;
+	for (int i = 0; i < c->net.nnodes; i++) {
+		struct cli_prof_part *q = &pr->part[cut->node_part[i]];
+
+		if (c->net.nodes[i].type == NET_SWITCH)
+			q->switches++;
+		else
+			q->hosts++;
+	}
+	return 0;
+}
+
+void cli_profile_part(struct cli_run *c, uint32_t k, const struct sim_par_part *pp)
+{
+	struct cli_prof_part *q = &c->prof.part[k];
+
+	q->events = pp->events;
+	q->sent = pp->sent;
+	q->idle_windows = pp->idle_windows;
+	q->busy_s = pp->busy_s;
+	q->wait_s = pp->wait_s;
+}
 
 /*
  * A run cut into partitions (cli_par): what it does not run yet is
@@ -1436,6 +1514,8 @@ static int run_pipeline(struct cli_run *c)
 		return -1;
 	if (c->par_rank)
 		return 0;	/* rank 0 writes what all ran */
+	if (c->o->profile && c->par_ops && c->par_ops->profile && c->par_ops->profile(c))
+		return sim_diag_set(&c->d, NULL, 0, 0, "out of memory for the profile");
 	cli_run_fill_report(c, &r);
 	return write_outputs(c, &r);
 }

@@ -75,6 +75,7 @@ struct cli_run_opts {
 	const char **faults;	/* --fault SPEC, in order (cli_fault.c) */
 	int nfaults;
 	uint32_t threads;	/* --threads N: partitions on threads (0, 1: none) */
+	bool profile;		/* --profile: where the wall time went */
 	/* results kept streamed (`ibfab run`): the traffic as a compact list
 	 * (fab.h) whose records an output reads back from disk, a trace's
 	 * flows read from its steps; unset (compare), every message and
@@ -131,6 +132,7 @@ struct cli_run {
 	const struct cli_par_ops *par_ops;	/* cli_par, or cli_par_threads */
 	void *par_state;
 	bool par_same_error;	/* an error every process meets alike: rank 0 tells */
+	struct cli_profile prof;	/* --profile (its part[] the run's own) */
 };
 
 /*
@@ -146,7 +148,16 @@ struct cli_par_ops {
 	int (*init)(int *argc, char ***argv, int *rank, int *size);
 	int (*setup)(struct cli_run *c);
 	void (*fini)(struct cli_run *c);
+	/* after the run, where the outputs are written: c->prof's partitions
+	 * (cli_profile_cut for the cut's share); 0, or -1 out of memory */
+	int (*profile)(struct cli_run *c);
 };
+/* --profile: the partitions' switches, hosts and cut cables from a cut,
+ * and the engine's figures of partition k (sim_par.h) into c->prof. */
+struct fab_cut;
+struct sim_par_part;
+int cli_profile_cut(struct cli_run *c, const struct fab_cut *cut, uint64_t windows);
+void cli_profile_part(struct cli_run *c, uint32_t k, const struct sim_par_part *pp);
 extern const struct cli_par_ops *cli_par;
 /* --threads N (tools/cli_threads.c): a copy of the fabric a thread. */
 extern const struct cli_par_ops cli_par_threads;

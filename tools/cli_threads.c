@@ -224,8 +224,21 @@ static void threads_fini(struct cli_run *c)
 	c->par_state = NULL;
 }
 
+/* --profile: every thread's figures are here */
+static int threads_profile(struct cli_run *c)
+{
+	struct par_threads *st = c->par_state;
+
+	if (cli_profile_cut(c, &st->cut[0], st->p.windows))
+		return -1;
+	for (uint32_t k = 0; k < st->n; k++)
+		cli_profile_part(c, k, &st->p.part[k]);
+	return 0;
+}
+
 const struct cli_par_ops cli_par_threads = {
 	.engine = "threads",
 	.setup = threads_setup,
 	.fini = threads_fini,
+	.profile = threads_profile,
 };

@@ -32,6 +32,7 @@ struct par_mpi {
 	struct fab *f;
 	uint64_t tot0[FAB_PART_TOTALS];	/* the totals before the run */
 	int rank;
+	struct sim_par_part *parts;	/* rank 0: every process's figures (--profile) */
 };
 
 static bool started;
@@ -61,6 +62,32 @@ static int run(void *ctx, struct sim_diag *d)
 	if (sim_par_mpi_run(&st->p, MPI_COMM_WORLD))
 		return sim_diag_set(d, NULL, 0, 0, "%s", st->p.why);
 	return 0;
+}
+
+/*
+ * What each process's engine counted (struct sim_par_part: three counts,
+ * two times) to rank 0, for --profile: a few words a process, gathered
+ * whether asked for or not. Rank 0 keeps NULL when out of memory (no
+ * profile then).
+ */
+static void gather_parts(struct par_mpi *st)
+{
+	uint32_t n = st->cut.n;
+	const struct sim_par_part *me = &st->p.part[st->rank];
+	uint64_t cnt[3] = { me->events, me->sent, me->idle_windows };
+	double tm[2] = { me->busy_s, me->wait_s };
+	uint64_t *ac = st->rank ? NULL : malloc(3 * (size_t)n * sizeof(*ac));
+	double *at = st->rank ? NULL : malloc(2 * (size_t)n * sizeof(*at));
+
+	MPI_Gather(cnt, 3, MPI_UINT64_T, ac, 3, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+	MPI_Gather(tm, 2, MPI_DOUBLE, at, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+	if (!st->rank && ac && at && (st->parts = calloc(n, sizeof(*st->parts))))
+		for (uint32_t k = 0; k < n; k++)
+			st->parts[k] = (struct sim_par_part){ .events = ac[3 * k], .sent = ac[3 * k + 1],
+							      .idle_windows = ac[3 * k + 2],
+							      .busy_s = at[2 * k], .wait_s = at[2 * k + 1] };
+	free(ac);
+	free(at);
 }
 
 /*
@@ -115,6 +142,7 @@ static int merge(void *ctx, struct sim_diag *d)
 	MPI_Reduce(tot, sum, FAB_PART_TOTALS, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
 	fab_part_max(st->f, mx);
 	MPI_Reduce(mx, all, FAB_PART_MAX, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+	gather_parts(st);
 	if (me)
 		return 1;	/* gathered in rank 0 */
 	for (size_t i = 0; i < FAB_PART_TOTALS; i++)
@@ -159,6 +187,7 @@ static void mpi_fini(struct cli_run *c)
 		if (st->p_init)
 			sim_par_fini(&st->p);
 		fab_cut_free(&st->cut);
+		free(st->parts);
 		free(st);
 		c->par_state = NULL;
 	}
@@ -168,11 +197,24 @@ static void mpi_fini(struct cli_run *c)
 	}
 }
 
+/* --profile, in rank 0: the figures merge() gathered */
+static int mpi_profile(struct cli_run *c)
+{
+	struct par_mpi *st = c->par_state;
+
+	if (!st->parts || cli_profile_cut(c, &st->cut, st->p.windows))
+		return -1;
+	for (uint32_t k = 0; k < st->cut.n; k++)
+		cli_profile_part(c, k, &st->parts[k]);
+	return 0;
+}
+
 static const struct cli_par_ops mpi_ops = {
 	.engine = "processes (MPI)",
 	.init = mpi_init,
 	.setup = mpi_setup,
 	.fini = mpi_fini,
+	.profile = mpi_profile,
 };
 
 void par_mpi_attach(void);

@@ -80,6 +80,44 @@ same lossy 3 "${FT16[@]}" --set fabric=roce-lossy --set eth.buffer_per_port=32Ki
 same tcp 3 "${FT16[@]}" --set fabric=tcp --traffic incast:dst=h0,n=8,size=256KiB \
 	--traffic permutation:size=64KiB
 
+# --profile: the partitions' shares add up to the run (the 128-host tree
+# of 16 switches, cut 3 ways), in the JSON and the summary
+same_profile() {
+	cut 3 --quiet --reproducible --profile --json "$tmp/prof.json" --topo "$EX/fattree-128.topo" \
+		--traffic permutation:size=64KiB > "$tmp/prof.txt" 2>&1 ||
+		{ fail "--profile ($mode): $(tail -5 "$tmp/prof.txt")"; return; }
+	cut 3 --reproducible --profile --topo "$EX/fattree-128.topo" \
+		--traffic permutation:size=64KiB > "$tmp/prof.sum" 2>&1 ||
+		{ fail "--profile summary ($mode): $(tail -5 "$tmp/prof.sum")"; return; }
+	python3 - "$tmp/prof.json" "$tmp/prof.sum" "$engine" <<'PY' || fail "--profile ($mode): see above"
+import json, re, sys
+d, txt, engine = json.load(open(sys.argv[1])), open(sys.argv[2]).read(), sys.argv[3]
+p, bad = d["profile"], []
+parts = p["partitions"]
+if len(parts) != 3:
+    bad.append(f"{len(parts)} partitions listed")
+if sum(q["events"] for q in parts) != d["events"]:
+    bad.append(f"events {[q['events'] for q in parts]} do not add up to {d['events']}")
+if sum(q["hosts"] for q in parts) != 128 or sum(q["switches"] for q in parts) != 16:
+    bad.append(f"hosts {[q['hosts'] for q in parts]}, switches {[q['switches'] for q in parts]}")
+if not 0 < p["cut_cables"] < p["cables"] or p["windows"] <= 0 or p["lookahead_ps"] <= 0:
+    bad.append(f"cut {p['cut_cables']} of {p['cables']}, windows {p['windows']}, look-ahead {p['lookahead_ps']}")
+if any(q["messages_out"] <= 0 for q in parts):
+    bad.append("a partition sent no message")
+times = [v for v in p["setup_s"].values()] + [p["run_s"]] + [q[k] for q in parts for k in ("busy_s", "wait_s")]
+if any(t != 0 for t in times):
+    bad.append("--reproducible: a wall-clock figure is not 0")
+if not re.search(rf"^partitions +3 {re.escape(engine)}: look-ahead 15\.000 ns, {p['cut_cables']} of {p['cables']} cables cut", txt, re.M):
+    bad.append("no partitions line in the summary")
+if len(re.findall(r"^  [012] +\d+ switches, \d+ hosts: ", txt, re.M)) != 3 or "imbalance" not in txt:
+    bad.append("the summary lacks the partitions' rows")
+for line in bad:
+    print("  ", line)
+sys.exit(1 if bad else 0)
+PY
+}
+same_profile
+
 # refused by name, nothing written
 printf 'ranks 16\nallreduce 64KiB\n' > "$tmp/ar.trace"
 refused() {	# what the message names, then ibfab run's arguments
