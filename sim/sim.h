@@ -183,6 +183,11 @@ struct sim_engine {
 	uint32_t nranges;
 	bool prefetch;			/* a range outgrows the caches: prefetch (sim_step) */
 	bool stop;
+	/* sim_run: no stop asked yet, its loop does not compare each event's
+	 * time with stop_at (a lagged stop leaves that loop for one that
+	 * does); halt: the stop is at once (sim_halt, a stop without lag,
+	 * out of memory), not a lagged one's */
+	bool unbounded, halt;
 	/*
 	 * A stop's lag (sim_stop): 0, or every event before the stopping
 	 * event's time + lag still runs. A partitioned run (sim_par.h) has
@@ -297,7 +302,7 @@ void sim_run_until(struct sim_engine *eng, sim_time_t t);
 static inline void sim_stop(struct sim_engine *eng)
 {
 	if (!eng->lag) {
-		eng->stop = true;
+		eng->stop = eng->halt = true;
 	} else {
 		sim_time_t t = eng->lag > SIM_TIME_MAX - eng->now ? SIM_TIME_MAX : eng->now + eng->lag;
 
@@ -305,6 +310,7 @@ static inline void sim_stop(struct sim_engine *eng)
 			eng->stop_req = t;
 		if (t - 1 < eng->stop_at)
 			eng->stop_at = t - 1;
+		eng->stop |= eng->unbounded;	/* sim_run: to its bounded loop */
 	}
 }
 /* Stop as sim_stop would have at time t (t >= now): every event before
@@ -314,19 +320,20 @@ static inline void sim_stop_at(struct sim_engine *eng, sim_time_t t)
 	sim_time_t end = eng->lag > SIM_TIME_MAX - t ? SIM_TIME_MAX : t + eng->lag;
 
 	if (!eng->lag && t <= eng->now) {
-		eng->stop = true;
+		eng->stop = eng->halt = true;
 		return;
 	}
 	if (end < eng->stop_req)
 		eng->stop_req = end;
 	if (end - 1 < eng->stop_at)
 		eng->stop_at = end - 1;
+	eng->stop |= eng->unbounded;	/* sim_run: to its bounded loop */
 }
 
 /* Stop at once whatever the lag: a failure, after which nothing may run. */
 static inline void sim_halt(struct sim_engine *eng)
 {
-	eng->stop = true;
+	eng->stop = eng->halt = true;
 }
 static inline sim_time_t sim_now(const struct sim_engine *eng) { return eng->now; }
 static inline size_t sim_pending(const struct sim_engine *eng)

@@ -725,12 +725,14 @@ static inline __attribute__((always_inline)) void prefetch_next(const struct sim
 }
 
 /* One event. Inlined into sim_run's loop: a call per event and the
- * spills around it cost about 20 instructions an event (B1: 2.5%). */
-static inline __attribute__((always_inline)) bool step(struct sim_engine *eng)
+ * spills around it cost about 20 instructions an event (B1: 2.5%).
+ * Unbounded (sim_run before any stop is asked for), no event comes after
+ * stop_at, and the compare is compiled out (B1: 0.36% of instructions). */
+static inline __attribute__((always_inline)) bool step(struct sim_engine *eng, bool bounded)
 {
 	struct sim_event e;
 
-	if (!cal_pop(&eng->cal, &e, eng->stop_at)) {
+	if (!cal_pop(&eng->cal, &e, bounded ? eng->stop_at : SIM_TIME_MAX)) {
 		/* none left, or a stop's lag ran out (sim_stop), or a window's end */
 		if (eng->stop_at != SIM_TIME_MAX && sim_pending(eng))
 			eng->stop = true;
@@ -753,7 +755,7 @@ static inline __attribute__((always_inline)) bool step(struct sim_engine *eng)
 		c->fn(eng, c->ctx, e.arg);
 	}
 	if (eng->cal.oom)
-		eng->stop = true;
+		eng->stop = eng->halt = true;
 	if (eng->after_event)
 		eng->after_event(eng, eng->after_event_ctx);
 	return true;
@@ -797,7 +799,7 @@ struct sim_event *sim_drain(struct sim_engine *eng, size_t *n)
 void sim_run_before(struct sim_engine *eng, sim_time_t end)
 {
 	eng->stop_at = (end < eng->stop_req ? end : eng->stop_req) - 1;
-	while (!eng->stop && step(eng))
+	while (!eng->stop && step(eng, true))
 		;
 	eng->stop = eng->cal.oom;	/* reaching the window's end is no stop */
 	eng->src = SIM_SRC_DRIVER;
@@ -805,7 +807,7 @@ void sim_run_before(struct sim_engine *eng, sim_time_t end)
 
 bool sim_step(struct sim_engine *eng)
 {
-	bool r = step(eng);
+	bool r = step(eng, true);
 
 	eng->src = SIM_SRC_DRIVER;	/* what the caller schedules next is its own */
 	return r;
@@ -813,10 +815,17 @@ bool sim_step(struct sim_engine *eng)
 
 void sim_run(struct sim_engine *eng)
 {
-	eng->stop = false;
+	eng->stop = eng->halt = false;
 	eng->stop_at = eng->stop_req = SIM_TIME_MAX;
-	while (!eng->stop && step(eng))
+	eng->unbounded = true;
+	while (!eng->stop && step(eng, false))
 		;
+	eng->unbounded = false;
+	if (eng->stop && !eng->halt) {	/* a lagged stop: the events before it */
+		eng->stop = false;
+		while (!eng->stop && step(eng, true))
+			;
+	}
 	eng->src = SIM_SRC_DRIVER;
 }
 

@@ -91,7 +91,7 @@ static void check_hook(struct sim_engine *eng, void *ctx)
  * knows of the delivery or loss (msg_completed then sets it). The run ends
  * the look-ahead after the moment the last message is finished.
  */
-static void msg_check_finished(struct fab *f, uint32_t mi, struct fab_msg *m, sim_time_t known)
+static inline __attribute__((always_inline)) void msg_check_finished(struct fab *f, uint32_t mi, struct fab_msg *m, sim_time_t known)
 {
 	if (m->finished || !(m->done || m->lost))
 		return;
@@ -117,10 +117,8 @@ static void msg_activity(struct fab *f, sim_time_t t)
 /* Schedule the messages that wait for message mi's delivery (cqe false)
  * or for its requester completion (cqe true). No table when no message
  * waits for another (build_deps). */
-static void post_dependents(struct fab *f, int32_t mi, sim_time_t t, bool cqe)
+static void post_dependents_of(struct fab *f, int32_t mi, sim_time_t t, bool cqe)
 {
-	if (!f->dep_off)
-		return;
 	for (uint32_t k = f->dep_off[mi]; k < f->dep_off[mi + 1]; k++) {
 		uint32_t d = f->dep[k];
 		struct fab_msg tmp;
@@ -129,6 +127,13 @@ static void post_dependents(struct fab *f, int32_t mi, sim_time_t t, bool cqe)
 		if (x->after_cqe == cqe)
 			fab_traffic_schedule(f, d, t + x->after_delay);
 	}
+}
+
+/* Inline: most runs have no table, and the call cost more than the test. */
+static inline void post_dependents(struct fab *f, int32_t mi, sim_time_t t, bool cqe)
+{
+	if (f->dep_off)
+		post_dependents_of(f, mi, t, cqe);
 }
 
 static void msg_sent(struct fab *f, int32_t mi, sim_time_t t)
@@ -173,7 +178,7 @@ static void report_send(struct fab *f, uint32_t mi, uint32_t src, sim_time_t t, 
  * an event at that time. Either way the message finishes at the same
  * time, and so the run.
  */
-static void delivered_at_source(struct fab *f, uint32_t mi, sim_time_t t, sim_time_t known);
+static inline void delivered_at_source(struct fab *f, uint32_t mi, sim_time_t t, sim_time_t known);
 static void lost_at_source(struct fab *f, uint32_t mi, sim_time_t known);
 
 static void report(struct fab *f, uint32_t mi, uint32_t src, sim_time_t t, uint8_t kind)
@@ -192,7 +197,7 @@ static void report(struct fab *f, uint32_t mi, uint32_t src, sim_time_t t, uint8
 }
 
 /* Delivered at t, which its source knows at `known`. */
-static void delivered_at_source(struct fab *f, uint32_t mi, sim_time_t t, sim_time_t known)
+static inline __attribute__((always_inline)) void delivered_at_source(struct fab *f, uint32_t mi, sim_time_t t, sim_time_t known)
 {
 	struct fab_msg *m = fab_msg_state(f, mi);
 
