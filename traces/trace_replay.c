@@ -178,6 +178,9 @@ struct replay {
 	struct sim_heap heap;
 	uint64_t seq;
 	struct sim_wake wake;
+	/* how long after its CQE the program acts on a transfer's completion:
+	 * the fabric's look-ahead (fab_lookahead), see done_seen() */
+	sim_time_t seen;
 	/* the steps made and not finished: records from a pool, found by
 	 * index in an open-addressing table (key s + 1, 0 empty) */
 	struct sim_pool pool;
@@ -1258,7 +1261,11 @@ static void replay_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 	struct replay *rp = ctx;
 	struct sim_event e;
 
-	(void)arg;
+	if (arg) {	/* a transfer the program sees done now (done_seen) */
+		if (!rp->failed)
+			step_done(rp, arg - 1);
+		return;
+	}
 	sim_wake_fired(&rp->wake);
 	while (!rp->failed && sim_heap_top(&rp->heap) && sim_heap_top(&rp->heap)->time <= eng->now) {
 		sim_heap_pop(&rp->heap, &e);
@@ -1288,6 +1295,23 @@ static uint32_t backlog_pair(const struct replay *rp, uint32_t qp_num)
 		if (rp->bls[i]->sqpn == qp_num)
 			return (uint32_t)(rp->bls[i] - rp->pairs);
 	return UINT32_MAX;
+}
+
+/*
+ * Transfer s completed at t (its CQE's time at the node that completes
+ * it): it is done when the program sees it, one look-ahead later (the
+ * fabric's least cable latency, 15 ns on 3 m: about one pass of a loop
+ * polling the CQ), and what waits for it, at this node or another, is
+ * ready then. Why not at once: no node learns of another's completion
+ * sooner than a cable's latency, and a run cut into partitions learns
+ * nothing sooner than that, so one rule for every completion gives the
+ * same events on one thread and on many. An event of the replay's own
+ * component, its step + 1 in the argument (0 is the replay's wake).
+ */
+static void done_seen(struct replay *rp, sim_time_t t, uint32_t s)
+{
+	if (sim_schedule_at(rp->eng, t + rp->seen, rp->comp, s + 1))
+		oom_fail(rp);
 }
 
 /* A completion at some host: a transfer's arrival (or an error). */
@@ -1322,7 +1346,10 @@ static void cq_notify(struct hca_cq *cq, void *ctx)
 					const bool at_sender =
 						cq == rp->cq[send_node(rp, l->st.rank, l->st.peer)];
 
-					push(rp, t, wc[i].imm_data, at_sender ? EV_DONE : EV_READ);
+					if (at_sender)
+						done_seen(rp, t, wc[i].imm_data);
+					else
+						push(rp, t, wc[i].imm_data, EV_READ);
 					continue;
 				}
 
@@ -1336,7 +1363,7 @@ static void cq_notify(struct hca_cq *cq, void *ctx)
 					t = host_gpu_load(hca_host(node_hca(rp, l->st.peer)), t,
 							  trace_proto_wire(TRACE_PROTO_LL, l->st.bytes));
 				if (l && !l->st.acked)
-					push(rp, t, wc[i].imm_data, EV_DONE);
+					done_seen(rp, t, wc[i].imm_data);
 			} else if (wc[i].opcode == HCA_WC_RDMA_READ) {
 				/* an MPI rendezvous's data is in: acknowledge it */
 				push(rp, wc[i].time, s, EV_ATS);
@@ -1344,7 +1371,7 @@ static void cq_notify(struct hca_cq *cq, void *ctx)
 				const struct live *l = s == UINT32_MAX ? NULL : live_get(rp, s);
 
 				if (l && l->st.acked)	/* acknowledged at its source */
-					push(rp, wc[i].time, s, EV_DONE);
+					done_seen(rp, wc[i].time, s);
 				/* a signalled send of a pair with a backlog (the high
 				 * half counts the sends gone) */
 				if (wc[i].wr_id >> 32) {
@@ -1832,6 +1859,7 @@ int trace_replay(const struct trace_program *p, struct fab *f, struct trace_resu
 	const struct fab_params *fp = fab_get_params(f);
 
 	rp.stage = rp.srv && fp->host_model && !fp->host.gpudirect;
+	rp.seen = fab_lookahead(f);
 	rp.host_model = fp->host_model;
 	rp.max_inline = fp->hca_max_inline;
 	uint32_t *zero = NULL;

@@ -1104,6 +1104,48 @@ static void test_acked(void)
 }
 
 /*
+ * A transfer is done when the program sees its completion, one look-ahead
+ * (the fabric's least cable latency) after its CQE, and what waits for it
+ * starts then: a run cut into partitions learns nothing sooner, and the
+ * one rule keeps one thread's run and many threads' the same. Two runs of
+ * the same three transfers in a chain between ranks 0 and 1 on a star of
+ * three hosts differ only in the cable of the third host, which nothing
+ * crosses: 3 m against 0.5 m makes the look-ahead 2.5 m of propagation
+ * shorter, and each transfer's end comes that much sooner.
+ */
+static void test_done_seen(void)
+{
+	static const char text[] = "ranks 2\na: send 0 1 8\nb: send 1 0 8 after=a\n"
+				   "c: send 0 1 8 after=b\n";
+	struct net n;
+	struct fab_params prm;
+	struct run far, near;
+
+	net_star(&n, 3);
+	tf_params(&prm, "hdr");
+	prm.host_model = false;
+	replay_text(&n, &prm, text, &far);
+	/* host 2's cable (switch port 3, its own port 1) */
+	n.nodes[n.nodes[0].ports[3].remote_node].ports[1].cable_m = 0.5;
+	n.nodes[0].ports[3].cable_m = 0.5;
+	replay_text(&n, &prm, text, &near);
+	sim_time_t dl = (sim_time_t)((prm.cable_m - 0.5) * prm.ps_per_m + 0.5);
+
+	fprintf(stderr, "\n  done seen: ends %.3f / %.3f ns (far cable) against %.3f / %.3f ns; "
+		"look-ahead shorter by %.3f ns\n", (double)far.op_end[0] / 1e3,
+		(double)far.end_ps / 1e3, (double)near.op_end[0] / 1e3, (double)near.end_ps / 1e3,
+		(double)dl / 1e3);
+	CU_ASSERT(dl > 0);
+	CU_ASSERT_EQUAL(far.op_start[0], near.op_start[0]);
+	for (int k = 0; k < 3; k++)
+		CU_ASSERT_EQUAL(far.op_end[k] - near.op_end[k], (sim_time_t)(k + 1) * dl);
+	CU_ASSERT_EQUAL(far.end_ps - near.end_ps, 3 * dl);
+	run_free(&far);
+	run_free(&near);
+	net_free(&n);
+}
+
+/*
  * A CPU rank's transfer of up to hca.max_inline bytes goes inline: an 8-byte
  * one's WQE carries the bytes by BlueFlame, so the WQE fetch does not
  * count (a step takes what the traffic specs' p2p message of that size
@@ -1671,6 +1713,7 @@ static const struct test_case tests[] = {
 	{ "halving-doubling closed form", test_hd },
 	{ "a CPU rank's small transfer goes inline", test_inline },
 	{ "an acked send is done at its source's completion", test_acked },
+	{ "a transfer is done one look-ahead after its CQE", test_done_seen },
 	{ "MPI over UCX: UCX's thresholds and fragments, a rendezvous's round trips", test_mpi_ucx },
 	{ "double binary tree closed form (chunks=1)", test_tree },
 	{ "pairwise all-to-all on a 2:1 fat tree: slower by 2", test_alltoall_oversubscribed, .heavy = true },
