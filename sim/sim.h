@@ -273,6 +273,14 @@ void sim_range_import(struct sim_engine *eng, uint32_t comp, sim_import_fn fn);
 /* Schedule comp's handler at absolute time t (t >= now). Returns 0 or -1. */
 int sim_schedule_at(struct sim_engine *eng, sim_time_t t, uint32_t comp,
 		    uint32_t arg);
+/*
+ * An event for a component every partition has a replica of (sim_par.h,
+ * SIM_PAR_EVERY): here and, in a partitioned run, to every other
+ * partition's replica, the look-ahead ahead at least, with one key. In a
+ * run of one list, sim_schedule_at. 0, or -1 (out of memory, under the
+ * look-ahead: the run fails).
+ */
+int sim_schedule_every(struct sim_engine *eng, sim_time_t t, uint32_t comp, uint32_t arg);
 static inline int sim_schedule_in(struct sim_engine *eng, sim_time_t dt,
 				  uint32_t comp, uint32_t arg)
 {

@@ -633,6 +633,19 @@ int sim_schedule_at(struct sim_engine *eng, sim_time_t t, uint32_t comp,
 	return 0;
 }
 
+int sim_schedule_every(struct sim_engine *eng, sim_time_t t, uint32_t comp, uint32_t arg)
+{
+	struct sim_event e = { .time = t < eng->now ? eng->now : t, .at = eng->now,
+			       .seq = next_seq(eng), .comp = comp, .arg = arg };
+
+	if (sim_insert(eng, &e))
+		return -1;
+	for (uint32_t q = 0; eng->par && q < eng->par->n; q++)
+		if (q != eng->part && sim_par_send_to(eng, q, &e))
+			return -1;
+	return 0;
+}
+
 /*
  * On a fabric of thousands of ports nearly every event's component (its
  * port) is a miss all the way to memory, and the handler stalls on a chain

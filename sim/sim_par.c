@@ -66,11 +66,28 @@ int sim_par_send(struct sim_engine *eng, const struct sim_event *e)
 	return sim_par_send_copy(eng, e, NULL, 0);
 }
 
+static int send_to(struct sim_engine *eng, uint32_t to, const struct sim_event *e,
+		   const void *data, uint32_t len);
+
 int sim_par_send_copy(struct sim_engine *eng, const struct sim_event *e, const void *data,
 		      uint32_t len)
 {
-	struct sim_par *p = eng->par;
 	uint32_t to = sim_owner(eng, e->comp);
+
+	if (to == SIM_PAR_EVERY)	/* this partition's replica */
+		return sim_insert(eng, e);
+	return send_to(eng, to, e, data, len);
+}
+
+int sim_par_send_to(struct sim_engine *eng, uint32_t to, const struct sim_event *e)
+{
+	return send_to(eng, to, e, NULL, 0);
+}
+
+static int send_to(struct sim_engine *eng, uint32_t to, const struct sim_event *e,
+		   const void *data, uint32_t len)
+{
+	struct sim_par *p = eng->par;
 	struct sim_par_box *b = &p->box[(size_t)eng->part * p->n + to];
 
 	if (e->time - eng->now < p->lookahead) {
@@ -353,14 +370,21 @@ static int setup(struct sim_par *p, struct sim_engine *eng, struct sim_engine **
 			p->range_owner[r][i] = (uint16_t)o;
 		}
 	}
-	for (uint32_t c = 0; c < eng->ncomps; c++)
-		if (p->owner[c] >= n) {
-			char nm[64];
+	for (uint32_t c = 0; c < eng->ncomps; c++) {
+		char nm[64];
 
+		if (p->owner[c] == SIM_PAR_EVERY && self < 0 && !replicas) {
+			snprintf(p->why, sizeof(p->why),
+				 "component %s is in every partition: that needs a model per partition",
+				 comp_name(eng, c, nm, sizeof(nm)));
+			goto fail;
+		}
+		if (p->owner[c] >= n && p->owner[c] != SIM_PAR_EVERY) {
 			snprintf(p->why, sizeof(p->why), "component %s has partition %u of %u",
 				 comp_name(eng, c, nm, sizeof(nm)), p->owner[c], n);
 			goto fail;
 		}
+	}
 	p->self = self;
 	p->first = self < 0 ? 0 : (uint32_t)self;
 	if (self >= (int)n) {
@@ -419,7 +443,9 @@ static int setup(struct sim_par *p, struct sim_engine *eng, struct sim_engine **
 			goto oom;
 		for (size_t i = 0; i < nev; i++) {
 			uint32_t o = sim_owner(from, ev[i].comp);
-			struct sim_engine *to = replicas ? (o == k ? from : NULL) : p->eng[o];
+			/* a component of every partition: each keeps its own */
+			struct sim_engine *to = o == SIM_PAR_EVERY ? from :
+						replicas ? (o == k ? from : NULL) : p->eng[o];
 
 			if (!to)
 				continue;	/* another process's or replica's runs it */

@@ -113,8 +113,17 @@ struct sim_par {
 	char why[256];
 };
 
-/* Which partition component comp belongs to (< n). */
+/* Which partition component comp belongs to (< n), or SIM_PAR_EVERY. */
 typedef uint32_t (*sim_par_owner_fn)(void *ctx, uint32_t comp);
+/*
+ * A component every partition has a replica of (a model built once per
+ * partition: sim_par_init_replicas, or one process each over MPI): the
+ * events scheduled for it stay in the partition that schedules them, and
+ * sim_schedule_every sends one to the replica in every partition. Each
+ * replica must then do the same with the same events: a trace replay
+ * whose every replica knows every step.
+ */
+#define SIM_PAR_EVERY 0xffffu
 
 /*
  * Cut eng (set up, not yet run) into n partitions (1..4096) with
@@ -170,6 +179,8 @@ void sim_par_take(struct sim_par *p, uint32_t k);
 /* For sim_schedule_at and sim_schedule_copy: an event for a component of
  * another partition, with a copy of data (len 0: none). */
 int sim_par_send(struct sim_engine *eng, const struct sim_event *e);
+/* For sim_schedule_every: e to partition `to`'s list. */
+int sim_par_send_to(struct sim_engine *eng, uint32_t to, const struct sim_event *e);
 int sim_par_send_copy(struct sim_engine *eng, const struct sim_event *e, const void *data,
 		      uint32_t len);
 

@@ -489,6 +489,128 @@ static void test_par_replicas(void)
 	free(ref_m);
 }
 
+/*
+ * A component of every partition (SIM_PAR_EVERY), the model built once a
+ * partition: four senders (cut 2 and 4 ways) tell it things
+ * (sim_schedule_every) one look-ahead or a little more ahead, with ties,
+ * and each replica folds what it hears, in order, into a hash and wakes
+ * itself after each (an event of its own, which stays in its partition):
+ * every replica hears what the one list's hears, in the same order, and
+ * wakes as often.
+ */
+#define EV_SENDERS 4
+
+struct ev_sender {
+	struct sim_rng rng;
+	uint32_t id, budget, rep;
+};
+
+struct ev_model {
+	struct ev_sender snd[EV_SENDERS];
+	uint64_t hash, heard, wakes;
+	uint32_t rep;
+	uint64_t bad;
+};
+
+static void ev_send(struct sim_engine *eng, void *ctx, uint32_t arg)
+{
+	struct ev_sender *x = ctx;
+
+	(void)arg;
+	if (!x->budget)
+		return;
+	x->budget--;
+	if (sim_schedule_every(eng, eng->now + L + 1000 * sim_rng_below(&x->rng, 3), x->rep,
+			       1u << 31 | x->id << 16 | x->budget) ||
+	    sim_schedule_at(eng, eng->now + L / 2 * (1 + sim_rng_below(&x->rng, 2)),
+			    (uint32_t)x->id, 0))
+		x->budget = 0;
+}
+
+static void ev_hear(struct sim_engine *eng, void *ctx, uint32_t arg)
+{
+	struct ev_model *m = ctx;
+
+	if (!arg) {
+		m->wakes++;
+		return;
+	}
+	m->hash = m->hash * 1099511628211ULL ^ (eng->now * 31 + arg);
+	m->heard++;
+	if (sim_schedule_at(eng, eng->now + 7, m->rep, 0))
+		m->bad++;
+}
+
+static void ev_init(struct sim_engine *eng, struct ev_model *m)
+{
+	memset(m, 0, sizeof(*m));
+	CU_ASSERT_FATAL(sim_init(eng) == 0);
+	for (uint32_t i = 0; i < EV_SENDERS; i++) {
+		m->snd[i] = (struct ev_sender){ .id = i, .budget = 200 };
+		sim_rng_init(&m->snd[i].rng, 7, i);
+		CU_ASSERT_FATAL(sim_register(eng, ev_send, &m->snd[i], "sender") == (int)i);
+	}
+	m->rep = (uint32_t)sim_register(eng, ev_hear, m, "every");
+	for (uint32_t i = 0; i < EV_SENDERS; i++) {
+		m->snd[i].rep = m->rep;
+		CU_ASSERT_FATAL(sim_schedule_at(eng, 100 * (sim_time_t)i, i, 0) == 0);
+	}
+	eng->lag = L;
+}
+
+static uint32_t *ev_n;
+
+static uint32_t ev_owner(void *ctx, uint32_t comp)
+{
+	(void)ctx;
+	return comp < EV_SENDERS ? comp % *ev_n : SIM_PAR_EVERY;
+}
+
+static void test_par_every(void)
+{
+	struct ev_model ref, m[4];
+	struct sim_engine one, eng[4], *pe[4];
+
+	ev_init(&one, &ref);
+	sim_run(&one);
+	if (getenv("IBFAB_TEST_VERBOSE"))
+		fprintf(stderr, "\n  every: heard %llu, wakes %llu\n", (unsigned long long)ref.heard,
+			(unsigned long long)ref.wakes);
+	CU_ASSERT(ref.heard == EV_SENDERS * 200 && ref.wakes == ref.heard && !ref.bad);
+	sim_fini(&one);
+	for (uint32_t n = 2; n <= 4; n += 2) {
+		struct sim_par p;
+
+		ev_n = &n;
+		for (uint32_t k = 0; k < n; k++) {
+			ev_init(&eng[k], &m[k]);
+			pe[k] = &eng[k];
+		}
+		CU_ASSERT_FATAL(sim_par_init_replicas(&p, pe, n, L, ev_owner, NULL) == 0);
+		CU_ASSERT(sim_par_run(&p) == 0);
+		for (uint32_t k = 0; k < n; k++) {
+			CU_ASSERT_EQUAL(m[k].hash, ref.hash);
+			CU_ASSERT_EQUAL(m[k].heard, ref.heard);
+			CU_ASSERT_EQUAL(m[k].wakes, ref.wakes);
+			CU_ASSERT_EQUAL(m[k].bad, 0);
+		}
+		sim_par_fini(&p);
+		for (uint32_t k = 0; k < n; k++)
+			sim_fini(&eng[k]);
+	}
+	/* one model cut into lists: a component in every list needs its own */
+	{
+		struct sim_par p;
+		uint32_t two = 2;
+
+		ev_n = &two;
+		ev_init(&one, &ref);
+		CU_ASSERT(sim_par_init(&p, &one, 2, L, ev_owner, NULL) == -1);
+		CU_ASSERT(strstr(p.why, "every partition") != NULL);
+		sim_fini(&one);
+	}
+}
+
 static void test_par_lookahead_refused(void)
 {
 	struct pmodel *m = malloc(sizeof(*m));
@@ -568,6 +690,7 @@ static const struct test_case tests[] = {
 	{ "a message under the look-ahead is refused, named", test_par_lookahead_refused },
 	{ "a stop only all partitions' counts show, made by the model's hook", test_par_hook },
 	{ "the model built once a partition: the one list's events", test_par_replicas },
+	{ "a component of every partition hears what one list's hears", test_par_every },
 	{ NULL, NULL },
 };
 
