@@ -1044,6 +1044,14 @@ int cli_run_simulate(struct cli_run *c)
 	if (c->pcap_out.f && cli_pcap_start(&c->pcap, c->pcap_out.f, c->fab, &c->net, &c->d))
 		return -1;
 	b0 = mono_s();
+	/* cut into partitions, a replay in every one: this one's, on this
+	 * fabric, before the cut (each copy gets its own: cli_threads.c) */
+	if (c->o->trace && c->par_size > 1) {
+		c->par_same_error = true;	/* what every process meets alike */
+		if (!(c->rp = trace_replay_start(&c->prog, c->fab, &c->tres, true, &c->d)))
+			return -1;
+		c->par_same_error = false;
+	}
 	if (c->before_run && c->before_run(c, c->before_run_ctx))
 		return -1;
 	c->prof.part_s = mono_s() - b0;
@@ -1060,7 +1068,14 @@ int cli_run_simulate(struct cli_run *c)
 	if (c->o->trace) {
 		/* the workload drives the HCAs itself (traces/trace_replay.c) */
 		clock_gettime(CLOCK_MONOTONIC, &c->t0);
-		rc = trace_replay(&c->prog, c->fab, &c->tres, &c->d);
+		if (c->rp) {
+			bool ran = !c->prog.nsteps || !fab_run(c->fab, &c->d);
+
+			rc = trace_replay_finish(c->rp, ran, &c->d);
+			c->rp = NULL;
+		} else {
+			rc = trace_replay(&c->prog, c->fab, &c->tres, &c->d);
+		}
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		c->wall_s = elapsed(&c->t0, &t1);
 		c->replayed = !rc;
@@ -1410,6 +1425,12 @@ void cli_run_init(struct cli_run *c, struct cli_run_opts *o)
 
 void cli_run_fini(struct cli_run *c)
 {
+	if (c->rp) {		/* started, and the run never came */
+		struct sim_diag d;
+
+		trace_replay_finish(c->rp, false, &d);
+		c->rp = NULL;
+	}
 	if (c->lc_init)
 		cli_links_csv_fini(&c->lc);
 	cli_html_links_free(c->hl);
@@ -1472,7 +1493,7 @@ void cli_profile_part(struct cli_run *c, uint32_t k, const struct sim_par_part *
  */
 static int par_setup(struct cli_run *c, void *ctx)
 {
-	const char *no = c->o->trace ? "--trace (the replay is one component for all ranks)" :
+	const char *no = c->nbackground ? "--traffic beside --trace" :
 			 c->o->nfaults ? "--fault" : c->o->csv ? "--csv (its samples)" :
 			 c->o->html ? "--html (its samples)" : c->o->pcap ? "--pcap" :
 			 c->p.check ? "sim.check" : c->p.max_time_ns ? "sim.max_time_ns" :

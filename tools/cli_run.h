@@ -111,6 +111,8 @@ struct cli_run {
 	struct trace_program prog;
 	struct trace_results tres;
 	bool replayed;
+	/* a partitioned run's replay, started before the cut (trace_replay_start) */
+	struct replay *rp;
 	/* --trace with no output that lists flows (--json, flows.csv): the
 	 * replay's flows are not built, the summary reads its steps */
 	bool summary_only;

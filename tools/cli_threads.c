@@ -14,7 +14,9 @@
  * the two maxima merged, and the first writes the outputs: the one-thread
  * run's bytes but for the events, the engine and the partitions. The
  * copies are built at once, a thread each (the inputs are only read):
- * memory is N times one fabric's.
+ * memory is N times one fabric's. A trace gets a replay on every copy
+ * (trace_replay_start, `every`), which keeps every step; the first's
+ * results are the run's.
  */
 #include "tools/cli_run.h"
 
@@ -29,6 +31,8 @@ struct par_threads {
 	struct fab **fab;		/* [0] the run's, [k] partition k's copy */
 	struct fab_msgs *msgs;		/* the copies' message lists ([0] unused) */
 	struct fab_cut *cut;		/* each copy's cut (the same) */
+	struct replay **rp;		/* --trace: each copy's replay ([0]: the run's, c->rp) */
+	struct trace_results *tres;	/* and its results ([0] unused) */
 	uint64_t tot0[FAB_PART_TOTALS];	/* the totals before the run */
 };
 
@@ -120,6 +124,13 @@ static void *build_copy(void *arg)
 		return NULL;
 	}
 	st->fab[j->k] = fab_create(&j->c->net, &j->c->p, &st->msgs[j->k], j->c->o->seed, &j->d);
+	if (st->fab[j->k] && j->c->o->trace &&
+	    !(st->rp[j->k] = trace_replay_start(&j->c->prog, st->fab[j->k], &st->tres[j->k], true,
+						  &j->d))) {
+		trace_results_free(&st->tres[j->k]);
+		fab_destroy(st->fab[j->k]);
+		st->fab[j->k] = NULL;
+	}
 	return NULL;
 }
 
@@ -159,10 +170,13 @@ static int threads_setup(struct cli_run *c)
 	int rc = -1;
 
 	if (!st || !eng || !(st->fab = calloc(n, sizeof(*st->fab))) ||
-	    !(st->msgs = calloc(n, sizeof(*st->msgs))) || !(st->cut = calloc(n, sizeof(*st->cut)))) {
+	    !(st->msgs = calloc(n, sizeof(*st->msgs))) || !(st->cut = calloc(n, sizeof(*st->cut))) ||
+	    !(st->rp = calloc(n, sizeof(*st->rp))) || !(st->tres = calloc(n, sizeof(*st->tres)))) {
 		if (st) {
 			free(st->fab);
 			free(st->msgs);
+			free(st->cut);
+			free(st->rp);
 		}
 		free(st);
 		free(eng);
@@ -210,6 +224,12 @@ static void threads_fini(struct cli_run *c)
 		if (st->cut[k].f)
 			fab_cut_free(&st->cut[k]);
 		if (k) {
+			if (st->rp[k]) {	/* its results are the first's */
+				struct sim_diag d;
+
+				trace_replay_finish(st->rp[k], false, &d);
+				trace_results_free(&st->tres[k]);
+			}
 			if (st->fab[k])
 				fab_destroy(st->fab[k]);
 			fab_msgs_free(&st->msgs[k]);
@@ -220,6 +240,8 @@ static void threads_fini(struct cli_run *c)
 	free(st->cut);
 	free(st->fab);
 	free(st->msgs);
+	free(st->rp);
+	free(st->tres);
 	free(st);
 	c->par_state = NULL;
 }

@@ -181,6 +181,12 @@ struct replay {
 	/* how long after its CQE the program acts on a transfer's completion:
 	 * the fabric's look-ahead (fab_lookahead), see done_seen() */
 	sim_time_t seen;
+	/* a replica in every partition of a partitioned run (trace_replay_start):
+	 * every replica keeps every step; an HCA is posted to only where its
+	 * node runs, and a completion is told to every replica */
+	bool every;
+	uint32_t *zero;			/* the steps that start at once, until the run */
+	size_t nzero;
 	/* the steps made and not finished: records from a pool, found by
 	 * index in an open-addressing table (key s + 1, 0 empty) */
 	struct sim_pool pool;
@@ -251,6 +257,13 @@ static size_t steps_shown(const struct replay *rp)
 static size_t steps_total(const struct trace_program *p)
 {
 	return p->nsteps - p->njoins;
+}
+
+/* Is node's HCA run here (every node, in a run of one list)? A replica
+ * (rp->every) keeps every step, and posts only to the HCAs it runs. */
+static bool node_here(const struct replay *rp, int node)
+{
+	return fab_node_local(rp->f, node);
 }
 /* ---- queue pairs per (rank, peer) -------------------------------------- */
 
@@ -659,14 +672,18 @@ static bool mpi_step(const struct replay *rp, const struct trace_step *st, struc
  * so a receive is always posted before its WRITE with immediate can
  * arrive, as when all were posted before the run; the work request ids
  * are the same (the transfer's index on the pair). */
-static int post_recvs(struct pair_qp *pq)
+static int post_recvs(const struct replay *rp, struct pair_qp *pq)
 {
 	uint32_t n = pq->nxfer - pq->posted < RECV_BATCH ? pq->nxfer - pq->posted : RECV_BATCH;
+	int32_t a, b;
+
+	pair_ranks(rp, pq, &a, &b);
+	const bool here = node_here(rp, rp->t->rank_node[b]);
 
 	for (uint32_t k = 0; k < n; k++) {
 		struct hca_recv_wr r = { .wr_id = pq->posted };
 
-		if (hca_post_recv(pq->rqp, &r))
+		if (here && hca_post_recv(pq->rqp, &r))
 			return -1;
 		pq->posted++;
 	}
@@ -874,7 +891,7 @@ static void post_xfer(struct replay *rp, struct pair_qp *pq, uint32_t s, struct 
 		mpi_post(rp, pq, s, st, &pl);
 		return;
 	}
-	if (pq->sent == pq->posted && post_recvs(pq)) {
+	if (pq->sent == pq->posted && post_recvs(rp, pq)) {
 		replay_fail(rp, "step %u: the HCA refused the receive for it", s);
 		return;
 	}
@@ -886,7 +903,7 @@ static void post_xfer(struct replay *rp, struct pair_qp *pq, uint32_t s, struct 
 	if (st->acked)		/* done at this completion, not at the delivery */
 		wr.send_flags = HCA_SEND_SIGNALED;
 	pq->sent++;
-	if (hca_post_send(pq->sqp, &wr))
+	if (node_here(rp, send_node(rp, st->rank, st->peer)) && hca_post_send(pq->sqp, &wr))
 		replay_fail(rp, "step %u: the HCA refused the transfer (%" PRIu64 " bytes)",
 			    s, st->bytes);
 }
@@ -1310,7 +1327,7 @@ static uint32_t backlog_pair(const struct replay *rp, uint32_t qp_num)
  */
 static void done_seen(struct replay *rp, sim_time_t t, uint32_t s)
 {
-	if (sim_schedule_at(rp->eng, t + rp->seen, rp->comp, s + 1))
+	if (sim_schedule_every(rp->eng, t + rp->seen, rp->comp, s + 1))
 		oom_fail(rp);
 }
 
@@ -1460,7 +1477,7 @@ static int connect_pair(struct replay *rp, struct pair_qp *pq, int32_t a, int32_
 			return -1;
 	}
 	/* the first receives for the WRITEs with immediate (the rest: post_recvs) */
-	return rp->mpi ? post_recvs_mpi(rp, pq) : post_recvs(pq);
+	return rp->mpi ? post_recvs_mpi(rp, pq) : post_recvs(rp, pq);
 }
 
 /* The ranks of pair pq. */
@@ -1721,7 +1738,10 @@ static int setup(struct replay *rp, uint32_t **zero, size_t *nzero, struct sim_d
 		if (node_setup(rp, node))
 			return sim_diag_set(d, NULL, 0, 0, "out of memory");
 	}
-	rp->qp_life = !fab_kind_of(fab_get_params(rp->f))->tcp && !fab_fault_report(rp->f);
+	/* a replica cannot see whether another partition's QPs are idle: it
+	 * keeps them all, as the TCP fabric and runs with faults do */
+	rp->qp_life = !fab_kind_of(fab_get_params(rp->f))->tcp && !fab_fault_report(rp->f) &&
+		      !rp->every;
 	for (size_t i = 0; i < rp->npairs_cap; i++) {
 		struct pair_qp *pq = &rp->pairs[i];
 		int32_t a, b;
@@ -1851,80 +1871,171 @@ static uint64_t first_undone(const struct replay *rp)
 	return first;
 }
 
-int trace_replay(const struct trace_program *p, struct fab *f, struct trace_results *r,
-		 struct sim_diag *d)
+/* What a replay holds, freed (its results stay in r). */
+static void replay_free(struct replay *rp)
 {
-	struct replay rp = { .p = p, .t = p->trace, .f = f, .eng = fab_engine(f), .r = r,
-			     .best_s = UINT32_MAX, .srv = fab_server(f) };
+	struct fab *f = rp->f;
+
+	free(rp->zero);
+	sim_heap_free(&rp->heap);
+	sim_wake_fini(&rp->wake);
+	for (size_t i = 0; i < rp->tcap; i++) {
+		if (rp->tab[i].key) {
+			struct live *l = sim_pool_get(&rp->pool, rp->tab[i].ix);
+
+			if (l->dcap)
+				free(l->d.v);
+		}
+	}
+	free(rp->tab);
+	sim_pool_fini(&rp->pool);
+	free(rp->seg);
+	free(rp->xdep);
+	free(rp->rank_free);
+	free(rp->rank_last);
+	for (int32_t k = 0; rp->sw && k < trace_nendpoints(rp->t); k++)
+		free(rp->sw[k].ci);
+	free(rp->sw);
+	free(rp->op_seen);
+	for (size_t i = 0; i < rp->npairs_cap; i++) {
+		if (rp->pairs[i].bl)
+			free(rp->pairs[i].bl->q);
+		free(rp->pairs[i].bl);
+	}
+	free(rp->pairs);
+	free(rp->bls);
+	free(rp->retire.q);
+	for (int i = 0; rp->nvq && i < fab_nodes(f); i++)
+		free(rp->nvq[i].q);
+	free(rp->nvq);
+	free(rp->nvq_armed);
+	for (int i = 0; rp->cq && i < fab_nodes(f); i++)
+		hca_cq_set_notify(rp->cq[i], NULL, NULL);
+	free(rp->mr);	/* the regions and CQs belong to the HCAs' life */
+	free(rp->mr_host);
+	free(rp->op_go);
+	free(rp->cq);
+	/* the engine must not call back into it, nor the CQs (which stay
+	 * with the HCAs) */
+	if (rp->comp)
+		fab_engine(f)->comps[rp->comp].fn = replay_gone;
+	free(rp);
+}
+
+/* What a replay in every partition does not take yet, or NULL. */
+static const char *every_refused(const struct replay *rp)
+{
+	const struct fab_params *fp = fab_get_params(rp->f);
+
+	if (rp->srv)
+		return "GPU servers (NVLink moves both GPUs' ports at once)";
+	if (fp->mpi_ucx)
+		return "mpi.proto=ucx";
+	if (fab_fault_report(rp->f))
+		return "faults";
+	if (rp->nbls)
+		return "a rank pair with more transfers than a send queue holds";
+	return NULL;
+}
+
+struct replay *trace_replay_start(const struct trace_program *p, struct fab *f,
+				  struct trace_results *r, bool every, struct sim_diag *d)
+{
+	struct replay *rp = calloc(1, sizeof(*rp));
 	const struct fab_params *fp = fab_get_params(f);
+	int c;
 
-	rp.stage = rp.srv && fp->host_model && !fp->host.gpudirect;
-	rp.seen = fab_lookahead(f);
-	rp.host_model = fp->host_model;
-	rp.max_inline = fp->hca_max_inline;
-	uint32_t *zero = NULL;
-	size_t nzero = 0;
-	int rc = -1, c;
-
+	if (!rp) {
+		sim_diag_set(d, NULL, 0, 0, "out of memory");
+		return NULL;
+	}
+	*rp = (struct replay){ .p = p, .t = p->trace, .f = f, .eng = fab_engine(f), .r = r,
+			       .best_s = UINT32_MAX, .srv = fab_server(f), .every = every };
+	rp->stage = rp->srv && fp->host_model && !fp->host.gpudirect;
+	rp->seen = fab_lookahead(f);
+	rp->host_model = fp->host_model;
+	rp->max_inline = fp->hca_max_inline;
 	memset(r, 0, sizeof(*r));
 	sim_samples_init(&r->xfer_times);
-	sim_pool_init(&rp.pool, sizeof(struct live));
-	sim_heap_init(&rp.heap);
-	sim_wake_init(&rp.wake);
-	if (rp.srv) {		/* the GPUs' NVLink port queues; the kernels' launches */
-		rp.nvq = calloc((size_t)fab_nodes(f), sizeof(*rp.nvq));
-		rp.nvq_armed = calloc((size_t)fab_nodes(f), sizeof(*rp.nvq_armed));
-		if (rp.t->tune.nchannels)
-			rp.op_go = calloc(rp.t->nops ? rp.t->nops : 1, sizeof(*rp.op_go));
-		if (!rp.nvq || !rp.nvq_armed || (rp.t->tune.nchannels && !rp.op_go)) {
+	sim_pool_init(&rp->pool, sizeof(struct live));
+	sim_heap_init(&rp->heap);
+	sim_wake_init(&rp->wake);
+	if (rp->srv) {		/* the GPUs' NVLink port queues; the kernels' launches */
+		rp->nvq = calloc((size_t)fab_nodes(f), sizeof(*rp->nvq));
+		rp->nvq_armed = calloc((size_t)fab_nodes(f), sizeof(*rp->nvq_armed));
+		if (rp->t->tune.nchannels)
+			rp->op_go = calloc(rp->t->nops ? rp->t->nops : 1, sizeof(*rp->op_go));
+		if (!rp->nvq || !rp->nvq_armed || (rp->t->tune.nchannels && !rp->op_go)) {
 			sim_diag_set(d, NULL, 0, 0, "out of memory");
-			goto out;
+			goto fail;
 		}
 	}
 	if (!p->lazy) {		/* every step's times, for the outputs that list them */
 		r->step = sim_mem_calloc(p->nsteps ? p->nsteps : 1, sizeof(*r->step));
 		if (!r->step) {
 			sim_diag_set(d, NULL, 0, 0, "out of memory");
-			goto out;
+			goto fail;
 		}
 	} else if (p->keep_times && trace_spill_open(r, p->nsteps)) {
 		sim_diag_set(d, NULL, 0, 0,
 			     "could not make a temporary file for the steps' times (TMPDIR): %s",
 			     strerror(errno));
-		goto out;
+		goto fail;
 	}
 	r->op_start = calloc(p->trace->nops ? p->trace->nops : 1, sizeof(*r->op_start));
 	r->op_end = calloc(p->trace->nops ? p->trace->nops : 1, sizeof(*r->op_end));
 	r->rank = calloc((size_t)trace_nendpoints(p->trace), sizeof(*r->rank));
 	if (!r->op_start || !r->op_end || !r->rank) {
 		sim_diag_set(d, NULL, 0, 0, "out of memory");
-		goto out;
+		goto fail;
 	}
-	if (fp->mpi_ucx && mpi_setup(&rp, fp, d))
-		goto out;
-	if (setup(&rp, &zero, &nzero, d))
-		goto out;
-	c = sim_register(rp.eng, replay_handler, &rp, "replay");
-	if (c < 0) {
+	if (p->nsteps >= UINT32_MAX) {	/* a step's number + 1 is an event's argument */
+		sim_diag_set(d, NULL, 0, 0, "%zu steps: at most %u", p->nsteps, UINT32_MAX - 1);
+		goto fail;
+	}
+	if (fp->mpi_ucx && mpi_setup(rp, fp, d))
+		goto fail;
+	if (setup(rp, &rp->zero, &rp->nzero, d))
+		goto fail;
+	if (every && every_refused(rp)) {
+		sim_diag_set(d, NULL, 0, 0, "a replay in partitions does not take %s yet",
+			     every_refused(rp));
+		goto fail;
+	}
+	c = sim_register(rp->eng, replay_handler, rp, "replay");
+	if (c < 0 || (every && fab_every(f, (uint32_t)c))) {
 		sim_diag_set(d, NULL, 0, 0, "out of memory");
-		goto out;
+		goto fail;
 	}
-	rp.comp = (uint32_t)c;
+	rp->comp = (uint32_t)c;
 	/* messages of the fabric's own (background traffic) do not end the
 	 * run: the workload does, when its last step is done */
 	fab_hold(f, true);
-	for (size_t k = 0; k < nzero; k++)
-		push(&rp, 0, zero[k], EV_START);
-	free(zero);
-	zero = NULL;
-	if (p->nsteps && fab_run(f, d))
+	for (size_t k = 0; k < rp->nzero; k++)
+		push(rp, 0, rp->zero[k], EV_START);
+	free(rp->zero);
+	rp->zero = NULL;
+	return rp;
+fail:
+	replay_free(rp);
+	return NULL;
+}
+
+int trace_replay_finish(struct replay *rp, bool ran, struct sim_diag *d)
+{
+	const struct trace_program *p = rp->p;
+	struct trace_results *r = rp->r;
+	struct fab *f = rp->f;
+	int rc = -1;
+
+	if (!ran)
 		goto out;
-	if (rp.failed) {
-		*d = rp.fail;
+	if (rp->failed) {
+		*d = rp->fail;
 		goto out;
 	}
 	if (r->steps_done < p->nsteps) {
-		uint64_t s = first_undone(&rp);
+		uint64_t s = first_undone(rp);
 		struct trace_step tmp;
 		const uint32_t *deps;
 		uint32_t buf[TRACE_STEP_MAXDEPS];
@@ -1936,12 +2047,12 @@ int trace_replay(const struct trace_program *p, struct fab *f, struct trace_resu
 			 * need every step's end */
 			sim_diag_set(d, NULL, 0, 0,
 				     "the run reached sim.max_time_ns (%" PRIu64 " ns) with %zu of %zu steps done: a trace's report needs all of them (raise it, or 0 for no limit)",
-				     fab_get_params(f)->max_time_ns, steps_shown(&rp), steps_total(p));
+				     fab_get_params(f)->max_time_ns, steps_shown(rp), steps_total(p));
 			goto out;
 		}
 		sim_diag_set(d, NULL, 0, 0,
 			     "the workload stalled at %.3f us: %zu of %zu steps done; step %" PRIu64 " (rank %d, op %u) never finished",
-			     (double)fab_engine(f)->now / SIM_US, steps_shown(&rp), steps_total(p), s,
+			     (double)fab_engine(f)->now / SIM_US, steps_shown(rp), steps_total(p), s,
 			     st ? st->rank : -1, st ? st->op : 0);
 		goto out;
 	}
@@ -1962,67 +2073,37 @@ int trace_replay(const struct trace_program *p, struct fab *f, struct trace_resu
 			r->op_end[i] = r->op_end[st->op];
 		}
 	}
-	r->live_peak = rp.pool.high;
-	r->qp_pairs = rp.npairs;
-	r->qp_pairs_peak = rp.qp_peak;
-	if (rp.srv) {
-		r->nvlink_xfers = rp.srv->xfers;
-		r->nvlink_bytes = rp.srv->bytes;
-		r->pxn_xfers = rp.srv->pxn_xfers;
+	r->live_peak = rp->pool.high;
+	r->qp_pairs = rp->npairs;
+	r->qp_pairs_peak = rp->qp_peak;
+	if (rp->srv) {
+		r->nvlink_xfers = rp->srv->xfers;
+		r->nvlink_bytes = rp->srv->bytes;
+		r->pxn_xfers = rp->srv->pxn_xfers;
 	}
-	r->ncrit = rp.best.n;
-	r->crit_compute_ps = rp.best.comp;
-	r->crit_comm_ps = rp.best.comm;
-	if (r->step && critical_path(p, r, rp.best_s)) {
+	r->ncrit = rp->best.n;
+	r->crit_compute_ps = rp->best.comp;
+	r->crit_comm_ps = rp->best.comm;
+	if (r->step && critical_path(p, r, rp->best_s)) {
 		sim_diag_set(d, NULL, 0, 0, "out of memory");
 		goto out;
 	}
 	rc = 0;
 out:
-	free(zero);
-	sim_heap_free(&rp.heap);
-	sim_wake_fini(&rp.wake);
-	for (size_t i = 0; i < rp.tcap; i++) {
-		if (rp.tab[i].key) {
-			struct live *l = sim_pool_get(&rp.pool, rp.tab[i].ix);
-
-			if (l->dcap)
-				free(l->d.v);
-		}
-	}
-	free(rp.tab);
-	sim_pool_fini(&rp.pool);
-	free(rp.seg);
-	free(rp.xdep);
-	free(rp.rank_free);
-	free(rp.rank_last);
-	for (int32_t k = 0; rp.sw && k < trace_nendpoints(p->trace); k++)
-		free(rp.sw[k].ci);
-	free(rp.sw);
-	free(rp.op_seen);
-	for (size_t i = 0; i < rp.npairs_cap; i++) {
-		if (rp.pairs[i].bl)
-			free(rp.pairs[i].bl->q);
-		free(rp.pairs[i].bl);
-	}
-	free(rp.pairs);
-	free(rp.bls);
-	free(rp.retire.q);
-	for (int i = 0; rp.nvq && i < fab_nodes(f); i++)
-		free(rp.nvq[i].q);
-	free(rp.nvq);
-	free(rp.nvq_armed);
-	for (int i = 0; rp.cq && i < fab_nodes(f); i++)
-		hca_cq_set_notify(rp.cq[i], NULL, NULL);
-	free(rp.mr);	/* the regions and CQs belong to the HCAs' life */
-	free(rp.mr_host);
-	free(rp.op_go);
-	free(rp.cq);
-	/* rp lives on this stack: the engine must not call back into it, nor
-	 * the CQs (which stay with the HCAs) */
-	if (rp.comp)
-		fab_engine(f)->comps[rp.comp].fn = replay_gone;
+	replay_free(rp);
 	return rc;
+}
+
+int trace_replay(const struct trace_program *p, struct fab *f, struct trace_results *r,
+		 struct sim_diag *d)
+{
+	struct replay *rp = trace_replay_start(p, f, r, false, d);
+	bool ran;
+
+	if (!rp)
+		return -1;
+	ran = !p->nsteps || !fab_run(f, d);
+	return trace_replay_finish(rp, ran, d);
 }
 
 void trace_results_free(struct trace_results *r)

@@ -82,6 +82,21 @@ struct trace_results {
  */
 int trace_replay(const struct trace_program *p, struct fab *f, struct trace_results *r,
 		 struct sim_diag *d);
+/*
+ * trace_replay in two halves, for a run cut into partitions: start sets
+ * the replay up on f (its component registered, its first steps due),
+ * then the caller runs f (fab_run), then finish checks and fills r and
+ * frees the replay (ran false: the run failed, r is not filled). With
+ * `every`, the replay is one of a replica in every partition
+ * (fab_every): each is started on its partition's copy of the fabric
+ * before the cut, keeps every step, posts only to the HCAs its partition
+ * runs, and tells every replica of a completion; not yet with GPU
+ * servers, mpi.proto=ucx, faults or a pair of more than a send queue.
+ */
+struct replay;
+struct replay *trace_replay_start(const struct trace_program *p, struct fab *f,
+				  struct trace_results *r, bool every, struct sim_diag *d);
+int trace_replay_finish(struct replay *rp, bool ran, struct sim_diag *d);
 void trace_results_free(struct trace_results *r);
 /*
  * The flows of a replay: one struct fab_msg per transfer step (src and dst

@@ -157,6 +157,9 @@ struct fab {
 	sim_time_t last_done;
 	bool failed;
 	bool held;		/* another driver ends the run (fab_hold) */
+	/* components of every partition (fab_every): a driver's, such as a
+	 * trace replay whose every partition has a replica */
+	uint32_t every[4], nevery;
 	struct sim_diag fail;
 	/* the builder's from here on (models/fabric) */
 	/* sampling */

@@ -58,6 +58,21 @@ void fab_hold(struct fab *f, bool on)
 	f->held = on;
 }
 
+int fab_every(struct fab *f, uint32_t comp)
+{
+	if (f->nevery == sizeof(f->every) / sizeof(f->every[0]))
+		return -1;
+	f->every[f->nevery++] = comp;
+	return 0;
+}
+
+bool fab_node_local(const struct fab *f, int node)
+{
+	const struct hca *h = f->nodes[node].hca;
+
+	return !h || sim_local(&f->eng, h->comp);
+}
+
 void fab_set_sampler(struct fab *f, fab_sample_fn fn, void *ctx)
 {
 	f->sample_fn = fn;

@@ -279,6 +279,15 @@ void fab_set_sampler(struct fab *f, fab_sample_fn fn, void *ctx);
  * fab_run().
  */
 void fab_hold(struct fab *f, bool on);
+/*
+ * A driver's component that every partition of a partitioned run has a
+ * replica of (sim_par.h, SIM_PAR_EVERY): each builds the same fabric and
+ * driver, and the cut names it in every partition. Before the cut; 0, or
+ * -1 when there are too many.
+ */
+int fab_every(struct fab *f, uint32_t comp);
+/* Does this partition run node's HCA (always, in a run of one list)? */
+bool fab_node_local(const struct fab *f, int node);
 
 int fab_nports(const struct fab *f);		/* connected port ends */
 const struct fab_port_info *fab_port(const struct fab *f, int i);

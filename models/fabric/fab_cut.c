@@ -351,6 +351,9 @@ int fab_cut_plan(struct fab *f, uint32_t n, struct fab_cut *c, struct sim_diag *
 	c->cut_links /= 2;
 	for (uint32_t k = 0; k < f->eng.ncomps; k++)
 		c->comp_part[k] = (uint16_t)n;	/* none of the fabric's: refused */
+	for (uint32_t k = 0; k < f->nevery; k++)	/* a driver's, in every partition */
+		if (f->every[k] < f->eng.ncomps)
+			c->comp_part[f->every[k]] = SIM_PAR_EVERY;
 	for (int i = 0; i < nn; i++)
 		if (f->nodes[i].hca)
 			c->comp_part[f->nodes[i].hca->comp] = c->node_part[i];

@@ -9,8 +9,13 @@
 # a ping-pong; a permutation and an all-to-all on 128 hosts; RoCE with PFC;
 # adaptive routing on the 2:1 tree; IB congestion control; lossy RoCE
 # with SENDs and lost datagrams; TCP (its connections' and kernel's
-# counters gathered too). What a partitioned run does not take yet
-# is refused by name, with nothing written; --threads beside mpirun too.
+# counters gathered too). Traces replayed (a replay in every partition:
+# traces/trace_replay.c): a ring allreduce, a tree, an all-to-all,
+# halving-doubling and a barrier on 128 ranks placed at random, compute
+# and point-to-point steps beside allgather, reduce-scatter and broadcast,
+# the same on RoCE, lossy RoCE and TCP, and SHARP's collnet. What a
+# partitioned run does not take yet is refused by name, with nothing
+# written; --threads beside mpirun too.
 #   IBFAB=build/tools/ibfab IBFAB_SRC=. bash tests/par/par_run.sh threads
 #   IBFAB=build/tools/ibfab IBFAB_SRC=. MPIEXEC=mpirun bash tests/par/par_run.sh mpi
 mode=${1:-mpi}
@@ -80,6 +85,23 @@ same lossy 3 "${FT16[@]}" --set fabric=roce-lossy --set eth.buffer_per_port=32Ki
 same tcp 3 "${FT16[@]}" --set fabric=tcp --traffic incast:dst=h0,n=8,size=256KiB \
 	--traffic permutation:size=64KiB
 
+# traces
+printf 'ranks 16\nallreduce 4MiB algo=ring\n' > "$tmp/ring.trace"
+printf 'ranks 128\nmap random seed=3\nallreduce 1MiB algo=tree\nalltoall 64KiB\nallreduce 256KiB algo=hd\nbarrier\n' \
+	> "$tmp/mix.trace"
+printf '%s\n' 'ranks 16' 'a: compute 0 5us' 'b: send 0 5 1MiB after=a' 'c: compute 5 3us after=b' \
+	'd: send 5 9 64KiB after=c' 'e: recv 9 5 64KiB' 'allgather 2MiB' 'reducescatter 2MiB' \
+	'broadcast 1MiB root=3' > "$tmp/p2p.trace"
+printf 'ranks 16\nallreduce 1MiB algo=ring\nalltoall 64KiB\n' > "$tmp/eth.trace"
+printf 'ranks 16\nallreduce 1MiB algo=collnet\n' > "$tmp/collnet.trace"
+same trace_ring 2 "${FT16[@]}" --trace "$tmp/ring.trace"
+same trace_mix 3 --topo "$EX/fattree-128.topo" --trace "$tmp/mix.trace"
+same trace_p2p 2 "${FT16[@]}" --trace "$tmp/p2p.trace"
+same trace_roce 3 "${FT16[@]}" --set fabric=roce --trace "$tmp/eth.trace"
+same trace_lossy 2 "${FT16[@]}" --set fabric=roce-lossy --trace "$tmp/eth.trace"
+same trace_tcp 2 "${FT16[@]}" --set fabric=tcp --trace "$tmp/eth.trace"
+same trace_sharp 2 "${FT16[@]}" --set ib.sharp=on --trace "$tmp/collnet.trace"
+
 # --profile: the partitions' shares add up to the run (the 128-host tree
 # of 16 switches, cut 3 ways), in the JSON and the summary
 same_profile() {
@@ -132,7 +154,18 @@ refused() {	# what the message names, then ibfab run's arguments
 	[ -e "$tmp/no.json" ] && fail "2 partitions ($mode): $*: left $tmp/no.json"
 	rm -f "$tmp/no.json"
 }
-refused "--trace" "${FT16[@]}" --trace "$tmp/ar.trace"
+refused "--traffic beside --trace" "${FT16[@]}" --trace "$tmp/ar.trace" --traffic incast:dst=h0,n=2,size=4KiB
+# the replay's own refusals
+for bad in "GPU servers:--topo $EX/dgx-h100-2.topo" "mpi.proto=ucx:${FT16[*]} --set mpi.proto=ucx"; do
+	# shellcheck disable=SC2086
+	if cut 2 --quiet --json "$tmp/no.json" --trace "$tmp/ar.trace" ${bad#*:} > "$tmp/no.txt" 2>&1; then
+		fail "2 partitions ($mode): ${bad%%:*} accepted"
+	elif ! grep -q "a replay in partitions does not take ${bad%%:*}" "$tmp/no.txt" ||
+		[ "$(grep -c 'does not take' "$tmp/no.txt")" != 1 ]; then
+		fail "2 partitions ($mode): ${bad%%:*}: $(head -2 "$tmp/no.txt")"
+	fi
+	[ -e "$tmp/no.json" ] && fail "2 partitions ($mode): ${bad%%:*}: left $tmp/no.json"
+done
 refused "sim.max_time_ns" "${FT16[@]}" --set sim.max_time_ns=1000
 # more processes than switches to cut by
 cut 7 "${FT16[@]}" > "$tmp/seven.txt" 2>&1 &&
