@@ -1520,7 +1520,11 @@ static int run_pipeline(struct cli_run *c)
 	if (sim_log_init_from_env())
 		return 1;
 	if (c->par_size > 1) {
-		c->o->streamed = false;
+		/* the messages' list whole: each process gathers its nodes'
+		 * records at the end (a trace keeps its lazy lowering: every
+		 * replica makes its steps as it reaches them) */
+		if (!c->o->trace)
+			c->o->streamed = false;
 		c->before_run = par_setup;
 		c->progress = false;
 	}
