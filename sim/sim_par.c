@@ -182,6 +182,10 @@ void sim_par_window(struct sim_par *p, uint32_t k, sim_time_t end)
 	if (k == p->first)
 		p->windows++;
 	sim_run_before(eng, end);
+	if (eng->halt && !me->halted) {	/* the model failed: all stop */
+		me->halted = true;
+		me->halt_at = eng->now;
+	}
 	if (eng->cal.oom) {
 		par_fail(p, "out of memory for events");
 		me->failed = true;
@@ -235,7 +239,7 @@ void sim_par_publish(const struct sim_par *p, uint32_t k, sim_time_t *next, sim_
 	sim_time_t t;
 
 	*next = sim_peek_time(eng, &t) ? t : SIM_TIME_MAX;
-	*stop = p->part[k].failed || eng->cal.oom ? 0 : eng->stop_req;
+	*stop = p->part[k].failed || p->part[k].halted || eng->cal.oom ? 0 : eng->stop_req;
 }
 
 struct par_thread {
@@ -508,6 +512,11 @@ int sim_par_run(struct sim_par *p)
 	for (uint32_t k = 1; k < p->n; k++)
 		e0->events += p->eng[k]->events;
 	e0->stop = true;
+	p->first_halt = -1;
+	for (uint32_t k = 0; k < p->n; k++)
+		if (p->part[k].halted &&
+		    (p->first_halt < 0 || p->part[k].halt_at < p->part[p->first_halt].halt_at))
+			p->first_halt = (int)k;
 	return p->err;
 }
 

@@ -51,6 +51,10 @@ struct sim_par_part {
 	double busy_s;		/* wall time running events (not comparable between runs) */
 	double wait_s;		/* wall time waiting for the others at the window's end */
 	bool failed;		/* it met an error (sim_par.why) */
+	/* its model stopped at once (sim_halt: a model's failure) in a
+	 * window, at halt_at: every partition stops after that window */
+	bool halted;
+	sim_time_t halt_at;
 };
 
 /*
@@ -107,6 +111,10 @@ struct sim_par {
 	uint64_t (*hsum)[SIM_PAR_SUMS + 1];	/* per partition: the hook's values and max */
 	struct sim_par_part *part;
 	uint64_t windows;
+	/* after the run: the partition whose model halted first (the earliest
+	 * halt_at, the lowest partition among equals), or -1: where a run of
+	 * one list would have stopped, so whose failure to report */
+	int first_halt;
 	/* the first error: a message under the look-ahead, out of memory */
 	pthread_mutex_t err_lock;
 	int err;

@@ -288,6 +288,16 @@ int sim_par_mpi_run(struct sim_par *p, MPI_Comm comm)
 	eng->now = mx;
 	eng->events = sum;
 	eng->stop = true;
+	/* the process whose model halted first (sim_par.first_halt): the
+	 * earliest time, then the lowest rank */
+	uint64_t h = p->part[k].halted ? p->part[k].halt_at : UINT64_MAX, hmin = 0;
+	int who = INT32_MAX, first = INT32_MAX;
+
+	MPI_Allreduce(&h, &hmin, 1, MPI_UINT64_T, MPI_MIN, comm);
+	if (p->part[k].halted && h == hmin)
+		who = (int)k;
+	MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, comm);
+	p->first_halt = first == INT32_MAX ? -1 : first;
 	if (any && !p->err) {
 		p->err = -1;
 		snprintf(p->why, sizeof(p->why), "another process failed");

@@ -1595,6 +1595,8 @@ int cli_run_main(int argc, char **argv)
 
 	rc = run_pipeline(&c);
 	if (rc < 0) {
+		if (c.par_ops && c.par_ops->failed_alike && c.par_ops->failed_alike(&c))
+			c.par_same_error = true;
 		sim_diag_format(&c.d, buf, sizeof(buf));
 		if (size == 1)
 			fprintf(stderr, "ibfab run: %s\n", buf);

@@ -153,6 +153,9 @@ struct cli_par_ops {
 	/* after the run, where the outputs are written: c->prof's partitions
 	 * (cli_profile_cut for the cut's share); 0, or -1 out of memory */
 	int (*profile)(struct cli_run *c);
+	/* after a failed run: every process has the same failure to tell
+	 * (the first partition's to fail), so only rank 0 tells it */
+	bool (*failed_alike)(const struct cli_run *c);
 };
 /* --profile: the partitions' switches, hosts and cut cables from a cut,
  * and the engine's figures of partition k (sim_par.h) into c->prof. */

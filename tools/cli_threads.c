@@ -56,6 +56,15 @@ static int run(void *ctx, struct sim_diag *d)
 
 	if (sim_par_run(&st->p))
 		return sim_diag_set(d, NULL, 0, 0, "%s", st->p.why);
+	if (st->p.first_halt >= 0) {	/* where one thread would have stopped */
+		const struct sim_diag *fd = fab_failure(st->fab[st->p.first_halt]);
+
+		if (fd) {
+			*d = *fd;
+			return -1;
+		}
+		return sim_diag_set(d, NULL, 0, 0, "partition %d stopped", st->p.first_halt);
+	}
 	return 0;
 }
 

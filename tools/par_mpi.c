@@ -33,6 +33,7 @@ struct par_mpi {
 	uint64_t tot0[FAB_PART_TOTALS];	/* the totals before the run */
 	int rank;
 	struct sim_par_part *parts;	/* rank 0: every process's figures (--profile) */
+	bool same_error;		/* every process has the run's failure (run()) */
 };
 
 static bool started;
@@ -61,6 +62,20 @@ static int run(void *ctx, struct sim_diag *d)
 
 	if (sim_par_mpi_run(&st->p, MPI_COMM_WORLD))
 		return sim_diag_set(d, NULL, 0, 0, "%s", st->p.why);
+	if (st->p.first_halt >= 0) {
+		/* the failure one process would have stopped at, to every
+		 * process: all report the same (rank 0 says it: fab_failure) */
+		const struct sim_diag *fd = fab_failure(st->f);
+
+		sim_diag_clear(d);
+		if (st->rank == st->p.first_halt && fd)
+			*d = *fd;
+		else if (st->rank == st->p.first_halt)
+			snprintf(d->msg, sizeof(d->msg), "partition %d stopped", st->rank);
+		MPI_Bcast(d->msg, (int)sizeof(d->msg), MPI_CHAR, st->p.first_halt, MPI_COMM_WORLD);
+		st->same_error = true;
+		return -1;
+	}
 	return 0;
 }
 
@@ -197,6 +212,14 @@ static void mpi_fini(struct cli_run *c)
 	}
 }
 
+/* The run failed alike in every process: rank 0 says so. */
+static bool mpi_failed_alike(const struct cli_run *c)
+{
+	const struct par_mpi *st = c->par_state;
+
+	return st && st->same_error;
+}
+
 /* --profile, in rank 0: the figures merge() gathered */
 static int mpi_profile(struct cli_run *c)
 {
@@ -215,6 +238,7 @@ static const struct cli_par_ops mpi_ops = {
 	.setup = mpi_setup,
 	.fini = mpi_fini,
 	.profile = mpi_profile,
+	.failed_alike = mpi_failed_alike,
 };
 
 void par_mpi_attach(void);

@@ -335,7 +335,7 @@ static void replay_fail(struct replay *rp, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(rp->fail.msg, sizeof(rp->fail.msg), fmt, ap);
 	va_end(ap);
-	sim_halt(rp->eng);
+	fab_driver_fail(rp->f, rp->fail.msg);	/* halts; fab_run returns it */
 }
 
 static int connect_pair(struct replay *rp, struct pair_qp *pq, int32_t a, int32_t b);

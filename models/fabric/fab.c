@@ -66,6 +66,16 @@ int fab_every(struct fab *f, uint32_t comp)
 	return 0;
 }
 
+void fab_driver_fail(struct fab *f, const char *msg)
+{
+	fab_fail(f, "%s", msg);
+}
+
+const struct sim_diag *fab_failure(const struct fab *f)
+{
+	return f->failed ? &f->fail : NULL;
+}
+
 bool fab_node_local(const struct fab *f, int node)
 {
 	const struct hca *h = f->nodes[node].hca;

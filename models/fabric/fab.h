@@ -288,6 +288,15 @@ void fab_hold(struct fab *f, bool on);
 int fab_every(struct fab *f, uint32_t comp);
 /* Does this partition run node's HCA (always, in a run of one list)? */
 bool fab_node_local(const struct fab *f, int node);
+/*
+ * A driver's failure (a trace replay's): the run stops at once and
+ * fab_run returns it, as the fabric's own; in a partitioned run every
+ * partition stops after the window, and the run reports the failure of
+ * the partition that failed first (sim_par.first_halt), where one list
+ * would have stopped. fab_failure: the message, or NULL.
+ */
+void fab_driver_fail(struct fab *f, const char *msg);
+const struct sim_diag *fab_failure(const struct fab *f);
 
 int fab_nports(const struct fab *f);		/* connected port ends */
 const struct fab_port_info *fab_port(const struct fab *f, int i);

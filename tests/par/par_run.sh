@@ -102,6 +102,19 @@ same trace_lossy 2 "${FT16[@]}" --set fabric=roce-lossy --trace "$tmp/eth.trace"
 same trace_tcp 2 "${FT16[@]}" --set fabric=tcp --trace "$tmp/eth.trace"
 same trace_sharp 2 "${FT16[@]}" --set ib.sharp=on --trace "$tmp/collnet.trace"
 
+# a transfer that fails (no retries on a lossy link) stops every
+# partition, and the run tells the failure one thread meets first
+fails() {	# ibfab run's arguments
+	local one many
+	"$IBFAB" run --quiet "$@" > "$tmp/f1.txt" 2>&1 && fail "the failing run succeeded"
+	cut 3 --quiet "$@" > "$tmp/f3.txt" 2>&1 && fail "the failing run succeeded in 3 partitions"
+	one=$(grep '^ibfab run' "$tmp/f1.txt")
+	many=$(grep '^ibfab run' "$tmp/f3.txt" | sed 's/process [0-9]* of [0-9]*: //')
+	[ -n "$one" ] && [ "$one" = "$many" ] || fail "a failure in 3 partitions ($mode): '$many', one thread: '$one'"
+	[ "$(grep -c '^ibfab run' "$tmp/f3.txt")" = 1 ] || fail "a failure in 3 partitions ($mode): told more than once"
+}
+fails "${FT16[@]}" --trace "$tmp/ring.trace" --set link.drop_prob=0.3 --set hca.retry_cnt=0
+
 # --profile: the partitions' shares add up to the run (the 128-host tree
 # of 16 switches, cut 3 ways), in the JSON and the summary
 same_profile() {
