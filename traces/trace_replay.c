@@ -1927,8 +1927,12 @@ static const char *every_refused(const struct replay *rp)
 {
 	const struct fab_params *fp = fab_get_params(rp->f);
 
-	if (rp->srv)
-		return "GPU servers (NVLink moves both GPUs' ports at once)";
+	if (rp->stage)
+		return "GPU servers without GPUDirect RDMA (host.gpudirect=off: staging reads the host's state)";
+	for (size_t i = 0; rp->srv && rp->host_model && i < rp->t->nops; i++)
+		if (rp->t->ops[i].kind == TRACE_COLL &&
+		    trace_op_proto(&rp->t->ops[i]) == TRACE_PROTO_LL)
+			return "NCCL's LL protocol between GPU servers (host memory at both ends: the host's state)";
 	if (fp->mpi_ucx)
 		return "mpi.proto=ucx";
 	if (fab_fault_report(rp->f))

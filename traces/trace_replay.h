@@ -91,7 +91,8 @@ int trace_replay(const struct trace_program *p, struct fab *f, struct trace_resu
  * (fab_every): each is started on its partition's copy of the fabric
  * before the cut, keeps every step, posts only to the HCAs its partition
  * runs, and tells every replica of a completion; not yet with GPU
- * servers, mpi.proto=ucx, faults or a pair of more than a send queue.
+ * transfers staged through host memory (LL between servers, no
+ * GPUDirect), mpi.proto=ucx, faults or a pair of more than a send queue.
  */
 struct replay;
 struct replay *trace_replay_start(const struct trace_program *p, struct fab *f,

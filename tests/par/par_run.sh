@@ -13,7 +13,8 @@
 # traces/trace_replay.c): a ring allreduce, a tree, an all-to-all,
 # halving-doubling and a barrier on 128 ranks placed at random, compute
 # and point-to-point steps beside allgather, reduce-scatter and broadcast,
-# the same on RoCE, lossy RoCE and TCP, and SHARP's collnet. What a
+# the same on RoCE, lossy RoCE and TCP, SHARP's collnet, and collectives
+# on two DGX H100-like servers (NVLink, PXN). What a
 # partitioned run does not take yet is refused by name, with nothing
 # written; --threads beside mpirun too.
 #   IBFAB=build/tools/ibfab IBFAB_SRC=. bash tests/par/par_run.sh threads
@@ -94,6 +95,7 @@ printf '%s\n' 'ranks 16' 'a: compute 0 5us' 'b: send 0 5 1MiB after=a' 'c: compu
 	'broadcast 1MiB root=3' > "$tmp/p2p.trace"
 printf 'ranks 16\nallreduce 1MiB algo=ring\nalltoall 64KiB\n' > "$tmp/eth.trace"
 printf 'ranks 16\nallreduce 1MiB algo=collnet\n' > "$tmp/collnet.trace"
+printf 'ranks 16\nallreduce 1GiB\nallgather 256MiB\nalltoall 64MiB\nallreduce 256MiB algo=tree\n' > "$tmp/gpu.trace"
 same trace_ring 2 "${FT16[@]}" --trace "$tmp/ring.trace"
 same trace_mix 3 --topo "$EX/fattree-128.topo" --trace "$tmp/mix.trace"
 same trace_p2p 2 "${FT16[@]}" --trace "$tmp/p2p.trace"
@@ -101,6 +103,8 @@ same trace_roce 3 "${FT16[@]}" --set fabric=roce --trace "$tmp/eth.trace"
 same trace_lossy 2 "${FT16[@]}" --set fabric=roce-lossy --trace "$tmp/eth.trace"
 same trace_tcp 2 "${FT16[@]}" --set fabric=tcp --trace "$tmp/eth.trace"
 same trace_sharp 2 "${FT16[@]}" --set ib.sharp=on --trace "$tmp/collnet.trace"
+# two DGX H100-like servers: NVLink (NVLSTree, rings, trees) and PXN relays
+same trace_gpu 3 --topo "$EX/dgx-h100-2.topo" --trace "$tmp/gpu.trace"
 
 # a transfer that fails (no retries on a lossy link) stops every
 # partition, and the run tells the failure one thread meets first
@@ -169,7 +173,8 @@ refused() {	# what the message names, then ibfab run's arguments
 }
 refused "--traffic beside --trace" "${FT16[@]}" --trace "$tmp/ar.trace" --traffic incast:dst=h0,n=2,size=4KiB
 # the replay's own refusals
-for bad in "GPU servers:--topo $EX/dgx-h100-2.topo" "mpi.proto=ucx:${FT16[*]} --set mpi.proto=ucx"; do
+for bad in "NCCL's LL protocol between GPU servers:--topo $EX/dgx-h100-2.topo" \
+	"mpi.proto=ucx:${FT16[*]} --set mpi.proto=ucx"; do
 	# shellcheck disable=SC2086
 	if cut 2 --quiet --json "$tmp/no.json" --trace "$tmp/ar.trace" ${bad#*:} > "$tmp/no.txt" 2>&1; then
 		fail "2 partitions ($mode): ${bad%%:*} accepted"
