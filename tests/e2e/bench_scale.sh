@@ -15,7 +15,7 @@ grep -Eq '^perm1024 +one thread +1 +[0-9.]+ +[0-9.]+ +1\.00x +1\.00 +- +- +[0-9]
 	fail "no one-thread row"
 grep -Eq '^perm1024 +threads +2 +[0-9.]+ +[0-9.]+ +[0-9.]+x +[0-9.]+ +[0-9]+% +1\.[0-9]{3} +[0-9]+ +[0-9.]+M +yes$' "$tmp/out" ||
 	fail "no two-thread row with the same JSON"
-[ -s "$tmp/s/levels_3_radix_16.topo" ] || fail "--out keeps no topology"
+[ -s "$tmp/s/fattree_levels_3_radix_16.topo" ] || fail "--out keeps no topology"
 [ "$(wc -l < "$tmp/s/runs.jsonl")" = 2 ] || fail "--out: not two runs recorded"
 
 "$scale" --bogus > "$tmp/out" 2>&1
