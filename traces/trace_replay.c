@@ -1929,7 +1929,13 @@ static const char *every_refused(const struct replay *rp)
 
 	if (rp->stage)
 		return "GPU servers without GPUDirect RDMA (host.gpudirect=off: staging reads the host's state)";
-	for (size_t i = 0; rp->srv && rp->host_model && i < rp->t->nops; i++)
+	/* LL is staged only between servers (ll_staged): ranks on two or more */
+	bool servers = false;
+
+	for (int32_t k = 1; rp->srv && k < rp->t->nranks && !servers; k++)
+		servers = rp->srv->server[rp->t->rank_node[k]] !=
+			  rp->srv->server[rp->t->rank_node[0]];
+	for (size_t i = 0; servers && rp->host_model && i < rp->t->nops; i++)
 		if (rp->t->ops[i].kind == TRACE_COLL &&
 		    trace_op_proto(&rp->t->ops[i]) == TRACE_PROTO_LL)
 			return "NCCL's LL protocol between GPU servers (host memory at both ends: the host's state)";

@@ -105,6 +105,9 @@ same trace_tcp 2 "${FT16[@]}" --set fabric=tcp --trace "$tmp/eth.trace"
 same trace_sharp 2 "${FT16[@]}" --set ib.sharp=on --trace "$tmp/collnet.trace"
 # two DGX H100-like servers: NVLink (NVLSTree, rings, trees) and PXN relays
 same trace_gpu 3 --topo "$EX/dgx-h100-2.topo" --trace "$tmp/gpu.trace"
+# LL inside one server is NVLink only: no staging, so it runs cut too
+printf 'ranks 8\nallreduce 8KiB\nallgather 64KiB\n' > "$tmp/gpu1.trace"
+same trace_gpu_ll 2 --topo "$EX/dgx-h100-2.topo" --trace "$tmp/gpu1.trace"
 
 # a transfer that fails (no retries on a lossy link) stops every
 # partition, and the run tells the failure one thread meets first
