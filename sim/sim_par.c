@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static double wall_s(void)
 {
@@ -242,6 +243,62 @@ void sim_par_publish(const struct sim_par *p, uint32_t k, sim_time_t *next, sim_
 	*stop = p->part[k].failed || p->part[k].halted || eng->cal.oom ? 0 : eng->stop_req;
 }
 
+/* Spins before a waiter sleeps: about 1 ms of pause instructions */
+#define BAR_SPIN (1u << 14)
+
+static void bar_init(struct sim_par_bar *b, unsigned n)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	memset(b, 0, sizeof(*b));
+	b->n = n;
+	b->spin = cpus > 0 && n <= (unsigned long)cpus ? BAR_SPIN : 0;
+	pthread_mutex_init(&b->lock, NULL);
+	pthread_cond_init(&b->wake, NULL);
+}
+
+static void bar_fini(struct sim_par_bar *b)
+{
+	pthread_mutex_destroy(&b->lock);
+	pthread_cond_destroy(&b->wake);
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* What every thread wrote before it is seen by every thread after. */
+static void bar_wait(struct sim_par_bar *b)
+{
+	unsigned g = __atomic_load_n(&b->gen, __ATOMIC_ACQUIRE);
+
+	if (__atomic_add_fetch(&b->count, 1, __ATOMIC_ACQ_REL) == b->n) {
+		__atomic_store_n(&b->count, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&b->gen, g + 1, __ATOMIC_SEQ_CST);
+		/* a sleeper counted itself before it looked at gen */
+		if (__atomic_load_n(&b->sleepers, __ATOMIC_SEQ_CST)) {
+			pthread_mutex_lock(&b->lock);
+			pthread_cond_broadcast(&b->wake);
+			pthread_mutex_unlock(&b->lock);
+		}
+		return;
+	}
+	for (unsigned i = 0; i < b->spin; i++) {
+		if (__atomic_load_n(&b->gen, __ATOMIC_ACQUIRE) != g)
+			return;
+		cpu_relax();
+	}
+	pthread_mutex_lock(&b->lock);
+	__atomic_add_fetch(&b->sleepers, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&b->gen, __ATOMIC_SEQ_CST) == g)
+		pthread_cond_wait(&b->wake, &b->lock);
+	__atomic_sub_fetch(&b->sleepers, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&b->lock);
+}
+
 struct par_thread {
 	struct sim_par *p;
 	uint32_t k;
@@ -269,7 +326,7 @@ static void *par_loop(void *arg)
 			p->hook.values(p->hook.ctx, k, p->hsum[k], &p->hsum[k][SIM_PAR_SUMS]);
 		double w0 = wall_s();
 
-		pthread_barrier_wait(&p->bar);
+		bar_wait(&p->bar);
 		me->wait_s += wall_s() - w0;
 		for (uint32_t q = 0; q < p->n; q++) {
 			if (p->next[q] < m)
@@ -298,7 +355,7 @@ static void *par_loop(void *arg)
 			break;
 		sim_par_window(p, k, end);
 		w0 = wall_s();
-		pthread_barrier_wait(&p->bar);
+		bar_wait(&p->bar);
 		me->wait_s += wall_s() - w0;
 		sim_par_take(p, k);
 	}
@@ -430,8 +487,7 @@ static int setup(struct sim_par *p, struct sim_engine *eng, struct sim_engine **
 			e->ranges[r].owner = p->range_owner[r];
 	}
 	if (self < 0) {
-		if (pthread_barrier_init(&p->bar, NULL, n))
-			goto oom;
+		bar_init(&p->bar, n);
 		p->bar_ok = true;
 		pthread_mutex_init(&p->gate_lock, NULL);
 		pthread_cond_init(&p->gate, NULL);
@@ -545,7 +601,7 @@ void sim_par_fini(struct sim_par *p)
 		}
 	}
 	if (p->bar_ok) {
-		pthread_barrier_destroy(&p->bar);
+		bar_fini(&p->bar);
 		pthread_mutex_destroy(&p->gate_lock);
 		pthread_cond_destroy(&p->gate);
 	}
