@@ -204,6 +204,30 @@ struct sim_engine {
 	/* Optional hook called after every event (invariant checkers in tests). */
 	void (*after_event)(struct sim_engine *eng, void *ctx);
 	void *after_event_ctx;
+	/*
+	 * Pending events that do not keep a partitioned run going (an
+	 * observer's ticks: a sampler that reads counters at fixed times):
+	 * the component that schedules them counts them here. A partition
+	 * whose list holds no others publishes no earliest event
+	 * (sim_par_publish), so the run ends when every partition has only
+	 * these left, as a run of one list ends when its observer stops
+	 * rescheduling itself because nothing else is pending.
+	 */
+	size_t background;
+	/*
+	 * Events a run of one list does not have (sim_aside): an observer's
+	 * ticks, and in a partitioned run what a model sends between its
+	 * partitions in place of a call (a report to a message's source).
+	 * Their count, the count of events at the last, and the time of the
+	 * last other event before it.
+	 */
+	uint64_t aside_n, aside_last;
+	sim_time_t main_last;
+	/* where the current instant began: the instant before it, and the
+	 * events dispatched before its first (sim_aside); kept by bounded
+	 * runs only (a partitioned run's windows, a run after a lagged stop) */
+	sim_time_t prev_instant;
+	uint64_t instant_first;
 };
 
 /*
@@ -336,6 +360,27 @@ static inline void sim_stop_at(struct sim_engine *eng, sim_time_t t)
 	if (end - 1 < eng->stop_at)
 		eng->stop_at = end - 1;
 	eng->stop |= eng->unbounded;	/* sim_run: to its bounded loop */
+}
+
+/*
+ * Called first by the handler of an event that one list does not have
+ * (struct sim_engine, aside_n): the count of the others, and the time of
+ * the last of them (sim_main_now), leave it out. The previous event ran
+ * at this instant when one ran before this event at it, else at the one
+ * before. Exact in a partitioned run (the time is kept by bounded runs);
+ * a run of one list has its own clock and count.
+ */
+static inline void sim_aside(struct sim_engine *eng)
+{
+	if (eng->events - 1 > eng->aside_last)	/* the previous one was not aside */
+		eng->main_last = eng->events - 1 > eng->instant_first ? eng->now : eng->prev_instant;
+	eng->aside_last = eng->events;
+	eng->aside_n++;
+}
+/* The time of the last event dispatched that was not aside. */
+static inline sim_time_t sim_main_now(const struct sim_engine *eng)
+{
+	return eng->events > eng->aside_last ? eng->now : eng->main_last;
 }
 
 /* Stop at once whatever the lag: a failure, after which nothing may run. */

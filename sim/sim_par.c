@@ -239,7 +239,8 @@ void sim_par_publish(const struct sim_par *p, uint32_t k, sim_time_t *next, sim_
 	struct sim_engine *eng = p->eng[k];
 	sim_time_t t;
 
-	*next = sim_peek_time(eng, &t) ? t : SIM_TIME_MAX;
+	/* only an observer's ticks left (eng->background): nothing to wait for */
+	*next = sim_pending(eng) > eng->background && sim_peek_time(eng, &t) ? t : SIM_TIME_MAX;
 	*stop = p->part[k].failed || p->part[k].halted || eng->cal.oom ? 0 : eng->stop_req;
 }
 
@@ -560,11 +561,15 @@ int sim_par_run(struct sim_par *p)
 	/* the run's clock and count on eng[0] */
 	struct sim_engine *e0 = p->eng[0];
 
+	/* the clock: the last event one list has too (sim_aside) */
 	for (uint32_t k = 0; k < p->n; k++) {
 		p->part[k].events = p->eng[k]->events;
-		if (p->eng[k]->now > e0->now)
-			e0->now = p->eng[k]->now;
+		p->part[k].main_now = sim_main_now(p->eng[k]);
 	}
+	e0->now = 0;
+	for (uint32_t k = 0; k < p->n; k++)
+		if (p->part[k].main_now > e0->now)
+			e0->now = p->part[k].main_now;
 	for (uint32_t k = 1; k < p->n; k++)
 		e0->events += p->eng[k]->events;
 	e0->stop = true;

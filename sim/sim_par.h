@@ -55,6 +55,8 @@ struct sim_par_part {
 	 * window, at halt_at: every partition stops after that window */
 	bool halted;
 	sim_time_t halt_at;
+	/* the time of its last event that one list has too (sim_main_now) */
+	sim_time_t main_now;
 };
 
 /*

@@ -278,13 +278,15 @@ int sim_par_mpi_run(struct sim_par *p, MPI_Comm comm)
 	free(x.cnt_in);
 	free(x.sc);
 	/* the run's clock and event count, in every process */
-	uint64_t v[2] = { eng->now, eng->events }, mx = 0, sum = 0;
+	/* the clock: the last event one list has too (sim_aside) */
+	uint64_t v[2] = { sim_main_now(eng), eng->events }, mx = 0, sum = 0;
 	int err = p->err, any = 0;
 
 	MPI_Allreduce(&v[0], &mx, 1, MPI_UINT64_T, MPI_MAX, comm);
 	MPI_Allreduce(&v[1], &sum, 1, MPI_UINT64_T, MPI_SUM, comm);
 	MPI_Allreduce(&err, &any, 1, MPI_INT, MPI_MIN, comm);
 	p->part[k].events = eng->events;
+	p->part[k].main_now = v[0];
 	eng->now = mx;
 	eng->events = sum;
 	eng->stop = true;

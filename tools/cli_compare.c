@@ -8,6 +8,8 @@
  * the same parameters with `fabric=NAME` put first (so every --set still
  * applies on top), the same topology and routes, the same traffic or trace,
  * the same seed. Only the link layer and transport differ (docs/architecture.md, "Fabrics").
+ * Each fabric's run may be cut into partitions (--threads N, mpirun: as
+ * `ibfab run`), with the same results; rank 0 writes the outputs.
  * The runs are sequential and independent; each one's figures are copied
  * out (totals, message completion times, per-collective times, the data
  * for the charts) and its fabric freed before the next starts, so memory
@@ -17,9 +19,9 @@
  * trace step) finished; throughput the payload delivered over that time;
  * message completion times are end - start of each delivered message (for
  * a trace: of each lowered transfer); the counters are fab_totals()'s. The
- * chart's throughput over time comes from a sampler of our own (struct
- * tp_sampler), not the fabric's: that one stops when the fabric's message
- * list is done, and a trace replay's is empty. Its intervals are about
+ * chart's throughput over time comes from a sampler of our own
+ * (tools/cli_tp.c), not the fabric's: that one stops when the fabric's
+ * message list is done, and a trace replay's is empty. Its intervals are about
  * 1/200 of the longest run, or equal on a log time axis when the runs'
  * lengths differ more than 20-fold (bins_make).
  *
@@ -47,6 +49,7 @@
 #include "tools/cli_html.h"
 #include "tools/cli_report.h"
 #include "tools/cli_run.h"
+#include "tools/cli_tp.h"
 #include "tools/plot_svg.h"
 #include "traces/coll.h"
 #include "traces/trace.h"
@@ -93,6 +96,7 @@ struct cmp_opts {
 	bool reproducible;
 	bool quiet;
 	int nsets;			/* the user's --set, at run.sets[1..] */
+	uint32_t threads;		/* --threads N: partitions on threads (0, 1: none) */
 };
 
 struct cmp_coll {
@@ -103,32 +107,6 @@ struct cmp_coll {
 	uint32_t ranks;
 	sim_time_t start_ps, end_ps;
 	double algbw_gbps, busbw_gbps;
-};
-
-/*
- * Throughput into the hosts over time, for the chart: every `dt` the bytes
- * that the ports feeding a channel adapter have sent so far (PortXmitData
- * of every switch -> host link, so wire bytes: headers, ACKs and resent
- * packets included), summed. A cumulative curve; when it holds TP_MAX
- * samples, every other one is dropped and dt doubles, so a run of any
- * length costs at most TP_MAX samples and log2(length / TP_DT0)
- * compactions. The sampler is an engine component of its own that only
- * reads counters, so the run is the same with it as without (its events
- * are left out of the event count).
- */
-#define TP_DT0 (100 * SIM_NS)
-#define TP_MAX 8192
-
-struct tp_sampler {
-	struct fab *fab;
-	uint32_t comp;
-	int *ports;			/* port ends whose peer is a CA */
-	int nports;
-	sim_time_t dt;
-	sim_time_t *t;
-	uint64_t *bytes;
-	size_t n;
-	uint64_t ticks;			/* events it dispatched */
 };
 
 /* What one fabric's run measured. */
@@ -143,7 +121,7 @@ struct cmp_result {
 	uint64_t c_min, c_p50, c_p99, c_max;
 	uint64_t *mct;			/* sorted completion times (ps), msgs_done of them */
 	sim_time_t *tp_t;		/* the throughput curve: cumulative bytes into */
-	uint64_t *tp_bytes;		/* hosts at times tp_t (struct tp_sampler) */
+	uint64_t *tp_bytes;		/* hosts at times tp_t (cli_tp.h) */
 	size_t tp_n;
 	uint64_t cpu_ps;		/* host CPU time on communication, all hosts */
 	int nhosts;
@@ -177,6 +155,11 @@ struct cmp_ctx {
 	struct cli_out json, csv, plot, html;
 	bool json_stdout;
 	bool progress;
+	/* cut into partitions (cli_run.h): this process's rank, their count,
+	 * the back-end; an error every process met alike (rank 0 tells it) */
+	int par_rank, par_size;
+	const struct cli_par_ops *par_ops;
+	bool same_error;
 };
 
 /* ---- help --------------------------------------------------------------- */
@@ -218,13 +201,21 @@ void cli_compare_usage(FILE *out)
 "  --routing NAME     @engines@.\n"
 "  --seed N           seed of every random choice (default 1), the same for\n"
 "                     every fabric.\n"
+"  --threads N        cut each fabric into N partitions, one a thread, as\n"
+"                     'ibfab run --threads N' does; 'mpirun -np N ibfab\n"
+"                     compare ...' runs them one a process. The table, CSV,\n"
+"                     chart and JSON are the one-thread run's, byte for byte,\n"
+"                     but for \"events\", \"engine\" and \"partitions\".\n"
+"                     Not yet with --fault, --html, or what 'ibfab run\n"
+"                     --help' lists under Parallel.\n"
 "\n"
 "Outputs:\n"
 "  (stdout)           the table, one column per fabric.\n"
-"  --json FILE|-      one document: {ibfab_version seed reproducible topology\n"
-"                     workload params fabrics[] plot}, one object per fabric in\n"
-"                     fabrics[] (keys below). With '-', JSON goes to stdout and\n"
-"                     the table to stderr (or nowhere with --quiet).\n"
+"  --json FILE|-      one document: {ibfab_version seed reproducible engine\n"
+"                     partitions topology workload params fabrics[] plot},\n"
+"                     one object per fabric in fabrics[] (keys below). With\n"
+"                     '-', JSON goes to stdout and the table to stderr (or\n"
+"                     nowhere with --quiet).\n"
 "  --csv FILE         one row per fabric, the JSON keys as columns (collectives\n"
 "                     as coll:NAME:time_ps columns).\n"
 "  --html FILE        a self-contained HTML report for a browser: every\n"
@@ -278,7 +269,7 @@ void cli_compare_usage(FILE *out)
 enum cmp_opt_id {
 	CO_HELP, CO_TOPO, CO_TRACE, CO_TRAFFIC, CO_FABRICS, CO_PRESET, CO_SET, CO_SEED,
 	CO_ROUTING, CO_JSON, CO_CSV, CO_PLOT, CO_NO_PLOT, CO_REPRODUCIBLE, CO_QUIET, CO_FAULT,
-	CO_HTML,
+	CO_HTML, CO_THREADS,
 };
 
 static const struct cli_opt cmp_options[] = {
@@ -301,6 +292,7 @@ static const struct cli_opt cmp_options[] = {
 	{ "--quiet", CO_QUIET, false },
 	{ "-q", CO_QUIET, false },
 	{ "--fault", CO_FAULT, true },
+	{ "--threads", CO_THREADS, true },
 };
 
 static int usage_error(const char *fmt, const char *a, const char *b)
@@ -428,6 +420,9 @@ static int parse_args(int argc, char **argv, struct cmp_opts *o)
 		case CO_QUIET:
 			o->quiet = true;
 			break;
+		case CO_THREADS:
+			rc = cli_parse_threads("compare", name, val, &o->threads);
+			break;
 		}
 		if (rc)
 			return rc;
@@ -486,78 +481,30 @@ static char *builtin_trace(int nhosts, int *nranks_out, int *nsend_out)
 
 /* ---- one fabric --------------------------------------------------------- */
 
-static void tp_sample(struct tp_sampler *s, sim_time_t now)
+/* cli_run's hooks: the chart's sampler (cli_tp.h) on the run's fabric,
+ * on each copy of it (--threads), and a cut run's end */
+static int tp_before_run(struct cli_run *run, void *ctx)
 {
-	struct fab_sample fs;
-	uint64_t sum = 0;
+	struct cli_tp_set *ts = ctx;
+	uint32_t n = run->par_ops == &cli_par_threads ? (uint32_t)run->par_size : 1;
 
-	for (int i = 0; i < s->nports; i++) {
-		fab_port_sample(s->fab, s->ports[i], &fs);
-		sum += fs.xmit_bytes;
-	}
-	if (s->n && s->t[s->n - 1] >= now)
-		return;
-	if (s->n == TP_MAX) {	/* keep 0, 2dt, 4dt, ...: now is a multiple of 2dt */
-		for (size_t k = 0; k < TP_MAX / 2; k++) {
-			s->t[k] = s->t[2 * k];
-			s->bytes[k] = s->bytes[2 * k];
-		}
-		s->n = TP_MAX / 2;
-		s->dt *= 2;
-	}
-	s->t[s->n] = now;
-	s->bytes[s->n++] = sum;
-}
-
-static void tp_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
-{
-	struct tp_sampler *s = ctx;
-
-	(void)arg;
-	s->ticks++;
-	tp_sample(s, eng->now);
-	/* only while something else can happen: the run must end */
-	if (sim_pending(eng) > 0)
-		sim_schedule_in(eng, s->dt, s->comp, 0);
-}
-
-/* cli_run's before_run hook: find the host-facing ports, start sampling. */
-static int tp_start(struct cli_run *run, void *ctx)
-{
-	struct tp_sampler *s = ctx;
-	struct sim_engine *eng = fab_engine(run->fab);
-	int np = fab_nports(run->fab), c;
-
-	s->fab = run->fab;
-	s->dt = TP_DT0;
-	s->ports = calloc((size_t)np + 1, sizeof(*s->ports));
-	s->t = calloc(TP_MAX + 1, sizeof(*s->t));
-	s->bytes = calloc(TP_MAX + 1, sizeof(*s->bytes));
-	if (!s->ports || !s->t || !s->bytes)
+	if (cli_tp_init(ts, n))
 		return sim_diag_set(&run->d, NULL, 0, 0, "out of memory");
-	for (int i = 0; i < np; i++) {
-		int peer = fab_port(run->fab, i)->peer_node;
-
-		if (peer >= 0 && peer < run->net.nnodes && run->net.nodes[peer].type == NET_CA)
-			s->ports[s->nports++] = i;
-	}
-	c = sim_register(eng, tp_handler, s, "compare-sampler");
-	if (c < 0 || sim_schedule_at(eng, 0, (uint32_t)c, 0))
-		return sim_diag_set(&run->d, NULL, 0, 0, "out of memory");
-	s->comp = (uint32_t)c;
-	return 0;
+	return cli_tp_start(ts, 0, run->fab, &run->net, run->par_size > 1, &run->d);
 }
 
-static void tp_free(struct tp_sampler *s)
+static int tp_before_run_copy(struct cli_run *run, uint32_t k, struct fab *f, struct sim_diag *d)
 {
-	free(s->ports);
-	free(s->t);
-	free(s->bytes);
-	memset(s, 0, sizeof(*s));
+	return cli_tp_start(run->before_run_ctx, k, f, &run->net, true, d);
+}
+
+static int tp_after_par_run(struct cli_run *run, struct sim_diag *d)
+{
+	return cli_tp_par_end(run->before_run_ctx, run->par_ops, d);
 }
 
 /* Copy out of a finished run what the reports need. 0 or -1 (memory). */
-static int collect(struct cli_run *run, struct tp_sampler *tp, struct cmp_result *res,
+static int collect(struct cli_run *run, struct cli_tp_set *tp, struct cmp_result *res,
 		   struct sim_diag *d)
 {
 	struct cli_report rep;
@@ -568,15 +515,15 @@ static int collect(struct cli_run *run, struct tp_sampler *tp, struct cmp_result
 	fab_totals(run->fab, &res->t);
 	res->end_ps = rep.tres ? rep.tres->end_ps : res->t.end_ps;
 	res->complete = rep.tres ? true : res->t.msgs_done + res->t.msgs_lost >= res->t.msgs_total;
+	/* the curve (with a chart to draw), closed where the run ended */
+	if (tp->s && cli_tp_finish(tp, run->fab))
+		return sim_diag_set(d, NULL, 0, 0, "out of memory");
 	/* the chart's and the HTML page's samplers only read counters: their
 	 * events are not the run's */
 	res->events = rep.events - tp->ticks - cli_html_links_samples(run->hl);
-	/* the curve (with a chart to draw), closed where the run ended */
-	if (tp->t)
-		tp_sample(tp, fab_engine(run->fab)->now);
 	res->tp_t = tp->t;
 	res->tp_bytes = tp->bytes;
-	res->tp_n = tp->n;
+	res->tp_n = tp->nt;
 	tp->t = NULL;
 	tp->bytes = NULL;
 	res->wall_s = run->wall_s;
@@ -709,7 +656,7 @@ static int run_fabric(struct cmp_ctx *c, int k)
 {
 	struct cmp_opts *o = c->o;
 	char fabric_set[48];
-	struct tp_sampler tp = { 0 };
+	struct cli_tp_set tp = { 0 };
 	struct cli_run run;
 	int rc;
 
@@ -718,9 +665,15 @@ static int run_fabric(struct cmp_ctx *c, int k)
 	progress_label(c, k);
 	cli_run_init(&run, &o->run);
 	run.progress = c->progress;
+	/* cut into partitions (--threads, mpirun): as `ibfab run` is */
+	run.par_rank = c->par_rank;
+	run.par_size = c->par_size;
+	run.par_ops = c->par_ops;
 	if (c->o->plot || c->o->html) {	/* the chart's throughput curve */
-		run.before_run = tp_start;
+		run.before_run = tp_before_run;
 		run.before_run_ctx = &tp;
+		run.before_run_copy = tp_before_run_copy;
+		run.after_par_run = tp_after_par_run;
 	}
 	/* an input error shows in the first fabric's preparation, and is not
 	 * about that fabric: say which fabric only when it may be */
@@ -728,7 +681,7 @@ static int run_fabric(struct cmp_ctx *c, int k)
 	bool input_error = prc && k == 0;
 
 	rc = prc || cli_run_simulate(&run);
-	if (!rc) {
+	if (!rc && !run.par_rank) {	/* rank 0 gathered the results and writes them */
 		if (k == 0)
 			describe(c, &run);
 		c->res[k].fabric = o->fabric[k];
@@ -745,14 +698,19 @@ static int run_fabric(struct cmp_ctx *c, int k)
 	if (rc) {
 		char buf[1100];
 
+		/* what every process meets alike, rank 0 tells */
+		c->same_error = prc || run.par_same_error ||
+				(run.par_ops && run.par_ops->failed_alike && run.par_ops->failed_alike(&run));
 		sim_diag_format(&run.d, buf, sizeof(buf));
 		if (input_error)
 			sim_diag_set(&c->d, NULL, 0, 0, "%s", buf);
 		else
 			sim_diag_set(&c->d, NULL, 0, 0, "fabric %s: %s", fab_fabric_names[o->fabric[k]], buf);
 	}
+	if (run.par_ops)
+		run.par_ops->fini(&run);
 	cli_run_fini(&run);
-	tp_free(&tp);
+	cli_tp_free(&tp);
 	o->run.sets[0] = NULL;
 	return rc ? -1 : 0;
 }
@@ -1005,6 +963,9 @@ static int write_json(FILE *out, const struct cmp_ctx *c)
 	sim_json_kstr(&j, "ibfab_version", IBFAB_VERSION);
 	sim_json_ku64(&j, "seed", o->run.seed);
 	sim_json_kbool(&j, "reproducible", o->reproducible);
+	/* one list, or cut (the results are the same but for "events") */
+	sim_json_kstr(&j, "engine", c->par_size > 1 ? c->par_ops->engine : "sequential");
+	sim_json_ku64(&j, "partitions", (uint64_t)(c->par_size > 1 ? c->par_size : 1));
 	sim_json_key(&j, "topology");
 	sim_json_obj_begin(&j);
 	sim_json_kstr(&j, "source", c->topo_desc);
@@ -1445,14 +1406,18 @@ static int compare_pipeline(struct cmp_ctx *c)
 {
 	if (sim_log_init_from_env())
 		return 1;
-	if (setup_workload(c) || outputs_open(c))
+	if (setup_workload(c)) {
+		c->same_error = true;	/* the inputs: every process alike */
+		return -1;
+	}
+	if (!c->par_rank && outputs_open(c))
 		return -1;
 	for (int k = 0; k < c->o->nfabrics; k++)
 		if (run_fabric(c, k))
 			return -1;
 	if (c->progress)
 		fputs("\r\033[K", stderr);
-	return outputs_write(c);
+	return c->par_rank ? 0 : outputs_write(c);	/* rank 0 writes what all ran */
 }
 
 int cli_compare_main(int argc, char **argv)
@@ -1460,8 +1425,10 @@ int cli_compare_main(int argc, char **argv)
 	struct cmp_opts o = { .run = { .seed = DEFAULT_SEED } };
 	struct cmp_ctx c;
 	char buf[1200];
-	int rc;
+	int rc, rank = 0, size = 1;
 
+	if (cli_par_start("compare", &argc, &argv, &rank, &size))
+		return 1;
 	/* each repeatable option appears at most argc times; sets[0] is fabric= */
 	o.run.traffic = calloc((size_t)argc + 1, sizeof(*o.run.traffic));
 	o.run.sets = calloc((size_t)argc + 2, sizeof(*o.run.sets));
@@ -1482,13 +1449,20 @@ int cli_compare_main(int argc, char **argv)
 
 	memset(&c, 0, sizeof(c));
 	c.o = &o;
-	c.progress = !o.quiet && isatty(STDERR_FILENO);
+	c.par_rank = rank;
+	rc = cli_par_choose("compare", o.threads, size, &c.par_size, &c.par_ops);
+	if (rc)
+		goto out_opts;
+	c.progress = !o.quiet && isatty(STDERR_FILENO) && c.par_size == 1;
 	rc = compare_pipeline(&c);
 	if (c.progress)
 		fputs("\r\033[K", stderr);
 	if (rc < 0) {
 		sim_diag_format(&c.d, buf, sizeof(buf));
-		fprintf(stderr, "ibfab compare: %s\n", buf);
+		if (size == 1)
+			fprintf(stderr, "ibfab compare: %s\n", buf);
+		else if (!c.same_error || !rank)	/* what all meet alike, rank 0 says */
+			fprintf(stderr, "ibfab compare: process %d of %d: %s\n", rank, size, buf);
 		rc = 1;
 	}
 	cli_out_free(&c.json);
@@ -1499,6 +1473,8 @@ int cli_compare_main(int argc, char **argv)
 		result_free(&c.res[k]);
 	free(c.builtin_text);
 out_opts:
+	if (size > 1)
+		cli_par->fini(NULL);	/* MPI itself */
 	free(o.run.traffic);
 	free(o.run.sets);
 	free(o.run.faults);

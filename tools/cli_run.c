@@ -291,7 +291,8 @@ void cli_run_usage(FILE *out)
 "into N partitions (a switch with its HCAs the unit), one a thread or a\n"
 "process; each builds the same model and runs its own part, the first\n"
 "writes the outputs. The results are the one-thread run's, byte for byte,\n"
-"but for \"events\", \"engine\" and \"partitions\" (docs/architecture.md).\n"
+"but for \"events\", \"engine\" and \"partitions\" (docs/architecture.md);\n"
+"'ibfab compare' cuts each fabric's run the same way.\n"
 "A --trace gets a replay in every partition. Not yet with --fault, --csv,\n"
 "--html, --pcap, sim.check, sim.max_time_ns, --traffic beside --trace, GPU\n"
 "transfers staged through host memory (NCCL's LL between servers,\n"
@@ -513,16 +514,10 @@ static int parse_args(int argc, char **argv, struct cli_run_opts *o)
 				return usage_error("%s: %s", name, err);
 			o->seed_given = true;
 			break;
-		case OPT_THREADS: {
-			uint64_t t;
-
-			if (o->threads)
-				return usage_error("option '%s' given twice%s", name, "");
-			if (sim_parse_u64(val, &t, err, sizeof(err)) || t < 1 || t > 4096)
-				return usage_error("%s: want 1 to 4096 threads, got '%s'", name, val);
-			o->threads = (uint32_t)t;
+		case OPT_THREADS:
+			if (cli_parse_threads("run", name, val, &o->threads))
+				return 2;
 			break;
-		}
 		case OPT_REPRODUCIBLE:
 			o->reproducible = true;
 			break;
@@ -992,6 +987,8 @@ static void csv_cut_warn(const struct cli_run *c)
 			c->o->csv, cli_fmt_time(c->lc.cut_at, t, sizeof(t)), c->lc.rows);
 }
 
+static int par_setup(struct cli_run *c);
+
 /* The fabric's sampler: links.csv and the HTML report's series. */
 static void run_sample(struct fab *f, sim_time_t now, void *ctx)
 {
@@ -1055,6 +1052,8 @@ int cli_run_simulate(struct cli_run *c)
 		c->par_same_error = false;
 	}
 	if (c->before_run && c->before_run(c, c->before_run_ctx))
+		return -1;
+	if (c->par_size > 1 && par_setup(c))
 		return -1;
 	c->prof.part_s = mono_s() - b0;
 	if (c->o->csv) {
@@ -1452,6 +1451,53 @@ void cli_run_fini(struct cli_run *c)
 
 const struct cli_par_ops *cli_par;
 
+int cli_par_start(const char *cmd, int *argc, char ***argv, int *rank, int *size)
+{
+	*rank = 0;
+	*size = 1;
+	if (cli_par && cli_par->init(argc, argv, rank, size)) {
+		fprintf(stderr, "ibfab %s: the partitioned run could not start\n", cmd);
+		return 1;
+	}
+	if (!cli_par && getenv("OMPI_COMM_WORLD_SIZE") && atoi(getenv("OMPI_COMM_WORLD_SIZE")) > 1) {
+		/* each process would run the whole fabric and write the same files */
+		fprintf(stderr, "ibfab %s: this ibfab was built without MPI (Open MPI's development "
+			"files were missing): under mpirun it cannot cut the fabric; use --threads N\n",
+			cmd);
+		return 1;
+	}
+	return 0;
+}
+
+int cli_parse_threads(const char *cmd, const char *name, const char *val, uint32_t *threads)
+{
+	char err[256];
+	uint64_t t;
+
+	if (*threads)
+		return cli_usage_error(cmd, "option '%s' given twice%s", name, "");
+	if (sim_parse_u64(val, &t, err, sizeof(err)) || t < 1 || t > 4096)
+		return cli_usage_error(cmd, "%s: want 1 to 4096 threads, got '%s'", name, val);
+	*threads = (uint32_t)t;
+	return 0;
+}
+
+int cli_par_choose(const char *cmd, uint32_t threads, int size, int *par_size,
+		   const struct cli_par_ops **ops)
+{
+	*par_size = size;
+	*ops = size > 1 ? cli_par : NULL;
+	if (threads > 1 && size > 1) {
+		fprintf(stderr, "ibfab %s: --threads with mpirun: one or the other, not both yet\n", cmd);
+		return 2;
+	}
+	if (threads > 1) {
+		*par_size = (int)threads;
+		*ops = &cli_par_threads;
+	}
+	return 0;
+}
+
 int cli_profile_cut(struct cli_run *c, const struct fab_cut *cut, uint64_t windows)
 {
 	struct cli_profile *pr = &c->prof;
@@ -1493,7 +1539,7 @@ void cli_profile_part(struct cli_run *c, uint32_t k, const struct sim_par_part *
  * message list is kept whole (each process has the records of what its
  * nodes send, gathered at the end: models/fabric/fab_part.c).
  */
-static int par_setup(struct cli_run *c, void *ctx)
+static int par_setup(struct cli_run *c)
 {
 	const char *no = c->nbackground ? "--traffic beside --trace" :
 			 c->o->nfaults ? "--fault" : c->o->csv ? "--csv (its samples)" :
@@ -1501,7 +1547,6 @@ static int par_setup(struct cli_run *c, void *ctx)
 			 c->p.check ? "sim.check" : c->p.max_time_ns ? "sim.max_time_ns" :
 			 c->p.cut_links ? "sim.cut_links" : NULL;
 
-	(void)ctx;
 	/* what every process refuses alike, rank 0 says */
 	c->par_same_error = true;
 	if (no)
@@ -1526,7 +1571,6 @@ static int run_pipeline(struct cli_run *c)
 		 * replica makes its steps as it reaches them) */
 		if (!c->o->trace)
 			c->o->streamed = false;
-		c->before_run = par_setup;
 		c->progress = false;
 	}
 	if (cli_run_prepare(c))
@@ -1554,16 +1598,8 @@ int cli_run_main(int argc, char **argv)
 	char buf[1100];
 	int rc, rank = 0, size = 1;
 
-	if (cli_par && cli_par->init(&argc, &argv, &rank, &size)) {
-		fputs("ibfab run: the partitioned run could not start\n", stderr);
+	if (cli_par_start("run", &argc, &argv, &rank, &size))
 		return 1;
-	}
-	if (!cli_par && getenv("OMPI_COMM_WORLD_SIZE") && atoi(getenv("OMPI_COMM_WORLD_SIZE")) > 1) {
-		/* each process would run the whole fabric and write the same files */
-		fputs("ibfab run: this ibfab was built without MPI (Open MPI's development files "
-		      "were missing): under mpirun it cannot cut the fabric; use --threads N\n", stderr);
-		return 1;
-	}
 	/* each repeatable option appears at most argc times */
 	o.traffic = calloc((size_t)argc + 1, sizeof(*o.traffic));
 	o.sets = calloc((size_t)argc + 1, sizeof(*o.sets));
@@ -1582,17 +1618,9 @@ int cli_run_main(int argc, char **argv)
 
 	cli_run_init(&c, &o);
 	c.par_rank = rank;
-	c.par_size = size;
-	c.par_ops = size > 1 ? cli_par : NULL;
-	if (o.threads > 1 && size > 1) {
-		fprintf(stderr, "ibfab run: --threads with mpirun: one or the other, not both yet\n");
-		rc = 2;
+	rc = cli_par_choose("run", o.threads, size, &c.par_size, &c.par_ops);
+	if (rc)
 		goto out_run;
-	}
-	if (o.threads > 1) {
-		c.par_size = (int)o.threads;
-		c.par_ops = &cli_par_threads;
-	}
 
 	rc = run_pipeline(&c);
 	if (rc < 0) {

@@ -128,6 +128,16 @@ struct cli_run {
 	 * (`ibfab compare` registers its sampler there): 0, or -1 with d. */
 	int (*before_run)(struct cli_run *c, void *ctx);
 	void *before_run_ctx;
+	/* A partitioned run on threads (--threads): what before_run did to
+	 * the run's fabric, done to copy k's (1 .. N-1) once it is built, on
+	 * copy k's own thread; 0, or -1 with *d filled. */
+	int (*before_run_copy)(struct cli_run *c, uint32_t k, struct fab *f, struct sim_diag *d);
+	/* A partitioned run, in every process: after the engine's run (every
+	 * partition stopped, none failed), before the partitions' results are
+	 * gathered and the fabric's clock closes what is open (fab_run). Where
+	 * before_run's observer sets the clock as a run of one list ends it.
+	 * 0, or -1 with *d filled (every process alike). */
+	int (*after_par_run)(struct cli_run *c, struct sim_diag *d);
 	/* a partitioned run (cli_par): this process's rank and their count
 	 * (1: not partitioned); the back-end's state */
 	int par_rank, par_size;
@@ -142,7 +152,8 @@ struct cli_run {
  * (tools/par_mpi.c: one partition a process, `mpirun -np N ibfab run`),
  * else NULL. init() learns this process's rank and the count (1: not
  * started by mpirun with two or more); setup() cuts the built fabric and
- * sets its engine up (fab_set_par), 0 or -1 with c->d; fini() ends it.
+ * sets its engine up (fab_set_par), 0 or -1 with c->d; fini(c) frees one
+ * run's state (compare runs several), fini(NULL) ends MPI itself.
  * Rank 0 writes the outputs; the others print nothing.
  */
 struct cli_par_ops {
@@ -156,6 +167,10 @@ struct cli_par_ops {
 	/* after a failed run: every process has the same failure to tell
 	 * (the first partition's to fail), so only rank 0 tells it */
 	bool (*failed_alike)(const struct cli_run *c);
+	/* processes (MPI): v[0..n) summed (max false) or their maximum taken
+	 * over every process, in place, in every process; 0 or -1. NULL for
+	 * threads, whose partitions are all in this process. */
+	int (*allreduce)(uint64_t *v, size_t n, bool max);
 };
 /* --profile: the partitions' switches, hosts and cut cables from a cut,
  * and the engine's figures of partition k (sim_par.h) into c->prof. */
@@ -164,6 +179,15 @@ struct sim_par_part;
 int cli_profile_cut(struct cli_run *c, const struct fab_cut *cut, uint64_t windows);
 void cli_profile_part(struct cli_run *c, uint32_t k, const struct sim_par_part *pp);
 extern const struct cli_par_ops *cli_par;
+/* A command's start under mpirun (cli_par's init): this process's rank
+ * and the count (1: alone); 0, or 1 when it cannot start (said). */
+int cli_par_start(const char *cmd, int *argc, char ***argv, int *rank, int *size);
+/* --threads N (1 to 4096, once): 0, or a usage error (2, said). */
+int cli_parse_threads(const char *cmd, const char *name, const char *val, uint32_t *threads);
+/* Partitions from --threads and the process count: their number and
+ * back-end (NULL for none); 0, or 2 when both are asked for (said). */
+int cli_par_choose(const char *cmd, uint32_t threads, int size, int *par_size,
+		   const struct cli_par_ops **ops);
 /* --threads N (tools/cli_threads.c): a copy of the fabric a thread. */
 extern const struct cli_par_ops cli_par_threads;
 

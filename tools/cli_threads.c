@@ -16,7 +16,9 @@
  * copies are built at once, a thread each (the inputs are only read):
  * memory is N times one fabric's. A trace gets a replay on every copy
  * (trace_replay_start, `every`), which keeps every step; the first's
- * results are the run's.
+ * results are the run's. What the caller's before_run did to the run's
+ * fabric (compare's chart sampler) its before_run_copy does to each copy,
+ * and after the run its after_par_run sees every partition's (cli_run.h).
  */
 #include "tools/cli_run.h"
 
@@ -25,6 +27,7 @@
 #include <string.h>
 
 struct par_threads {
+	struct cli_run *c;
 	struct sim_par p;
 	bool p_init;
 	uint32_t n;
@@ -65,7 +68,7 @@ static int run(void *ctx, struct sim_diag *d)
 		}
 		return sim_diag_set(d, NULL, 0, 0, "partition %d stopped", st->p.first_halt);
 	}
-	return 0;
+	return st->c->after_par_run ? st->c->after_par_run(st->c, d) : 0;
 }
 
 static int merge(void *ctx, struct sim_diag *d)
@@ -140,6 +143,20 @@ static void *build_copy(void *arg)
 		fab_destroy(st->fab[j->k]);
 		st->fab[j->k] = NULL;
 	}
+	/* the caller's observer, as on the run's fabric (its components
+	 * registered in the same order: the same ids) */
+	if (st->fab[j->k] && j->c->before_run_copy &&
+	    j->c->before_run_copy(j->c, j->k, st->fab[j->k], &j->d)) {
+		if (st->rp[j->k]) {
+			struct sim_diag d;
+
+			trace_replay_finish(st->rp[j->k], false, &d);
+			st->rp[j->k] = NULL;
+			trace_results_free(&st->tres[j->k]);
+		}
+		fab_destroy(st->fab[j->k]);
+		st->fab[j->k] = NULL;
+	}
 	return NULL;
 }
 
@@ -192,6 +209,7 @@ static int threads_setup(struct cli_run *c)
 		return sim_diag_set(&c->d, NULL, 0, 0, "out of memory");
 	}
 	c->par_state = st;
+	st->c = c;
 	st->n = n;
 	st->fab[0] = c->fab;
 	if (build_copies(c, st))

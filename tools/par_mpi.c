@@ -26,6 +26,7 @@
 #include "sim/sim_par_mpi.h"
 
 struct par_mpi {
+	struct cli_run *c;
 	struct sim_par p;
 	bool p_init;
 	struct fab_cut cut;
@@ -73,6 +74,10 @@ static int run(void *ctx, struct sim_diag *d)
 		else if (st->rank == st->p.first_halt)
 			snprintf(d->msg, sizeof(d->msg), "partition %d stopped", st->rank);
 		MPI_Bcast(d->msg, (int)sizeof(d->msg), MPI_CHAR, st->p.first_halt, MPI_COMM_WORLD);
+		st->same_error = true;
+		return -1;
+	}
+	if (st->c->after_par_run && st->c->after_par_run(st->c, d)) {
 		st->same_error = true;
 		return -1;
 	}
@@ -179,6 +184,7 @@ static int mpi_setup(struct cli_run *c)
 	if (!st)
 		return sim_diag_set(&c->d, NULL, 0, 0, "out of memory");
 	c->par_state = st;
+	st->c = c;
 	st->f = c->fab;
 	st->rank = c->par_rank;
 	if (fab_cut_plan(c->fab, (uint32_t)c->par_size, &st->cut, &c->d))
@@ -205,11 +211,18 @@ static void mpi_fini(struct cli_run *c)
 		free(st->parts);
 		free(st);
 		c->par_state = NULL;
+		return;	/* one run's state: MPI stays for the next (compare's fabrics) */
 	}
-	if (started) {
+	if (!c && started) {
 		MPI_Finalize();
 		started = false;
 	}
+}
+
+static int mpi_allreduce(uint64_t *v, size_t n, bool max)
+{
+	return MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_UINT64_T, max ? MPI_MAX : MPI_SUM,
+			     MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
 }
 
 /* The run failed alike in every process: rank 0 says so. */
@@ -239,6 +252,7 @@ static const struct cli_par_ops mpi_ops = {
 	.fini = mpi_fini,
 	.profile = mpi_profile,
 	.failed_alike = mpi_failed_alike,
+	.allreduce = mpi_allreduce,
 };
 
 void par_mpi_attach(void);

@@ -194,6 +194,10 @@ struct fab {
 	const struct hca_cc_ops *cc;
 	/* the GPU servers and their NVLink (models/server), or NULL */
 	struct srv_map *srv;
+	/* events sent to another partition in place of a call (reports,
+	 * receives: PORT_EV_REPORT_*, PORT_EV_RECV), which one list has not
+	 * (their handlers call sim_aside) */
+	uint64_t aside_sent;
 };
 
 static inline struct pkt *fab_pkt(const struct fab *f, uint32_t idx)

@@ -193,6 +193,8 @@ static void report_send(struct fab *f, uint32_t mi, uint32_t src, sim_time_t t, 
 			    mi << 8 | (kind == FAB_REPORT_LOST ? PORT_EV_REPORT_LOST :
 								 PORT_EV_REPORT_DELIVERED)))
 		fab_fail(f, "out of memory for a message's report");
+	else
+		f->aside_sent++;
 }
 
 /*
@@ -1055,6 +1057,26 @@ const struct fab_port_info *fab_port(const struct fab *f, int i)
 		s->fc_pkts = (q->fc_sent_wraps << 32) + q->fc_sent;
 	}
 	return &pt->info;
+}
+
+uint64_t fab_aside_sent(const struct fab *f)
+{
+	return f->aside_sent;
+}
+
+uint64_t fab_port_xmit_bytes(const struct fab *f, int i)
+{
+	const struct port *pt = f->ports[i];
+	uint64_t b = 0;
+
+	for (int v = 0; v < PORT_NVL; v++)
+		b += pt->vl[v].xmit_bytes;
+	return b;
+}
+
+bool fab_port_local(const struct fab *f, int i)
+{
+	return sim_local(&f->eng, f->port_comp0 + (uint32_t)(f->ports[i] - f->port_mem));
 }
 
 void fab_port_sample(const struct fab *f, int i, struct fab_sample *s)

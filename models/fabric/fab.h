@@ -301,6 +301,14 @@ const struct sim_diag *fab_failure(const struct fab *f);
 int fab_nports(const struct fab *f);		/* connected port ends */
 const struct fab_port_info *fab_port(const struct fab *f, int i);
 void fab_port_sample(const struct fab *f, int i, struct fab_sample *s);
+/* Port end i's bytes sent so far, every VL (fab_port_sample's xmit_bytes,
+ * without the rest); does this partition run it (always, in one list)? */
+uint64_t fab_port_xmit_bytes(const struct fab *f, int i);
+/* Events this partition sent to another in place of a call one list
+ * makes (reports, receives), which their handlers count as aside
+ * (sim_aside): 0 in a run of one list (but with sim.cut_links). */
+uint64_t fab_aside_sent(const struct fab *f);
+bool fab_port_local(const struct fab *f, int i);
 
 /* What the host behind a CA node did (models/host), or NULL for a switch. */
 const struct host_stats *fab_host_stats(const struct fab *f, int node);

@@ -392,6 +392,8 @@ void fab_traffic_post_now(struct fab *f, uint32_t mi)
 			 sim_schedule_at(&f->eng, f->eng.now + f->lookahead, comp, mi << 8 | PORT_EV_RECV))
 			fab_fail(f, "message %u: its receive cannot be posted from another partition "
 				 "(more than 2^24 messages, or out of memory)", mi);
+		else
+			f->aside_sent++;	/* an event one list has not (sim_aside) */
 	}
 	/* (a datagram larger than the MTU was refused by fab_msgs_check) */
 	if (hca_post_send_msg(s->sqp, &wr, (int32_t)mi))

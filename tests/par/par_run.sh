@@ -14,7 +14,9 @@
 # halving-doubling and a barrier on 128 ranks placed at random, compute
 # and point-to-point steps beside allgather, reduce-scatter and broadcast,
 # the same on RoCE, lossy RoCE and TCP, SHARP's collnet, and collectives
-# on two DGX H100-like servers (NVLink, PXN). What a
+# on two DGX H100-like servers (NVLink, PXN). `ibfab compare` too: its
+# default, traffic cut 3 ways, and datagrams whose chart's ticks one list
+# ends elsewhere than the partitions do (tools/cli_tp.c). What a
 # partitioned run does not take yet is refused by name, with nothing
 # written; --threads beside mpirun too.
 #   IBFAB=build/tools/ibfab IBFAB_SRC=. bash tests/par/par_run.sh threads
@@ -30,15 +32,16 @@ threads) engine=threads ;;
 mpi) engine="processes (MPI)" ;;
 *) echo "par_run.sh: threads or mpi, not '$mode'" >&2; exit 2 ;;
 esac
-cut() {	# N, then ibfab run's arguments: run them cut N ways
-	local np=$1
-	shift
+cut_cmd() {	# run or compare, N, then its arguments: run them cut N ways
+	local cmd=$1 np=$2
+	shift 2
 	if [ "$mode" = threads ]; then
-		"$IBFAB" run --threads "$np" "$@"
+		"$IBFAB" "$cmd" --threads "$np" "$@"
 	else
-		mpi "$np" "$IBFAB" run "$@"
+		mpi "$np" "$IBFAB" "$cmd" "$@"
 	fi
 }
+cut() { cut_cmd run "$@"; }	# N, then ibfab run's arguments
 
 same() {	# name, processes, then ibfab run's arguments
 	local name=$1 np=$2
@@ -160,6 +163,65 @@ PY
 }
 same_profile
 
+# `ibfab compare` cut alike (each fabric's run, the chart's sampler in
+# every partition: tools/cli_tp.c): the table, CSV, chart and JSON the
+# sequential ones byte for byte, but for the events, the engine, the
+# partitions and the files' own names
+same_compare() {	# name, partitions, then ibfab compare's arguments
+	local name=$1 np=$2 k
+	shift 2
+	for k in seq par; do
+		local out=(--quiet --reproducible --json "$tmp/$name.$k.json" --csv "$tmp/$name.$k.csv"
+			   --plot "$tmp/$name.$k.svg")
+		if [ $k = seq ]; then
+			"$IBFAB" compare "${out[@]}" "$@" > "$tmp/$name.$k.txt" 2>&1
+		else
+			cut_cmd compare "$np" "${out[@]}" "$@" > "$tmp/$name.$k.txt" 2>&1
+		fi || { fail "compare $name ($k, $mode): $(tail -3 "$tmp/$name.$k.txt")"; return; }
+	done
+	python3 - "$tmp/$name" "$np" "$engine" <<'PY' || fail "compare $name ($mode): see above"
+import json, re, sys
+base, np, engine = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+bad = []
+a, b = json.load(open(base + ".seq.json")), json.load(open(base + ".par.json"))
+if (a["engine"], a["partitions"], b["engine"], b["partitions"]) != ("sequential", 1, engine, np):
+    bad.append(f"engine and partitions: {a['engine']!r} {a['partitions']}, {b['engine']!r} {b['partitions']}")
+if not all(y["events"] >= x["events"] > 0 for x, y in zip(a["fabrics"], b["fabrics"])):
+    bad.append("events: " + str([(x["events"], y["events"]) for x, y in zip(a["fabrics"], b["fabrics"])]))
+drop = re.compile(r'^ *"(events|engine|partitions|plot)": .*\n', re.M)
+def text(ext, k):
+    t = open(f"{base}.{k}.{ext}").read()
+    if ext == "json":
+        return drop.sub("", t)
+    if ext == "csv":	# the events column
+        rows = [r.split(",") for r in t.splitlines()]
+        i = rows[0].index("events")
+        return "\n".join(",".join(r[:i] + r[i + 1:]) for r in rows)
+    if ext == "txt":
+        return re.sub(r"^plot .*$", "", t, flags=re.M)
+    return t
+for ext in ("json", "csv", "svg", "txt"):
+    if text(ext, "seq") != text(ext, "par"):
+        bad.append(f"the {ext} differs from the sequential one")
+for line in bad:
+    print("  ", line)
+sys.exit(1 if bad else 0)
+PY
+}
+same_compare compare 2
+same_compare compare_traffic 3 --topo "$EX/fattree-128.topo" --traffic permutation:size=256KiB
+# datagrams only: nothing is left pending at the end, so the sampler's ticks
+# are cut to one list's (100 m cables: 500 ns windows), or extended to it
+same_compare compare_ud 2 "${FT16[@]}" --set link.cable_m=100 --traffic incast:dst=h1,size=1000B,count=30,qp=ud
+same_compare compare_ud_ext 2 --fabrics ib "${FT16[@]}" --traffic p2p:src=h0,dst=h1,size=100B,count=3,qp=ud
+if [ "$mode" = threads ]; then
+	"$IBFAB" compare --threads 2 --html "$tmp/no.html" > "$tmp/no.txt" 2>&1 &&
+		fail "compare --threads 2 --html: accepted"
+	grep -q "a run in 2 partitions does not take --html" "$tmp/no.txt" ||
+		fail "compare --threads 2 --html: $(head -2 "$tmp/no.txt")"
+	[ -e "$tmp/no.html" ] && fail "compare --threads 2 --html: left $tmp/no.html"
+fi
+
 # refused by name, nothing written
 printf 'ranks 16\nallreduce 64KiB\n' > "$tmp/ar.trace"
 refused() {	# what the message names, then ibfab run's arguments
@@ -194,7 +256,9 @@ cut 7 "${FT16[@]}" > "$tmp/seven.txt" 2>&1 &&
 grep -q "7 partitions, but the fabric has 6 switches" "$tmp/seven.txt" ||
 	fail "7 partitions: $(head -2 "$tmp/seven.txt")"
 if [ "$mode" = mpi ]; then
-	mpi 2 "$IBFAB" run --threads 2 > "$tmp/both.txt" 2>&1 && fail "--threads under mpirun: accepted"
-	grep -q "one or the other" "$tmp/both.txt" || fail "--threads under mpirun: $(head -2 "$tmp/both.txt")"
+	for cmd in run compare; do
+		mpi 2 "$IBFAB" $cmd --threads 2 > "$tmp/both.txt" 2>&1 && fail "$cmd --threads under mpirun: accepted"
+		grep -q "one or the other" "$tmp/both.txt" || fail "$cmd --threads under mpirun: $(head -2 "$tmp/both.txt")"
+	done
 fi
 finish
