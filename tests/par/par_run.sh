@@ -214,6 +214,9 @@ same_compare compare_traffic 3 --topo "$EX/fattree-128.topo" --traffic permutati
 # are cut to one list's (100 m cables: 500 ns windows), or extended to it
 same_compare compare_ud 2 "${FT16[@]}" --set link.cable_m=100 --traffic incast:dst=h1,size=1000B,count=30,qp=ud
 same_compare compare_ud_ext 2 --fabrics ib "${FT16[@]}" --traffic p2p:src=h0,dst=h1,size=100B,count=3,qp=ud
+# messages lost for good: incomplete runs, whose time is the clock's
+same_compare compare_lost 3 --fabrics ib,roce,roce-lossy "${FT16[@]}" --traffic permutation:size=64KiB \
+	--set link.drop_prob=0.05 --set hca.retry_cnt=1
 if [ "$mode" = threads ]; then
 	"$IBFAB" compare --threads 2 --html "$tmp/no.html" > "$tmp/no.txt" 2>&1 &&
 		fail "compare --threads 2 --html: accepted"

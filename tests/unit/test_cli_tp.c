@@ -10,7 +10,8 @@
  * (RC's timers), drained with 500 ns windows and reports crossing the
  * cut, so the partitions tick past one list's last tick (cut back), and
  * drained with a tick between the partitions' end and the stop (extended
- * with the final counts).
+ * with the final counts); and a run whose lost messages leave it
+ * incomplete, whose time is then the clock's.
  */
 #include "tools/cli_run.h"
 #include "tools/cli_tp.h"
@@ -145,11 +146,21 @@ static void test_roce(void)
 	same_curves(sets, 1, "incast:dst=h0,n=8,size=256KiB");
 }
 
+/* messages lost for good (no retries on lossy links): the run is not
+ * complete, so its time is the clock's, which the cut must give too */
+static void test_incomplete(void)
+{
+	const char *sets[] = { "fabric=ib", "link.drop_prob=0.3", "hca.retry_cnt=0" };
+
+	same_curves(sets, 3, "permutation:size=1KiB");
+}
+
 static const struct test_case tests[] = {
 	{ "stopped with timers pending", test_stopped },
 	{ "drained: ticks cut back", test_drained_cut_back },
 	{ "drained: ticks extended", test_drained_extended },
 	{ "roce incast", test_roce },
+	{ "messages lost: the clock is the run's time", test_incomplete },
 	{ NULL, NULL },
 };
 

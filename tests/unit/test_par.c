@@ -16,7 +16,9 @@
  * look-ahead as its lag) ends every run at the same event, and so does a
  * stop no partition can see alone (every node has had K events), which
  * the model's hook makes of all partitions' counts; a message under the
- * look-ahead is refused with its sender and receiver named.
+ * look-ahead is refused with its sender and receiver named. An
+ * observer's background ticks do not keep a cut run going, and events
+ * one list has not (sim_aside) stay out of the run's clock.
  */
 #include "sim/sim.h"
 #include "sim/sim_par.h"
@@ -681,6 +683,99 @@ static void test_par_lag(void)
 	sim_fini(&eng);
 }
 
+/*
+ * Aside and background events. Two nodes, one a partition: node 0 sends
+ * node 1 work at 2L; node 1 does it, and cut, also reports back to node
+ * 0 a look-ahead later, an event one list has not (its handler calls
+ * sim_aside). An observer in every partition ticks every 1000 ps, in the
+ * background (eng->background), while anything else is pending (one
+ * list) or always (cut: the run ends when only ticks are left). The cut
+ * run's clock is the last event one list has too (2L), not the report's
+ * (3L) nor a tick's.
+ */
+struct aside_model {
+	uint32_t node[2], obs;
+	uint64_t work, reports, ticks;
+};
+
+static void aside_node(struct sim_engine *eng, void *ctx, uint32_t arg)
+{
+	struct aside_model *m = ctx;
+
+	if (arg == 2) {		/* the report */
+		sim_aside(eng);
+		m->reports++;
+	} else if (arg == 0) {	/* node 0 starts */
+		sim_schedule_at(eng, 2 * L, m->node[1], 1);
+	} else {		/* node 1's work */
+		m->work++;
+		if (eng->par)
+			sim_schedule_at(eng, eng->now + L, m->node[0], 2);
+	}
+}
+
+static void aside_tick(struct sim_engine *eng, void *ctx, uint32_t arg)
+{
+	struct aside_model *m = ctx;
+
+	(void)arg;
+	sim_aside(eng);
+	eng->background--;
+	m->ticks++;
+	if (eng->par || sim_pending(eng) > eng->background) {
+		sim_schedule_at(eng, eng->now + 1000, m->obs, 0);
+		eng->background++;
+	}
+}
+
+static void aside_init(struct sim_engine *eng, struct aside_model *m)
+{
+	memset(m, 0, sizeof(*m));
+	CU_ASSERT_FATAL(sim_init(eng) == 0);
+	for (int i = 0; i < 2; i++)
+		m->node[i] = (uint32_t)sim_register(eng, aside_node, m, "node");
+	m->obs = (uint32_t)sim_register(eng, aside_tick, m, "observer");
+	sim_schedule_at(eng, 0, m->node[0], 0);
+	sim_schedule_at(eng, 0, m->obs, 0);
+	eng->background++;
+}
+
+static uint32_t aside_owner(void *ctx, uint32_t comp)
+{
+	(void)ctx;
+	return comp < 2 ? comp : SIM_PAR_EVERY;
+}
+
+static void test_par_aside(void)
+{
+	struct aside_model ref, m[2];
+	struct sim_engine one, eng[2], *pe[2] = { &eng[0], &eng[1] };
+	struct sim_par p;
+
+	aside_init(&one, &ref);
+	sim_run(&one);
+	/* one list: ticks to the first after the work (9000) */
+	CU_ASSERT(ref.work == 1 && ref.reports == 0 && ref.ticks == 10);
+	CU_ASSERT_EQUAL(sim_now(&one), 9000);
+	sim_fini(&one);
+	for (int k = 0; k < 2; k++)
+		aside_init(&eng[k], &m[k]);
+	CU_ASSERT_FATAL(sim_par_init_replicas(&p, pe, 2, L, aside_owner, NULL) == 0);
+	CU_ASSERT(sim_par_run(&p) == 0);
+	if (p.err)
+		fprintf(stderr, "%s\n", p.why);
+	/* ended once only ticks were left: past the report at 3L, not for ever */
+	CU_ASSERT(m[0].work + m[1].work == 1 && m[0].reports + m[1].reports == 1);
+	CU_ASSERT(m[0].ticks == m[1].ticks && m[0].ticks * 1000 > 3 * L);
+	CU_ASSERT(m[0].ticks * 1000 < 5 * L);
+	CU_ASSERT_EQUAL(p.part[0].main_now, 0);	/* node 0's start; the report is aside */
+	CU_ASSERT_EQUAL(p.part[1].main_now, 2 * L);
+	CU_ASSERT_EQUAL(sim_now(&eng[0]), 2 * L);	/* the run's clock */
+	sim_par_fini(&p);
+	for (int k = 0; k < 2; k++)
+		sim_fini(&eng[k]);
+}
+
 static const struct test_case tests[] = {
 	{ "a stop's lag: the events before now + lag run, the rest wait", test_par_lag },
 	{ "1-4 partitions, three cuts: the same events in the same order as one list",
@@ -691,6 +786,8 @@ static const struct test_case tests[] = {
 	{ "a stop only all partitions' counts show, made by the model's hook", test_par_hook },
 	{ "the model built once a partition: the one list's events", test_par_replicas },
 	{ "a component of every partition hears what one list's hears", test_par_every },
+	{ "aside and background events: the run ends and its clock stops as one list's",
+	  test_par_aside },
 	{ NULL, NULL },
 };
 
