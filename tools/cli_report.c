@@ -1104,7 +1104,7 @@ int cli_report_json(FILE *out, const struct cli_report *r)
 		sim_json_str(&j, r->traffic[i]);
 	sim_json_arr_end(&j);
 	sim_json_obj_end(&j);
-	if (json_flows(&j, r)) {
+	if (!r->no_flows && json_flows(&j, r)) {
 		sim_json_finish(&j);
 		return -1;
 	}

@@ -62,6 +62,7 @@ struct cli_report {
 	bool traffic_default;		/* no --traffic: the built-in load */
 	double wall_s;			/* wall time of fab_run() */
 	bool reproducible;		/* leave wall-clock figures out */
+	bool no_flows;			/* leave "flows" out of the JSON (--no-flows) */
 	const struct cli_profile *profile;	/* --profile, else NULL */
 	/* --trace: the replayed workload (NULL otherwise); its flows are msgs */
 	const struct trace_program *prog;

@@ -169,6 +169,10 @@ void cli_run_usage(FILE *out)
 "  --json FILE|-      the results as JSON (format below). With '-', JSON goes\n"
 "                     to stdout and the summary to stderr (or nowhere, with\n"
 "                     --quiet).\n"
+"  --no-flows         leave \"flows\" out of the JSON: one record a message or,\n"
+"                     for a trace, a transfer, which a collective on\n"
+"                     thousands of GPUs makes gigabytes of (flows.csv still\n"
+"                     lists them; a trace's replay then builds no flow list).\n"
 "  --csv DIR          time series and a flow table: DIR/links.csv and\n"
 "                     DIR/flows.csv (DIR is created if missing). The interval\n"
 "                     is sim.sample_ns; 0 (the default) picks one that gives\n"
@@ -263,7 +267,8 @@ void cli_run_usage(FILE *out)
 "  flows [{id src dst bytes sl stream after op done start_ps first_tx_ps\n"
 "          end_ps completed_ps status}]      end: data delivered; completed:\n"
 "                                             the sender's work completion;\n"
-"                                             times null when not known\n"
+"                                             times null when not known;\n"
+"                                             none with --no-flows\n"
 "  hosts [{node pcie_rd_bytes pcie_wr_bytes gpu_pcie_bytes root_complex_bytes\n"
 "          hostmem_bytes cpu_ps staging_copies posts cqes}]  (host.model=on)\n"
 "  ports [{node node_id node_type port peer peer_id peer_port rate rate_gbps\n"
@@ -363,7 +368,7 @@ enum opt_id {
 	OPT_ROUTING, OPT_ROOTS, OPT_LMC, OPT_SM, OPT_LFT,
 	OPT_TRACE, OPT_TRACE_FORMAT, OPT_EXPLAIN, OPT_TIMELINE, OPT_HTML, OPT_OP,
 	OPT_ALLOW_UNREACHABLE, OPT_PCAP, OPT_PCAP_FILTER, OPT_FAULT, OPT_THREADS,
-	OPT_PROFILE,
+	OPT_PROFILE, OPT_NO_FLOWS,
 };
 
 static const struct cli_opt run_options[] = {
@@ -397,6 +402,7 @@ static const struct cli_opt run_options[] = {
 	{ "--fault", OPT_FAULT, true },
 	{ "--threads", OPT_THREADS, true },
 	{ "--profile", OPT_PROFILE, false },
+	{ "--no-flows", OPT_NO_FLOWS, false },
 };
 
 int cli_usage_error(const char *cmd, const char *fmt, const char *a, const char *b)
@@ -523,6 +529,9 @@ static int parse_args(int argc, char **argv, struct cli_run_opts *o)
 			break;
 		case OPT_PROFILE:
 			o->profile = true;
+			break;
+		case OPT_NO_FLOWS:
+			o->no_flows = true;
 			break;
 		case OPT_QUIET:
 			o->quiet = true;
@@ -1227,6 +1236,7 @@ void cli_run_fill_report(struct cli_run *c, struct cli_report *r)
 	r->nbackground = c->nbackground;
 	r->wall_s = c->wall_s;
 	r->reproducible = c->o->reproducible;
+	r->no_flows = c->o->no_flows;
 	if (c->o->profile)
 		r->profile = &c->prof;
 	if (c->replayed) {
@@ -1580,7 +1590,7 @@ static int run_pipeline(struct cli_run *c)
 		       cli_trace_explain(&c->prog, c->o->explain, stdout, &c->d) ? -1 : 0;
 	if (!c->par_rank && outputs_open(c))
 		return -1;
-	c->summary_only = !c->json_stdout && !c->json.f && !c->flows.f;
+	c->summary_only = ((!c->json_stdout && !c->json.f) || c->o->no_flows) && !c->flows.f;
 	if (cli_run_simulate(c))
 		return -1;
 	if (c->par_rank)

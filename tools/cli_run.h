@@ -76,6 +76,7 @@ struct cli_run_opts {
 	int nfaults;
 	uint32_t threads;	/* --threads N: partitions on threads (0, 1: none) */
 	bool profile;		/* --profile: where the wall time went */
+	bool no_flows;		/* --no-flows: no "flows" in the JSON */
 	/* results kept streamed (`ibfab run`): the traffic as a compact list
 	 * (fab.h) whose records an output reads back from disk, a trace's
 	 * flows read from its steps; unset (compare), every message and

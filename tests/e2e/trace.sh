@@ -128,4 +128,31 @@ python3 -c 'import json,sys; sys.exit("mpi" in json.load(open(sys.argv[1])))' "$
 "$IBFAB" run --trace "$tmp/mpi.trace" --set mpi.proto=ucx --set fabric=tcp >/dev/null 2>"$tmp/mpi.err"
 [ $? -eq 1 ] && grep -q "needs fabric=ib or roce" "$tmp/mpi.err" ||
 	fail "mpi.proto=ucx on tcp: $(cat "$tmp/mpi.err")"
+# --no-flows: the JSON without "flows" (a trace's transfers, a traffic's
+# messages), the rest byte for byte; flows.csv still has them
+for load in "--trace $ex/dp-train.trace" "--traffic permutation:size=64KiB"; do
+	# shellcheck disable=SC2086
+	"$IBFAB" run --topo "$topo" $load --reproducible --quiet --json "$tmp/f.json" > /dev/null 2>&1 &&
+		"$IBFAB" run --topo "$topo" $load --reproducible --quiet --json "$tmp/nf.json" --no-flows \
+			> /dev/null 2>&1 &&
+		"$IBFAB" run --topo "$topo" $load --quiet --no-flows --csv "$tmp/nfcsv" > /dev/null 2>&1 ||
+		{ fail "--no-flows ($load): exit non-zero"; continue; }
+	python3 - "$tmp/f.json" "$tmp/nf.json" "$tmp/nfcsv/flows.csv" <<'PY' || fail "--no-flows ($load): see above"
+import json, re, sys
+full, lean = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+n = len(json.loads(full)["flows"])
+rows = sum(1 for _ in open(sys.argv[3])) - 1
+cut = re.sub(r'\n( *)"flows": \[.*?\n\1\],', "", full, count=1, flags=re.S)
+bad = []
+if "flows" in json.loads(lean) or n == 0:
+    bad.append(f"flows: {n} with, {'some' if 'flows' in json.loads(lean) else 'none'} without")
+if cut != lean:
+    bad.append("the rest of the JSON differs")
+if rows != n:
+    bad.append(f"flows.csv has {rows} rows for {n} flows")
+for b in bad:
+    print("  ", b)
+sys.exit(1 if bad else 0)
+PY
+done
 finish
