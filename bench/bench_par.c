@@ -17,7 +17,9 @@
  * With -s S the run stops (with the look-ahead as its lag) once every
  * node has had S events: the one list sees it in a shared count, the
  * partitions only in the sum of theirs (sim_par_set_hook), as a fabric's
- * last message finishing.
+ * last message finishing. With -a the threads synchronise by null
+ * messages (sim_par_set_async) instead of windows: the rounds column
+ * then counts partition 0's rounds that ran events.
  *
  * Reported figures; docs/performance.md says what they mean for a
  * fabric. Built a second time as bench_par_mpi (one partition an MPI
@@ -252,10 +254,12 @@ int main(int argc, char **argv)
 	struct bmodel m = { .n = 4096, .work = 40, .la = 15 * SIM_NS, .ser = 165 * SIM_NS };
 	uint32_t k = 1000;
 	char threads[64] = "1,2";
+	bool async = false;
 	int c;
 
-	while ((c = getopt(argc, argv, "n:k:w:t:s:h")) != -1) {
+	while ((c = getopt(argc, argv, "n:k:w:t:s:ah")) != -1) {
 		switch (c) {
+		case 'a': async = true; break;
 		case 's': m.s = strtoull(optarg, NULL, 0); break;
 		case 'n': m.n = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'k': k = (uint32_t)strtoul(optarg, NULL, 0); break;
@@ -263,7 +267,8 @@ int main(int argc, char **argv)
 		case 't': snprintf(threads, sizeof(threads), "%s", optarg); break;
 		default:
 			fprintf(stderr, "usage: bench_par [-n nodes] [-k events per node] [-w work per event] "
-					"[-t 1,2,...] [-s stop once every node had this many events]\n");
+					"[-t 1,2,...] [-s stop once every node had this many events] "
+					"[-a: null messages, not windows]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -293,9 +298,10 @@ int main(int argc, char **argv)
 	return mbad;
 #endif
 	printf("%u nodes on a ring, %u events each, handler work %u, look-ahead %llu ps, "
-	       "serialisation %llu ps\n", m.n, k, m.work, (unsigned long long)m.la,
-	       (unsigned long long)m.ser);
-	printf("%-8s %9s %8s %9s %12s %11s %9s %s\n", "threads", "wall s", "speed-up", "windows",
+	       "serialisation %llu ps%s\n", m.n, k, m.work, (unsigned long long)m.la,
+	       (unsigned long long)m.ser, async ? "; null messages" : "");
+	printf("%-8s %9s %8s %9s %12s %11s %9s %s\n", "threads", "wall s", "speed-up",
+	       async ? "rounds" : "windows",
 	       "events/win", "messages", "wait s", "result");
 
 	/* one list */
@@ -325,7 +331,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		if (build(&eng, &m, k) || sim_par_init(&p, &eng, t, m.la, block_owner, &cu) ||
-		    set_hook(&p, &m, &cu)) {
+		    set_hook(&p, &m, &cu) || sim_par_set_async(&p, async)) {
 			fprintf(stderr, "bench_par: %s\n", p.why);
 			return 1;
 		}

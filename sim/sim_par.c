@@ -24,6 +24,7 @@
 #define _GNU_SOURCE
 #include "sim/sim_par.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,8 @@ int sim_par_send(struct sim_engine *eng, const struct sim_event *e)
 
 static int send_to(struct sim_engine *eng, uint32_t to, const struct sim_event *e,
 		   const void *data, uint32_t len);
+static int box_put(struct sim_engine *eng, struct sim_par *p, struct sim_par_box *b,
+		   const struct sim_event *e, const void *data, uint32_t len);
 
 int sim_par_send_copy(struct sim_engine *eng, const struct sim_event *e, const void *data,
 		      uint32_t len)
@@ -89,8 +92,24 @@ static int send_to(struct sim_engine *eng, uint32_t to, const struct sim_event *
 		   const void *data, uint32_t len)
 {
 	struct sim_par *p = eng->par;
-	struct sim_par_box *b = &p->box[(size_t)eng->part * p->n + to];
+	size_t bi = (size_t)eng->part * p->n + to;
+	struct sim_par_box *b = &p->box[bi];
+	int rc;
 
+	if (p->async) {	/* the receiver takes while the sender runs */
+		pthread_mutex_lock(&p->box_lock[bi]);
+		rc = box_put(eng, p, b, e, data, len);
+		if (!rc)
+			__atomic_add_fetch(&p->active, 1, __ATOMIC_SEQ_CST);
+		pthread_mutex_unlock(&p->box_lock[bi]);
+		return rc;
+	}
+	return box_put(eng, p, b, e, data, len);
+}
+
+static int box_put(struct sim_engine *eng, struct sim_par *p, struct sim_par_box *b,
+		   const struct sim_event *e, const void *data, uint32_t len)
+{
 	if (e->time - eng->now < p->lookahead) {
 		char why[256], a[64], b2[64];
 
@@ -151,6 +170,16 @@ void sim_par_take(struct sim_par *p, uint32_t k)
 
 	for (uint32_t q = 0; q < p->n; q++) {
 		struct sim_par_box *b = &p->box[(size_t)q * p->n + k];
+		size_t got = b->n;
+
+		if (p->async) {
+			pthread_mutex_lock(&p->box_lock[(size_t)q * p->n + k]);
+			got = b->n;
+			if (got && p->idle[k]) {	/* at work again, before the messages go */
+				p->idle[k] = false;
+				__atomic_add_fetch(&p->active, 1, __ATOMIC_SEQ_CST);
+			}
+		}
 
 		for (size_t i = 0; i < b->n; i++) {
 			struct sim_event *e = &b->ev[i];
@@ -170,6 +199,10 @@ void sim_par_take(struct sim_par *p, uint32_t k)
 		}
 		b->n = 0;
 		b->dn = 0;
+		if (p->async) {
+			__atomic_sub_fetch(&p->active, got, __ATOMIC_SEQ_CST);
+			pthread_mutex_unlock(&p->box_lock[(size_t)q * p->n + k]);
+		}
 	}
 }
 
@@ -305,6 +338,16 @@ struct par_thread {
 	uint32_t k;
 };
 
+/* Wait until every thread is there; false when one could not be started. */
+static bool gate_wait(struct sim_par *p)
+{
+	pthread_mutex_lock(&p->gate_lock);
+	while (!p->go)
+		pthread_cond_wait(&p->gate, &p->gate_lock);
+	pthread_mutex_unlock(&p->gate_lock);
+	return p->go > 0;
+}
+
 static void *par_loop(void *arg)
 {
 	struct par_thread *th = arg;
@@ -312,12 +355,7 @@ static void *par_loop(void *arg)
 	uint32_t k = th->k;
 	struct sim_par_part *me = &p->part[k];
 
-	/* wait until every thread is there (or one could not be started) */
-	pthread_mutex_lock(&p->gate_lock);
-	while (!p->go)
-		pthread_cond_wait(&p->gate, &p->gate_lock);
-	pthread_mutex_unlock(&p->gate_lock);
-	if (p->go < 0)
+	if (!gate_wait(p))
 		return NULL;
 	for (;;) {
 		sim_time_t m = SIM_TIME_MAX, s = SIM_TIME_MAX, end;
@@ -361,6 +399,171 @@ static void *par_loop(void *arg)
 		sim_par_take(p, k);
 	}
 	return NULL;
+}
+
+/*
+ * Null messages (sim_par_set_async). A partition's hook values, for the
+ * others to read without a barrier: the maximum first, the first sum last
+ * (release), so that a reader who sees a partition's first sum sees the
+ * rest at least as new; the values only grow (a count of finished
+ * messages, the latest finish), so an old reading makes a later stop or
+ * none, never an earlier one.
+ */
+static void hook_publish(struct sim_par *p, uint32_t k)
+{
+	uint64_t v[SIM_PAR_SUMS + 1];
+
+	p->hook.values(p->hook.ctx, k, v, &v[SIM_PAR_SUMS]);
+	for (int i = SIM_PAR_SUMS; i >= 0; i--)
+		__atomic_store_n(&p->hsum[k][i], v[i], __ATOMIC_RELEASE);
+}
+
+static sim_time_t hook_read(struct sim_par *p, uint32_t k)
+{
+	uint64_t sum[SIM_PAR_SUMS] = { 0 }, max = 0;
+
+	for (uint32_t q = 0; q < p->n; q++) {
+		for (int i = 0; i < SIM_PAR_SUMS; i++)
+			sum[i] += __atomic_load_n(&p->hsum[q][i], __ATOMIC_ACQUIRE);
+		uint64_t m = __atomic_load_n(&p->hsum[q][SIM_PAR_SUMS], __ATOMIC_ACQUIRE);
+
+		if (m > max)
+			max = m;
+	}
+	return sim_par_hook_stop(p, k, sum, max);
+}
+
+/*
+ * One partition's loop with null messages: read the others' promises,
+ * stops and hook values (in that order: each partition publishes them in
+ * the reverse one), take the messages sent before those promises, run
+ * the events before the least promise and the earliest stop, then publish
+ * values, stop and the new promise. Why it is safe: a message from q is
+ * sent by an event of q no earlier than its promise less L, so at or
+ * after the promise; an event here runs only before every other's
+ * promise. A stop made from an old reading of the values is later, never
+ * earlier (hook_publish); the last finish that makes the stop is an event
+ * of some partition q at t, whose promise stays at most t + L, no later
+ * than the stop, until it has run and published it.
+ */
+static void *par_loop_async(void *arg)
+{
+	struct par_thread *th = arg;
+	struct sim_par *p = th->p;
+	const uint32_t k = th->k, n = p->n;
+	struct sim_par_part *me = &p->part[k];
+	struct sim_engine *eng = p->eng[k];
+	unsigned spins = 0;
+	double w0 = 0;
+
+	if (!gate_wait(p))
+		return NULL;
+	for (;;) {
+		sim_time_t bound = SIM_TIME_MAX, s = SIM_TIME_MAX, t, next;
+
+		for (uint32_t q = 0; q < n; q++)
+			if (q != k && (t = __atomic_load_n(&p->eot[q], __ATOMIC_ACQUIRE)) < bound)
+				bound = t;
+		for (uint32_t q = 0; q < n; q++)
+			if ((t = __atomic_load_n(&p->stop[q], __ATOMIC_ACQUIRE)) < s)
+				s = t;
+		if (p->hook.values && (t = hook_read(p, k)) < s)
+			s = t;
+		sim_par_take(p, k);
+		if (eng->stop_req < s)
+			s = eng->stop_req;
+		sim_time_t end = bound < s ? bound : s;
+		const bool any = sim_peek_time(eng, &next);
+
+		/* No further than L past this round's first event: a stop the
+		 * hook makes comes at least L after the event that makes it, so
+		 * the next round sees it; and the promise after this round lets
+		 * the others run on while this one goes on (a round as long as
+		 * the bound makes the partitions take turns) */
+		if (any && next < SIM_TIME_MAX - p->lookahead && next + p->lookahead < end)
+			end = next + p->lookahead;
+		if (any && next < end && !me->failed && !me->halted) {
+			if (spins)
+				me->wait_s += wall_s() - w0;
+			spins = 0;
+			sim_par_window(p, k, end);
+		} else if (!spins++) {
+			w0 = wall_s();
+		}
+		/* values, stop, promise: the reverse of the order read above */
+		if (p->hook.values)
+			hook_publish(p, k);
+		const bool out = me->failed || eng->cal.oom;
+		const sim_time_t st = out ? 0 : me->halted ? me->halt_at : eng->stop_req;
+
+		__atomic_store_n(&p->stop[k], st, __ATOMIC_RELEASE);
+		const sim_time_t fg = sim_pending(eng) > eng->background && sim_peek_time(eng, &t) ?
+				      t : SIM_TIME_MAX;
+		const sim_time_t low = fg < bound ? fg : bound;
+		const sim_time_t promise = out || me->halted || low > SIM_TIME_MAX - p->lookahead ?
+					   SIM_TIME_MAX : low + p->lookahead;
+
+		if (promise > p->eot[k])
+			__atomic_store_n(&p->eot[k], promise, __ATOMIC_RELEASE);
+		/* the end: a failure (everybody's), its own halt (published as
+		 * a stop: the others run to it), nothing before the stop here
+		 * nor to come, or no work and no message anywhere */
+		if (out || s == 0 || me->halted || low >= s)
+			break;
+		if (fg == SIM_TIME_MAX && !p->idle[k]) {
+			p->idle[k] = true;
+			__atomic_sub_fetch(&p->active, 1, __ATOMIC_SEQ_CST);
+		}
+		if (p->idle[k] && !__atomic_load_n(&p->active, __ATOMIC_SEQ_CST))
+			break;
+		/* waiting: spin as at a barrier (not at all with more threads
+		 * than processors), then let the others run */
+		if (spins > p->bar.spin)
+			sched_yield();
+		else if (spins)
+			cpu_relax();
+	}
+	if (spins)
+		me->wait_s += wall_s() - w0;
+	return NULL;
+}
+
+/* What sim_par_set_async made (locks: its box locks were set up). */
+static void async_free(struct sim_par *p, bool locks)
+{
+	for (size_t i = 0; locks && p->box_lock && i < (size_t)p->n * p->n; i++)
+		pthread_mutex_destroy(&p->box_lock[i]);
+	free(p->box_lock);
+	free(p->eot);
+	free(p->idle);
+	p->box_lock = NULL;
+	p->eot = NULL;
+	p->idle = NULL;
+	p->async = false;
+}
+
+int sim_par_set_async(struct sim_par *p, bool on)
+{
+	const size_t nb = (size_t)p->n * p->n;
+
+	if (!on || p->eot) {	/* off, or on already */
+		p->async = on;
+		return 0;
+	}
+	p->eot = calloc(p->n, sizeof(*p->eot));
+	p->idle = calloc(p->n, sizeof(*p->idle));
+	p->box_lock = calloc(nb, sizeof(*p->box_lock));
+	if (!p->eot || !p->idle || !p->box_lock) {
+		async_free(p, false);
+		return -1;
+	}
+	for (size_t i = 0; i < nb; i++)
+		pthread_mutex_init(&p->box_lock[i], NULL);
+	for (uint32_t k = 0; k < p->n; k++)
+		p->stop[k] = SIM_TIME_MAX;
+	p->active = p->n;
+	p->async = true;
+	return 0;
 }
 
 int sim_par_init(struct sim_par *p, struct sim_engine *eng, uint32_t n, sim_time_t lookahead,
@@ -539,8 +742,10 @@ int sim_par_run(struct sim_par *p)
 	}
 	for (uint32_t k = 0; k < p->n; k++)
 		th[k] = (struct par_thread){ p, k };
+	void *(*loop)(void *) = p->async ? par_loop_async : par_loop;
+
 	for (uint32_t k = 1; k < p->n; k++, started++)
-		if (pthread_create(&tid[k], NULL, par_loop, &th[k]))
+		if (pthread_create(&tid[k], NULL, loop, &th[k]))
 			break;
 	/* The barrier counts n: the threads wait at the gate until all are
 	 * there, or leave at once when one could not be started. */
@@ -549,7 +754,7 @@ int sim_par_run(struct sim_par *p)
 	pthread_cond_broadcast(&p->gate);
 	pthread_mutex_unlock(&p->gate_lock);
 	if (started == p->n)
-		par_loop(&th[0]);
+		loop(&th[0]);
 	for (uint32_t k = 1; k < started; k++)
 		pthread_join(tid[k], NULL);
 	free(tid);
@@ -557,6 +762,16 @@ int sim_par_run(struct sim_par *p)
 	if (started < p->n) {
 		snprintf(p->why, sizeof(p->why), "could not start thread %u of %u", started + 1, p->n);
 		return p->err = -1;
+	}
+	/* null messages: what was sent to a partition after it had left (at
+	 * or after the stop) waits in the lists, as windows leave it */
+	for (uint32_t k = 0; p->async && k < p->n; k++) {
+		sim_par_take(p, k);
+		/* and the hook's stop from every partition's last values, which
+		 * a partition that left with no work may not have read: its
+		 * engine says it as the windows' do */
+		if (p->hook.values)
+			hook_read(p, k);
 	}
 	/* the run's clock and count on eng[0] */
 	struct sim_engine *e0 = p->eng[0];
@@ -619,6 +834,7 @@ void sim_par_fini(struct sim_par *p)
 		}
 	for (uint32_t r = 0; r < SIM_MAX_RANGES; r++)
 		free(p->range_owner[r]);
+	async_free(p, p->eot != NULL);
 	free(p->box);
 	free(p->eng);
 	free(p->next);

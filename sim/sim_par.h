@@ -33,8 +33,12 @@
  * (sim_par_mpi.h): events are records without pointers and copies are
  * bytes, so what crosses between threads crosses between processes.
  *
- * Left out: null messages (Chandy-Misra-Bryant) and per-link look-ahead
- * (one L for the whole run).
+ * Threads may instead keep in step by null messages (sim_par_set_async:
+ * each partition runs as far as the others' promises allow, with no
+ * barrier); processes keep windows.
+ *
+ * Left out: per-link look-ahead (one L for the whole run), and null
+ * messages over MPI.
  */
 #ifndef IBFAB_SIM_PAR_H
 #define IBFAB_SIM_PAR_H
@@ -137,6 +141,15 @@ struct sim_par {
 	pthread_mutex_t err_lock;
 	int err;
 	char why[256];
+	/* null messages instead of windows (sim_par_set_async): each
+	 * partition's promise, the least time of any message it may still
+	 * send (eot: earliest output time, atomic); a lock a box; the count
+	 * of partitions at work and messages not yet taken (atomic) */
+	bool async;
+	sim_time_t *eot;
+	pthread_mutex_t *box_lock;
+	uint64_t active;
+	bool *idle;
 };
 
 /* Which partition component comp belongs to (< n), or SIM_PAR_EVERY. */
@@ -177,6 +190,23 @@ int sim_par_run(struct sim_par *p);
  */
 int sim_par_init_replicas(struct sim_par *p, struct sim_engine **eng, uint32_t n,
 			  sim_time_t lookahead, sim_par_owner_fn owner, void *ctx);
+/*
+ * Threads without windows: null messages (Chandy and Misra, CACM 24(4),
+ * 1981; Bryant, MIT TR-188, 1977), shared-memory style. After each run
+ * of its events a partition promises, in eot[k], that it sends nothing
+ * earlier than min(its earliest event, its bound) + L, and it runs the
+ * events before its bound, the least promise of the others (and before
+ * the earliest stop any has published). No barrier: a partition waits
+ * only when another's promise holds it. A stop a model's hook makes
+ * comes from the values each partition publishes; a failure publishes
+ * its time as a stop, so the others run to it and the first failure is
+ * one list's. The run ends at the stop, or when no partition has work
+ * and no message waits (a count of both). Where every partition's next
+ * event is far (an idle stretch), promises climb L a round: windows jump
+ * such gaps at once. Before sim_par_run; threads only. 0, or -1 (out of
+ * memory).
+ */
+int sim_par_set_async(struct sim_par *p, bool on);
 /* Give the other partitions' lists back; eng[0] stays the caller's. */
 void sim_par_fini(struct sim_par *p);
 /* Set the model's reduction (before the run); 0, or -1 out of memory. */

@@ -208,6 +208,7 @@ void cli_compare_usage(FILE *out)
 "                     but for \"events\", \"engine\" and \"partitions\".\n"
 "                     Not yet with --fault, --html, or what 'ibfab run\n"
 "                     --help' lists under Parallel.\n"
+"  --sync windows|null  how the threads keep in step ('ibfab run --help').\n"
 "\n"
 "Outputs:\n"
 "  (stdout)           the table, one column per fabric.\n"
@@ -269,7 +270,7 @@ void cli_compare_usage(FILE *out)
 enum cmp_opt_id {
 	CO_HELP, CO_TOPO, CO_TRACE, CO_TRAFFIC, CO_FABRICS, CO_PRESET, CO_SET, CO_SEED,
 	CO_ROUTING, CO_JSON, CO_CSV, CO_PLOT, CO_NO_PLOT, CO_REPRODUCIBLE, CO_QUIET, CO_FAULT,
-	CO_HTML, CO_THREADS,
+	CO_HTML, CO_THREADS, CO_SYNC,
 };
 
 static const struct cli_opt cmp_options[] = {
@@ -293,6 +294,7 @@ static const struct cli_opt cmp_options[] = {
 	{ "-q", CO_QUIET, false },
 	{ "--fault", CO_FAULT, true },
 	{ "--threads", CO_THREADS, true },
+	{ "--sync", CO_SYNC, true },
 };
 
 static int usage_error(const char *fmt, const char *a, const char *b)
@@ -422,6 +424,9 @@ static int parse_args(int argc, char **argv, struct cmp_opts *o)
 			break;
 		case CO_THREADS:
 			rc = cli_parse_threads("compare", name, val, &o->threads);
+			break;
+		case CO_SYNC:
+			rc = cli_parse_sync("compare", name, val, &o->run.sync_null);
 			break;
 		}
 		if (rc)
@@ -964,7 +969,8 @@ static int write_json(FILE *out, const struct cmp_ctx *c)
 	sim_json_ku64(&j, "seed", o->run.seed);
 	sim_json_kbool(&j, "reproducible", o->reproducible);
 	/* one list, or cut (the results are the same but for "events") */
-	sim_json_kstr(&j, "engine", c->par_size > 1 ? c->par_ops->engine : "sequential");
+	sim_json_kstr(&j, "engine", c->par_size > 1 ? cli_par_engine(c->par_ops, o->run.sync_null) :
+							"sequential");
 	sim_json_ku64(&j, "partitions", (uint64_t)(c->par_size > 1 ? c->par_size : 1));
 	sim_json_key(&j, "topology");
 	sim_json_obj_begin(&j);

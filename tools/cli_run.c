@@ -114,6 +114,11 @@ void cli_run_usage(FILE *out)
 "  --seed N           seed of every random choice (default 1).\n"
 "  --threads N        cut the fabric into N partitions, one a thread (the\n"
 "                     same results; see Parallel below).\n"
+"  --sync windows|null  how the threads keep in step: a barrier every\n"
+"                     look-ahead of simulated time (windows, the default) or\n"
+"                     null messages, each partition running as far as the\n"
+"                     others' promises allow, with no barrier (the same\n"
+"                     results; docs/performance.md says where each wins).\n"
 "  --op write|read|send  the work request of every --traffic spec that names\n"
 "                     none (default write; the spec key op= overrides it).\n"
 "\n"
@@ -368,7 +373,7 @@ enum opt_id {
 	OPT_ROUTING, OPT_ROOTS, OPT_LMC, OPT_SM, OPT_LFT,
 	OPT_TRACE, OPT_TRACE_FORMAT, OPT_EXPLAIN, OPT_TIMELINE, OPT_HTML, OPT_OP,
 	OPT_ALLOW_UNREACHABLE, OPT_PCAP, OPT_PCAP_FILTER, OPT_FAULT, OPT_THREADS,
-	OPT_PROFILE, OPT_NO_FLOWS,
+	OPT_PROFILE, OPT_NO_FLOWS, OPT_SYNC,
 };
 
 static const struct cli_opt run_options[] = {
@@ -403,6 +408,7 @@ static const struct cli_opt run_options[] = {
 	{ "--threads", OPT_THREADS, true },
 	{ "--profile", OPT_PROFILE, false },
 	{ "--no-flows", OPT_NO_FLOWS, false },
+	{ "--sync", OPT_SYNC, true },
 };
 
 int cli_usage_error(const char *cmd, const char *fmt, const char *a, const char *b)
@@ -532,6 +538,10 @@ static int parse_args(int argc, char **argv, struct cli_run_opts *o)
 			break;
 		case OPT_NO_FLOWS:
 			o->no_flows = true;
+			break;
+		case OPT_SYNC:
+			if (cli_parse_sync("run", name, val, &o->sync_null))
+				return 2;
 			break;
 		case OPT_QUIET:
 			o->quiet = true;
@@ -1224,7 +1234,7 @@ void cli_run_fill_report(struct cli_run *c, struct cli_report *r)
 	r->events = fab_engine(c->fab)->events;
 	if (c->par_size > 1) {
 		r->partitions = (uint32_t)c->par_size;
-		r->engine = c->par_ops->engine;
+		r->engine = cli_par_engine(c->par_ops, c->o->sync_null);
 	}
 	r->seed = c->o->seed;
 	r->topo_source = c->topo_desc;
@@ -1492,6 +1502,19 @@ int cli_parse_threads(const char *cmd, const char *name, const char *val, uint32
 	return 0;
 }
 
+const char *cli_par_engine(const struct cli_par_ops *ops, bool sync_null)
+{
+	return ops == &cli_par_threads && sync_null ? "threads (null messages)" : ops->engine;
+}
+
+int cli_parse_sync(const char *cmd, const char *name, const char *val, bool *null_msgs)
+{
+	if (strcmp(val, "windows") && strcmp(val, "null"))
+		return cli_usage_error(cmd, "%s: expected windows or null, not '%s'", name, val);
+	*null_msgs = val[0] == 'n';
+	return 0;
+}
+
 int cli_par_choose(const char *cmd, uint32_t threads, int size, int *par_size,
 		   const struct cli_par_ops **ops)
 {
@@ -1555,7 +1578,9 @@ static int par_setup(struct cli_run *c)
 			 c->o->nfaults ? "--fault" : c->o->csv ? "--csv (its samples)" :
 			 c->o->html ? "--html (its samples)" : c->o->pcap ? "--pcap" :
 			 c->p.check ? "sim.check" : c->p.max_time_ns ? "sim.max_time_ns" :
-			 c->p.cut_links ? "sim.cut_links" : NULL;
+			 c->p.cut_links ? "sim.cut_links" :
+			 c->o->sync_null && c->par_ops != &cli_par_threads ?
+			 "--sync null (processes keep windows)" : NULL;
 
 	/* what every process refuses alike, rank 0 says */
 	c->par_same_error = true;

@@ -77,6 +77,7 @@ struct cli_run_opts {
 	uint32_t threads;	/* --threads N: partitions on threads (0, 1: none) */
 	bool profile;		/* --profile: where the wall time went */
 	bool no_flows;		/* --no-flows: no "flows" in the JSON */
+	bool sync_null;		/* --sync null: threads by null messages */
 	/* results kept streamed (`ibfab run`): the traffic as a compact list
 	 * (fab.h) whose records an output reads back from disk, a trace's
 	 * flows read from its steps; unset (compare), every message and
@@ -183,6 +184,10 @@ extern const struct cli_par_ops *cli_par;
 /* A command's start under mpirun (cli_par's init): this process's rank
  * and the count (1: alone); 0, or 1 when it cannot start (said). */
 int cli_par_start(const char *cmd, int *argc, char ***argv, int *rank, int *size);
+/* The JSON's "engine" of a partitioned run. */
+const char *cli_par_engine(const struct cli_par_ops *ops, bool sync_null);
+/* --sync windows|null: 0, or a usage error (2, said). */
+int cli_parse_sync(const char *cmd, const char *name, const char *val, bool *null_msgs);
 /* --threads N (1 to 4096, once): 0, or a usage error (2, said). */
 int cli_parse_threads(const char *cmd, const char *name, const char *val, uint32_t *threads);
 /* Partitions from --threads and the process count: their number and

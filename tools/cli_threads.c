@@ -224,6 +224,10 @@ static int threads_setup(struct cli_run *c)
 		goto out;
 	}
 	st->p_init = true;
+	if (sim_par_set_async(&st->p, c->o->sync_null)) {	/* --sync null */
+		sim_diag_set(&c->d, NULL, 0, 0, "out of memory");
+		goto out;
+	}
 	struct sim_par_hook h = hook;
 
 	h.ctx = st;

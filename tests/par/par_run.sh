@@ -16,7 +16,8 @@
 # the same on RoCE, lossy RoCE and TCP, SHARP's collnet, and collectives
 # on two DGX H100-like servers (NVLink, PXN). `ibfab compare` too: its
 # default, traffic cut 3 ways, and datagrams whose chart's ticks one list
-# ends elsewhere than the partitions do (tools/cli_tp.c). What a
+# ends elsewhere than the partitions do (tools/cli_tp.c). On threads the
+# same with null messages instead of windows (--sync null). What a
 # partitioned run does not take yet is refused by name, with nothing
 # written; --threads beside mpirun too.
 #   IBFAB=build/tools/ibfab IBFAB_SRC=. bash tests/par/par_run.sh threads
@@ -223,6 +224,20 @@ if [ "$mode" = threads ]; then
 	grep -q "a run in 2 partitions does not take --html" "$tmp/no.txt" ||
 		fail "compare --threads 2 --html: $(head -2 "$tmp/no.txt")"
 	[ -e "$tmp/no.html" ] && fail "compare --threads 2 --html: left $tmp/no.html"
+fi
+
+# threads kept in step by null messages (sim_par_set_async) instead of
+# windows: the same results (processes keep windows and refuse it)
+if [ "$mode" = threads ]; then
+	engine="threads (null messages)" same null_default 3 --sync null
+	engine="threads (null messages)" same null_ft128 4 --sync null --topo "$EX/fattree-128.topo" \
+		--traffic permutation:size=256KiB --traffic alltoall:size=4KiB
+	engine="threads (null messages)" same null_trace 3 --sync null --topo "$EX/fattree-128.topo" \
+		--trace "$tmp/mix.trace"
+	engine="threads (null messages)" same_compare null_compare 2 --sync null --fabrics ib,roce
+else
+	mpi 2 "$IBFAB" run --sync null "${FT16[@]}" > "$tmp/nm.txt" 2>&1 && fail "--sync null under mpirun: accepted"
+	grep -q "does not take --sync null" "$tmp/nm.txt" || fail "--sync null under mpirun: $(head -2 "$tmp/nm.txt")"
 fi
 
 # refused by name, nothing written
