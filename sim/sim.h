@@ -163,8 +163,20 @@ struct sim_cal {
 struct sim_engine {
 	struct sim_cal cal;
 	sim_time_t now;
-	uint32_t src;			/* the running component's id + 1, or SIM_SRC_DRIVER */
-	uint32_t nth;			/* events scheduled at this instant so far */
+	/* the next event's seq (struct sim_event) as one word: the running
+	 * component's id + 1 (or SIM_SRC_DRIVER) high, the events scheduled
+	 * at this instant so far low, so that a schedule takes it and adds 1
+	 * (sim_engine.c, next_seq) */
+	union {
+		struct {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			uint32_t nth, src;
+#else
+			uint32_t src, nth;
+#endif
+		};
+		uint64_t key;
+	};
 	uint64_t events;		/* events dispatched so far */
 	size_t heap_high;		/* most events pending at once */
 	struct sim_component *comps;

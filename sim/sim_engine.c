@@ -609,7 +609,7 @@ static __attribute__((noinline)) int schedule_far(struct sim_engine *eng, sim_ti
 /* The key's second half for an event scheduled now (sim.h, struct sim_event). */
 static inline uint64_t next_seq(struct sim_engine *eng)
 {
-	return (uint64_t)eng->src << 32 | eng->nth++;
+	return eng->key++;	/* src << 32 | nth, and nth + 1 (nth stays below 2^32) */
 }
 
 int sim_schedule_at(struct sim_engine *eng, sim_time_t t, uint32_t comp,
