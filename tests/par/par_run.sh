@@ -6,7 +6,8 @@
 # (tools/par_mpi.c), and the JSON byte for byte the sequential run's but
 # for the count of events, "engine" and "partitions". The runs: the default,
 # cut 2, 3 and 4 ways; two VLs under a skewed VLArb table with incasts and
-# a ping-pong; a permutation and an all-to-all on 128 hosts; RoCE with PFC;
+# a ping-pong; a permutation and an all-to-all on 128 hosts; a 1 MiB
+# permutation over 1,024 hosts; RoCE with PFC;
 # adaptive routing on the 2:1 tree; IB congestion control; lossy RoCE
 # with SENDs and lost datagrams; TCP (its connections' and kernel's
 # counters gathered too). Traces replayed (a replay in every partition:
@@ -80,6 +81,10 @@ same mix 3 "${FT16[@]}" --set ib.vls=2 --set vlarb.low=0:4,1:64 \
 	--traffic pingpong:a=h5,b=h10,size=64B,count=10 --traffic permutation:size=32KiB
 same ft128 4 --topo "$EX/fattree-128.topo" --traffic permutation:size=256KiB \
 	--traffic alltoall:size=4KiB
+# the 1,024-host tree of radix 16 (bench/scale perm1024): a 1 MiB permutation
+"$IBFAB" topo gen fattree --levels 3 --radix 16 > "$tmp/ft1k.topo" || fail "topo gen fattree radix 16"
+same perm1024 2 --topo "$tmp/ft1k.topo" --routing ftree --set host.model=off \
+	--traffic permutation:size=1MiB,seed=1
 same roce 2 "${FT16[@]}" --set fabric=roce --traffic incast:dst=h0,n=15,size=1MiB \
 	--traffic alltoall:size=64KiB
 same ar 3 --topo "$EX/fattree-64-2to1.topo" --set ib.ar=on --traffic alltoall:size=16KiB
