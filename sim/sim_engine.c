@@ -753,9 +753,9 @@ static inline __attribute__((always_inline)) bool step(struct sim_engine *eng, b
 	}
 	if (e.time != eng->now) {	/* a new instant */
 		eng->nth = 0;
-		/* for sim_aside, which a partitioned run's windows need (bounded
-		 * runs): one list's unbounded loop skips the two stores (+0.65%
-		 * of instructions on the 128-host ring) */
+		/* for sim_aside, which only a partitioned run needs (its
+		 * windows and rounds are bounded runs): one list's unbounded
+		 * loop, the hot one, does not pay the two stores */
 		if (bounded) {
 			eng->prev_instant = eng->now;
 			eng->instant_first = eng->events;

@@ -19,7 +19,9 @@
  * published values, so all agree on the window without a leader. Messages
  * carry their engine keys, so the order they are taken in does not matter.
  * The window's pieces (sim_par_publish, sim_par_end, sim_par_window,
- * sim_par_take) are also the MPI processes' (sim_par_mpi.c).
+ * sim_par_take) are also the MPI processes' (sim_par_mpi.c). Threads may
+ * run without windows instead, by null messages (par_loop_async,
+ * sim_par_set_async): the boxes are then locked.
  */
 #define _GNU_SOURCE
 #include "sim/sim_par.h"

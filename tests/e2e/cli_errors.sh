@@ -52,6 +52,9 @@ J=(--json out.json --csv csvdir)
 expect_fail 2 "unknown option '--bogus'"        run --bogus "${J[@]}"
 expect_fail 2 "unknown option '--jsn'"          run --jsn=x.json
 expect_fail 2 "'--seed' needs a value"          run "${J[@]}" --seed
+expect_fail 2 "--sync: expected windows or null, not 'fast'" run --threads 2 --sync fast "${J[@]}"
+expect_fail 2 "--sync: expected windows or null, not 'fast'" compare --threads 2 --sync fast
+expect_fail 2 "--threads: want 1 to 4096 threads, got '0'" compare --threads 0
 expect_fail 2 "--seed"                          run --seed abc "${J[@]}"
 expect_fail 2 "--seed"                          run --seed -5 "${J[@]}"
 expect_fail 2 "--seed"                          run --seed 99999999999999999999999 "${J[@]}"
