@@ -170,6 +170,15 @@ static void summary_profile(FILE *out, const struct cli_report *r)
 			fprintf(out, ", cut %.3f s", pr->part_s);
 		fputc('\n', out);
 	}
+	if (r->prog && r->tres) {
+		/* what the replay held of the program at once: the memory a
+		 * workload costs grows with this, not with its steps */
+		label(out, "trace steps");
+		fprintf(out, "%s, %s of them stored (the rest made as the replay reaches them), at most %s held at once\n",
+			cli_fmt_count((double)r->prog->nsteps, a, sizeof(a)),
+			cli_fmt_count((double)(r->prog->nlz ? r->prog->nstored : r->prog->nsteps), b, sizeof(b)),
+			cli_fmt_count((double)r->tres->live_peak, c, sizeof(c)));
+	}
 	if (!pr->n)
 		return;
 	uint64_t ev = 0, ev_max = 0, sent = 0;
@@ -668,6 +677,12 @@ static void json_profile(struct sim_json *j, const struct cli_report *r)
 	sim_json_ku64(j, "cables", pr->links);
 	sim_json_ku64(j, "cut_cables", pr->cut_links);
 	sim_json_ku64(j, "windows", pr->windows);
+	if (r->prog && r->tres) {
+		sim_json_ku64(j, "trace_steps", r->prog->nsteps);
+		sim_json_ku64(j, "trace_steps_stored",
+			      r->prog->nlz ? r->prog->nstored : r->prog->nsteps);
+		sim_json_ku64(j, "trace_steps_held", r->tres->live_peak);
+	}
 	sim_json_key(j, "partitions");
 	sim_json_arr_begin(j);
 	for (uint32_t k = 0; k < pr->n; k++) {

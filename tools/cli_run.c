@@ -238,7 +238,8 @@ void cli_run_usage(FILE *out)
 "  partitions wall_s\n"
 "  events_per_s packet_hops_per_s            (left out with --reproducible)\n"
 "  profile {setup_s {topology routes traffic fabric cut} run_s lookahead_ps\n"
-"          cables cut_cables windows partitions[] {switches hosts events\n"
+"          cables cut_cables windows [trace_steps trace_steps_stored\n"
+"          trace_steps_held] partitions[] {switches hosts events\n"
 "          messages_out idle_windows busy_s wait_s}}   (--profile)\n"
 "  messages_total messages_delivered messages_lost\n"
 "  background {specs messages_total messages_delivered messages_lost\n"
@@ -308,7 +309,8 @@ void cli_run_usage(FILE *out)
 "transfers staged through host memory (NCCL's LL between servers,\n"
 "host.gpudirect=off), mpi.proto=ucx, nor both at once.\n"
 "  --profile          where the wall time went: the set-up's stages\n"
-"                     (topology, routes, traffic, fabric, the cut) and, cut\n"
+"                     (topology, routes, traffic, fabric, the cut), a trace's\n"
+"                     steps and the most the replay held at once and, cut\n"
 "                     into partitions, each one's switches and hosts, events,\n"
 "                     messages to the others, idle windows, time running and\n"
 "                     waiting, and the imbalance (summary and JSON; the times\n"
@@ -842,6 +844,7 @@ static int load_trace(struct cli_run *c)
 		return sim_diag_set(&c->d, NULL, 0, 0, "out of memory");
 	trace_program_init(&c->prog, &c->trace);
 	c->prog.max_bytes = c->p.max_memory;
+	c->prog.replays = c->o->threads;	/* each thread's replay holds its own */
 	/*
 	 * Collectives whose algorithm describes each step by itself are made
 	 * as the replay reaches them (not for --explain, which prints them

@@ -168,6 +168,11 @@ struct coll_algo {
 	/* Optional, with gen: whether a lazy op may take gen's steps (each
 	 * waits for at most TRACE_STEP_MAXDEPS others); NULL: always. */
 	bool (*gen_ok)(const struct coll_ctx *c);
+	/* Optional, with gen: the reaches of a lazy op its replay is counted
+	 * to hold at once (trace_lower_estimate); 0: TRACE_LAZY_REACHES, what
+	 * a ring needs, whose ranks drift many rounds apart. The replay
+	 * refuses to hold more than sim.max_memory allows all the same. */
+	uint32_t lazy_reaches;
 	/* a name for phase (the algorithm's step number) in --explain */
 	const char *(*phase_name)(const struct coll_ctx *c, uint32_t phase);
 	/* the closed form, for --explain's header (docs/collectives.md) */

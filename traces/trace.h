@@ -376,6 +376,11 @@ struct trace_program {
 	 * (trace_lower_estimate); 0 = trace_mem_budget_default(). Kept by
 	 * trace_program_free. */
 	uint64_t max_bytes;
+	/* the replays that hold its steps at once in this process (a run
+	 * partitioned on threads has one a thread, each with every step):
+	 * max_bytes is theirs together; 0 means 1. Kept by
+	 * trace_program_free. */
+	uint32_t replays;
 };
 
 /*
@@ -390,8 +395,9 @@ struct trace_program {
 #define TRACE_STEP_BYTES 120u
 
 /* The reaches of a lazily lowered collective its replay is counted to hold
- * at once: a ring's reach is a round, and the 1,024-rank ring held 16.5
- * rounds at most (its ranks' progress spreads out). */
+ * at once, unless its algorithm says otherwise (coll_algo.lazy_reaches):
+ * a ring's reach is a round, and the 1,024-rank ring held 16.5 rounds at
+ * most (its ranks' progress spreads out). */
 #define TRACE_LAZY_REACHES 24u
 
 /*
@@ -401,7 +407,8 @@ struct trace_program {
  * out). *bytes = steps x TRACE_STEP_BYTES. *big is the op with the most
  * steps (UINT32_MAX if none has any), *big_steps its count. An op lowering
  * would refuse counts 0. `lazy` (trace_program.lazy): a collective lowered
- * lazily counts TRACE_LAZY_REACHES of its reaches.
+ * lazily counts the reaches of it its replay holds (TRACE_LAZY_REACHES
+ * or its algorithm's lazy_reaches), at most all its steps.
  */
 void trace_lower_estimate(const struct trace *t, bool lazy, uint64_t *steps, uint64_t *bytes,
 			  uint32_t *big, uint64_t *big_steps);

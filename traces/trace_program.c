@@ -76,7 +76,7 @@ void trace_program_free(struct trace_program *p)
 {
 	const struct trace *t = p->trace;
 	uint64_t max_bytes = p->max_bytes;
-
+	uint32_t replays = p->replays;
 	bool lazy = p->lazy, keep = p->keep_times;
 
 	for (size_t i = 0; i < p->nlz; i++)
@@ -90,6 +90,7 @@ void trace_program_free(struct trace_program *p)
 	/* empty again, for the same trace: a second free or a new lowering is safe */
 	trace_program_init(p, t);
 	p->max_bytes = max_bytes;
+	p->replays = replays;
 	p->lazy = lazy;
 	p->keep_times = keep;
 }
@@ -634,8 +635,11 @@ void trace_lower_estimate(const struct trace *t, bool lazy, uint64_t *steps, uin
 			if (!coll_ctx_init(&c, t, (uint32_t)i, NULL, &d)) {
 				k = c.algo->nsteps(&c);
 				/* the replay holds a few reaches of it at once */
-				if (lazy && coll_gen_ok(&c) && c.algo->reach(&c) < k / TRACE_LAZY_REACHES)
-					k = TRACE_LAZY_REACHES * c.algo->reach(&c);
+				const uint64_t nr = c.algo->lazy_reaches ? c.algo->lazy_reaches :
+								  TRACE_LAZY_REACHES;
+
+				if (lazy && coll_gen_ok(&c) && c.algo->reach(&c) < k / nr)
+					k = nr * c.algo->reach(&c);
 			}
 			coll_ctx_fini(&c);
 		}
@@ -714,16 +718,22 @@ static int check_budget(const struct trace *t, const struct trace_program *p,
 	uint32_t abig;
 	char held[160] = "";
 
+	const uint32_t nrep = p->replays > 1 ? p->replays : 1;
+	char reps[96] = "";
+
 	trace_lower_estimate(t, p->lazy, &steps, &bytes, &big, &k);
-	if (bytes <= budget)
+	if (bytes <= budget / nrep)
 		return 0;
 	if (p->lazy) {
 		trace_lower_estimate(t, false, &all, &ab, &abig, &ak);
 		if (all != steps)
 			snprintf(held, sizeof(held),
-				 " held at once (of %" PRIu64 " in all: a collective made as the replay reaches it counts %u reaches)",
-				 all, TRACE_LAZY_REACHES);
+				 " held at once (of %" PRIu64 " in all: a collective made as the replay reaches it counts the reaches of it the replay holds)",
+				 all);
 	}
+	if (nrep > 1)
+		snprintf(reps, sizeof(reps), " by each of %" PRIu32 " threads' replays",
+			 nrep);
 	if (big != UINT32_MAX) {
 		const struct trace_op *o = &t->ops[big];
 
@@ -734,10 +744,11 @@ static int check_budget(const struct trace *t, const struct trace_program *p,
 			 o->file ? o->file : "?", o->line, k);
 	}
 	return sim_diag_set(d, file, 0, 0,
-			    "the trace lowers to %" PRIu64 " steps (%zu ops%s)%s, about %s at %u bytes a step: more than sim.max_memory, %s%s; raise it (--set sim.max_memory=SIZE), or use fewer ops, ranks, chunks or channels",
+			    "the trace lowers to %" PRIu64 " steps (%zu ops%s)%s%s, about %s at %u bytes a step: more than sim.max_memory, %s%s; raise it (--set sim.max_memory=SIZE), or use fewer ops, ranks, chunks or channels",
 			    steps, t->nops, what,
-			    held,
-			    sim_fmt_mem(bytes, hb, sizeof(hb)), TRACE_STEP_BYTES,
+			    held, reps,
+			    sim_fmt_mem(bytes > UINT64_MAX / nrep ? UINT64_MAX : bytes * nrep, hb, sizeof(hb)),
+			    TRACE_STEP_BYTES,
 			    sim_fmt_mem(budget, hl, sizeof(hl)),
 			    p->max_bytes ? "" : " (half of the memory this process may use)");
 }

@@ -62,6 +62,7 @@
 #include "traces/trace_replay.h"
 #include "traces/mpi_proto.h"
 #include "traces/trace_spill.h"
+#include "traces/trace_fmt.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -185,6 +186,9 @@ struct replay {
 	 * every replica keeps every step; an HCA is posted to only where its
 	 * node runs, and a completion is told to every replica */
 	bool every;
+	/* the most steps it may hold at once: a lazy program's share of
+	 * sim.max_memory (trace_program.max_bytes) beyond its stored steps */
+	size_t live_max;
 	uint32_t *zero;			/* the steps that start at once, until the run */
 	size_t nzero;
 	/* the steps made and not finished: records from a pool, found by
@@ -347,6 +351,28 @@ static void oom_fail(struct replay *rp)
 		    steps_total(rp->p));
 }
 
+/*
+ * A lazy program's set-up check counts a few reaches of each collective
+ * (trace_lower_estimate); should the replay need more at once, it stops
+ * with this rather than run the machine out of memory.
+ */
+static void hold_fail(struct replay *rp, uint32_t op)
+{
+	const struct trace_op *o = &rp->t->ops[op];
+	uint64_t budget = rp->p->max_bytes ? rp->p->max_bytes : trace_mem_budget_default();
+	char lab[64], hb[32], hl[32];
+
+	replay_fail(rp,
+		    "making %s at %s:%d (%zu of %zu steps done), the replay would hold more than %zu steps at once, about %s at %u bytes a step: all that sim.max_memory, %s%s, leaves it; raise it (--set sim.max_memory=SIZE), or use fewer ranks, chunks or channels",
+		    o->name[0] ? trace_op_label(rp->t, op, lab, sizeof(lab)) :
+		    o->kind == TRACE_COLL ? trace_coll_names[o->coll] : "a step",
+		    o->file ? o->file : "?", o->line,
+		    steps_shown(rp), steps_total(rp->p), rp->live_max,
+		    sim_fmt_mem((uint64_t)rp->live_max * TRACE_STEP_BYTES, hb, sizeof(hb)),
+		    TRACE_STEP_BYTES, sim_fmt_mem(budget, hl, sizeof(hl)),
+		    rp->p->max_bytes ? "" : " (half of the memory this process may use)");
+}
+
 /* ---- the steps in flight ---------------------------------------------------- */
 
 static size_t tab_home(const struct replay *rp, uint32_t key)
@@ -486,6 +512,11 @@ static void make_upto(struct replay *rp, struct seg *g, uint64_t upto)
 
 		if (tab_room(rp) || (ix = sim_pool_alloc(&rp->pool)) == SIM_POOL_NIL) {
 			oom_fail(rp);
+			return;
+		}
+		if (rp->pool.live > rp->live_max) {
+			sim_pool_put(&rp->pool, ix);
+			hold_fail(rp, st->op);
 			return;
 		}
 		l = sim_pool_get(&rp->pool, ix);
@@ -1968,6 +1999,16 @@ struct replay *trace_replay_start(const struct trace_program *p, struct fab *f,
 	memset(r, 0, sizeof(*r));
 	sim_samples_init(&r->xfer_times);
 	sim_pool_init(&rp->pool, sizeof(struct live));
+	rp->live_max = SIZE_MAX;
+	if (p->nlz) {
+		uint64_t budget = p->max_bytes ? p->max_bytes : trace_mem_budget_default(),
+			 stored = (uint64_t)p->nstored * TRACE_STEP_BYTES;
+
+		budget /= p->replays > 1 ? p->replays : 1;
+		rp->live_max = budget > stored ? (budget - stored) / TRACE_STEP_BYTES : 0;
+		if (rp->live_max < 64)	/* a run's first steps, whatever the budget */
+			rp->live_max = 64;
+	}
 	sim_heap_init(&rp->heap);
 	sim_wake_init(&rp->wake);
 	if (rp->srv) {		/* the GPUs' NVLink port queues; the kernels' launches */

@@ -44,6 +44,13 @@ check "budget" $? 1 "$tmp/budget.err" "many.trace: the trace lowers to 12800 ste
 	--set sim.max_memory=2MiB --quiet > "$tmp/rings.out" 2> "$tmp/rings.err" ||
 	fail "budget: 4 lazy rings refused under 2 MiB: $(cat "$tmp/rings.err")"
 grep -q "^workload .*130048 steps" "$tmp/rings.out" || fail "budget: the rings: $(grep workload "$tmp/rings.out")"
+# on threads every thread's replay holds its own: 2 x 1.4 MiB
+"$IBFAB" run --topo "$IBFAB_SRC/topologies/examples/fattree-128.topo" --trace "$tmp/rings.trace" \
+	--set sim.max_memory=2MiB --quiet --threads 2 > /dev/null 2> "$tmp/rings2.err"
+check "budget on 2 threads" $? 1 "$tmp/rings2.err" "the trace lowers to 12384 steps (4 ops; .*) held at once (of 130048 in all: .*) by each of 2 threads' replays, about 2.8 MiB at 120 bytes a step: more than sim.max_memory, 2.0 MiB"
+"$IBFAB" run --topo "$IBFAB_SRC/topologies/examples/fattree-128.topo" --trace "$tmp/rings.trace" \
+	--set sim.max_memory=3MiB --quiet --threads 2 > /dev/null 2> "$tmp/rings3.err" ||
+	fail "budget: 4 lazy rings on 2 threads refused under 3 MiB: $(cat "$tmp/rings3.err")"
 # 1.1M transfers on one pair: more than the 2^20 a send queue holds
 printf 'ranks 2\nmap linear\nrepeat 2 {\nrepeat 550000 {\n  send 0 1 64B async\n}\n}\n' > "$tmp/pair.trace"
 "$IBFAB" run --topo "$topo" --trace "$tmp/pair.trace" > "$tmp/pair.out" 2> "$tmp/pair.err" ||

@@ -155,4 +155,25 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 done
+# --profile: a trace's steps, and the most the replay held at once - a
+# 16-rank ring allreduce made as the replay reaches it (2 x 16 x 15 steps,
+# none stored) holds a few rounds of it
+printf 'ranks 16\nallreduce 16MiB algo=ring\n' > "$tmp/ring16.trace"
+"$IBFAB" run --topo "$topo" --trace "$tmp/ring16.trace" --reproducible --profile \
+	--json "$tmp/prof.json" > "$tmp/prof.out" 2>&1 || fail "--profile with a trace: exit non-zero"
+python3 - "$tmp/prof.json" "$tmp/prof.out" <<'PY' || fail "--profile with a trace: see above"
+import json, re, sys
+p, txt = json.load(open(sys.argv[1]))["profile"], open(sys.argv[2]).read()
+bad = []
+if p.get("trace_steps") != 480 or p.get("trace_steps_stored") != 0:
+    bad.append(f"trace_steps {p.get('trace_steps')}, stored {p.get('trace_steps_stored')}")
+held = p.get("trace_steps_held", 0)
+if not 16 <= held < 240:	# a round (16 steps) or more, fewer than half
+    bad.append(f"trace_steps_held {held}")
+if not re.search(rf"^trace steps +480, 0 of them stored .*, at most {held} held at once$", txt, re.M):
+    bad.append("no trace steps line in the summary")
+for b in bad:
+    print("  ", b)
+sys.exit(1 if bad else 0)
+PY
 finish

@@ -237,7 +237,9 @@ struct srv_run {
 	sim_time_t op0;		/* the first op's time, as the nccl-tests table has it */
 	size_t live_peak;	/* steps the replay held at once */
 	size_t stored;		/* steps the program stored (none when lazy) */
+	uint64_t held_est;	/* what the set-up check counts the replay to hold */
 	uint64_t events;
+	char fail[1024];	/* the replay's error, "" if none */
 };
 
 /* replay_servers also gives the trace NCCL's view of the preset's servers
@@ -248,6 +250,9 @@ static bool with_tune;
  * inspect, when set, with the program it lowered */
 static bool with_lazy;
 static void (*inspect)(const struct trace_program *p);
+/* when set, replay_servers gives the replay (not the lowering) this
+ * sim.max_memory: what the replay may hold at once */
+static uint64_t replay_budget;
 
 static void replay_servers(const struct net *n0, const struct fab_params *prm, const char *text,
 			   struct srv_run *out)
@@ -303,6 +308,14 @@ static void replay_servers(const struct net *n0, const struct fab_params *prm, c
 	CU_ASSERT_EQUAL_FATAL(trace_lower(&t, &p, &d), 0);
 	if (inspect)
 		inspect(&p);
+	{
+		uint64_t bytes, big_steps;
+		uint32_t big;
+
+		trace_lower_estimate(&t, with_lazy, &out->held_est, &bytes, &big, &big_steps);
+	}
+	if (replay_budget)
+		p.max_bytes = replay_budget;
 	for (uint32_t op = 0; op < t.nops && !with_lazy; op++)	/* every lowering is a correct algorithm */
 		if (t.ops[op].kind == TRACE_COLL && coll_check(&p, op, &d)) {
 			fprintf(stderr, "\n  coll_check: %s\n", d.msg);
@@ -310,8 +323,11 @@ static void replay_servers(const struct net *n0, const struct fab_params *prm, c
 		}
 	f = fab_create(n, prm, &msgs, 1, &d);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-	if (trace_replay(&p, f, &r, &d))
-		fprintf(stderr, "\n  trace_replay: %s\n", d.msg);
+	if (trace_replay(&p, f, &r, &d)) {
+		if (!replay_budget)
+			fprintf(stderr, "\n  trace_replay: %s\n", d.msg);
+		snprintf(out->fail, sizeof(out->fail), "%s", d.msg);
+	}
 	out->end = r.end_ps;
 	out->op0 = t.nops ? r.op_end[0] - r.op_start[0] : 0;
 	out->r.nvlink_xfers = r.nvlink_xfers;
@@ -972,6 +988,21 @@ static void test_nvls(void)
 	CU_ASSERT(r.live_peak < a.steps / 4);
 	CU_ASSERT_EQUAL(a.stored, a.steps);
 	CU_ASSERT_EQUAL(r.stored, 0);
+	/* the set-up check counts two reaches of it (coll_algo.lazy_reaches):
+	 * no more than it holds, and not all its steps */
+	CU_ASSERT(r.held_est >= r.live_peak);
+	CU_ASSERT(r.held_est < r.steps / 2);
+	CU_ASSERT_EQUAL(a.held_est, a.steps);
+	/* should the replay need more than sim.max_memory leaves it, it says
+	 * so and stops: room for a tenth of what it held */
+	with_lazy = true;
+	replay_budget = (uint64_t)(r.live_peak / 10) * TRACE_STEP_BYTES;
+	replay_servers(&n, &prm, "ranks 16\nallreduce 256MiB algo=nvls channels=2\n", &a);
+	replay_budget = 0;
+	with_lazy = false;
+	CU_ASSERT_PTR_NOT_NULL(strstr(a.fail, "making allreduce"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(a.fail, "the replay would hold more than"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(a.fail, "sim.max_memory"));
 	/* a head pulls its pieces' sums one after another: across servers the
 	 * reads of piece 1 wait for the sum of piece 0 (in a server, for its
 	 * store) */
