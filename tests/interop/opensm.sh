@@ -31,8 +31,9 @@
 # paths to the second LIDs match ibtracert too.
 #
 # Fabrics: the shipped 16- and 128-host two-level fat trees, a 3-level
-# radix-4 fat tree and a 4x4 torus (minhop and dor only: OpenSM's ftree
-# refuses it, and its updn finds no roots there and falls back to minhop).
+# radix-4 fat tree, a 3-level rail-optimised cluster and a 4x4 torus
+# (minhop and dor only: OpenSM's ftree refuses it, and its updn finds no
+# roots there and falls back to minhop).
 # About 40 s.
 #
 # Exit 77 (skipped) when a tool is missing, unless CI=true: then it fails.
@@ -207,9 +208,15 @@ check_fabric() {
 
 "$IBFAB" topo gen fattree --levels 3 --radix 4 >"$work/ft3.gen" || fail "topo gen fattree"
 "$IBFAB" topo gen torus --dims 4x4 >"$work/torus.gen" || fail "topo gen torus"
+# a 3-level rail-optimised cluster (32 nodes x 4 GPUs, 8 pods, 16 cores):
+# minhop and updn put 448 paths on one core cable there, OpenSM's as ours,
+# where ftree spreads them (124 at most)
+"$IBFAB" topo gen rail --nodes 32 --gpus 4 --radix 8 --levels 3 >"$work/rail3.gen" ||
+	fail "topo gen rail"
 
 check_fabric ft16 "$EX/fattree-16.topo" minhop updn ftree
 check_fabric ft3 "$work/ft3.gen" minhop updn ftree
+check_fabric rail3 "$work/rail3.gen" minhop updn ftree
 check_fabric torus "$work/torus.gen" minhop dor
 # ibsim net files with no GUIDs and no LIDs: ibsim's GUIDs, and the LIDs
 # OpenSM assigns (its own port first, then by port GUID) are ours too
