@@ -844,7 +844,8 @@ static int load_trace(struct cli_run *c)
 		return sim_diag_set(&c->d, NULL, 0, 0, "out of memory");
 	trace_program_init(&c->prog, &c->trace);
 	c->prog.max_bytes = c->p.max_memory;
-	c->prog.replays = c->o->threads;	/* each thread's replay holds its own */
+	/* each thread's replay holds its own steps (run and compare alike) */
+	c->prog.replays = c->par_ops == &cli_par_threads ? (uint32_t)c->par_size : 1;
 	/*
 	 * Collectives whose algorithm describes each step by itself are made
 	 * as the replay reaches them (not for --explain, which prints them
