@@ -174,9 +174,13 @@ static void summary_profile(FILE *out, const struct cli_report *r)
 		/* what the replay held of the program at once: the memory a
 		 * workload costs grows with this, not with its steps */
 		label(out, "trace steps");
-		fprintf(out, "%s, %s of them stored (the rest made as the replay reaches them), at most %s held at once\n",
-			cli_fmt_count((double)r->prog->nsteps, a, sizeof(a)),
-			cli_fmt_count((double)(r->prog->nlz ? r->prog->nstored : r->prog->nsteps), b, sizeof(b)),
+		fprintf(out, "%s, ", cli_fmt_count((double)r->prog->nsteps, a, sizeof(a)));
+		if (r->prog->nlz)
+			fprintf(out, "%s of them stored (the rest made as the replay reaches them)",
+				cli_fmt_count((double)r->prog->nstored, b, sizeof(b)));
+		else
+			fputs("all stored", out);
+		fprintf(out, ", at most %s held at once\n",
 			cli_fmt_count((double)r->tres->live_peak, c, sizeof(c)));
 	}
 	if (!pr->n)

@@ -187,8 +187,10 @@ struct replay {
 	 * node runs, and a completion is told to every replica */
 	bool every;
 	/* the most steps it may hold at once: a lazy program's share of
-	 * sim.max_memory (trace_program.max_bytes) beyond its stored steps */
+	 * sim.max_memory (trace_program.max_bytes: `share`, this replay's
+	 * when several hold theirs) beyond its stored steps */
 	size_t live_max;
+	uint64_t share;
 	uint32_t *zero;			/* the steps that start at once, until the run */
 	size_t nzero;
 	/* the steps made and not finished: records from a pool, found by
@@ -359,17 +361,17 @@ static void oom_fail(struct replay *rp)
 static void hold_fail(struct replay *rp, uint32_t op)
 {
 	const struct trace_op *o = &rp->t->ops[op];
-	uint64_t budget = rp->p->max_bytes ? rp->p->max_bytes : trace_mem_budget_default();
 	char lab[64], hb[32], hl[32];
 
 	replay_fail(rp,
-		    "making %s at %s:%d (%zu of %zu steps done), the replay would hold more than %zu steps at once, about %s at %u bytes a step: all that sim.max_memory, %s%s, leaves it; raise it (--set sim.max_memory=SIZE), or use fewer ranks, chunks or channels",
+		    "making %s at %s:%d (%zu of %zu steps done), the replay would hold more than %zu steps at once, about %s at %u bytes a step: all that its share of sim.max_memory, %s%s, leaves it; raise it (--set sim.max_memory=SIZE), or use fewer ranks, chunks or channels",
 		    o->name[0] ? trace_op_label(rp->t, op, lab, sizeof(lab)) :
 		    o->kind == TRACE_COLL ? trace_coll_names[o->coll] : "a step",
 		    o->file ? o->file : "?", o->line,
 		    steps_shown(rp), steps_total(rp->p), rp->live_max,
 		    sim_fmt_mem((uint64_t)rp->live_max * TRACE_STEP_BYTES, hb, sizeof(hb)),
-		    TRACE_STEP_BYTES, sim_fmt_mem(budget, hl, sizeof(hl)),
+		    TRACE_STEP_BYTES, sim_fmt_mem(rp->share, hl, sizeof(hl)),
+		    rp->p->replays > 1 ? " (one thread's)" :
 		    rp->p->max_bytes ? "" : " (half of the memory this process may use)");
 }
 
@@ -2001,11 +2003,11 @@ struct replay *trace_replay_start(const struct trace_program *p, struct fab *f,
 	sim_pool_init(&rp->pool, sizeof(struct live));
 	rp->live_max = SIZE_MAX;
 	if (p->nlz) {
-		uint64_t budget = p->max_bytes ? p->max_bytes : trace_mem_budget_default(),
-			 stored = (uint64_t)p->nstored * TRACE_STEP_BYTES;
+		const uint64_t stored = (uint64_t)p->nstored * TRACE_STEP_BYTES;
 
-		budget /= p->replays > 1 ? p->replays : 1;
-		rp->live_max = budget > stored ? (budget - stored) / TRACE_STEP_BYTES : 0;
+		rp->share = (p->max_bytes ? p->max_bytes : trace_mem_budget_default()) /
+			    (p->replays > 1 ? p->replays : 1);
+		rp->live_max = rp->share > stored ? (rp->share - stored) / TRACE_STEP_BYTES : 0;
 		if (rp->live_max < 64)	/* a run's first steps, whatever the budget */
 			rp->live_max = 64;
 	}
