@@ -844,8 +844,10 @@ static int load_trace(struct cli_run *c)
 		return sim_diag_set(&c->d, NULL, 0, 0, "out of memory");
 	trace_program_init(&c->prog, &c->trace);
 	c->prog.max_bytes = c->p.max_memory;
-	/* each thread's replay holds its own steps (run and compare alike) */
-	c->prog.replays = c->par_ops == &cli_par_threads ? (uint32_t)c->par_size : 1;
+	/* each partition's replay holds its own steps (run and compare
+	 * alike): threads in this process, MPI processes on this machine */
+	c->prog.replays = c->par_size < 2 ? 1 :
+			  c->par_ops->local ? c->par_ops->local() : (uint32_t)c->par_size;
 	/*
 	 * Collectives whose algorithm describes each step by itself are made
 	 * as the replay reaches them (not for --explain, which prints them

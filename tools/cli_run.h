@@ -173,6 +173,10 @@ struct cli_par_ops {
 	 * over every process, in place, in every process; 0 or -1. NULL for
 	 * threads, whose partitions are all in this process. */
 	int (*allreduce)(uint64_t *v, size_t n, bool max);
+	/* the run's partitions on this machine (MPI: the processes sharing
+	 * its memory), each with its own copy of a trace's steps; NULL: all
+	 * of them (threads, in this process) */
+	uint32_t (*local)(void);
 };
 /* --profile: the partitions' switches, hosts and cut cables from a cut,
  * and the engine's figures of partition k (sim_par.h) into c->prof. */

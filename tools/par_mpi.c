@@ -38,6 +38,7 @@ struct par_mpi {
 };
 
 static bool started;
+static uint32_t nlocal = 1;	/* processes of the run on this machine */
 
 static int mpi_init(int *argc, char ***argv, int *rank, int *size)
 {
@@ -54,7 +55,21 @@ static int mpi_init(int *argc, char ***argv, int *rank, int *size)
 	started = true;
 	MPI_Comm_rank(MPI_COMM_WORLD, rank);
 	MPI_Comm_size(MPI_COMM_WORLD, size);
+	MPI_Comm node;
+	int n_node = 1;
+
+	if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, *rank, MPI_INFO_NULL,
+				&node) == MPI_SUCCESS) {
+		MPI_Comm_size(node, &n_node);
+		MPI_Comm_free(&node);
+	}
+	nlocal = n_node > 1 ? (uint32_t)n_node : 1;
 	return 0;
+}
+
+static uint32_t mpi_local(void)
+{
+	return nlocal;
 }
 
 static int run(void *ctx, struct sim_diag *d)
@@ -253,6 +268,7 @@ static const struct cli_par_ops mpi_ops = {
 	.profile = mpi_profile,
 	.failed_alike = mpi_failed_alike,
 	.allreduce = mpi_allreduce,
+	.local = mpi_local,
 };
 
 void par_mpi_attach(void);

@@ -376,10 +376,11 @@ struct trace_program {
 	 * (trace_lower_estimate); 0 = trace_mem_budget_default(). Kept by
 	 * trace_program_free. */
 	uint64_t max_bytes;
-	/* the replays that hold its steps at once in this process (a run
-	 * partitioned on threads has one a thread, each with every step):
-	 * max_bytes is theirs together; 0 means 1. Kept by
-	 * trace_program_free. */
+	/* the replays that hold its steps at once on this machine (a
+	 * partitioned run has one a partition, each with every step: the
+	 * threads of this process, or the MPI processes beside it):
+	 * max_bytes, or half the memory, is theirs together; 0 means 1.
+	 * Kept by trace_program_free. */
 	uint32_t replays;
 };
 

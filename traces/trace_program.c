@@ -732,7 +732,7 @@ static int check_budget(const struct trace *t, const struct trace_program *p,
 				 all);
 	}
 	if (nrep > 1)
-		snprintf(reps, sizeof(reps), " by each of %" PRIu32 " threads' replays",
+		snprintf(reps, sizeof(reps), " by each of %" PRIu32 " replays on this machine",
 			 nrep);
 	if (big != UINT32_MAX) {
 		const struct trace_op *o = &t->ops[big];

@@ -371,7 +371,7 @@ static void hold_fail(struct replay *rp, uint32_t op)
 		    steps_shown(rp), steps_total(rp->p), rp->live_max,
 		    sim_fmt_mem((uint64_t)rp->live_max * TRACE_STEP_BYTES, hb, sizeof(hb)),
 		    TRACE_STEP_BYTES, sim_fmt_mem(rp->share, hl, sizeof(hl)),
-		    rp->p->replays > 1 ? " (one thread's)" :
+		    rp->p->replays > 1 ? " (one partition's on this machine)" :
 		    rp->p->max_bytes ? "" : " (half of the memory this process may use)");
 }
 

@@ -169,6 +169,17 @@ PY
 }
 same_profile
 
+# a trace's steps are held by every partition's replay, and the memory
+# budget is shared by those on this machine (threads, or processes): 4
+# lazy rings count 1.4 MiB a replay, refused under 2 MiB cut 2 ways
+{ echo "ranks 128"; for i in 1 2 3 4; do echo "allreduce 1KiB async"; done; } > "$tmp/rings.trace"
+cut 2 --quiet --topo "$EX/fattree-128.topo" --trace "$tmp/rings.trace" --set sim.max_memory=2MiB \
+	> "$tmp/budget.txt" 2>&1 && fail "budget ($mode): 2 x 1.4 MiB ran under 2 MiB"
+grep -q "by each of 2 replays on this machine, about 2.8 MiB" "$tmp/budget.txt" ||
+	fail "budget ($mode): $(grep '^ibfab' "$tmp/budget.txt" | head -2)"
+cut 2 --quiet --topo "$EX/fattree-128.topo" --trace "$tmp/rings.trace" --set sim.max_memory=3MiB \
+	> "$tmp/budget3.txt" 2>&1 || fail "budget ($mode): refused under 3 MiB: $(tail -3 "$tmp/budget3.txt")"
+
 # `ibfab compare` cut alike (each fabric's run, the chart's sampler in
 # every partition: tools/cli_tp.c): the table, CSV, chart and JSON the
 # sequential ones byte for byte, but for the events, the engine, the
