@@ -96,8 +96,10 @@ static sim_time_t poll_q_min(const struct client *c)
  * long it waited is kept for the next run (op_poll_cq). */
 static void poll_run_end(struct client *c)
 {
-	if (c->poll_empty)
-		c->poll_peak = sim_now(c->s->eng) - c->poll_t0;
+	struct obj *o = c->poll_empty ? srv_obj_get(c, c->poll_cq, O_CQ) : NULL;
+
+	if (o)
+		o->u.cq->poll_peak = sim_now(c->s->eng) - c->poll_t0;
 	c->poll_empty = 0;
 	c->poll_q = poll_q_min(c);
 }
@@ -134,7 +136,7 @@ void srv_reply(struct client *c, const struct shim_rep *r, int fd)
 	struct iovec iov = { (void *)r, len };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
 
-	if (c->zombie)
+	if (c->zombie || c->quiet)
 		return;
 	shim_msg_attach_fd(&m, &u, fd);
 	/* a full socket buffer or a dead peer: the read side notices */
@@ -477,20 +479,16 @@ static void wire_wc(struct shim_wire_wc *w, const struct hca_wc *wc)
 	w->with_imm = wc->with_imm;
 }
 
-/* Reply to a poll with what is visible now; false if nothing is. */
-static bool poll_reply(struct client *c, struct dcq *d, uint32_t n, bool reply_empty)
+/* Take (as a poll does) up to n of the completions visible now into out[]:
+ * how many. */
+static uint32_t cq_take(struct dcq *d, sim_time_t now, uint32_t n, struct shim_wire_wc *out)
 {
-	struct shim_rep r;
-	sim_time_t now = sim_now(c->s->eng);
 	uint32_t k = cq_visible(d, now);
 
-	if (!k && !reply_empty)
-		return false;
-	memset(&r, 0, sizeof(r));
 	if (k > n)
 		k = n;
 	for (uint32_t i = 0; i < k; i++) {
-		wire_wc(&r.u.wc[i], &d->q[d->head]);
+		wire_wc(&out[i], &d->q[d->head]);
 		if (d->qsg[d->head]) {
 			sgl_scatter(d->c, d->qsg[d->head], d->q[d->head].byte_len);
 			sgl_free(d->c->s, d->qsg[d->head]);
@@ -499,7 +497,19 @@ static bool poll_reply(struct client *c, struct dcq *d, uint32_t n, bool reply_e
 		d->head = (d->head + 1) % d->cap;
 		d->n--;
 	}
-	r.count = k;
+	return k;
+}
+
+/* Reply to a poll with what is visible now; false if nothing is. */
+static bool poll_reply(struct client *c, struct dcq *d, uint32_t n, bool reply_empty)
+{
+	struct shim_rep r;
+	sim_time_t now = sim_now(c->s->eng);
+
+	if (!cq_visible(d, now) && !reply_empty)
+		return false;
+	memset(&r, 0, sizeof(r));
+	r.count = cq_take(d, now, n, r.u.wc);
 	srv_reply(c, &r, -1);
 	return true;
 }
@@ -907,10 +917,15 @@ static bool try_wake(struct client *c, sim_time_t now)
 		}
 		if (o->u.ch->n) {
 			struct shim_rep r;
+			struct obj *cq;
 
 			memset(&r, 0, sizeof(r));
 			r.u.event.cq = o->u.ch->ev[0];
 			memmove(o->u.ch->ev, o->u.ch->ev + 1, --o->u.ch->n * sizeof(uint32_t));
+			/* what a poll at this instant would find comes along:
+			 * the program polls next, and finds it in the shim */
+			if ((cq = srv_obj_get(c, r.u.event.cq, O_CQ)))
+				r.count = cq_take(cq->u.cq, now, SHIM_MAX_WC - 1, r.u.event.wc);
 			srv_reply(c, &r, -1);
 			wake(c);
 			return true;
@@ -2093,7 +2108,6 @@ static int op_poll_cq(struct client *c, const struct shim_req *q, const uint8_t 
 	if (c->poll_cq != q->u.poll.cq) {	/* another CQ: its runs are its own */
 		c->poll_cq = q->u.poll.cq;
 		c->poll_empty = 0;
-		c->poll_peak = 0;
 	}
 	if (poll_reply(c, o->u.cq, q->u.poll.n, false)) {
 		poll_run_end(c);
@@ -2111,8 +2125,8 @@ static int op_poll_cq(struct client *c, const struct shim_req *q, const uint8_t 
 	 */
 	if (!c->poll_empty++)
 		c->poll_t0 = sim_now(c->s->eng);
-	else if (c->poll_empty == 2 && c->poll_peak > c->poll_q)
-		c->poll_q = c->poll_peak;
+	else if (c->poll_empty == 2 && o->u.cq->poll_peak > c->poll_q)
+		c->poll_q = o->u.cq->poll_peak;
 	srv_park(c, W_POLL, srv_sat_add(sim_now(c->s->eng), c->poll_q), q->u.poll.cq, q->u.poll.n);
 	c->poll_q = c->poll_q * 2 > POLL_Q_MAX ? POLL_Q_MAX : c->poll_q * 2;
 	return NO_REPLY;
@@ -2303,16 +2317,60 @@ static int op_modify_qp(struct client *c, const struct shim_req *q, const uint8_
 	return do_modify_qp(c, q);
 }
 
+/* Completions of QP qpn in d's queue the program has not taken yet: *sq
+ * and *rq are raised by those of its send and its receive queue. */
+static void cq_pending(struct client *c, uint32_t h, uint32_t qpn, uint32_t *sq, uint32_t *rq)
+{
+	struct obj *o = srv_obj_get(c, h, O_CQ);
+
+	if (!o)
+		return;
+	for (uint32_t k = 0; k < o->u.cq->n; k++) {
+		const struct hca_wc *wc = &o->u.cq->q[(o->u.cq->head + k) % o->u.cq->cap];
+
+		if (wc->qp_num == qpn)
+			(*(wc->opcode >= HCA_WC_RECV ? rq : sq))++;
+	}
+}
+
+/*
+ * A post's answer says what the QP's queues hold after it, as the shim
+ * counts (the bound from which it sends the next ones without waiting,
+ * SHIM_OP_QUIET): the model's queues, plus the completions the program
+ * has yet to take, each of which takes one off the shim's count.
+ */
+static int post_reply(struct client *c, uint32_t h, int rc)
+{
+	struct obj *o = srv_obj_get(c, h, O_QP);
+	struct shim_rep r;
+
+	memset(&r, 0, sizeof(r));
+	r.status = rc;
+	if (o) {
+		struct dqp *d = o->u.qp;
+		uint32_t sq = 0, rq = 0, qpn = hca_qp_num(d->qp);
+
+		hca_qp_used(d->qp, &r.u.post.sq_used, &r.u.post.rq_used);
+		cq_pending(c, d->scq, qpn, &sq, &rq);
+		if (d->rcq != d->scq)
+			cq_pending(c, d->rcq, qpn, &sq, &rq);
+		r.u.post.sq_used += sq;
+		r.u.post.rq_used += rq;
+	}
+	srv_reply(c, &r, -1);
+	return NO_REPLY;
+}
+
 static int op_post_send(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
 {
 	(void)fd;
-	return do_post_send(c, q, tail);
+	return post_reply(c, q->u.send.qp, do_post_send(c, q, tail));
 }
 
 static int op_post_recv(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
 {
 	(void)fd;
-	return do_post_recv(c, q, tail, false);
+	return post_reply(c, q->u.recv.qp, do_post_recv(c, q, tail, false));
 }
 
 static int op_sleep(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
@@ -2495,10 +2553,17 @@ static void handle(struct client *c, const struct shim_req *q, size_t len, int *
 			poll_run_break(c);
 	}
 	if (c->s->trace)
-		fprintf(stderr, "ibfab serve: t=%" PRIu64 " pid %u tid %d op %u -> %s\n",
+		fprintf(stderr, "ibfab serve: t=%" PRIu64 " pid %u tid %d op %u%s -> %s\n",
 			(uint64_t)sim_now(c->s->eng), c->p->pid, (int)c->tid, q->op,
-			rc == NO_REPLY ? (c->wait != W_NONE ? "waits" : "answered") :
-			rc ? strerror(rc) : "ok");
+			c->quiet ? " (quiet)" : "",
+			rc == NO_REPLY ? (c->quiet ? "taken" : c->wait != W_NONE ? "waits" :
+					  "answered") :
+			rc ? strerror(rc) : c->quiet ? "taken" : "ok");
+	/* the shim checked everything that refuses a quiet request: one
+	 * refused here is the shim's mistake, said once it happens */
+	if (c->quiet && rc && rc != NO_REPLY)
+		srv_log(c->s, "pid %u: a request sent without waiting for its answer (op %u) "
+			"was refused: %s", c->p->pid, q->op, strerror(rc));
 	if (rc != NO_REPLY)
 		srv_status(c, rc);
 }
@@ -2611,9 +2676,9 @@ static void client_detach(struct client *c)
 	}
 }
 
-static void client_cb(struct ev_loop *loop, ev_io *w, int revents)
+/* Take in what c has sent, one message at a time, in order. */
+static void client_read(struct client *c)
 {
-	struct client *c = container_of(w, struct client, w);
 	union { char buf[CMSG_SPACE(4 * sizeof(int))]; struct cmsghdr align; } u;
 	union {
 		struct shim_req q;
@@ -2625,11 +2690,8 @@ static void client_cb(struct ev_loop *loop, ev_io *w, int revents)
 	int fd = -1;
 	ssize_t n;
 
-	(void)loop;
-	(void)revents;
 	c->p->touched = false;
 	c->tperf_seen = -1;	/* it spoke: it ran */
-	/* drain what is there, one message at a time, in order */
 	for (int k = 0; k < 64; k++) {
 		m.msg_controllen = sizeof(u.buf);
 		m.msg_flags = 0;
@@ -2667,14 +2729,47 @@ static void client_cb(struct ev_loop *loop, ev_io *w, int revents)
 			continue;
 		}
 		c->s->requests++;
+		/* quiet: posts and CQ arms only, answered by nobody */
+		if ((b.q.op & ~SHIM_OP_QUIET) == SHIM_OP_POST_SEND ||
+		    (b.q.op & ~SHIM_OP_QUIET) == SHIM_OP_POST_RECV ||
+		    (b.q.op & ~SHIM_OP_QUIET) == SHIM_OP_REQ_NOTIFY) {
+			c->quiet = (b.q.op & SHIM_OP_QUIET) != 0;
+			b.q.op &= ~SHIM_OP_QUIET;
+		}
 		handle(c, &b.q, (size_t)n, &fd);
+		bool answered = !c->quiet && b.q.op != SHIM_OP_IO_BEGIN && b.q.op != SHIM_OP_BUSY;
+
+		c->quiet = false;
 		if (fd >= 0)
 			close(fd);
 		if (!c->hello) {	/* no valid HELLO first: not a shim */
 			client_detach(c);
 			break;
 		}
+		/*
+		 * A thread has joined: from now on the process's posts wait
+		 * for their answers (the shim sends quiet ones only while one
+		 * thread calls it), but those its first thread sent quietly
+		 * before are still in that connection: take them in before
+		 * anything of the new thread's, which may come after them.
+		 */
+		if (b.q.op == SHIM_OP_HELLO && c->p != c && !c->p->zombie)
+			client_read(c->p);
+		/* a request that is answered (now or when its wait ends): its
+		 * thread sends nothing until it has the answer, so there is
+		 * nothing more to read (one empty read fewer a request) */
+		if (answered)
+			break;
 	}
+}
+
+static void client_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct client *c = container_of(w, struct client, w);
+
+	(void)loop;
+	(void)revents;
+	client_read(c);
 	if (!c->zombie)
 		alive(c, c->sent_cpu);	/* it spoke: its silence starts again */
 	advance(c->s);

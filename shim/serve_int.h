@@ -86,6 +86,10 @@ struct dcq {
 	bool armed;
 	uint64_t arm_seq;
 	sim_time_t arm_time;
+	/* how long the last run of empty polls on it waited for a completion
+	 * (op_poll_cq): a program polling two CQs in turn (perftest's send
+	 * latency: receives on one, sends on the other) keeps each one's */
+	sim_time_t poll_peak;
 };
 
 struct dchan {
@@ -155,6 +159,7 @@ struct client {
 	int fd;
 	ev_io w;
 	bool hello, zombie;
+	bool quiet;		/* handling a request sent without a reply (SHIM_OP_QUIET) */
 	sim_time_t zombie_until;
 	uint64_t token;		/* first connection: what a thread's HELLO quotes */
 	pid_t tid;		/* the thread (joined connections) */
@@ -183,7 +188,7 @@ struct client {
 	/* empty polls of one CQ in a row (op_poll_cq): which CQ, how many,
 	 * since when; how long the last run of them waited for its completion */
 	uint32_t poll_cq, poll_empty;
-	sim_time_t poll_t0, poll_peak;
+	sim_time_t poll_t0;
 	uint64_t cqe_gen;
 	uint64_t quiet_gen;	/* process: quiet bytes (an RDMA WRITE's) landed in its memory */
 	/* silence (see SPIN_*): since its last message, wake-up or bytes landing */

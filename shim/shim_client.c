@@ -64,6 +64,10 @@ static int conn_fd = -1;
 static bool conn_dead;
 static pthread_t attach_thread;
 static uint64_t proc_token;
+/* Another thread has called the shim (set under conn_lock, before it
+ * joins): quiet requests stop, since the daemon reads each thread's
+ * connection on its own and could take a later request before them. */
+static bool threads_joined;
 static __thread int thread_conn = -1;
 static __thread bool thread_dead;
 static pthread_key_t thread_key;
@@ -214,6 +218,9 @@ static int thread_fd(void)
 	if (thread_conn >= 0 || thread_dead)
 		return thread_dead ? -1 : thread_conn;
 	thread_dead = true;	/* until it has joined */
+	pthread_mutex_lock(&conn_lock);
+	threads_joined = true;
+	pthread_mutex_unlock(&conn_lock);
 	if (sock_path(sa.sun_path, sizeof(sa.sun_path)))
 		return -1;
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
@@ -285,6 +292,44 @@ int shim_rpc(const struct shim_req *req, const void *tail, uint32_t tail_len, in
 	same_reads = 0;
 	shim_conn_put(cfd);
 	return rc;
+}
+
+int shim_quiet(const struct shim_req *req, const void *tail, uint32_t tail_len)
+{
+	struct shim_req q = *req;
+	bool *dead;
+	int cfd;
+
+	if (!proc_token || !pthread_equal(pthread_self(), attach_thread))
+		return EAGAIN;
+	cfd = shim_conn_get(&dead);
+	if (cfd < 0)
+		return EPIPE;
+	if (threads_joined) {
+		shim_conn_put(cfd);
+		return EAGAIN;	/* the caller asks and waits instead */
+	}
+	q.op |= SHIM_OP_QUIET;
+	if (send_msg(cfd, &q, sizeof(q), tail, tail_len, -1)) {
+		*dead = true;
+		shim_conn_put(cfd);
+		fprintf(stderr, "ibfab shim: lost the connection to the fabric daemon\n");
+		return EPIPE;
+	}
+	shim_conn_put(cfd);
+	return 0;
+}
+
+bool shim_quiet_on(void)
+{
+	static int on = -1;
+
+	if (on < 0) {
+		const char *e = getenv("IBFAB_SHIM_QUIET");
+
+		on = !(e && !strcmp(e, "0"));
+	}
+	return on;
 }
 
 void shim_notify(const struct shim_req *req, int fd_out)

@@ -40,6 +40,14 @@ SHIM_HIDDEN int shim_rpc(const struct shim_req *req, const void *tail, uint32_t 
 			 int fd_out, struct shim_rep *rep, int *fd_in);
 /* A notification: no reply. */
 SHIM_HIDDEN void shim_notify(const struct shim_req *req, int fd_out);
+/* A post or CQ arm the shim has checked will not be refused: sent with
+ * SHIM_OP_QUIET, no reply awaited. 0; EAGAIN when it was not sent because
+ * the process has several threads calling the shim (ask with shim_rpc
+ * instead); EPIPE if the daemon is gone. */
+SHIM_HIDDEN int shim_quiet(const struct shim_req *req, const void *tail, uint32_t tail_len);
+/* Quiet requests allowed (IBFAB_SHIM_QUIET=0 turns them off: every post
+ * then waits for its answer, as before, for comparison). */
+SHIM_HIDDEN bool shim_quiet_on(void);
 /* The simulated time now, picoseconds (0 before attach). */
 SHIM_HIDDEN uint64_t shim_now_ps(void);
 /* A descriptor the fabric makes readable (a completion channel's, an

@@ -11,7 +11,11 @@
  * CPU time (shim_cpu_trailer); file descriptors
  * (memory segments, the completion channel's eventfd, a blocking socket)
  * travel with it as SCM_RIGHTS. Every request gets exactly one reply, in
- * order, except SHIM_OP_IO_BEGIN, a notification.
+ * order, except SHIM_OP_IO_BEGIN and SHIM_OP_BUSY, notifications, and a
+ * post or CQ arm sent with SHIM_OP_QUIET: the shim has already checked
+ * everything that could refuse it, so it goes on without waiting for an
+ * answer (a doorbell, not a system call), and the daemon takes it in
+ * order before anything the program sends after it.
  * A "wait" request (an empty poll, get_cq_event, sleep, a clock spin) is
  * answered only when the daemon's simulated clock has moved on: that is
  * how the daemon knows the program is waiting and time may advance.
@@ -27,7 +31,7 @@
 #include <sys/socket.h>
 
 #define SHIM_MAGIC	0x31466249u	/* "IbF1" */
-#define SHIM_VERSION	9		/* 2: IO_END answered, CPU time trailer;
+#define SHIM_VERSION	10		/* 2: IO_END answered, CPU time trailer;
 					 * 3: segments sealed (F_SEAL_SHRINK);
 					 * 4: post lists flagged, hello says atomics;
 					 * 5: gather/scatter lists;
@@ -42,7 +46,11 @@
 					 * events (ASYNC_FD, GET_ASYNC), the
 					 * SRQ limit (MODIFY_SRQ);
 					 * 9: IO waits say if a process
-					 * outside may end them */
+					 * outside may end them;
+					 * 10: posts and CQ arms without a
+					 * reply (SHIM_OP_QUIET); a post's
+					 * reply says what its queues hold;
+					 * a CQ event brings its completions */
 #define SHIM_MAX_WC	16		/* completions per poll reply */
 #define SHIM_IO_TIMEOUT	0xffffffffu	/* shim_rep.count: an IO wait's deadline passed */
 #define SHIM_MAX_INLINE	256		/* inline bytes carried in one post */
@@ -122,6 +130,9 @@ struct shim_cm_event {
 	uint8_t sl, pdata_len;
 	uint8_t pdata[SHIM_CM_PDATA];
 };
+
+/* In shim_req.op: no reply (POST_SEND, POST_RECV, REQ_NOTIFY only). */
+#define SHIM_OP_QUIET	0x100u
 
 enum shim_op {
 	SHIM_OP_HELLO = 1,
@@ -292,9 +303,18 @@ struct shim_rep {
 		struct { uint32_t handle, lkey, rkey; } obj;
 		struct { uint32_t handle, qpn, max_send_wr, max_recv_wr, max_inline; } qp;
 		struct shim_wire_wc wc[SHIM_MAX_WC];
-		struct { uint32_t cq; } event;
+		/* GET_CQ_EVENT: the CQ, and (count of) its completions visible
+		 * at that instant, taken as a poll would take them: the poll a
+		 * program makes after an event finds them in the shim */
+		struct {
+			uint32_t cq, pad;
+			struct shim_wire_wc wc[SHIM_MAX_WC - 1];
+		} event;
 		struct { uint32_t type, handle; } async;	/* enum ibv_event_type, its object */
 		struct { uint32_t limit; } srq;			/* MODIFY_SRQ: the limit now */
+		/* POST_SEND, POST_RECV: the work requests the QP's send and
+		 * receive queues hold after it (the shim's bound for quiet posts) */
+		struct { uint32_t sq_used, rq_used; } post;
 		struct shim_cm_event cm;	/* CM_GET_EVENT */
 		struct {
 			struct shim_cm_addr src, dst;	/* bind, resolve_addr */

@@ -60,6 +60,12 @@ struct shim_cq {
 	/* the extended API's batch: [pos, nbuf) not yet consumed */
 	struct ibv_wc buf[SHIM_MAX_WC];
 	int pos, nbuf;
+	/* completions that came with its last event, [ppre, npre) not yet
+	 * polled (pre_lock: the thread that waits for events is not always
+	 * the one that polls) */
+	pthread_mutex_t pre_lock;
+	struct shim_wire_wc *pre;
+	uint32_t ppre, npre, pre_cap;
 };
 
 struct shim_wr;
@@ -77,6 +83,12 @@ struct shim_qp {
 	struct shim_wr *wrs;		/* the batch between wr_start and wr_complete */
 	uint32_t nwr, wr_cap;
 	int wr_err;
+	/* At most this many work requests in its send / receive queue: set
+	 * from a post's answer, one more per post, one less per completion
+	 * polled (a signalled send may retire unsignalled ones before it, so
+	 * the bound may be high, never low). Below the queue's size a post
+	 * cannot find it full, and may go without waiting (SHIM_OP_QUIET). */
+	uint32_t sq_out, rq_out;
 };
 
 struct shim_srq {
@@ -140,6 +152,105 @@ static void *hobj_get(uint32_t h)
 	o = h < nhobjs ? hobjs[h] : NULL;
 	pthread_mutex_unlock(&obj_lock);
 	return o;
+}
+/*
+ * What the shim checks before a quiet post (one sent without waiting for
+ * the daemon's answer, SHIM_OP_QUIET): the memory regions by lkey (a
+ * receive into memory no region covers with local write is refused at
+ * once), and the QPs by number (a polled completion frees its queue's
+ * slot). Under obj_lock.
+ */
+struct mr_ent {
+	uint32_t lkey;
+	unsigned int access;
+	uintptr_t lo, hi;
+};
+static struct mr_ent *mrtab;
+static size_t nmrtab, mrtab_cap;
+static struct shim_qp **qptab;
+static size_t nqptab, qptab_cap;
+
+static void mrtab_add(const struct ibv_mr *mr, unsigned int access)
+{
+	pthread_mutex_lock(&obj_lock);
+	if (nmrtab == mrtab_cap) {
+		size_t n = mrtab_cap ? mrtab_cap * 2 : 16;
+		struct mr_ent *v = realloc(mrtab, n * sizeof(*v));
+
+		if (!v) {	/* not listed: its receives wait for their answers */
+			pthread_mutex_unlock(&obj_lock);
+			return;
+		}
+		mrtab = v;
+		mrtab_cap = n;
+	}
+	mrtab[nmrtab++] = (struct mr_ent){ .lkey = mr->lkey, .access = access,
+					   .lo = (uintptr_t)mr->addr,
+					   .hi = (uintptr_t)mr->addr + mr->length };
+	pthread_mutex_unlock(&obj_lock);
+}
+
+static void mrtab_del(uint32_t lkey)
+{
+	pthread_mutex_lock(&obj_lock);
+	for (size_t i = 0; i < nmrtab; i++)
+		if (mrtab[i].lkey == lkey) {
+			mrtab[i] = mrtab[--nmrtab];
+			break;
+		}
+	pthread_mutex_unlock(&obj_lock);
+}
+
+/* Does a region cover [addr, addr + len) with local write? */
+static bool mrtab_writable(uint32_t lkey, uint64_t addr, uint32_t len)
+{
+	bool ok = false;
+
+	pthread_mutex_lock(&obj_lock);
+	for (size_t i = 0; i < nmrtab && !ok; i++)
+		ok = mrtab[i].lkey == lkey && (mrtab[i].access & IBV_ACCESS_LOCAL_WRITE) &&
+		     addr >= mrtab[i].lo && addr + len <= mrtab[i].hi && addr + len >= addr;
+	pthread_mutex_unlock(&obj_lock);
+	return ok;
+}
+
+static void qptab_set(struct shim_qp *q, bool on)
+{
+	pthread_mutex_lock(&obj_lock);
+	for (size_t i = 0; i < nqptab && !on; i++)
+		if (qptab[i] == q)
+			qptab[i] = qptab[--nqptab];
+	if (on && nqptab == qptab_cap) {
+		size_t n = qptab_cap ? qptab_cap * 2 : 16;
+		struct shim_qp **v = realloc(qptab, n * sizeof(*v));
+
+		if (v) {
+			qptab = v;
+			qptab_cap = n;
+		}
+	}
+	if (on && nqptab < qptab_cap)
+		qptab[nqptab++] = q;
+	pthread_mutex_unlock(&obj_lock);
+}
+
+/* A completion taken from the daemon frees one slot of its queue (at
+ * least): what a post's answer counts no longer holds it. */
+static void qptab_done(uint32_t qpn, bool recv)
+{
+	pthread_mutex_lock(&obj_lock);
+	for (size_t i = 0; i < nqptab; i++) {
+		struct shim_qp *q = qptab[i];
+
+		if (q->qp.qp_num != qpn)
+			continue;
+		uint32_t *out = recv ? &q->rq_out : &q->sq_out;
+
+		if (*out)
+			(*out)--;
+		break;
+	}
+	pthread_mutex_unlock(&obj_lock);
 }
 static struct shim_seg *segs;
 static size_t nsegs;
@@ -848,6 +959,7 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t len, uint64_t
 	m->mr.handle = m->h;
 	m->mr.lkey = rep.u.obj.lkey;
 	m->mr.rkey = rep.u.obj.rkey;
+	mrtab_add(&m->mr, access);
 	return &m->mr;
 }
 
@@ -902,6 +1014,7 @@ SHIM_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 	/* the pages stay on their memfd: the program may still use them */
 	if (rc && rc != EPIPE)
 		return rc;
+	mrtab_del(m->mr.lkey);
 	free(m);
 	return 0;
 }
@@ -988,6 +1101,7 @@ SHIM_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void 
 	c->cq.cqe = cqe;
 	pthread_mutex_init(&c->cq.mutex, NULL);
 	pthread_cond_init(&c->cq.cond, NULL);
+	pthread_mutex_init(&c->pre_lock, NULL);
 	pthread_mutex_lock(&obj_lock);
 	if (c->h >= ncqs) {
 		size_t n = c->h + 16;
@@ -1022,6 +1136,8 @@ SHIM_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	pthread_mutex_unlock(&obj_lock);
 	if (cq->channel)
 		cq->channel->refcnt--;
+	pthread_mutex_destroy(&c->pre_lock);
+	free(c->pre);
 	free(c);
 	return 0;
 }
@@ -1034,6 +1150,13 @@ static int op_req_notify(struct ibv_cq *cq, int solicited)
 
 	req.u.notify.cq = c->h;
 	req.u.notify.solicited_only = solicited ? 1 : 0;
+	/* the CQ is ours: nothing can refuse arming it */
+	if (shim_quiet_on()) {
+		int rc = shim_quiet(&req, NULL, 0);
+
+		if (rc != EAGAIN)
+			return rc;
+	}
 	return rpc0(&req, &rep);
 }
 
@@ -1068,9 +1191,37 @@ SHIM_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq
 	if (rep.u.event.cq < ncqs)
 		sc = cqs[rep.u.event.cq];
 	pthread_mutex_unlock(&obj_lock);
-	if (!sc) {
+	if (!sc || rep.count > SHIM_MAX_WC - 1) {
 		errno = EINVAL;
 		return -1;
+	}
+	if (rep.count) {	/* what its next poll finds (after any left before) */
+		pthread_mutex_lock(&sc->pre_lock);
+		if (sc->ppre) {		/* what is left to the front */
+			memmove(sc->pre, sc->pre + sc->ppre,
+				(sc->npre - sc->ppre) * sizeof(*sc->pre));
+			sc->npre -= sc->ppre;
+			sc->ppre = 0;
+		}
+		if (sc->npre + rep.count > sc->pre_cap) {
+			uint32_t n = sc->npre + rep.count + SHIM_MAX_WC;
+			struct shim_wire_wc *v = realloc(sc->pre, n * sizeof(*v));
+
+			if (!v) {	/* they are the program's: never dropped */
+				pthread_mutex_unlock(&sc->pre_lock);
+				fprintf(stderr, "ibfab shim: out of memory for completions\n");
+				abort();
+			}
+			sc->pre = v;
+			sc->pre_cap = n;
+		}
+		memcpy(sc->pre + sc->npre, rep.u.event.wc, rep.count * sizeof(*sc->pre));
+		sc->npre += rep.count;
+		pthread_mutex_unlock(&sc->pre_lock);
+		/* taken from the daemon: the queues' bounds count them now,
+		 * as a post's answer no longer does */
+		for (uint32_t i = 0; i < rep.count; i++)
+			qptab_done(rep.u.event.wc[i].qp_num, rep.u.event.wc[i].opcode & IBV_WC_RECV);
 	}
 	*cq = &sc->cq;
 	*ctx = sc->cq.cq_context;
@@ -1085,15 +1236,25 @@ SHIM_EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int n)
 	pthread_mutex_unlock(&cq->mutex);
 }
 
+static void wc_from_wire(struct ibv_wc *wc, const struct shim_wire_wc *w);
+
 static int op_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
 	struct shim_cq *c = container_of(cq, struct shim_cq, cq);
 	struct shim_req req = { .op = SHIM_OP_POLL_CQ };
 	struct shim_rep rep;
-	int rc;
+	int rc, k = 0;
 
 	if (n <= 0)
 		return 0;
+	/* those its last event brought: taken at that instant, and the clock
+	 * has not moved since (this program ran) */
+	pthread_mutex_lock(&c->pre_lock);
+	while (k < n && c->ppre < c->npre)
+		wc_from_wire(&wc[k++], &c->pre[c->ppre++]);
+	pthread_mutex_unlock(&c->pre_lock);
+	if (k)
+		return k;
 	req.u.poll.cq = c->h;
 	req.u.poll.n = (uint32_t)(n > SHIM_MAX_WC ? SHIM_MAX_WC : n);
 	rc = rpc0(&req, &rep);
@@ -1102,21 +1263,26 @@ static int op_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 	if (rep.count > req.u.poll.n)
 		return -EPROTO;
 	for (uint32_t i = 0; i < rep.count; i++) {
-		const struct shim_wire_wc *w = &rep.u.wc[i];
-
-		memset(&wc[i], 0, sizeof(wc[i]));
-		wc[i].wr_id = w->wr_id;
-		wc[i].status = (enum ibv_wc_status)w->status;
-		wc[i].opcode = (enum ibv_wc_opcode)w->opcode;
-		wc[i].byte_len = w->byte_len;
-		wc[i].imm_data = w->imm;
-		wc[i].qp_num = w->qp_num;
-		wc[i].src_qp = w->src_qp;
-		wc[i].wc_flags = w->with_imm ? IBV_WC_WITH_IMM : 0;
-		wc[i].slid = w->slid;
-		wc[i].pkey_index = 0;
+		wc_from_wire(&wc[i], &rep.u.wc[i]);
+		qptab_done(rep.u.wc[i].qp_num, rep.u.wc[i].opcode & IBV_WC_RECV);
 	}
 	return (int)rep.count;
+}
+
+/* A completion as the daemon sent it, as the program reads it. */
+static void wc_from_wire(struct ibv_wc *wc, const struct shim_wire_wc *w)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = w->wr_id;
+	wc->status = (enum ibv_wc_status)w->status;
+	wc->opcode = (enum ibv_wc_opcode)w->opcode;
+	wc->byte_len = w->byte_len;
+	wc->imm_data = w->imm;
+	wc->qp_num = w->qp_num;
+	wc->src_qp = w->src_qp;
+	wc->wc_flags = w->with_imm ? IBV_WC_WITH_IMM : 0;
+	wc->slid = w->slid;
+	wc->pkey_index = 0;
 }
 
 /* ---- the extended CQ (ibv_cq_ex) ----------------------------------------- */
@@ -1316,7 +1482,26 @@ static int sge_list(const struct ibv_sge *sg, int n, struct shim_wire_sge *out,
 	return n;
 }
 
-static int post_recv_common(uint32_t op, uint32_t h, struct ibv_recv_wr *wr,
+/*
+ * Can this receive go without waiting for the daemon's answer? Only if
+ * nothing would refuse it (hca_post_recv, do_post_recv): the QP is out of
+ * RESET and has no SRQ, its queue has room, one SGE (or one contiguous
+ * range) within its max_recv_sge, in a region with local write (a UD
+ * receive holds the 40-byte GRH at least).
+ */
+static bool recv_quiet(const struct shim_qp *q, const struct ibv_recv_wr *wr,
+		       const struct shim_wire_sge *sg, int nl)
+{
+	if (!q || !shim_quiet_on() || nl || q->qp.srq || q->qp.state == IBV_QPS_RESET ||
+	    wr->num_sge < 0 || (uint32_t)wr->num_sge > q->cap.max_recv_sge ||
+	    q->rq_out >= q->cap.max_recv_wr)
+		return false;
+	if (q->qp.qp_type == IBV_QPT_UD && sg->length < 40)
+		return false;
+	return !sg->length || mrtab_writable(sg->lkey, sg->addr, sg->length);
+}
+
+static int post_recv_common(uint32_t op, uint32_t h, struct shim_qp *q, struct ibv_recv_wr *wr,
 			    struct ibv_recv_wr **bad)
 {
 	for (; wr; wr = wr->next) {
@@ -1333,9 +1518,15 @@ static int post_recv_common(uint32_t op, uint32_t h, struct ibv_recv_wr *wr,
 		nl = sge_list(wr->sg_list, wr->num_sge, &req.u.recv.sg, list);
 		if (nl < 0) {
 			rc = EINVAL;
+		} else if (recv_quiet(q, wr, &req.u.recv.sg, nl) &&
+			   (rc = shim_quiet(&req, NULL, 0)) != EAGAIN) {
+			if (!rc)
+				q->rq_out++;
 		} else {
 			req.inline_len = (uint32_t)nl * sizeof(list[0]);
 			rc = shim_rpc(&req, list, req.inline_len, -1, &rep, NULL);
+			if (q && (!rc || rc == ENOMEM))
+				q->rq_out = rep.u.post.rq_used;
 		}
 		if (rc) {
 			if (bad)
@@ -1350,13 +1541,14 @@ static int op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			    struct ibv_recv_wr **bad)
 {
 	return post_recv_common(SHIM_OP_POST_SRQ_RECV,
-				container_of(srq, struct shim_srq, srq)->h, wr, bad);
+				container_of(srq, struct shim_srq, srq)->h, NULL, wr, bad);
 }
 
 static int op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
-	return post_recv_common(SHIM_OP_POST_RECV, container_of(qp, struct shim_qp, qp)->h,
-				wr, bad);
+	struct shim_qp *q = container_of(qp, struct shim_qp, qp);
+
+	return post_recv_common(SHIM_OP_POST_RECV, q->h, q, wr, bad);
 }
 
 /* ---- QP ----------------------------------------------------------------- */
@@ -1482,6 +1674,7 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a, u
 	q->qp.qp_type = a->qp_type;
 	pthread_mutex_init(&q->qp.mutex, NULL);
 	pthread_cond_init(&q->qp.cond, NULL);
+	qptab_set(q, true);
 	return &q->qp;
 }
 
@@ -1617,9 +1810,51 @@ SHIM_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	if (rc && rc != EPIPE)
 		return rc;
 	hobj_set(q->h, NULL);
+	qptab_set(q, false);
 	free(q->wrs);
 	free(q);
 	return 0;
+}
+
+/*
+ * Can this send go without waiting for the daemon's answer? Only if
+ * nothing would refuse it (hca_post_send, do_post_send): the QP is in RTS
+ * (the HCA itself only ever moves it on to an error state, where a post
+ * completes with a flush error and is not refused), its send queue has
+ * room, the opcode suits its type (atomics wait: the fabric may not carry
+ * them), one SGE or one contiguous range within max_send_sge, a UD
+ * message within the MTU, inline data within max_inline_data.
+ */
+static bool send_quiet(const struct shim_qp *q, const struct ibv_send_wr *wr,
+		       const struct shim_req *req)
+{
+	uint32_t len = req->u.send.sg.length;
+	enum ibv_qp_type t = q->qp.qp_type;
+	uint8_t mtu = shim_info()->mtu_code;
+
+	if (!shim_quiet_on() || q->qp.state != IBV_QPS_RTS ||
+	    (req->u.send.send_flags & SHIM_SEND_SGL) || wr->num_sge < 0 ||
+	    (uint32_t)wr->num_sge > q->cap.max_send_sge || q->sq_out >= q->cap.max_send_wr ||
+	    len > (1u << 31))
+		return false;
+	switch (wr->opcode) {
+	case IBV_WR_SEND: case IBV_WR_SEND_WITH_IMM:
+		break;
+	case IBV_WR_RDMA_WRITE: case IBV_WR_RDMA_WRITE_WITH_IMM:
+		if (t == IBV_QPT_UD)
+			return false;
+		break;
+	case IBV_WR_RDMA_READ:
+		if (t != IBV_QPT_RC)
+			return false;
+		break;
+	default:
+		return false;
+	}
+	if (t == IBV_QPT_UD && (!wr->wr.ud.ah || mtu < IBV_MTU_256 || mtu > IBV_MTU_4096 ||
+				len > (128u << mtu)))
+		return false;
+	return !req->inline_len || (req->inline_len == len && len <= q->cap.max_inline_data);
 }
 
 static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
@@ -1702,8 +1937,17 @@ static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_se
 			req.u.send.rkey = wr->wr.rdma.rkey;
 		}
 		req.inline_len = tail_len;
-		if (!rc)
+		int qrc = !rc && send_quiet(q, wr, &req) ? shim_quiet(&req, tail, tail_len) : EAGAIN;
+
+		if (qrc != EAGAIN) {
+			rc = qrc;
+			if (!rc)
+				q->sq_out++;
+		} else if (!rc) {
 			rc = shim_rpc(&req, tail, tail_len, -1, &rep, NULL);
+			if (!rc || rc == ENOMEM)
+				q->sq_out = rep.u.post.sq_used;
+		}
 		if (rc) {
 			if (bad)
 				*bad = wr;

@@ -12,8 +12,9 @@ packages=(
 	# shim interop tests: unmodified verbs programs (ibv_*_pingpong, ib_*_lat/bw)
 	# and rdma_cm programs (rping, ucmatose, udaddy, rdma_server/rdma_client),
 	# libfabric's verbs provider (fi_pingpong), UCX (ucx_info, ucx_perftest),
-	# Open MPI over UCX (mpirun, and mpicc for the allreduce program)
+	# Open MPI over UCX (mpirun, and mpicc for the allreduce program), qperf
 	ibverbs-utils perftest rdmacm-utils libfabric-bin ucx-utils openmpi-bin libopenmpi-dev
+	qperf
 	# DOT rendering, valgrind, python3 (tests read JSON with it)
 	graphviz valgrind python3
 	# /usr/bin/time: bench/pairs and bench/run time runs with it (e2e.bench_pairs)

@@ -536,6 +536,12 @@ enum hca_qp_state hca_qp_state(const struct hca_qp *qp)
 	return qp->state;
 }
 
+void hca_qp_used(const struct hca_qp *qp, uint32_t *sq, uint32_t *rq)
+{
+	*sq = qp->sq_tail - qp->sq_head;
+	*rq = qp->srq ? 0 : qp->rq_n;
+}
+
 const struct hca_qp_stats *hca_qp_stats(struct hca_qp *qp)
 {
 	qp->st.pkts_sent = qp->pkts_sent;	/* counted on the requester's line */

@@ -250,6 +250,9 @@ bool hca_qp_idle(const struct hca_qp *qp);
 int hca_destroy_qp(struct hca_qp *qp);
 uint32_t hca_qp_num(const struct hca_qp *qp);
 enum hca_qp_state hca_qp_state(const struct hca_qp *qp);
+/* The work requests its send queue and its own receive queue hold now
+ * (posted, not yet completed): what a post would find. */
+void hca_qp_used(const struct hca_qp *qp, uint32_t *sq, uint32_t *rq);
 /* IBA 10.3.1 state transitions; -EINVAL for an illegal one or missing attrs. */
 int hca_modify_qp(struct hca_qp *qp, const struct hca_qp_attr *attr, uint32_t mask);
 /* 0, or -errno for an immediate error (IBA 11.4.1.1: QP state, WR too big

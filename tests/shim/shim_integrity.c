@@ -19,6 +19,8 @@
  * imm_data as the IBA says), a WRITE gathered from four, and a READ with
  * two SGEs refused (max_sge_rd is 1). The server WRITEs into the client,
  * checks the messages it received and its memory, and reports over TCP.
+ * Last, the queues' limits: a full send queue and receive queue refuse the
+ * next post, a receive into no region is refused.
  * Both exit 0 only if every check passed; the first mismatch is printed.
  */
 #define _GNU_SOURCE
@@ -533,6 +535,62 @@ static int run_server(struct ctx *c, int port)
 	return c->fails ? 1 : 0;
 }
 
+/*
+ * The queues' limits hold however a post reaches the daemon (the shim
+ * sends most without waiting for an answer, from what it knows of the
+ * queues and regions): a send queue of 16 takes 16 WRITEs and refuses the
+ * 17th with ENOMEM (bad_wr the refused one) until completions are polled;
+ * a receive into memory no region covers is refused at once (EINVAL), as
+ * is one more than the receive queue holds (ENOMEM).
+ */
+static void client_limits(struct ctx *c, const struct dest *rem)
+{
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+	struct ibv_sge sge = { .addr = (uintptr_t)c->a, .length = 8, .lkey = c->mr_a->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = rem->addr_a, .rkey = rem->rkey_a },
+	}, *bad = NULL;
+	uint32_t n;
+	int rc;
+
+	if (ibv_query_qp(c->qp, &qa, IBV_QP_CAP, &qi))
+		die("query_qp");
+	for (n = 0; n < qi.cap.max_send_wr; n++) {
+		wr.wr_id = 1000 + n;
+		if ((rc = ibv_post_send(c->qp, &wr, &bad)))
+			fail(c, "post_send below the queue's size", n, (unsigned)rc, 0);
+	}
+	bad = NULL;
+	rc = ibv_post_send(c->qp, &wr, &bad);
+	if (rc != ENOMEM || bad != &wr)
+		fail(c, "post_send past the queue's size (ENOMEM)", n, (unsigned)rc, ENOMEM);
+	for (n = 0; n < qi.cap.max_send_wr; n++) {
+		struct ibv_wc wc = wait_wc(c);
+
+		if (wc.wr_id != 1000 + n)
+			fail(c, "WRITE completion order", n, (unsigned)wc.wr_id, 1000 + n);
+	}
+	wr.wr_id = 2000;
+	if ((rc = ibv_post_send(c->qp, &wr, &bad)))
+		fail(c, "post_send once the queue is polled", 0, (unsigned)rc, 0);
+	wait_wc(c);
+
+	struct ibv_recv_wr rw = { .wr_id = 3000, .sg_list = &sge, .num_sge = 1 }, *rbad;
+
+	sge.lkey = c->mr_a->lkey ^ 0x5a5a00;	/* no region has it */
+	if (!ibv_post_recv(c->qp, &rw, &rbad))
+		fail(c, "post_recv with an unknown lkey (EINVAL)", 0, 0, EINVAL);
+	sge.lkey = c->mr_a->lkey;
+	for (n = 0; n < qi.cap.max_recv_wr; n++)
+		if ((rc = ibv_post_recv(c->qp, &rw, &rbad)))
+			fail(c, "post_recv below the queue's size", n, (unsigned)rc, 0);
+	if ((rc = ibv_post_recv(c->qp, &rw, &rbad)) != ENOMEM)
+		fail(c, "post_recv past the queue's size (ENOMEM)", n, (unsigned)rc, ENOMEM);
+}
+
 static int run_client(struct ctx *c, const char *host, int port)
 {
 	struct dest me, rem;
@@ -596,6 +654,7 @@ static int run_client(struct ctx *c, const char *host, int port)
 	post(c, IBV_WR_RDMA_READ, &c->atom[3], 8, c->mr_atom->lkey, rem.addr_at + 8, rem.rkey_at, 0, 0);
 	if (c->atom[3] != 0xfeedfacecafebeefULL)
 		fail(c, "READ after CAS", 3, (unsigned)c->atom[3], 0xcafebeef);
+	client_limits(c, &rem);
 	if (xfer(fd, &done, 1, 1) || xfer(fd, result, sizeof(result), 0))
 		die("result");
 	result[sizeof(result) - 1] = 0;

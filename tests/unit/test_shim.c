@@ -573,11 +573,156 @@ static void test_cm(void)
 	rmdir(dir);
 }
 
+/* A quiet request (SHIM_OP_QUIET) for the daemon: sent, never answered. */
+static void quiet_send(int fd, struct shim_req *q)
+{
+	struct shim_req x = *q;
+
+	x.op |= SHIM_OP_QUIET;
+	req_send(fd, &x, NULL, 0, -1);
+}
+
+/*
+ * Posts and CQ arms sent without waiting for an answer are taken in order
+ * before the next request, and answered by nothing (the next answer is the
+ * next request's; one the shim should not have sent is refused unanswered);
+ * an answered post says what the QP's queues hold; a CQ event brings the
+ * completions visible at its instant, so the poll after it finds the CQ
+ * empty. Completions without a peer: receives posted to a QP in the error
+ * state are flushed at once.
+ */
+static void test_quiet(void)
+{
+	static struct daemon dm;
+	char dir[] = "/tmp/ibfab-test-XXXXXX", path[108], topo[512];
+	const struct shim_clock *clk;
+	struct shim_req q;
+	struct shim_rep r;
+	uint16_t lid;
+	int fd, efd;
+
+	CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/sock", dir);
+	daemon_start(&dm, path, topo, sizeof(topo));
+	fd = cm_client(path, "h2", &lid, &clk);	/* a missing answer fails, never hangs */
+
+	efd = eventfd(0, 0);
+	memset(&q, 0, sizeof(q));
+	q.op = SHIM_OP_CREATE_CHANNEL;
+	req_send(fd, &q, NULL, 0, efd);
+	CU_ASSERT_FATAL(rep_recv(fd, &r) == 0);
+	uint32_t ch = r.u.obj.handle;
+
+	memset(&q, 0, sizeof(q));
+	q.op = SHIM_OP_CREATE_CQ;
+	q.u.create_cq.cqe = 16;
+	q.u.create_cq.channel = (int32_t)ch;
+	CU_ASSERT_FATAL(rpc(fd, &q, &r, NULL) == 0);
+	uint32_t cq = r.u.obj.handle;
+
+	memset(&q, 0, sizeof(q));
+	q.op = SHIM_OP_CREATE_QP;
+	q.u.create_qp.type = 2;		/* IBV_QPT_RC */
+	q.u.create_qp.send_cq = q.u.create_qp.recv_cq = cq;
+	q.u.create_qp.srq = -1;
+	q.u.create_qp.max_send_wr = q.u.create_qp.max_recv_wr = 4;
+	q.u.create_qp.max_send_sge = q.u.create_qp.max_recv_sge = 1;
+	CU_ASSERT_FATAL(rpc(fd, &q, &r, NULL) == 0);
+	uint32_t qp = r.u.qp.handle;
+	struct shim_req mq, pr, poll;
+
+	memset(&mq, 0, sizeof(mq));
+	mq.op = SHIM_OP_MODIFY_QP;
+	mq.u.modify_qp.qp = qp;
+	mq.u.modify_qp.attr.mask = 1;		/* the state */
+	mq.u.modify_qp.attr.qp_state = 1;	/* INIT */
+	CU_ASSERT_EQUAL(rpc(fd, &mq, &r, NULL), 0);
+
+	/* answered posts say what the receive queue holds */
+	memset(&pr, 0, sizeof(pr));
+	pr.op = SHIM_OP_POST_RECV;
+	pr.u.recv.qp = qp;
+	pr.u.recv.wr_id = 11;
+	CU_ASSERT_EQUAL(rpc(fd, &pr, &r, NULL), 0);
+	CU_ASSERT_EQUAL(r.u.post.rq_used, 1);
+	CU_ASSERT_EQUAL(r.u.post.sq_used, 0);
+	pr.u.recv.wr_id = 12;
+	quiet_send(fd, &pr);			/* taken in order, unanswered */
+	pr.u.recv.wr_id = 13;
+	CU_ASSERT_EQUAL(rpc(fd, &pr, &r, NULL), 0);
+	CU_ASSERT_EQUAL(r.u.post.rq_used, 3);
+
+	/* a quiet request the shim should not have sent: refused unanswered,
+	 * the connection goes on (the next answer is the next request's) */
+	memset(&q, 0, sizeof(q));
+	q.op = SHIM_OP_POST_SEND;
+	q.u.send.qp = 999;
+	quiet_send(fd, &q);
+	memset(&q, 0, sizeof(q));
+	q.op = SHIM_OP_SLEEP | SHIM_OP_QUIET;	/* not one that may be quiet */
+	q.u.sleep.ps = SIM_US;
+	CU_ASSERT_EQUAL(rpc(fd, &q, &r, NULL), EPROTO);
+
+	/* the error state flushes the three receives, and a fourth at once:
+	 * the queue is empty, but the shim counts them until it has taken
+	 * their completions, and so does the answer; a poll takes them */
+	mq.u.modify_qp.attr.qp_state = 6;	/* ERR */
+	CU_ASSERT_EQUAL(rpc(fd, &mq, &r, NULL), 0);
+	pr.u.recv.wr_id = 20;
+	CU_ASSERT_EQUAL(rpc(fd, &pr, &r, NULL), 0);
+	CU_ASSERT_EQUAL(r.u.post.rq_used, 4);
+	memset(&poll, 0, sizeof(poll));
+	poll.op = SHIM_OP_POLL_CQ;
+	poll.u.poll.cq = cq;
+	poll.u.poll.n = 8;
+	CU_ASSERT_EQUAL(rpc(fd, &poll, &r, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(r.count, 4);
+	CU_ASSERT_EQUAL(r.u.wc[0].wr_id, 11);
+	CU_ASSERT_EQUAL(r.u.wc[1].wr_id, 12);
+	CU_ASSERT_EQUAL(r.u.wc[2].wr_id, 13);
+	CU_ASSERT_EQUAL(r.u.wc[3].wr_id, 20);
+	CU_ASSERT_EQUAL(rpc(fd, &pr, &r, NULL), 0);	/* taken: only the new one */
+	CU_ASSERT_EQUAL(r.u.post.rq_used, 1);
+	CU_ASSERT_EQUAL(rpc(fd, &poll, &r, NULL), 0);
+	CU_ASSERT_EQUAL(r.count, 1);
+
+	/* a quiet arm, then a quiet receive flushed at once: its event comes
+	 * with that completion, and the poll after it finds the CQ empty */
+	memset(&q, 0, sizeof(q));
+	q.op = SHIM_OP_REQ_NOTIFY;
+	q.u.notify.cq = cq;
+	quiet_send(fd, &q);
+	pr.u.recv.wr_id = 14;
+	quiet_send(fd, &pr);
+	memset(&q, 0, sizeof(q));
+	q.op = SHIM_OP_GET_CQ_EVENT;
+	q.u.obj.handle = ch;
+	CU_ASSERT_EQUAL(rpc(fd, &q, &r, NULL), 0);
+	CU_ASSERT_EQUAL(r.u.event.cq, cq);
+	CU_ASSERT_EQUAL_FATAL(r.count, 1);
+	CU_ASSERT_EQUAL(r.u.event.wc[0].wr_id, 14);
+	CU_ASSERT_EQUAL(r.u.event.wc[0].status, 5);	/* IBV_WC_WR_FLUSH_ERR */
+	CU_ASSERT_EQUAL(r.u.event.wc[0].opcode, 128);	/* IBV_WC_RECV */
+	sim_time_t t0 = clk->now_ps;
+
+	CU_ASSERT_EQUAL(rpc(fd, &poll, &r, NULL), 0);
+	CU_ASSERT_EQUAL(r.count, 0);
+	CU_ASSERT_EQUAL(clk->now_ps, t0 + 50 * SIM_NS);	/* one empty poll's cost */
+
+	munmap((void *)clk, sizeof(*clk));
+	close(efd);
+	close(fd);
+	pthread_join(dm.t, NULL);
+	CU_ASSERT_EQUAL(dm.rc, 0);
+	rmdir(dir);
+}
+
 static const struct test_case tests[] = {
 	{ "wire sizes", test_wire_sizes },
 	{ "socket path", test_socket_path },
 	{ "daemon: attach, clock, refusals, idle exit", test_daemon },
 	{ "connection manager: REQ/REP/RTU, DREQ/DREP, REJ, a dead peer", test_cm },
+	{ "quiet posts and arms; a post's answer; an event's completions", test_quiet },
 	{ NULL, NULL },
 };
 
