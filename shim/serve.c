@@ -2560,10 +2560,13 @@ static void handle(struct client *c, const struct shim_req *q, size_t len, int *
 					  "answered") :
 			rc ? strerror(rc) : c->quiet ? "taken" : "ok");
 	/* the shim checked everything that refuses a quiet request: one
-	 * refused here is the shim's mistake, said once it happens */
-	if (c->quiet && rc && rc != NO_REPLY)
+	 * refused here is the shim's mistake (or a client that is no shim),
+	 * said once a connection */
+	if (c->quiet && rc && rc != NO_REPLY && !c->quiet_refused) {
+		c->quiet_refused = true;
 		srv_log(c->s, "pid %u: a request sent without waiting for its answer (op %u) "
-			"was refused: %s", c->p->pid, q->op, strerror(rc));
+			"was refused: %s (said once)", c->p->pid, q->op, strerror(rc));
+	}
 	if (rc != NO_REPLY)
 		srv_status(c, rc);
 }

@@ -160,6 +160,7 @@ struct client {
 	ev_io w;
 	bool hello, zombie;
 	bool quiet;		/* handling a request sent without a reply (SHIM_OP_QUIET) */
+	bool quiet_refused;	/* one was refused: said once */
 	sim_time_t zombie_until;
 	uint64_t token;		/* first connection: what a thread's HELLO quotes */
 	pid_t tid;		/* the thread (joined connections) */
