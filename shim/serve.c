@@ -2732,12 +2732,13 @@ static void client_read(struct client *c)
 			continue;
 		}
 		c->s->requests++;
-		/* quiet: posts and CQ arms only, answered by nobody */
-		if ((b.q.op & ~SHIM_OP_QUIET) == SHIM_OP_POST_SEND ||
-		    (b.q.op & ~SHIM_OP_QUIET) == SHIM_OP_POST_RECV ||
-		    (b.q.op & ~SHIM_OP_QUIET) == SHIM_OP_REQ_NOTIFY) {
-			c->quiet = (b.q.op & SHIM_OP_QUIET) != 0;
-			b.q.op &= ~SHIM_OP_QUIET;
+		/* quiet: posts and CQ arms only, answered by nobody (the bit
+		 * on any other op leaves it unknown: EPROTO) */
+		uint32_t op = b.q.op & ~SHIM_OP_QUIET;
+
+		if (op == SHIM_OP_POST_SEND || op == SHIM_OP_POST_RECV || op == SHIM_OP_REQ_NOTIFY) {
+			c->quiet = op != b.q.op;
+			b.q.op = op;
 		}
 		handle(c, &b.q, (size_t)n, &fd);
 		bool answered = !c->quiet && b.q.op != SHIM_OP_IO_BEGIN && b.q.op != SHIM_OP_BUSY;
