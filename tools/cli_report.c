@@ -231,9 +231,11 @@ static void summary_kernel(FILE *out, const struct fab_kernel *k, const struct f
 		return;
 	}
 	fprintf(out, "%" PRIu64 " system call%s, %" PRIu64 " interrupt%s, %" PRIu64
-		" context switch%s, %s copied by a CPU\n", k->syscalls, k->syscalls == 1 ? "" : "s",
-		k->interrupts, k->interrupts == 1 ? "" : "s", k->ctx_switches,
-		k->ctx_switches == 1 ? "" : "es", cli_fmt_bytes(k->cpu_copy_bytes, a, sizeof(a)));
+		" context switch%s, %s copied by a CPU (%s from the cache)\n", k->syscalls,
+		k->syscalls == 1 ? "" : "s", k->interrupts, k->interrupts == 1 ? "" : "s",
+		k->ctx_switches, k->ctx_switches == 1 ? "" : "es",
+		cli_fmt_bytes(k->cpu_copy_bytes, a, sizeof(a)),
+		cli_fmt_bytes(k->cached_copy_bytes, b, sizeof(b)));
 	label(out, "");
 	fprintf(out, "CPU: system calls %s, copies %s, protocol %s, interrupts %s, wake-ups %s\n",
 		cli_fmt_time(k->syscall_ps, a, sizeof(a)), cli_fmt_time(k->copy_ps, b, sizeof(b)),
@@ -264,6 +266,7 @@ void cli_json_kernel(struct sim_json *j, const struct fab_kernel *k)
 	sim_json_ku64(j, "interrupts", k->interrupts);
 	sim_json_ku64(j, "context_switches", k->ctx_switches);
 	sim_json_ku64(j, "cpu_copy_bytes", k->cpu_copy_bytes);
+	sim_json_ku64(j, "cached_copy_bytes", k->cached_copy_bytes);
 	sim_json_ku64(j, "syscall_ps", k->syscall_ps);
 	sim_json_ku64(j, "copy_ps", k->copy_ps);
 	sim_json_ku64(j, "protocol_ps", k->proto_ps);

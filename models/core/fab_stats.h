@@ -56,11 +56,13 @@ typedef void (*fab_sample_fn)(struct fab *f, sim_time_t now, void *ctx);
  * What the kernel's network stack did for the traffic, on one host or in
  * all (fabric=tcp, models/tcp/tcp_host.c; verbs bypass it, and stay 0):
  * system calls (send, recv), interrupts, the reader's wake-ups, the bytes a
- * CPU copied between user and kernel memory, and the CPU time by cost.
+ * CPU copied between user and kernel memory (and how many of them the
+ * receiver found in the cache), and the CPU time by cost.
  */
 struct fab_kernel {
 	uint64_t syscalls, interrupts, ctx_switches;
 	uint64_t cpu_copy_bytes;
+	uint64_t cached_copy_bytes;	/* ... of them, copied while still in the cache (DDIO) */
 	uint64_t syscall_ps, copy_ps, proto_ps, irq_ps, wake_ps;
 };
 

@@ -785,29 +785,28 @@ static void print_tcp_ts(const void *obj, const struct sim_param *k, char *buf, 
 	snprintf(buf, len, "%s", p->tcp.timestamps ? "on" : "off");
 }
 
-static int set_tcp_copy(void *obj, const struct sim_param *k, const char *v,
+/* tcp.copy_gbps, tcp.copy_hot_gbps: a copy rate in GB/s at the row's
+ * field (0: the key's own rule, which its meaning states) */
+static int set_tcp_gbps(void *obj, const struct sim_param *k, const char *v,
 			char *err, size_t errlen)
 {
-	struct fab_params *p = obj;
 	double x;
 
-	(void)k;
 	if (sim_parse_double(v, &x, err, errlen))
 		return -1;
 	if (!(x >= 0 && x <= 1e4)) {
-		snprintf(err, errlen, "expected GB/s in [0, 10000] (0 = host.mem_gbps / 2), got '%s'", v);
+		snprintf(err, errlen, "expected GB/s in [0, 10000] (0: %s), got '%s'",
+			 k->off == offsetof(struct fab_params, tcp.copy_gbps) ? "host.mem_gbps / 2" :
+			 "always tcp.copy_gbps", v);
 		return -1;
 	}
-	p->tcp.copy_gbps = x;
+	*(double *)((char *)obj + k->off) = x;
 	return 0;
 }
 
-static void print_tcp_copy(const void *obj, const struct sim_param *k, char *buf, size_t len)
+static void print_tcp_gbps(const void *obj, const struct sim_param *k, char *buf, size_t len)
 {
-	const struct fab_params *p = obj;
-
-	(void)k;
-	snprintf(buf, len, "%g", p->tcp.copy_gbps);
+	snprintf(buf, len, "%g", *(const double *)((const char *)obj + k->off));
 }
 
 static int set_tcp_g(void *obj, const struct sim_param *k, const char *v,
@@ -1319,14 +1318,33 @@ static const struct sim_param keys[] = {
 		"DCTCP's alpha gain g (RFC 8257: 1/16)"),
 	GEN("tcp.syscall_ns", K_NS, tcp.syscall_ns, 0, UINT32_MAX,
 	    "host stack: one send()/recv() through the socket layer, ns"),
-	SPECIAL("tcp.copy_gbps", set_tcp_copy, print_tcp_copy,
-		"host stack: one core's user<->kernel copy rate, GB/s (0 = host.mem_gbps / 2)"),
+	{ "tcp.copy_gbps", SIM_PARAM_SPECIAL, SIM_PARAM_FIELD(struct fab_params, tcp.copy_gbps), 0, 0,
+	  set_tcp_gbps, print_tcp_gbps, NULL,
+	  "host stack: one core's user<->kernel copy rate, GB/s (0 = host.mem_gbps / 2)" },
+	{ "tcp.copy_hot_gbps", SIM_PARAM_SPECIAL, SIM_PARAM_FIELD(struct fab_params, tcp.copy_hot_gbps),
+	  0, 0, set_tcp_gbps, print_tcp_gbps, NULL,
+	  "host stack: the receiver's copy of data still in the cache, GB/s (0 = always tcp.copy_gbps)" },
+	GEN("tcp.ddio_bytes", K_SIZE, tcp.ddio_bytes, 0, 1u << 30,
+	    "host stack: the last-level cache the NIC writes into (DDIO); older data has left it"),
 	GEN("tcp.seg_cpu_ns", K_NS, tcp.seg_cpu_ns, 0, UINT32_MAX,
-	    "host stack: TCP/IP processing per segment on each side, ns"),
+	    "host stack: TCP/IP processing per segment on each side, with GSO/GRO on, ns"),
+	{ "tcp.gso", SIM_PARAM_BOOL, SIM_PARAM_FIELD(struct fab_params, tcp.gso), 0, 1,
+	  NULL, NULL, NULL, "host stack: TSO/GSO, segments cut below TCP/IP (off: each pays tcp.skb_cpu_ns more)" },
+	{ "tcp.gro", SIM_PARAM_BOOL, SIM_PARAM_FIELD(struct fab_params, tcp.gro), 0, 1,
+	  NULL, NULL, NULL, "host stack: GRO, segments merged before TCP/IP (off: each pays tcp.skb_cpu_ns more)" },
+	GEN("tcp.skb_cpu_ns", K_NS, tcp.skb_cpu_ns, 0, UINT32_MAX,
+	    "host stack: the IP/TCP layers' work per segment that GSO/GRO spread over 64 KiB, ns"),
 	GEN("tcp.irq_ns", K_NS, tcp.irq_ns, 0, UINT32_MAX,
 	    "host stack: one receive interrupt (entry, NAPI poll start), ns"),
 	GEN("tcp.irq_coalesce", K_UINT, tcp.irq_coalesce, 1, 65536,
 	    "host stack: segments one interrupt serves at most (NAPI budget 64)"),
+	GEN("tcp.rx_usecs", K_UINT, tcp.rx_usecs, 0, 1000000,
+	    "host stack: the NIC's interrupt moderation timer (ethtool rx-usecs), us; 0 = an interrupt at once"),
+	GEN("tcp.rx_frames", K_UINT, tcp.rx_frames, 1, 65536,
+	    "host stack: an interrupt once this many segments wait, timer or not (ethtool rx-frames)"),
+	{ "tcp.rx_cqe_mode", SIM_PARAM_BOOL, SIM_PARAM_FIELD(struct fab_params, tcp.rx_cqe_mode), 0, 1,
+	  NULL, NULL, NULL, "host stack: the moderation timer restarts at each segment (on, mlx5's "
+	  "default) or runs from the first (off)" },
 	GEN("tcp.ctx_switch_ns", K_NS, tcp.ctx_switch_ns, 0, UINT32_MAX,
 	    "host stack: waking the blocked receiver (wake-up + context switch), ns"),
 	GEN("tcp.cores", K_UINT, tcp.cores, 0, 65536,

@@ -29,9 +29,17 @@ struct tcp_params {
 	/* the host stack (tcp_host.c gives the sources) */
 	uint32_t syscall_ns;	/* tcp.syscall_ns: one send()/recv() through the socket layer */
 	double copy_gbps;	/* tcp.copy_gbps: user <-> kernel copy rate (0 = host.mem_gbps / 2) */
+	double copy_hot_gbps;	/* tcp.copy_hot_gbps: the receiver's copy of data still in the
+				 * cache (0: as copy_gbps) */
+	uint32_t ddio_bytes;	/* tcp.ddio_bytes: the last-level cache the NIC writes into */
 	uint32_t seg_cpu_ns;	/* tcp.seg_cpu_ns: protocol processing per segment, each side */
+	bool gso, gro;		/* tcp.gso, tcp.gro: segmentation / receive offload (Linux: on) */
+	uint32_t skb_cpu_ns;	/* tcp.skb_cpu_ns: what each segment adds at a side without them */
 	uint32_t irq_ns;	/* tcp.irq_ns: one receive interrupt (entry, NAPI poll start) */
 	uint32_t irq_coalesce;	/* tcp.irq_coalesce: segments one interrupt serves at most */
+	uint32_t rx_usecs;	/* tcp.rx_usecs: the NIC's interrupt moderation timer, us (0: off) */
+	uint32_t rx_frames;	/* tcp.rx_frames: ... or this many segments, whichever first */
+	bool rx_cqe_mode;	/* tcp.rx_cqe_mode: the timer restarts at each segment (mlx5) */
 	uint32_t ctx_switch_ns;	/* tcp.ctx_switch_ns: waking the blocked receiver (wake-up + switch) */
 	uint32_t cores;		/* tcp.cores: cores a host's connections share (0 = one each) */
 };

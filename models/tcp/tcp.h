@@ -101,12 +101,20 @@ void tcp_rtt_sample(struct tcp_rtt *r, sim_time_t rtt, sim_time_t min_rto, sim_t
  */
 /* One core's pipelines: a connection's sending thread, its receive queue's
  * softirq (RSS) and its receiving thread (tcp_host.c). */
+struct tcp_rxwait;
 struct tcp_host {
 	sim_time_t tx_free, rx_free, app_free;
 	uint32_t batch;		/* segments served by the current interrupt */
+	/* interrupt moderation (tcp.rx_usecs, tcp_conn.c): the segments the
+	 * NIC has written since the softirq went idle, waiting for the
+	 * interrupt; the DMA times of the first and the last of them */
+	struct tcp_rxwait *wait;
+	uint32_t wait_n, wait_cap;
+	sim_time_t wait_first, wait_last;
 	struct tcp_host_stats {
 		uint64_t cpu_ps;
 		uint64_t syscalls, irqs, ctx_switches, segs_tx, segs_rx, copy_bytes;
+		uint64_t hot_bytes;	/* ... of copy_bytes, copied while still in the cache */
 		/* cpu_ps by cost: system calls, copies, per-segment protocol
 		 * work, interrupts, waking the reader */
 		uint64_t syscall_ps, copy_ps, proto_ps, irq_ps, wake_ps;
@@ -122,6 +130,9 @@ struct tcp_cores {
 
 /* The copy rate in bytes per ps used for `copy_gbps` (0 = mem_gbps / 2). */
 double tcp_copy_gbps(const struct tcp_params *p, double mem_gbps);
+/* One segment's protocol work at a side, with its offload (GSO sending,
+ * GRO receiving) on or off: tcp.seg_cpu_ns, plus tcp.skb_cpu_ns without. */
+sim_time_t tcp_seg_ps(const struct tcp_params *p, bool offload);
 /* ps to copy `bytes` at `gbps` GB/s, rounded up. */
 sim_time_t tcp_copy_ps(uint64_t bytes, double gbps);
 /*
@@ -132,16 +143,37 @@ sim_time_t tcp_copy_ps(uint64_t bytes, double gbps);
  */
 sim_time_t tcp_host_send(struct tcp_host *th, const struct tcp_params *p, double gbps,
 			 sim_time_t t, uint64_t bytes, uint32_t nseg, sim_time_t *c0);
-/* A segment's data visible in host memory at t: when the softirq is done with it. */
-sim_time_t tcp_host_rx_seg(struct tcp_host *th, const struct tcp_params *p, sim_time_t t);
+/*
+ * A segment's data visible in host memory at t, its interrupt raised at irq
+ * (>= t; later when the NIC moderates): when the softirq is done with it.
+ * A softirq still busy at t takes it in its running poll, interrupt or not.
+ */
+sim_time_t tcp_host_rx_seg(struct tcp_host *th, const struct tcp_params *p, sim_time_t t,
+			   sim_time_t irq);
+/* Is the softirq still polling at t, with room in its budget (a segment
+ * visible then needs no interrupt of its own)? */
+bool tcp_host_rx_polling(const struct tcp_host *th, const struct tcp_params *p, sim_time_t t);
+/* When the NIC raises the interrupt for a moderation window whose segments
+ * became visible from first to last (tcp.rx_usecs after the last with
+ * tcp.rx_cqe_mode on, after the first with it off). */
+sim_time_t tcp_host_rx_fire(const struct tcp_params *p, sim_time_t first, sim_time_t last);
+/*
+ * How long received data stays in the last-level cache: the NIC's writes
+ * fill tcp.ddio_bytes of it (DDIO) at most at the line rate (nic_bps, bits
+ * per second); 0 when no copy is hot (tcp.copy_hot_gbps 0).
+ */
+sim_time_t tcp_hot_ps(const struct tcp_params *p, double nic_bps);
 /*
  * The receiving thread consumes `bytes` of a message that the softirq
  * finished at t (first: the message's first bytes, the thread is woken;
- * last: recv() returns). Returns when those bytes are in the user buffer
- * (for the last, when recv() has returned).
+ * last: recv() returns), copying them at tcp.copy_hot_gbps when it starts
+ * by hot_until (they are still in the cache), at gbps after. Returns when
+ * those bytes are in the user buffer (for the last, when recv() has
+ * returned).
  */
 sim_time_t tcp_host_rx_copy(struct tcp_host *th, const struct tcp_params *p, double gbps,
-			    sim_time_t t, uint64_t bytes, bool first, bool last);
+			    sim_time_t t, sim_time_t hot_until, uint64_t bytes, bool first,
+			    bool last);
 
 /* ---- the connection under a QP (tcp_conn.c) ------------------------- */
 

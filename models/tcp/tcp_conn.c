@@ -100,6 +100,15 @@ struct tcp_seg {
 	uint32_t rkey, mlen, imm;
 	const uint8_t *data;
 	sim_time_t t;		/* the softirq was done with it */
+	sim_time_t dma;		/* the NIC wrote it into host memory */
+};
+
+/* A data segment the NIC wrote while the softirq was idle, waiting for the
+ * moderated interrupt (struct tcp_host's window: rx_arrive). */
+struct tcp_rxwait {
+	struct tcp_conn *c;
+	struct tcp_seg s;	/* s.t: when the NIC's DMA made it visible */
+	bool ce;
 };
 
 struct tcp_conn {
@@ -108,6 +117,8 @@ struct tcp_conn {
 	uint32_t mss, hdr;
 	uint32_t core;		/* its host's core (struct tcp_cores) */
 	double gbps;		/* copy rate */
+	sim_time_t hot_ps;	/* received data stays in the cache this long (tcp.ddio_bytes
+				 * at the NIC's line rate; 0: the copy is never hot) */
 	/* sender */
 	uint64_t app_seq;	/* stream bytes written by send() */
 	uint64_t snd_una, snd_nxt, snd_max;
@@ -245,11 +256,14 @@ static int tcp_conn_create(struct hca_qp *qp)
 	c->mss = p->mss ? p->mss : f->p.mtu;
 	c->hdr = p->msg_hdr;
 	c->gbps = tcp_copy_gbps(p, f->p.host.mem_gbps);
+	c->hot_ps = tcp_hot_ps(p, qp->hca->port ? link_data_rate_bps(qp->hca->port->rate) : 0);
 	tcp_cc_init(&c->cc, p->cc, c->mss, p->init_cwnd, p->dctcp_g);
 	tcp_rtt_init(&c->rtt, (sim_time_t)p->min_rto_us * SIM_US);
 	qp->xport = &c->xport;
 	return 0;
 }
+
+static void rx_forget(struct tcp_conn *c);
 
 static void tcp_conn_destroy(struct hca_qp *qp)
 {
@@ -257,6 +271,7 @@ static void tcp_conn_destroy(struct hca_qp *qp)
 
 	if (!c)
 		return;
+	rx_forget(c);
 	for (uint32_t k = 0; k < c->rec_n; k++)
 		free(c->rec[(c->rec_head + k) % c->rec_cap].buf);
 	free(c->rec);
@@ -376,8 +391,8 @@ static sim_time_t stream_append(struct tcp_conn *c, struct tcp_rec *r, uint32_t 
 	SIM_LOG(SIM_LOG_TCP, t, "qp %u send() of %llu bytes: system call %u ns, copy %llu ps, "
 		"protocol %u segments x %u ns; returns at %llu ps", c->qp->qpn,
 		(unsigned long long)bytes, prm(c)->syscall_ns,
-		(unsigned long long)tcp_copy_ps(bytes, c->gbps), nsegs(c, bytes), prm(c)->seg_cpu_ns,
-		(unsigned long long)done);
+		(unsigned long long)tcp_copy_ps(bytes, c->gbps), nsegs(c, bytes),
+		(unsigned)(tcp_seg_ps(prm(c), prm(c)->gso) / SIM_NS), (unsigned long long)done);
 	r->seq = c->app_seq;
 	r->end = c->app_seq + bytes;
 	r->t0 = c0 + nic;
@@ -858,11 +873,13 @@ static void deliver(struct tcp_conn *c, const struct tcp_seg *s)
 		if (dst)
 			memcpy(dst, s->data, plen);
 	}
-	t = tcp_host_rx_copy(core_of(c), prm(c), c->gbps, s->t, s->len, first, last);
+	t = tcp_host_rx_copy(core_of(c), prm(c), c->gbps, s->t, s->dma + c->hot_ps, s->len, first,
+			     last);
 	charge(h, core_of(c), &before);
-	SIM_LOG(SIM_LOG_TCP, now_of(c), "qp %u recv: %s%u bytes copied (%llu ps)%s; at %llu ps",
+	SIM_LOG(SIM_LOG_TCP, now_of(c), "qp %u recv: %s%u bytes copied (%llu ps%s)%s; at %llu ps",
 		c->qp->qpn, first ? "the reader woken (context switch), " : "", s->len,
-		(unsigned long long)tcp_copy_ps(s->len, c->gbps),
+		(unsigned long long)(core_of(c)->st.copy_ps - before.copy_ps),
+		core_of(c)->st.hot_bytes != before.hot_bytes ? ", from the cache" : "",
 		last ? ", recv() returns (system call)" : "", (unsigned long long)t);
 	if (!last)
 		return;
@@ -904,7 +921,7 @@ static void seg_of_pkt(struct tcp_seg *s, const struct pkt *p, sim_time_t t)
 	*s = (struct tcp_seg){
 		.seq = p->tcp.seq, .len = p->payload, .off = p->psn, .op = p->opcode,
 		.flags = p->flags, .msg = (int32_t)p->msg, .va = p->va, .rkey = p->rkey,
-		.mlen = p->dma_len, .imm = p->imm, .data = p->data, .t = t,
+		.mlen = p->dma_len, .imm = p->imm, .data = p->data, .t = t, .dma = t,
 	};
 }
 
@@ -936,13 +953,11 @@ static void ooo_insert(struct tcp_conn *c, const struct tcp_seg *s)
 		c->st.max_ooo = c->ooo_n;
 }
 
-static void data_input(struct tcp_conn *c, const struct pkt *p, sim_time_t t)
+static void data_input(struct tcp_conn *c, struct tcp_seg s, bool ce)
 {
 	const struct tcp_params *prm_ = prm(c);
-	struct tcp_seg s;
-	bool ce = p->flags & IB_PKT_CE;
+	sim_time_t t = s.t;
 
-	seg_of_pkt(&s, p, t);
 	if (ce)
 		c->st.ce_rcvd++;
 	if (ce != c->ce) {
@@ -985,6 +1000,134 @@ static void data_input(struct tcp_conn *c, const struct pkt *p, sim_time_t t)
 	}
 }
 
+/*
+ * The softirq's part of a data segment the NIC made visible at s.t, its
+ * interrupt raised at irq: protocol processing on the connection's core,
+ * then TCP's receive path. The ACK it makes due goes once the softirq has
+ * processed that segment; later segments do not hold it back.
+ */
+static void rx_process(struct tcp_conn *c, struct tcp_seg s, bool ce, sim_time_t irq)
+{
+	struct hca_qp *qp = c->qp;
+	struct tcp_host_stats before = core_of(c)->st;
+	sim_time_t t = tcp_host_rx_seg(core_of(c), prm(c), s.t, irq);
+	bool due;
+
+	charge(qp->hca, core_of(c), &before);
+	SIM_LOG(SIM_LOG_TCP, now_of(c), "qp %u segment of %u bytes: %s, protocol %u ns; done at %llu ps",
+		qp->qpn, s.len, core_of(c)->st.irqs != before.irqs ?
+		(irq > s.t ? "a moderated interrupt" : "an interrupt") : "in the softirq's poll",
+		(unsigned)(tcp_seg_ps(prm(c), prm(c)->gro) / SIM_NS), (unsigned long long)t);
+	if (qp->state != HCA_QPS_RTS && qp->state != HCA_QPS_SQD && qp->state != HCA_QPS_RTR)
+		return;		/* moved to an error state while it waited */
+	due = c->ack_now || c->dup_owed;
+	s.t = t;
+	data_input(c, s, ce);
+	if ((c->ack_now || c->dup_owed) && !due)
+		c->ack_ready = t;
+	hca_qp_update_active(qp);
+}
+
+/* The NIC raises the moderated interrupt at `at`: the softirq takes the
+ * segments that waited for it, in the order they came. */
+static void rx_flush(struct tcp_host *th, sim_time_t at)
+{
+	struct tcp_rxwait *w = th->wait;
+	uint32_t n = th->wait_n, cap = th->wait_cap;
+
+	/* detached while it runs: nothing may append to what is being read */
+	th->wait = NULL;
+	th->wait_n = th->wait_cap = 0;
+	for (uint32_t i = 0; i < n; i++)
+		rx_process(w[i].c, w[i].s, w[i].ce, at);
+	if (!th->wait) {
+		th->wait = w;
+		th->wait_cap = cap;
+	} else {
+		free(w);
+	}
+}
+
+/* The moderated interrupt of a core's waiting segments, if it is due by now
+ * (a timer of one of the connections it serves: rx_arrive arms it). */
+static void rx_due(struct tcp_conn *c)
+{
+	struct tcp_host *th = core_of(c);
+	sim_time_t at;
+
+	if (!th->wait_n)
+		return;
+	at = tcp_host_rx_fire(prm(c), th->wait_first, th->wait_last);
+	if (now_of(c) >= at)
+		rx_flush(th, at);
+	else
+		arm(c, at);
+}
+
+/*
+ * A data segment the NIC has written into the host's memory (s->t: its DMA
+ * done). The softirq takes it at once when it is still polling (NAPI);
+ * otherwise the NIC raises an interrupt - at once without moderation, or
+ * once tcp.rx_frames segments wait or tcp.rx_usecs have passed (after the
+ * last segment with tcp.rx_cqe_mode, after the first without): mlx5's CQE-
+ * based moderation. The interrupt's time depends on segments still to
+ * come, so the segments wait here, and a timer or the next segment ends
+ * the window.
+ */
+static void rx_arrive(struct tcp_conn *c, const struct tcp_seg *s, bool ce)
+{
+	struct tcp_host *th = core_of(c);
+	const struct tcp_params *p = prm(c);
+
+	if (th->wait_n) {
+		sim_time_t at = tcp_host_rx_fire(p, th->wait_first, th->wait_last);
+
+		if (s->t >= at)
+			rx_flush(th, at);	/* the interrupt came before this segment */
+	}
+	if (!th->wait_n && (!p->rx_usecs || th->rx_free > s->t)) {
+		rx_process(c, *s, ce, s->t);
+		return;
+	}
+	if (th->wait_n == th->wait_cap) {
+		uint32_t cap = th->wait_cap ? 2 * th->wait_cap : 16;
+		struct tcp_rxwait *n = realloc(th->wait, cap * sizeof(*n));
+
+		if (!n) {
+			fab_fail(fab_of(c), "out of memory for a NIC's receive ring");
+			return;
+		}
+		th->wait = n;
+		th->wait_cap = cap;
+	}
+	th->wait[th->wait_n++] = (struct tcp_rxwait){ .c = c, .s = *s, .ce = ce };
+	if (th->wait_n == 1)
+		th->wait_first = s->t;
+	th->wait_last = s->t;
+	SIM_LOG(SIM_LOG_TCP, now_of(c), "qp %u segment of %u bytes waits for the NIC's interrupt "
+		"(moderation: %u waiting, interrupt at %llu ps unless more come)", c->qp->qpn, s->len,
+		th->wait_n, (unsigned long long)tcp_host_rx_fire(p, th->wait_first, th->wait_last));
+	if (th->wait_n >= p->rx_frames)
+		rx_flush(th, s->t);
+	else
+		arm(c, tcp_host_rx_fire(p, th->wait_first, th->wait_last));
+}
+
+/* A connection going away: its segments leave the NIC's window (another
+ * connection of the core takes over the window's timer). */
+static void rx_forget(struct tcp_conn *c)
+{
+	struct tcp_host *th = core_of(c);
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < th->wait_n; i++)
+		if (th->wait[i].c != c)
+			th->wait[k++] = th->wait[i];
+	th->wait_n = k;
+	if (k)
+		arm(th->wait[0].c, tcp_host_rx_fire(prm(c), th->wait_first, th->wait_last));
+}
+
 static void tcp_receive(struct fab *f, struct hca_qp *qp, struct pkt *p)
 {
 	struct tcp_conn *c = tcp_of(qp);
@@ -994,29 +1137,16 @@ static void tcp_receive(struct fab *f, struct hca_qp *qp, struct pkt *p)
 	if (qp->state != HCA_QPS_RTS && qp->state != HCA_QPS_SQD && qp->state != HCA_QPS_RTR)
 		return;
 	c->st.segs_rcvd++;
-	/* the NIC writes the frame into the ring, the softirq processes it */
-	if (p->payload) {
-		struct tcp_host_stats before = core_of(c)->st;
-
-		uint64_t irqs = core_of(c)->st.irqs;
-
+	/* the NIC writes the frame into the ring; the softirq takes it after
+	 * the interrupt */
+	if (p->payload)
 		t = hca_dma_write(h, now, HCA_MEM_HOST, p->payload);
-		t = tcp_host_rx_seg(core_of(c), prm(c), t);
-		charge(h, core_of(c), &before);
-		SIM_LOG(SIM_LOG_TCP, now, "qp %u segment of %u bytes: %s, protocol %u ns; done at %llu ps",
-			c->qp->qpn, p->payload,
-			core_of(c)->st.irqs != irqs ? "an interrupt" : "in the softirq's batch",
-			prm(c)->seg_cpu_ns, (unsigned long long)t);
-	}
 	ack_input(c, p->tcp.ack, p->flags & IB_PKT_ECE, !p->payload);
 	if (p->payload) {
-		bool due = c->ack_now || c->dup_owed;
+		struct tcp_seg s;
 
-		data_input(c, p, t);
-		/* the ACK goes once the softirq has processed the segment that
-		 * made it due; later segments do not hold it back */
-		if ((c->ack_now || c->dup_owed) && !due)
-			c->ack_ready = t;
+		seg_of_pkt(&s, p, t);
+		rx_arrive(c, &s, p->flags & IB_PKT_CE);
 	}
 	hca_qp_update_active(qp);
 }
@@ -1051,6 +1181,7 @@ static void tcp_timer(struct hca_qp *qp, sim_time_t t)
 
 	if (t == c->ev_at)
 		c->ev_at = 0;
+	rx_due(c);	/* the core's, whatever state this QP is in */
 	if (qp->state == HCA_QPS_ERR || qp->state == HCA_QPS_RESET)
 		return;
 	if (c->rto_at && now >= c->rto_at) {
@@ -1082,6 +1213,7 @@ void tcp_host_kernel(const struct hca *h, struct fab_kernel *k)
 		k->interrupts += st->irqs;
 		k->ctx_switches += st->ctx_switches;
 		k->cpu_copy_bytes += st->copy_bytes;
+		k->cached_copy_bytes += st->hot_bytes;
 		k->syscall_ps += st->syscall_ps;
 		k->copy_ps += st->copy_ps;
 		k->proto_ps += st->proto_ps;
@@ -1137,6 +1269,8 @@ static void tcp_hca_fini(struct hca *h)
 {
 	struct tcp_cores *cs = h->xport_host;
 
+	for (uint32_t i = 0; cs && i < cs->n; i++)
+		free(cs->v[i].wait);
 	if (cs)
 		free(cs->v);
 	free(cs);

@@ -734,7 +734,7 @@ static void test_print(void)
 		SET_OK(&q, kv);
 	}
 	free(buf);
-	CU_ASSERT_EQUAL(lines, 88);	/* one per key (tcp.* and mpi.* included): a forgotten key shows here */
+	CU_ASSERT_EQUAL(lines, 96);	/* one per key (tcp.* and mpi.* included): a forgotten key shows here */
 	CU_ASSERT(host_lines > 10);	/* host.model and the host model's keys */
 	CU_ASSERT(cc_lines > 20);	/* dcqcn.* and ib.cc* */
 	CU_ASSERT_EQUAL(server_lines, 9);	/* server.preset and the eight it sets */
