@@ -1,43 +1,60 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sm_ftree.c - fat-tree routing, after OpenSM's ftree engine
- * (osm_ucast_ftree.c, Zahavi et al., "Optimized InfiniBand fat-tree routing
- * for shift all-to-all communication patterns", 2009) and the D-mod-k rule
- * of k-ary n-trees (Gomez et al., 2007).
+ * sm_ftree.c - fat-tree routing as OpenSM's ftree engine computes it
+ * (opensm/osm_ucast_ftree.c, the same in 3.3.23 and 3.3.24; Zahavi et al.,
+ * "Optimized InfiniBand fat-tree routing for shift all-to-all communication
+ * patterns", 2009), so that ibfab's tables equal OpenSM's entry for entry on
+ * the same fabric (tests/interop/opensm.sh checks it against the real one).
  *
- * Levels: switches with CAs are the leaves (level 0); every other switch's
- * level is its hop distance from the nearest leaf. A fat tree cables only
- * adjacent levels, and every switch without up-links is on the top level;
- * anything else (a torus, a ring, hosts on a spine) is refused with the
- * cable or switch that breaks the rule, since "up" would mean nothing.
+ * Levels: switches with CAs are the leaves; every other switch's level is
+ * its hop distance from the nearest leaf, and a switch's rank (OpenSM's) is
+ * the top level less its level: the roots have rank 0. A fat tree cables
+ * only adjacent levels, and every switch without up-links is on the top
+ * level; anything else (a torus, a ring, hosts on a spine) is refused with
+ * the cable or switch that breaks the rule. (OpenSM's ranking from the
+ * roots gives the same ranks on such trees.)
  *
- * Order: top switches in file order; below them, each level sorted by the
- * place of its first parent, then file order, so the leaves of one pod are
- * consecutive; a switch's up-ports are sorted by (parent's place, parent's
- * port), so up-port i of every leaf in a pod leads to the same parent. The
- * CA ports get a global index in leaf order, then leaf port order.
+ * Port groups: each switch has one group per neighbouring switch (parallel
+ * cables together, ports in ascending port number) and one per CA port,
+ * up (towards rank 0) or down, in the order of their lowest port.
  *
- * Routes: a destination LID with index x (and LMC offset o) leaves every
- * switch at level l that does not have it below by up-port
- * (floor(x / P_l) + o) mod U, where U is the switch's number of up-ports and
- * P_l the product of the up-port counts of the levels below (D-mod-k). Its
- * own leaf picks the same up-port, and so on up to the top, and each parent
- * on that chain sends the LID down the very cable the chain came up by: the
- * LID always comes down the same cables, whoever sends it. On a
- * full-bisection tree every leaf then uses distinct up-links for the H
- * consecutive destinations of a shift permutation, each down-link carries
- * one destination, and shift all-to-all runs without contention. Other
- * switches that have the LID below route it down over the least-loaded port
- * (OpenSM's balancing counter). Routes are up*, down*: deadlock free with
- * one VL. On irregular trees (oversubscribed, a cable missing) an up-port
- * whose parent cannot reach the LID is skipped for the least-loaded good one.
+ * Indexing: the first leaf in OpenSM's switch-table order (ascending
+ * byte-swapped GUID: the table is keyed by the GUID in network byte order
+ * on a little-endian host) gets the tuple (leaf rank, 0, ..., 0); a
+ * breadth-first walk from it gives every switch it reaches the tuple of the
+ * switch it came from, with its own rank and, at position max(both ranks),
+ * the smallest digit no switch has yet (down-groups first, then up-groups,
+ * in group order); after a switch is walked its switch groups are sorted by
+ * the remote switch's tuple. The leaves are routed in tuple order, each
+ * leaf's CA ports in port order.
  *
- * Switch LIDs (management only) go up*, down* by least load; between two
- * top switches there is no such path and the entry stays "no route" (255
- * in the LFT, IBA 14.2.5.10), as in OpenSM's ftree. Deadlock freedom
- * matters because IBA's credit-based flow control (7.9.4) never drops a
- * packet: a cycle of full buffers would never drain. Left out: OpenSM's root/CN guid files, IO nodes and
- * --ftree_ca_order; tree shapes are inferred from the cabling.
+ * Routing a destination LID from its leaf (route_up: OpenSM's
+ * fabric_route_downgoing_by_going_up): first route_down below the switch
+ * (fabric_route_upgoing_by_going_down: every down-group except the one it
+ * came from, in order of least counter_up then tuple, gives the switch
+ * below an entry up to here unless it has one at fewer or as many hops,
+ * recursively; a group whose recursion reached a leaf counts it in its and
+ * its port's counter_up); then the up-group with the least counter_down
+ * (then tuple) is the main path: its port with the least counter_down
+ * (lowest port on ties) is counted, the switch above routes the LID down
+ * that cable, and the walk goes on from there, depth first; the other
+ * up-groups are secondary paths, routed only where the switch above has no
+ * entry at fewer hops, without counting. After its CA ports a leaf routes
+ * "dummy" destinations up to the most CA ports of any leaf, which only move
+ * the counters. Switch LIDs come last, in switch-table order, every up-group
+ * secondary; between two top switches there is no up-then-down path and
+ * the entry stays "no route" (255 in the LFT, IBA 14.2.5.10), as in OpenSM.
+ * Routes are up*, down*: deadlock free with one VL, which matters because
+ * IBA's credit-based flow control (7.9.4) never drops a packet.
+ *
+ * Where ibfab goes beyond OpenSM (which falls back to minhop in each case):
+ * LMC > 0 (the base LIDs are routed as OpenSM routes LMC 0; the others
+ * follow them turned round the up-ports: lmc_lids), trees whose levels differ in shape (oversubscribed, a
+ * cable missing: OpenSM's topology check refuses them; the same algorithm
+ * routes them, and a switch that cannot reach a LID up then down keeps no
+ * route to it), a single leaf. Routers' ports are routed like CA ports
+ * (OpenSM leaves them unrouted). Left out: OpenSM's root, compute-node and
+ * I/O GUID files, quasi-fat-tree indexing and connect_roots.
  */
 #define _GNU_SOURCE	/* qsort_r */
 #include "models/sm/sm_int.h"
@@ -47,46 +64,63 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define TUPLE_LEN 16		/* OpenSM's is 8 bytes: trees of up to 8 levels */
+#define NO_HOPS 0xff
+
+/* A switch's cables to one neighbour: a switch (parallel cables), or one
+ * CA port. */
+struct fgroup {
+	int remote;		/* switch index; -1: a CA port */
+	int first_port;		/* ports[]: ascending local port numbers */
+	int nports;
+	uint32_t counter_up, counter_down;
+};
+
+struct fsw {
+	int rank;		/* 0: a root */
+	uint8_t tuple[TUPLE_LEN];
+	bool indexed;
+	int down, ndown;	/* groups[down .. down + ndown) */
+	int up, nup;
+	bool counter_up_changed;
+	uint8_t lft0;		/* a dummy destination's entry (LID 0, wiped) */
+};
+
 struct ftree {
 	struct sm_topo t;
 	int *level;		/* per switch */
-	int top;		/* highest level */
-	int *place;		/* per switch: place in the level order */
-	int *upp;		/* up-ports of switch s: upp[s * maxports ...] */
-	int *nup;
-	uint64_t *period;	/* P_l per level */
-	int *leaves;		/* leaf switches in order */
+	int top;		/* highest level (rank of the leaves) */
+	struct fsw *sw;
+	struct fgroup *g;
+	int ng;
+	int *gports;		/* per group: local ports, ascending */
+	uint32_t *pcu, *pcd;	/* per (switch, port): counter_up, counter_down */
+	int *order;		/* switches by byte-swapped GUID */
+	int *leaves;		/* leaf-rank switches by tuple */
 	int nleaves;
-	int *xindex;		/* per endpoint slot: global index of its port */
-	/* per destination leaf */
-	char *below;		/* the leaf is below s (s can go down to it) */
-	char *ok;		/* s can reach the leaf (below, or by climbing) */
-	char *upok;		/* every up-port of s leads to an ok switch */
-	int *dcand, *ndc;	/* down candidates per switch */
-	/* per LID: the chain's down-port at each switch, valid when stamped */
-	int *chain_port;
-	uint32_t *chain_stamp;
-	int *cand;
+	uint32_t stamp;		/* the LID being routed */
+	/* per switch: hops to that LID, valid where hstamp[s] == stamp (two
+	 * small arrays: the walk below tests every switch it meets) */
+	uint32_t *hstamp;
+	uint8_t *hops;
+	int *tset;		/* the tuples given: switch indexes, -1 empty */
+	uint32_t tmask;
 };
 
 static void ftree_free(struct ftree *f)
 {
 	sm_topo_free(&f->t);
 	free(f->level);
-	free(f->place);
-	free(f->upp);
-	free(f->nup);
-	free(f->period);
+	free(f->sw);
+	free(f->g);
+	free(f->gports);
+	free(f->pcu);
+	free(f->pcd);
+	free(f->order);
 	free(f->leaves);
-	free(f->xindex);
-	free(f->below);
-	free(f->ok);
-	free(f->upok);
-	free(f->dcand);
-	free(f->ndc);
-	free(f->chain_port);
-	free(f->chain_stamp);
-	free(f->cand);
+	free(f->tset);
+	free(f->hstamp);
+	free(f->hops);
 }
 
 static const char *sw_desc(const struct ftree *f, int s)
@@ -143,301 +177,529 @@ static int find_levels(struct ftree *f, struct sim_diag *d)
 						    nd->desc, p, sw_desc(f, v), f->level[s]);
 		}
 	}
-	return 0;
-}
-
-static int cmp_place(const void *a, const void *b, void *ctx)
-{
-	const int *key = ctx;
-	int x = *(const int *)a, y = *(const int *)b;
-
-	if (key[x] != key[y])
-		return key[x] < key[y] ? -1 : 1;
-	return x < y ? -1 : x > y;
-}
-
-struct upsort {
-	const struct ftree *f;
-	int s;
-};
-
-static int cmp_up(const void *a, const void *b, void *ctx)
-{
-	const struct upsort *u = ctx;
-	const struct sm_topo *t = &u->f->t;
-	const struct net_node *nd = &t->n->nodes[t->sw[u->s]];
-	int pa = *(const int *)a, pb = *(const int *)b;
-	int va = sm_peer(t, u->s, pa), vb = sm_peer(t, u->s, pb);
-
-	if (u->f->place[va] != u->f->place[vb])
-		return u->f->place[va] < u->f->place[vb] ? -1 : 1;
-	return nd->ports[pa].remote_port - nd->ports[pb].remote_port;
-}
-
-/* Order the switches level by level from the top, and their up-ports. */
-static int order_tree(struct ftree *f, struct sim_diag *d)
-{
-	struct sm_topo *t = &f->t;
-	int *key = t->dist, *lvl = t->queue, cnt, next = 0;
-
-	for (int l = f->top; l >= 0; l--) {
-		cnt = 0;
-		for (int s = 0; s < t->nsw; s++) {
-			const struct net_node *nd = &t->n->nodes[t->sw[s]];
-
-			if (f->level[s] != l)
-				continue;
-			key[s] = INT_MAX;
-			for (int p = 1; p <= nd->nports; p++) {
-				int v = sm_peer(t, s, p);
-
-				if (v >= 0 && f->level[v] == l + 1 && f->place[v] < key[s])
-					key[s] = f->place[v];
-			}
-			if (l < f->top && key[s] == INT_MAX)
-				return sim_diag_set(d, nd->file, nd->line, 0,
-						    "ftree: not a fat tree: switch \"%s\" on level %d has no up-link but the tree has %d levels "
-						    "(every switch without up-links must be on the top level)",
-						    nd->desc, l, f->top + 1);
-			if (l == f->top)
-				key[s] = s;
-			lvl[cnt++] = s;
-		}
-		qsort_r(lvl, (size_t)cnt, sizeof(int), cmp_place, key);
-		for (int i = 0; i < cnt; i++)
-			f->place[lvl[i]] = next++;
-	}
+	if (f->top >= TUPLE_LEN - 1)
+		return sim_diag_set(d, NULL, 0, 0, "ftree: %d levels; at most %d", f->top + 1,
+				    TUPLE_LEN - 1);
 	for (int s = 0; s < t->nsw; s++) {
 		const struct net_node *nd = &t->n->nodes[t->sw[s]];
-		int *up = f->upp + (size_t)s * t->maxports;
-		struct upsort us = { f, s };
+		bool up = false;
 
-		f->nup[s] = 0;
-		for (int p = 1; p <= nd->nports; p++) {
+		for (int p = 1; p <= nd->nports && !up; p++) {
 			int v = sm_peer(t, s, p);
 
-			if (v >= 0 && f->level[v] == f->level[s] + 1)
-				up[f->nup[s]++] = p;
+			up = v >= 0 && f->level[v] == f->level[s] + 1;
 		}
-		qsort_r(up, (size_t)f->nup[s], sizeof(int), cmp_up, &us);
-	}
-	/* P_l: product of the widest up-port counts of the levels below */
-	f->period[0] = 1;
-	for (int l = 0; l < f->top; l++) {
-		int widest = 1;
-
-		for (int s = 0; s < t->nsw; s++)
-			if (f->level[s] == l && f->nup[s] > widest)
-				widest = f->nup[s];
-		f->period[l + 1] = f->period[l] * (uint64_t)widest;
-		if (f->period[l + 1] > (1ull << 40))
-			f->period[l + 1] = 1ull << 40;	/* no tree is this wide */
+		if (!up && f->level[s] < f->top)
+			return sim_diag_set(d, nd->file, nd->line, 0,
+					    "ftree: not a fat tree: switch \"%s\" on level %d has no up-link but the tree has %d levels "
+					    "(every switch without up-links must be on the top level)",
+					    nd->desc, f->level[s], f->top + 1);
 	}
 	return 0;
 }
 
-/* Leaves in place order, and the index of every CA port's LIDs. */
-static void index_endpoints(struct ftree *f)
+/* ---- port groups -------------------------------------------------------- */
+
+/*
+ * Switch s's groups, down then up, each in the order of its lowest port
+ * (OpenSM's sw_add_port: a group is appended when its first port is met).
+ * A neighbour's key: the switch index, or -(port) for a CA port.
+ */
+static void make_groups(struct ftree *f, int s)
 {
 	struct sm_topo *t = &f->t;
-	int x = 0;
+	const struct net_node *nd = &t->n->nodes[t->sw[s]];
+	struct fsw *w = &f->sw[s];
 
-	f->nleaves = 0;
-	for (int s = 0; s < t->nsw; s++)
-		if (f->level[s] == 0)
-			f->leaves[f->nleaves++] = s;
-	qsort_r(f->leaves, (size_t)f->nleaves, sizeof(int), cmp_place, f->place);
-	for (int i = 0; i < f->nleaves; i++) {
-		int s = f->leaves[i], first = t->ep_first[s], last = t->ep_first[s + 1];
+	for (int dir = 0; dir < 2; dir++) {	/* 0: down, 1: up */
+		int first = f->ng;
 
-		/* by leaf port, then LID: the slots are by LID, so pick ports in turn */
-		for (int p = 1; p <= t->n->nodes[t->sw[s]].nports; p++) {
-			bool any = false;
+		for (int p = 1; p <= nd->nports; p++) {
+			const struct net_port *pp = &nd->ports[p];
+			int v, gi;
 
-			for (int e = first; e < last; e++) {
-				const struct net_node *ca = &t->n->nodes[t->ep_node[e]];
-
-				if (t->ep_port[e] != p)
-					continue;
-				/* several CA ports behind one switch port cannot
-				 * happen (one cable), but LMC gives several LIDs */
-				f->xindex[e] = x;
-				any = any || t->ep_lid[e] == ca->ports[t->ep_nport[e]].lid;
+			if (pp->remote_node < 0 || pp->remote_node == t->sw[s])
+				continue;
+			v = t->swi[pp->remote_node];
+			if ((v < 0 ? 0 : f->sw[v].rank < w->rank) != dir)
+				continue;
+			if (v < 0) {
+				gi = f->ng++;	/* one group per CA port */
+				f->g[gi] = (struct fgroup){ .remote = -1 };
+			} else {
+				for (gi = first; gi < f->ng && f->g[gi].remote != v; gi++)
+					;
+				if (gi == f->ng)
+					f->g[f->ng++] = (struct fgroup){ .remote = v };
 			}
-			x += any;
+			f->g[gi].nports++;
+		}
+		if (dir) {
+			w->up = first;
+			w->nup = f->ng - first;
+		} else {
+			w->down = first;
+			w->ndown = f->ng - first;
 		}
 	}
 }
 
-/* below/ok/upok and the down candidates for destination leaf L. */
-static void prepare_leaf(struct ftree *f, int L)
+/* Lay out every group's ports (ascending) in f->gports. */
+static void fill_group_ports(struct ftree *f)
 {
 	struct sm_topo *t = &f->t;
-	int head = 0, tail = 0, *q = t->queue;
+	int next = 0;
 
-	memset(f->below, 0, (size_t)t->nsw);
-	f->below[L] = 1;
-	q[tail++] = L;
-	while (head < tail) {
-		int v = q[head++];
-		const struct net_node *nd = &t->n->nodes[t->sw[v]];
-
-		for (int p = 1; p <= nd->nports; p++) {
-			int s = sm_peer(t, v, p);
-
-			if (s >= 0 && !f->below[s] && f->level[s] == f->level[v] + 1) {
-				f->below[s] = 1;
-				q[tail++] = s;
-			}
-		}
+	for (int i = 0; i < f->ng; i++) {
+		f->g[i].first_port = next;
+		next += f->g[i].nports;
+		f->g[i].nports = 0;
 	}
-	/* top-down: ok if below or some parent is ok */
-	for (int l = f->top; l >= 0; l--)
-		for (int s = 0; s < t->nsw; s++) {
-			const int *up = f->upp + (size_t)s * t->maxports;
-
-			if (f->level[s] != l)
-				continue;
-			f->ok[s] = f->below[s];
-			f->upok[s] = f->nup[s] > 0;
-			for (int i = 0; i < f->nup[s]; i++) {
-				int v = sm_peer(t, s, up[i]);
-
-				f->ok[s] |= f->ok[v];
-				f->upok[s] &= f->ok[v];
-			}
-		}
 	for (int s = 0; s < t->nsw; s++) {
 		const struct net_node *nd = &t->n->nodes[t->sw[s]];
-		int *dc = f->dcand + (size_t)s * t->maxports;
+		const struct fsw *w = &f->sw[s];
 
-		f->ndc[s] = 0;
-		if (!f->below[s] || s == L)
-			continue;
 		for (int p = 1; p <= nd->nports; p++) {
-			int v = sm_peer(t, s, p);
+			const struct net_port *pp = &nd->ports[p];
+			int v, lo = w->down, hi = w->up + w->nup;
 
-			if (v >= 0 && f->below[v] && f->level[v] == f->level[s] - 1)
-				dc[f->ndc[s]++] = p;
-		}
-	}
-}
+			if (pp->remote_node < 0 || pp->remote_node == t->sw[s])
+				continue;
+			v = t->swi[pp->remote_node];
+			for (int gi = lo; gi < hi; gi++) {
+				struct fgroup *g = &f->g[gi];
 
-/* The up-port D-mod-k picks at switch s for index x, offset o; ok ones only. */
-static int up_port(struct ftree *f, int s, int x, int o)
-{
-	struct sm_topo *t = &f->t;
-	const int *up = f->upp + (size_t)s * t->maxports;
-	int k = 0, best;
-
-	if (f->upok[s])
-		return up[((uint64_t)x / f->period[f->level[s]] + (uint64_t)o) % (uint64_t)f->nup[s]];
-	for (int i = 0; i < f->nup[s]; i++)
-		if (f->ok[sm_peer(t, s, up[i])])
-			f->cand[k++] = up[i];
-	if (!k)
-		return -1;
-	/* least loaded, as sm_route_lid() would pick, without charging it */
-	best = f->cand[0];
-	for (int i = 1; i < k; i++)
-		if (t->load[s][f->cand[i]] < t->load[s][best])
-			best = f->cand[i];
-	return best;
-}
-
-static void set_port(struct ftree *f, int s, net_lid_t lid, int p)
-{
-	f->t.n->nodes[f->t.sw[s]].lft[lid] = (uint8_t)p;
-	f->t.load[s][p]++;
-}
-
-static int route_ca_lids(struct ftree *f, struct sim_diag *d)
-{
-	struct sm_topo *t = &f->t;
-	struct net *n = t->n;
-	uint32_t stamp = 0;
-
-	for (int li = 0; li < f->nleaves; li++) {
-		int L = f->leaves[li];
-
-		prepare_leaf(f, L);
-		for (int e = t->ep_first[L]; e < t->ep_first[L + 1]; e++) {
-			const struct net_node *ca = &n->nodes[t->ep_node[e]];
-			net_lid_t lid = t->ep_lid[e];
-			int x = f->xindex[e], o = lid - ca->ports[t->ep_nport[e]].lid;
-			int cur = L;
-
-			/* the chain: from the leaf up, each parent sends it down here */
-			stamp++;
-			while (f->nup[cur]) {
-				int p = up_port(f, cur, x, o), v;
-				const struct net_port *pp;
-
-				if (p < 0)
+				/* a CA port's group is the first empty CA group */
+				if (v >= 0 ? g->remote == v : g->remote < 0 && !g->nports) {
+					f->gports[g->first_port + g->nports++] = p;
 					break;
-				pp = &n->nodes[t->sw[cur]].ports[p];
-				v = t->swi[pp->remote_node];
-				f->chain_port[v] = pp->remote_port;
-				f->chain_stamp[v] = stamp;
-				cur = v;
-			}
-			for (int s = 0; s < t->nsw; s++) {
-				int p;
-
-				if (s == L)
-					continue;
-				if (f->chain_stamp[s] == stamp) {
-					set_port(f, s, lid, f->chain_port[s]);
-				} else if (f->below[s]) {
-					sm_route_lid(t, s, lid, f->dcand + (size_t)s * t->maxports,
-						     f->ndc[s]);
-				} else if ((p = up_port(f, s, x, o)) > 0) {
-					set_port(f, s, lid, p);
-				} else {
-					return sim_diag_set(d, NULL, 0, 0,
-							    "ftree: not a fat tree: switch \"%s\" cannot reach leaf \"%s\" by going up then down "
-							    "(every top switch must reach every leaf going down); use updn",
-							    sw_desc(f, s), sw_desc(f, L));
 				}
 			}
 		}
 	}
+}
+
+/* ---- indexing ----------------------------------------------------------- */
+
+static int cmp_tuple(const struct ftree *f, int a, int b)
+{
+	return memcmp(f->sw[a].tuple, f->sw[b].tuple, TUPLE_LEN);
+}
+
+static uint32_t tuple_hash(const uint8_t *tu)
+{
+	uint64_t h = 1469598103934665603ull;	/* FNV-1a */
+
+	for (int i = 0; i < TUPLE_LEN; i++)
+		h = (h ^ tu[i]) * 1099511628211ull;
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+/* The tuples given so far: an open-addressed set of switch indexes. */
+static bool tuple_taken(const struct ftree *f, const uint8_t *tu)
+{
+	for (uint32_t i = tuple_hash(tu) & f->tmask;; i = (i + 1) & f->tmask) {
+		int s = f->tset[i];
+
+		if (s < 0)
+			return false;
+		if (!memcmp(f->sw[s].tuple, tu, TUPLE_LEN))
+			return true;
+	}
+}
+
+static void tuple_add(struct ftree *f, int s)
+{
+	uint32_t i = tuple_hash(f->sw[s].tuple) & f->tmask;
+
+	while (f->tset[i] >= 0)
+		i = (i + 1) & f->tmask;
+	f->tset[i] = s;
+	f->sw[s].indexed = true;
+}
+
+/* OpenSM's fabric_get_new_tuple: the tuple of a switch reached from s. */
+static int new_tuple(struct ftree *f, int s, int v, bool down)
+{
+	uint8_t tu[TUPLE_LEN];
+	int pos = down ? f->sw[s].rank + 1 : f->sw[s].rank;
+
+	memcpy(tu, f->sw[s].tuple, TUPLE_LEN);
+	tu[0] = (uint8_t)(down ? f->sw[s].rank + 1 : f->sw[s].rank - 1);
+	for (int i = 0; i < 255; i++) {
+		tu[pos] = (uint8_t)i;
+		if (!tuple_taken(f, tu)) {
+			memcpy(f->sw[v].tuple, tu, TUPLE_LEN);
+			tuple_add(f, v);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Stable insertion sort of groups [first, first + n) by key. */
+static void sort_groups(struct ftree *f, int first, int n,
+			int (*cmp)(const struct ftree *, const struct fgroup *, const struct fgroup *))
+{
+	struct fgroup *g = f->g + first;
+
+	for (int i = 1; i < n; i++) {
+		struct fgroup x = g[i];
+		int j = i;
+
+		while (j > 0 && cmp(f, &x, &g[j - 1]) < 0) {
+			g[j] = g[j - 1];
+			j--;
+		}
+		g[j] = x;
+	}
+}
+
+static int by_tuple(const struct ftree *f, const struct fgroup *a, const struct fgroup *b)
+{
+	return cmp_tuple(f, a->remote, b->remote);
+}
+
+/* ORDER_UP: the least routed down this group first, then by tuple. */
+static int by_counter_up(const struct ftree *f, const struct fgroup *a, const struct fgroup *b)
+{
+	if (a->counter_up != b->counter_up)
+		return a->counter_up < b->counter_up ? -1 : 1;
+	return cmp_tuple(f, a->remote, b->remote);
+}
+
+/* ORDER_DOWN: the least used main path up first, then by tuple. */
+static int by_counter_down(const struct ftree *f, const struct fgroup *a, const struct fgroup *b)
+{
+	if (a->counter_down != b->counter_down)
+		return a->counter_down < b->counter_down ? -1 : 1;
+	return cmp_tuple(f, a->remote, b->remote);
+}
+
+static uint64_t guid_key(const struct ftree *f, int s)
+{
+	/* OpenSM's switch table is keyed by the GUID in network byte order:
+	 * walked by the byte-swapped GUID on a little-endian host */
+	return __builtin_bswap64(sm_switch_key(&f->t, s));
+}
+
+static int cmp_guid(const void *a, const void *b, void *ctx)
+{
+	const struct ftree *f = ctx;
+	int x = *(const int *)a, y = *(const int *)b;
+	uint64_t gx = guid_key(f, x), gy = guid_key(f, y);
+
+	if (gx != gy)
+		return gx < gy ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_leaf(const void *a, const void *b, void *ctx)
+{
+	int c = cmp_tuple(ctx, *(const int *)a, *(const int *)b);
+
+	return c ? c : *(const int *)a - *(const int *)b;
+}
+
+/* OpenSM's fabric_make_indexing / bfs_fabric_indexing, then the leaves. */
+static int make_indexing(struct ftree *f, struct sim_diag *d)
+{
+	struct sm_topo *t = &f->t;
+	int *q = t->queue, head = 0, tail = 0, start = -1;
+
+	for (int i = 0; i < t->nsw && start < 0; i++)
+		if (f->sw[f->order[i]].rank == f->top)
+			start = f->order[i];
+	memset(f->sw[start].tuple, 0xff, TUPLE_LEN);
+	f->sw[start].tuple[0] = (uint8_t)f->top;
+	for (int i = 1; i <= f->top; i++)
+		f->sw[start].tuple[i] = 0;
+	tuple_add(f, start);
+	q[tail++] = start;
+	while (head < tail) {
+		int s = q[head++];
+		struct fsw *w = &f->sw[s];
+
+		for (int dir = 0; dir < 2; dir++) {	/* down-groups, then up */
+			int first = dir ? w->up : w->down, n = dir ? w->nup : w->ndown;
+
+			if (dir ? w->rank == 0 : w->rank >= f->top)
+				continue;
+			for (int i = 0; i < n; i++) {
+				int v = f->g[first + i].remote;
+
+				if (v < 0 || f->sw[v].indexed)
+					continue;
+				if (new_tuple(f, s, v, !dir))
+					return sim_diag_set(d, NULL, 0, 0,
+							    "ftree: switch \"%s\" has more than 255 neighbours on one level",
+							    sw_desc(f, s));
+				q[tail++] = v;
+			}
+			sort_groups(f, first, n, by_tuple);
+		}
+	}
+	f->nleaves = 0;
+	for (int s = 0; s < t->nsw; s++) {
+		if (!f->sw[s].indexed)
+			return sim_diag_set(d, NULL, 0, 0,
+					    "ftree: switch \"%s\" is not reached from leaf \"%s\" going up and down",
+					    sw_desc(f, s), sw_desc(f, start));
+		if (f->sw[s].rank == f->top)
+			f->leaves[f->nleaves++] = s;
+	}
+	qsort_r(f->leaves, (size_t)f->nleaves, sizeof(int), cmp_leaf, f);
 	return 0;
 }
 
-/* Switch LIDs: up*, down* by least load; none between top switches. */
-static void route_switch_lids(struct ftree *f)
+/* ---- routing ------------------------------------------------------------ */
+
+static uint8_t hops_of(const struct ftree *f, int s)
 {
-	struct sm_topo *t = &f->t;
+	return f->hstamp[s] == f->stamp ? f->hops[s] : NO_HOPS;
+}
 
-	for (int D = 0; D < t->nsw; D++) {
-		net_lid_t lid = t->n->nodes[t->sw[D]].lid;
+static void set_entry(struct ftree *f, int s, net_lid_t lid, int port, int hops)
+{
+	if (lid)
+		f->t.n->nodes[f->t.sw[s]].lft[lid] = (uint8_t)port;
+	else
+		f->sw[s].lft0 = (uint8_t)port;
+	f->hops[s] = (uint8_t)(hops < NO_HOPS ? hops : NO_HOPS - 1);
+	f->hstamp[s] = f->stamp;
+}
 
-		prepare_leaf(f, D);	/* "leaf" = the destination switch here */
-		for (int s = 0; s < t->nsw; s++) {
-			const int *up = f->upp + (size_t)s * t->maxports;
-			int k = 0;
+/* The first port of group g (lowest port number) with the least count. */
+static int least_port(const struct ftree *f, int s, const struct fgroup *g, const uint32_t *cnt)
+{
+	const int *ports = f->gports + g->first_port;
+	const uint32_t *c = cnt + (size_t)s * ((size_t)f->t.maxports + 1);
+	int best = ports[0];
 
-			if (s == D)
-				continue;
-			if (f->below[s]) {
-				sm_route_lid(t, s, lid, f->dcand + (size_t)s * t->maxports,
-					     f->ndc[s]);
-				continue;
-			}
-			for (int i = 0; i < f->nup[s]; i++)
-				if (f->ok[sm_peer(t, s, up[i])])
-					f->cand[k++] = up[i];
-			if (k)
-				sm_route_lid(t, s, lid, f->cand, k);
+	for (int i = 1; i < g->nports; i++)
+		if (c[ports[i]] < c[best])
+			best = ports[i];
+	return best;
+}
+
+static int remote_port(const struct ftree *f, int s, int p)
+{
+	return f->t.n->nodes[f->t.sw[s]].ports[p].remote_port;
+}
+
+/*
+ * OpenSM's fabric_route_upgoing_by_going_down: the switches below s (but
+ * not prev) route lid up to s. True when a leaf was reached.
+ */
+static bool route_down(struct ftree *f, int s, int prev, net_lid_t lid, int hops)
+{
+	struct fsw *w = &f->sw[s];
+	bool created = false;
+
+	if (!w->ndown)
+		return false;
+	if (w->counter_up_changed) {
+		sort_groups(f, w->down, w->ndown, by_counter_up);
+		w->counter_up_changed = false;
+	}
+	for (int i = 0; i < w->ndown; i++) {
+		struct fgroup *g = &f->g[w->down + i];
+		int v = g->remote, p;
+		uint8_t h;
+
+		if (v < 0) {
+			created = true;	/* a CA below: s is a leaf */
+			continue;
+		}
+		if (v == prev)
+			continue;
+		h = hops_of(f, v);
+		if (h != NO_HOPS && hops + 1 >= h)
+			continue;
+		p = least_port(f, s, g, f->pcu);
+		set_entry(f, v, lid, remote_port(f, s, p), hops + 1);
+		if (route_down(f, v, -1, lid, hops + 1)) {
+			created = true;
+			f->pcu[(size_t)s * ((size_t)f->t.maxports + 1) + (size_t)p]++;
+			g->counter_up++;
+			w->counter_up_changed = true;
 		}
 	}
+	return created;
+}
+
+/*
+ * OpenSM's fabric_route_downgoing_by_going_up: below s first, then the
+ * main path up (counted) and the other up-groups as secondary paths.
+ */
+static bool route_up(struct ftree *f, int s, int prev, net_lid_t lid, bool main, int hops)
+{
+	struct fsw *w = &f->sw[s];
+	bool created = route_down(f, s, prev, lid, hops);
+
+	if (w->rank == 0 || !w->nup)
+		return created;
+	sort_groups(f, w->up, w->nup, by_counter_down);
+	if (main) {
+		struct fgroup *g = &f->g[w->up];
+		int p = least_port(f, s, g, f->pcd), v = g->remote;
+		uint8_t h = hops_of(f, v);
+
+		g->counter_down++;
+		f->pcd[(size_t)s * ((size_t)f->t.maxports + 1) + (size_t)p]++;
+		if (h == NO_HOPS || hops + 1 < h)
+			set_entry(f, v, lid, remote_port(f, s, p), hops + 1);
+		created |= route_up(f, v, s, lid, true, hops + 1);
+	}
+	for (int i = main ? 1 : 0; i < w->nup; i++) {
+		struct fgroup *g = &f->g[w->up + i];
+		int v = g->remote, p;
+		uint8_t h = hops_of(f, v);
+
+		if (h != NO_HOPS && hops + 1 >= h)
+			continue;
+		p = least_port(f, s, g, f->pcd);
+		set_entry(f, v, lid, remote_port(f, s, p), hops + 1);
+		created |= route_up(f, v, s, lid, false, hops + 1);
+	}
+	return created;
+}
+
+/* A destination LID at switch s (its leaf, or the switch itself). */
+static void route_lid(struct ftree *f, int s, net_lid_t lid, int port, bool main, int hops)
+{
+	f->stamp++;
+	set_entry(f, s, lid, port, hops);
+	route_up(f, s, -1, lid, main, hops);
+}
+
+/* OpenSM's fabric_route_to_cns, fabric_route_to_switches. */
+static void route_all(struct ftree *f)
+{
+	struct sm_topo *t = &f->t;
+	int most = 0;
+
+	for (int i = 0; i < f->nleaves; i++) {
+		int s = f->leaves[i], n = 0;
+
+		for (int e = t->ep_first[s]; e < t->ep_first[s + 1]; e++)
+			n += t->ep_lid[e] == t->n->nodes[t->ep_node[e]].ports[t->ep_nport[e]].lid;
+		if (n > most)
+			most = n;
+	}
+	for (int i = 0; i < f->nleaves; i++) {
+		int s = f->leaves[i], routed = 0;
+		const struct fsw *w = &f->sw[s];
+
+		/* its CA ports' base LIDs in port order (a leaf's CA groups
+		 * are never re-sorted); LMC's other LIDs follow them (lmc_lids) */
+		for (int k = 0; k < w->ndown; k++) {
+			const struct fgroup *g = &f->g[w->down + k];
+			int p = f->gports[g->first_port];
+
+			if (g->remote >= 0)
+				continue;
+			for (int e = t->ep_first[s]; e < t->ep_first[s + 1]; e++) {
+				const struct net_node *ca = &t->n->nodes[t->ep_node[e]];
+
+				if (t->ep_port[e] == p && t->ep_lid[e] == ca->ports[t->ep_nport[e]].lid) {
+					route_lid(f, s, t->ep_lid[e], p, true, 1);
+					routed++;
+				}
+			}
+		}
+		/* dummies: as many destinations as the fullest leaf's, which
+		 * only move the counters (their entries, LID 0, are wiped) */
+		for (; routed < most; routed++)
+			route_lid(f, s, 0, 0, true, 1);
+	}
+	for (int i = 0; i < t->nsw; i++) {
+		int s = f->order[i];
+
+		route_lid(f, s, t->n->nodes[t->sw[s]].lid, 0, false, 0);
+	}
+}
+
+/* The ports of switch s's group that holds port p, ascending; their count. */
+static int group_of_port(const struct ftree *f, int s, int p, const int **ports)
+{
+	const struct fsw *w = &f->sw[s];
+
+	for (int gi = w->down; gi < w->up + w->nup; gi++) {
+		const struct fgroup *g = &f->g[gi];
+
+		for (int i = 0; i < g->nports; i++)
+			if (f->gports[g->first_port + i] == p) {
+				*ports = f->gports + g->first_port;
+				return g->nports;
+			}
+	}
+	return 0;
+}
+
+/*
+ * LMC > 0 (OpenSM's ftree refuses it and falls back to minhop): LID base +
+ * k follows the base LID's routes, turned k places at every switch - an
+ * up-port k further round the switch's up-ports (ascending), a down-port k
+ * further round the parallel cables to the same switch below. Every switch
+ * that goes up for the base LID goes up for its other LIDs and every one
+ * that goes down goes down to the same switch, so they are up*, down*
+ * routes too, and a CA port's 2^LMC LIDs leave every switch with k or more
+ * up-ports by different cables (the point of LMC: several paths).
+ */
+static int lmc_lids(struct ftree *f)
+{
+	struct sm_topo *t = &f->t;
+	int *up = malloc(sizeof(int) * ((size_t)t->maxports + 1));
+
+	if (!up)
+		return -1;
+
+	for (int s = 0; s < t->nsw; s++) {
+		uint8_t *lft = t->n->nodes[t->sw[s]].lft;
+		const struct fsw *w = &f->sw[s];
+		int nup = 0;
+
+		for (int gi = w->up; gi < w->up + w->nup; gi++)
+			for (int i = 0; i < f->g[gi].nports; i++)
+				up[nup++] = f->gports[f->g[gi].first_port + i];
+		for (int i = 1; i < nup; i++)	/* ascending port numbers */
+			for (int j = i; j > 0 && up[j] < up[j - 1]; j--) {
+				int x = up[j];
+
+				up[j] = up[j - 1];
+				up[j - 1] = x;
+			}
+		for (int e = 0; e < t->nep; e++) {
+			net_lid_t base = t->n->nodes[t->ep_node[e]].ports[t->ep_nport[e]].lid;
+			int k = (int)(t->ep_lid[e] - base), b = lft[base], pos = -1, cnt;
+			const int *ports = NULL;
+
+			if (!k || b == SM_NO_ROUTE || !b)
+				continue;
+			for (int i = 0; i < nup && pos < 0; i++)
+				if (up[i] == b)
+					pos = i;
+			if (pos >= 0) {
+				lft[t->ep_lid[e]] = (uint8_t)up[(pos + k) % nup];
+				continue;
+			}
+			cnt = group_of_port(f, s, b, &ports);
+			for (int i = 0; i < cnt && pos < 0; i++)
+				if (ports[i] == b)
+					pos = i;
+			if (pos >= 0)
+				lft[t->ep_lid[e]] = (uint8_t)ports[(pos + k) % cnt];
+		}
+	}
+	free(up);
+	return 0;
 }
 
 int sm_route_ftree(struct net *n, const struct sm_opts *o, struct sim_diag *d)
 {
 	struct ftree f = { 0 };
-	size_t ns, np;
+	size_t ns, np, ngroups = 0;
 	int rc = -1, ntop = 0;
 
 	if (sm_topo_init(&f.t, n, o, d))
@@ -449,37 +711,48 @@ int sm_route_ftree(struct net *n, const struct sm_opts *o, struct sim_diag *d)
 	}
 	ns = (size_t)f.t.nsw + 1;
 	np = (size_t)f.t.maxports + 1;
+	for (int s = 0; s < f.t.nsw; s++)
+		ngroups += (size_t)n->nodes[f.t.sw[s]].nports;
 	f.level = malloc(sizeof(int) * ns);
-	f.place = malloc(sizeof(int) * ns);
-	f.upp = malloc(sizeof(int) * ns * np);
-	f.nup = malloc(sizeof(int) * ns);
-	f.period = malloc(sizeof(uint64_t) * ns);
+	f.sw = calloc(ns, sizeof(*f.sw));
+	f.g = malloc(sizeof(*f.g) * (ngroups + 1));
+	f.gports = malloc(sizeof(int) * (ngroups + 1));
+	f.pcu = calloc(ns * np, sizeof(uint32_t));
+	f.pcd = calloc(ns * np, sizeof(uint32_t));
+	f.order = malloc(sizeof(int) * ns);
 	f.leaves = malloc(sizeof(int) * ns);
-	f.xindex = malloc(sizeof(int) * ((size_t)f.t.nep + 1));
-	f.below = malloc(ns);
-	f.ok = malloc(ns);
-	f.upok = malloc(ns);
-	f.dcand = malloc(sizeof(int) * ns * np);
-	f.ndc = malloc(sizeof(int) * ns);
-	f.chain_port = malloc(sizeof(int) * ns);
-	f.chain_stamp = calloc(ns, sizeof(uint32_t));
-	f.cand = malloc(sizeof(int) * np);
-	if (!f.level || !f.place || !f.upp || !f.nup || !f.period || !f.leaves ||
-	    !f.xindex || !f.below || !f.ok || !f.upok || !f.dcand || !f.ndc ||
-	    !f.chain_port || !f.chain_stamp || !f.cand) {
+	f.hstamp = calloc(ns, sizeof(uint32_t));
+	f.hops = malloc(ns);
+	for (f.tmask = 15; f.tmask < 2 * ns; f.tmask = 2 * f.tmask + 1)
+		;
+	f.tset = malloc(sizeof(int) * ((size_t)f.tmask + 1));
+	if (!f.level || !f.sw || !f.g || !f.gports || !f.pcu || !f.pcd || !f.order || !f.leaves ||
+	    !f.tset || !f.hstamp || !f.hops) {
 		sim_diag_set(d, NULL, 0, 0, "out of memory");
 		goto out;
 	}
+	memset(f.tset, 0xff, sizeof(int) * ((size_t)f.tmask + 1));
 	if (!f.t.nsw) {
 		rc = 0;
 		goto out;
 	}
-	if (find_levels(&f, d) || order_tree(&f, d))
+	if (find_levels(&f, d))
 		goto out;
-	index_endpoints(&f);
-	if (route_ca_lids(&f, d))
+	for (int s = 0; s < f.t.nsw; s++) {
+		f.sw[s].rank = f.top - f.level[s];
+		f.order[s] = s;
+	}
+	qsort_r(f.order, (size_t)f.t.nsw, sizeof(int), cmp_guid, &f);
+	for (int s = 0; s < f.t.nsw; s++)
+		make_groups(&f, s);
+	fill_group_ports(&f);
+	if (make_indexing(&f, d))
 		goto out;
-	route_switch_lids(&f);
+	route_all(&f);
+	if (n->lmc && lmc_lids(&f)) {
+		sim_diag_set(d, NULL, 0, 0, "out of memory");
+		goto out;
+	}
 	for (int s = 0; s < f.t.nsw; s++)
 		ntop += f.level[s] == f.top;
 	sm_note(o, "ftree %d level%s, %d lea%s, %d top switch%s", f.top + 1,

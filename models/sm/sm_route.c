@@ -36,7 +36,7 @@ static const struct sm_engine eng_updn = {
 
 static const struct sm_engine eng_ftree = {
 	.name = "ftree",
-	.help = "fat trees only: destinations spread over up-links (D-mod-k), shift patterns contention free",
+	.help = "fat trees only: OpenSM's ftree, destinations spread over the up-links, shift patterns contention free",
 	.route = sm_route_ftree,
 };
 

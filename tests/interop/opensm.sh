@@ -8,8 +8,8 @@
 # For each fabric OpenSM runs once per engine (-R minhop|updn|ftree, -o,
 # its own log, cache and dump directories) and writes opensm-lfts.dump;
 # ibfab then checks, switches and ports matched by GUID:
-#   0. minhop, updn (and dor on a torus): our tables equal OpenSM's entry
-#      for entry (`topo route --lft-out` of both);
+#   0. minhop, updn, ftree (and dor on a torus): our tables equal
+#      OpenSM's entry for entry (`topo route --lft-out` of both);
 #   1. minhop (and dor on a torus): the hop count of every (switch,
 #      destination LID) pair, from our tables and from OpenSM's, is the
 #      same (`topo route --hops`);
@@ -102,10 +102,11 @@ check_fabric() {
 		theirs=$(maxpaths <"$d/osm-$eng.report")
 		ours=$(maxpaths <"$d/ours-$eng.report")
 		# minhop, updn and dor visit the destinations in OpenSM's order
-		# and break ties as it does: the tables are OpenSM's, entry for
+		# and break ties as it does, and ftree indexes the tree and counts
+		# its paths as OpenSM's does: the tables are OpenSM's, entry for
 		# entry (both normalised by ibfab's dump writer)
 		case $eng in
-		minhop | updn | dor)
+		minhop | updn | dor | ftree)
 			route "$topo" --lft "$d/$eng.dump" --lft-out "$d/osm-$eng.norm" >/dev/null
 			route "$topo" --routing "$eng" --lft-out "$d/ours-$eng.norm" >/dev/null
 			diff "$d/osm-$eng.norm" "$d/ours-$eng.norm" >"$d/diff" || {
@@ -248,5 +249,5 @@ for dst in $(cut -d' ' -f2 "$d/lids" | tail -n +2); do
 done
 stop_sim
 echo "ok: LMC 1: OpenSM's two LIDs per host load, 15 second-LID paths match ibtracert"
-echo "ok: $entries LFT entries equal to OpenSM's (minhop, updn, dor); $pairs_compared (switch, destination LID) hop counts compared with OpenSM; $traced routes matched ibtracert"
+echo "ok: $entries LFT entries equal to OpenSM's (minhop, updn, ftree, dor); $pairs_compared (switch, destination LID) hop counts compared with OpenSM; $traced routes matched ibtracert"
 exit 0

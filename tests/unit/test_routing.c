@@ -597,6 +597,64 @@ static void test_ftree_shift_paths(void)
 	net_free(&n);
 }
 
+/*
+ * ftree computes OpenSM's tables (tests/interop/opensm.sh compares every
+ * entry with the real OpenSM): on fattree-16, the ports the spines and the
+ * first leaf send h0..h15 to are those of OpenSM 3.3.23's dump. A spine's
+ * two cables to a leaf take its four hosts in the order the path counts
+ * give (1 2 2 1 on spine0, 1 1 2 2 on spine1); leaf0 sends the hosts of
+ * every other leaf up by 5 7 6 8 (the main paths alternate spines, each
+ * spine's least used cable next).
+ */
+static int node_named(const struct net *n, const char *desc)
+{
+	for (int i = 0; i < n->nnodes; i++)
+		if (!strcmp(n->nodes[i].desc, desc))
+			return i;
+	return -1;
+}
+
+static void test_ftree_opensm(void)
+{
+	static const char *const sw[] = { "spine0", "spine1", "leaf0" };
+	static const uint8_t want[3][16] = {
+		{ 1, 2, 2, 1, 3, 4, 4, 3, 5, 6, 6, 5, 7, 8, 8, 7 },
+		{ 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8 },
+		{ 1, 2, 3, 4, 5, 7, 6, 8, 5, 7, 6, 8, 5, 7, 6, 8 },
+	};
+	struct net n;
+
+	load_example(&n, "fattree-16.topo");
+	CU_ASSERT_EQUAL_FATAL(route(&n, "ftree", NULL, 0), 0);
+	for (int k = 0; k < 3; k++) {
+		int s = node_named(&n, sw[k]);
+
+		CU_ASSERT_FATAL(s >= 0);
+		for (int h = 0; h < 16; h++) {
+			char name[8];
+
+			snprintf(name, sizeof(name), "h%d", h);
+			CU_ASSERT_EQUAL(n.nodes[s].lft[net_lid_of(&n, net_find_host(&n, name), 1)],
+					want[k][h]);
+		}
+	}
+	net_free(&n);
+	/* a cable missing (spine0[1] - leaf0[5]): OpenSM's check would refuse
+	 * the tree; the same algorithm routes it, and every host still reaches
+	 * every host up then down */
+	load_example(&n, "fattree-16.topo");
+	{
+		int sp = node_named(&n, "spine0"), lf = node_named(&n, "leaf0");
+
+		CU_ASSERT_FATAL(sp >= 0 && lf >= 0 && n.nodes[sp].ports[1].remote_node == lf);
+		n.nodes[sp].ports[1].remote_node = -1;
+		n.nodes[lf].ports[5].remote_node = -1;
+	}
+	CU_ASSERT_EQUAL_FATAL(route(&n, "ftree", NULL, 0), 0);
+	check_reach(&n, "fattree-16 without spine0[1]");
+	net_free(&n);
+}
+
 static void test_ftree_refuses(void)
 {
 	struct net n;
@@ -1442,6 +1500,7 @@ static const struct test_case tests[] = {
 	{ "CDG: updn, ftree, dor on a mesh acyclic", test_deadlock_freedom },
 	{ "ftree: one path per cable on shifts", test_ftree_shift_paths },
 	{ "ftree refuses non-trees", test_ftree_refuses },
+	{ "ftree: OpenSM's tables, a cable missing", test_ftree_opensm },
 	{ "dor: dimension by dimension", test_dor },
 	{ "LMC: aligned LIDs, all routed", test_lmc },
 	{ "sm_balance matches a path walk", test_balance_differential },
