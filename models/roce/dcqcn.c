@@ -70,8 +70,11 @@ const char *const dcqcn_stage_names[] = {
  *         CNP interval 4 us: one CNP per rate-decrease period, so the RP's
  *         period, not the NP, limits how often a flow is cut. Target rate
  *         not clamped at back-to-back cuts (HPCC's CLAMP_TARGET_RATE 0).
- *  paper: g = 1/256, CNP interval N = 50 us, alpha 50 us, rate decrease
- *         50 us, increase timer 55 us (HPCC's "dcqcn_paper" timers), F = 5,
+ *  paper: g = 1/256, CNP interval N = 50 us, alpha update interval 55 us
+ *         (section 5.2: "We have chosen the alpha update interval and
+ *         minimum timer value to be 55us", larger than the CNP interval),
+ *         increase timer 55 us, rate decrease at most every 50 us (the
+ *         paper names no such limit; CNPs come 50 us apart anyway), F = 5,
  *         B = 10 MB, R_AI = 40 Mb/s at 40 Gb/s (1 Mb/s per Gb/s), R_HAI
  *         10 x R_AI (HPCC's ratio), min rate 1 Gb/s; Rt = Rc at every
  *         decrease, as the paper's equation.
@@ -86,7 +89,7 @@ void dcqcn_params_set_named(struct dcqcn_params *p, enum dcqcn_set s)
 	p->g = 1.0 / 256;
 	p->min_rate_mbps = 1000;
 	if (s == DCQCN_SET_PAPER) {
-		p->alpha_us = 50;
+		p->alpha_us = 55;
 		p->dec_us = 50;
 		p->timer_us = 55;
 		p->cnp_interval_us = 50;

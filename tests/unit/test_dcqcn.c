@@ -49,7 +49,7 @@ static void test_rp_paper_trace(void)
 	CLOSE(c.rhai_bps, 400e6);
 	CU_ASSERT_EQUAL(c.f, 5);
 	CU_ASSERT_EQUAL(c.timer, 55 * us);
-	CU_ASSERT_EQUAL(c.alpha_period, 50 * us);
+	CU_ASSERT_EQUAL(c.alpha_period, 55 * us);
 	dcqcn_rp_init(&rp, &c);
 	CLOSE(rp.rc, 40e9);
 	CLOSE(rp.alpha, 1.0);
@@ -59,7 +59,7 @@ static void test_rp_paper_trace(void)
 	CLOSE(rp.rt, 40e9);
 	CLOSE(rp.rc, 20e9);
 	CLOSE(rp.alpha, 1.0);
-	/* t=50: alpha timer: a = 255/256; t=55: fast recovery Rc = (40+20)/2 */
+	/* t=55: alpha timer, a = 255/256, then fast recovery Rc = (40+20)/2 */
 	dcqcn_rp_advance(&rp, &c, 55 * us);
 	CLOSE(rp.alpha, 255.0 / 256);
 	CLOSE(rp.rc, 30e9);
@@ -81,7 +81,7 @@ static void test_rp_paper_trace(void)
 		CLOSE(rp.rc, fr[i]);
 		CU_ASSERT_EQUAL(rp.last, DCQCN_FAST_RECOVERY);
 	}
-	/* alpha: decays at 110, 160, ..., 310 (5 x K after the cut at 60) */
+	/* alpha: decays at 115, 170, ..., 335 (5 x K after the cut at 60) */
 	CLOSE(rp.alpha, 0.9961090087890625 * pow(255.0 / 256, 5));
 	/* t=390: timer stage 5 = F, byte counter at 0: additive increase,
 	 * Rt = 30.04, Rc = (30.04 + 29.5330810546875)/2 */
@@ -236,7 +236,7 @@ static void test_keys(void)
 	tf_set(&p, "dcqcn.set=paper");
 	CU_ASSERT_EQUAL(p.dcqcn.set, DCQCN_SET_PAPER);
 	CU_ASSERT_EQUAL(p.dcqcn.timer_us, 55);
-	CU_ASSERT_EQUAL(p.dcqcn.alpha_us, 50);
+	CU_ASSERT_EQUAL(p.dcqcn.alpha_us, 55);
 	CU_ASSERT_EQUAL(p.dcqcn.dec_us, 50);
 	CU_ASSERT_EQUAL(p.dcqcn.cnp_interval_us, 50);
 	CU_ASSERT_EQUAL(p.dcqcn.f, 5);

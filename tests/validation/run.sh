@@ -40,6 +40,9 @@ figure() {
 		awk -v c="$2" -v s="$3" '$1 == s && NF >= 5 && $2 ~ /^[0-9]+$/ { print $c; exit }' <<<"$out" ;;
 	busbw) awk '/# Avg bus bandwidth/ { print $NF; exit }' <<<"$out" ;;
 	throughput) awk '$1 == "throughput" { print $2; exit }' <<<"$out" ;;
+	wire) # every byte delivered on the wire (frames, preamble and gap) over the run, Gb/s
+		awk '$1 == "\"sim_time_ps\":" { t = $2 + 0 } $1 == "\"bytes_delivered\":" { b = $2 + 0 }
+			END { if (t > 0) printf "%.2f\n", b * 8 / t * 1000 }' "$json" ;;
 	*) echo "rows.txt: unknown read '$read'" >&2; rm -f "$json"; return 1 ;;
 	esac
 	rm -f "$json"
