@@ -620,23 +620,6 @@ static void route_all(struct ftree *f)
 	}
 }
 
-/* The ports of switch s's group that holds port p, ascending; their count. */
-static int group_of_port(const struct ftree *f, int s, int p, const int **ports)
-{
-	const struct fsw *w = &f->sw[s];
-
-	for (int gi = w->down; gi < w->up + w->nup; gi++) {
-		const struct fgroup *g = &f->g[gi];
-
-		for (int i = 0; i < g->nports; i++)
-			if (f->gports[g->first_port + i] == p) {
-				*ports = f->gports + g->first_port;
-				return g->nports;
-			}
-	}
-	return 0;
-}
-
 /*
  * LMC > 0 (OpenSM's ftree refuses it and falls back to minhop): LID base +
  * k follows the base LID's routes, turned k places at every switch - an
@@ -650,19 +633,33 @@ static int group_of_port(const struct ftree *f, int s, int p, const int **ports)
 static int lmc_lids(struct ftree *f)
 {
 	struct sm_topo *t = &f->t;
-	int *up = malloc(sizeof(int) * ((size_t)t->maxports + 1));
+	size_t np = (size_t)t->maxports + 1;
+	/* per port of the switch at hand: its place among the up-ports
+	 * (ascending), else -1; and its group */
+	int *up = malloc(sizeof(int) * np), *upos = malloc(sizeof(int) * np);
+	int *grp = malloc(sizeof(int) * np);
 
-	if (!up)
+	if (!up || !upos || !grp) {
+		free(up);
+		free(upos);
+		free(grp);
 		return -1;
-
+	}
 	for (int s = 0; s < t->nsw; s++) {
 		uint8_t *lft = t->n->nodes[t->sw[s]].lft;
 		const struct fsw *w = &f->sw[s];
 		int nup = 0;
 
-		for (int gi = w->up; gi < w->up + w->nup; gi++)
-			for (int i = 0; i < f->g[gi].nports; i++)
-				up[nup++] = f->gports[f->g[gi].first_port + i];
+		for (size_t p = 0; p < np; p++)
+			upos[p] = grp[p] = -1;
+		for (int gi = w->down; gi < w->up + w->nup; gi++)
+			for (int i = 0; i < f->g[gi].nports; i++) {
+				int p = f->gports[f->g[gi].first_port + i];
+
+				grp[p] = gi;
+				if (gi >= w->up)
+					up[nup++] = p;
+			}
 		for (int i = 1; i < nup; i++)	/* ascending port numbers */
 			for (int j = i; j > 0 && up[j] < up[j - 1]; j--) {
 				int x = up[j];
@@ -670,29 +667,31 @@ static int lmc_lids(struct ftree *f)
 				up[j] = up[j - 1];
 				up[j - 1] = x;
 			}
+		for (int i = 0; i < nup; i++)
+			upos[up[i]] = i;
 		for (int e = 0; e < t->nep; e++) {
 			net_lid_t base = t->n->nodes[t->ep_node[e]].ports[t->ep_nport[e]].lid;
-			int k = (int)(t->ep_lid[e] - base), b = lft[base], pos = -1, cnt;
-			const int *ports = NULL;
+			int k = (int)(t->ep_lid[e] - base), b = lft[base];
+			const struct fgroup *g;
+			int pos = 0;
 
 			if (!k || b == SM_NO_ROUTE || !b)
 				continue;
-			for (int i = 0; i < nup && pos < 0; i++)
-				if (up[i] == b)
-					pos = i;
-			if (pos >= 0) {
-				lft[t->ep_lid[e]] = (uint8_t)up[(pos + k) % nup];
+			if (upos[b] >= 0) {
+				lft[t->ep_lid[e]] = (uint8_t)up[(upos[b] + k) % nup];
 				continue;
 			}
-			cnt = group_of_port(f, s, b, &ports);
-			for (int i = 0; i < cnt && pos < 0; i++)
-				if (ports[i] == b)
-					pos = i;
-			if (pos >= 0)
-				lft[t->ep_lid[e]] = (uint8_t)ports[(pos + k) % cnt];
+			if (grp[b] < 0)
+				continue;
+			g = &f->g[grp[b]];
+			while (f->gports[g->first_port + pos] != b)
+				pos++;
+			lft[t->ep_lid[e]] = (uint8_t)f->gports[g->first_port + (pos + k) % g->nports];
 		}
 	}
 	free(up);
+	free(upos);
+	free(grp);
 	return 0;
 }
 
