@@ -83,7 +83,6 @@ struct fsw {
 	int down, ndown;	/* groups[down .. down + ndown) */
 	int up, nup;
 	bool counter_up_changed;
-	uint8_t lft0;		/* a dummy destination's entry (LID 0, wiped) */
 };
 
 struct ftree {
@@ -459,12 +458,12 @@ static uint8_t hops_of(const struct ftree *f, int s)
 	return f->hstamp[s] == f->stamp ? f->hops[s] : NO_HOPS;
 }
 
+/* Switch s routes lid out of port at this many hops; a dummy destination
+ * (LID 0) only marks the switch reached, as OpenSM wipes its entries. */
 static void set_entry(struct ftree *f, int s, net_lid_t lid, int port, int hops)
 {
 	if (lid)
 		f->t.n->nodes[f->t.sw[s]].lft[lid] = (uint8_t)port;
-	else
-		f->sw[s].lft0 = (uint8_t)port;
 	f->hops[s] = (uint8_t)(hops < NO_HOPS ? hops : NO_HOPS - 1);
 	f->hstamp[s] = f->stamp;
 }

@@ -107,10 +107,9 @@ struct tcp_host {
 	uint32_t batch;		/* segments served by the current interrupt */
 	/* interrupt moderation (tcp.rx_usecs, tcp_conn.c): the segments the
 	 * NIC has written since the softirq went idle, waiting for the
-	 * interrupt; the DMA times of the first and the last of them */
+	 * interrupt, in the order they came */
 	struct tcp_rxwait *wait;
 	uint32_t wait_n, wait_cap;
-	sim_time_t wait_first, wait_last;
 	struct tcp_host_stats {
 		uint64_t cpu_ps;
 		uint64_t syscalls, irqs, ctx_switches, segs_tx, segs_rx, copy_bytes;

@@ -1048,6 +1048,13 @@ static void rx_flush(struct tcp_host *th, sim_time_t at)
 	}
 }
 
+/* When the NIC raises the interrupt for a core's waiting segments (there
+ * are some): from their first and last DMA times. */
+static sim_time_t rx_fire_at(const struct tcp_host *th, const struct tcp_params *p)
+{
+	return tcp_host_rx_fire(p, th->wait[0].s.t, th->wait[th->wait_n - 1].s.t);
+}
+
 /* The moderated interrupt of a core's waiting segments, if it is due by now
  * (a timer of one of the connections it serves: rx_arrive arms it). */
 static void rx_due(struct tcp_conn *c)
@@ -1057,7 +1064,7 @@ static void rx_due(struct tcp_conn *c)
 
 	if (!th->wait_n)
 		return;
-	at = tcp_host_rx_fire(prm(c), th->wait_first, th->wait_last);
+	at = rx_fire_at(th, prm(c));
 	if (now_of(c) >= at)
 		rx_flush(th, at);
 	else
@@ -1080,7 +1087,7 @@ static void rx_arrive(struct tcp_conn *c, const struct tcp_seg *s, bool ce)
 	const struct tcp_params *p = prm(c);
 
 	if (th->wait_n) {
-		sim_time_t at = tcp_host_rx_fire(p, th->wait_first, th->wait_last);
+		sim_time_t at = rx_fire_at(th, p);
 
 		if (s->t >= at)
 			rx_flush(th, at);	/* the interrupt came before this segment */
@@ -1101,20 +1108,18 @@ static void rx_arrive(struct tcp_conn *c, const struct tcp_seg *s, bool ce)
 		th->wait_cap = cap;
 	}
 	th->wait[th->wait_n++] = (struct tcp_rxwait){ .c = c, .s = *s, .ce = ce };
-	if (th->wait_n == 1)
-		th->wait_first = s->t;
-	th->wait_last = s->t;
 	SIM_LOG(SIM_LOG_TCP, now_of(c), "qp %u segment of %u bytes waits for the NIC's interrupt "
 		"(moderation: %u waiting, interrupt at %llu ps unless more come)", c->qp->qpn, s->len,
-		th->wait_n, (unsigned long long)tcp_host_rx_fire(p, th->wait_first, th->wait_last));
+		th->wait_n, (unsigned long long)rx_fire_at(th, p));
 	if (th->wait_n >= p->rx_frames)
 		rx_flush(th, s->t);
 	else
-		arm(c, tcp_host_rx_fire(p, th->wait_first, th->wait_last));
+		arm(c, rx_fire_at(th, p));
 }
 
 /* A connection going away: its segments leave the NIC's window (another
- * connection of the core takes over the window's timer). */
+ * connection of the core takes over the window's timer, at the time the
+ * segments left make). */
 static void rx_forget(struct tcp_conn *c)
 {
 	struct tcp_host *th = core_of(c);
@@ -1125,7 +1130,7 @@ static void rx_forget(struct tcp_conn *c)
 			th->wait[k++] = th->wait[i];
 	th->wait_n = k;
 	if (k)
-		arm(th->wait[0].c, tcp_host_rx_fire(prm(c), th->wait_first, th->wait_last));
+		arm(th->wait[0].c, rx_fire_at(th, prm(c)));
 }
 
 static void tcp_receive(struct fab *f, struct hca_qp *qp, struct pkt *p)
