@@ -210,11 +210,16 @@ static void apply_preset(struct fab_params *p, const struct preset *pr)
 	p->hca_rnr_retry = 7;
 	p->hca_min_rnr_timer = 12;	/* 0.64 ms (IBA Table 45) */
 	p->hca_max_rd_atomic = 16;	/* ConnectX's max_qp_rd_atom */
-	/* AckReq on a message's last packet only. Linux rxe also asks after
-	 * every 64 packets without one (RXE_MAX_PKT_PER_ACK,
-	 * drivers/infiniband/sw/rxe), so that a long message's progress is
-	 * acknowledged as it goes: hca.ackreq_pkts=64 */
-	p->hca_ackreq_pkts = 0;
+	/* AckReq on a message's last packet and at least every 256th: the
+	 * Mellanox QP context's ack_req_freq ("ACK required bit will be set
+	 * in every 2^AckReqFreq packets at least", InfiniHost's QP context;
+	 * log_ack_req_freq in ConnectX's mlx5_ifc.h), which the mlx4 driver
+	 * sets to 8 on every QP (MLX4_IB_ACK_REQ_FREQ,
+	 * drivers/infiniband/hw/mlx4/qp.c) and UCX to 8 on the mlx5 QPs it
+	 * creates itself (log_ack_req_freq, uct/ib/mlx5/dv). A long message's
+	 * progress is acknowledged every MiB at MTU 4096. Linux rxe asks
+	 * every 64 (RXE_MAX_PKT_PER_ACK); 0 = the last packet only. */
+	p->hca_ackreq_pkts = 256;
 	p->drop_prob = 0;
 	p->ber = 0;
 	/* perftest's default inline size on mlx5: small writes skip the payload DMA */
