@@ -71,6 +71,7 @@ struct cc_hca {
 	const struct cc_algo *algo;
 	double line_bps;
 	uint32_t note_wire;	/* bytes of a CNP / CN packet */
+	sim_time_t ibcc_timer;	/* IB CC: the CCTI_Timer period (ibcc_timer_ps) */
 	struct dcqcn_cfg dcqcn;
 	struct cc_note *q;
 	uint32_t head, n, cap;

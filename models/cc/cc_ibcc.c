@@ -20,8 +20,8 @@ static bool ibcc_applies(const struct fab_params *p)
 
 static void ibcc_setup(struct cc_hca *c, const struct fab_params *p)
 {
-	(void)p;
 	c->note_wire = IB_LRH_BYTES + IB_BTH_BYTES + IB_ICRC_BYTES + IB_VCRC_BYTES;
+	c->ibcc_timer = ibcc_timer_ps(&p->ibcc, c->line_bps, p->mtu);
 }
 
 /* The packet's own time plus the delay. In floating point on purpose: one
@@ -30,7 +30,7 @@ static void ibcc_setup(struct cc_hca *c, const struct fab_params *p)
 static sim_time_t ibcc_sent(struct cc_qp *q, const struct cc_hca *c, const struct fab_params *p,
 			    sim_time_t now, uint32_t wire)
 {
-	ibcc_ca_advance(&q->ca, &p->ibcc, now);
+	ibcc_ca_advance(&q->ca, &p->ibcc, c->ibcc_timer, now);
 	uint32_t ird = q->ca.ccti ? ibcc_ird_units(&p->ibcc, q->ca.ccti) : 0;
 
 	return ird ? now + (sim_time_t)(((double)wire + (double)ird * IB_BLOCK_BYTES) * 8e12 /
@@ -40,8 +40,7 @@ static sim_time_t ibcc_sent(struct cc_qp *q, const struct cc_hca *c, const struc
 static void ibcc_notified(struct cc_qp *q, const struct cc_hca *c, const struct fab_params *p,
 			  sim_time_t now)
 {
-	(void)c;
-	ibcc_ca_becn(&q->ca, &p->ibcc, now);
+	ibcc_ca_becn(&q->ca, &p->ibcc, c->ibcc_timer, now);
 }
 
 const struct cc_algo cc_ibcc = {

@@ -37,7 +37,9 @@
  * flow; entry 127 = 8064 blocks, under 1%), the shape of the tables public
  * OpenSM configurations use. The timer is lazy: it runs only while the
  * index is above CCTI_Min and is evaluated when the QP next sends or gets
- * a BECN.
+ * a BECN. Its period scales with the link like the table does unless it
+ * is set (ibcc_timer_ps): a fixed period suits one link rate only, as
+ * the marks a flow gets come per packet.
  *
  * Left out: SL-based CC (the index per SL and port instead of per QP),
  * credit-starvation marking (CS_Threshold), the congestion logs, the
@@ -51,6 +53,7 @@
 #include <strings.h>
 
 #include "models/core/fab_core.h"
+#include "models/ib/ib_pkt.h"
 #include "sim/sim_param.h"
 #include "sim/sim_parse.h"
 
@@ -79,7 +82,7 @@ void ibcc_params_default(struct ibcc_params *p)
 	p->threshold = 8;	/* marks above half a VL buffer */
 	p->marking_rate = 3;	/* one eligible packet in four */
 	p->packet_size = 1;	/* 64 bytes: ACKs and CNs (26 B) are never marked */
-	p->ccti_timer_us = 5;	/* ~5 annex units of 1.024 us */
+	p->ccti_timer_us = 0;	/* automatic: ibcc_timer_ps() */
 	p->ccti_increase = 1;
 	p->ccti_limit = IBCC_CCT_MAX - 1;
 	p->ccti_min = 0;
@@ -176,7 +179,8 @@ const struct sim_param ibcc_param_keys[] = {
 	  "switch: packets under this many 64-byte units are not marked"),
 	{ "ib.cc.victim_mark", SIM_PARAM_BOOL, F(victim_mark), 0, 1, NULL, NULL, NULL,
 	  "switch: mark at outputs blocked for credits too (Victim_Mask)" },
-	U("ccti_timer_us", ccti_timer_us, 1, 100000000, "CA: the CCT index falls by one per period, us"),
+	U("ccti_timer_us", ccti_timer_us, 0, 100000000,
+	  "CA: the CCT index falls by one per period, us (0 = 8 x (marking_rate + 1) MTU packets' time at the CA's rate + 2 us)"),
 	U("ccti_increase", ccti_increase, 0, 255, "CA: CCT index added per BECN"),
 	U("ccti_limit", ccti_limit, 0, IBCC_CCT_MAX - 1, "CA: highest CCT index"),
 	U("ccti_min", ccti_min, 0, IBCC_CCT_MAX - 1, "CA: lowest CCT index"),
@@ -219,9 +223,20 @@ uint32_t ibcc_ird_units(const struct ibcc_params *p, uint16_t ccti)
 
 /* ---- the CA ------------------------------------------------------------------ */
 
-void ibcc_ca_advance(struct ibcc_ca *ca, const struct ibcc_params *p, sim_time_t now)
+sim_time_t ibcc_timer_ps(const struct ibcc_params *p, double line_bps, uint32_t mtu)
 {
-	sim_time_t period = (sim_time_t)p->ccti_timer_us * SIM_US;
+	/* a WRITE's middle packet: LRH, BTH, payload, ICRC, VCRC */
+	double pkt = (double)(IB_LRH_BYTES + IB_BTH_BYTES + mtu + IB_ICRC_BYTES + IB_VCRC_BYTES) *
+		     8e12 / line_bps;
+
+	if (p->ccti_timer_us)
+		return (sim_time_t)p->ccti_timer_us * SIM_US;
+	return (sim_time_t)(IBCC_TIMER_FLOWS * 2.0 * (p->marking_rate + 1) * pkt + 0.5) + IBCC_TIMER_LOOP_PS;
+}
+
+void ibcc_ca_advance(struct ibcc_ca *ca, const struct ibcc_params *p, sim_time_t period,
+		     sim_time_t now)
+{
 	uint64_t n;
 
 	if (!ca->next_dec || ca->next_dec > now)
@@ -236,14 +251,15 @@ void ibcc_ca_advance(struct ibcc_ca *ca, const struct ibcc_params *p, sim_time_t
 	ca->next_dec += n * period;
 }
 
-void ibcc_ca_becn(struct ibcc_ca *ca, const struct ibcc_params *p, sim_time_t now)
+void ibcc_ca_becn(struct ibcc_ca *ca, const struct ibcc_params *p, sim_time_t period,
+		  sim_time_t now)
 {
 	uint32_t c;
 
-	ibcc_ca_advance(ca, p, now);
+	ibcc_ca_advance(ca, p, period, now);
 	ca->becns++;
 	c = (uint32_t)ca->ccti + p->ccti_increase;
 	ca->ccti = (uint16_t)(c > p->ccti_limit ? p->ccti_limit : c);
 	if (ca->ccti > p->ccti_min && !ca->next_dec)
-		ca->next_dec = now + (sim_time_t)p->ccti_timer_us * SIM_US;
+		ca->next_dec = now + period;
 }

@@ -30,6 +30,20 @@ uint32_t ibcc_threshold_bytes(const struct ibcc_params *p, uint32_t vl_buf);
  * takes to send 64 bytes (one credit block). */
 uint32_t ibcc_ird_units(const struct ibcc_params *p, uint16_t ccti);
 
+/* The CCTI_Timer period of a CA whose link sends line_bps bits of data a
+ * second in packets of mtu payload bytes: ib.cc.ccti_timer_us, or when
+ * that is 0 the time of 2 x IBCC_TIMER_FLOWS x (marking_rate + 1) such
+ * packets plus IBCC_TIMER_LOOP_PS. A flow holds its index while BECNs
+ * come at least once a period; one at a 1/N share of a congested link,
+ * every packet eligible, gets one per (marking_rate + 1) x N packet times
+ * of the link, and a round trip after the mark: the automatic period is
+ * twice that interval for N = IBCC_TIMER_FLOWS, plus about a round trip
+ * through a few switches (3.5 us through four at XDR with the hosts'
+ * costs). docs/congestion-control.md has the parking lot that checks it. */
+#define IBCC_TIMER_FLOWS 4
+#define IBCC_TIMER_LOOP_PS (2 * SIM_US)
+sim_time_t ibcc_timer_ps(const struct ibcc_params *p, double line_bps, uint32_t mtu);
+
 /* The CA side of one QP (QP-based congestion control). */
 struct ibcc_ca {
 	uint16_t ccti;
@@ -37,8 +51,11 @@ struct ibcc_ca {
 	uint64_t becns;
 };
 
-void ibcc_ca_advance(struct ibcc_ca *ca, const struct ibcc_params *p, sim_time_t now);
-void ibcc_ca_becn(struct ibcc_ca *ca, const struct ibcc_params *p, sim_time_t now);
+/* period: ibcc_timer_ps() of the CA */
+void ibcc_ca_advance(struct ibcc_ca *ca, const struct ibcc_params *p, sim_time_t period,
+		     sim_time_t now);
+void ibcc_ca_becn(struct ibcc_ca *ca, const struct ibcc_params *p, sim_time_t period,
+		  sim_time_t now);
 
 /* The switch side is models/switch/sw_ibcc.h. */
 

@@ -35,29 +35,32 @@ static void test_ca_trace(void)
 	p.ccti_increase = 3;
 	p.ccti_limit = 7;
 	p.ccti_min = 1;
+	const sim_time_t T = ibcc_timer_ps(&p, 200e9, 4096);
+
+	CU_ASSERT_EQUAL(T, 10 * us);	/* set: the rate and MTU do not matter */
 	/* t=0: 0 + 3 = 3, the timer starts: decrements due at 10, 20, 30 ... */
-	ibcc_ca_becn(&ca, &p, 0);
+	ibcc_ca_becn(&ca, &p, T, 0);
 	CU_ASSERT_EQUAL(ca.ccti, 3);
 	/* t=5: 3 + 3 = 6 */
-	ibcc_ca_becn(&ca, &p, 5 * us);
+	ibcc_ca_becn(&ca, &p, T, 5 * us);
 	CU_ASSERT_EQUAL(ca.ccti, 6);
 	/* t=6: 6 + 3 = 9, capped at the limit 7 */
-	ibcc_ca_becn(&ca, &p, 6 * us);
+	ibcc_ca_becn(&ca, &p, T, 6 * us);
 	CU_ASSERT_EQUAL(ca.ccti, 7);
 	/* t=25: decrements at 10 and 20: 5 */
-	ibcc_ca_advance(&ca, &p, 25 * us);
+	ibcc_ca_advance(&ca, &p, T, 25 * us);
 	CU_ASSERT_EQUAL(ca.ccti, 5);
 	/* t=30 exactly: one more: 4 */
-	ibcc_ca_advance(&ca, &p, 30 * us);
+	ibcc_ca_advance(&ca, &p, T, 30 * us);
 	CU_ASSERT_EQUAL(ca.ccti, 4);
 	/* t=1000: down to CCTI_Min (1), never below; the timer stops */
-	ibcc_ca_advance(&ca, &p, 1000 * us);
+	ibcc_ca_advance(&ca, &p, T, 1000 * us);
 	CU_ASSERT_EQUAL(ca.ccti, 1);
 	CU_ASSERT_EQUAL(ca.next_dec, 0);
 	/* t=1003: 1 + 3 = 4; the timer restarts from here: 1013, 1023 */
-	ibcc_ca_becn(&ca, &p, 1003 * us);
+	ibcc_ca_becn(&ca, &p, T, 1003 * us);
 	CU_ASSERT_EQUAL(ca.ccti, 4);
-	ibcc_ca_advance(&ca, &p, 1022 * us);
+	ibcc_ca_advance(&ca, &p, T, 1022 * us);
 	CU_ASSERT_EQUAL(ca.ccti, 3);
 	CU_ASSERT_EQUAL(ca.becns, 4);
 }
@@ -88,6 +91,18 @@ static void test_tables(void)
 	CU_ASSERT_EQUAL(ibcc_ird_units(&fp.ibcc, 2), 20);
 	CU_ASSERT_EQUAL(ibcc_ird_units(&fp.ibcc, 3), 16383u << 3);
 	CU_ASSERT_EQUAL(fp.ibcc.ccti_limit, 3);	/* follows the shorter table */
+
+	/* the automatic CCTI_Timer (ccti_timer_us=0): 2 x 4 flows x (marking
+	 * rate + 1) packets of MTU payload + 26 header bytes at the CA's data
+	 * rate, + 2 us for the loop: 4xHDR, MTU 4096: 32 x 164.88 ns + 2 us */
+	CU_ASSERT_EQUAL(p.ccti_timer_us, 0);
+	CU_ASSERT_EQUAL(ibcc_timer_ps(&p, 200e9, 4096), 5276160 + 2 * SIM_US);
+	/* 4xQDR (32 Gb/s of data), MTU 2048: 32 x 518.5 ns + 2 us */
+	CU_ASSERT_EQUAL(ibcc_timer_ps(&p, 32e9, 2048), 16592000 + 2 * SIM_US);
+	p.marking_rate = 0;	/* every eligible packet marked: 8 packets */
+	CU_ASSERT_EQUAL(ibcc_timer_ps(&p, 200e9, 4096), 1319040 + 2 * SIM_US);
+	p.ccti_timer_us = 5;	/* set: as given */
+	CU_ASSERT_EQUAL(ibcc_timer_ps(&p, 200e9, 4096), 5 * SIM_US);
 }
 
 static void test_keys(void)
