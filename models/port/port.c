@@ -218,10 +218,15 @@ static void end_up(struct port *pt)
 	}
 }
 
+/* Both ends may send at once (what they send is lost): a transmitter that
+ * waited for credits when the link died would otherwise wait for ever
+ * unless a new packet came for it, and with adaptive routing none does. */
 void port_set_down(struct port *pt)
 {
 	end_down(pt);
 	end_down(pt->peer);
+	port_kick(pt);
+	port_kick(pt->peer);
 }
 
 void port_set_up(struct port *pt)
