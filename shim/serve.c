@@ -410,6 +410,8 @@ static struct dqp *qp_by_num(struct client *c, uint32_t qpn)
 	return NULL;
 }
 
+static void async_push(struct srv *s, struct client *c, uint8_t type, uint32_t handle);
+
 /* The model added a completion: take it into our queue, where it becomes
  * visible to the program at wc.time (the host model's CQE write). */
 static void cq_notify(struct hca_cq *cq, void *ctx)
@@ -435,8 +437,17 @@ static void cq_notify(struct hca_cq *cq, void *ctx)
 			}
 		}
 		if (d->n == d->cap) {
+			/* overrun: the CQE is lost (IBA 11.4.2.1), and the CQ's
+			 * error is an affiliated asynchronous event (IBA
+			 * 11.6.3.1: CQ Error; IBV_EVENT_CQ_ERR), once */
 			sgl_free(d->c->s, e);
-			continue;	/* overrun: the CQE is lost (IBA 11.4.2.1) */
+			if (!d->overrun && !d->c->s->async_mute) {
+				d->overrun = true;
+				srv_log(d->c->s, "pid %u: CQ %u overrun (%u entries): a completion is lost",
+					d->c->p->pid, d->h, d->cap);
+				async_push(d->c->s, d->c->p, SHIM_ASYNC_CQ_ERR, d->h);
+			}
+			continue;
 		}
 		uint32_t i = (d->head + d->n++) % d->cap;
 
@@ -2133,11 +2144,37 @@ static int op_poll_cq(struct client *c, const struct shim_req *q, const uint8_t 
 }
 
 /*
- * An asynchronous event of an HCA (hca_async_fn): queued for the process
- * whose object it concerns, and one count on its context's eventfd, which
- * makes a wait on that fd (UCX's async thread, ibv_get_async_event) end at
- * this simulated instant.
+ * Queue an asynchronous event for process c (its main connection) and
+ * put one count on its context's eventfd, which makes a wait on that fd
+ * (UCX's async thread, ibv_get_async_event) end at this simulated instant.
  */
+static void async_push(struct srv *s, struct client *c, uint8_t type, uint32_t handle)
+{
+	if (c->aq_n == c->aq_cap) {
+		uint32_t cap = c->aq_cap ? 2 * c->aq_cap : 8;
+		void *v = cap <= 4096 ? realloc(c->aq, cap * sizeof(*c->aq)) : NULL;
+
+		if (!v) {
+			srv_log(s, "pid %u: asynchronous event %u lost (%u unread)", c->pid,
+				(unsigned)type, c->aq_n);
+			return;
+		}
+		c->aq = v;
+		c->aq_cap = cap;
+	}
+	c->aq[c->aq_n].type = type;
+	c->aq[c->aq_n++].handle = handle;
+	if (c->async_efd >= 0) {
+		uint64_t one = 1;
+
+		if (write(c->async_efd, &one, sizeof(one)) < 0) {
+			/* a full counter: the event is queued all the same */
+		}
+	}
+}
+
+/* An asynchronous event of an HCA (hca_async_fn): for the process whose
+ * object it concerns. */
 static void async_cb(struct hca *h, enum hca_async_event ev, void *obj, void *ctx)
 {
 	struct srv *s = ctx;
@@ -2154,28 +2191,8 @@ static void async_cb(struct hca *h, enum hca_async_event ev, void *obj, void *ct
 			if (!((o->t == O_SRQ && (void *)o->u.srq == obj) ||
 			      (o->t == O_QP && o->u.qp && (void *)o->u.qp->qp == obj)))
 				continue;
-			if (c->aq_n == c->aq_cap) {
-				uint32_t cap = c->aq_cap ? 2 * c->aq_cap : 8;
-				void *v = cap <= 4096 ? realloc(c->aq, cap * sizeof(*c->aq)) : NULL;
-
-				if (!v) {
-					srv_log(s, "pid %u: asynchronous event %d lost (%u unread)",
-						c->pid, (int)ev, c->aq_n);
-					return;
-				}
-				c->aq = v;
-				c->aq_cap = cap;
-			}
-			c->aq[c->aq_n].type = ev == HCA_EV_SRQ_LIMIT_REACHED ? SHIM_ASYNC_SRQ_LIMIT :
-					      SHIM_ASYNC_LAST_WQE;
-			c->aq[c->aq_n++].handle = i;
-			if (c->async_efd >= 0) {
-				uint64_t one = 1;
-
-				if (write(c->async_efd, &one, sizeof(one)) < 0) {
-					/* a full counter: the event is queued all the same */
-				}
-			}
+			async_push(s, c, ev == HCA_EV_SRQ_LIMIT_REACHED ? SHIM_ASYNC_SRQ_LIMIT :
+									SHIM_ASYNC_LAST_WQE, i);
 			return;
 		}
 	}

@@ -84,6 +84,7 @@ struct dcq {
 	uint32_t cap, head, n;
 	uint64_t pushed;	/* sequence of the next completion */
 	bool armed;
+	bool overrun;		/* a completion found it full: its error event was queued */
 	uint64_t arm_seq;
 	sim_time_t arm_time;
 	/* how long the last run of empty polls on it waited for a completion

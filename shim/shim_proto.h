@@ -192,6 +192,7 @@ enum shim_op {
 enum shim_async {
 	SHIM_ASYNC_SRQ_LIMIT,	/* an SRQ's limit reached (handle: the SRQ) */
 	SHIM_ASYNC_LAST_WQE,	/* a QP on an SRQ in Error (handle: the QP) */
+	SHIM_ASYNC_CQ_ERR,	/* a CQ overrun (handle: the CQ) */
 };
 
 struct shim_wire_sge {

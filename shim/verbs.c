@@ -696,6 +696,13 @@ again:
 		ev->event_type = IBV_EVENT_QP_LAST_WQE_REACHED;
 		ev->element.qp = hobj_get(rep.u.async.handle);
 		break;
+	case SHIM_ASYNC_CQ_ERR:
+		ev->event_type = IBV_EVENT_CQ_ERR;
+		pthread_mutex_lock(&obj_lock);
+		ev->element.cq = rep.u.async.handle < ncqs && cqs[rep.u.async.handle] ?
+				 &cqs[rep.u.async.handle]->cq : NULL;
+		pthread_mutex_unlock(&obj_lock);
+		break;
 	default:
 		errno = EPROTO;
 		return -1;

@@ -11,7 +11,11 @@
  * blocks in ibv_get_async_event before polling anything: the clock moves
  * while it waits, the fifth receive taken leaves 3 < 4, and the event
  * names the SRQ; the limit reads 0 again (disarmed). Then B is moved to
- * Error: IBV_EVENT_QP_LAST_WQE_REACHED names B. Every completion is checked.
+ * Error: IBV_EVENT_QP_LAST_WQE_REACHED names B. Last, a third QP whose
+ * send CQ holds 3 completions (cqe 2) posts 5 signaled WRITEs to A and
+ * polls nothing: the fourth finds the CQ full, and IBV_EVENT_CQ_ERR names
+ * that CQ (IBA 11.6.3.1), once; the CQ holds the first 3. Every
+ * completion is checked.
  * Prints "async: ok" and exits 0, or the first mismatch and exits 1.
  */
 #define _GNU_SOURCE
@@ -164,6 +168,57 @@ int main(void)
 		return 1;
 	}
 	ibv_ack_async_event(&ev);
+
+	/* a CQ overrun */
+	struct ibv_cq *small = ibv_create_cq(ctx, 2, NULL, NULL, 0);
+	struct ibv_qp_init_attr ic = {
+		.send_cq = small, .recv_cq = rcq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *c = small ? ibv_create_qp(pd, &ic) : NULL;
+	struct ibv_qp *a2 = c ? ibv_create_qp(pd, &ia) : NULL;
+	struct ibv_mr *wmr = a2 ? ibv_reg_mr(pd, rbuf, sizeof(rbuf), IBV_ACCESS_LOCAL_WRITE |
+					      IBV_ACCESS_REMOTE_WRITE) : NULL;
+
+	if (!wmr || to_rts(c, pa.lid, a2->qp_num) || to_rts(a2, pa.lid, c->qp_num))
+		return fail("setting up the QP with the small CQ");
+	for (int i = 0; i < 5; i++) {
+		struct ibv_sge sge = { (uintptr_t)sbuf, sizeof(sbuf), smr->lkey };
+		struct ibv_send_wr wr = { .wr_id = 100 + (uint64_t)i, .sg_list = &sge, .num_sge = 1,
+					  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+					  .wr.rdma = { (uintptr_t)rbuf[i], wmr->rkey } },
+				   *bad;
+
+		if (ibv_post_send(c, &wr, &bad))
+			return fail("posting the WRITEs");
+	}
+	if (ibv_get_async_event(ctx, &ev) || ev.event_type != IBV_EVENT_CQ_ERR ||
+	    ev.element.cq != small) {
+		fprintf(stderr, "async: got event %d (%s), want CQ error for the small CQ\n",
+			(int)ev.event_type, ibv_event_type_str(ev.event_type));
+		return 1;
+	}
+	ibv_ack_async_event(&ev);
+	struct ibv_wc wc[8];
+	int got = 0;
+
+	for (int tries = 0; tries < 1000 && got < 3; tries++) {
+		int k = ibv_poll_cq(small, 8 - got, wc + got);
+
+		if (k < 0)
+			return fail("polling the small CQ");
+		got += k;
+	}
+	if (got != 3)
+		return fail("the small CQ does not hold its 3 completions");
+	for (int i = 0; i < 3; i++)
+		if (wc[i].status != IBV_WC_SUCCESS || wc[i].wr_id != 100 + (uint64_t)i)
+			return fail("a completion of the small CQ");
+	/* one event for the overrun, not one per lost completion */
+	fl = fcntl(ctx->async_fd, F_GETFL);
+	if (fcntl(ctx->async_fd, F_SETFL, fl | O_NONBLOCK) ||
+	    ibv_get_async_event(ctx, &ev) != -1 || errno != EAGAIN)
+		return fail("a second event after one overrun");
 	printf("async: ok\n");
 	return 0;
 }
