@@ -1514,6 +1514,7 @@ static int do_hello(struct client *c, const struct shim_req *q)
 			r.u.hello.mtu_code = (uint8_t)code;
 	r.u.hello.link_layer = fab_is_eth(&s->p) ? 2 : 1;	/* IBV_LINK_LAYER_ETHERNET : _INFINIBAND */
 	r.u.hello.atomics = hca_rc_atomics(c->p->hca);
+	r.u.hello.faults = c->s->faults;
 	r.u.hello.guid = np->guid ? np->guid : 0x0002c90300000000ULL + (uint64_t)node;
 	snprintf(r.u.hello.host, sizeof(r.u.hello.host), "%s", s->net.nodes[node].desc);
 	snprintf(r.u.hello.fabric, sizeof(r.u.hello.fabric), "%s", fab_fabric_names[s->p.fabric]);
@@ -2174,13 +2175,20 @@ static void async_push(struct srv *s, struct client *c, uint8_t type, uint32_t h
 }
 
 /* An asynchronous event of an HCA (hca_async_fn): for the process whose
- * object it concerns. */
+ * object it concerns; a port's, for every process on that HCA. */
 static void async_cb(struct hca *h, enum hca_async_event ev, void *obj, void *ctx)
 {
 	struct srv *s = ctx;
 
 	if (s->async_mute)
 		return;
+	if (ev == HCA_EV_PORT_ERR || ev == HCA_EV_PORT_ACTIVE) {
+		for (struct client *c = s->clients; c; c = c->next)
+			if (c == c->p && !c->zombie && c->hca == h)
+				async_push(s, c, ev == HCA_EV_PORT_ERR ? SHIM_ASYNC_PORT_ERR :
+									 SHIM_ASYNC_PORT_ACTIVE, 1);
+		return;
+	}
 
 	for (struct client *c = s->clients; c; c = c->next) {
 		if (c != c->p || c->zombie || c->hca != h)
@@ -2241,6 +2249,19 @@ static int op_get_async(struct client *c, const struct shim_req *q, const uint8_
 	r.u.async.type = p->aq[0].type;
 	r.u.async.handle = p->aq[0].handle;
 	memmove(p->aq, p->aq + 1, --p->aq_n * sizeof(*p->aq));
+	srv_reply(c, &r, -1);
+	return NO_REPLY;
+}
+
+static int op_query_port(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
+{
+	struct shim_rep r;
+
+	(void)q;
+	(void)tail;
+	(void)fd;
+	memset(&r, 0, sizeof(r));
+	r.u.port.active = hca_port_active(c->p->hca);
 	srv_reply(c, &r, -1);
 	return NO_REPLY;
 }
@@ -2474,6 +2495,7 @@ static const op_fn ops[SHIM_OP_MAX] = {
 	[SHIM_OP_ASYNC_FD] = op_async_fd,
 	[SHIM_OP_GET_ASYNC] = op_get_async,
 	[SHIM_OP_MODIFY_SRQ] = op_modify_srq,
+	[SHIM_OP_QUERY_PORT] = op_query_port,
 	[SHIM_OP_DESTROY_CHANNEL] = op_destroy,
 	[SHIM_OP_GET_CQ_EVENT] = op_get_cq_event,
 	[SHIM_OP_CREATE_SRQ] = op_create_srq,
@@ -2949,6 +2971,44 @@ static void idle_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 /* ---- set-up ------------------------------------------------------------- */
 
+/* After a fault the subnet manager routes the fabric as it is now with
+ * the daemon's engine (fab_reroute_fn), as `ibfab run --fault` does. */
+static int reroute(void *ctx, struct net *n, const char *tables, struct sim_diag *d)
+{
+	const struct srv *s = ctx;
+	struct sm_opts so = { 0 };
+
+	if (tables)
+		return sim_diag_set(d, NULL, 0, 0, "ibfab serve takes no forwarding tables dump");
+	return sm_route(n, s->routing, &so, d);
+}
+
+/* --fault: cables and nodes that go down (and up) at simulated times,
+ * which the programs see as port events (IBV_EVENT_PORT_ERR/ACTIVE) on
+ * the hosts at their ends, and their traffic as losses and retries. */
+static int add_faults(struct srv *s, const struct serve_opts *o, struct sim_diag *d)
+{
+	enum { MAX = 2000 };
+	struct fab_fault *x = malloc(MAX * sizeof(*x));
+	int bad = 0;
+
+	if (!x || !o->fault_parse)
+		bad = sim_diag_set(d, NULL, 0, 0, x ? "no parser for --fault" : "out of memory");
+	for (int i = 0; !bad && i < o->nfaults; i++) {
+		int k = o->fault_parse(o->faults[i], &s->net, x, MAX, d);
+
+		bad = k < 0 ? -1 : 0;
+		for (int q = 0; !bad && q < k; q++)
+			bad = fab_fault_add(s->f, &x[q], d);
+	}
+	free(x);
+	if (bad)
+		return -1;
+	fab_set_rerouter(s->f, reroute, s, true);
+	s->faults = true;
+	return fab_faults_start(s->f, d);
+}
+
 static int build_fabric(struct srv *s, const struct serve_opts *o, struct sim_diag *d)
 {
 	struct sm_opts so = { 0 };
@@ -2972,6 +3032,7 @@ static int build_fabric(struct srv *s, const struct serve_opts *o, struct sim_di
 		s->net.lid_limit = 0xffff;
 	if (sm_route(&s->net, o->routing, &so, d))
 		return -1;
+	s->routing = o->routing;
 	s->nhosts = net_nhosts(&s->net);
 	if (s->nhosts <= 0)
 		return sim_diag_set(d, o->topo ? o->topo : "built-in topology", 0, 0,
@@ -2983,6 +3044,8 @@ static int build_fabric(struct srv *s, const struct serve_opts *o, struct sim_di
 			return -1;
 	s->f = fab_create(&s->net, &s->p, &s->msgs, 1, d);
 	if (!s->f)
+		return -1;
+	if (o->nfaults && add_faults(s, o, d))
 		return -1;
 	s->eng = fab_engine(s->f);
 	for (int i = 0; i < s->net.nnodes; i++)

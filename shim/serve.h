@@ -13,6 +13,13 @@
 
 #include "sim/sim_diag.h"
 
+struct net;
+struct fab_fault;
+/* One --fault SPEC against the topology into x[0..max): how many faults it
+ * makes, or -1 with d filled (tools/cli_fault.c's cli_fault_parse). */
+typedef int (*serve_fault_parse_fn)(const char *spec, const struct net *net,
+				    struct fab_fault *x, int max, struct sim_diag *d);
+
 struct serve_opts {
 	const char *topo;		/* topology file (required) */
 	const char *preset;		/* fabric preset, NULL = default */
@@ -21,6 +28,9 @@ struct serve_opts {
 	const char *routing;		/* routing engine, NULL = minhop */
 	const char *const *traffic;	/* background traffic specs (traces/trace_spec.h) */
 	int ntraffic;
+	const char *const *faults;	/* --fault specs, parsed by fault_parse */
+	int nfaults;
+	serve_fault_parse_fn fault_parse;
 	const char *socket;		/* NULL = serve_default_socket() */
 	double idle_exit_s;		/* exit after this long without clients (0 = never) */
 	double hold_limit_s;		/* detach a client the clock waited for this long in

@@ -284,6 +284,8 @@ struct srv {
 	double spin_grace;
 	uint64_t advances;	/* advance() calls so far */
 	struct cm_srv *cm;	/* the connection manager (serve_cm.c), NULL until used */
+	const char *routing;	/* --routing: the engine a fault's reroute runs */
+	bool faults;		/* --fault: link changes are scheduled */
 };
 
 /* serve.c's helpers for the other files of the daemon */

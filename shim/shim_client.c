@@ -438,6 +438,7 @@ int shim_attach(void)
 	info.mtu_code = rep.u.hello.mtu_code;
 	info.link_layer = rep.u.hello.link_layer;
 	info.atomics = rep.u.hello.atomics;
+	info.faults = rep.u.hello.faults != 0;
 	info.guid = rep.u.hello.guid;
 	memcpy(info.host, rep.u.hello.host, sizeof(info.host));
 	info.host[sizeof(info.host) - 1] = 0;

@@ -20,6 +20,7 @@ struct shim_conn_info {
 	uint16_t lid, sm_lid;
 	uint8_t lanes, speed, mtu_code, link_layer;
 	bool atomics;		/* the device says IBV_ATOMIC_HCA, else NONE */
+	bool faults;		/* the daemon schedules faults: the port's state may change */
 	uint64_t guid;
 	char host[SHIM_NAME_LEN];
 	char fabric[16];

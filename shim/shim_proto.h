@@ -185,6 +185,7 @@ enum shim_op {
 	SHIM_OP_ASYNC_FD,	/* fd: the context's async eventfd, one count per event */
 	SHIM_OP_GET_ASYNC,	/* the oldest asynchronous event (EAGAIN: none) */
 	SHIM_OP_MODIFY_SRQ,	/* arm (or with mask 0 read) an SRQ's limit */
+	SHIM_OP_QUERY_PORT,	/* the port's state now (asked where faults are scheduled) */
 	SHIM_OP_MAX
 };
 
@@ -193,6 +194,8 @@ enum shim_async {
 	SHIM_ASYNC_SRQ_LIMIT,	/* an SRQ's limit reached (handle: the SRQ) */
 	SHIM_ASYNC_LAST_WQE,	/* a QP on an SRQ in Error (handle: the QP) */
 	SHIM_ASYNC_CQ_ERR,	/* a CQ overrun (handle: the CQ) */
+	SHIM_ASYNC_PORT_ERR,	/* the port's link went down (handle: the port, 1) */
+	SHIM_ASYNC_PORT_ACTIVE,	/* it came back up */
 };
 
 struct shim_wire_sge {
@@ -295,6 +298,7 @@ struct shim_rep {
 			uint16_t lid, sm_lid;
 			uint8_t lanes, speed, mtu_code, link_layer;
 			uint8_t atomics;	/* RC QPs carry atomics (not on fabric=tcp) */
+			uint8_t faults;		/* faults are scheduled: ask QUERY_PORT */
 			uint64_t guid;
 			uint32_t max_mtu_code;
 			char host[SHIM_NAME_LEN];
@@ -313,6 +317,7 @@ struct shim_rep {
 		} event;
 		struct { uint32_t type, handle; } async;	/* enum ibv_event_type, its object */
 		struct { uint32_t limit; } srq;			/* MODIFY_SRQ: the limit now */
+		struct { uint32_t active; } port;		/* QUERY_PORT: 1 active, 0 down */
 		/* POST_SEND, POST_RECV: the work requests the QP's send and
 		 * receive queues hold after it (the shim's bound for quiet posts) */
 		struct { uint32_t sq_used, rq_used; } post;

@@ -341,11 +341,24 @@ static uint8_t speed_code(uint8_t s)
 	return s < sizeof(code) ? code[s] : 64;
 }
 
+/* The port's state: active, unless the daemon schedules faults and its
+ * link is down now (then a question to the daemon each time). */
+static bool port_active(void)
+{
+	struct shim_req req = { .op = SHIM_OP_QUERY_PORT };
+	struct shim_rep rep;
+
+	if (!shim_info()->faults)
+		return true;
+	return rpc0(&req, &rep) || rep.u.port.active;
+}
+
 static void fill_port(struct ibv_port_attr *a, bool compat)
 {
 	const struct shim_conn_info *i = shim_info();
+	bool up = port_active();
 
-	a->state = IBV_PORT_ACTIVE;
+	a->state = up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
 	a->max_mtu = IBV_MTU_4096;
 	a->active_mtu = i->mtu_code ? (enum ibv_mtu)i->mtu_code : IBV_MTU_4096;
 	a->gid_tbl_len = 1;
@@ -358,7 +371,7 @@ static void fill_port(struct ibv_port_attr *a, bool compat)
 	a->subnet_timeout = 18;
 	a->active_width = width_code(i->lanes);
 	a->active_speed = speed_code(i->speed);
-	a->phys_state = 5;	/* LinkUp */
+	a->phys_state = up ? 5 : 2;	/* LinkUp, or Polling (IBA 14.2.5.6) */
 	a->link_layer = i->link_layer;
 	if (!compat)
 		a->port_cap_flags2 = 0;
@@ -696,6 +709,12 @@ again:
 		ev->event_type = IBV_EVENT_QP_LAST_WQE_REACHED;
 		ev->element.qp = hobj_get(rep.u.async.handle);
 		break;
+	case SHIM_ASYNC_PORT_ERR:
+	case SHIM_ASYNC_PORT_ACTIVE:
+		ev->event_type = rep.u.async.type == SHIM_ASYNC_PORT_ERR ? IBV_EVENT_PORT_ERR :
+									   IBV_EVENT_PORT_ACTIVE;
+		ev->element.port_num = (int)rep.u.async.handle;
+		return 0;
 	case SHIM_ASYNC_CQ_ERR:
 		ev->event_type = IBV_EVENT_CQ_ERR;
 		pthread_mutex_lock(&obj_lock);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "shim/serve.h"
+#include "tools/cli_fault.h"
 
 #define MAX_SETS 64
 
@@ -29,6 +30,7 @@ struct serve_args {
 	struct serve_opts o;
 	const char *sets[MAX_SETS];
 	const char *traffic[MAX_SETS];
+	const char *faults[MAX_SETS];
 	const char *host;
 	char **cmd;
 };
@@ -36,8 +38,8 @@ struct serve_args {
 void cli_serve_usage(FILE *out)
 {
 	fputs("usage: ibfab serve [--topo FILE] [--preset P] [--set key=value]... [--routing R]\n"
-	      "                   [--traffic SPEC]... [--socket PATH] [--idle-exit SECONDS]\n"
-	      "                   [--hold-limit SECONDS] [--quiet]\n"
+	      "                   [--traffic SPEC]... [--fault SPEC]... [--socket PATH]\n"
+	      "                   [--idle-exit SECONDS] [--hold-limit SECONDS] [--quiet]\n"
 	      "\n"
 	      "Run the fabric daemon: unmodified verbs programs started with the shim\n"
 	      "libibverbs.so.1 (LD_LIBRARY_PATH, or 'ibfab exec') attach to it and run on\n"
@@ -46,7 +48,12 @@ void cli_serve_usage(FILE *out)
 	      "program names its host with $IBFAB_HOST; without it, hosts are handed out\n"
 	      "in order. Without --topo the fabric is the built-in 16-host fat tree of\n"
 	      "'ibfab run'. Parameters: 'ibfab run --help-params'. --traffic SPEC (as in\n"
-	      "'ibfab run') adds background load in the same simulation. Stops on\n"
+	      "'ibfab run') adds background load in the same simulation. --fault SPEC\n"
+	      "(as in 'ibfab run': 'link h2/1 down at 5ms', 'node spine0 down at 1ms',\n"
+	      "... up at ...) changes the fabric at a simulated time: the programs on\n"
+	      "the hosts at a cable's ends get IBV_EVENT_PORT_ERR and, when it is back,\n"
+	      "IBV_EVENT_PORT_ACTIVE (ibv_query_port says DOWN between), and their\n"
+	      "traffic meets the losses and the subnet manager's reroute. Stops on\n"
 	      "SIGINT, SIGTERM, SIGHUP or SIGQUIT, removing its socket.\n"
 	      "\n"
 	      "  --socket PATH        where to listen (at most 107 bytes). Missing\n"
@@ -68,7 +75,7 @@ void cli_serve_usage(FILE *out)
 void cli_exec_usage(FILE *out)
 {
 	fputs("usage: ibfab exec [--host H] [--socket PATH] [--topo FILE [--preset P]\n"
-	      "                  [--set key=value]...] -- COMMAND [ARG]...\n"
+	      "                  [--set key=value]... [--fault SPEC]...] -- COMMAND [ARG]...\n"
 	      "\n"
 	      "Run COMMAND under the verbs shim as simulated host H. If no daemon answers\n"
 	      "on the socket, one is started with --topo (or $IBFAB_TOPO, or the\n"
@@ -122,6 +129,10 @@ static int parse(const char *cmd, int argc, char **argv, struct serve_args *a, b
 			if (a->o.ntraffic >= MAX_SETS)
 				return usage_err(cmd, "too many", "--traffic");
 			a->traffic[a->o.ntraffic++] = v;
+		} else if (!strcmp(x, "--fault")) {
+			if (a->o.nfaults >= MAX_SETS)
+				return usage_err(cmd, "too many", "--fault");
+			a->faults[a->o.nfaults++] = v;
 		} else if (exec && !strcmp(x, "--host"))
 			a->host = v;
 		else if (!exec && !strcmp(x, "--idle-exit")) {
@@ -155,6 +166,8 @@ int cli_serve_main(int argc, char **argv)
 	a.o.sets = a.sets;
 	a.o.hold_limit_s = SERVE_HOLD_LIMIT_S;
 	a.o.traffic = a.traffic;
+	a.o.faults = a.faults;
+	a.o.fault_parse = cli_fault_parse;
 	rc = parse("serve", argc, argv, &a, false);
 	if (rc < 0) {
 		cli_serve_usage(stdout);
@@ -267,6 +280,8 @@ int cli_exec_main(int argc, char **argv)
 	a.o.sets = a.sets;
 	a.o.hold_limit_s = SERVE_HOLD_LIMIT_S;
 	a.o.traffic = a.traffic;
+	a.o.faults = a.faults;
+	a.o.fault_parse = cli_fault_parse;
 	rc = parse("exec", argc, argv, &a, true);
 	if (rc < 0) {
 		cli_exec_usage(stdout);

@@ -406,6 +406,10 @@ int fab_fault_add(struct fab *f, const struct fab_fault *x, struct sim_diag *d);
  * sm.reroute_ns after each cable that goes down or up (false: a run on a
  * dumped table, which changes only at a FAB_FAULT_TABLES fault). */
 void fab_set_rerouter(struct fab *f, fab_reroute_fn fn, void *ctx, bool sweeps);
+/* The faults' events into the engine: fab_run does it; a caller that runs
+ * the engine itself (the shim's daemon) calls it once the faults are
+ * added. 0, or -1 with d filled. */
+int fab_faults_start(struct fab *f, struct sim_diag *d);
 /* NULL when the run had no fault. */
 const struct fab_fault_report *fab_fault_report(const struct fab *f);
 

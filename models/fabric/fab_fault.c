@@ -172,6 +172,15 @@ static void set_rx_fault(struct fab *f, struct port *rx, const struct fab_fault 
 		pf->drop_prob = x->value;
 }
 
+/* A cable went down or up: the HCAs at its ends raise their port event
+ * (IBV_EVENT_PORT_ERR, IBV_EVENT_PORT_ACTIVE for the programs on them). */
+static void port_event(struct fab *f, struct port *pt, bool up)
+{
+	hca_port_changed(fab_hca(f, pt->node->idx), up);
+	if (pt->peer)
+		hca_port_changed(fab_hca(f, pt->peer->node->idx), up);
+}
+
 /* The fault's ports: one, or every connected port of the node. */
 static void apply(struct fab *f, struct fab_fault *x)
 {
@@ -185,10 +194,13 @@ static void apply(struct fab *f, struct fab_fault *x)
 		if (x->kind == FAB_FAULT_BER || x->kind == FAB_FAULT_DROP) {
 			set_rx_fault(f, pt, x);	/* both directions of the cable */
 			set_rx_fault(f, pt->peer, x);
-		} else if (x->kind == FAB_FAULT_DOWN && !pt->down)
+		} else if (x->kind == FAB_FAULT_DOWN && !pt->down) {
 			port_set_down(pt);
-		else if (x->kind == FAB_FAULT_UP && pt->down)
+			port_event(f, pt, false);
+		} else if (x->kind == FAB_FAULT_UP && pt->down) {
 			port_set_up(pt);
+			port_event(f, pt, true);
+		}
 	}
 	x->applied = true;
 	x->lost_before = f->tot.drops_link;

@@ -50,8 +50,7 @@ struct fab_stream {
 };
 
 int fab_traffic_setup(struct fab *f, const struct fab_scan *sc);
-/* fab_fault.c: the faults' events, at the run's start; and their state */
-int fab_faults_start(struct fab *f, struct sim_diag *d);
+/* fab_fault.c: the faults' state (fab_faults_start: fab.h) */
 void fab_faults_free(struct fab *f);
 void fab_traffic_free(struct fab *f);
 void fab_traffic_schedule(struct fab *f, uint32_t mi, sim_time_t t);

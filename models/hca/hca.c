@@ -378,6 +378,17 @@ static void async_event(struct hca *h, enum hca_async_event ev, void *obj)
 		h->async_fn(h, ev, obj, h->async_ctx);
 }
 
+void hca_port_changed(struct hca *h, bool up)
+{
+	if (h)
+		async_event(h, up ? HCA_EV_PORT_ACTIVE : HCA_EV_PORT_ERR, NULL);
+}
+
+bool hca_port_active(const struct hca *h)
+{
+	return h && h->port && !h->port->down;
+}
+
 int hca_post_srq_recv(struct hca_srq *srq, const struct hca_recv_wr *wr)
 {
 	if (!srq || !wr)

@@ -67,6 +67,19 @@ timeout 30 "$IBFAB" exec --socket "$sock" --host h2 -- "$IBFAB_BUILD/tests/shim/
 # loopback): the event wakes a program blocked in ibv_get_async_event
 timeout 30 "$IBFAB" exec --socket "$sock" --host h3 -- "$IBFAB_BUILD/tests/shim/shim_async" \
 	>"$tmp/async.out" 2>&1 || fail "shim_async: $(cat "$tmp/async.out")"
+# port events: a daemon that takes h2's cable down at 1 ms and up at 3 ms
+# (--fault); the program blocked in ibv_get_async_event wakes with
+# PORT_ERR, sees the port DOWN, then PORT_ACTIVE 2 ms later
+# (tests/shim/shim_portev.c); a bad --fault is refused, no socket left
+fsock="$tmp/fault/ibfab/sock"
+timeout 30 "$IBFAB" exec --socket "$fsock" --topo "$topo" --fault 'link h2/1 down at 1ms' \
+	--fault 'link h2/1 up at 3ms' --host h2 -- "$IBFAB_BUILD/tests/shim/shim_portev" 2000 \
+	>"$tmp/portev.out" 2>&1 || fail "shim_portev: $(cat "$tmp/portev.out")"
+grep -q "portev: ok (down 2000 us)" "$tmp/portev.out" || fail "shim_portev: $(cat "$tmp/portev.out")"
+timeout 30 "$IBFAB" serve --socket "$tmp/bad/sock" --topo "$topo" --fault 'link nosuch/1 down at 1ms' \
+	>"$tmp/badfault.out" 2>&1 && fail "serve took a fault on no node"
+grep -q "no node 'nosuch'" "$tmp/badfault.out" || fail "bad --fault: $(cat "$tmp/badfault.out")"
+[ -e "$tmp/bad/sock" ] && fail "a refused serve left its socket"
 timeout 30 "$IBFAB" exec --socket "$sock" -- sh -c 'exit 3' >/dev/null 2>&1
 [ $? -eq 3 ] || fail "exec should pass the program's exit status through"
 timeout 30 "$IBFAB" exec --socket "$sock" --host nosuch -- ibv_devices >"$tmp/c.out" 2>&1
