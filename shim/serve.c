@@ -2200,7 +2200,8 @@ static void async_cb(struct hca *h, enum hca_async_event ev, void *obj, void *ct
 			      (o->t == O_QP && o->u.qp && (void *)o->u.qp->qp == obj)))
 				continue;
 			async_push(s, c, ev == HCA_EV_SRQ_LIMIT_REACHED ? SHIM_ASYNC_SRQ_LIMIT :
-									SHIM_ASYNC_LAST_WQE, i);
+					 ev == HCA_EV_COMM_EST ? SHIM_ASYNC_COMM_EST :
+								  SHIM_ASYNC_LAST_WQE, i);
 			return;
 		}
 	}

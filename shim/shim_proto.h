@@ -194,6 +194,7 @@ enum shim_async {
 	SHIM_ASYNC_SRQ_LIMIT,	/* an SRQ's limit reached (handle: the SRQ) */
 	SHIM_ASYNC_LAST_WQE,	/* a QP on an SRQ in Error (handle: the QP) */
 	SHIM_ASYNC_CQ_ERR,	/* a CQ overrun (handle: the CQ) */
+	SHIM_ASYNC_COMM_EST,	/* a packet reached a QP in RTR (handle: the QP) */
 	SHIM_ASYNC_PORT_ERR,	/* the port's link went down (handle: the port, 1) */
 	SHIM_ASYNC_PORT_ACTIVE,	/* it came back up */
 };

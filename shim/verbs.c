@@ -706,7 +706,9 @@ again:
 		ev->element.srq = hobj_get(rep.u.async.handle);
 		break;
 	case SHIM_ASYNC_LAST_WQE:
-		ev->event_type = IBV_EVENT_QP_LAST_WQE_REACHED;
+	case SHIM_ASYNC_COMM_EST:
+		ev->event_type = rep.u.async.type == SHIM_ASYNC_COMM_EST ?
+				 IBV_EVENT_COMM_EST : IBV_EVENT_QP_LAST_WQE_REACHED;
 		ev->element.qp = hobj_get(rep.u.async.handle);
 		break;
 	case SHIM_ASYNC_PORT_ERR:

@@ -378,6 +378,14 @@ static void async_event(struct hca *h, enum hca_async_event ev, void *obj)
 		h->async_fn(h, ev, obj, h->async_ctx);
 }
 
+void hca_qp_comm_est(struct hca_qp *qp)
+{
+	if (qp->comm_est)
+		return;
+	qp->comm_est = true;
+	async_event(qp->hca, HCA_EV_COMM_EST, qp);
+}
+
 void hca_port_changed(struct hca *h, bool up)
 {
 	if (h)

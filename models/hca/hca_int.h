@@ -25,6 +25,9 @@ void qp_req_timer(struct hca_qp *qp);
 /* f: the receiving port's fabric (pt->fab), so that a packet received
  * reads no line of struct hca but the QP lookup's */
 void qp_resp_receive(struct fab *f, struct hca_qp *qp, struct pkt *p);
+/* A packet reached the connected QP in RTR: its Communication Established
+ * event (IBA 11.6.3.1), the first time. */
+void hca_qp_comm_est(struct hca_qp *qp);
 bool qp_resp_has_packet(struct hca_qp *qp);
 uint32_t qp_resp_next_size(const struct hca_qp *qp);
 void qp_resp_build(struct hca_qp *qp, struct pkt *p);

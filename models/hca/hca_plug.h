@@ -228,6 +228,7 @@ struct hca_qp {
 	uint32_t last_atomic_psn;	/* replay a duplicate atomic with its result */
 	uint64_t last_atomic_orig;
 	bool last_atomic_valid;
+	bool comm_est;		/* its Communication Established event was raised */
 };
 
 _Static_assert(offsetof(struct hca_qp, rnr_wait) < 64 && offsetof(struct hca_qp, sq) == 64 &&

@@ -650,6 +650,8 @@ void qp_resp_receive(struct fab *f, struct hca_qp *qp, struct pkt *p)
 		ud_receive(f, qp, p);
 		return;
 	}
+	if (__builtin_expect(qp->state == HCA_QPS_RTR, 0))
+		hca_qp_comm_est(qp);
 	d = psn_diff(p->psn, qp->epsn);
 	if (qp->type == HCA_QPT_UC) {
 		/* UC (IBA 9.8.3): a gap loses the message; resynchronise on a FIRST/ONLY. */

@@ -14,8 +14,9 @@
  * Error: IBV_EVENT_QP_LAST_WQE_REACHED names B. Last, a third QP whose
  * send CQ holds 3 completions (cqe 2) posts 5 signaled WRITEs to A and
  * polls nothing: the fourth finds the CQ full, and IBV_EVENT_CQ_ERR names
- * that CQ (IBA 11.6.3.1), once; the CQ holds the first 3. Every
- * completion is checked.
+ * that CQ (IBA 11.6.3.1), once; the CQ holds the first 3. Then a QP left
+ * in RTR takes a WRITE: IBV_EVENT_COMM_EST names it, once (a second WRITE
+ * raises nothing). Every completion is checked.
  * Prints "async: ok" and exits 0, or the first mismatch and exits 1.
  */
 #define _GNU_SOURCE
@@ -38,9 +39,10 @@ static int fail(const char *what)
 	return 1;
 }
 
-static int to_rts(struct ibv_qp *qp, uint16_t lid, uint32_t dqpn)
+static int to_rtr(struct ibv_qp *qp, uint16_t lid, uint32_t dqpn)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
 
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 			  IBV_QP_ACCESS_FLAGS))
@@ -48,8 +50,15 @@ static int to_rts(struct ibv_qp *qp, uint16_t lid, uint32_t dqpn)
 	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_4096,
 				  .dest_qp_num = dqpn, .max_dest_rd_atomic = 1,
 				  .min_rnr_timer = 12, .ah_attr = { .dlid = lid, .port_num = 1 } };
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+}
+
+static int to_rts(struct ibv_qp *qp, uint16_t lid, uint32_t dqpn)
+{
+	struct ibv_qp_attr a;
+
+	if (to_rtr(qp, lid, dqpn))
 		return -1;
 	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
 				  .rnr_retry = 7, .max_rd_atomic = 1 };
@@ -219,6 +228,42 @@ int main(void)
 	if (fcntl(ctx->async_fd, F_SETFL, fl | O_NONBLOCK) ||
 	    ibv_get_async_event(ctx, &ev) != -1 || errno != EAGAIN)
 		return fail("a second event after one overrun");
+	if (fcntl(ctx->async_fd, F_SETFL, fl))
+		return fail("making the async fd blocking again");
+
+	/* Communication Established: the first packet on a QP in RTR */
+	struct ibv_qp_init_attr ie = {
+		.send_cq = scq, .recv_cq = rcq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *e = ibv_create_qp(pd, &ie), *g = e ? ibv_create_qp(pd, &ie) : NULL;
+
+	if (!g || to_rtr(e, pa.lid, g->qp_num) || to_rts(g, pa.lid, e->qp_num))
+		return fail("setting up the QP left in RTR");
+	for (int i = 0; i < 2; i++) {
+		struct ibv_sge sge = { (uintptr_t)sbuf, sizeof(sbuf), smr->lkey };
+		struct ibv_send_wr wr = { .wr_id = 200 + (uint64_t)i, .sg_list = &sge, .num_sge = 1,
+					  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+					  .wr.rdma = { (uintptr_t)rbuf[i], wmr->rkey } },
+				   *bad;
+
+		if (ibv_post_send(g, &wr, &bad))
+			return fail("posting a WRITE to the QP in RTR");
+		if (i == 0) {
+			if (ibv_get_async_event(ctx, &ev) || ev.event_type != IBV_EVENT_COMM_EST ||
+			    ev.element.qp != e) {
+				fprintf(stderr, "async: got event %d (%s), want COMM_EST for the QP in RTR\n",
+					(int)ev.event_type, ibv_event_type_str(ev.event_type));
+				return 1;
+			}
+			ibv_ack_async_event(&ev);
+		}
+		if (drain(scq, 1, IBV_WC_RDMA_WRITE, "a WRITE to the QP in RTR"))
+			return 1;
+	}
+	if (fcntl(ctx->async_fd, F_SETFL, fl | O_NONBLOCK) ||
+	    ibv_get_async_event(ctx, &ev) != -1 || errno != EAGAIN)
+		return fail("a second COMM_EST");
 	printf("async: ok\n");
 	return 0;
 }
