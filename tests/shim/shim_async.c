@@ -66,6 +66,19 @@ static int to_rts(struct ibv_qp *qp, uint16_t lid, uint32_t dqpn)
 			     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
+/* a signaled WRITE of the 64 bytes at src (its region smr) to dst (rkey) */
+static int post_write(struct ibv_qp *qp, uint64_t id, char *src, struct ibv_mr *smr, char *dst,
+		      uint32_t rkey)
+{
+	struct ibv_sge sge = { (uintptr_t)src, 64, smr->lkey };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+				  .wr.rdma = { (uintptr_t)dst, rkey } },
+			   *bad;
+
+	return ibv_post_send(qp, &wr, &bad);
+}
+
 /* n completions of `op` and status success from cq */
 static int drain(struct ibv_cq *cq, int n, enum ibv_wc_opcode op, const char *what)
 {
@@ -191,16 +204,9 @@ int main(void)
 
 	if (!wmr || to_rts(c, pa.lid, a2->qp_num) || to_rts(a2, pa.lid, c->qp_num))
 		return fail("setting up the QP with the small CQ");
-	for (int i = 0; i < 5; i++) {
-		struct ibv_sge sge = { (uintptr_t)sbuf, sizeof(sbuf), smr->lkey };
-		struct ibv_send_wr wr = { .wr_id = 100 + (uint64_t)i, .sg_list = &sge, .num_sge = 1,
-					  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
-					  .wr.rdma = { (uintptr_t)rbuf[i], wmr->rkey } },
-				   *bad;
-
-		if (ibv_post_send(c, &wr, &bad))
+	for (int i = 0; i < 5; i++)
+		if (post_write(c, 100 + (uint64_t)i, sbuf, smr, rbuf[i], wmr->rkey))
 			return fail("posting the WRITEs");
-	}
 	if (ibv_get_async_event(ctx, &ev) || ev.event_type != IBV_EVENT_CQ_ERR ||
 	    ev.element.cq != small) {
 		fprintf(stderr, "async: got event %d (%s), want CQ error for the small CQ\n",
@@ -241,13 +247,7 @@ int main(void)
 	if (!g || to_rtr(e, pa.lid, g->qp_num) || to_rts(g, pa.lid, e->qp_num))
 		return fail("setting up the QP left in RTR");
 	for (int i = 0; i < 2; i++) {
-		struct ibv_sge sge = { (uintptr_t)sbuf, sizeof(sbuf), smr->lkey };
-		struct ibv_send_wr wr = { .wr_id = 200 + (uint64_t)i, .sg_list = &sge, .num_sge = 1,
-					  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
-					  .wr.rdma = { (uintptr_t)rbuf[i], wmr->rkey } },
-				   *bad;
-
-		if (ibv_post_send(g, &wr, &bad))
+		if (post_write(g, 200 + (uint64_t)i, sbuf, smr, rbuf[i], wmr->rkey))
 			return fail("posting a WRITE to the QP in RTR");
 		if (i == 0) {
 			if (ibv_get_async_event(ctx, &ev) || ev.event_type != IBV_EVENT_COMM_EST ||
