@@ -734,7 +734,7 @@ static bool silent_wait(struct client *c, ev_tstamp rt, ev_tstamp *recheck)
 	double grace = c->p->touched ? SPIN_REACT_S : c->p->spinner ? spin : SPIN_FIRST_S;
 	double cpu = client_cpu(c), left;
 
-	if (c->p->busy) {	/* the shim's own work: it runs */
+	if (c->busy) {		/* the shim's own work: it runs */
 		*recheck = SPIN_FIRST_S;
 		return c->p->spinning = false;
 	}
@@ -795,6 +795,7 @@ static double thread_cpu(struct client *c);
 static void wake(struct client *c)
 {
 	c->wait = W_NONE;
+	c->io_latched = false;
 	if (c != c->p)
 		c->tquiet = thread_cpu(c);	/* it runs from now */
 	c->tperf_seen = -1;	/* it runs (thread_blocked looks afresh) */
@@ -958,6 +959,160 @@ static bool try_wake(struct client *c, sim_time_t now)
 		return false;
 	}
 	return true;
+}
+
+/*
+ * The requests, one handler each (a table indexed by SHIM_OP_*, as rxe's
+ * opcode tables). A handler returns a status for srv_status (0 or an
+ * errno value), or NO_REPLY when it has replied itself, parked the client
+ * (the reply comes when it wakes) or the request is a notification.
+ */
+#define NO_REPLY (-1)
+
+/* ---- turns -------------------------------------------------------------- */
+
+/*
+ * A process whose threads take turns (serve_int.h, "Turns"): one that has
+ * more than one thread calling the shim. A thread that parks in a wait, or
+ * yields (sched_yield), gives the turn up; the next thread after the last
+ * one to have had it, in the order of the daemon's list, that can run takes
+ * it: one whose request waits for the turn, one whose wait has ended, and
+ * on a yield also one that polls an empty CQ (it spins, as the yielding one
+ * does: on hardware both would run). A thread that has the turn but blocks
+ * in the kernel or spins without a word gives it up too (advance()). So the
+ * threads' calls interleave at calls, in the daemon's order, and what a
+ * thread finds when it runs does not depend on the host's scheduler
+ * (UCX's async thread and its main thread over one worker lock).
+ */
+static bool turns(const struct client *c)
+{
+	return c->p->nthreads > 0;	/* (its first connection may be gone) */
+}
+
+/* Let c run with the turn if it can: true if it was let go. */
+static bool turn_take(struct client *c, sim_time_t now, bool yielding)
+{
+	struct client *p = c->p;
+
+	if (c->zombie)
+		return false;
+	if (c->yielded) {
+		c->yielded = false;
+		p->turn = c;
+		srv_status(c, 0);
+		wake(c);
+		return true;
+	}
+	if (c->turn_q) {
+		/* its request is read now: the watcher fires at once */
+		c->turn_q = false;
+		p->turn = c;
+		ev_io_start(c->s->loop, &c->w);
+		return true;
+	}
+	switch (c->wait) {
+	case W_NONE:
+		return false;	/* it runs already (without the turn) */
+	case W_IO:
+		if (c->io_latched) {
+			/* it woke in the kernel while another thread ran: its
+			 * IO_END is on its way, whatever the fds say now */
+			c->io_latched = false;
+			wake(c);
+			p->turn = c;
+			return true;
+		}
+		break;
+	case W_POLL:
+		if (yielding) {
+			struct obj *o = srv_obj_get(c, c->wait_h, O_CQ);
+
+			if (o)
+				poll_reply(c, o->u.cq, c->wait_n, true);
+			else
+				srv_status(c, EINVAL);
+			poll_run_break(c);
+			wake(c);
+			p->turn = c;
+			return true;
+		}
+		break;
+	default:
+		break;
+	}
+	if (!try_wake(c, now))
+		return false;
+	p->turn = c;
+	return true;
+}
+
+/*
+ * Whether what ends c's wait comes from outside the simulation, in real
+ * time: a wait on descriptors none of which the fabric makes ready, with
+ * no timeout (a socket to another program, perftest's or UCX's side
+ * channel). Such a thread is asked last: a thread that can run for a reason
+ * of the simulation's own goes first, whenever the outsider's bytes came.
+ */
+static bool turn_outside(const struct client *c)
+{
+	return c->wait == W_IO && !c->io_fabric && c->deadline == SIM_TIME_MAX && !c->io_latched;
+}
+
+/* Give p's free turn to the next thread after `after` that can run; the
+ * one that took it, or NULL. A yielding `after` is not asked. */
+static struct client *turn_pass(struct client *p, struct client *after, sim_time_t now,
+				bool yielding)
+{
+	struct srv *s = p->s;
+	struct client *start = after ? after->next : s->clients;
+
+	if (p->turn)
+		return NULL;
+	for (int round = 0; round < 4; round++) {
+		for (struct client *x = round & 1 ? s->clients : start;
+		     x && !((round & 1) && x == start); x = x->next) {
+			if (x->p != p || (yielding && x == after) || turn_outside(x) != (round >= 2))
+				continue;
+			if (turn_take(x, now, yielding)) {
+				p->turn_last = x;
+				if (s->trace)
+					fprintf(stderr, "ibfab serve: t=%" PRIu64 " pid %u tid %d "
+						"has the turn\n", (uint64_t)now, p->pid, (int)x->tid);
+				return x;
+			}
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The process's first thread has the turn and has used SPIN_FIRST_S of its
+ * own CPU since its last word while another of its threads waits for the
+ * turn: a time slice, as a scheduler's. It may be spinning on what the
+ * waiting one holds (a lock), which no rule for a silent program catches
+ * while it takes page faults or has no connected QP yet; it gives the turn
+ * up and runs on beside the other. Else *due: when to look again.
+ */
+static bool turn_slice_over(struct client *c, ev_tstamp *due)
+{
+	double v = perf_cpu(c);
+	bool others = false;
+
+	for (struct client *x = c->s->clients; x && !others; x = x->next)
+		others = x->p == c->p && x != c && (x->turn_q || x->yielded);
+	if (!others || v < 0 || c->p->perf_quiet < 0)
+		return false;
+	if (v - c->p->perf_quiet >= SPIN_FIRST_S)
+		return true;
+	*due = SPIN_FIRST_S - (v - c->p->perf_quiet);
+	return false;
+}
+
+/* A thread gave the turn up (it waits, blocks, spins or is gone). */
+static void turn_drop(struct client *c)
+{
+	if (c->p->turn == c)
+		c->p->turn = NULL;
 }
 
 /* The next instant something concerns a waiting client. */
@@ -1220,7 +1375,7 @@ static void advance(struct srv *s)
 	for (unsigned stalls = 0;;) {
 		sim_time_t now = sim_now(s->eng), t = SIM_TIME_MAX;
 		uint64_t events = s->eng->events;
-		bool live = false, running = false, timed = false;
+		bool live = false, running = false, timed = false, dropped;
 		sim_time_t next;
 		ev_tstamp rt = ev_time(), spin_due = 0, due;
 
@@ -1235,10 +1390,48 @@ static void advance(struct srv *s)
 				cq_events(c, now);
 			}
 		}
+		/* a free turn goes first: who runs next is decided before the
+		 * clock may move */
+		for (struct client *c = s->clients; c; c = c->next) {
+			if (c == c->p && turns(c) && !c->turn)
+				turn_pass(c, c->turn_last, now, false);
+			if (!turns(c) && !c->zombie && c->turn_q) {
+				/* its process has one thread left: no turns */
+				c->turn_q = false;
+				ev_io_start(s->loop, &c->w);
+			}
+			if (!turns(c) && !c->zombie && c->yielded) {
+				c->yielded = false;
+				srv_status(c, 0);
+				wake(c);
+			}
+		}
+		dropped = false;
 		for (struct client *c = s->clients; c; c = c->next) {
 			if (c->zombie)
 				continue;
 			live = true;
+			if (turns(c) && (c->turn_q || c->yielded ||
+					 (c->p->turn == c && io_ready(c->fd)))) {
+				/* it can run, or has spoken: the clock waits */
+				running = true;
+				c->p->holds = true;
+				continue;
+			}
+			if (turns(c) && c->wait != W_NONE) {
+				/* its wait ends when it has the turn (turn_pass);
+				 * one that woke in the kernel meanwhile runs then */
+				if (c->wait == W_IO && !c->io_latched && io_ready(c->io_fd))
+					c->io_latched = true;
+				if (c->io_latched) {
+					running = true;
+					c->p->holds = true;
+					continue;
+				}
+				if (c->wait != W_IO || c->deadline != SIM_TIME_MAX || c->io_fabric)
+					timed = true;
+				continue;
+			}
 			if (c->wait != W_NONE && !try_wake(c, now)) {
 				if (c->wait != W_IO || c->deadline != SIM_TIME_MAX ||
 				    c->io_fabric)
@@ -1251,20 +1444,30 @@ static void advance(struct srv *s)
 			 * thread in sem_wait while its CM thread waits here). */
 			if (c != c->p || c->nthreads) {
 				due = 0;
-				if (thread_blocked(c, &due))
+				if (thread_blocked(c, &due)) {
+					if (c->p->turn == c) {
+						turn_drop(c);
+						dropped = true;
+					}
 					continue;
+				}
 				if (due > 0 && (spin_due <= 0 || due < spin_due))
 					spin_due = due;
 				if (c != c->p) {
 					/* spinning without a word: on a clock only
 					 * time can move (UCX's async thread when its
-					 * context is taken), it waits */
-					if (thread_spins(c, &due)) {
+					 * context is taken), it waits - unless the
+					 * shim works for it (BUSY) */
+					if (!c->busy && thread_spins(c, &due)) {
 						if (s->trace)
 							fprintf(stderr, "ibfab serve: t=%" PRIu64
 								" pid %u tid %d counts as waiting: "
 								"spins\n", (uint64_t)now,
 								c->p->pid, (int)c->tid);
+						if (c->p->turn == c) {
+							turn_drop(c);
+							dropped = true;
+						}
 						timed = true;
 						continue;
 					}
@@ -1273,6 +1476,19 @@ static void advance(struct srv *s)
 					running = true;
 					c->p->holds = true;
 					continue;
+				}
+			}
+			if (turns(c) && c->p->turn == c && !c->busy) {
+				due = 0;
+				if (turn_slice_over(c, &due)) {
+					if (s->trace)
+						fprintf(stderr, "ibfab serve: t=%" PRIu64 " pid %u "
+							"used its time slice\n", (uint64_t)now,
+							c->p->pid);
+					turn_drop(c);
+					dropped = true;
+				} else if (due > 0 && (spin_due <= 0 || due < spin_due)) {
+					spin_due = due;
 				}
 			}
 			/* It runs - unless it spins on its memory or sleeps where
@@ -1289,6 +1505,10 @@ static void advance(struct srv *s)
 							c->p->pid, c->p->spinning ? "spins" : "asleep");
 					if (c->p->spinning)
 						c->p->spun_in = s->advances;
+					if (c->p->turn == c) {
+						turn_drop(c);
+						dropped = true;
+					}
 					timed = true;
 					continue;
 				}
@@ -1298,28 +1518,8 @@ static void advance(struct srv *s)
 			running = true;
 			c->p->holds = true;	/* the clock waits for it (watch_cb) */
 		}
-		/*
-		 * A thread that polls an empty CQ while another thread of its
-		 * process runs gets its empty answer now, as a real poll returns
-		 * at once, and the clock stays: the running one may wait for the
-		 * poller (UCX's async thread finds the context its main thread
-		 * holds while it polls, and loops until it is let go).
-		 */
-		if (running)
-			for (struct client *c = s->clients; c; c = c->next) {
-				struct obj *o;
-
-				if (c->zombie || c->wait != W_POLL || !c->p->holds)
-					continue;
-				if ((o = srv_obj_get(c, c->wait_h, O_CQ)))
-					poll_reply(c, o->u.cq, c->wait_n, true);
-				else
-					srv_status(c, EINVAL);
-				wake(c);
-				/* however many polls the other thread's run lets
-				 * go, the next park starts afresh */
-				poll_run_break(c);
-			}
+		if (dropped)
+			continue;	/* the turn goes on before the clock moves */
 		if (running && spin_due > 0) {
 			/* look again once the silent ones may count as waiting */
 			spin_arm(s, spin_due < SPIN_RECHECK_S ? SPIN_RECHECK_S : spin_due);
@@ -1446,6 +1646,23 @@ static int thread_join(struct client *c, const struct shim_req *q)
 	c->tperf_fd = perf_open(c->tid);
 	c->hello = true;
 	x->nthreads++;
+	/*
+	 * From now on its threads take turns. A thread that joins while
+	 * another runs - the first one not in a wait of ours, or the one with
+	 * the turn - is a thread that has just been made: it runs once that
+	 * one waits or yields, as if the host had run its maker first (its
+	 * answer waits, turn_take). Else it runs now.
+	 */
+	if (x->turn || (x->nthreads == 1 && x->wait == W_NONE && !x->zombie)) {
+		if (!x->turn) {
+			x->turn = x;
+			x->turn_last = x;
+		}
+		c->yielded = true;
+		return NO_REPLY;
+	}
+	x->turn = c;
+	x->turn_last = c;
 	return 0;
 }
 
@@ -2033,13 +2250,6 @@ sim_time_t srv_sat_add(sim_time_t a, sim_time_t b)
 	return b > SIM_TIME_MAX - a ? SIM_TIME_MAX : a + b;
 }
 
-/*
- * The requests, one handler each (a table indexed by SHIM_OP_*, as rxe's
- * opcode tables). A handler returns a status for srv_status (0 or an
- * errno value), or NO_REPLY when it has replied itself, parked the client
- * (the reply comes when it wakes) or the request is a notification.
- */
-#define NO_REPLY (-1)
 
 typedef int (*op_fn)(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd);
 
@@ -2252,6 +2462,30 @@ static int op_get_async(struct client *c, const struct shim_req *q, const uint8_
 	memmove(p->aq, p->aq + 1, --p->aq_n * sizeof(*p->aq));
 	srv_reply(c, &r, -1);
 	return NO_REPLY;
+}
+
+/*
+ * sched_yield: a thread that has the turn lets another thread of its
+ * process that can run have it (turn_pass; one that polls an empty CQ
+ * counts: it spins as this one does), and gets its answer when the turn
+ * comes back. UCX's async thread yields when its worker's lock is taken.
+ */
+static int op_yield(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
+{
+	struct client *p = c->p;
+
+	(void)q;
+	(void)tail;
+	(void)fd;
+	if (!turns(c) || p->turn != c)
+		return 0;
+	p->turn = NULL;
+	c->yielded = true;
+	if (turn_pass(p, c, sim_now(c->s->eng), true))
+		return NO_REPLY;
+	c->yielded = false;
+	p->turn = c;	/* no one else can run: it goes on */
+	return 0;
 }
 
 static int op_query_port(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
@@ -2479,7 +2713,7 @@ static int op_busy(struct client *c, const struct shim_req *q, const uint8_t *ta
 	(void)q;
 	(void)tail;
 	(void)fd;
-	c->p->busy = true;	/* until its next message (handle) */
+	c->busy = true;		/* until its next message (handle) */
 	return NO_REPLY;
 }
 
@@ -2497,6 +2731,7 @@ static const op_fn ops[SHIM_OP_MAX] = {
 	[SHIM_OP_GET_ASYNC] = op_get_async,
 	[SHIM_OP_MODIFY_SRQ] = op_modify_srq,
 	[SHIM_OP_QUERY_PORT] = op_query_port,
+	[SHIM_OP_YIELD] = op_yield,
 	[SHIM_OP_DESTROY_CHANNEL] = op_destroy,
 	[SHIM_OP_GET_CQ_EVENT] = op_get_cq_event,
 	[SHIM_OP_CREATE_SRQ] = op_create_srq,
@@ -2584,7 +2819,7 @@ static void handle(struct client *c, const struct shim_req *q, size_t len, int *
 		if (q->op != SHIM_OP_CLOCK_WAIT && q->op != SHIM_OP_IO_BEGIN &&
 		    q->op != SHIM_OP_IO_END)
 			c->clock_q = CLOCK_Q_MIN;
-		c->p->busy = false;
+		c->busy = false;
 		if (c != c->p)
 			c->tquiet = thread_cpu(c);
 		rc = q->op < SHIM_OP_MAX && ops[q->op] ?
@@ -2697,6 +2932,10 @@ static void client_detach(struct client *c)
 	c->wait = W_NONE;
 	c->zombie = true;
 	s->nlive--;
+	turn_drop(c);
+	if (c->p->turn_last == c)
+		c->p->turn_last = NULL;
+	c->turn_q = c->yielded = false;
 	if (c->p != c) {
 		/* a thread's connection: it goes at once (a thread that ended,
 		 * or its process, whose first connection lingers) */
@@ -2804,6 +3043,11 @@ static void client_read(struct client *c)
 		 * nothing more to read (one empty read fewer a request) */
 		if (answered)
 			break;
+		/* a thread that takes turns and waits now (IO_BEGIN) gives the
+		 * turn up here: what it sends next (its IO_END) is read when
+		 * the turn comes back, however soon it came */
+		if (c->wait != W_NONE && turns(c))
+			break;
 	}
 }
 
@@ -2813,9 +3057,28 @@ static void client_cb(struct ev_loop *loop, ev_io *w, int revents)
 
 	(void)loop;
 	(void)revents;
+	if (turns(c) && c->p->turn && c->p->turn != c) {
+		/* another thread of its process runs: this one's request
+		 * waits for the turn (turn_pass starts the watcher again).
+		 * Nothing to read: what woke us was taken in already (a
+		 * joining thread's HELLO reads the first thread's). */
+		if (!io_ready(c->fd))
+			return;
+		ev_io_stop(c->s->loop, &c->w);
+		c->turn_q = true;
+		if (c->s->trace)
+			fprintf(stderr, "ibfab serve: t=%" PRIu64 " pid %u tid %d waits for "
+				"the turn\n", (uint64_t)sim_now(c->s->eng), c->p->pid, (int)c->tid);
+		return;
+	}
+	if (turns(c))
+		c->p->turn = c;
 	client_read(c);
 	if (!c->zombie)
 		alive(c, c->sent_cpu);	/* it spoke: its silence starts again */
+	/* a thread that waits now (or yielded, or is gone) lets the turn go */
+	if (c->zombie || c->wait != W_NONE || c->yielded)
+		turn_drop(c);
 	advance(c->s);
 }
 
@@ -2924,7 +3187,8 @@ static void watch_cb(struct ev_loop *loop, ev_timer *w, int revents)
 			}
 			continue;
 		}
-		if (!waiting || c != c->p || !c->holds || c->wait != W_NONE || s->hold_limit_s <= 0)
+		if (!waiting || c != c->p || !c->holds || c->wait != W_NONE || s->hold_limit_s <= 0 ||
+		    c->turn_q || c->yielded)	/* (it has spoken: it waits for the turn) */
 			continue;
 		double cpu = client_cpu(c);
 		double quiet_rt = rt - c->p->quiet_rt, quiet_cpu = cpu < 0 ? 0 : cpu - c->p->quiet_cpu;

@@ -207,7 +207,8 @@ struct client {
 	double idle_cpu;	/* its CPU time when last seen to change ... */
 	ev_tstamp idle_rt;	/* ... and the real time of that */
 	bool spinning;		/* taken to spin on memory (not: asleep) */
-	bool busy;		/* said BUSY: the shim works, until its next message */
+	bool busy;		/* this connection said BUSY: the shim works for its
+				 * thread until its next message */
 	uint64_t spun_in;	/* taken to spin in that advance() call */
 	bool spinner;		/* bytes landed while it spun: it spins on memory */
 	bool connected;		/* it has a QP ready to receive: it may spin */
@@ -216,6 +217,18 @@ struct client {
 	struct sgl *srq_sgls;	/* receives with lists posted to its SRQs, oldest first */
 	/* asynchronous events (hca_async_fn) not yet read, oldest first, and
 	 * the context's eventfd, one count written per event (-1: none) */
+	/*
+	 * Turns (docs/shim.md, "Threads"): while a process has several threads
+	 * that call the shim, one of them at a time runs between two answers
+	 * and the others wait in the daemon for theirs. Which thread runs next,
+	 * and so what each one finds when it does, is then the daemon's choice,
+	 * made at a call, not the host scheduler's.
+	 */
+	struct client *turn;	/* process: the connection whose thread has it, NULL none */
+	struct client *turn_last;	/* process: the last one to have it (round robin) */
+	bool turn_q;		/* its request waits for the turn (its watcher stopped) */
+	bool yielded;		/* its sched_yield waits for the turn */
+	bool io_latched;	/* W_IO: its descriptors were ready while another thread ran */
 	struct { uint32_t type, handle; } *aq;
 	uint32_t aq_n, aq_cap;
 	int async_efd;

@@ -869,6 +869,30 @@ SHIM_INTERPOSE int usleep(useconds_t us)
 	return sim_sleep_ps((uint64_t)us * 1000000ULL) ? -1 : 0;
 }
 
+/*
+ * sched_yield in a process whose threads take turns (a second thread has
+ * joined): the daemon lets another of its threads that can run have the
+ * turn, and answers when it comes back (docs/shim.md, "Threads"). A thread
+ * that has never called the shim, or a process with one thread that does,
+ * yields to the host's scheduler only.
+ */
+SHIM_INTERPOSE int sched_yield(void)
+{
+	struct shim_req q = { .op = SHIM_OP_YIELD };
+	struct shim_rep rep;
+	bool joined;
+
+	REAL(sched_yield);
+	/* not under conn_lock: the first thread holds it through its own
+	 * calls, parked polls included, and this one must not wait on it */
+	joined = __atomic_load_n(&threads_joined, __ATOMIC_RELAXED) &&
+		 !__atomic_load_n(&conn_dead, __ATOMIC_RELAXED);
+	if (clock_page && joined &&
+	    (pthread_equal(pthread_self(), attach_thread) ? conn_fd >= 0 : thread_conn >= 0))
+		shim_rpc(&q, NULL, 0, -1, &rep, NULL);
+	return real_sched_yield();
+}
+
 SHIM_INTERPOSE int nanosleep(const struct timespec *req, struct timespec *rem)
 {
 	uint64_t left;

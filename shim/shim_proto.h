@@ -31,7 +31,7 @@
 #include <sys/socket.h>
 
 #define SHIM_MAGIC	0x31466249u	/* "IbF1" */
-#define SHIM_VERSION	10		/* 2: IO_END answered, CPU time trailer;
+#define SHIM_VERSION	11		/* 2: IO_END answered, CPU time trailer;
 					 * 3: segments sealed (F_SEAL_SHRINK);
 					 * 4: post lists flagged, hello says atomics;
 					 * 5: gather/scatter lists;
@@ -50,7 +50,9 @@
 					 * 10: posts and CQ arms without a
 					 * reply (SHIM_OP_QUIET); a post's
 					 * reply says what its queues hold;
-					 * a CQ event brings its completions */
+					 * a CQ event brings its completions;
+					 * 11: the port's state (QUERY_PORT),
+					 * a thread's sched_yield (YIELD) */
 #define SHIM_MAX_WC	16		/* completions per poll reply */
 #define SHIM_IO_TIMEOUT	0xffffffffu	/* shim_rep.count: an IO wait's deadline passed */
 #define SHIM_MAX_INLINE	256		/* inline bytes carried in one post */
@@ -186,6 +188,7 @@ enum shim_op {
 	SHIM_OP_GET_ASYNC,	/* the oldest asynchronous event (EAGAIN: none) */
 	SHIM_OP_MODIFY_SRQ,	/* arm (or with mask 0 read) an SRQ's limit */
 	SHIM_OP_QUERY_PORT,	/* the port's state now (asked where faults are scheduled) */
+	SHIM_OP_YIELD,		/* sched_yield of a process whose threads take turns */
 	SHIM_OP_MAX
 };
 

@@ -67,6 +67,17 @@ timeout 30 "$IBFAB" exec --socket "$sock" --host h2 -- "$IBFAB_BUILD/tests/shim/
 # loopback): the event wakes a program blocked in ibv_get_async_event
 timeout 30 "$IBFAB" exec --socket "$sock" --host h3 -- "$IBFAB_BUILD/tests/shim/shim_async" \
 	>"$tmp/async.out" 2>&1 || fail "shim_async: $(cat "$tmp/async.out")"
+# threads take turns (tests/shim/shim_turns.c, over the loopback): a
+# second thread's sched_yield() lets the main thread's parked poll answer,
+# its next poll hands the turn back; on two fresh daemons the main thread
+# counts the same empty polls and the same completion time
+for i in 1 2; do
+	timeout 30 "$IBFAB" exec --socket "$tmp/turns$i/ibfab/sock" --topo "$topo" --host h3 -- \
+		"$IBFAB_BUILD/tests/shim/shim_turns" >"$tmp/turns$i.out" 2>&1 ||
+		fail "shim_turns: $(cat "$tmp/turns$i.out")"
+done
+grep -q "^turns: ok" "$tmp/turns1.out" && cmp -s "$tmp/turns1.out" "$tmp/turns2.out" ||
+	fail "shim_turns not repeatable: $(tr '\n' '|' <"$tmp/turns1.out") then $(tr '\n' '|' <"$tmp/turns2.out")"
 # port events: a daemon that takes h2's cable down at 1 ms and up at 3 ms
 # (--fault); the program blocked in ibv_get_async_event wakes with
 # PORT_ERR, sees the port DOWN, then PORT_ACTIVE 2 ms later
