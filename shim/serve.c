@@ -2012,6 +2012,7 @@ static int do_modify_qp(struct client *c, const struct shim_req *q)
 		.retry_cnt = w->retry_cnt, .rnr_retry = w->rnr_retry,
 		.min_rnr_timer = w->min_rnr_timer, .max_rd_atomic = w->max_rd_atomic,
 		.max_dest_rd_atomic = w->max_dest_rd_atomic, .qkey = w->qkey,
+		.access = w->access,
 	};
 	int rc;
 
@@ -2019,7 +2020,7 @@ static int do_modify_qp(struct client *c, const struct shim_req *q)
 		return EBADF;
 	if ((w->mask & HCA_QP_STATE) && w->qp_state > HCA_QPS_ERR)
 		return EINVAL;
-	rc = hca_modify_qp(o->u.qp->qp, &a, w->mask & 0x1fff);
+	rc = hca_modify_qp(o->u.qp->qp, &a, w->mask & 0x3fff);
 	if (!rc && (w->mask & HCA_QP_STATE) &&
 	    (w->qp_state == HCA_QPS_RTR || w->qp_state == HCA_QPS_RTS))
 		c->p->connected = true;

@@ -52,7 +52,8 @@
 					 * reply says what its queues hold;
 					 * a CQ event brings its completions;
 					 * 11: the port's state (QUERY_PORT),
-					 * a thread's sched_yield (YIELD) */
+					 * a thread's sched_yield (YIELD), a
+					 * QP's access flags */
 #define SHIM_MAX_WC	16		/* completions per poll reply */
 #define SHIM_IO_TIMEOUT	0xffffffffu	/* shim_rep.count: an IO wait's deadline passed */
 #define SHIM_MAX_INLINE	256		/* inline bytes carried in one post */
@@ -224,6 +225,7 @@ struct shim_qp_attr {
 	uint16_t dlid;
 	uint8_t sl, timeout, retry_cnt, rnr_retry, min_rnr_timer;
 	uint8_t max_rd_atomic, max_dest_rd_atomic, pad[3];
+	uint32_t access;	/* qp_access_flags (HCA_QP_ACCESS_FLAGS) */
 };
 
 struct shim_req {

@@ -1774,6 +1774,10 @@ SHIM_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask
 		w->mask |= 1 << 12;
 		w->qkey = a->qkey;
 	}
+	if (mask & IBV_QP_ACCESS_FLAGS) {
+		w->mask |= 1 << 13;
+		w->access = (uint32_t)a->qp_access_flags;
+	}
 	rc = rpc0(&req, &rep);
 	if (rc)
 		return rc;

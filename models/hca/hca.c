@@ -521,6 +521,7 @@ struct hca_qp *hca_create_qp_at(struct hca *h, const struct hca_qp_init_attr *a,
 	qp->cap = a->cap;
 	qp->mtu = h->f->p.mtu;
 	qp->max_rd_atomic = qp->max_dest_rd_atomic = 1;
+	qp->access = HCA_ACCESS_REMOTE_WRITE | HCA_ACCESS_REMOTE_READ | HCA_ACCESS_REMOTE_ATOMIC;
 	/* its transport: the fabric's, or another for RC QPs (TCP) */
 	const struct hca_transport_ops *t = qp->type == HCA_QPT_RC && h->f->rc_transport ?
 					    h->f->rc_transport : h->f->transport;
@@ -702,6 +703,9 @@ int hca_modify_qp(struct hca_qp *qp, const struct hca_qp_attr *at, uint32_t mask
 		qp->max_dest_rd_atomic = at->max_dest_rd_atomic;
 	if (mask & HCA_QP_QKEY)
 		qp->qkey = at->qkey;
+	if (mask & HCA_QP_ACCESS_FLAGS)
+		qp->access = at->access & (HCA_ACCESS_REMOTE_WRITE | HCA_ACCESS_REMOTE_READ |
+					   HCA_ACCESS_REMOTE_ATOMIC);
 	qp->vl = qp->hca->f->p.sl2vl[qp->sl];
 	if (mask & HCA_QP_STATE) {
 		enum hca_qp_state to = at->qp_state;

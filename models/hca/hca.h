@@ -169,6 +169,7 @@ struct hca_qp_attr {
 	uint8_t max_rd_atomic;	/* outstanding READ/atomic requests as requester */
 	uint8_t max_dest_rd_atomic;	/* ... accepted as responder */
 	uint32_t qkey;		/* UD */
+	uint32_t access;	/* remote access enables (HCA_ACCESS_REMOTE_*) */
 };
 
 enum {
@@ -177,7 +178,7 @@ enum {
 	HCA_QP_TIMEOUT = 1 << 6, HCA_QP_RETRY_CNT = 1 << 7,
 	HCA_QP_RNR_RETRY = 1 << 8, HCA_QP_MIN_RNR_TIMER = 1 << 9,
 	HCA_QP_MAX_QP_RD_ATOMIC = 1 << 10, HCA_QP_MAX_DEST_RD_ATOMIC = 1 << 11,
-	HCA_QP_QKEY = 1 << 12,
+	HCA_QP_QKEY = 1 << 12, HCA_QP_ACCESS_FLAGS = 1 << 13,
 };
 
 /* Completion notification: runs at the simulated time a CQE is added. */

@@ -225,6 +225,11 @@ struct hca_qp {
 	uint32_t qkey;
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
 	uint8_t max_rd_atomic, max_dest_rd_atomic;
+	/* the responder's remote access enables (RDMA Write, RDMA Read,
+	 * Atomic: ibv_modify_qp(3)'s qp_access_flags), HCA_ACCESS_REMOTE_*:
+	 * all three until set, as ibfab's own traffic needs them; a verbs
+	 * program sets them at INIT */
+	uint32_t access;
 	uint32_t last_atomic_psn;	/* replay a duplicate atomic with its result */
 	uint64_t last_atomic_orig;
 	bool last_atomic_valid;

@@ -6,7 +6,10 @@
  * RC: a request with the expected PSN is executed: a SEND fills the next
  * receive work request (none posted: an RNR NAK carrying min_rnr_timer,
  * and the PSN is not consumed), a WRITE lands in the region its R_Key names
- * (checked for range and access: a remote access NAK otherwise), a READ is
+ * (checked for range and access - the region's, and the QP's remote
+ * access enables, ibv_modify_qp(3)'s qp_access_flags, a ConnectX QP
+ * context's RWE/RRE/RAE bits: a remote access NAK otherwise; a READ and an
+ * atomic likewise), a READ is
  * queued as response packets within max_dest_rd_atomic, an atomic reads,
  * modifies and returns the original 8 bytes. A packet asking for an ACK
  * gets one (a pending, unsent ACK is updated rather than doubled: ACK
@@ -418,7 +421,8 @@ static bool exec_write(struct fab *f, struct hca_qp *qp, struct pkt *p, bool rc)
 
 		/* a zero-length WRITE names no memory: its R_Key and VA are not
 		 * checked (IBA C9-88; UCX's rc_verbs flushes with one, rkey 0) */
-		if (p->dma_len && hca_mr_check(mr, p->va, p->dma_len, HCA_ACCESS_REMOTE_WRITE)) {
+		if (!(qp->access & HCA_ACCESS_REMOTE_WRITE) ||
+		    (p->dma_len && hca_mr_check(mr, p->va, p->dma_len, HCA_ACCESS_REMOTE_WRITE))) {
 			if (rc)
 				queue_ack(qp, IB_AETH_NAK_REM_ACCESS, p->psn);
 			return false;
@@ -465,7 +469,8 @@ static bool exec_read(struct hca_qp *qp, struct pkt *p)
 	struct hca_mr *mr = hca_mr_find(qp->hca, p->rkey);
 	struct hca_resp *r;
 
-	if (p->dma_len && hca_mr_check(mr, p->va, p->dma_len, HCA_ACCESS_REMOTE_READ)) {
+	if (!(qp->access & HCA_ACCESS_REMOTE_READ) ||
+	    (p->dma_len && hca_mr_check(mr, p->va, p->dma_len, HCA_ACCESS_REMOTE_READ))) {
 		queue_ack(qp, IB_AETH_NAK_REM_ACCESS, p->psn);
 		return false;
 	}
@@ -495,7 +500,8 @@ static bool exec_atomic(struct fab *f, struct hca_qp *qp, struct pkt *p)
 	uint64_t orig = 0;
 	uint8_t *mem;
 
-	if ((p->va & 7) || hca_mr_check(mr, p->va, 8, HCA_ACCESS_REMOTE_ATOMIC)) {
+	if ((p->va & 7) || !(qp->access & HCA_ACCESS_REMOTE_ATOMIC) ||
+	    hca_mr_check(mr, p->va, 8, HCA_ACCESS_REMOTE_ATOMIC)) {
 		queue_ack(qp, (p->va & 7) ? IB_AETH_NAK_INV_REQ : IB_AETH_NAK_REM_ACCESS,
 			  p->psn);
 		return false;

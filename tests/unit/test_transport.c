@@ -844,6 +844,75 @@ static void test_mr_chunks(void)
 }
 
 /*
+ * The responder QP's remote access enables (ibv_modify_qp(3)'s
+ * qp_access_flags) are checked besides the region's: with all three the
+ * WRITE, READ and atomic go through; a QP that enables only READ answers a
+ * WRITE with a remote access NAK (the requester's completion
+ * HCA_WC_REM_ACCESS_ERR, nothing lands), one that enables only WRITE a
+ * READ and an atomic likewise; UC drops a WRITE its QP does not enable.
+ */
+static void test_qp_access(void)
+{
+	static const struct { uint32_t access; enum hca_wr_opcode op; bool ok; } c[] = {
+		{ HCA_ACCESS_REMOTE_WRITE | HCA_ACCESS_REMOTE_READ | HCA_ACCESS_REMOTE_ATOMIC,
+		  HCA_WR_RDMA_WRITE, true },
+		{ HCA_ACCESS_REMOTE_WRITE | HCA_ACCESS_REMOTE_READ | HCA_ACCESS_REMOTE_ATOMIC,
+		  HCA_WR_RDMA_READ, true },
+		{ HCA_ACCESS_REMOTE_ATOMIC, HCA_WR_ATOMIC_FETCH_AND_ADD, true },
+		{ HCA_ACCESS_REMOTE_READ, HCA_WR_RDMA_WRITE, false },
+		{ 0, HCA_WR_RDMA_WRITE_WITH_IMM, false },
+		{ HCA_ACCESS_REMOTE_WRITE, HCA_WR_RDMA_READ, false },
+		{ HCA_ACCESS_REMOTE_WRITE | HCA_ACCESS_REMOTE_READ, HCA_WR_ATOMIC_CMP_AND_SWP, false },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct hca_qp_attr at = { .access = c[i].access };
+		struct hca_recv_wr r = { .wr_id = 1 };
+		struct hca_wc wc[4];
+		struct tp t;
+
+		tp_init(&t, NULL, 4096);
+		tp_connect(&t, HCA_QPT_RC, 14, 7, 7, 1, 4);
+		CU_ASSERT_FATAL(hca_modify_qp(t.qb, &at, HCA_QP_ACCESS_FLAGS) == 0);
+		CU_ASSERT(hca_post_recv(t.qb, &r) == 0);
+		memset(t.bufa, 0x3c, 64);
+		struct hca_send_wr w = wr_of(&t, c[i].op, 9, 0, c[i].op >= HCA_WR_ATOMIC_CMP_AND_SWP ?
+					     8 : 64);
+
+		CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+		tp_run(&t);
+		CU_ASSERT_EQUAL_FATAL(poll_all(t.ca, wc, 4), 1);
+		CU_ASSERT_EQUAL(wc[0].status, c[i].ok ? HCA_WC_SUCCESS : HCA_WC_REM_ACCESS_ERR);
+		if (c[i].op == HCA_WR_RDMA_WRITE || c[i].op == HCA_WR_RDMA_WRITE_WITH_IMM)
+			CU_ASSERT_EQUAL(t.bufb[0], c[i].ok ? 0x3c : 0);
+		CU_ASSERT_EQUAL(hca_qp_state(t.qa), c[i].ok ? HCA_QPS_RTS : HCA_QPS_ERR);
+		tp_fini(&t);
+	}
+	/* UC: the WRITE is dropped at a QP that does not enable it */
+	struct hca_qp_attr at = { .access = HCA_ACCESS_REMOTE_READ };
+	struct hca_wc wc[4];
+	struct tp t;
+
+	tp_init(&t, NULL, 4096);
+	tp_connect(&t, HCA_QPT_UC, 14, 7, 7, 1, 4);
+	CU_ASSERT_FATAL(hca_modify_qp(t.qb, &at, HCA_QP_ACCESS_FLAGS) == 0);
+	memset(t.bufa, 0x3c, 64);
+	struct hca_send_wr w = wr_of(&t, HCA_WR_RDMA_WRITE, 9, 0, 64);
+
+	CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+	tp_run(&t);
+	CU_ASSERT_EQUAL(poll_all(t.ca, wc, 4), 1);
+	CU_ASSERT_EQUAL(t.bufb[0], 0);
+	at.access = HCA_ACCESS_REMOTE_WRITE;
+	CU_ASSERT_FATAL(hca_modify_qp(t.qb, &at, HCA_QP_ACCESS_FLAGS) == 0);
+	CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+	tp_run(&t);
+	CU_ASSERT_EQUAL(poll_all(t.ca, wc, 4), 1);
+	CU_ASSERT_EQUAL(t.bufb[0], 0x3c);
+	tp_fini(&t);
+}
+
+/*
  * A WRITE with immediate consumes a receive whose completion reports the
  * bytes written (ibv_wc.byte_len, IBA 11.4.2.1: the length of the data
  * transferred) and the immediate, on InfiniBand and over TCP alike.
@@ -1959,6 +2028,7 @@ static const struct test_case tests[] = {
 	{ "an MR deregistered after the post moves no bytes", test_dereg_after_post },
 	{ "packets find their QP by number, near or far, none once destroyed", test_qp_numbers },
 	{ "atomics return the old value", test_atomics },
+	{ "the responder QP's remote access enables", test_qp_access },
 	{ "WRITE with immediate: the receive reports the bytes", test_write_imm_len },
 	{ "UD: MTU limit, no ACKs", test_ud },
 	{ "SRQ limit and last WQE: asynchronous events", test_srq_limit },
