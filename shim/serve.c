@@ -2412,6 +2412,8 @@ static void async_cb(struct hca *h, enum hca_async_event ev, void *obj, void *ct
 				continue;
 			async_push(s, c, ev == HCA_EV_SRQ_LIMIT_REACHED ? SHIM_ASYNC_SRQ_LIMIT :
 					 ev == HCA_EV_COMM_EST ? SHIM_ASYNC_COMM_EST :
+					 ev == HCA_EV_QP_ACCESS_ERR ? SHIM_ASYNC_QP_ACCESS_ERR :
+					 ev == HCA_EV_QP_REQ_ERR ? SHIM_ASYNC_QP_REQ_ERR :
 								  SHIM_ASYNC_LAST_WQE, i);
 			return;
 		}

@@ -201,6 +201,8 @@ enum shim_async {
 	SHIM_ASYNC_COMM_EST,	/* a packet reached a QP in RTR (handle: the QP) */
 	SHIM_ASYNC_PORT_ERR,	/* the port's link went down (handle: the port, 1) */
 	SHIM_ASYNC_PORT_ACTIVE,	/* it came back up */
+	SHIM_ASYNC_QP_ACCESS_ERR,	/* an RC responder's remote access NAK: the QP in Error */
+	SHIM_ASYNC_QP_REQ_ERR,	/* ... its invalid request NAK */
 };
 
 struct shim_wire_sge {

@@ -707,8 +707,12 @@ again:
 		break;
 	case SHIM_ASYNC_LAST_WQE:
 	case SHIM_ASYNC_COMM_EST:
-		ev->event_type = rep.u.async.type == SHIM_ASYNC_COMM_EST ?
-				 IBV_EVENT_COMM_EST : IBV_EVENT_QP_LAST_WQE_REACHED;
+	case SHIM_ASYNC_QP_ACCESS_ERR:
+	case SHIM_ASYNC_QP_REQ_ERR:
+		ev->event_type = rep.u.async.type == SHIM_ASYNC_COMM_EST ? IBV_EVENT_COMM_EST :
+				 rep.u.async.type == SHIM_ASYNC_QP_ACCESS_ERR ? IBV_EVENT_QP_ACCESS_ERR :
+				 rep.u.async.type == SHIM_ASYNC_QP_REQ_ERR ? IBV_EVENT_QP_REQ_ERR :
+				 IBV_EVENT_QP_LAST_WQE_REACHED;
 		ev->element.qp = hobj_get(rep.u.async.handle);
 		break;
 	case SHIM_ASYNC_PORT_ERR:

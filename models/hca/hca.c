@@ -378,6 +378,21 @@ static void async_event(struct hca *h, enum hca_async_event ev, void *obj)
 		h->async_fn(h, ev, obj, h->async_ctx);
 }
 
+/*
+ * An RC responder's class C error (the NAK has just been built): the QP
+ * goes to Error, its work requests flushed, and its owner hears of it
+ * (rxe's responder does the same, "Class C"; the events are
+ * ibv_get_async_event(3)'s IBV_EVENT_QP_ACCESS_ERR and
+ * IBV_EVENT_QP_REQ_ERR).
+ */
+void hca_qp_resp_fatal(struct hca_qp *qp, bool access)
+{
+	if (qp->state == HCA_QPS_ERR)
+		return;
+	hca_qp_to_error(qp);
+	async_event(qp->hca, access ? HCA_EV_QP_ACCESS_ERR : HCA_EV_QP_REQ_ERR, qp);
+}
+
 void hca_qp_comm_est(struct hca_qp *qp)
 {
 	if (qp->comm_est)

@@ -208,14 +208,16 @@ void hca_set_place_hook(struct hca *h, hca_place_fn fn, void *ctx);
  * is then disarmed), a QP attached to an SRQ went to Error and will take no
  * more of its receives (obj: the hca_qp), the first packet reached a
  * connected QP in RTR (Communication Established; obj: the hca_qp, once a
- * QP); and the unaffiliated port
+ * QP), an RC responder went to Error after a remote access NAK (Local
+ * Access Violation Work Queue Error) or an invalid request NAK (Invalid
+ * Request Local Work Queue Error; obj: the hca_qp); and the unaffiliated port
  * events (11.6.3.2): the port's link went down or came back up (obj NULL;
  * hca_port_changed, from a fault during the run). Raised at the simulated
  * instant they happen, to the hook (NULL, the default: dropped).
  */
 enum hca_async_event {
 	HCA_EV_SRQ_LIMIT_REACHED, HCA_EV_QP_LAST_WQE_REACHED, HCA_EV_COMM_EST, HCA_EV_PORT_ERR,
-	HCA_EV_PORT_ACTIVE
+	HCA_EV_PORT_ACTIVE, HCA_EV_QP_ACCESS_ERR, HCA_EV_QP_REQ_ERR
 };
 typedef void (*hca_async_fn)(struct hca *h, enum hca_async_event ev, void *obj, void *ctx);
 void hca_set_async_hook(struct hca *h, hca_async_fn fn, void *ctx);

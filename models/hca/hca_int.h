@@ -28,6 +28,9 @@ void qp_resp_receive(struct fab *f, struct hca_qp *qp, struct pkt *p);
 /* A packet reached the connected QP in RTR: its Communication Established
  * event (IBA 11.6.3.1), the first time. */
 void hca_qp_comm_est(struct hca_qp *qp);
+/* An RC responder's class C error: to Error, and its event (access: a
+ * remote access NAK, else an invalid request NAK). */
+void hca_qp_resp_fatal(struct hca_qp *qp, bool access);
 bool qp_resp_has_packet(struct hca_qp *qp);
 uint32_t qp_resp_next_size(const struct hca_qp *qp);
 void qp_resp_build(struct hca_qp *qp, struct pkt *p);

@@ -225,6 +225,10 @@ void qp_resp_build(struct hca_qp *qp, struct pkt *p)
 	case RESP_ACK:
 		p->opcode = IB_OP_ACK;
 		resp_pop(qp);
+		/* a remote access or invalid request NAK ends the responder
+		 * (class C): the NAK leaves, then the QP is in Error */
+		if (p->aeth == IB_AETH_NAK_REM_ACCESS || p->aeth == IB_AETH_NAK_INV_REQ)
+			hca_qp_resp_fatal(qp, p->aeth == IB_AETH_NAK_REM_ACCESS);
 		break;
 	case RESP_ATOMIC:
 		p->opcode = IB_OP_ATOMIC_ACK;

@@ -805,7 +805,8 @@ static void read_respond(struct tcp_conn *c, const struct tcp_seg *s, sim_time_t
 	struct tcp_rec *r;
 	sim_time_t nic = h->f->hca_lat;
 
-	if (s->mlen && hca_mr_check(mr, s->va, s->mlen, HCA_ACCESS_REMOTE_READ)) {
+	if (!(c->qp->access & HCA_ACCESS_REMOTE_READ) ||
+	    (s->mlen && hca_mr_check(mr, s->va, s->mlen, HCA_ACCESS_REMOTE_READ))) {
 		SIM_LOG(SIM_LOG_HCA, h->f->eng.now, "qp %u tcp READ of a bad region",
 			c->qp->qpn);
 		mr = NULL;	/* the model answers anyway: sockets have no R_Key */
@@ -846,8 +847,9 @@ static void deliver(struct tcp_conn *c, const struct tcp_seg *s)
 			c->in.have_recv = hca_qp_take_recv(qp, &c->in.r);
 		if (s->op == IB_OP_WRITE_ONLY || s->op == IB_OP_WRITE_ONLY_IMM) {
 			c->in.mr = hca_mr_find(h, s->rkey);
-			if (hca_mr_check(c->in.mr, s->va, s->mlen, HCA_ACCESS_REMOTE_WRITE))
-				c->in.mr = NULL;
+			if (!(qp->access & HCA_ACCESS_REMOTE_WRITE) ||
+			    hca_mr_check(c->in.mr, s->va, s->mlen, HCA_ACCESS_REMOTE_WRITE))
+				c->in.mr = NULL;	/* (no R_Key over sockets: not placed) */
 		}
 	}
 	/* the bytes, when the run carries them */

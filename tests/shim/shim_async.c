@@ -16,7 +16,9 @@
  * polls nothing: the fourth finds the CQ full, and IBV_EVENT_CQ_ERR names
  * that CQ (IBA 11.6.3.1), once; the CQ holds the first 3. Then a QP left
  * in RTR takes a WRITE: IBV_EVENT_COMM_EST names it, once (a second WRITE
- * raises nothing). Every completion is checked.
+ * raises nothing). Last, a QP that enables remote READ only takes a
+ * WRITE: the requester's completion is IBV_WC_REM_ACCESS_ERR and
+ * IBV_EVENT_QP_ACCESS_ERR names the responder. Every completion is checked.
  * Prints "async: ok" and exits 0, or the first mismatch and exits 1.
  */
 #define _GNU_SOURCE
@@ -264,6 +266,36 @@ int main(void)
 	if (fcntl(ctx->async_fd, F_SETFL, fl | O_NONBLOCK) ||
 	    ibv_get_async_event(ctx, &ev) != -1 || errno != EAGAIN)
 		return fail("a second COMM_EST");
+	if (fcntl(ctx->async_fd, F_SETFL, fl))
+		return fail("making the async fd blocking again");
+
+	/* a QP that enables remote READ only takes a WRITE: the requester's
+	 * completion is a remote access error, the responder goes to Error
+	 * and its Local Access Violation event names it */
+	struct ibv_qp *x = ibv_create_qp(pd, &ie), *y = x ? ibv_create_qp(pd, &ie) : NULL;
+	struct ibv_qp_attr ro = { .qp_access_flags = IBV_ACCESS_REMOTE_READ };
+	struct ibv_wc xw;
+	int k;
+
+	if (!y || to_rts(x, pa.lid, y->qp_num) || to_rts(y, pa.lid, x->qp_num) ||
+	    ibv_modify_qp(y, &ro, IBV_QP_ACCESS_FLAGS))
+		return fail("setting up the QP that refuses WRITEs");
+	if (post_write(x, 300, sbuf, smr, rbuf[2], wmr->rkey))
+		return fail("posting the refused WRITE");
+	if (ibv_get_async_event(ctx, &ev) || ev.event_type != IBV_EVENT_QP_ACCESS_ERR ||
+	    ev.element.qp != y) {
+		fprintf(stderr, "async: got event %d (%s), want QP_ACCESS_ERR for the responder\n",
+			(int)ev.event_type, ibv_event_type_str(ev.event_type));
+		return 1;
+	}
+	ibv_ack_async_event(&ev);
+	while (!(k = ibv_poll_cq(scq, 1, &xw)))
+		;
+	if (k < 0 || xw.wr_id != 300 || xw.status != IBV_WC_REM_ACCESS_ERR) {
+		fprintf(stderr, "async: the refused WRITE completed with %s\n",
+			k < 0 ? "a failed poll" : ibv_wc_status_str(xw.status));
+		return 1;
+	}
 	printf("async: ok\n");
 	return 0;
 }

@@ -844,75 +844,6 @@ static void test_mr_chunks(void)
 }
 
 /*
- * The responder QP's remote access enables (ibv_modify_qp(3)'s
- * qp_access_flags) are checked besides the region's: with all three the
- * WRITE, READ and atomic go through; a QP that enables only READ answers a
- * WRITE with a remote access NAK (the requester's completion
- * HCA_WC_REM_ACCESS_ERR, nothing lands), one that enables only WRITE a
- * READ and an atomic likewise; UC drops a WRITE its QP does not enable.
- */
-static void test_qp_access(void)
-{
-	static const struct { uint32_t access; enum hca_wr_opcode op; bool ok; } c[] = {
-		{ HCA_ACCESS_REMOTE_WRITE | HCA_ACCESS_REMOTE_READ | HCA_ACCESS_REMOTE_ATOMIC,
-		  HCA_WR_RDMA_WRITE, true },
-		{ HCA_ACCESS_REMOTE_WRITE | HCA_ACCESS_REMOTE_READ | HCA_ACCESS_REMOTE_ATOMIC,
-		  HCA_WR_RDMA_READ, true },
-		{ HCA_ACCESS_REMOTE_ATOMIC, HCA_WR_ATOMIC_FETCH_AND_ADD, true },
-		{ HCA_ACCESS_REMOTE_READ, HCA_WR_RDMA_WRITE, false },
-		{ 0, HCA_WR_RDMA_WRITE_WITH_IMM, false },
-		{ HCA_ACCESS_REMOTE_WRITE, HCA_WR_RDMA_READ, false },
-		{ HCA_ACCESS_REMOTE_WRITE | HCA_ACCESS_REMOTE_READ, HCA_WR_ATOMIC_CMP_AND_SWP, false },
-	};
-
-	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		struct hca_qp_attr at = { .access = c[i].access };
-		struct hca_recv_wr r = { .wr_id = 1 };
-		struct hca_wc wc[4];
-		struct tp t;
-
-		tp_init(&t, NULL, 4096);
-		tp_connect(&t, HCA_QPT_RC, 14, 7, 7, 1, 4);
-		CU_ASSERT_FATAL(hca_modify_qp(t.qb, &at, HCA_QP_ACCESS_FLAGS) == 0);
-		CU_ASSERT(hca_post_recv(t.qb, &r) == 0);
-		memset(t.bufa, 0x3c, 64);
-		struct hca_send_wr w = wr_of(&t, c[i].op, 9, 0, c[i].op >= HCA_WR_ATOMIC_CMP_AND_SWP ?
-					     8 : 64);
-
-		CU_ASSERT(hca_post_send(t.qa, &w) == 0);
-		tp_run(&t);
-		CU_ASSERT_EQUAL_FATAL(poll_all(t.ca, wc, 4), 1);
-		CU_ASSERT_EQUAL(wc[0].status, c[i].ok ? HCA_WC_SUCCESS : HCA_WC_REM_ACCESS_ERR);
-		if (c[i].op == HCA_WR_RDMA_WRITE || c[i].op == HCA_WR_RDMA_WRITE_WITH_IMM)
-			CU_ASSERT_EQUAL(t.bufb[0], c[i].ok ? 0x3c : 0);
-		CU_ASSERT_EQUAL(hca_qp_state(t.qa), c[i].ok ? HCA_QPS_RTS : HCA_QPS_ERR);
-		tp_fini(&t);
-	}
-	/* UC: the WRITE is dropped at a QP that does not enable it */
-	struct hca_qp_attr at = { .access = HCA_ACCESS_REMOTE_READ };
-	struct hca_wc wc[4];
-	struct tp t;
-
-	tp_init(&t, NULL, 4096);
-	tp_connect(&t, HCA_QPT_UC, 14, 7, 7, 1, 4);
-	CU_ASSERT_FATAL(hca_modify_qp(t.qb, &at, HCA_QP_ACCESS_FLAGS) == 0);
-	memset(t.bufa, 0x3c, 64);
-	struct hca_send_wr w = wr_of(&t, HCA_WR_RDMA_WRITE, 9, 0, 64);
-
-	CU_ASSERT(hca_post_send(t.qa, &w) == 0);
-	tp_run(&t);
-	CU_ASSERT_EQUAL(poll_all(t.ca, wc, 4), 1);
-	CU_ASSERT_EQUAL(t.bufb[0], 0);
-	at.access = HCA_ACCESS_REMOTE_WRITE;
-	CU_ASSERT_FATAL(hca_modify_qp(t.qb, &at, HCA_QP_ACCESS_FLAGS) == 0);
-	CU_ASSERT(hca_post_send(t.qa, &w) == 0);
-	tp_run(&t);
-	CU_ASSERT_EQUAL(poll_all(t.ca, wc, 4), 1);
-	CU_ASSERT_EQUAL(t.bufb[0], 0x3c);
-	tp_fini(&t);
-}
-
-/*
  * A WRITE with immediate consumes a receive whose completion reports the
  * bytes written (ibv_wc.byte_len, IBA 11.4.2.1: the length of the data
  * transferred) and the immediate, on InfiniBand and over TCP alike.
@@ -1171,6 +1102,124 @@ static void async_record(struct hca *h, enum hca_async_event ev, void *obj, void
 		l->obj[l->n] = obj;
 		l->t[l->n++] = hca_now(h);
 	}
+}
+
+/*
+ * The responder QP's remote access enables (ibv_modify_qp(3)'s
+ * qp_access_flags) are checked besides the region's: with all three the
+ * WRITE, READ and atomic go through; a QP that enables only READ answers a
+ * WRITE with a remote access NAK (the requester's completion
+ * HCA_WC_REM_ACCESS_ERR, nothing lands), one that enables only WRITE a
+ * READ and an atomic likewise. The refusing responder is then in Error
+ * (class C: its posted receive flushed) and raised its Local Access
+ * Violation event, once; a misaligned atomic ends it with the Invalid
+ * Request event. UC drops a WRITE its QP does not enable and goes on.
+ */
+static void test_qp_access(void)
+{
+	static const struct { uint32_t access; enum hca_wr_opcode op; bool ok; } c[] = {
+		{ HCA_ACCESS_REMOTE_WRITE | HCA_ACCESS_REMOTE_READ | HCA_ACCESS_REMOTE_ATOMIC,
+		  HCA_WR_RDMA_WRITE, true },
+		{ HCA_ACCESS_REMOTE_WRITE | HCA_ACCESS_REMOTE_READ | HCA_ACCESS_REMOTE_ATOMIC,
+		  HCA_WR_RDMA_READ, true },
+		{ HCA_ACCESS_REMOTE_ATOMIC, HCA_WR_ATOMIC_FETCH_AND_ADD, true },
+		{ HCA_ACCESS_REMOTE_READ, HCA_WR_RDMA_WRITE, false },
+		{ 0, HCA_WR_RDMA_WRITE_WITH_IMM, false },
+		{ HCA_ACCESS_REMOTE_WRITE, HCA_WR_RDMA_READ, false },
+		{ HCA_ACCESS_REMOTE_WRITE | HCA_ACCESS_REMOTE_READ, HCA_WR_ATOMIC_CMP_AND_SWP, false },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct hca_qp_attr at = { .access = c[i].access };
+		struct hca_recv_wr r = { .wr_id = 1 };
+		struct hca_wc wc[4];
+		struct async_log log = { 0 };
+		struct tp t;
+
+		tp_init(&t, NULL, 4096);
+		tp_connect(&t, HCA_QPT_RC, 14, 7, 7, 1, 4);
+		hca_set_async_hook(t.b, async_record, &log);
+		CU_ASSERT_FATAL(hca_modify_qp(t.qb, &at, HCA_QP_ACCESS_FLAGS) == 0);
+		CU_ASSERT(hca_post_recv(t.qb, &r) == 0);
+		memset(t.bufa, 0x3c, 64);
+		struct hca_send_wr w = wr_of(&t, c[i].op, 9, 0, c[i].op >= HCA_WR_ATOMIC_CMP_AND_SWP ?
+					     8 : 64);
+
+		CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+		tp_run(&t);
+		CU_ASSERT_EQUAL_FATAL(poll_all(t.ca, wc, 4), 1);
+		CU_ASSERT_EQUAL(wc[0].status, c[i].ok ? HCA_WC_SUCCESS : HCA_WC_REM_ACCESS_ERR);
+		if (c[i].op == HCA_WR_RDMA_WRITE || c[i].op == HCA_WR_RDMA_WRITE_WITH_IMM)
+			CU_ASSERT_EQUAL(t.bufb[0], c[i].ok ? 0x3c : 0);
+		CU_ASSERT_EQUAL(hca_qp_state(t.qa), c[i].ok ? HCA_QPS_RTS : HCA_QPS_ERR);
+		CU_ASSERT_EQUAL(hca_qp_state(t.qb), c[i].ok ? HCA_QPS_RTS : HCA_QPS_ERR);
+		CU_ASSERT_EQUAL(log.n, c[i].ok ? 0 : 1);
+		if (!c[i].ok) {
+			CU_ASSERT_EQUAL(log.ev[0], HCA_EV_QP_ACCESS_ERR);
+			CU_ASSERT_PTR_EQUAL(log.obj[0], t.qb);
+			/* the receive it held: flushed (a WRITE_WITH_IMM's, refused) */
+			CU_ASSERT_EQUAL_FATAL(poll_all(t.cb, wc, 4), 1);
+			CU_ASSERT_EQUAL(wc[0].status, HCA_WC_WR_FLUSH_ERR);
+		}
+		tp_fini(&t);
+	}
+	/* an invalid request (a misaligned atomic) ends the responder too,
+	 * with the Invalid Request event */
+	struct hca_qp_attr at = { .access = HCA_ACCESS_REMOTE_READ };
+	struct async_log log = { 0 };
+	struct hca_wc wc[4];
+	struct tp t;
+
+	tp_init(&t, NULL, 4096);
+	tp_connect(&t, HCA_QPT_RC, 14, 7, 7, 1, 4);
+	hca_set_async_hook(t.b, async_record, &log);
+	struct hca_send_wr a = wr_of(&t, HCA_WR_ATOMIC_FETCH_AND_ADD, 5, 0, 8);
+
+	a.remote_addr += 4;
+	CU_ASSERT(hca_post_send(t.qa, &a) == 0);
+	tp_run(&t);
+	CU_ASSERT_EQUAL_FATAL(poll_all(t.ca, wc, 4), 1);
+	CU_ASSERT_EQUAL(wc[0].status, HCA_WC_REM_INV_REQ_ERR);
+	CU_ASSERT_EQUAL(hca_qp_state(t.qb), HCA_QPS_ERR);
+	CU_ASSERT_EQUAL(log.n, 1);
+	CU_ASSERT_EQUAL(log.ev[0], HCA_EV_QP_REQ_ERR);
+	tp_fini(&t);
+
+	/* UC: the WRITE is dropped at a QP that does not enable it */
+
+	tp_init(&t, NULL, 4096);
+	tp_connect(&t, HCA_QPT_UC, 14, 7, 7, 1, 4);
+	CU_ASSERT_FATAL(hca_modify_qp(t.qb, &at, HCA_QP_ACCESS_FLAGS) == 0);
+	memset(t.bufa, 0x3c, 64);
+	struct hca_send_wr w = wr_of(&t, HCA_WR_RDMA_WRITE, 9, 0, 64);
+
+	CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+	tp_run(&t);
+	CU_ASSERT_EQUAL(poll_all(t.ca, wc, 4), 1);
+	CU_ASSERT_EQUAL(t.bufb[0], 0);
+	at.access = HCA_ACCESS_REMOTE_WRITE;
+	CU_ASSERT_FATAL(hca_modify_qp(t.qb, &at, HCA_QP_ACCESS_FLAGS) == 0);
+	CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+	tp_run(&t);
+	CU_ASSERT_EQUAL(poll_all(t.ca, wc, 4), 1);
+	CU_ASSERT_EQUAL(t.bufb[0], 0x3c);
+	tp_fini(&t);
+
+	/* RC over TCP: a socket has no R_Key and no NAK; the bytes of a WRITE
+	 * the QP does not enable are not placed, as a bad region's */
+	static const char *const tcp[] = { "fabric=tcp", NULL };
+
+	tp_init(&t, tcp, 4096);
+	tp_connect(&t, HCA_QPT_RC, 14, 7, 7, 1, 4);
+	at.access = HCA_ACCESS_REMOTE_READ;
+	CU_ASSERT_FATAL(hca_modify_qp(t.qb, &at, HCA_QP_ACCESS_FLAGS) == 0);
+	memset(t.bufa, 0x3c, 64);
+	w = wr_of(&t, HCA_WR_RDMA_WRITE, 9, 0, 64);
+	CU_ASSERT(hca_post_send(t.qa, &w) == 0);
+	tp_run(&t);
+	CU_ASSERT_EQUAL(poll_all(t.ca, wc, 4), 1);
+	CU_ASSERT_EQUAL(t.bufb[0], 0);
+	tp_fini(&t);
 }
 
 /*
