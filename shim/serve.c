@@ -806,6 +806,18 @@ static void wake(struct client *c)
 	}
 }
 
+/* A parked poll answered now with what it finds, empty or not. */
+static void poll_answer_now(struct client *c)
+{
+	struct obj *o = srv_obj_get(c, c->wait_h, O_CQ);
+
+	if (o)
+		poll_reply(c, o->u.cq, c->wait_n, true);
+	else
+		srv_status(c, EINVAL);
+	wake(c);
+}
+
 /*
  * Its interval timer has expired: SIGALRM, as the kernel would send it (a
  * real signal, so that a handler runs and a blocked call is interrupted,
@@ -831,16 +843,9 @@ static void alarm_due(struct client *c, sim_time_t now)
 		wake(c);
 		srv_status(c, EINTR);
 		break;
-	case W_POLL: {
-		struct obj *o = srv_obj_get(c, c->wait_h, O_CQ);
-
-		if (o)
-			poll_reply(c, o->u.cq, c->wait_n, true);
-		else
-			srv_status(c, EINVAL);
-		wake(c);
+	case W_POLL:
+		poll_answer_now(c);
 		break;
-	}
 	case W_CLOCK:
 		srv_status(c, 0);
 		wake(c);
@@ -1025,14 +1030,8 @@ static bool turn_take(struct client *c, sim_time_t now, bool yielding)
 		break;
 	case W_POLL:
 		if (yielding) {
-			struct obj *o = srv_obj_get(c, c->wait_h, O_CQ);
-
-			if (o)
-				poll_reply(c, o->u.cq, c->wait_n, true);
-			else
-				srv_status(c, EINVAL);
+			poll_answer_now(c);
 			poll_run_break(c);
-			wake(c);
 			p->turn = c;
 			return true;
 		}
