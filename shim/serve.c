@@ -1099,7 +1099,13 @@ static bool turn_slice_over(struct client *c, ev_tstamp *due)
 
 	for (struct client *x = c->s->clients; x && !others; x = x->next)
 		others = x->p == c->p && x != c && (x->turn_q || x->yielded);
-	if (!others || v < 0 || c->p->perf_quiet < 0)
+	if (!others || v < 0)
+		return false;
+	if (c->p->perf_quiet == PERF_UNREAD) {	/* its first look since it spoke (alive) */
+		c->p->perf_quiet = c->p->perf_idle = v;
+		c->p->faults_quiet = perf_faults(c);
+	}
+	if (c->p->perf_quiet < 0)
 		return false;
 	if (v - c->p->perf_quiet >= SPIN_FIRST_S)
 		return true;
@@ -1519,6 +1525,22 @@ static void advance(struct srv *s)
 		}
 		if (dropped)
 			continue;	/* the turn goes on before the clock moves */
+		/*
+		 * A thread that polls an empty CQ while another thread of its
+		 * process runs without the turn (let go by a rule above: it
+		 * may spin on a flag the poller is to set) gets its empty
+		 * answer now, as a real poll returns at once, and the turn; the
+		 * clock stays.
+		 */
+		if (running)
+			for (struct client *c = s->clients; c; c = c->next) {
+				if (c->zombie || c->wait != W_POLL || !c->p->holds || c->p->turn)
+					continue;
+				poll_answer_now(c);
+				poll_run_break(c);
+				if (turns(c))
+					c->p->turn = c->p->turn_last = c;
+			}
 		if (running && spin_due > 0) {
 			/* look again once the silent ones may count as waiting */
 			spin_arm(s, spin_due < SPIN_RECHECK_S ? SPIN_RECHECK_S : spin_due);

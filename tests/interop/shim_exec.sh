@@ -78,6 +78,11 @@ for i in 1 2; do
 done
 grep -q "^turns: ok" "$tmp/turns1.out" && cmp -s "$tmp/turns1.out" "$tmp/turns2.out" ||
 	fail "shim_turns not repeatable: $(tr '\n' '|' <"$tmp/turns1.out") then $(tr '\n' '|' <"$tmp/turns2.out")"
+# ... and a main thread that spins on a flag the second thread sets, with
+# the turn: its time slice lets the second one run (else: no end)
+timeout 30 "$IBFAB" exec --socket "$tmp/turns3/ibfab/sock" --topo "$topo" --host h3 -- \
+	"$IBFAB_BUILD/tests/shim/shim_turns" spin >"$tmp/turns3.out" 2>&1 &&
+	grep -q "^turns: spin ok" "$tmp/turns3.out" || fail "shim_turns spin: $(cat "$tmp/turns3.out")"
 # port events: a daemon that takes h2's cable down at 1 ms and up at 3 ms
 # (--fault); the program blocked in ibv_get_async_event wakes with
 # PORT_ERR, sees the port DOWN, then PORT_ACTIVE 2 ms later

@@ -20,6 +20,13 @@
  * polls and completion time, and the second thread's readings relative to
  * its first (nanoseconds of simulated time), then "turns: ok"; exit 1 on a
  * failed verb or completion.
+ *
+ * `shim_turns spin`: before any QP, the main thread starts the second
+ * thread and spins on a flag without a call until the second thread has
+ * joined and polled its CQ once. The main thread holds the turn while it
+ * spins, so the second thread runs only once the main thread's time slice
+ * (20 ms of its CPU) is over, and its empty poll is answered at once beside
+ * the spinning thread. Prints "turns: spin ok".
  */
 #define _GNU_SOURCE
 #include <infiniband/verbs.h>
@@ -130,7 +137,19 @@ static void *second(void *arg)
 	return NULL;
 }
 
-int main(void)
+static void *spin_second(void *arg)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	struct ibv_wc wc;
+
+	(void)arg;
+	if (!cq || ibv_poll_cq(cq, 1, &wc) != 0)
+		t_failed = 1;
+	atomic_store(&ready, 1);
+	return NULL;
+}
+
+int main(int argc, char **argv)
 {
 	struct ibv_device **dl = ibv_get_device_list(NULL);
 	struct ibv_port_attr pa;
@@ -140,6 +159,17 @@ int main(void)
 	ctx = dl && dl[0] ? ibv_open_device(dl[0]) : NULL;
 	if (!ctx || ibv_query_port(ctx, 1, &pa))
 		return fail("opening the device");
+	if (argc > 1 && !strcmp(argv[1], "spin")) {
+		if (pthread_create(&th, NULL, spin_second, NULL))
+			return fail("starting the second thread");
+		while (!atomic_load_explicit(&ready, memory_order_acquire))
+			__asm__ volatile("pause");
+		pthread_join(th, NULL);
+		if (t_failed)
+			return fail("the second thread's verbs");
+		printf("turns: spin ok\n");
+		return 0;
+	}
 	pd = ibv_alloc_pd(ctx);
 	src = calloc(1, BIG + 64);
 	dst = calloc(1, BIG + 64);
