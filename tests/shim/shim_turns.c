@@ -108,18 +108,27 @@ static int wait_one(struct ibv_cq *cq, uint64_t id, unsigned long *empty)
 	return k < 0 || wc.status != IBV_WC_SUCCESS || wc.wr_id != id ? -1 : 0;
 }
 
-static void *second(void *arg)
+/* The second thread's first verbs join it to the process: a CQ of its own,
+ * polled once (empty); then it says so (ready). NULL on a failure. */
+static struct ibv_cq *join(void)
 {
 	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
 	struct ibv_wc wc;
 
-	(void)arg;
-	/* its first verb joins the process (the CQ is empty); the main
-	 * thread yields until it has */
-	if (!cq || ibv_poll_cq(cq, 1, &wc) != 0)
+	if (!cq || ibv_poll_cq(cq, 1, &wc) != 0) {
 		t_failed = 1;
+		cq = NULL;
+	}
 	atomic_store(&ready, 1);
-	if (t_failed)
+	return cq;
+}
+
+static void *second(void *arg)
+{
+	struct ibv_cq *cq = join();	/* the main thread yields until it has */
+
+	(void)arg;
+	if (!cq)
 		return NULL;
 	for (int i = 0; i < ROUNDS; i++) {
 		t_read[i] = now_ns();
@@ -139,13 +148,8 @@ static void *second(void *arg)
 
 static void *spin_second(void *arg)
 {
-	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
-	struct ibv_wc wc;
-
 	(void)arg;
-	if (!cq || ibv_poll_cq(cq, 1, &wc) != 0)
-		t_failed = 1;
-	atomic_store(&ready, 1);
+	join();		/* the main thread spins until it has */
 	return NULL;
 }
 
