@@ -984,7 +984,8 @@ static bool try_wake(struct client *c, sim_time_t now)
  * it: one whose request waits for the turn, one whose wait has ended, and
  * on a yield also one that polls an empty CQ (it spins, as the yielding one
  * does: on hardware both would run). A thread that has the turn but blocks
- * in the kernel or spins without a word gives it up too (advance()). So the
+ * in the kernel or spins without a word gives it up too, and so does the
+ * first thread at the end of its time slice (advance()). So the
  * threads' calls interleave at calls, in the daemon's order, and what a
  * thread finds when it runs does not depend on the host's scheduler
  * (UCX's async thread and its main thread over one worker lock).
@@ -1113,11 +1114,14 @@ static bool turn_slice_over(struct client *c, ev_tstamp *due)
 	return false;
 }
 
-/* A thread gave the turn up (it waits, blocks, spins or is gone). */
-static void turn_drop(struct client *c)
+/* A thread gives the turn up (it waits, blocks, spins or is gone): true if
+ * it had it. */
+static bool turn_drop(struct client *c)
 {
-	if (c->p->turn == c)
-		c->p->turn = NULL;
+	if (c->p->turn != c)
+		return false;
+	c->p->turn = NULL;
+	return true;
 }
 
 /* The next instant something concerns a waiting client. */
@@ -1450,10 +1454,7 @@ static void advance(struct srv *s)
 			if (c != c->p || c->nthreads) {
 				due = 0;
 				if (thread_blocked(c, &due)) {
-					if (c->p->turn == c) {
-						turn_drop(c);
-						dropped = true;
-					}
+					dropped |= turn_drop(c);
 					continue;
 				}
 				if (due > 0 && (spin_due <= 0 || due < spin_due))
@@ -1469,10 +1470,7 @@ static void advance(struct srv *s)
 								" pid %u tid %d counts as waiting: "
 								"spins\n", (uint64_t)now,
 								c->p->pid, (int)c->tid);
-						if (c->p->turn == c) {
-							turn_drop(c);
-							dropped = true;
-						}
+						dropped |= turn_drop(c);
 						timed = true;
 						continue;
 					}
@@ -1490,8 +1488,7 @@ static void advance(struct srv *s)
 						fprintf(stderr, "ibfab serve: t=%" PRIu64 " pid %u "
 							"used its time slice\n", (uint64_t)now,
 							c->p->pid);
-					turn_drop(c);
-					dropped = true;
+					dropped |= turn_drop(c);
 				} else if (due > 0 && (spin_due <= 0 || due < spin_due)) {
 					spin_due = due;
 				}
@@ -1510,10 +1507,7 @@ static void advance(struct srv *s)
 							c->p->pid, c->p->spinning ? "spins" : "asleep");
 					if (c->p->spinning)
 						c->p->spun_in = s->advances;
-					if (c->p->turn == c) {
-						turn_drop(c);
-						dropped = true;
-					}
+					dropped |= turn_drop(c);
 					timed = true;
 					continue;
 				}
