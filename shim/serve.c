@@ -1757,6 +1757,10 @@ static int do_hello(struct client *c, const struct shim_req *q)
 	c->token |= 1;	/* 0 is no token */
 	r.u.hello.token = c->token;
 	s->attached++;
+	/* it has come: its announcement (op_pending) holds nothing any more */
+	for (struct client *x = s->clients; x; x = x->next)
+		if (x->pending && !x->zombie && c->peer > 0 && x->peer == c->peer)
+			client_detach(x);
 	srv_log(s, "pid %u attached as host %s (LID %u)", c->p->pid, s->net.nodes[node].desc,
 	      hca_lid(c->p->hca));
 	if (!c->p->cpu_ok)
@@ -2735,8 +2739,37 @@ static int op_busy(struct client *c, const struct shim_req *q, const uint8_t *ta
 	return NO_REPLY;
 }
 
+/*
+ * A simulated host's program on its way (docs/shim.md, "Programs on their
+ * way"): it opened a TCP connection before its first verbs call, and a
+ * peer that has attached may already wait on that connection with a
+ * timeout, which would pass in simulated time as fast as the host happens
+ * to start this program. Until it attaches (its HELLO, on a connection of
+ * its own, ends this one) or ends, it counts as running (advance: a
+ * connection without HELLO does); a blocking wait it reports (IO_BEGIN,
+ * IO_END) counts as waiting, as an attached program's does.
+ */
+static int op_pending(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
+{
+	char host[SHIM_NAME_LEN + 1];
+
+	(void)tail;
+	(void)fd;
+	if (c->hello || c->pending || q->u.hello.magic != SHIM_MAGIC ||
+	    q->u.hello.version != SHIM_VERSION || q->u.hello.join)
+		return EPROTO;
+	memcpy(host, q->u.hello.host, SHIM_NAME_LEN);
+	host[SHIM_NAME_LEN] = 0;
+	c->pending = true;
+	if (c->s->trace)
+		fprintf(stderr, "ibfab serve: t=%" PRIu64 " pid %u (host %s) is on its way: "
+			"the clock waits for it\n", (uint64_t)sim_now(c->s->eng), c->p->pid, host);
+	return 0;
+}
+
 static const op_fn ops[SHIM_OP_MAX] = {
 	[SHIM_OP_HELLO] = op_hello,
+	[SHIM_OP_PENDING] = op_pending,
 	[SHIM_OP_SEG_ADD] = op_seg_add,
 	[SHIM_OP_REG_MR] = op_reg_mr,
 	[SHIM_OP_DEREG_MR] = op_destroy,
@@ -2810,7 +2843,8 @@ static int check_request(struct client *c, const struct shim_req *q, size_t len)
 	} else {
 		c->sent_cpu = client_cpu(c);
 	}
-	if (!c->hello && q->op != SHIM_OP_HELLO)
+	if (!c->hello && q->op != SHIM_OP_HELLO && q->op != SHIM_OP_PENDING &&
+	    !(c->pending && (q->op == SHIM_OP_IO_BEGIN || q->op == SHIM_OP_IO_END)))
 		return EPROTO;
 	if (c->wait != W_NONE && q->op != SHIM_OP_IO_END) {
 		/* a request while parked: only a notification may come now */
@@ -2961,7 +2995,10 @@ static void client_detach(struct client *c)
 		c->p->nthreads--;
 		return;
 	}
-	c->zombie_until = srv_sat_add(sim_now(s->eng), LINGER_PS);
+	/* objects outlive their process a while; one that never attached
+	 * (a program on its way, a connection that said no HELLO) has none */
+	c->zombie_until = c->hello ? srv_sat_add(sim_now(s->eng), LINGER_PS) : sim_now(s->eng);
+	c->pending = false;
 	if (c->hello)
 		srv_log(s, "pid %u (host %s) detached", c->p->pid, s->net.nodes[c->p->node].desc);
 	if (s->idle_exit_s > 0) {
@@ -3043,7 +3080,7 @@ static void client_read(struct client *c)
 		c->quiet = false;
 		if (fd >= 0)
 			close(fd);
-		if (!c->hello) {	/* no valid HELLO first: not a shim */
+		if (!c->hello && !c->pending) {	/* no valid HELLO first: not a shim */
 			client_detach(c);
 			break;
 		}
@@ -3176,7 +3213,8 @@ static void listen_cb(struct ev_loop *loop, ev_io *w, int revents)
 
 /*
  * The one place real time decides anything, and only to end a client's
- * run: one that said no HELLO within HELLO_LIMIT_S of connecting, or one
+ * run: one that said no HELLO within HELLO_LIMIT_S of connecting, a
+ * program on its way that ran PENDING_LIMIT_S without attaching, or one
  * the clock has waited for, with another program waiting on the clock,
  * through hold_limit_s of its real or CPU time without a word (a program
  * that attached and went idle, or stopped in a debugger). It is detached
@@ -3195,6 +3233,18 @@ static void watch_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	for (struct client *c = s->clients; c; c = c->next) {
 		if (c->zombie)
 			continue;
+		if (c->pending) {
+			/* on its way, and neither attached nor said a word for
+			 * that long (a wait it reported holds nothing) */
+			if (c->wait == W_NONE && rt - c->p->quiet_rt > PENDING_LIMIT_S) {
+				srv_log(s, "pid %u said it would attach and ran %.0f s without "
+					"attaching: the clock goes on without it", c->p->pid,
+					PENDING_LIMIT_S);
+				client_detach(c);
+				evicted = true;
+			}
+			continue;
+		}
 		if (!c->hello) {
 			if (rt - c->p->quiet_rt > HELLO_LIMIT_S) {
 				srv_log(s, "pid %u said no HELLO in %.0f s: dropped", c->p->pid,

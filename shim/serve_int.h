@@ -31,6 +31,8 @@
 #define MAX_OBJS	65536
 #define MAX_CLIENTS	1024	/* connections at once (a program's, one per thread that calls) */
 #define HELLO_LIMIT_S	5.0	/* from connect to HELLO; the shim sends it at once */
+#define PENDING_LIMIT_S	10.0	/* a program on its way runs this long without a
+				 * word (real time): the clock goes on without it */
 #define WATCH_S		0.25	/* how often watch_cb looks (real time) */
 /*
  * A process that says nothing while not in a wait may spin on its memory
@@ -160,6 +162,7 @@ struct client {
 	int fd;
 	ev_io w;
 	bool hello, zombie;
+	bool pending;		/* PENDING: a program on its way, not attached yet */
 	bool quiet;		/* handling a request sent without a reply (SHIM_OP_QUIET) */
 	bool quiet_refused;	/* one was refused: said once */
 	sim_time_t zombie_until;

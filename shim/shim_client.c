@@ -37,6 +37,8 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <strings.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
@@ -344,14 +346,140 @@ void shim_notify(const struct shim_req *req, int fd_out)
 	shim_conn_put(cfd);
 }
 
+/*
+ * The host this process is to be: $IBFAB_HOST, else for an MPI rank without
+ * a host of its own the fabric's host of its number (Open MPI's
+ * OMPI_COMM_WORLD_RANK, else PMI_RANK of MPICH and the PMI launchers:
+ * `ibfab exec -- mpirun -np N prog`) written "#N" into rank_host; NULL:
+ * none named (the daemon hands out the next).
+ */
+static const char *host_named(char rank_host[24])
+{
+	const char *host = getenv("IBFAB_HOST"), *rank;
+
+	if (host && *host)
+		return host;
+	rank = getenv("OMPI_COMM_WORLD_RANK");
+	if (!rank || !*rank)
+		rank = getenv("PMI_RANK");
+	if (rank && *rank >= '0' && *rank <= '9' && strlen(rank) < 12 &&
+	    strspn(rank, "0123456789") == strlen(rank)) {
+		snprintf(rank_host, 24, "#%s", rank);
+		return rank_host;
+	}
+	return NULL;
+}
+
+/* A connection to the daemon at sa (not through the interposed connect). */
+static int daemon_connect(const struct sockaddr_un *sa)
+{
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	if (fd >= 0 && syscall(SYS_connect, fd, (const struct sockaddr *)sa, sizeof(*sa))) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/* ---- a program on its way ------------------------------------------------ */
+
+/*
+ * A simulated host's program that opens a TCP connection before its first
+ * verbs call (ucx_perftest's server accepts its client, reads the test's
+ * parameters, and only then starts UCX) is on its way into the simulation.
+ * A peer that has attached already may wait on that connection with a
+ * timeout (ucx_perftest polls 1 ms at a time); were the clock free to move
+ * meanwhile, that timeout would pass as often as the host took
+ * milliseconds to start this program, and runs would differ. So such a
+ * program says it is coming (SHIM_OP_PENDING, on a connection of its own,
+ * answered before its own connect or accept goes on): the daemon counts it
+ * as running until it attaches or ends, except while it is blocked in a
+ * wait the shim watches (accept, a blocking read or recv, a poll without a
+ * timeout), which it reports there as an attached program does (IO_BEGIN,
+ * IO_END). docs/shim.md, "Programs on their way".
+ */
+static pthread_mutex_t pend_lock = PTHREAD_MUTEX_INITIALIZER;
+static int pend_fd = -1;	/* the announcement's connection */
+static pid_t pend_pid;		/* the process that made it (not a forked child) */
+static pid_t pend_tried;	/* the process that tried to (once a process) */
+static bool pend_over;		/* attached: shut, closed by whoever leaves it last */
+static atomic_flag pend_busy = ATOMIC_FLAG_INIT;	/* a thread reports a wait on it */
+
+static bool pend_on(void)
+{
+	return pend_fd >= 0 && !pend_over && pend_pid == getpid();
+}
+
+static void pend_announce(int family)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct shim_req req = { .op = SHIM_OP_PENDING };
+	struct shim_rep rep;
+	char rank_host[24];
+	const char *host;
+	int fd;
+
+	if ((family != AF_INET && family != AF_INET6) ||
+	    __atomic_load_n(&clock_page, __ATOMIC_ACQUIRE) || pend_tried == getpid())
+		return;
+	pthread_mutex_lock(&pend_lock);
+	if (clock_page || pend_tried == getpid())
+		goto out;
+	pend_tried = getpid();
+	if (pend_fd >= 0 && pend_pid != getpid()) {
+		close(pend_fd);		/* a parent's, inherited: not ours to use */
+		pend_fd = -1;
+	}
+	host = host_named(rank_host);
+	if (!host || sock_path(sa.sun_path, sizeof(sa.sun_path)) || (fd = daemon_connect(&sa)) < 0)
+		goto out;	/* no host named, or no daemon: nothing to wait for us */
+	req.u.hello.magic = SHIM_MAGIC;
+	req.u.hello.version = SHIM_VERSION;
+	req.u.hello.pid = (uint32_t)getpid();
+	snprintf(req.u.hello.host, sizeof(req.u.hello.host), "%s", host);
+	if (send_msg(fd, &req, sizeof(req), NULL, 0, -1) ||
+	    recv_msg(fd, &rep, sizeof(rep), NULL) <= 0 || rep.status) {
+		close(fd);	/* an older daemon: it does not know the op */
+		goto out;
+	}
+	pend_fd = fd;
+	pend_pid = getpid();
+	pend_over = false;
+out:
+	pthread_mutex_unlock(&pend_lock);
+}
+
+/* Attached: the announcement is over (the daemon ended it at our HELLO);
+ * the descriptor goes now, or after the wait a thread reports on it. */
+static void pend_end(void)
+{
+	pthread_mutex_lock(&pend_lock);
+	if (pend_fd >= 0 && !pend_over) {
+		pend_over = true;
+		if (pend_pid == getpid())
+			shutdown(pend_fd, SHUT_RDWR);
+		if (pend_pid != getpid() || !atomic_flag_test_and_set(&pend_busy)) {
+			close(pend_fd);
+			pend_fd = -1;
+			if (pend_pid == getpid())
+				atomic_flag_clear(&pend_busy);
+		}
+	}
+	pthread_mutex_unlock(&pend_lock);
+}
+
 int shim_attach(void)
 {
 	static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct shim_req req = { .op = SHIM_OP_HELLO };
 	struct shim_rep rep;
-	const char *host = getenv("IBFAB_HOST");
 	char rank_host[24];
+	const char *host = host_named(rank_host);
 	int fd, cfd = -1, rc;
 	void *page;
 
@@ -359,20 +487,6 @@ int shim_attach(void)
 	if (clock_page) {
 		pthread_mutex_unlock(&once);
 		return 0;
-	}
-	/* an MPI rank without a host of its own is the fabric's host of its
-	 * number (Open MPI's OMPI_COMM_WORLD_RANK, else PMI_RANK of MPICH and
-	 * the PMI launchers): `ibfab exec -- mpirun -np N prog` */
-	if (!host || !*host) {
-		const char *rank = getenv("OMPI_COMM_WORLD_RANK");
-
-		if (!rank || !*rank)
-			rank = getenv("PMI_RANK");
-		if (rank && *rank >= '0' && *rank <= '9' && strlen(rank) < 12 &&
-		    strspn(rank, "0123456789") == strlen(rank)) {
-			snprintf(rank_host, sizeof(rank_host), "#%s", rank);
-			host = rank_host;
-		}
 	}
 	if (sock_path(sa.sun_path, sizeof(sa.sun_path))) {
 		fprintf(stderr, "ibfab shim: socket path too long\n");
@@ -382,14 +496,12 @@ int shim_attach(void)
 	 * an MPI rank's forty libraries on a loaded machine, the first time),
 	 * and the daemon drops a connection that says no HELLO in 5 s */
 	shim_tsc_install();
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+	fd = daemon_connect(&sa);
+	if (fd < 0) {
 		int e = errno;
 
 		fprintf(stderr, "ibfab shim: no fabric daemon at %s (%s); start one with "
 			"'ibfab serve --topo FILE' or use 'ibfab exec'\n", sa.sun_path, strerror(e));
-		if (fd >= 0)
-			close(fd);
 		pthread_mutex_unlock(&once);
 		errno = ENODEV;
 		return -1;
@@ -446,6 +558,7 @@ int shim_attach(void)
 	info.fabric[sizeof(info.fabric) - 1] = 0;
 	__atomic_store_n(&clock_page, (const struct shim_clock *)page, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&once);
+	pend_end();
 	return 0;
 fail_inval:
 	pthread_mutex_unlock(&once);
@@ -929,6 +1042,44 @@ static bool restartable(void)
 }
 
 /*
+ * A blocking wait of a program on its way, on wfd (a descriptor, or an
+ * epoll set of the program's), reported: 1 the wait is over (p is ready),
+ * 0 not reported (another thread reports one, or the announcement is
+ * over: the real call blocks, counted as running), -1 EINTR.
+ */
+static int pend_wait(int wfd, struct pollfd *p, nfds_t n)
+{
+	struct shim_req begin = { .op = SHIM_OP_IO_BEGIN }, end = { .op = SHIM_OP_IO_END };
+	struct shim_rep rep;
+	int r, e = errno;
+
+	REAL(poll);
+	if (atomic_flag_test_and_set(&pend_busy))
+		return 0;
+	if (!pend_on() || send_msg(pend_fd, &begin, sizeof(begin), NULL, 0, wfd)) {
+		r = 0;
+		goto out;
+	}
+	while ((r = real_poll(p, n, -1)) < 0 && errno == EINTR && restartable())
+		;
+	e = r < 0 ? errno : e;
+	if (!pend_over)
+		(void)(send_msg(pend_fd, &end, sizeof(end), NULL, 0, -1) ||
+		       recv_msg(pend_fd, &rep, sizeof(rep), NULL));
+	r = r < 0 ? -1 : 1;
+out:
+	pthread_mutex_lock(&pend_lock);
+	if (pend_over && pend_fd >= 0) {
+		close(pend_fd);	/* attached meanwhile: ours to close */
+		pend_fd = -1;
+	}
+	pthread_mutex_unlock(&pend_lock);
+	atomic_flag_clear(&pend_busy);
+	errno = e;
+	return r;
+}
+
+/*
  * Before a read that may block: hand the daemon a duplicate of the fd
  * (IO_BEGIN), wait until the fd is readable, then say so (IO_END) and read
  * only once the daemon has answered. The daemon counts the program as
@@ -950,12 +1101,17 @@ static int io_wait(int fd)
 	struct stat st;
 	int fl, r, e = errno;
 
-	if (!clock_page || conn_dead || fd == conn_fd || fd == thread_conn || fstat(fd, &st) ||
-	    !(S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode)))
+	if ((!clock_page && !pend_on()) || conn_dead || fd == conn_fd || fd == thread_conn ||
+	    fd == pend_fd || fstat(fd, &st) || !(S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode)))
 		goto pass;
 	fl = fcntl(fd, F_GETFL);
 	if (fl < 0 || (fl & O_NONBLOCK))
 		goto pass;
+	if (!clock_page) {	/* on its way: the wait is reported all the same */
+		if (pend_wait(fd, &p, 1) < 0)
+			return -1;
+		goto pass;
+	}
 	REAL(poll);
 	shim_notify(&begin, fd);
 	while ((r = real_poll(&p, 1, -1)) < 0 && errno == EINTR && restartable())
@@ -1144,10 +1300,12 @@ static int poll_wait(const struct pollfd *fds, nfds_t n, uint64_t ps)
 	int ep, r, e = errno, cfd;
 	bool mine = !proc_token || pthread_equal(pthread_self(), attach_thread);
 	bool *dead = mine ? &conn_dead : &thread_dead;
+	/* on its way (pend_wait): a wait without a timeout is reported */
+	bool pend = !clock_page && ps == UINT64_MAX && pend_on();
 
-	if (!clock_page || *dead || !n || n > 4096 || !ps)
+	if ((!clock_page && !pend) || *dead || !n || n > 4096 || !ps)
 		return 0;
-	cfd = mine ? conn_fd : thread_fd();
+	cfd = pend ? pend_fd : mine ? conn_fd : thread_fd();
 	if (cfd < 0)
 		return 0;
 	/* ready already (or a descriptor epoll cannot watch: a regular file
@@ -1192,6 +1350,12 @@ static int poll_wait(const struct pollfd *fds, nfds_t n, uint64_t ps)
 		return 0;
 	}
 	memcpy(p, fds, n * sizeof(*p));
+	if (pend) {
+		r = pend_wait(ep, p, n);
+		close(ep);
+		free(p);
+		return r;
+	}
 	/* the daemon's word that the timeout passed comes on the connection
 	 * (without a timeout it never does: -1 is skipped) */
 	p[n] = (struct pollfd){ .fd = ps == UINT64_MAX ? -1 : cfd, .events = POLLIN };
@@ -1441,20 +1605,92 @@ SHIM_INTERPOSE ssize_t recvfrom(int fd, void *restrict buf, size_t n, int flags,
 	return recv_watched(fd, buf, n, flags, sa, salen);
 }
 
+/* The address family of socket fd, or -1. */
+static int sock_family(int fd)
+{
+	int dom;
+	socklen_t l = sizeof(dom);
+
+	return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l) ? -1 : dom;
+}
+
+/*
+ * A simulated program's TCP connections send what is written at once
+ * (TCP_NODELAY): with Nagle's algorithm, a small write that follows
+ * another unacknowledged one waits in the sender's kernel for the peer's
+ * ACK, which the peer sends when the host gets round to it (a delayed
+ * ACK, or its next read). Bytes held there are in neither program: the
+ * reader's wait looks like a wait on nothing, the clock may move, and
+ * whether it did before they came would be the host's doing (ucx_perftest
+ * sends its address in two writes of 40 and 65 bytes). Without Nagle, a
+ * write on the loopback is in the reader's socket when it returns, where
+ * the daemon sees it (io_wait). Only the real socket's timing changes;
+ * the bytes, and the simulated time they take (none), do not.
+ */
+static void tcp_nodelay(int fd)
+{
+	int type = 0, proto = 0, one = 1, dom = sock_family(fd);
+	socklen_t l = sizeof(type);
+
+	if ((dom != AF_INET && dom != AF_INET6) ||
+	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) || type != SOCK_STREAM)
+		return;
+	l = sizeof(proto);
+	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) || proto != IPPROTO_TCP)
+		return;
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+/* Whether this process is, or is to be, a simulated host's program. */
+static bool simulated(void)
+{
+	char rank_host[24];
+
+	return clock_page || host_named(rank_host);
+}
+
+/* A TCP connection taken or made before the first verbs call: the program
+ * is on its way (pend_announce). */
 SHIM_INTERPOSE int accept(int fd, struct sockaddr *restrict sa, socklen_t *restrict salen)
 {
 	REAL(accept);
+	int r;
+
+	if (!clock_page)
+		pend_announce(sock_family(fd));
 	if (io_wait(fd))
 		return -1;
-	return real_accept(fd, sa, salen);
+	r = real_accept(fd, sa, salen);
+	if (r >= 0 && simulated())
+		tcp_nodelay(r);
+	return r;
 }
 
 SHIM_INTERPOSE int accept4(int fd, struct sockaddr *restrict sa, socklen_t *restrict salen, int flags)
 {
 	REAL(accept4);
+	int r;
+
+	if (!clock_page)
+		pend_announce(sock_family(fd));
 	if (io_wait(fd))
 		return -1;
-	return real_accept4(fd, sa, salen, flags);
+	r = real_accept4(fd, sa, salen, flags);
+	if (r >= 0 && simulated())
+		tcp_nodelay(r);
+	return r;
+}
+
+SHIM_INTERPOSE int connect(int fd, const struct sockaddr *sa, socklen_t salen)
+{
+	REAL(connect);
+	if (sa && salen >= sizeof(sa_family_t) && (sa->sa_family == AF_INET || sa->sa_family == AF_INET6) &&
+	    simulated()) {
+		if (!clock_page)
+			pend_announce(sa->sa_family);
+		tcp_nodelay(fd);
+	}
+	return real_connect(fd, sa, salen);
 }
 
 /*

@@ -31,7 +31,7 @@
 #include <sys/socket.h>
 
 #define SHIM_MAGIC	0x31466249u	/* "IbF1" */
-#define SHIM_VERSION	11		/* 2: IO_END answered, CPU time trailer;
+#define SHIM_VERSION	12		/* 2: IO_END answered, CPU time trailer;
 					 * 3: segments sealed (F_SEAL_SHRINK);
 					 * 4: post lists flagged, hello says atomics;
 					 * 5: gather/scatter lists;
@@ -53,7 +53,8 @@
 					 * a CQ event brings its completions;
 					 * 11: the port's state (QUERY_PORT),
 					 * a thread's sched_yield (YIELD), a
-					 * QP's access flags */
+					 * QP's access flags;
+					 * 12: a program on its way (PENDING) */
 #define SHIM_MAX_WC	16		/* completions per poll reply */
 #define SHIM_IO_TIMEOUT	0xffffffffu	/* shim_rep.count: an IO wait's deadline passed */
 #define SHIM_MAX_INLINE	256		/* inline bytes carried in one post */
@@ -190,6 +191,11 @@ enum shim_op {
 	SHIM_OP_MODIFY_SRQ,	/* arm (or with mask 0 read) an SRQ's limit */
 	SHIM_OP_QUERY_PORT,	/* the port's state now (asked where faults are scheduled) */
 	SHIM_OP_YIELD,		/* sched_yield of a process whose threads take turns */
+	SHIM_OP_PENDING,	/* the first message of a connection (as HELLO's
+				 * fields) from a simulated host's program that
+				 * will attach: it counts as running until it
+				 * does or ends, but for the waits it reports
+				 * (IO_BEGIN/IO_END) */
 	SHIM_OP_MAX
 };
 

@@ -83,6 +83,13 @@ grep -q "^turns: ok" "$tmp/turns1.out" && cmp -s "$tmp/turns1.out" "$tmp/turns2.
 timeout 30 "$IBFAB" exec --socket "$tmp/turns3/ibfab/sock" --topo "$topo" --host h3 -- \
 	"$IBFAB_BUILD/tests/shim/shim_turns" spin >"$tmp/turns3.out" 2>&1 &&
 	grep -q "^turns: spin ok" "$tmp/turns3.out" || fail "shim_turns spin: $(cat "$tmp/turns3.out")"
+# a program on its way (tests/shim/shim_late.c): the server accepts its
+# client over TCP and attaches 300 ms (real) later; the client, attached,
+# polls the connection 1 ms at a time and must see no timeout pass (the
+# clock waits for the announced server)
+timeout 30 "$IBFAB" exec --socket "$tmp/late/ibfab/sock" --topo "$topo" --host h0 -- \
+	"$IBFAB_BUILD/tests/shim/shim_late" >"$tmp/late.out" 2>&1 &&
+	grep -q "^late: ok (0 timeouts, 0 us)" "$tmp/late.out" || fail "shim_late: $(cat "$tmp/late.out")"
 # port events: a daemon that takes h2's cable down at 1 ms and up at 3 ms
 # (--fault); the program blocked in ibv_get_async_event wakes with
 # PORT_ERR, sees the port DOWN, then PORT_ACTIVE 2 ms later

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tests/interop/shim_repeat.sh - what a program prints under the verbs shim
 # depends only on its calls, never on how the host schedules it
-# (docs/shim.md, "Time"): a ping-pong pair (the CQ-polling path) and an
-# ib_write_lat pair (the memory-spinning path) print byte for byte the same
+# (docs/shim.md, "Time"): a ping-pong pair (the CQ-polling path), an
+# ib_write_lat pair (the memory-spinning path) and UCX's ucx_perftest over
+# ud_verbs (threads, a TCP side channel) print byte for byte the same
 # results when, on a second run, a busy loop competes for the CPU and each
 # program is stopped for 40 ms in every 110 ms (SIGSTOP/SIGCONT: the host's
 # scheduler at its worst, on purpose, on any machine). A daemon that lets
@@ -80,9 +81,10 @@ run() {
 }
 
 # same NAME FILTER: the quiet and the jolted run printed the same results
+# (on the sides $SIDES names: both by default)
 same() {
 	local name=$1 filter=$2 side before=$fails
-	for side in srv cli; do
+	for side in ${SIDES:-srv cli}; do
 		"$filter" "$tmp/$name-quiet.$side" >"$tmp/$name-quiet.$side.res"
 		"$filter" "$tmp/$name-jolted.$side" >"$tmp/$name-jolted.$side.res"
 		if [ ! -s "$tmp/$name-quiet.$side.res" ]; then
@@ -94,17 +96,21 @@ same() {
 		fi
 	done
 	[ "$fails" -eq "$before" ] &&
-		echo "$name: $(tr -s ' \t' ' ' <"$tmp/$name-quiet.cli.res" | tr '\n' '|') (quiet = jolted, both sides)"
+		echo "$name: $(tr -s ' \t' ' ' <"$tmp/$name-quiet.cli.res" | tr '\n' '|') (quiet = jolted: ${SIDES:-srv cli})"
 }
 pp_results() { grep -E "bytes in|iters in" "$1"; }
 lat_results() { awk '/#bytes/ { on = 1; next } /^---/ { on = 0 } on && NF >= 4' "$1"; }
 
 # NAME-quiet on PORT, then NAME-jolted on PORT+1 beside a busy loop (killed
-# on exit), and what both print through FILTER compared
+# on exit), and what both print through FILTER compared; with FRESH set,
+# each on a daemon of its own, started for it (the runs then start at the
+# same simulated instant)
 quiet_then_jolted() {
 	local name=$1 port=$2 filter=$3
 	shift 3
+	[ -n "${FRESH:-}" ] && start_daemon "$topo"
 	run "$name-quiet" quiet "$port" "$@"
+	[ -n "${FRESH:-}" ] && start_daemon "$topo"
 	sh -c 'while :; do :; done' >/dev/null 2>&1 &
 	busy=$!
 	run "$name-jolted" jolted $((port + 1)) "$@" && same "$name" "$filter"
@@ -114,6 +120,20 @@ quiet_then_jolted() {
 
 quiet_then_jolted pp 18650 pp_results ibv_rc_pingpong -n 500
 quiet_then_jolted lat 18652 lat_results ib_write_lat -n 100
+
+# UCX over ud_verbs: two threads a process taking turns, and a TCP side
+# channel the server opens before its first verbs call (docs/shim.md,
+# "Programs on their way"); the client prints its whole row, average and
+# rates too, the same either way
+ucx_results() { grep "^Final:" "$1"; }
+if command -v ucx_perftest >/dev/null 2>&1 || [ "${CI:-}" = true ]; then
+	FRESH=1 SIDES=cli UCX_TLS=ud_verbs,self UCX_NET_DEVICES=ibfab0:1 \
+		UCX_WARN_UNUSED_ENV_VARS=n LD_PRELOAD="$shim_lib/libibverbs.so.1" \
+		quiet_then_jolted ucx 18654 ucx_results ucx_perftest -t tag_lat -w 100 -n 1000
+	start_daemon "$topo"
+else
+	echo "SKIP: ucx_perftest not installed: its case left out"
+fi
 
 # poll() on the channel fd, watched as a wait: about 2.5 us per round trip,
 # as ping-pong takes; a clock that ran on while the program was awake would

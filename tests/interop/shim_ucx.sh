@@ -9,11 +9,11 @@
 #    a loaded host too; the averages within 100%;
 #  - UCP tag_lat over ud_verbs alone (UD's acknowledgements and the CQ's
 #    events on UCX's async thread, which takes turns with the main thread:
-#    docs/shim.md, "Threads"): the median the same to the printed digit on
-#    two fresh daemons and within 25% above the 8-byte send's prediction
-#    (UCX's UD path: its event handler and two more polls), the averages
-#    within 0.2% of each other (perftest's TCP side channel races the UD
-#    wire-up at the start, in real time);
+#    docs/shim.md, "Threads"; its TCP side channel opened before the
+#    server attaches: "Programs on their way"): the whole row the same to
+#    the printed digit on two fresh daemons, the median within 25% above
+#    the 8-byte send's prediction (UCX's UD path: its event handler and two
+#    more polls);
 #  - UCT put_lat (8 B) within 10% above ib_write_lat's prediction (the
 #    receiver polls its CQ and its memory in turn);
 #  - UCT put_bw (zero copy, 16 outstanding) of 64 KiB reaches 90% of the
@@ -85,9 +85,7 @@ UCX_TLS=ud_verbs,self ucxp tag_ud -t tag_lat -w 100 -n 1000 &&
 	UCX_TLS=ud_verbs,self ucxp tag_ud2 -t tag_lat -w 100 -n 1000 && {
 	med=$(col tag_ud 2)
 	echo "ucx_perftest tag_lat over ud_verbs: $(cat "$tmp/tag_ud.row" | awk '{ print "median " $2 " usec, average " $3 }'), simulator $lat"
-	avg=$(col tag_ud 3)
-	[ "$med" = "$(col tag_ud2 2)" ] && within "$(col tag_ud2 3)" \
-		"$(awk -v a="$avg" 'BEGIN { print a * 0.998 }')" "$(awk -v a="$avg" 'BEGIN { print a * 1.002 }')" ||
+	cmp -s "$tmp/tag_ud.row" "$tmp/tag_ud2.row" ||
 		fail "tag_lat over ud_verbs not repeatable: $(cat "$tmp/tag_ud.row") then $(cat "$tmp/tag_ud2.row")"
 	within "$med" "$lat" "$(awk -v l="$lat" 'BEGIN { print l * 1.25 }')" ||
 		fail "tag_lat over ud_verbs: median $med usec, not within 25% above $lat"
