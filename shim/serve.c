@@ -1420,6 +1420,13 @@ static void advance(struct srv *s)
 			if (c->zombie)
 				continue;
 			live = true;
+			if (c->wait == W_IO && c->io_hold_rt > rt && !io_ready(c->io_fd)) {
+				/* an outsider's answer may be on its way (op_io_begin) */
+				running = true;
+				if (spin_due <= 0 || c->io_hold_rt - rt < spin_due)
+					spin_due = c->io_hold_rt - rt;
+				continue;
+			}
 			if (turns(c) && (c->turn_q || c->yielded ||
 					 (c->p->turn == c && io_ready(c->fd)))) {
 				/* it can run, or has spoken: the clock waits */
@@ -2702,6 +2709,17 @@ static int op_io_begin(struct client *c, const struct shim_req *q, const uint8_t
 		if (q->u.io.outside && q->u.io.deadline)
 			c->io_real_due = ev_time() + (q->u.io.deadline > now ?
 				(double)(q->u.io.deadline - now) * 1e-12 : 0);
+		/* ... and it asked for an answer, most likely: the clock waits
+		 * for it a while (advance), however soon or late the host runs
+		 * the outsider (mpirun answering the ranks' fence) */
+		c->io_hold_rt = 0;
+		if (q->u.io.outside) {
+			double hold = OUTSIDE_HOLD_S;
+
+			if (q->u.io.deadline && (double)(q->u.io.deadline - now) * 1e-12 < hold)
+				hold = q->u.io.deadline > now ? (double)(q->u.io.deadline - now) * 1e-12 : 0;
+			c->io_hold_rt = ev_time() + hold;
+		}
 		*fd = -1;
 	}
 	return NO_REPLY;	/* notification: no reply */

@@ -31,6 +31,9 @@
 #define MAX_OBJS	65536
 #define MAX_CLIENTS	1024	/* connections at once (a program's, one per thread that calls) */
 #define HELLO_LIMIT_S	5.0	/* from connect to HELLO; the shim sends it at once */
+#define OUTSIDE_HOLD_S	0.05	/* a wait on what a process outside the simulation
+				 * may make ready holds the clock this long (real
+				 * time) from its start, or to its timeout */
 #define PENDING_LIMIT_S	10.0	/* a program on its way runs this long without a
 				 * word (real time): the clock goes on without it */
 #define WATCH_S		0.25	/* how often watch_cb looks (real time) */
@@ -189,6 +192,9 @@ struct client {
 	bool io_fabric;		/* W_IO: a fabric channel is among its fds */
 	double io_real_due;	/* W_IO: its timeout may pass only from this
 				 * real time on (ev_time(); 0: at once) */
+	double io_hold_rt;	/* W_IO on what an outsider may make ready: the
+				 * clock waits for the answer until this real
+				 * time (ev_time(); 0: not at all) */
 	sim_time_t poll_q, clock_q;
 	/* empty polls of one CQ in a row (op_poll_cq): which CQ, how many,
 	 * since when; how long the last run of them waited for its completion */

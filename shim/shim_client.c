@@ -1093,6 +1093,8 @@ out:
  * EINTR: a signal whose handler does not restart calls interrupted the
  * wait, as it would have interrupted the real call.
  */
+static bool fd_outside(int fd);
+
 static int io_wait(int fd)
 {
 	struct shim_req begin = { .op = SHIM_OP_IO_BEGIN }, end = { .op = SHIM_OP_IO_END };
@@ -1113,6 +1115,7 @@ static int io_wait(int fd)
 		goto pass;
 	}
 	REAL(poll);
+	begin.u.io.outside = fd_outside(fd);
 	shim_notify(&begin, fd);
 	while ((r = real_poll(&p, 1, -1)) < 0 && errno == EINTR && restartable())
 		;
@@ -1161,9 +1164,10 @@ static bool is_fabric_fd(int fd)
  * process counts as its own (its peer's credentials are ours; one shared
  * with a child it forked is taken for its own too). Event, timer and
  * signal descriptors, epoll sets (their members are looked at by the
- * caller) and files are this process's. Only asked of a wait with a
- * timeout: the daemon then lets the timeout end the wait only once it has
- * passed in real time as well (docs/shim.md, "Waiting on the outside").
+ * caller) and files are this process's. The daemon waits for such an
+ * answer a while from the wait's start (OUTSIDE_HOLD_S), and lets a
+ * timeout end the wait only once it has passed in real time as well
+ * (docs/shim.md, "Waiting on the outside").
  */
 static bool pipe_self_held(ino_t ino)
 {
@@ -1363,9 +1367,9 @@ static int poll_wait(const struct pollfd *fds, nfds_t n, uint64_t ps)
 	{
 		bool fabric, outside;
 
-		wait_fds(fds, n, &fabric, ps == UINT64_MAX ? NULL : &outside);
+		wait_fds(fds, n, &fabric, &outside);
 		begin.u.io.fabric = fabric;
-		begin.u.io.outside = ps != UINT64_MAX && outside;
+		begin.u.io.outside = outside;
 	}
 	shim_notify(&begin, ep);
 	close(ep);

@@ -11,7 +11,9 @@
  * whose other end is a process outside the simulation (a child forked
  * before attaching, answering after 300 ms of real time, as mpirun's
  * daemon answers a rank) must not pass before that process could answer:
- * it passes in simulated and real time alike. tests/interop/shim_exec.sh
+ * it passes in simulated and real time alike, and the clock waits a
+ * while for such a process's answer (a 1 ms interval timer does not fire
+ * while it takes 5 ms of real time). tests/interop/shim_exec.sh
  * runs it on one host; each check prints a line, and the exit status is
  * the failures.
  */
@@ -86,7 +88,7 @@ static double real_s(void)
 /*
  * A process outside the simulation: forked before the parent attaches, so
  * it runs in real time. It connects to the parent's socket, and for each
- * byte it reads answers one after 300 ms of real time.
+ * byte it reads answers one after 300 ms of real time (5 ms for an 'f').
  */
 static int outsider(void)
 {
@@ -108,7 +110,7 @@ static int outsider(void)
 		if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)))
 			_exit(1);
 		while (read(s, &b, 1) == 1) {
-			struct timespec d = { 0, 300000000 };
+			struct timespec d = { 0, b == 'f' ? 5000000 : 300000000 };
 
 			nanosleep(&d, NULL);
 			if (write(s, &b, 1) != 1)
@@ -227,6 +229,24 @@ int main(void)
 	r = poll(&p, 1, 50);
 	check(r == 0 && now_us() - t0 == 50000 && real_s() - r0 >= 0.04,
 	      "poll on a socket to an outside process: 50 ms, simulated and real");
+	/* the clock waits for its answer a while: a 1 ms interval timer does
+	 * not fire (and interrupt the poll) while it takes 5 ms of real time
+	 * to answer, though the poll's 20 ms timeout lets the clock run to
+	 * what comes before it */
+	fired = 0;
+	arm(1000, 1000);
+	if (write(osock, "f", 1) != 1)
+		return 2;
+	t0 = now_us();
+	r = poll(&p, 1, 20);
+	e = fired;
+	arm(0, 0);
+	if (!(r == 1 && now_us() == t0 && e == 0))
+		printf("poll %d, %llu us, %d signals\n", r, (unsigned long long)(now_us() - t0), e);
+	check(r == 1 && now_us() == t0 && e == 0,
+	      "the clock waits for an outside process's answer (5 ms of real time)");
+	if (read(osock, &(char){ 0 }, 1) != 1)
+		return 2;
 	if (write(osock, "x", 1) != 1)
 		return 2;
 	t0 = now_us();
