@@ -1688,6 +1688,29 @@ static int thread_join(struct client *c, const struct shim_req *q)
 	return 0;
 }
 
+/* The parent of process pid (/proc/PID/stat's fourth field), or 0. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[48], buf[512];
+	const char *r;
+	int fd, ppid = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* "pid (comm) S ppid ...": comm may hold spaces and parentheses */
+	r = strrchr(buf, ')');
+	if (!r || sscanf(r + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return (pid_t)ppid;
+}
+
 static int do_hello(struct client *c, const struct shim_req *q)
 {
 	struct srv *s = c->s;
@@ -1764,9 +1787,15 @@ static int do_hello(struct client *c, const struct shim_req *q)
 	c->token |= 1;	/* 0 is no token */
 	r.u.hello.token = c->token;
 	s->attached++;
-	/* it has come: its announcement (op_pending) holds nothing any more */
+	/* it has come: its announcement (op_pending) holds nothing any more;
+	 * nor does its parent's, if it forked it to be the same host and do
+	 * the work (qperf's server forks one for each test and waits for it,
+	 * unseen); a child that is another host is a program of its own */
+	pid_t parent = c->peer > 0 ? parent_of(c->peer) : 0;
+
 	for (struct client *x = s->clients; x; x = x->next)
-		if (x->pending && !x->zombie && c->peer > 0 && x->peer == c->peer)
+		if (x->pending && !x->zombie && x->peer > 0 &&
+		    (x->peer == c->peer || (x->peer == parent && x->pend_node == node)))
 			client_detach(x);
 	srv_log(s, "pid %u attached as host %s (LID %u)", c->p->pid, s->net.nodes[node].desc,
 	      hca_lid(c->p->hca));
@@ -2706,14 +2735,14 @@ static int op_io_begin(struct client *c, const struct shim_req *q, const uint8_t
 		/* a process outside the simulation may answer it in real time:
 		 * its timeout ends the wait once it has passed in both */
 		c->io_real_due = 0;
-		if (q->u.io.outside && q->u.io.deadline)
+		if ((q->u.io.outside & SHIM_IO_OUTSIDE) && q->u.io.deadline)
 			c->io_real_due = ev_time() + (q->u.io.deadline > now ?
 				(double)(q->u.io.deadline - now) * 1e-12 : 0);
 		/* ... and it asked for an answer, most likely: the clock waits
 		 * for it a while (advance), however soon or late the host runs
 		 * the outsider (mpirun answering the ranks' fence) */
 		c->io_hold_rt = 0;
-		if (q->u.io.outside) {
+		if (q->u.io.outside & SHIM_IO_OUTSIDER) {
 			double hold = OUTSIDE_HOLD_S;
 
 			if (q->u.io.deadline && (double)(q->u.io.deadline - now) * 1e-12 < hold)
@@ -2779,6 +2808,7 @@ static int op_pending(struct client *c, const struct shim_req *q, const uint8_t 
 	memcpy(host, q->u.hello.host, SHIM_NAME_LEN);
 	host[SHIM_NAME_LEN] = 0;
 	c->pending = true;
+	c->pend_node = host[0] ? net_find_host(&c->s->net, host) : -1;
 	if (c->s->trace)
 		fprintf(stderr, "ibfab serve: t=%" PRIu64 " pid %u (host %s) is on its way: "
 			"the clock waits for it\n", (uint64_t)sim_now(c->s->eng), c->p->pid, host);

@@ -166,6 +166,7 @@ struct client {
 	ev_io w;
 	bool hello, zombie;
 	bool pending;		/* PENDING: a program on its way, not attached yet */
+	int pend_node;		/* ... the host it named (a node), -1 none */
 	bool quiet;		/* handling a request sent without a reply (SHIM_OP_QUIET) */
 	bool quiet_refused;	/* one was refused: said once */
 	sim_time_t zombie_until;

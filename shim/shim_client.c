@@ -1093,7 +1093,7 @@ out:
  * EINTR: a signal whose handler does not restart calls interrupted the
  * wait, as it would have interrupted the real call.
  */
-static bool fd_outside(int fd);
+static uint32_t fd_outside(int fd);
 
 static int io_wait(int fd)
 {
@@ -1158,16 +1158,18 @@ static bool is_fabric_fd(int fd)
 
 /*
  * Whether a descriptor may be made ready by a process outside the
- * simulation, in real time: a socket (mpirun's daemon answering a rank's
- * PMIx request over TCP), a pipe this process does not hold the write end
- * of (stdin from a launcher), a terminal. A socket pair made by this
- * process counts as its own (its peer's credentials are ours; one shared
- * with a child it forked is taken for its own too). Event, timer and
- * signal descriptors, epoll sets (their members are looked at by the
- * caller) and files are this process's. The daemon waits for such an
- * answer a while from the wait's start (OUTSIDE_HOLD_S), and lets a
- * timeout end the wait only once it has passed in real time as well
- * (docs/shim.md, "Waiting on the outside").
+ * simulation, in real time (SHIM_IO_OUTSIDE): a socket (mpirun's daemon
+ * answering a rank's PMIx request over TCP), a pipe this process does not
+ * hold the write end of (stdin from a launcher), a terminal. A socket pair
+ * made by this process counts as its own (its peer's credentials are ours;
+ * one shared with a child it forked is taken for its own too). Event,
+ * timer and signal descriptors, epoll sets (their members are looked at
+ * by the caller) and files are this process's. The daemon lets a timeout
+ * end such a wait only once it has passed in real time as well, and waits
+ * a while from the wait's start for the answer (OUTSIDE_HOLD_S) unless
+ * the other end is a simulated host's program as far as the shim can tell
+ * (SHIM_IO_OUTSIDER not set: a TCP connection to or from a host's
+ * address). docs/shim.md, "Waiting on the outside".
  */
 static bool pipe_self_held(ino_t ino)
 {
@@ -1214,37 +1216,80 @@ static bool pipe_self_held(ino_t ino)
 	return self;
 }
 
-static bool fd_outside(int fd)
+/*
+ * Whether an IPv4 (or IPv4-mapped IPv6) address is one of the fabric's
+ * hosts' (shim_host_addr): a connection dialled to a host's name has it at
+ * both ends, as the peer's address at the dialling end and as the local
+ * one at the accepting end (the kernel picks 127.0.0.1 as the source).
+ */
+static bool host_sockaddr(const struct sockaddr_storage *ss)
 {
+	uint32_t a;
+
+	if (ss->ss_family == AF_INET) {
+		a = ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr);
+	} else if (ss->ss_family == AF_INET6 &&
+		   IN6_IS_ADDR_V4MAPPED(&((const struct sockaddr_in6 *)ss)->sin6_addr)) {
+		memcpy(&a, &((const struct sockaddr_in6 *)ss)->sin6_addr.s6_addr[12], sizeof(a));
+		a = ntohl(a);
+	} else {
+		return false;
+	}
+	int64_t h = shim_addr_host(a);
+
+	return h >= 0 && h < (int64_t)info.nhosts;
+}
+
+static uint32_t fd_outside(int fd)
+{
+	const uint32_t out = SHIM_IO_OUTSIDE | SHIM_IO_OUTSIDER;
 	struct stat st;
 
 	if (is_fabric_fd(fd) || fstat(fd, &st))
-		return false;
+		return 0;
 	if (S_ISSOCK(st.st_mode)) {
 		struct ucred u;
+		struct sockaddr_storage ss;
 		int dom;
 		socklen_t l = sizeof(dom);
 
-		if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l) || dom != AF_UNIX)
-			return true;
+		if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l))
+			return out;
+		if (dom == AF_INET || dom == AF_INET6) {
+			/* a connection to or from a simulated host's address
+			 * (its name, resolved by the shim): a simulated program
+			 * is at the other end (perftest's, qperf's side
+			 * channel) - which may not have attached yet (qperf's
+			 * server forks one for each test), so its timeouts
+			 * still pass in real time as well */
+			l = sizeof(ss);
+			if (!getsockname(fd, (struct sockaddr *)&ss, &l) && host_sockaddr(&ss))
+				return SHIM_IO_OUTSIDE;
+			l = sizeof(ss);
+			if (!getpeername(fd, (struct sockaddr *)&ss, &l) && host_sockaddr(&ss))
+				return SHIM_IO_OUTSIDE;
+			return out;
+		}
+		if (dom != AF_UNIX)
+			return out;
 		l = sizeof(u);
-		return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &u, &l) || u.pid != getpid();
+		return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &u, &l) || u.pid != getpid() ? out : 0;
 	}
 	if (S_ISFIFO(st.st_mode))
-		return !pipe_self_held(st.st_ino);
-	return S_ISCHR(st.st_mode) && isatty(fd);
+		return pipe_self_held(st.st_ino) ? 0 : out;
+	return S_ISCHR(st.st_mode) && isatty(fd) ? out : 0;
 }
 
 /* A fabric channel among the descriptors, or among the members of an epoll
- * set among them (one level: its "tfd:" lines in /proc/self/fdinfo); and,
- * when outside is asked for, whether any of them may be made ready from
- * outside the simulation (fd_outside). */
-static void wait_fds(const struct pollfd *fds, nfds_t n, bool *fabric, bool *outside)
+ * set among them (one level: its "tfd:" lines in /proc/self/fdinfo); and
+ * what of fd_outside's any of them has (SHIM_IO_OUTSIDE bits). */
+static void wait_fds(const struct pollfd *fds, nfds_t n, bool *fabric, uint32_t *outside)
 {
+	const uint32_t all = SHIM_IO_OUTSIDE | SHIM_IO_OUTSIDER;
+
 	*fabric = false;
-	if (outside)
-		*outside = false;
-	for (nfds_t i = 0; i < n && (!*fabric || (outside && !*outside)); i++) {
+	*outside = 0;
+	for (nfds_t i = 0; i < n && (!*fabric || *outside != all); i++) {
 		char path[64], line[256];
 		FILE *f;
 		struct stat st;
@@ -1255,8 +1300,8 @@ static void wait_fds(const struct pollfd *fds, nfds_t n, bool *fabric, bool *out
 			*fabric = true;
 			continue;
 		}
-		if (outside && !*outside && fd_outside(fds[i].fd))
-			*outside = true;
+		if (*outside != all)
+			*outside |= fd_outside(fds[i].fd);
 		/* an epoll set (anonymous inode): look at its members */
 		if (fstat(fds[i].fd, &st) || S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode) ||
 		    S_ISREG(st.st_mode))
@@ -1271,8 +1316,8 @@ static void wait_fds(const struct pollfd *fds, nfds_t n, bool *fabric, bool *out
 				continue;
 			if (is_fabric_fd(t))
 				*fabric = true;
-			else if (outside && !*outside && fd_outside(t))
-				*outside = true;
+			else if (*outside != all)
+				*outside |= fd_outside(t);
 		}
 		fclose(f);
 	}
@@ -1365,7 +1410,8 @@ static int poll_wait(const struct pollfd *fds, nfds_t n, uint64_t ps)
 	p[n] = (struct pollfd){ .fd = ps == UINT64_MAX ? -1 : cfd, .events = POLLIN };
 	begin.u.io.deadline = ps == UINT64_MAX ? 0 : clock_page->now_ps + ps;
 	{
-		bool fabric, outside;
+		bool fabric;
+		uint32_t outside;
 
 		wait_fds(fds, n, &fabric, &outside);
 		begin.u.io.fabric = fabric;

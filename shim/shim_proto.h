@@ -57,6 +57,12 @@
 					 * 12: a program on its way (PENDING) */
 #define SHIM_MAX_WC	16		/* completions per poll reply */
 #define SHIM_IO_TIMEOUT	0xffffffffu	/* shim_rep.count: an IO wait's deadline passed */
+/* shim_req.u.io.outside: what may make an IO wait's descriptors ready */
+#define SHIM_IO_OUTSIDE	 1u	/* a process the daemon does not run, or not yet:
+				 * the timeout passes in real time as well */
+#define SHIM_IO_OUTSIDER 2u	/* ... and not a simulated host's program, as far
+				 * as the shim can tell: the daemon waits for its
+				 * answer a while (OUTSIDE_HOLD_S) */
 #define SHIM_MAX_INLINE	256		/* inline bytes carried in one post */
 /* In a post's send_flags beside ibv's own (which stay below bit 8): a WR
  * of an ibv_post_send list of several (mlx5 rings one doorbell after the
@@ -279,8 +285,7 @@ struct shim_req {
 		struct {
 			uint64_t deadline;	/* IO_BEGIN: ps, 0 none */
 			uint32_t fabric;	/* a fabric channel is among the fds */
-			uint32_t outside;	/* one a process outside the
-						 * simulation may make ready */
+			uint32_t outside;	/* SHIM_IO_OUTSIDE bits */
 		} io;
 		struct { uint32_t channel, ps, qp_type; } cm_id;
 		struct {

@@ -90,6 +90,20 @@ timeout 30 "$IBFAB" exec --socket "$tmp/turns3/ibfab/sock" --topo "$topo" --host
 timeout 30 "$IBFAB" exec --socket "$tmp/late/ibfab/sock" --topo "$topo" --host h0 -- \
 	"$IBFAB_BUILD/tests/shim/shim_late" >"$tmp/late.out" 2>&1 &&
 	grep -q "^late: ok (0 timeouts, 0 us)" "$tmp/late.out" || fail "shim_late: $(cat "$tmp/late.out")"
+# ... and one that forks a worker of its own host to do the work and waits
+# for it unseen (qperf's server): the worker's attaching ends the
+# announcement, else the daemon would wait 10 s for it and say so
+mkdir -p "$tmp/latef"
+"$IBFAB" serve --topo "$topo" --socket "$tmp/latef/sock" 2>"$tmp/latef/serve.log" &
+lfpid=$!
+for _ in $(seq 100); do [ -S "$tmp/latef/sock" ] && break; sleep 0.05; done
+timeout 30 "$IBFAB" exec --socket "$tmp/latef/sock" --host h0 -- \
+	"$IBFAB_BUILD/tests/shim/shim_late" fork >"$tmp/latef.out" 2>&1 &&
+	grep -q "^late: fork ok" "$tmp/latef.out" || fail "shim_late fork: $(cat "$tmp/latef.out")"
+kill "$lfpid" 2>/dev/null
+wait "$lfpid" 2>/dev/null
+grep -q "said it would attach" "$tmp/latef/serve.log" &&
+	fail "shim_late fork: the forking server held the clock: $(grep 'said it would' "$tmp/latef/serve.log")"
 # port events: a daemon that takes h2's cable down at 1 ms and up at 3 ms
 # (--fault); the program blocked in ibv_get_async_event wakes with
 # PORT_ERR, sees the port DOWN, then PORT_ACTIVE 2 ms later

@@ -15,6 +15,14 @@
  * pass (one per millisecond of real time: the connection's other end may
  * be a process outside the simulation). Prints "late: ok (0 timeouts,
  * 0 us)" and exits 0, or says what it saw and exits 1.
+ *
+ * `shim_late fork`: as qperf's server, this process accepts the client's
+ * connection, then forks a worker (the same host) that attaches and reads
+ * the client's byte, and waits for it in waitpid(), which the shim does
+ * not see. The client (h1) sleeps 1 ms of simulated time before it writes.
+ * The worker's attaching ends the announcement this process made at its
+ * accept; else this process would hold the clock for 10 s of real time
+ * (the daemon then logs "said it would attach"). Prints "late: fork ok".
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -99,7 +107,50 @@ static int client(const struct sockaddr_in *a)
 	return got == sizeof(buf) && !timeouts && now_us() == t0 ? 0 : 1;
 }
 
-int main(void)
+/* fork mode: the client attaches, connects, sleeps 1 ms, writes a byte */
+static int fork_client(const struct sockaddr_in *a)
+{
+	int s;
+
+	if (setenv("IBFAB_HOST", "h1", 1) || attach())
+		return 1;
+	s = socket(AF_INET, SOCK_STREAM, 0);
+	if (s < 0 || connect(s, (const struct sockaddr *)a, sizeof(*a)))
+		return 1;
+	usleep(1000);
+	return write(s, "y", 1) == 1 ? 0 : 1;
+}
+
+static int fork_mode(int l, const struct sockaddr_in *a)
+{
+	pid_t cl, wk;
+	int c, st1 = 1, st2 = 1;
+	char b;
+
+	cl = fork();
+	if (cl < 0)
+		return 1;
+	if (!cl)
+		_exit(fork_client(a));
+	c = accept(l, NULL, NULL);	/* announces this process */
+	if (c < 0)
+		return 1;
+	wk = fork();
+	if (wk < 0)
+		return 1;
+	if (!wk)
+		_exit(attach() || read(c, &b, 1) != 1 || b != 'y');
+	if (waitpid(wk, &st1, 0) != wk || waitpid(cl, &st2, 0) != cl)
+		return 1;
+	if (!WIFEXITED(st1) || WEXITSTATUS(st1) || !WIFEXITED(st2) || WEXITSTATUS(st2)) {
+		printf("late: fork: worker %d, client %d\n", st1, st2);
+		return 1;
+	}
+	printf("late: fork ok\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	socklen_t alen = sizeof(a);
@@ -115,6 +166,8 @@ int main(void)
 		perror("late: listen");
 		return 1;
 	}
+	if (argc > 1 && !strcmp(argv[1], "fork"))
+		return fork_mode(l, &a);
 	pid = fork();
 	if (pid < 0)
 		return 1;
