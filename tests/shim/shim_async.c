@@ -82,6 +82,29 @@ static int post_write(struct ibv_qp *qp, uint64_t id, char *src, struct ibv_mr *
 }
 
 /* n completions of `op` and status success from cq */
+/* The next asynchronous event must be TYPE for OBJ (the CQ of a CQ error,
+ * else the QP); WHAT names it in the message. 0, or 1 after saying what
+ * came instead. */
+static int want_event(struct ibv_context *ctx, enum ibv_event_type type, const void *obj,
+		      const char *what)
+{
+	struct ibv_async_event ev;
+	const void *got;
+
+	if (ibv_get_async_event(ctx, &ev)) {
+		fprintf(stderr, "async: no event, want %s\n", what);
+		return 1;
+	}
+	got = type == IBV_EVENT_CQ_ERR ? (const void *)ev.element.cq : (const void *)ev.element.qp;
+	ibv_ack_async_event(&ev);
+	if (ev.event_type != type || got != obj) {
+		fprintf(stderr, "async: got event %d (%s), want %s\n", (int)ev.event_type,
+			ibv_event_type_str(ev.event_type), what);
+		return 1;
+	}
+	return 0;
+}
+
 static int drain(struct ibv_cq *cq, int n, enum ibv_wc_opcode op, const char *what)
 {
 	for (int got = 0; got < n;) {
@@ -185,13 +208,8 @@ int main(void)
 
 	if (ibv_modify_qp(b, &err, IBV_QP_STATE))
 		return fail("moving B to Error");
-	if (ibv_get_async_event(ctx, &ev) || ev.event_type != IBV_EVENT_QP_LAST_WQE_REACHED ||
-	    ev.element.qp != b) {
-		fprintf(stderr, "async: got event %d (%s), want last WQE reached for B\n",
-			(int)ev.event_type, ibv_event_type_str(ev.event_type));
+	if (want_event(ctx, IBV_EVENT_QP_LAST_WQE_REACHED, b, "last WQE reached for B"))
 		return 1;
-	}
-	ibv_ack_async_event(&ev);
 
 	/* a CQ overrun */
 	struct ibv_cq *small = ibv_create_cq(ctx, 2, NULL, NULL, 0);
@@ -209,13 +227,8 @@ int main(void)
 	for (int i = 0; i < 5; i++)
 		if (post_write(c, 100 + (uint64_t)i, sbuf, smr, rbuf[i], wmr->rkey))
 			return fail("posting the WRITEs");
-	if (ibv_get_async_event(ctx, &ev) || ev.event_type != IBV_EVENT_CQ_ERR ||
-	    ev.element.cq != small) {
-		fprintf(stderr, "async: got event %d (%s), want CQ error for the small CQ\n",
-			(int)ev.event_type, ibv_event_type_str(ev.event_type));
+	if (want_event(ctx, IBV_EVENT_CQ_ERR, small, "CQ error for the small CQ"))
 		return 1;
-	}
-	ibv_ack_async_event(&ev);
 	struct ibv_wc wc[8];
 	int got = 0;
 
@@ -251,15 +264,8 @@ int main(void)
 	for (int i = 0; i < 2; i++) {
 		if (post_write(g, 200 + (uint64_t)i, sbuf, smr, rbuf[i], wmr->rkey))
 			return fail("posting a WRITE to the QP in RTR");
-		if (i == 0) {
-			if (ibv_get_async_event(ctx, &ev) || ev.event_type != IBV_EVENT_COMM_EST ||
-			    ev.element.qp != e) {
-				fprintf(stderr, "async: got event %d (%s), want COMM_EST for the QP in RTR\n",
-					(int)ev.event_type, ibv_event_type_str(ev.event_type));
-				return 1;
-			}
-			ibv_ack_async_event(&ev);
-		}
+		if (i == 0 && want_event(ctx, IBV_EVENT_COMM_EST, e, "COMM_EST for the QP in RTR"))
+			return 1;
 		if (drain(scq, 1, IBV_WC_RDMA_WRITE, "a WRITE to the QP in RTR"))
 			return 1;
 	}
@@ -282,13 +288,8 @@ int main(void)
 		return fail("setting up the QP that refuses WRITEs");
 	if (post_write(x, 300, sbuf, smr, rbuf[2], wmr->rkey))
 		return fail("posting the refused WRITE");
-	if (ibv_get_async_event(ctx, &ev) || ev.event_type != IBV_EVENT_QP_ACCESS_ERR ||
-	    ev.element.qp != y) {
-		fprintf(stderr, "async: got event %d (%s), want QP_ACCESS_ERR for the responder\n",
-			(int)ev.event_type, ibv_event_type_str(ev.event_type));
+	if (want_event(ctx, IBV_EVENT_QP_ACCESS_ERR, y, "QP_ACCESS_ERR for the responder"))
 		return 1;
-	}
-	ibv_ack_async_event(&ev);
 	while (!(k = ibv_poll_cq(scq, 1, &xw)))
 		;
 	if (k < 0 || xw.wr_id != 300 || xw.status != IBV_WC_REM_ACCESS_ERR) {
