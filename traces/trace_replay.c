@@ -136,7 +136,10 @@ struct live {
 	bool crank;		/* it waited for its rank's previous compute instead */
 	bool relayed;		/* began before its post: a PXN relay's NVLink hop, or a
 				 * staging copy (its start and comm time count from then) */
-	uint32_t nd, dcap;	/* the steps made so far that wait for it */
+	uint32_t s;		/* its step */
+	/* the steps made so far that wait for it, as their records' pool
+	 * indexes: no table lookup for each when it finishes */
+	uint32_t nd, dcap;
 	union {
 		uint32_t in[2];	/* up to two (a ring step has two) */
 		uint32_t *v;
@@ -178,6 +181,7 @@ struct replay {
 	uint32_t comp;
 	struct sim_heap heap;
 	uint64_t seq;
+	struct pair_backlog now;	/* events due now, as (step, kind) pairs (push) */
 	struct sim_wake wake;
 	/* how long after its CQE the program acts on a transfer's completion:
 	 * the fabric's look-ahead (fab_lookahead), see done_seen() */
@@ -473,10 +477,10 @@ static struct seg *seg_of(const struct replay *rp, uint32_t s)
 	return &rp->seg[lo - 1];
 }
 
-static int dependent_add(struct live *l, uint32_t s)
+static int dependent_add(struct live *l, uint32_t ix)
 {
 	if (l->nd < 2 && !l->dcap) {
-		l->d.in[l->nd++] = s;
+		l->d.in[l->nd++] = ix;
 		return 0;
 	}
 	if (l->nd == l->dcap || !l->dcap) {
@@ -491,7 +495,7 @@ static int dependent_add(struct live *l, uint32_t s)
 		l->d.v = v;
 		l->dcap = cap;
 	}
-	l->d.v[l->nd++] = s;
+	l->d.v[l->nd++] = ix;
 	return 0;
 }
 
@@ -524,6 +528,7 @@ static void make_upto(struct replay *rp, struct seg *g, uint64_t upto)
 		l = sim_pool_get(&rp->pool, ix);
 		memset(l, 0, sizeof(*l));
 		l->st = *st;
+		l->s = s;
 		l->left = st->ndeps;
 		l->crit = UINT32_MAX;
 		for (uint32_t k = 0; k < st->ndeps; k++) {
@@ -541,7 +546,7 @@ static void make_upto(struct replay *rp, struct seg *g, uint64_t upto)
 				sim_pool_put(&rp->pool, ix);
 				return;
 			}
-			if (dependent_add(dl, s)) {
+			if (dependent_add(dl, ix)) {
 				oom_fail(rp);
 				sim_pool_put(&rp->pool, ix);
 				return;
@@ -597,14 +602,15 @@ static void make_dependents(struct replay *rp, uint32_t s)
 
 /* A step's dependents in step order, as the replay processes them: they
  * were made segment by segment, not always in that order. */
-static void dependents_sort(struct live *l)
+static void dependents_sort(const struct replay *rp, struct live *l)
 {
 	uint32_t *v = l->dcap ? l->d.v : l->d.in;
 
 	for (uint32_t i = 1; i < l->nd; i++) {
-		uint32_t x = v[i], j = i;
+		const uint32_t x = v[i], xs = ((const struct live *)sim_pool_get(&rp->pool, x))->s;
+		uint32_t j = i;
 
-		for (; j > 0 && v[j - 1] > x; j--)
+		for (; j > 0 && ((const struct live *)sim_pool_get(&rp->pool, v[j - 1]))->s > xs; j--)
 			v[j] = v[j - 1];
 		v[j] = x;
 	}
@@ -612,15 +618,32 @@ static void dependents_sort(struct live *l)
 
 /* ---- events ------------------------------------------------------------ */
 
+static void backlog_push(struct replay *rp, struct pair_backlog *b, uint32_t s);
+
+/*
+ * An event of the replay at t. One due now (most: a step whose last
+ * dependency has just finished starts at once) goes on the FIFO `now`
+ * instead of the heap: it would come after every event the heap holds for
+ * now (they were pushed before the clock got here, with lower sequence
+ * numbers) and before anything pushed later, which is the FIFO's order -
+ * the same run without a heap push and pop (292 instructions a pop on the
+ * 1,024-GPU allreduce's heap of 16k).
+ */
 static void push(struct replay *rp, sim_time_t t, uint32_t step, uint32_t kind)
 {
-	struct sim_event e = { .time = t, .seq = rp->seq++, .comp = step, .arg = kind };
+	if (t == rp->eng->now) {
+		backlog_push(rp, &rp->now, step);	/* (step, kind) pairs */
+		backlog_push(rp, &rp->now, kind);
+	} else {
+		struct sim_event e = { .time = t, .seq = rp->seq++, .comp = step, .arg = kind };
 
-	if (sim_heap_push(&rp->heap, &e)) {
-		oom_fail(rp);
-		return;
+		if (sim_heap_push(&rp->heap, &e)) {
+			oom_fail(rp);
+			return;
+		}
 	}
-	if (sim_wake_at(rp->eng, &rp->wake, sim_heap_top(&rp->heap)->time, rp->comp, 0))
+	if (sim_wake_at(rp->eng, &rp->wake, rp->now.len ? rp->eng->now : sim_heap_top(&rp->heap)->time,
+			rp->comp, 0))
 		replay_fail(rp, "out of memory replaying");
 }
 
@@ -1284,10 +1307,10 @@ static void step_done(struct replay *rp, uint32_t s)
 	make_dependents(rp, s);
 	if (rp->failed)
 		return;
-	dependents_sort(l);
+	dependents_sort(rp, l);
 	for (uint32_t k = 0; k < l->nd; k++) {
-		uint32_t d = l->dcap ? l->d.v[k] : l->d.in[k];
-		struct live *ld = live_get(rp, d);
+		struct live *ld = sim_pool_get(&rp->pool, l->dcap ? l->d.v[k] : l->d.in[k]);
+		const uint32_t d = ld->s;
 
 		if (now >= ld->ready) {
 			if (now > ld->ready || ld->crit == UINT32_MAX) {
@@ -1306,6 +1329,22 @@ static void step_done(struct replay *rp, uint32_t s)
 		sim_stop(rp->eng);
 }
 
+static void replay_event(struct replay *rp, uint32_t comp, uint32_t kind)
+{
+	if (kind == EV_START)
+		step_start(rp, comp);
+	else if (kind == EV_DONE)
+		step_done(rp, comp);
+	else if (kind == EV_POST)
+		relay_post(rp, comp);
+	else if (kind == EV_NVQ)
+		nvq_run(rp, comp);
+	else if (kind == EV_READ || kind == EV_ATS)
+		mpi_rndv(rp, comp, kind == EV_ATS);
+	else
+		backlog_room(rp, comp);
+}
+
 static void replay_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 {
 	struct replay *rp = ctx;
@@ -1317,20 +1356,18 @@ static void replay_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 		return;
 	}
 	sim_wake_fired(&rp->wake);
+	/* the heap's events for now first, then the FIFO's (see push) */
 	while (!rp->failed && sim_heap_top(&rp->heap) && sim_heap_top(&rp->heap)->time <= eng->now) {
 		sim_heap_pop(&rp->heap, &e);
-		if (e.arg == EV_START)
-			step_start(rp, e.comp);
-		else if (e.arg == EV_DONE)
-			step_done(rp, e.comp);
-		else if (e.arg == EV_POST)
-			relay_post(rp, e.comp);
-		else if (e.arg == EV_NVQ)
-			nvq_run(rp, e.comp);
-		else if (e.arg == EV_READ || e.arg == EV_ATS)
-			mpi_rndv(rp, e.comp, e.arg == EV_ATS);
-		else
-			backlog_room(rp, e.comp);
+		replay_event(rp, e.comp, e.arg);
+	}
+	while (!rp->failed && rp->now.len) {
+		struct pair_backlog *q = &rp->now;
+		const uint32_t step = q->q[q->head], kind = q->q[(q->head + 1) % q->cap];
+
+		q->head = (q->head + 2) % q->cap;
+		q->len -= 2;
+		replay_event(rp, step, kind);
 	}
 	const struct sim_event *top = sim_heap_top(&rp->heap);
 
@@ -1911,6 +1948,7 @@ static void replay_free(struct replay *rp)
 
 	free(rp->zero);
 	sim_heap_free(&rp->heap);
+	free(rp->now.q);
 	sim_wake_fini(&rp->wake);
 	for (size_t i = 0; i < rp->tcap; i++) {
 		if (rp->tab[i].key) {
