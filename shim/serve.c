@@ -847,6 +847,7 @@ static void alarm_due(struct client *c, sim_time_t now)
 		poll_answer_now(c);
 		break;
 	case W_CLOCK:
+	case W_YIELD:
 		srv_status(c, 0);
 		wake(c);
 		break;
@@ -854,6 +855,26 @@ static void alarm_due(struct client *c, sim_time_t now)
 	case W_NONE:
 		break;
 	}
+}
+
+/*
+ * A completion in c's process since it parked may be what it waits for:
+ * one made since, or one made before whose CQE has become visible since
+ * (UCX polls its send CQ while a receive's CQE, already on its way when it
+ * parked, lands on the other).
+ */
+static bool cqe_news(const struct client *c, sim_time_t now)
+{
+	const bool made = c->p->cqe_gen != c->wait_cqe_gen;
+
+	if (!made && now <= c->wait_t0)
+		return false;
+	for (uint32_t i = 0; i < c->p->nobjs; i++)
+		if (c->p->objs[i].t == O_CQ &&
+		    (made ? cq_visible(c->p->objs[i].u.cq, now) > 0 :
+			    cq_seen_since(c->p->objs[i].u.cq, c->wait_t0, now)))
+			return true;
+	return false;
 }
 
 /*
@@ -905,24 +926,10 @@ static bool try_wake(struct client *c, sim_time_t now)
 			wake(c);
 			return true;
 		}
-		/* a completion elsewhere may be what the program waits for:
-		 * one made since it parked, or one made before whose CQE has
-		 * become visible since (UCX polls its send CQ while a receive's
-		 * CQE, already on its way when it parked, lands on the other) */
-		if (c->p->cqe_gen != c->wait_cqe_gen || now >= c->deadline || now > c->wait_t0) {
-			bool any = false;
-
-			for (uint32_t i = 0; i < c->p->nobjs && !any; i++)
-				if (c->p->objs[i].t == O_CQ &&
-				    (c->p->cqe_gen != c->wait_cqe_gen ?
-				     cq_visible(c->p->objs[i].u.cq, now) > 0 :
-				     cq_seen_since(c->p->objs[i].u.cq, c->wait_t0, now)))
-					any = true;
-			if (any || now >= c->deadline) {
-				poll_reply(c, o->u.cq, c->wait_n, true);
-				wake(c);
-				return true;
-			}
+		if (cqe_news(c, now) || now >= c->deadline) {
+			poll_reply(c, o->u.cq, c->wait_n, true);
+			wake(c);
+			return true;
 		}
 		return false;
 	case W_EVENT:
@@ -954,6 +961,15 @@ static bool try_wake(struct client *c, sim_time_t now)
 			return true;
 		}
 		return false;
+	case W_YIELD:
+		/* a yield that found no one to run also ends as a poll's park
+		 * does: bytes or a completion may be what it spins for */
+		if (c->p->quiet_gen != c->wait_quiet_gen || cqe_news(c, now)) {
+			srv_status(c, 0);
+			wake(c);
+			return true;
+		}
+		/* fall through */
 	case W_SLEEP:
 	case W_CLOCK:
 		if (now >= c->deadline) {
@@ -1037,6 +1053,17 @@ static bool turn_take(struct client *c, sim_time_t now, bool yielding)
 			return true;
 		}
 		break;
+	case W_YIELD:
+		if (c->yield_gen != p->turn_gen) {
+			/* another thread has run since it parked: it spins on
+			 * what that one may have changed, at once */
+			c->clock_q = CLOCK_Q_MIN;
+			srv_status(c, 0);
+			wake(c);
+			p->turn = c;
+			return true;
+		}
+		break;
 	default:
 		break;
 	}
@@ -1075,6 +1102,7 @@ static struct client *turn_pass(struct client *p, struct client *after, sim_time
 				continue;
 			if (turn_take(x, now, yielding)) {
 				p->turn_last = x;
+				p->turn_gen++;
 				if (s->trace)
 					fprintf(stderr, "ibfab serve: t=%" PRIu64 " pid %u tid %d "
 						"has the turn\n", (uint64_t)now, p->pid, (int)x->tid);
@@ -1129,7 +1157,8 @@ static sim_time_t next_deadline(struct client *c, sim_time_t now)
 {
 	sim_time_t t = SIM_TIME_MAX;
 
-	if (c->wait == W_POLL || c->wait == W_SLEEP || c->wait == W_CLOCK || c->wait == W_IO)
+	if (c->wait == W_POLL || c->wait == W_SLEEP || c->wait == W_CLOCK || c->wait == W_IO ||
+	    c->wait == W_YIELD)
 		t = c->deadline;
 	for (uint32_t i = 0; i < c->p->nobjs; i++) {
 		if (c->p->objs[i].t != O_CQ)
@@ -1409,8 +1438,11 @@ static void advance(struct srv *s)
 				c->turn_q = false;
 				ev_io_start(s->loop, &c->w);
 			}
-			if (!turns(c) && !c->zombie && c->yielded) {
+			if (!turns(c) && !c->zombie && (c->yielded || c->wait == W_YIELD)) {
+				/* one thread left: its yield ends (it spun on what
+				 * the others did, and they are gone) */
 				c->yielded = false;
+				c->clock_q = CLOCK_Q_MIN;
 				srv_status(c, 0);
 				wake(c);
 			}
@@ -2539,11 +2571,39 @@ static int op_yield(struct client *c, const struct shim_req *q, const uint8_t *t
 		return 0;
 	p->turn = NULL;
 	c->yielded = true;
-	if (turn_pass(p, c, sim_now(c->s->eng), true))
+	if (turn_pass(p, c, sim_now(c->s->eng), true)) {
+		c->clock_q = CLOCK_Q_MIN;
+		c->yield_run = 0;
 		return NO_REPLY;
+	}
 	c->yielded = false;
-	p->turn = c;	/* no one else can run: it goes on */
-	return 0;
+	/* the first such yield goes on: a loop that polls or waits between
+	 * its yields (Open MPI's progress loop when oversubscribed) parks
+	 * there; and so does one beside a thread running without the turn
+	 * (a rule let it go): that one holds the clock already */
+	bool others_run = false;
+
+	for (struct client *x = c->s->clients; x && !others_run; x = x->next)
+		others_run = x->p == p && x != c && !x->zombie && x->wait == W_NONE;
+	if (++c->yield_run < 2 || others_run) {
+		p->turn = c;
+		return 0;
+	}
+	/* No other thread can run: the others wait - for a timer, a
+	 * completion, another process - and this one spins until they have
+	 * done something. On hardware time passes while it spins; here it
+	 * waits for the clock as a program reading it in a loop does
+	 * (op_clock_wait: 1 us, doubling to 1 ms), or until another thread
+	 * of its process has had the turn (turn_take). Going on at once would
+	 * hold the clock, and a thread sleeping in simulated time would never
+	 * wake to set what it spins on. */
+	srv_park(c, W_YIELD, srv_sat_add(sim_now(c->s->eng), c->clock_q), 0, 0);
+	if (c->s->trace)
+		fprintf(stderr, "ibfab serve: t=%" PRIu64 " pid %u tid %d yields with no one to run: waits until t=%" PRIu64 "\n",
+			(uint64_t)sim_now(c->s->eng), p->pid, (int)c->tid, (uint64_t)c->deadline);
+	c->yield_gen = p->turn_gen;
+	c->clock_q = c->clock_q * 2 > CLOCK_Q_MAX ? CLOCK_Q_MAX : c->clock_q * 2;
+	return NO_REPLY;
 }
 
 static int op_query_port(struct client *c, const struct shim_req *q, const uint8_t *tail, int *fd)
@@ -2917,8 +2977,10 @@ static void handle(struct client *c, const struct shim_req *q, size_t len, int *
 		    q->op != SHIM_OP_IO_END && q->op != SHIM_OP_CM_GET_EVENT)
 			poll_run_break(c);
 		if (q->op != SHIM_OP_CLOCK_WAIT && q->op != SHIM_OP_IO_BEGIN &&
-		    q->op != SHIM_OP_IO_END)
+		    q->op != SHIM_OP_IO_END && q->op != SHIM_OP_YIELD)
 			c->clock_q = CLOCK_Q_MIN;
+		if (q->op != SHIM_OP_YIELD)
+			c->yield_run = 0;
 		c->busy = false;
 		if (c != c->p)
 			c->tquiet = thread_cpu(c);

@@ -148,7 +148,7 @@ struct obj {
 	} u;
 };
 
-enum wait_kind { W_NONE, W_POLL, W_EVENT, W_SLEEP, W_CLOCK, W_IO, W_CMEV };
+enum wait_kind { W_NONE, W_POLL, W_EVENT, W_SLEEP, W_CLOCK, W_IO, W_CMEV, W_YIELD };
 
 /*
  * One connection of a process. The first (its HELLO attached the process)
@@ -238,6 +238,9 @@ struct client {
 	struct client *turn_last;	/* process: the last one to have it (round robin) */
 	bool turn_q;		/* its request waits for the turn (its watcher stopped) */
 	bool yielded;		/* its sched_yield waits for the turn */
+	uint64_t turn_gen;	/* process: turns taken so far */
+	uint64_t yield_gen;	/* W_YIELD: turn_gen when it parked */
+	uint32_t yield_run;	/* yields in a row that found no one else to run */
 	bool io_latched;	/* W_IO: its descriptors were ready while another thread ran */
 	struct { uint32_t type, handle; } *aq;
 	uint32_t aq_n, aq_cap;

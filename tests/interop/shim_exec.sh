@@ -83,6 +83,15 @@ grep -q "^turns: ok" "$tmp/turns1.out" && cmp -s "$tmp/turns1.out" "$tmp/turns2.
 timeout 30 "$IBFAB" exec --socket "$tmp/turns3/ibfab/sock" --topo "$topo" --host h3 -- \
 	"$IBFAB_BUILD/tests/shim/shim_turns" spin >"$tmp/turns3.out" 2>&1 &&
 	grep -q "^turns: spin ok" "$tmp/turns3.out" || fail "shim_turns spin: $(cat "$tmp/turns3.out")"
+# ... and a main thread that yields until a flag is set by a thread asleep
+# in simulated time (1 ms): each yield that finds no one else to run waits
+# for the clock or the sleeper's turn, so the clock reaches the wake-up
+# (else it stands still at the yields and the program never ends) and the
+# flag is seen the instant the sleeper sets it
+timeout 30 "$IBFAB" exec --socket "$tmp/turns4/ibfab/sock" --topo "$topo" --host h3 -- \
+	"$IBFAB_BUILD/tests/shim/shim_turns" sleep >"$tmp/turns4.out" 2>&1 &&
+	grep -q "^sleep: the flag seen 1000000 ns after the join" "$tmp/turns4.out" &&
+	grep -q "^turns: sleep ok" "$tmp/turns4.out" || fail "shim_turns sleep: $(cat "$tmp/turns4.out")"
 # a program on its way (tests/shim/shim_late.c): the server accepts its
 # client over TCP and attaches 300 ms (real) later; the client, attached,
 # polls the connection 1 ms at a time and must see no timeout pass (the

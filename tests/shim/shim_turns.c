@@ -27,6 +27,14 @@
  * spins, so the second thread runs only once the main thread's time slice
  * (20 ms of its CPU) is over, and its empty poll is answered at once beside
  * the spinning thread. Prints "turns: spin ok".
+ *
+ * `shim_turns sleep`: the second thread joins, sleeps SLEEP_US in simulated
+ * time (usleep) and sets a flag; the main thread calls sched_yield() until
+ * the flag is set. No other thread can run while the second one sleeps, so
+ * each yield waits for the clock (1 us, doubling) or for the sleeper's turn:
+ * the clock reaches the sleeper's wake-up instead of standing still at the
+ * yields. Prints the simulated time from the join to the flag seen, and
+ * "turns: sleep ok" (no end without that rule).
  */
 #define _GNU_SOURCE
 #include <infiniband/verbs.h>
@@ -38,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define ROUNDS	12
 #define BIG	(1u << 20)
@@ -49,7 +58,9 @@ static struct ibv_mr *smr, *dmr;
 static char *src, *dst;
 static uint64_t t_read[ROUNDS];
 static int t_failed;
-static atomic_int ready;
+static atomic_int ready, woke;
+
+#define SLEEP_US 1000
 
 static int fail(const char *what)
 {
@@ -146,6 +157,15 @@ static void *second(void *arg)
 	return NULL;
 }
 
+static void *sleep_second(void *arg)
+{
+	(void)arg;
+	join();
+	usleep(SLEEP_US);
+	atomic_store(&woke, 1);
+	return NULL;
+}
+
 static void *spin_second(void *arg)
 {
 	(void)arg;
@@ -172,6 +192,27 @@ int main(int argc, char **argv)
 		if (t_failed)
 			return fail("the second thread's verbs");
 		printf("turns: spin ok\n");
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "sleep")) {
+		if (pthread_create(&th, NULL, sleep_second, NULL))
+			return fail("starting the second thread");
+		while (!atomic_load(&ready))
+			sched_yield();
+		uint64_t t0 = now_ns();
+
+		while (!atomic_load(&woke))
+			sched_yield();
+		uint64_t t1 = now_ns();
+
+		pthread_join(th, NULL);
+		if (t_failed)
+			return fail("the second thread's verbs");
+		printf("sleep: the flag seen %llu ns after the join\n",
+		       (unsigned long long)(t1 - t0));
+		if (t1 - t0 < SLEEP_US * 1000ull)
+			return fail("the flag came before the sleep's end");
+		printf("turns: sleep ok\n");
 		return 0;
 	}
 	pd = ibv_alloc_pd(ctx);
