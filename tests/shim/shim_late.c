@@ -23,11 +23,18 @@
  * The worker's attaching ends the announcement this process made at its
  * accept; else this process would hold the clock for 10 s of real time
  * (the daemon then logs "said it would attach"). Prints "late: fork ok".
+ *
+ * Both ends' sockets must have Nagle's algorithm off (TCP_NODELAY, which
+ * the shim sets on a simulated program's TCP connections): else a small
+ * write after another unacknowledged one waits in the kernel for the
+ * peer's ACK, as long as the host takes to send it, while the clock may
+ * run (docs/shim.md). Prints "late: Nagle on ..." and exits 1 if not.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,6 +55,19 @@ static int attach(void)
 		return -1;
 	}
 	ibv_free_device_list(l);
+	return 0;
+}
+
+/* Nagle's algorithm is off on fd (what the shim must have set). */
+static int nodelay(int fd, const char *end)
+{
+	int on = 0;
+	socklen_t l = sizeof(on);
+
+	if (getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, &l) || !on) {
+		printf("late: Nagle on at the %s's end (TCP_NODELAY not set)\n", end);
+		return -1;
+	}
 	return 0;
 }
 
@@ -75,6 +95,8 @@ static int client(const struct sockaddr_in *a)
 		perror("late: connect");
 		return 1;
 	}
+	if (nodelay(s, "client"))
+		return 1;
 	t0 = now_us();
 	while (got < sizeof(buf)) {
 		struct pollfd p = { .fd = s, .events = POLLIN };
@@ -178,6 +200,8 @@ int main(int argc, char **argv)
 		perror("late: accept");
 		return 1;
 	}
+	if (nodelay(c, "server"))
+		return 1;
 	nanosleep(&start, NULL);	/* not attached yet: real time */
 	if (attach())
 		return 1;
