@@ -1127,7 +1127,7 @@ static bool turn_slice_over(struct client *c, ev_tstamp *due)
 	bool others = false;
 
 	for (struct client *x = c->s->clients; x && !others; x = x->next)
-		others = x->p == c->p && x != c && (x->turn_q || x->yielded);
+		others = x->p == c->p && x != c && (x->turn_q || x->yielded || x->wait == W_YIELD);
 	if (!others || v < 0)
 		return false;
 	if (c->p->perf_quiet == PERF_UNREAD) {	/* its first look since it spoke (alive) */
