@@ -185,6 +185,9 @@ void cli_sharp_summary(FILE *out, const struct net *net, const struct trace_prog
 	if (u.peak_node >= 0)
 		fprintf(out, ", at most %" PRIu32 " at once in %s", u.peak,
 			net->nodes[u.peak_node].desc);
+	if (r && r->sat_waits)
+		fprintf(out, "; %" PRIu32 " allreduce%s waited %.3f us in all for a streaming tree another held (ib.sharp_sat)",
+			r->sat_waits, r->sat_waits == 1 ? "" : "s", (double)r->sat_wait_ps / SIM_US);
 	fputc('\n', out);
 }
 
@@ -204,5 +207,7 @@ void cli_sharp_json(struct sim_json *j, const struct net *net, const struct trac
 	sim_json_ku64(j, "bytes_reduced", u.bytes);
 	sim_json_ku64(j, "peak_reductions", u.peak);
 	sim_json_kstr(j, "peak_node", u.peak_node >= 0 ? net->nodes[u.peak_node].desc : "");
+	sim_json_ku64(j, "tree_waits", r ? r->sat_waits : 0);
+	sim_json_ku64(j, "tree_wait_ps", r ? r->sat_wait_ps : 0);
 	sim_json_obj_end(j);
 }

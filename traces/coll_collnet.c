@@ -36,9 +36,9 @@
  * (NCCL_STEPS): it sends chunk c after it has the result of chunk c - 8,
  * which also bounds what an aggregation node holds. Left out: the switch's
  * reduction latency beyond its transport's (an aggregation node is an HCA
- * without a host behind it, see docs/sharp.md), the limit of one active
- * streaming tree per Quantum switch (ops on one tree are not serialised),
- * and reductions of other data types than bytes.
+ * without a host behind it, see docs/sharp.md) and reductions of other
+ * data types than bytes. How many streaming allreduces the switches take
+ * at once is the replay's (traces/trace_sat.c).
  */
 #include "traces/coll.h"
 

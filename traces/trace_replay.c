@@ -63,6 +63,7 @@
 #include "traces/mpi_proto.h"
 #include "traces/trace_spill.h"
 #include "traces/trace_fmt.h"
+#include "traces/trace_sat.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -255,6 +256,13 @@ struct replay {
 	sim_time_t *op_go;
 	struct pair_backlog *nvq;	/* per net node: steps waiting for its GPU's NVLink port */
 	bool *nvq_armed;		/* an EV_NVQ is pending for the node */
+	/* SHARP's streaming trees (trace_sat.c, ib.sharp_sat), NULL without
+	 * a streaming collnet op or a limit: per op, its steps done (its end
+	 * frees its tree), the steps that wait for its tree, since when */
+	struct trace_sat *sat;
+	uint32_t *op_done;
+	struct pair_backlog *sat_q;
+	sim_time_t *sat_t0;
 };
 
 /* Steps done and in all, as the report counts them: without the joins,
@@ -1160,6 +1168,16 @@ static void step_start(struct replay *rp, uint32_t s)
 		push(rp, rp->op_go[st->op], s, EV_START);
 		return;
 	}
+	if (sat_streams(rp->sat, st->op) &&
+	    (sat_waiting(rp->sat, st->op) || !sat_acquire(rp->sat, st->op))) {
+		/* its tree is another's now: it streams once that one ends */
+		if (!rp->sat_q[st->op].len && !rp->sat_t0[st->op]) {
+			rp->sat_t0[st->op] = now + 1;	/* (0: not waiting) */
+			rp->r->sat_waits++;
+		}
+		backlog_push(rp, &rp->sat_q[st->op], s);
+		return;
+	}
 	if (st->kind == TS_COMPUTE) {
 		sim_time_t start = now > rp->rank_free[st->rank] ? now : rp->rank_free[st->rank];
 
@@ -1236,6 +1254,23 @@ static void retire_idle(struct replay *rp)
 		rp->qp_live--;
 		r->head = (r->head + 1) % r->cap;
 		r->len--;
+	}
+}
+
+/* Op g may stream now: its steps that waited start, in the order they came. */
+static void sat_granted(void *ctx, uint32_t g)
+{
+	struct replay *rp = ctx;
+	struct pair_backlog *q = &rp->sat_q[g];
+	const sim_time_t now = rp->eng->now;
+
+	rp->r->sat_wait_ps += now - (rp->sat_t0[g] - 1);
+	while (q->len && !rp->failed) {
+		const uint32_t s = q->q[q->head];
+
+		q->head = (q->head + 1) % q->cap;
+		q->len--;
+		push(rp, now, s, EV_START);
 	}
 }
 
@@ -1324,6 +1359,9 @@ static void step_done(struct replay *rp, uint32_t s)
 		if (!--ld->left)
 			push(rp, ld->ready, d, EV_START);
 	}
+	if (rp->sat && ++rp->op_done[l->st.op] == rp->p->op_nsteps[l->st.op] &&
+	    sat_streams(rp->sat, l->st.op))
+		sat_release(rp->sat, l->st.op, sat_granted, rp);
 	live_free(rp, s);
 	if (r->steps_done == rp->p->nsteps)
 		sim_stop(rp->eng);
@@ -1659,6 +1697,14 @@ static int segs_make(struct replay *rp)
  * and the steps with nothing to wait for, which start at time 0. A rank's
  * last pair is remembered: a ring's billion steps are 2 pairs a rank.
  */
+/* Op streams through a SHARP tree: a collnet allreduce of more than one
+ * chunk (one chunk is SHARP's low-latency mode, which has no such limit). */
+static bool sat_op(const struct replay *rp, uint32_t op)
+{
+	return rp->t->ops[op].kind == TRACE_COLL && rp->t->ops[op].algo == TRACE_ALGO_COLLNET &&
+	       rp->p->op_nchunks && rp->p->op_nchunks[op] > 1;
+}
+
 static int scan(struct replay *rp, uint32_t **zero, size_t *nzero, struct sim_diag *d)
 {
 	const struct trace_program *p = rp->p;
@@ -1694,6 +1740,10 @@ static int scan(struct replay *rp, uint32_t **zero, size_t *nzero, struct sim_di
 		}
 		if (st->kind != TS_XFER)
 			continue;
+		if (rp->sat && st->data == TD_REDUCE && st->peer >= t->nranks &&
+		    st->peer < t->nranks + t->nagg && sat_op(rp, st->op) &&
+		    sat_note(rp->sat, st->op, t->ops[st->op].comm, st->rank, st->peer))
+			goto oom;
 		if (st->rank == st->peer || st->rank < 0 || st->peer < 0 || st->rank >= ne ||
 		    st->peer >= ne) {
 			rc = sim_diag_set(d, NULL, 0, 0, "program step %" PRIu32 ": transfer %d -> %d",
@@ -1791,8 +1841,26 @@ static int setup(struct replay *rp, uint32_t **zero, size_t *nzero, struct sim_d
 		return sim_diag_set(d, NULL, 0, 0, "out of memory");
 	for (int32_t k = 0; k < ne; k++)
 		rp->rank_last[k] = UINT32_MAX;
+	/* SHARP's streaming trees, where an op streams and the switches limit it */
+	const struct fab_params *fp = fab_get_params(rp->f);
+	bool streams = false;
+
+	for (uint32_t o = 0; o < t->nops && !streams; o++)
+		streams = sat_op(rp, o);
+	if (streams && !fab_is_eth(fp) && fab_sharp_sat(fp) != FAB_SAT_NONE) {
+		const size_t n = t->nops;
+
+		rp->sat = sat_new((uint32_t)n, fab_sharp_sat(fp));
+		rp->op_done = calloc(n, sizeof(*rp->op_done));
+		rp->sat_q = calloc(n, sizeof(*rp->sat_q));
+		rp->sat_t0 = calloc(n, sizeof(*rp->sat_t0));
+		if (!rp->sat || !rp->op_done || !rp->sat_q || !rp->sat_t0)
+			return sim_diag_set(d, NULL, 0, 0, "out of memory");
+	}
 	if (scan(rp, zero, nzero, d))
 		return -1;
+	if (rp->sat && sat_seal(rp->sat))
+		return sim_diag_set(d, NULL, 0, 0, "out of memory");
 	/* queue pairs: one per ordered pair that transfers, in a hash table */
 	rp->mr = calloc((size_t)fab_nodes(rp->f), sizeof(*rp->mr));
 	rp->cq = calloc((size_t)fab_nodes(rp->f), sizeof(*rp->cq));
@@ -1949,6 +2017,14 @@ static void replay_free(struct replay *rp)
 	free(rp->zero);
 	sim_heap_free(&rp->heap);
 	free(rp->now.q);
+	if (rp->sat) {
+		for (size_t i = 0; i < rp->t->nops; i++)
+			free(rp->sat_q[i].q);
+	}
+	sat_free(rp->sat);
+	free(rp->op_done);
+	free(rp->sat_q);
+	free(rp->sat_t0);
 	sim_wake_fini(&rp->wake);
 	for (size_t i = 0; i < rp->tcap; i++) {
 		if (rp->tab[i].key) {
@@ -2142,9 +2218,12 @@ int trace_replay_finish(struct replay *rp, bool ran, struct sim_diag *d)
 			goto out;
 		}
 		sim_diag_set(d, NULL, 0, 0,
-			     "the workload stalled at %.3f us: %zu of %zu steps done; step %" PRIu64 " (rank %d, op %u) never finished",
+			     "the workload stalled at %.3f us: %zu of %zu steps done; step %" PRIu64 " (rank %d, op %u) never finished%s",
 			     (double)fab_engine(f)->now / SIM_US, steps_shown(rp), steps_total(p), s,
-			     st ? st->rank : -1, st ? st->op : 0);
+			     st ? st->rank : -1, st ? st->op : 0,
+			     sat_nwaiting(rp->sat) ?
+				     "; collnet allreduces wait for SHARP trees that others hold, which wait for them (ib.sharp_sat=none lifts the switches' limit)" :
+				     "");
 		goto out;
 	}
 	/* a recv is timed as the send it waits for: its range is that step */

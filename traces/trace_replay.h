@@ -65,6 +65,10 @@ struct trace_results {
 	 * the CPU ranks' messages by protocol (enum mpi_kind: short, eager,
 	 * rendezvous) and the SENDs they took */
 	uint64_t mpi_rndv_bytes, mpi_msgs[3], mpi_sends;
+	/* SHARP (ib.sharp_sat): collnet allreduces that waited for a
+	 * streaming tree another held, and their waits summed */
+	uint32_t sat_waits;
+	sim_time_t sat_wait_ps;
 	/* a lazy program's step times, when it keeps them (trace_results_time) */
 	struct trace_spill *spill;
 	/* one per transfer step, for the reports that list flows: built by

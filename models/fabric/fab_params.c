@@ -263,6 +263,7 @@ static void apply_preset(struct fab_params *p, const struct preset *pr)
 	 * the SHARP plugin and aggregation manager are there (NCCL's
 	 * environment variables documentation). */
 	p->ib_sharp = false;
+	p->ib_sharp_sat = FAB_SAT_AUTO;
 	/* After a link changes, the subnet manager's new tables are in the
 	 * switches 100 ms later: a trap 128 (port state change) starts a
 	 * sweep at once (OpenSM's trap handling), and routing and
@@ -1069,6 +1070,45 @@ static void print_sharp(const void *obj, const struct sim_param *k, char *buf, s
 	snprintf(buf, len, "%s", ((const struct fab_params *)obj)->ib_sharp ? "on" : "off");
 }
 
+static const char *const sat_names[] = {
+	[FAB_SAT_AUTO] = "auto", [FAB_SAT_SWITCH] = "switch", [FAB_SAT_PORT] = "port",
+	[FAB_SAT_NONE] = "none",
+};
+
+/* Quantum (HDR) streams one tree per switch; Quantum-2 (NDR) and the
+ * generation after (XDR) one per port; the generations before HDR have
+ * no streaming aggregation, and their SHARPv1 is kept to Quantum's rule. */
+enum fab_sat fab_sharp_sat(const struct fab_params *p)
+{
+	if (p->ib_sharp_sat != FAB_SAT_AUTO)
+		return (enum fab_sat)p->ib_sharp_sat;
+	return !strcmp(p->preset, "ndr") || !strcmp(p->preset, "xdr") ? FAB_SAT_PORT : FAB_SAT_SWITCH;
+}
+
+static int set_sharp_sat(void *obj, const struct sim_param *k, const char *v, char *err,
+			 size_t errlen)
+{
+	(void)k;
+	for (uint8_t i = 0; i < sizeof(sat_names) / sizeof(sat_names[0]); i++)
+		if (!strcasecmp(v, sat_names[i])) {
+			((struct fab_params *)obj)->ib_sharp_sat = i;
+			return 0;
+		}
+	snprintf(err, errlen, "expected auto, switch, port or none, got '%s'", v);
+	return -1;
+}
+
+static void print_sharp_sat(const void *obj, const struct sim_param *k, char *buf, size_t len)
+{
+	const struct fab_params *p = obj;
+
+	(void)k;
+	if (p->ib_sharp_sat == FAB_SAT_AUTO)
+		snprintf(buf, len, "auto (%s)", sat_names[fab_sharp_sat(p)]);
+	else
+		snprintf(buf, len, "%s", sat_names[p->ib_sharp_sat]);
+}
+
 static int set_ar_mode(void *obj, const struct sim_param *k, const char *v,
 		       char *err, size_t errlen)
 {
@@ -1221,6 +1261,8 @@ static const struct sim_param keys[] = {
 	    "adaptive routing per flowlet: the idle gap that starts a new flowlet, ns"),
 	SPECIAL("ib.sharp", set_sharp, print_sharp,
 		"SHARP in-network allreduce: on = algo=auto allreduces run as collnet in the switches (NCCL with NCCL_COLLNET_ENABLE=1)"),
+	SPECIAL("ib.sharp_sat", set_sharp_sat, print_sharp_sat,
+		"SHARP streaming aggregations at once: switch (one tree per switch, Quantum), port (one per port, Quantum-2), none, or auto (the preset's)"),
 	GEN("hca.latency_ns", K_NS, hca_latency_ns, 0, UINT32_MAX,
 	    "HCA post to first bit on the wire, ns"),
 	GEN("hca.wqe_ns", K_NS, hca_wqe_ns, 0, UINT32_MAX,

@@ -162,6 +162,7 @@ struct fab_params {
 	bool sw_voq;			/* switch.queues=voq (else fifo) */
 	bool ib_ar;			/* ib.ar */
 	bool ib_sharp;			/* ib.sharp: algo=auto allreduces use SHARP (collnet) */
+	uint8_t ib_sharp_sat;		/* ib.sharp_sat: enum fab_sat */
 	bool ib_ar_flowlet;		/* ib.ar_mode=flowlet (else per packet) */
 	uint16_t ib_ar_sl_mask;		/* ib.ar_sl_mask: SLs routed adaptively */
 	uint32_t ib_ar_flowlet_ns;	/* ib.ar_flowlet_ns: idle gap that ends a flowlet */
@@ -197,6 +198,14 @@ static inline bool fab_is_eth(const struct fab_params *p)
  * adaptive routing; Ethernet flowlets or spraying), as NCCL turns the
  * HCAs' out-of-order placement on where it turns AR on. */
 enum fab_ooo { FAB_OOO_AUTO, FAB_OOO_OFF, FAB_OOO_ON };
+/*
+ * ib.sharp_sat: how many SHARP streaming aggregations the switches take at
+ * once (NVIDIA SHARP documentation, "General Information"): one active
+ * tree per switch (Quantum), one per port (Quantum-2), or no limit; auto
+ * is the preset's switch (fab_sharp_sat).
+ */
+enum fab_sat { FAB_SAT_AUTO, FAB_SAT_SWITCH, FAB_SAT_PORT, FAB_SAT_NONE };
+enum fab_sat fab_sharp_sat(const struct fab_params *p);
 
 static inline bool fab_ooo(const struct fab_params *p)
 {

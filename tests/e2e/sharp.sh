@@ -13,7 +13,13 @@
 #  - the summary and the JSON say where the tree is and what it reduced
 #    (K chunks x (members + aggregation nodes - 1) reductions);
 #  - ib.sharp=on makes algo=auto allreduces collnet on InfiniBand, not on
-#    RoCE; algo=collnet on RoCE is refused, naming the trace's line.
+#    RoCE; algo=collnet on RoCE is refused, naming the trace's line;
+#  - the switches' limit on streaming trees (ib.sharp_sat): two 16 MiB
+#    collnet allreduces of two communicators whose trees meet only in the
+#    root spine run one after the other on HDR (Quantum: one tree a switch)
+#    and side by side with the limit per port or on NDR (Quantum-2); two
+#    whose trees share a leaf-to-spine link wait per port too; 8 B ones
+#    (the low-latency mode) never wait.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 EX="$IBFAB_SRC/topologies/examples"
 
@@ -83,6 +89,57 @@ if coll("auto_ib")["algorithm"] != "collnet (SHARP)" or coll("auto_roce")["algor
     print("  auto:", coll("auto_ib")["algorithm"], coll("auto_roce")["algorithm"]); ok = False
 sys.exit(0 if ok else 1)
 PY
+
+# SHARP's streaming trees: a: hosts 0-7 (leaves 0, 1), b: 8-15 (leaves 2,
+# 3), both rooted in spine0; c and e share leaf0 and leaf1 (their links up)
+two='ranks 16\ncomm a = 0-7\ncomm b = 8-15\nallreduce 16MiB comm=a algo=collnet\nallreduce 16MiB comm=b algo=collnet\n'
+run sat_one fattree-16.topo 'ranks 16\ncomm a = 0-7\nallreduce 16MiB comm=a algo=collnet\n'
+run sat_switch fattree-16.topo "$two"
+run sat_port fattree-16.topo "$two" --set ib.sharp_sat=port
+run sat_ndr fattree-16.topo "$two" --preset ndr
+run sat_ndr_one fattree-16.topo 'ranks 16\ncomm a = 0-7\nallreduce 16MiB comm=a algo=collnet\n' --preset ndr
+run sat_link fattree-16.topo 'ranks 16\ncomm c = 0,1,4,5\ncomm e = 2,3,6,7\nallreduce 16MiB comm=c algo=collnet\nallreduce 16MiB comm=e algo=collnet\n' --set ib.sharp_sat=port
+run sat_small fattree-16.topo 'ranks 16\ncomm a = 0-7\ncomm b = 8-15\nallreduce 8B comm=a algo=collnet\nallreduce 8B comm=b algo=collnet\n'
+grep -q "1 allreduce waited" "$tmp/sat_switch.txt" || fail "sat_switch: no wait in the summary: $(grep '^sharp' "$tmp/sat_switch.txt")"
+python3 - "$tmp" <<'PY' || fail "SHARP's streaming trees"
+import json, sys
+d = sys.argv[1]
+j = {n: json.load(open(f"{d}/{n}.json")) for n in
+     ("sat_one", "sat_switch", "sat_port", "sat_ndr", "sat_ndr_one", "sat_link", "sat_small")}
+ok = True
+def span(n):
+    return max(c["end_ps"] for c in j[n]["collectives"]) - min(c["start_ps"] for c in j[n]["collectives"])
+def waits(n):
+    return j[n]["sharp"]["tree_waits"], j[n]["sharp"]["tree_wait_ps"]
+t1, n1 = span("sat_one"), span("sat_ndr_one")
+print(f"one 16 MiB allreduce {t1/1e6:.1f} us (ndr {n1/1e6:.1f}); two: switch {span('sat_switch')/1e6:.1f}, "
+      f"port {span('sat_port')/1e6:.1f}, ndr {span('sat_ndr')/1e6:.1f}, a shared link {span('sat_link')/1e6:.1f} us")
+w, wps = waits("sat_switch")
+if w != 1 or abs(span("sat_switch") / (2 * t1) - 1) > 0.02 or abs(wps / t1 - 1) > 0.02:
+    print("  switch: not one after the other", w, wps); ok = False
+for n, t in (("sat_port", t1), ("sat_ndr", n1)):
+    if waits(n)[0] != 0 or abs(span(n) / t - 1) > 0.02:
+        print(f"  {n}: not side by side", waits(n)); ok = False
+if waits("sat_link")[0] != 1 or span("sat_link") < 1.5 * t1:
+    print("  a shared link: no wait", waits("sat_link")); ok = False
+if waits("sat_small")[0] != 0:
+    print("  8 B waited"); ok = False
+sys.exit(0 if ok else 1)
+PY
+
+# ... and two that wait for each other's tree (ranks 4-7 take b first, and
+# a has its tree already) end in a stall that says so, not a hang
+{
+	printf 'ranks 16\ncomm a = 0-7\ncomm b = 4-11\n'
+	for r in 4 5 6 7 8 9 10 11; do printf 'compute %d 10us\n' "$r"; done
+	printf 'y: allreduce 16MiB comm=b algo=collnet\nx: allreduce 16MiB comm=a algo=collnet after=y\n'
+} > "$tmp/sat_dead.trace"
+if timeout 60 "$IBFAB" run --topo "$EX/fattree-16.topo" --trace "$tmp/sat_dead.trace" \
+	> "$tmp/sat_dead.out" 2>&1; then
+	fail "two allreduces waiting for each other's SHARP tree finished"
+fi
+grep -q "stalled.*collnet allreduces wait for SHARP trees that others hold" "$tmp/sat_dead.out" ||
+	fail "SHARP trees held in a cycle: $(cat "$tmp/sat_dead.out")"
 
 printf 'ranks 16\nallreduce 1MiB algo=collnet\n' > "$tmp/roce.trace"
 if "$IBFAB" run --topo "$EX/fattree-16.topo" --trace "$tmp/roce.trace" --set fabric=roce \

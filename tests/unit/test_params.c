@@ -170,6 +170,15 @@ static void test_defaults(void)
 	CU_ASSERT_EQUAL(a.sample_ns, 0);
 	CU_ASSERT_EQUAL(a.max_time_ns, 0);
 	CU_ASSERT_FALSE(a.check);
+	/* SHARP's streaming trees: hdr is Quantum (one per switch), ndr
+	 * Quantum-2 (one per port), unless set */
+	CU_ASSERT_EQUAL(fab_sharp_sat(&a), FAB_SAT_SWITCH);
+	CU_ASSERT_EQUAL(fab_params_preset(&b, "ndr", &d), 0);
+	CU_ASSERT_EQUAL(fab_sharp_sat(&b), FAB_SAT_PORT);
+	SET_OK(&b, "ib.sharp_sat=none");
+	CU_ASSERT_EQUAL(fab_sharp_sat(&b), FAB_SAT_NONE);
+	SET_OK(&b, "ib.sharp_sat=switch");
+	CU_ASSERT_EQUAL(fab_sharp_sat(&b), FAB_SAT_SWITCH);
 }
 
 static void test_set_every_key(void)
@@ -506,6 +515,7 @@ static void test_set_bad(void)
 	set_bad("switch.queues=shared", "switch.queues", "expected fifo or voq");
 	set_bad("ib.ar=yes", "ib.ar", "expected on or off");
 	set_bad("ib.ar_mode=flow", "ib.ar_mode", "expected packet or flowlet");
+	set_bad("ib.sharp_sat=tree", "ib.sharp_sat", "expected auto, switch, port or none");
 	set_bad("ib.ar_sl_mask=65536", "ib.ar_sl_mask", "out of range");
 	set_bad("ib.ar_flowlet_ns=0", "ib.ar_flowlet_ns", "out of range");
 	set_bad("hca.ooo=maybe", "hca.ooo", "expected auto, on or off");
@@ -734,7 +744,7 @@ static void test_print(void)
 		SET_OK(&q, kv);
 	}
 	free(buf);
-	CU_ASSERT_EQUAL(lines, 96);	/* one per key (tcp.* and mpi.* included): a forgotten key shows here */
+	CU_ASSERT_EQUAL(lines, 97);	/* one per key (tcp.* and mpi.* included): a forgotten key shows here */
 	CU_ASSERT(host_lines > 10);	/* host.model and the host model's keys */
 	CU_ASSERT(cc_lines > 20);	/* dcqcn.* and ib.cc* */
 	CU_ASSERT_EQUAL(server_lines, 9);	/* server.preset and the eight it sets */
