@@ -635,7 +635,7 @@ static void backlog_push(struct replay *rp, struct pair_backlog *b, uint32_t s);
  * now (they were pushed before the clock got here, with lower sequence
  * numbers) and before anything pushed later, which is the FIFO's order -
  * the same run without a heap push and pop (292 instructions a pop on the
- * 1,024-GPU allreduce's heap of 16k).
+ * heap of 16k that 16 DGX H100-like servers' allreduce keeps).
  */
 static void push(struct replay *rp, sim_time_t t, uint32_t step, uint32_t kind)
 {
@@ -1171,7 +1171,7 @@ static void step_start(struct replay *rp, uint32_t s)
 	if (sat_streams(rp->sat, st->op) &&
 	    (sat_waiting(rp->sat, st->op) || !sat_acquire(rp->sat, st->op))) {
 		/* its tree is another's now: it streams once that one ends */
-		if (!rp->sat_q[st->op].len && !rp->sat_t0[st->op]) {
+		if (!rp->sat_t0[st->op]) {
 			rp->sat_t0[st->op] = now + 1;	/* (0: not waiting) */
 			rp->r->sat_waits++;
 		}

@@ -92,6 +92,8 @@ static void uniq(struct sat_op *o)
 {
 	uint32_t k = 0;
 
+	if (o->nres < 2)
+		return;		/* (and qsort is not given the NULL of an empty list) */
 	qsort(o->res, o->nres, sizeof(*o->res), cmp_u64);
 	for (uint32_t i = 0; i < o->nres; i++)
 		if (!k || o->res[k - 1] != o->res[i])
