@@ -1422,7 +1422,9 @@ sim_time_t cli_trace_estimate_ps(const struct net *net, const struct fab_params 
 		const uint32_t *deps;
 		uint32_t buf[TRACE_STEP_MAXDEPS];
 		const struct trace_step *st = trace_program_step(prog, (uint32_t)s, &tmp, &deps, buf);
-		uint32_t src = (uint32_t)node[st->rank], dst = (uint32_t)node[st->peer];
+		/* a compute step or a join has no peer (-1), and no port to count */
+		const bool xfer = st->kind == TS_XFER;
+		uint32_t src = xfer ? (uint32_t)node[st->rank] : 0, dst = xfer ? (uint32_t)node[st->peer] : 0;
 		sim_time_t base = 0;
 
 		for (uint32_t j = 0; j < st->ndeps; j++) {
@@ -1431,7 +1433,7 @@ sim_time_t cli_trace_estimate_ps(const struct net *net, const struct fab_params 
 			if (d < s && b.end[d] > base)
 				base = b.end[d];
 		}
-		if (st->kind == TS_XFER)
+		if (xfer)
 			bound_item(&b, s, base, link_ser_ps(host_rate(net, p, src), st->bytes), true,
 				   src, dst);
 		else	/* compute: its duration; a join: nothing */

@@ -20,6 +20,7 @@
 #include "tools/cli_report.h"
 #include "tools/cli_run.h"
 #include "traces/import.h"
+#include "traces/trace.h"
 
 /* Names a topology file may contain (net.h refuses '"'): a comma, a
  * backslash, non-ASCII. */
@@ -463,6 +464,36 @@ static void test_help_lists(void)
 	free(prm);
 }
 
+/*
+ * The estimate of a trace's length (sim.sample_ns = 0): a compute step has
+ * no peer (-1), whose node must not be read; the bound is at least the
+ * compute and the transfer after it.
+ */
+static void test_trace_estimate(void)
+{
+	struct world w;
+	struct trace t;
+	struct trace_program p;
+	struct sim_diag d;
+
+	build(&w, 4096);
+	trace_init(&t);
+	CU_ASSERT_EQUAL_FATAL(trace_load_string("ranks 2\ncompute 0 10us\nsend 0 1 1MiB\n",
+						"estimate", &t, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(trace_map_ranks(&t, &w.net, &d), 0);
+	trace_program_init(&p, &t);
+	CU_ASSERT_EQUAL_FATAL(trace_lower(&t, &p, &d), 0);
+	/* 10 us, then 1 MiB at 4xHDR's 200 Gb/s: about 42 us more */
+	sim_time_t est = cli_trace_estimate_ps(&w.net, &w.p, &p);
+
+	CU_ASSERT(est >= 10 * SIM_US + 40 * SIM_US);
+	CU_ASSERT(est < 10 * SIM_US + 60 * SIM_US);
+	trace_program_free(&p);
+	trace_free(&t);
+	fab_msgs_free(&w.msgs);
+	net_free(&w.net);
+}
+
 static const struct test_case tests[] = {
 	{ "help lists come from their tables", test_help_lists },
 	{ "JSON: escaping, determinism, VLs", test_json },
@@ -472,6 +503,7 @@ static const struct test_case tests[] = {
 	{ "unfinished messages", test_unfinished },
 	{ "links.csv row budget", test_links_csv_budget },
 	{ "automatic sample interval", test_auto_sample },
+	{ "a trace's estimate: compute steps have no peer", test_trace_estimate },
 	{ NULL, NULL },
 };
 
