@@ -131,7 +131,8 @@ static int exchange(struct sim_par *p, uint32_t k, MPI_Comm comm, const struct s
 			memcpy(eo + e, b->ev, m * sizeof(*eo));
 			for (size_t i = 0; i < m; i++)	/* offsets from the box's start */
 				co[e + i] = b->copy[i];
-			memcpy(dout + d, b->data, b->dn);
+			if (b->dn)	/* events with no copied bytes: no data array */
+				memcpy(dout + d, b->data, b->dn);
 		}
 		e += m;
 		d += cnt_out[2 * q + 1];
@@ -176,9 +177,12 @@ static int exchange(struct sim_par *p, uint32_t k, MPI_Comm comm, const struct s
 		b->copy = c;
 		if (reserve((void **)&b->data, &b->dcap, bytes, 1))
 			goto out;
-		memcpy(b->ev, ei + e, m * sizeof(*b->ev));
-		memcpy(b->copy, ci + e, m * sizeof(*b->copy));
-		memcpy(b->data, din + d, bytes);
+		if (m) {	/* (an empty box may have no array: memcpy wants one) */
+			memcpy(b->ev, ei + e, m * sizeof(*b->ev));
+			memcpy(b->copy, ci + e, m * sizeof(*b->copy));
+		}
+		if (bytes)
+			memcpy(b->data, din + d, bytes);
 		b->n = m;
 		b->dn = bytes;
 		e += m;
