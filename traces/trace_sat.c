@@ -128,12 +128,11 @@ int sat_note(struct trace_sat *s, uint32_t op, uint32_t comm, int32_t child, int
 	return 0;
 }
 
-int sat_seal(struct trace_sat *s)
+void sat_seal(struct trace_sat *s)
 {
 	for (uint32_t i = 0; i < s->nops; i++)
 		if (s->op[i].streams)
 			uniq(&s->op[i]);
-	return 0;
 }
 
 bool sat_streams(const struct trace_sat *s, uint32_t op)

@@ -22,8 +22,8 @@ void sat_free(struct trace_sat *s);
  * of more than one chunk) and sends from endpoint child up to the
  * aggregation node an (one of its tree's links). -1 when out of memory. */
 int sat_note(struct trace_sat *s, uint32_t op, uint32_t comm, int32_t child, int32_t an);
-/* After the last sat_note: -1 when out of memory. */
-int sat_seal(struct trace_sat *s);
+/* After the last sat_note. */
+void sat_seal(struct trace_sat *s);
 /* Whether op streams through a tree (it was noted). */
 bool sat_streams(const struct trace_sat *s, uint32_t op);
 /* op's first step wants its tree: true if op may stream now (nothing

@@ -1089,7 +1089,7 @@ static int set_sharp_sat(void *obj, const struct sim_param *k, const char *v, ch
 			 size_t errlen)
 {
 	(void)k;
-	for (uint8_t i = 0; i < sizeof(sat_names) / sizeof(sat_names[0]); i++)
+	for (uint8_t i = 0; i < SIM_ARRAY_SIZE(sat_names); i++)
 		if (!strcasecmp(v, sat_names[i])) {
 			((struct fab_params *)obj)->ib_sharp_sat = i;
 			return 0;
