@@ -2,10 +2,14 @@
 /*
  * cli_sharp.c - SHARP in `ibfab run --trace` and `ibfab compare`: when a
  * collective asks for algo=collnet, or ib.sharp=on lets algo=auto
- * allreduces use it (NCCL with NCCL_COLLNET_ENABLE=1 picks CollNet for
- * allreduce where the network offers it), the aggregation manager
+ * allreduces use it (NCCL with NCCL_COLLNET_ENABLE=1), the aggregation
+ * manager
  * (models/sm/sm_sharp.c) gives the job a tree in the InfiniBand switches
- * before the collectives are lowered (traces/coll_collnet.c). The report
+ * before the collectives are lowered (traces/coll_collnet.c, and NVLS
+ * across servers: traces/coll_nvls.c). On GPU servers NCCL's tuning
+ * model then chooses per allreduce among its algorithms, CollNetDirect
+ * and NVLS + SHARP among them (coll_tune.c); elsewhere (hosts, where no
+ * tuning model runs) every algo=auto allreduce becomes collnet. The report
  * says where the tree is and how busy its aggregation nodes were.
  */
 #include "tools/cli_sharp.h"
@@ -36,7 +40,8 @@ int cli_sharp_setup(struct cli_run *c)
 		if (o->algo == TRACE_ALGO_COLLNET && !asked)
 			asked = o;
 		any |= o->algo == TRACE_ALGO_COLLNET ||
-		       (o->algo == TRACE_ALGO_AUTO && c->p.ib_sharp);
+		       ((o->algo == TRACE_ALGO_AUTO || o->algo == TRACE_ALGO_NVLS) &&
+			(c->p.ib_sharp || o->collnet));
 	}
 	if (!any)
 		return 0;
@@ -57,10 +62,11 @@ int cli_sharp_setup(struct cli_run *c)
 	sm_sharp_tree_free(&tree);
 	if (rc)
 		return -1;
-	if (c->p.ib_sharp)
+	t->tune.collnet = c->p.ib_sharp;	/* NCCL's CollNet on for every op */
+	if (!t->tune.nchannels)
 		for (size_t i = 0; i < t->nops; i++)
 			if (t->ops[i].kind == TRACE_COLL && t->ops[i].coll == TRACE_ALLREDUCE &&
-			    t->ops[i].algo == TRACE_ALGO_AUTO)
+			    t->ops[i].algo == TRACE_ALGO_AUTO && (c->p.ib_sharp || t->ops[i].collnet))
 				t->ops[i].algo = TRACE_ALGO_COLLNET;
 	return 0;
 }
@@ -87,6 +93,12 @@ static int cmp_ev(const void *a, const void *b)
 	if (x->t != y->t)
 		return x->t < y->t ? -1 : 1;
 	return (x->d > y->d) - (x->d < y->d);	/* ends first */
+}
+
+/* Endpoint e is an aggregation node (not a rank, nor an NVSwitch). */
+static bool is_agg(const struct trace *t, int32_t e)
+{
+	return e >= t->nranks && e < t->nranks + t->nagg;
 }
 
 static bool sharp_use(const struct trace_program *p, const struct trace_results *r,
@@ -121,7 +133,7 @@ static bool sharp_use(const struct trace_program *p, const struct trace_results 
 	for (size_t s = 0; s < p->nsteps; s++) {
 		const struct trace_step *st = trace_program_step(p, (uint32_t)s, &stmp, &deps, buf);
 
-		if (st->kind != TS_XFER || st->data != TD_REDUCE || st->peer < t->nranks)
+		if (st->kind != TS_XFER || st->data != TD_REDUCE || !is_agg(t, st->peer))
 			continue;
 		u->reductions++;
 		u->bytes += st->bytes;
@@ -140,7 +152,7 @@ static bool sharp_use(const struct trace_program *p, const struct trace_results 
 		const struct trace_step_time *tt;
 		int32_t a;
 
-		if (st->kind != TS_XFER || st->data != TD_REDUCE || st->peer < t->nranks)
+		if (st->kind != TS_XFER || st->data != TD_REDUCE || !is_agg(t, st->peer))
 			continue;
 		if (!(tt = trace_results_time(r, (uint32_t)s, &ttmp))) {
 			free(v);

@@ -40,7 +40,7 @@
 	X(coll_ring_broadcast) X(coll_tree_broadcast) \
 	X(coll_ring_reduce) X(coll_tree_reduce) \
 	X(coll_dissemination_barrier) \
-	X(coll_collnet_allreduce) X(coll_nvls_allreduce)
+	X(coll_collnet_allreduce) X(coll_nvls_allreduce) X(coll_nvlstree_allreduce)
 
 #define COLL_ALGO_EXTERN(a) extern const struct coll_algo a;
 COLL_ALGOS(COLL_ALGO_EXTERN)
@@ -72,14 +72,17 @@ const char *coll_algo_label(enum trace_coll coll, enum trace_algo algo)
 
 const char *coll_op_label(const struct trace *t, const struct trace_op *op)
 {
-	const struct trace_comm *cm = &t->comms[op->comm];
-
-	/* NVLS across NVLink domains is NCCL's NVLSTree: name it so, as
-	 * NCCL's logs do */
-	if (op->algo == TRACE_ALGO_NVLS && t->rank_group && cm->n)
-		for (uint32_t k = 1; k < cm->n; k++)
-			if (t->rank_group[cm->ranks[k]] != t->rank_group[cm->ranks[0]])
-				return "nvls tree (NVLSTree)";
+	/* NVLS across NVLink domains is NCCL's NVLSTree, or its NVLS with
+	 * CollNet (SHARP between the servers): name it so, as NCCL's logs do */
+	if (trace_algo_nvls(op->algo))
+		switch (coll_nvls_form(t, op)) {
+		case COLL_NVLS_TREE:
+			return "nvls tree (NVLSTree)";
+		case COLL_NVLS_SHARP:
+			return "nvls + SHARP (NVLS with CollNet)";
+		default:
+			return coll_algo_label(op->coll, TRACE_ALGO_NVLS);
+		}
 	return coll_algo_label(op->coll, op->algo);
 }
 
@@ -345,7 +348,7 @@ int coll_ctx_init(struct coll_ctx *c, const struct trace *t, uint32_t op_index,
 		return op_err(d, o, "%s has no '%s' algorithm (it has %s)",
 			      trace_coll_names[o->coll], trace_algo_names[o->algo], list);
 	}
-	if ((o->algo == TRACE_ALGO_COLLNET || o->algo == TRACE_ALGO_NVLS) &&
+	if ((o->algo == TRACE_ALGO_COLLNET || trace_algo_nvls(o->algo)) &&
 	    trace_op_proto(o) != TRACE_PROTO_SIMPLE)
 		return op_err(d, o, "%s %s has NCCL's Simple protocol only (NCCL runs no other with it): proto must be simple or auto, not %s",
 			      trace_coll_names[o->coll], trace_algo_names[o->algo],

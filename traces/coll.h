@@ -200,8 +200,19 @@ const struct coll_algo *coll_algo_find(enum trace_coll coll, enum trace_algo alg
  * "?" when unsupported. */
 const char *coll_algo_label(enum trace_coll coll, enum trace_algo algo);
 /* The name reports give an op's algorithm: its label, but for NVLS over
- * several NVLink domains, "nvls tree (NVLSTree)". */
+ * several NVLink domains "nvls tree (NVLSTree)" or "nvls + SHARP (NVLS
+ * with CollNet)" (coll_nvls_form). */
 const char *coll_op_label(const struct trace *t, const struct trace_op *op);
+/*
+ * How an NVLS op (algo nvls or nvlstree) runs (coll_nvls.c): in one NVLink
+ * domain; across domains as NCCL's NVLSTree (a double binary tree between
+ * the servers' heads); or, for algo=nvls when the job has a SHARP tree and
+ * CollNet is on (ib.sharp=on, or the op's NCCL_COLLNET_ENABLE=1), as
+ * NCCL's NVLS across servers, each head's slice reduced in the InfiniBand
+ * switches.
+ */
+enum coll_nvls_form { COLL_NVLS_ONE, COLL_NVLS_TREE, COLL_NVLS_SHARP };
+enum coll_nvls_form coll_nvls_form(const struct trace *t, const struct trace_op *op);
 /* The chunks step s carries: first, and how many (a run may wrap modulo
  * program.op_nchunks[op]). A step of no collective: *first = chunk, 1. */
 void coll_step_chunks(const struct trace_program *p, uint32_t s, uint32_t *first,
@@ -253,13 +264,15 @@ int trace_program_ops_alloc(struct trace_program *p);
 
 /*
  * NCCL's tuning model on GPU servers (coll_tune.c): the time in us it
- * estimates for `algo` (ring, or tree for an allreduce) with `proto` of
- * collective `coll` of `bytes` over nranks GPUs on nnodes servers, -1 for
- * a pair NCCL would not run (LL128 where it is off, a tree other than an
- * allreduce's); and the least of them (TRACE_ALGO_AUTO: either algorithm;
- * protos: the protocols allowed, bit per enum trace_proto, 0 = all).
- * An algorithm the model has no figures for (ibfab's own, CollNet) comes
- * back as given with TRACE_PROTO_AUTO; all-to-all's auto is direct.
+ * estimates for `algo` (ring; for an allreduce also tree, nvls, nvlstree
+ * and, with SHARP, collnet) with `proto` of collective `coll` of `bytes`
+ * over nranks GPUs on nnodes servers, -1 for a pair NCCL would not run
+ * (LL128 where it is off, a tree other than an allreduce's, NVLS across
+ * servers or CollNet without SHARP); and the least of them
+ * (TRACE_ALGO_AUTO: any of them; protos: the protocols allowed, bit per
+ * enum trace_proto, 0 = all). An algorithm the model has no figures for
+ * (ibfab's own) comes back as given with TRACE_PROTO_AUTO; all-to-all's
+ * auto is direct.
  */
 struct coll_tune_choice {
 	enum trace_algo algo;
@@ -271,6 +284,9 @@ double coll_tune_time(const struct trace_tune *tu, enum trace_coll coll, enum tr
 struct coll_tune_choice coll_tune_pick(const struct trace_tune *tu, enum trace_coll coll,
 				       enum trace_algo algo, uint32_t nranks, uint32_t nnodes,
 				       uint64_t bytes, uint8_t protos, uint16_t algos);
+/* NCCL's algorithm bandwidth for NVLS + SHARP (NVLS across nnodes
+ * domains with CollNet), GB/s; 0 where it has none. */
+double coll_tune_nvls_sharp_algbw(const struct trace_tune *tu, uint32_t nranks, uint32_t nnodes);
 
 /* ---- for the algorithms ----------------------------------------------------- */
 

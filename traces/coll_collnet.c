@@ -46,7 +46,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define COLLNET_CHUNK_MAX (512u << 10)	/* bytes: NCCL_BUFFSIZE / NCCL_STEPS */
 #define COLLNET_WINDOW 8u		/* chunks a member has in the tree: NCCL_STEPS */
 
 static int collnet_err(struct coll_ctx *c, const char *msg)
@@ -205,7 +204,7 @@ static uint32_t srv_gpus(const struct coll_ctx *c)
 /* Pieces per slice: at least the trace's chunks, at most 512 KiB each. */
 static uint32_t srv_pieces(const struct coll_ctx *c, uint32_t G)
 {
-	uint64_t p = (c->bytes / G + COLLNET_CHUNK_MAX - 1) / COLLNET_CHUNK_MAX;
+	uint64_t p = (c->bytes / G + TRACE_SHARP_CHUNK - 1) / TRACE_SHARP_CHUNK;
 
 	if (p < c->pieces)
 		p = c->pieces;
@@ -384,7 +383,7 @@ out:
 static uint32_t collnet_nchunks(const struct coll_ctx *c)
 {
 	const uint32_t G = srv_gpus(c);
-	uint64_t k = (c->bytes + COLLNET_CHUNK_MAX - 1) / COLLNET_CHUNK_MAX;
+	uint64_t k = (c->bytes + TRACE_SHARP_CHUNK - 1) / TRACE_SHARP_CHUNK;
 
 	if (G)		/* G slices of their pieces */
 		return srv_pieces(c, G) * G;

@@ -128,7 +128,7 @@ void trace_explain(const struct trace_program *p, uint32_t op_index, FILE *out)
 	/* the header */
 	fprintf(out, "%s%s%s (%s:%d): %s, %" PRIu32 " ranks, S = %s\n",
 		trace_coll_names[c.op->coll], c.op->name[0] ? " " : "", c.op->name,
-		c.op->file ? c.op->file : "-", c.op->line, c.algo->name, c.n,
+		c.op->file ? c.op->file : "-", c.op->line, coll_op_label(t, c.op), c.n,
 		coll_fmt_bytes(c.bytes, sb, sizeof(sb)));
 	if (c.op->proto != TRACE_PROTO_AUTO)	/* given, or NCCL's tuning model's */
 		fprintf(out, "protocol: NCCL's %s%s (%" PRIu64 " bytes on the wire for a 4 KiB step)\n",

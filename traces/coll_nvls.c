@@ -45,7 +45,22 @@
  * (phase 4), and every head stores the total into its own domain. The
  * heads' sends cross the fabric from their own NICs (the heads of one
  * index sit on one rail). Every domain must hold the same number of the
- * communicator's GPUs.
+ * communicator's GPUs. algo=nvlstree always runs this way across domains.
+ *
+ * With SHARP (the job has an aggregation tree and NCCL's CollNet is on:
+ * ib.sharp=on, or the op's NCCL_COLLNET_ENABLE=1), algo=nvls across domains is NCCL's NVLS proper, "NVLS + SHARP"
+ * (src/device/all_reduce.h: the NVLS kernel's network warps send the
+ * head's sum to the CollNet peer and store what comes back): phases 3
+ * and 4 go through the InfiniBand switches instead of between the heads.
+ * The heads of one index j, one per domain (rail j's NICs), send their
+ * domain's sum of the piece to their leaf switch's aggregation node
+ * (phase 3), each aggregation node adds its children's and sends the sum
+ * on up, to the lowest node covering all heads j; the total comes back
+ * down to every head (phase 4), which stores it into its domain. So each
+ * head's NIC carries its slice, S / (channels G) per piece, once each way
+ * whatever the number of servers, and the latency is one trip up and down
+ * the switches' tree - where the double binary tree takes 2 log2(servers)
+ * network hops.
  *
  * Left out: NVLS for allgather
  * and reducescatter, the scatter and gather copies between the user's
@@ -57,6 +72,7 @@
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 /*
  * Pieces a head has in flight: one inside a domain (its ld_reduce, then
@@ -80,6 +96,20 @@ static int nvls_err(struct coll_ctx *c, const char *msg)
 	return sim_diag_set(c->d, c->op->file, c->op->line, 0, "%s", msg);
 }
 
+enum coll_nvls_form coll_nvls_form(const struct trace *t, const struct trace_op *op)
+{
+	const struct trace_comm *cm = &t->comms[op->comm];
+	bool across = false;
+
+	if (t->rank_group)
+		for (uint32_t k = 1; k < cm->n && !across; k++)
+			across = t->rank_group[cm->ranks[k]] != t->rank_group[cm->ranks[0]];
+	if (!across)
+		return COLL_NVLS_ONE;
+	return op->algo == TRACE_ALGO_NVLS && t->nagg > 0 && t->rank_agg && t->agg_parent &&
+	       (t->tune.collnet || op->collnet) ? COLL_NVLS_SHARP : COLL_NVLS_TREE;
+}
+
 /*
  * The algorithm's tables (coll_ctx.tab), kept for gen: tab[d G + j] is the
  * member that is GPU j of domain d (in the communicator's order); then,
@@ -87,9 +117,38 @@ static int nvls_err(struct coll_ctx *c, const char *msg)
  * parent of each domain's head (COLL_NONE at the root), each domain's
  * position in the tree's order (children before parents: the root last),
  * the domain at each position, and each domain's two children (COLL_NONE
- * when fewer).
+ * when fewer); then, in the SHARP form, its tables (sh_*); last D and the
+ * SHARP tables' offset (0: none).
  */
 enum { NV_PAR, NV_POS, NV_ORDER, NV_KID, NV_TREE = 5 };
+
+/* D domains of G GPUs each */
+static uint32_t nvls_domains(const struct coll_ctx *c)
+{
+	return c->tab[c->ntab - 2];
+}
+
+/*
+ * The SHARP form's tables, at tab + tab[ntab - 1]: NA (the aggregation
+ * nodes any head index uses; endpoint n + 2D + u is the u-th), then for
+ * each head index j the start of its block in a superblock (H + 1
+ * entries: the last is the superblock's size, all heads' blocks of one
+ * channel and piece), and the offset of j's table. Head index j's table:
+ * U (its tree's edges: every head and every aggregation node below the
+ * root sends up one), then the edges in the order their sends go up -
+ * by the parent's height, then parent, then child, so that siblings are
+ * consecutive and children come before parents - as child endpoints and
+ * parent endpoints (U each), then the edge each domain's head sends up
+ * on (D), the edge each aggregation node sends up on (NA; COLL_NONE for
+ * the root and unused ones), and the first and number of each one's
+ * children's edges (NA each).
+ */
+enum { SJ_U, SJ_CHILD, SJ_HDR = 1 };
+
+static inline const uint32_t *sh_tab(const struct coll_ctx *c)
+{
+	return c->tab[c->ntab - 1] ? c->tab + c->tab[c->ntab - 1] : NULL;
+}
 
 static inline const uint32_t *nv_tree(const struct coll_ctx *c, uint32_t D, uint32_t t,
 				      uint32_t what)
@@ -132,6 +191,209 @@ static void nv_trees(struct coll_ctx *c, uint32_t D)
 	}
 }
 
+/* ---- the SHARP form's tables ------------------------------------------------ */
+
+struct sh_edge {
+	uint32_t ph, par, child, aux;	/* parent's height, endpoints; the head's domain */
+};
+
+static int sh_edge_cmp(const void *a, const void *b)
+{
+	const struct sh_edge *x = a, *y = b;
+
+	if (x->ph != y->ph)
+		return x->ph < y->ph ? -1 : 1;
+	if (x->par != y->par)
+		return x->par < y->par ? -1 : 1;
+	return (x->child > y->child) - (x->child < y->child);
+}
+
+/*
+ * Head index j's part of the SHARP tree: used[a] for the aggregation nodes
+ * from its heads' leaf switches up to the lowest one covering them all,
+ * cnt[a] their children. Returns that lowest node, -1 when the heads are
+ * not in one tree.
+ */
+static int32_t sh_slice(const struct coll_ctx *c, const uint32_t *mem, uint32_t D, uint32_t G,
+			uint32_t j, uint8_t *used, uint32_t *cnt)
+{
+	const struct trace *t = c->t;
+	const int32_t na = t->nagg;
+	int32_t root = -1;
+
+	memset(used, 0, (size_t)na);
+	memset(cnt, 0, (size_t)na * sizeof(*cnt));
+	for (uint32_t d = 0; d < D; d++) {
+		int32_t a = t->rank_agg[c->ranks[mem[d * G + j]]];
+
+		if (a < 0 || a >= na)
+			return -1;
+		cnt[a]++;
+		for (int32_t hop = 0; !used[a]; hop++) {
+			int32_t q = t->agg_parent[a];
+
+			if (hop > na || q >= na)
+				return -1;
+			used[a] = 1;
+			if (q < 0)
+				break;
+			cnt[q]++;
+			a = q;
+		}
+	}
+	for (int32_t a = 0; a < na; a++)
+		if (used[a] && t->agg_parent[a] < 0) {
+			if (root >= 0)
+				return -1;	/* two trees */
+			root = a;
+		}
+	/* down from the top while a node has one child, an aggregation node */
+	while (root >= 0 && cnt[root] == 1) {
+		int32_t only = -1;
+
+		for (int32_t a = 0; a < na; a++)
+			if (used[a] && t->agg_parent[a] == root)
+				only = a;
+		if (only < 0)
+			break;
+		used[root] = 0;
+		root = only;
+	}
+	return root;
+}
+
+/*
+ * The SHARP form's tables (sh_tab) into a fresh array *out of *nout
+ * entries, offsets counted from `at` (where they will sit in tab); the
+ * aggregation nodes used, in trace order, into *aggs (*nagg of them).
+ * 0, or -1 with c->d set.
+ */
+static int sh_build(struct coll_ctx *c, const uint32_t *mem, uint32_t D, uint32_t G, uint32_t at,
+		    uint32_t **out, uint32_t *nout, int32_t **aggs, uint32_t *nagg)
+{
+	const struct trace *t = c->t;
+	const int32_t na = t->nagg;
+	const uint32_t H = nvls_heads(G), X = c->n + 2 * D;
+	uint8_t *used = malloc((size_t)na * H);
+	uint32_t *cnt = malloc((size_t)na * sizeof(*cnt)), *ht = malloc((size_t)na * sizeof(*ht));
+	uint32_t *amap = malloc((size_t)na * sizeof(*amap)), NA = 0, *v = NULL, len, *sec;
+	struct sh_edge *e = malloc(((size_t)D + (size_t)na) * sizeof(*e));
+	int32_t *roots = malloc((size_t)H * sizeof(*roots));
+	const char *why = "out of memory";
+
+	*out = NULL;
+	*aggs = NULL;
+	if (!used || !cnt || !ht || !amap || !e || !roots)
+		goto fail;
+	for (int32_t a = 0; a < na; a++)
+		amap[a] = COLL_NONE;
+	for (uint32_t j = 0; j < H; j++) {
+		roots[j] = sh_slice(c, mem, D, G, j, used + (size_t)j * na, cnt);
+		if (roots[j] < 0) {
+			why = "the SHARP tree does not reach every head of an index (heads on one rail must share a tree)";
+			goto fail;
+		}
+		for (int32_t a = 0; a < na; a++)
+			if (used[(size_t)j * na + a])
+				amap[a] = 0;
+	}
+	*aggs = malloc((size_t)na * sizeof(**aggs));
+	if (!*aggs)
+		goto fail;
+	for (int32_t a = 0; a < na; a++)
+		if (amap[a] == 0) {
+			(*aggs)[NA] = a;
+			amap[a] = NA++;
+		}
+	/* NA, then H + 1 block starts and H table offsets; each table 1 + 3U
+	 * + D + 3 NA, U <= D + NA - 1 */
+	len = 1 + (H + 1) + H + H * (1 + 3 * (D + NA) + D + 3 * NA);
+	v = malloc((size_t)len * sizeof(*v));
+	if (!v)
+		goto fail;
+	v[0] = NA;
+	v[1] = 0;
+	sec = v + 2 + 2 * H;
+	for (uint32_t j = 0; j < H; j++) {
+		const uint8_t *u = used + (size_t)j * na;
+		uint32_t U = 0, *child, *par, *aux, *hedge, *aedge, *akf, *akn;
+
+		/* heights: a node is one above its highest child (heads: 0) */
+		for (int32_t a = 0; a < na; a++)
+			ht[a] = 1;
+		for (int32_t pass = 0; pass < na; pass++) {
+			bool more = false;
+
+			for (int32_t a = 0; a < na; a++)
+				if (u[a] && a != roots[j] && ht[t->agg_parent[a]] < ht[a] + 1) {
+					ht[t->agg_parent[a]] = ht[a] + 1;
+					more = true;
+				}
+			if (!more)
+				break;
+		}
+		for (uint32_t d = 0; d < D; d++) {
+			int32_t a = t->rank_agg[c->ranks[mem[d * G + j]]];
+
+			e[U++] = (struct sh_edge){ ht[a], X + amap[a], mem[d * G + j], d };
+		}
+		for (int32_t a = 0; a < na; a++)
+			if (u[a] && a != roots[j])
+				e[U++] = (struct sh_edge){ ht[t->agg_parent[a]],
+							   X + amap[t->agg_parent[a]], X + amap[a],
+							   COLL_NONE };
+		qsort(e, U, sizeof(*e), sh_edge_cmp);
+		v[2 + H + j] = at + (uint32_t)(sec - v);
+		sec[0] = U;
+		child = sec + 1;
+		par = child + U;
+		aux = par + U;
+		hedge = aux + U;
+		aedge = hedge + D;
+		akf = aedge + NA;
+		akn = akf + NA;
+		for (uint32_t x = 0; x < NA; x++) {
+			aedge[x] = akf[x] = COLL_NONE;
+			akn[x] = 0;
+		}
+		for (uint32_t i = 0; i < U; i++) {
+			child[i] = e[i].child;
+			par[i] = e[i].par;
+			aux[i] = e[i].aux;
+			if (e[i].aux != COLL_NONE)
+				hedge[e[i].aux] = i;
+			else
+				aedge[e[i].child - X] = i;
+			if (!akn[e[i].par - X]++)
+				akf[e[i].par - X] = i;
+		}
+		/* reads and sums, U up, U down, stores and multicasts */
+		v[1 + j + 1] = v[1 + j] + 2 * D * (G + 1) + 2 * U;
+		sec = akn + NA;
+	}
+	*nout = (uint32_t)(sec - v);
+	*out = v;
+	*nagg = NA;
+	free(used);
+	free(cnt);
+	free(ht);
+	free(amap);
+	free(e);
+	free(roots);
+	return 0;
+fail:
+	free(used);
+	free(cnt);
+	free(ht);
+	free(amap);
+	free(e);
+	free(roots);
+	free(v);
+	free(*aggs);
+	*aggs = NULL;
+	return nvls_err(c, why);
+}
+
 /*
  * The endpoints: the reducing and copying NVSwitches of each NVLink domain
  * the members span (xranks 2d, 2d + 1 for domain d, in order of first
@@ -140,11 +402,13 @@ static void nv_trees(struct coll_ctx *c, uint32_t D)
 static int nvls_endpoints(struct coll_ctx *c)
 {
 	const struct trace *t = c->t;
-	uint32_t D = 0, G, *fill = NULL;
-	int32_t *dom = NULL;	/* per domain index: its rank_group */
+	uint32_t D = 0, G, *fill = NULL, *mem = NULL, *sh = NULL, nsh = 0, naggs = 0, base;
+	int32_t *dom = NULL, *aggs = NULL;	/* dom: per domain index, its rank_group */
 
 	if (!t->rank_group || !t->nnvs)
-		return nvls_err(c, "allreduce algo=nvls is NVLink SHARP, a reduction in the NVSwitches of a GPU server: this run has no GPU servers (a topology with `# ibfab: server=dgx-h100`, or --set server.preset=dgx-h100)");
+		return sim_diag_set(c->d, c->op->file, c->op->line, 0,
+				    "allreduce algo=%s is NVLink SHARP, a reduction in the NVSwitches of a GPU server: this run has no GPU servers (a topology with `# ibfab: server=dgx-h100`, or --set server.preset=dgx-h100)",
+				    trace_algo_names[c->op->algo]);
 	dom = malloc((size_t)c->n * sizeof(*dom));
 	fill = calloc(c->n, sizeof(*fill));
 	if (!dom || !fill)
@@ -157,8 +421,8 @@ static int nvls_endpoints(struct coll_ctx *c)
 			free(dom);
 			free(fill);
 			return sim_diag_set(c->d, c->op->file, c->op->line, 0,
-					    "allreduce algo=nvls runs on GPU servers: rank %" PRId32 " is in none",
-					    c->ranks[i]);
+					    "allreduce algo=%s runs on GPU servers: rank %" PRId32 " is in none",
+					    trace_algo_names[c->op->algo], c->ranks[i]);
 		}
 		for (d = 0; d < D && dom[d] != g; d++)
 			;
@@ -174,34 +438,77 @@ static int nvls_endpoints(struct coll_ctx *c)
 			free(dom);
 			free(fill);
 			return sim_diag_set(c->d, c->op->file, c->op->line, 0,
-					    "allreduce algo=nvls needs as many ranks on every server: NVLink domains %" PRId32 " and %" PRId32 " hold different numbers of them",
-					    g0, g1);
+					    "allreduce algo=%s needs as many ranks on every server: NVLink domains %" PRId32 " and %" PRId32 " hold different numbers of them",
+					    trace_algo_names[c->op->algo], g0, g1);
 		}
-	c->xranks = malloc(2 * (size_t)D * sizeof(*c->xranks));
-	c->ntab = c->n + 2 * NV_TREE * D;
-	c->tab = malloc(c->ntab * sizeof(*c->tab));
-	if (!c->xranks || !c->tab)
+	mem = malloc((size_t)c->n * sizeof(*mem));
+	if (!mem)
 		goto oom;
-	for (uint32_t d = 0; d < D; d++) {
-		c->xranks[2 * d] = trace_nvs_endpoint(t, dom[d]);	/* ld_reduce */
-		c->xranks[2 * d + 1] = c->xranks[2 * d] + 1;		/* st */
+	for (uint32_t d = 0; d < D; d++)
 		fill[d] = 0;
-	}
-	c->nx = 2 * D;
 	for (uint32_t i = 0; i < c->n; i++) {
 		uint32_t d;
 
 		for (d = 0; dom[d] != t->rank_group[c->ranks[i]]; d++)
 			;
-		c->tab[d * G + fill[d]++] = i;
+		mem[d * G + fill[d]++] = i;
 	}
+	base = c->n + 2 * NV_TREE * D;
+	if (coll_nvls_form(t, c->op) == COLL_NVLS_SHARP &&
+	    sh_build(c, mem, D, G, base, &sh, &nsh, &aggs, &naggs)) {
+		free(dom);
+		free(fill);
+		free(mem);
+		return -1;
+	}
+	c->xranks = malloc((2 * (size_t)D + naggs) * sizeof(*c->xranks));
+	c->ntab = base + nsh + 2;
+	c->tab = malloc(c->ntab * sizeof(*c->tab));
+	if (!c->xranks || !c->tab) {
+		free(sh);
+		free(aggs);
+		goto oom;
+	}
+	for (uint32_t d = 0; d < D; d++) {
+		c->xranks[2 * d] = trace_nvs_endpoint(t, dom[d]);	/* ld_reduce */
+		c->xranks[2 * d + 1] = c->xranks[2 * d] + 1;		/* st */
+	}
+	for (uint32_t u = 0; u < naggs; u++)
+		c->xranks[2 * D + u] = t->nranks + aggs[u];
+	c->nx = 2 * D + naggs;
+	memcpy(c->tab, mem, (size_t)c->n * sizeof(*mem));
+	if (nsh)
+		memcpy(c->tab + base, sh, (size_t)nsh * sizeof(*sh));
+	c->tab[c->ntab - 2] = D;
+	c->tab[c->ntab - 1] = nsh ? base : 0;
+	free(sh);
+	free(aggs);
+	free(mem);
+	mem = NULL;
 	nv_trees(c, D);
 	free(dom);
 	free(fill);
 	/* NCCL's defaults: nvlsChannels CTAs, its NVLS (NVLSTree) chunk */
 	if (!c->op->channels)
 		c->channels = t->tune.arch >= 3 ? 24 : 16;
-	if (!c->op->chunks) {
+	if (!c->op->chunks && nsh) {
+		/* NVLS across servers: nvlsChunkSize (128 KiB), 32 KiB where
+		 * the tuning model's bandwidth is below 150 GB/s, then halved
+		 * while the buffer is small against channels x heads chunks
+		 * (64, 8, 2 of them) */
+		const uint64_t ops = (uint64_t)c->channels * nvls_heads(G);
+		uint64_t chunk = coll_tune_nvls_sharp_algbw(&t->tune, c->n, D) < 150 ? 32u << 10 :
+											  128u << 10, p;
+
+		if (c->bytes < 64 * ops * chunk && chunk > (64u << 10))
+			chunk = 64u << 10;
+		if (c->bytes < 8 * ops * chunk && chunk > (32u << 10))
+			chunk = 32u << 10;
+		if (c->bytes < 2 * ops * chunk && chunk > (16u << 10))
+			chunk = 16u << 10;
+		p = (c->bytes / ops + chunk - 1) / chunk;
+		c->pieces = p < 1 ? 1 : p > TRACE_MAX_CHUNKS ? TRACE_MAX_CHUNKS : (uint32_t)p;
+	} else if (!c->op->chunks) {
 		uint64_t chunk = D == 1 ? 128u << 10 : D < 4 ? 128u << 10 : 64u << 10;
 		uint64_t share = c->bytes / ((uint64_t)c->channels * nvls_heads(G)), p;
 
@@ -219,13 +526,8 @@ static int nvls_endpoints(struct coll_ctx *c)
 oom:
 	free(dom);
 	free(fill);
+	free(mem);
 	return nvls_err(c, "out of memory");
-}
-
-/* D domains of G GPUs each */
-static uint32_t nvls_domains(const struct coll_ctx *c)
-{
-	return c->nx / 2;
 }
 
 /* K = channels x heads x pieces; chunk (h_ch H + head) P + piece */
@@ -254,10 +556,19 @@ static uint64_t nvls_block(const struct coll_ctx *c)
 	return D * (2 * G + 2) + 2 * (D - 1);
 }
 
+/* The SHARP form: a superblock holds every head's block of one channel and
+ * piece (head j's: 2 D (G + 1) + 2 U_j steps) */
+static uint64_t sh_superblock(const struct coll_ctx *c)
+{
+	return sh_tab(c)[1 + nvls_heads(c->n / nvls_domains(c))];
+}
+
 static uint64_t nvls_nsteps(const struct coll_ctx *c)
 {
 	if (c->n < 2)
 		return 0;
+	if (sh_tab(c))
+		return (uint64_t)c->channels * c->pieces * sh_superblock(c);
 	return (uint64_t)c->nchunks * nvls_block(c);
 }
 
@@ -306,7 +617,117 @@ static void dep_total(struct coll_gstep *g, uint64_t base, uint32_t D, uint32_t 
 			g->deps[g->ndeps++] = base + off_up(D, G, pos, kid[2 * d + x]);
 }
 
-static void nvls_gen(const struct coll_ctx *c, uint64_t k, struct coll_gstep *g)
+/*
+ * The SHARP form's step k. Head j's block, of one channel h and piece p:
+ *   D (G + 1)  each domain's reads and its sum to head j (1, 2), as above
+ *   U          up the SHARP tree (3): head j of each domain to its leaf
+ *              switch's aggregation node, after its domain's sum; each
+ *              aggregation node below the root to its parent, after all
+ *              of its children's (a run: siblings are consecutive)
+ *   U          down (4), the same edges in reverse: the root to its
+ *              children once every child's sum is in, any other node to
+ *              its children once the total has come to it
+ *   D (G + 1)  each domain's store, after the total came to its head (5),
+ *              and the multicast to its G GPUs (6)
+ */
+static void nvls_gen_sharp(const struct coll_ctx *c, uint64_t k, struct coll_gstep *g)
+{
+	const uint32_t D = nvls_domains(c), G = c->n / D, H = nvls_heads(G), C = c->channels;
+	const uint32_t *sh = sh_tab(c), NA = sh[0], *bst = sh + 1, *mem = c->tab;
+	const uint64_t SB = bst[H], sb = k / SB, r = k % SB;
+	const uint32_t h = (uint32_t)(sb % C), p = (uint32_t)(sb / C), X = c->n + 2 * D;
+	const uint32_t W = NVLS_TREE_WINDOW;
+	uint32_t j = 0, lo = 0, hi = H;
+
+	while (hi - lo > 1) {	/* the block r falls in: bst[j] <= r < bst[j + 1] */
+		uint32_t mid = (lo + hi) / 2;
+
+		if (bst[mid] <= r)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	j = lo;
+	const uint64_t o = r - bst[j], base = k - o, up0 = (uint64_t)D * (G + 1);
+	const uint32_t *sj = c->tab + sh[2 + H + j], U = sj[0], *child = sj + 1, *par = child + U;
+	const uint32_t *aux = par + U, *hedge = aux + U, *aedge = hedge + D, *akf = aedge + NA;
+	const uint32_t *akn = akf + NA;
+	const uint64_t dn0 = up0 + U, st0 = dn0 + U;
+
+	g->first = (h * H + j) * c->pieces + p;
+	g->count = 1;
+	g->entry = false;
+	g->ndeps = 0;
+	g->data = TD_COPY;
+	if (o < up0) {
+		const uint32_t d = (uint32_t)(o / (G + 1)), i = (uint32_t)(o % (G + 1));
+
+		if (i < G) {	/* 1: as across the tree: W pieces in flight */
+			g->from = mem[d * G + i];
+			g->to = c->n + 2 * d;
+			g->phase = 1;
+			g->data = TD_REDUCE;
+			if (p >= W)
+				g->deps[g->ndeps++] = base - (uint64_t)W * C * SB + st0 + (uint64_t)d * (G + 1);
+			if (p)
+				g->deps[g->ndeps++] = base - (uint64_t)C * SB + off_sum(G, d);
+			g->entry = !g->ndeps;
+			return;
+		}
+		g->from = c->n + 2 * d;	/* 2: the sum to the head */
+		g->to = mem[d * G + j];
+		g->phase = 2;
+		g->run = base + (uint64_t)d * (G + 1);
+		g->nrun = G;
+		return;
+	}
+	if (o < dn0) {		/* 3: up the switches' tree */
+		const uint32_t i = (uint32_t)(o - up0);
+
+		g->from = child[i];
+		g->to = par[i];
+		g->phase = 3;
+		g->data = TD_REDUCE;
+		if (aux[i] != COLL_NONE) {
+			g->deps[g->ndeps++] = base + off_sum(G, aux[i]);
+		} else {
+			g->run = base + up0 + akf[child[i] - X];
+			g->nrun = akn[child[i] - X];
+		}
+		return;
+	}
+	if (o < st0) {		/* 4: the total down */
+		const uint32_t i = U - 1 - (uint32_t)(o - dn0), a = par[i] - X;
+
+		g->from = par[i];
+		g->to = child[i];
+		g->phase = 4;
+		if (aedge[a] == COLL_NONE) {	/* the root: every child's sum */
+			g->run = base + up0 + akf[a];
+			g->nrun = akn[a];
+		} else {
+			g->deps[g->ndeps++] = base + dn0 + (U - 1 - aedge[a]);
+		}
+		return;
+	}
+	{			/* 5, 6: the store, the multicast */
+		const uint32_t d = (uint32_t)((o - st0) / (G + 1)), i = (uint32_t)((o - st0) % (G + 1));
+
+		if (!i) {
+			g->from = mem[d * G + j];
+			g->to = c->n + 2 * d + 1;
+			g->phase = 5;
+			g->deps[g->ndeps++] = base + dn0 + (U - 1 - hedge[d]);
+		} else {
+			g->from = c->n + 2 * d + 1;
+			g->to = mem[d * G + i - 1];
+			g->phase = 6;
+			g->deps[g->ndeps++] = base + st0 + (uint64_t)d * (G + 1);
+		}
+	}
+}
+
+static void nvls_gen_tree(const struct coll_ctx *c, uint64_t k, struct coll_gstep *g)
 {
 	const uint32_t D = nvls_domains(c), G = c->n / D, H = nvls_heads(G), C = c->channels;
 	const uint64_t blk = nvls_block(c), b = k / blk, base = k - k % blk;
@@ -394,10 +815,20 @@ static void nvls_gen(const struct coll_ctx *c, uint64_t k, struct coll_gstep *g)
 	}
 }
 
+static void nvls_gen(const struct coll_ctx *c, uint64_t k, struct coll_gstep *g)
+{
+	if (sh_tab(c))
+		nvls_gen_sharp(c, k, g);
+	else
+		nvls_gen_tree(c, k, g);
+}
+
 /* A read waits for its head's store W blocks of every channel and head
  * back: at most W C H + 1 blocks. */
 static uint64_t nvls_reach(const struct coll_ctx *c)
 {
+	if (sh_tab(c))	/* a read waits for the store W C superblocks back */
+		return ((uint64_t)NVLS_TREE_WINDOW * c->channels + 1) * sh_superblock(c);
 	return ((uint64_t)nvls_window(c) * c->channels * nvls_heads(c->n / nvls_domains(c)) + 1) *
 	       nvls_block(c);
 }
@@ -405,7 +836,19 @@ static uint64_t nvls_reach(const struct coll_ctx *c)
 /* A sum waits for its domain's G reads: lazily only while they fit. */
 static bool nvls_gen_ok(const struct coll_ctx *c)
 {
-	return c->n / nvls_domains(c) <= TRACE_STEP_MAXDEPS;
+	const uint32_t *sh = sh_tab(c), D = nvls_domains(c), G = c->n / D, H = nvls_heads(G);
+
+	if (G > TRACE_STEP_MAXDEPS)
+		return false;
+	/* and, with SHARP, an aggregation node's children */
+	for (uint32_t j = 0; sh && j < H; j++) {
+		const uint32_t *sj = c->tab + sh[2 + H + j], U = sj[0], *akn = sj + 1 + 3 * U + D + 2 * sh[0];
+
+		for (uint32_t a = 0; a < sh[0]; a++)
+			if (akn[a] > TRACE_STEP_MAXDEPS)
+				return false;
+	}
+	return true;
 }
 
 static const char *nvls_phase(const struct coll_ctx *c, uint32_t phase)
@@ -418,26 +861,34 @@ static const char *nvls_phase(const struct coll_ctx *c, uint32_t phase)
 		"head -> NVSwitch (multimem.st)", "NVSwitch -> every member (the multicast)",
 	};
 
-	(void)c;
+	if (c->ntab && sh_tab(c) && phase == 3)
+		return "head -> its leaf switch's aggregation node, and up the SHARP tree (reduce)";
+	if (c->ntab && sh_tab(c) && phase == 4)
+		return "SHARP tree -> the heads (the total)";
 	return phase < 7 ? names[phase] : "?";
 }
 
 static void nvls_describe(const struct coll_ctx *c, FILE *out)
 {
-	const uint32_t D = c->nx / 2, G = D ? c->n / D : 0;
+	const uint32_t D = c->ntab ? nvls_domains(c) : 0, G = D ? c->n / D : 0;
+	const bool sharp = c->ntab && sh_tab(c);
 
 	fprintf(out,
 		"NVLink SHARP (NCCL's NVLS%s): the NVSwitches of each NVLink domain add; %" PRIu32 " channels, each cut among %" PRIu32
 		" GPUs of a domain as heads, in %" PRIu32 " piece%s: every GPU sends its slice to the switch, the head gets the sum%s, stores it once, the switch copies it to all.\n"
 		"T ~ (G+1)/G S / (e B): each GPU port moves (G+1)/G S each way at NVLS's share e of its rate (a ring: 2(G-1)/G S)%s.\n"
-		"The NVSwitches are endpoints %" PRId32 " and up, two per domain (adding, copying).\n",
-		D > 1 ? "Tree across servers" : "", c->channels, nvls_heads(G), c->pieces,
-		c->pieces > 1 ? "s" : "",
-		D > 1 ? ", the heads of one index add theirs up a double binary tree between the servers and send the total back down" : "",
-		D > 1 ? "; each head's NIC carries its slice up and down once (S/G each way on two servers)" : "",
-		c->nx ? c->xranks[0] : -1);
+		"The NVSwitches are endpoints %" PRId32 " and up, two per domain (adding, copying)%s.\n",
+		D < 2 ? "" : sharp ? " across servers, with SHARP" : "Tree across servers",
+		c->channels, nvls_heads(G), c->pieces, c->pieces > 1 ? "s" : "",
+		D < 2 ? "" : sharp ? ", the heads of one index send theirs into the InfiniBand switches' SHARP tree and get the total back" :
+		", the heads of one index add theirs up a double binary tree between the servers and send the total back down",
+		D < 2 ? "" : sharp ? "; each head's NIC carries its slice up and down once, whatever the number of servers" :
+		"; each head's NIC carries its slice up and down once (S/G each way on two servers)",
+		c->nx ? c->xranks[0] : -1,
+		sharp ? "; the SHARP aggregation nodes follow them" : "");
 }
 
+/* NCCL's NVLS: one domain, or across domains with SHARP (else NVLSTree) */
 const struct coll_algo coll_nvls_allreduce = {
 	.name = "nvls (NVLink SHARP)",
 	.coll = TRACE_ALLREDUCE,
@@ -454,6 +905,25 @@ const struct coll_algo coll_nvls_allreduce = {
 	/* a reach is already the whole window of pieces in flight: the
 	 * 1,024-GPU 1 GiB NVLSTree (128 DGX H100) held 0.91 of a reach at
 	 * most (4.76M of its 41.9M steps); two leave room */
+	.lazy_reaches = 2,
+	.phase_name = nvls_phase,
+	.describe = nvls_describe,
+};
+
+/* NCCL's NVLSTree: the double binary tree between domains, SHARP or not */
+const struct coll_algo coll_nvlstree_allreduce = {
+	.name = "nvls tree (NVLSTree)",
+	.coll = TRACE_ALLREDUCE,
+	.algo = TRACE_ALGO_NVLSTREE,
+	.pipelines = true,
+	.multichannel = true,
+	.endpoints = nvls_endpoints,
+	.nchunks = nvls_nchunks,
+	.nsteps = nvls_nsteps,
+	.lower = coll_lower_gen,
+	.gen = nvls_gen,
+	.reach = nvls_reach,
+	.gen_ok = nvls_gen_ok,
 	.lazy_reaches = 2,
 	.phase_name = nvls_phase,
 	.describe = nvls_describe,

@@ -40,7 +40,9 @@
  * below. LL128 is a candidate where NCCL enables it by default
  * (trace_tune.ll128). The candidates: ring, tree and, where the NVLink
  * switches reduce, NVLS (nvls_time) on one domain and NVLSTree
- * (nvlstree_time) across domains for an allreduce; the ring for
+ * (nvlstree_time) across domains for an allreduce, and with CollNet
+ * (SHARP) CollNetDirect (collnet_time) and, across domains, NVLS + SHARP
+ * (nvls_sharp_time); the ring for
  * allgather, reducescatter, broadcast and reduce (NCCL's without NVLS for
  * them, PAT or CollNet); an all-to-all sends to every peer at once,
  * with Simple. NCCL_ALGO's and NCCL_PROTO's lists (trace_op.algos,
@@ -174,6 +176,83 @@ static double nvlstree_time(const struct trace_tune *tu, uint32_t nranks, uint32
 	       (double)bytes / (1000.0 * busbw * nranks / (2.0 * (nranks - 1)));
 }
 
+/*
+ * With CollNet (SHARP), NCCL's NVLS across nnodes domains is NVLS + SHARP
+ * (tuning.cc): the NVLS graph's channels (min(G, 32)) at the smaller of
+ * its NVLink share 2 s nvlsEfficiency (nch-1)/nch and its network speed
+ * bwInter - the NIC's (the search's second pass raises bwInter from s up
+ * to the NIC, below 2 s); busBw = nch bw, algBw = busBw nRanks / (2
+ * (nRanks - 1)); latency NVLink's 25 us plus one network latency of 18 us
+ * (hwLat[NET][NVLS]), no base latency. The algorithm bandwidth, GB/s, 0
+ * where NCCL has none (NVLS needs two GPUs a domain).
+ */
+double coll_tune_nvls_sharp_algbw(const struct trace_tune *tu, uint32_t nranks, uint32_t nnodes)
+{
+	const uint32_t G = nnodes ? nranks / nnodes : 0, nch = G < 32 ? G : 32;
+	const double s = nvls_speed(tu, nch);
+
+	if (!s || nnodes < 2 || nranks % nnodes || !tu->collnet)
+		return 0;
+	return nch * fmin(2.0 * s * tu->nvls_eff * (nch - 1.0) / nch, fmin(tu->bw, 2 * s)) *
+	       nranks / (2.0 * (nranks - 1));
+}
+
+static double nvls_sharp_time(const struct trace_tune *tu, uint32_t nranks, uint32_t nnodes,
+			      uint64_t bytes)
+{
+	const double algbw = coll_tune_nvls_sharp_algbw(tu, nranks, nnodes);
+
+	if (!(algbw > 0))
+		return -1;
+	return 25.0 + 18.0 + (double)bytes / (1000.0 * algbw);
+}
+
+/*
+ * CollNetDirect (tuning.cc; Simple only; with CollNet, across at least
+ * NCCL_COLLNET_NODE_THRESHOLD = 2 servers with NVSwitches): its graph has
+ * one channel per head GPU, at most NCCL_MAX_DIRECT_ARITY + 1 = 8, at the
+ * NIC's speed between servers (bwInter) and, inside, a bwIntra the
+ * search's second pass raises through its speeds up to twice that while
+ * NVLink carries 2 bwIntra (each GPU sends its head's share to every other
+ * and, as head, the result back: search.cc) - tuning.cc takes bwIntra
+ * for CollNet. busBw = nch bwIntra / f, f = ppn/nch - (ppn/nch - 1)/2
+ * (one NIC per GPU: 1), x 0.85 from Hopper on; algBw = busBw / 2;
+ * latency 2 (min(1, ppn-1) 3.7 + (ppn-1) 0.4) + 31 us (NVLink's 3.7 us,
+ * 0.4 us a GPU of the server, the network's 31; one GPU per server: the
+ * tree's 14), no base latency. CollNetChain, whose graph is a chain
+ * through the server, is not lowered by ibfab: on the presets (one NIC per
+ * GPU) CollNetDirect has its bandwidth or more and less latency
+ * (2 (ppn-1) 2.8 + 30 us), so NCCL would not choose it there.
+ */
+static const double inter_speeds[4][20] = {	/* the search's inter-node speeds */
+	[0] = { 48, 30, 28, 24, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3, 2.4, 1.2, 0.24, 0.12 },
+	[1] = { 48, 30, 28, 24, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3, 2.4, 1.2, 0.24, 0.12 },
+	[2] = { 48, 45, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12 },
+	[3] = { 96, 86, 80, 48, 45.1, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24,
+		0.12 },
+};
+
+static double collnet_time(const struct trace_tune *tu, uint32_t nranks, uint32_t nnodes,
+			   uint64_t bytes)
+{
+	const uint32_t ppn = nnodes ? nranks / nnodes : 0, nch = ppn < 8 ? ppn : 8;
+	const double *sp = inter_speeds[tu->arch & 3];
+	double intra = 0, f, busbw;
+
+	if (!tu->collnet || nnodes < 2 || !ppn || nranks % nnodes)
+		return -1;
+	for (size_t i = 0; i < 20 && sp[i] > 0 && !intra; i++)
+		if (sp[i] <= 2 * tu->bw && 2 * sp[i] <= tu->nvlink_gbps)
+			intra = sp[i];
+	if (!(intra > 0))
+		return -1;
+	f = (double)ppn / nch;
+	f -= (f - 1) / 2;
+	busbw = nch * intra / f * ((tu->arch & 3) >= 2 ? 0.85 : 1.0);
+	return 2.0 * ((ppn > 1 ? 3.7 : 0.0) + (ppn - 1.0) * 0.4) + (ppn == 1 ? 14.0 : 31.0) +
+	       (double)bytes / (1000.0 * busbw * 0.5);
+}
+
 double coll_tune_time(const struct trace_tune *tu, enum trace_coll coll, enum trace_algo algo,
 		      enum trace_proto proto, uint32_t nranks, uint32_t nnodes, uint64_t bytes)
 {
@@ -185,10 +264,19 @@ double coll_tune_time(const struct trace_tune *tu, enum trace_coll coll, enum tr
 	const double llmax = ll_max_bw[nnodes == 1 ? arch : tu->amd ? 1 : 0][ix];
 	double lat, busbw, algbw, nsteps, intra, inter;
 
-	if (algo == TRACE_ALGO_NVLS)	/* NVLS on one NVLink domain, NVLSTree across; Simple */
-		return coll != TRACE_ALLREDUCE || proto != TRACE_PROTO_SIMPLE || !nnodes ? -1 :
-		       nnodes == 1 ? nvls_time(tu, nranks, bytes) :
-				     nvlstree_time(tu, nranks, nnodes, bytes);
+	if (algo == TRACE_ALGO_NVLS || algo == TRACE_ALGO_NVLSTREE || algo == TRACE_ALGO_COLLNET) {
+		/* Simple allreduces: NVLS on one NVLink domain, NVLS + SHARP
+		 * across them (with CollNet: none without); NVLSTree across
+		 * domains only; CollNetDirect */
+		if (coll != TRACE_ALLREDUCE || proto != TRACE_PROTO_SIMPLE || !nnodes)
+			return -1;
+		if (algo == TRACE_ALGO_COLLNET)
+			return collnet_time(tu, nranks, nnodes, bytes);
+		if (algo == TRACE_ALGO_NVLSTREE)
+			return nnodes == 1 ? -1 : nvlstree_time(tu, nranks, nnodes, bytes);
+		return nnodes == 1 ? nvls_time(tu, nranks, bytes) :
+				     nvls_sharp_time(tu, nranks, nnodes, bytes);
+	}
 	if (nranks < 2 || !nnodes || !nch || proto == TRACE_PROTO_AUTO ||
 	    (algo != TRACE_ALGO_RING && !(tree && coll == TRACE_ALLREDUCE)) ||
 	    (proto == TRACE_PROTO_LL128 && !tu->ll128))
@@ -251,9 +339,10 @@ struct coll_tune_choice coll_tune_pick(const struct trace_tune *tu, enum trace_c
 				       enum trace_algo algo, uint32_t nranks, uint32_t nnodes,
 				       uint64_t bytes, uint8_t protos, uint16_t algos)
 {
-	/* NCCL's order: tree before ring, then LL, LL128, Simple; the first
-	 * of equal times stays */
-	static const enum trace_algo cand[] = { TRACE_ALGO_TREE, TRACE_ALGO_RING, TRACE_ALGO_NVLS };
+	/* NCCL's order: tree, ring, CollNetDirect, NVLS, NVLSTree, then LL,
+	 * LL128, Simple; the first of equal times stays */
+	static const enum trace_algo cand[] = { TRACE_ALGO_TREE, TRACE_ALGO_RING, TRACE_ALGO_COLLNET,
+						TRACE_ALGO_NVLS, TRACE_ALGO_NVLSTREE };
 	static const enum trace_proto order[] = { TRACE_PROTO_LL, TRACE_PROTO_LL128,
 						  TRACE_PROTO_SIMPLE };
 	struct coll_tune_choice best = { algo, TRACE_PROTO_AUTO, -1 };
@@ -266,8 +355,8 @@ struct coll_tune_choice coll_tune_pick(const struct trace_tune *tu, enum trace_c
 	case TRACE_REDUCESCATTER:
 	case TRACE_BROADCAST:
 	case TRACE_REDUCE:
-		for (size_t a = 0; a < 3; a++)
-			for (size_t k = 0; k < 3; k++) {
+		for (size_t a = 0; a < SIM_ARRAY_SIZE(cand); a++)
+			for (size_t k = 0; k < SIM_ARRAY_SIZE(order); k++) {
 				double t;
 
 				if ((algo != TRACE_ALGO_AUTO && algo != cand[a]) ||
@@ -326,8 +415,12 @@ int trace_tune_ops(struct trace *t)
 					seen[g] = (int32_t)stamp;
 			}
 		}
-		struct coll_tune_choice ch = coll_tune_pick(&t->tune, o->coll, o->algo, cm->n,
-							    nodes, o->bytes, o->protos, o->algos);
+		struct trace_tune tu = t->tune;
+
+		/* CollNet: for every op with ib.sharp=on, or this one asked */
+		tu.collnet = t->nagg > 0 && (tu.collnet || o->collnet);
+		struct coll_tune_choice ch = coll_tune_pick(&tu, o->coll, o->algo, cm->n, nodes,
+							    o->bytes, o->protos, o->algos);
 
 		if (o->algo == TRACE_ALGO_AUTO && ch.algo != TRACE_ALGO_AUTO) {
 			o->algo = ch.algo;

@@ -1542,6 +1542,7 @@ struct nt_cmd {
 	uint8_t protos;
 	const struct ntok *algo_tok;	/* where NCCL_ALGO was given */
 	bool no_nvls;		/* NCCL_NVLS_ENABLE=0 */
+	bool collnet;		/* NCCL_COLLNET_ENABLE=1 */
 };
 
 static int nterr(struct nt *s, const struct ntok *k, const char *fmt, ...)
@@ -1810,7 +1811,7 @@ static int launcher_opt(struct nt *s, struct nt_cmd *c, bool srun, const struct 
  * src/graph/tuning.cc). The per-collective form ("allreduce:tree;...")
  * is refused. PAT, which ibfab does not model, is simply never chosen,
  * as when NCCL finds it unavailable; CollNetDirect and CollNetChain are
- * ibfab's collnet, NVLS and NVLSTree its nvls. Other variables are
+ * ibfab's collnet, NVLS and NVLSTree its nvls and nvlstree. Other variables are
  * ignored. 0, or -1 with the error at the token.
  */
 static int nt_env(struct nt *s, struct nt_cmd *c, const struct ntok *k)
@@ -1822,7 +1823,7 @@ static int nt_env(struct nt *s, struct nt_cmd *c, const struct ntok *k)
 		{ "ring", TRACE_ALGO_RING }, { "tree", TRACE_ALGO_TREE },
 		{ "collnetdirect", TRACE_ALGO_COLLNET }, { "collnetchain", TRACE_ALGO_COLLNET },
 		{ "collnet", TRACE_ALGO_COLLNET }, { "nvls", TRACE_ALGO_NVLS },
-		{ "nvlstree", TRACE_ALGO_NVLS }, { "pat", -1 },
+		{ "nvlstree", TRACE_ALGO_NVLSTREE }, { "pat", -1 },
 	};
 	static const struct {
 		const char *name;
@@ -1843,6 +1844,11 @@ static int nt_env(struct nt *s, struct nt_cmd *c, const struct ntok *k)
 		/* 0: no NVLS nor NVLSTree (src/transport/nvls.cc) */
 		if (k->n - nl - 1 == 1 && eq[1] == '0')
 			c->no_nvls = true;
+		return 0;
+	}
+	if (nl == 19 && !memcmp(k->s, "NCCL_COLLNET_ENABLE", 19)) {
+		/* 1: CollNet (SHARP) on, where the fabric has it (src/init.cc) */
+		c->collnet = k->n - nl - 1 == 1 && eq[1] == '1';
 		return 0;
 	}
 	if (!is_algo && !(nl == 10 && !memcmp(k->s, "NCCL_PROTO", 10)))
@@ -1876,7 +1882,7 @@ static int nt_env(struct nt *s, struct nt_cmd *c, const struct ntok *k)
 		v += n + (comma != NULL);
 	}
 	all = is_algo ? (1u << TRACE_ALGO_RING) | (1u << TRACE_ALGO_TREE) | (1u << TRACE_ALGO_COLLNET) |
-			(1u << TRACE_ALGO_NVLS) :
+			(1u << TRACE_ALGO_NVLS) | (1u << TRACE_ALGO_NVLSTREE) :
 	      (1u << TRACE_PROTO_LL) | (1u << TRACE_PROTO_LL128) | (1u << TRACE_PROTO_SIMPLE);
 	if (neg)
 		set = all & ~set;
@@ -2081,7 +2087,8 @@ static int nt_emit(struct nt *s, const struct nt_cmd *c, const struct ntok *k0)
 			algos = have;	/* auto chooses among them */
 	}
 	if (c->no_nvls && c->prog->kind == NT_COLL && algo == TRACE_ALGO_AUTO)
-		algos = (algos ? algos : ~0u) & ~(1u << TRACE_ALGO_NVLS) & 0xffffu;
+		algos = (algos ? algos : ~0u) &
+			~((1u << TRACE_ALGO_NVLS) | (1u << TRACE_ALGO_NVLSTREE)) & 0xffffu;
 	if (c->protos && !(c->protos & (c->protos - 1)))
 		proto = (enum trace_proto)__builtin_ctz(c->protos);
 	/* sizes b, b*f (or b+i), ... while <= e; a product past 2^64 ends it */
@@ -2130,6 +2137,7 @@ static int nt_emit(struct nt *s, const struct nt_cmd *c, const struct ntok *k0)
 					op.proto = proto;
 					op.protos = c->protos;
 					op.algos = (uint16_t)algos;
+					op.collnet = c->collnet;
 					op.comm = 0;
 					op.bytes = S;
 					op.root = root;

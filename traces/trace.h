@@ -57,7 +57,9 @@ extern const char *const trace_coll_names[TRACE_NCOLL];	/* "allreduce", ... */
 	X(PAIRWISE, "pairwise")	/* all-to-all: N-1 rounds, partner r xor k / r + k */ \
 	X(BRUCK, "bruck")	/* all-gather (small messages): log2 N rounds */ \
 	X(COLLNET, "collnet")	/* allreduce in the switches: SHARP (NCCL's CollNet) */ \
-	X(NVLS, "nvls")		/* allreduce in the NVSwitches: NVLink SHARP (NCCL's NVLS) */
+	X(NVLS, "nvls")		/* allreduce in the NVSwitches: NVLink SHARP (NCCL's NVLS;
+				 * across servers with SHARP: NVLS + SHARP) */ \
+	X(NVLSTREE, "nvlstree")	/* NVLS in each server, a tree between them (NCCL's NVLSTree) */
 
 enum trace_algo {
 #define TRACE_ALGO_ENUM(id, name) TRACE_ALGO_##id,
@@ -66,6 +68,12 @@ enum trace_algo {
 	TRACE_NALGO
 };
 extern const char *const trace_algo_names[TRACE_NALGO];	/* "auto", "ring", "tree", "hd", ... */
+
+/* NVLink SHARP in the NVSwitches: NCCL's NVLS and NVLSTree */
+static inline bool trace_algo_nvls(enum trace_algo a)
+{
+	return a == TRACE_ALGO_NVLS || a == TRACE_ALGO_NVLSTREE;
+}
 
 /*
  * NCCL's protocols (`proto=`): how a step's data and its ready flag travel
@@ -127,6 +135,9 @@ struct trace_op {
 	uint8_t protos;
 	uint16_t algos;		/* NCCL_ALGO's list for algo=auto (bit per enum trace_algo; 0 = all) */
 	bool auto_proto;	/* proto was auto, chosen by NCCL's tuning model */
+	bool collnet;		/* NCCL_COLLNET_ENABLE=1 on its nccl-tests command line:
+				 * SHARP's algorithms are NCCL's candidates, as every op's
+				 * with ib.sharp=on (tools/cli_sharp.c) */
 	const char *file;	/* points into trace.files */
 	int line;
 };
@@ -160,6 +171,9 @@ struct trace_tune {
 				 * its GPU (on one PCIe switch, or by PXN on Hopper and later) */
 	double nvlink_gbps;	/* a GPU's NVLink, per direction (server.nvlink_gbps) */
 	double nvls_eff;	/* NVLink SHARP's efficiency (server.nvls_efficiency); 0: no NVLS */
+	bool collnet;		/* ib.sharp=on gave the job a SHARP tree: NCCL's CollNet
+				 * enabled for every op (trace_op.collnet: for one), so
+				 * CollNetDirect and, across servers, NVLS + SHARP */
 };
 
 struct trace {
@@ -185,7 +199,7 @@ struct trace {
 	 * rank r's leaf switch. No rank runs ops on them; collnet's steps
 	 * move data to and from them.
 	 */
-	int32_t nagg;
+	int32_t nagg;		/* (TRACE_SHARP_CHUNK: what a chunk holds) */
 	int32_t *agg_parent;
 	int32_t *rank_agg;
 	/* NVSwitch endpoints, two per NVLink domain g of the ranks
@@ -207,6 +221,11 @@ struct trace {
 	uint64_t auto_step_bytes;
 	struct trace_tune tune;	/* what NCCL's tuning model knows of the servers */
 };
+
+/* SHARP's chunk: NCCL_BUFFSIZE / NCCL_STEPS bytes. An allreduce through
+ * the switches of at most this much takes SHARP's low-latency path, more
+ * streams (trace_sat.c). */
+#define TRACE_SHARP_CHUNK (512u << 10)
 
 /* Ranks and aggregation nodes: what a program's steps may name. */
 static inline int32_t trace_nendpoints(const struct trace *t)

@@ -1133,7 +1133,7 @@ static sim_time_t coll_launch_ps(const struct replay *rp, const struct trace_op 
 {
 	if (!rp->op_go || o->kind != TRACE_COLL)
 		return 0;
-	if (o->algo == TRACE_ALGO_NVLS) {
+	if (trace_algo_nvls(o->algo)) {
 		/* NCCL gives NVLS one latency, 25 us, for its launch and its
 		 * multimem round trip: the launch is what the round trip's two
 		 * NVLink transfers (srv_nvs_send, srv_nvs_recv) leave of it */
@@ -1698,11 +1698,18 @@ static int segs_make(struct replay *rp)
  * last pair is remembered: a ring's billion steps are 2 pairs a rank.
  */
 /* Op streams through a SHARP tree: a collnet allreduce of more than one
- * chunk (one chunk is SHARP's low-latency mode, which has no such limit). */
+ * chunk (one chunk is SHARP's low-latency mode, which has no such limit),
+ * or an NVLS one with SHARP between the servers of more than a chunk's
+ * bytes (its heads' sends reach the tree only in that form). */
 static bool sat_op(const struct replay *rp, uint32_t op)
 {
-	return rp->t->ops[op].kind == TRACE_COLL && rp->t->ops[op].algo == TRACE_ALGO_COLLNET &&
-	       rp->p->op_nchunks && rp->p->op_nchunks[op] > 1;
+	const struct trace_op *o = &rp->t->ops[op];
+
+	if (o->kind != TRACE_COLL)
+		return false;
+	if (o->algo == TRACE_ALGO_NVLS)
+		return rp->t->nagg > 0 && o->bytes > TRACE_SHARP_CHUNK;
+	return o->algo == TRACE_ALGO_COLLNET && rp->p->op_nchunks && rp->p->op_nchunks[op] > 1;
 }
 
 static int scan(struct replay *rp, uint32_t **zero, size_t *nzero, struct sim_diag *d)
@@ -2222,7 +2229,7 @@ int trace_replay_finish(struct replay *rp, bool ran, struct sim_diag *d)
 			     (double)fab_engine(f)->now / SIM_US, steps_shown(rp), steps_total(p), s,
 			     st ? st->rank : -1, st ? st->op : 0,
 			     sat_nwaiting(rp->sat) ?
-				     "; collnet allreduces wait for SHARP trees that others hold, which wait for them (ib.sharp_sat=none lifts the switches' limit)" :
+				     "; allreduces through SHARP (collnet, nvls + SHARP) wait for trees that others hold, which wait for them (ib.sharp_sat=none lifts the switches' limit)" :
 				     "");
 		goto out;
 	}

@@ -1260,7 +1260,7 @@ static const struct sim_param keys[] = {
 	GEN("ib.ar_flowlet_ns", K_NS, ib_ar_flowlet_ns, 1, UINT32_MAX,
 	    "adaptive routing per flowlet: the idle gap that starts a new flowlet, ns"),
 	SPECIAL("ib.sharp", set_sharp, print_sharp,
-		"SHARP in-network allreduce: on = algo=auto allreduces run as collnet in the switches (NCCL with NCCL_COLLNET_ENABLE=1)"),
+		"SHARP in-network allreduce (NCCL with NCCL_COLLNET_ENABLE=1): on = algo=auto allreduces run as collnet in the switches; on GPU servers NCCL's tuning model adds CollNet and NVLS + SHARP to its choices"),
 	SPECIAL("ib.sharp_sat", set_sharp_sat, print_sharp_sat,
 		"SHARP streaming aggregations at once: switch (one tree per switch, Quantum), port (one per port, Quantum-2), none, or auto (the preset's)"),
 	GEN("hca.latency_ns", K_NS, hca_latency_ns, 0, UINT32_MAX,

@@ -138,7 +138,7 @@ if timeout 60 "$IBFAB" run --topo "$EX/fattree-16.topo" --trace "$tmp/sat_dead.t
 	> "$tmp/sat_dead.out" 2>&1; then
 	fail "two allreduces waiting for each other's SHARP tree finished"
 fi
-grep -q "stalled.*collnet allreduces wait for SHARP trees that others hold" "$tmp/sat_dead.out" ||
+grep -q "stalled.*allreduces through SHARP (collnet, nvls + SHARP) wait for trees that others hold" "$tmp/sat_dead.out" ||
 	fail "SHARP trees held in a cycle: $(cat "$tmp/sat_dead.out")"
 
 printf 'ranks 16\nallreduce 1MiB algo=collnet\n' > "$tmp/roce.trace"

@@ -10,6 +10,7 @@ echo './all_reduce_perf -b 1M -e 1G -f 32 -g 8 -n 1' > one.nccl
 echo 'mpirun -np 2 ./all_reduce_perf -b 8 -e 1G -f 32 -g 8 -n 1' > two.nccl
 printf 'ranks 128\nring_1M: allreduce 1MiB algo=ring\ntree_1M: allreduce 1MiB algo=tree\nring_1G: allreduce 1GiB algo=ring\ntree_1G: allreduce 1GiB algo=tree\n' > rt.trace
 printf 'ranks 128\nallreduce 1GiB\n' > ar128.trace
+printf 'ranks 128\nallreduce 1GiB algo=collnet\n' > cn128.trace
 printf 'ranks 16\nallreduce 1GiB algo=ring\n' > ar16.trace
 r() { "$IBFAB" run "${@:2}" > "$1.out" 2>&1 || fail "ibfab run ${*:2}: $(tail -1 "$1.out")"; }
 r one --topo "$EX/dgx-h100-2.topo" --trace one.nccl
@@ -17,6 +18,7 @@ r two --topo "$EX/dgx-h100-2.topo" --trace two.nccl
 r flat --topo "$EX/dgx-h100-2.topo" --trace two.nccl --set server.preset=none
 r rt --topo "$EX/dgx-h100-16.topo" --trace rt.trace
 r sharp --topo "$EX/dgx-h100-16.topo" --trace ar128.trace --set ib.sharp=on
+r collnet --topo "$EX/dgx-h100-16.topo" --trace cn128.trace
 r pxn --topo "$EX/dgx-h100-2.topo" --trace ar16.trace
 r nopxn --topo "$EX/dgx-h100-2.topo" --trace ar16.trace --set server.pxn=off
 python3 - "$tmp" <<'PY' || fail "the lab's figures"
@@ -59,7 +61,9 @@ if "nvlink " in text("flat"): bad.append("flat: NVLink used without servers")
 want("rt", "ring_1M 1048576", 0, 609.28); want("rt", "tree_1M 1048576", 0, 66.28)
 algo("rt", "ring_1M 1048576", "ring, LL"); algo("rt", "tree_1M 1048576", "double binary tree, LL128")
 want("rt", "ring_1G 1073741824", 1, 367.75); want("rt", "tree_1G 1073741824", 1, 231.93)
-want("sharp", "op 1073741824", 1, 419.48)
+want("sharp", "op 1073741824", 1, 542.35)
+algo("sharp", "op 1073741824", "nvls + SHARP (NVLS with CollNet), Simple")
+want("collnet", "op 1073741824", 1, 419.48)
 want("pxn", "op 1073741824", 1, 360.80); line("pxn", "busy 0.0% on average"); line("pxn", "1920 sends")
 want("nopxn", "op 1073741824", 1, 396.65); line("nopxn", "busy 99.8% on average")
 for b in bad:

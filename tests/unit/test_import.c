@@ -941,7 +941,16 @@ static void test_nccl_tests_options(void)
 	import_str(import_nccl_tests, "mpirun -np 2 -x NCCL_ALGO=CollNetChain all_reduce_perf -g 8 -n 1\n"
 		   "NCCL_ALGO=NVLSTree mpirun -np 2 all_reduce_perf -g 8 -n 1\n", &t);
 	CU_ASSERT_EQUAL(t.ops[0].algo, TRACE_ALGO_COLLNET);
-	CU_ASSERT_EQUAL(t.ops[1].algo, TRACE_ALGO_NVLS);
+	CU_ASSERT_EQUAL(t.ops[1].algo, TRACE_ALGO_NVLSTREE);
+	CU_ASSERT_FALSE(t.ops[0].collnet);
+	trace_free(&t);
+	/* NCCL_COLLNET_ENABLE=1: CollNet's algorithms are candidates for that
+	 * line's collectives (tools/cli_sharp.c gives the job its tree) */
+	import_str(import_nccl_tests, "NCCL_COLLNET_ENABLE=1 mpirun -np 2 all_reduce_perf -g 8 -n 1\n"
+		   "mpirun -x NCCL_COLLNET_ENABLE=0 -np 2 all_reduce_perf -g 8 -n 1\n", &t);
+	CU_ASSERT_TRUE(t.ops[0].collnet);
+	CU_ASSERT_EQUAL(t.ops[0].algo, TRACE_ALGO_AUTO);
+	CU_ASSERT_FALSE(t.ops[t.nops - 1].collnet);
 	trace_free(&t);
 	/* NCCL_NVLS_ENABLE=0 leaves auto every algorithm but NVLS; a list of
 	 * several leaves auto among them */
@@ -949,6 +958,7 @@ static void test_nccl_tests_options(void)
 		   "NCCL_ALGO=ring,tree all_reduce_perf -g 8 -n 1\n", &t);
 	CU_ASSERT_EQUAL(t.ops[0].algo, TRACE_ALGO_AUTO);
 	CU_ASSERT_FALSE(t.ops[0].algos & (1u << TRACE_ALGO_NVLS));
+	CU_ASSERT_FALSE(t.ops[0].algos & (1u << TRACE_ALGO_NVLSTREE));
 	CU_ASSERT_TRUE(t.ops[0].algos & (1u << TRACE_ALGO_RING));
 	CU_ASSERT_EQUAL(t.ops[1].algos, (1u << TRACE_ALGO_RING) | (1u << TRACE_ALGO_TREE));
 	trace_free(&t);

@@ -250,6 +250,9 @@ static bool with_tune;
  * inspect, when set, with the program it lowered */
 static bool with_lazy;
 static void (*inspect)(const struct trace_program *p);
+/* when set, replay_servers gives the job a SHARP tree with NCCL's CollNet
+ * on, as ib.sharp=on does (a trace naming collnet gets the tree anyway) */
+static bool with_sharp;
 /* when set, replay_servers gives the replay (not the lowering) this
  * sim.max_memory: what the replay may hold at once */
 static uint64_t replay_budget;
@@ -270,7 +273,7 @@ static void replay_servers(const struct net *n0, const struct fab_params *prm, c
 	trace_init(&t);
 	CU_ASSERT_EQUAL_FATAL(trace_load_string(text, "srv-test", &t, &d), 0);
 	CU_ASSERT_EQUAL_FATAL(trace_map_ranks(&t, n, &d), 0);
-	if (strstr(text, "collnet")) {	/* SHARP: the job's aggregation tree, as cli_sharp.c */
+	if (strstr(text, "collnet") || with_sharp) {	/* SHARP: the job's tree, as cli_sharp.c */
 		struct sm_sharp_tree tree;
 		int32_t *ra = malloc((size_t)t.nranks * sizeof(*ra));
 
@@ -281,6 +284,7 @@ static void replay_servers(const struct net *n0, const struct fab_params *prm, c
 		CU_ASSERT_EQUAL_FATAL(trace_set_agg(&t, tree.nagg, tree.node, tree.parent, ra, &d), 0);
 		free(ra);
 		sm_sharp_tree_free(&tree);
+		t.tune.collnet = with_sharp;
 	}
 	if (prm->server.gpus) {	/* as ibfab run does: the rings follow the servers */
 		CU_ASSERT_EQUAL_FATAL(srv_map_build(&m, n, &prm->server, &d), 0);
@@ -299,7 +303,8 @@ static void replay_servers(const struct net *n0, const struct fab_params *prm, c
 			t.tune = (struct trace_tune){ .arch = sp->nccl_arch, .amd = sp->amd_cpu,
 						      .nchannels = prm->server.gpus, .bw = sp->nccl_bw,
 						      .ll128 = true, .nvlink_gbps = prm->server.nvlink_gbps,
-						      .nvls_eff = prm->server.nvls_eff };
+						      .nvls_eff = prm->server.nvls_eff,
+						      .collnet = with_sharp };
 			CU_ASSERT_EQUAL_FATAL(trace_tune_ops(&t), 0);
 		}
 	}
@@ -616,11 +621,16 @@ static void test_tune(void)
 	 * perChMaxNVLSTreeBw 57.7 on two servers, 45.5 on more): busBw 461.6
 	 * on two, 364 on sixteen; latency 25 + 2 log2(nodes) x 20.9.
 	 */
-	CU_ASSERT_DOUBLE_EQUAL(TT(&h100n, ALLREDUCE, NVLS, SIMPLE, 16, 2, 1 << 30),
+	CU_ASSERT_DOUBLE_EQUAL(TT(&h100n, ALLREDUCE, NVLSTREE, SIMPLE, 16, 2, 1 << 30),
 			       66.8 + 1073741824.0 / (1000 * 461.6 * 16 / 30.0), eps);
-	CU_ASSERT_DOUBLE_EQUAL(TT(&h100n, ALLREDUCE, NVLS, SIMPLE, 128, 16, 1 << 30),
+	CU_ASSERT_DOUBLE_EQUAL(TT(&h100n, ALLREDUCE, NVLSTREE, SIMPLE, 128, 16, 1 << 30),
 			       192.2 + 1073741824.0 / (1000 * 364 * 128 / 254.0), eps);
-	CU_ASSERT(TT(&h100n, ALLREDUCE, NVLS, SIMPLE, 17, 2, 1 << 30) < 0);	/* unequal servers */
+	CU_ASSERT(TT(&h100n, ALLREDUCE, NVLSTREE, SIMPLE, 17, 2, 1 << 30) < 0);	/* unequal servers */
+	CU_ASSERT(TT(&h100n, ALLREDUCE, NVLSTREE, SIMPLE, 8, 1, 1 << 30) < 0);	/* one: NVLS */
+	/* NVLS across servers is NVLS + SHARP, which needs CollNet; so
+	 * does CollNetDirect */
+	CU_ASSERT(TT(&h100n, ALLREDUCE, NVLS, SIMPLE, 16, 2, 1 << 30) < 0);
+	CU_ASSERT(TT(&h100n, ALLREDUCE, COLLNET, SIMPLE, 16, 2, 1 << 30) < 0);
 	CU_ASSERT(TT(&h100n, ALLREDUCE, NVLS, LL, 8, 1, 1 << 30) < 0);
 	CU_ASSERT(TT(&h100n, ALLGATHER, NVLS, SIMPLE, 8, 1, 1 << 30) < 0);
 	CU_ASSERT(TT(&h100, ALLREDUCE, NVLS, SIMPLE, 8, 1, 1 << 30) < 0);
@@ -645,14 +655,14 @@ static void test_tune(void)
 	} nv[] = {
 		{ 2, 128 << 10, TRACE_ALGO_TREE, TRACE_PROTO_LL },
 		{ 2, 2 << 20, TRACE_ALGO_TREE, TRACE_PROTO_LL128 },
-		{ 2, 4 << 20, TRACE_ALGO_NVLS, TRACE_PROTO_SIMPLE },
-		{ 2, 8ull << 30, TRACE_ALGO_NVLS, TRACE_PROTO_SIMPLE },
+		{ 2, 4 << 20, TRACE_ALGO_NVLSTREE, TRACE_PROTO_SIMPLE },
+		{ 2, 8ull << 30, TRACE_ALGO_NVLSTREE, TRACE_PROTO_SIMPLE },
 		{ 16, 16 << 20, TRACE_ALGO_TREE, TRACE_PROTO_LL128 },
-		{ 16, 32 << 20, TRACE_ALGO_NVLS, TRACE_PROTO_SIMPLE },
-		{ 16, 4ull << 30, TRACE_ALGO_NVLS, TRACE_PROTO_SIMPLE },
+		{ 16, 32 << 20, TRACE_ALGO_NVLSTREE, TRACE_PROTO_SIMPLE },
+		{ 16, 4ull << 30, TRACE_ALGO_NVLSTREE, TRACE_PROTO_SIMPLE },
 		{ 16, 8ull << 30, TRACE_ALGO_RING, TRACE_PROTO_SIMPLE },
 		{ 128, 32 << 20, TRACE_ALGO_TREE, TRACE_PROTO_LL128 },
-		{ 128, 1ull << 30, TRACE_ALGO_NVLS, TRACE_PROTO_SIMPLE },
+		{ 128, 1ull << 30, TRACE_ALGO_NVLSTREE, TRACE_PROTO_SIMPLE },
 	};
 
 	for (size_t i = 0; i < sizeof(nv) / sizeof(nv[0]); i++) {
@@ -667,6 +677,73 @@ static void test_tune(void)
 	CU_ASSERT_EQUAL(coll_tune_pick(&h100n, TRACE_ALLREDUCE, TRACE_ALGO_AUTO, 8, 1, 1ull << 30, 0,
 				       (1u << TRACE_ALGO_RING) | (1u << TRACE_ALGO_TREE)).algo,
 			TRACE_ALGO_RING);
+	/*
+	 * With CollNet (SHARP). NVLS + SHARP on H100: min(59.5, the NIC's 48)
+	 * a channel, busBw 384, 25 + 18 us. CollNetDirect: 8 heads at bwIntra
+	 * 48 (the first inter-node speed within twice the NIC's), busBw
+	 * 8 x 48 x 0.85 = 326.4, algBw half, 2 (3.7 + 7 x 0.4) + 31 = 44 us;
+	 * on A100 (no 0.85) 384. One server: no CollNet.
+	 */
+	struct trace_tune h100s = h100n;
+
+	h100s.collnet = true;
+	CU_ASSERT_DOUBLE_EQUAL(TT(&h100s, ALLREDUCE, NVLS, SIMPLE, 128, 16, 1 << 30),
+			       43 + 1073741824.0 / (1000 * 384 * 128 / 254.0), eps);
+	CU_ASSERT_DOUBLE_EQUAL(TT(&h100s, ALLREDUCE, COLLNET, SIMPLE, 128, 16, 1 << 30),
+			       44 + 1073741824.0 / (1000 * 326.4 / 2), eps);
+	CU_ASSERT(TT(&h100s, ALLREDUCE, COLLNET, SIMPLE, 8, 1, 1 << 30) < 0);
+	CU_ASSERT(TT(&h100s, ALLREDUCE, COLLNET, LL, 16, 2, 1 << 30) < 0);
+	CU_ASSERT(TT(&h100s, ALLGATHER, COLLNET, SIMPLE, 16, 2, 1 << 30) < 0);
+	CU_ASSERT_DOUBLE_EQUAL(TT(&h100s, ALLREDUCE, NVLS, SIMPLE, 8, 1, 1 << 30),
+			       TT(&h100n, ALLREDUCE, NVLS, SIMPLE, 8, 1, 1 << 30), eps);
+	const struct trace_tune a100s = { .arch = 1, .amd = true, .nchannels = 8, .bw = 24,
+					  .ll128 = true, .nvlink_gbps = 240, .collnet = true };
+
+	CU_ASSERT_DOUBLE_EQUAL(TT(&a100s, ALLREDUCE, COLLNET, SIMPLE, 128, 16, 1 << 30),
+			       44 + 1073741824.0 / (1000 * 384 / 2.0), eps);
+	CU_ASSERT(TT(&a100s, ALLREDUCE, NVLS, SIMPLE, 128, 16, 1 << 30) < 0);	/* no NVLS */
+	/*
+	 * NCCL's choices with SHARP. H100, sixteen servers: NVLS + SHARP at
+	 * every size (43 us against the LL tree's 55.2; busBw 384 against
+	 * NVLSTree's 364 and the ring's 384 with 1.4 x 1,193 us more). Two:
+	 * the LL tree to 128 KiB (25.2 us), NVLS + SHARP from 512 KiB to
+	 * 16 MiB, NVLSTree above (busBw 461.6 against 384: 66.8 + S / 246.2
+	 * below 43 + S / 204.8 past 29 MB). A100, sixteen: CollNetDirect at
+	 * every size (44 us against the LL tree's 55.2); two: the LL tree to
+	 * 64 KiB, then CollNetDirect.
+	 */
+	const struct {
+		const struct trace_tune *tu;
+		uint32_t nodes;
+		uint64_t bytes;
+		enum trace_algo algo;
+		enum trace_proto proto;
+	} cn[] = {
+		{ &h100s, 16, 8, TRACE_ALGO_NVLS, TRACE_PROTO_SIMPLE },
+		{ &h100s, 16, 1 << 20, TRACE_ALGO_NVLS, TRACE_PROTO_SIMPLE },
+		{ &h100s, 16, 8ull << 30, TRACE_ALGO_NVLS, TRACE_PROTO_SIMPLE },
+		{ &h100s, 2, 128 << 10, TRACE_ALGO_TREE, TRACE_PROTO_LL },
+		{ &h100s, 2, 512 << 10, TRACE_ALGO_NVLS, TRACE_PROTO_SIMPLE },
+		{ &h100s, 2, 16 << 20, TRACE_ALGO_NVLS, TRACE_PROTO_SIMPLE },
+		{ &h100s, 2, 32 << 20, TRACE_ALGO_NVLSTREE, TRACE_PROTO_SIMPLE },
+		{ &a100s, 16, 8, TRACE_ALGO_COLLNET, TRACE_PROTO_SIMPLE },
+		{ &a100s, 16, 1ull << 30, TRACE_ALGO_COLLNET, TRACE_PROTO_SIMPLE },
+		{ &a100s, 2, 64 << 10, TRACE_ALGO_TREE, TRACE_PROTO_LL },
+		{ &a100s, 2, 256 << 10, TRACE_ALGO_COLLNET, TRACE_PROTO_SIMPLE },
+		{ &a100s, 2, 8ull << 30, TRACE_ALGO_COLLNET, TRACE_PROTO_SIMPLE },
+	};
+
+	for (size_t i = 0; i < sizeof(cn) / sizeof(cn[0]); i++) {
+		struct coll_tune_choice c = coll_tune_pick(cn[i].tu, TRACE_ALLREDUCE, TRACE_ALGO_AUTO,
+							   8 * cn[i].nodes, cn[i].nodes, cn[i].bytes,
+							   0, 0);
+
+		if (c.algo != cn[i].algo || c.proto != cn[i].proto)
+			fprintf(stderr, "\n  case %zu: %s %s\n", i, trace_algo_names[c.algo],
+				trace_proto_names[c.proto]);
+		CU_ASSERT_EQUAL(c.algo, cn[i].algo);
+		CU_ASSERT_EQUAL(c.proto, cn[i].proto);
+	}
 	/* AMD hosts pay 2 us a network step: 3 x 2 = 6 > 3.4 on every step;
 	 * LL across servers is capped by the CPU's row: 22.5 GB/s on two */
 	const struct trace_tune a100 = { .arch = 1, .amd = true, .nchannels = 8, .bw = 24,
@@ -1020,6 +1097,88 @@ static void test_nvls(void)
 	net_free(&n);
 }
 
+/* the labels of the ops lowered (inspect) */
+static char seen_labels[4][64];
+
+static void op_labels(const struct trace_program *p)
+{
+	for (size_t i = 0; i < p->trace->nops && i < 4; i++)
+		snprintf(seen_labels[i], sizeof(seen_labels[i]), "%s %s",
+			 trace_algo_names[p->trace->ops[i].algo],
+			 coll_op_label(p->trace, &p->trace->ops[i]));
+}
+
+/*
+ * NVLS + SHARP: NVLS in each server, each head's slice through the SHARP
+ * tree of its rail. Per block (channel, head, piece) each server's 2G + 2
+ * NVLink steps and, on two servers, both heads up to their rail's leaf
+ * switch and the total back down (4 steps); the reduction check passes
+ * (replay_servers runs it); with two units of servers the slices reach a
+ * spine.
+ */
+static void test_nvls_sharp(void)
+{
+	struct fab_params prm;
+	struct srv_run a, r, one;
+	struct net n;
+
+	gen_servers(&n, 2, "dgx-h100");
+	servers_params(&prm, "dgx-h100");
+	with_sharp = true;
+	replay_servers(&n, &prm, "ranks 16\nallreduce 64MiB algo=nvls channels=2 chunks=1\n", &a);
+	CU_ASSERT_STRING_EQUAL(a.fail, "");
+	CU_ASSERT_EQUAL(a.steps, 2 * 8 * (2 * 18 + 4));
+	CU_ASSERT_EQUAL(a.r.nvlink_xfers, 2 * 8 * 2 * 18);
+	CU_ASSERT_EQUAL(a.spine_bytes, 0);
+	/* without CollNet the same op is NVLSTree: one up and one down */
+	with_sharp = false;
+	replay_servers(&n, &prm, "ranks 16\nallreduce 64MiB algo=nvls channels=2 chunks=1\n", &r);
+	CU_ASSERT_EQUAL(r.steps, 2 * 8 * (2 * 18 + 2));
+	/* nvlstree is NVLSTree with SHARP too */
+	with_sharp = true;
+	replay_servers(&n, &prm, "ranks 16\nallreduce 64MiB algo=nvlstree channels=2 chunks=1\n",
+		       &r);
+	CU_ASSERT_EQUAL(r.steps, 2 * 8 * (2 * 18 + 2));
+	/* made as the replay reaches them: the same run to the picosecond */
+	replay_servers(&n, &prm, "ranks 16\nallreduce 256MiB algo=nvls\n", &a);
+	with_lazy = true;
+	replay_servers(&n, &prm, "ranks 16\nallreduce 256MiB algo=nvls\n", &r);
+	with_lazy = false;
+	CU_ASSERT_EQUAL(a.end, r.end);
+	CU_ASSERT_EQUAL(a.events, r.events);
+	CU_ASSERT_EQUAL(a.fabric_bytes, r.fabric_bytes);
+	CU_ASSERT_EQUAL(r.stored, 0);
+	CU_ASSERT(r.live_peak < a.steps / 4);
+	/* NVLink-bound like one server: its algorithm bandwidth within 5% of
+	 * NVLS's on one server alone (the NICs carry S/8 each way, 34 of
+	 * their 48 GB/s) */
+	with_sharp = false;
+	replay_servers(&n, &prm, "ranks 8\nallreduce 256MiB algo=nvls\n", &one);
+	CU_ASSERT(a.end < one.end * 1.05);
+	CU_ASSERT(a.end > one.end * 0.95);	/* 976.5 us against 985.0 */
+	/* NCCL's choice with CollNet: NVLS + SHARP at 1 MiB on two servers,
+	 * NVLSTree at 1 GiB (coll_tune.c), named as NCCL's logs do */
+	with_sharp = with_tune = true;
+	inspect = op_labels;
+	replay_servers(&n, &prm, "ranks 16\nallreduce 1MiB\nallreduce 64MiB\n", &a);
+	inspect = NULL;
+	with_sharp = with_tune = false;
+	CU_ASSERT_STRING_EQUAL(seen_labels[0], "nvls nvls + SHARP (NVLS with CollNet)");
+	CU_ASSERT_STRING_EQUAL(seen_labels[1], "nvlstree nvls tree (NVLSTree)");
+	net_free(&n);
+	/* 40 servers, two units: the slices meet in a spine's aggregation
+	 * node; head j's tree has its rail's two leaves and the spine, so
+	 * U = 40 + 2 edges each way */
+	gen_servers(&n, 40, "dgx-h100");
+	with_sharp = true;
+	replay_servers(&n, &prm, "ranks 320\nallreduce 8MiB algo=nvls channels=1 chunks=1\n", &a);
+	with_sharp = false;
+	CU_ASSERT_STRING_EQUAL(a.fail, "");
+	CU_ASSERT_EQUAL(a.steps, 8 * (2 * 40 * 9 + 2 * 42));
+	CU_ASSERT(a.spine_bytes > 0);
+	net_free(&n);
+}
+
 /* Protocols a collective cannot have, and names that do not exist. */
 static void test_protocol_errors(void)
 {
@@ -1057,6 +1216,7 @@ static const struct test_case tests[] = {
 	{ "NCCL's protocols: wire bytes, latency, steps, host memory, launch", test_protocols },
 	{ "protocol errors", test_protocol_errors },
 	{ "NVLS: NVLink SHARP on one server", test_nvls },
+	{ "NVLS + SHARP: NVLS in the servers, SHARP between them", test_nvls_sharp },
 	{ NULL, NULL },
 };
 
