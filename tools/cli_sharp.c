@@ -3,8 +3,7 @@
  * cli_sharp.c - SHARP in `ibfab run --trace` and `ibfab compare`: when a
  * collective asks for algo=collnet, or ib.sharp=on lets algo=auto
  * allreduces use it (NCCL with NCCL_COLLNET_ENABLE=1), the aggregation
- * manager
- * (models/sm/sm_sharp.c) gives the job a tree in the InfiniBand switches
+ * manager (models/sm/sm_sharp.c) gives the job a tree in the InfiniBand switches
  * before the collectives are lowered (traces/coll_collnet.c, and NVLS
  * across servers: traces/coll_nvls.c). On GPU servers NCCL's tuning
  * model then chooses per allreduce among its algorithms, CollNetDirect

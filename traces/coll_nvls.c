@@ -48,7 +48,8 @@
  * communicator's GPUs. algo=nvlstree always runs this way across domains.
  *
  * With SHARP (the job has an aggregation tree and NCCL's CollNet is on:
- * ib.sharp=on, or the op's NCCL_COLLNET_ENABLE=1), algo=nvls across domains is NCCL's NVLS proper, "NVLS + SHARP"
+ * ib.sharp=on, or the op's NCCL_COLLNET_ENABLE=1), algo=nvls across
+ * domains is NCCL's NVLS proper, "NVLS + SHARP"
  * (src/device/all_reduce.h: the NVLS kernel's network warps send the
  * head's sum to the CollNet peer and store what comes back): phases 3
  * and 4 go through the InfiniBand switches instead of between the heads.
@@ -137,14 +138,13 @@ static uint32_t nvls_domains(const struct coll_ctx *c)
  * U (its tree's edges: every head and every aggregation node below the
  * root sends up one), then the edges in the order their sends go up -
  * by the parent's height, then parent, then child, so that siblings are
- * consecutive and children come before parents - as child endpoints and
- * parent endpoints (U each), then the edge each domain's head sends up
+ * consecutive and children come before parents - as child endpoints,
+ * parent endpoints and, for a head's edge, its domain (COLL_NONE for an
+ * aggregation node's) (U each), then the edge each domain's head sends up
  * on (D), the edge each aggregation node sends up on (NA; COLL_NONE for
  * the root and unused ones), and the first and number of each one's
  * children's edges (NA each).
  */
-enum { SJ_U, SJ_CHILD, SJ_HDR = 1 };
-
 static inline const uint32_t *sh_tab(const struct coll_ctx *c)
 {
 	return c->tab[c->ntab - 1] ? c->tab + c->tab[c->ntab - 1] : NULL;
@@ -374,13 +374,7 @@ static int sh_build(struct coll_ctx *c, const uint32_t *mem, uint32_t D, uint32_
 	*nout = (uint32_t)(sec - v);
 	*out = v;
 	*nagg = NA;
-	free(used);
-	free(cnt);
-	free(ht);
-	free(amap);
-	free(e);
-	free(roots);
-	return 0;
+	why = NULL;
 fail:
 	free(used);
 	free(cnt);
@@ -388,8 +382,11 @@ fail:
 	free(amap);
 	free(e);
 	free(roots);
+	if (!why)
+		return 0;
 	free(v);
 	free(*aggs);
+	*out = NULL;
 	*aggs = NULL;
 	return nvls_err(c, why);
 }
