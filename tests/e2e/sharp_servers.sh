@@ -9,6 +9,7 @@
 #  - NVLS + SHARP is NVLink-bound like NVLS on one server, so on 16 servers
 #    its 64 MiB allreduce beats NVLSTree's (no CollNet) by a third or more,
 #    and the summary counts the switches' reductions;
+#  - --explain names the form (nvls + SHARP) and its phase up the switches;
 #  - two NVLS + SHARP allreduces of servers 0-7 and 8-15 share their rails'
 #    leaf switches: they stream side by side with Quantum-2's limit per
 #    port (the NDR default), one after the other with one tree a switch
@@ -29,6 +30,7 @@ echo 'NCCL_COLLNET_ENABLE=1 mpirun -np 16 ./all_reduce_perf -b 8 -e 64M -f 8 -g 
 echo 'NCCL_COLLNET_ENABLE=1 mpirun -np 2 ./all_reduce_perf -b 8 -e 32M -f 4 -g 8 -n 1' > "$tmp/h2.nccl"
 echo 'mpirun -np 2 ./all_reduce_perf -b 8 -e 32M -f 4 -g 8 -n 1' > "$tmp/a2.nccl"
 printf 'ranks 128\nallreduce 64MiB algo=nvls\n' > "$tmp/nvls.trace"
+printf 'ranks 16\nallreduce 1MiB algo=nvls channels=1 chunks=1\n' > "$tmp/x.trace"
 printf 'ranks 128\ncomm a = 0-63\ncomm b = 64-127\nallreduce 16MiB comm=a algo=nvls\nallreduce 16MiB comm=b algo=nvls\n' > "$tmp/two.trace"
 printf 'ranks 128\ncomm a = 0-63\nallreduce 16MiB comm=a algo=nvls\n' > "$tmp/one.trace"
 run h16 "$EX/dgx-h100-16.topo" "$tmp/h16.nccl"
@@ -39,6 +41,15 @@ run tree "$EX/dgx-h100-16.topo" "$tmp/nvls.trace"
 run one "$EX/dgx-h100-16.topo" "$tmp/one.trace" --set ib.sharp=on
 run port "$EX/dgx-h100-16.topo" "$tmp/two.trace" --set ib.sharp=on
 run switch "$EX/dgx-h100-16.topo" "$tmp/two.trace" --set ib.sharp=on --set ib.sharp_sat=switch
+# --explain names the form and its phases through the switches
+"$IBFAB" run --topo "$EX/dgx-h100-2.topo" --trace "$tmp/x.trace" --set ib.sharp=on --explain 0 \
+	> "$tmp/explain.txt" 2>&1 || fail "--explain: $(tail -2 "$tmp/explain.txt")"
+grep -q '^allreduce .*: nvls + SHARP (NVLS with CollNet), 16 ranks' "$tmp/explain.txt" ||
+	fail "--explain's header: $(head -1 "$tmp/explain.txt")"
+grep -q "^phase 3 (head -> its leaf switch's aggregation node, and up the SHARP tree (reduce)):" \
+	"$tmp/explain.txt" || fail "--explain: no phase 3 through the switches"
+grep -q '^lowered: 320 transfers in 6 phases (closed form: 320)' "$tmp/explain.txt" ||
+	fail "--explain: $(grep '^lowered' "$tmp/explain.txt")"
 grep -q '^sharp .*chunk reductions' "$tmp/sharp.txt" ||
 	fail "no sharp line in the summary: $(grep -c . "$tmp/sharp.txt") lines"
 python3 - "$tmp" <<'PY' || fail "SHARP on GPU servers"
