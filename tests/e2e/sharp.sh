@@ -12,7 +12,8 @@
 #    time or less;
 #  - the summary and the JSON say where the tree is and what it reduced
 #    (K chunks x (members + aggregation nodes - 1) reductions);
-#  - ib.sharp=on makes algo=auto allreduces collnet on InfiniBand, not on
+#  - ib.sharp=on (or NCCL_COLLNET_ENABLE=1 on an nccl-tests line) makes
+#    algo=auto allreduces collnet on InfiniBand, not on
 #    RoCE; algo=collnet on RoCE is refused, naming the trace's line;
 #  - the switches' limit on streaming trees (ib.sharp_sat): two 16 MiB
 #    collnet allreduces of two communicators whose trees meet only in the
@@ -49,6 +50,12 @@ done
 grep -q "^sharp  *5 aggregation nodes, 2 levels, root in spine0 aggregation node" "$tmp/cn16.txt" ||
 	fail "no sharp line: $(cat "$tmp/cn16.txt")"
 grep -q "^sharp " "$tmp/auto_ib.txt" || fail "ib.sharp=on did not make auto collnet"
+# an nccl-tests line asks for it itself (one GPU per host: no tuning model)
+echo 'NCCL_COLLNET_ENABLE=1 mpirun -np 16 ./all_reduce_perf -b 1M -e 1M -g 1 -n 1' > "$tmp/cn.nccl"
+"$IBFAB" run --topo "$EX/fattree-16.topo" --trace "$tmp/cn.nccl" > "$tmp/cn_nccl.txt" 2>&1 ||
+	fail "NCCL_COLLNET_ENABLE=1: $(tail -2 "$tmp/cn_nccl.txt")"
+grep -q '^sharp .*; 40 chunk reductions (20 MiB)' "$tmp/cn_nccl.txt" ||
+	fail "NCCL_COLLNET_ENABLE=1 did not make the allreduce collnet: $(grep '^sharp' "$tmp/cn_nccl.txt")"
 grep -q "^sharp " "$tmp/auto_roce.txt" && fail "ib.sharp=on made a tree on RoCE"
 
 python3 - "$tmp" <<'PY' || fail "SHARP figures"
