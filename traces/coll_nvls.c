@@ -428,15 +428,16 @@ static int nvls_endpoints(struct coll_ctx *c)
 		fill[d]++;
 	}
 	G = c->n / D;
-	for (uint32_t d = 0; d < D; d++)
-		if (fill[d] != G) {
+	for (uint32_t d = 1; d < D; d++)
+		if (fill[d] != fill[0]) {
 			int32_t g0 = dom[0], g1 = dom[d];
+			uint32_t f0 = fill[0], f1 = fill[d];
 
 			free(dom);
 			free(fill);
 			return sim_diag_set(c->d, c->op->file, c->op->line, 0,
-					    "allreduce algo=%s needs as many ranks on every server: NVLink domains %" PRId32 " and %" PRId32 " hold different numbers of them",
-					    trace_algo_names[c->op->algo], g0, g1);
+					    "allreduce algo=%s needs as many ranks on every server: NVLink domains %" PRId32 " and %" PRId32 " hold %" PRIu32 " and %" PRIu32 " of them",
+					    trace_algo_names[c->op->algo], g0, g1, f0, f1);
 		}
 	mem = malloc((size_t)c->n * sizeof(*mem));
 	if (!mem)

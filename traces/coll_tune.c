@@ -382,7 +382,7 @@ struct coll_tune_choice coll_tune_pick(const struct trace_tune *tu, enum trace_c
 int trace_tune_ops(struct trace *t)
 {
 	int32_t *seen, maxg = 0;
-	uint32_t stamp = 0;
+	uint32_t stamp = 0, *cnt;
 
 	if (!t->rank_group || !t->tune.nchannels)
 		return 0;
@@ -390,14 +390,20 @@ int trace_tune_ops(struct trace *t)
 		if (t->rank_group[r] > maxg)
 			maxg = t->rank_group[r];
 	seen = malloc(((size_t)maxg + 1) * sizeof(*seen));
-	if (!seen)
+	cnt = malloc(((size_t)maxg + 1) * sizeof(*cnt));
+	if (!seen || !cnt) {
+		free(seen);
+		free(cnt);
 		return -1;
+	}
 	for (int32_t g = 0; g <= maxg; g++)
 		seen[g] = -1;
 	for (size_t i = 0; i < t->nops; i++) {
 		struct trace_op *o = &t->ops[i];
 		const struct trace_comm *cm;
 		uint32_t nodes = 0;
+		bool even = true;	/* as many of its ranks on every server */
+		uint16_t algos;
 
 		if (o->kind != TRACE_COLL ||
 		    (o->algo != TRACE_ALGO_AUTO && o->proto != TRACE_PROTO_AUTO))
@@ -411,16 +417,33 @@ int trace_tune_ops(struct trace *t)
 
 			if (g < 0 || seen[g] != (int32_t)stamp) {
 				nodes++;
-				if (g >= 0)
+				if (g >= 0) {
 					seen[g] = (int32_t)stamp;
+					cnt[g] = 0;
+				}
 			}
+			even &= g >= 0;
+			if (g >= 0)
+				cnt[g]++;
+		}
+		for (uint32_t k = 1; even && k < cm->n; k++)
+			even = cnt[t->rank_group[cm->ranks[k]]] == cnt[t->rank_group[cm->ranks[0]]];
+		/* NVLS, NVLSTree and CollNet want as many GPUs on every server
+		 * (NCCL's and ibfab's lowerings alike): not candidates else */
+		algos = o->algos;
+		if (!even) {
+			algos = (uint16_t)((algos ? algos : 0xffffu) &
+					   ~((1u << TRACE_ALGO_NVLS) | (1u << TRACE_ALGO_NVLSTREE) |
+					     (1u << TRACE_ALGO_COLLNET)));
+			if (!algos)	/* none left (0 would be all): the default stays */
+				algos = 1u << TRACE_ALGO_AUTO;
 		}
 		struct trace_tune tu = t->tune;
 
 		/* CollNet: for every op with ib.sharp=on, or this one asked */
 		tu.collnet = t->nagg > 0 && (tu.collnet || o->collnet);
 		struct coll_tune_choice ch = coll_tune_pick(&tu, o->coll, o->algo, cm->n, nodes,
-							    o->bytes, o->protos, o->algos);
+							    o->bytes, o->protos, algos);
 
 		if (o->algo == TRACE_ALGO_AUTO && ch.algo != TRACE_ALGO_AUTO) {
 			o->algo = ch.algo;
@@ -432,5 +455,6 @@ int trace_tune_ops(struct trace *t)
 		}
 	}
 	free(seen);
+	free(cnt);
 	return 0;
 }

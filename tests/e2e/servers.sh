@@ -107,7 +107,7 @@ printf 'ranks 8\nallreduce 1MiB algo=nvls proto=ll\n' > "$tmp/nvlsll.trace"
 "$IBFAB" topo gen rail --servers 2 --server dgx-a100 > "$tmp/a100.topo" || fail "dgx-a100 rail"
 expect 1 "nvls.trace:2: allreduce algo=nvls needs NVSwitches that reduce" \
 	run --topo "$tmp/a100.topo" --trace "$tmp/nvls.trace"
-expect 1 "algo=nvls needs as many ranks on every server" \
+expect 1 "algo=nvls needs as many ranks on every server: NVLink domains 0 and 1 hold 8 and 1 of them" \
 	run --topo "$topo" --trace "$tmp/nvls9.trace"
 expect 1 "this run has no GPU servers" run --topo "$topo" --trace "$tmp/nvls.trace" \
 	--set server.preset=none

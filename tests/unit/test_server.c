@@ -807,6 +807,26 @@ static void test_tune_ops(void)
 	CU_ASSERT_EQUAL(t.ops[6].proto, TRACE_PROTO_LL);
 	CU_ASSERT_FALSE(t.ops[6].auto_algo || t.ops[6].auto_proto);
 	trace_free(&t);
+	/* with NVLS and SHARP, 64 MiB over both servers is NVLSTree; over 4 +
+	 * 8 GPUs neither NVLS, NVLSTree nor CollNet (NCCL's need as many GPUs
+	 * on every server, as ibfab's lowerings do, which would refuse it),
+	 * and NCCL_ALGO=NVLS alone leaves it the default */
+	trace_init(&t);
+	CU_ASSERT_EQUAL_FATAL(trace_load_string("ranks 16\nallreduce 64MiB\nallreduce 64MiB ranks=4-15\n"
+						"allreduce 64MiB ranks=4-15\n", "tune", &t, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(t.nops, 3);
+	CU_ASSERT_EQUAL_FATAL(trace_map_ranks(&t, &n, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(trace_set_groups(&t, g, 16, 512u << 10, &d), 0);
+	t.nagg = 1;	/* a SHARP tree: only its presence matters to the choice */
+	t.tune = (struct trace_tune){ .arch = 2, .nchannels = 8, .bw = 48, .ll128 = true,
+				      .nvlink_gbps = 370.8, .nvls_eff = 0.85, .collnet = true };
+	t.ops[2].algos = 1u << TRACE_ALGO_NVLS;
+	CU_ASSERT_EQUAL(trace_tune_ops(&t), 0);
+	CU_ASSERT_EQUAL(t.ops[0].algo, TRACE_ALGO_NVLSTREE);
+	CU_ASSERT(t.ops[1].algo == TRACE_ALGO_RING || t.ops[1].algo == TRACE_ALGO_TREE);
+	CU_ASSERT_EQUAL(t.ops[2].algo, TRACE_ALGO_AUTO);
+	t.nagg = 0;
+	trace_free(&t);
 	net_free(&n);
 }
 
