@@ -491,12 +491,13 @@ static int nvls_endpoints(struct coll_ctx *c)
 		c->channels = t->tune.arch >= 3 ? 24 : 16;
 	if (!c->op->chunks && nsh) {
 		/* NVLS across servers: nvlsChunkSize (128 KiB), 32 KiB where
-		 * the tuning model's bandwidth is below 150 GB/s, then halved
+		 * the tuning model's bandwidth is below 150 GB/s (none without
+		 * the model: the default stays), then halved
 		 * while the buffer is small against channels x heads chunks
 		 * (64, 8, 2 of them) */
 		const uint64_t ops = (uint64_t)c->channels * nvls_heads(G);
-		uint64_t chunk = coll_tune_nvls_sharp_algbw(&t->tune, c->n, D) < 150 ? 32u << 10 :
-											  128u << 10, p;
+		const double bw = coll_tune_nvls_sharp_algbw(&t->tune, c->n, D);	/* 0: none */
+		uint64_t chunk = bw > 0 && bw < 150 ? 32u << 10 : 128u << 10, p;
 
 		if (c->bytes < 64 * ops * chunk && chunk > (64u << 10))
 			chunk = 64u << 10;
