@@ -24,6 +24,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -472,6 +473,37 @@ static void pend_end(void)
 	pthread_mutex_unlock(&pend_lock);
 }
 
+/*
+ * Where a program's large buffers land. glibc gives an allocation of at
+ * least its mmap threshold (128 KiB to start with) pages of its own, the
+ * data 16 bytes into the first; a smaller one comes from the heap, at an
+ * offset that depends on every allocation before it. And glibc raises the
+ * threshold to the size of each such block freed (up to 32 MiB), so after
+ * a 256 KiB buffer is freed, the next ones come from the heap. That
+ * offset is something the program's traffic follows: UCX starts a
+ * rendezvous's RDMA READs with one that ends at the receive buffer's
+ * first 4 KiB boundary (src/ucp/rndv/rndv.c: 4096 - address % 512
+ * bytes), and the fabric's packets follow the READs. In a program with
+ * helper threads (an MPI rank's PMIx and UCX threads) the heap's history
+ * changes from run to run: Open MPI's ring allreduce receives each 1 MiB
+ * step into a 256 KiB buffer of its own, from the heap once the 256 KiB
+ * sweep has freed its buffers, and its first READ was 3,664 bytes in one
+ * run and 3,904 in the next; the printed time moved in its fourth digit
+ * (90.22 to 90.48 us). So an attached program keeps glibc's threshold at
+ * 128 KiB (mallopt M_MMAP_THRESHOLD, which also ends the raising): every
+ * buffer of 128 KiB or more then starts 16 bytes into a page, run after
+ * run. A program that chose its threshold (GLIBC_TUNABLES with
+ * glibc.malloc.mmap_threshold) keeps its own; the shim does not look for
+ * a mallopt call of the program's own before it attached.
+ */
+static void heap_fix(void)
+{
+	const char *t = getenv("GLIBC_TUNABLES");
+
+	if (!t || !strstr(t, "glibc.malloc.mmap_threshold"))
+		mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+}
+
 int shim_attach(void)
 {
 	static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
@@ -539,6 +571,7 @@ int shim_attach(void)
 	if (page == MAP_FAILED)
 		goto fail_inval;
 	attach_thread = pthread_self();
+	heap_fix();
 	proc_token = rep.u.hello.token;
 	info.host_index = rep.u.hello.host_index;
 	info.addr = rep.u.hello.addr;

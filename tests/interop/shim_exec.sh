@@ -63,6 +63,14 @@ timeout 30 "$IBFAB" exec --socket "$sock" --host h2 -- "$IBFAB_BUILD/tests/shim/
 # the HCA moves the new pages (tests/shim/shim_remap.c, over the loopback)
 timeout 30 "$IBFAB" exec --socket "$sock" --host h2 -- "$IBFAB_BUILD/tests/shim/shim_remap" \
 	>"$tmp/remap.out" 2>&1 || fail "shim_remap: $(cat "$tmp/remap.out")"
+# buffers of 128 KiB and more start 16 bytes into a page whatever the
+# heap's history, unless the program chose glibc's threshold itself
+# (tests/shim/shim_heap.c)
+timeout 30 "$IBFAB" exec --socket "$sock" --host h2 -- "$IBFAB_BUILD/tests/shim/shim_heap" \
+	>"$tmp/heap.out" 2>&1 || fail "shim_heap: $(tr '\n' '|' <"$tmp/heap.out")"
+GLIBC_TUNABLES=glibc.malloc.mmap_threshold=1048576 timeout 30 "$IBFAB" exec --socket "$sock" \
+	--host h2 -- "$IBFAB_BUILD/tests/shim/shim_heap" --own >"$tmp/heap.out" 2>&1 ||
+	fail "shim_heap --own: $(tr '\n' '|' <"$tmp/heap.out")"
 # the SRQ limit and asynchronous events (tests/shim/shim_async.c, over the
 # loopback): the event wakes a program blocked in ibv_get_async_event
 timeout 30 "$IBFAB" exec --socket "$sock" --host h3 -- "$IBFAB_BUILD/tests/shim/shim_async" \

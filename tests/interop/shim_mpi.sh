@@ -19,6 +19,7 @@
 #  - from 64 KiB, where UCX fragments its eager messages and then reads
 #    by rendezvous, closer than against the replay of plain RDMA WRITEs
 #    (mpi.proto=write).
+# And the sweep repeats to the printed digit on a fresh daemon (run twice).
 . "$IBFAB_SRC/tests/lib/e2e.sh"
 . "$IBFAB_SRC/tests/shim/lib.sh"
 need mpirun mpicc
@@ -37,12 +38,22 @@ short=$(sed -n 's/.*tag_send_nbr: 0\.\.<egr\/short>\.\.\([0-9]*\)\.\..*/\1/p' "$
 [ -n "$rndv" ] && [ -n "$short" ] ||
 	{ fail "ucx_info -e printed no tag_send_nbr thresholds: $(grep tag_send "$tmp/ucx.info")"; finish; exit; }
 echo "UCX (ucx_info -e): blocking sends inline below $short bytes, rendezvous from $rndv"
-timeout 300 "$IBFAB" exec -- mpirun --allow-run-as-root --oversubscribe -np 4 \
-	--mca pml ucx --mca btl ^vader,openib,uct -x UCX_NET_DEVICES -x UCX_TLS \
-	-x UCX_WARN_UNUSED_ENV_VARS --mca coll_tuned_use_dynamic_rules 1 \
-	--mca coll_tuned_allreduce_algorithm 4 "$prog" >"$tmp/mpi.out" 2>"$tmp/mpi.err"
+sweep() {
+	timeout 300 "$IBFAB" exec -- mpirun --allow-run-as-root --oversubscribe -np 4 \
+		--mca pml ucx --mca btl ^vader,openib,uct -x UCX_NET_DEVICES -x UCX_TLS \
+		-x UCX_WARN_UNUSED_ENV_VARS --mca coll_tuned_use_dynamic_rules 1 \
+		--mca coll_tuned_allreduce_algorithm 4 "$prog" >"$tmp/$1.out" 2>"$tmp/$1.err"
+}
+sweep again
 rc=$?
 stop_daemon
+start_daemon "$topo" || { finish; exit; }
+sweep mpi
+rc=$((rc | $?))
+stop_daemon
+a=$(grep '^allreduce' "$tmp/again.out" | tr '\n' ' ')
+b=$(grep '^allreduce' "$tmp/mpi.out" | tr '\n' ' ')
+[ -n "$a" ] && [ "$a" = "$b" ] || fail "two fresh daemons, two sweeps: $a / $b"
 fin=$(grep -c '^finalized [0-3]$' "$tmp/mpi.out")
 [ "$rc" -eq 0 ] || fail "mpirun: exit $rc: $(tail -5 "$tmp/mpi.err")"
 [ "$fin" = 4 ] || fail "MPI_Finalize returned on $fin of 4 ranks: $(tail -3 "$tmp/mpi.out")"
