@@ -1089,6 +1089,7 @@ void fab_port_sample(const struct fab *f, int i, struct fab_sample *s)
 	for (int v = 0; v < FAB_MAX_VLS && v < f->p.vls; v++) {
 		const struct port_fc_ring *q = &pt->fcq;
 		uint16_t fccl = pt->vl[v].fccl;
+		uint64_t limit = pt->vl[v].limit_abs;
 
 		/* credits are applied lazily (models/port/port.c): count those landed by now */
 		for (uint32_t k = 0; k < q->n; k++) {
@@ -1096,11 +1097,16 @@ void fab_port_sample(const struct fab *f, int i, struct fab_sample *s)
 
 			if (fc->arrive > f->eng.now)
 				break;
-			if (fc->vl == v)
+			if (fc->vl == v) {
 				fccl = (uint16_t)(fc->limit & IB_CREDIT_MASK);
+				limit += (uint32_t)(fc->limit - (uint32_t)limit);
+			}
 		}
 		s->buf_bytes[v] = pt->vl[v].rx_used * IB_BLOCK_BYTES;
-		s->credits[v] = (int32_t)ib_credit_avail(fccl, pt->vl[v].fctbs);
+		/* a wide (internal) link's window is its buffer, beyond FCCL's */
+		s->credits[v] = pt->wide ? (int32_t)(limit > pt->vl[v].tx_blocks ?
+						      limit - pt->vl[v].tx_blocks : 0) :
+					   (int32_t)ib_credit_avail(fccl, pt->vl[v].fctbs);
 	}
 }
 

@@ -390,7 +390,7 @@ void fab_cut_free(struct fab_cut *c)
 {
 	if (c->f)
 		for (int pi = 0; pi < c->f->nports; pi++)
-			c->f->ports[pi]->cut = c->f->p.cut_links;
+			c->f->ports[pi]->cut = c->f->p.cut_links && !c->f->ports[pi]->wide;
 	free(c->node_part);
 	free(c->comp_part);
 	free(c->weight);

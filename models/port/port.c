@@ -139,9 +139,19 @@ int port_init(struct fab *f, struct port *pt)
 	bool hca = pt->node->type != NET_SWITCH;
 	/* Both ends of a SHARP aggregation node's port carry one stream per
 	 * 4x of its width: each stream gets a cable's buffer, or the credits
-	 * would cap them (the buffer must cover rate x round trip). */
+	 * would cap them (the buffer must cover rate x round trip). That link
+	 * is the switch's own data path, not an IB link, so its credits are
+	 * that whole buffer (wide): IB's 12-bit FCCL would cap any link at
+	 * 2,048 blocks, 128 KiB - four streams' worth - and an aggregation
+	 * node of 32 children sent at half its width. */
 	bool internal = f->net->nodes[pt->node->idx].ports[pt->port_no].internal;
 	uint32_t scale = internal && pt->rate.lanes > 4 ? pt->rate.lanes / 4u : 1u;
+
+	pt->wide = internal;
+	/* a switch's input from its aggregation node queues per output
+	 * whatever switch.queues says (sw.c): the node's results go to the
+	 * switch's outputs from within, and none waits behind another's */
+	pt->voq = pt->is_sw && (p->sw_voq || internal);
 
 	/* a switch input feeds switch.speedup outputs at once; an aggregation
 	 * node's port every child at once (the switch replicates its result) */
@@ -167,13 +177,15 @@ void port_link_up(struct port *pt)
 	for (int v = 0; v < PORT_NVL - 1; v++) {
 		uint32_t cap = pt->peer->vl[v].rx_cap;
 
-		pt->vl[v].fccl = ib_credit_fccl(0, cap);
-		pt->vl[v].limit_abs = cap < IB_CREDIT_WINDOW ? cap : IB_CREDIT_WINDOW;
+		pt->vl[v].limit_abs = cap < IB_CREDIT_WINDOW || pt->wide ? cap : IB_CREDIT_WINDOW;
+		pt->vl[v].fccl = (uint16_t)(pt->vl[v].limit_abs & IB_CREDIT_MASK);
 	}
 	/* the peer's receiver sends this port its FC packets */
 	pt->fc_ser = link_ser_ps(pt->peer->rate, IB_FC_PKT_BYTES);
 	pt->fc_delay = pt->fc_ser + pt->peer->prop;
-	pt->cut = pt->fab->p.cut_links;
+	/* FC packets across partitions carry FCCL's 12 bits: a wide link's
+	 * limit may move further between two; fab_cut keeps it whole */
+	pt->cut = pt->fab->p.cut_links && !pt->wide;
 }
 
 /* One end of a link that goes down: FC packets to it are lost, and its
@@ -207,7 +219,8 @@ static void end_up(struct port *pt)
 		port_fc_ring_pop(&pt->fcq);
 	pt->down = false;
 	for (int v = 0; v < PORT_NVL - 1; v++) {
-		uint64_t cap = rx->vl[v].rx_cap < IB_CREDIT_WINDOW ? rx->vl[v].rx_cap : IB_CREDIT_WINDOW;
+		uint64_t cap = rx->vl[v].rx_cap < IB_CREDIT_WINDOW || pt->wide ? rx->vl[v].rx_cap :
+			       IB_CREDIT_WINDOW;
 
 		pt->vl[v].fctbs = (uint16_t)(pt->vl[v].tx_blocks & IB_CREDIT_MASK);
 		pt->vl[v].limit_abs = rx->vl[v].rx_freed + cap;
@@ -636,7 +649,7 @@ static void port_send_fc(struct port *pt, uint8_t vl)
 	/* FCCL = (ABR + free, at most the window) mod 4096: the low bits of
 	 * the limit (ib_credit_fccl) */
 	uint32_t limit = (uint32_t)pt->vl[vl].rx_blocks +
-			 (free_blocks < IB_CREDIT_WINDOW ? free_blocks : IB_CREDIT_WINDOW);
+			 (free_blocks < IB_CREDIT_WINDOW || pt->wide ? free_blocks : IB_CREDIT_WINDOW);
 	struct port *tx = pt->peer;	/* the data's sender, to whom this FC packet goes */
 	/* It waits for this port's current packet to end, if one is going
 	 * out: one that waits already for this VL carries the later limit. */

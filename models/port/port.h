@@ -245,6 +245,9 @@ struct port {
 					 * what reaches it is lost (port_set_down) */
 	bool cut : 1;			/* its link joins two partitions: its packets cross
 					 * as copies, its FC packets as events (port.c) */
+	bool wide : 1;			/* a SHARP aggregation node's internal link: its
+					 * credits are the buffer, not IB's 12-bit window */
+	bool voq : 1;			/* switch input: queued per output (sw.c) */
 	uint8_t in_flight;		/* switch input: packets it is feeding to outputs now */
 	uint8_t speedup;		/* switch input: in_flight's limit (switch.speedup; a
 					 * SHARP aggregation node's port: the streams it carries) */
@@ -371,6 +374,8 @@ static inline bool port_fits(const struct port *pt, uint8_t vl, uint32_t blocks)
 		return pt->link->ops->fits(pt, vl);
 	if (vl == 15)
 		return true;	/* VL15 is not flow controlled */
+	if (__builtin_expect(pt->wide, 0))	/* port_init: the limit, unwrapped */
+		return pt->vl[vl].tx_blocks + blocks <= pt->vl[vl].limit_abs;
 	return ib_credit_fits(pt->vl[vl].fccl, pt->vl[vl].fctbs, blocks);
 }
 

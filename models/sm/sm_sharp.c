@@ -19,7 +19,10 @@
  * (port N + 1, as ibnetdiscover shows the AN of a Quantum beyond its 40
  * cabled ports), with no cable length, and as wide as all the streams it
  * reduces: its children's links plus its parent's (a Quantum aggregates at
- * line rate on every port: streaming aggregation, SHARPv2). Its LID is
+ * line rate on every port: streaming aggregation, SHARPv2), with that
+ * many cables' buffer as credits (port.c: an internal link is not bound by
+ * IB's 12-bit credit window) and queued per output at the switch (sw.c),
+ * as the switch's own data path is. Its LID is
  * routed by every switch as the switch's own LID is, and by its switch to
  * the internal port. The transport is the HCA model's RC, without a host
  * behind it (no PCIe, no DMA: the AN is in the switch's data path).

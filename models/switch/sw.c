@@ -33,6 +33,9 @@
  *    sprayed traffic meets the head-of-line blocking of input-queued
  *    switches; switch.queues=voq lets an output take the first packet for
  *    it anywhere in an input's FIFO (docs/routing.md, adaptive routing).
+ *    The input from a SHARP aggregation node (its internal port) queues
+ *    so always: the node is in the switch's data path, its results
+ *    written towards their outputs, not sent down a cable (docs/sharp.md).
  * The input buffer space is released, and a credit update goes upstream,
  * when the packet's last bit has left through the output.
  */
@@ -199,7 +202,11 @@ int sw_init(struct fab *f, struct fab_node *n)
 		return -1;
 	if (f->p.ib_ar && ar_init(f, n))
 		return -1;
-	if (f->p.sw_voq && voq_init(f, n))
+	bool voq = f->p.sw_voq;
+
+	for (int q = 1; q <= n->nports && !voq; q++)	/* an aggregation node's input */
+		voq = nn->ports[q].internal;
+	if (voq && voq_init(f, n))
 		return -1;
 	n->sw_modes = (uint8_t)((n->ar ? FAB_SW_AR : 0) | (n->voq ? FAB_SW_VOQ : 0));
 	return n->req && n->req_vls && n->rr ? 0 : -1;
@@ -275,7 +282,7 @@ static void input_request(struct port *in, struct port *except)
 	struct fab *f = in->fab;
 	struct fab_node *n = in->node;
 
-	if (n->sw_modes & FAB_SW_VOQ) {
+	if (in->voq) {
 		voq_request(in, except);
 		return;
 	}
@@ -370,7 +377,7 @@ static __attribute__((noinline)) void receive_modes(struct port *in, uint32_t id
 		n->ar->outq[out] += p->blocks;
 	}
 	enqueue(f, n, in, p, idx, out);
-	if (n->sw_modes & FAB_SW_VOQ) {
+	if (in->voq) {
 		if ((*voq_cnt(n, in->port_no, p->vl, out))++)
 			return;		/* the output knows of the input's packets */
 		voq_has(n, in->port_no, p->vl)[out >> 6] |= 1ULL << (out & 63);
@@ -433,7 +440,7 @@ static int rr_pick(struct port *out, const uint64_t *w, int words, int after,
 				word &= (1ULL << (hi & 63)) - 1;
 			for (; word; word &= word - 1) {
 				int i = wi * 64 + __builtin_ctzll(word);
-				uint32_t idx = n->sw_modes & FAB_SW_VOQ ?
+				uint32_t idx = (n->sw_modes & FAB_SW_VOQ) && n->ports[i]->voq ?
 					       voq_first(f, n->ports[i], v, out->port_no) :
 					       n->ports[i]->vl[v].inq.head;
 
@@ -507,7 +514,7 @@ uint32_t sw_take(struct port *out, uint8_t chosen, uint32_t idx)
 	if (__builtin_expect(n->sw_modes, 0)) {
 		if ((n->sw_modes & FAB_SW_AR) && (n->ar->sl_mask >> p->sl & 1))
 			n->ar->outq[out->port_no] -= p->blocks;
-		if (n->sw_modes & FAB_SW_VOQ)
+		if (in->voq)
 			return voq_take(out, in, p, idx);
 	}
 	req_clear(n, out->port_no, vl, in->port_no);

@@ -9,6 +9,12 @@
 #  - NVLS + SHARP is NVLink-bound like NVLS on one server, so on 16 servers
 #    its 64 MiB allreduce beats NVLSTree's (no CollNet) by a third or more,
 #    and the summary counts the switches' reductions;
+#  - as servers are added its bandwidth holds: on 33 servers (two units of
+#    rails: the trees reach a spine) a 64 MiB allreduce's bus bandwidth is
+#    within 5% of 16 servers' (an aggregation node's internal link held to
+#    a cable's 128 KiB credit window, or queued FIFO at its switch, gave
+#    0.72 of it), and the credits' invariants hold after every event on
+#    those links (sim.check=on, 1 MiB);
 #  - --explain names the form (nvls + SHARP) and its phase up the switches;
 #  - two NVLS + SHARP allreduces of servers 0-7 and 8-15 share their rails'
 #    leaf switches: they stream side by side with Quantum-2's limit per
@@ -26,6 +32,10 @@ run() {	# name, topology, trace file, then more arguments
 }
 
 "$IBFAB" topo gen rail --servers 2 --server dgx-a100 > "$tmp/a100.topo" || fail "topo gen"
+"$IBFAB" topo gen rail --servers 33 --server dgx-h100 > "$tmp/h33.topo" || fail "topo gen"
+for n in 16 33; do
+	echo "NCCL_COLLNET_ENABLE=1 mpirun -np $n ./all_reduce_perf -b 64M -e 64M -g 8 -n 1" > "$tmp/s$n.nccl"
+done
 echo 'NCCL_COLLNET_ENABLE=1 mpirun -np 16 ./all_reduce_perf -b 8 -e 64M -f 8 -g 8 -n 1' > "$tmp/h16.nccl"
 echo 'NCCL_COLLNET_ENABLE=1 mpirun -np 2 ./all_reduce_perf -b 8 -e 32M -f 4 -g 8 -n 1' > "$tmp/h2.nccl"
 echo 'mpirun -np 2 ./all_reduce_perf -b 8 -e 32M -f 4 -g 8 -n 1' > "$tmp/a2.nccl"
@@ -35,6 +45,10 @@ printf 'ranks 128\ncomm a = 0-63\ncomm b = 64-127\nallreduce 16MiB comm=a algo=n
 printf 'ranks 128\ncomm a = 0-63\nallreduce 16MiB comm=a algo=nvls\n' > "$tmp/one.trace"
 run h16 "$EX/dgx-h100-16.topo" "$tmp/h16.nccl"
 run h2 "$EX/dgx-h100-2.topo" "$tmp/h2.nccl"
+run s16 "$EX/dgx-h100-16.topo" "$tmp/s16.nccl"
+run s33 "$tmp/h33.topo" "$tmp/s33.nccl"
+echo 'NCCL_COLLNET_ENABLE=1 mpirun -np 33 ./all_reduce_perf -b 1M -e 1M -g 8 -n 1' > "$tmp/c33.nccl"
+run c33 "$tmp/h33.topo" "$tmp/c33.nccl" --set sim.check=on --no-flows
 run a2 "$tmp/a100.topo" "$tmp/a2.nccl" --set ib.sharp=on
 run sharp "$EX/dgx-h100-16.topo" "$tmp/nvls.trace" --set ib.sharp=on
 run tree "$EX/dgx-h100-16.topo" "$tmp/nvls.trace"
@@ -57,7 +71,7 @@ import json, re, sys
 d = sys.argv[1]
 ok = True
 j = {n: json.load(open(f"{d}/{n}.json"))
-     for n in ("h16", "h2", "a2", "sharp", "tree", "one", "port", "switch")}
+     for n in ("h16", "h2", "a2", "sharp", "tree", "one", "port", "switch", "s16", "s33")}
 NS = "nvls + SHARP (NVLS with CollNet)"
 want = {
     "h16": [(s, NS) for s in (8, 64, 512, 4096, 32768, 262144, 2097152, 16777216)],
@@ -87,6 +101,10 @@ if not sh * 1.33 < tr:
     print("  NVLS + SHARP not a third faster than NVLSTree"); ok = False
 if j["sharp"]["sharp"]["reductions"] == 0:
     print("  no reductions in the switches"); ok = False
+b16, b33 = (j[n]["collectives"][0]["busbw_gbps"] for n in ("s16", "s33"))
+print(f"64 MiB NVLS + SHARP: 16 servers {b16:.2f} GB/s, 33 servers {b33:.2f} ({b33 / b16:.3f})")
+if j["s33"]["collectives"][0]["algorithm"] != NS or not b33 >= 0.95 * b16:
+    print("  33 servers: not NVLS + SHARP at 16 servers' bandwidth"); ok = False
 t1 = span("one")
 print(f"16 MiB on 64 GPUs {t1/1e6:.1f} us; two at once: per port {span('port')/1e6:.1f}, "
       f"one tree a switch {span('switch')/1e6:.1f} us")
