@@ -647,7 +647,8 @@ static void port_send_fc(struct port *pt, uint8_t vl)
 	sim_time_t now = f->eng.now;
 	uint32_t free_blocks = pt->vl[vl].rx_cap - pt->vl[vl].rx_used;
 	/* FCCL = (ABR + free, at most the window) mod 4096: the low bits of
-	 * the limit (ib_credit_fccl) */
+	 * the limit (ib_credit_fccl); a wide link advertises all its free
+	 * buffer (port_init) */
 	uint32_t limit = (uint32_t)pt->vl[vl].rx_blocks +
 			 (free_blocks < IB_CREDIT_WINDOW || pt->wide ? free_blocks : IB_CREDIT_WINDOW);
 	struct port *tx = pt->peer;	/* the data's sender, to whom this FC packet goes */
