@@ -41,7 +41,12 @@ void qp_resp_build(struct hca_qp *qp, struct pkt *p);
  * packet with that PSN, if any. flush: forget them all (the requester
  * goes back and sends them again). */
 struct hca_ooo;
-bool qp_ooo_hold(struct hca_qp *qp, struct hca_ooo **o, const struct pkt *p, uint32_t ahead);
+/* Hold p, `ahead` PSNs past the expected one (false: beyond the window,
+ * or out of memory); its payload goes to memory `mem` as it lands, and
+ * qp_ooo_take's copy says when it is there in t_tail (0: no payload, or
+ * no host model). */
+bool qp_ooo_hold(struct hca_qp *qp, struct hca_ooo **o, const struct pkt *p, uint32_t ahead,
+		 enum hca_mem mem);
 bool qp_ooo_take(struct hca_ooo *o, uint32_t psn, struct pkt *out);
 void qp_ooo_flush(struct hca_ooo *o);
 uint32_t qp_ooo_count(const struct hca_ooo *o);

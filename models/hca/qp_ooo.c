@@ -13,11 +13,11 @@
  * ones arrive; the requester holds READ responses and atomic ACKs the same
  * way. Acknowledgements stay cumulative (the AETH's PSN is the last one
  * executed in order), as the IBA's are.
- * Left out: placement at arrival. The real HCA writes a held packet's
- * payload to memory as it lands and completes the message in order; here
- * its payload is written when it is executed, after the gap fills, which
- * delays its DMA write by the time it was held (the completion waits for
- * the gap in both).
+ * A held packet's payload is written to memory as it lands, as the real
+ * HCA places it, so that its DMA write takes the host's PCIe and memory
+ * when the packet arrives, not in a burst once the gap fills; the message
+ * completes in order. The memory is the one its WRITE's R_Key names (a
+ * WRITE's first packet), else the one the QP's last payload went to.
  *
  * The ring is indexed by PSN modulo its capacity, a power of two above the
  * farthest PSN held ahead: the held PSNs all lie within one capacity of
@@ -71,7 +71,8 @@ static int ooo_grow(struct hca_ooo *o, uint32_t need)
 	return 0;
 }
 
-bool qp_ooo_hold(struct hca_qp *qp, struct hca_ooo **op, const struct pkt *p, uint32_t ahead)
+bool qp_ooo_hold(struct hca_qp *qp, struct hca_ooo **op, const struct pkt *p, uint32_t ahead,
+		 enum hca_mem mem)
 {
 	struct hca_ooo *o = *op;
 
@@ -92,6 +93,8 @@ bool qp_ooo_hold(struct hca_qp *qp, struct hca_ooo **op, const struct pkt *p, ui
 	if (o->psn[k] == OOO_EMPTY)
 		o->n++;
 	o->slot[k] = *p;
+	o->slot[k].t_tail = qp->hca->host_on && p->payload ?
+			    hca_dma_write(qp->hca, qp->hca->f->eng.now, mem, p->payload) : 0;
 	o->psn[k] = p->psn;
 	qp->st.ooo_held++;
 	return true;

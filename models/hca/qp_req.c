@@ -473,7 +473,8 @@ static void read_response(struct hca_qp *qp, struct pkt *p)
 
 		/* ahead of a gap: held where the HCA takes responses out of
 		 * order (qp_ooo.c), else lost: the ACK timer recovers */
-		if (ahead > 0 && fab_ooo(&f->p) && qp_ooo_hold(qp, &qp->ooo_rsp, p, (uint32_t)ahead))
+		if (ahead > 0 && fab_ooo(&f->p) &&
+		    qp_ooo_hold(qp, &qp->ooo_rsp, p, (uint32_t)ahead, w->mem))
 			return;
 		qp->st.dup_pkts_rcvd++;
 		return;
@@ -483,7 +484,12 @@ static void read_response(struct hca_qp *qp, struct pkt *p)
 
 		if (dst && p->data)
 			memcpy(dst + w->rd_rcvd, p->data, p->payload);
-		w->rd_visible = hca_dma_write(qp->hca, f->eng.now, w->mem, p->payload);
+		if (qp->held_vis) {	/* placed as it landed (qp_ooo.c) */
+			if (qp->held_vis > w->rd_visible)
+				w->rd_visible = qp->held_vis;
+		} else {
+			w->rd_visible = hca_dma_write(qp->hca, f->eng.now, w->mem, p->payload);
+		}
 	}
 	w->rd_rcvd += p->payload;
 	qp->una_psn = psn_add(p->psn, 1);
@@ -505,7 +511,7 @@ static void atomic_ack(struct hca_qp *qp, struct pkt *p)
 	w = pending_rd(qp);
 	if (w && fab_ooo(&f->p) && psn_diff(p->psn, w->first_psn) > 0) {
 		/* ahead of the READ or atomic before it: held (qp_ooo.c) */
-		qp_ooo_hold(qp, &qp->ooo_rsp, p, (uint32_t)psn_diff(p->psn, w->first_psn));
+		qp_ooo_hold(qp, &qp->ooo_rsp, p, (uint32_t)psn_diff(p->psn, w->first_psn), w->mem);
 		return;
 	}
 	if (!w || w->wr.opcode == HCA_WR_RDMA_READ || w->first_psn != p->psn)
@@ -537,10 +543,13 @@ static void comp_drain(struct hca_qp *qp)
 		       psn_add(w->first_psn, w->rd_rcvd / qp->mtu) : w->first_psn;
 		if (!qp_ooo_take(qp->ooo_rsp, want, &h))
 			return;
-		if (h.opcode == IB_OP_ATOMIC_ACK)
+		if (h.opcode == IB_OP_ATOMIC_ACK) {
 			atomic_ack(qp, &h);
-		else
+		} else {
+			qp->held_vis = h.t_tail;
 			read_response(qp, &h);
+			qp->held_vis = 0;
+		}
 	}
 }
 

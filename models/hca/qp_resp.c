@@ -303,8 +303,11 @@ static void copy_in(struct fab *f, struct hca_qp *qp, struct hca_mr *mr, uint64_
 	 * large fabric is a cache miss per packet. The checks are
 	 * hca_dma_write()'s and hca_mr_ptr()'s.
 	 */
-	if (h->host_on && p->payload)
+	if (qp->held_vis)
+		vis = qp->held_vis;	/* placed as it landed (qp_ooo.c) */
+	else if (h->host_on && p->payload)
 		vis = hca_dma_write(h, now, mr ? mr->mem : HCA_MEM_HOST, p->payload);
+	qp->rx_mem = mr ? mr->mem : HCA_MEM_HOST;
 	if (p->data && p->payload && (dst = hca_mr_ptr(mr, va)) != NULL) {
 		/* the verbs shim makes the bytes appear when they are visible */
 		if (h->place_fn)
@@ -640,7 +643,12 @@ static __attribute__((noinline)) void held_run(struct fab *f, struct hca_qp *qp)
 	struct pkt p;
 
 	while (qp_ooo_take(qp->ooo_req, qp->epsn, &p)) {
-		if (!execute(f, qp, &p)) {
+		bool ok;
+
+		qp->held_vis = p.t_tail;
+		ok = execute(f, qp, &p);
+		qp->held_vis = 0;
+		if (!ok) {
 			held_drop(qp);
 			return;
 		}
@@ -648,6 +656,18 @@ static __attribute__((noinline)) void held_run(struct fab *f, struct hca_qp *qp)
 		ack_if_asked(qp, &p);
 	}
 	qp->ooo_waiting = qp_ooo_count(qp->ooo_req) > 0;
+}
+
+/* Where a request held ahead of a gap writes its payload as it lands. */
+static enum hca_mem held_mem(struct hca_qp *qp, const struct pkt *p)
+{
+	struct hca_mr *mr;
+
+	if (p->payload && (p->opcode == IB_OP_WRITE_FIRST || p->opcode == IB_OP_WRITE_ONLY ||
+			   p->opcode == IB_OP_WRITE_ONLY_IMM) &&
+	    (mr = hca_mr_find(qp->hca, p->rkey)) != NULL)
+		return mr->mem;
+	return qp->rx_mem;
 }
 
 void qp_resp_receive(struct fab *f, struct hca_qp *qp, struct pkt *p)
@@ -686,7 +706,7 @@ void qp_resp_receive(struct fab *f, struct hca_qp *qp, struct pkt *p)
 	}
 	if (d > 0) {
 		/* ahead of a gap: held where the HCA places out of order */
-		if (fab_ooo(&f->p) && qp_ooo_hold(qp, &qp->ooo_req, p, (uint32_t)d)) {
+		if (fab_ooo(&f->p) && qp_ooo_hold(qp, &qp->ooo_req, p, (uint32_t)d, held_mem(qp, p))) {
 			qp->ooo_waiting = true;
 			return;
 		}
