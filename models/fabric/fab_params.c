@@ -243,8 +243,12 @@ static void apply_preset(struct fab_params *p, const struct preset *pr)
 	 * crossbar ASICs): an input can feed two outputs at once, so two flows
 	 * leaving one input for two busy outputs share each fairly */
 	p->sw_speedup = 2;
-	/* Adaptive routing: off, as OpenSM routes unless an AR engine is
-	 * configured; every SL may use it once on; per packet, which the
+	/* Adaptive routing, with per-output queues, on the Quantum
+	 * generations (HDR on): NVIDIA's subnet manager ships it on ("AR is
+	 * enabled by default in the opensm.conf file", engine ar_updn:
+	 * InfiniBand Cluster Bring-up Procedure); off before, as OpenSM
+	 * routes unless an AR engine is configured (docs/routing.md). Every
+	 * SL may use it once on; per packet, which the
 	 * HCAs' out-of-order placement allows (ConnectX-5 and later, RC:
 	 * NVIDIA's "Out-of-Order (OOO) Data Placement"), on by hca.ooo=auto
 	 * wherever the fabric spreads a flow (ConnectX-4, before it: set
@@ -252,8 +256,8 @@ static void apply_preset(struct fab_params *p, const struct preset *pr)
 	 * 5 us, exceeds what queues of ib.buffer at a few hops can make two
 	 * paths differ by at HDR (32 KiB drains in 1.3 us). The window is
 	 * the model's: PSNs ahead of the expected one that RC holds. */
-	p->sw_voq = false;
-	p->ib_ar = false;
+	p->sw_voq = pr->speed >= LINK_HDR;	/* LINK_* in generation order */
+	p->ib_ar = pr->speed >= LINK_HDR;
 	p->ib_ar_flowlet = false;
 	p->ib_ar_sl_mask = 0xffff;
 	p->ib_ar_flowlet_ns = 5000;
@@ -1250,9 +1254,9 @@ static const struct sim_param keys[] = {
 	GEN("switch.speedup", K_UINT, sw_speedup, 1, 8,
 	    "packets one input port feeds to outputs at once (crossbar speedup; 1 = none)"),
 	SPECIAL("switch.queues", set_queues, print_queues,
-		"input queues: fifo (only each VL's head competes: head-of-line blocking) or voq (per output)"),
+		"input queues: fifo (only each VL's head competes: head-of-line blocking) or voq (per output); the preset's: voq from hdr on"),
 	SPECIAL("ib.ar", set_ar, print_ar,
-		"adaptive routing: on = switches send each packet to the least loaded port on a shortest path"),
+		"adaptive routing: on = a switch keeps the LFT's port while no queue forms on it, else the least loaded port on a shortest path; the preset's: on from hdr (Quantum) on"),
 	SPECIAL("ib.ar_mode", set_ar_mode, print_ar_mode,
 		"adaptive routing per packet, or per flowlet (a flow keeps its port until idle ib.ar_flowlet_ns)"),
 	GEN("ib.ar_sl_mask", K_UINT, ib_ar_sl_mask, 0, 0xffff,

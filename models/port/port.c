@@ -178,6 +178,7 @@ void port_link_up(struct port *pt)
 		uint32_t cap = pt->peer->vl[v].rx_cap;
 
 		pt->vl[v].limit_abs = cap < IB_CREDIT_WINDOW || pt->wide ? cap : IB_CREDIT_WINDOW;
+		pt->vl[v].tx_cap = (uint32_t)pt->vl[v].limit_abs;
 		pt->vl[v].fccl = (uint16_t)(pt->vl[v].limit_abs & IB_CREDIT_MASK);
 	}
 	/* the peer's receiver sends this port its FC packets */
@@ -294,6 +295,12 @@ static void port_apply_fc(struct port *pt)
 		v->limit_abs += (uint32_t)(fc->limit - (uint32_t)v->limit_abs);
 		port_fc_ring_pop(q);
 	}
+}
+
+uint32_t port_credits_held(struct port *pt, uint8_t vl)
+{
+	port_apply_fc(pt);
+	return pt->vl[vl].tx_cap - (uint32_t)(pt->vl[vl].limit_abs - pt->vl[vl].tx_blocks);
 }
 
 /* The engine component of this port's peer, without reading its lines. */

@@ -204,6 +204,9 @@ struct port_vl {
 	uint64_t fc_sent_wraps;		/* times fc_sent wrapped past 2^32 */
 	uint16_t fctbs;			/* FCTBS */
 	uint16_t fccl;			/* the last FCCL received */
+	uint32_t tx_cap;		/* the credits of an empty peer buffer (link up):
+					 * tx_cap - (limit_abs - tx_blocks) are held
+					 * downstream or on the wire */
 	/* receiver (packets arriving from the peer), from byte 64 */
 	uint64_t rx_blocks __attribute__((aligned(64)));	/* shadow of ABR, unwrapped */
 	uint64_t rx_freed;		/* blocks freed since start */
@@ -366,6 +369,12 @@ void port_set_up(struct port *pt);
 
 /* Release `blocks` of the receive buffer of VL vl at this port (packet left). */
 void port_rx_free(struct port *pt, uint8_t vl, uint32_t blocks);
+
+/* The blocks of the peer's buffer of VL vl that this transmitter has
+ * filled and not had back by now: packets on the wire or waiting there,
+ * and credits on their way back (every FC packet landed by now taken in,
+ * so the figure is the same in one partition or cut across several). */
+uint32_t port_credits_held(struct port *pt, uint8_t vl);
 
 /* Can a packet of `blocks` go out on VL vl now? */
 static inline bool port_fits(const struct port *pt, uint8_t vl, uint32_t blocks)

@@ -22,12 +22,15 @@
  *    keeps its VL from hop to hop;
  *  - a packet whose DLID has no route (LFT entry 255, or an unconnected
  *    port) is discarded and counted, as IBA 18.2.4.3 requires;
- *  - with adaptive routing (ib.ar=on), a packet of an AR-enabled SL
- *    (ib.ar_sl_mask) goes to the least loaded port of its destination's
- *    AR group instead of the LFT's (sw_lb.c), per packet or per flowlet
- *    (ib.ar_mode), as the packet arrives. The load of an output is its
- *    egress queue: the blocks queued for it at this switch's inputs and
- *    the packet it is sending. With switch.queues=fifo (the default) a
+ *  - with adaptive routing (ib.ar=on, the Quantum presets' default), a
+ *    packet of an AR-enabled SL (ib.ar_sl_mask) keeps the LFT's port
+ *    while no queue forms on it, and otherwise goes to the least loaded
+ *    port of its destination's AR group (sw_lb.c), per packet or per
+ *    flowlet (ib.ar_mode), as the packet arrives. The load of an output
+ *    is its egress queue - the blocks queued for it at this switch's
+ *    inputs and the packet it is sending - and the credits the next hop
+ *    holds beyond two packets. With switch.queues=fifo (the default
+ *    before HDR) a
  *    packet waits behind the ones ahead of it in its input whatever
  *    outputs they chose, so on the way down, where there is no choice,
  *    sprayed traffic meets the head-of-line blocking of input-queued
@@ -84,17 +87,25 @@ static void req_clear(struct fab_node *n, int o, int v, int in)
 struct sw_ar {
 	struct sw_lb lb;
 	uint16_t sl_mask;	/* SLs routed adaptively */
+	int64_t held_free;	/* blocks a next hop may hold before they count */
 	uint32_t outq[];	/* per output: blocks queued for it at the inputs */
 };
 
 /* The load of output `out`: the blocks queued for it here and the packet
  * it is sending (its egress queue, in a switch that queues at the
- * output); a downstream buffer that fills shows in it, as packets stop
- * leaving. 0 when idle. */
-static int64_t ar_load(const struct fab_node *n, const struct port *out, const struct pkt *p)
+ * output), and the next hop's buffer: the credits it holds beyond what a
+ * cable and a switch keep in flight at line rate, so that a downstream
+ * buffer that fills shows before packets stop leaving. 0 when idle. */
+static int64_t ar_load(const struct fab_node *n, struct port *out, const struct pkt *p,
+		       int64_t enough)
 {
-	(void)p;
-	return (int64_t)n->ar->outq[out->port_no] + (out->tx_busy ? out->tx_src_blocks : 0);
+	int64_t q = (int64_t)n->ar->outq[out->port_no] + (out->tx_busy ? out->tx_src_blocks : 0);
+	int64_t held;
+
+	if (q >= enough || out->link)
+		return q;	/* the credits could only add to it */
+	held = port_credits_held(out, p->vl);
+	return q + (held > n->ar->held_free ? held - n->ar->held_free : 0);
 }
 
 static int ar_init(struct fab *f, struct fab_node *n)
@@ -105,8 +116,12 @@ static int ar_init(struct fab *f, struct fab_node *n)
 		return -1;
 	n->ar = ar;
 	ar->sl_mask = f->p.ib_ar_sl_mask;
-	return sw_lb_init(&ar->lb, f, n, ar_load,
-			  f->p.ib_ar_flowlet ? f->p.ib_ar_flowlet_ns : 0);
+	if (sw_lb_init(&ar->lb, f, n, ar_load, f->p.ib_ar_flowlet ? f->p.ib_ar_flowlet_ns : 0))
+		return -1;
+	/* one packet of the MTU: the one it is sending, or one waiting */
+	ar->lb.keep_lft = ib_blocks(ib_wire_bytes(f->p.mtu, 1));
+	ar->held_free = 2 * ar->lb.keep_lft;
+	return 0;
 }
 
 /*

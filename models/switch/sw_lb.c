@@ -5,10 +5,16 @@
  * InfiniBand adaptive routing (NVIDIA Quantum and later, "AR"): beside
  * the LFT, the subnet manager programs per destination an AR group, the
  * output ports on a shortest path (models/sm/sm_mp.c), and the switch
- * sends each packet of an AR-enabled SL to the group's least loaded port
- * (IBA 1.4 leaves AR to vendors; NVIDIA's "Adaptive Routing" in the
- * Quantum and UFM documentation: per-packet choice by egress load,
- * static fallback for SLs AR is off on). Ethernet's per-packet spraying
+ * sends each packet of an AR-enabled SL to the LFT's port while no queue
+ * forms there (its load at most one packet: sw_lb.keep_lft), else to the
+ * group's least loaded port (IBA 1.4 leaves AR to vendors; NVIDIA's
+ * "Adaptive Routing" in the Quantum and UFM documentation: per-packet
+ * choice by egress load, static fallback for SLs AR is off on; staying
+ * on the static route until it congests: Zahavi, Keslassy and Kolodny,
+ * ANCS 2012, and Omni-Path's AR threshold). A greedy choice, the least
+ * loaded port for every packet, spreads flows the tables had put on
+ * disjoint paths and loses at full load what it unbalances (shifts,
+ * pairwise all-to-all: docs/routing.md). Ethernet's per-packet spraying
  * (NVIDIA Spectrum-X adaptive routing; the Ultra Ethernet transport's
  * packet spraying) chooses the same way per packet; flowlet switching
  * (Kandula et al., "Dynamic load balancing without packet reordering",
@@ -43,6 +49,7 @@ int sw_lb_init(struct sw_lb *lb, struct fab *f, const struct fab_node *n,
 	if (sm_mp_sw_init(&lb->mp, f->mp, f->net, n->idx))
 		return -1;
 	lb->load = load;
+	lb->keep_lft = -1;
 	lb->rr = (uint32_t)n->idx;
 	lb->seed = 0x9e3779b97f4a7c15ULL * ((uint64_t)n->idx + 1);
 	lb->gap = (sim_time_t)gap_ns * SIM_NS;
@@ -65,19 +72,23 @@ void sw_lb_fini(struct sw_lb *lb)
 }
 
 static int least_loaded(struct sw_lb *lb, const struct fab_node *n, const struct pkt *p,
-			const uint8_t *ports, uint32_t cnt)
+			const uint8_t *ports, uint32_t cnt, int lft)
 {
 	uint32_t start = lb->rr++ % cnt;
 	int best = -1;
 	int64_t best_load = 0;
 
+	/* the LFT's port while no queue forms on it */
+	if (lb->keep_lft >= 0 && lft > 0 && lft <= n->nports && !n->ports[lft]->down &&
+	    lb->load(n, n->ports[lft], p, lb->keep_lft + 1) <= lb->keep_lft)
+		return lft;
 	for (uint32_t k = 0; k < cnt; k++) {
 		int o = ports[(start + k) % cnt];
 		int64_t l;
 
 		if (n->ports[o]->down)
 			continue;	/* a dead link: the switch knows its own ports */
-		l = lb->load(n, n->ports[o], p);
+		l = lb->load(n, n->ports[o], p, best < 0 ? INT64_MAX : best_load);
 		if (best < 0 || l < best_load) {
 			best = o;
 			best_load = l;
@@ -100,7 +111,7 @@ int sw_lb_pick(struct sw_lb *lb, struct fab *f, const struct fab_node *n,
 	if (cnt == 1)
 		return n->ports[ports[0]]->down ? 0 : ports[0];
 	if (!lb->fl) {
-		o = least_loaded(lb, n, p, ports, cnt);
+		o = least_loaded(lb, n, p, ports, cnt, lft);
 		if (!o)
 			return 0;
 	} else {
@@ -113,7 +124,7 @@ int sw_lb_pick(struct sw_lb *lb, struct fab *f, const struct fab_node *n,
 				if (ports[k] == e->port)
 					o = e->port;
 		if (!o)
-			o = least_loaded(lb, n, p, ports, cnt);
+			o = least_loaded(lb, n, p, ports, cnt, lft);
 		if (!o)
 			return 0;
 		e->port = (uint8_t)o;

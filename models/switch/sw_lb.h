@@ -15,9 +15,12 @@
 #include "models/sm/sm_mp.h"
 
 /* How loaded an output is for packet p (lower is better, 0 idle): the
- * switch kind's own measure of its egress queue. */
-typedef int64_t (*sw_lb_load_fn)(const struct fab_node *n, const struct port *out,
-				 const struct pkt *p);
+ * switch kind's own measure of its egress queue. A figure of at least
+ * `enough` may be returned short (the port is not chosen then): the
+ * costlier parts of the measure are left out once the cheap ones reach
+ * it. */
+typedef int64_t (*sw_lb_load_fn)(const struct fab_node *n, struct port *out,
+				 const struct pkt *p, int64_t enough);
 
 struct sw_lb_flowlet {
 	sim_time_t last;	/* the last packet that used the entry */
@@ -28,6 +31,8 @@ struct sw_lb {
 	struct sm_mp_sw mp;	/* the equal-cost ports per destination switch */
 	sw_lb_load_fn load;
 	uint32_t rr;		/* rotates the ties: equal loads share the ports */
+	int64_t keep_lft;	/* the LFT's port while its load is at most this
+				 * (-1: always the least loaded port) */
 	/* flowlet mode (gap > 0): a table indexed by the flow's hash, as the
 	 * hardware's (no tags: flows that collide share an entry) */
 	sim_time_t gap;

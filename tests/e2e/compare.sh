@@ -96,7 +96,7 @@ if fab:
         bad.append(f"tcp: {kt.get('syscalls')} syscalls, {kt.get('interrupts')} interrupts (more interrupts than calls: one a batch of segments)")
     if tcp.get("active_hosts") != 16: bad.append(f"tcp: {tcp.get('active_hosts')} active hosts")
     lbs = [fab.get(n, {}).get("load_balancing") for n in ["ib", "roce", "roce-lossy", "tcp"]]
-    if lbs != ["table", "ecmp", "ecmp", "ecmp"]: bad.append(f"load_balancing {lbs}")
+    if lbs != ["ar", "ecmp", "ecmp", "ecmp"]: bad.append(f"load_balancing {lbs}")
 rows = list(csv.DictReader(open(os.path.join(d, "out.csv"))))
 if [r["fabric"] for r in rows] != ["ib", "roce", "roce-lossy", "tcp"]:
     bad.append("CSV: not one row per fabric")

@@ -8,10 +8,12 @@
 #   ring8  ring allreduce of 256 KiB over 8 ranks of fattree-16, ftree
 #          routing, host.model=off: the collective replay, credits, the RC
 #          transport (WRITE with immediate, ACKs), switches at speedup 2
+#          with the HDR preset's adaptive routing and per-output queues
 #   mix    fattree-16, minhop, 2 data VLs with a skewed VLArb table, host
 #          model on: an 8-to-1 incast on SL 0 and a 4-to-1 incast on SL 1
 #          into h0 (credit stalls, VL arbitration), a 64-byte ping-pong
-#          across the spines and a 32 KiB permutation
+#          across the spines and a 32 KiB permutation (adaptive routing
+#          spreads it, the receivers hold what overtook)
 #
 # Keys added to the JSON are allowed (every expected value must still be
 # there, unchanged); IBFAB_GOLDEN_STRICT=1 demands byte-identical files.

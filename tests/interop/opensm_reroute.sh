@@ -34,8 +34,10 @@ stop_sim
 grep -q "minhop tables configured on all switches" "$work/post/opensm.log" ||
 	fail "OpenSM did not configure the cut fabric"
 
+# upstream OpenSM's tables, which program no adaptive routing
 base=(run --topo "$work/full.topo" --lft "$work/pre/opensm-lfts.dump"
 	--traffic alltoall:size=256KiB --set hca.timeout=10 --set hca.retry_cnt=3
+	--set ib.ar=off --set switch.queues=fifo
 	--fault 'link spine0/1 down at 20us' --reproducible)
 "$IBFAB" "${base[@]}" --fault "lft $work/post/opensm-lfts.dump at 1ms" \
 	--json "$work/with.json" >"$work/with.txt" 2>&1 || fail "the run with OpenSM's new tables: $(tail -3 "$work/with.txt")"

@@ -28,8 +28,10 @@ ts() { tshark -r "$1" "${@:2}" 2> "$tmp/tshark.err" || fail "tshark -r $1: $(cat
 run() { "$IBFAB" run --reproducible "$@" > "$tmp/run.out" 2>&1 || fail "ibfab run $*: $(tail -2 "$tmp/run.out")"; }
 
 # ---- InfiniBand: WRITE, READ, ACKs, NAKs ----
+# (by the tables: with the HDR preset's adaptive routing the HCAs hold a
+# gap's later packets, out of order, and the ACK timeout finds the loss)
 run --traffic p2p:src=h0,dst=h1,size=64KiB,count=2 --traffic p2p:src=h2,dst=h3,size=4KiB,op=read \
-	--set 'link[h1].drop_prob=0.1' --pcap "$tmp/ib.pcap" --json "$tmp/ib.json"
+	--set 'link[h1].drop_prob=0.1' --set ib.ar=off --pcap "$tmp/ib.pcap" --json "$tmp/ib.json"
 ts "$tmp/ib.pcap" -V > "$tmp/ib.txt"
 grep -qi "malformed" "$tmp/ib.txt" && fail "ib: tshark finds malformed packets: $(grep -m1 -i malformed "$tmp/ib.txt")"
 grep -q "Protocols in frame: erf:infiniband" "$tmp/ib.txt" || fail "ib: not dissected as InfiniBand"

@@ -16,10 +16,10 @@ for f in min updn; do
 done
 "$IBFAB" run --topo "$R" --routing minhop --traffic alltoall:size=1MiB > "$tmp/run1" 2>&1 &&
 	fail "the minhop all-to-all did not stall"
-grep -qF "stalled at 19.276 us: 0 of 56 messages delivered (0 lost), 84 packets stuck in switch buffers: credit loop on VL 0 through 4 switches" "$tmp/run1" ||
+grep -qF "stalled at 21.567 us: 0 of 56 messages delivered (0 lost), 84 packets stuck in switch buffers: credit loop on VL 0 through 4 switches" "$tmp/run1" ||
 	fail "the stall: $(head -c 300 "$tmp/run1")"
 "$IBFAB" run --topo "$R" --routing updn --traffic alltoall:size=1MiB > "$tmp/run2" 2>&1 ||
 	fail "the updn all-to-all: $(tail -2 "$tmp/run2")"
-grep -q "^messages *56 / 56 delivered" "$tmp/run2" && grep -q "^simulated *544.122 us" "$tmp/run2" ||
+grep -q "^messages *56 / 56 delivered" "$tmp/run2" && grep -q "^simulated *520.916 us" "$tmp/run2" ||
 	fail "updn: $(grep -E '^(messages|simulated)' "$tmp/run2")"
 finish

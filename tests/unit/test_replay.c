@@ -739,6 +739,7 @@ static void a2a_case(const struct net *n, const char *what, struct a2a_result *r
 	uint32_t cmax;
 
 	tf_params(&prm, "hdr");
+	tf_tables(&prm);
 	pred = a2a_predict(n, &prm, &cmax, &cmean);
 	snprintf(text, sizeof(text), "ranks %d\nmap linear\nalltoall %" PRIu64 " algo=pairwise\n",
 		 A2A_N, (uint64_t)A2A_N * A2A_PAIR);
@@ -837,6 +838,7 @@ static double a2a_direct(const struct net *n, const char *speedup)
 	double t;
 
 	tf_params(&prm, "hdr");
+	tf_tables(&prm);
 	tf_set(&prm, speedup);
 	snprintf(text, sizeof(text), "ranks %d\nmap linear\nalltoall %d algo=direct\n", A2D_N,
 		 A2D_N * A2D_PAIR);
@@ -950,6 +952,7 @@ static uint32_t placement_case(const struct net *n, const char *what)
 	int x_lin, x_rnd;
 
 	tf_params(&prm, "hdr");
+	tf_tables(&prm);
 	placement_trace(text, sizeof(text), "linear");
 	replay_text(n, &prm, text, &lin);
 	snprintf(map, sizeof(map), "random seed=%d", PL_SEED);

@@ -86,6 +86,12 @@ void tf_params(struct fab_params *p, const char *preset)
 	p->host_model = false;
 }
 
+void tf_tables(struct fab_params *p)
+{
+	tf_set(p, "ib.ar=off");
+	tf_set(p, "switch.queues=fifo");
+}
+
 void tf_add_msg(struct fab_msgs *m, int src, int dst, uint64_t bytes, uint32_t stream,
 		    uint8_t sl)
 {

@@ -20,6 +20,10 @@ void tf_star(struct net *n, int nh, int *hosts);
 void tf_victim(struct net *n, int s[4], int *v, int *h, int *w);
 /* Defaults, then a preset, with an ideal host (host.model=off). */
 void tf_params(struct fab_params *p, const char *preset);
+/* Every packet on its LFT's port, input FIFOs: the switches a closed form
+ * from the tables assumes (ib.ar=off, switch.queues=fifo; the Quantum
+ * presets route adaptively with per-output queues). */
+void tf_tables(struct fab_params *p);
 /* One "key=value" (fatal if refused). */
 void tf_set(struct fab_params *p, const char *kv);
 void tf_add_msg(struct fab_msgs *m, int src, int dst, uint64_t bytes, uint32_t stream,
