@@ -108,6 +108,13 @@ static int64_t ar_load(const struct fab_node *n, struct port *out, const struct 
 	return q + (held > n->ar->held_free ? held - n->ar->held_free : 0);
 }
 
+/* Whether packet p is routed adaptively here: an AR-enabled SL, and a
+ * data VL (subnet management packets on VL15 follow the LFT). */
+static inline bool ar_applies(const struct fab_node *n, const struct pkt *p)
+{
+	return (n->sw_modes & FAB_SW_AR) && (n->ar->sl_mask >> p->sl & 1) && p->vl != 15;
+}
+
 static int ar_init(struct fab *f, struct fab_node *n)
 {
 	struct sw_ar *ar = calloc(1, sizeof(*ar) + ((size_t)n->nports + 1) * sizeof(ar->outq[0]));
@@ -128,28 +135,42 @@ static int ar_init(struct fab *f, struct fab_node *n)
  * Virtual output queues (switch.queues=voq): each input VL's packets, in
  * one FIFO as ever, counted per output, so that an output can take the
  * first packet for it wherever it stands in the FIFO. has[] is the set of
- * outputs an input VL holds packets for: what it asks for.
+ * outputs an input VL holds packets for: what it asks for. The data VLs
+ * and VL15 (subnet management) have a slot each: nvl = data VLs + 1.
  */
 struct sw_voq {
 	int nvl;
-	uint16_t *cnt;		/* [(in * nvl + v) * (nports + 1) + o] packets for o */
-	uint64_t *has;		/* [(in * nvl + v) * req_words + w] outputs with cnt > 0 */
+	uint16_t *cnt;		/* [(in * nvl + slot) * (nports + 1) + o] packets for o */
+	uint64_t *has;		/* [(in * nvl + slot) * req_words + w] outputs with cnt > 0 */
 };
+
+/* VL v's slot: the data VLs in order, VL15 the last. */
+static inline size_t voq_slot(const struct fab_node *n, int v)
+{
+	return v < n->voq->nvl - 1 ? (size_t)v : (size_t)n->voq->nvl - 1;
+}
+
+/* Slot s's VL. */
+static inline int voq_vl(const struct fab_node *n, int s)
+{
+	return s < n->voq->nvl - 1 ? s : 15;
+}
 
 static inline uint16_t *voq_cnt(struct fab_node *n, int in, int v, int o)
 {
-	return &n->voq->cnt[((size_t)in * (size_t)n->voq->nvl + (size_t)v) *
+	return &n->voq->cnt[((size_t)in * (size_t)n->voq->nvl + voq_slot(n, v)) *
 			    (size_t)(n->nports + 1) + (size_t)o];
 }
 
 static inline uint64_t *voq_has(struct fab_node *n, int in, int v)
 {
-	return &n->voq->has[((size_t)in * (size_t)n->voq->nvl + (size_t)v) * (size_t)n->req_words];
+	return &n->voq->has[((size_t)in * (size_t)n->voq->nvl + voq_slot(n, v)) *
+			    (size_t)n->req_words];
 }
 
 static int voq_init(struct fab *f, struct fab_node *n)
 {
-	size_t nin = (size_t)n->nports + 1, nvl = f->p.vls ? f->p.vls : 1;
+	size_t nin = (size_t)n->nports + 1, nvl = (f->p.vls ? f->p.vls : 1) + 1;
 
 	n->voq = calloc(1, sizeof(*n->voq));
 	if (!n->voq)
@@ -253,8 +274,9 @@ static void voq_request(struct port *in, struct port *except)
 	struct fab_node *n = in->node;
 	uint64_t kick[4] = { 0 };	/* port numbers fit a byte: 4 words */
 
-	for (unsigned v = 0; v < (unsigned)n->voq->nvl; v++) {
-		const uint64_t *h = voq_has(n, in->port_no, (int)v);
+	for (int s = 0; s < n->voq->nvl; s++) {
+		int v = voq_vl(n, s);
+		const uint64_t *h = voq_has(n, in->port_no, v);
 
 		if (!(in->inq_vls >> v & 1))
 			continue;
@@ -262,7 +284,7 @@ static void voq_request(struct port *in, struct port *except)
 			for (uint64_t b = h[w]; b; b &= b - 1) {
 				int o = w * 64 + __builtin_ctzll(b);
 
-				req_set(n, o, (int)v, in->port_no);
+				req_set(n, o, v, in->port_no);
 				kick[w] |= 1ULL << (o & 63);
 			}
 	}
@@ -280,14 +302,15 @@ static void voq_withdraw(struct port *in)
 {
 	struct fab_node *n = in->node;
 
-	for (unsigned v = 0; v < (unsigned)n->voq->nvl; v++) {
-		const uint64_t *h = voq_has(n, in->port_no, (int)v);
+	for (int s = 0; s < n->voq->nvl; s++) {
+		int v = voq_vl(n, s);
+		const uint64_t *h = voq_has(n, in->port_no, v);
 
 		if (!(in->inq_vls >> v & 1))
 			continue;
 		for (int w = 0; w < n->req_words; w++)
 			for (uint64_t b = h[w]; b; b &= b - 1)
-				req_clear(n, w * 64 + __builtin_ctzll(b), (int)v, in->port_no);
+				req_clear(n, w * 64 + __builtin_ctzll(b), v, in->port_no);
 	}
 }
 
@@ -384,7 +407,7 @@ static __attribute__((noinline)) void receive_modes(struct port *in, uint32_t id
 	struct fab_node *n = in->node;
 	struct pkt *p = fab_pkt(f, idx);
 
-	if ((n->sw_modes & FAB_SW_AR) && (n->ar->sl_mask >> p->sl & 1)) {
+	if (ar_applies(n, p)) {
 		int o = sw_lb_pick(&n->ar->lb, f, n, p, out);
 
 		if (o > 0)
@@ -527,7 +550,7 @@ uint32_t sw_take(struct port *out, uint8_t chosen, uint32_t idx)
 
 	(void)chosen;
 	if (__builtin_expect(n->sw_modes, 0)) {
-		if ((n->sw_modes & FAB_SW_AR) && (n->ar->sl_mask >> p->sl & 1))
+		if (ar_applies(n, p))
 			n->ar->outq[out->port_no] -= p->blocks;
 		if (in->voq)
 			return voq_take(out, in, p, idx);
