@@ -433,7 +433,10 @@ static void summary_setup(FILE *out, const struct cli_report *r)
 			cli_fmt_bytes(p->eth.buffer_per_port, a, sizeof(a)),
 			fab_kind_of(p)->pfc ? "PFC on" : "PFC off (lossy)");
 	else
-		fprintf(out, "ib: InfiniBand, credit-based flow control\n");
+		fprintf(out, "ib: InfiniBand, credit-based flow control%s%s\n",
+			p->ib_ar ? (p->ib_ar_flowlet ? ", adaptive routing per flowlet" :
+				    ", adaptive routing") : ", routes by the tables",
+			p->sw_voq ? ", per-output switch queues" : ", FIFO switch inputs");
 	label(out, "preset");
 	fprintf(out, "%s: MTU %u, %u data VLs, %s buffer per VL, switch %u ns, HCA %u ns; seed %" PRIu64 "\n",
 		p->preset, p->mtu, p->vls, cli_fmt_bytes(p->vl_buf_bytes, a, sizeof(a)),

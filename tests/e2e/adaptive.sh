@@ -12,7 +12,8 @@
 #    (ooo_held), nothing is retransmitted, and without out-of-order
 #    placement (hca.ooo=off) the same run goes back N (with every link's
 #    credits walked after each event, sim.check: packets leaving a VOQ from
-#    mid-FIFO lose none); EDR's preset routes by the tables;
+#    mid-FIFO lose none); EDR's preset routes by the tables; the
+#    summary's first line says which;
 #  - on the 2:1 fattree-64-2to1 a free-running all-to-all with AR finishes
 #    within 10% of the bisection bound (the bytes leaving a leaf over its
 #    up-links), and the table's figure without AR stays what it was;
@@ -42,6 +43,10 @@ run shift_ar --topo "$EX/fattree-128.topo" --traffic shift:size=4MiB,k=17
 run perm_gbn --topo "$EX/fattree-128.topo" --traffic permutation:size=256KiB \
 	--set hca.ooo=off --set sim.check=1
 grep -q "^paths  *ar: " "$tmp/perm_voq.txt" || fail "the summary has no paths line: $(cat "$tmp/perm_voq.txt")"
+grep -q "^fabric  *ib: InfiniBand, credit-based flow control, adaptive routing, per-output switch queues$" \
+	"$tmp/perm_voq.txt" || fail "the summary's fabric line: $(grep '^fabric' "$tmp/perm_voq.txt")"
+grep -q "^fabric  *ib: .*, routes by the tables, FIFO switch inputs$" "$tmp/perm_edr.txt" ||
+	fail "EDR's fabric line: $(grep '^fabric' "$tmp/perm_edr.txt")"
 
 A="--topo $EX/fattree-64-2to1.topo --traffic alltoall:size=1MiB"
 run a2a_off $A $TABLES
