@@ -30,15 +30,13 @@
 
 /* An egress port's load for flowlets and spraying: the cells its queues
  * hold, every priority (they share the wire). */
-static int64_t eth_load(const struct fab_node *n, struct port *out, const struct pkt *p,
-			int64_t enough)
+static int64_t eth_load(const struct fab_node *n, struct port *out, const struct pkt *p)
 {
 	const struct eth_port *e = eth_of(out);
 	int64_t q = 0;
 
 	(void)n;
 	(void)p;
-	(void)enough;
 	for (int i = 0; i < ETH_NPRIO; i++)
 		q += e->q_cells[i];
 	return q;

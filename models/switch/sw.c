@@ -96,16 +96,12 @@ struct sw_ar {
  * output), and the next hop's buffer: the credits it holds beyond what a
  * cable and a switch keep in flight at line rate, so that a downstream
  * buffer that fills shows before packets stop leaving. 0 when idle. */
-static int64_t ar_load(const struct fab_node *n, struct port *out, const struct pkt *p,
-		       int64_t enough)
+static int64_t ar_load(const struct fab_node *n, struct port *out, const struct pkt *p)
 {
-	int64_t q = (int64_t)n->ar->outq[out->port_no] + (out->tx_busy ? out->tx_src_blocks : 0);
-	int64_t held;
+	int64_t held = out->link ? 0 : port_credits_held(out, p->vl);
 
-	if (q >= enough || out->link)
-		return q;	/* the credits could only add to it */
-	held = port_credits_held(out, p->vl);
-	return q + (held > n->ar->held_free ? held - n->ar->held_free : 0);
+	return (int64_t)n->ar->outq[out->port_no] + (out->tx_busy ? out->tx_src_blocks : 0) +
+	       (held > n->ar->held_free ? held - n->ar->held_free : 0);
 }
 
 /* Whether packet p is routed adaptively here: an AR-enabled SL, and a

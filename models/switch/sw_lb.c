@@ -80,7 +80,7 @@ static int least_loaded(struct sw_lb *lb, const struct fab_node *n, const struct
 
 	/* the LFT's port while no queue forms on it */
 	if (lb->keep_lft >= 0 && lft > 0 && lft <= n->nports && !n->ports[lft]->down &&
-	    lb->load(n, n->ports[lft], p, lb->keep_lft + 1) <= lb->keep_lft)
+	    lb->load(n, n->ports[lft], p) <= lb->keep_lft)
 		return lft;
 	for (uint32_t k = 0; k < cnt; k++) {
 		int o = ports[(start + k) % cnt];
@@ -88,7 +88,7 @@ static int least_loaded(struct sw_lb *lb, const struct fab_node *n, const struct
 
 		if (n->ports[o]->down)
 			continue;	/* a dead link: the switch knows its own ports */
-		l = lb->load(n, n->ports[o], p, best < 0 ? INT64_MAX : best_load);
+		l = lb->load(n, n->ports[o], p);
 		if (best < 0 || l < best_load) {
 			best = o;
 			best_load = l;

@@ -15,12 +15,9 @@
 #include "models/sm/sm_mp.h"
 
 /* How loaded an output is for packet p (lower is better, 0 idle): the
- * switch kind's own measure of its egress queue. A figure of at least
- * `enough` may be returned short (the port is not chosen then): the
- * costlier parts of the measure are left out once the cheap ones reach
- * it. */
+ * switch kind's own measure of its egress queue. */
 typedef int64_t (*sw_lb_load_fn)(const struct fab_node *n, struct port *out,
-				 const struct pkt *p, int64_t enough);
+				 const struct pkt *p);
 
 struct sw_lb_flowlet {
 	sim_time_t last;	/* the last packet that used the entry */
