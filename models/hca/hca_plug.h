@@ -234,11 +234,8 @@ struct hca_qp {
 	uint64_t last_atomic_orig;
 	bool last_atomic_valid;
 	bool comm_est;		/* its Communication Established event was raised */
-	/* out-of-order placement: the memory the QP's last payload went to
-	 * (where a packet held ahead of a gap is written as it lands), and
-	 * while a held packet is executed, when its payload was in memory
-	 * (0: not placed yet) */
-	enum hca_mem rx_mem;
+	/* out-of-order placement: while a packet held ahead of a gap is
+	 * executed, when its payload was in memory (0: not placed yet) */
 	sim_time_t held_vis;
 };
 

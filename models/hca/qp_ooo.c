@@ -16,8 +16,8 @@
  * A held packet's payload is written to memory as it lands, as the real
  * HCA places it, so that its DMA write takes the host's PCIe and memory
  * when the packet arrives, not in a burst once the gap fills; the message
- * completes in order. The memory is the one its WRITE's R_Key names (a
- * WRITE's first packet), else the one the QP's last payload went to.
+ * completes in order. The memory is the one its WRITE or its receive
+ * names (qp_resp.c's held_mem), a READ response's its WQE's.
  *
  * The ring is indexed by PSN modulo its capacity, a power of two above the
  * farthest PSN held ahead: the held PSNs all lie within one capacity of

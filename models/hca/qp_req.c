@@ -484,7 +484,7 @@ static void read_response(struct hca_qp *qp, struct pkt *p)
 
 		if (dst && p->data)
 			memcpy(dst + w->rd_rcvd, p->data, p->payload);
-		if (qp->held_vis) {	/* placed as it landed (qp_ooo.c) */
+		if (qp->ooo_rsp && qp->held_vis) {	/* placed as it landed (qp_ooo.c) */
 			if (qp->held_vis > w->rd_visible)
 				w->rd_visible = qp->held_vis;
 		} else {

@@ -303,11 +303,10 @@ static void copy_in(struct fab *f, struct hca_qp *qp, struct hca_mr *mr, uint64_
 	 * large fabric is a cache miss per packet. The checks are
 	 * hca_dma_write()'s and hca_mr_ptr()'s.
 	 */
-	if (qp->held_vis)
+	if (qp->ooo_waiting && qp->held_vis)	/* ooo_waiting first: it is on this line */
 		vis = qp->held_vis;	/* placed as it landed (qp_ooo.c) */
 	else if (h->host_on && p->payload)
 		vis = hca_dma_write(h, now, mr ? mr->mem : HCA_MEM_HOST, p->payload);
-	qp->rx_mem = mr ? mr->mem : HCA_MEM_HOST;
 	if (p->data && p->payload && (dst = hca_mr_ptr(mr, va)) != NULL) {
 		/* the verbs shim makes the bytes appear when they are visible */
 		if (h->place_fn)
@@ -658,16 +657,27 @@ static __attribute__((noinline)) void held_run(struct fab *f, struct hca_qp *qp)
 	qp->ooo_waiting = qp_ooo_count(qp->ooo_req) > 0;
 }
 
-/* Where a request held ahead of a gap writes its payload as it lands. */
+/* Where a request held ahead of a gap writes its payload as it lands: a
+ * WRITE's first packet names its region, a later one goes where the WRITE
+ * being received goes (a QP's WRITEs land in one kind of memory), a SEND
+ * into the receive it is filling; else host memory. */
 static enum hca_mem held_mem(struct hca_qp *qp, const struct pkt *p)
 {
-	struct hca_mr *mr;
+	struct hca_mr *mr = NULL;
 
-	if (p->payload && (p->opcode == IB_OP_WRITE_FIRST || p->opcode == IB_OP_WRITE_ONLY ||
-			   p->opcode == IB_OP_WRITE_ONLY_IMM) &&
-	    (mr = hca_mr_find(qp->hca, p->rkey)) != NULL)
-		return mr->mem;
-	return qp->rx_mem;
+	switch (p->opcode) {
+	case IB_OP_WRITE_FIRST: case IB_OP_WRITE_ONLY: case IB_OP_WRITE_ONLY_IMM:
+		mr = hca_mr_find(qp->hca, p->rkey);
+		break;
+	case IB_OP_WRITE_MIDDLE: case IB_OP_WRITE_LAST: case IB_OP_WRITE_LAST_IMM:
+		mr = qp->wr_mr;
+		break;
+	default:
+		if (qp->recv_active)
+			mr = hca_mr_find(qp->hca, qp->cur_recv.sg.lkey);
+		break;
+	}
+	return mr ? mr->mem : HCA_MEM_HOST;
 }
 
 void qp_resp_receive(struct fab *f, struct hca_qp *qp, struct pkt *p)
