@@ -82,6 +82,11 @@ static struct shim_conn_info info;
 static __thread unsigned same_reads;
 static __thread uint64_t last_seen = UINT64_MAX;
 #define CLOCK_SPIN_READS 256
+/* The clock as the daemon's last answer to this thread left it: from an
+ * answer on, the clock stands still while the program runs (sim_read). */
+static __thread uint64_t answered_at = UINT64_MAX;
+/* This thread holds its connection (shim_conn_get .. shim_conn_put). */
+static __thread unsigned in_conn;
 
 bool shim_attached(void)
 {
@@ -255,23 +260,30 @@ static int thread_fd(void)
  */
 static int shim_conn_get(bool **dead)
 {
+	in_conn++;
 	if (!proc_token || pthread_equal(pthread_self(), attach_thread)) {
 		pthread_mutex_lock(&conn_lock);
 		if (conn_fd < 0 || conn_dead) {
 			pthread_mutex_unlock(&conn_lock);
+			in_conn--;
 			return -1;
 		}
 		*dead = &conn_dead;
 		return conn_fd;
 	}
 	*dead = &thread_dead;
-	return thread_fd();
+	int fd = thread_fd();
+
+	if (fd < 0)
+		in_conn--;
+	return fd;
 }
 
 static void shim_conn_put(int fd)
 {
 	if (fd == conn_fd)
 		pthread_mutex_unlock(&conn_lock);
+	in_conn--;
 }
 
 int shim_rpc(const struct shim_req *req, const void *tail, uint32_t tail_len, int fd_out,
@@ -293,6 +305,8 @@ int shim_rpc(const struct shim_req *req, const void *tail, uint32_t tail_len, in
 	rc = rep->status;
 	/* every round trip may have moved the clock: restart spin detection */
 	same_reads = 0;
+	if (clock_page)
+		answered_at = clock_page->now_ps;
 	shim_conn_put(cfd);
 	return rc;
 }
@@ -602,6 +616,38 @@ fail_inval:
 /* ---- the clock ---------------------------------------------------------- */
 
 /*
+ * The clock for a program that reads it (sim_read; the emulated rdtsc,
+ * shim_tsc.c). From the daemon's answer to this thread on, the clock
+ * stands still while the program runs; if it has moved since, the daemon
+ * took the program for spinning on its memory (or asleep where the shim
+ * cannot see) after a while of CPU without a word, and lets it run on to
+ * the next events as fast as the host runs the others. A program that
+ * reads the clock computes with time: say it runs (SHIM_OP_RUNS), so that
+ * the clock stops now, and what it reads from here on moves only in its
+ * waits. perftest's cycle-counter calibration, right after its peak
+ * search (a long computation, taken for a spin), otherwise read its first
+ * sample's counter and time tens of milliseconds apart on a loaded host
+ * (r^2 < 0.9: "Can't produce a report"). Not while this thread holds
+ * its connection (a signal handler's read inside the shim), nor on a
+ * thread that has never had an answer (no connection of its own yet).
+ */
+uint64_t shim_clock_runs(void)
+{
+	uint64_t now = clock_page ? clock_page->now_ps : 0;
+
+	if (now != answered_at && answered_at != UINT64_MAX && !in_conn) {
+		struct shim_req req = { .op = SHIM_OP_RUNS };
+		struct shim_rep rep;
+		int e = errno;
+
+		shim_rpc(&req, NULL, 0, -1, &rep, NULL);
+		errno = e;
+		now = clock_page->now_ps;
+	}
+	return now;
+}
+
+/*
  * Every read of the simulated clock. A program that reads it hundreds of
  * times without anything else happening is busy-waiting for time to pass:
  * tell the daemon, which parks it until the clock moves (else the clock,
@@ -609,7 +655,7 @@ fail_inval:
  */
 static uint64_t sim_read(void)
 {
-	uint64_t now = clock_page->now_ps;
+	uint64_t now = shim_clock_runs();
 
 	if (now != last_seen) {
 		last_seen = now;

@@ -51,6 +51,10 @@ SHIM_HIDDEN int shim_quiet(const struct shim_req *req, const void *tail, uint32_
 SHIM_HIDDEN bool shim_quiet_on(void);
 /* The simulated time now, picoseconds (0 before attach). */
 SHIM_HIDDEN uint64_t shim_now_ps(void);
+/* The same for a program that reads it (gettimeofday, rdtsc): if it moved
+ * while the program ran (taken for a spin), the daemon is told the program
+ * runs, and the clock stands still from then on. */
+SHIM_HIDDEN uint64_t shim_clock_runs(void);
 /* A descriptor the fabric makes readable (a completion channel's, an
  * rdma_cm event channel's): a program waiting on it waits for the fabric,
  * so the clock may move (on: made; off: closed). */

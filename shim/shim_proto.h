@@ -202,6 +202,10 @@ enum shim_op {
 				 * will attach: it counts as running until it
 				 * does or ends, but for the waits it reports
 				 * (IO_BEGIN/IO_END) */
+	SHIM_OP_RUNS,		/* the program reads a clock that moved while it
+				 * ran (the daemon took it for spinning or
+				 * asleep): it runs, and the clock stands
+				 * still from the answer on */
 	SHIM_OP_MAX
 };
 

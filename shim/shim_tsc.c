@@ -273,7 +273,10 @@ static void on_sigill(int sig, siginfo_t *si, void *uc_)
 		}
 		return;
 	}
-	uint64_t tsc = tsc0 + (uint64_t)((double)(shim_now_ps() - ps0) * (mhz / 1e6));
+	/* (the clock stops here if it ran on while the program computed:
+	 * shim_clock_runs; a trap from program code, so the shim's
+	 * connection is free unless a signal handler interrupted it) */
+	uint64_t tsc = tsc0 + (uint64_t)((double)(shim_clock_runs() - ps0) * (mhz / 1e6));
 
 	uc->uc_mcontext.gregs[REG_RAX] = (greg_t)(tsc & 0xffffffffu);
 	uc->uc_mcontext.gregs[REG_RDX] = (greg_t)(tsc >> 32);

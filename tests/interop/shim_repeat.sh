@@ -9,7 +9,9 @@
 # scheduler at its worst, on purpose, on any machine). A daemon that lets
 # real time decide anything that moves the simulated clock (a program
 # "silent for too long", a read that consumed its bytes before the daemon
-# saw them) prints other numbers here. Last, the one rule that does look at
+# saw them) prints other numbers here. A program that computed long enough
+# to be taken for a spinner stops the clock when it reads it
+# (tests/shim/shim_computes.c). Last, the one rule that does look at
 # real time: a program that waits where the shim cannot see (poll() on its
 # channel fd, tests/shim/shim_pollwait.c) still gets its completions.
 . "$IBFAB_SRC/tests/lib/e2e.sh"
@@ -133,6 +135,18 @@ if command -v ucx_perftest >/dev/null 2>&1 || [ "${CI:-}" = true ]; then
 	start_daemon "$topo"
 else
 	echo "SKIP: ucx_perftest not installed: its case left out"
+fi
+
+# a program that computes 60 ms without a word (taken for a spinner: the
+# clock runs on), then reads the clock around 5 ms of CPU, by rdtsc and by
+# gettimeofday: once read, the clock stands still while it runs
+prog="$IBFAB_BUILD/tests/shim/shim_computes"
+if [ -x "$prog" ]; then
+	LD_LIBRARY_PATH="$shim_lib" timeout 60 "$prog" >"$tmp/computes.out" 2>&1 ||
+		fail "shim_computes: $(grep -v '^ok' "$tmp/computes.out" | tr '\n' '|')"
+	grep -q '^ok: rdtsc' "$tmp/computes.out" && echo "a program that computed, then reads the clock: it stands still"
+else
+	fail "$prog not built"
 fi
 
 # poll() on the channel fd, watched as a wait: about 2.5 us per round trip,
