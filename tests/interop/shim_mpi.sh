@@ -19,7 +19,8 @@
 #  - from 64 KiB, where UCX fragments its eager messages and then reads
 #    by rendezvous, closer than against the replay of plain RDMA WRITEs
 #    (mpi.proto=write).
-# And the sweep repeats to the printed digit on a fresh daemon (run twice).
+# And the sweep repeats on a fresh daemon (run twice): within 0.5% at every
+# size, to the printed digit at 6 of the 8 sizes at least.
 . "$IBFAB_SRC/tests/lib/e2e.sh"
 . "$IBFAB_SRC/tests/shim/lib.sh"
 need mpirun mpicc
@@ -53,7 +54,18 @@ rc=$((rc | $?))
 stop_daemon
 a=$(grep '^allreduce' "$tmp/again.out" | tr '\n' ' ')
 b=$(grep '^allreduce' "$tmp/mpi.out" | tr '\n' ' ')
-[ -n "$a" ] && [ "$a" = "$b" ] || fail "two fresh daemons, two sweeps: $a / $b"
+# the two sweeps: within 0.5% at every size (which rank's thread wires up
+# which endpoint is the host's choice, docs/shim.md "Repeatability": 64 KiB
+# has printed 13.626 or 13.627 us), and most sizes to the printed digit
+same=$(awk 'FNR == NR && $1 == "allreduce" { t[$2] = $3; next }
+	$1 == "allreduce" && ($2 in t) { n++; d = $3 / t[$2] - 1; if (d < 0) d = -d
+		if (d > 0.005) bad = bad " " $2 " B: " t[$2] " / " $3; if ($3 == t[$2]) eq++ }
+	END { if (n != 8) bad = bad " " n " sizes in both"; print (bad == "" ? "ok " eq + 0 : "bad" bad) }' \
+	"$tmp/again.out" "$tmp/mpi.out")
+case $same in
+ok\ [678]) echo "two fresh daemons, two sweeps: ${same#ok } of 8 sizes to the printed digit, all within 0.5%" ;;
+*) fail "two fresh daemons, two sweeps: $same ($a / $b)" ;;
+esac
 fin=$(grep -c '^finalized [0-3]$' "$tmp/mpi.out")
 [ "$rc" -eq 0 ] || fail "mpirun: exit $rc: $(tail -5 "$tmp/mpi.err")"
 [ "$fin" = 4 ] || fail "MPI_Finalize returned on $fin of 4 ranks: $(tail -3 "$tmp/mpi.out")"
