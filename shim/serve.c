@@ -675,6 +675,10 @@ static int64_t perf_faults(struct client *c)
 
 static void alive(struct client *c, double cpu)
 {
+	/* the process runs from now: its stamp says so to the shim, which
+	 * then need not ask (shim_clock_runs) */
+	if (c->p->alive_slot >= 0)
+		c->s->clk->alive_ps[c->p->alive_slot] = sim_now(c->s->eng);
 	c->p->quiet_rt = c->p->idle_rt = ev_time();
 	c->p->quiet_cpu = c->p->idle_cpu = cpu;
 	c->p->perf_quiet = c->p->perf_idle = PERF_UNREAD;
@@ -1818,6 +1822,16 @@ static int do_hello(struct client *c, const struct shim_req *q)
 		c->token = (uint64_t)ev_time() * 1000003u ^ (uint64_t)c->peer << 32;
 	c->token |= 1;	/* 0 is no token */
 	r.u.hello.token = c->token;
+	/* a stamp on the clock page for the process (alive), the lowest free */
+	r.u.hello.alive_slot = SHIM_ALIVE_NONE;
+	for (int i = 0; i < SHIM_ALIVE_SLOTS && c->p == c && c->alive_slot < 0; i++)
+		if (!(s->alive_used[i / 64] & (1ULL << (i % 64)))) {
+			s->alive_used[i / 64] |= 1ULL << (i % 64);
+			c->alive_slot = i;
+			s->clk->alive_ps[i] = sim_now(s->eng);
+		}
+	if (c->alive_slot >= 0)
+		r.u.hello.alive_slot = (uint32_t)c->alive_slot;
 	s->attached++;
 	/* it has come: its announcement (op_pending) holds nothing any more;
 	 * nor does its parent's, if it forked it to be the same host and do
@@ -3126,6 +3140,10 @@ static void client_detach(struct client *c)
 		c->p->nthreads--;
 		return;
 	}
+	if (c->alive_slot >= 0) {
+		s->alive_used[c->alive_slot / 64] &= ~(1ULL << (c->alive_slot % 64));
+		c->alive_slot = -1;
+	}
 	/* objects outlive their process a while; one that never attached
 	 * (a program on its way, a connection that said no HELLO) has none */
 	c->zombie_until = c->hello ? srv_sat_add(sim_now(s->eng), LINGER_PS) : sim_now(s->eng);
@@ -3300,6 +3318,7 @@ static int client_add(struct srv *s, int fd)
 	}
 	c->s = s;
 	c->p = c;
+	c->alive_slot = -1;
 	c->fd = fd;
 	c->io_fd = -1;
 	c->async_efd = -1;

@@ -162,6 +162,7 @@ struct client {
 	struct srv *s;
 	struct client *next;
 	struct client *p;	/* the process's first connection */
+	int alive_slot;		/* the process's stamp on the clock page (alive), -1 none */
 	int fd;
 	ev_io w;
 	bool hello, zombie;
@@ -296,6 +297,7 @@ struct srv {
 	struct fab_msgs msgs;
 	struct shim_clock *clk;
 	int clk_fd;
+	uint64_t alive_used[(SHIM_ALIVE_SLOTS + 63) / 64];	/* the clock page's stamps taken */
 	struct client *clients;
 	uint32_t next_host;
 	int nhosts;

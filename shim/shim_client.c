@@ -87,6 +87,8 @@ static __thread uint64_t last_seen = UINT64_MAX;
 static __thread uint64_t answered_at = UINT64_MAX;
 /* This thread holds its connection (shim_conn_get .. shim_conn_put). */
 static __thread unsigned in_conn;
+/* The process's alive stamp on the clock page (struct shim_clock), -1 none. */
+static int alive_slot = -1;
 
 bool shim_attached(void)
 {
@@ -599,6 +601,7 @@ int shim_attach(void)
 	info.atomics = rep.u.hello.atomics;
 	info.faults = rep.u.hello.faults != 0;
 	info.guid = rep.u.hello.guid;
+	alive_slot = rep.u.hello.alive_slot < SHIM_ALIVE_SLOTS ? (int)rep.u.hello.alive_slot : -1;
 	memcpy(info.host, rep.u.hello.host, sizeof(info.host));
 	info.host[sizeof(info.host) - 1] = 0;
 	memcpy(info.fabric, rep.u.hello.fabric, sizeof(info.fabric));
@@ -624,7 +627,9 @@ fail_inval:
  * the next events as fast as the host runs the others. A program that
  * reads the clock computes with time: say it runs (SHIM_OP_RUNS), so that
  * the clock stops now, and what it reads from here on moves only in its
- * waits. perftest's cycle-counter calibration, right after its peak
+ * waits. The daemon's alive stamp for the process (clock page) tells a
+ * single-threaded program whether the clock moved since it counted the
+ * process as running. perftest's cycle-counter calibration, right after its peak
  * search (a long computation, taken for a spin), otherwise read its first
  * sample's counter and time tens of milliseconds apart on a loaded host
  * (r^2 < 0.9: "Can't produce a report"). Not while this thread holds
@@ -633,16 +638,27 @@ fail_inval:
  */
 uint64_t shim_clock_runs(void)
 {
-	uint64_t now = clock_page ? clock_page->now_ps : 0;
+	const struct shim_clock *pg = clock_page;
 
-	if (now != answered_at && answered_at != UINT64_MAX && !in_conn) {
+	if (!pg)
+		return 0;	/* not attached (yet): another thread may be attaching */
+	uint64_t now = pg->now_ps;
+	/* One thread: the daemon's stamp says from when it counts the process
+	 * as running - also since bytes landed on its memory while it spun,
+	 * which no answer shows: ib_write_lat's every exchange, a round trip
+	 * a side saved. Threads: this thread's last answer (another's wait
+	 * also moves the clock; the turn goes to a thread that speaks). */
+	bool moved = alive_slot >= 0 && !threads_joined ? now != pg->alive_ps[alive_slot] :
+		     now != answered_at;
+
+	if (moved && answered_at != UINT64_MAX && !in_conn) {
 		struct shim_req req = { .op = SHIM_OP_RUNS };
 		struct shim_rep rep;
 		int e = errno;
 
 		shim_rpc(&req, NULL, 0, -1, &rep, NULL);
 		errno = e;
-		now = clock_page->now_ps;
+		now = pg->now_ps;
 	}
 	return now;
 }

@@ -31,7 +31,7 @@
 #include <sys/socket.h>
 
 #define SHIM_MAGIC	0x31466249u	/* "IbF1" */
-#define SHIM_VERSION	12		/* 2: IO_END answered, CPU time trailer;
+#define SHIM_VERSION	13		/* 2: IO_END answered, CPU time trailer;
 					 * 3: segments sealed (F_SEAL_SHRINK);
 					 * 4: post lists flagged, hello says atomics;
 					 * 5: gather/scatter lists;
@@ -54,7 +54,9 @@
 					 * 11: the port's state (QUERY_PORT),
 					 * a thread's sched_yield (YIELD), a
 					 * QP's access flags;
-					 * 12: a program on its way (PENDING) */
+					 * 12: a program on its way (PENDING);
+					 * 13: RUNS, the clock page's alive
+					 * stamps (hello's alive_slot) */
 #define SHIM_MAX_WC	16		/* completions per poll reply */
 #define SHIM_IO_TIMEOUT	0xffffffffu	/* shim_rep.count: an IO wait's deadline passed */
 /* shim_req.u.io.outside: what may make an IO wait's descriptors ready */
@@ -324,6 +326,7 @@ struct shim_rep {
 			uint8_t faults;		/* faults are scheduled: ask QUERY_PORT */
 			uint64_t guid;
 			uint32_t max_mtu_code;
+			uint32_t alive_slot;	/* its stamp on the clock page, or SHIM_ALIVE_NONE */
 			char host[SHIM_NAME_LEN];
 			char fabric[16];
 			uint64_t token;	/* what the process's other threads quote */
@@ -355,11 +358,22 @@ struct shim_rep {
 };
 
 /* The clock page the daemon shares read-only with every process. */
+/* Alive stamps on the clock page: as many as fill its 4,096 bytes. */
+#define SHIM_ALIVE_SLOTS 509
+#define SHIM_ALIVE_NONE	0xffffffffu	/* hello's alive_slot: none free */
+
 struct shim_clock {
 	volatile uint64_t now_ps;	/* the simulated time */
 	volatile uint64_t epoch_s;	/* what gettimeofday shows at now_ps = 0 */
 	volatile uint64_t seq;		/* bumped at every advance */
+	/* per attached process (hello's alive_slot): the simulated time
+	 * from which the daemon counts it as running (its last message, its
+	 * wake-up, bytes landing while it spun). While now_ps equals it, the
+	 * clock has not moved since; if now_ps is later, the daemon took the
+	 * process for waiting (spinning, asleep) and ran the clock on. */
+	volatile uint64_t alive_ps[SHIM_ALIVE_SLOTS];
 };
+_Static_assert(sizeof(struct shim_clock) <= 4096, "the clock page is one page");
 
 /* Room for the one file descriptor a message may carry (SCM_RIGHTS). */
 union shim_fd_cmsg {
