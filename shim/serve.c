@@ -2890,8 +2890,9 @@ static int op_pending(struct client *c, const struct shim_req *q, const uint8_t 
 }
 
 /*
- * The program read the clock and found it moved since the daemon last
- * answered it, while it ran: the daemon took it for spinning on its memory
+ * The program read the clock and found it moved since the daemon counted
+ * it as running (its alive stamp, or for a thread its last answer), while
+ * it ran: the daemon took it for spinning on its memory
  * (or asleep where the shim cannot see) and let the clock go on. It is
  * computing with time now (perftest's cycle-counter calibration right after
  * its peak search): the message itself makes it run (alive, in client_cb),

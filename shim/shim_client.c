@@ -620,21 +620,19 @@ fail_inval:
 
 /*
  * The clock for a program that reads it (sim_read; the emulated rdtsc,
- * shim_tsc.c). From the daemon's answer to this thread on, the clock
- * stands still while the program runs; if it has moved since, the daemon
- * took the program for spinning on its memory (or asleep where the shim
- * cannot see) after a while of CPU without a word, and lets it run on to
- * the next events as fast as the host runs the others. A program that
+ * shim_tsc.c). From the instant the daemon counts the process as running
+ * on, the clock stands still while it runs; if it has moved since, the
+ * daemon took the program for spinning on its memory (or asleep where the
+ * shim cannot see) after a while of CPU without a word, and lets it run on
+ * to the next events as fast as the host runs the others. A program that
  * reads the clock computes with time: say it runs (SHIM_OP_RUNS), so that
  * the clock stops now, and what it reads from here on moves only in its
- * waits. The daemon's alive stamp for the process (clock page) tells a
- * single-threaded program whether the clock moved since it counted the
- * process as running. perftest's cycle-counter calibration, right after its peak
- * search (a long computation, taken for a spin), otherwise read its first
+ * waits. perftest's cycle-counter calibration, right after its peak search
+ * (a long computation, taken for a spin), otherwise read its first
  * sample's counter and time tens of milliseconds apart on a loaded host
- * (r^2 < 0.9: "Can't produce a report"). Not while this thread holds
- * its connection (a signal handler's read inside the shim), nor on a
- * thread that has never had an answer (no connection of its own yet).
+ * (r^2 < 0.9: "Can't produce a report"). Not while this thread holds its
+ * connection (a signal handler's read inside the shim), nor on a thread
+ * that has never had an answer (no connection of its own yet).
  */
 uint64_t shim_clock_runs(void)
 {

@@ -357,11 +357,11 @@ struct shim_rep {
 	} u;
 };
 
-/* The clock page the daemon shares read-only with every process. */
 /* Alive stamps on the clock page: as many as fill its 4,096 bytes. */
 #define SHIM_ALIVE_SLOTS 509
 #define SHIM_ALIVE_NONE	0xffffffffu	/* hello's alive_slot: none free */
 
+/* The clock page the daemon shares read-only with every process. */
 struct shim_clock {
 	volatile uint64_t now_ps;	/* the simulated time */
 	volatile uint64_t epoch_s;	/* what gettimeofday shows at now_ps = 0 */
