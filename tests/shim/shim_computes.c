@@ -19,6 +19,8 @@
  * status says whether all held.
  */
 #define _GNU_SOURCE
+#include "rc_pair.h"
+
 #include <infiniband/verbs.h>
 #include <poll.h>
 #include <stdint.h>
@@ -30,30 +32,12 @@
 #include <time.h>
 #include <unistd.h>
 
-struct dest {
-	uint32_t lid, qpn;
-};
-
 static int failures;
-
-static void __attribute__((noreturn)) die(const char *m)
-{
-	perror(m);
-	exit(2);
-}
 
 static void check(int ok, const char *what)
 {
 	printf("%s: %s\n", ok ? "ok" : "FAIL", what);
 	failures += !ok;
-}
-
-static void xfer(int fd, void *buf, size_t len, int wr)
-{
-	ssize_t n = wr ? write(fd, buf, len) : read(fd, buf, len);
-
-	if (n != (ssize_t)len)
-		die(wr ? "write" : "read");
 }
 
 static inline uint64_t rdtsc(void)
@@ -90,35 +74,6 @@ static void compute(double s)
 	while (cpu_s() < end)
 		for (int i = 0; i < 20000; i++)
 			x += (uint64_t)i;
-}
-
-static void connect_qp(struct ibv_qp *qp, const struct dest *d)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			  IBV_QP_ACCESS_FLAGS))
-		die("modify_qp INIT");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = d->qpn;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.dlid = (uint16_t)d->lid;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		die("modify_qp RTR");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
-		die("modify_qp RTS");
 }
 
 static int run(int me, int rfd, int wfd)
@@ -190,20 +145,5 @@ static int run(int me, int rfd, int wfd)
 
 int main(void)
 {
-	int a[2], b[2], st;
-	pid_t child;
-
-	setvbuf(stdout, NULL, _IONBF, 0);
-	if (pipe(a) || pipe(b))
-		die("pipe");
-	child = fork();
-	if (child < 0)
-		die("fork");
-	if (!child)
-		return run(1, a[0], b[1]);
-	int rc = run(0, b[0], a[1]);
-
-	if (waitpid(child, &st, 0) != child || !WIFEXITED(st) || WEXITSTATUS(st))
-		rc = 1;
-	return rc;
+	return rc_pair_main(run);
 }
