@@ -65,6 +65,17 @@ static inline void connect_qp(struct ibv_qp *qp, const struct dest *d)
 		die("modify_qp RTS");
 }
 
+/* qp's LID and QPN to the peer over the pipes, the peer's back, and qp
+ * connected to it */
+static inline void rc_pair_connect(struct ibv_qp *qp, uint16_t lid, int rfd, int wfd)
+{
+	struct dest mine = { lid, qp->qp_num }, peer;
+
+	xfer(wfd, &mine, sizeof(mine), 1);
+	xfer(rfd, &peer, sizeof(peer), 0);
+	connect_qp(qp, &peer);
+}
+
 /* Fork: the child runs run(1, ...) as h1, this process run(0, ...) as h0,
  * over a pipe pair; 0 if both returned 0. */
 static inline int rc_pair_main(int (*run)(int me, int rfd, int wfd))

@@ -19,6 +19,7 @@
  * status says whether all held.
  */
 #define _GNU_SOURCE
+#include "checks.h"
 #include "rc_pair.h"
 
 #include <infiniband/verbs.h>
@@ -32,21 +33,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures;
-
-static void check(int ok, const char *what)
-{
-	printf("%s: %s\n", ok ? "ok" : "FAIL", what);
-	failures += !ok;
-}
-
-static inline uint64_t rdtsc(void)
-{
-	uint32_t lo, hi;
-
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return (uint64_t)hi << 32 | lo;
-}
 
 static uint64_t now_us(void)
 {
@@ -84,7 +70,6 @@ static int run(int me, int rfd, int wfd)
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
 	struct ibv_port_attr pa;
-	struct dest mine, peer;
 	char sync = 0;
 
 	setenv("IBFAB_HOST", me ? "h1" : "h0", 1);
@@ -100,10 +85,7 @@ static int run(int me, int rfd, int wfd)
 
 	if (!(qp = ibv_create_qp(pd, &ia)) || ibv_query_port(ctx, 1, &pa))
 		die("qp");
-	mine = (struct dest){ pa.lid, qp->qp_num };
-	xfer(wfd, &mine, sizeof(mine), 1);
-	xfer(rfd, &peer, sizeof(peer), 0);
-	connect_qp(qp, &peer);
+	rc_pair_connect(qp, pa.lid, rfd, wfd);
 	xfer(wfd, &sync, 1, 1);
 	xfer(rfd, &sync, 1, 0);
 

@@ -36,7 +36,6 @@ static int run(int me, int rfd, int wfd)
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
 	struct ibv_port_attr pa;
-	struct dest mine, peer;
 	struct timeval t0, t1;
 	char *buf = aligned_alloc(4096, 4096), sync = 0;
 
@@ -56,10 +55,7 @@ static int run(int me, int rfd, int wfd)
 	ia.send_cq = ia.recv_cq = cq;
 	if (!(qp = ibv_create_qp(pd, &ia)) || ibv_query_port(ctx, 1, &pa))
 		die("qp");
-	mine = (struct dest){ pa.lid, qp->qp_num };
-	xfer(wfd, &mine, sizeof(mine), 1);
-	xfer(rfd, &peer, sizeof(peer), 0);
-	connect_qp(qp, &peer);
+	rc_pair_connect(qp, pa.lid, rfd, wfd);
 
 	struct ibv_sge sge = { (uintptr_t)buf, 64, mr->lkey };
 	struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 }, *brwr;

@@ -10,6 +10,7 @@
  * exit status is the failures.
  */
 #define _GNU_SOURCE
+#include "checks.h"
 #include <infiniband/verbs.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -19,23 +20,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-static int failures;
 static sigjmp_buf back;
 static volatile sig_atomic_t caught;
-
-static void check(int ok, const char *what)
-{
-	printf("%s: %s\n", ok ? "ok" : "FAIL", what);
-	failures += !ok;
-}
-
-static inline uint64_t rdtsc(void)
-{
-	uint32_t lo, hi;
-
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return (uint64_t)hi << 32 | lo;
-}
 
 static void on_ill(int sig)
 {
