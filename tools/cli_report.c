@@ -606,11 +606,12 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 		/* adaptive routing, flowlets or spraying: how much it moved, and
 		 * what the receivers had to put back in order */
 		label(out, "paths");
-		fprintf(out, "%s: %" PRIu64 " of %" PRIu64 " choices off the table's port (%.1f%%); "
-			"%" PRIu64 " packets held out of order at the receivers\n",
+		fprintf(out, "%s: %" PRIu64 " of %" PRIu64 " choices off the table's port (%.1f%%); ",
 			cli_lb_name(r->params), s.t.lb_moved, s.t.lb_chosen,
-			s.t.lb_chosen ? 100.0 * (double)s.t.lb_moved / (double)s.t.lb_chosen : 0.0,
-			s.t.ooo_held);
+			s.t.lb_chosen ? 100.0 * (double)s.t.lb_moved / (double)s.t.lb_chosen : 0.0);
+		if (s.t.lb_notified)	/* ib.arn: queues the switches upstream steered round */
+			fprintf(out, "%" PRIu64 " notifications between switches; ", s.t.lb_notified);
+		fprintf(out, "%" PRIu64 " packets held out of order at the receivers\n", s.t.ooo_held);
 	}
 	cli_fault_summary(out, r->fab, r->net);	/* --fault: what happened */
 	cli_sharp_summary(out, r->net, r->prog, r->tres);	/* a SHARP tree: where, how busy */
@@ -1077,6 +1078,7 @@ int cli_report_json(FILE *out, const struct cli_report *r)
 	sim_json_kstr(&j, "load_balancing", cli_lb_name(r->params));
 	sim_json_ku64(&j, "lb_choices", s.t.lb_chosen);
 	sim_json_ku64(&j, "lb_off_table", s.t.lb_moved);
+	sim_json_ku64(&j, "ar_notifications", s.t.lb_notified);
 	sim_json_ku64(&j, "ooo_held", s.t.ooo_held);
 	sim_json_ku64(&j, "fc_packets", s.t.fc_pkts);
 	sim_json_ku64(&j, "xmit_wait_ps", s.t.xmit_wait_ps);

@@ -256,6 +256,7 @@ void cli_run_usage(FILE *out)
 "  load_balancing lb_choices lb_off_table    table, ecmp, ar, spray...: the\n"
 "                                             choices among equal-cost ports\n"
 "                                             and those off the LFT's port\n"
+"  ar_notifications                           sent between IB switches (ib.arn)\n"
 "  ooo_held                                   RC packets held out of order\n"
 "  fc_packets xmit_wait_ps throughput_gbps\n"
 "  completion_ps {count min p50 p99 max}      end - start of each message\n"

@@ -87,6 +87,7 @@ struct fab_totals {
 	/* load balancing at the switches (ib.ar, eth.lb other than static) */
 	uint64_t lb_chosen;		/* packet-hops that had two ports or more to choose from */
 	uint64_t lb_moved;		/* of them, sent elsewhere than the LFT's port */
+	uint64_t lb_notified;		/* adaptive routing notifications sent (ib.arn) */
 	uint64_t credit_checks;	/* invariant walks done (sim.check) */
 	/* Ethernet and congestion control */
 	uint64_t pause_frames;		/* PFC XOFF frames sent */

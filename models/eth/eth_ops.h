@@ -14,10 +14,9 @@
 int eth_sw_init(struct fab *f, struct fab_node *n);
 void eth_sw_fini(struct fab_node *n);
 extern const struct port_node_ops eth_sw_node_ops;
-/* Its load balancing's counters (as sw_lb_counts; 0 with eth.lb=ecmp or
- * static, which have no load to weigh). */
-void eth_sw_lb_counts(const struct fab_node *n, uint64_t *chosen, uint64_t *moved);
-/* Where those counts are kept (NULL on a NIC): chosen, then moved. */
+/* Where its load balancing's counters are kept (as sw_lb_words; NULL on a
+ * NIC; 0 with eth.lb=ecmp or static, which have no load to weigh; no
+ * notifications). */
 uint64_t *eth_sw_lb_words(struct fab_node *n);
 
 /* A port's Ethernet link: PFC, pauses, priorities (its link ops). */

@@ -81,12 +81,6 @@ int eth_sw_init(struct fab *f, struct fab_node *n)
 	return eth_ecmp_init(f, n, s);
 }
 
-void eth_sw_lb_counts(const struct fab_node *n, uint64_t *chosen, uint64_t *moved)
-{
-	*chosen = n->eth ? n->eth->lb.chosen : 0;
-	*moved = n->eth ? n->eth->lb.moved : 0;
-}
-
 uint64_t *eth_sw_lb_words(struct fab_node *n)
 {
 	return n->eth ? &n->eth->lb.chosen : NULL;

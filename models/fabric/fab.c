@@ -1115,7 +1115,7 @@ void fab_totals(const struct fab *f, struct fab_totals *t)
 	*t = f->tot;
 	t->xmit_wait_ps = 0;
 	t->acks = t->retransmitted = t->seq_naks = t->rnr_naks = t->ack_timeouts = 0;
-	t->ooo_held = t->lb_chosen = t->lb_moved = 0;
+	t->ooo_held = t->lb_chosen = t->lb_moved = t->lb_notified = 0;
 	t->cpu_ps = 0;
 	tcp_totals(f, t);	/* tcp_segments ... (models/tcp) */
 	for (int i = 0; i < f->nnodes; i++) {
@@ -1124,11 +1124,14 @@ void fab_totals(const struct fab *f, struct fab_totals *t)
 		if (h)	/* verbs costs and, on fabric=tcp, the kernel stack's */
 			t->cpu_ps += h->host.st.cpu_ps;
 		if (f->nodes[i].type == NET_SWITCH) {
-			uint64_t c, m;
+			const uint64_t *lb = f->nodes[i].eth ? eth_sw_lb_words(&f->nodes[i])
+							     : sw_lb_words(&f->nodes[i]);
 
-			(f->nodes[i].eth ? eth_sw_lb_counts : sw_lb_counts)(&f->nodes[i], &c, &m);
-			t->lb_chosen += c;
-			t->lb_moved += m;
+			if (lb) {
+				t->lb_chosen += lb[0];
+				t->lb_moved += lb[1];
+				t->lb_notified += lb[2];
+			}
 		}
 
 		for (uint32_t q = 0; h && q <= h->nqps; q++) {

@@ -259,6 +259,11 @@ static void apply_preset(struct fab_params *p, const struct preset *pr)
 	p->sw_voq = pr->speed >= LINK_HDR;	/* LINK_* in generation order */
 	p->ib_ar = pr->speed >= LINK_HDR;
 	p->ib_ar_flowlet = false;
+	/* Adaptive routing notifications: NVIDIA's subnet manager enables
+	 * SHIELD, ARN with it, by default (InfiniBand Cluster Bring-up
+	 * Procedure, "SHIELD": shield_mode in opensm.conf); they act only
+	 * where ib.ar is on (models/switch/sw.c). */
+	p->ib_arn = true;
 	p->ib_ar_sl_mask = 0xffff;
 	p->ib_ar_flowlet_ns = 5000;
 	p->hca_ooo = FAB_OOO_AUTO;
@@ -1061,6 +1066,18 @@ static void print_ar(const void *obj, const struct sim_param *k, char *buf, size
 	snprintf(buf, len, "%s", ((const struct fab_params *)obj)->ib_ar ? "on" : "off");
 }
 
+static int set_arn(void *obj, const struct sim_param *k, const char *v, char *err, size_t errlen)
+{
+	(void)k;
+	return set_onoff(&((struct fab_params *)obj)->ib_arn, v, err, errlen);
+}
+
+static void print_arn(const void *obj, const struct sim_param *k, char *buf, size_t len)
+{
+	(void)k;
+	snprintf(buf, len, "%s", ((const struct fab_params *)obj)->ib_arn ? "on" : "off");
+}
+
 static int set_sharp(void *obj, const struct sim_param *k, const char *v, char *err,
 		     size_t errlen)
 {
@@ -1259,6 +1276,8 @@ static const struct sim_param keys[] = {
 		"adaptive routing: on = a switch keeps the LFT's port while no queue forms on it, else the least loaded port on a shortest path; the preset's: on from hdr (Quantum) on"),
 	SPECIAL("ib.ar_mode", set_ar_mode, print_ar_mode,
 		"adaptive routing per packet, or per flowlet (a flow keeps its port until idle ib.ar_flowlet_ns)"),
+	SPECIAL("ib.arn", set_arn, print_arn,
+		"adaptive routing notifications (SHIELD's ARN), with ib.ar=on: a switch whose least loaded link towards a destination switch queues over one packet tells the switch upstream, which takes another of its ports to that destination, where it has one, until the queue could drain"),
 	GEN("ib.ar_sl_mask", K_UINT, ib_ar_sl_mask, 0, 0xffff,
 	    "SLs that may be routed adaptively, bit i for SL i (the others follow the LFT)"),
 	GEN("ib.ar_flowlet_ns", K_NS, ib_ar_flowlet_ns, 1, UINT32_MAX,

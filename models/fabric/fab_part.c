@@ -29,6 +29,7 @@
 #include "models/eth/eth_ops.h"
 #include "models/hca/hca_plug.h"
 #include "models/switch/sw.h"
+#include "models/switch/sw_lb.h"
 #include "models/tcp/tcp.h"
 
 #include <string.h>
@@ -71,7 +72,7 @@ static void walk(struct fab *f, const uint16_t *node_part, uint32_t k, range_fn 
 		if (k != FAB_PART_ALL && node_part[i] != k)
 			continue;
 		if (lb)
-			fn(ctx, lb, 2 * sizeof(*lb));
+			fn(ctx, lb, SW_LB_WORDS * sizeof(*lb));
 		if (!h)
 			continue;
 		fn(ctx, &h->host.st, sizeof(h->host.st));

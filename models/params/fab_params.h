@@ -161,6 +161,7 @@ struct fab_params {
 	 * out-of-order arrival at the HCAs (models/hca/qp_ooo.c) */
 	bool sw_voq;			/* switch.queues=voq (else fifo) */
 	bool ib_ar;			/* ib.ar */
+	bool ib_arn;			/* ib.arn: adaptive routing notifications (with ib.ar) */
 	bool ib_sharp;			/* ib.sharp: algo=auto allreduces use SHARP (collnet) */
 	uint8_t ib_sharp_sat;		/* ib.sharp_sat: enum fab_sat */
 	bool ib_ar_flowlet;		/* ib.ar_mode=flowlet (else per packet) */

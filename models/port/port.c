@@ -898,6 +898,9 @@ void port_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 	case PORT_EV_FC_MSG:
 		port_fc_msg(pt, arg);
 		break;
+	case PORT_EV_NOTIFY:
+		pt->fab->node_ops[pt->kind]->notify(pt, arg >> 8);
+		break;
 	case PORT_EV_REPORT_DELIVERED:
 	case PORT_EV_REPORT_LOST:
 	case PORT_EV_RECV:

@@ -62,6 +62,9 @@ enum port_ev {
 	PORT_EV_FC_MSG,		/* an FC packet from the peer's receiver reaches this
 				 * transmitter's side of the link, before it lands
 				 * (port.fc_msg: port_fc_msg_arg) */
+	PORT_EV_NOTIFY,		/* a notification from the peer switch reaches this port
+				 * (an adaptive routing notification: sw.c; what it
+				 * says in the upper 24 bits) */
 	PORT_EV_LINK,		/* the first of the link layer's events */
 };
 
@@ -161,6 +164,10 @@ struct port_node_ops {
 	 * inside the node, never on the link and never in the receive
 	 * buffer (IBA vol. 1 17.3.1). NULL for a switch. */
 	void (*loopback)(struct port *pt, uint32_t pkt);
+	/* A notification from the peer switch (PORT_EV_NOTIFY) reached this
+	 * port, `what` being its 24 bits. NULL where none is ever sent: an
+	 * HCA's port. */
+	void (*notify)(struct port *pt, uint32_t what);
 };
 
 

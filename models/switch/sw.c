@@ -29,7 +29,10 @@
  *    flowlet (ib.ar_mode), as the packet arrives. The load of an output
  *    is its egress queue - the blocks queued for it at this switch's
  *    inputs and the packet it is sending - and the credits the next hop
- *    holds beyond two packets. With switch.queues=fifo (the default
+ *    holds beyond two packets; a switch that takes a queued link to
+ *    another switch notifies the switch upstream, which then avoids that
+ *    way to the packet's destination while the queue drains (ib.arn:
+ *    sw_arn.c). With switch.queues=fifo (the default
  *    before HDR) a
  *    packet waits behind the ones ahead of it in its input whatever
  *    outputs they chose, so on the way down, where there is no choice,
@@ -46,6 +49,7 @@
 
 #include <stdlib.h>
 
+#include "models/switch/sw_arn.h"
 #include "models/switch/sw_ibcc.h"
 #include "models/switch/sw_lb.h"
 
@@ -88,20 +92,29 @@ struct sw_ar {
 	struct sw_lb lb;
 	uint16_t sl_mask;	/* SLs routed adaptively */
 	int64_t held_free;	/* blocks a next hop may hold before they count */
+	struct sw_arn arn;	/* notifications to and from the neighbours (ib.arn) */
 	uint32_t outq[];	/* per output: blocks queued for it at the inputs */
 };
 
-/* The load of output `out`: the blocks queued for it here and the packet
- * it is sending (its egress queue, in a switch that queues at the
- * output), and the next hop's buffer: the credits it holds beyond what a
- * cable and a switch keep in flight at line rate, so that a downstream
- * buffer that fills shows before packets stop leaving. 0 when idle. */
+/* The blocks queued for output `out` at this switch's inputs and the
+ * packet it is sending: its egress queue, in a switch that queues at the
+ * output. */
+static inline int64_t ar_queued(const struct fab_node *n, const struct port *out)
+{
+	return (int64_t)n->ar->outq[out->port_no] + (out->tx_busy ? out->tx_src_blocks : 0);
+}
+
+/* The load of output `out`: its egress queue; the next hop's buffer, the
+ * credits it holds beyond what a cable and a switch keep in flight at line
+ * rate, so that a downstream buffer that fills shows before packets stop
+ * leaving; and, where the next hop notified a queue towards p's
+ * destination, more than any queue (sw_arn.c). 0 when idle. */
 static int64_t ar_load(const struct fab_node *n, struct port *out, const struct pkt *p)
 {
 	int64_t held = out->link ? 0 : port_credits_held(out, p->vl);
 
-	return (int64_t)n->ar->outq[out->port_no] + (out->tx_busy ? out->tx_src_blocks : 0) +
-	       (held > n->ar->held_free ? held - n->ar->held_free : 0);
+	return ar_queued(n, out) + (held > n->ar->held_free ? held - n->ar->held_free : 0) +
+	       (sw_arn_notified(&n->ar->arn, out->fab, out->port_no, p) ? SW_ARN_LOAD : 0);
 }
 
 /* Whether packet p is routed adaptively here: an AR-enabled SL, and a
@@ -124,7 +137,8 @@ static int ar_init(struct fab *f, struct fab_node *n)
 	/* one packet of the MTU: the one it is sending, or one waiting */
 	ar->lb.keep_lft = ib_blocks(ib_wire_bytes(f->p.mtu, 1));
 	ar->held_free = 2 * ar->lb.keep_lft;
-	return 0;
+	/* a queue beyond that notifies the switch upstream */
+	return sw_arn_init(&ar->arn, n, f->p.ib_arn, ar->lb.keep_lft);
 }
 
 /*
@@ -206,16 +220,11 @@ static void pq_remove(struct fab *f, struct port_pq *q, uint32_t idx)
 		q->head = q->tail = SIM_POOL_NIL;
 }
 
-void sw_lb_counts(const struct fab_node *n, uint64_t *chosen, uint64_t *moved)
-{
-	*chosen = n->ar ? n->ar->lb.chosen : 0;
-	*moved = n->ar ? n->ar->lb.moved : 0;
-}
-
 uint64_t *sw_lb_words(struct fab_node *n)
 {
-	_Static_assert(offsetof(struct sw_lb, moved) == offsetof(struct sw_lb, chosen) + 8,
-		       "chosen, then moved");
+	_Static_assert(offsetof(struct sw_lb, moved) == offsetof(struct sw_lb, chosen) + 8 &&
+		       offsetof(struct sw_lb, notified) == offsetof(struct sw_lb, chosen) + 16 &&
+		       SW_LB_WORDS == 3, "chosen, moved, notified");
 	return n->ar ? &n->ar->lb.chosen : NULL;
 }
 
@@ -252,6 +261,7 @@ void sw_fini(struct fab_node *n)
 	ibcc_sw_fini(n);
 	if (n->ar) {
 		sw_lb_fini(&n->ar->lb);
+		sw_arn_fini(&n->ar->arn);
 		free(n->ar);
 		n->ar = NULL;
 	}
@@ -408,6 +418,11 @@ static __attribute__((noinline)) void receive_modes(struct port *in, uint32_t id
 
 		if (o > 0)
 			out = o;
+		/* a queue on the way to another switch: the switch the packet
+		 * came from may have another way there (sw_arn.c) */
+		if (n->ar->arn.on && n->ports[out]->peer_is_sw &&
+		    sw_arn_send(&n->ar->arn, f, in, p, ar_queued(n, n->ports[out])))
+			n->ar->lb.notified++;
 		n->ar->outq[out] += p->blocks;
 	}
 	enqueue(f, n, in, p, idx, out);
@@ -592,10 +607,18 @@ void sw_sent(struct port *out)
 		input_request(in, out);
 }
 
+/* A notification from the switch at the other end of pt's link. */
+static void sw_notify(struct port *pt, uint32_t what)
+{
+	if (pt->node->ar)
+		sw_arn_receive(&pt->node->ar->arn, pt, what);
+}
+
 /* The node kind "InfiniBand switch" (port.h). */
 const struct port_node_ops sw_node_ops = {
 	.candidates = sw_candidates,
 	.take = sw_take,
 	.sent = sw_sent,
 	.receive = sw_receive,
+	.notify = sw_notify,
 };

@@ -26,12 +26,9 @@ uint16_t sw_candidates(struct port *out, uint32_t cand[PORT_NVL], uint16_t *has_
 uint32_t sw_take(struct port *out, uint8_t vl, uint32_t pkt);
 /* The output finished sending it: free the input buffer, re-request. */
 void sw_sent(struct port *out);
-/* Adaptive routing's counters at switch n: packets that had a choice of
- * ports, and of them those sent elsewhere than the LFT's port (0 without
- * ib.ar). */
-void sw_lb_counts(const struct fab_node *n, uint64_t *chosen, uint64_t *moved);
-/* Where those counts are kept (NULL without adaptive routing): two words,
- * chosen then moved, for a partitioned run's results (fab_part.c). */
+/* Where adaptive routing's counters at switch n are kept (NULL without
+ * ib.ar): struct sw_lb's SW_LB_WORDS words, chosen, moved, notified, for
+ * the run's totals and a partitioned run's results (fab_part.c). */
 uint64_t *sw_lb_words(struct fab_node *n);
 /* The node kind "InfiniBand switch": the four above. */
 extern const struct port_node_ops sw_node_ops;

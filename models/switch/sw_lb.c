@@ -29,9 +29,10 @@
  * queues. Among equal loads the choice rotates, so an idle fabric spreads
  * a flow's packets over all its paths; a port whose link is down is never
  * chosen.
- * Left out: the AR notification between switches (NVIDIA's "SHIELD" and
- * adaptive routing notifications), which reroute around congestion further
- * down the path; the choice here sees only this switch's outputs.
+ * The choice here sees what the load function gives: beyond this switch's
+ * outputs, the IB switch's counts the next hop's credits and the
+ * notifications of switches further down the path (sw_arn.c); Ethernet's
+ * sees its own queues only.
  */
 #include "models/switch/sw_lb.h"
 

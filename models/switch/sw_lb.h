@@ -36,10 +36,12 @@ struct sw_lb {
 	struct sw_lb_flowlet *fl;
 	uint32_t fl_mask;
 	uint64_t seed;		/* this switch's hash draw */
-	/* counters, for the run's report */
+	/* counters, for the run's report: SW_LB_WORDS words in this order */
 	uint64_t chosen;	/* packets that had a choice (two ports or more) */
 	uint64_t moved;		/* of them, sent elsewhere than the LFT's port */
+	uint64_t notified;	/* adaptive routing notifications sent (IB: sw.c) */
 };
+#define SW_LB_WORDS 3
 
 /* A packet's flow, as ECMP and the flowlet table hash it: source and
  * destination addresses (the LIDs stand for them) and the QPs, which

@@ -1,13 +1,16 @@
 #!/bin/bash
 # adaptive.sh - load balancing over equal-cost paths, as a user runs it:
 #  - IB adaptive routing as the HDR preset has it (ib.ar=on, switch.queues=
-#    voq: a Quantum fabric under NVIDIA's subnet manager) takes a random
-#    permutation on the full-bisection fattree-128 to within 5% of one
-#    uncontended flow's time (seed 1: within 3% with the next hop's credits
-#    in the load; within 10% on average over seeds 1-5),
+#    voq, ib.arn=on: a Quantum fabric under NVIDIA's subnet manager) takes
+#    a random permutation on the full-bisection fattree-128 to within 5% of
+#    one uncontended flow's time with every seed of 1-5 (seed 1: within 3%
+#    with the next hop's credits in the load), the switches notifying the
+#    ones upstream of the queues they cannot route round (seed 3 takes
+#    1.109x without the notifications: ib.arn=off),
 #    where the ftree table's collisions (ib.ar=off) take 3x and more, and
 #    leaves a shift (which ftree routes on disjoint paths) at the tables'
-#    time: a switch keeps the LFT's port while no queue forms on it; with
+#    time: a switch keeps the LFT's port while no queue forms on it (nor
+#    does any switch notify); with
 #    FIFO input queues AR helps less (sprayed packets meet head-of-line
 #    blocking on the way down); the receivers hold what arrived early
 #    (ooo_held), nothing is retransmitted, and without out-of-order
@@ -38,6 +41,7 @@ run perm_off $P $TABLES
 run perm_fifo $P --set switch.queues=fifo
 run perm_voq $P
 for s in 2 3 4 5; do run perm_voq$s $P --seed $s; done
+run perm_noarn $P --seed 3 --set ib.arn=off
 run perm_edr $P --preset edr
 run one --topo "$EX/fattree-128.topo" --traffic p2p:src=h0,dst=h100,size=4MiB
 run shift_ar --topo "$EX/fattree-128.topo" --traffic shift:size=4MiB,k=17
@@ -68,7 +72,7 @@ import csv, json, sys
 d = sys.argv[1]
 j = {k: json.load(open(f"{d}/{k}.json")) for k in
      ["perm_off", "perm_fifo", "perm_voq", "one", "perm_gbn", "a2a_off", "a2a_ar", "shift_ar",
-      "perm_edr", "perm_voq2", "perm_voq3", "perm_voq4", "perm_voq5"]}
+      "perm_edr", "perm_voq2", "perm_voq3", "perm_voq4", "perm_voq5", "perm_noarn"]}
 bad = []
 one = j["one"]["sim_time_ps"]
 off, fifo, voq = (j[k]["sim_time_ps"] / one for k in ["perm_off", "perm_fifo", "perm_voq"])
@@ -80,7 +84,18 @@ if voq > 1.05: bad.append(f"AR with VOQs {voq:.3f}x one flow (want within 5%)")
 if voq > 1.03: bad.append(f"AR with VOQs {voq:.3f}x one flow: the next hop's credits unseen?")
 seeds = [voq] + [j[f"perm_voq{s}"]["sim_time_ps"] / one for s in range(2, 6)]
 print("  seeds 1-5: " + " ".join(f"{x:.3f}" for x in seeds))
-if sum(seeds) / 5 > 1.10: bad.append(f"AR over seeds 1-5: {sum(seeds) / 5:.3f}x one flow on average")
+if max(seeds) > 1.05: bad.append(f"AR over seeds 1-5: at worst {max(seeds):.3f}x one flow (want within 5%)")
+# what the notifications do: seed 3 without them (ib.arn=off)
+na = j["perm_noarn"]["sim_time_ps"] / one
+print(f"  seed 3 without notifications: {na:.3f}")
+if na < 1.08 or j["perm_noarn"]["ar_notifications"]:
+    bad.append(f"seed 3 without notifications {na:.3f}x one flow, "
+               f"{j['perm_noarn']['ar_notifications']} sent (was 1.109x, none)")
+for k in ["perm_voq", "perm_voq3"]:
+    if not j[k]["ar_notifications"]: bad.append(f"{k}: no notification between switches")
+if j["shift_ar"]["ar_notifications"] or j["perm_off"]["ar_notifications"]:
+    bad.append(f"notifications with no queue or no AR: shift {j['shift_ar']['ar_notifications']}, "
+               f"tables {j['perm_off']['ar_notifications']}")
 if j["perm_edr"]["load_balancing"] != "table":
     bad.append(f"EDR's preset balances: {j['perm_edr']['load_balancing']}")
 if not voq < fifo < off: bad.append("AR with FIFO queues not between")
