@@ -6,9 +6,14 @@
  * destination, chosen by a hash of the packet's flow, so that a flow's
  * packets keep one path (RoCE's RC needs them in order) and different
  * flows spread. The flow is the RoCEv2 5-tuple: source and destination
- * addresses (the LIDs stand for them), UDP source port (which NICs derive
- * from the QP number, so the QP stands for it) and destination port
- * (4791); for TCP the two QPs stand for the two ports. Two flows that hash
+ * addresses (the LIDs stand for them), protocol (UDP), UDP source port
+ * and destination port (4791); for TCP the two QPs stand for the two
+ * ports. A NIC sets the RoCEv2 source port per QP pair (Linux's
+ * rdma_get_udp_sport, include/rdma/ib_verbs.h, from the flow label of
+ * the local and remote QP numbers, as mlx5 does), so both QPs stand for
+ * it. eth.hash_fields chooses the fields hashed (all by default, as
+ * switches do); a field that is the same for every packet of the run
+ * (the protocol, RoCEv2's destination port) adds nothing. Two flows that hash
  * to the same up-link share it while others stay idle: the collisions
  * that make RoCE fabrics lose throughput under permutations, which
  * InfiniBand's deterministic ftree routing avoids (docs/ethernet.md).
@@ -42,6 +47,23 @@ static int64_t eth_load(const struct fab_node *n, struct port *out, const struct
 	return q;
 }
 
+/* The fields of packet p's flow that ECMP hashes; with every field, the
+ * flow of sw_lb_flow. */
+static inline uint64_t eth_hash_key(const struct pkt *p, uint8_t fields, bool tcp)
+{
+	uint64_t k = 0;
+
+	if (fields & ETH_HASH_SIP)
+		k ^= (uint64_t)p->slid << 48;
+	if (fields & ETH_HASH_DIP)
+		k ^= (uint64_t)p->dlid << 32;
+	if (fields & ETH_HASH_SPORT)	/* TCP: the source's port; RoCEv2: the QP pair's */
+		k ^= (uint64_t)(p->sqpn & 0xffffff) << 8 ^ (tcp ? 0 : (uint64_t)p->dqpn << 20);
+	if (fields & ETH_HASH_DPORT && tcp)	/* RoCEv2's is 4791 */
+		k ^= (uint64_t)p->dqpn << 20;
+	return k;
+}
+
 int eth_ecmp_init(struct fab *f, struct fab_node *n, struct eth_sw *s)
 {
 	uint8_t lb = f->p.eth.lb;
@@ -72,7 +94,8 @@ int eth_ecmp_route(struct port *in, uint32_t idx)
 	cnt = sm_mp_ports(f->mp, &s->lb.mp, p->dlid, &ports);
 	if (cnt == 0)
 		return sw_route(in, idx);	/* local, or unreachable: the LFT */
-	uint64_t h = sim_mix64(sw_lb_flow(p) ^ s->hash_seed);
+	uint64_t h = sim_mix64(eth_hash_key(p, f->p.eth.hash_fields, fab_kind_of(&f->p)->tcp) ^
+			       s->hash_seed);
 
 	/* a dead next hop: the next live one in the set (the switch knows
 	 * its own links before the routes change) */

@@ -67,6 +67,10 @@ void eth_params_default(struct eth_params *p)
 	 * the new path cannot overtake the old; LetFlow (Vanini et al.,
 	 * NSDI 2017) uses 50-500 us at 10-40 Gb/s */
 	p->flowlet_ns = 50000;
+	/* the whole 5-tuple, as switches hash by default (e.g. NVIDIA
+	 * Cumulus Linux's ECMP hash: source and destination IP, protocol,
+	 * source and destination port) */
+	p->hash_fields = ETH_HASH_ALL;
 }
 
 /*

@@ -1041,6 +1041,59 @@ static void print_lb(const void *obj, const struct sim_param *k, char *buf, size
 	snprintf(buf, len, "%s", lb_names[p->eth.lb]);
 }
 
+static const char *const hash_field_names[] = { "sip", "dip", "proto", "sport", "dport" };
+
+/* eth.hash_fields: a comma list of the names above, or all */
+static int set_hash_fields(void *obj, const struct sim_param *k, const char *v,
+			   char *err, size_t errlen)
+{
+	struct fab_params *p = obj;
+	uint8_t set = 0;
+	const char *s = v;
+
+	(void)k;
+	if (!strcasecmp(v, "all")) {
+		p->eth.hash_fields = ETH_HASH_ALL;
+		return 0;
+	}
+	while (*s) {
+		size_t n = strcspn(s, ",");
+		uint8_t i;
+
+		for (i = 0; i < SIM_ARRAY_SIZE(hash_field_names); i++)
+			if (strlen(hash_field_names[i]) == n && !strncasecmp(s, hash_field_names[i], n))
+				break;
+		if (i == SIM_ARRAY_SIZE(hash_field_names)) {
+			snprintf(err, errlen, "expected all or a comma list of sip, dip, proto, "
+				 "sport and dport, got '%.*s'", (int)n, s);
+			return -1;
+		}
+		set |= (uint8_t)(1u << i);
+		s += n;
+		if (*s)
+			s++;
+	}
+	if (!set) {
+		snprintf(err, errlen, "expected all or a comma list of sip, dip, proto, sport and dport");
+		return -1;
+	}
+	p->eth.hash_fields = set;
+	return 0;
+}
+
+static void print_hash_fields(const void *obj, const struct sim_param *k, char *buf, size_t len)
+{
+	uint8_t set = ((const struct fab_params *)obj)->eth.hash_fields;
+	size_t at = 0;
+
+	(void)k;
+	buf[0] = 0;
+	for (uint8_t i = 0; i < SIM_ARRAY_SIZE(hash_field_names); i++)
+		if (set >> i & 1 && at < len)
+			at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? "," : "",
+					       hash_field_names[i]);
+}
+
 static int set_onoff(bool *b, const char *v, char *err, size_t errlen)
 {
 	if (!strcasecmp(v, "on") || !strcmp(v, "1") || !strcasecmp(v, "true"))
@@ -1356,6 +1409,8 @@ static const struct sim_param keys[] = {
 		"between data priorities: strict or wrr (CNPs always first)"),
 	SPECIAL("eth.lb", set_lb, print_lb,
 		"load balancing at the switches: ecmp (a flow's hash picks one of the shortest paths), flowlet (the least loaded, anew after an idle eth.flowlet_ns), spray (the least loaded per packet) or static (the subnet manager's table)"),
+	SPECIAL("eth.hash_fields", set_hash_fields, print_hash_fields,
+		"ECMP: the 5-tuple's fields the switches hash, a comma list of sip, dip, proto, sport, dport (RoCEv2's dport is 4791 and its sport the NIC's per QP pair), or all"),
 	GEN("eth.hash_seed", SIM_PARAM_UINT, eth.hash_seed, 0, UINT64_MAX,
 	    "ECMP: mixed into every switch's flow hash (another seed, other collisions)"),
 	GEN("eth.flowlet_ns", K_NS, eth.flowlet_ns, 1, UINT32_MAX,

@@ -12,6 +12,11 @@
 enum eth_sched { ETH_SCHED_STRICT, ETH_SCHED_WRR };
 /* How a switch picks among equal-cost output ports (eth.lb). */
 enum eth_lb { ETH_LB_ECMP, ETH_LB_STATIC, ETH_LB_FLOWLET, ETH_LB_SPRAY };
+/* The fields of the 5-tuple ECMP hashes (eth.hash_fields: a set). */
+enum eth_hash_field {
+	ETH_HASH_SIP = 1, ETH_HASH_DIP = 2, ETH_HASH_PROTO = 4, ETH_HASH_SPORT = 8,
+	ETH_HASH_DPORT = 16, ETH_HASH_ALL = 31
+};
 
 /* eth.ecn: mark on every Ethernet fabric, never, or by fabric (RoCE:
  * for DCQCN; TCP: only for DCTCP, whose senders react to it). */
@@ -35,6 +40,7 @@ struct eth_params {
 	uint8_t sched;		/* eth.sched: enum eth_sched, between data priorities */
 	uint8_t lb;		/* eth.lb: enum eth_lb */
 	uint64_t hash_seed;	/* eth.hash_seed: mixed into every switch's ECMP hash */
+	uint8_t hash_fields;	/* eth.hash_fields: enum eth_hash_field, a set */
 	uint32_t flowlet_ns;	/* eth.flowlet_ns: idle gap that ends a flowlet (eth.lb=flowlet) */
 };
 

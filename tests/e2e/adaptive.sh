@@ -24,7 +24,8 @@
 #  - RoCE with ECMP loses what balls into bins predicts: 8 flows hashed
 #    onto 8 spines get on average (1 - (7/8)^8) = 0.656 of the line rate
 #    (over 30 hash seeds, within 10%), and spraying or flowlets give every
-#    flow the line rate.
+#    flow the line rate; a hash of the protocol alone (eth.hash_fields=
+#    proto, the same for every packet) puts all 8 on one spine.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 EX="$IBFAB_SRC/topologies/examples"
 
@@ -66,6 +67,8 @@ for s in $(seq 1 30); do
 done
 "$IBFAB" run $E --set eth.lb=spray --reproducible --csv "$tmp/spray" > /dev/null 2>&1 || fail "spray"
 "$IBFAB" run $E --set eth.lb=flowlet --reproducible --csv "$tmp/flowlet" > /dev/null 2>&1 || fail "flowlet"
+"$IBFAB" run $E --set eth.hash_fields=proto --reproducible --csv "$tmp/proto" > /dev/null 2>&1 ||
+	fail "eth.hash_fields=proto"
 
 python3 - "$tmp" <<'PY' || fail "load-balancing figures"
 import csv, json, sys
@@ -143,6 +146,10 @@ if abs(mean - est) > 0.10 * est: bad.append(f"ECMP mean {mean:.3f}, balls into b
 for k in ["spray", "flowlet"]:
     worst = t1 / max(fracs(f"{d}/{k}"))
     if worst < 0.98: bad.append(f"{k}: slowest flow at {worst:.3f} of the line")
+one_path = [t1 / c for c in fracs(f"{d}/proto")]
+print(f"  ECMP on the protocol alone: flow rates {min(one_path):.3f}-{max(one_path):.3f} of the line")
+if not all(abs(x - 1 / 8) < 0.1 / 8 for x in one_path):
+    bad.append(f"eth.hash_fields=proto: rates {one_path}, want all 8 flows on one path (1/8 each)")
 for x in bad:
     print("  ", x)
 sys.exit(1 if bad else 0)

@@ -515,6 +515,8 @@ static void test_set_bad(void)
 	set_bad("switch.queues=shared", "switch.queues", "expected fifo or voq");
 	set_bad("ib.ar=yes", "ib.ar", "expected on or off");
 	set_bad("ib.arn=1x", "ib.arn", "expected on or off");
+	set_bad("eth.hash_fields=sip,ttl", "eth.hash_fields", "got 'ttl'");
+	set_bad("eth.hash_fields=", "eth.hash_fields", "expected all or a comma list");
 	set_bad("ib.ar_mode=flow", "ib.ar_mode", "expected packet or flowlet");
 	set_bad("ib.sharp_sat=tree", "ib.sharp_sat", "expected auto, switch, port or none");
 	set_bad("ib.ar_sl_mask=65536", "ib.ar_sl_mask", "out of range");
@@ -745,7 +747,7 @@ static void test_print(void)
 		SET_OK(&q, kv);
 	}
 	free(buf);
-	CU_ASSERT_EQUAL(lines, 98);	/* one per key (tcp.* and mpi.* included): a forgotten key shows here */
+	CU_ASSERT_EQUAL(lines, 99);	/* one per key (tcp.* and mpi.* included): a forgotten key shows here */
 	CU_ASSERT(host_lines > 10);	/* host.model and the host model's keys */
 	CU_ASSERT(cc_lines > 20);	/* dcqcn.* and ib.cc* */
 	CU_ASSERT_EQUAL(server_lines, 9);	/* server.preset and the eight it sets */
