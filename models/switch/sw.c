@@ -420,9 +420,12 @@ static __attribute__((noinline)) void receive_modes(struct port *in, uint32_t id
 			out = o;
 		/* a queue on the way to another switch: the switch the packet
 		 * came from may have another way there (sw_arn.c) */
-		if (n->ar->arn.on && n->ports[out]->peer_is_sw &&
-		    sw_arn_send(&n->ar->arn, f, in, p, ar_queued(n, n->ports[out])))
-			n->ar->lb.notified++;
+		if (n->ar->arn.on && n->ports[out]->peer_is_sw) {
+			int64_t q = ar_queued(n, n->ports[out]);
+
+			if (q > n->ar->arn.threshold && sw_arn_send(&n->ar->arn, f, in, p, q))
+				n->ar->lb.notified++;
+		}
 		n->ar->outq[out] += p->blocks;
 	}
 	enqueue(f, n, in, p, idx, out);
