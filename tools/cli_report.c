@@ -612,6 +612,14 @@ void cli_report_summary(FILE *out, const struct cli_report *r)
 		if (s.t.lb_notified)	/* ib.arn: queues the switches upstream steered round */
 			fprintf(out, "%" PRIu64 " notifications between switches; ", s.t.lb_notified);
 		fprintf(out, "%" PRIu64 " packets held out of order at the receivers\n", s.t.ooo_held);
+		if (s.t.flow_paths.flows) {
+			const struct fab_flow_paths *fp = &s.t.flow_paths;
+
+			label(out, "");
+			fprintf(out, "each flow's data over %.1f paths on average, at most %" PRIu64
+				"; %" PRIu64 " of %" PRIu64 " flows over two or more\n",
+				(double)fp->paths / (double)fp->flows, fp->max, fp->spread, fp->flows);
+		}
 	}
 	cli_fault_summary(out, r->fab, r->net);	/* --fault: what happened */
 	cli_sharp_summary(out, r->net, r->prog, r->tres);	/* a SHARP tree: where, how busy */
@@ -1079,6 +1087,14 @@ int cli_report_json(FILE *out, const struct cli_report *r)
 	sim_json_ku64(&j, "lb_choices", s.t.lb_chosen);
 	sim_json_ku64(&j, "lb_off_table", s.t.lb_moved);
 	sim_json_ku64(&j, "ar_notifications", s.t.lb_notified);
+	sim_json_key(&j, "path_diversity");
+	sim_json_obj_begin(&j);
+	sim_json_ku64(&j, "flows", s.t.flow_paths.flows);
+	sim_json_kdouble(&j, "mean", s.t.flow_paths.flows ? (double)s.t.flow_paths.paths /
+							     (double)s.t.flow_paths.flows : 0.0);
+	sim_json_ku64(&j, "max", s.t.flow_paths.max);
+	sim_json_ku64(&j, "spread", s.t.flow_paths.spread);
+	sim_json_obj_end(&j);
 	sim_json_ku64(&j, "ooo_held", s.t.ooo_held);
 	sim_json_ku64(&j, "fc_packets", s.t.fc_pkts);
 	sim_json_ku64(&j, "xmit_wait_ps", s.t.xmit_wait_ps);

@@ -43,6 +43,9 @@ struct pkt {
 	uint8_t flags;
 	uint8_t in_port;	/* at a switch: the input port holding it */
 	uint8_t out_port;	/* at a switch: the LFT's output port */
+	uint16_t route;		/* the outputs chosen among equal-cost ports on its
+				 * way, hashed (pkt_route_step): its path, as far
+				 * as the choices make it (path diversity) */
 	sim_time_t t_event;	/* on a link: when its arrival event fires */
 	sim_time_t t_tail;	/* at a hop: when its last bit is received */
 	/* transport headers: InfiniBand's (BTH, DETH, RETH, AETH, AtomicETH,
@@ -68,6 +71,17 @@ struct pkt {
 	};
 	const uint8_t *data;	/* the payload's bytes at the sender (NULL: timing only) */
 } __attribute__((aligned(64)));
+
+/* Packet p leaves switch `node` by output `port`, which it chose among
+ * equal-cost ports (adaptive routing, ECMP, spraying): fold the choice
+ * into its route. The packets of a flow that made the same choices have
+ * the same route. */
+static inline void pkt_route_step(struct pkt *p, uint32_t node, uint8_t port)
+{
+	uint64_t z = ((uint64_t)p->route << 40 | (uint64_t)node << 8 | port) * 0x9e3779b97f4a7c15ULL;
+
+	p->route = (uint16_t)(z >> 48);
+}
 
 _Static_assert(offsetof(struct pkt, t_tail) + sizeof(sim_time_t) <= 64 && sizeof(struct pkt) == 128,
 	       "a packet's per-hop fields are its first line");

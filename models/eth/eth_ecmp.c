@@ -81,7 +81,7 @@ int eth_ecmp_route(struct port *in, uint32_t idx)
 {
 	struct fab *f = in->fab;
 	const struct eth_sw *s = in->node->eth;
-	const struct pkt *p = fab_pkt(f, idx);
+	struct pkt *p = fab_pkt(f, idx);
 	const uint8_t *ports;
 	uint32_t cnt;
 
@@ -89,7 +89,10 @@ int eth_ecmp_route(struct port *in, uint32_t idx)
 		int o = sw_lb_pick(&in->node->eth->lb, f, in->node, p,
 				   p->dlid < in->node->lft_len ? in->node->lft[p->dlid] : 0);
 
-		return o > 0 ? o : sw_route(in, idx);
+		if (o <= 0)
+			return sw_route(in, idx);
+		pkt_route_step(p, (uint32_t)in->node->idx, (uint8_t)o);
+		return o;
 	}
 	cnt = sm_mp_ports(f->mp, &s->lb.mp, p->dlid, &ports);
 	if (cnt == 0)
@@ -102,8 +105,10 @@ int eth_ecmp_route(struct port *in, uint32_t idx)
 	for (uint32_t k = 0; k < cnt; k++) {
 		int o = ports[(h + k) % cnt];
 
-		if (!in->node->ports[o]->down)
+		if (!in->node->ports[o]->down) {
+			pkt_route_step(p, (uint32_t)in->node->idx, (uint8_t)o);
 			return o;
+		}
 	}
 	return sw_route(in, idx);
 }

@@ -1116,6 +1116,7 @@ void fab_totals(const struct fab *f, struct fab_totals *t)
 	t->xmit_wait_ps = 0;
 	t->acks = t->retransmitted = t->seq_naks = t->rnr_naks = t->ack_timeouts = 0;
 	t->ooo_held = t->lb_chosen = t->lb_moved = t->lb_notified = 0;
+	t->flow_paths = (struct fab_flow_paths){ 0 };
 	t->cpu_ps = 0;
 	tcp_totals(f, t);	/* tcp_segments ... (models/tcp) */
 	for (int i = 0; i < f->nnodes; i++) {
@@ -1146,6 +1147,7 @@ void fab_totals(const struct fab *f, struct fab_totals *t)
 			t->seq_naks += st->seq_naks_rcvd;
 			t->rnr_naks += st->rnr_naks_rcvd;
 			t->ack_timeouts += st->timeouts;
+			hca_flow_paths_add(&t->flow_paths, st);
 			t->ooo_held += st->ooo_held;
 		}
 	}

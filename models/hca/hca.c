@@ -602,6 +602,22 @@ void hca_qp_stats_add(struct hca_qp_stats *sum, const struct hca_qp_stats *s)
 		sum->max_rd_outstanding = s->max_rd_outstanding;
 	if (s->max_rd_responding > sum->max_rd_responding)
 		sum->max_rd_responding = s->max_rd_responding;
+	hca_flow_paths_add(&sum->paths, s);
+}
+
+void hca_flow_paths_add(struct fab_flow_paths *acc, const struct hca_qp_stats *s)
+{
+	uint64_t n = 0;
+
+	for (int w = 0; w < 4; w++)
+		n += (uint64_t)__builtin_popcountll(s->path_bits[w]);
+	acc->flows += s->paths.flows + (n > 0);
+	acc->paths += s->paths.paths + n;
+	acc->spread += s->paths.spread + (n > 1);
+	if (s->paths.max > acc->max)
+		acc->max = s->paths.max;
+	if (n > acc->max)
+		acc->max = n;
 }
 
 static void ring_remove(struct hca_qp *qp);
@@ -1155,6 +1171,8 @@ static inline __attribute__((always_inline)) void hca_deliver(struct port *pt, u
 		sim_pool_put(&f->pkts, idx);
 		return;
 	}
+	if (p->payload)		/* its data's path (path diversity, fab_stats.h) */
+		hca_qp_path(&qp->st, p);
 	qp->xport->ops->receive(f, qp, p);
 	sim_pool_put(&f->pkts, idx);
 }

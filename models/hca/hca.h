@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "models/core/fab_stats.h"	/* struct fab_flow_paths */
 #include "models/core/pkt.h"	/* enum hca_qp_type, net_lid_t */
 #include "models/host/host.h"	/* enum hca_mem */
 #include "sim/sim.h"
@@ -292,7 +293,19 @@ struct hca_qp_stats {
 	uint64_t recovered_ps;		/* when an ACK last made progress after a retry (0: never) */
 	uint32_t max_rd_outstanding;	/* high-water mark as requester */
 	uint32_t max_rd_responding;	/* high-water mark as responder */
+	/* the routes (pkt.route >> 8) of the data packets it received: one
+	 * bit each of 256 */
+	uint64_t path_bits[4];
+	struct fab_flow_paths paths;	/* a sum of QPs (hca.gone): their path_bits told */
 };
+/* Packet p, carrying data, reached QP stats s. */
+static inline void hca_qp_path(struct hca_qp_stats *s, const struct pkt *p)
+{
+	s->path_bits[p->route >> 14] |= 1ULL << (p->route >> 8 & 63);
+}
+/* acc += what s says of its flows: its own paths (path_bits), if it
+ * received data, and the flows summed into it. */
+void hca_flow_paths_add(struct fab_flow_paths *acc, const struct hca_qp_stats *s);
 /* The QP's counters, brought up to date. */
 const struct hca_qp_stats *hca_qp_stats(struct hca_qp *qp);
 /* sum += s: counts added, high-water marks and the latest recovery kept. */

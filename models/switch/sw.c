@@ -416,8 +416,10 @@ static __attribute__((noinline)) void receive_modes(struct port *in, uint32_t id
 	if (ar_applies(n, p)) {
 		int o = sw_lb_pick(&n->ar->lb, f, n, p, out);
 
-		if (o > 0)
+		if (o > 0) {
 			out = o;
+			pkt_route_step(p, (uint32_t)n->idx, (uint8_t)o);
+		}
 		/* a queue on the way to another switch: the switch the packet
 		 * came from may have another way there (sw_arn.c) */
 		if (n->ar->arn.on && n->ports[out]->peer_is_sw) {

@@ -17,14 +17,16 @@
 #    placement (hca.ooo=off) the same run goes back N (with every link's
 #    credits walked after each event, sim.check: packets leaving a VOQ from
 #    mid-FIFO lose none); EDR's preset routes by the tables; the
-#    summary's first line says which;
+#    summary's first line says which; each flow's data takes one path by
+#    the tables, and with AR most inter-leaf flows use many of the 32 a
+#    pair of leaves has (16 spine cables up, 2 down) and none more;
 #  - on the 2:1 fattree-64-2to1 a free-running all-to-all with AR finishes
 #    within 10% of the bisection bound (the bytes leaving a leaf over its
 #    up-links), and the table's figure without AR stays what it was;
 #  - RoCE with ECMP loses what balls into bins predicts: 8 flows hashed
 #    onto 8 spines get on average (1 - (7/8)^8) = 0.656 of the line rate
-#    (over 30 hash seeds, within 10%), and spraying or flowlets give every
-#    flow the line rate; a hash of the protocol alone (eth.hash_fields=
+#    (over 30 hash seeds, within 10%), each flow on one path, and
+#    spraying or flowlets give every flow the line rate; a hash of the protocol alone (eth.hash_fields=
 #    proto, the same for every packet) puts all 8 on one spine.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 EX="$IBFAB_SRC/topologies/examples"
@@ -66,6 +68,7 @@ for s in $(seq 1 30); do
 		fail "ecmp seed $s"
 done
 "$IBFAB" run $E --set eth.lb=spray --reproducible --csv "$tmp/spray" > /dev/null 2>&1 || fail "spray"
+"$IBFAB" run $E --reproducible --json "$tmp/ecmp.json" > /dev/null 2>&1 || fail "ecmp json"
 "$IBFAB" run $E --set eth.lb=flowlet --reproducible --csv "$tmp/flowlet" > /dev/null 2>&1 || fail "flowlet"
 "$IBFAB" run $E --set eth.hash_fields=proto --reproducible --csv "$tmp/proto" > /dev/null 2>&1 ||
 	fail "eth.hash_fields=proto"
@@ -121,6 +124,14 @@ for k, lo, hi in [("perm_off", 3, 99), ("perm_voq", 1, 1.3)]:
         bad.append(f"{k}: link load {ll}")
 if j["perm_off"]["load_balancing"] != "table" or j["perm_off"]["lb_choices"] or j["perm_off"]["ooo_held"]:
     bad.append("ib.ar=off still balances")
+# path diversity: one path a flow by the tables; AR spreads, within the 32
+pd_off, pd = j["perm_off"]["path_diversity"], j["perm_voq"]["path_diversity"]
+print(f"  paths per flow: tables {pd_off['mean']:.1f} (at most {pd_off['max']}), "
+      f"AR {pd['mean']:.1f} (at most {pd['max']}, {pd['spread']} of {pd['flows']} over two or more)")
+if (pd_off["flows"], pd_off["mean"], pd_off["max"], pd_off["spread"]) != (128, 1, 1, 0):
+    bad.append(f"by the tables a flow takes one path: {pd_off}")
+if not (pd["flows"] == 128 and pd["max"] <= 32 and pd["mean"] > 10 and pd["spread"] >= 100):
+    bad.append(f"AR's paths per flow: {pd}")
 g = j["perm_gbn"]
 if not g["seq_naks"] or not g["retransmitted_packets"] or g["ooo_held"]:
     bad.append(f"hca.ooo=off under AR: {g['seq_naks']} NAKs, {g['retransmitted_packets']} resent")
@@ -143,6 +154,9 @@ ecmp = [t1 / c for s in range(1, 31) for c in fracs(f"{d}/ecmp{s}")]
 mean, est = sum(ecmp) / len(ecmp), 1 - (7 / 8) ** 8
 print(f"  ECMP: mean flow rate {mean:.3f} of the line, balls into bins {est:.3f}")
 if abs(mean - est) > 0.10 * est: bad.append(f"ECMP mean {mean:.3f}, balls into bins {est:.3f}")
+# ECMP keeps each flow on its hash's path (16 flows: the shift both ways)
+pe = json.load(open(f"{d}/ecmp.json"))["path_diversity"]
+if (pe["flows"], pe["max"]) != (16, 1): bad.append(f"ECMP's paths per flow: {pe}")
 for k in ["spray", "flowlet"]:
     worst = t1 / max(fracs(f"{d}/{k}"))
     if worst < 0.98: bad.append(f"{k}: slowest flow at {worst:.3f} of the line")
