@@ -115,7 +115,7 @@ bool sw_arn_send(struct sw_arn *a, struct fab *f, struct port *in, const struct 
 	struct sw_arn_sent *s;
 	uint32_t d, units;
 
-	if (queued <= a->threshold || !in->peer_is_sw || in->down)
+	if (!in->peer_is_sw || in->down)
 		return false;
 	d = sw_arn_dst(f, p->dlid);
 	if (d > 0xffff)		/* SM_MP_NONE; a LID names at most 49,151 switches */

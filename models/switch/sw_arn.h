@@ -68,9 +68,10 @@ static inline bool sw_arn_notified(const struct sw_arn *a, const struct fab *f, 
 #define SW_ARN_LOAD (INT64_C(1) << 40)
 
 /* Packet p, which came in at `in`, joins a queue of `queued` blocks at its
- * output: notify the switch upstream if that is over the threshold and no
- * notification for p's destination from this input is in force there.
- * True if one was sent. */
+ * output, over the threshold (the caller's test, on its per-packet path):
+ * notify the switch upstream, unless no switch is there or a notification
+ * for p's destination from this input is in force there. True if one was
+ * sent. */
 bool sw_arn_send(struct sw_arn *a, struct fab *f, struct port *in, const struct pkt *p,
 		 int64_t queued);
 
