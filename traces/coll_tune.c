@@ -253,6 +253,11 @@ static double collnet_time(const struct trace_tune *tu, uint32_t nranks, uint32_
 	       (double)bytes / (1000.0 * busbw * 0.5);
 }
 
+double trace_tune_ll_channel_gbps(const struct trace_tune *tu)
+{
+	return tu->nchannels ? ll_max_bw[tu->arch & 3][0] / tu->nchannels : 0;
+}
+
 double coll_tune_time(const struct trace_tune *tu, enum trace_coll coll, enum trace_algo algo,
 		      enum trace_proto proto, uint32_t nranks, uint32_t nnodes, uint64_t bytes)
 {

@@ -275,6 +275,10 @@ int trace_tune_ops(struct trace *t);
 /* NCCL's base latency (us) of a ring or tree collective with proto: its
  * kernel's launch and setup (tuning.cc baseLat); 0 for other algorithms. */
 double trace_tune_base_us(enum trace_algo algo, enum trace_proto proto);
+/* LL's data rate on one channel within an NVLink domain, GB/s: NCCL's
+ * model's LL bandwidth of one server's GPUs (llMaxBw) over its search
+ * channels; 0 without servers (coll_tune.c). */
+double trace_tune_ll_channel_gbps(const struct trace_tune *tu);
 
 /* Give the ranks their NVLink domains (trace.rank_group, copied), and
  * the default channels and NCCL step size of rings and trees there. 0 or -1. */

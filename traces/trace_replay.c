@@ -242,6 +242,9 @@ struct replay {
 	 * over NVLink, not the fabric; a send to another server may be
 	 * relayed to the GPU on the receiver's rail (PXN). NULL: none. */
 	struct srv_map *srv;
+	/* an LL transfer's data over NVLink at most at LL's rate on one
+	 * channel (trace_tune_ll_channel_gbps): ps per KiB; 0 = the port's */
+	uint64_t ll_ps_per_kb;
 	/* GPU buffers without GPUDirect RDMA (host.gpudirect=off): a transfer
 	 * over the fabric is copied to a host bounce buffer before it is
 	 * posted and from one after it lands (models/host), as NCCL does
@@ -1035,6 +1038,13 @@ static void nvl_begin(struct replay *rp, uint32_t s, struct live *l)
 	}
 	if (!l->relayed) {
 		end = srv_nvlink(rp->srv, rn[st->rank], rn[st->peer], now, wire, lat, NULL);
+		if (proto == TRACE_PROTO_LL && rp->ll_ps_per_kb) {
+			/* LL's lines go at its threads' rate, not the port's */
+			sim_time_t ll = now + lat * SIM_NS + st->bytes * rp->ll_ps_per_kb / 1024;
+
+			if (ll > end)
+				end = ll;
+		}
 		push(rp, end, s, EV_DONE);
 		return;
 	}
@@ -2124,6 +2134,8 @@ struct replay *trace_replay_start(const struct trace_program *p, struct fab *f,
 	*rp = (struct replay){ .p = p, .t = p->trace, .f = f, .eng = fab_engine(f), .r = r,
 			       .best_s = UINT32_MAX, .srv = fab_server(f), .every = every };
 	rp->stage = rp->srv && fp->host_model && !fp->host.gpudirect;
+	if (rp->srv && trace_tune_ll_channel_gbps(&rp->t->tune) > 0)
+		rp->ll_ps_per_kb = (uint64_t)(1024.0 * 1000.0 / trace_tune_ll_channel_gbps(&rp->t->tune) + 0.5);
 	rp->seen = fab_lookahead(f);
 	rp->host_model = fp->host_model;
 	rp->max_inline = fp->hca_max_inline;
