@@ -481,10 +481,37 @@ void coll_gen_step(const struct coll_ctx *c, const struct coll_gstep *g, struct 
 	step_fill(c, g->from, g->to, g->first, g->count, s);
 }
 
+/* What the lazy replay relies on (coll_algo.reach, .near_reach, .far): no
+ * step waits for one more than reach back, nor more than near_reach back
+ * unless that one is far, and a step that waits for a far one waits for
+ * a near one too. NULL, or why not. */
+static const char *gen_reach_wrong(const struct coll_ctx *c, uint64_t k,
+				   const struct coll_gstep *g, uint64_t reach, uint64_t near)
+{
+	bool far = false, close = false;
+
+	for (uint32_t j = 0; j < g->ndeps + g->nrun; j++) {
+		const uint64_t d = j < g->ndeps ? g->deps[j] : g->run + (j - g->ndeps);
+
+		if (d >= k || k - d > reach)
+			return "waits for a step beyond its reach";
+		if (k - d <= near)
+			close = true;
+		else if (c->algo->far && c->algo->far(c, d))
+			far = true;
+		else
+			return "waits for a step beyond its near reach that is not far";
+	}
+	return far && !close ? "waits for a far step and for none within its near reach" : NULL;
+}
+
 int coll_lower_gen(struct coll_ctx *c)
 {
 	const uint64_t base = c->p->nsteps, n = c->algo->nsteps(c);
+	const uint64_t reach = c->algo->reach ? c->algo->reach(c) : UINT64_MAX;
+	const uint64_t near = c->algo->near_reach ? c->algo->near_reach(c) : reach;
 	struct coll_gstep g;
+	const char *why;
 
 	for (uint64_t k = 0; k < n; k++) {
 		g.nrun = 0;	/* only an algorithm with runs sets them */
@@ -493,6 +520,9 @@ int coll_lower_gen(struct coll_ctx *c)
 			return op_err(c->d, c->op, "internal error: %s %s step %" PRIu64
 				      " waits for its entry and for steps of the op",
 				      trace_coll_names[c->op->coll], c->algo->name, k);
+		if ((why = gen_reach_wrong(c, k, &g, reach, near)))
+			return op_err(c->d, c->op, "internal error: %s %s step %" PRIu64 " %s",
+				      trace_coll_names[c->op->coll], c->algo->name, k, why);
 		coll_dep_reset(c);
 		if (g.entry)
 			coll_dep_entry(c, g.from);
@@ -682,7 +712,9 @@ static int lazy_add(struct trace_program *p, const struct coll_ctx *c, size_t fi
 		before = p->lz[p->nlz - 1].before + p->lz[p->nlz - 1].n;
 	p->lz[p->nlz++] = (struct trace_lazy){
 		.op = c->op_index, .first = (uint32_t)first, .n = (uint32_t)n,
-		.before = (uint32_t)before, .reach = c->algo->reach(c), .c = z,
+		.before = (uint32_t)before, .reach = c->algo->reach(c),
+		.near_reach = c->algo->near_reach ? c->algo->near_reach(c) : c->algo->reach(c),
+		.c = z,
 	};
 	p->nsteps += n;
 	return 0;
@@ -699,6 +731,11 @@ void coll_lazy_free(struct coll_ctx *z)
 	free((void *)z->esteps);
 	coll_ctx_fini(z);
 	free(z);
+}
+
+bool coll_lazy_far(const struct coll_ctx *c, uint64_t k)
+{
+	return c->algo->far && c->algo->far(c, k);
 }
 
 void coll_lazy_step(const struct coll_ctx *c, uint64_t k, uint32_t first, struct trace_step *s,

@@ -165,6 +165,19 @@ struct coll_algo {
 	 */
 	void (*gen)(const struct coll_ctx *c, uint64_t k, struct coll_gstep *g);
 	uint64_t (*reach)(const struct coll_ctx *c);
+	/*
+	 * Optional, with reach: a shorter reach that holds for every step
+	 * but those far() names (whose dependents may lie a whole reach
+	 * after them), provided every step that waits for a far one also
+	 * waits for one within near_reach. The replay then makes steps
+	 * near_reach ahead instead of reach and keeps a finished far step's
+	 * record until the steps waiting for it are made: NVLS's window
+	 * (a read waits for the store W pieces back) is most of its reach,
+	 * and its other waits are one piece back. coll_lower_gen checks
+	 * both claims on every step it lowers. NULL: reach for every step.
+	 */
+	uint64_t (*near_reach)(const struct coll_ctx *c);
+	bool (*far)(const struct coll_ctx *c, uint64_t k);
 	/* Optional, with gen: whether a lazy op may take gen's steps (each
 	 * waits for at most TRACE_STEP_MAXDEPS others); NULL: always. */
 	bool (*gen_ok)(const struct coll_ctx *c);
@@ -338,6 +351,9 @@ void coll_gen_step(const struct coll_ctx *c, const struct coll_gstep *g, struct 
 void coll_lazy_step(const struct coll_ctx *c, uint64_t k, uint32_t first, struct trace_step *s,
 		    const uint32_t **deps, uint32_t *buf);
 void coll_lazy_free(struct coll_ctx *z);
+/* Whether a lazy op's step k may have dependents beyond its near reach
+ * (coll_algo.far; false without one). */
+bool coll_lazy_far(const struct coll_ctx *c, uint64_t k);
 
 /* NCCL's double binary tree over n positions (coll_tree.c): the parent of
  * position r in tree t (0 or 1), -1 at the root. */

@@ -369,8 +369,15 @@ struct trace_lazy {
 	uint32_t first, n;	/* its steps */
 	uint32_t before;	/* lazy steps before `first`: storage = index - before */
 	uint64_t reach;		/* a step's dependents are at most this far after it */
+	/* and those of a step not far (coll_algo.near_reach, .far): at most
+	 * this far; reach when the algorithm says nothing */
+	uint64_t near_reach;
 	struct coll_ctx *c;	/* the algorithm's context with the members' entries (owned) */
 };
+
+/* Whether lazy op z's step s (a program step) may have dependents beyond
+ * its near reach: its record is then kept a reach after it finishes. */
+bool trace_program_far(const struct trace_lazy *z, uint32_t s);
 
 struct trace_program {
 	const struct trace *trace;

@@ -125,6 +125,11 @@ uint32_t trace_program_stored(const struct trace_program *p, uint32_t s)
 	return lo ? s - p->lz[lo - 1].before - p->lz[lo - 1].n : s;
 }
 
+bool trace_program_far(const struct trace_lazy *z, uint32_t s)
+{
+	return coll_lazy_far(z->c, s - z->first);
+}
+
 const struct trace_step *trace_program_step(const struct trace_program *p, uint32_t s,
 					    struct trace_step *tmp, const uint32_t **deps,
 					    uint32_t *buf)

@@ -137,6 +137,10 @@ struct live {
 	bool crank;		/* it waited for its rank's previous compute instead */
 	bool relayed;		/* began before its post: a PXN relay's NVLink hop, or a
 				 * staging copy (its start and comm time count from then) */
+	/* finished, kept for the steps beyond its op's near reach that wait
+	 * for it (coll_algo.far): `ready` is when it ended, cn, ccomp and
+	 * ccomm the critical path to its end */
+	bool finished;
 	uint32_t s;		/* its step */
 	/* the steps made so far that wait for it, as their records' pool
 	 * indexes: no table lookup for each when it finishes */
@@ -212,6 +216,9 @@ struct replay {
 	 * frontiers pass those before the step finishes. Sorted by step. */
 	struct xdep *xdep;
 	size_t nxdep;
+	/* the finished steps kept (live.finished) until their op's frontier
+	 * is a reach past them, in the order they finished */
+	struct pair_backlog kept;
 	sim_time_t *rank_free;		/* a rank computes one thing at a time */
 	uint32_t *rank_last;		/* its last compute step (critical path) */
 	struct rank_sweep *sw;		/* per endpoint */
@@ -496,6 +503,22 @@ static struct seg *seg_of(const struct replay *rp, uint32_t s)
 	return &rp->seg[lo - 1];
 }
 
+/* Made after dependency dl finished (it was kept: coll_algo.far): what
+ * step_done tells a dependent, the first of equal ends taking it. */
+static void dep_finished(struct live *l, const struct live *dl)
+{
+	if (dl->ready >= l->ready) {
+		if (dl->ready > l->ready || l->crit == UINT32_MAX) {
+			l->crit = dl->s;
+			l->cn = dl->cn;
+			l->ccomp = dl->ccomp;
+			l->ccomm = dl->ccomm;
+		}
+		l->ready = dl->ready;
+	}
+	l->left--;
+}
+
 static int dependent_add(struct live *l, uint32_t ix)
 {
 	if (l->nd < 2 && !l->dcap) {
@@ -554,6 +577,13 @@ static void make_upto(struct replay *rp, struct seg *g, uint64_t upto)
 			struct live *dl = live_get(rp, deps[k]);
 			struct seg *ge;
 
+			if (dl && dl->finished) {
+				/* done already (a far step, kept): as step_done
+				 * would have told it, the first to end first */
+				dep_finished(l, dl);
+				continue;
+			}
+
 			if (!dl && deps[k] >= (ge = seg_of(rp, deps[k]))->made) {
 				/* not made yet, in an earlier segment: made first */
 				make_upto(rp, ge, (uint64_t)deps[k] + 1);
@@ -570,6 +600,13 @@ static void make_upto(struct replay *rp, struct seg *g, uint64_t upto)
 				sim_pool_put(&rp->pool, ix);
 				return;
 			}
+		}
+		if (!l->left && st->ndeps) {
+			/* the algorithm's near reach let every step it waits for
+			 * finish first (coll_lower_gen checks that it cannot) */
+			replay_fail(rp, "internal error: step %u was made after every step it waits for finished", s);
+			sim_pool_put(&rp->pool, ix);
+			return;
 		}
 		tab_put(rp, s, ix);
 		g->made++;
@@ -597,6 +634,25 @@ static void live_free(struct replay *rp, uint32_t s)
 	sim_pool_put(&rp->pool, ix);
 }
 
+/* Drop the finished steps kept whose op's frontier is a reach past them:
+ * every step that waits for them is made. In the order they finished,
+ * which is close to step order; one kept a little long costs a record. */
+static void kept_drain(struct replay *rp)
+{
+	struct pair_backlog *q = &rp->kept;
+
+	while (q->len) {
+		const uint32_t s = q->q[q->head];
+		const struct seg *g = seg_of(rp, s);
+
+		if (g->made < g->end && g->made - s <= g->z->reach)
+			return;
+		live_free(rp, s);
+		q->head = (q->head + 1) % q->cap;
+		q->len--;
+	}
+}
+
 /* Before step s finishes: make every step that waits for it - its lazy
  * op's own within reach, and the last one in each segment the list
  * before the run names. */
@@ -606,7 +662,7 @@ static void make_dependents(struct replay *rp, uint32_t s)
 	size_t lo = 0, hi = rp->nxdep;
 
 	if (g->z)
-		make_upto(rp, g, (uint64_t)s + g->z->reach + 1);
+		make_upto(rp, g, (uint64_t)s + g->z->near_reach + 1);
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -1299,7 +1355,7 @@ static void step_done(struct replay *rp, uint32_t s)
 	struct live *l = live_get(rp, s);
 	struct crit_sum own;
 
-	if (!l)
+	if (!l || l->finished)
 		return;
 	const struct trace_step *st = &l->st;
 
@@ -1380,7 +1436,24 @@ static void step_done(struct replay *rp, uint32_t s)
 	if (rp->sat && ++rp->op_done[l->st.op] == rp->p->op_nsteps[l->st.op] &&
 	    sat_streams(rp->sat, l->st.op))
 		sat_release(rp->sat, l->st.op, sat_granted, rp);
-	live_free(rp, s);
+	const struct seg *g = seg_of(rp, s);
+
+	if (g->z && g->z->near_reach < g->z->reach && g->made < g->end &&
+	    trace_program_far(g->z, s)) {
+		/* steps beyond the near reach wait for it: kept until made */
+		if (l->dcap)
+			free(l->d.v);
+		l->nd = l->dcap = 0;
+		l->finished = true;
+		l->ready = now;
+		l->cn = own.n;
+		l->ccomp = own.comp;
+		l->ccomm = own.comm;
+		backlog_push(rp, &rp->kept, s);
+	} else {
+		live_free(rp, s);
+	}
+	kept_drain(rp);
 	if (r->steps_done == rp->p->nsteps)
 		sim_stop(rp->eng);
 }
@@ -2042,6 +2115,7 @@ static void replay_free(struct replay *rp)
 	free(rp->zero);
 	sim_heap_free(&rp->heap);
 	free(rp->now.q);
+	free(rp->kept.q);
 	if (rp->sat) {
 		for (size_t i = 0; i < rp->t->nops; i++)
 			free(rp->sat_q[i].q);
