@@ -477,6 +477,7 @@ void coll_gen_step(const struct coll_ctx *c, const struct coll_gstep *g, struct 
 {
 	*s = (struct trace_step){
 		.kind = TS_XFER, .op = c->op_index, .phase = g->phase, .data = g->data,
+		.fan = (uint8_t)(g->fan > 1 ? g->fan : 0),
 	};
 	step_fill(c, g->from, g->to, g->first, g->count, s);
 }
@@ -505,24 +506,75 @@ static const char *gen_reach_wrong(const struct coll_ctx *c, uint64_t k,
 	return far && !close ? "waits for a far step and for none within its near reach" : NULL;
 }
 
+static bool same_deps(const struct coll_gstep *a, const struct coll_gstep *b)
+{
+	if (a->entry != b->entry || a->ndeps != b->ndeps || a->nrun != b->nrun ||
+	    (a->nrun && a->run != b->run) || (a->entry && a->from != b->from))
+		return false;
+	for (uint32_t j = 0; j < a->ndeps; j++)
+		if (a->deps[j] != b->deps[j])
+			return false;
+	return true;
+}
+
+/* What a lazy replay relies on of a fan (coll_gstep.fan): its steps wait
+ * for what its lead waits for, nothing waits for them. in: a bit per step
+ * of the op, set for those in a fan so far; *left the fan's steps still
+ * to come after k, *lead its first. NULL, or why not. */
+static const char *gen_fan_wrong(uint64_t k, uint64_t n, const struct coll_gstep *g,
+				 uint64_t *in, uint32_t *left, struct coll_gstep *lead)
+{
+	for (uint32_t j = 0; j < g->ndeps + g->nrun; j++) {
+		const uint64_t d = j < g->ndeps ? g->deps[j] : g->run + (j - g->ndeps);
+
+		if (in && d < k && in[d / 64] >> (d % 64) & 1)
+			return "waits for a step of a fan";
+	}
+	if (*left) {
+		if (g->fan > 1 || !same_deps(g, lead))
+			return "is in a fan and waits for other steps than its first";
+		--*left;
+	} else if (g->fan > 1) {
+		if (g->fan > 255 || k + g->fan > n)
+			return "leads a fan of more than 255 steps or beyond the op";
+		if (g->entry || !(g->ndeps + g->nrun))
+			return "leads a fan and waits for no step of the op";
+		*lead = *g;
+		*left = g->fan - 1;
+	} else {
+		return NULL;
+	}
+	if (in)
+		in[k / 64] |= 1ULL << (k % 64);
+	return NULL;
+}
+
 int coll_lower_gen(struct coll_ctx *c)
 {
 	const uint64_t base = c->p->nsteps, n = c->algo->nsteps(c);
 	const uint64_t reach = c->algo->reach ? c->algo->reach(c) : UINT64_MAX;
 	const uint64_t near = c->algo->near_reach ? c->algo->near_reach(c) : reach;
-	struct coll_gstep g;
+	struct coll_gstep g, lead = { 0 };
 	const char *why;
+	uint64_t *infan = NULL;
+	uint32_t fan_left = 0;
+	int rc = 0;
 
-	for (uint64_t k = 0; k < n; k++) {
-		g.nrun = 0;	/* only an algorithm with runs sets them */
+	for (uint64_t k = 0; k < n && !rc; k++) {
+		g.nrun = g.fan = 0;	/* only an algorithm with runs or fans sets them */
 		c->algo->gen(c, k, &g);
+		if (g.fan > 1 && !infan && !(infan = calloc(n / 64 + 1, sizeof(*infan))))
+			return op_err(c->d, c->op, "out of memory lowering %s",
+				      trace_coll_names[c->op->coll]);
 		if (g.entry && (g.ndeps || g.nrun))	/* coll_lazy_step could not say both */
-			return op_err(c->d, c->op, "internal error: %s %s step %" PRIu64
-				      " waits for its entry and for steps of the op",
-				      trace_coll_names[c->op->coll], c->algo->name, k);
-		if ((why = gen_reach_wrong(c, k, &g, reach, near)))
-			return op_err(c->d, c->op, "internal error: %s %s step %" PRIu64 " %s",
-				      trace_coll_names[c->op->coll], c->algo->name, k, why);
+			why = "waits for its entry and for steps of the op";
+		else if (!(why = gen_reach_wrong(c, k, &g, reach, near)))
+			why = gen_fan_wrong(k, n, &g, infan, &fan_left, &lead);
+		if (why) {
+			rc = op_err(c->d, c->op, "internal error: %s %s step %" PRIu64 " %s",
+				    trace_coll_names[c->op->coll], c->algo->name, k, why);
+			break;
+		}
 		coll_dep_reset(c);
 		if (g.entry)
 			coll_dep_entry(c, g.from);
@@ -531,9 +583,10 @@ int coll_lower_gen(struct coll_ctx *c)
 		for (uint32_t j = 0; j < g.nrun; j++)
 			coll_dep(c, (uint32_t)(base + g.run + j));
 		if (coll_emit(c, g.from, g.to, g.phase, g.first, g.count, g.data) == COLL_NONE)
-			return -1;
+			rc = -1;
 	}
-	return 0;
+	free(infan);
+	return rc;
 }
 
 uint32_t coll_emit(struct coll_ctx *c, uint32_t from, uint32_t to, uint32_t phase,
@@ -743,7 +796,7 @@ void coll_lazy_step(const struct coll_ctx *c, uint64_t k, uint32_t first, struct
 {
 	struct coll_gstep g;
 
-	g.nrun = 0;
+	g.nrun = g.fan = 0;
 	c->algo->gen(c, k, &g);
 	coll_gen_step(c, &g, s);
 	s->dep_off = 0;

@@ -140,6 +140,13 @@ struct coll_gstep {
 	 * reads, as many as its domain has GPUs (nrun is 0 unless gen sets it) */
 	uint64_t run;
 	uint32_t nrun;
+	/* Optional (0 unless gen sets it): this step leads a fan, itself and
+	 * the fan - 1 steps after it, which wait for the same steps as it,
+	 * are waited for by none, and start when they are ready, each alone
+	 * (an NVSwitch's multicast to a domain's GPUs). A lazy replay starts
+	 * them together from one record. At most 255; coll_lower_gen checks
+	 * the rest. */
+	uint32_t fan;
 };
 
 struct coll_algo {

@@ -722,6 +722,8 @@ static void nvls_gen_sharp(const struct coll_ctx *c, uint64_t k, struct coll_gst
 			g->to = mem[d * G + i - 1];
 			g->phase = 6;
 			g->deps[g->ndeps++] = base + st0 + (uint64_t)d * (G + 1);
+			if (i == 1)	/* the multicast: one fan, after the store */
+				g->fan = G;
 		}
 	}
 }
@@ -810,6 +812,8 @@ static void nvls_gen_tree(const struct coll_ctx *c, uint64_t k, struct coll_gste
 			g->to = mem[d * G + i - 1];
 			g->phase = 6;
 			g->deps[g->ndeps++] = base + off_store(D, G, pos, d);
+			if (i == 1)	/* the multicast: one fan, after the store */
+				g->fan = G;
 		}
 	}
 }

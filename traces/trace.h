@@ -354,6 +354,9 @@ struct trace_step {
 	enum trace_step_kind kind : 8;
 	enum trace_data data : 8;
 	bool acked;		/* TS_XFER: done at the source's completion (trace_op.acked) */
+	/* a lazy op's step that leads a fan (coll_gstep.fan): it and the
+	 * fan - 1 steps after it; 0 or 1 none */
+	uint8_t fan;
 };
 
 _Static_assert(sizeof(struct trace_step) == 48, "trace_step: 48 bytes");

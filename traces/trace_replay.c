@@ -122,7 +122,9 @@ struct pair_qp {
  * node in the event's step field) */
 /* EV_READ: an MPI rendezvous request is in at the receiver, which reads
  * the data; EV_ATS: the read is done, the receiver acknowledges */
-enum { EV_START, EV_DONE, EV_ROOM, EV_POST, EV_NVQ, EV_READ, EV_ATS };
+/* EV_FAN: a step of a fan is done (its first step in the event's step
+ * field, its place in the fan in the kind's bits 8 and up) */
+enum { EV_START, EV_DONE, EV_ROOM, EV_POST, EV_NVQ, EV_READ, EV_ATS, EV_FAN };
 
 /* A step the replay has made and not finished (see the top of the file). */
 struct live {
@@ -141,6 +143,8 @@ struct live {
 	 * for it (coll_algo.far): `ready` is when it ended, cn, ccomp and
 	 * ccomm the critical path to its end */
 	bool finished;
+	/* a fan's first step (trace_step.fan): its steps not yet done */
+	uint8_t fan_left;
 	uint32_t s;		/* its step */
 	/* the steps made so far that wait for it, as their records' pool
 	 * indexes: no table lookup for each when it finishes */
@@ -541,6 +545,31 @@ static int dependent_add(struct live *l, uint32_t ix)
 	return 0;
 }
 
+/* The first entry of the list of waits across segments for step s or a
+ * later one (nxdep if none). */
+static size_t xdep_from(const struct replay *rp, uint32_t s)
+{
+	size_t lo = 0, hi = rp->nxdep;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rp->xdep[mid].s < s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Does a step of another segment wait for one of the steps [a, b)? */
+static bool xdep_any(const struct replay *rp, uint32_t a, uint32_t b)
+{
+	size_t lo = xdep_from(rp, a);
+
+	return lo < rp->nxdep && rp->xdep[lo].s < b;
+}
+
 /* Make the steps of segment g up to `upto` (exclusive): each registers
  * with the dependencies it waits for, none of which has finished (see
  * the top of the file). */
@@ -609,7 +638,14 @@ static void make_upto(struct replay *rp, struct seg *g, uint64_t upto)
 			return;
 		}
 		tab_put(rp, s, ix);
-		g->made++;
+		if (st->fan > 1 && !xdep_any(rp, s, s + st->fan)) {
+			/* its fan comes with it: one record (unless a step of
+			 * another segment waits for one of them: an op after it) */
+			l->fan_left = st->fan;
+			g->made += st->fan;
+		} else {
+			g->made++;
+		}
 	}
 }
 
@@ -659,19 +695,11 @@ static void kept_drain(struct replay *rp)
 static void make_dependents(struct replay *rp, uint32_t s)
 {
 	struct seg *g = seg_of(rp, s);
-	size_t lo = 0, hi = rp->nxdep;
+	size_t lo;
 
 	if (g->z)
 		make_upto(rp, g, (uint64_t)s + g->z->near_reach + 1);
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (rp->xdep[mid].s < s)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < rp->nxdep && rp->xdep[lo].s == s && !rp->failed; lo++)
+	for (lo = xdep_from(rp, s); lo < rp->nxdep && rp->xdep[lo].s == s && !rp->failed; lo++)
 		make_upto(rp, &rp->seg[rp->xdep[lo].seg], (uint64_t)rp->xdep[lo].max + 1);
 }
 
@@ -1111,6 +1139,33 @@ static void nvl_begin(struct replay *rp, uint32_t s, struct live *l)
 }
 
 /*
+ * The fan step s leads (the NVSwitch's multicast to a domain's GPUs)
+ * starts: each of its steps as xfer_nvlink would start it alone, in
+ * order, now - they were made, became ready and started together.
+ */
+static void fan_start(struct replay *rp, uint32_t s, struct live *l)
+{
+	const int32_t *rn = rp->t->rank_node;
+	const sim_time_t now = rp->eng->now;
+
+	for (uint32_t i = 0; i < l->st.fan; i++) {
+		struct trace_step tmp;
+		const uint32_t *deps;
+		uint32_t buf[TRACE_STEP_MAXDEPS];
+		const struct trace_step *st = i ? trace_program_step(rp->p, s + i, &tmp, &deps, buf) :
+						  &l->st;
+
+		if (i) {
+			comm_open(rp, st->rank);
+			comm_open(rp, st->peer);
+		}
+		push(rp, srv_nvs_recv(rp->srv, rn[st->peer], now,
+				      trace_proto_wire(step_proto(rp, st), st->bytes),
+				      rp->srv->p.nvlink_lat_ns), s, EV_FAN | i << 8);
+	}
+}
+
+/*
  * Transfer s is all or partly over NVLink: within a domain it is an
  * NVLink transfer, done when in the peer's memory; relayed by PXN, its
  * first hop is, and the relay's HCA posts it when the first bytes are
@@ -1138,6 +1193,10 @@ static bool xfer_nvlink(struct replay *rp, uint32_t s, struct live *l)
 	comm_open(rp, st->rank);
 	comm_open(rp, st->peer);
 	if (trace_is_nvs(rp->t, st->rank)) {	/* NVLS: out of the NVSwitch, which never queues */
+		if (l->fan_left) {
+			fan_start(rp, s, l);
+			return true;
+		}
 		push(rp, srv_nvs_recv(rp->srv, rn[st->peer], now,
 				      trace_proto_wire(step_proto(rp, st), st->bytes),
 				      rp->srv->p.nvlink_lat_ns), s, EV_DONE);
@@ -1348,16 +1407,18 @@ static void sat_granted(void *ctx, uint32_t g)
 	}
 }
 
-static void step_done(struct replay *rp, uint32_t s)
+/*
+ * What finishing step s (st, its record l: its start, its critical path
+ * so far) does to the results: the times, the rank sweeps, the critical
+ * path's candidate, the step's times when kept. The critical path to s
+ * is returned.
+ */
+static struct crit_sum step_finish(struct replay *rp, uint32_t s, const struct live *l,
+				   const struct trace_step *st)
 {
 	struct trace_results *r = rp->r;
 	sim_time_t now = rp->eng->now;
-	struct live *l = live_get(rp, s);
 	struct crit_sum own;
-
-	if (!l || l->finished)
-		return;
-	const struct trace_step *st = &l->st;
 
 	if (now > r->end_ps)
 		r->end_ps = now;
@@ -1412,6 +1473,25 @@ static void step_done(struct replay *rp, uint32_t s)
 	else if (r->spill && trace_spill_put(r->spill, s, l->start, now))
 		replay_fail(rp, "could not keep the steps' times in a temporary file (TMPDIR): %s",
 			    strerror(errno ? errno : ENOSPC));
+	return own;
+}
+
+/* Op op has one more step done: its SHARP tree is free after its last. */
+static void op_step_done(struct replay *rp, uint32_t op)
+{
+	if (rp->sat && ++rp->op_done[op] == rp->p->op_nsteps[op] && sat_streams(rp->sat, op))
+		sat_release(rp->sat, op, sat_granted, rp);
+}
+
+static void step_done(struct replay *rp, uint32_t s)
+{
+	sim_time_t now = rp->eng->now;
+	struct live *l = live_get(rp, s);
+	struct crit_sum own;
+
+	if (!l || l->finished || l->fan_left)
+		return;
+	own = step_finish(rp, s, l, &l->st);
 	/* every step that waits for s is made before s is done with */
 	make_dependents(rp, s);
 	if (rp->failed)
@@ -1433,9 +1513,7 @@ static void step_done(struct replay *rp, uint32_t s)
 		if (!--ld->left)
 			push(rp, ld->ready, d, EV_START);
 	}
-	if (rp->sat && ++rp->op_done[l->st.op] == rp->p->op_nsteps[l->st.op] &&
-	    sat_streams(rp->sat, l->st.op))
-		sat_release(rp->sat, l->st.op, sat_granted, rp);
+	op_step_done(rp, l->st.op);
 	const struct seg *g = seg_of(rp, s);
 
 	if (g->z && g->z->near_reach < g->z->reach && g->made < g->end &&
@@ -1454,7 +1532,34 @@ static void step_done(struct replay *rp, uint32_t s)
 		live_free(rp, s);
 	}
 	kept_drain(rp);
-	if (r->steps_done == rp->p->nsteps)
+	if (rp->r->steps_done == rp->p->nsteps)
+		sim_stop(rp->eng);
+}
+
+/* Step s + i of the fan that step s leads is done (EV_FAN): as step_done,
+ * from the fan's one record; nothing waits for it. */
+static void fan_done(struct replay *rp, uint32_t s, uint32_t i)
+{
+	struct live *l = live_get(rp, s);
+	struct trace_step tmp;
+	const uint32_t *deps;
+	uint32_t buf[TRACE_STEP_MAXDEPS];
+
+	if (!l || !l->fan_left)
+		return;
+	const struct trace_step *st = i ? trace_program_step(rp->p, s + i, &tmp, &deps, buf) : &l->st;
+	const uint32_t op = st->op;
+
+	step_finish(rp, s + i, l, st);
+	/* the frontier moves on as it would from a step alone */
+	make_dependents(rp, s + i);
+	if (rp->failed)
+		return;
+	op_step_done(rp, op);
+	if (!--l->fan_left)
+		live_free(rp, s);
+	kept_drain(rp);
+	if (rp->r->steps_done == rp->p->nsteps)
 		sim_stop(rp->eng);
 }
 
@@ -1470,6 +1575,8 @@ static void replay_event(struct replay *rp, uint32_t comp, uint32_t kind)
 		nvq_run(rp, comp);
 	else if (kind == EV_READ || kind == EV_ATS)
 		mpi_rndv(rp, comp, kind == EV_ATS);
+	else if ((kind & 0xff) == EV_FAN)
+		fan_done(rp, comp, kind >> 8);
 	else
 		backlog_room(rp, comp);
 }
