@@ -517,18 +517,33 @@ static bool same_deps(const struct coll_gstep *a, const struct coll_gstep *b)
 	return true;
 }
 
-/* What a lazy replay relies on of a fan (coll_gstep.fan): its steps wait
- * for what its lead waits for, nothing waits for them. in: a bit per step
- * of the op, set for those in a fan so far; *left the fan's steps still
- * to come after k, *lead its first. NULL, or why not. */
-static const char *gen_fan_wrong(uint64_t k, uint64_t n, const struct coll_gstep *g,
-				 uint64_t *in, uint32_t *left, struct coll_gstep *lead)
+/*
+ * What a lazy replay relies on of a fan (coll_gstep.fan): its steps wait
+ * for what its first waits for (not nothing), none is far, and a step
+ * waits for all of a fan's steps or none. pos: a byte per step of the op,
+ * its place in a fan (1 the first, 0 none); size: a fan's size at its
+ * first; *left the steps of the current fan still to come after k, *lead
+ * its first's. NULL, or why not.
+ */
+static const char *gen_fan_wrong(const struct coll_ctx *c, uint64_t k, uint64_t n,
+				 const struct coll_gstep *g, uint8_t *pos, uint8_t *size,
+				 uint32_t *left, struct coll_gstep *lead)
 {
-	for (uint32_t j = 0; j < g->ndeps + g->nrun; j++) {
+	for (uint32_t j = 0; pos && j < g->ndeps + g->nrun; j++) {
 		const uint64_t d = j < g->ndeps ? g->deps[j] : g->run + (j - g->ndeps);
+		uint32_t have = 0;
 
-		if (in && d < k && in[d / 64] >> (d % 64) & 1)
-			return "waits for a step of a fan";
+		if (d >= k || !pos[d])
+			continue;
+		const uint64_t f = d - (pos[d] - 1);	/* its fan's first */
+
+		for (uint32_t x = 0; x < g->ndeps + g->nrun; x++) {
+			const uint64_t e = x < g->ndeps ? g->deps[x] : g->run + (x - g->ndeps);
+
+			have += e >= f && e < f + size[f];
+		}
+		if (have != size[f])
+			return "waits for some steps of a fan and not all";
 	}
 	if (*left) {
 		if (g->fan > 1 || !same_deps(g, lead))
@@ -541,11 +556,15 @@ static const char *gen_fan_wrong(uint64_t k, uint64_t n, const struct coll_gstep
 			return "leads a fan and waits for no step of the op";
 		*lead = *g;
 		*left = g->fan - 1;
+		if (pos)
+			size[k] = (uint8_t)g->fan;
 	} else {
 		return NULL;
 	}
-	if (in)
-		in[k / 64] |= 1ULL << (k % 64);
+	if (c->algo->far && c->algo->far(c, k))
+		return "is in a fan and far";
+	if (pos)
+		pos[k] = (uint8_t)(lead->fan - *left);
 	return NULL;
 }
 
@@ -556,20 +575,21 @@ int coll_lower_gen(struct coll_ctx *c)
 	const uint64_t near = c->algo->near_reach ? c->algo->near_reach(c) : reach;
 	struct coll_gstep g, lead = { 0 };
 	const char *why;
-	uint64_t *infan = NULL;
+	uint8_t *fpos = NULL;	/* and a fan's size at its first: fpos + n */
 	uint32_t fan_left = 0;
 	int rc = 0;
 
 	for (uint64_t k = 0; k < n && !rc; k++) {
 		g.nrun = g.fan = 0;	/* only an algorithm with runs or fans sets them */
 		c->algo->gen(c, k, &g);
-		if (g.fan > 1 && !infan && !(infan = calloc(n / 64 + 1, sizeof(*infan))))
+		if (g.fan > 1 && !fpos && !(fpos = calloc(2 * n, 1)))
 			return op_err(c->d, c->op, "out of memory lowering %s",
 				      trace_coll_names[c->op->coll]);
 		if (g.entry && (g.ndeps || g.nrun))	/* coll_lazy_step could not say both */
 			why = "waits for its entry and for steps of the op";
 		else if (!(why = gen_reach_wrong(c, k, &g, reach, near)))
-			why = gen_fan_wrong(k, n, &g, infan, &fan_left, &lead);
+			why = gen_fan_wrong(c, k, n, &g, fpos, fpos ? fpos + n : NULL, &fan_left,
+					    &lead);
 		if (why) {
 			rc = op_err(c->d, c->op, "internal error: %s %s step %" PRIu64 " %s",
 				    trace_coll_names[c->op->coll], c->algo->name, k, why);
@@ -585,7 +605,7 @@ int coll_lower_gen(struct coll_ctx *c)
 		if (coll_emit(c, g.from, g.to, g.phase, g.first, g.count, g.data) == COLL_NONE)
 			rc = -1;
 	}
-	free(infan);
+	free(fpos);
 	return rc;
 }
 

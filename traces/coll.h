@@ -141,11 +141,12 @@ struct coll_gstep {
 	uint64_t run;
 	uint32_t nrun;
 	/* Optional (0 unless gen sets it): this step leads a fan, itself and
-	 * the fan - 1 steps after it, which wait for the same steps as it,
-	 * are waited for by none, and start when they are ready, each alone
-	 * (an NVSwitch's multicast to a domain's GPUs). A lazy replay starts
-	 * them together from one record. At most 255; coll_lower_gen checks
-	 * the rest. */
+	 * the fan - 1 steps after it, which wait for the same steps as it
+	 * (so they start together), none of them far, and each step of the
+	 * op waits for all of them or none (an NVSwitch's multicast to a
+	 * domain's GPUs, which nothing waits for; the reads of a head's
+	 * ld_reduce, which its sum waits for). A lazy replay keeps one
+	 * record for them. At most 255; coll_lower_gen checks the rest. */
 	uint32_t fan;
 };
 

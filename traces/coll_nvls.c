@@ -671,6 +671,8 @@ static void nvls_gen_sharp(const struct coll_ctx *c, uint64_t k, struct coll_gst
 			if (p)
 				g->deps[g->ndeps++] = base - (uint64_t)C * SB + off_sum(G, d);
 			g->entry = !g->ndeps;
+			if (!i && g->ndeps)	/* the G reads: one fan, the sum waits for all */
+				g->fan = G;
 			return;
 		}
 		g->from = c->n + 2 * d;	/* 2: the sum to the head */
@@ -760,6 +762,8 @@ static void nvls_gen_tree(const struct coll_ctx *c, uint64_t k, struct coll_gste
 			if (p && W > 1)
 				g->deps[g->ndeps++] = base - (uint64_t)C * H * blk + off_sum(G, d);
 			g->entry = !g->ndeps;
+			if (!i && g->ndeps)	/* the G reads: one fan, the sum waits for all */
+				g->fan = G;
 			return;
 		}
 		/* 2: the switch's sum to the head, after every read */

@@ -143,7 +143,9 @@ struct live {
 	 * for it (coll_algo.far): `ready` is when it ended, cn, ccomp and
 	 * ccomm the critical path to its end */
 	bool finished;
-	/* a fan's first step (trace_step.fan): its steps not yet done */
+	/* a fan's first step (trace_step.fan), made with its fan: its steps
+	 * not yet done; the table finds the record by each of them */
+	bool fanned;
 	uint8_t fan_left;
 	uint32_t s;		/* its step */
 	/* the steps made so far that wait for it, as their records' pool
@@ -525,6 +527,10 @@ static void dep_finished(struct live *l, const struct live *dl)
 
 static int dependent_add(struct live *l, uint32_t ix)
 {
+	/* a fan's steps share l: a step that waits for all of them is
+	 * told once a step of it is done, as by each alone */
+	if (l->nd && (l->dcap ? l->d.v : l->d.in)[l->nd - 1] == ix)
+		return 0;
 	if (l->nd < 2 && !l->dcap) {
 		l->d.in[l->nd++] = ix;
 		return 0;
@@ -639,9 +645,18 @@ static void make_upto(struct replay *rp, struct seg *g, uint64_t upto)
 		}
 		tab_put(rp, s, ix);
 		if (st->fan > 1 && !xdep_any(rp, s, s + st->fan)) {
-			/* its fan comes with it: one record (unless a step of
-			 * another segment waits for one of them: an op after it) */
+			/* its fan comes with it: one record, which each of its
+			 * steps finds (unless a step of another segment waits
+			 * for one of them: an op after it) */
+			l->fanned = true;
 			l->fan_left = st->fan;
+			for (uint32_t i = 1; i < st->fan; i++) {
+				if (tab_room(rp)) {
+					oom_fail(rp);
+					return;
+				}
+				tab_put(rp, s + i, ix);
+			}
 			g->made += st->fan;
 		} else {
 			g->made++;
@@ -664,6 +679,9 @@ static void live_free(struct replay *rp, uint32_t s)
 {
 	uint32_t ix = tab_del(rp, s);
 	struct live *l = sim_pool_get(&rp->pool, ix);
+
+	for (uint32_t i = 1; l->fanned && i < l->st.fan; i++)
+		tab_del(rp, s + i);
 
 	if (l->dcap)
 		free(l->d.v);
@@ -1104,9 +1122,9 @@ static void backlog_room(struct replay *rp, uint32_t i)
 
 /* Start NVLink transfer s (its port is free): to its peer, or to its
  * PXN relay (l->relayed), whose HCA posts it when the first bytes are in. */
-static void nvl_begin(struct replay *rp, uint32_t s, struct live *l)
+static void nvl_begin_at(struct replay *rp, const struct trace_step *st, bool relayed,
+			 uint32_t s, uint32_t kind)
 {
-	const struct trace_step *st = &l->st;
 	const int32_t *rn = rp->t->rank_node;
 	const struct srv_params *sp = &rp->srv->p;
 	const enum trace_proto proto = step_proto(rp, st);
@@ -1117,10 +1135,10 @@ static void nvl_begin(struct replay *rp, uint32_t s, struct live *l)
 
 	if (trace_is_nvs(rp->t, st->peer)) {	/* NVLS: into the NVSwitch */
 		push(rp, srv_nvs_send(rp->srv, rn[st->rank], now, wire, sp->nvlink_lat_ns), s,
-		     EV_DONE);
+		     kind);
 		return;
 	}
-	if (!l->relayed) {
+	if (!relayed) {
 		end = srv_nvlink(rp->srv, rn[st->rank], rn[st->peer], now, wire, lat, NULL);
 		if (proto == TRACE_PROTO_LL && rp->ll_ps_per_kb) {
 			/* LL's lines go at its threads' rate, not the port's */
@@ -1129,7 +1147,7 @@ static void nvl_begin(struct replay *rp, uint32_t s, struct live *l)
 			if (ll > end)
 				end = ll;
 		}
-		push(rp, end, s, EV_DONE);
+		push(rp, end, s, kind);
 		return;
 	}
 	srv_nvlink(rp->srv, rn[st->rank], send_node(rp, st->rank, st->peer), now, wire, lat,
@@ -1138,17 +1156,46 @@ static void nvl_begin(struct replay *rp, uint32_t s, struct live *l)
 	push(rp, first, s, EV_POST);
 }
 
+/* Transfer s (record l) begins on its GPU's NVLink port now. */
+static void nvl_begin(struct replay *rp, uint32_t s, struct live *l)
+{
+	nvl_begin_at(rp, &l->st, l->relayed, s, EV_DONE);
+}
+
+/* The port of GPU node src is free now or later: begin step x (a step
+ * alone, s = x, or of the fan that s leads, i its place in it), or queue
+ * it behind the port's others (EV_NVQ). */
+static void nvl_issue(struct replay *rp, int src, uint32_t x, uint32_t s, uint32_t i,
+		      const struct trace_step *st, struct live *l)
+{
+	if (rp->nvq[src].len || rp->srv->out_free[src] > rp->eng->now) {
+		backlog_push(rp, &rp->nvq[src], x);
+		if (!rp->nvq_armed[src]) {
+			rp->nvq_armed[src] = true;
+			push(rp, rp->srv->out_free[src], (uint32_t)src, EV_NVQ);
+		}
+		return;
+	}
+	if (x == s && !l->fan_left)
+		nvl_begin(rp, s, l);
+	else
+		nvl_begin_at(rp, st, false, s, EV_FAN | i << 8);
+}
+
 /*
- * The fan step s leads (the NVSwitch's multicast to a domain's GPUs)
- * starts: each of its steps as xfer_nvlink would start it alone, in
- * order, now - they were made, became ready and started together.
+ * The fan step s leads starts: each of its steps as xfer_nvlink would
+ * start it alone, in order, now - they were made, became ready and
+ * started together; the first is xfer_nvlink's own. Out of the NVSwitch
+ * (its multicast to a domain's GPUs), which never queues; or each GPU of
+ * a domain to the NVSwitch (the reads of the head's ld_reduce), each on
+ * its own port, queued behind what that port has to send.
  */
-static void fan_start(struct replay *rp, uint32_t s, struct live *l)
+static void fan_start(struct replay *rp, uint32_t s, struct live *l, bool from_nvs)
 {
 	const int32_t *rn = rp->t->rank_node;
 	const sim_time_t now = rp->eng->now;
 
-	for (uint32_t i = 0; i < l->st.fan; i++) {
+	for (uint32_t i = 0; i < l->st.fan && !rp->failed; i++) {
 		struct trace_step tmp;
 		const uint32_t *deps;
 		uint32_t buf[TRACE_STEP_MAXDEPS];
@@ -1159,9 +1206,12 @@ static void fan_start(struct replay *rp, uint32_t s, struct live *l)
 			comm_open(rp, st->rank);
 			comm_open(rp, st->peer);
 		}
-		push(rp, srv_nvs_recv(rp->srv, rn[st->peer], now,
-				      trace_proto_wire(step_proto(rp, st), st->bytes),
-				      rp->srv->p.nvlink_lat_ns), s, EV_FAN | i << 8);
+		if (from_nvs)
+			push(rp, srv_nvs_recv(rp->srv, rn[st->peer], now,
+					      trace_proto_wire(step_proto(rp, st), st->bytes),
+					      rp->srv->p.nvlink_lat_ns), s, EV_FAN | i << 8);
+		else
+			nvl_issue(rp, rn[st->rank], s + i, s, i, st, l);
 	}
 }
 
@@ -1194,7 +1244,7 @@ static bool xfer_nvlink(struct replay *rp, uint32_t s, struct live *l)
 	comm_open(rp, st->peer);
 	if (trace_is_nvs(rp->t, st->rank)) {	/* NVLS: out of the NVSwitch, which never queues */
 		if (l->fan_left) {
-			fan_start(rp, s, l);
+			fan_start(rp, s, l, true);
 			return true;
 		}
 		push(rp, srv_nvs_recv(rp->srv, rn[st->peer], now,
@@ -1202,15 +1252,10 @@ static bool xfer_nvlink(struct replay *rp, uint32_t s, struct live *l)
 				      rp->srv->p.nvlink_lat_ns), s, EV_DONE);
 		return true;
 	}
-	if (rp->nvq[src].len || rp->srv->out_free[src] > now) {
-		backlog_push(rp, &rp->nvq[src], s);
-		if (!rp->nvq_armed[src]) {
-			rp->nvq_armed[src] = true;
-			push(rp, rp->srv->out_free[src], (uint32_t)src, EV_NVQ);
-		}
-		return true;
-	}
-	nvl_begin(rp, s, l);
+	if (l->fan_left)
+		fan_start(rp, s, l, false);
+	else
+		nvl_issue(rp, src, s, s, 0, st, l);
 	return true;
 }
 
@@ -1225,7 +1270,19 @@ static void nvq_run(struct replay *rp, uint32_t node)
 
 		q->head = (q->head + 1) % q->cap;
 		q->len--;
-		nvl_begin(rp, s, live_get(rp, s));
+		struct live *l = live_get(rp, s);
+
+		if (!l->fan_left) {
+			nvl_begin(rp, s, l);
+		} else {	/* a step of the fan l->s leads */
+			struct trace_step tmp;
+			const uint32_t *deps;
+			uint32_t buf[TRACE_STEP_MAXDEPS];
+			const struct trace_step *st = s == l->s ? &l->st :
+				trace_program_step(rp->p, s, &tmp, &deps, buf);
+
+			nvl_begin_at(rp, st, false, l->s, EV_FAN | (s - l->s) << 8);
+		}
 	}
 	if (q->len) {
 		rp->nvq_armed[node] = true;
@@ -1483,19 +1540,13 @@ static void op_step_done(struct replay *rp, uint32_t op)
 		sat_release(rp->sat, op, sat_granted, rp);
 }
 
-static void step_done(struct replay *rp, uint32_t s)
+/* Step s is done (own: the critical path to it): the steps waiting for it
+ * (l's), in step order, one dependency fewer each; the last end they wait
+ * for and the path to it are theirs (the first of equal ends). */
+static void tell_dependents(struct replay *rp, struct live *l, uint32_t s, struct crit_sum own)
 {
-	sim_time_t now = rp->eng->now;
-	struct live *l = live_get(rp, s);
-	struct crit_sum own;
+	const sim_time_t now = rp->eng->now;
 
-	if (!l || l->finished || l->fan_left)
-		return;
-	own = step_finish(rp, s, l, &l->st);
-	/* every step that waits for s is made before s is done with */
-	make_dependents(rp, s);
-	if (rp->failed)
-		return;
 	dependents_sort(rp, l);
 	for (uint32_t k = 0; k < l->nd; k++) {
 		struct live *ld = sim_pool_get(&rp->pool, l->dcap ? l->d.v[k] : l->d.in[k]);
@@ -1513,6 +1564,22 @@ static void step_done(struct replay *rp, uint32_t s)
 		if (!--ld->left)
 			push(rp, ld->ready, d, EV_START);
 	}
+}
+
+static void step_done(struct replay *rp, uint32_t s)
+{
+	sim_time_t now = rp->eng->now;
+	struct live *l = live_get(rp, s);
+	struct crit_sum own;
+
+	if (!l || l->finished || l->fanned)
+		return;
+	own = step_finish(rp, s, l, &l->st);
+	/* every step that waits for s is made before s is done with */
+	make_dependents(rp, s);
+	if (rp->failed)
+		return;
+	tell_dependents(rp, l, s, own);
 	op_step_done(rp, l->st.op);
 	const struct seg *g = seg_of(rp, s);
 
@@ -1537,7 +1604,7 @@ static void step_done(struct replay *rp, uint32_t s)
 }
 
 /* Step s + i of the fan that step s leads is done (EV_FAN): as step_done,
- * from the fan's one record; nothing waits for it. */
+ * from the fan's one record, whose dependents wait for every step of it. */
 static void fan_done(struct replay *rp, uint32_t s, uint32_t i)
 {
 	struct live *l = live_get(rp, s);
@@ -1550,11 +1617,13 @@ static void fan_done(struct replay *rp, uint32_t s, uint32_t i)
 	const struct trace_step *st = i ? trace_program_step(rp->p, s + i, &tmp, &deps, buf) : &l->st;
 	const uint32_t op = st->op;
 
-	step_finish(rp, s + i, l, st);
+	const struct crit_sum own = step_finish(rp, s + i, l, st);
+
 	/* the frontier moves on as it would from a step alone */
 	make_dependents(rp, s + i);
 	if (rp->failed)
 		return;
+	tell_dependents(rp, l, s + i, own);
 	op_step_done(rp, op);
 	if (!--l->fan_left)
 		live_free(rp, s);

@@ -1084,7 +1084,8 @@ static void test_nvls(void)
 	 * (128 pieces a head, 8 in flight): made one piece of every channel
 	 * and head ahead, the stores kept until the reads 8 pieces on are
 	 * made (coll_algo.near_reach, .far), and each multicast's 8 steps
-	 * one record (coll_gstep.fan): 1,035 of 77.8k; one record a step,
+	 * one record, each ld_reduce's 8 reads another (coll_gstep.fan):
+	 * 667 of 77.8k; the multicasts alone, 1,035; one record a step,
 	 * 2,069; a whole window ahead, 6,191 */
 	replay_servers(&n, &prm, "ranks 16\nallreduce 256MiB algo=nvls channels=2\n", &a);
 	with_lazy = true;
@@ -1094,7 +1095,7 @@ static void test_nvls(void)
 	CU_ASSERT_EQUAL(a.events, r.events);
 	CU_ASSERT_EQUAL(a.r.nvlink_xfers, r.r.nvlink_xfers);
 	CU_ASSERT_EQUAL(a.fabric_bytes, r.fabric_bytes);
-	CU_ASSERT(r.live_peak < a.steps / 48);
+	CU_ASSERT(r.live_peak < a.steps / 96);
 	CU_ASSERT_EQUAL(a.stored, a.steps);
 	CU_ASSERT_EQUAL(r.stored, 0);
 	/* the set-up check counts two reaches of it (coll_algo.lazy_reaches):
