@@ -48,6 +48,10 @@ struct pkt {
 				 * as the choices make it (path diversity) */
 	sim_time_t t_event;	/* on a link: when its arrival event fires */
 	sim_time_t t_tail;	/* at a hop: when its last bit is received */
+	/* in a switch input queued per output (models/switch/sw.c): the
+	 * packet before it in its VL's queue, and the next one bound for
+	 * its output */
+	uint32_t qprev, vnext;
 	/* transport headers: InfiniBand's (BTH, DETH, RETH, AETH, AtomicETH,
 	 * ImmDt), which RoCEv2 carries as they are; a TCP segment keeps its
 	 * message's fields in them (opcode, msg, va, rkey...) and its
@@ -83,7 +87,7 @@ static inline void pkt_route_step(struct pkt *p, uint32_t node, uint8_t port)
 	p->route = (uint16_t)(z >> 48);
 }
 
-_Static_assert(offsetof(struct pkt, t_tail) + sizeof(sim_time_t) <= 64 && sizeof(struct pkt) == 128,
+_Static_assert(offsetof(struct pkt, vnext) + sizeof(uint32_t) <= 64 && sizeof(struct pkt) == 128,
 	       "a packet's per-hop fields are its first line");
 
 #endif
