@@ -528,9 +528,10 @@ static void dep_finished(struct live *l, const struct live *dl)
 
 static int dependent_add(struct live *l, uint32_t ix)
 {
-	/* a fan's steps share l: a step that waits for all of them is
-	 * told once a step of it is done, as by each alone */
-	if (l->nd && (l->dcap ? l->d.v : l->d.in)[l->nd - 1] == ix)
+	/* a fan's steps share l: a step that waits for all of them (one
+	 * after another in its list) is told once a step of it is done, as
+	 * by each alone */
+	if (l->fanned && l->nd && (l->dcap ? l->d.v : l->d.in)[l->nd - 1] == ix)
 		return 0;
 	if (l->nd < 2 && !l->dcap) {
 		l->d.in[l->nd++] = ix;
