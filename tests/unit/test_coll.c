@@ -1287,6 +1287,98 @@ static void test_lazy(void)
 	trace_free(&t);
 }
 
+/*
+ * What the lazy replay relies on an algorithm's word for (coll_algo.reach,
+ * .near_reach, .far, coll_gstep.fan) coll_lower_gen checks on every step:
+ * the ring's steps under claims that are wrong are refused, naming why.
+ */
+static const struct coll_algo *claim_base;
+static uint64_t claim_fan_at;	/* the step a fan of 2 is claimed at; UINT64_MAX none */
+
+static uint64_t claim_zero(const struct coll_ctx *c)
+{
+	(void)c;
+	return 0;
+}
+
+static bool claim_far(const struct coll_ctx *c, uint64_t k)
+{
+	(void)c;
+	(void)k;
+	return true;
+}
+
+static void claim_gen(const struct coll_ctx *c, uint64_t k, struct coll_gstep *g)
+{
+	claim_base->gen(c, k, g);
+	if (k == claim_fan_at)
+		g->fan = 2;
+}
+
+static const char *claims_refused(const struct coll_algo *fake)
+{
+	static char msg[sizeof(((struct sim_diag *)0)->msg)];
+	struct trace t;
+	struct trace_program p;
+	struct coll_ctx c;
+	struct sim_diag d;
+	int rc;
+
+	one_coll(&t, 4, TRACE_ALLREDUCE, TRACE_ALGO_RING, 1 << 20, 2, 1, -1);
+	trace_program_init(&p, &t);
+	sim_diag_clear(&d);
+	CU_ASSERT_FATAL(trace_program_ops_alloc(&p) == 0);
+	CU_ASSERT_FATAL(coll_ctx_init(&c, &t, 0, &p, &d) == 0);
+	claim_base = c.algo;
+	c.algo = fake;
+	rc = coll_lower_gen(&c);
+	snprintf(msg, sizeof(msg), "%s", rc ? d.msg : "");
+	coll_ctx_fini(&c);
+	trace_program_free(&p);
+	trace_free(&t);
+	return msg;
+}
+
+static void test_lazy_claims(void)
+{
+	const struct coll_algo *ring = coll_algo_find(TRACE_ALLREDUCE, TRACE_ALGO_RING);
+	struct coll_algo fake = *ring;
+
+	/* the ring as it is: no claim broken */
+	claim_fan_at = UINT64_MAX;
+	fake.gen = claim_gen;
+	CU_ASSERT_STRING_EQUAL(claims_refused(&fake), "");
+	/* a near reach of 0 and nothing far */
+	fake.near_reach = claim_zero;
+	CU_ASSERT_PTR_NOT_NULL(strstr(claims_refused(&fake),
+				      "waits for a step beyond its near reach that is not far"));
+	/* everything far: a step waits for far ones only */
+	fake.far = claim_far;
+	CU_ASSERT_PTR_NOT_NULL(strstr(claims_refused(&fake),
+				      "waits for a far step and for none within its near reach"));
+	/* a reach of 0 */
+	fake = *ring;
+	fake.reach = claim_zero;
+	CU_ASSERT_PTR_NOT_NULL(strstr(claims_refused(&fake), "waits for a step beyond its reach"));
+	/* fans: on an entry step (the ring's step 0, a member's first
+	 * send); on two steps that wait for different ones (the first such
+	 * pair), which every step after the entries is */
+	fake = *ring;
+	fake.gen = claim_gen;
+	claim_fan_at = 0;
+	CU_ASSERT_PTR_NOT_NULL(strstr(claims_refused(&fake), "leads a fan and waits for no step"));
+	int other = 0;
+
+	for (claim_fan_at = 1; claim_fan_at < 24 && !other; claim_fan_at++) {
+		const char *m = claims_refused(&fake);
+
+		CU_ASSERT_PTR_NOT_NULL(strstr(m, "fan"));
+		other = strstr(m, "is in a fan and waits for other steps than its first") != NULL;
+	}
+	CU_ASSERT(other);
+	claim_fan_at = UINT64_MAX;
+}
+
 static void test_registry(void)
 {
 	int rows = 0;
@@ -1313,6 +1405,7 @@ static void test_registry(void)
 
 static const struct test_case tests[] = {
 	{ "registry: one default per collective, each pair once", test_registry },
+	{ "the lazy path's claims (reach, near reach, far, fans) are checked", test_lazy_claims },
 	{ "every algorithm passes the reduction check", test_all_correct },
 	{ "sub-communicators", test_sub_communicator },
 	{ "a dropped or duplicated step fails the check", test_broken_fail },
