@@ -671,7 +671,9 @@ static void nvls_gen_sharp(const struct coll_ctx *c, uint64_t k, struct coll_gst
 			if (p)
 				g->deps[g->ndeps++] = base - (uint64_t)C * SB + off_sum(G, d);
 			g->entry = !g->ndeps;
-			if (!i && g->ndeps)	/* the G reads: one fan, the sum waits for all */
+			/* the G reads: one fan (as trace_step.fan holds), the sum
+			 * waits for all */
+			if (!i && g->ndeps && G <= UINT8_MAX)
 				g->fan = G;
 			return;
 		}
@@ -724,7 +726,8 @@ static void nvls_gen_sharp(const struct coll_ctx *c, uint64_t k, struct coll_gst
 			g->to = mem[d * G + i - 1];
 			g->phase = 6;
 			g->deps[g->ndeps++] = base + st0 + (uint64_t)d * (G + 1);
-			if (i == 1)	/* the multicast: one fan, after the store */
+			/* the multicast: one fan, after the store */
+			if (i == 1 && G <= UINT8_MAX)
 				g->fan = G;
 		}
 	}
@@ -762,7 +765,9 @@ static void nvls_gen_tree(const struct coll_ctx *c, uint64_t k, struct coll_gste
 			if (p && W > 1)
 				g->deps[g->ndeps++] = base - (uint64_t)C * H * blk + off_sum(G, d);
 			g->entry = !g->ndeps;
-			if (!i && g->ndeps)	/* the G reads: one fan, the sum waits for all */
+			/* the G reads: one fan (as trace_step.fan holds), the sum
+			 * waits for all */
+			if (!i && g->ndeps && G <= UINT8_MAX)
 				g->fan = G;
 			return;
 		}
@@ -816,7 +821,8 @@ static void nvls_gen_tree(const struct coll_ctx *c, uint64_t k, struct coll_gste
 			g->to = mem[d * G + i - 1];
 			g->phase = 6;
 			g->deps[g->ndeps++] = base + off_store(D, G, pos, d);
-			if (i == 1)	/* the multicast: one fan, after the store */
+			/* the multicast: one fan, after the store */
+			if (i == 1 && G <= UINT8_MAX)
 				g->fan = G;
 		}
 	}
@@ -938,9 +944,10 @@ const struct coll_algo coll_nvls_allreduce = {
 	.near_reach = nvls_near_reach,
 	.far = nvls_far,
 	.gen_ok = nvls_gen_ok,
-	/* a reach is already the whole window of pieces in flight: the
-	 * 1,024-GPU 1 GiB NVLSTree (128 DGX H100) held 0.91 of a reach at
-	 * most (4.76M of its 41.9M steps); two leave room */
+	/* a reach is already the whole window of pieces in flight: the set-up
+	 * estimate counts two, a bound on what the replay holds (made a
+	 * whole reach ahead, the 1,024-GPU 1 GiB NVLSTree held 0.91 of one;
+	 * made a near reach ahead with fans, 839k of its 41.9M steps) */
 	.lazy_reaches = 2,
 	.phase_name = nvls_phase,
 	.describe = nvls_describe,
