@@ -113,47 +113,48 @@ struct sim_cal_node {
 	sim_time_t at;
 	uint64_t seq;
 	uint32_t comp, arg;
-	uint32_t next;
 };
+
+/* A bucket the window has not reached holds its events in chunks of
+ * SIM_CAL_CHUNK nodes (256 bytes, four lines), in the order they came. */
+#define SIM_CAL_CHUNK	8
 
 /*
- * A bucket's list ends and fingers side by side: an insert or a pop reads
- * them together, and where events are sparse (bench/run's B1: one per ~100
- * buckets) separate arrays cost a line each an event where one struct
- * costs one. Where events are dense, 16 bytes a bucket fill as many lines
- * as four arrays of 4.
+ * A bucket: its chain of chunks and how many events they hold (the last
+ * chunk is full up to n % SIM_CAL_CHUNK). Where events are sparse (bench/
+ * run's B1: one per ~100 buckets) an insert or a load reads the three
+ * together: one line.
  */
 struct sim_cal_bucket {
-	uint32_t head, tail;		/* the bucket's list, by node index */
-	/* the window's first bucket: the nodes inserted here last out of
-	 * order, one per stream of such inserts (finger[0] the more recent);
-	 * a later bucket: finger[0] SIM_CAL_UNSORTED when its list is in the
-	 * order it was filled, to be sorted when the window reaches it */
-	uint32_t finger[2];
+	uint32_t head, tail;		/* its chunks, by index (UINT32_MAX: none) */
+	uint32_t n;			/* events in them */
+	uint32_t unsorted;		/* not filled in (time, at, seq) order */
 };
-#define SIM_CAL_UNSORTED (UINT32_MAX - 1)
 
 struct sim_cal {
-	struct sim_cal_node *node;	/* pool, linked by index */
-	uint32_t cap, free;
+	struct sim_cal_node *chunk;	/* pool of chunks, SIM_CAL_CHUNK nodes each, line-aligned */
+	uint32_t *chunk_next;		/* each chunk's next in its bucket or the free list */
+	uint32_t chunks, free;		/* pool size in chunks; the free list's first */
 	struct sim_cal_bucket *bucket;	/* SIM_CAL_N */
 	uint64_t *bits;			/* non-empty buckets */
 	uint64_t cur;			/* absolute bucket number of the window start */
 	size_t nb;			/* events in buckets */
 	/*
-	 * Events at or beyond cur + SIM_CAL_N: those that come in (time, at, seq)
-	 * order after the last one held (an HCA's next post, 13.5 us ahead on
-	 * bench/run's B1, in the order the posts come) are appended to a
-	 * ring, the others go to a heap; the earlier of the two fronts is the
-	 * next far event.
+	 * The bucket the window is at, once an event of it is taken: its
+	 * events moved into one array, sorted, v[head..end), and kept sorted
+	 * as events come; tmp and runs serve the sort.
 	 */
+	struct sim_cal_node *v, *tmp;
+	uint32_t *runs;
+	uint32_t head, end, vcap;
+	uint64_t loaded;		/* its absolute number (UINT64_MAX: none) */
 	struct sim_heap over;
 	struct sim_event *far;		/* the ring: far_n events from far_head, in order */
 	uint32_t far_head, far_n, far_cap;	/* far_cap: 0 or a power of two */
 	uint64_t far_bucket;		/* the earliest far event's bucket (UINT64_MAX: none; lower
 					 * after a push that failed, until the next migration) */
 	size_t nfar;			/* far events: over.n + far_n */
-	uint32_t after;			/* the node after the one popped last, in its bucket */
+	uint32_t after;			/* v's index of the event after the one popped last */
 	bool oom;			/* a node could not be allocated: the run stops */
 };
 

@@ -1971,69 +1971,68 @@ static void test_calendar_far_ring(void)
 	sim_fini(&eng);
 }
 
-static void noop_fn(struct sim_engine *eng, void *ctx, uint32_t arg)
+struct order_rec {
+	uint32_t v[64], n;
+};
+
+static void record_fn(struct sim_engine *eng, void *ctx, uint32_t arg)
 {
+	struct order_rec *r = ctx;
+
 	(void)eng;
-	(void)ctx;
-	(void)arg;
+	if (r->n < 64)
+		r->v[r->n++] = arg;
 }
 
 /*
- * A bucket's fingers are the nodes it took last out of order, and an
- * append at its tail does not move them: on the 8,192-host permutation the
- * next out-of-order insert then starts where the last one ended, not at
- * the head of a list of ~200 (4.3% of that run's instructions). Two
- * streams of out-of-order inserts into different groups each keep their
- * own finger. A popped finger is forgotten, never followed.
+ * The window's own bucket is one sorted array, and an event due in it goes
+ * in place: after everything (an append), before everything (into the room
+ * the popped events left), or between (the shorter side moves); a later
+ * bucket takes its events as they come, in chunks, until the window loads
+ * it. (Equal keys: test_calendar_sorted_later.)
  */
-static void test_calendar_finger(void)
+static void test_calendar_window_bucket(void)
 {
 	struct sim_engine eng;
-	const struct sim_cal_bucket *k;
+	struct order_rec rec = { 0 };
 	int c;
 
 	sim_init(&eng);
-	c = sim_register(&eng, noop_fn, NULL, "noop");
+	c = sim_register(&eng, record_fn, &rec, "rec");
 	CU_ASSERT_FATAL(c >= 0);
-	k = &eng.cal.bucket[0];			/* times below 2^SIM_CAL_SHIFT ps */
-	for (int i = 0; i < 50; i++)
-		sim_schedule_at(&eng, 500, (uint32_t)c, 0);	/* appends */
-	CU_ASSERT(k->finger[0] == UINT32_MAX && k->finger[1] == UINT32_MAX);
-	sim_schedule_at(&eng, 100, (uint32_t)c, 1);		/* out of order */
-	CU_ASSERT_FATAL(k->finger[0] != UINT32_MAX);
-	CU_ASSERT(eng.cal.node[k->finger[0]].time == 100);
-	sim_schedule_at(&eng, 900, (uint32_t)c, 2);		/* an append */
-	CU_ASSERT_FATAL(k->finger[0] != UINT32_MAX);
-	CU_ASSERT(eng.cal.node[k->finger[0]].time == 100 && eng.cal.node[k->finger[0]].arg == 1);
-	sim_schedule_at(&eng, 100, (uint32_t)c, 3);		/* after it, from it */
-	CU_ASSERT(eng.cal.node[k->finger[0]].arg == 3);
-	CU_ASSERT(k->finger[1] == UINT32_MAX);		/* the same stream: one finger */
-	/* a second stream, into the group at 500: its first insert walks on
-	 * from the first stream's finger (it comes before) and takes it over;
-	 * the first stream's next then starts at the head and gets a finger of
-	 * its own, and from there each stream walks from its own */
-	sim_schedule_at(&eng, 500, (uint32_t)c, 4);
-	CU_ASSERT(eng.cal.node[k->finger[0]].arg == 4 && k->finger[1] == UINT32_MAX);
-	sim_schedule_at(&eng, 100, (uint32_t)c, 5);		/* from the head */
-	CU_ASSERT(eng.cal.node[k->finger[0]].arg == 5 && eng.cal.node[k->finger[1]].arg == 4);
-	sim_schedule_at(&eng, 500, (uint32_t)c, 6);		/* from arg 4's finger */
-	CU_ASSERT(eng.cal.node[k->finger[0]].arg == 6 && eng.cal.node[k->finger[1]].arg == 5);
-	sim_schedule_at(&eng, 100, (uint32_t)c, 7);		/* from arg 5's finger */
-	CU_ASSERT(eng.cal.node[k->finger[0]].arg == 7 && eng.cal.node[k->finger[1]].arg == 6);
-	CU_ASSERT(sim_step(&eng) && eng.now == 100 && eng.events == 1);	/* arg 1 */
-	CU_ASSERT(sim_step(&eng) && eng.now == 100);		/* arg 3 */
-	CU_ASSERT(sim_step(&eng) && eng.now == 100);		/* arg 5 */
-	CU_ASSERT(sim_step(&eng) && eng.now == 100);		/* arg 7: a finger, forgotten */
-	CU_ASSERT(k->finger[0] == UINT32_MAX && eng.cal.node[k->finger[1]].arg == 6);
+	for (uint32_t i = 0; i < 20; i++)	/* chunks of bucket 0, in order */
+		sim_schedule_at(&eng, 100 + 40 * i, (uint32_t)c, i);
+	CU_ASSERT(eng.cal.bucket[0].n == 20 && !eng.cal.bucket[0].unsorted);
+	CU_ASSERT(eng.cal.loaded == UINT64_MAX);
+	CU_ASSERT(sim_step(&eng) && eng.now == 100 && rec.n == 1 && rec.v[0] == 0);
+	CU_ASSERT(eng.cal.loaded == 0 && eng.cal.bucket[0].n == 0);
+	CU_ASSERT(eng.cal.head == 1 && eng.cal.end == 20);
+	sim_schedule_at(&eng, 900, (uint32_t)c, 100);	/* after all: appended */
+	CU_ASSERT(eng.cal.end == 21 && eng.cal.v[20].arg == 100);
+	sim_schedule_at(&eng, 100, (uint32_t)c, 101);	/* before all: into the room */
+	CU_ASSERT(eng.cal.head == 0 && eng.cal.v[0].arg == 101);
+	sim_schedule_at(&eng, 300, (uint32_t)c, 102);	/* between */
+	sim_schedule_at(&eng, 300, (uint32_t)c, 103);
+	CU_ASSERT(eng.cal.end - eng.cal.head == 23);
+	sim_schedule_at(&eng, 2000, (uint32_t)c, 104);	/* bucket 1: a chunk */
+	CU_ASSERT(eng.cal.bucket[1].n == 1);
 	sim_run(&eng);
-	CU_ASSERT(eng.events == 57 && eng.now == 900);
+	/* at 100: 0, then 101 (scheduled at 100); at 300: 5 (scheduled at 0),
+	 * then 102 and 103 (at 100, in the order the driver scheduled them) */
+	const uint32_t want[] = { 0, 101, 1, 2, 3, 4, 5, 102, 103, 6, 7, 8, 9, 10, 11, 12, 13,
+				  14, 15, 16, 17, 18, 19, 100, 104 };
+
+	CU_ASSERT(eng.cal.loaded == 0);	/* 104, alone in bucket 1: from its chunk */
+	CU_ASSERT_EQUAL_FATAL(rec.n, sizeof(want) / sizeof(want[0]));
+	for (uint32_t i = 0; i < rec.n; i++)
+		CU_ASSERT_EQUAL(rec.v[i], want[i]);
 	sim_fini(&eng);
 }
 
 /*
  * A bucket the window has not reached takes its events as they come and is
  * sorted once when the window gets there; the window's own bucket keeps its
- * list sorted as events come (the walk). Both must give one order: (time,
+ * array sorted as events come (each in place). Both must give one order: (time,
  * at, seq), and of equal keys the later scheduled first. Where thousands
  * of hosts move in step, hundreds of events share a time and an instant
  * and come in no order of their keys (inserting each in place was 71% of
@@ -2055,7 +2054,7 @@ static void sort_fire(struct sim_engine *eng, void *ctx, uint32_t arg)
 	struct sort_check *sc = ctx;
 
 	(void)eng;
-	if (sc->n < SORT_N)
+	if (sc->n < SORT_N && arg != UINT32_MAX)	/* not the two events at 0 */
 		sc->order[sc->n++] = arg;
 }
 
@@ -2082,12 +2081,17 @@ static void test_calendar_sorted_later(void)
 		a.seq[i] = sim_rng_below(&rng, 400) << 32 | sim_rng_below(&rng, 2);
 	}
 	b = a;
-	/* the window's first bucket: each event walks to its place */
+	/* the window's own bucket (loaded when the first of two events at 0
+	 * is taken; one alone is taken from its chunk): each event goes to its
+	 * place in the sorted array */
 	sim_init(&eng);
 	c = sim_register(&eng, sort_fire, &a, "sorted");
 	CU_ASSERT_FATAL(c >= 0);
+	CU_ASSERT_FATAL(sim_schedule_at(&eng, 0, (uint32_t)c, UINT32_MAX) == 0);
+	CU_ASSERT_FATAL(sim_schedule_at(&eng, 0, (uint32_t)c, UINT32_MAX) == 0);
+	CU_ASSERT(sim_step(&eng) && eng.now == 0 && eng.cal.loaded == 0);
 	sort_fill(&eng, (uint32_t)c, &a, 0);
-	CU_ASSERT(eng.cal.bucket[0].finger[0] != SIM_CAL_UNSORTED);
+	CU_ASSERT(eng.cal.bucket[0].n == 0 && eng.cal.end - eng.cal.head == SORT_N + 1);
 	sim_run(&eng);
 	sim_fini(&eng);
 	/* five buckets on: filled as they come, sorted when reached */
@@ -2095,9 +2099,9 @@ static void test_calendar_sorted_later(void)
 	c = sim_register(&eng, sort_fire, &b, "later");
 	CU_ASSERT_FATAL(c >= 0);
 	sort_fill(&eng, (uint32_t)c, &b, 5 << SIM_CAL_SHIFT);
-	CU_ASSERT(eng.cal.bucket[5].finger[0] == SIM_CAL_UNSORTED);
+	CU_ASSERT(eng.cal.bucket[5].unsorted);
 	CU_ASSERT(sim_peek_time(&eng, &next) && next == 5 << SIM_CAL_SHIFT);
-	CU_ASSERT(eng.cal.bucket[5].finger[0] != SIM_CAL_UNSORTED);	/* the peek sorted it */
+	CU_ASSERT(eng.cal.bucket[5].n == SORT_N);	/* a peek does not load it */
 	sim_run(&eng);
 	sim_fini(&eng);
 	CU_ASSERT_FATAL(a.n == SORT_N && b.n == SORT_N);
@@ -2198,7 +2202,7 @@ static const struct test_case tests[] = {
 	{ "calendar_far_ring", test_calendar_far_ring },
 	{ "heap_growth", test_heap_growth },
 	{ "calendar_differential", test_calendar_differential },
-	{ "calendar_finger", test_calendar_finger },
+	{ "calendar_window_bucket: one sorted array, inserts in place", test_calendar_window_bucket },
 	{ "calendar_sorted_later: a bucket filled as events come, sorted when reached",
 	  test_calendar_sorted_later },
 	{ "engine_equal_times_fifo", test_engine_equal_times_fifo },
