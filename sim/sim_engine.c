@@ -282,10 +282,9 @@ static __attribute__((noinline)) int cal_insert_loaded(struct sim_cal *c, sim_ti
  * event of a fabric is an append to a later bucket, a dozen instructions;
  * one due in the window's own bucket is a call.
  */
-static inline int cal_insert(struct sim_cal *c, sim_time_t t, sim_time_t at, uint64_t seq,
-			     uint32_t comp, uint32_t arg)
+static inline int cal_insert_in(struct sim_cal *c, uint64_t a, sim_time_t t, sim_time_t at,
+				uint64_t seq, uint32_t comp, uint32_t arg)
 {
-	uint64_t a = t >> SIM_CAL_SHIFT;
 	uint32_t b = (uint32_t)a & CAL_MASK;
 	struct sim_cal_bucket *k = &c->bucket[b];
 	struct sim_cal_node *x;
@@ -329,6 +328,13 @@ static inline int cal_insert(struct sim_cal *c, sim_time_t t, sim_time_t at, uin
 	k->n++;
 	c->nb++;
 	return 0;
+}
+
+/* Its bucket by its time (the engine's events: never before the window). */
+static inline int cal_insert(struct sim_cal *c, sim_time_t t, sim_time_t at, uint64_t seq,
+			     uint32_t comp, uint32_t arg)
+{
+	return cal_insert_in(c, t >> SIM_CAL_SHIFT, t, at, seq, comp, arg);
 }
 
 /* Merge the sorted runs a[i..m) and a[m..e) into o[i..e); of equal keys
@@ -632,7 +638,7 @@ static inline bool cal_pop(struct sim_cal *c, struct sim_event *out, sim_time_t 
 	c->nb--;
 taken:
 	a = out->time >> SIM_CAL_SHIFT;
-	if (a != c->cur) {
+	if (a > c->cur) {	/* (an event due before it, sim_cal_push: the window stays) */
 		c->cur = a;
 		if (cal_migrate(c))
 			c->oom = true;	/* the run stops after this event (sim_step) */
@@ -642,8 +648,41 @@ taken:
 
 bool sim_peek_time(struct sim_engine *eng, sim_time_t *t)
 {
-	struct sim_cal *c = &eng->cal;
+	return sim_cal_peek(&eng->cal, t);
+}
 
+int sim_cal_init(struct sim_cal *c)
+{
+	if (cal_init(c)) {
+		cal_fini(c);
+		return -1;
+	}
+	return 0;
+}
+
+void sim_cal_fini(struct sim_cal *c)
+{
+	cal_fini(c);
+}
+
+int sim_cal_push(struct sim_cal *c, const struct sim_event *e)
+{
+	uint64_t a = e->time >> SIM_CAL_SHIFT;
+
+	if (a >= c->cur + SIM_CAL_N)
+		return far_push(c, e);
+	/* before the bucket of the last taken (a component's event may be due
+	 * in the past, as on a heap): into that bucket, where it sorts first */
+	return cal_insert_in(c, a < c->cur ? c->cur : a, e->time, e->at, e->seq, e->comp, e->arg);
+}
+
+bool sim_cal_pop(struct sim_cal *c, struct sim_event *out, sim_time_t last)
+{
+	return cal_pop(c, out, last);
+}
+
+bool sim_cal_peek(struct sim_cal *c, sim_time_t *t)
+{
 	if (c->nb) {
 		uint32_t b = cal_first(c);
 

@@ -191,7 +191,7 @@ struct replay {
 	struct sim_engine *eng;
 	struct trace_results *r;
 	uint32_t comp;
-	struct sim_heap heap;
+	struct sim_cal q;		/* the replay's own events ahead (push), in (time, seq) order */
 	uint64_t seq;
 	struct pair_backlog now;	/* events due now, as (step, kind) pairs (push) */
 	struct sim_wake wake;
@@ -760,13 +760,14 @@ static void push(struct replay *rp, sim_time_t t, uint32_t step, uint32_t kind)
 	} else {
 		struct sim_event e = { .time = t, .seq = rp->seq++, .comp = step, .arg = kind };
 
-		if (sim_heap_push(&rp->heap, &e)) {
+		if (sim_cal_push(&rp->q, &e)) {
 			oom_fail(rp);
 			return;
 		}
 	}
-	if (sim_wake_at(rp->eng, &rp->wake, rp->now.len ? rp->eng->now : sim_heap_top(&rp->heap)->time,
-			rp->comp, 0))
+	/* a wake is armed for the earliest event whenever there is one: this
+	 * one's time, or now, is enough (sim_wake_at keeps an earlier one) */
+	if (sim_wake_at(rp->eng, &rp->wake, rp->now.len ? rp->eng->now : t, rp->comp, 0))
 		replay_fail(rp, "out of memory replaying");
 }
 
@@ -1691,11 +1692,11 @@ static void replay_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 		return;
 	}
 	sim_wake_fired(&rp->wake);
-	/* the heap's events for now first, then the FIFO's (see push) */
-	while (!rp->failed && sim_heap_top(&rp->heap) && sim_heap_top(&rp->heap)->time <= eng->now) {
-		sim_heap_pop(&rp->heap, &e);
+	/* the queue's events for now first, then the FIFO's (see push) */
+	while (!rp->failed && sim_cal_pop(&rp->q, &e, eng->now))
 		replay_event(rp, e.comp, e.arg);
-	}
+	if (rp->q.oom)
+		oom_fail(rp);
 	while (!rp->failed && rp->now.len) {
 		struct pair_backlog *q = &rp->now;
 		const uint32_t step = q->q[q->head], kind = q->q[(q->head + 1) % q->cap];
@@ -1704,9 +1705,10 @@ static void replay_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 		q->len -= 2;
 		replay_event(rp, step, kind);
 	}
-	const struct sim_event *top = sim_heap_top(&rp->heap);
+	sim_time_t next;
 
-	if (top && !rp->failed && sim_wake_at(eng, &rp->wake, top->time, rp->comp, 0))
+	if (!rp->failed && sim_cal_peek(&rp->q, &next) &&
+	    sim_wake_at(eng, &rp->wake, next, rp->comp, 0))
 		replay_fail(rp, "out of memory replaying");
 }
 
@@ -2319,7 +2321,7 @@ static void replay_free(struct replay *rp)
 	struct fab *f = rp->f;
 
 	free(rp->zero);
-	sim_heap_free(&rp->heap);
+	sim_cal_fini(&rp->q);
 	free(rp->now.q);
 	free(rp->kept.q);
 	if (rp->sat) {
@@ -2432,7 +2434,10 @@ struct replay *trace_replay_start(const struct trace_program *p, struct fab *f,
 		if (rp->live_max < 64)	/* a run's first steps, whatever the budget */
 			rp->live_max = 64;
 	}
-	sim_heap_init(&rp->heap);
+	if (sim_cal_init(&rp->q)) {
+		sim_diag_set(d, NULL, 0, 0, "out of memory");
+		goto fail;
+	}
 	sim_wake_init(&rp->wake);
 	if (rp->srv) {		/* the GPUs' NVLink port queues; the kernels' launches */
 		rp->nvq = calloc((size_t)fab_nodes(f), sizeof(*rp->nvq));

@@ -1971,6 +1971,74 @@ static void test_calendar_far_ring(void)
 	sim_fini(&eng);
 }
 
+/*
+ * The calendar as a component's own queue (sim_cal_push/pop/peek, a
+ * trace's replay): against a heap, 200k events pushed as a replay pushes
+ * them - mostly 0-5 us ahead of the clock, some far (compute phases, 1-50
+ * us), some already due (a completion seen late: before the last event
+ * taken, as a heap takes them) - and taken in slices up to the clock, as
+ * its wake-ups take them. Same events, same order, same peeks.
+ */
+static void test_calendar_queue(void)
+{
+	struct sim_cal q;
+	struct sim_heap ref;
+	struct sim_rng rng;
+	struct sim_event e, want;
+	sim_time_t now = 0, t;
+	uint64_t seq = 0, pushed = 0, taken = 0, bad = 0, past = 0;
+	const uint64_t total = test_quick() ? 40000 : 200000;
+
+	CU_ASSERT_FATAL(sim_cal_init(&q) == 0);
+	sim_heap_init(&ref);
+	sim_rng_init(&rng, 11, 4);
+	while (taken < total) {
+		for (uint64_t k = sim_rng_below(&rng, 6); k && pushed < total; k--, pushed++) {
+			uint64_t r = sim_rng_below(&rng, 100);
+
+			e = (struct sim_event){ .seq = seq++, .comp = (uint32_t)pushed };
+			if (r < 80)
+				e.time = now + sim_rng_below(&rng, 5 * (uint64_t)SIM_US);
+			else if (r < 90)
+				e.time = now + SIM_US + sim_rng_below(&rng, 49 * (uint64_t)SIM_US);
+			else if (r < 95)
+				e.time = now;
+			else {
+				e.time = now > 3000 ? now - sim_rng_below(&rng, 3000) : 0;
+				past++;
+			}
+			CU_ASSERT_FATAL(sim_heap_push(&ref, &e) == 0);
+			CU_ASSERT_FATAL(sim_cal_push(&q, &e) == 0);
+		}
+		CU_ASSERT_EQUAL(sim_cal_count(&q), ref.n);
+		if (!ref.n) {
+			if (pushed == total)
+				break;
+			continue;
+		}
+		CU_ASSERT_FATAL(sim_cal_peek(&q, &t));
+		if (t != sim_heap_top(&ref)->time)
+			bad++;
+		if (t > now)	/* the wake-up: at the earliest, or a little later */
+			now = t + sim_rng_below(&rng, 2) * sim_rng_below(&rng, 400000);
+		while (sim_cal_pop(&q, &e, now)) {
+			CU_ASSERT_FATAL(sim_heap_pop(&ref, &want));
+			if (want.seq != e.seq || want.time != e.time || e.comp != want.comp)
+				bad++;
+			taken++;
+		}
+		if (sim_heap_top(&ref) && sim_heap_top(&ref)->time <= now)
+			bad++;	/* one left behind */
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT_EQUAL(taken, total);
+	CU_ASSERT(past > total / 40);
+	CU_ASSERT_FALSE(q.oom);
+	CU_ASSERT_FALSE(sim_cal_peek(&q, &t));
+	sim_heap_free(&ref);
+	sim_cal_fini(&q);
+}
+
 struct order_rec {
 	uint32_t v[64], n;
 };
@@ -2203,6 +2271,8 @@ static const struct test_case tests[] = {
 	{ "heap_growth", test_heap_growth },
 	{ "calendar_differential", test_calendar_differential },
 	{ "calendar_window_bucket: one sorted array, inserts in place", test_calendar_window_bucket },
+	{ "calendar_queue: a component's own, against a heap, events due in the past too",
+	  test_calendar_queue },
 	{ "calendar_sorted_later: a bucket filled as events come, sorted when reached",
 	  test_calendar_sorted_later },
 	{ "engine_equal_times_fifo", test_engine_equal_times_fifo },
