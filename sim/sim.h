@@ -51,6 +51,9 @@ typedef void (*sim_handler_fn)(struct sim_engine *eng, void *ctx, uint32_t arg);
  * event (ctx, arg) will read, reading only ctx's first two lines and what
  * stays in the cache anyway (a pool's table of chunks, say). */
 typedef void (*sim_prefetch_fn)(const void *ctx, uint32_t arg);
+/* A range's early hook (sim_range_prefetch_early): asks for the lines the
+ * event's argument alone names (a packet), given the range's context. */
+typedef void (*sim_prefetch_early_fn)(const void *range_ctx, uint32_t arg);
 /* A range's import hook (sim_range_import): an event that came with a
  * copy of data (sim_schedule_copy) for element elem; returns the argument
  * the event is to carry (naming what the hook made of the copy). */
@@ -209,6 +212,8 @@ struct sim_engine {
 		size_t stride;
 		const char *name;
 		sim_prefetch_fn pf;	/* optional (sim_range_prefetch) */
+		sim_prefetch_early_fn pfe;	/* optional (sim_range_prefetch_early) */
+		const void *pfe_ctx;
 		uint32_t n;		/* elements */
 		sim_import_fn import;	/* optional (sim_range_import) */
 		const uint16_t *owner;	/* a partitioned run's: each element's partition */
@@ -314,6 +319,15 @@ int sim_register_range(struct sim_engine *eng, sim_handler_fn fn, void *base, si
  * those lines and no more.
  */
 void sim_range_prefetch(struct sim_engine *eng, uint32_t comp, sim_prefetch_fn pf);
+/*
+ * And an early hook, called with range_ctx and the arg of the event after
+ * the next, two events before it runs, while the engine asks for its
+ * element's lines: it may read only what stays in the cache anyway, and
+ * asks for what the argument names, so that the hook of the next stage
+ * (sim_range_prefetch) finds it there and can follow it one link further.
+ */
+void sim_range_prefetch_early(struct sim_engine *eng, uint32_t comp, sim_prefetch_early_fn fn,
+			      const void *range_ctx);
 
 /*
  * Schedule comp (an element of a range with an import hook) at t with a

@@ -739,8 +739,9 @@ int sim_register_range(struct sim_engine *eng, sim_handler_fn fn, void *base, si
 {
 	if (eng->nranges == SIM_MAX_RANGES || n >= 1u << 24)
 		return -1;
-	eng->ranges[eng->nranges] = (struct sim_comp_range){ fn, base, stride, name, NULL, n, NULL,
-							     NULL };
+	eng->ranges[eng->nranges] = (struct sim_comp_range){ .fn = fn, .base = base,
+							     .stride = stride, .name = name,
+							     .n = n };
 	if ((size_t)n * stride >= SIM_PREFETCH_BYTES)
 		eng->prefetch = true;
 	return (int)(SIM_COMP_RANGE | eng->nranges++ << 24);
@@ -815,9 +816,11 @@ int sim_schedule_every(struct sim_engine *eng, sim_time_t t, uint32_t comp, uint
  * share a bucket of 1 ns), so the engine runs a pipeline, one stage an event:
  *
  *   event + 2: its component's first two lines (its id is in its node,
- *              in the window's array with this one's);
+ *              in the window's array with this one's), and what its
+ *              argument names (the range's early hook: a packet);
  *   event + 1: the range's hook (sim_range_prefetch) reads those lines,
- *              asked for one event ago, and asks for the lines they name.
+ *              asked for one event ago, and asks for the lines they name
+ *              (the QP a packet is for, which only the packet says).
  *
  * Each wait overlaps one whole event's handler instead of stalling the
  * next. Only prefetches: an event inserted in between only makes one
@@ -843,6 +846,13 @@ static inline char *range_elem(const struct sim_comp_range *r, uint32_t comp)
 void sim_range_prefetch(struct sim_engine *eng, uint32_t comp, sim_prefetch_fn pf)
 {
 	eng->ranges[(comp >> 24) & 0x3f].pf = pf;
+}
+
+void sim_range_prefetch_early(struct sim_engine *eng, uint32_t comp, sim_prefetch_early_fn fn,
+			      const void *range_ctx)
+{
+	eng->ranges[(comp >> 24) & 0x3f].pfe = fn;
+	eng->ranges[(comp >> 24) & 0x3f].pfe_ctx = range_ctx;
 }
 
 void sim_range_import(struct sim_engine *eng, uint32_t comp, sim_import_fn fn)
@@ -882,6 +892,8 @@ static inline __attribute__((always_inline)) void prefetch_next(const struct sim
 			__builtin_prefetch(e2, 1);
 			if (r2->stride > SIM_LINE)
 				__builtin_prefetch(e2 + SIM_LINE, 1);
+			if (r2->pfe)
+				r2->pfe(r2->pfe_ctx, n2->arg);
 		}
 	}
 	if (n1->comp & SIM_COMP_RANGE) {

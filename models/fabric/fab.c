@@ -690,6 +690,7 @@ static int link_ports(struct fab *f, struct sim_diag *d)
 		f->node_ops[k] = node_kinds[k].ops;
 	f->port_links = fab_is_eth(p);
 	sim_range_prefetch(&f->eng, (uint32_t)port_comp, port_prefetch);
+	sim_range_prefetch_early(&f->eng, (uint32_t)port_comp, port_prefetch_early, f);
 	sim_range_import(&f->eng, (uint32_t)port_comp, port_import);
 	f->port_comp0 = (uint32_t)port_comp;
 	for (int pi = 0; pi < f->nports; pi++) {

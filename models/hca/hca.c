@@ -1124,12 +1124,29 @@ void hca_sent(struct port *pt)
 /* The node kind "HCA" (port.h). */
 static void hca_loopback(struct port *pt, uint32_t idx);
 
+/* The look-ahead, one event before packet p arrives (port_prefetch): its
+ * QP's line 0 (state, type) and line 2 (the responder). The packet is
+ * asked for an event before that (port_prefetch_early): by the QP the
+ * last packet went to, as before, the guess was wrong for 87% of the
+ * packets of 32 DGX H100-like servers' allreduce, where data from the
+ * tree's peers and the ACKs of a GPU's own sends come in turn. */
+static void hca_rx_prefetch(const struct port *pt, const struct pkt *p)
+{
+	const struct hca_qp *qp = hca_qp_by_num(pt->hca, p->dqpn);
+
+	if (qp) {
+		__builtin_prefetch(qp, 1);
+		__builtin_prefetch((const char *)qp + 128, 1);
+	}
+}
+
 const struct port_node_ops hca_node_ops = {
 	.candidates = hca_candidates,
 	.take = hca_take,
 	.sent = hca_sent,
 	.receive = hca_receive,
 	.loopback = hca_loopback,
+	.rx_prefetch = hca_rx_prefetch,
 };
 
 /* A packet is in, its blocks out of the receive buffer (or never in it):

@@ -814,11 +814,16 @@ void port_prefetch(const void *ctx, uint32_t arg)
 		if (!pt->is_sw) {
 			/* A CA: the sender's lines 0 and 2 (whether it is busy,
 			 * its FC queue), which its credits join at once
-			 * (port_send_fc); the QP the last packet went to, its
-			 * line 0 (state, type) and line 2 (the responder) */
+			 * (port_send_fc); the QP the packet is for, which the
+			 * packet names (asked for an event ago: port_prefetch_
+			 * early), else the one the last packet went to */
+			const struct port_node_ops *node = pt->fab->node_ops[pt->kind];
+
 			__builtin_prefetch(pt->peer, 1);
 			__builtin_prefetch(&pt->peer->fc_delay, 1);
-			if (pt->rx_hint) {
+			if (node->rx_prefetch) {
+				node->rx_prefetch(pt, fab_pkt(pt->fab, arg >> 8));
+			} else if (pt->rx_hint) {
 				__builtin_prefetch(pt->rx_hint, 1);
 				__builtin_prefetch((const char *)pt->rx_hint + 128, 1);
 			}
@@ -859,6 +864,25 @@ void port_prefetch(const void *ctx, uint32_t arg)
 		break;
 	default:
 		break;
+	}
+}
+
+/*
+ * Two events before an event of a port (sim_range_prefetch_early), with
+ * only the fabric and the event's argument: a packet's arrival asks for
+ * the packet's two lines, so that the hook of the next stage (above) can
+ * read which QP it is for and ask for that. Reads the packet pool's table
+ * of chunks, and changes nothing.
+ */
+void port_prefetch_early(const void *ctx, uint32_t arg)
+{
+	const struct fab *f = ctx;
+
+	if ((arg & 0xff) == PORT_EV_WIRE_HEAD) {
+		const char *p = (const char *)fab_pkt(f, arg >> 8);
+
+		__builtin_prefetch(p, 1);
+		__builtin_prefetch(p + 64, 1);
 	}
 }
 

@@ -168,6 +168,10 @@ struct port_node_ops {
 	 * port, `what` being its 24 bits. NULL where none is ever sent: an
 	 * HCA's port. */
 	void (*notify)(struct port *pt, uint32_t what);
+	/* The look-ahead (port_prefetch), one event before packet p, in the
+	 * cache, arrives at this port: ask for the lines its receive will
+	 * read (at an HCA, its QP's); change nothing. Optional. */
+	void (*rx_prefetch)(const struct port *pt, const struct pkt *p);
 };
 
 
@@ -355,6 +359,8 @@ void port_link_up(struct port *pt);
 void port_fini(struct port *pt);
 void port_handler(struct sim_engine *eng, void *ctx, uint32_t arg);
 void port_prefetch(const void *ctx, uint32_t arg);
+/* Two events before: the packet an arrival names (ctx: the fabric). */
+void port_prefetch_early(const void *ctx, uint32_t arg);
 /* The port range's import hook (sim_range_import): a packet from another
  * partition becomes this partition's own. */
 uint32_t port_import(void *elem, uint32_t arg, const void *data, uint32_t len);

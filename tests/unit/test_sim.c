@@ -892,6 +892,9 @@ struct pf_log {
 	size_t stride;
 	uint32_t ran[64], ran_arg[64], n;		/* dispatched: element, arg */
 	uint32_t at[64], elem[64], arg[64], calls;	/* hook calls */
+	uint32_t eat[64], earg[64], ecalls;		/* early hook calls */
+	const void *ectx;				/* the context they were given */
+	bool ectx_bad;
 };
 
 static struct pf_log plog;
@@ -914,11 +917,21 @@ static void pf_hook(const void *ctx, uint32_t arg)
 	}
 }
 
+static void pf_early(const void *rctx, uint32_t arg)
+{
+	plog.ectx_bad |= rctx != plog.ectx;
+	if (plog.ecalls < 64) {
+		plog.eat[plog.ecalls] = plog.n;
+		plog.earg[plog.ecalls++] = arg;
+	}
+}
+
 /*
  * A range's prefetch hook is told the element and arg of the event that
  * runs next, before that runs (the prediction is right when nothing is
  * scheduled in between, as here), at least for events that share a
- * bucket; and never where the ranges are small (no look-ahead).
+ * bucket; its early hook the arg of the event after that, with the
+ * range's context; and neither where the ranges are small (no look-ahead).
  */
 static void test_engine_range_prefetch_hook(void)
 {
@@ -934,8 +947,10 @@ static void test_engine_range_prefetch_hook(void)
 
 		CU_ASSERT_FATAL(r > 0);
 		sim_range_prefetch(&eng, (uint32_t)r, pf_hook);
+		sim_range_prefetch_early(&eng, (uint32_t)r, pf_early, &plog);
 		CU_ASSERT(eng.prefetch == (big == 1));
 		memset(&plog, 0, sizeof(plog));
+		plog.ectx = &plog;
 		plog.base = mem;
 		plog.stride = big ? stride : 64;
 		/* N events in one bucket (100..123 ps), then N spread out */
@@ -946,7 +961,7 @@ static void test_engine_range_prefetch_hook(void)
 		sim_run(&eng);
 		CU_ASSERT(plog.n == 2 * N);
 		if (!big) {
-			CU_ASSERT(plog.calls == 0);
+			CU_ASSERT(plog.calls == 0 && plog.ecalls == 0);
 			sim_fini(&eng);
 			continue;
 		}
@@ -957,6 +972,15 @@ static void test_engine_range_prefetch_hook(void)
 			uint32_t k = plog.at[c] + 1;	/* called while event at[c] runs */
 
 			right &= k < plog.n && plog.ran[k] == plog.elem[c] && plog.ran_arg[k] == plog.arg[c];
+		}
+		CU_ASSERT(right);
+		/* the early hook: every event of the bucket but its last two,
+		 * two events before it runs */
+		CU_ASSERT(plog.ecalls >= N - 2 && !plog.ectx_bad);
+		for (uint32_t c = 0; c < plog.ecalls; c++) {
+			uint32_t k = plog.eat[c] + 2;
+
+			right &= k < plog.n && plog.ran_arg[k] == plog.earg[c];
 		}
 		CU_ASSERT(right);
 		sim_fini(&eng);
