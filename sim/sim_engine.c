@@ -408,6 +408,10 @@ static __attribute__((noinline)) void cal_sort(struct sim_cal *c, uint32_t n)
  * walking the list to sort it missed the cache at every node, one after
  * another (the 1,024-GPU allreduce: 10% of its time). Chunks are four
  * lines each, asked for all at once before they are read.
+ * The array is empty whenever another bucket is loaded: one is loaded only
+ * to take its first event, which makes it the window's start, and the
+ * window's start is where cal_first begins, so no bucket comes before it
+ * while it holds events.
  */
 static __attribute__((noinline)) int cal_load(struct sim_cal *c, uint32_t b, uint64_t a)
 {
