@@ -201,6 +201,19 @@ static __attribute__((noinline, cold)) int cal_grow(struct sim_cal *c)
 	return 0;
 }
 
+/* A chunk off the free list, the last of its chain (CAL_NIL: no memory). */
+static inline uint32_t chunk_take(struct sim_cal *c)
+{
+	uint32_t i;
+
+	if (__builtin_expect(c->free == CAL_NIL, 0) && cal_grow(c))
+		return CAL_NIL;
+	i = c->free;
+	c->free = c->chunk_next[i];
+	c->chunk_next[i] = CAL_NIL;
+	return i;
+}
+
 /* Room for n events in the window's bucket array (and the sort's). */
 static __attribute__((noinline, cold)) int cal_vgrow(struct sim_cal *c, uint32_t n)
 {
@@ -294,11 +307,8 @@ static inline int cal_insert_in(struct sim_cal *c, uint64_t a, sim_time_t t, sim
 	uint32_t slot = k->n % SIM_CAL_CHUNK;
 
 	if (!k->n) {
-		if (__builtin_expect(c->free == CAL_NIL, 0) && cal_grow(c))
+		if ((k->head = k->tail = chunk_take(c)) == CAL_NIL)
 			return -1;
-		k->head = k->tail = c->free;
-		c->free = c->chunk_next[k->head];
-		c->chunk_next[k->head] = CAL_NIL;
 		c->bits[b >> 6] |= 1ULL << (b & 63);
 	} else {
 		/* in order while each comes after the one before */
@@ -308,13 +318,10 @@ static inline int cal_insert_in(struct sim_cal *c, uint64_t a, sim_time_t t, sim
 		if (!node_less(last, t, at, seq))
 			k->unsorted = 1;
 		if (!slot) {
-			uint32_t i;
+			uint32_t i = chunk_take(c);
 
-			if (__builtin_expect(c->free == CAL_NIL, 0) && cal_grow(c))
+			if (i == CAL_NIL)
 				return -1;
-			i = c->free;
-			c->free = c->chunk_next[i];
-			c->chunk_next[i] = CAL_NIL;
 			c->chunk_next[k->tail] = i;
 			k->tail = i;
 		}
