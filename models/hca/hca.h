@@ -30,6 +30,7 @@
 
 struct hca;
 struct fab;
+struct port;
 
 /* The HCA of a fabric's CA node, or NULL (the fabric's API, kept with the
  * HCA's: models/fabric/fab.h). */
@@ -308,6 +309,9 @@ static inline void hca_qp_path(struct hca_qp_stats *s, const struct pkt *p)
 void hca_flow_paths_add(struct fab_flow_paths *acc, const struct hca_qp_stats *s);
 /* The QP's counters, brought up to date. */
 const struct hca_qp_stats *hca_qp_stats(struct hca_qp *qp);
+/* The QP packet p, arriving at CA port pt, is for: what the look-ahead asks
+ * for (port_prefetch), never read through. */
+const struct hca_qp *hca_rx_guess(const struct port *pt, const struct pkt *p);
 /* sum += s: counts added, high-water marks and the latest recovery kept. */
 void hca_qp_stats_add(struct hca_qp_stats *sum, const struct hca_qp_stats *s);
 

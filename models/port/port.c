@@ -790,10 +790,11 @@ static void port_wire_head(struct port *rx, uint32_t idx)
  * links of the chain the handler will walk. A packet lands here: the
  * packet (named by the event), this port's VL 0 receive line (most traffic
  * rides VL 0; another VL's line costs what it did), the sender's line 0
- * (the wire), and from this port's line 1 its likely next step: the QP at
- * a CA (rx_hint), the output port at a switch (fwd_hint). A CA takes the
- * packet whole at once and returns its credits then: the sender's line
- * 2, where the FC packet queues.
+ * (the wire), and, from the packet (asked for an event before this, by
+ * port_prefetch_early), its next step: the QP at a CA, the output port at
+ * a switch (the node's rx_prefetch). A CA takes the packet whole at once
+ * and returns its credits then: the sender's line 2, where the FC packet
+ * queues.
  * The transmitter is done:
  * its lines 1 and 2 (arbiter and rate, then credits), read when it starts
  * the next packet; at a switch the input whose buffer the packet leaves
@@ -807,38 +808,26 @@ void port_prefetch(const void *ctx, uint32_t arg)
 	const struct port *pt = ctx;
 
 	switch (arg & 0xff) {
-	case PORT_EV_WIRE_HEAD:
+	case PORT_EV_WIRE_HEAD: {
 		/* pt receives: the packet and this port's VL 0 receive line */
+		const struct port_node_ops *node = pt->fab->node_ops[pt->kind];
+
 		__builtin_prefetch(fab_pkt(pt->fab, arg >> 8), 1);
 		__builtin_prefetch(&pt->vl[0].rx_blocks, 1);
 		if (!pt->is_sw) {
 			/* A CA: the sender's lines 0 and 2 (whether it is busy,
 			 * its FC queue), which its credits join at once
-			 * (port_send_fc); the QP the packet is for, which the
-			 * packet names (asked for an event ago: port_prefetch_
-			 * early), else the one the last packet went to */
-			const struct port_node_ops *node = pt->fab->node_ops[pt->kind];
-
+			 * (port_send_fc) */
 			__builtin_prefetch(pt->peer, 1);
 			__builtin_prefetch(&pt->peer->fc_delay, 1);
-			if (node->rx_prefetch) {
-				node->rx_prefetch(pt, fab_pkt(pt->fab, arg >> 8));
-			} else if (pt->rx_hint) {
-				__builtin_prefetch(pt->rx_hint, 1);
-				__builtin_prefetch((const char *)pt->rx_hint + 128, 1);
-			}
-		} else if (pt->fwd_hint) {
-			/* A switch input: the output the last packet went on to,
-			 * its lines 0-2 and its VL 0 credits (the packet is queued
-			 * for it, and kicks it when it is idle) */
-			const struct port *fwd = pt->fwd_hint;
-
-			__builtin_prefetch(fwd, 1);
-			__builtin_prefetch(&fwd->vlarb, 1);
-			__builtin_prefetch(&fwd->fc_delay, 1);
-			__builtin_prefetch(&fwd->vl[0], 1);
 		}
+		/* where the packet goes next, as the packet (asked for an
+		 * event ago: port_prefetch_early) says: the QP at a CA, the
+		 * output at a switch */
+		if (node->rx_prefetch)
+			node->rx_prefetch(pt, fab_pkt(pt->fab, arg >> 8));
 		break;
+	}
 	case PORT_EV_TX_DONE:
 		/* line 2; the engine asked for line 1 (the arbiter) with line 0 */
 		__builtin_prefetch(&pt->fc_delay, 1);
@@ -865,6 +854,16 @@ void port_prefetch(const void *ctx, uint32_t arg)
 	default:
 		break;
 	}
+}
+
+/* A switch's output a packet is queued for (and kicks when idle): its
+ * lines 0-2 and its VL 0 credits. */
+void port_prefetch_output(const struct port *out)
+{
+	__builtin_prefetch(out, 1);
+	__builtin_prefetch(&out->vlarb, 1);
+	__builtin_prefetch(&out->fc_delay, 1);
+	__builtin_prefetch(&out->vl[0], 1);
 }
 
 /*

@@ -170,7 +170,8 @@ struct port_node_ops {
 	void (*notify)(struct port *pt, uint32_t what);
 	/* The look-ahead (port_prefetch), one event before packet p, in the
 	 * cache, arrives at this port: ask for the lines its receive will
-	 * read (at an HCA, its QP's); change nothing. Optional. */
+	 * read (at an HCA, its QP's; at a switch, its output's); change
+	 * nothing. Optional. */
 	void (*rx_prefetch)(const struct port *pt, const struct pkt *p);
 };
 
@@ -283,21 +284,16 @@ struct port {
 	 * packet came from (tx_src: to free its input buffer at TX_DONE;
 	 * with cut-through the next hop may already hold, and relabel, it),
 	 * a CA's port the QP whose packet is likely next and that QP's next
-	 * send WQE (hca_hint_next: tx_hint, tx_hint_wqe). As a receiver, each
-	 * port keeps where the last packet it received went on to: at a CA,
-	 * the QP that took it (rx_hint, hca_receive); at a switch, the output
-	 * port (fwd_hint, sw_receive). Each port writes only its own. The
-	 * hints are for the look-ahead (port_prefetch), never read through:
-	 * they may be stale (a send queue that grew, a QP destroyed), and a
-	 * prefetch of a stale address costs a line and nothing else.
+	 * send WQE (hca_hint_next: tx_hint, tx_hint_wqe); 8 bytes to spare.
+	 * Each port writes only its own. The hints are for the look-ahead
+	 * (port_prefetch), never read through: they may be stale (a send
+	 * queue that grew, a QP destroyed), and a prefetch of a stale address
+	 * costs a line and nothing else. (Where a packet goes once received,
+	 * the look-ahead asks the packet: the node's rx_prefetch.)
 	 */
 	union {
 		struct port *tx_src;
 		const struct hca_qp *tx_hint;
-	};
-	union {
-		const struct hca_qp *rx_hint;
-		const struct port *fwd_hint;
 	};
 	const struct hca_swqe *tx_hint_wqe;
 
@@ -307,7 +303,8 @@ struct port {
 	 * packet (the queue with its usual one entry, its delay, whether
 	 * this sender waits for it).
 	 */
-	sim_time_t fc_delay;		/* an FC packet's serialisation plus propagation */
+	sim_time_t fc_delay __attribute__((aligned(64)));	/* an FC packet's serialisation
+								 * plus propagation */
 	/* FC packets in flight to this port (sent by the peer's receiver):
 	 * the sender takes in those that have landed (models/port/port.c) */
 	struct port_fc_ring fcq;
@@ -361,6 +358,9 @@ void port_handler(struct sim_engine *eng, void *ctx, uint32_t arg);
 void port_prefetch(const void *ctx, uint32_t arg);
 /* Two events before: the packet an arrival names (ctx: the fabric). */
 void port_prefetch_early(const void *ctx, uint32_t arg);
+/* For a node's rx_prefetch: the lines of the switch output a packet
+ * will be queued for. */
+void port_prefetch_output(const struct port *out);
 /* The port range's import hook (sim_range_import): a packet from another
  * partition becomes this partition's own. */
 uint32_t port_import(void *elem, uint32_t arg, const void *data, uint32_t len);

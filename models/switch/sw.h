@@ -19,6 +19,10 @@ void sw_receive(struct port *in, uint32_t pkt);
 /* The LFT's output port for the packet at input `in`, or -1 when it has
  * none (the packet is then dropped and counted). */
 int sw_route(struct port *in, uint32_t pkt);
+/* The output packet p, arriving at input pt, will likely be queued for
+ * (the LFT's; adaptive routing may take another): what the look-ahead
+ * asks for (port_prefetch), never read through. NULL: none. */
+const struct port *sw_rx_guess(const struct port *pt, const struct pkt *p);
 /* Output arbitration: the best packet for output `out` on each VL. Fills
  * cand[vl] with a packet index or SIM_POOL_NIL and returns the VL mask. */
 uint16_t sw_candidates(struct port *out, uint32_t cand[PORT_NVL], uint16_t *has_data);

@@ -26,6 +26,7 @@
 #include "models/hca/hca.h"
 #include "models/hca/hca_int.h"	/* the HCA timer heap (test_ack_timer_heap) */
 #include "models/host/host.h"
+#include "models/switch/sw.h"	/* sw_rx_guess (test_rx_guess) */
 #include "tests/unit/test_main.h"
 #include "tests/unit/util_fabric.h"
 
@@ -232,8 +233,7 @@ static void hint_after_event(struct sim_engine *eng, void *ctx)
 
 /*
  * port.tx_hint, what the engine's look-ahead prefetches before a CA's
- * transmitter finishes (port_prefetch), and rx_hint, what it prefetches
- * before a packet reaches a CA from a switch: two QPs of one HCA, one VL,
+ * transmitter finishes (port_prefetch): two QPs of one HCA, one VL,
  * several multi-packet WRITEs each, the send queue outgrowing its storage
  * while its QP is the hint, packets lost and resent, a post while the
  * port is busy and no QP is active; then the current QP failing while
@@ -286,8 +286,6 @@ static void test_tx_hint(void)
 	CU_ASSERT(hca_qp_stats(t.qa)->pkts_retransmitted + hca_qp_stats(qa2)->pkts_retransmitted > 0);
 	CU_ASSERT_PTR_NULL(t.a->port->tx_hint);
 	CU_ASSERT_PTR_NULL(t.a->port->tx_hint_wqe);
-	/* b's own port names the QP the last packet went to */
-	CU_ASSERT(t.b->port->rx_hint == t.qb || t.b->port->rx_hint == qb2);
 	CU_ASSERT(memcmp(t.bufa, t.bufb, (size_t)ALL * HINT_LEN) == 0);
 
 	/* again, and the second QP fails while current (its WRs flush) */
@@ -307,20 +305,41 @@ static void test_tx_hint(void)
 }
 
 /*
- * port.fwd_hint: a switch's input port names its own output that the last
- * packet it received went on to (sw_receive), and port.rx_hint a CA's
- * port the QP that took the last packet (hca_receive), for the look-ahead;
- * each port writes only its own. h0 - sw0 - sw1 - h1, traffic from h0 to
- * h1: sw0's input from h0 names sw0's port into sw1, sw1's input from sw0
- * names sw1's port into h1; the inputs carrying h1's ACKs name the ports
- * towards h0; h1's port names its QP, h0's port its QP (the ACKs).
+ * Where a packet goes once received, as the look-ahead asks the packet
+ * (port_prefetch, the nodes' rx_prefetch): at a switch input the output
+ * the LFT gives its LID (sw_rx_guess), at a CA the QP it names
+ * (hca_rx_guess). h0 - sw0 - sw1 - h1, traffic from h0 to h1: a data
+ * packet as it left h0 goes from sw0's input from h0 to sw0's port into
+ * sw1, from sw1's input from sw0 to sw1's port into h1, and to h1's QP;
+ * an ACK as it left h1 the other way, to h0's QP.
  */
-static void test_fwd_hint(void)
+struct rx_tap {
+	int ca0, ca1;		/* the CA ports' indexes (fab_port order) */
+	struct pkt data, ack;
+	bool has_data, has_ack;
+};
+
+static void rx_tap_fn(void *ctx, int port, const struct pkt *p, sim_time_t t)
+{
+	struct rx_tap *x = ctx;
+
+	(void)t;
+	if (port == x->ca0 && !x->has_data && p->payload) {
+		x->data = *p;
+		x->has_data = true;
+	} else if (port == x->ca1 && !x->has_ack && !p->payload) {
+		x->ack = *p;
+		x->has_ack = true;
+	}
+}
+
+static void test_rx_guess(void)
 {
 	struct net n = { 0 };
 	struct fab_params p;
 	struct fab_msgs m = { 0 };
 	struct sim_diag d;
+	struct rx_tap x = { -1, -1 };
 	int h0, h1;
 
 	tf_chain(&n, 2, &h0, &h1);
@@ -330,11 +349,19 @@ static void test_fwd_hint(void)
 	struct fab *f = fab_create(&n, &p, &m, 1, &d);
 
 	CU_ASSERT_FATAL(f != NULL);
-	fab_engine(f)->prefetch = true;	/* the hints are kept where the look-ahead runs */
-	/* the hints are decided when the HCAs are made: keep them */
-	fab_hca(f, h0)->hint = fab_hca(f, h1)->hint = true;
-	CU_ASSERT_FATAL(fab_run(f, &d) == 0);
 	struct port *ca0 = fab_hca(f, h0)->port, *ca1 = fab_hca(f, h1)->port;
+
+	for (int i = 0; i < f->nports; i++) {
+		if (f->ports[i] == ca0)
+			x.ca0 = i;
+		if (f->ports[i] == ca1)
+			x.ca1 = i;
+	}
+	CU_ASSERT_FATAL(x.ca0 >= 0 && x.ca1 >= 0);
+	fab_set_tap(f, x.ca0, rx_tap_fn, &x);
+	fab_set_tap(f, x.ca1, rx_tap_fn, &x);
+	CU_ASSERT_FATAL(fab_run(f, &d) == 0);
+	CU_ASSERT_FATAL(x.has_data && x.has_ack);
 	const struct port *into_h0 = ca0->peer, *into_h1 = ca1->peer;
 	const struct port *up[2] = { NULL, NULL };	/* sw0 into sw1, sw1 into sw0 */
 
@@ -345,12 +372,17 @@ static void test_fwd_hint(void)
 			up[pt->node != into_h0->node] = pt;
 	}
 	CU_ASSERT_FATAL(up[0] && up[1]);
-	CU_ASSERT_PTR_EQUAL(into_h0->fwd_hint, up[0]);	/* sw0's input from h0 */
-	CU_ASSERT_PTR_EQUAL(up[1]->fwd_hint, into_h1);	/* sw1's input from sw0 */
-	CU_ASSERT_PTR_EQUAL(into_h1->fwd_hint, up[1]);	/* sw1's input from h1: ACKs */
-	CU_ASSERT_PTR_EQUAL(up[0]->fwd_hint, into_h0);	/* sw0's input from sw1: ACKs */
-	CU_ASSERT_PTR_NOT_NULL(ca1->rx_hint);
-	CU_ASSERT_PTR_NOT_NULL(ca0->rx_hint);
+	CU_ASSERT_PTR_EQUAL(sw_rx_guess(into_h0, &x.data), up[0]);	/* sw0's input from h0 */
+	CU_ASSERT_PTR_EQUAL(sw_rx_guess(up[1], &x.data), into_h1);	/* sw1's input from sw0 */
+	CU_ASSERT_PTR_EQUAL(sw_rx_guess(into_h1, &x.ack), up[1]);	/* sw1's input from h1 */
+	CU_ASSERT_PTR_EQUAL(sw_rx_guess(up[0], &x.ack), into_h0);	/* sw0's input from sw1 */
+	const struct hca_qp *q1 = hca_rx_guess(ca1, &x.data), *q0 = hca_rx_guess(ca0, &x.ack);
+
+	CU_ASSERT_FATAL(q1 && q0);
+	CU_ASSERT_EQUAL(hca_qp_num(q1), x.data.dqpn);
+	CU_ASSERT_EQUAL(hca_qp_num(q0), x.ack.dqpn);
+	CU_ASSERT_PTR_EQUAL(q1->hca, fab_hca(f, h1));
+	CU_ASSERT_PTR_EQUAL(q0->hca, fab_hca(f, h0));
 	fab_destroy(f);
 	fab_msgs_free(&m);
 	net_free(&n);
@@ -2067,7 +2099,7 @@ static const struct test_case tests[] = {
 	{ "RC under loss: exactly once, in order", test_rc_loss_exactly_once },
 	{ "send queue storage grows past a wrapped head", test_sq_growth },
 	{ "a CA port's look-ahead hint: the next QP and WQE at every event", test_tx_hint },
-	{ "a switch port's look-ahead hint: the output its packets went to", test_fwd_hint },
+	{ "the look-ahead asks a received packet where it goes: output, QP", test_rx_guess },
 	{ "receive queue storage grows past a wrapped head", test_rq_growth },
 	{ "MRs in chunks: every key finds its own, none once deregistered", test_mr_chunks },
 	{ "ACK timer: one live heap entry per QP", test_ack_timer_heap },
