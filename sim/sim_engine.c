@@ -281,8 +281,15 @@ static __attribute__((noinline)) int cal_insert_loaded(struct sim_cal *c, sim_ti
 			return 0;
 		}
 	}
-	if (c->end == c->vcap && cal_vgrow(c, c->vcap + 1))
+	if (c->end == c->vcap && c->head) {
+		/* full at its end: the room the popped events left, first */
+		memmove(c->v, &c->v[c->head], (c->end - c->head) * sizeof(x));
+		lo -= c->head;
+		c->end -= c->head;
+		c->head = 0;
+	} else if (c->end == c->vcap && cal_vgrow(c, c->vcap + 1)) {
 		return -1;
+	}
 	memmove(&c->v[lo + 1], &c->v[lo], (c->end - lo) * sizeof(x));
 	c->end++;
 	c->v[lo] = x;

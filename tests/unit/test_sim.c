@@ -2122,6 +2122,51 @@ static void test_calendar_window_bucket(void)
 }
 
 /*
+ * The window's bucket, taking events after all it holds while popping from
+ * its front, uses the room the popped ones left before it grows: its
+ * array stays the size of what it holds at once, not of all it has taken.
+ */
+struct seq_check {
+	uint32_t n, bad;
+};
+
+static void seq_fn(struct sim_engine *eng, void *ctx, uint32_t arg)
+{
+	struct seq_check *q = ctx;
+
+	(void)eng;
+	q->bad += arg != q->n;
+	q->n++;
+}
+
+static void test_calendar_window_compact(void)
+{
+	struct sim_engine eng;
+	struct seq_check q = { 0 };
+	int c;
+
+	sim_init(&eng);
+	c = sim_register(&eng, seq_fn, &q, "seq");
+	CU_ASSERT_FATAL(c >= 0);
+	sim_schedule_at(&eng, 100, (uint32_t)c, 0);
+	sim_schedule_at(&eng, 101, (uint32_t)c, 1);
+	CU_ASSERT_FATAL(sim_step(&eng) && eng.cal.loaded == 0);
+	const uint32_t cap = eng.cal.vcap;
+
+	CU_ASSERT_FATAL(cap >= 2 && cap <= 1000);
+	/* one in, one out, twice the array's size over: it never grows */
+	for (uint32_t i = 0; i < 2 * cap; i++) {
+		sim_schedule_at(&eng, 200 + i, (uint32_t)c, 2 + i);
+		CU_ASSERT_FATAL(sim_step(&eng));
+	}
+	CU_ASSERT_EQUAL(eng.cal.vcap, cap);
+	sim_run(&eng);
+	CU_ASSERT_EQUAL(q.n, 2 * cap + 2);
+	CU_ASSERT_EQUAL(q.bad, 0);
+	sim_fini(&eng);
+}
+
+/*
  * A bucket the window has not reached takes its events as they come and is
  * sorted once when the window gets there; the window's own bucket keeps its
  * array sorted as events come (each in place). Both must give one order: (time,
@@ -2295,6 +2340,8 @@ static const struct test_case tests[] = {
 	{ "heap_growth", test_heap_growth },
 	{ "calendar_differential", test_calendar_differential },
 	{ "calendar_window_bucket: one sorted array, inserts in place", test_calendar_window_bucket },
+	{ "calendar_window_compact: the room of popped events before growing",
+	  test_calendar_window_compact },
 	{ "calendar_queue: a component's own, against a heap, events due in the past too",
 	  test_calendar_queue },
 	{ "calendar_sorted_later: a bucket filled as events come, sorted when reached",
