@@ -438,7 +438,7 @@ static inline void sim_halt(struct sim_engine *eng)
 static inline sim_time_t sim_now(const struct sim_engine *eng) { return eng->now; }
 static inline size_t sim_pending(const struct sim_engine *eng)
 {
-	return eng->cal.nb + eng->cal.nfar;
+	return sim_cal_count(&eng->cal);
 }
 /* The time of the next event, if any (drivers that interleave external input). */
 bool sim_peek_time(struct sim_engine *eng, sim_time_t *t);
