@@ -964,6 +964,8 @@ static inline __attribute__((always_inline)) bool step(struct sim_engine *eng, b
 	}
 	if (eng->cal.oom)
 		eng->stop = eng->halt = true;
+	if (__builtin_expect(!(eng->events & (SIM_MEM_WATCH_EVENTS - 1)), 0))
+		sim_mem_heap_watch();
 	if (eng->after_event)
 		eng->after_event(eng, eng->after_event_ctx);
 	return true;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -82,6 +83,15 @@ bool sim_mem_thp(void)
 	return on;
 }
 
+/* The end of malloc's heap advised so far (2 MiB-aligned), 0 before
+ * sim_mem_advise_heap; sim_mem_heap_watch advises what grew past it. */
+static uintptr_t heap_advised;
+
+/* How much malloc adds to its heap at a time once the model is built
+ * (M_TOP_PAD; its default is 128 KiB): a slab that sim_mem_heap_watch
+ * advises before most of it is touched. Address space only until used. */
+#define HEAP_PAD ((size_t)32 << 20)
+
 void sim_mem_advise_heap(void)
 {
 	/* The kernel names malloc's brk heap "[heap]" in /proc/self/maps. */
@@ -103,9 +113,44 @@ void sim_mem_advise_heap(void)
 			 * collapses the rest slowly, if at all). Collapse now. */
 			advise((void *)lo, hi - lo, MADV_COLLAPSE);
 #endif
-			break;
+			/* the heap's last VMA: the one that grows */
+			__atomic_store_n(&heap_advised, hi & ~(SIM_MEM_HUGE - 1), __ATOMIC_RELAXED);
 		}
 	fclose(fp);
+	if (!__atomic_load_n(&heap_advised, __ATOMIC_RELAXED))
+		return;
+	/* From here malloc's settings are fixed (setting one stops glibc
+	 * from moving its mmap threshold as blocks are freed): blocks up to
+	 * 32 MiB, the most that threshold would rise to, from the heap, which
+	 * is advised; the heap grows HEAP_PAD at a time and does not shrink
+	 * (a stretch given back and taken again would be a mapping without
+	 * the advice: sim_mem_heap_watch advises only past what it has). */
+	(void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	(void)mallopt(M_TOP_PAD, (int)HEAP_PAD);
+	(void)mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}
+
+void sim_mem_heap_watch(void)
+{
+	uintptr_t from = __atomic_load_n(&heap_advised, __ATOMIC_RELAXED);
+	uintptr_t top = (uintptr_t)sbrk(0);	/* glibc: no system call */
+
+	if (!from || top == (uintptr_t)-1)
+		return;
+	if (top < from) {
+		/* given back after all (a gigabyte free at its top): advise
+		 * from here when it grows again */
+		(void)__atomic_compare_exchange_n(&heap_advised, &from, top & ~(SIM_MEM_HUGE - 1),
+						  false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		return;
+	}
+	if (top < from + SIM_MEM_HUGE)
+		return;
+	top &= ~(SIM_MEM_HUGE - 1);
+	/* one caller advises a stretch (partitions' threads may race) */
+	if (__atomic_compare_exchange_n(&heap_advised, &from, top, false, __ATOMIC_RELAXED,
+					__ATOMIC_RELAXED))
+		sim_mem_advise((void *)from, top - from);
 }
 
 /* ---- sized blocks that grow without copying ------------------------------ */

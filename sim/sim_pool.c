@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* sim_pool.c - chunked index pools; see sim_pool.h. */
 #include "sim/sim_pool.h"
+#include "sim/sim_mem.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,9 @@ static int pool_grow(struct sim_pool *p)
 
 	if (!c)
 		return -1;
+	/* a chunk the heap grew for: advise the new stretch before the loop
+	 * below touches it (a replay makes thousands of records in one event) */
+	sim_mem_heap_watch();
 	uint32_t base = p->nchunks << SIM_POOL_CHUNK_SHIFT;
 
 	p->chunks[p->nchunks++] = c;

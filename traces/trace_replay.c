@@ -441,7 +441,7 @@ static int tab_room(struct replay *rp)
 
 	if (2 * (rp->tn + 1) <= rp->tcap)
 		return 0;
-	v = calloc(cap, sizeof(*v));
+	v = sim_mem_calloc(cap, sizeof(*v));	/* 64 MiB on 1,024 GPUs: huge pages */
 	if (!v)
 		return -1;
 	rp->tab = v;

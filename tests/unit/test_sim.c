@@ -113,6 +113,51 @@ static void test_mem_huge(void)
 	free(blk);
 }
 
+/*
+ * The heap as it grows after the model is built: blocks malloc takes from
+ * a fresh brk extension lie in a mapping of their own, which the advice
+ * given at the build did not cover; sim_mem_heap_watch advises it, and a
+ * pool's new chunk is advised as the pool grows (before it is threaded).
+ * Fails where the watch or the pool's call does nothing. Under ASan there
+ * is no brk heap: nothing to check.
+ */
+static void test_mem_heap_watch(void)
+{
+	enum { NB = 12288 };	/* 48 MiB in 4 KiB blocks */
+	void **blk = malloc(NB * sizeof(*blk));
+	char flags[256];
+	bool heap = false, thp = sim_mem_thp();
+	struct sim_pool pool;
+	uint32_t ix = 0;
+
+	CU_ASSERT_FATAL(blk != NULL);
+	sim_mem_advise_heap();
+	/* a pool of 16-byte objects grows by 64 KiB chunks, from the heap
+	 * (below malloc's mmap threshold): 48 MiB, past the 32 MiB malloc
+	 * adds at a time, so that its last chunk is in a fresh extension */
+	sim_pool_init(&pool, 16);
+	for (uint32_t i = 0; i < 768 * SIM_POOL_CHUNK && ix != SIM_POOL_NIL; i++)
+		ix = sim_pool_alloc(&pool);
+	CU_ASSERT_FATAL(ix != SIM_POOL_NIL);
+	if (thp && vma_flags(sim_pool_get(&pool, ix), flags, sizeof(flags), &heap) && heap)
+		CU_ASSERT_PTR_NOT_NULL(strstr(flags, " hg"));
+
+	/* blocks of malloc's own, past the pool: advised by the watch */
+	for (int i = 0; i < NB; i++)
+		blk[i] = malloc(4096);
+	sim_mem_heap_watch();
+	/* a block in a whole 2 MiB page of the growth: not the last one */
+	void *mid = blk[NB - 1024];
+
+	heap = false;
+	if (thp && mid && vma_flags(mid, flags, sizeof(flags), &heap) && heap)
+		CU_ASSERT_PTR_NOT_NULL(strstr(flags, " hg"));
+	for (int i = 0; i < NB; i++)
+		free(blk[i]);
+	free(blk);
+	sim_pool_fini(&pool);
+}
+
 /* The mapping that holds a: [*lo, *hi). */
 static bool vma_range(const void *a, unsigned long *lo, unsigned long *hi)
 {
@@ -2363,6 +2408,7 @@ static const struct test_case tests[] = {
 	{ "pool_growth", test_pool_growth },
 	{ "pool_line_aligned", test_pool_line_aligned },
 	{ "mem_huge: large blocks advised for huge pages", test_mem_huge },
+	{ "mem_heap_watch: the heap's growth advised as it comes", test_mem_heap_watch },
 	{ "mem_resize: grows without a copy, aligned, one mapping, small pages", test_mem_resize },
 	{ "samples: quantiles by selection equal the sorted ranks", test_samples_select },
 	{ "samples: past the exact limit, within 1/4096 and the extremes exact", test_samples_bounded },
