@@ -59,7 +59,8 @@ bool sim_mem_thp(void);
 /*
  * Advise malloc's main heap as it stands: the many small blocks of a
  * large fabric (queue pairs, their rings, completion queues) live there.
- * Call when the model is built, before the run; later growth is not covered.
+ * Call when the model is built, before the run; what grows later:
+ * sim_mem_heap_watch.
  */
 void sim_mem_advise_heap(void);
 /*
