@@ -838,6 +838,10 @@ void port_prefetch(const void *ctx, uint32_t arg)
 		if (pt->is_sw && pt->tx_src) {
 			__builtin_prefetch(pt->tx_src, 1);
 			__builtin_prefetch(&pt->tx_src->vl[pt->tx_src_vl].rx_blocks, 1);
+			/* and the sender upstream, to which the credits go
+			 * (port_send_fc): its lines 0 and 2 */
+			__builtin_prefetch(pt->tx_fc, 1);
+			__builtin_prefetch(&pt->tx_fc->fc_delay, 1);
 		}
 		/* A CA's port: the HCA's line 0, the QP's lines 0 and 1
 		 * (scheduling, send queue) and the WQE's line 0 that choosing

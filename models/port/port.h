@@ -284,8 +284,10 @@ struct port {
 	 * packet came from (tx_src: to free its input buffer at TX_DONE;
 	 * with cut-through the next hop may already hold, and relabel, it),
 	 * a CA's port the QP whose packet is likely next and that QP's next
-	 * send WQE (hca_hint_next: tx_hint, tx_hint_wqe); 8 bytes to spare.
-	 * Each port writes only its own. The hints are for the look-ahead
+	 * send WQE (hca_hint_next: tx_hint, tx_hint_wqe). A switch port also
+	 * keeps the port its FC packet will go to when the packet is sent
+	 * (tx_fc: the input's peer, the sender upstream, whose lines 0 and 2
+	 * port_send_fc reads and writes). Each port writes only its own. The hints are for the look-ahead
 	 * (port_prefetch), never read through: they may be stale (a send
 	 * queue that grew, a QP destroyed), and a prefetch of a stale address
 	 * costs a line and nothing else. (Where a packet goes once received,
@@ -296,6 +298,7 @@ struct port {
 		const struct hca_qp *tx_hint;
 	};
 	const struct hca_swqe *tx_hint_wqe;
+	struct port *tx_fc;
 
 	/*
 	 * Line 2: the transmitter, when it looks at its credits and sends,
@@ -341,7 +344,7 @@ struct port {
 };
 
 _Static_assert(offsetof(struct port, vlarb) == 64 && offsetof(struct port, fc_delay) == 128 &&
-	       offsetof(struct port, tx_hint_wqe) < 128 &&
+	       offsetof(struct port, tx_hint_wqe) < 128 && offsetof(struct port, tx_fc) < 128 &&
 	       offsetof(struct port, waiting) < 192 && offsetof(struct port, fc_wake) == 192 &&
 	       offsetof(struct port, vl) == 256,
 	       "port's lines as its comments say");

@@ -583,6 +583,7 @@ static uint32_t voq_take(struct port *out, struct port *in, struct pkt *p, uint3
 		ibcc_sw_take(out, p);
 	*rr_at(n, o, vl) = p->in_port;
 	out->tx_src = in;
+	out->tx_fc = in->peer;
 	out->tx_src_vl = vl;
 	out->tx_src_blocks = p->blocks;
 	if (++in->in_flight >= in->speedup)
@@ -613,6 +614,7 @@ uint32_t sw_take(struct port *out, uint8_t chosen, uint32_t idx)
 		ibcc_sw_take(out, p);
 	*rr_at(n, out->port_no, vl) = p->in_port;
 	out->tx_src = in;
+	out->tx_fc = in->peer;
 	out->tx_src_vl = vl;
 	out->tx_src_blocks = p->blocks;
 	if (++in->in_flight >= in->speedup) {

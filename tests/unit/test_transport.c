@@ -383,6 +383,20 @@ static void test_rx_guess(void)
 	CU_ASSERT_EQUAL(hca_qp_num(q0), x.ack.dqpn);
 	CU_ASSERT_PTR_EQUAL(q1->hca, fab_hca(f, h1));
 	CU_ASSERT_PTR_EQUAL(q0->hca, fab_hca(f, h0));
+	/* a switch output's last packet: the credits it freed went to the
+	 * sender upstream of its input, which the look-ahead asks for */
+	int sent = 0;
+
+	for (int i = 0; i < f->nports; i++) {
+		const struct port *pt = f->ports[i];
+
+		if (pt->is_sw && pt->tx_src) {
+			CU_ASSERT_PTR_EQUAL(pt->tx_fc, pt->tx_src->peer);
+			sent++;
+		}
+	}
+	CU_ASSERT(sent == 4);	/* each way out of each switch */
+	CU_ASSERT_PTR_EQUAL(into_h1->tx_fc, up[0]);	/* sw1's output to h1: sw0 sent to it */
 	fab_destroy(f);
 	fab_msgs_free(&m);
 	net_free(&n);
@@ -2099,7 +2113,7 @@ static const struct test_case tests[] = {
 	{ "RC under loss: exactly once, in order", test_rc_loss_exactly_once },
 	{ "send queue storage grows past a wrapped head", test_sq_growth },
 	{ "a CA port's look-ahead hint: the next QP and WQE at every event", test_tx_hint },
-	{ "the look-ahead asks a received packet where it goes: output, QP", test_rx_guess },
+	{ "the look-ahead asks a received packet where it goes: output, QP; a sent one where its credits go", test_rx_guess },
 	{ "receive queue storage grows past a wrapped head", test_rq_growth },
 	{ "MRs in chunks: every key finds its own, none once deregistered", test_mr_chunks },
 	{ "ACK timer: one live heap entry per QP", test_ack_timer_heap },
