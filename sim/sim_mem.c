@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* sim_mem.c - large allocations: huge-page advice, and sized blocks that grow
- * without copying (in small pages); see sim_mem.h. */
+/* sim_mem.c - large allocations: huge-page advice (large blocks, malloc's
+ * heap as built and as it grows), and sized blocks that grow without
+ * copying (in small pages); see sim_mem.h. */
 #define _GNU_SOURCE	/* mremap */
 #include "sim/sim_mem.h"
 
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 

@@ -287,8 +287,8 @@ struct port {
 	 * send WQE (hca_hint_next: tx_hint, tx_hint_wqe). A switch port also
 	 * keeps the port its FC packet will go to when the packet is sent
 	 * (tx_fc: the input's peer, the sender upstream, whose lines 0 and 2
-	 * port_send_fc reads and writes). Each port writes only its own. The hints are for the look-ahead
-	 * (port_prefetch), never read through: they may be stale (a send
+	 * port_send_fc reads and writes). Each port writes only its own.
+	 * The hints are for the look-ahead (port_prefetch), never read through: they may be stale (a send
 	 * queue that grew, a QP destroyed), and a prefetch of a stale address
 	 * costs a line and nothing else. (Where a packet goes once received,
 	 * the look-ahead asks the packet: the node's rx_prefetch.)
