@@ -35,7 +35,8 @@ void *sim_mem_realloc(void *p, size_t n);
  * Below SIM_MEM_HUGE it is malloc's; from there it is a mapping of its
  * own that grows by moving its pages (mremap), never by copying them:
  * realloc() copies a block it keeps in its heap (below its mmap threshold,
- * which rises to 32 MiB as blocks are freed), and moves a mapped one to an
+ * which rises to 32 MiB as blocks are freed, and is 32 MiB once
+ * sim_mem_advise_heap has run), and moves a mapped one to an
  * address not aligned as the old one was, so the kernel splits its huge
  * pages. On bench/run's B1 at 1 s those copies were 11% of the run.
  *
