@@ -108,8 +108,8 @@ struct sim_component {
  * sliding window of SIM_CAL_N buckets of 2^SIM_CAL_SHIFT ps each, with a
  * heap for the events beyond the window. sim_engine.c says why.
  */
-#define SIM_CAL_SHIFT	10		/* bucket width 1024 ps */
-#define SIM_CAL_N	4096		/* window: 4.2 us of simulated time */
+#define SIM_CAL_SHIFT	11		/* bucket width 2048 ps */
+#define SIM_CAL_N	2048		/* window: 4.2 us of simulated time */
 
 struct sim_cal_node {
 	sim_time_t time;

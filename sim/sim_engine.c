@@ -3,7 +3,7 @@
  * sim_engine.c - the future-event list and the dispatch loop.
  *
  * The list is a calendar queue (R. Brown, CACM 31(10), 1988) over a sliding
- * window: SIM_CAL_N buckets of 1024 ps cover the next 4.2 us; a bucket
+ * window: SIM_CAL_N buckets of 2048 ps cover the next 4.2 us; a bucket
  * takes its events in chunks of eight, as they come, until the window
  * reaches it; then they move into one array, sorted in (time, at, seq)
  * order, from which they are taken; a bitmap finds the next non-empty

@@ -1908,7 +1908,7 @@ static void cal_sched(struct sim_engine *eng, struct cal_check *cc)
 	if (r < 10)
 		dt = 0;
 	else if (r < 40)
-		dt = 1024 * sim_rng_below(&cc->rng, 4);	/* equal times, bucket edges */
+		dt = ((sim_time_t)1 << SIM_CAL_SHIFT) * sim_rng_below(&cc->rng, 4);	/* equal times, bucket edges */
 	else if (r < 90)
 		dt = 60000 + sim_rng_below(&cc->rng, 200000);	/* packets: 60-260 ns */
 	else if (r < 97)
@@ -2151,7 +2151,7 @@ static void test_calendar_window_bucket(void)
 	sim_schedule_at(&eng, 300, (uint32_t)c, 102);	/* between */
 	sim_schedule_at(&eng, 300, (uint32_t)c, 103);
 	CU_ASSERT(eng.cal.end - eng.cal.head == 23);
-	sim_schedule_at(&eng, 2000, (uint32_t)c, 104);	/* bucket 1: a chunk */
+	sim_schedule_at(&eng, (1u << SIM_CAL_SHIFT) + 1000, (uint32_t)c, 104);	/* bucket 1: a chunk */
 	CU_ASSERT(eng.cal.bucket[1].n == 1);
 	sim_run(&eng);
 	/* at 100: 0, then 101 (scheduled at 100); at 300: 5 (scheduled at 0),
