@@ -370,20 +370,18 @@ static void cal_merge(const struct sim_cal_node *a, uint32_t i, uint32_t m, uint
 }
 
 /*
- * Sort v[0..n), filled out of order: its strictly ascending runs, merged
- * by pairs of neighbours until one is left. Why not insert in place: where
- * thousands of hosts move in step, hundreds of events share one time and
- * one scheduling instant, and the handlers that schedule them run in the
- * order of their own events, not in the order of their ids that breaks
- * such ties (inserting each in place was 71% of the 8,192-host
- * permutation's time). Runs break at equal keys and only neighbours merge,
- * the left one scheduled before the right: so of equal keys the later
- * scheduled comes first, as an insert goes before its equals.
+ * Sort a[0..n) (o: room for n), filled out of order: its strictly
+ * ascending runs, merged by pairs of neighbours until one is left; the
+ * result in *pa, the other array in *po. Runs break at equal keys and only
+ * neighbours merge, the left one scheduled before the right: so of equal
+ * keys the later scheduled comes first, as an insert goes before its
+ * equals.
  */
-static __attribute__((noinline)) void cal_sort(struct sim_cal *c, uint32_t n)
+static void cal_runs_sort(struct sim_cal_node **pa, struct sim_cal_node **po, uint32_t *r,
+			  uint32_t n)
 {
-	struct sim_cal_node *a = c->v, *o = c->tmp;
-	uint32_t *r = c->runs, nr = 1;
+	struct sim_cal_node *a = *pa, *o = *po;
+	uint32_t nr = 1;
 
 	r[0] = 0;
 	for (uint32_t i = 1; i < n; i++)
@@ -408,8 +406,77 @@ static __attribute__((noinline)) void cal_sort(struct sim_cal *c, uint32_t n)
 		a = o;
 		o = x;
 	}
-	c->v = a;
-	c->tmp = o;
+	*pa = a;
+	*po = o;
+}
+
+/* Bits of a bucket's time span that cal_sort's two counting passes take. */
+#define CAL_RADIX_BITS	6
+#define CAL_RADIX	(1u << CAL_RADIX_BITS)
+
+/*
+ * Sort v[0..n), filled out of order. Why not insert each in place: where
+ * thousands of hosts move in step, hundreds of events share one time and
+ * one scheduling instant, and the handlers that schedule them run in the
+ * order of their own events, not in the order of their ids that breaks
+ * such ties (inserting each in place was 71% of the 8,192-host
+ * permutation's time). A bucket's times lie within its 2^SIM_CAL_SHIFT
+ * ps: two stable counting passes over 6 bits each put them in time order
+ * (a merge of the runs took 5-7 passes on a GPU cluster's buckets of about
+ * a hundred events, whose times interleave from many cables), and only the
+ * events of one time that did not come in (at, seq) order are sorted
+ * among themselves as the runs' merge sorts them - the order, ties
+ * included, is the merge's of the whole bucket. A bucket holding an event
+ * from before the window (cal_insert_in takes those into its first
+ * bucket) may span more than the passes cover: the merge sorts it.
+ */
+static __attribute__((noinline)) void cal_sort(struct sim_cal *c, uint32_t n)
+{
+	struct sim_cal_node *a = c->v, *o = c->tmp;
+	sim_time_t lo = a[0].time, hi = a[0].time;
+	uint32_t h1[CAL_RADIX] = { 0 }, h2[CAL_RADIX] = { 0 };
+
+	for (uint32_t i = 1; i < n; i++) {
+		lo = a[i].time < lo ? a[i].time : lo;
+		hi = a[i].time > hi ? a[i].time : hi;
+	}
+	if (hi - lo >= (sim_time_t)CAL_RADIX * CAL_RADIX) {
+		cal_runs_sort(&c->v, &c->tmp, c->runs, n);
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const uint32_t d = (uint32_t)(a[i].time - lo);
+
+		h1[d & (CAL_RADIX - 1)]++;
+		h2[d >> CAL_RADIX_BITS]++;
+	}
+	for (uint32_t k = 0, s1 = 0, s2 = 0; k < CAL_RADIX; k++) {
+		const uint32_t x1 = h1[k], x2 = h2[k];
+
+		h1[k] = s1;
+		h2[k] = s2;
+		s1 += x1;
+		s2 += x2;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		o[h1[(uint32_t)(a[i].time - lo) & (CAL_RADIX - 1)]++] = a[i];
+	for (uint32_t i = 0; i < n; i++)
+		a[h2[(uint32_t)(o[i].time - lo) >> CAL_RADIX_BITS]++] = o[i];
+	/* one time's events in (at, seq) order */
+	for (uint32_t g = 0, e; g < n; g = e) {
+		bool in_order = true;
+
+		for (e = g + 1; e < n && a[e].time == a[g].time; e++)
+			if (!node_less(&a[e - 1], a[e].time, a[e].at, a[e].seq))
+				in_order = false;
+		if (!in_order) {
+			struct sim_cal_node *x = a + g, *y = o + g;
+
+			cal_runs_sort(&x, &y, c->runs, e - g);
+			if (x != a + g)
+				memcpy(a + g, x, (e - g) * sizeof(*a));
+		}
+	}
 }
 
 /*

@@ -2108,6 +2108,44 @@ static void test_calendar_queue(void)
 	sim_cal_fini(&q);
 }
 
+/*
+ * A bucket sorted when the window reaches it spans at most its own 2048
+ * ps, which cal_sort's counting passes cover - but for an event due
+ * before the window, which goes into the window's first bucket: taken
+ * from its chunk, the bucket the window is at was never loaded, and an
+ * event from long before it lands among the bucket's own. The passes
+ * would index past their counts; the merge sorts such a bucket.
+ */
+static void test_calendar_wide_bucket(void)
+{
+	struct sim_cal q;
+	struct sim_event e;
+	const sim_time_t base = (sim_time_t)10 << SIM_CAL_SHIFT;
+	/* pushed in this order; taken by time, then at */
+	const struct { sim_time_t t, at; } push[] = {
+		{ base + 100, 0 }, { 7, 5 }, { base + 50, 0 }, { 7, 2 }, { base + 1900, 0 },
+		{ base + 50, 0 }, { 3, 9 },
+	};
+	const uint32_t want[] = { 6, 3, 1, 2, 5, 0, 4 };
+
+	CU_ASSERT_FATAL(sim_cal_init(&q) == 0);
+	e = (struct sim_event){ .time = base, .seq = 100 };
+	CU_ASSERT_FATAL(sim_cal_push(&q, &e) == 0);
+	CU_ASSERT_FATAL(sim_cal_pop(&q, &e, SIM_TIME_MAX) && e.time == base);
+	CU_ASSERT(q.loaded == UINT64_MAX);	/* taken from its chunk */
+	for (uint32_t i = 0; i < sizeof(push) / sizeof(push[0]); i++) {
+		e = (struct sim_event){ .time = push[i].t, .at = push[i].at, .seq = i, .comp = i };
+		CU_ASSERT_FATAL(sim_cal_push(&q, &e) == 0);
+	}
+	CU_ASSERT(q.bucket[10].n == 7 && q.bucket[10].unsorted);
+	for (uint32_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		CU_ASSERT_FATAL(sim_cal_pop(&q, &e, SIM_TIME_MAX));
+		CU_ASSERT_EQUAL(e.comp, want[i]);
+	}
+	CU_ASSERT_FALSE(sim_cal_pop(&q, &e, SIM_TIME_MAX));
+	sim_cal_fini(&q);
+}
+
 struct order_rec {
 	uint32_t v[64], n;
 };
@@ -2391,6 +2429,8 @@ static const struct test_case tests[] = {
 	  test_calendar_queue },
 	{ "calendar_sorted_later: a bucket filled as events come, sorted when reached",
 	  test_calendar_sorted_later },
+	{ "calendar_wide_bucket: an event from before the window among a bucket's own",
+	  test_calendar_wide_bucket },
 	{ "engine_equal_times_fifo", test_engine_equal_times_fifo },
 	{ "engine_tie_order: (time, scheduled at, scheduler, its order)", test_engine_tie_order },
 	{ "engine_zero_delay", test_engine_zero_delay },
