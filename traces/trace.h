@@ -422,7 +422,8 @@ struct trace_program {
  * (48) and about three dependencies (12), its times (struct
  * trace_step_time, 32, when the program is not lazy), the replay's list
  * of the steps waiting for it (4) and its record while it is in flight
- * (120 + 16, shared with the steps around it). 120 bytes, rounded up. A
+ * (120, and a 4-byte slot of the window that finds it, shared with the
+ * steps around it). 120 bytes, rounded up. A
  * lazily lowered collective stores none: it counts the steps the replay
  * holds of it at once (trace_lower_estimate).
  */

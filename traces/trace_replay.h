@@ -52,6 +52,10 @@ struct trace_results {
 	/* the most steps made and not yet finished at once: what the replay
 	 * held of the program (all of it were every step made up front) */
 	size_t live_peak;
+	/* how the replay found them (trace_replay.c, live_get): the slots of
+	 * its window at the end, and the entries that went to its overflow
+	 * (a step whose slot another in flight held) */
+	size_t live_slots, live_spilled;
 	/* the ordered rank pairs that exchange data (an RC QP pair each), and
 	 * the most of them holding their QPs at once: a pair's QPs are made at
 	 * its first transfer and destroyed once idle after its last, except

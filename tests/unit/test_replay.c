@@ -1446,7 +1446,7 @@ static void test_rank_time_order(void)
  * intervals.
  */
 struct lazy_run {
-	size_t nops, nsteps, nlz, live_peak, ncrit, nx;
+	size_t nops, nsteps, nlz, live_peak, live_slots, live_spilled, ncrit, nx;
 	int32_t nranks;
 	sim_time_t end_ps, cc, cm;
 	uint64_t events, q[4];
@@ -1506,6 +1506,8 @@ static void replay_lazy(const struct net *n, const struct fab_params *prm, const
 	o->nlz = e.p.nlz;
 	o->nranks = e.t.nranks;
 	o->live_peak = e.r.live_peak;
+	o->live_slots = e.r.live_slots;
+	o->live_spilled = e.r.live_spilled;
 	o->end_ps = e.r.end_ps;
 	o->ncrit = e.r.ncrit;
 	o->cc = e.r.crit_compute_ps;
@@ -1524,7 +1526,8 @@ static void replay_lazy(const struct net *n, const struct fab_params *prm, const
 }
 
 static void lazy_same(const struct net *n, const struct fab_params *prm, const char *text,
-		      size_t want_lz, size_t *peak, size_t *nsteps)
+		      size_t want_lz, size_t *peak, size_t *nsteps, struct lazy_run *eager,
+		      struct lazy_run *lazy)
 {
 	struct lazy_run a, b;
 
@@ -1547,6 +1550,16 @@ static void lazy_same(const struct net *n, const struct fab_params *prm, const c
 	CU_ASSERT(!memcmp(a.rank, b.rank, (size_t)a.nranks * sizeof(*a.rank)));
 	*peak = b.live_peak;
 	*nsteps = b.nsteps;
+	if (eager) {
+		*eager = a;
+		eager->op_start = eager->op_end = NULL;
+		eager->rank = NULL;
+	}
+	if (lazy) {
+		*lazy = b;
+		lazy->op_start = lazy->op_end = NULL;
+		lazy->rank = NULL;
+	}
 	free(a.op_start);
 	free(a.op_end);
 	free(a.rank);
@@ -1580,16 +1593,35 @@ static void test_lazy(void)
 	net_file(&n, "topologies/examples/fattree-16.topo", "ftree");
 	tf_params(&prm, "hdr");
 	prm.host_model = true;
-	lazy_same(&n, &prm, mixed, 4, &peak, &nsteps);
+	lazy_same(&n, &prm, mixed, 4, &peak, &nsteps, NULL, NULL);
 	net_star(&star, 4);
 	prm.host_model = false;
-	lazy_same(&star, &prm, joins, 2, &peak, &nsteps);
+	lazy_same(&star, &prm, joins, 2, &peak, &nsteps, NULL, NULL);
 	/* one ring of 16 ranks: 480 steps, of which it holds about two
 	 * rounds (2 x 16) and the first round's start-up */
 	snprintf(ring, sizeof(ring), "ranks 16\nallreduce 16MiB\n");
-	lazy_same(&n, &prm, ring, 1, &peak, &nsteps);
+	lazy_same(&n, &prm, ring, 1, &peak, &nsteps, NULL, NULL);
 	CU_ASSERT_EQUAL(nsteps, 2u * 15 * 16);
 	CU_ASSERT(peak <= 3 * 16);
+	/* Two rings side by side, their steps 4,096 apart in the program's
+	 * order, which is the window's first width: each step in flight
+	 * finds its slot held by its twin in the other ring, and goes to the
+	 * overflow until the window doubles (trace_replay.c, live_get); the
+	 * same results as with every step stored. */
+	{
+		struct lazy_run ea, la;
+		static const char two[] =
+			"ranks 2\n"
+			"allreduce 1MiB chunks=32 channels=32 async\n"
+			"allreduce 1MiB chunks=32 channels=32\n";
+
+		lazy_same(&n, &prm, two, 2, &peak, &nsteps, &ea, &la);
+		fprintf(stderr, "\n  window: %zu and %zu slots, %zu and %zu steps to the overflow (stored, lazy)",
+			ea.live_slots, la.live_slots, ea.live_spilled, la.live_spilled);
+		CU_ASSERT_EQUAL(nsteps, 2u * 4096);
+		CU_ASSERT(ea.live_spilled > 64 && la.live_spilled > 64);
+		CU_ASSERT(ea.live_slots >= 2 * 4096 && la.live_slots >= 2 * 4096);
+	}
 	net_free(&n);
 	net_free(&star);
 }
