@@ -97,6 +97,9 @@ struct sim_component {
 	sim_handler_fn fn;
 	void *ctx;
 	const char *name;
+	/* the look-ahead's hooks, with ctx (sim_comp_prefetch): NULL none */
+	sim_prefetch_fn pf;
+	sim_prefetch_early_fn pfe;
 };
 
 /* The key of what schedules outside any handler (set-up, a driver between
@@ -176,6 +179,8 @@ int sim_cal_push(struct sim_cal *c, const struct sim_event *e);
 bool sim_cal_pop(struct sim_cal *c, struct sim_event *out, sim_time_t last);
 /* The earliest event's time, or false when there is none. */
 bool sim_cal_peek(struct sim_cal *c, sim_time_t *t);
+/* The next event itself into *e (false: none), the list untouched. */
+bool sim_cal_peek_event(struct sim_cal *c, struct sim_event *e);
 static inline size_t sim_cal_count(const struct sim_cal *c)
 {
 	return c->nb + c->nfar;
@@ -328,6 +333,10 @@ void sim_range_prefetch(struct sim_engine *eng, uint32_t comp, sim_prefetch_fn p
  */
 void sim_range_prefetch_early(struct sim_engine *eng, uint32_t comp, sim_prefetch_early_fn fn,
 			      const void *range_ctx);
+/* The same two hooks for a component of its own (sim_register), each
+ * called with its ctx: pf one event before its event, pfe two. */
+void sim_comp_prefetch(struct sim_engine *eng, uint32_t comp, sim_prefetch_fn pf,
+		       sim_prefetch_early_fn pfe);
 
 /*
  * Schedule comp (an element of a range with an import hook) at t with a

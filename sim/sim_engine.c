@@ -783,6 +783,42 @@ bool sim_cal_peek(struct sim_cal *c, sim_time_t *t)
 	return false;
 }
 
+bool sim_cal_peek_event(struct sim_cal *c, struct sim_event *e)
+{
+	if (c->nb) {
+		const uint32_t b = cal_first(c);
+		const uint64_t a = c->cur + ((b - (uint32_t)c->cur) & CAL_MASK);
+		const struct sim_cal_bucket *k = &c->bucket[b];
+		const struct sim_cal_node *x = NULL;
+
+		if (a == c->loaded) {
+			x = &c->v[c->head];
+		} else {
+			uint32_t w = 0;
+
+			for (uint32_t i = k->head; i != CAL_NIL; i = c->chunk_next[i]) {
+				for (uint32_t j = 0; j < SIM_CAL_CHUNK && w < k->n; j++, w++) {
+					const struct sim_cal_node *y =
+						&c->chunk[(size_t)i * SIM_CAL_CHUNK + j];
+
+					if (!x || node_less(y, x->time, x->at, x->seq))
+						x = y;
+				}
+			}
+		}
+		*e = (struct sim_event){ .time = x->time, .at = x->at, .seq = x->seq, .comp = x->comp,
+					 .arg = x->arg };
+		return true;
+	}
+	const struct sim_event *far = far_top(c);
+
+	if (far) {
+		*e = *far;
+		return true;
+	}
+	return false;
+}
+
 int sim_init(struct sim_engine *eng)
 {
 	memset(eng, 0, sizeof(*eng));
@@ -815,7 +851,7 @@ int sim_register(struct sim_engine *eng, sim_handler_fn fn, void *ctx,
 		eng->comps = nc;
 		eng->comps_cap = cap;
 	}
-	eng->comps[eng->ncomps] = (struct sim_component){ fn, ctx, name };
+	eng->comps[eng->ncomps] = (struct sim_component){ fn, ctx, name, NULL, NULL };
 	return (int)eng->ncomps++;
 }
 
@@ -979,6 +1015,8 @@ static inline __attribute__((always_inline)) void prefetch_next(const struct sim
 				__builtin_prefetch(e2 + SIM_LINE, 1);
 			if (r2->pfe)
 				r2->pfe(r2->pfe_ctx, n2->arg);
+		} else if (eng->comps[n2->comp].pfe) {
+			eng->comps[n2->comp].pfe(eng->comps[n2->comp].ctx, n2->arg);
 		}
 	}
 	if (n1->comp & SIM_COMP_RANGE) {
@@ -988,7 +1026,16 @@ static inline __attribute__((always_inline)) void prefetch_next(const struct sim
 			r->pf(range_elem(r, n1->comp), n1->arg);
 		else
 			__builtin_prefetch(range_elem(r, n1->comp), 1);
+	} else if (eng->comps[n1->comp].pf) {
+		eng->comps[n1->comp].pf(eng->comps[n1->comp].ctx, n1->arg);
 	}
+}
+
+void sim_comp_prefetch(struct sim_engine *eng, uint32_t comp, sim_prefetch_fn pf,
+		       sim_prefetch_early_fn pfe)
+{
+	eng->comps[comp].pf = pf;
+	eng->comps[comp].pfe = pfe;
 }
 
 /* One event. Inlined into sim_run's loop: a call per event and the

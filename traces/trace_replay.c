@@ -195,6 +195,9 @@ struct replay {
 	uint64_t seq;
 	struct pair_backlog now;	/* events due now, as (step, kind) pairs (push) */
 	struct sim_wake wake;
+	/* the step its queue's first event is for (UINT32_MAX: none, or not
+	 * a step's), as its last wake-up left it: the look-ahead's guess */
+	uint32_t hint;
 	/* how long after its CQE the program acts on a transfer's completion:
 	 * the fabric's look-ahead (fab_lookahead), see done_seen() */
 	sim_time_t seen;
@@ -1841,11 +1844,48 @@ static void replay_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 		q->len -= 2;
 		replay_event(rp, step, kind);
 	}
-	sim_time_t next;
+	rp->hint = UINT32_MAX;
+	if (!rp->failed && sim_cal_peek_event(&rp->q, &e)) {
+		if (e.arg != EV_NVQ && e.arg != EV_ROOM)
+			rp->hint = e.comp;
+		if (sim_wake_at(eng, &rp->wake, e.time, rp->comp, 0))
+			replay_fail(rp, "out of memory replaying");
+	}
+}
 
-	if (!rp->failed && sim_cal_peek(&rp->q, &next) &&
-	    sim_wake_at(eng, &rp->wake, next, rp->comp, 0))
-		replay_fail(rp, "out of memory replaying");
+/*
+ * The engine's look-ahead (sim_comp_prefetch) for the replay's next
+ * wake-up: the record of the step it is for - a transfer the program sees
+ * done (arg, the step + 1), or the first of its queue. Two events ahead
+ * the step's window slot, one event ahead (the slot in the cache) its
+ * record: the record of a step that ends was made and last touched
+ * microseconds of simulated time before, a miss, as its slot is. Reads
+ * only; a guess that is wrong (an event queued since) costs a prefetch.
+ */
+static void replay_prefetch_early(const void *ctx, uint32_t arg)
+{
+	const struct replay *rp = ctx;
+	const uint32_t s = arg ? arg - 1 : rp->hint;
+
+	if (s != UINT32_MAX && rp->wcap)
+		__builtin_prefetch(&rp->win[s & (rp->wcap - 1)]);
+}
+
+static void replay_prefetch(const void *ctx, uint32_t arg)
+{
+	const struct replay *rp = ctx;
+	const uint32_t s = arg ? arg - 1 : rp->hint;
+
+	if (s == UINT32_MAX || !rp->wcap)
+		return;
+	const uint32_t v = rp->win[s & (rp->wcap - 1)];
+
+	if (v) {
+		const char *r = sim_pool_get(&rp->pool, v - 1);
+
+		__builtin_prefetch(r, 1);
+		__builtin_prefetch(r + 64, 1);
+	}
 }
 
 /* The pair whose send queue is qp (a pair with a backlog), as its index. */
@@ -2640,6 +2680,8 @@ struct replay *trace_replay_start(const struct trace_program *p, struct fab *f,
 		goto fail;
 	}
 	rp->comp = (uint32_t)c;
+	rp->hint = UINT32_MAX;
+	sim_comp_prefetch(rp->eng, rp->comp, replay_prefetch, replay_prefetch_early);
 	/* messages of the fabric's own (background traffic) do not end the
 	 * run: the workload does, when its last step is done */
 	fab_hold(f, true);

@@ -1033,6 +1033,65 @@ static void test_engine_range_prefetch_hook(void)
 	free(mem);
 }
 
+/* A component of its own: its handler logs as a range's element 0 does. */
+static void pf_comp_fn(struct sim_engine *eng, void *ctx, uint32_t arg)
+{
+	(void)eng;
+	(void)ctx;
+	if (plog.n < 64) {
+		plog.ran[plog.n] = 0;
+		plog.ran_arg[plog.n++] = arg;
+	}
+}
+
+static void pf_comp_hook(const void *ctx, uint32_t arg)
+{
+	plog.ectx_bad |= ctx != plog.ectx;
+	if (plog.calls < 64) {
+		plog.at[plog.calls] = plog.n;
+		plog.elem[plog.calls] = 0;
+		plog.arg[plog.calls++] = arg;
+	}
+}
+
+/*
+ * The same hooks for a component of its own (sim_comp_prefetch: a trace's
+ * replay), with its context: told the arg of its event one event (pf) and
+ * two events (pfe) before it runs, while the look-ahead is on.
+ */
+static void test_engine_comp_prefetch_hook(void)
+{
+	enum { N = 24 };
+	struct sim_engine eng;
+	char *mem = calloc(1, SIM_PREFETCH_BYTES);
+
+	CU_ASSERT_FATAL(mem != NULL);
+	sim_init(&eng);
+	/* a range as large as the caches: the look-ahead on */
+	CU_ASSERT_FATAL(sim_register_range(&eng, pf_fn, mem, SIM_PREFETCH_BYTES, 1, "big") > 0);
+	int c = sim_register(&eng, pf_comp_fn, &plog, "own");
+
+	CU_ASSERT_FATAL(c >= 0);
+	sim_comp_prefetch(&eng, (uint32_t)c, pf_comp_hook, pf_early);
+	CU_ASSERT(eng.prefetch);
+	memset(&plog, 0, sizeof(plog));
+	plog.ectx = &plog;
+	for (uint32_t i = 0; i < N; i++)	/* one bucket */
+		sim_schedule_at(&eng, 100 + i, (uint32_t)c, 1000 + i);
+	sim_run(&eng);
+	CU_ASSERT_EQUAL(plog.n, N);
+	CU_ASSERT(plog.calls >= N - 1 && plog.ecalls >= N - 2 && !plog.ectx_bad);
+	bool right = true;
+
+	for (uint32_t k = 0; k < plog.calls; k++)
+		right &= plog.at[k] + 1 < plog.n && plog.ran_arg[plog.at[k] + 1] == plog.arg[k];
+	for (uint32_t k = 0; k < plog.ecalls; k++)
+		right &= plog.eat[k] + 2 < plog.n && plog.ran_arg[plog.eat[k] + 2] == plog.earg[k];
+	CU_ASSERT(right);
+	sim_fini(&eng);
+	free(mem);
+}
+
 /* ---- pool ---------------------------------------------------------------- */
 
 struct pobj {
@@ -2429,6 +2488,8 @@ static const struct test_case tests[] = {
 	  test_calendar_queue },
 	{ "calendar_sorted_later: a bucket filled as events come, sorted when reached",
 	  test_calendar_sorted_later },
+	{ "engine_comp_prefetch_hook: a component's own look-ahead hooks",
+	  test_engine_comp_prefetch_hook },
 	{ "calendar_wide_bucket: an event from before the window among a bucket's own",
 	  test_calendar_wide_bucket },
 	{ "engine_equal_times_fifo", test_engine_equal_times_fifo },
