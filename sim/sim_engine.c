@@ -524,8 +524,29 @@ static __attribute__((noinline)) int cal_load(struct sim_cal *c, uint32_t b, uin
 	return 0;
 }
 
-/* The earliest time in bucket b without loading it (a peek, or a bounded
- * pop that may not take it). */
+/* The first event of bucket b (absolute number a, not empty) without
+ * loading it (a peek, or a bounded pop that may not take it). */
+static const struct sim_cal_node *cal_front(const struct sim_cal *c, uint32_t b, uint64_t a)
+{
+	const struct sim_cal_bucket *k = &c->bucket[b];
+	const struct sim_cal_node *x = NULL;
+	uint32_t w = 0;
+
+	if (a == c->loaded)
+		return &c->v[c->head];
+	for (uint32_t i = k->head; i != CAL_NIL; i = c->chunk_next[i]) {
+		for (uint32_t j = 0; j < SIM_CAL_CHUNK && w < k->n; j++, w++) {
+			const struct sim_cal_node *y = &c->chunk[(size_t)i * SIM_CAL_CHUNK + j];
+
+			if (!x || node_less(y, x->time, x->at, x->seq))
+				x = y;
+		}
+	}
+	return x;
+}
+
+/* Its earliest time: cal_front's scan by the times alone (for peeks and
+ * bounded pops; comparing whole keys made B1 1.8% slower). */
 static sim_time_t cal_min(const struct sim_cal *c, uint32_t b, uint64_t a)
 {
 	const struct sim_cal_bucket *k = &c->bucket[b];
@@ -787,25 +808,9 @@ bool sim_cal_peek_event(struct sim_cal *c, struct sim_event *e)
 {
 	if (c->nb) {
 		const uint32_t b = cal_first(c);
-		const uint64_t a = c->cur + ((b - (uint32_t)c->cur) & CAL_MASK);
-		const struct sim_cal_bucket *k = &c->bucket[b];
-		const struct sim_cal_node *x = NULL;
+		const struct sim_cal_node *x =
+			cal_front(c, b, c->cur + ((b - (uint32_t)c->cur) & CAL_MASK));
 
-		if (a == c->loaded) {
-			x = &c->v[c->head];
-		} else {
-			uint32_t w = 0;
-
-			for (uint32_t i = k->head; i != CAL_NIL; i = c->chunk_next[i]) {
-				for (uint32_t j = 0; j < SIM_CAL_CHUNK && w < k->n; j++, w++) {
-					const struct sim_cal_node *y =
-						&c->chunk[(size_t)i * SIM_CAL_CHUNK + j];
-
-					if (!x || node_less(y, x->time, x->at, x->seq))
-						x = y;
-				}
-			}
-		}
 		*e = (struct sim_event){ .time = x->time, .at = x->at, .seq = x->seq, .comp = x->comp,
 					 .arg = x->arg };
 		return true;

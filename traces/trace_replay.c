@@ -420,9 +420,9 @@ static void hold_fail(struct replay *rp, uint32_t op)
  * and the steps in flight are a window of the order, so a step's slot is
  * its number modulo the window (wcap, a power of two): 16 consecutive
  * steps share one 64-byte line, which the lookups of a block's steps
- * meet in turn. A hash table of (step, index) pairs, which this replaces,
- * missed the cache at nearly every lookup (2.5 lookups a step; its probe
- * was 5.8% of 128 DGX H100-like servers' allreduce). A slot names a record,
+ * meet in turn, where a hash table of (step, index) pairs misses the
+ * cache at nearly every lookup (2.5 lookups a step; its probe took 5.8%
+ * of 128 DGX H100-like servers' allreduce). A slot names a record,
  * and the record its step (a fan's steps all name their leader's), so a
  * slot another step holds - two in flight a multiple of wcap apart - is
  * told apart, and the second step goes to the overflow table. The window
@@ -1862,10 +1862,16 @@ static void replay_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
  * microseconds of simulated time before, a miss, as its slot is. Reads
  * only; a guess that is wrong (an event queued since) costs a prefetch.
  */
+/* The step a wake-up of the replay (its event's arg) is likely for. */
+static uint32_t hint_step(const struct replay *rp, uint32_t arg)
+{
+	return arg ? arg - 1 : rp->hint;
+}
+
 static void replay_prefetch_early(const void *ctx, uint32_t arg)
 {
 	const struct replay *rp = ctx;
-	const uint32_t s = arg ? arg - 1 : rp->hint;
+	const uint32_t s = hint_step(rp, arg);
 
 	if (s != UINT32_MAX && rp->wcap)
 		__builtin_prefetch(&rp->win[s & (rp->wcap - 1)]);
@@ -1874,7 +1880,7 @@ static void replay_prefetch_early(const void *ctx, uint32_t arg)
 static void replay_prefetch(const void *ctx, uint32_t arg)
 {
 	const struct replay *rp = ctx;
-	const uint32_t s = arg ? arg - 1 : rp->hint;
+	const uint32_t s = hint_step(rp, arg);
 
 	if (s == UINT32_MAX || !rp->wcap)
 		return;
