@@ -1856,13 +1856,13 @@ static void replay_handler(struct sim_engine *eng, void *ctx, uint32_t arg)
 /*
  * The engine's look-ahead (sim_comp_prefetch) for the replay's next
  * wake-up: the record of the step it is for - a transfer the program sees
- * done (arg, the step + 1), or the first of its queue. Two events ahead
- * the step's window slot, one event ahead (the slot in the cache) its
- * record: the record of a step that ends was made and last touched
- * microseconds of simulated time before, a miss, as its slot is. Reads
- * only; a guess that is wrong (an event queued since) costs a prefetch.
+ * done (arg, the step + 1), or the first of its queue (hint_step). Two
+ * events ahead the step's window slot, one event ahead (the slot in the
+ * cache) its record: the record of a step that ends was made and last
+ * touched microseconds of simulated time before, a miss, as its slot is.
+ * Reads only; a guess that is wrong (an event queued since) costs a
+ * prefetch.
  */
-/* The step a wake-up of the replay (its event's arg) is likely for. */
 static uint32_t hint_step(const struct replay *rp, uint32_t arg)
 {
 	return arg ? arg - 1 : rp->hint;
