@@ -478,6 +478,7 @@ void coll_gen_step(const struct coll_ctx *c, const struct coll_gstep *g, struct 
 	*s = (struct trace_step){
 		.kind = TS_XFER, .op = c->op_index, .phase = g->phase, .data = g->data,
 		.fan = (uint8_t)(g->fan > 1 ? g->fan : 0),
+		.fan_tab = g->fan > 1 ? g->fan_tab : 0, .fan_to = g->fan > 1 && g->fan_to,
 	};
 	step_fill(c, g->from, g->to, g->first, g->count, s);
 }
@@ -517,10 +518,27 @@ static bool same_deps(const struct coll_gstep *a, const struct coll_gstep *b)
 	return true;
 }
 
+/* Is g not step m of the fan that `lead` leads as coll_fan_step makes it:
+ * the lead's transfer but for the member c->tab[fan_tab + m] at one end? */
+static bool fan_member_wrong(const struct coll_ctx *c, const struct coll_gstep *g,
+			     const struct coll_gstep *lead, uint32_t m)
+{
+	uint32_t x;
+
+	if (!c->tab || (uint64_t)lead->fan_tab + lead->fan > c->ntab)
+		return true;
+	x = c->tab[lead->fan_tab + m];
+	return g->phase != lead->phase || g->first != lead->first || g->count != lead->count ||
+	       g->data != lead->data ||
+	       (lead->fan_to ? g->from != lead->from || g->to != x :
+			       g->to != lead->to || g->from != x);
+}
+
 /*
  * What a lazy replay relies on of a fan (coll_gstep.fan): its steps wait
- * for what its first waits for (not nothing), none is far, and a step
- * waits for all of a fan's steps or none. pos: a byte per step of the op,
+ * for what its first waits for (not nothing), each is its first's
+ * transfer with one member of the table at one end (coll_gstep.fan_tab),
+ * none is far, and a step waits for all of a fan's steps or none. pos: a byte per step of the op,
  * its place in a fan (1 the first, 0 none); size: a fan's size at its
  * first; *left the steps of the current fan still to come after k, *lead
  * its first's. NULL, or why not.
@@ -548,12 +566,16 @@ static const char *gen_fan_wrong(const struct coll_ctx *c, uint64_t k, uint64_t 
 	if (*left) {
 		if (g->fan > 1 || !same_deps(g, lead))
 			return "is in a fan and waits for other steps than its first";
+		if (fan_member_wrong(c, g, lead, lead->fan - *left))
+			return "is in a fan and not its first's transfer to or from the fan's next member";
 		--*left;
 	} else if (g->fan > 1) {
 		if (g->fan > 255 || k + g->fan > n)
 			return "leads a fan of more than 255 steps or beyond the op";
 		if (g->entry || !(g->ndeps + g->nrun))
 			return "leads a fan and waits for no step of the op";
+		if (fan_member_wrong(c, g, g, 0))
+			return "leads a fan and is not its first member's transfer";
 		*lead = *g;
 		*left = g->fan - 1;
 		if (pos)
@@ -806,6 +828,21 @@ void coll_lazy_free(struct coll_ctx *z)
 	free(z);
 }
 
+void coll_fan_step(const struct coll_ctx *c, const struct trace_step *lead, uint32_t m,
+		   struct trace_step *s)
+{
+	const uint32_t x = c->tab[lead->fan_tab + m];
+	const int32_t r = x < c->n ? c->ranks[x] : c->xranks[x - c->n];
+
+	*s = *lead;
+	s->fan = 0;
+	s->fan_tab = s->fan_to = 0;
+	if (lead->fan_to)
+		s->peer = r;
+	else
+		s->rank = r;
+}
+
 bool coll_lazy_far(const struct coll_ctx *c, uint64_t k)
 {
 	return c->algo->far && c->algo->far(c, k);
@@ -818,8 +855,7 @@ void coll_lazy_step(const struct coll_ctx *c, uint64_t k, uint32_t first, struct
 
 	g.nrun = g.fan = 0;
 	c->algo->gen(c, k, &g);
-	coll_gen_step(c, &g, s);
-	s->dep_off = 0;
+	coll_gen_step(c, &g, s);	/* no dep_off: fan_tab in its place */
 	if (g.entry) {		/* the member's entry list: sorted and unique */
 		*deps = c->eoff ? c->esteps + c->eoff[g.from] : buf;
 		s->ndeps = c->eoff ? c->eoff[g.from + 1] - c->eoff[g.from] : 0;

@@ -148,6 +148,12 @@ struct coll_gstep {
 	 * ld_reduce, which its sum waits for). A lazy replay keeps one
 	 * record for them. At most 255; coll_lower_gen checks the rest. */
 	uint32_t fan;
+	/* A fan's step m differs from its first in one endpoint alone:
+	 * member c->tab[fan_tab + m] is its source (its destination with
+	 * fan_to) - so the replay has a step of the fan from the first's
+	 * without gen (coll_fan_step; coll_lower_gen checks it). */
+	uint32_t fan_tab;
+	bool fan_to;
 };
 
 struct coll_algo {
@@ -359,6 +365,10 @@ void coll_gen_step(const struct coll_ctx *c, const struct coll_gstep *g, struct 
 void coll_lazy_step(const struct coll_ctx *c, uint64_t k, uint32_t first, struct trace_step *s,
 		    const uint32_t **deps, uint32_t *buf);
 void coll_lazy_free(struct coll_ctx *z);
+/* Step m of the fan whose first step is `lead` (its trace_step), in s:
+ * as coll_lazy_step would make it (coll_gstep.fan_tab). */
+void coll_fan_step(const struct coll_ctx *c, const struct trace_step *lead, uint32_t m,
+		   struct trace_step *s);
 /* Whether a lazy op's step k may have dependents beyond its near reach
  * (coll_algo.far; false without one). */
 bool coll_lazy_far(const struct coll_ctx *c, uint64_t k);

@@ -673,8 +673,11 @@ static void nvls_gen_sharp(const struct coll_ctx *c, uint64_t k, struct coll_gst
 			g->entry = !g->ndeps;
 			/* the G reads: one fan (as trace_step.fan holds), the sum
 			 * waits for all */
-			if (!i && g->ndeps && G <= UINT8_MAX)
+			if (!i && g->ndeps && G <= UINT8_MAX) {
 				g->fan = G;
+				g->fan_tab = d * G;	/* the reads' sources: mem[d G + m] */
+				g->fan_to = false;
+			}
 			return;
 		}
 		g->from = c->n + 2 * d;	/* 2: the sum to the head */
@@ -727,8 +730,11 @@ static void nvls_gen_sharp(const struct coll_ctx *c, uint64_t k, struct coll_gst
 			g->phase = 6;
 			g->deps[g->ndeps++] = base + st0 + (uint64_t)d * (G + 1);
 			/* the multicast: one fan, after the store */
-			if (i == 1 && G <= UINT8_MAX)
+			if (i == 1 && G <= UINT8_MAX) {
 				g->fan = G;
+				g->fan_tab = d * G;	/* its destinations: mem[d G + m] */
+				g->fan_to = true;
+			}
 		}
 	}
 }
@@ -767,8 +773,11 @@ static void nvls_gen_tree(const struct coll_ctx *c, uint64_t k, struct coll_gste
 			g->entry = !g->ndeps;
 			/* the G reads: one fan (as trace_step.fan holds), the sum
 			 * waits for all */
-			if (!i && g->ndeps && G <= UINT8_MAX)
+			if (!i && g->ndeps && G <= UINT8_MAX) {
 				g->fan = G;
+				g->fan_tab = d * G;	/* the reads' sources: mem[d G + m] */
+				g->fan_to = false;
+			}
 			return;
 		}
 		/* 2: the switch's sum to the head, after every read */
@@ -822,8 +831,11 @@ static void nvls_gen_tree(const struct coll_ctx *c, uint64_t k, struct coll_gste
 			g->phase = 6;
 			g->deps[g->ndeps++] = base + off_store(D, G, pos, d);
 			/* the multicast: one fan, after the store */
-			if (i == 1 && G <= UINT8_MAX)
+			if (i == 1 && G <= UINT8_MAX) {
 				g->fan = G;
+				g->fan_tab = d * G;	/* its destinations: mem[d G + m] */
+				g->fan_to = true;
+			}
 		}
 	}
 }

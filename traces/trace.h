@@ -350,10 +350,17 @@ struct trace_step {
 	uint32_t chunk;		/* which chunk of the collective's buffer it carries; a step
 				 * carrying a run of chunks (halving-doubling, Bruck) encodes
 				 * it: decode with coll_step_chunks() (traces/coll.h) */
-	uint32_t dep_off, ndeps;	/* into program.deps: steps that must be done first */
+	union {
+		uint32_t dep_off;	/* a stored step: into program.deps */
+		/* a lazy op's step that leads a fan: where its members are
+		 * (coll_gstep.fan_tab; trace_program_fan_step()) */
+		uint32_t fan_tab;
+	};
+	uint32_t ndeps;		/* steps that must be done first */
 	enum trace_step_kind kind : 8;
 	enum trace_data data : 8;
-	bool acked;		/* TS_XFER: done at the source's completion (trace_op.acked) */
+	bool acked : 1;		/* TS_XFER: done at the source's completion (trace_op.acked) */
+	bool fan_to : 1;	/* with fan_tab: coll_gstep.fan_to */
 	/* a lazy op's step that leads a fan (coll_gstep.fan): it and the
 	 * fan - 1 steps after it; 0 or 1 none */
 	uint8_t fan;
@@ -461,6 +468,15 @@ uint64_t trace_mem_budget_default(void);
 const struct trace_step *trace_program_step(const struct trace_program *p, uint32_t s,
 					    struct trace_step *tmp, const uint32_t **deps,
 					    uint32_t *buf);
+/*
+ * Step s + m of the fan that step s leads (trace_step.fan > m), whose step
+ * is `lead` (trace_program_step's): in tmp, without the algorithm's gen -
+ * only its endpoint differs (coll_gstep.fan_tab). Its dependencies are
+ * the lead's. lead itself for m = 0.
+ */
+const struct trace_step *trace_program_fan_step(const struct trace_program *p, uint32_t s,
+						const struct trace_step *lead, uint32_t m,
+						struct trace_step *tmp);
 /* The lazy op whose steps include s, or NULL (a stored step). */
 const struct trace_lazy *trace_program_lazy(const struct trace_program *p, uint32_t s);
 /* Where stored step s is in p->steps (s itself when nothing is lazy). */

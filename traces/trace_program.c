@@ -162,6 +162,16 @@ const struct trace_step *trace_program_step(const struct trace_program *p, uint3
 }
 
 
+const struct trace_step *trace_program_fan_step(const struct trace_program *p, uint32_t s,
+						const struct trace_step *lead, uint32_t m,
+						struct trace_step *tmp)
+{
+	if (!m)
+		return lead;
+	coll_fan_step(trace_program_lazy(p, s)->c, lead, m, tmp);
+	return tmp;
+}
+
 /*
  * Ask for transparent huge pages on a big array. A 128-rank ring allreduce
  * with 8 channels x 4 chunks is a million steps, 58 MiB: in 4 KiB pages

@@ -1308,11 +1308,30 @@ static bool claim_far(const struct coll_ctx *c, uint64_t k)
 	return true;
 }
 
+/* the step after the fan's first claimed as its member: 0 as the ring
+ * has it; 1 the first's transfer from the table's next member; 2 that,
+ * to another peer too */
+static int claim_member;
+
 static void claim_gen(const struct coll_ctx *c, uint64_t k, struct coll_gstep *g)
 {
+	/* with a member claimed: the op's last two steps, which nothing
+	 * waits for (a step waits for all of a fan or none) */
+	const uint64_t at = claim_member ? claim_base->nsteps(c) - 2 : claim_fan_at;
+
+	if (claim_member && k == at + 1) {
+		claim_base->gen(c, at, g);
+		g->from = (g->from + c->n - 1) % c->n;
+		if (claim_member == 2)
+			g->to = (g->to + 1) % c->n;
+		return;
+	}
 	claim_base->gen(c, k, g);
-	if (k == claim_fan_at)
+	if (k == at) {
 		g->fan = 2;
+		g->fan_tab = 3 * g->from % c->n;	/* claims_refused's table: tab[that] is from */
+		g->fan_to = false;
+	}
 }
 
 static const char *claims_refused(const struct coll_algo *fake)
@@ -1331,6 +1350,14 @@ static const char *claims_refused(const struct coll_algo *fake)
 	CU_ASSERT_FATAL(coll_ctx_init(&c, &t, 0, &p, &d) == 0);
 	claim_base = c.algo;
 	c.algo = fake;
+	/* a fan's members (coll_gstep.fan_tab): the ring has no table of its
+	 * own; in this one (4 members: 0 3 2 1 0 3 2 1) the member after
+	 * member r is r - 1 */
+	c.ntab = 2 * c.n;
+	c.tab = malloc(c.ntab * sizeof(*c.tab));
+	CU_ASSERT_FATAL(c.tab != NULL);
+	for (uint32_t m = 0; m < c.ntab; m++)
+		c.tab[m] = 3 * m % c.n;
 	rc = coll_lower_gen(&c);
 	snprintf(msg, sizeof(msg), "%s", rc ? d.msg : "");
 	coll_ctx_fini(&c);
@@ -1376,6 +1403,18 @@ static void test_lazy_claims(void)
 		other = strstr(m, "is in a fan and waits for other steps than its first") != NULL;
 	}
 	CU_ASSERT(other);
+	/* a member waits for what its first waits for and is its transfer
+	 * from the table's next member (coll_gstep.fan_tab): taken; to
+	 * another peer as well: refused (no reach claimed: the member, a step
+	 * later than the step it copies, waits one step further back) */
+	fake.reach = NULL;
+	fake.near_reach = NULL;
+	claim_member = 1;
+	CU_ASSERT_STRING_EQUAL(claims_refused(&fake), "");
+	claim_member = 2;
+	CU_ASSERT_PTR_NOT_NULL(strstr(claims_refused(&fake),
+				      "is in a fan and not its first's transfer"));
+	claim_member = 0;
 	claim_fan_at = UINT64_MAX;
 }
 
