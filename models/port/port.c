@@ -843,6 +843,9 @@ void port_prefetch(const void *ctx, uint32_t arg)
 			__builtin_prefetch(pt->tx_fc, 1);
 			__builtin_prefetch(&pt->tx_fc->fc_delay, 1);
 		}
+		/* what the node's arbiter reads choosing the next packet */
+		if (pt->fab->node_ops[pt->kind]->tx_prefetch)
+			pt->fab->node_ops[pt->kind]->tx_prefetch(pt);
 		/* A CA's port: the HCA's line 0, the QP's lines 0 and 1
 		 * (scheduling, send queue) and the WQE's line 0 that choosing
 		 * and building the next packet read, all at once rather than as

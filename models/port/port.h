@@ -173,6 +173,10 @@ struct port_node_ops {
 	 * read (at an HCA, its QP's; at a switch, its output's); change
 	 * nothing. Optional. */
 	void (*rx_prefetch)(const struct port *pt, const struct pkt *p);
+	/* The look-ahead one event before port pt's transmitter is done
+	 * (PORT_EV_TX_DONE): ask for what choosing its next packet will
+	 * read; change nothing. Optional. */
+	void (*tx_prefetch)(const struct port *pt);
 };
 
 
