@@ -276,6 +276,7 @@ struct port {
 	uint16_t inq_vls;		/* switch input: VLs whose queue holds packets */
 	uint16_t fc_held;		/* receiver: VLs with an FC packet waiting behind the
 					 * transmitter's current packet (port_send_fc) */
+	uint32_t rx_nqps;		/* a CA's port: hca.nqps, with rx_qps on line 1 */
 
 	/* Line 1: the transmitter, when it starts a packet (line 0 has 8
 	 * bytes to spare) */
@@ -301,8 +302,14 @@ struct port {
 		struct port *tx_src;
 		const struct hca_qp *tx_hint;
 	};
-	const struct hca_swqe *tx_hint_wqe;
-	struct port *tx_fc;
+	union {
+		struct port *tx_fc;	/* a switch port */
+		const struct hca_swqe *tx_hint_wqe;	/* a CA's */
+	};
+	/* A CA's port: its HCA's QPs by number (hca.qps, rx_nqps of them),
+	 * so that the look-ahead finds the QP an arriving packet is for with
+	 * one miss, not two (the HCA's line, then the array's) */
+	struct hca_qp *const *rx_qps;
 
 	/*
 	 * Line 2: the transmitter, when it looks at its credits and sends,
