@@ -829,8 +829,12 @@ void port_prefetch(const void *ctx, uint32_t arg)
 		break;
 	}
 	case PORT_EV_TX_DONE:
-		/* line 2; the engine asked for line 1 (the arbiter) with line 0 */
+		/* line 2; the engine asked for line 1 (the arbiter) with line 0;
+		 * and VL 0's credits, which starting the next packet checks
+		 * (port_fits) and FC packets come back to (most traffic rides
+		 * VL 0; another VL's line costs what it did) */
 		__builtin_prefetch(&pt->fc_delay, 1);
+		__builtin_prefetch(&pt->vl[0], 1);
 		/* A switch's output: the input the packet leaves, whose buffer
 		 * it frees (sw_sent). It pays only because the engine asks for
 		 * line 1, where tx_src is, with line 0: read uncached here it
