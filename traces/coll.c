@@ -538,10 +538,10 @@ static bool fan_member_wrong(const struct coll_ctx *c, const struct coll_gstep *
  * What a lazy replay relies on of a fan (coll_gstep.fan): its steps wait
  * for what its first waits for (not nothing), each is its first's
  * transfer with one member of the table at one end (coll_gstep.fan_tab),
- * none is far, and a step waits for all of a fan's steps or none. pos: a byte per step of the op,
- * its place in a fan (1 the first, 0 none); size: a fan's size at its
- * first; *left the steps of the current fan still to come after k, *lead
- * its first's. NULL, or why not.
+ * none is far, and a step waits for all of a fan's steps or none. pos: a
+ * byte per step of the op, its place in a fan (1 the first, 0 none);
+ * size: a fan's size at its first; *left the steps of the current fan
+ * still to come after k, *lead its first's. NULL, or why not.
  */
 static const char *gen_fan_wrong(const struct coll_ctx *c, uint64_t k, uint64_t n,
 				 const struct coll_gstep *g, uint8_t *pos, uint8_t *size,

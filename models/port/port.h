@@ -278,8 +278,8 @@ struct port {
 					 * transmitter's current packet (port_send_fc) */
 	uint32_t rx_nqps;		/* a CA's port: hca.nqps, with rx_qps on line 1 */
 
-	/* Line 1: the transmitter, when it starts a packet (line 0 has 8
-	 * bytes to spare) */
+	/* Line 1: the transmitter, when it starts a packet (line 0 is
+	 * full) */
 	struct ib_vlarb vlarb __attribute__((aligned(64)));
 	uint32_t ps_per_byte;		/* link_ps_per_byte(rate): port_ser() without a division */
 	sim_time_t prop;
