@@ -558,15 +558,22 @@ static uint64_t vl15_ar_choices(const struct net *n, uint8_t sl)
 	return t.lb_chosen;
 }
 
-static void test_vl15_no_ar(void)
+/* fattree-16 (4 leaves, 2 spines, 16 hosts), routed by minhop. */
+static void load_fattree16(struct net *n)
 {
 	char path[512];
 	struct sim_diag d;
-	struct net n;
 
 	CU_ASSERT_FATAL(topo_load(test_src_path("topologies/examples/fattree-16.topo", path,
-						 sizeof(path)), &n, &d) == 0);
-	CU_ASSERT_FATAL(sm_route(&n, "minhop", NULL, &d) == 0);
+						 sizeof(path)), n, &d) == 0);
+	CU_ASSERT_FATAL(sm_route(n, "minhop", NULL, &d) == 0);
+}
+
+static void test_vl15_no_ar(void)
+{
+	struct net n;
+
+	load_fattree16(&n);
 	uint64_t mads = vl15_ar_choices(&n, 0xff), data = vl15_ar_choices(&n, 0);
 
 	fprintf(stderr, "AR choices across fattree-16: MADs %llu, data %llu\n",
@@ -611,13 +618,9 @@ static void lookahead_run(const struct net *n, const char *queues, bool prefetch
 static void test_lookahead_changes_nothing(void)
 {
 	static const char *const queues[] = { "switch.queues=voq", "switch.queues=fifo" };
-	char path[512];
-	struct sim_diag d;
 	struct net n;
 
-	CU_ASSERT_FATAL(topo_load(test_src_path("topologies/examples/fattree-16.topo", path,
-						 sizeof(path)), &n, &d) == 0);
-	CU_ASSERT_FATAL(sm_route(&n, "minhop", NULL, &d) == 0);
+	load_fattree16(&n);
 	for (size_t q = 0; q < 2; q++) {
 		struct fab_msgs a, b;
 		struct fab_totals ta, tb;
