@@ -459,13 +459,20 @@ static void dep_unique(struct coll_ctx *c)
 	c->dn = n;
 }
 
+/* The trace rank of endpoint x: a member, or one of the algorithm's own
+ * endpoints after them (c->nx). */
+static int32_t endpoint_rank(const struct coll_ctx *c, uint32_t x)
+{
+	return x < c->n ? c->ranks[x] : c->xranks[x - c->n];
+}
+
 /* The endpoints, bytes and chunk encoding of a transfer of chunks
  * [first, first + count) from member `from` to `to`. */
 static void step_fill(const struct coll_ctx *c, uint32_t from, uint32_t to, uint32_t first,
 		      uint32_t count, struct trace_step *s)
 {
-	s->rank = from < c->n ? c->ranks[from] : c->xranks[from - c->n];
-	s->peer = to < c->n ? c->ranks[to] : c->xranks[to - c->n];
+	s->rank = endpoint_rank(c, from);
+	s->peer = endpoint_rank(c, to);
 	if (count == 1)		/* the common case, without a division */
 		s->bytes = c->chunk_bytes + (first < c->chunk_rem);
 	else
@@ -831,8 +838,7 @@ void coll_lazy_free(struct coll_ctx *z)
 void coll_fan_step(const struct coll_ctx *c, const struct trace_step *lead, uint32_t m,
 		   struct trace_step *s)
 {
-	const uint32_t x = c->tab[lead->fan_tab + m];
-	const int32_t r = x < c->n ? c->ranks[x] : c->xranks[x - c->n];
+	const int32_t r = endpoint_rank(c, c->tab[lead->fan_tab + m]);
 
 	*s = *lead;
 	s->fan = 0;
