@@ -65,6 +65,7 @@
 #include "traces/trace_fmt.h"
 #include "traces/trace_sat.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <inttypes.h>
@@ -205,6 +206,8 @@ struct replay {
 	 * every replica keeps every step; an HCA is posted to only where its
 	 * node runs, and a completion is told to every replica */
 	bool every;
+	/* no completion needs its step's record (cq_bare) */
+	bool cq_bare;
 	/* the most steps it may hold at once: a lazy program's share of
 	 * sim.max_memory (trace_program.max_bytes: `share`, this replay's
 	 * when several hold theirs) beyond its stored steps */
@@ -1913,6 +1916,24 @@ static void done_seen(struct replay *rp, sim_time_t t, uint32_t s)
 		oom_fail(rp);
 }
 
+/*
+ * Whether every completion is what it says, without its step's record:
+ * no MPI protocol (mpi_step), nothing staged (host.gpudirect=off, or LL
+ * between servers: ll_staged), no op done at its source (acked). Then a
+ * receive is its step's end and a send's completion nothing, and
+ * cq_notify finds no record: one a network transfer, a miss each (the
+ * look-ahead reads it a look-ahead later, for step_done).
+ */
+static bool cq_bare(const struct replay *rp)
+{
+	if (rp->mpi || rp->stage)
+		return false;
+	for (size_t i = 0; i < rp->t->nops; i++)
+		if (rp->t->ops[i].acked || trace_op_proto(&rp->t->ops[i]) == TRACE_PROTO_LL)
+			return false;
+	return true;
+}
+
 /* A completion at some host: a transfer's arrival (or an error). */
 static void cq_notify(struct hca_cq *cq, void *ctx)
 {
@@ -1931,6 +1952,12 @@ static void cq_notify(struct hca_cq *cq, void *ctx)
 			}
 			if (wc[i].opcode == HCA_WC_RECV_RDMA_WITH_IMM ||
 			    (wc[i].opcode == HCA_WC_RECV && wc[i].with_imm)) {
+				if (rp->cq_bare) {	/* delivered: done */
+					assert(live_get(rp, wc[i].imm_data) &&
+					       !live_get(rp, wc[i].imm_data)->finished);
+					done_seen(rp, wc[i].time, wc[i].imm_data);
+					continue;
+				}
 				/* delivered: done, unless it is done when acknowledged
 				 * (and then perhaps already done with) */
 				const struct live *l = live_get(rp, wc[i].imm_data);
@@ -1967,7 +1994,8 @@ static void cq_notify(struct hca_cq *cq, void *ctx)
 				/* an MPI rendezvous's data is in: acknowledge it */
 				push(rp, wc[i].time, s, EV_ATS);
 			} else if (wc[i].opcode == HCA_WC_RDMA_WRITE || wc[i].opcode == HCA_WC_SEND) {
-				const struct live *l = s == UINT32_MAX ? NULL : live_get(rp, s);
+				const struct live *l =
+					s == UINT32_MAX || rp->cq_bare ? NULL : live_get(rp, s);
 
 				if (l && l->st.acked)	/* acknowledged at its source */
 					done_seen(rp, wc[i].time, s);
@@ -2681,6 +2709,7 @@ struct replay *trace_replay_start(const struct trace_program *p, struct fab *f,
 	}
 	if (fp->mpi_ucx && mpi_setup(rp, fp, d))
 		goto fail;
+	rp->cq_bare = cq_bare(rp);
 	if (setup(rp, &rp->zero, &rp->nzero, d))
 		goto fail;
 	if (every && every_refused(rp)) {
