@@ -51,7 +51,11 @@ void cli_trace_summary(FILE *out, const struct trace_program *p, const struct tr
 			" sends, %" PRIu64 " by rendezvous (from %s)\n", r->mpi_msgs[0], r->mpi_msgs[1],
 			r->mpi_sends - r->mpi_msgs[0] - r->mpi_msgs[2], r->mpi_msgs[2],
 			sim_fmt_size(r->mpi_rndv_bytes, a, sizeof(a)));
-	if (!ncoll)
+	bool table = ncoll > 0;	/* collectives', or sendrecv_perf's, rows */
+
+	for (size_t i = 0; i < t->nops && !table; i++)
+		table = t->ops[i].sendrecv;
+	if (!table)
 		return;
 	fprintf(out, "\n");
 	trace_nccl_table(out, p, r);

@@ -1527,6 +1527,7 @@ struct nt {
 	int first_line;
 	int prev;		/* the last op emitted, -1: none (the chain) */
 	int32_t *prev_rank;	/* sendrecv: per rank, its last op of the previous step */
+	bool sr_open;		/* sendrecv ops since the last barrier (nt_barrier) */
 };
 
 struct nt_cmd {
@@ -2046,6 +2047,47 @@ static uint64_t mul_sat(uint64_t a, uint64_t b)
 	return a && b > UINT64_MAX / a ? UINT64_MAX : a * b;
 }
 
+/*
+ * nccl-tests' host barrier before each size's timed loop (common.cu,
+ * BenchTime: Barrier(args), then the timer): an op that waits for
+ * everything before it - every rank's last send and receive, or the
+ * chain's last op - and that what follows waits for. A compute of no time on rank
+ * 0: one op and 2n + 1 dependencies, where each first send and receive
+ * waiting for every rank's last would be 4n^2. Only sendrecv_perf needs
+ * it: a collective already waits for the one before.
+ */
+static int nt_barrier(struct nt *s, int line)
+{
+	uint32_t *deps = malloc((2 * (size_t)s->nranks + 1) * sizeof(*deps));
+	struct trace_op op;
+	uint32_t nd = 0;
+	int b;
+
+	if (!deps)
+		return sim_diag_set(s->d, s->file, line, 0, "out of memory");
+	/* the sends and receives since the last barrier (each after it), or
+	 * else the chain's last op (after every earlier one) */
+	if (!s->sr_open && s->prev >= 0)
+		deps[nd++] = (uint32_t)s->prev;
+	for (int32_t k = 0; s->sr_open && k < 2 * s->nranks; k++)
+		if (s->prev_rank[k] >= 0 && (!nd || deps[nd - 1] != (uint32_t)s->prev_rank[k]))
+			deps[nd++] = (uint32_t)s->prev_rank[k];
+	memset(&op, 0, sizeof(op));
+	op.kind = TRACE_COMPUTE;
+	op.rank = 0;
+	op.peer = -1;
+	op_name(&op, "barrier");
+	b = nt_add(s, &op, deps, nd, line);
+	free(deps);
+	if (b < 0)
+		return -1;
+	s->prev = b;
+	for (int32_t k = 0; k < 2 * s->nranks; k++)
+		s->prev_rank[k] = b;
+	s->sr_open = false;
+	return 0;
+}
+
 /* Append one command's sweep, chained after whatever came before. */
 static int nt_emit(struct nt *s, const struct nt_cmd *c, const struct ntok *k0)
 {
@@ -2128,6 +2170,8 @@ static int nt_emit(struct nt *s, const struct nt_cmd *c, const struct ntok *k0)
 
 				memset(&op, 0, sizeof(op));
 				if (c->prog->kind == NT_COLL) {
+					if (s->sr_open && nt_barrier(s, c->line))
+						return -1;
 					uint32_t dep = (uint32_t)s->prev;
 
 					op.kind = TRACE_COLL;
@@ -2148,7 +2192,11 @@ static int nt_emit(struct nt *s, const struct nt_cmd *c, const struct ntok *k0)
 						return -1;
 					continue;
 				}
-				/* sendrecv: rank r sends to r+1 and receives from r-1, grouped */
+				/* sendrecv: rank r sends to r+1 and receives from r-1,
+				 * grouped; a size's iterations back to back, after a
+				 * barrier (but the run's first) */
+				if (!it && (s->prev >= 0 || s->sr_open) && nt_barrier(s, c->line))
+					return -1;
 				for (int32_t r = 0; r < n; r++) {
 					uint32_t deps[2];
 					uint32_t nd = 0;
@@ -2156,13 +2204,15 @@ static int nt_emit(struct nt *s, const struct nt_cmd *c, const struct ntok *k0)
 
 					if (s->prev_rank[2 * r] >= 0) {
 						deps[nd++] = (uint32_t)s->prev_rank[2 * r];
-						deps[nd++] = (uint32_t)s->prev_rank[2 * r + 1];
+						if (s->prev_rank[2 * r + 1] != s->prev_rank[2 * r])
+							deps[nd++] = (uint32_t)s->prev_rank[2 * r + 1];
 					}
 					memset(&op, 0, sizeof(op));
 					op.kind = TRACE_SEND;
 					op.rank = r;
 					op.peer = (r + 1) % n;
 					op.bytes = S;
+					op.sendrecv = true;
 					op_name(&op, "sendrecv %" PRIu64 "B #%" PRIu64,
 						 S, it);
 					a = nt_add(s, &op, deps, nd, c->line);
@@ -2173,6 +2223,7 @@ static int nt_emit(struct nt *s, const struct nt_cmd *c, const struct ntok *k0)
 						return -1;
 					s->prev_rank[2 * r] = a;
 					s->prev_rank[2 * r + 1] = b;
+					s->sr_open = true;
 				}
 			}
 			sz = c->stepf > 1 ? mul_sat(sz, c->stepf) : sz + c->stepb;

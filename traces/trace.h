@@ -135,6 +135,9 @@ struct trace_op {
 	uint8_t protos;
 	uint16_t algos;		/* NCCL_ALGO's list for algo=auto (bit per enum trace_algo; 0 = all) */
 	bool auto_proto;	/* proto was auto, chosen by NCCL's tuning model */
+	/* one of the sends and receives of nccl-tests' sendrecv_perf: the
+	 * table's row for its size (trace_nccl_table) */
+	bool sendrecv;
 	bool collnet;		/* NCCL_COLLNET_ENABLE=1 on its nccl-tests command line:
 				 * SHARP's algorithms are NCCL's candidates, as every op's
 				 * with ib.sharp=on (tools/cli_sharp.c) */

@@ -3,7 +3,7 @@
  * trace_report.c - what a replay measured, in the shapes people already
  * read: nccl-tests' table (size count type redop root time algbw busbw,
  * as all_reduce_perf prints it, busbw by nccl-tests' factors, and the
- * collective's name last) and a
+ * collective's name last; sendrecv_perf's rows too) and a
  * Chrome-trace / Perfetto timeline (one process per rank; threads for its
  * compute, its collectives and the transfers it sends).
  */
@@ -30,6 +30,37 @@ static bool same_row(const struct trace_op *a, const struct trace_op *b)
 	       a->root == b->root && a->line == b->line && a->file == b->file;
 }
 
+/*
+ * nccl-tests' sendrecv_perf (every rank sends to the next and receives
+ * from the previous, grouped): its consecutive ops of one size from one
+ * command line make one row, its iterations those of one name each. They
+ * run back to back on each rank, a fast pair's next iteration beside a
+ * slow pair's last, so the row's time is nccl-tests' own: from the first
+ * start to the last end, divided by the iterations; busbw = algbw
+ * (nccl-tests' factor 1). Returns the op after the row's last.
+ */
+static bool same_sendrecv_row(const struct trace_op *a, const struct trace_op *b)
+{
+	return a->sendrecv && b->sendrecv && a->bytes == b->bytes && a->line == b->line &&
+	       a->file == b->file;
+}
+
+static size_t sendrecv_row(const struct trace *t, const struct trace_results *r, size_t i,
+			   double *time_ps, size_t *iters)
+{
+	sim_time_t t0 = r->op_start[i], t1 = r->op_end[i];
+	size_t j = i;
+
+	*iters = 0;
+	for (; j < t->nops && same_sendrecv_row(&t->ops[i], &t->ops[j]); j++) {
+		t0 = r->op_start[j] < t0 ? r->op_start[j] : t0;
+		t1 = r->op_end[j] > t1 ? r->op_end[j] : t1;
+		*iters += j == i || strcmp(t->ops[j].name, t->ops[j - 1].name) != 0;
+	}
+	*time_ps = (double)(t1 - t0) / (double)*iters;
+	return j;
+}
+
 void trace_nccl_table(FILE *out, const struct trace_program *p, const struct trace_results *r)
 {
 	const struct trace *t = p->trace;
@@ -42,24 +73,32 @@ void trace_nccl_table(FILE *out, const struct trace_program *p, const struct tra
 		"", "(us)", "(GB/s)", "(GB/s)", "");
 	for (size_t i = 0; i < t->nops;) {
 		const struct trace_op *op = &t->ops[i];
-		size_t j = i + 1;
-		double time_ps = 0;
+		size_t j = i + 1, n_avg;
+		double time_ps = 0, factor;
+		bool red, rooted;
 
-		if (op->kind != TRACE_COLL) {
+		if (op->sendrecv) {
+			j = sendrecv_row(t, r, i, &time_ps, &n_avg);
+			factor = 1;
+			red = true;	/* nccl-tests prints sum */
+			rooted = false;
+		} else if (op->kind == TRACE_COLL) {
+			while (j < t->nops && same_row(op, &t->ops[j]))
+				j++;
+			for (size_t k = i; k < j; k++)
+				time_ps += (double)(r->op_end[k] - r->op_start[k]);
+			n_avg = j - i;
+			time_ps /= (double)n_avg;
+			factor = coll_busbw_factor(op->coll, t->comms[op->comm].n);
+			red = op->coll == TRACE_ALLREDUCE || op->coll == TRACE_REDUCESCATTER ||
+			      op->coll == TRACE_REDUCE;
+			rooted = op->coll == TRACE_BROADCAST || op->coll == TRACE_REDUCE;
+		} else {
 			i++;
 			continue;
 		}
-		while (j < t->nops && same_row(op, &t->ops[j]))
-			j++;
-		for (size_t k = i; k < j; k++)
-			time_ps += (double)(r->op_end[k] - r->op_start[k]);
-		time_ps /= (double)(j - i);
-		uint32_t n = t->comms[op->comm].n;
 		double algbw = time_ps > 0 ? (double)op->bytes / (time_ps * 1e-12) / 1e9 : 0;
-		double busbw = algbw * coll_busbw_factor(op->coll, n);
-		bool red = op->coll == TRACE_ALLREDUCE || op->coll == TRACE_REDUCESCATTER ||
-			   op->coll == TRACE_REDUCE;
-		bool rooted = op->coll == TRACE_BROADCAST || op->coll == TRACE_REDUCE;
+		double busbw = algbw * factor;
 
 		/* count in 4-byte float elements, as nccl-tests' default type */
 		fprintf(out, " %12" PRIu64 " %13" PRIu64 " %9s %7s %7d %10.2f %8.2f %8.2f %6s  ",
@@ -71,10 +110,10 @@ void trace_nccl_table(FILE *out, const struct trace_program *p, const struct tra
 			fputs(op->name, out);
 		else
 			fprintf(out, "op %" PRIu32, op->id);
-		if (j - i > 1)
-			fprintf(out, " x%zu", j - i);
+		if (n_avg > 1)
+			fprintf(out, " x%zu", n_avg);
 		/* what NCCL's tuning model chose (coll_tune.c) */
-		if (op->auto_algo || op->auto_proto)
+		if (op->kind == TRACE_COLL && (op->auto_algo || op->auto_proto))
 			fprintf(out, " [%s, %s]", coll_op_label(t, op),
 				trace_proto_labels[trace_op_proto(op)]);
 		fputc('\n', out);

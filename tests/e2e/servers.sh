@@ -7,6 +7,7 @@
 #    servers, NCCL's tuned choice per size (tree when small, NVLSTree
 #    when large; without NVLS the ring) in the table and in --json's collectives ("auto": true), the
 #    ndr fabric preset the file implies, --set winning over the file;
+#  - sendrecv_perf's rows in the table, each size after nccl-tests' barrier;
 #  - bad input refused with the file, the line and what was expected.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 topo=$tmp/h2.topo
@@ -76,6 +77,18 @@ import json, sys
 c = json.load(open(sys.argv[1]))["collectives"]
 assert c[-1]["algorithm"] == "nvls (NVLink SHARP)" and 460 < c[-1]["busbw_gbps"] < 500, c[-1]
 PY
+
+# sendrecv_perf: its rows in the table, each size after nccl-tests' barrier
+# (its 256 MiB row at the cross-server pair's rate, not started beside the
+# 64 MiB row's slow pair), the iterations' time from first start to last end
+echo 'mpirun -np 2 ./sendrecv_perf -b 64M -e 256M -f 4 -g 8 -n 2' > "$tmp/sr.nccl"
+"$IBFAB" run --topo "$topo" --trace "$tmp/sr.nccl" > "$tmp/sr.out" || fail "sendrecv_perf"
+for sz in 67108864 268435456; do
+	awk -v s=$sz '$1 == s && $10 == "sendrecv" && $NF == "x2" { bw = $8 }
+		END { exit !(bw > 45 && bw < 51) }' "$tmp/sr.out" ||
+		fail "sendrecv_perf's $sz-byte row is not at a NIC's rate (45-51 GB/s): $(grep "^ *$sz " "$tmp/sr.out")"
+done
+grep -q '^# Avg bus bandwidth' "$tmp/sr.out" || fail "sendrecv_perf's table has no average"
 
 # bad input
 expect() {	# exit code, message fragment, ibfab args...

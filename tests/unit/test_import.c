@@ -903,7 +903,34 @@ static void test_nccl_tests_options(void)
 
 		CU_ASSERT_EQUAL(o->peer, o->kind == TRACE_SEND ? (o->rank + 1) % 4 : (o->rank + 3) % 4);
 		CU_ASSERT_EQUAL(o->ndeps, i < 8 ? 0 : 2);
+		CU_ASSERT(o->sendrecv);	/* the table's rows */
 	}
+	trace_free(&t);
+	/* nccl-tests' barrier before each size's loop: a compute of no time on
+	 * rank 0 after every rank's last send and receive (and the collective
+	 * before), which the next size's first ops, or the next collective,
+	 * wait for alone */
+	import_str(import_nccl_tests, "all_reduce_perf -b 1M -e 1M -g 4 -n 1\n"
+		   "sendrecv_perf -b 1K -e 2K -f 2 -g 4 -n 1\n"
+		   "all_reduce_perf -b 1M -e 1M -g 4 -n 1\n", &t);
+	CU_ASSERT_EQUAL(t.nops, 1 + 1 + 8 + 1 + 8 + 1 + 1);
+	CU_ASSERT_EQUAL(count_kind(&t, TRACE_COMPUTE), 3);
+	for (size_t b = 1; b < t.nops; b += 9) {	/* ops 1, 10, 19 */
+		const struct trace_op *o = &t.ops[b];
+
+		CU_ASSERT_EQUAL(o->kind, TRACE_COMPUTE);
+		CU_ASSERT_EQUAL(o->rank, 0);
+		CU_ASSERT_EQUAL(o->duration, 0);
+		CU_ASSERT_FALSE(o->sendrecv);
+		CU_ASSERT_EQUAL(o->ndeps, b == 1 ? 1 : 8);
+		for (size_t k = b - (b == 1 ? 1 : 8); k < b; k++)
+			CU_ASSERT(has_dep(&t, b, (uint32_t)k));
+		if (b + 1 < t.nops)
+			CU_ASSERT(has_dep(&t, b + 1, (uint32_t)b) && t.ops[b + 1].ndeps == 1);
+	}
+	CU_ASSERT_EQUAL(t.ops[2].bytes, 1024);
+	CU_ASSERT_EQUAL(t.ops[11].bytes, 2048);
+	CU_ASSERT_EQUAL(t.ops[20].kind, TRACE_COLL);
 	trace_free(&t);
 
 	/* several commands chain; comments; continuation; env; a path; _mpi builds */
