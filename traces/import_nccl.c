@@ -2051,10 +2051,10 @@ static uint64_t mul_sat(uint64_t a, uint64_t b)
  * nccl-tests' host barrier before each size's timed loop (common.cu,
  * BenchTime: Barrier(args), then the timer): an op that waits for
  * everything before it - every rank's last send and receive, or the
- * chain's last op - and that what follows waits for. A compute of no time on rank
- * 0: one op and 2n + 1 dependencies, where each first send and receive
- * waiting for every rank's last would be 4n^2. Only sendrecv_perf needs
- * it: a collective already waits for the one before.
+ * chain's last op - and that what follows waits for. A compute of no
+ * time on rank 0: one op and at most 2n dependencies, where each first
+ * send and receive waiting for every rank's last would be 4n^2. Only
+ * sendrecv_perf needs it: a collective already waits for the one before.
  */
 static int nt_barrier(struct nt *s, int line)
 {

@@ -1921,8 +1921,8 @@ static void done_seen(struct replay *rp, sim_time_t t, uint32_t s)
  * no MPI protocol (mpi_step), nothing staged (host.gpudirect=off, or LL
  * between servers: ll_staged), no op done at its source (acked). Then a
  * receive is its step's end and a send's completion nothing, and
- * cq_notify finds no record: one a network transfer, a miss each (the
- * look-ahead reads it a look-ahead later, for step_done).
+ * cq_notify looks up no record: a miss saved at each network transfer
+ * (step_done reads the record a look-ahead later, asked for by then).
  */
 static bool cq_bare(const struct replay *rp)
 {
