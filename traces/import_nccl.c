@@ -1528,12 +1528,14 @@ struct nt {
 	int prev;		/* the last op emitted, -1: none (the chain) */
 	int32_t *prev_rank;	/* sendrecv: per rank, its last op of the previous step */
 	bool sr_open;		/* sendrecv ops since the last barrier (nt_barrier) */
+	uint64_t rpn;		/* ranks a node, of the first command (0: not said) */
 };
 
 struct nt_cmd {
 	const struct nt_prog *prog;
 	int line;
 	uint64_t np, nthreads, ngpus, minb, maxb, stepb, stepf, iters, agg, graphs, cycles;
+	uint64_t per_node;	/* the launcher's processes a node, 0 not said */
 	int type, op, root;	/* -1: all */
 	bool np_given;
 	/* NCCL_ALGO's and NCCL_PROTO's lists (nt_env): the algorithms of
@@ -1786,6 +1788,21 @@ static int launcher_opt(struct nt *s, struct nt_cmd *c, bool srun, const struct 
 			      (namelen == 10 && !memcmp(k->s, "--npernode", 10)) ||
 			      (namelen == 4 && !memcmp(k->s, "-ppn", 4))))
 		dst = per_node;
+	/* Open MPI's --map-by ppr:K:node: K processes a node (other
+	 * mappings are skipped, as other launcher options) */
+	if (!srun && !dst && namelen == 8 && !memcmp(k->s, "--map-by", 8) && (eq || next)) {
+		struct ntok v = eq ? (struct ntok){ .s = eq + 1, .n = k->n - 9, .line = k->line,
+						    .col = k->col + 9 } : *next;
+
+		*used = !eq;
+		if (v.n > 9 && !memcmp(v.s, "ppr:", 4) && !memcmp(v.s + v.n - 5, ":node", 5)) {
+			v.s += 4;
+			v.n -= 9;
+			v.col += 4;
+			return nt_int(s, &v, "processes a node", TRACE_MAX_RANKS, per_node);
+		}
+		return 0;
+	}
 	if (!dst)
 		return 0;
 	if (eq) {
@@ -1952,6 +1969,7 @@ static int nt_parse_cmd(struct nt *s, const struct ntok *tk, size_t nt, struct n
 		if (i >= nt)
 			return nterr(s, &tk[0], "expected an nccl-tests program (all_reduce_perf, "
 				     "all_gather_perf, ...) after the launcher");
+		c->per_node = per_node;
 		if (!c->np_given) {
 			if (srun && nodes && per_node)
 				c->np = nodes * per_node;
@@ -2326,7 +2344,20 @@ int import_nccl_tests(const char *path, const char *text, size_t len, struct tra
 			      TRACE_MAX_RANKS);
 			goto out;
 		}
+		/* the launcher's processes a node place the ranks on servers */
+		uint64_t rpn = c.per_node ? c.per_node * c.nthreads * c.ngpus : 0;
+
+		if (rpn > (uint64_t)TRACE_MAX_RANKS)
+			rpn = (uint64_t)TRACE_MAX_RANKS;
+		if (s.nranks && rpn != s.rpn) {
+			nterr(&s, &tk[0], "this command places %" PRIu64 " ranks a node but the one at line "
+			      "%d %" PRIu64 " (0: not said): one trace has one placement", rpn,
+			      s.first_line, s.rpn);
+			goto out;
+		}
 		if (!s.nranks) {
+			s.rpn = rpn;
+			t->ranks_per_node = (int32_t)rpn;
 			s.nranks = (int32_t)ranks;
 			s.first_line = c.line;
 			s.prev_rank = malloc(2 * (size_t)ranks * sizeof(*s.prev_rank));

@@ -170,6 +170,10 @@ int trace_append(struct trace *t, const struct trace *src, const char *name, str
 	if (t->map != src->map || (t->map != TRACE_MAP_LINEAR && t->map != TRACE_MAP_EXPLICIT))
 		return sim_diag_set(d, name, 0, 0,
 				    "jobs side by side are placed linearly (one after the other on the hosts) or all by host lines; this one's placement differs from the first's");
+	if (t->ranks_per_node != src->ranks_per_node)
+		return sim_diag_set(d, name, 0, 0,
+				    "jobs side by side take the servers' GPUs in order; this one places %" PRId32 " ranks a server, the first %" PRId32 " (0: in order)",
+				    src->ranks_per_node, t->ranks_per_node);
 	if ((int64_t)t->nranks + src->nranks > TRACE_MAX_RANKS)
 		return sim_diag_set(d, name, 0, 0, "the jobs have more than %d ranks together",
 				    TRACE_MAX_RANKS);
@@ -688,6 +692,55 @@ static int gpu_cmp(const void *a, const void *b)
 	return x->host - y->host;
 }
 
+/*
+ * Linear with ranks_per_node K on GPU servers: each server's first K GPUs
+ * (by GPU number) in server order, as a launcher's K processes a node
+ * each take the GPU of their local rank. 1 where no host is named
+ * n<i>g<j> (one rank a host, as before), else 0 or -1.
+ */
+static int per_node_order(const struct trace *t, const struct net *net, int nh, int *order,
+			  struct sim_diag *d)
+{
+	const char *f = t->nfiles ? t->files[0] : NULL;
+	const int32_t K = t->ranks_per_node;
+	struct gpu_ent *e = malloc((size_t)nh * sizeof(*e));
+	int ne = 0, k = 0, rc = 0;
+
+	if (!e)
+		return sim_diag_set(d, f, 0, 0, "out of memory");
+	for (int h = 0; h < nh; h++) {
+		const struct net_node *nd = &net->nodes[net_host(net, h)];
+		long ni, gi;
+
+		if (gpu_name(nd->desc, &ni, &gi) || gpu_name(nd->id, &ni, &gi))
+			e[ne++] = (struct gpu_ent){ ni, gi, h };
+	}
+	if (!ne) {
+		free(e);
+		return 1;
+	}
+	qsort(e, (size_t)ne, sizeof(*e), gpu_cmp);
+	for (int i = 0; i < ne && k < t->nranks && !rc;) {
+		int j = i;
+
+		while (j < ne && e[j].node == e[i].node)
+			j++;
+		if (j - i < K && k + (j - i) < t->nranks)
+			rc = sim_diag_set(d, f, 0, 0,
+					  "%" PRId32 " ranks a server (the launcher's processes a node x -t x -g), but server n%ld has %d GPUs",
+					  K, e[i].node, j - i);
+		for (int g = i; g < j && g < i + K && k < t->nranks; g++)
+			order[k++] = e[g].host;
+		i = j;
+	}
+	if (!rc && k < t->nranks)
+		rc = sim_diag_set(d, f, 0, 0,
+				  "the trace has %" PRId32 " ranks, %" PRId32 " a server, but the fabric has %d GPUs on servers (n<node>g<gpu>) for %d of them",
+				  t->nranks, K, ne, k);
+	free(e);
+	return rc ? -1 : 0;
+}
+
 /* Hosts (net_host indexes) in the order the policy gives ranks; fills
  * order[0..nranks). 0 or -1. */
 static int map_order(const struct trace *t, const struct net *net, int nh, int *order,
@@ -696,10 +749,13 @@ static int map_order(const struct trace *t, const struct net *net, int nh, int *
 	const char *f = t->nfiles ? t->files[0] : NULL;
 
 	switch (t->map) {
-	case TRACE_MAP_LINEAR:
-		for (int k = 0; k < t->nranks; k++)
+	case TRACE_MAP_LINEAR: {
+		int rc = t->ranks_per_node > 0 ? per_node_order(t, net, nh, order, d) : 1;
+
+		for (int k = 0; rc > 0 && k < t->nranks; k++)
 			order[k] = k;
-		return 0;
+		return rc < 0 ? -1 : 0;
+	}
 	case TRACE_MAP_RANDOM: {
 		struct sim_rng rng;
 		int *all = malloc((size_t)nh * sizeof(*all));

@@ -183,6 +183,11 @@ struct trace {
 	int32_t nranks;
 	enum trace_map map;
 	uint64_t map_seed;
+	/* map linear on GPU servers (hosts n<i>g<j>): ranks a server as a
+	 * launcher placed them (nccl-tests' srun --ntasks-per-node, mpirun
+	 * -npernode: processes x -t x -g), rank r then GPU r mod K of server
+	 * r / K; 0: the servers' GPUs in order */
+	int32_t ranks_per_node;
 	char **rank_host;	/* TRACE_MAP_EXPLICIT: host name per rank (as in --traffic) */
 	int32_t *rank_node;	/* rank -> node index in the net, after trace_map_ranks() */
 	struct trace_op *ops;

@@ -931,6 +931,27 @@ static void test_nccl_tests_options(void)
 	CU_ASSERT_EQUAL(t.ops[2].bytes, 1024);
 	CU_ASSERT_EQUAL(t.ops[11].bytes, 2048);
 	CU_ASSERT_EQUAL(t.ops[20].kind, TRACE_COLL);
+	CU_ASSERT_EQUAL(t.ranks_per_node, 0);	/* no launcher: the GPUs in order */
+	trace_free(&t);
+
+	/* the launcher's processes a node x -t x -g: ranks a server */
+	import_str(import_nccl_tests, "srun -N 2 --ntasks-per-node=1 alltoall_perf -b 1M -e 1M -n 1\n",
+		   &t);
+	CU_ASSERT_EQUAL(t.nranks, 2);
+	CU_ASSERT_EQUAL(t.ranks_per_node, 1);
+	trace_free(&t);
+	import_str(import_nccl_tests, "mpirun -np 4 --map-by ppr:2:node ./all_reduce_perf -g 2 -t 2 "
+		   "-b 1M -e 1M -n 1\n", &t);
+	CU_ASSERT_EQUAL(t.nranks, 16);
+	CU_ASSERT_EQUAL(t.ranks_per_node, 8);
+	trace_free(&t);
+	import_str(import_nccl_tests, "mpirun -np 2 -npernode 1 ./all_reduce_perf -g 8 -b 1M -e 1M -n 1\n"
+		   "mpirun -np 4 --map-by=ppr:2:node ./all_reduce_perf -g 4 -b 1M -e 1M -n 1\n", &t);
+	CU_ASSERT_EQUAL(t.ranks_per_node, 8);
+	trace_free(&t);
+	import_str(import_nccl_tests, "mpirun -np 2 --map-by slot ./all_reduce_perf -g 8 -b 1M -e 1M -n 1\n",
+		   &t);
+	CU_ASSERT_EQUAL(t.ranks_per_node, 0);
 	trace_free(&t);
 
 	/* several commands chain; comments; continuation; env; a path; _mpi builds */
@@ -1011,6 +1032,11 @@ static void test_nccl_tests_malformed(void)
 		"one trace has one rank count");
 	refused(import_nccl_tests, "mpirun -N 8 all_reduce_perf -g 8\n", 1, 1,
 		"cannot tell the number of processes");
+	refused(import_nccl_tests, "srun -N 2 --ntasks-per-node=1 all_reduce_perf -g 8\n"
+		"srun -n 2 all_reduce_perf -g 8\n", 2, 1,
+		"this command places 0 ranks a node but the one at line 1 8");
+	refused(import_nccl_tests, "mpirun -np 2 --map-by ppr:x:node all_reduce_perf -g 8\n", 1, 27,
+		"processes a node");
 	refused(import_nccl_tests, "broadcast_perf -g 4 -r 7\n", 1, 1, "root 7 is not a rank");
 	refused(import_nccl_tests, "all_reduce_perf -b 8 -e 128M -f 2 -g 8 -n 1000000\n", 1, 1,
 		"more than");

@@ -831,6 +831,13 @@ static void test_map_fattree(void)
 	CU_ASSERT_EQUAL_FATAL(trace_map_ranks(&t, &n, &d), 0);
 	CU_ASSERT_EQUAL(leaf_of(&n, t.rank_node[0]), leaf_of(&n, t.rank_node[3]));
 	trace_free(&t);
+	/* a launcher's ranks a node where no host is a server's GPU: one a host */
+	t = ranks_trace(16, "map linear");
+	t.ranks_per_node = 4;
+	CU_ASSERT_EQUAL_FATAL(trace_map_ranks(&t, &n, &d), 0);
+	for (int r = 0; r < 16; r++)
+		CU_ASSERT_EQUAL(t.rank_node[r], net_host(&n, r));
+	trace_free(&t);
 	net_free(&n);
 
 	load_topo("topologies/examples/rail-8x8.topo", &n);	/* n<i>g<j> */
@@ -845,6 +852,27 @@ static void test_map_fattree(void)
 	trace_free(&t);
 	t = ranks_trace(65, "map gpu");
 	map_fails(&t, &n, "the trace has 65 ranks but the fabric has 64 hosts");
+	trace_free(&t);
+	/* linear with a launcher's ranks a server: each server's first K GPUs */
+	for (int32_t K = 1; K <= 8; K++) {
+		t = ranks_trace(8, "map linear");
+		t.ranks_per_node = K;
+		CU_ASSERT_EQUAL_FATAL(trace_map_ranks(&t, &n, &d), 0);
+		for (int r = 0; r < 8; r++) {
+			char want[16];
+
+			snprintf(want, sizeof(want), "n%dg%d", r / K, r % K);
+			CU_ASSERT_STRING_EQUAL(n.nodes[t.rank_node[r]].desc, want);
+		}
+		trace_free(&t);
+	}
+	t = ranks_trace(16, "map linear");
+	t.ranks_per_node = 9;
+	map_fails(&t, &n, "9 ranks a server (the launcher's processes a node x -t x -g), but server n0 has 8 GPUs");
+	trace_free(&t);
+	t = ranks_trace(9, "map linear");
+	t.ranks_per_node = 1;
+	map_fails(&t, &n, "the trace has 9 ranks, 1 a server, but the fabric has 64 GPUs on servers");
 	trace_free(&t);
 	net_free(&n);
 }
