@@ -2350,9 +2350,9 @@ int import_nccl_tests(const char *path, const char *text, size_t len, struct tra
 		if (rpn > (uint64_t)TRACE_MAX_RANKS)
 			rpn = (uint64_t)TRACE_MAX_RANKS;
 		if (s.nranks && rpn != s.rpn) {
-			nterr(&s, &tk[0], "this command places %" PRIu64 " ranks a node but the one at line "
-			      "%d %" PRIu64 " (0: not said): one trace has one placement", rpn,
-			      s.first_line, s.rpn);
+			nterr(&s, &tk[0], "this command places %" PRIu64 " ranks a node and the one at "
+			      "line %d %" PRIu64 " (0: the servers' GPUs in order): one trace has one "
+			      "placement", rpn, s.first_line, s.rpn);
 			goto out;
 		}
 		if (!s.nranks) {

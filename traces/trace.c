@@ -704,7 +704,7 @@ static int per_node_order(const struct trace *t, const struct net *net, int nh, 
 	const char *f = t->nfiles ? t->files[0] : NULL;
 	const int32_t K = t->ranks_per_node;
 	struct gpu_ent *e = malloc((size_t)nh * sizeof(*e));
-	int ne = 0, k = 0, rc = 0;
+	int ne = 0, k = 0, rc = 0, nsrv = 0;
 
 	if (!e)
 		return sim_diag_set(d, f, 0, 0, "out of memory");
@@ -720,7 +720,7 @@ static int per_node_order(const struct trace *t, const struct net *net, int nh, 
 		return 1;
 	}
 	qsort(e, (size_t)ne, sizeof(*e), gpu_cmp);
-	for (int i = 0; i < ne && k < t->nranks && !rc;) {
+	for (int i = 0; i < ne && k < t->nranks && !rc; nsrv++) {
 		int j = i;
 
 		while (j < ne && e[j].node == e[i].node)
@@ -735,8 +735,8 @@ static int per_node_order(const struct trace *t, const struct net *net, int nh, 
 	}
 	if (!rc && k < t->nranks)
 		rc = sim_diag_set(d, f, 0, 0,
-				  "the trace has %" PRId32 " ranks, %" PRId32 " a server, but the fabric has %d GPUs on servers (n<node>g<gpu>) for %d of them",
-				  t->nranks, K, ne, k);
+				  "the trace has %" PRId32 " ranks, %" PRId32 " a server, but the fabric's %d servers (hosts n<node>g<gpu>) take %d of them",
+				  t->nranks, K, nsrv, k);
 	free(e);
 	return rc ? -1 : 0;
 }

@@ -1034,7 +1034,7 @@ static void test_nccl_tests_malformed(void)
 		"cannot tell the number of processes");
 	refused(import_nccl_tests, "srun -N 2 --ntasks-per-node=1 all_reduce_perf -g 8\n"
 		"srun -n 2 all_reduce_perf -g 8\n", 2, 1,
-		"this command places 0 ranks a node but the one at line 1 8");
+		"this command places 0 ranks a node and the one at line 1 8 (0: the servers' GPUs in order)");
 	refused(import_nccl_tests, "mpirun -np 2 --map-by ppr:x:node all_reduce_perf -g 8\n", 1, 27,
 		"processes a node");
 	refused(import_nccl_tests, "broadcast_perf -g 4 -r 7\n", 1, 1, "root 7 is not a rank");

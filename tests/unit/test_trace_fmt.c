@@ -872,7 +872,7 @@ static void test_map_fattree(void)
 	trace_free(&t);
 	t = ranks_trace(9, "map linear");
 	t.ranks_per_node = 1;
-	map_fails(&t, &n, "the trace has 9 ranks, 1 a server, but the fabric has 64 GPUs on servers");
+	map_fails(&t, &n, "the trace has 9 ranks, 1 a server, but the fabric's 8 servers (hosts n<node>g<gpu>) take 8 of them");
 	trace_free(&t);
 	net_free(&n);
 }
