@@ -692,6 +692,22 @@ static int gpu_cmp(const void *a, const void *b)
 	return x->host - y->host;
 }
 
+/* The hosts named n<i>g<j> (server i, GPU j) into e, sorted by (i, j): how many. */
+static int gpu_hosts(const struct net *net, int nh, struct gpu_ent *e)
+{
+	int ne = 0;
+
+	for (int h = 0; h < nh; h++) {
+		const struct net_node *nd = &net->nodes[net_host(net, h)];
+		long ni, gi;
+
+		if (gpu_name(nd->desc, &ni, &gi) || gpu_name(nd->id, &ni, &gi))
+			e[ne++] = (struct gpu_ent){ ni, gi, h };
+	}
+	qsort(e, (size_t)ne, sizeof(*e), gpu_cmp);
+	return ne;
+}
+
 /*
  * Linear with ranks_per_node K on GPU servers: each server's first K GPUs
  * (by GPU number) in server order, as a launcher's K processes a node
@@ -704,22 +720,15 @@ static int per_node_order(const struct trace *t, const struct net *net, int nh, 
 	const char *f = t->nfiles ? t->files[0] : NULL;
 	const int32_t K = t->ranks_per_node;
 	struct gpu_ent *e = malloc((size_t)nh * sizeof(*e));
-	int ne = 0, k = 0, rc = 0, nsrv = 0;
+	int ne, k = 0, rc = 0, nsrv = 0;
 
 	if (!e)
 		return sim_diag_set(d, f, 0, 0, "out of memory");
-	for (int h = 0; h < nh; h++) {
-		const struct net_node *nd = &net->nodes[net_host(net, h)];
-		long ni, gi;
-
-		if (gpu_name(nd->desc, &ni, &gi) || gpu_name(nd->id, &ni, &gi))
-			e[ne++] = (struct gpu_ent){ ni, gi, h };
-	}
+	ne = gpu_hosts(net, nh, e);
 	if (!ne) {
 		free(e);
 		return 1;
 	}
-	qsort(e, (size_t)ne, sizeof(*e), gpu_cmp);
 	for (int i = 0; i < ne && k < t->nranks && !rc; nsrv++) {
 		int j = i;
 
@@ -824,17 +833,11 @@ rr_out:
 	}
 	case TRACE_MAP_GPU: {
 		struct gpu_ent *e = malloc((size_t)nh * sizeof(*e));
-		int ne = 0;
+		int ne;
 
 		if (!e)
 			return sim_diag_set(d, f, 0, 0, "out of memory");
-		for (int h = 0; h < nh; h++) {
-			const struct net_node *nd = &net->nodes[net_host(net, h)];
-			long ni, gi;
-
-			if (gpu_name(nd->desc, &ni, &gi) || gpu_name(nd->id, &ni, &gi))
-				e[ne++] = (struct gpu_ent){ ni, gi, h };
-		}
+		ne = gpu_hosts(net, nh, e);
 		if (ne < t->nranks) {
 			free(e);
 			return sim_diag_set(d, f, 0, 0,
@@ -842,7 +845,6 @@ rr_out:
 					    t->nranks, ne,
 					    ne ? "" : " (rail-optimised clusters, as 'ibfab topo gen rail' writes them)");
 		}
-		qsort(e, (size_t)ne, sizeof(*e), gpu_cmp);
 		for (int k = 1; k < ne; k++)
 			if (e[k].node == e[k - 1].node && e[k].gpu == e[k - 1].gpu) {
 				int rc = sim_diag_set(d, f, 0, 0,
