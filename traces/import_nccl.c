@@ -1485,7 +1485,7 @@ static const struct nt_prog {
 	const char *name;
 	enum nt_kind kind;
 	enum trace_coll coll;
-	bool reduces;		/* -o all repeats the sweep per op */
+	bool reduces;		/* -o all repeats the sweep per op (sendrecv_perf's too: it prints the op) */
 	bool rooted;		/* -r all repeats it per root */
 	bool per_rank;		/* count is split over the ranks (all_gather, ...) */
 } nt_progs[] = {
@@ -1495,23 +1495,15 @@ static const struct nt_prog {
 	{ "alltoall_perf", NT_COLL, TRACE_ALLTOALL, false, false, true },
 	{ "broadcast_perf", NT_COLL, TRACE_BROADCAST, false, true, false },
 	{ "reduce_perf", NT_COLL, TRACE_REDUCE, true, true, false },
-	{ "sendrecv_perf", NT_SENDRECV, TRACE_ALLREDUCE, false, false, false },
+	{ "sendrecv_perf", NT_SENDRECV, TRACE_ALLREDUCE, true, false, false },
 	{ "gather_perf", NT_UNSUPPORTED, TRACE_ALLREDUCE, false, true, true },
 	{ "scatter_perf", NT_UNSUPPORTED, TRACE_ALLREDUCE, false, true, true },
 	{ "hypercube_perf", NT_UNSUPPORTED, TRACE_ALLREDUCE, false, false, true },
 };
 
-/* nccl-tests' type names (test_typenames) and their sizes. */
-static const struct {
-	const char *name;
-	unsigned size;
-} nt_types[] = {
-	{ "int8", 1 }, { "uint8", 1 }, { "int32", 4 }, { "uint32", 4 }, { "int64", 8 },
-	{ "uint64", 8 }, { "half", 2 }, { "float", 4 }, { "double", 8 }, { "bfloat16", 2 },
-};
-
-/* nccl-tests' op names (test_opnames, NCCL >= 2.11). */
-static const char *const nt_ops[] = { "sum", "prod", "max", "min", "avg", "mulsum" };
+/* `-d all`: nccl-tests' types but its FP8 two (trace_dtypes' first ten),
+ * as a build without FP8 or a GPU before Hopper runs it */
+#define NT_ALL_TYPES 10
 
 struct ntok {
 	const char *s;
@@ -1723,20 +1715,20 @@ static int nt_option(struct nt *s, struct nt_cmd *c, char letter, const struct n
 			c->type = -1;
 			return 0;
 		}
-		for (size_t i = 0; i < SIM_ARRAY_SIZE(nt_types); i++)
-			if (tok_eq(val, nt_types[i].name)) {
+		for (size_t i = 0; i < TRACE_NDTYPES; i++)
+			if (tok_eq(val, trace_dtypes[i].name)) {
 				c->type = (int)i;
 				return 0;
 			}
 		return nterr(s, val, "-d: expected a type (int8 uint8 int32 uint32 int64 uint64 "
-			     "half float double bfloat16) or all");
+			     "half float double bfloat16 f8e4m3 f8e5m2) or all");
 	case 'o':
 		if (tok_eq(val, "all")) {
 			c->op = -1;
 			return 0;
 		}
-		for (size_t i = 0; i < SIM_ARRAY_SIZE(nt_ops); i++)
-			if (tok_eq(val, nt_ops[i])) {
+		for (size_t i = 0; i < TRACE_NREDOPS; i++)
+			if (tok_eq(val, trace_redop_names[i])) {
 				c->op = (int)i;
 				return 0;
 			}
@@ -1929,7 +1921,7 @@ static int nt_parse_cmd(struct nt *s, const struct ntok *tk, size_t nt, struct n
 
 	*c = (struct nt_cmd){ .line = tk[0].line, .np = 1, .nthreads = 1, .ngpus = 1,
 			      .minb = 32u << 20, .maxb = 32u << 20, .stepb = 1u << 20,
-			      .stepf = 1, .iters = 20, .agg = 1, .cycles = 1, .type = 7,
+			      .stepf = 1, .iters = 20, .agg = 1, .cycles = 1, .type = TRACE_DTYPE_FLOAT,
 			      .op = 0, .root = 0 };
 	/* environment assignments before the command */
 	for (; i < nt; i++) {
@@ -2110,8 +2102,8 @@ static int nt_barrier(struct nt *s, int line)
 static int nt_emit(struct nt *s, const struct nt_cmd *c, const struct ntok *k0)
 {
 	int32_t n = s->nranks;
-	int ntypes = c->type < 0 ? (int)SIM_ARRAY_SIZE(nt_types) : 1;
-	int nops = c->prog->reduces && c->op < 0 ? (int)SIM_ARRAY_SIZE(nt_ops) : 1;
+	int ntypes = c->type < 0 ? NT_ALL_TYPES : 1;
+	int nops = c->prog->reduces && c->op < 0 ? TRACE_NREDOPS : 1;
 	int nroots = c->prog->rooted && c->root < 0 ? n : 1;
 	uint64_t reps = mul_sat(mul_sat(c->iters, c->agg), c->graphs ? c->graphs : 1);
 	uint64_t nsizes = 0, total;
@@ -2173,7 +2165,9 @@ static int nt_emit(struct nt *s, const struct nt_cmd *c, const struct ntok *k0)
 	for (uint64_t sw = 0; sw < c->cycles * (uint64_t)(ntypes * nops * nroots); sw++) {
 		int ty = (int)(sw / (uint64_t)(nops * nroots) % (uint64_t)ntypes);
 		int rt = (int)(sw % (uint64_t)nroots);
-		unsigned ws = nt_types[c->type < 0 ? ty : c->type].size;
+		int ro = (int)(sw / (uint64_t)nroots % (uint64_t)nops);
+		const int dt = c->type < 0 ? ty : c->type;
+		unsigned ws = trace_dtypes[dt].size;
 		int root = c->root < 0 ? rt : c->root;
 		uint64_t sz = c->minb;
 
@@ -2203,6 +2197,9 @@ static int nt_emit(struct nt *s, const struct nt_cmd *c, const struct ntok *k0)
 					op.comm = 0;
 					op.bytes = S;
 					op.root = root;
+					op.dtype = (uint8_t)(dt + 1);
+					op.redop = c->prog->reduces ?
+						   (uint8_t)((c->op < 0 ? ro : c->op) + 1) : 0;
 					op_name(&op, "%s %" PRIu64 "B #%" PRIu64,
 						 trace_coll_names[op.coll], S, it);
 					s->prev = nt_add(s, &op, &dep, s->prev >= 0, c->line);
@@ -2231,6 +2228,8 @@ static int nt_emit(struct nt *s, const struct nt_cmd *c, const struct ntok *k0)
 					op.peer = (r + 1) % n;
 					op.bytes = S;
 					op.sendrecv = true;
+					op.dtype = (uint8_t)(dt + 1);
+					op.redop = (uint8_t)((c->op < 0 ? ro : c->op) + 1);
 					op_name(&op, "sendrecv %" PRIu64 "B #%" PRIu64,
 						 S, it);
 					a = nt_add(s, &op, deps, nd, c->line);

@@ -64,6 +64,18 @@ const char *const trace_proto_labels[TRACE_NPROTO] = {
 	[TRACE_PROTO_LL128] = "LL128",
 };
 
+/* in nccl-tests' order; the two FP8 types where it is built with them
+ * (CUDA 11.8 and NCCL 2.24 on), which `-d all` leaves out here */
+const struct trace_dtype trace_dtypes[TRACE_NDTYPES] = {
+	{ "int8", 1 }, { "uint8", 1 }, { "int32", 4 }, { "uint32", 4 }, { "int64", 8 },
+	{ "uint64", 8 }, { "half", 2 }, { "float", 4 }, { "double", 8 }, { "bfloat16", 2 },
+	{ "f8e4m3", 1 }, { "f8e5m2", 1 },
+};
+
+const char *const trace_redop_names[TRACE_NREDOPS] = {
+	"sum", "prod", "max", "min", "avg", "mulsum",
+};
+
 uint64_t trace_proto_wire(enum trace_proto p, uint64_t bytes)
 {
 	switch (p) {

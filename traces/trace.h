@@ -102,6 +102,23 @@ extern const char *const trace_proto_labels[TRACE_NPROTO];	/* NCCL's spelling: "
 /* Bytes on the wire (NVLink or the fabric) for `bytes` of data. */
 uint64_t trace_proto_wire(enum trace_proto p, uint64_t bytes);
 
+/*
+ * nccl-tests' data types and reduction ops (test_typenames, test_opnames
+ * in its src/common.cu), for the table it prints: the type sets the
+ * count column (elements of `size` bytes), the op the redop column. A
+ * trace_op's dtype and redop are 1 + an index here; 0: not given (float,
+ * and sum where the collective reduces).
+ */
+struct trace_dtype {
+	const char *name;
+	unsigned size;
+};
+#define TRACE_NDTYPES 12
+#define TRACE_NREDOPS 6
+#define TRACE_DTYPE_FLOAT 7	/* nccl-tests' default type: trace_dtypes[7] */
+extern const struct trace_dtype trace_dtypes[TRACE_NDTYPES];
+extern const char *const trace_redop_names[TRACE_NREDOPS];
+
 struct trace_op {
 	uint32_t id;		/* unique in the trace (user's, or assigned) */
 	enum trace_kind kind;
@@ -141,6 +158,9 @@ struct trace_op {
 	bool collnet;		/* NCCL_COLLNET_ENABLE=1 on its nccl-tests command line:
 				 * SHARP's algorithms are NCCL's candidates, as every op's
 				 * with ib.sharp=on (tools/cli_sharp.c) */
+	/* nccl-tests' -d and -o for its table (trace_dtypes, trace_redop_names:
+	 * 1 + the index; 0 = not given) */
+	uint8_t dtype, redop;
 	const char *file;	/* points into trace.files */
 	int line;
 };

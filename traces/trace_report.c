@@ -27,7 +27,8 @@ static bool same_row(const struct trace_op *a, const struct trace_op *b)
 {
 	return a->kind == TRACE_COLL && b->kind == TRACE_COLL && a->coll == b->coll &&
 	       a->bytes == b->bytes && a->comm == b->comm && a->algo == b->algo &&
-	       a->root == b->root && a->line == b->line && a->file == b->file;
+	       a->root == b->root && a->line == b->line && a->file == b->file &&
+	       a->dtype == b->dtype && a->redop == b->redop;
 }
 
 /*
@@ -42,7 +43,7 @@ static bool same_row(const struct trace_op *a, const struct trace_op *b)
 static bool same_sendrecv_row(const struct trace_op *a, const struct trace_op *b)
 {
 	return a->sendrecv && b->sendrecv && a->bytes == b->bytes && a->line == b->line &&
-	       a->file == b->file;
+	       a->file == b->file && a->dtype == b->dtype && a->redop == b->redop;
 }
 
 static size_t sendrecv_row(const struct trace *t, const struct trace_results *r, size_t i,
@@ -100,9 +101,13 @@ void trace_nccl_table(FILE *out, const struct trace_program *p, const struct tra
 		double algbw = time_ps > 0 ? (double)op->bytes / (time_ps * 1e-12) / 1e9 : 0;
 		double busbw = algbw * factor;
 
-		/* count in 4-byte float elements, as nccl-tests' default type */
+		/* the type and op its nccl-tests command line gave (-d, -o), else
+		 * nccl-tests' defaults: float, sum */
+		const struct trace_dtype *dt = &trace_dtypes[op->dtype ? op->dtype - 1 : TRACE_DTYPE_FLOAT];
+		const char *ro = op->redop ? trace_redop_names[op->redop - 1] : "sum";
+
 		fprintf(out, " %12" PRIu64 " %13" PRIu64 " %9s %7s %7d %10.2f %8.2f %8.2f %6s  ",
-			op->bytes, op->bytes / 4, "float", red ? "sum" : "none",
+			op->bytes, op->bytes / dt->size, dt->name, red ? ro : "none",
 			rooted ? op->root : -1, time_ps * 1e-6, algbw, busbw, "N/A");
 		/* the first one's name (its op id without one), and how many
 		 * the row averages */

@@ -879,6 +879,9 @@ static void test_nccl_tests_options(void)
 	CU_ASSERT_EQUAL(t.nops, 3 * 2 * 2 * 3);
 	CU_ASSERT_EQUAL(t.ops[0].bytes, 1024);
 	CU_ASSERT_EQUAL(t.ops[t.nops - 1].bytes, 3072);
+	/* the table's type and op: half (trace_dtypes[6]) and the default sum */
+	CU_ASSERT_STRING_EQUAL(trace_dtypes[t.ops[0].dtype - 1].name, "half");
+	CU_ASSERT_STRING_EQUAL(trace_redop_names[t.ops[0].redop - 1], "sum");
 	trace_free(&t);
 
 	/* -r all: one sweep per root; -d all: one per type (10 types) */
@@ -890,6 +893,23 @@ static void test_nccl_tests_options(void)
 	import_str(import_nccl_tests, "reduce_perf -b 64 -e 64 -n 1 -g 2 -d all -o all -r 1\n", &t);
 	CU_ASSERT_EQUAL(t.nops, 10 * 6);
 	CU_ASSERT_EQUAL(t.ops[0].root, 1);
+	/* nccl-tests' order: types outside ops - int8 sum .. mulsum, uint8 sum ... */
+	for (size_t i = 0; i < t.nops; i++) {
+		CU_ASSERT_EQUAL(t.ops[i].dtype, i / 6 + 1);
+		CU_ASSERT_EQUAL(t.ops[i].redop, i % 6 + 1);
+	}
+	CU_ASSERT_EQUAL(t.ops[59].bytes, 64);	/* bfloat16: 32 elements */
+	trace_free(&t);
+	/* a collective that reduces nothing has no op; sendrecv_perf loops
+	 * over -o all as nccl-tests does (its table prints the op) */
+	import_str(import_nccl_tests, "all_gather_perf -b 64 -e 64 -n 1 -g 2 -o max -d f8e5m2\n", &t);
+	CU_ASSERT_EQUAL(t.nops, 1);
+	CU_ASSERT_EQUAL(t.ops[0].redop, 0);
+	CU_ASSERT_STRING_EQUAL(trace_dtypes[t.ops[0].dtype - 1].name, "f8e5m2");
+	trace_free(&t);
+	import_str(import_nccl_tests, "sendrecv_perf -b 64 -e 64 -n 1 -g 2 -o all\n", &t);
+	CU_ASSERT_EQUAL(t.nops, 6 * 2 * 2 + 5);	/* 6 sweeps of 2 sends, 2 recvs; 5 barriers */
+	CU_ASSERT_EQUAL(t.ops[t.nops - 1].redop, 6);
 	trace_free(&t);
 
 	/* sendrecv: a ring of sends and recvs per iteration, in step */
