@@ -231,7 +231,7 @@ static int ctx_sizes(struct coll_ctx *c, const struct trace_op *o, struct sim_di
 static bool follows_servers(const struct coll_ctx *c)
 {
 	return c->t->rank_group &&
-	       ((c->algo->algo == TRACE_ALGO_RING && c->algo->gen) ||
+	       (c->algo->algo == TRACE_ALGO_RING ||
 		((c->algo->algo == TRACE_ALGO_TREE || c->algo->algo == TRACE_ALGO_COLLNET) &&
 		 c->op->coll == TRACE_ALLREDUCE));
 }
@@ -254,7 +254,9 @@ static bool follows_servers(const struct coll_ctx *c)
  * ring takes ALLREDUCE_CHUNKSTEPS (= ALLGATHER_, REDUCESCATTER_) = 4 at a
  * time, 2 MiB (src/include/collectives.h), everything else one
  * (enqueue.cc: chunkSteps is Simple's ring's only), so that a tree's levels
- * pipeline.
+ * pipeline - and a broadcast's or reduce's chain, whose BROADCAST_ and
+ * REDUCE_CHUNKSTEPS are 1: a chain's flow is a channel's whole share, not
+ * a segment of it.
  */
 #define LL_STEP_DATA (8u * 512u * 16u / 2u)			/* 32 KiB */
 #define LL128_STEP_DATA (120u * 640u * 8u / 16u * 15u)		/* 576,000 B */
@@ -264,6 +266,7 @@ static void server_auto(struct coll_ctx *c)
 	const struct trace *t = c->t;
 	const enum trace_proto proto = trace_op_proto(c->op);
 	const bool ring = c->algo->algo == TRACE_ALGO_RING;
+	const bool chain = c->op->coll == TRACE_BROADCAST || c->op->coll == TRACE_REDUCE;
 	uint64_t seg, p, piece;
 
 	if (!follows_servers(c) || c->algo->algo == TRACE_ALGO_COLLNET)
@@ -277,11 +280,11 @@ static void server_auto(struct coll_ctx *c)
 		c->channels = nc < 1 ? 1 : nc < t->auto_channels ? (uint32_t)nc : t->auto_channels;
 	}
 	if (!c->op->chunks && t->auto_step_bytes && c->algo->pipelines) {
-		/* a flow's share: a ring segment, or a tree's half */
-		seg = c->bytes / ((uint64_t)(ring ? c->n : 2) * c->channels);
+		/* a flow's share: a ring segment, a chain's channel, or a tree's half */
+		seg = c->bytes / ((uint64_t)(chain ? 1 : ring ? c->n : 2) * c->channels);
 		piece = proto == TRACE_PROTO_LL ? LL_STEP_DATA :
 			proto == TRACE_PROTO_LL128 ? LL128_STEP_DATA :
-			t->auto_step_bytes * (ring ? 4 : 1);
+			t->auto_step_bytes * (ring && !chain ? 4 : 1);
 		p = (seg + piece - 1) / piece;
 		c->pieces = p < 1 ? 1 : p > TRACE_MAX_CHUNKS ? TRACE_MAX_CHUNKS : (uint32_t)p;
 	}

@@ -125,6 +125,16 @@ static inline uint32_t coll_ring_member(const struct coll_ctx *c, uint32_t h, ui
 	return c->rot[2 * i] + (i - c->rot[2 * i] + h) % c->rot[2 * i + 1];
 }
 
+/* Where member m stands in channel h's ring: coll_ring_member's inverse. */
+static inline uint32_t coll_ring_pos(const struct coll_ctx *c, uint32_t h, uint32_t m)
+{
+	if (!c->rot)
+		return m;
+	const uint32_t s = c->rot[2 * m], len = c->rot[2 * m + 1];
+
+	return s + (m - s + len - h % len) % len;
+}
+
 /*
  * Step k of a collective, as an algorithm that can describe each step by
  * itself gives it (coll_algo.gen): what coll_emit() takes, and what it

@@ -41,7 +41,9 @@
  *
  * The chains (broadcast from the root along the ring, reduce toward it)
  * are the same idea with one segment: N-1 hops, and with P pieces the
- * pipeline T = (N - 2 + P)(a + S/(P B)).
+ * pipeline T = (N - 2 + P)(a + S/(P B)). On GPU servers channel h's chain
+ * runs along channel h's rotated ring from the root, as NCCL's broadcast
+ * follows each channel's ring (src/device/broadcast.h).
  */
 #include "traces/coll.h"
 
@@ -203,13 +205,15 @@ static uint64_t chain_nsteps(const struct coll_ctx *c)
 	return (uint64_t)(c->n - 1) * c->channels * c->pieces;
 }
 
-/* Member at chain position i: a broadcast starts at the root, a reduce
- * ends there. */
-static uint32_t chain_member(const struct coll_ctx *c, uint32_t i)
+/* Member at position i of channel h's chain: a broadcast starts at the
+ * root and follows the channel's ring (on GPU servers each channel's own:
+ * coll_ring_member), a reduce follows it from the root's successor and
+ * ends at the root - NCCL's ring broadcast and reduce on that channel. */
+static uint32_t chain_member(const struct coll_ctx *c, uint32_t h, uint32_t i)
 {
-	uint32_t start = c->op->coll == TRACE_BROADCAST ? c->root : c->root + 1;
+	uint32_t start = coll_ring_pos(c, h, c->root) + (c->op->coll == TRACE_BROADCAST ? 0 : 1);
 
-	return (start + i) % c->n;
+	return coll_ring_member(c, h, (start + i) % c->n);
 }
 
 static int chain_lower(struct coll_ctx *c)
@@ -219,15 +223,18 @@ static int chain_lower(struct coll_ctx *c)
 	const bool bcast = c->op->coll == TRACE_BROADCAST;
 
 	/* Hop-major: hop i of every flow, then hop i + 1. Each piece is
-	 * forwarded as soon as it has arrived, independently of the others. */
+	 * forwarded as soon as it has arrived, independently of the others.
+	 * Flow f is piece f % P of channel f / P (the buffer model's chunk). */
 	for (uint32_t i = 0; i + 1 < c->n; i++) {
 		for (uint32_t f = 0; f < F; f++) {
+			const uint32_t h = f / c->pieces;
+
 			coll_dep_reset(c);
-			coll_dep_entry(c, chain_member(c, i));
+			coll_dep_entry(c, chain_member(c, h, i));
 			if (i)
 				coll_dep(c, (uint32_t)(base + (uint64_t)(i - 1) * F + f));
-			if (coll_emit(c, chain_member(c, i), chain_member(c, i + 1), i + 1, f, 1,
-				      bcast ? TD_COPY : TD_REDUCE) == COLL_NONE)
+			if (coll_emit(c, chain_member(c, h, i), chain_member(c, h, i + 1), i + 1, f,
+				      1, bcast ? TD_COPY : TD_REDUCE) == COLL_NONE)
 				return -1;
 		}
 	}

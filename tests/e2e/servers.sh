@@ -90,6 +90,21 @@ for sz in 67108864 268435456; do
 done
 grep -q '^# Avg bus bandwidth' "$tmp/sr.out" || fail "sendrecv_perf's table has no average"
 
+# nccl-tests' -d and -o name the table's type and redop and set its count
+# (elements of the type); broadcast on one server runs NCCL's ring chains
+# on its channels, at a GPU port's rate (7 hops one after another: 53 GB/s)
+printf '%s\n' 'mpirun -np 8 ./reduce_perf -b 64M -e 64M -g 1 -n 1 -d double -o max -r 2' \
+	'mpirun -np 8 ./broadcast_perf -b 1G -e 1G -g 1 -n 1 -d bfloat16' \
+	'mpirun -np 8 ./sendrecv_perf -b 1M -e 1M -g 1 -n 1 -o all' > "$tmp/dt.nccl"
+"$IBFAB" run --topo "$topo" --trace "$tmp/dt.nccl" > "$tmp/dt.out" || fail "types and ops"
+grep -Eq '^ +67108864 +8388608 +double +max +2 ' "$tmp/dt.out" ||
+	fail "reduce_perf -d double -o max: $(grep '^ *67108864 ' "$tmp/dt.out")"
+awk '$1 == 1073741824 && $2 == 536870912 && $3 == "bfloat16" && $4 == "none" { bw = $8 }
+	END { exit !(bw > 340 && bw < 380) }' "$tmp/dt.out" ||
+	fail "broadcast of 1 GiB on one server: $(grep '^ *1073741824 ' "$tmp/dt.out")"
+[ "$(awk '$1 == 1048576 && $10 == "sendrecv" { print $4 }' "$tmp/dt.out" | tr '\n' ' ')" = \
+	"sum prod max min avg mulsum " ] || fail "sendrecv_perf -o all: one row per op"
+
 # bad input
 expect() {	# exit code, message fragment, ibfab args...
 	local want=$1 frag=$2

@@ -463,6 +463,46 @@ static void test_replay_pxn(void)
 }
 
 /*
+ * Broadcast and reduce on servers: NCCL's ring chains, on its channels (2
+ * per NIC, 16) in pieces of one step (BROADCAST_CHUNKSTEPS = 1: 512 KiB),
+ * each channel's chain following its own rotated ring from the root. One
+ * server, 1 GiB: 7 hops x 16 channels x 128 pieces, and every GPU's port
+ * busy: about S / (18 x 20.6 GB/s), where one channel of one piece went
+ * hop by hop (7 S / B). Two servers, 64 MiB (8 pieces a channel): the
+ * chain of channel h (h % 8 = g) starts at the root (GPU 0), goes on to
+ * server 0's GPUs 1 .. g-1, enters server 1 at GPU g (PXN: rail g) and
+ * leaves it from GPU g-1 back to server 0's GPU g: two crossings, one
+ * where g = 0; none of them through a spine.
+ */
+static void test_replay_chains(void)
+{
+	struct fab_params prm;
+	struct srv_run a;
+	struct net n;
+	const double S = 1 << 30, B = 18 * 20.6e9;
+
+	gen_servers(&n, 2, "dgx-h100");
+	servers_params(&prm, "dgx-h100");
+	replay_servers(&n, &prm, "ranks 8\nbroadcast 1GiB algo=ring proto=simple\n", &a);
+	CU_ASSERT_EQUAL(a.r.nvlink_xfers, 7 * 16 * 128);
+	CU_ASSERT(a.end > (sim_time_t)(S / B * 1e12));
+	CU_ASSERT(a.end < (sim_time_t)(1.02 * S / B * 1e12));
+	replay_servers(&n, &prm, "ranks 8\nreduce 1GiB algo=ring proto=simple root=3\n", &a);
+	CU_ASSERT_EQUAL(a.r.nvlink_xfers, 7 * 16 * 128);
+	CU_ASSERT(a.end < (sim_time_t)(1.02 * S / B * 1e12));
+	/* given, channels and chunks are kept */
+	replay_servers(&n, &prm, "ranks 8\nbroadcast 1GiB algo=ring proto=simple channels=1 chunks=1\n", &a);
+	CU_ASSERT_EQUAL(a.r.nvlink_xfers, 7);
+	CU_ASSERT(a.end > (sim_time_t)(7 * S / B * 1e12));
+	replay_servers(&n, &prm, "ranks 16\nbroadcast 64MiB algo=ring proto=simple\n", &a);
+	CU_ASSERT_EQUAL(a.r.pxn_xfers, (2 * 14 + 2) * 8);
+	CU_ASSERT_EQUAL(a.r.nvlink_xfers, 15 * 16 * 8);
+	CU_ASSERT_EQUAL(a.spine_bytes, 0);
+	CU_ASSERT(a.fabric_bytes > 0);
+	net_free(&n);
+}
+
+/*
  * NCCL's tree on servers: within each server a chain, between servers the
  * double binary tree of the chains' heads. On 2 servers with one channel
  * and one piece: each tree (2) reduces up and broadcasts down (2) its 7
@@ -907,6 +947,9 @@ static void test_rotation_check(void)
 		"ranks 16\nallreduce 1MiB algo=ring channels=3 chunks=2\n",
 		"ranks 16\nreducescatter 1MiB algo=ring channels=10\n",
 		"ranks 16\nallgather 1MiB algo=ring channels=5\n",
+		/* the chains, from a root that is not GPU 0, over uneven servers */
+		"ranks 24\nbroadcast 1MiB algo=ring channels=5 chunks=2 root=13\n",
+		"ranks 24\nreduce 1MiB algo=ring channels=3 root=7 ranks=5-16\n",
 		/* a communicator that splits servers unevenly: 3 + 8 + 1 */
 		"ranks 24\nallreduce 1MiB algo=ring channels=4 ranks=5-16\n",
 		/* NCCL's tree: a chain in each server, the servers' double binary tree */
@@ -1247,6 +1290,7 @@ static const struct test_case tests[] = {
 	{ "NVLink pipes: closed forms", test_pipes },
 	{ "one server: a ring over NVLink to the picosecond", test_replay_one_server },
 	{ "two servers: PXN keeps the ring on its rails", test_replay_pxn },
+	{ "broadcast and reduce: NCCL's channels and chains on servers", test_replay_chains },
 	{ "trees on servers: chains and the heads' tree", test_tree_servers },
 	{ "NCCL's tuning model, by hand", test_tune },
 	{ "SHARP on servers: slices, rails' trees, NVLink", test_collnet_servers },
