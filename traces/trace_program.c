@@ -236,6 +236,9 @@ struct exit_ent {
 	int32_t rank;
 	uint32_t step;
 };
+/* An exit of a collective for a rank that is not a member: the op is
+ * done once these are (coll_exits). */
+#define EXIT_ANY (-1)
 
 struct lower {
 	const struct trace *t;
@@ -299,8 +302,10 @@ static void buf_unique(struct lower *L, size_t from)
 }
 
 /* Append to buf what rank y waits for when it waits for op dd: dd's exits
- * on y; if dd does not run on y, all of them, unless `others` (dd runs on
- * another member of y's collective, and concerns that member only). */
+ * on y; if dd does not run on y, the steps that end it (a collective's
+ * EXIT_ANY list) or, for an op without one, all its exits - unless
+ * `others` (dd runs on another member of y's collective, and concerns
+ * that member only). */
 static int gather(struct lower *L, int32_t y, uint32_t dd, bool others)
 {
 	const struct exit_ent *e;
@@ -322,8 +327,12 @@ static int gather(struct lower *L, int32_t y, uint32_t dd, bool others)
 	if (lo == hi) {
 		if (others)
 			return 0;
+		/* EXIT_ANY sorts first */
+		for (hi = 0; hi < n && e[hi].rank == EXIT_ANY; hi++)
+			;
 		lo = 0;
-		hi = n;
+		if (!hi)
+			hi = n;
 	}
 	for (uint32_t k = lo; k < hi; k++)
 		if (buf_push(L, e[k].step))
@@ -437,6 +446,13 @@ static int lower_recv(struct lower *L, uint32_t i)
  * that member, and - since every step a member sends waits for its entry
  * - whatever the member did before. A member that sends nothing (a leaf of
  * a broadcast, the root of a reduce, the only member) adds its entry.
+ * For a rank outside the op (an `after=` to another communicator's
+ * collective), its EXIT_ANY exits: the steps no other step of the op waits
+ * for, and the entries of members that send nothing. Every step of the op
+ * comes before one of those steps, so when they are done the op is; the
+ * members' exits together were nearly every step of a 32-rank tree (1,952
+ * of 1,984), which an optimizer step waiting for eight such allreduces
+ * a layer held as dependencies, 55,088 a rank.
  */
 static int coll_exits(struct lower *L, uint32_t i)
 {
@@ -459,7 +475,8 @@ static int coll_exits(struct lower *L, uint32_t i)
 	 * One pass, last step first: when a step is reached, every step that
 	 * could wait for it has been, so its marks are final (bit 0: a later
 	 * step involving its sender waits for it; bit 1: involving its
-	 * receiver). A million-step ring is read once.
+	 * receiver; bit 2: any step of the op). A million-step ring is read
+	 * once.
 	 */
 	for (uint32_t s = b; s-- > a;) {
 		const uint32_t *deps;
@@ -477,6 +494,8 @@ static int coll_exits(struct lower *L, uint32_t i)
 			return -1;
 		if (st->peer < L->t->nranks && !(m & 2) && exit_push(L, st->peer, s))
 			return -1;
+		if (!(m & 4) && exit_push(L, EXIT_ANY, s))
+			return -1;
 		int32_t rk = st->rank, pr = st->peer;
 
 		for (uint32_t k = 0; k < st->ndeps; k++) {
@@ -488,6 +507,7 @@ static int coll_exits(struct lower *L, uint32_t i)
 
 			if (dd < a)
 				continue;
+			L->mark[(dd - a) % w] |= 4;
 			sd = trace_program_step(p, dd, &dtmp, &ddeps, ddbuf);
 			if (sd->rank == rk || sd->rank == pr)
 				L->mark[(dd - a) % w] |= 1;
@@ -497,7 +517,7 @@ static int coll_exits(struct lower *L, uint32_t i)
 	}
 	for (uint32_t m = 0; m < cm->n; m++)
 		for (uint32_t k = L->eoff[m]; k < L->eoff[m + 1] && !L->sends[m]; k++)
-			if (exit_push(L, cm->ranks[m], L->es[k]))
+			if (exit_push(L, cm->ranks[m], L->es[k]) || exit_push(L, EXIT_ANY, L->es[k]))
 				return -1;
 	return 0;
 }
@@ -527,7 +547,8 @@ static int lower_coll(struct lower *L, uint32_t i)
 
 		L->touch[k] = 0;
 		for (uint32_t x = 0; x < L->xn[dd] && !L->touch[k]; x++)
-			L->touch[k] = L->midx[L->ex[L->xoff[dd] + x].rank] >= 0;
+			L->touch[k] = L->ex[L->xoff[dd] + x].rank != EXIT_ANY &&
+				      L->midx[L->ex[L->xoff[dd] + x].rank] >= 0;
 	}
 	L->nes = 0;
 	for (uint32_t m = 0; m < cm->n; m++) {

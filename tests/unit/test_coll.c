@@ -923,6 +923,50 @@ static void test_lower_coll_entries(void)
 }
 
 /*
+ * A rank outside a collective that waits for it waits for the steps that
+ * end it - those no other step of the op waits for - not for every
+ * member's last steps: of an 8-rank tree allreduce, the broadcasts down
+ * to its leaves. Every step of the op comes before one of them, and the
+ * rank starts when the last one ends.
+ */
+static void test_lower_nonmember_exits(void)
+{
+	struct trace t;
+	struct trace_program p;
+	struct sim_diag d;
+	int32_t m[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	uint32_t ar, nxt;
+	int c;
+
+	trace_init(&t);
+	CU_ASSERT_FATAL(trace_set_ranks(&t, 9, &d) == 0);
+	c = trace_add_comm(&t, m, 8, &d);
+	CU_ASSERT_FATAL(c > 0);
+	ar = (uint32_t)add(&t, (struct trace_op){ .kind = TRACE_COLL, .coll = TRACE_ALLREDUCE,
+						   .algo = TRACE_ALGO_TREE, .comm = (uint32_t)c,
+						   .bytes = 1 << 20, .chunks = 2 }, NULL, 0);
+	nxt = (uint32_t)add(&t, (struct trace_op){ .kind = TRACE_COMPUTE, .rank = 8,
+						    .duration = SIM_US }, &ar, 1);
+	CU_ASSERT_FATAL(trace_validate(&t, &d) == 0);
+	CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+	const uint32_t a = p.op_first[ar], b = a + p.op_nsteps[ar], s = p.op_first[nxt];
+	uint32_t sinks = 0;
+
+	for (uint32_t x = a; x < b; x++) {
+		bool waited = false;
+
+		for (uint32_t y = x + 1; y < b && !waited; y++)
+			waited = has_dep(&p, y, x);
+		sinks += !waited;
+		CU_ASSERT_EQUAL(has_dep(&p, s, x), !waited);
+	}
+	CU_ASSERT_EQUAL(p.steps[s].ndeps, sinks);
+	CU_ASSERT(sinks < p.op_nsteps[ar] / 2);
+	trace_program_free(&p);
+	trace_free(&t);
+}
+
+/*
  * Two 4-rank allreduces of 11 channels x 355 chunks, the second after the
  * first (a fuzzed trace): each member enters the second with the ends of
  * the first's 3,905 flows on its rank, and each of its own 3,905 flows
@@ -1462,6 +1506,7 @@ static const struct test_case tests[] = {
 	{ "a deadlock is refused", test_lower_cycle },
 	{ "the native format end to end", test_lower_native },
 	{ "lowering is deterministic", test_deterministic },
+	{ "a rank outside a collective waits for the steps that end it", test_lower_nonmember_exits },
 	{ "128 ranks x 8 channels x 4 chunks lowers fast", test_big_ring_fast },
 	{ "collnet: up the SHARP tree and down, 8 chunks in flight", test_collnet },
 	{ "busbw factors", test_busbw },
