@@ -1017,6 +1017,26 @@ static void test_lower_joins(void)
 	CU_ASSERT_EQUAL(check_ok(&p, ar2), 0);
 	trace_program_free(&p);
 	trace_free(&t);
+
+	/* 4 channels x 5 chunks: each member enters the second with the
+	 * first's last send and receive of its 20 flows, 40 x 20 = 800: a
+	 * join each; 2 x 4 flows (16 x 8 = 128) stay without */
+	for (int big = 1; big >= 0; big--) {
+		const uint32_t ch = big ? 4 : 2, ck = big ? 5 : 4;
+
+		trace_init(&t);
+		CU_ASSERT_FATAL(trace_set_ranks(&t, 4, &d) == 0);
+		ar = (uint32_t)add(&t, (struct trace_op){ .kind = TRACE_COLL,
+							   .coll = TRACE_ALLREDUCE, .bytes = 1 << 20,
+							   .chunks = ck, .channels = ch }, NULL, 0);
+		add(&t, (struct trace_op){ .kind = TRACE_COLL, .coll = TRACE_ALLREDUCE,
+					   .bytes = 1 << 20, .chunks = ck, .channels = ch }, &ar, 1);
+		CU_ASSERT_FATAL(trace_validate(&t, &d) == 0);
+		CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+		CU_ASSERT_EQUAL(p.njoins, big ? 4u : 0u);
+		trace_program_free(&p);
+		trace_free(&t);
+	}
 }
 
 static void test_lower_cycle(void)
