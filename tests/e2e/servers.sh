@@ -105,6 +105,19 @@ awk '$1 == 1073741824 && $2 == 536870912 && $3 == "bfloat16" && $4 == "none" { b
 [ "$(awk '$1 == 1048576 && $10 == "sendrecv" { print $4 }' "$tmp/dt.out" | tr '\n' ' ')" = \
 	"sum prod max min avg mulsum " ] || fail "sendrecv_perf -o all: one row per op"
 
+# the 256-GPU examples on 32 DGX H100-like servers end when their headers
+# say (the TP allreduces on NVLink, the expert groups' all-to-alls)
+"$IBFAB" topo gen rail --servers 32 --server dgx-h100 > "$tmp/dgx32.topo" || fail "topo gen rail 32"
+for ex in dp-tp-256:4.83 moe-256:4.72; do
+	f=${ex%%:*} want=${ex#*:}
+	"$IBFAB" run --quiet --topo "$tmp/dgx32.topo" --trace "$IBFAB_SRC/traces/examples/$f.trace" \
+		> "$tmp/$f.out" || fail "$f on 32 servers"
+	got=$(awk '$1 == "workload" { for (i = 1; i < NF; i++) if ($i == "at") print $(i + 1) }' "$tmp/$f.out")
+	awk -v g="$got" -v w="$want" 'BEGIN { exit !(g > w * 0.99 && g < w * 1.01) }' ||
+		fail "$f on 32 servers ended at $got ms, its header says $want"
+	grep -q "^# .*$want ms" "$IBFAB_SRC/traces/examples/$f.trace" || fail "$f's header lost its $want ms"
+done
+
 # bad input
 expect() {	# exit code, message fragment, ibfab args...
 	local want=$1 frag=$2
