@@ -224,15 +224,21 @@ static int chain_lower(struct coll_ctx *c)
 
 	/* Hop-major: hop i of every flow, then hop i + 1. Each piece is
 	 * forwarded as soon as it has arrived, independently of the others.
-	 * Flow f is piece f % P of channel f / P (the buffer model's chunk). */
+	 * Within a hop, piece-major: piece q of every channel, then piece q +
+	 * 1, so that a GPU's port, which sends what is ready in program order,
+	 * takes the channels in turn as NCCL's channels run side by side (in
+	 * channel order the root sent all of channel 0 before channel 1, and
+	 * on two servers each rail in its turn: 238 GB/s where the all-gather
+	 * gives 364). Step x of a hop carries piece x / Ch of channel x % Ch,
+	 * the buffer model's chunk h P + q. */
 	for (uint32_t i = 0; i + 1 < c->n; i++) {
-		for (uint32_t f = 0; f < F; f++) {
-			const uint32_t h = f / c->pieces;
+		for (uint32_t x = 0; x < F; x++) {
+			const uint32_t h = x % c->channels, f = h * c->pieces + x / c->channels;
 
 			coll_dep_reset(c);
 			coll_dep_entry(c, chain_member(c, h, i));
 			if (i)
-				coll_dep(c, (uint32_t)(base + (uint64_t)(i - 1) * F + f));
+				coll_dep(c, (uint32_t)(base + (uint64_t)(i - 1) * F + x));
 			if (coll_emit(c, chain_member(c, h, i), chain_member(c, h, i + 1), i + 1, f,
 				      1, bcast ? TD_COPY : TD_REDUCE) == COLL_NONE)
 				return -1;

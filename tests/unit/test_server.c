@@ -472,7 +472,9 @@ static void test_replay_pxn(void)
  * chain of channel h (h % 8 = g) starts at the root (GPU 0), goes on to
  * server 0's GPUs 1 .. g-1, enters server 1 at GPU g (PXN: rail g) and
  * leaves it from GPU g-1 back to server 0's GPU g: two crossings, one
- * where g = 0; none of them through a spine.
+ * where g = 0; none of them through a spine. The channels take turns at
+ * each GPU's port, so the two servers' broadcast runs at about the
+ * all-gather's bus bandwidth.
  */
 static void test_replay_chains(void)
 {
@@ -499,6 +501,14 @@ static void test_replay_chains(void)
 	CU_ASSERT_EQUAL(a.r.nvlink_xfers, 15 * 16 * 8);
 	CU_ASSERT_EQUAL(a.spine_bytes, 0);
 	CU_ASSERT(a.fabric_bytes > 0);
+	/* the channels run side by side, each on its rail: the broadcast's bus
+	 * bandwidth near the all-gather's (both carry S a GPU; 0.65 of it when
+	 * the root's port sent one channel after another) */
+	struct srv_run ag;
+
+	replay_servers(&n, &prm, "ranks 16\nbroadcast 256MiB algo=ring proto=simple\n", &a);
+	replay_servers(&n, &prm, "ranks 16\nallgather 256MiB algo=ring proto=simple\n", &ag);
+	CU_ASSERT(a.end * 0.9 * 15 / 16 < ag.end);
 	net_free(&n);
 }
 
