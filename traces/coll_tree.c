@@ -306,6 +306,10 @@ static uint64_t dtree_nsteps(const struct coll_ctx *c)
 	return 2ull * (c->n - 1) * 2 * c->channels * c->pieces;
 }
 
+/* A connection's slots (NCCL_STEPS): how far a sender's pieces run ahead
+ * of its receiver's */
+#define TREE_WINDOW 8u
+
 static int dtree_lower(struct coll_ctx *c)
 {
 	const uint32_t N = c->n, P = c->pieces, Ch = c->channels;
@@ -332,62 +336,76 @@ static int dtree_lower(struct coll_ctx *c)
 	maxup = tr[0].height > tr[1].height ? tr[0].height : tr[1].height;
 	maxdown = tr[0].maxdepth > tr[1].maxdepth ? tr[0].maxdepth : tr[1].maxdepth;
 	/*
-	 * Up: phase by phase over all flows, so that a node's children (lower
-	 * phases) are in the program first. Both trees use the same phase
-	 * numbers: they run side by side.
+	 * Piece by piece (every channel's and tree's piece q, then q + 1);
+	 * within a piece, up phase by phase, so that a node's children (lower
+	 * phases) are in the program first - both trees use the same phase
+	 * numbers: they run side by side - then down depth by depth, after
+	 * the reduction (phases maxup + depth). A piece also waits for a slot
+	 * at its receiver (NCCL's FIFO of NCCL_STEPS per connection): for the
+	 * receiver to have passed on the piece TREE_WINDOW before it, up (or,
+	 * at the root, down to this sender) or down to its first child. Without
+	 * it every leaf's pieces were ready at once and a GPU's port sent all
+	 * of them before anything it had to pass on: every GPU is a leaf of one
+	 * tree and inside the other.
 	 */
-	for (uint32_t ph = 1; ph <= maxup; ph++) {
-		for (uint32_t f = 0; f < F; f++) {
-			const struct tree *t = &tr[(f / P) % 2];
-			uint32_t chunk = f;	/* (h * 2 + tree) * P + q */
+	for (uint32_t q = 0; q < P; q++) {
+		for (uint32_t ph = 1; ph <= maxup; ph++) {
+			for (uint32_t ht = 0; ht < 2 * Ch; ht++) {
+				const struct tree *t = &tr[ht % 2];
+				const uint32_t h = ht / 2, f = ht * P + q;	/* (h 2 + tree) P + q */
 
-			for (uint32_t k = 0; k < N; k++) {
-				uint32_t v = t->by_up[k];
+				for (uint32_t k = 0; k < N; k++) {
+					uint32_t v = t->by_up[k], u;
 
-				if (t->up[v] != ph)
-					continue;
-				const uint32_t h = f / (2 * P);
-
-				coll_dep_reset(c);
-				coll_dep_entry(c, coll_ring_member(c, h, v));
-				for (uint32_t j = t->coff[v]; j < t->coff[v + 1]; j++)
-					coll_dep(c, upx[(size_t)f * N + t->child[j]]);
-				upx[(size_t)f * N + v] =
-					coll_emit(c, coll_ring_member(c, h, v),
-						  coll_ring_member(c, h, (uint32_t)t->parent[v]), ph,
-						  chunk, 1, TD_REDUCE);
-				if (upx[(size_t)f * N + v] == COLL_NONE)
-					goto out;
+					if (t->up[v] != ph)
+						continue;
+					u = (uint32_t)t->parent[v];
+					coll_dep_reset(c);
+					coll_dep_entry(c, coll_ring_member(c, h, v));
+					for (uint32_t j = t->coff[v]; j < t->coff[v + 1]; j++)
+						coll_dep(c, upx[(size_t)f * N + t->child[j]]);
+					if (q >= TREE_WINDOW)
+						coll_dep(c, u == t->root ?
+							    downx[(size_t)(f - TREE_WINDOW) * N + v] :
+							    upx[(size_t)(f - TREE_WINDOW) * N + u]);
+					upx[(size_t)f * N + v] =
+						coll_emit(c, coll_ring_member(c, h, v),
+							  coll_ring_member(c, h, u), ph, f, 1, TD_REDUCE);
+					if (upx[(size_t)f * N + v] == COLL_NONE)
+						goto out;
+				}
 			}
 		}
-	}
-	/* Down: depth by depth, after the reduction (phases maxup + depth). */
-	for (uint32_t dep = 1; dep <= maxdown; dep++) {
-		for (uint32_t f = 0; f < F; f++) {
-			const struct tree *t = &tr[(f / P) % 2];
+		for (uint32_t dep = 1; dep <= maxdown; dep++) {
+			for (uint32_t ht = 0; ht < 2 * Ch; ht++) {
+				const struct tree *t = &tr[ht % 2];
+				const uint32_t h = ht / 2, f = ht * P + q;
 
-			for (uint32_t k = 0; k < N; k++) {
-				uint32_t v = t->by_depth[k], u;
+				for (uint32_t k = 0; k < N; k++) {
+					uint32_t v = t->by_depth[k], u;
 
-				if (t->depth[v] != dep)
-					continue;
-				const uint32_t h = f / (2 * P);
-
-				u = (uint32_t)t->parent[v];
-				coll_dep_reset(c);
-				if (u == t->root) {
-					/* the root's piece is complete once all children's arrived */
-					coll_dep_entry(c, coll_ring_member(c, h, u));
-					for (uint32_t j = t->coff[u]; j < t->coff[u + 1]; j++)
-						coll_dep(c, upx[(size_t)f * N + t->child[j]]);
-				} else {
-					coll_dep(c, downx[(size_t)f * N + u]);
+					if (t->depth[v] != dep)
+						continue;
+					u = (uint32_t)t->parent[v];
+					coll_dep_reset(c);
+					if (u == t->root) {
+						/* the root's piece is complete once all children's arrived */
+						coll_dep_entry(c, coll_ring_member(c, h, u));
+						for (uint32_t j = t->coff[u]; j < t->coff[u + 1]; j++)
+							coll_dep(c, upx[(size_t)f * N + t->child[j]]);
+					} else {
+						coll_dep(c, downx[(size_t)f * N + u]);
+					}
+					if (q >= TREE_WINDOW && t->coff[v] < t->coff[v + 1])
+						coll_dep(c, downx[(size_t)(f - TREE_WINDOW) * N +
+								  t->child[t->coff[v]]]);
+					downx[(size_t)f * N + v] =
+						coll_emit(c, coll_ring_member(c, h, u),
+							  coll_ring_member(c, h, v), maxup + dep, f, 1,
+							  TD_COPY);
+					if (downx[(size_t)f * N + v] == COLL_NONE)
+						goto out;
 				}
-				downx[(size_t)f * N + v] = coll_emit(c, coll_ring_member(c, h, u),
-								     coll_ring_member(c, h, v),
-								     maxup + dep, f, 1, TD_COPY);
-				if (downx[(size_t)f * N + v] == COLL_NONE)
-					goto out;
 			}
 		}
 	}

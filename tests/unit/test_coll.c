@@ -628,6 +628,48 @@ static void test_double_tree(void)
 	}
 }
 
+/*
+ * The tree's slots: with 20 pieces, piece q >= 8 of a flow waits for its
+ * receiver to have passed on piece q - 8 of the same flow (up to its
+ * parent; at the root, down to the sender; or down to the receiver's first
+ * child), as NCCL's NCCL_STEPS slots a connection hold a sender back.
+ */
+static void test_tree_window(void)
+{
+	struct trace t;
+	struct trace_program p;
+	const uint32_t n = 8, P = 20;
+	uint32_t windowed = 0;
+
+	one_coll(&t, n, TRACE_ALLREDUCE, TRACE_ALGO_TREE, 20u << 20, P, 1, 0);
+	CU_ASSERT_FATAL(lower_ok(&t, &p) == 0);
+	CU_ASSERT_EQUAL(check_ok(&p, 0), 0);
+	for (uint32_t s = 0; s < p.nsteps; s++) {
+		const struct trace_step *st = &p.steps[s];
+		const uint32_t q = st->chunk % P;
+		bool found = false;
+
+		for (uint32_t j = 0; j < st->ndeps; j++) {
+			const struct trace_step *x = &p.steps[p.deps[st->dep_off + j]];
+
+			/* the receiver sending piece q - 8 of the flow on */
+			found |= x->chunk + 8 == st->chunk && x->chunk / P == st->chunk / P &&
+				 x->rank == st->peer;
+		}
+		/* every piece from 8 on waits so, but a leaf's down piece */
+		bool leaf = st->data == TD_COPY;
+
+		for (uint32_t y = 0; y < p.nsteps && leaf; y++)
+			leaf = !(p.steps[y].rank == st->peer && p.steps[y].chunk == st->chunk &&
+				 p.steps[y].data == TD_COPY);
+		CU_ASSERT_EQUAL(found, q >= 8 && !leaf);
+		windowed += found;
+	}
+	CU_ASSERT(windowed > 0);
+	trace_program_free(&p);
+	trace_free(&t);
+}
+
 /* ---- explain ---------------------------------------------------------------------- */
 
 static char *explain(const struct trace_program *p, uint32_t op)
@@ -1527,6 +1569,7 @@ static const struct test_case tests[] = {
 	{ "the native format end to end", test_lower_native },
 	{ "lowering is deterministic", test_deterministic },
 	{ "a rank outside a collective waits for the steps that end it", test_lower_nonmember_exits },
+	{ "the double binary tree's pieces wait for their receiver's slots", test_tree_window },
 	{ "128 ranks x 8 channels x 4 chunks lowers fast", test_big_ring_fast },
 	{ "collnet: up the SHARP tree and down, 8 chunks in flight", test_collnet },
 	{ "busbw factors", test_busbw },
