@@ -2157,10 +2157,15 @@ static int note_dep(struct replay *rp, uint32_t e, uint32_t s, const struct seg 
 {
 	const struct seg *ge = seg_of(rp, e);
 	const uint32_t g = (uint32_t)(sg - rp->seg);
-	uint32_t *h = &hint[xdep_hint_slot(e, g)];
+	uint32_t *h;
 
 	if (ge == sg && sg->z)
 		return 0;
+	if (rp->nxdep && rp->xdep[rp->nxdep - 1].s == e && rp->xdep[rp->nxdep - 1].seg == g) {
+		rp->xdep[rp->nxdep - 1].max = s;	/* a step's deps often repeat */
+		return 0;
+	}
+	h = &hint[xdep_hint_slot(e, g)];
 	if (*h && rp->xdep[*h - 1].s == e && rp->xdep[*h - 1].seg == g) {
 		rp->xdep[*h - 1].max = s;
 		return 0;
