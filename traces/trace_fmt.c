@@ -69,7 +69,9 @@ struct pop {
 	struct trace_op op;
 	uint32_t key;		/* arena offset of the id it answers to, or NONE; a
 				 * `compute all` group keeps it on its first op */
-	uint32_t group;		/* index of the first op of its `compute all`, or NONE */
+	uint32_t group;		/* index of the first op of its group (`compute all`, or a
+				 * line over a rank list), or NONE */
+	uint32_t gn;		/* on a group's first op: its ops, sorted by rank */
 	uint32_t ref_off, nref;	/* its after= references */
 	bool async;
 };
@@ -1042,6 +1044,10 @@ struct op_line {
 	int idn, id_col;
 	struct pop p;
 	bool all;			/* compute all */
+	/* a line over a rank list (compute LIST, send|recv LIST PEERS): its
+	 * ranks, and the peer of each (NULL: op.peer for all); owned */
+	int32_t *ranks, *peers;
+	uint32_t nlist;
 	const struct tok *root_tok;	/* root=, if given */
 };
 
@@ -1071,7 +1077,14 @@ static int op_id(struct fmt *c, struct line *L, struct op_line *o)
 	return 0;
 }
 
-/* send|recv <rank> <peer> <size>: the options it allows, or -1 */
+/* A rank list ("0-63", "0,8,16") where a rank may stand: a ',' or a '-'. */
+static bool is_list(const struct tok *k)
+{
+	return !k->quoted && (memchr(k->s, ',', (size_t)k->len) || memchr(k->s, '-', (size_t)k->len));
+}
+
+/* send|recv <rank> <peer> <size>: the options it allows, or -1. Over rank
+ * lists, <ranks> <peers> of one length, or <ranks> <peer>: one op a rank. */
 static int args_p2p(struct fmt *c, struct line *L, struct op_line *o)
 {
 	static const char *const what[] = { "the rank", "the peer rank", "the size" };
@@ -1085,11 +1098,36 @@ static int args_p2p(struct fmt *c, struct line *L, struct op_line *o)
 			return perr(c, L, i < o->nw ? w[i].col : eol_col(L),
 				    "expected %s: '%s <rank> <peer> <size>'", what[a],
 				    op->kind == TRACE_SEND ? "send" : "recv");
+		if (a < 2 && is_list(&w[i])) {
+			int32_t **l = a ? &o->peers : &o->ranks;
+			uint32_t n;
+
+			if (a && !o->ranks)
+				return perr(c, L, w[i].col,
+					    "a list of peers needs a list of ranks of the same length before it ('%s 0-3 4-7 <size>')",
+					    op->kind == TRACE_SEND ? "send" : "recv");
+			if (parse_list(c, L, w[i].s, w[i].len, w[i].col, l, &n))
+				return -1;
+			if (a && n != o->nlist)
+				return perr(c, L, w[i].col,
+					    "%" PRIu32 " peers for %" PRIu32 " ranks: the lists pair up rank by rank",
+					    n, o->nlist);
+			o->nlist = n;
+			continue;
+		}
 		if (a == 2 ? parse_size(c, L, &w[i], &op->bytes) :
 		    parse_rank(c, L, &w[i], what[a], a ? &op->peer : &op->rank))
 			return -1;
 	}
-	if (op->peer == op->rank)
+	for (uint32_t k = 0; k < o->nlist; k++) {
+		const int32_t pr = o->peers ? o->peers[k] : op->peer;
+
+		if (pr == o->ranks[k])
+			return perr(c, L, w[o->i - 2].col,
+				    "rank %" PRId32 " cannot %s itself (place %" PRIu32 " of the lists)",
+				    pr, op->kind == TRACE_SEND ? "send to" : "receive from", k + 1);
+	}
+	if (!o->nlist && op->peer == op->rank)
 		return perr(c, L, w[o->i - 2].col, "rank %" PRId32 " cannot %s itself", op->rank,
 			    op->kind == TRACE_SEND ? "send to" : "receive from");
 	return op->kind == TRACE_SEND ? SEND_OPTS : P2P_OPTS;
@@ -1106,7 +1144,10 @@ static int args_compute(struct fmt *c, struct line *L, struct op_line *o)
 		return perr(c, L, eol_col(L), "expected the rank (or 'all'): 'compute <rank|all> <duration>'");
 	if (tok_is(&w[o->i], "all"))
 		o->all = true;
-	else if (parse_rank(c, L, &w[o->i], "the rank or 'all'", &op->rank))
+	else if (is_list(&w[o->i])) {
+		if (parse_list(c, L, w[o->i].s, w[o->i].len, w[o->i].col, &o->ranks, &o->nlist))
+			return -1;
+	} else if (parse_rank(c, L, &w[o->i], "the rank or 'all'", &op->rank))
 		return -1;
 	if (++o->i >= o->nw || memchr(w[o->i].s, '=', (size_t)w[o->i].len))
 		return perr(c, L, o->i < o->nw ? w[o->i].col : eol_col(L),
@@ -1176,10 +1217,26 @@ static int op_root(struct fmt *c, struct line *L, struct op_line *o)
 	return 0;
 }
 
-/* Name, count, and add (one op per rank for `compute all`). */
+struct rank_at {
+	int32_t rank;
+	uint32_t at;	/* its place in the line's list */
+};
+
+static int cmp_rank_at(const void *a, const void *b)
+{
+	const int32_t x = ((const struct rank_at *)a)->rank, y = ((const struct rank_at *)b)->rank;
+
+	return (x > y) - (x < y);
+}
+
+/* Name, count, and add: one op per rank for `compute all`, one per rank of
+ * a rank list (in rank order: each is on a rank of its own, and a pair of
+ * ranks has at most one of them, so the order changes no matching). */
 static int op_add(struct fmt *c, struct line *L, struct op_line *o)
 {
-	size_t count = o->all ? (size_t)c->t->nranks : 1;
+	const bool grp = o->all || o->nlist;
+	size_t count = o->all ? (size_t)c->t->nranks : o->nlist ? o->nlist : 1;
+	struct rank_at *order = NULL;
 	char full[ID_MAX];
 
 	if (c->npops + count > TRACE_MAX_OPS)
@@ -1191,10 +1248,10 @@ static int op_add(struct fmt *c, struct line *L, struct op_line *o)
 		int j;
 
 		snprintf(rk, sizeof(rk), "@%" PRId32, c->t->nranks - 1);
-		if (fl + (o->all ? strlen(rk) : 0) >= ID_MAX)
+		if (fl + (grp ? strlen(rk) : 0) >= ID_MAX)
 			return perr(c, L, o->id_col,
 				    "id '%.*s%s%s' is too long (at most %d characters with the suffixes repeat and 'compute all' add)",
-				    o->idn, o->id, c->suffix, o->all ? rk : "", ID_MAX - 1);
+				    o->idn, o->id, c->suffix, grp ? rk : "", ID_MAX - 1);
 		snprintf(full, sizeof(full), "%.*s%s", o->idn, o->id, c->suffix);
 		j = map_find(c, &c->ids, id_key, full);
 		if (j >= 0)
@@ -1206,21 +1263,34 @@ static int op_add(struct fmt *c, struct line *L, struct op_line *o)
 	}
 	if (sim_grow((void **)&c->pops, &c->pops_cap, c->npops + count, sizeof(*c->pops)))
 		return perr(c, L, o->w[0].col, "out of memory");
+	if (o->nlist) {
+		order = malloc(o->nlist * sizeof(*order));
+		if (!order)
+			return perr(c, L, o->w[0].col, "out of memory");
+		for (uint32_t k = 0; k < o->nlist; k++)
+			order[k] = (struct rank_at){ o->ranks[k], k };
+		qsort(order, o->nlist, sizeof(*order), cmp_rank_at);
+	}
 	for (size_t r = 0; r < count; r++) {
 		struct pop *q = &c->pops[c->npops + r];
 
 		*q = o->p;
 		if (r)
 			q->key = NONE;	/* the group answers to its first op's key */
-		if (o->all) {
+		if (grp) {
 			q->group = (uint32_t)c->npops;
-			q->op.rank = (int32_t)r;
+			q->gn = r ? 0 : (uint32_t)count;
+			q->op.rank = order ? order[r].rank : (int32_t)r;
+			if (order && o->peers)
+				q->op.peer = o->peers[order[r].at];
 			if (o->id)
-				snprintf(q->op.name, sizeof(q->op.name), "%s@%zu", full, r);
+				snprintf(q->op.name, sizeof(q->op.name), "%s@%" PRId32, full,
+					 q->op.rank);
 		} else if (o->id) {
 			snprintf(q->op.name, sizeof(q->op.name), "%s", full);
 		}
 	}
+	free(order);
 	/* Registered last: the table reads the key back from pops[]. */
 	if (o->id && map_put(c, &c->ids, id_key, (uint32_t)c->npops))
 		return perr(c, L, o->id_col, "out of memory");
@@ -1262,11 +1332,13 @@ static int parse_op(struct fmt *c, struct line *L)
 	 * collective, as it always has */
 	allowed = ((unsigned)op->kind < SIM_ARRAY_SIZE(op_args) && op_args[op->kind] ?
 		   op_args[op->kind] : args_coll)(c, L, &o);
-	if (allowed < 0 ||
-	    parse_options(c, L, w + o.i, o.nw - o.i, &o.p, (unsigned)allowed, &o.root_tok) ||
-	    (op->kind == TRACE_COLL && op_root(c, L, &o)))
-		return -1;
-	return op_add(c, L, &o);
+	int rc = allowed < 0 ||
+		 parse_options(c, L, w + o.i, o.nw - o.i, &o.p, (unsigned)allowed, &o.root_tok) ||
+		 (op->kind == TRACE_COLL && op_root(c, L, &o)) ? -1 : op_add(c, L, &o);
+
+	free(o.ranks);
+	free(o.peers);
+	return rc;
 }
 
 /* ---- statements, repeat blocks --------------------------------------------------------- */
@@ -1436,6 +1508,24 @@ static int find_ref(struct fmt *c, const char *base, const char *ctx)
 	}
 }
 
+/* The op of group j (its first op's index) on rank r, or NONE: the
+ * group's ops are in rank order, one a rank (every rank's for `compute
+ * all`). */
+static uint32_t group_member(const struct fmt *c, uint32_t j, int32_t r)
+{
+	uint32_t lo = 0, hi = c->pops[j].gn;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (c->pops[j + mid].op.rank < r)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->pops[j].gn && c->pops[j + lo].op.rank == r ? j + lo : NONE;
+}
+
 static int resolve_ref(struct fmt *c, uint32_t i, const struct ref *rf, struct depset *s)
 {
 	const struct pop *p = &c->pops[i];
@@ -1464,18 +1554,39 @@ static int resolve_ref(struct fmt *c, uint32_t i, const struct ref *rf, struct d
 	}
 	if (at && c->pops[j].group == NONE)
 		return sim_diag_set(c->d, rf->file, rf->line, rf->col,
-				    "'%s' is one op, not one per rank: '@rank' needs the id of a 'compute all'",
+				    "'%s' is one op, not one per rank: '@rank' needs the id of a 'compute all' or of a line over a rank list",
 				    base);
-	if (rank >= 0)
-		return dep_add(s, (uint32_t)j + (uint32_t)rank);
+	if (rank >= 0) {
+		uint32_t m = group_member(c, (uint32_t)j, (int32_t)rank);
+
+		if (m == NONE)
+			return sim_diag_set(c->d, rf->file, rf->line, rf->col,
+					    "'%s' has no op on rank %ld (its line's ranks do not include it)",
+					    base, rank);
+		return dep_add(s, m);
+	}
 	if (c->pops[j].group == NONE)
 		return dep_add(s, (uint32_t)j);
-	/* A `compute all` group: each rank's own member, or for a collective,
-	 * every member's. */
-	if (p->op.kind != TRACE_COLL)
-		return dep_add(s, (uint32_t)j + (uint32_t)p->op.rank);
-	for (uint32_t m = 0; m < c->t->comms[p->op.comm].n; m++)
-		if (dep_add(s, (uint32_t)j + (uint32_t)c->t->comms[p->op.comm].ranks[m]))
+	/* A group: each rank's own member, or for a collective, every
+	 * member's; a rank (or a communicator) the group has no op on waits
+	 * for all of them. */
+	uint32_t found = 0, m;
+
+	if (p->op.kind != TRACE_COLL) {
+		m = group_member(c, (uint32_t)j, p->op.rank);
+		if (m != NONE)
+			return dep_add(s, m);
+	} else {
+		for (uint32_t k = 0; k < c->t->comms[p->op.comm].n; k++) {
+			m = group_member(c, (uint32_t)j, c->t->comms[p->op.comm].ranks[k]);
+			if (m != NONE && (++found, dep_add(s, m)))
+				return -1;
+		}
+		if (found)
+			return 0;
+	}
+	for (m = 0; m < c->pops[j].gn; m++)
+		if (dep_add(s, (uint32_t)j + m))
 			return -1;
 	return 0;
 }

@@ -106,9 +106,10 @@ awk '$1 == 1073741824 && $2 == 536870912 && $3 == "bfloat16" && $4 == "none" { b
 	"sum prod max min avg mulsum " ] || fail "sendrecv_perf -o all: one row per op"
 
 # the 256-GPU examples on 32 DGX H100-like servers end when their headers
-# say (the TP allreduces on NVLink, the expert groups' all-to-alls)
+# say (the TP allreduces on NVLink, the expert groups' all-to-alls, the
+# pipeline's stages)
 "$IBFAB" topo gen rail --servers 32 --server dgx-h100 > "$tmp/dgx32.topo" || fail "topo gen rail 32"
-for ex in dp-tp-256:4.83 moe-256:4.72; do
+for ex in dp-tp-256:4.83 moe-256:4.72 3d-256:48.3; do
 	f=${ex%%:*} want=${ex#*:}
 	"$IBFAB" run --quiet --topo "$tmp/dgx32.topo" --trace "$IBFAB_SRC/traces/examples/$f.trace" \
 		> "$tmp/$f.out" || fail "$f on 32 servers"

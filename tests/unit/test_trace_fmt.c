@@ -346,6 +346,50 @@ static void test_order(void)
 	trace_free(&t);
 }
 
+/* Lines over rank lists: one op a rank, in rank order, named by rank;
+ * after= finds a rank's own, or all of them from a rank outside. */
+static void test_rank_lists(void)
+{
+	struct trace t;
+
+	load_ok("ranks 8\n"
+		"f: compute 3,1,2 1ms\n"
+		"s: send 3,1,2 6,4,5 1MiB async\n"
+		"r: recv 6,4,5 3,1,2 1MiB after=f\n"
+		"in: send 4-7 0 1KiB\n"
+		"x: compute 1 1us after=f,s\n"
+		"y: compute 7 1us after=f\n"
+		"z: compute 0 1us after=s@2\n", &t);
+	CU_ASSERT_EQUAL_FATAL(t.nops, 3 + 3 + 3 + 4 + 3);
+	for (int k = 0; k < 3; k++) {
+		CU_ASSERT_EQUAL(t.ops[k].kind, TRACE_COMPUTE);
+		CU_ASSERT_EQUAL(t.ops[k].rank, k + 1);		/* in rank order */
+		CU_ASSERT_EQUAL(t.ops[3 + k].rank, k + 1);
+		CU_ASSERT_EQUAL(t.ops[3 + k].peer, k + 4);	/* each with its own peer */
+		CU_ASSERT_EQUAL(t.ops[6 + k].rank, k + 4);
+		CU_ASSERT_EQUAL(t.ops[6 + k].peer, k + 1);
+	}
+	for (int k = 0; k < 4; k++) {
+		CU_ASSERT_EQUAL(t.ops[9 + k].rank, 4 + k);
+		CU_ASSERT_EQUAL(t.ops[9 + k].peer, 0);
+	}
+	CU_ASSERT_STRING_EQUAL(t.ops[0].name, "f@1");
+	CU_ASSERT_STRING_EQUAL(t.ops[4].name, "s@2");
+	DEPS_ARE(&t, "s@2", "f@2");
+	DEPS_ARE(&t, "r@4", "f@1,f@2,f@3");	/* rank 4 has no f: all of it */
+	DEPS_ARE(&t, "x", "f@1,s@1");
+	DEPS_ARE(&t, "y", "f@1,f@2,f@3,in@7");
+	DEPS_ARE(&t, "z", "s@2");
+	trace_free(&t);
+	refused_at("ranks 8\nsend 0-3 4-6 1MiB\n", 2, 10, "3 peers for 4 ranks");
+	refused_at("ranks 8\nsend 0-3 1,2,0,3 1MiB\n", 2, 10, "rank 3 cannot send to itself (place 4");
+	refused_at("ranks 8\nrecv 0-1 1 1MiB\n", 2, 10, "rank 1 cannot receive from itself (place 2");
+	refused_at("ranks 8\nsend 0 4-7 1MiB\n", 2, 8, "a list of peers needs a list of ranks");
+	refused_at("ranks 8\ncompute 1,1 1ms\n", 2, 11, "rank 1 is listed twice");
+	refused_at("ranks 8\nx: compute 0-3 1ms\ncompute 5 1ms after=x@5\n", 3, 21,
+		   "'x' has no op on rank 5");
+}
+
 static void test_group_refs(void)
 {
 	struct trace t;
@@ -569,7 +613,7 @@ static void test_malformed(void)
 		{ "ranks 2\nbarrier after=nope\n", 2, 15, "unknown id 'nope' in after=" },
 		{ "ranks 2\nbarrier after=\n", 2, 15, "expected op ids" },
 		{ "ranks 2\nx: barrier\nbarrier after=x,\n", 3, 17, "expected an op id" },
-		{ "ranks 2\nx: barrier\nbarrier after=x@1\n", 3, 15, "'@rank' needs the id of a 'compute all'" },
+		{ "ranks 2\nx: barrier\nbarrier after=x@1\n", 3, 15, "'@rank' needs the id of a 'compute all' or of a line over a rank list" },
 		{ "ranks 2\nx: compute all 1us\nbarrier after=x@2\n", 3, 17, "rank 2 is out of range" },
 		{ "ranks 2\nallreduce 1MiB comm=tp\n", 2, 21, "unknown communicator 'tp'" },
 		{ "ranks 4\ncomm tp = 0,1\ncomm tp = 2,3\n", 3, 6, "defined twice" },
@@ -895,6 +939,15 @@ static void load_example(const char *name, struct trace *t)
 	CU_ASSERT_EQUAL(trace_validate(t, &d), 0);
 }
 
+static size_t count_kind(const struct trace *t, enum trace_kind k)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->nops; i++)
+		n += t->ops[i].kind == k;
+	return n;
+}
+
 static size_t count_coll(const struct trace *t, enum trace_coll c)
 {
 	size_t n = 0;
@@ -972,6 +1025,27 @@ static void test_examples(void)
 	CU_ASSERT_EQUAL(t.comms[33].n, 32);	/* dp0: ranks 0, 8, ..., 248 */
 	CU_ASSERT_EQUAL(t.comms[33].ranks[31], 248);
 	DEPS_ARE(&t, "bwd2@9", "ba3_1");
+	trace_free(&t);
+
+	/* TP x PP x DP: 64 sends a stage boundary a micro-batch each way, a
+	 * stage's ranks receiving from the stage before (after), the 32
+	 * data-parallel groups, the optimizer after all of them */
+	load_example("3d-256.trace", &t);
+	CU_ASSERT_EQUAL(t.nranks, 256);
+	CU_ASSERT_EQUAL(count_coll(&t, TRACE_ALLREDUCE), 4 * 4 * 8 * 2 + 32);
+	CU_ASSERT_EQUAL(count_kind(&t, TRACE_SEND), 4 * 3 * 64 * 2);
+	CU_ASSERT_EQUAL(count_kind(&t, TRACE_RECV), 4 * 3 * 64 * 2);
+	CU_ASSERT_EQUAL(count_kind(&t, TRACE_COMPUTE), 4 * 4 * 64 * 2 + 256);
+	for (size_t i = 0; i < t.nops; i++)
+		if (t.ops[i].kind == TRACE_SEND)
+			CU_ASSERT_EQUAL(abs(t.ops[i].peer - t.ops[i].rank), 64);
+	{
+		const struct trace_op *f = &t.ops[find(&t, "fwd1.0@70")];
+		const struct trace_op *r = &t.ops[t.deps[f->dep_off]];
+
+		CU_ASSERT_EQUAL(f->ndeps, 1);	/* its recv of micro-batch 0 */
+		CU_ASSERT(r->kind == TRACE_RECV && r->rank == 70 && r->peer == 6);
+	}
 	trace_free(&t);
 }
 
@@ -1128,6 +1202,7 @@ static void test_fuzz_grammar(void)
 	static const char *const ops[] = {
 		"send %d %d 1KiB", "recv %d %d 1KiB", "compute %d 1us", "compute all 2us",
 		"allreduce 1MiB", "alltoall 64KiB ranks=0-2", "barrier comm=c", "broadcast 8 root=%d",
+		"compute %d,%d 3us", "send %d,%d 3,2 1KiB",
 	};
 	unsigned ok = 0, refused = 0, cyc = 0;
 	char *text = malloc(16384);
@@ -1153,7 +1228,7 @@ static void test_fuzz_grammar(void)
 			}
 			if (rnd(2))
 				sim_append(text, 16384, &off, "i%d: ", nid++);
-			sim_append(text, 16384, &off, ops[rnd(8)], a, b);
+			sim_append(text, 16384, &off, ops[rnd(SIM_ARRAY_SIZE(ops))], a, b);
 			if (rnd(3) == 0)
 				sim_append(text, 16384, &off, " async");
 			if (rnd(3) == 0)
@@ -1191,6 +1266,7 @@ static const struct test_case tests[] = {
 	{ "collectives", test_collectives },
 	{ "order", test_order },
 	{ "group_refs", test_group_refs },
+	{ "rank_lists", test_rank_lists },
 	{ "repeat", test_repeat },
 	{ "include", test_include },
 	{ "malformed", test_malformed },
