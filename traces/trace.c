@@ -116,6 +116,8 @@ void trace_free(struct trace *t)
 	for (int i = 0; i < t->nfiles; i++)
 		free(t->files[i]);
 	free(t->files);
+	free(t->job_file);
+	free(t->job_ranks);
 	/* An empty trace again, so a second trace_free() or a reload is safe. */
 	trace_init(t);
 }
@@ -167,6 +169,43 @@ int trace_set_ranks(struct trace *t, int32_t nranks, struct sim_diag *d)
 	t->ncomms = 1;
 	t->nranks = nranks;
 	return 0;
+}
+
+/* Job njobs (of `ranks` ranks, read from `name`) joins t; the first
+ * job, t's own before the first append, is noted with it. */
+static int note_job(struct trace *t, int32_t base, int32_t ranks, const char *name)
+{
+	const int n = t->njobs ? t->njobs + 1 : 2;
+	const char **jf = realloc(t->job_file, (size_t)n * sizeof(*jf));
+
+	if (!jf)
+		return -1;
+	t->job_file = jf;
+	int32_t *jr = realloc(t->job_ranks, (size_t)n * sizeof(*jr));
+
+	if (!jr)
+		return -1;
+	t->job_ranks = jr;
+	if (!t->njobs) {
+		jf[0] = t->nfiles ? t->files[0] : "the first trace";
+		jr[0] = base;
+		t->njobs = 1;
+	}
+	if (!(jf[t->njobs] = trace_add_file(t, name)))
+		return -1;
+	jr[t->njobs++] = ranks;
+	return 0;
+}
+
+int trace_ranks_text(const struct trace *t, char *buf, size_t len)
+{
+	int k = t->njobs < 2 ? snprintf(buf, len, "the trace has %" PRId32 " ranks", t->nranks) :
+		snprintf(buf, len, "the %d jobs have %" PRId32 " ranks (", t->njobs, t->nranks);
+
+	for (int j = 0; t->njobs > 1 && j < t->njobs && k >= 0 && (size_t)k < len; j++)
+		k += snprintf(buf + k, len - (size_t)k, "%s%s %" PRId32 "%s", j ? ", " : "",
+			      t->job_file[j], t->job_ranks[j], j + 1 < t->njobs ? "" : ")");
+	return k;
 }
 
 int trace_append(struct trace *t, const struct trace *src, const char *name, struct sim_diag *d)
@@ -229,6 +268,8 @@ int trace_append(struct trace *t, const struct trace *src, const char *name, str
 				return sim_diag_set(d, name, 0, 0, "out of memory");
 	}
 	t->nranks = base + src->nranks;
+	if (note_job(t, base, src->nranks, name))
+		goto oom;
 	/* its communicators, its "all ranks" among them, shifted */
 	cmap = malloc((src->ncomms ? src->ncomms : 1) * sizeof(*cmap));
 	if (!cmap)
@@ -645,7 +686,7 @@ static int check_comms(const struct trace *t, struct sim_diag *d)
 
 int trace_validate(const struct trace *t, struct sim_diag *d)
 {
-	const char *f = t->nfiles ? t->files[0] : NULL;
+	const char *f = t->nfiles && t->njobs < 2 ? t->files[0] : NULL;	/* jobs: all of them */
 	uint32_t *send_of;
 	int rc;
 
@@ -729,7 +770,7 @@ static int gpu_hosts(const struct net *net, int nh, struct gpu_ent *e)
 static int per_node_order(const struct trace *t, const struct net *net, int nh, int *order,
 			  struct sim_diag *d)
 {
-	const char *f = t->nfiles ? t->files[0] : NULL;
+	const char *f = t->nfiles && t->njobs < 2 ? t->files[0] : NULL;	/* jobs: all of them */
 	const int32_t K = t->ranks_per_node;
 	struct gpu_ent *e = malloc((size_t)nh * sizeof(*e));
 	int ne, k = 0, rc = 0, nsrv = 0;
@@ -754,10 +795,14 @@ static int per_node_order(const struct trace *t, const struct net *net, int nh, 
 			order[k++] = e[g].host;
 		i = j;
 	}
-	if (!rc && k < t->nranks)
+	if (!rc && k < t->nranks) {
+		char what[512];
+
+		trace_ranks_text(t, what, sizeof(what));
 		rc = sim_diag_set(d, f, 0, 0,
-				  "the trace has %" PRId32 " ranks, %" PRId32 " a server, but the fabric's %d servers (hosts n<node>g<gpu>) take %d of them",
-				  t->nranks, K, nsrv, k);
+				  "%s, %" PRId32 " a server, but the fabric's %d servers (hosts n<node>g<gpu>) take %d of them",
+				  what, K, nsrv, k);
+	}
 	free(e);
 	return rc ? -1 : 0;
 }
@@ -767,7 +812,7 @@ static int per_node_order(const struct trace *t, const struct net *net, int nh, 
 static int map_order(const struct trace *t, const struct net *net, int nh, int *order,
 		     struct sim_diag *d)
 {
-	const char *f = t->nfiles ? t->files[0] : NULL;
+	const char *f = t->nfiles && t->njobs < 2 ? t->files[0] : NULL;	/* jobs: all of them */
 
 	switch (t->map) {
 	case TRACE_MAP_LINEAR: {
@@ -851,10 +896,13 @@ rr_out:
 			return sim_diag_set(d, f, 0, 0, "out of memory");
 		ne = gpu_hosts(net, nh, e);
 		if (ne < t->nranks) {
+			char what[512];
+
 			free(e);
+			trace_ranks_text(t, what, sizeof(what));
 			return sim_diag_set(d, f, 0, 0,
-					    "map gpu: the trace has %" PRId32 " ranks but the fabric has %d hosts named n<node>g<gpu>%s",
-					    t->nranks, ne,
+					    "map gpu: %s but the fabric has %d hosts named n<node>g<gpu>%s",
+					    what, ne,
 					    ne ? "" : " (rail-optimised clusters, as 'ibfab topo gen rail' writes them)");
 		}
 		for (int k = 1; k < ne; k++)
@@ -887,7 +935,7 @@ static const char *const map_names[] = {
 
 int trace_map_ranks(struct trace *t, const struct net *net, struct sim_diag *d)
 {
-	const char *f = t->nfiles ? t->files[0] : NULL;
+	const char *f = t->nfiles && t->njobs < 2 ? t->files[0] : NULL;	/* jobs: all of them */
 	int nh = net_nhosts(net), rc = 0;
 	int32_t *node_rank = NULL, *rn = NULL;
 	int *order = NULL;
@@ -896,10 +944,13 @@ int trace_map_ranks(struct trace *t, const struct net *net, struct sim_diag *d)
 		return sim_diag_set(d, f, 0, 0, "the trace has no ranks");
 	if ((unsigned)t->map > TRACE_MAP_GPU)
 		return sim_diag_set(d, f, 0, 0, "unknown rank mapping %d", (int)t->map);
-	if (t->map != TRACE_MAP_EXPLICIT && t->nranks > nh)
-		return sim_diag_set(d, f, 0, 0,
-				    "the trace has %" PRId32 " ranks but the fabric has %d hosts (one rank per host)",
-				    t->nranks, nh);
+	if (t->map != TRACE_MAP_EXPLICIT && t->nranks > nh) {
+		char what[512];
+
+		trace_ranks_text(t, what, sizeof(what));
+		return sim_diag_set(d, f, 0, 0, "%s but the fabric has %d hosts (one rank per host)",
+				    what, nh);
+	}
 	rn = malloc((size_t)t->nranks * sizeof(*rn));
 	order = malloc((size_t)t->nranks * sizeof(*order));
 	node_rank = malloc((size_t)(net->nnodes ? net->nnodes : 1) * sizeof(*node_rank));

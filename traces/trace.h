@@ -218,6 +218,11 @@ struct trace {
 	size_t ncomms;
 	char **files;		/* every file read (includes), owned */
 	int nfiles;
+	/* jobs side by side (trace_append): each job's file (in files) and
+	 * the ranks it brought, in rank order; njobs 0 for a single trace */
+	const char **job_file;
+	int32_t *job_ranks;
+	int njobs;
 	/*
 	 * SHARP aggregation nodes (traces/coll_collnet.c), when the fabric's
 	 * aggregation manager gave the job a tree (models/sm/sm_sharp.c):
@@ -331,6 +336,9 @@ int trace_set_ranks(struct trace *t, int32_t nranks, struct sim_diag *d);
  * host lines; `name` (src's file) is in the messages. 0 or -1.
  */
 int trace_append(struct trace *t, const struct trace *src, const char *name, struct sim_diag *d);
+/* "the trace has N ranks", or for jobs side by side "the 2 jobs have N
+ * ranks (a.nccl 16, b.nccl 24)", into buf (snprintf's return). */
+int trace_ranks_text(const struct trace *t, char *buf, size_t len);
 const char *trace_add_file(struct trace *t, const char *path);
 /* Checks before lowering: ranks in range, every recv matched by a send with
  * the same (rank, peer, tag) in order and the same size, no dependency

@@ -7,7 +7,8 @@
 #    replay exactly as one native trace with a communicator per job;
 #  - a Chakra job beside a native one and 16 ranks of background traffic;
 #  - jobs placed differently (map random beside map linear) are refused,
-#    naming the file.
+#    naming the file; jobs with more ranks together than the fabric has
+#    hosts are refused naming each job and its ranks.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/e2e.sh"
 printf 'ranks 8\nar: allreduce 16MiB\ncompute all 10us\nbc: broadcast 4MiB root=2\n' > "$tmp/j1.trace"
 printf 'ranks 8\nmap linear\na2a: alltoall 8MiB\n' > "$tmp/j2.trace"
@@ -47,4 +48,8 @@ PY
 printf 'ranks 4\nmap random seed=3\nallreduce 1MiB\n' > "$tmp/rnd.trace"
 "$IBFAB" run --trace "$tmp/j1.trace" --trace "$tmp/rnd.trace" > "$tmp/err.txt" 2>&1 && fail "map random beside map linear: accepted"
 grep -q "rnd.trace: jobs side by side are placed linearly" "$tmp/err.txt" || fail "map random: $(cat "$tmp/err.txt")"
+"$IBFAB" run --trace "$tmp/j1.trace" --trace "$tmp/j2.trace" --trace "$tmp/j2.trace" > "$tmp/err.txt" 2>&1 &&
+	fail "24 ranks on 16 hosts: accepted"
+grep -qF "the 3 jobs have 24 ranks ($tmp/j1.trace 8, $tmp/j2.trace 8, $tmp/j2.trace 8) but the fabric has 16 hosts" \
+	"$tmp/err.txt" || fail "too many ranks: $(cat "$tmp/err.txt")"
 finish
