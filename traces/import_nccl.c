@@ -326,6 +326,7 @@ struct nl_rec {
 	const char *name;	/* as printed, for messages */
 	size_t namelen;
 	uint64_t opcount, count, dtype, root, stream;
+	uint64_t redop;		/* ncclRedOp_t; UINT64_MAX: not printed */
 	uint32_t lcomm;
 	int line, col_dtype, col_root;
 	uint32_t node;		/* the op it belongs to */
@@ -685,6 +686,8 @@ static int parse_coll(struct nl *s, uint32_t proc, const char *ls, const char *m
 		return nerr(s, line, r.col_dtype, "unknown NCCL datatype %" PRIu64 " (expected "
 			    "0..11: int8 uint8 int32 uint32 int64 uint64 float16 float32 "
 			    "float64 bfloat16 fp8e4m3 fp8e5m2)", r.dtype);
+	if (!field(p, e, " op ", false, &r.redop, &at))
+		r.redop = UINT64_MAX;
 	if (field(p, e, " root ", false, &r.root, &at))
 		r.col_root = (int)(at - ls) + 1;
 	else if (r.kind != REC_COLL || r.coll == TRACE_BROADCAST || r.coll == TRACE_REDUCE)
@@ -1285,6 +1288,12 @@ static int emit_node(struct nl *s, struct nl_node *n)
 		return nerr(s, r->line, 0, "count %" PRIu64 " is too large", r->count);
 	bytes = r->count * mult * dtype_size(r->dtype);
 	op.bytes = bytes;
+	/* the table's type and op (trace_dtypes is ncclDataType_t's order;
+	 * ncclRedOp_t's are sum prod max min avg, and an op made at run time,
+	 * 5 on, is nccl-tests' premultiplied sum, its "mulsum") */
+	op.dtype = (uint8_t)(r->dtype + 1);
+	if (r->redop != UINT64_MAX)
+		op.redop = (uint8_t)((r->redop < TRACE_NREDOPS - 1 ? r->redop : TRACE_NREDOPS - 1) + 1);
 	if (r->kind == REC_COLL) {
 		op.kind = TRACE_COLL;
 		op.rank = -1;

@@ -683,6 +683,17 @@ static void test_nccl_log_one_process(void)
 	trace_free(&t);
 }
 
+/* An op's type and reduction for nccl-tests' table: "-" when not given. */
+static const char *dt_name(const struct trace_op *o)
+{
+	return o->dtype && o->dtype <= TRACE_NDTYPES ? trace_dtypes[o->dtype - 1].name : "-";
+}
+
+static const char *op_name(const struct trace_op *o)
+{
+	return o->redop && o->redop <= TRACE_NREDOPS ? trace_redop_names[o->redop - 1] : "-";
+}
+
 /* COLL only: ranks are the comm handles in order of appearance. */
 static void test_nccl_log_coll_only(void)
 {
@@ -696,6 +707,26 @@ static void test_nccl_log_coll_only(void)
 	CU_ASSERT_EQUAL(t.ops[2].bytes, 131072ULL * 8 * 2);	/* fp16, per rank x 8 */
 	CU_ASSERT_EQUAL(t.ops[3].bytes, 8);			/* one double */
 	CU_ASSERT_EQUAL(depth(&t, TRACE_COLL), 4);
+	/* the table's type and op, as logged (1 + trace_dtypes' index) */
+	CU_ASSERT_STRING_EQUAL(dt_name(&t.ops[0]), "float");
+	CU_ASSERT_STRING_EQUAL(dt_name(&t.ops[2]), "half");
+	CU_ASSERT_STRING_EQUAL(dt_name(&t.ops[3]), "double");
+	CU_ASSERT_STRING_EQUAL(op_name(&t.ops[0]), "sum");
+	trace_free(&t);
+	/* bfloat16 and max; an op made at run time (5 on) is nccl-tests'
+	 * premultiplied sum */
+	import_str(import_nccl_log,
+		   "h:1:1 [0] NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 8 datatype 9 op 2 root 0 comm 0x10 [nranks=2] stream 0x1\n"
+		   "h:2:2 [0] NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 8 datatype 9 op 2 root 0 comm 0x20 [nranks=2] stream 0x1\n"
+		   "h:1:1 [0] NCCL INFO AllReduce: opCount 1 sendbuff 0x1 recvbuff 0x2 count 8 datatype 10 op 7 root 0 comm 0x10 [nranks=2] stream 0x1\n"
+		   "h:2:2 [0] NCCL INFO AllReduce: opCount 1 sendbuff 0x1 recvbuff 0x2 count 8 datatype 10 op 7 root 0 comm 0x20 [nranks=2] stream 0x1\n",
+		   &t);
+	CU_ASSERT_EQUAL_FATAL(t.nops, 2);
+	CU_ASSERT_EQUAL(t.ops[0].bytes, 16);
+	CU_ASSERT_STRING_EQUAL(dt_name(&t.ops[0]), "bfloat16");
+	CU_ASSERT_STRING_EQUAL(op_name(&t.ops[0]), "max");
+	CU_ASSERT_STRING_EQUAL(dt_name(&t.ops[1]), "f8e4m3");
+	CU_ASSERT_STRING_EQUAL(op_name(&t.ops[1]), "mulsum");
 	trace_free(&t);
 }
 
@@ -880,8 +911,8 @@ static void test_nccl_tests_options(void)
 	CU_ASSERT_EQUAL(t.ops[0].bytes, 1024);
 	CU_ASSERT_EQUAL(t.ops[t.nops - 1].bytes, 3072);
 	/* the table's type and op: half (trace_dtypes[6]) and the default sum */
-	CU_ASSERT_STRING_EQUAL(trace_dtypes[t.ops[0].dtype - 1].name, "half");
-	CU_ASSERT_STRING_EQUAL(trace_redop_names[t.ops[0].redop - 1], "sum");
+	CU_ASSERT_STRING_EQUAL(dt_name(&t.ops[0]), "half");
+	CU_ASSERT_STRING_EQUAL(op_name(&t.ops[0]), "sum");
 	trace_free(&t);
 
 	/* -r all: one sweep per root; -d all: one per type (10 types) */
@@ -905,7 +936,7 @@ static void test_nccl_tests_options(void)
 	import_str(import_nccl_tests, "all_gather_perf -b 64 -e 64 -n 1 -g 2 -o max -d f8e5m2\n", &t);
 	CU_ASSERT_EQUAL(t.nops, 1);
 	CU_ASSERT_EQUAL(t.ops[0].redop, 0);
-	CU_ASSERT_STRING_EQUAL(trace_dtypes[t.ops[0].dtype - 1].name, "f8e5m2");
+	CU_ASSERT_STRING_EQUAL(dt_name(&t.ops[0]), "f8e5m2");
 	trace_free(&t);
 	import_str(import_nccl_tests, "sendrecv_perf -b 64 -e 64 -n 1 -g 2 -o all\n", &t);
 	CU_ASSERT_EQUAL(t.nops, 6 * 2 * 2 + 5);	/* 6 sweeps of 2 sends, 2 recvs; 5 barriers */
