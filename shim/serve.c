@@ -87,7 +87,7 @@ void srv_log(struct srv *s, const char *fmt, ...)
 static sim_time_t poll_q_min(const struct client *c)
 {
 	const struct host *h = c->p && c->p->hca ? hca_host(c->p->hca) : NULL;
-	sim_time_t q = (sim_time_t)(h ? h->p.poll_cpu_ns : c->s->p.host.poll_cpu_ns) * SIM_NS;
+	sim_time_t q = (sim_time_t)(h ? h->p->poll_cpu_ns : c->s->p.host.poll_cpu_ns) * SIM_NS;
 
 	return q ? q : SIM_NS;
 }

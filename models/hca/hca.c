@@ -59,7 +59,7 @@ const char *hca_wc_status_str(enum hca_wc_status s)
 /* PCIe serialisation of `bytes` of payload on the HCA's link, TLPs included. */
 static sim_time_t pcie_ser(const struct host *hs, uint64_t bytes)
 {
-	return host_pcie_ser_ps(&hs->p, host_pcie_wire_bytes(&hs->p, bytes));
+	return host_pcie_ser_ps(hs->p, host_pcie_wire_bytes(hs->p, bytes));
 }
 
 /*
@@ -1151,11 +1151,17 @@ static void hca_rx_prefetch(const struct port *pt, const struct pkt *p)
 	/* through the port's copy of the QP table (its lines 0 and 1 are
 	 * in): one miss for the table's entry, where the HCA's line and then
 	 * the table's were two in a row (6% of a 1,024-GPU allreduce); the
-	 * HCA's line, which the receive reads, is asked for beside it */
+	 * HCA's lines the receive reads are asked for beside it: the QP
+	 * table's, line 0 (host_on) and, for the payload's DMA write, the
+	 * host's line (struct host) */
 	const struct hca_qp *qp = hca_rx_guess(pt, p);
 
-	if (pt->hca)
+	if (pt->hca) {
+		__builtin_prefetch(pt->hca, 0);
 		__builtin_prefetch(&pt->hca->qps, 0);
+		if (p->payload)
+			__builtin_prefetch(&pt->hca->host, 1);
+	}
 	if (qp) {
 		__builtin_prefetch(qp, 1);
 		__builtin_prefetch((const char *)qp + 128, 1);

@@ -273,7 +273,7 @@ static sim_time_t run_post(sim_time_t t, sim_time_t *pipe, sim_time_t occ, sim_t
 void host_init(struct host *h, const struct host_params *p)
 {
 	memset(h, 0, sizeof(*h));
-	h->p = *p;
+	h->p = p;
 }
 
 bool host_needs_staging(const struct host_params *p, enum hca_mem mem)
@@ -284,7 +284,7 @@ bool host_needs_staging(const struct host_params *p, enum hca_mem mem)
 sim_time_t host_post(struct host *h, sim_time_t t, uint32_t inline_bytes,
 		     enum host_post_kind kind)
 {
-	const struct host_params *p = &h->p;
+	const struct host_params *p = h->p;
 	/* Inline data follows the WQE's segments (16-byte units); what
 	 * crosses PCIe is whole 64-byte blocks. A 220-byte inline WRITE is
 	 * 256 bytes of segments: BlueFlame's half register exactly, which is
@@ -340,7 +340,7 @@ sim_time_t host_post(struct host *h, sim_time_t t, uint32_t inline_bytes,
 static sim_time_t dma(struct host *h, sim_time_t t, enum hca_mem mem, uint32_t bytes,
 		      sim_time_t *hca, sim_time_t *gpu, uint32_t lat_ns, uint64_t *dir_bytes)
 {
-	const struct host_params *p = &h->p;
+	const struct host_params *p = h->p;
 	uint64_t wire = host_pcie_wire_bytes(p, bytes);
 	sim_time_t occ = host_pcie_ser_ps(p, wire);
 	sim_time_t lat = (sim_time_t)lat_ns * SIM_NS;
@@ -372,7 +372,7 @@ sim_time_t host_dma_read(struct host *h, sim_time_t t, enum hca_mem mem, uint32_
 	if (!bytes)
 		return t;
 	h->st.dma_reads++;
-	return dma(h, t, mem, bytes, &h->rd_free, &h->gpu_free, h->p.dma_read_ns,
+	return dma(h, t, mem, bytes, &h->rd_free, &h->gpu_free, h->p->dma_read_ns,
 		   &h->st.pcie_rd_bytes);
 }
 
@@ -381,7 +381,7 @@ sim_time_t host_dma_write(struct host *h, sim_time_t t, enum hca_mem mem, uint32
 	if (!bytes)
 		return t;
 	h->st.dma_writes++;
-	return dma(h, t, mem, bytes, &h->wr_free, &h->gpu_in_free, h->p.dma_write_ns,
+	return dma(h, t, mem, bytes, &h->wr_free, &h->gpu_in_free, h->p->dma_write_ns,
 		   &h->st.pcie_wr_bytes);
 }
 
@@ -397,7 +397,7 @@ sim_time_t host_dma_write(struct host *h, sim_time_t t, enum hca_mem mem, uint32
 static sim_time_t stage(struct host *h, sim_time_t t, uint64_t bytes, sim_time_t *gpu,
 			sim_time_t *hca, uint32_t lat_ns, bool copy)
 {
-	const struct host_params *p = &h->p;
+	const struct host_params *p = h->p;
 	uint64_t wire = host_pcie_wire_bytes(p, bytes);
 	sim_time_t occ = max_t(gpu_link_ps(p, bytes), rate_ps(bytes, p->mem_gbps));
 
@@ -417,21 +417,21 @@ sim_time_t host_stage_gpu_to_host(struct host *h, sim_time_t t, uint64_t bytes)
 	if (!bytes)
 		return t;
 	/* The copy engine's posted writes into host memory. */
-	return stage(h, t, bytes, &h->gpu_free, &h->wr_free, h->p.dma_write_ns, true);
+	return stage(h, t, bytes, &h->gpu_free, &h->wr_free, h->p->dma_write_ns, true);
 }
 
 sim_time_t host_gpu_store(struct host *h, sim_time_t t, uint64_t bytes)
 {
 	if (!bytes)
 		return t;
-	return stage(h, t, bytes, &h->gpu_free, &h->wr_free, h->p.dma_write_ns, false);
+	return stage(h, t, bytes, &h->gpu_free, &h->wr_free, h->p->dma_write_ns, false);
 }
 
 sim_time_t host_gpu_load(struct host *h, sim_time_t t, uint64_t bytes)
 {
 	if (!bytes)
 		return t;
-	return stage(h, t, bytes, &h->gpu_in_free, &h->rd_free, h->p.dma_read_ns, false);
+	return stage(h, t, bytes, &h->gpu_in_free, &h->rd_free, h->p->dma_read_ns, false);
 }
 
 sim_time_t host_stage_host_to_gpu(struct host *h, sim_time_t t, uint64_t bytes)
@@ -439,12 +439,12 @@ sim_time_t host_stage_host_to_gpu(struct host *h, sim_time_t t, uint64_t bytes)
 	if (!bytes)
 		return t;
 	/* The copy engine reads host memory: a read round trip. */
-	return stage(h, t, bytes, &h->gpu_in_free, &h->rd_free, h->p.dma_read_ns, true);
+	return stage(h, t, bytes, &h->gpu_in_free, &h->rd_free, h->p->dma_read_ns, true);
 }
 
 sim_time_t host_cqe(struct host *h, sim_time_t t, sim_time_t after)
 {
-	const struct host_params *p = &h->p;
+	const struct host_params *p = h->p;
 	uint64_t wire = host_pcie_wire_bytes(p, HOST_CQE_BYTES);
 	sim_time_t occ = max_t(host_pcie_ser_ps(p, wire), rate_ps(HOST_CQE_BYTES, p->mem_gbps));
 	sim_time_t seen;

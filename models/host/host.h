@@ -143,31 +143,43 @@ void host_params_print(const struct host_params *p, FILE *out);
 /* Cross-field and range checks for a struct filled by code; 0 or -1 + d. */
 int host_params_check(const struct host_params *p, struct sim_diag *d);
 
+/* In the order a DMA write changes them first (struct host's line). */
 struct host_stats {
-	uint64_t pcie_rd_bytes, pcie_wr_bytes;	/* payload + TLP overhead crossing the HCA's link
-						 * (rd: host -> HCA, wr: HCA -> host) */
+	uint64_t pcie_wr_bytes;			/* payload + TLP overhead crossing the HCA's link,
+						 * HCA -> host */
+	uint64_t dma_writes;			/* host_dma_write() calls moving bytes */
 	uint64_t gpu_pcie_bytes;		/* crossing the GPU's link (staging or P2P) */
 	uint64_t rc_bytes;			/* through the root complex: host-memory DMA, staging,
 						 * P2P not under one switch (0 for GPUDirect under a switch) */
 	uint64_t hostmem_bytes;			/* host memory touched (DMA, staging, and a TCP stack's copies) */
+	uint64_t pcie_rd_bytes;			/* the same, host -> HCA */
+	uint64_t dma_reads;			/* host_dma_read() calls moving bytes */
 	uint64_t cpu_ps;			/* CPU time charged */
 	uint64_t staging_copies;
 	uint64_t posts, cqes;			/* host_post() and host_cqe() calls: CPU time per message */
 	uint64_t bf_posts;			/* posts whose WQE went by BlueFlame (no fetch) */
-	uint64_t dma_reads, dma_writes;		/* host_dma_read() / host_dma_write() calls moving bytes */
 };
 
+/*
+ * A DMA write, which every data packet an HCA receives makes, reads and
+ * changes one line: the parameters' address, its two pipes and its five
+ * counters. The parameters are shared (every HCA of a fabric reads the
+ * fabric's one copy, which stays in the cache), where a copy in each host
+ * was four lines more for every packet received on a large fabric.
+ */
 struct host {
-	struct host_params p;
-	struct host_stats st;
+	const struct host_params *p;	/* host_init's: it outlives the host */
 	/* pipelines: each a "free at" time, so back-to-back DMAs queue behind each other */
-	sim_time_t rd_free, wr_free;	/* the HCA's link, host -> HCA and HCA -> host */
-	sim_time_t gpu_free;		/* the GPU's link, out of the GPU */
+	sim_time_t wr_free;		/* the HCA's link, HCA -> host */
 	sim_time_t gpu_in_free;		/* the GPU's link, into the GPU */
+	struct host_stats st;
+	sim_time_t rd_free;		/* the HCA's link, host -> HCA */
+	sim_time_t gpu_free;		/* the GPU's link, out of the GPU */
 	sim_time_t cpu_free;		/* the posting thread: posts queue behind each other */
-};
+} __attribute__((aligned(64)));
 
-/* p must pass host_params_check(). Pipes free at 0, statistics zero. */
+/* p must pass host_params_check() and outlive h (h reads it, not a
+ * copy). Pipes free at 0, statistics zero. */
 void host_init(struct host *h, const struct host_params *p);
 /* How a WR was posted: alone (one per call), or in a list of several,
  * whose last one rings the doorbell (mlx5: no BlueFlame for a list). */
