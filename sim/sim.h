@@ -133,8 +133,13 @@ struct sim_cal_node {
  */
 struct sim_cal_bucket {
 	uint32_t head, tail;		/* its chunks, by index (UINT32_MAX: none) */
-	uint32_t n;			/* events in them */
-	uint32_t unsorted;		/* not filled in (time, at, seq) order */
+	uint32_t n : 31;		/* events in them */
+	uint32_t unsorted : 1;		/* not filled in (time, at, seq) order */
+	/* its earliest event (chunk x SIM_CAL_CHUNK + slot), kept as events
+	 * come: a peek at a bucket not loaded (the replay's, at every wake)
+	 * reads it instead of scanning the bucket (7% of the instructions of
+	 * 1,024 GPUs' allreduce) */
+	uint32_t min;
 };
 
 struct sim_cal {

@@ -147,7 +147,7 @@ static int cal_init(struct sim_cal *c)
 	if (!c->bucket || !c->bits)
 		return -1;
 	for (uint32_t i = 0; i < SIM_CAL_N; i++)
-		c->bucket[i] = (struct sim_cal_bucket){ CAL_NIL, CAL_NIL, 0, 0 };
+		c->bucket[i] = (struct sim_cal_bucket){ .head = CAL_NIL, .tail = CAL_NIL };
 	return 0;
 }
 
@@ -313,6 +313,8 @@ static inline int cal_insert_in(struct sim_cal *c, uint64_t a, sim_time_t t, sim
 		return cal_insert_loaded(c, t, at, seq, comp, arg);
 	uint32_t slot = k->n % SIM_CAL_CHUNK;
 
+	bool earliest = true;
+
 	if (!k->n) {
 		if ((k->head = k->tail = chunk_take(c)) == CAL_NIL)
 			return -1;
@@ -322,8 +324,11 @@ static inline int cal_insert_in(struct sim_cal *c, uint64_t a, sim_time_t t, sim
 		const struct sim_cal_node *last =
 			&c->chunk[(size_t)k->tail * SIM_CAL_CHUNK + (slot ? slot : SIM_CAL_CHUNK) - 1];
 
-		if (!node_less(last, t, at, seq))
+		earliest = false;
+		if (!node_less(last, t, at, seq)) {
 			k->unsorted = 1;
+			earliest = !node_less(&c->chunk[k->min], t, at, seq);
+		}
 		if (!slot) {
 			uint32_t i = chunk_take(c);
 
@@ -333,6 +338,8 @@ static inline int cal_insert_in(struct sim_cal *c, uint64_t a, sim_time_t t, sim
 			k->tail = i;
 		}
 	}
+	if (earliest)
+		k->min = k->tail * SIM_CAL_CHUNK + slot;
 	x = &c->chunk[(size_t)k->tail * SIM_CAL_CHUNK + slot];
 	x->time = t;
 	x->at = at;
@@ -517,7 +524,7 @@ static __attribute__((noinline)) int cal_load(struct sim_cal *c, uint32_t b, uin
 	c->free = k->head;
 	if (k->unsorted)
 		cal_sort(c, n);
-	*k = (struct sim_cal_bucket){ CAL_NIL, CAL_NIL, 0, 0 };
+	*k = (struct sim_cal_bucket){ .head = CAL_NIL, .tail = CAL_NIL };
 	c->head = 0;
 	c->end = n;
 	c->loaded = a;
@@ -528,38 +535,15 @@ static __attribute__((noinline)) int cal_load(struct sim_cal *c, uint32_t b, uin
  * loading it (a peek, or a bounded pop that may not take it). */
 static const struct sim_cal_node *cal_front(const struct sim_cal *c, uint32_t b, uint64_t a)
 {
-	const struct sim_cal_bucket *k = &c->bucket[b];
-	const struct sim_cal_node *x = NULL;
-	uint32_t w = 0;
-
 	if (a == c->loaded)
 		return &c->v[c->head];
-	for (uint32_t i = k->head; i != CAL_NIL; i = c->chunk_next[i]) {
-		for (uint32_t j = 0; j < SIM_CAL_CHUNK && w < k->n; j++, w++) {
-			const struct sim_cal_node *y = &c->chunk[(size_t)i * SIM_CAL_CHUNK + j];
-
-			if (!x || node_less(y, x->time, x->at, x->seq))
-				x = y;
-		}
-	}
-	return x;
+	return &c->chunk[c->bucket[b].min];
 }
 
-/* Its earliest time: cal_front's scan by the times alone (for peeks and
- * bounded pops; comparing whole keys made B1 1.8% slower). */
+/* Its earliest time (for peeks and bounded pops). */
 static sim_time_t cal_min(const struct sim_cal *c, uint32_t b, uint64_t a)
 {
-	const struct sim_cal_bucket *k = &c->bucket[b];
-	sim_time_t t = SIM_TIME_MAX;
-	uint32_t w = 0;
-
-	if (a == c->loaded)
-		return c->v[c->head].time;
-	for (uint32_t i = k->head; i != CAL_NIL; i = c->chunk_next[i])
-		for (uint32_t j = 0; j < SIM_CAL_CHUNK && w < k->n; j++, w++)
-			if (c->chunk[(size_t)i * SIM_CAL_CHUNK + j].time < t)
-				t = c->chunk[(size_t)i * SIM_CAL_CHUNK + j].time;
-	return t;
+	return cal_front(c, b, a)->time;
 }
 
 /* ---- the far events: a ring for those in order, a heap for the rest ---- */
@@ -717,7 +701,7 @@ static inline bool cal_pop(struct sim_cal *c, struct sim_event *out, sim_time_t 
 						   .comp = x->comp, .arg = x->arg };
 			c->chunk_next[k->head] = c->free;
 			c->free = k->head;
-			*k = (struct sim_cal_bucket){ CAL_NIL, CAL_NIL, 0, 0 };
+			*k = (struct sim_cal_bucket){ .head = CAL_NIL, .tail = CAL_NIL };
 			c->bits[b >> 6] &= ~(1ULL << (b & 63));
 			c->after = CAL_NIL;
 			c->nb--;

@@ -2114,7 +2114,7 @@ static void test_calendar_queue(void)
 	struct sim_rng rng;
 	struct sim_event e, want;
 	sim_time_t now = 0, t;
-	uint64_t seq = 0, pushed = 0, taken = 0, bad = 0, past = 0;
+	uint64_t seq = 0, pushed = 0, taken = 0, bad = 0, past = 0, peeks = 0;
 	const uint64_t total = test_quick() ? 40000 : 200000;
 
 	CU_ASSERT_FATAL(sim_cal_init(&q) == 0);
@@ -2147,6 +2147,12 @@ static void test_calendar_queue(void)
 		CU_ASSERT_FATAL(sim_cal_peek(&q, &t));
 		if (t != sim_heap_top(&ref)->time)
 			bad++;
+		/* the whole event: the earliest of (time, at, seq), as kept in
+		 * its bucket as the events came */
+		CU_ASSERT_FATAL(sim_cal_peek_event(&q, &e));
+		if (e.seq != sim_heap_top(&ref)->seq || e.time != t)
+			bad++;
+		peeks++;
 		if (t > now)	/* the wake-up: at the earliest, or a little later */
 			now = t + sim_rng_below(&rng, 2) * sim_rng_below(&rng, 400000);
 		while (sim_cal_pop(&q, &e, now)) {
@@ -2161,6 +2167,7 @@ static void test_calendar_queue(void)
 	CU_ASSERT_EQUAL(bad, 0);
 	CU_ASSERT_EQUAL(taken, total);
 	CU_ASSERT(past > total / 40);
+	CU_ASSERT(peeks > total / 10);
 	CU_ASSERT_FALSE(q.oom);
 	CU_ASSERT_FALSE(sim_cal_peek(&q, &t));
 	sim_heap_free(&ref);
