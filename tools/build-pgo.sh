@@ -10,7 +10,8 @@
 # same tree): build ibfab instrumented; run a training set that crosses every
 # model (the IB fabric with credits and the RC and UD transports with and
 # without the host model, a ring allreduce, RoCE and TCP incasts, `ibfab
-# compare`, a 1,024-host tree's routing); rebuild with the profile. Then it
+# compare`, a 1,024-host tree's routing, nccl-tests' all_reduce on GPU
+# servers: NVLink, NVLS, adaptive routing); rebuild with the profile. Then it
 # checks that the result gives byte-identical outputs: the training set's
 # against the instrumented build's, and the golden perf_outputs runs
 # (strict). The profile changes which code is laid out where and which
@@ -42,6 +43,8 @@ ex=$src/topologies/examples
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 printf 'ranks 128\nmap linear\nallreduce 8388608 algo=ring\n' >"$tmp/ring.trace"
+# the sizes NCCL's tuning gives the tree (LL, LL128) and NVLSTree (Simple)
+echo 'mpirun -np 16 ./all_reduce_perf -b 1M -e 64M -f 8 -g 8 -n 1' >"$tmp/gpu.nccl"
 "$ib" topo gen fattree --levels 3 --radix 16 >"$tmp/ft1k.topo"
 cbr=()
 for i in $(seq 0 7); do
@@ -72,6 +75,7 @@ training() {	# TAG: run the training set, each output kept as $tmp/TAG-run.N (or
 	done
 	run run --topo "$tmp/ft1k.topo" --routing ftree --preset hdr --set host.model=off \
 		--traffic "permutation:size=64KiB,seed=1"
+	run run --topo "$ex/dgx-h100-16.topo" --trace "$tmp/gpu.nccl"
 	for f in "$tmp"/run.* "$tmp"/compare.*; do mv "$f" "$tmp/$1-${f##*/}"; done
 }
 training plain
