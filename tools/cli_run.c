@@ -791,36 +791,37 @@ static int load_topology(struct cli_run *c)
 }
 
 /* On GPU servers: each rank's NVLink domain, which rings follow. */
-static int server_groups(struct cli_run *c)
+int cli_server_groups(struct trace *t, const struct net *n, const struct fab_params *p,
+		      struct sim_diag *d)
 {
 	struct srv_map m;
 	int32_t *g;
 	int rc;
 
-	if (!c->p.server.gpus)
+	if (!p->server.gpus)
 		return 0;
-	if (srv_map_build(&m, &c->net, &c->p.server, &c->d))
+	if (srv_map_build(&m, n, &p->server, d))
 		return -1;
-	g = malloc((size_t)(c->trace.nranks ? c->trace.nranks : 1) * sizeof(*g));
+	g = malloc((size_t)(t->nranks ? t->nranks : 1) * sizeof(*g));
 	if (!g) {
 		srv_map_free(&m);
-		return sim_diag_set(&c->d, NULL, 0, 0, "out of memory");
+		return sim_diag_set(d, NULL, 0, 0, "out of memory");
 	}
-	for (int32_t r = 0; r < c->trace.nranks; r++)
-		g[r] = srv_domain(&m, c->trace.rank_node[r]);
+	for (int32_t r = 0; r < t->nranks; r++)
+		g[r] = srv_domain(&m, t->rank_node[r]);
 	/* two channels per NIC, one NIC per GPU; NCCL's Simple steps of 512 KiB */
-	rc = trace_set_groups(&c->trace, g, 2 * c->p.server.gpus, 512u << 10, &c->d);
-	const struct srv_preset *sp = srv_preset_find(c->p.server.preset);
+	rc = trace_set_groups(t, g, 2 * p->server.gpus, 512u << 10, d);
+	const struct srv_preset *sp = srv_preset_find(p->server.preset);
 
 	/* NCCL's tuning model: one search channel per NIC. LL128 is on by
 	 * default where each NIC is near its GPU (NCCL's typeInter up to
 	 * PXB); a NIC across the CPU puts the path at PHB/SYS, and no GPU is
 	 * near it for PXN to reach it through. */
 	if (sp)
-		c->trace.tune = (struct trace_tune){
-			.arch = sp->nccl_arch, .amd = sp->amd_cpu, .nchannels = c->p.server.gpus,
-			.bw = sp->nccl_bw, .ll128 = !c->p.host_model || c->p.host.gpu_same_switch,
-			.nvlink_gbps = c->p.server.nvlink_gbps, .nvls_eff = c->p.server.nvls_eff };
+		t->tune = (struct trace_tune){
+			.arch = sp->nccl_arch, .amd = sp->amd_cpu, .nchannels = p->server.gpus,
+			.bw = sp->nccl_bw, .ll128 = !p->host_model || p->host.gpu_same_switch,
+			.nvlink_gbps = p->server.nvlink_gbps, .nvls_eff = p->server.nvls_eff };
 	free(g);
 	srv_map_free(&m);
 	return rc;
@@ -843,7 +844,8 @@ static int load_trace(struct cli_run *c)
 		     trace_append(&c->trace, &job, c->o->more_traces[i], &c->d);
 		trace_free(&job);
 	}
-	if (rc || trace_map_ranks(&c->trace, &c->net, &c->d) || server_groups(c) ||
+	if (rc || trace_map_ranks(&c->trace, &c->net, &c->d) ||
+	    cli_server_groups(&c->trace, &c->net, &c->p, &c->d) ||
 	    cli_sharp_setup(c) || trace_set_nvs(&c->trace, &c->d))
 		return -1;
 	/* on GPU servers, algo=auto is what NCCL's tuning model picks */

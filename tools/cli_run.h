@@ -202,6 +202,10 @@ int cli_par_choose(const char *cmd, uint32_t threads, int size, int *par_size,
 extern const struct cli_par_ops cli_par_threads;
 
 void cli_run_init(struct cli_run *c, struct cli_run_opts *o);
+/* On GPU servers (p->server.gpus): each rank's NVLink domain and NCCL's
+ * tuning inputs, after trace_map_ranks. */
+int cli_server_groups(struct trace *t, const struct net *n, const struct fab_params *p,
+		      struct sim_diag *d);
 /* Parameters (defaults, --preset, every --set in order, the cross checks),
  * the topology and its routes, the traffic or the lowered trace.
  * 0, or -1 with c->d filled. */
