@@ -157,7 +157,8 @@ const struct trace_step *trace_program_step(const struct trace_program *p, uint3
 		s -= z->before + z->n;
 	}
 	st = &p->steps[s];
-	*deps = p->deps + st->dep_off;
+	/* a program whose stored steps wait for nothing has no list at all */
+	*deps = p->deps ? p->deps + st->dep_off : NULL;
 	return st;
 }
 
