@@ -702,7 +702,8 @@ uint32_t coll_emit(struct coll_ctx *c, uint32_t from, uint32_t to, uint32_t phas
 #define COLL_JOIN_MIN 512u
 
 static int coll_joins(struct coll_ctx *c, struct trace_program *p, const uint32_t *eoff,
-		      const uint32_t *esteps, uint32_t **jeoff, uint32_t **jes)
+		      const uint32_t *esteps, const struct coll_whole *w, uint32_t **jeoff,
+		      uint32_t **jes)
 {
 	uint64_t flows = (uint64_t)c->channels * c->pieces;
 	uint32_t *o, *e, k = 0;
@@ -728,7 +729,20 @@ static int coll_joins(struct coll_ctx *c, struct trace_program *p, const uint32_
 				.kind = TS_JOIN, .rank = c->ranks[m], .peer = c->ranks[m],
 				.op = c->op_index, .data = TD_NONE,
 			};
-			int ix = trace_program_add(p, &s, esteps + eoff[m], ne);
+			/* every exit of an earlier lazy collective on the member:
+			 * counted as that one's transfers end, not listed (its
+			 * exits are spread over all its steps: a list made the
+			 * replay hold every step of that collective at once) */
+			const bool counted = w && w->op[m] != UINT32_MAX;
+			int ix;
+
+			if (counted) {
+				s.counted = true;
+				s.chunk = w->op[m];
+				s.phase = w->cnt[m];
+			}
+			ix = trace_program_add(p, &s, counted ? NULL : esteps + eoff[m],
+					       counted ? 0 : ne);
 
 			if (ix < 0)
 				goto oom;
@@ -893,7 +907,8 @@ void coll_lazy_step(const struct coll_ctx *c, uint64_t k, uint32_t first, struct
 }
 
 int coll_lower_entries(const struct trace *t, uint32_t op_index, struct trace_program *p,
-		       const uint32_t *eoff, const uint32_t *esteps, struct sim_diag *d)
+		       const uint32_t *eoff, const uint32_t *esteps, const struct coll_whole *w,
+		       struct sim_diag *d)
 {
 	struct coll_ctx c;
 	size_t undo_step = p->nsteps, undo_dep = p->ndeps, undo_joins = p->njoins, first_step;
@@ -908,7 +923,7 @@ int coll_lower_entries(const struct trace *t, uint32_t op_index, struct trace_pr
 		return sim_diag_set(d, NULL, 0, 0, "the program was made for another trace");
 	if (trace_program_ops_alloc(p))
 		return sim_diag_set(d, NULL, 0, 0, "out of memory");
-	if (coll_joins(&c, p, eoff, esteps, &jeoff, &jes)) {
+	if (coll_joins(&c, p, eoff, esteps, w, &jeoff, &jes)) {
 		coll_ctx_fini(&c);
 		program_undo(p, undo_step, undo_dep, undo_joins);
 		return op_err(d, c.op, "out of memory lowering %s (%zu steps)",
@@ -974,7 +989,7 @@ int coll_lower(const struct trace *t, uint32_t op_index, struct trace_program *p
 
 	if (!entry || op_index >= t->nops || t->ops[op_index].kind != TRACE_COLL ||
 	    t->ops[op_index].comm >= t->ncomms)
-		return coll_lower_entries(t, op_index, p, NULL, NULL, d);
+		return coll_lower_entries(t, op_index, p, NULL, NULL, NULL, d);
 	/* one entry step per member, or none: a list of 0 or 1 each */
 	n = t->comms[t->ops[op_index].comm].n;
 	eoff = malloc(((size_t)n + 1) * sizeof(*eoff));
@@ -990,7 +1005,7 @@ int coll_lower(const struct trace *t, uint32_t op_index, struct trace_program *p
 			es[k++] = entry[i];
 	}
 	eoff[n] = k;
-	rc = coll_lower_entries(t, op_index, p, eoff, es, d);
+	rc = coll_lower_entries(t, op_index, p, eoff, es, NULL, d);
 	free(eoff);
 	free(es);
 	return rc;

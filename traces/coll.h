@@ -258,14 +258,25 @@ void coll_step_chunks(const struct trace_program *p, uint32_t s, uint32_t *first
 uint64_t coll_run_bytes(uint64_t S, uint32_t K, uint32_t first, uint32_t count);
 
 /*
+ * Per member of a collective: whether its entries are every exit, on it,
+ * of one earlier lazy collective (op[i], UINT32_MAX not), and how many
+ * transfers of that collective involve it (cnt[i]): a join may then count
+ * those as they finish instead of listing the exits (trace_step.counted).
+ */
+struct coll_whole {
+	const uint32_t *op, *cnt;
+};
+
+/*
  * coll_lower() with a list of entry steps per member: member i (the i-th
  * of the communicator) waits for esteps[eoff[i] .. eoff[i + 1]). eoff may
  * be NULL (no entries). trace_lower() uses this: a member's previous op may
  * end in several steps (a collective ends on each rank with one per chunk
- * flow).
+ * flow). w may be NULL.
  */
 int coll_lower_entries(const struct trace *t, uint32_t op_index, struct trace_program *p,
-		       const uint32_t *eoff, const uint32_t *esteps, struct sim_diag *d);
+		       const uint32_t *eoff, const uint32_t *esteps, const struct coll_whole *w,
+		       struct sim_diag *d);
 
 /* Make room for `steps` more steps and `deps` more dependencies. 0 or -1. */
 int trace_program_reserve(struct trace_program *p, size_t steps, size_t deps);

@@ -397,6 +397,10 @@ struct trace_step {
 	enum trace_data data : 8;
 	bool acked : 1;		/* TS_XFER: done at the source's completion (trace_op.acked) */
 	bool fan_to : 1;	/* with fan_tab: coll_gstep.fan_to */
+	/* a TS_JOIN without a list: it waits for the `phase` transfers of op
+	 * `chunk` (an earlier lazy collective) that involve its rank, which
+	 * the replay counts as they end (coll.h, struct coll_whole) */
+	bool counted : 1;
 	/* a lazy op's step that leads a fan (coll_gstep.fan): it and the
 	 * fan - 1 steps after it; 0 or 1 none */
 	uint8_t fan;

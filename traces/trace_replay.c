@@ -159,6 +159,26 @@ struct live {
 	} d;
 };
 
+/* The critical path ending at a finished step: what its dependents copy. */
+struct crit_sum {
+	uint64_t n;
+	sim_time_t comp, comm;
+};
+
+/* A counted join's wait (trace_step.counted): the transfers of its op
+ * that involve its rank and are still to end, and the last end so far
+ * with the critical path to it - what tell_dependents gives a join that
+ * lists the exits among them (every transfer on the rank ends before one
+ * of those, so the last end is an exit's). */
+struct cwait {
+	uint32_t join;		/* its step */
+	uint32_t left;
+	uint32_t crit;		/* the transfer that ended last (the first such), UINT32_MAX none */
+	uint32_t next;		/* the next wait on the same op and rank, + 1; 0 none */
+	sim_time_t ready;
+	struct crit_sum sum;
+};
+
 struct seg {
 	uint32_t first, end, made;	/* its steps [first, end), made [first, made) */
 	const struct trace_lazy *z;	/* a lazy op, or NULL: stored steps */
@@ -166,12 +186,6 @@ struct seg {
 
 struct xdep {
 	uint32_t s, seg, max;
-};
-
-/* The critical path ending at a finished step: what its dependents copy. */
-struct crit_sum {
-	uint64_t n;
-	sim_time_t comp, comm;
 };
 
 /* An endpoint's running times (trace_rank_time by a sweep). */
@@ -290,6 +304,14 @@ struct replay {
 	uint32_t *op_done;
 	struct pair_backlog *sat_q;
 	sim_time_t *sat_t0;
+	/* counted joins (trace_step.counted): their waits, found per op and
+	 * rank through cwtab[op][rank] (+ 1; NULL for an op none waits for);
+	 * the joins a transfer's end has just released, in step order */
+	struct cwait *cw;
+	size_t ncw, cwcap;
+	uint32_t **cwtab;
+	uint32_t *cwgo;
+	size_t ncwgo, cwgocap;
 };
 
 /* Steps done and in all, as the report counts them: without the joins,
@@ -1700,17 +1722,26 @@ static void op_step_done(struct replay *rp, uint32_t op)
 		sat_release(rp->sat, op, sat_granted, rp);
 }
 
+static void cw_note(struct replay *rp, uint32_t s, const struct trace_step *st, struct crit_sum own);
+
 /* Step s is done (own: the critical path to it): the steps waiting for it
  * (l's), in step order, one dependency fewer each; the last end they wait
- * for and the path to it are theirs (the first of equal ends). */
+ * for and the path to it are theirs (the first of equal ends). The
+ * counted joins s has released (cw_note) start in their places among
+ * them, as if they had listed s. */
 static void tell_dependents(struct replay *rp, struct live *l, uint32_t s, struct crit_sum own)
 {
 	const sim_time_t now = rp->eng->now;
+
+	size_t g = 0;	/* counted joins s has released (cw_note): started in step order */
 
 	dependents_sort(rp, l);
 	for (uint32_t k = 0; k < l->nd; k++) {
 		struct live *ld = sim_pool_get(&rp->pool, l->dcap ? l->d.v[k] : l->d.in[k]);
 		const uint32_t d = ld->s;
+
+		for (; g < rp->ncwgo && rp->cw[rp->cwgo[g]].join < d; g++)
+			push(rp, rp->cw[rp->cwgo[g]].ready, rp->cw[rp->cwgo[g]].join, EV_START);
 
 		if (now >= ld->ready) {
 			if (now > ld->ready || ld->crit == UINT32_MAX) {
@@ -1724,6 +1755,9 @@ static void tell_dependents(struct replay *rp, struct live *l, uint32_t s, struc
 		if (!--ld->left)
 			push(rp, ld->ready, d, EV_START);
 	}
+	for (; g < rp->ncwgo; g++)
+		push(rp, rp->cw[rp->cwgo[g]].ready, rp->cw[rp->cwgo[g]].join, EV_START);
+	rp->ncwgo = 0;
 }
 
 static void step_done(struct replay *rp, uint32_t s)
@@ -1737,6 +1771,9 @@ static void step_done(struct replay *rp, uint32_t s)
 	own = step_finish(rp, s, l, &l->st);
 	/* every step that waits for s is made before s is done with */
 	make_dependents(rp, s);
+	if (rp->failed)
+		return;
+	cw_note(rp, s, &l->st, own);
 	if (rp->failed)
 		return;
 	tell_dependents(rp, l, s, own);
@@ -1779,6 +1816,9 @@ static void fan_done_one(struct replay *rp, uint32_t s, uint32_t i)
 
 	/* the frontier moves on as it would from a step alone */
 	make_dependents(rp, s + i);
+	if (rp->failed)
+		return;
+	cw_note(rp, s + i, st, own);
 	if (rp->failed)
 		return;
 	tell_dependents(rp, l, s + i, own);
@@ -2177,6 +2217,96 @@ static int note_dep(struct replay *rp, uint32_t e, uint32_t s, const struct seg 
 	return 0;
 }
 
+/* Counted join s waits for the st->phase transfers of op st->chunk that
+ * involve rank st->rank (the lowering counted them). 0, or -1 with d. */
+static int cw_add(struct replay *rp, uint32_t s, const struct trace_step *st, struct sim_diag *d)
+{
+	const struct trace *t = rp->t;
+	const uint32_t op = st->chunk;
+	uint32_t *x;
+
+	if (op >= t->nops || op >= st->op || st->rank < 0 || st->rank >= t->nranks || !st->phase)
+		return sim_diag_set(d, NULL, 0, 0,
+				    "program step %" PRIu32 ": a join counting %" PRIu32 " transfers of op %" PRIu32 " on rank %d",
+				    s, st->phase, op, st->rank);
+	if ((!rp->cwtab && !(rp->cwtab = calloc(t->nops, sizeof(*rp->cwtab)))) ||
+	    (!rp->cwtab[op] && !(rp->cwtab[op] = calloc((size_t)t->nranks, sizeof(**rp->cwtab)))) ||
+	    sim_grow((void **)&rp->cw, &rp->cwcap, rp->ncw + 1, sizeof(*rp->cw)))
+		return sim_diag_set(d, NULL, 0, 0, "out of memory");
+	x = &rp->cwtab[op][st->rank];
+	rp->cw[rp->ncw] = (struct cwait){ .join = s, .left = st->phase, .crit = UINT32_MAX,
+					  .next = *x };
+	*x = (uint32_t)++rp->ncw;
+	return 0;
+}
+
+/* Rank r's waits on transfer s of op st->op, ended now (own: the critical
+ * path to it): as tell_dependents tells a join that lists it; the joins
+ * whose count this ends go on cwgo. */
+static void cw_rank(struct replay *rp, uint32_t s, int32_t r, uint32_t op, struct crit_sum own)
+{
+	const sim_time_t now = rp->eng->now;
+
+	for (uint32_t x = rp->cwtab[op][r]; x; x = rp->cw[x - 1].next) {
+		struct cwait *w = &rp->cw[x - 1];
+
+		if (!w->left)
+			continue;
+		if (now >= w->ready) {
+			if (now > w->ready || w->crit == UINT32_MAX) {
+				w->crit = s;
+				w->sum = own;
+			}
+			w->ready = now;
+		}
+		if (--w->left)
+			continue;
+		if (sim_grow((void **)&rp->cwgo, &rp->cwgocap, rp->ncwgo + 1, sizeof(*rp->cwgo))) {
+			oom_fail(rp);
+			return;
+		}
+		rp->cwgo[rp->ncwgo++] = x - 1;
+	}
+}
+
+/*
+ * Transfer s (st) has ended: the counted joins waiting on its op and its
+ * ranks count it; a join whose count is done is made with the end and
+ * the path its last transfer gave it, and tell_dependents starts it in
+ * its place among s's dependents (cwgo, sorted by step).
+ */
+static void cw_note(struct replay *rp, uint32_t s, const struct trace_step *st, struct crit_sum own)
+{
+	rp->ncwgo = 0;
+	if (st->kind != TS_XFER || !rp->cwtab || !rp->cwtab[st->op])
+		return;
+	if (st->rank >= 0 && st->rank < rp->t->nranks)
+		cw_rank(rp, s, st->rank, st->op, own);
+	if (st->peer >= 0 && st->peer < rp->t->nranks && st->peer != st->rank)
+		cw_rank(rp, s, st->peer, st->op, own);
+	for (size_t k = 0; k < rp->ncwgo && !rp->failed; k++) {
+		const struct cwait *w = &rp->cw[rp->cwgo[k]];
+		struct live *l = live_need(rp, w->join);
+
+		if (!l)
+			return;		/* failed making it */
+		l->ready = w->ready;
+		l->crit = w->crit;
+		l->cn = w->sum.n;
+		l->ccomp = w->sum.comp;
+		l->ccomm = w->sum.comm;
+		l->left = 0;
+	}
+	/* in step order, as tell_dependents meets its dependents */
+	for (size_t i = 1; i < rp->ncwgo; i++)
+		for (size_t j = i; j > 0 && rp->cw[rp->cwgo[j - 1]].join > rp->cw[rp->cwgo[j]].join; j--) {
+			uint32_t x = rp->cwgo[j];
+
+			rp->cwgo[j] = rp->cwgo[j - 1];
+			rp->cwgo[j - 1] = x;
+		}
+}
+
 /* Sort the list by step and segment; keep each pair's last dependent. */
 static void xdep_close(struct replay *rp)
 {
@@ -2275,7 +2405,11 @@ static int scan(struct replay *rp, uint32_t **zero, size_t *nzero, struct sim_di
 			fan_end = s + st->fan;
 		}
 
-		if (!st->ndeps) {
+		if (st->kind == TS_JOIN && st->counted) {
+			/* started when its count is done (cw_note), not at 0 */
+			if (cw_add(rp, s, st, d))
+				goto out;
+		} else if (!st->ndeps) {
 			if (sim_grow((void **)zero, &zcap, *nzero + 1, sizeof(**zero)))
 				goto oom;
 			(*zero)[(*nzero)++] = s;
@@ -2586,6 +2720,11 @@ static void replay_free(struct replay *rp)
 	free(rp->op_done);
 	free(rp->sat_q);
 	free(rp->sat_t0);
+	for (size_t i = 0; rp->cwtab && i < rp->t->nops; i++)
+		free(rp->cwtab[i]);
+	free(rp->cwtab);
+	free(rp->cw);
+	free(rp->cwgo);
 	sim_wake_fini(&rp->wake);
 	/* each record's list of dependents once: by its own step's entry */
 	for (size_t j = 0; j < rp->wcap; j++) {

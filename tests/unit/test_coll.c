@@ -1307,12 +1307,12 @@ static void test_busbw(void)
  * exits, which the next op's entries are made of) and runs on a
  * sub-communicator; and a ring past 2^28 steps is taken lazily, in no time.
  */
-static void lazy_vs_stored(const char *text)
+static size_t lazy_vs_stored(const char *text)
 {
 	struct trace t;
 	struct trace_program a, b;
 	struct sim_diag d;
-	size_t nlz = 0;
+	size_t nlz = 0, ncounted = 0;
 
 	trace_init(&t);
 	CU_ASSERT_EQUAL_FATAL(trace_load_string(text, "lazy", &t, &d), 0);
@@ -1339,6 +1339,29 @@ static void lazy_vs_stored(const char *text)
 		const struct trace_step *y = trace_program_step(&b, s, &tb, &db, bb);
 
 		nlz += trace_program_lazy(&b, s) != NULL;
+		if (y->kind == TS_JOIN && y->counted) {
+			/* the lazy program's join counts what the stored one's
+			 * lists: the transfers of op y->chunk on its rank, whose
+			 * exits are the list */
+			uint32_t n = 0, f = a.op_first[y->chunk];
+
+			CU_ASSERT(x->kind == TS_JOIN && !x->counted && x->rank == y->rank &&
+				  x->op == y->op && y->chunk < y->op && y->ndeps == 0 && x->ndeps > 0);
+			for (uint32_t k = f; k < f + a.op_nsteps[y->chunk]; k++) {
+				const struct trace_step *z = &a.steps[k];
+
+				n += z->kind == TS_XFER && (z->rank == y->rank || z->peer == y->rank);
+			}
+			CU_ASSERT_EQUAL(n, y->phase);
+			for (uint32_t k = 0; k < x->ndeps; k++) {
+				const struct trace_step *z = &a.steps[da[k]];
+
+				CU_ASSERT(da[k] >= f && da[k] < f + a.op_nsteps[y->chunk] &&
+					  z->kind == TS_XFER && (z->rank == y->rank || z->peer == y->rank));
+			}
+			ncounted++;
+			continue;
+		}
 		if (x->bytes != y->bytes || x->duration != y->duration || x->rank != y->rank ||
 		    x->peer != y->peer || x->op != y->op || x->phase != y->phase ||
 		    x->chunk != y->chunk || x->ndeps != y->ndeps || x->kind != y->kind ||
@@ -1356,6 +1379,7 @@ static void lazy_vs_stored(const char *text)
 	trace_program_free(&a);
 	trace_program_free(&b);
 	trace_free(&t);
+	return ncounted;
 }
 
 static void test_lazy(void)
@@ -1363,7 +1387,7 @@ static void test_lazy(void)
 	struct trace t;
 	struct trace_program p;
 
-	lazy_vs_stored("ranks 8\n"
+	(void)lazy_vs_stored("ranks 8\n"
 		       "compute all 1us\n"
 		       "allreduce 1MiB chunks=3 channels=2\n"
 		       "send 0 5 4KiB\n"
@@ -1375,12 +1399,20 @@ static void test_lazy(void)
 		       "reducescatter 1000B\n"
 		       "allreduce 3MiB algo=tree\n"
 		       "compute 2 5us\n");
-	/* entries of 2 x 355 x 11 steps a member: join steps, then the ring */
-	lazy_vs_stored("ranks 4\n"
-		       "allreduce 1MiB chunks=355 channels=11\n"
-		       "compute 2 3us async\n"
-		       "allreduce 1MiB chunks=355 channels=11\n"
-		       "alltoall 64KiB\n");
+	/* entries of 355 x 11 steps a member: join steps, then the ring; each
+	 * member waits for the ring before alone (the compute is async):
+	 * the joins count its transfers (trace_step.counted), as do the
+	 * all-to-all's */
+	CU_ASSERT_EQUAL(lazy_vs_stored("ranks 4\n"
+				       "allreduce 1MiB chunks=355 channels=11\n"
+				       "compute 2 3us async\n"
+				       "allreduce 1MiB chunks=355 channels=11\n"
+				       "alltoall 64KiB\n"), 8);
+	/* back to back (nccl-tests' iterations): every member's join counts */
+	CU_ASSERT_EQUAL(lazy_vs_stored("ranks 4\n"
+				       "allreduce 1MiB chunks=355 channels=11\n"
+				       "allreduce 1MiB chunks=355 channels=11\n"
+				       "allreduce 1MiB chunks=355 channels=11\n"), 8);
 	/* 2 x 16384 x 16383 transfers: refused stored (test_refused), taken
 	 * lazily without making one */
 	one_coll(&t, 16384, TRACE_ALLREDUCE, TRACE_ALGO_RING, 1 << 20, 1, 1, 0);
