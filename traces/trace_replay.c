@@ -2225,7 +2225,7 @@ static int cw_add(struct replay *rp, uint32_t s, const struct trace_step *st, st
 	const uint32_t op = st->chunk;
 	uint32_t *x;
 
-	if (op >= t->nops || op >= st->op || st->rank < 0 || st->rank >= t->nranks || !st->phase)
+	if (op >= t->nops || op == st->op || st->rank < 0 || st->rank >= t->nranks || !st->phase)
 		return sim_diag_set(d, NULL, 0, 0,
 				    "program step %" PRIu32 ": a join counting %" PRIu32 " transfers of op %" PRIu32 " on rank %d",
 				    s, st->phase, op, st->rank);

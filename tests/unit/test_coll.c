@@ -1346,7 +1346,7 @@ static size_t lazy_vs_stored(const char *text)
 			uint32_t n = 0, f = a.op_first[y->chunk];
 
 			CU_ASSERT(x->kind == TS_JOIN && !x->counted && x->rank == y->rank &&
-				  x->op == y->op && y->chunk < y->op && y->ndeps == 0 && x->ndeps > 0);
+				  x->op == y->op && y->chunk != y->op && y->ndeps == 0 && x->ndeps > 0);
 			for (uint32_t k = f; k < f + a.op_nsteps[y->chunk]; k++) {
 				const struct trace_step *z = &a.steps[k];
 
@@ -1413,6 +1413,11 @@ static void test_lazy(void)
 				       "allreduce 1MiB chunks=355 channels=11\n"
 				       "allreduce 1MiB chunks=355 channels=11\n"
 				       "allreduce 1MiB chunks=355 channels=11\n"), 8);
+	/* waiting for an op listed after it (after=, a forward reference):
+	 * the same, the counted op's index above the join's */
+	CU_ASSERT_EQUAL(lazy_vs_stored("ranks 4\n"
+				       "b: allreduce 1MiB chunks=355 channels=11 after=a async\n"
+				       "a: allreduce 1MiB chunks=355 channels=11\n"), 4);
 	/* 2 x 16384 x 16383 transfers: refused stored (test_refused), taken
 	 * lazily without making one */
 	one_coll(&t, 16384, TRACE_ALLREDUCE, TRACE_ALGO_RING, 1 << 20, 1, 1, 0);

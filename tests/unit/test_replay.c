@@ -1597,6 +1597,10 @@ static void test_lazy(void)
 	net_star(&star, 4);
 	prm.host_model = false;
 	lazy_same(&star, &prm, joins, 2, &peak, &nsteps, NULL, NULL);
+	/* a join counting the transfers of an op listed after it (after=) */
+	lazy_same(&star, &prm, "ranks 4\n"
+		  "b: allreduce 1MiB chunks=355 channels=11 after=a async\n"
+		  "a: allreduce 1MiB chunks=355 channels=11\n", 2, &peak, &nsteps, NULL, NULL);
 	/* one ring of 16 ranks: 480 steps, of which it holds about two
 	 * rounds (2 x 16) and the first round's start-up */
 	snprintf(ring, sizeof(ring), "ranks 16\nallreduce 16MiB\n");
