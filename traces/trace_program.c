@@ -479,8 +479,7 @@ static int coll_exits(struct lower *L, uint32_t i)
 	uint64_t w = z && z->reach < b - a ? z->reach + 1 : b - a;
 	struct trace_step tmp;
 	uint32_t dbuf[TRACE_STEP_MAXDEPS];
-
-	uint32_t *cnt = NULL;
+	uint32_t *cnt = NULL;	/* a lazy op's: its transfers on each member (L->xcnt) */
 
 	if (sim_grow((void **)&L->sends, &L->sendscap, cm->n, 1) ||
 	    sim_grow((void **)&L->mark, &L->markcap, w + 1, 1))
@@ -689,6 +688,8 @@ static void exits_drop(struct lower *L, uint32_t i)
 {
 	L->ndead += L->xn[i];
 	L->xn[i] = 0;
+	free(L->xcnt[i]);	/* its counts too: no join left to count them */
+	L->xcnt[i] = NULL;
 }
 
 static int exits_compact(struct lower *L)
