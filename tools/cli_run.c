@@ -1396,11 +1396,12 @@ static int check_routes(struct cli_run *c)
 		}
 		for (int32_t r = 0; r < ne; r++)
 			last[r] = -1;
+		struct trace_walk tw;
+
+		trace_walk_init(&tw, p, 0);
 		for (size_t s = 0; s < p->nsteps && !rcode; s++) {
-			struct trace_step tmp;
 			const uint32_t *deps;
-			uint32_t buf[TRACE_STEP_MAXDEPS];
-			const struct trace_step *st = trace_program_step(p, (uint32_t)s, &tmp, &deps, buf);
+			const struct trace_step *st = trace_walk_step(&tw, (uint32_t)s, &deps);
 
 			if (st->kind != TS_XFER || last[st->rank] == st->peer)
 				continue;

@@ -2195,7 +2195,8 @@ static uint32_t xdep_hint_slot(uint32_t e, uint32_t seg)
 static int note_dep(struct replay *rp, uint32_t e, uint32_t s, const struct seg *sg, size_t *xcap,
 		    uint32_t *hint)
 {
-	const struct seg *ge = seg_of(rp, e);
+	/* most wait for a step of their own op: no search */
+	const struct seg *ge = e >= sg->first && e < sg->end ? sg : seg_of(rp, e);
 	const uint32_t g = (uint32_t)(sg - rp->seg);
 	uint32_t *h;
 
@@ -2379,31 +2380,21 @@ static int scan(struct replay *rp, uint32_t **zero, size_t *nzero, struct sim_di
 	struct pair_qp **lastpq = calloc((size_t)ne, sizeof(*lastpq));
 	uint32_t *hint = calloc((size_t)1 << XDEP_HINT_BITS, sizeof(*hint));
 	size_t zcap = 0, xcap = 0, ngrow = 0;
-	uint32_t buf[TRACE_STEP_MAXDEPS];
-	/* the fan s is in: its first step, and where the fan ends (its other
-	 * steps are the first's with another member at one end, and wait for
-	 * the same: trace_program_fan_step, no gen; 7 in 10 of NVLSTree's) */
-	struct trace_step fan;
-	const uint32_t *fan_deps = NULL;
-	uint32_t fan_s = 0, fan_end = 0;
+	struct trace_walk tw;
+	size_t gi = 0;
 	int rc = -1;
 
 	if (!lastpq || !hint || pairs_grow(rp))
 		goto oom;
+	trace_walk_init(&tw, p, 0);
 	for (uint32_t s = 0; s < p->nsteps; s++) {
-		const uint32_t *deps = fan_deps;
-		struct trace_step tmp;
-		const struct trace_step *st = s < fan_end ?
-			trace_program_fan_step(p, fan_s, &fan, s - fan_s, &tmp) :
-			trace_program_step(p, s, &tmp, &deps, buf);
-		const struct seg *sg = seg_of(rp, s);
+		const uint32_t *deps;
+		const struct trace_step *st = trace_walk_step(&tw, s, &deps);
+		const struct seg *sg;
 
-		if (s >= fan_end && st->fan > 1) {	/* deps stay in buf until the fan ends */
-			fan = *st;
-			fan_deps = deps;
-			fan_s = s;
-			fan_end = s + st->fan;
-		}
+		while (rp->seg[gi].end <= s && gi + 1 < rp->nseg)
+			gi++;	/* the segment s is in: s only grows */
+		sg = &rp->seg[gi];
 
 		if (st->kind == TS_JOIN && st->counted) {
 			/* started when its count is done (cw_note), not at 0 */

@@ -1092,6 +1092,50 @@ static void nvls_piece_deps(const struct trace_program *p)
 	}
 }
 
+/*
+ * trace_walk (the passes over every step: the lowering's exits, the
+ * replay's checks, the routes') gives what trace_program_step gives, step
+ * for step, from the start and from a step inside a fan, across lazy and
+ * stored ops; walk_fans counts the fans' steps it made without a gen.
+ */
+static size_t walk_fans, walk_steps;
+
+static void walk_same(const struct trace_program *p, uint32_t from)
+{
+	struct trace_walk w;
+
+	trace_walk_init(&w, p, from);
+	for (uint32_t s = from; s < p->nsteps; s++) {
+		struct trace_step tmp;
+		const uint32_t *da, *db;
+		uint32_t buf[TRACE_STEP_MAXDEPS];
+		const struct trace_step *x = trace_walk_step(&w, s, &da);
+		const struct trace_step *y = trace_program_step(p, s, &tmp, &db, buf);
+
+		walk_steps++;
+		walk_fans += s > w.fan_s && s < w.fan_end;
+		if (x->kind != y->kind || x->rank != y->rank || x->peer != y->peer ||
+		    x->op != y->op || x->bytes != y->bytes || x->chunk != y->chunk ||
+		    x->phase != y->phase || x->ndeps != y->ndeps || x->data != y->data ||
+		    (x->ndeps && memcmp(da, db, x->ndeps * sizeof(*da)))) {
+			fprintf(stderr, "\n  step %u (walk from %u): %d -> %d, %u deps; made alone %d -> %d, %u deps",
+				s, from, x->rank, x->peer, x->ndeps, y->rank, y->peer, y->ndeps);
+			CU_FAIL("trace_walk differs from trace_program_step");
+			return;
+		}
+	}
+}
+
+static void walk_check(const struct trace_program *p)
+{
+	uint32_t mid = (uint32_t)(p->nsteps / 3);
+
+	CU_ASSERT(p->nlz >= 2);
+	CU_ASSERT(p->nstored > 0);
+	walk_same(p, 0);
+	walk_same(p, mid);
+}
+
 static void test_nvls(void)
 {
 	struct fab_params prm;
@@ -1186,6 +1230,16 @@ static void test_nvls(void)
 	CU_ASSERT(r.live_peak < a.steps / 2 / 48);
 	fprintf(stderr, "\n  two NVLSTree allreduces: %zu steps, held at once %zu stored, %zu lazy",
 		a.steps, a.live_peak, r.live_peak);
+	/* walked: NVLSTree's fans, a stored op (the tree) between lazy ones */
+	with_lazy = true;
+	inspect = walk_check;
+	replay_servers(&n, &prm, "ranks 16\nallreduce 8MiB algo=nvls channels=2\n"
+		       "allreduce 64KiB algo=tree\nallreduce 8MiB algo=nvls channels=2\n", &r);
+	inspect = NULL;
+	with_lazy = false;
+	CU_ASSERT(walk_fans > walk_steps / 3);
+	fprintf(stderr, "\n  walked %zu steps, %zu of them a fan's made from its first",
+		walk_steps, walk_fans);
 	/* a head pulls its pieces' sums one after another: across servers the
 	 * reads of piece 1 wait for the sum of piece 0 (in a server, for its
 	 * store) */
