@@ -290,6 +290,10 @@ struct exit_ent {
  * done once these are (coll_exits). */
 #define EXIT_ANY (-1)
 
+struct exit_ends {
+	int32_t rank, peer;
+};
+
 struct lower {
 	const struct trace *t;
 	struct trace_program *p;
@@ -305,8 +309,11 @@ struct lower {
 	size_t nbuf, bufcap;
 	uint32_t *es, *eoff;
 	size_t nes, escap, eoffcap;
-	struct exit_slot *slot;	/* coll_exits' ring */
-	size_t slotcap;
+	/* coll_exits' ring: each step's marks, and a lazy op's steps' ends */
+	uint8_t *mark;
+	size_t markcap;
+	struct exit_ends *ends;
+	size_t endscap;
 	uint8_t *waited;	/* per op: some op waits for it */
 	/* per op: the ops not yet lowered that wait for it (its exits are
 	 * dropped at 0), and the exits so dropped but still in ex */
@@ -567,26 +574,39 @@ static int lower_recv(struct lower *L, uint32_t i)
  * a layer held as dependencies, 55,088 a rank.
  */
 
-/* A step whose exits are not settled yet: its ends, and its marks from the
- * later steps that wait for it (bit 0: one involving its sender, bit 1:
- * its receiver, bit 2: any). */
-struct exit_slot {
-	int32_t rank, peer;
-	uint8_t m;
-	bool xfer;
-};
+/* Marks of a step whose exits are not settled yet, from the later steps
+ * that wait for it: one involving its sender, its receiver, any; and
+ * whether it is a transfer. */
+#define EXIT_M_SENDER 1u
+#define EXIT_M_RECEIVER 2u
+#define EXIT_M_ANY 4u
+#define EXIT_M_XFER 8u
 
-/* Step s's marks are final (every step that may wait for it is seen):
- * push its exits. */
-static int exit_settle(struct lower *L, const struct exit_slot *e, uint32_t s)
+/* The ends of step s: of a lazy op, kept in the ring as it was made; of a
+ * stored one, read from the program (no gen, and a byte a step of ring
+ * rather than nine for a stored op, whose ring is the whole op). */
+static struct exit_ends exit_ends_of(const struct lower *L, bool lazy, uint64_t w, uint32_t a,
+				     uint32_t s)
 {
-	if (!e->xfer)
+	const struct trace_step *st;
+
+	if (lazy)
+		return L->ends[(s - a) % w];
+	st = &L->p->steps[trace_program_stored(L->p, s)];
+	return (struct exit_ends){ st->rank, st->peer };
+}
+
+/* Step s's marks m are final (every step that may wait for it is seen):
+ * push its exits. */
+static int exit_settle(struct lower *L, uint8_t m, struct exit_ends e, uint32_t s)
+{
+	if (!(m & EXIT_M_XFER))
 		return 0;
-	if (e->rank < L->t->nranks && !(e->m & 1) && exit_push(L, e->rank, s))
+	if (e.rank < L->t->nranks && !(m & EXIT_M_SENDER) && exit_push(L, e.rank, s))
 		return -1;
-	if (e->peer < L->t->nranks && !(e->m & 2) && exit_push(L, e->peer, s))
+	if (e.peer < L->t->nranks && !(m & EXIT_M_RECEIVER) && exit_push(L, e.peer, s))
 		return -1;
-	if (!(e->m & 4) && exit_push(L, EXIT_ANY, s))
+	if (!(m & EXIT_M_ANY) && exit_push(L, EXIT_ANY, s))
 		return -1;
 	return 0;
 }
@@ -597,8 +617,8 @@ static int exit_settle(struct lower *L, const struct exit_slot *e, uint32_t s)
  * its reach later, so a ring of reach + 1 slots holds every step still
  * unsettled, and a slot is settled as the step reach + 1 later takes it.
  * A fan's steps are its first's with another member at one end
- * (trace_program_fan_step: 7 in 10 of NVLSTree's are not generated). A
- * million-step ring is read once.
+ * (trace_walk: 7 in 10 of NVLSTree's are not generated). A million-step
+ * ring is read once.
  */
 static int coll_exits(struct lower *L, uint32_t i)
 {
@@ -606,27 +626,30 @@ static int coll_exits(struct lower *L, uint32_t i)
 	const struct trace_comm *cm = &L->t->comms[L->t->ops[i].comm];
 	uint32_t a = p->op_first[i], b = a + p->op_nsteps[i];
 	const struct trace_lazy *z = trace_program_lazy(p, a);
+	const bool lazy = z != NULL;
 	uint64_t w = z && z->reach < b - a ? z->reach + 1 : b - a;
 	struct trace_walk tw;
-	struct exit_slot *ring;
 	uint32_t *cnt = NULL;	/* a lazy op's: its transfers on each member (L->xcnt) */
 
 	if (sim_grow((void **)&L->sends, &L->sendscap, cm->n, 1) ||
-	    sim_grow((void **)&L->slot, &L->slotcap, w + 1, sizeof(*L->slot)))
+	    sim_grow((void **)&L->mark, &L->markcap, w + 1, 1) ||
+	    (lazy && sim_grow((void **)&L->ends, &L->endscap, w + 1, sizeof(*L->ends))))
 		return -1;
 	if (z && !(cnt = L->xcnt[i] = calloc(cm->n ? cm->n : 1, sizeof(*cnt))))
 		return -1;
 	memset(L->sends, 0, cm->n);
-	ring = L->slot;
 	trace_walk_init(&tw, p, a);
 	for (uint32_t s = a; s < b; s++) {
 		const uint32_t *deps;
 		const struct trace_step *st = trace_walk_step(&tw, s, &deps);
-		struct exit_slot *e = &ring[(s - a) % w];
+		const uint64_t j = (s - a) % w;
 
-		if (s - a >= w && exit_settle(L, e, s - (uint32_t)w))
+		if (s - a >= w && exit_settle(L, L->mark[j], exit_ends_of(L, lazy, w, a, s - (uint32_t)w),
+					      s - (uint32_t)w))
 			return -1;
-		*e = (struct exit_slot){ st->rank, st->peer, 0, st->kind == TS_XFER };
+		L->mark[j] = st->kind == TS_XFER ? EXIT_M_XFER : 0;
+		if (lazy)
+			L->ends[j] = (struct exit_ends){ st->rank, st->peer };
 		if (st->kind != TS_XFER)
 			continue;
 		/* ranks only: an aggregation node (collnet) runs no later op */
@@ -640,20 +663,22 @@ static int coll_exits(struct lower *L, uint32_t i)
 		}
 		for (uint32_t k = 0; k < st->ndeps; k++) {
 			uint32_t dd = deps[k];
-			struct exit_slot *de;
+			struct exit_ends de;
+			uint8_t *m;
 
 			if (dd < a)
 				continue;
-			de = &ring[(dd - a) % w];
-			de->m |= 4;
-			if (de->rank == st->rank || de->rank == st->peer)
-				de->m |= 1;
-			if (de->peer == st->rank || de->peer == st->peer)
-				de->m |= 2;
+			de = exit_ends_of(L, lazy, w, a, dd);
+			m = &L->mark[(dd - a) % w];
+			*m |= EXIT_M_ANY;
+			if (de.rank == st->rank || de.rank == st->peer)
+				*m |= EXIT_M_SENDER;
+			if (de.peer == st->rank || de.peer == st->peer)
+				*m |= EXIT_M_RECEIVER;
 		}
 	}
 	for (uint32_t s = b - a > w ? b - (uint32_t)w : a; s < b; s++)
-		if (exit_settle(L, &ring[(s - a) % w], s))
+		if (exit_settle(L, L->mark[(s - a) % w], exit_ends_of(L, lazy, w, a, s), s))
 			return -1;
 	for (uint32_t m = 0; m < cm->n; m++) {
 		if (cnt && !L->sends[m])
@@ -1049,7 +1074,8 @@ out:
 	free(L.buf);
 	free(L.es);
 	free(L.eoff);
-	free(L.slot);
+	free(L.mark);
+	free(L.ends);
 	free(L.midx);
 	free(L.waited);
 	free(L.nwait);
